@@ -1,0 +1,159 @@
+// Command indexbench runs cairn's index/ side by side with hnswlib (native
+// C++ and Debian's Python module), faiss IndexHNSWFlat, coder/hnsw v0.6.1 and
+// an exact scan on the same seeded data, and prints a markdown table of
+// ratios. bench/peers/run.sh checks the prerequisites and calls it.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/bench"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "indexbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("indexbench", flag.ContinueOnError)
+	cache, _ := os.UserCacheDir()
+	var (
+		cacheDir  = fs.String("cache", filepath.Join(cache, "cairn-bench", "index"), "directory for generated data and results")
+		n         = fs.Int("n", 100_000, "base vectors")
+		nq        = fs.Int("nq", 1000, "held-out queries")
+		dim       = fs.Int("dim", 384, "dimension")
+		m         = fs.Int("m", 16, "HNSW M")
+		efc       = fs.Int("efc", 200, "HNSW ef_construction")
+		efs       = fs.String("efs", "10,20,40,80,100,200,400", "ef_search curve")
+		reps      = fs.Int("reps", 3, "query passes (medians reported)")
+		datasets  = fs.String("datasets", "easy,hard", "data sets")
+		peers     = fs.String("peers", "cairn,hnswlib-native,hnswlib-py,faiss,coder,exact", "peers, run in this order")
+		threads   = fs.String("threads", "1,2", "build thread counts (first data set; later ones use the first)")
+		sels      = fs.String("sels", "0.5,0.1,0.01,0.001", "filter selectivities (fraction of ids allowed)")
+		filterEfs = fs.String("filter-efs", "100", "ef for filtered searches")
+		python    = fs.String("python", "/usr/bin/python3", "python with numpy, hnswlib and faiss")
+		peersDir  = fs.String("peers-dir", "bench/peers", "directory holding pypeer.py")
+		native    = fs.String("native", "", "compiled hnswlib_native (bench/peers/run.sh builds it)")
+		mem       = fs.Int("mem", 0, "instead of the comparison, build cairn and hnswlib-native at this n (e.g. 1000000) and report memory")
+		memW      = fs.Int("mem-workers", 2, "build threads for -mem")
+		out       = fs.String("out", "", "results file (JSON lines; default CACHE/results-TIME.jsonl)")
+		table     = fs.String("table", "", "only render the markdown table of these comma-separated results files")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *table != "" {
+		var rows []bench.IndexRow
+		for _, p := range strings.Split(*table, ",") {
+			rs, err := readRows(p)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, rs...)
+		}
+		fmt.Print(bench.IndexMarkdown(rows))
+		return nil
+	}
+	cfg := bench.IndexConfig{CacheDir: *cacheDir, N: *n, NQ: *nq, Dim: *dim, M: *m, Efc: *efc, Reps: *reps,
+		Datasets: split(*datasets), Peers: split(*peers), Python: *python, PeersDir: *peersDir, NativeBin: *native,
+		Log: os.Stderr}
+	var err error
+	if cfg.Efs, err = ints(*efs); err != nil {
+		return err
+	}
+	if cfg.Threads, err = ints(*threads); err != nil {
+		return err
+	}
+	if cfg.FilterEfs, err = ints(*filterEfs); err != nil {
+		return err
+	}
+	cfg.Sels = []float64{}
+	for _, s := range split(*sels) {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("-sels: %w", err)
+		}
+		cfg.Sels = append(cfg.Sels, f)
+	}
+	if *out == "" {
+		*out = filepath.Join(*cacheDir, "results-"+time.Now().UTC().Format("20060102T150405")+".jsonl")
+	}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(*out)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var rows []bench.IndexRow
+	emit := func(r bench.IndexRow) {
+		rows = append(rows, r)
+		line, _ := json.Marshal(r)
+		f.Write(append(line, '\n'))
+		fmt.Fprintf(os.Stderr, "  %s\n", line)
+	}
+	if *mem > 0 {
+		err = bench.RunIndexMemory(ctx, cfg, *mem, *memW, emit)
+	} else {
+		err = bench.RunIndexBench(ctx, cfg, emit)
+	}
+	fmt.Fprintf(os.Stderr, "results: %s\n", *out)
+	fmt.Print(bench.IndexMarkdown(rows))
+	return err
+}
+
+func readRows(path string) ([]bench.IndexRow, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rows []bench.IndexRow
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r bench.IndexRow
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		rows = append(rows, r)
+	}
+	return rows, sc.Err()
+}
+
+func split(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func ints(s string) ([]int, error) {
+	var out []int
+	for _, x := range split(s) {
+		v, err := strconv.Atoi(x)
+		if err != nil {
+			return nil, fmt.Errorf("bad integer list %q: %w", s, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

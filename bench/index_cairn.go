@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/cairn-dev/cairn/index"
+)
+
+// CairnPeer wraps cairn's index/ package.
+type CairnPeer struct {
+	Idx *index.Index
+}
+
+// BuildCairn builds an L2 index over all rows with InsertBatch and the given
+// number of workers; GOMAXPROCS is set to workers during the build so that a
+// single-thread build gets no help from a second core (the garbage collector
+// included).
+func BuildCairn(ctx context.Context, base []float32, dim, m, efc, workers int, seed int64) (*CairnPeer, time.Duration, error) {
+	idx, err := index.New(index.Options{Space: index.L2, Dim: dim, M: m, EfConstruction: efc,
+		EfSearch: 100, Seed: seed, Workers: workers})
+	if err != nil {
+		return nil, 0, fmt.Errorf("bench: cairn index: %w", err)
+	}
+	n := len(base) / dim
+	ids := make([]uint32, n)
+	vecs := make([][]float32, n)
+	for i := range n {
+		ids[i] = uint32(i)
+		vecs[i] = base[i*dim : (i+1)*dim : (i+1)*dim]
+	}
+	prev := runtime.GOMAXPROCS(workers)
+	t0 := time.Now()
+	err = idx.InsertBatch(ctx, ids, vecs)
+	d := time.Since(t0)
+	runtime.GOMAXPROCS(prev)
+	if err != nil {
+		return nil, 0, fmt.Errorf("bench: cairn insert: %w", err)
+	}
+	return &CairnPeer{Idx: idx}, d, nil
+}
+
+// Query implements QueryFunc.
+func (c *CairnPeer) Query(q []float32, k, ef int) []uint32 {
+	rs, err := c.Idx.Search(q, k, index.SearchOptions{Ef: ef})
+	if err != nil {
+		panic(err)
+	}
+	return resultIDs(rs)
+}
+
+// QueryAllowed is a filtered search restricted to allow.
+func (c *CairnPeer) QueryAllowed(q []float32, k, ef int, allow *roaring.Bitmap) []uint32 {
+	rs, err := c.Idx.Search(q, k, index.SearchOptions{Ef: ef, Allow: allow})
+	if err != nil {
+		panic(err)
+	}
+	return resultIDs(rs)
+}
+
+func resultIDs(rs []index.Result) []uint32 {
+	ids := make([]uint32, len(rs))
+	for i, r := range rs {
+		ids[i] = r.ID
+	}
+	return ids
+}

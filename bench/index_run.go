@@ -1,0 +1,393 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// IndexConfig drives RunIndexBench. Zero fields take the issue-3 defaults.
+type IndexConfig struct {
+	CacheDir  string    // data files shared with the external peers
+	N, NQ     int       // base vectors, held-out queries
+	Dim       int       // dimension
+	M, Efc, K int       // HNSW parameters, neighbours per query
+	Efs       []int     // ef_search curve
+	Reps      int       // query passes; medians are reported
+	Datasets  []string  // easy, hard
+	Peers     []string  // cairn, hnswlib-native, hnswlib-py, faiss, coder, exact
+	Threads   []int     // build thread counts (the curve uses the first build); hard uses the first only
+	Sels      []float64 // filter selectivities (fraction allowed), run on every data set
+	FilterEfs []int     // ef for filtered searches
+	Python    string    // Debian python with numpy, hnswlib, faiss
+	PeersDir  string    // directory holding pypeer.py
+	NativeBin string    // compiled hnswlib_native
+	Seed      int64
+	Log       io.Writer
+}
+
+func (c *IndexConfig) defaults() {
+	if c.N == 0 {
+		c.N = 100_000
+	}
+	if c.NQ == 0 {
+		c.NQ = 1000
+	}
+	if c.Dim == 0 {
+		c.Dim = 384
+	}
+	if c.M == 0 {
+		c.M = 16
+	}
+	if c.Efc == 0 {
+		c.Efc = 200
+	}
+	if c.K == 0 {
+		c.K = 10
+	}
+	if len(c.Efs) == 0 {
+		c.Efs = []int{10, 20, 40, 80, 100, 200, 400}
+	}
+	if c.Reps == 0 {
+		c.Reps = 3
+	}
+	if len(c.Datasets) == 0 {
+		c.Datasets = []string{"easy", "hard"}
+	}
+	if len(c.Peers) == 0 {
+		c.Peers = []string{"cairn", "hnswlib-native", "hnswlib-py", "faiss", "coder", "exact"}
+	}
+	if len(c.Threads) == 0 {
+		c.Threads = []int{1, 2}
+	}
+	if c.Sels == nil {
+		c.Sels = []float64{0.5, 0.1, 0.01, 0.001}
+	}
+	if len(c.FilterEfs) == 0 {
+		c.FilterEfs = []int{100}
+	}
+	if c.Python == "" {
+		c.Python = "/usr/bin/python3"
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+}
+
+// FilterSet is one selectivity: the allowed ids and the exact top-k among them.
+type FilterSet struct {
+	Sel       float64
+	Allow     []uint32
+	Bitmap    *roaring.Bitmap
+	GT        [][]uint32
+	AllowPath string
+	GTPath    string
+}
+
+// IndexDataset is a generated data set with its cached files.
+type IndexDataset struct {
+	Spec                          MixtureSpec
+	Dir                           string
+	Base, Queries                 []float32
+	GT                            [][]uint32
+	BasePath, QueryPath, GTPath   string
+	Filters                       []FilterSet
+}
+
+// PrepareIndexDataset loads the data set from dir/<spec key>/ or generates it
+// (vectors, exact top-k, filters and their exact top-k) and writes it there.
+func PrepareIndexDataset(spec MixtureSpec, cacheDir string, k int, sels []float64, log io.Writer) (*IndexDataset, error) {
+	d := &IndexDataset{Spec: spec, Dir: filepath.Join(cacheDir, spec.Key())}
+	d.BasePath = filepath.Join(d.Dir, "base.fvecs")
+	d.QueryPath = filepath.Join(d.Dir, "query.fvecs")
+	d.GTPath = filepath.Join(d.Dir, fmt.Sprintf("gt-k%d.ivecs", k))
+	dim := spec.Dim
+	if fileExists(d.BasePath) && fileExists(d.QueryPath) {
+		var err error
+		t0 := time.Now()
+		if d.Base, _, err = ReadFvecs(d.BasePath); err != nil {
+			return nil, err
+		}
+		if d.Queries, _, err = ReadFvecs(d.QueryPath); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(log, "%s: loaded %s in %v\n", spec.Name, d.Dir, time.Since(t0).Round(time.Millisecond))
+	} else {
+		t0 := time.Now()
+		d.Base, d.Queries = spec.Generate()
+		if err := WriteFvecs(d.BasePath, d.Base, dim); err != nil {
+			return nil, err
+		}
+		if err := WriteFvecs(d.QueryPath, d.Queries, dim); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(log, "%s: generated %d+%d vectors in %v\n", spec.Name, spec.N, spec.Queries, time.Since(t0).Round(time.Millisecond))
+	}
+	gt, err := cachedGT(d.GTPath, func() [][]uint32 { return GroundTruth(d.Base, d.Queries, dim, k, nil) }, log)
+	if err != nil {
+		return nil, err
+	}
+	d.GT = gt
+	for _, sel := range sels {
+		fs := FilterSet{Sel: sel,
+			AllowPath: filepath.Join(d.Dir, fmt.Sprintf("allow-%g.ivecs", sel)),
+			GTPath:    filepath.Join(d.Dir, fmt.Sprintf("gt-k%d-allow-%g.ivecs", k, sel))}
+		fs.Allow = Subset(spec.N, sel, spec.Seed+7)
+		if !fileExists(fs.AllowPath) {
+			if err := WriteIvecs(fs.AllowPath, [][]uint32{fs.Allow}); err != nil {
+				return nil, err
+			}
+		}
+		fs.Bitmap = roaring.BitmapOf(fs.Allow...)
+		fs.GT, err = cachedGT(fs.GTPath, func() [][]uint32 { return GroundTruth(d.Base, d.Queries, dim, k, fs.Allow) }, log)
+		if err != nil {
+			return nil, err
+		}
+		d.Filters = append(d.Filters, fs)
+	}
+	return d, nil
+}
+
+func cachedGT(path string, compute func() [][]uint32, log io.Writer) ([][]uint32, error) {
+	if fileExists(path) {
+		return ReadIvecs(path)
+	}
+	t0 := time.Now()
+	gt := compute()
+	fmt.Fprintf(log, "ground truth %s in %v\n", filepath.Base(path), time.Since(t0).Round(time.Millisecond))
+	return gt, WriteIvecs(path, gt)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// RunIndexBench runs every configured peer on every data set, back to back in
+// this process and its children, and calls emit for each measurement.
+func RunIndexBench(ctx context.Context, cfg IndexConfig, emit func(IndexRow)) error {
+	cfg.defaults()
+	log := cfg.Log
+	for di, name := range cfg.Datasets {
+		var spec MixtureSpec
+		switch name {
+		case "easy":
+			spec = EasySpec(cfg.N, cfg.NQ, cfg.Dim)
+		case "hard":
+			spec = HardSpec(cfg.N, cfg.NQ, cfg.Dim)
+		default:
+			return fmt.Errorf("bench: unknown data set %q", name)
+		}
+		ds, err := PrepareIndexDataset(spec, cfg.CacheDir, cfg.K, cfg.Sels, log)
+		if err != nil {
+			return err
+		}
+		threads := cfg.Threads
+		if di > 0 {
+			threads = threads[:1]
+		}
+		for _, peer := range cfg.Peers {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			fmt.Fprintf(log, "%s %s: %s\n", time.Now().Format("15:04:05"), name, peer)
+			switch peer {
+			case "cairn":
+				if err := runCairn(ctx, cfg, ds, threads, emit); err != nil {
+					return err
+				}
+			case "exact":
+				runExact(cfg, ds, emit)
+			case "coder":
+				runCoder(cfg, ds, emit)
+			case "hnswlib-native":
+				args := []string{name, ds.BasePath, ds.QueryPath, ds.GTPath, strconv.Itoa(cfg.M), strconv.Itoa(cfg.Efc),
+					joinInts(cfg.Efs), joinInts(threads), strconv.Itoa(cfg.Reps), strconv.Itoa(cfg.K)}
+				if err := runExternal(ctx, log, emit, cfg.NativeBin, args...); err != nil {
+					return err
+				}
+			case "hnswlib-py", "faiss":
+				lib := "hnswlib"
+				if peer == "faiss" {
+					lib = "faiss"
+				}
+				args := []string{filepath.Join(cfg.PeersDir, "pypeer.py"), "--lib", lib, "--dataset", name,
+					"--base", ds.BasePath, "--query", ds.QueryPath, "--gt", ds.GTPath,
+					"--M", strconv.Itoa(cfg.M), "--efc", strconv.Itoa(cfg.Efc), "--efs", joinInts(cfg.Efs),
+					"--threads", joinInts(threads), "--reps", strconv.Itoa(cfg.Reps), "--k", strconv.Itoa(cfg.K),
+					"--filter-efs", joinInts(cfg.FilterEfs)}
+				if lib == "faiss" && len(ds.Filters) > 0 {
+					var fl []string
+					for _, f := range ds.Filters {
+						fl = append(fl, fmt.Sprintf("%g:%s:%s", f.Sel, f.AllowPath, f.GTPath))
+					}
+					args = append(args, "--filters", strings.Join(fl, ","))
+				}
+				if err := runExternal(ctx, log, emit, cfg.Python, args...); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("bench: unknown peer %q", peer)
+			}
+		}
+	}
+	return nil
+}
+
+func runCairn(ctx context.Context, cfg IndexConfig, ds *IndexDataset, threads []int, emit func(IndexRow)) error {
+	n, dim := ds.Spec.N, ds.Spec.Dim
+	var keep *CairnPeer
+	for _, t := range threads {
+		p, d, err := BuildCairn(ctx, ds.Base, dim, cfg.M, cfg.Efc, t, cfg.Seed)
+		if err != nil {
+			return err
+		}
+		emit(IndexRow{Peer: "cairn", Dataset: ds.Spec.Name, N: n, Kind: "build", Threads: t, BuildS: d.Seconds()})
+		if keep == nil {
+			keep = p
+		}
+		runtime.GC()
+	}
+	if keep == nil {
+		return nil
+	}
+	for _, ef := range cfg.Efs {
+		s := MeasureQueries(keep.Query, ds.Queries, dim, cfg.K, ef, ds.GT, cfg.Reps)
+		emit(queryRow("cairn", ds, "query", ef, 0, s))
+	}
+	for _, f := range ds.Filters {
+		for _, ef := range cfg.FilterEfs {
+			bm := f.Bitmap
+			q := func(q []float32, k, ef int) []uint32 { return keep.QueryAllowed(q, k, ef, bm) }
+			s := MeasureQueries(q, ds.Queries, dim, cfg.K, ef, f.GT, cfg.Reps)
+			emit(queryRow("cairn", ds, "filter", ef, f.Sel, s))
+		}
+	}
+	return nil
+}
+
+func runExact(cfg IndexConfig, ds *IndexDataset, emit func(IndexRow)) {
+	e := ExactPeer{Base: ds.Base, Dim: ds.Spec.Dim}
+	s := MeasureQueries(e.Query, ds.Queries, ds.Spec.Dim, cfg.K, 0, ds.GT, 1)
+	emit(queryRow("exact", ds, "query", 0, 0, s))
+	for _, f := range ds.Filters {
+		allow := f.Allow
+		q := func(q []float32, k, _ int) []uint32 { return e.QueryAllowed(q, k, allow) }
+		s := MeasureQueries(q, ds.Queries, ds.Spec.Dim, cfg.K, 0, f.GT, cfg.Reps)
+		emit(queryRow("exact", ds, "filter", 0, f.Sel, s))
+	}
+}
+
+func runCoder(cfg IndexConfig, ds *IndexDataset, emit func(IndexRow)) {
+	p, d := BuildCoder(ds.Base, ds.Spec.Dim, cfg.M, cfg.Efc, cfg.Seed)
+	emit(IndexRow{Peer: "coder-hnsw", Dataset: ds.Spec.Name, N: ds.Spec.N, Kind: "build", Threads: 1, BuildS: d.Seconds(),
+		Note: "EfSearch=efc during build (no construction ef)"})
+	for _, ef := range cfg.Efs {
+		s := MeasureQueries(p.Query, ds.Queries, ds.Spec.Dim, cfg.K, ef, ds.GT, cfg.Reps)
+		emit(queryRow("coder-hnsw", ds, "query", ef, 0, s))
+	}
+}
+
+func queryRow(peer string, ds *IndexDataset, kind string, ef int, sel float64, s QueryStats) IndexRow {
+	return IndexRow{Peer: peer, Dataset: ds.Spec.Name, N: ds.Spec.N, Kind: kind, Ef: ef, Sel: sel,
+		Recall: s.Recall, P50us: s.P50us, P99us: s.P99us, MeanUs: s.MeanUs}
+}
+
+// runExternal runs a peer process and forwards its JSON lines to emit; other
+// output goes to log.
+func runExternal(ctx context.Context, log io.Writer, emit func(IndexRow), bin string, args ...string) error {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stderr = log
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("bench: start %s: %w", bin, err)
+	}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Bytes()
+		var r IndexRow
+		if len(line) > 0 && line[0] == '{' && json.Unmarshal(line, &r) == nil {
+			emit(r)
+			continue
+		}
+		fmt.Fprintf(log, "%s\n", line)
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("bench: %s %s: %w", filepath.Base(bin), strings.Join(args[:min(3, len(args))], " "), err)
+	}
+	return nil
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// RunIndexMemory builds cairn (with workers threads) at spec.N and reports
+// the Go heap growth against RawHNSWBytes, the build time, and recall/p50 at
+// each ef; then the same for hnswlib-native (RSS growth) if NativeBin is set.
+func RunIndexMemory(ctx context.Context, cfg IndexConfig, n, workers int, emit func(IndexRow)) error {
+	cfg.defaults()
+	spec := EasySpec(n, cfg.NQ, cfg.Dim)
+	ds, err := PrepareIndexDataset(spec, cfg.CacheDir, cfg.K, nil, cfg.Log)
+	if err != nil {
+		return err
+	}
+	raw := RawHNSWBytes(n, cfg.Dim, cfg.M)
+	if slices.Contains(cfg.Peers, "cairn") {
+		var ms runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		before := ms.HeapAlloc
+		p, d, err := BuildCairn(ctx, ds.Base, cfg.Dim, cfg.M, cfg.Efc, workers, cfg.Seed)
+		if err != nil {
+			return err
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		emit(IndexRow{Peer: "cairn", Dataset: "easy", N: n, Kind: "memory", Threads: workers, BuildS: d.Seconds(),
+			Bytes: int64(ms.HeapAlloc) - int64(before), RawB: raw, Note: "bytes = live Go heap growth after build and GC"})
+		for _, ef := range cfg.Efs {
+			s := MeasureQueries(p.Query, ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
+			emit(queryRow("cairn", ds, "query", ef, 0, s))
+		}
+		runtime.KeepAlive(p)
+	}
+	if slices.Contains(cfg.Peers, "hnswlib-native") && cfg.NativeBin != "" {
+		ds.Base = nil
+		runtime.GC()
+		args := []string{"easy", ds.BasePath, ds.QueryPath, ds.GTPath, strconv.Itoa(cfg.M), strconv.Itoa(cfg.Efc),
+			joinInts(cfg.Efs), strconv.Itoa(workers), strconv.Itoa(cfg.Reps), strconv.Itoa(cfg.K)}
+		err := runExternal(ctx, cfg.Log, func(r IndexRow) {
+			if r.Kind == "build" {
+				r.Kind, r.RawB = "memory", raw
+			}
+			emit(r)
+		}, cfg.NativeBin, args...)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/python3
+"""Python peers of cairn's index comparison: hnswlib (Debian python3-hnswlib)
+and faiss IndexHNSWFlat (Debian python3-faiss).
+
+Reads the fvecs/ivecs files written by `go run ./bench/cmd/indexbench`, builds
+the index with the given threads, times single-threaded queries one at a time
+and prints one JSON object per line (fields of bench.IndexRow).
+Run by indexbench; not meant to be run by hand except for debugging.
+"""
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+
+def read_fvecs(path):
+    a = np.fromfile(path, dtype=np.int32)
+    d = int(a[0])
+    return np.ascontiguousarray(a.reshape(-1, d + 1)[:, 1:].view(np.float32))
+
+
+def read_ivecs(path):
+    a = np.fromfile(path, dtype=np.int32)
+    rows, i = [], 0
+    while i < len(a):
+        n = int(a[i])
+        rows.append(a[i + 1:i + 1 + n].astype(np.int64))
+        i += 1 + n
+    return rows
+
+
+def recall(got, want):
+    w = set(int(x) for x in want)
+    return len(w & set(int(x) for x in got)) / max(len(w), 1)
+
+
+def emit(**kw):
+    print(json.dumps(kw), flush=True)
+
+
+def measure(query_one, xq, gt, k, reps):
+    """Warm up on 100 queries, then reps passes; recall of pass 0, medians."""
+    for i in range(min(100, len(xq))):
+        query_one(xq[i:i + 1], k)
+    p50s, p99s, means, rec = [], [], [], 0.0
+    lat = np.zeros(len(xq))
+    for r in range(reps):
+        for i in range(len(xq)):
+            q = xq[i:i + 1]
+            t0 = time.perf_counter_ns()
+            ids = query_one(q, k)
+            lat[i] = (time.perf_counter_ns() - t0) / 1e3
+            if r == 0:
+                rec += recall(ids, gt[i])
+        s = np.sort(lat)
+        p50s.append(s[int(np.ceil(0.50 * len(s))) - 1])
+        p99s.append(s[int(np.ceil(0.99 * len(s))) - 1])
+        means.append(float(lat.mean()))
+    return rec / len(xq), float(np.median(p50s)), float(np.median(p99s)), float(np.median(means))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True, choices=["hnswlib", "faiss"])
+    ap.add_argument("--dataset", required=True)
+    ap.add_argument("--base", required=True)
+    ap.add_argument("--query", required=True)
+    ap.add_argument("--gt", required=True)
+    ap.add_argument("--M", type=int, default=16)
+    ap.add_argument("--efc", type=int, default=200)
+    ap.add_argument("--efs", default="10,20,40,80,100,200,400")
+    ap.add_argument("--threads", default="1", help="build thread counts; queries use the first build")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--filters", default="", help="sel:allowfile:gtfile,... (faiss only)")
+    ap.add_argument("--filter-efs", default="100")
+    a = ap.parse_args()
+
+    xb, xq = read_fvecs(a.base), read_fvecs(a.query)
+    gt = read_ivecs(a.gt)
+    n, d = xb.shape
+    peer = "hnswlib-py" if a.lib == "hnswlib" else "faiss"
+    if a.lib == "faiss":
+        import faiss
+    else:
+        import hnswlib
+
+    def build(threads):
+        if a.lib == "hnswlib":
+            p = hnswlib.Index(space="l2", dim=d)
+            p.init_index(max_elements=n, ef_construction=a.efc, M=a.M, random_seed=100)
+            t0 = time.perf_counter()
+            p.add_items(xb, np.arange(n), num_threads=threads)
+            return p, time.perf_counter() - t0
+        faiss.omp_set_num_threads(threads)
+        p = faiss.IndexHNSWFlat(d, a.M)
+        p.hnsw.efConstruction = a.efc
+        t0 = time.perf_counter()
+        p.add(xb)
+        return p, time.perf_counter() - t0
+
+    first = None
+    for t in [int(x) for x in a.threads.split(",") if x]:
+        p, secs = build(t)
+        emit(peer=peer, dataset=a.dataset, n=n, kind="build", threads=t, build_s=secs)
+        if first is None:
+            first = p
+        else:
+            del p
+    p = first
+
+    if a.lib == "hnswlib":
+        def one(q, k):
+            labels, _ = p.knn_query(q, k=k, num_threads=1)
+            return labels[0]
+    else:
+        faiss.omp_set_num_threads(1)
+
+        def one(q, k):
+            _, ids = p.search(q, k)
+            return ids[0]
+
+    for ef in [int(x) for x in a.efs.split(",") if x]:
+        if a.lib == "hnswlib":
+            p.set_ef(max(ef, a.k))
+        else:
+            p.hnsw.efSearch = max(ef, a.k)
+        rec, p50, p99, mean = measure(one, xq, gt, a.k, a.reps)
+        emit(peer=peer, dataset=a.dataset, n=n, kind="query", ef=ef, recall=rec, p50_us=p50, p99_us=p99, mean_us=mean)
+
+    if a.filters and a.lib == "faiss":
+        for spec in a.filters.split(","):
+            sel, allow_path, gt_path = spec.split(":")
+            allow = read_ivecs(allow_path)[0]
+            fgt = read_ivecs(gt_path)
+            bitmap = np.zeros((n + 7) // 8, dtype=np.uint8)
+            np.bitwise_or.at(bitmap, allow >> 3, (1 << (allow & 7)).astype(np.uint8))
+            selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bitmap))
+            for ef in [int(x) for x in a.filter_efs.split(",") if x]:
+                params = faiss.SearchParametersHNSW(sel=selector, efSearch=max(ef, a.k))
+
+                def onef(q, k):
+                    _, ids = p.search(q, k, params=params)
+                    return ids[0]
+
+                rec, p50, p99, mean = measure(onef, xq, fgt, a.k, a.reps)
+                emit(peer=peer, dataset=a.dataset, n=n, kind="filter", sel=float(sel), ef=ef,
+                     recall=rec, p50_us=p50, p99_us=p99, mean_us=mean)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

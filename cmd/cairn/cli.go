@@ -1,0 +1,380 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// env is what a command runs with: its streams, environment and the global
+// flags. Tests build one with buffers and a fixed clock.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// now is the engine's clock; nil means time.Now.
+	now func() time.Time
+	// stdinIsTerminal reports whether stdin is interactive; nil means
+	// inspect stdin if it is an *os.File.
+	stdinIsTerminal func() bool
+
+	dataDir string
+	json    bool
+}
+
+// command is one subcommand.
+type command struct {
+	name     string
+	summary  string
+	usage    string // arguments after "cairn NAME"
+	examples []string
+	// flags declares the command's own flags on fs; the global --data-dir
+	// and --json are added by the caller.
+	run func(ctx context.Context, e *env, c *command, args []string) error
+}
+
+// usageError is bad usage: printed with a hint and exit code 2.
+type usageError struct {
+	cmd string
+	msg string
+}
+
+func (u *usageError) Error() string { return u.msg }
+
+func usagef(cmd, format string, args ...any) error {
+	return &usageError{cmd: cmd, msg: fmt.Sprintf(format, args...)}
+}
+
+// errHelp means --help was asked for and printed: exit 0.
+var errHelp = errors.New("help printed")
+
+// exitError carries a specific exit code with an already printed message.
+type exitError struct{ code int }
+
+func (x exitError) Error() string { return fmt.Sprintf("exit %d", x.code) }
+
+func run(ctx context.Context, e *env, args []string) error {
+	if e.getenv == nil {
+		e.getenv = func(string) string { return "" }
+	}
+	global := flag.NewFlagSet("cairn", flag.ContinueOnError)
+	global.SetOutput(io.Discard)
+	addGlobalFlags(global, e)
+	if err := global.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printMainHelp(e.stdout)
+			return errHelp
+		}
+		return usagef("", "%v", err)
+	}
+	rest := global.Args()
+	if len(rest) == 0 {
+		printMainHelp(e.stderr)
+		return usagef("", "no command given")
+	}
+	name := rest[0]
+	if name == "help" {
+		if len(rest) > 1 {
+			if c := findCommand(rest[1]); c != nil {
+				printCommandHelp(e.stdout, c, newFlagSet(e, c))
+				return errHelp
+			}
+			return usagef("", "unknown command %q", rest[1])
+		}
+		printMainHelp(e.stdout)
+		return errHelp
+	}
+	c := findCommand(name)
+	if c == nil {
+		return usagef("", "unknown command %q", name)
+	}
+	return c.run(ctx, e, c, rest[1:])
+}
+
+func findCommand(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func addGlobalFlags(fs *flag.FlagSet, e *env) {
+	fs.StringVar(&e.dataDir, "data-dir", e.dataDir, "data directory (default: $CAIRN_DATA_DIR, else the user data dir + /cairn)")
+	fs.BoolVar(&e.json, "json", e.json, "print JSON (one object per line for lists)")
+}
+
+// newFlagSet returns c's flag set with the global flags.
+func newFlagSet(e *env, c *command) *flag.FlagSet {
+	fs := flag.NewFlagSet(c.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	addGlobalFlags(fs, e)
+	return fs
+}
+
+// parse parses args into fs, allowing flags and positional arguments in any
+// order; everything after a "--" argument is positional. It prints help and
+// returns errHelp for -h/--help.
+func parse(e *env, c *command, fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos, tail []string
+	for i, a := range args {
+		if a == "--" {
+			tail = args[i+1:]
+			args = args[:i]
+			break
+		}
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				printCommandHelp(e.stdout, c, fs)
+				return nil, errHelp
+			}
+			return nil, usagef(c.name, "%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	return append(pos, tail...), nil
+}
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error {
+	*s = append(*s, v)
+	return nil
+}
+
+// optFloat is a float flag that remembers whether it was set.
+type optFloat struct {
+	v   float64
+	set bool
+}
+
+func (o *optFloat) String() string {
+	if !o.set {
+		return ""
+	}
+	return strconv.FormatFloat(o.v, 'g', -1, 64)
+}
+
+func (o *optFloat) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return fmt.Errorf("not a number: %q", s)
+	}
+	o.v, o.set = f, true
+	return nil
+}
+
+func printMainHelp(w io.Writer) {
+	fmt.Fprint(w, `cairn: a local knowledge store for AI agents. Agents write notes and messages;
+cairn keeps them in one data dir and finds them again by keyword.
+
+Usage:
+  cairn [--data-dir DIR] [--json] COMMAND [flags] [args]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Global flags (before or after the command):
+  --data-dir DIR   data directory (default: $CAIRN_DATA_DIR, else the user data dir + /cairn)
+  --json           print JSON (one object per line for lists)
+
+Examples:
+  cairn note --agent claude --project cairn "SQLite WAL needs busy_timeout for concurrent writers"
+  cairn search --limit 5 "busy timeout" --json
+  cairn show 1
+
+Run 'cairn COMMAND --help' for a command's flags and examples.
+Exit codes: 0 ok, 1 failure, 2 bad input or usage, 130 interrupted.
+`)
+}
+
+func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "cairn %s: %s\n\nUsage:\n  cairn %s %s\n\nFlags:\n", c.name, c.summary, c.name, c.usage)
+	type row struct{ name, text string }
+	var rows []row
+	fs.VisitAll(func(f *flag.Flag) {
+		typ, usage := flag.UnquoteUsage(f)
+		name := "--" + f.Name
+		if typ != "" {
+			name += " " + typ
+		}
+		if _, ok := f.Value.(*stringList); ok {
+			usage += " (repeatable)"
+		}
+		rows = append(rows, row{name, usage})
+	})
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].name < rows[j].name })
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %-24s %s\n", r.name, r.text)
+	}
+	if len(c.examples) > 0 {
+		fmt.Fprint(w, "\nExamples:\n")
+		for _, ex := range c.examples {
+			fmt.Fprintf(w, "  %s\n", ex)
+		}
+	}
+}
+
+// report prints err (if any) to stderr and returns the exit code.
+func report(stderr io.Writer, err error) int {
+	if err == nil || errors.Is(err, errHelp) {
+		return 0
+	}
+	var x exitError
+	if errors.As(err, &x) {
+		return x.code
+	}
+	var u *usageError
+	var inv *engine.InvalidError
+	switch {
+	case errors.As(err, &u):
+		if u.cmd != "" {
+			fmt.Fprintf(stderr, "cairn %s: %s\nRun 'cairn %s --help' for usage.\n", u.cmd, u.msg, u.cmd)
+		} else {
+			fmt.Fprintf(stderr, "cairn: %s\nRun 'cairn --help' for usage.\n", u.msg)
+		}
+		return 2
+	case errors.As(err, &inv):
+		fmt.Fprintf(stderr, "cairn: %s\n", inv.Error())
+		return 2
+	case errors.Is(err, engine.ErrNotFound), errors.Is(err, engine.ErrExists):
+		fmt.Fprintf(stderr, "cairn: %s\n", cleanErr(err))
+		return 2
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "cairn: interrupted")
+		return 130
+	}
+	fmt.Fprintf(stderr, "cairn: %s\n", cleanErr(err))
+	return 1
+}
+
+// cleanErr drops the "engine: " class prefixes from the message; the class
+// words (not found, already exists) stay.
+func cleanErr(err error) string {
+	return strings.ReplaceAll(err.Error(), "engine: ", "")
+}
+
+// resolveDataDir applies --data-dir, then CAIRN_DATA_DIR, then the default.
+func (e *env) resolveDataDir() (string, error) {
+	if e.dataDir != "" {
+		return e.dataDir, nil
+	}
+	if d := e.getenv("CAIRN_DATA_DIR"); d != "" {
+		return d, nil
+	}
+	base, err := userDataDir(e.getenv, runtime.GOOS)
+	if err != nil {
+		return "", fmt.Errorf("no data dir: set --data-dir or CAIRN_DATA_DIR (%w)", err)
+	}
+	return filepath.Join(base, "cairn"), nil
+}
+
+// userDataDir is the platform's per-user data directory.
+func userDataDir(getenv func(string) string, goos string) (string, error) {
+	switch goos {
+	case "windows":
+		if d := getenv("LocalAppData"); d != "" {
+			return d, nil
+		}
+		return "", errors.New("%LocalAppData% is not set")
+	case "darwin", "ios":
+		if h := getenv("HOME"); h != "" {
+			return filepath.Join(h, "Library", "Application Support"), nil
+		}
+		return "", errors.New("$HOME is not set")
+	case "plan9":
+		if h := getenv("home"); h != "" {
+			return filepath.Join(h, "lib"), nil
+		}
+		return "", errors.New("$home is not set")
+	}
+	if d := getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return d, nil
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "share"), nil
+	}
+	return "", errors.New("neither $XDG_DATA_HOME nor $HOME is set")
+}
+
+// open opens the engine on the resolved data dir.
+func (e *env) open(ctx context.Context) (*engine.Engine, error) {
+	dir, err := e.resolveDataDir()
+	if err != nil {
+		return nil, err
+	}
+	return engine.Open(ctx, dir, engine.Options{Now: e.now})
+}
+
+// withEngine opens the engine, runs f and closes it.
+func (e *env) withEngine(ctx context.Context, f func(*engine.Engine) error) error {
+	eng, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	err = f(eng)
+	if cerr := eng.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// printJSON writes v as one line of JSON.
+func (e *env) printJSON(v any) error {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// isTerminal reports whether stdin is interactive.
+func (e *env) isTerminal() bool {
+	if e.stdinIsTerminal != nil {
+		return e.stdinIsTerminal()
+	}
+	f, ok := e.stdin.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// noArgs rejects positional arguments.
+func noArgs(c *command, pos []string) error {
+	if len(pos) > 0 {
+		return usagef(c.name, "unexpected argument %q", pos[0])
+	}
+	return nil
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05Z")
+}

@@ -1,0 +1,18 @@
+package main
+
+// commands returns the subcommand table, in the order help lists them.
+// One file per subcommand; add a line here for a new one.
+func commands() []*command {
+	return []*command{
+		initCommand(),
+		noteCommand(),
+		postCommand(),
+		searchCommand(),
+		notesCommand(),
+		channelsCommand(),
+		agentsCommand(),
+		showCommand(),
+		demoCommand(),
+		versionCommand(),
+	}
+}

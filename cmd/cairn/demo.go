@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+func demoCommand() *command {
+	return &command{
+		name:    "demo",
+		summary: "a guided tour: store a few notes and find them again (in a throwaway data dir)",
+		usage:   "[--keep] [--data-dir DIR]",
+		examples: []string{
+			`cairn demo`,
+			`cairn demo --data-dir /tmp/cairn-demo --keep   # then: cairn --data-dir /tmp/cairn-demo search wal`,
+		},
+		run: runDemo,
+	}
+}
+
+type demoNote struct {
+	agent, project, typ, text string
+	confidence                float64
+	files                     []string
+}
+
+func runDemo(ctx context.Context, e *env, c *command, args []string) error {
+	fs := newFlagSet(e, c)
+	keep := fs.Bool("keep", false, "keep the data dir afterwards (always kept with --data-dir)")
+	pos, err := parse(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(c, pos); err != nil {
+		return err
+	}
+	dir := e.dataDir
+	if dir == "" {
+		dir, err = os.MkdirTemp("", "cairn-demo-*")
+		if err != nil {
+			return err
+		}
+		if !*keep {
+			defer os.RemoveAll(dir)
+		}
+	}
+	w := e.stdout
+	say := func(format string, args ...any) {
+		if !e.json {
+			fmt.Fprintf(w, format+"\n", args...)
+		}
+	}
+	eng, err := engine.Open(ctx, dir, engine.Options{Now: e.now})
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	say("cairn demo: a knowledge store for AI agents, in %s\n", dir)
+	say("1. Two agents write what they learned (cairn note --agent NAME --project ID TEXT):")
+	notes := []demoNote{
+		{"claude", "cairn", engine.TypeDecision, "SQLite is the source of truth; use WAL mode and a busy_timeout so several agents can write.", 0.9, []string{"engine/engine.go"}},
+		{"claude", "cairn", engine.TypePattern, "Table-driven tests with t.TempDir databases catch migration bugs early.", 0.7, nil},
+		{"gemini", "cairn", engine.TypeReflection, "The FTS5 porter tokenizer matches 'journaling' when you search for 'journal'.", 0.6, nil},
+		{"gemini", "", engine.TypeReflection, "Ask @claude before changing the database schema: migrations are frozen once released.", 0.8, nil},
+	}
+	for _, n := range notes {
+		conf := n.confidence
+		res, err := eng.WriteNote(ctx, engine.NewNote{Agent: n.agent, Project: n.project, Type: n.typ, Content: n.text,
+			Confidence: &conf, Breadcrumbs: engine.Breadcrumbs{Files: n.files}})
+		if err != nil {
+			return err
+		}
+		if e.json {
+			if err := e.printJSON(res); err != nil {
+				return err
+			}
+		}
+		say("   #%d %-8s -> %-28s %q", res.ID, n.agent, res.ChannelID, n.text)
+	}
+	res, err := eng.WriteNote(ctx, engine.NewNote{Agent: "claude", Project: "cairn", Content: notes[0].text})
+	if err != nil {
+		return err
+	}
+	say("\n2. Writing the same note again is idempotent: id %d, created=%v.\n", res.ID, res.Created)
+
+	for _, q := range []struct {
+		query, why string
+		filter     engine.Filter
+	}{
+		{"journal", "keyword search with stemming (BM25, matched terms marked):", engine.Filter{}},
+		{`schema OR "migrations" (NOT`, "any text is plain terms: OR, quotes and parentheses are just words/punctuation:", engine.Filter{}},
+		{"sqlite tests", "filtered to confidence >= 0.8:", engine.Filter{MinConfidence: 0.8}},
+	} {
+		say("3. cairn search %q  -- %s", q.query, q.why)
+		hits, err := eng.Search(ctx, engine.SearchRequest{Query: q.query, Filter: q.filter, Limit: 5})
+		if err != nil {
+			return err
+		}
+		if e.json {
+			if err := e.printResults(hits); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, h := range hits {
+			say("   #%d score %.3f  %s: %s", h.Message.ID, h.Score, h.Message.SenderID, h.Snippet)
+		}
+		say("")
+	}
+	chs, err := eng.ListChannels(ctx, engine.Scope{})
+	if err != nil {
+		return err
+	}
+	say("4. Channels (notes channels and the project's decisions/patterns/policies were created on first write):")
+	for _, ch := range chs {
+		say("   %-28s %-12s %d messages", ch.ID, ch.ChannelType, ch.MessageCount)
+	}
+	if *keep || e.dataDir != "" {
+		say("\nThe data dir is kept: try  cairn --data-dir %s search sqlite", dir)
+	}
+	return nil
+}

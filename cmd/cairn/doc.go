@@ -1,0 +1,12 @@
+// Command cairn is the command line of cairn, a semantic knowledge engine
+// for AI agents: it stores notes and messages in a local data dir and finds
+// them again.
+//
+// Every subcommand lives in its own file and is listed in commands.go; each
+// runs in-process against the engine package (nothing shells out). main.go
+// only wires signals and exit codes: 0 success, 1 failure, 2 bad input or
+// usage, 130 interrupted.
+//
+// cmd/cairn imports engine (and embed only for main wiring); it must not
+// import fts, vecstore or index directly.
+package main

@@ -1,0 +1,433 @@
+package embed
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// linear is a Linear layer with its weight packed into column panels of
+// nr floats: panel p holds, for each input row k, W[p*nr:(p+1)*nr][k].
+type linear struct {
+	in, out int
+	panels  int
+	w       []float32 // panels * in * nr
+	bias    []float32
+}
+
+func packLinear(w rawTensor, bias rawTensor, nr int) (*linear, error) {
+	if len(w.shape) != 2 || len(bias.shape) != 1 || bias.shape[0] != w.shape[0] {
+		return nil, fmt.Errorf("%w: linear shapes %v / %v", ErrBadModel, w.shape, bias.shape)
+	}
+	out, in := w.shape[0], w.shape[1]
+	l := &linear{in: in, out: out, panels: (out + nr - 1) / nr, bias: bias.data}
+	l.w = make([]float32, l.panels*in*nr)
+	for p := 0; p < l.panels; p++ {
+		base := p * in * nr
+		for j := 0; j < nr; j++ {
+			o := p*nr + j
+			if o >= out {
+				break
+			}
+			row := w.data[o*in : o*in+in]
+			for k, v := range row {
+				l.w[base+k*nr+j] = v
+			}
+		}
+	}
+	return l, nil
+}
+
+type layerNormW struct{ g, b []float32 }
+
+type bertLayer struct {
+	qkv, attnOut, inter, out *linear
+	ln1, ln2                 layerNormW
+}
+
+// bert is cairn's own BERT encoder.
+type bert struct {
+	cfg      bertConfig
+	k        *kernelSet
+	workers  int
+	word     []float32
+	pos      []float32
+	typ      []float32 // token type 0 row
+	embLN    layerNormW
+	layers   []bertLayer
+	maxTok   int
+	bufPool  sync.Pool
+	attnPool sync.Pool
+	paramCnt int
+}
+
+func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int) (*bert, error) {
+	if cfg.ModelType != "" && cfg.ModelType != "bert" {
+		return nil, fmt.Errorf("%w: model_type %q (the native encoder runs bert)", ErrUnsupported, cfg.ModelType)
+	}
+	if cfg.Act != "" && cfg.Act != "gelu" {
+		return nil, fmt.Errorf("%w: hidden_act %q (the native encoder runs gelu)", ErrUnsupported, cfg.Act)
+	}
+	if cfg.PosType != "" && cfg.PosType != "absolute" {
+		return nil, fmt.Errorf("%w: position_embedding_type %q", ErrUnsupported, cfg.PosType)
+	}
+	H := cfg.Hidden
+	get := func(name string, shape ...int) (rawTensor, error) {
+		t, ok := ts[name]
+		if !ok {
+			t, ok = ts["bert."+name]
+		}
+		if !ok && len(name) > 7 && name[len(name)-7:] == ".weight" {
+			t, ok = ts[name[:len(name)-7]+".gamma"]
+		}
+		if !ok && len(name) > 5 && name[len(name)-5:] == ".bias" {
+			if t2, ok2 := ts[name[:len(name)-5]+".beta"]; ok2 && len(shape) == 1 {
+				t, ok = t2, true
+			}
+		}
+		if !ok {
+			return t, fmt.Errorf("%w: missing tensor %q", ErrBadModel, name)
+		}
+		if numel(t.shape) != numel(shape) || (len(t.shape) == len(shape) && fmt.Sprint(t.shape) != fmt.Sprint(shape)) {
+			return t, fmt.Errorf("%w: tensor %q has shape %v, want %v", ErrBadModel, name, t.shape, shape)
+		}
+		return t, nil
+	}
+	var firstErr error
+	must := func(name string, shape ...int) rawTensor {
+		t, err := get(name, shape...)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		return t
+	}
+	b := &bert{cfg: cfg, k: k, workers: workers}
+	b.word = must("embeddings.word_embeddings.weight", cfg.Vocab, H).data
+	b.pos = must("embeddings.position_embeddings.weight", cfg.MaxPos, H).data
+	if t := must("embeddings.token_type_embeddings.weight", cfg.TypeVocab, H); t.data != nil {
+		b.typ = t.data[:H]
+	}
+	b.embLN = layerNormW{must("embeddings.LayerNorm.weight", H).data, must("embeddings.LayerNorm.bias", H).data}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	for l := 0; l < cfg.Layers; l++ {
+		p := fmt.Sprintf("encoder.layer.%d.", l)
+		q, qb := must(p+"attention.self.query.weight", H, H), must(p+"attention.self.query.bias", H)
+		kk, kb := must(p+"attention.self.key.weight", H, H), must(p+"attention.self.key.bias", H)
+		v, vb := must(p+"attention.self.value.weight", H, H), must(p+"attention.self.value.bias", H)
+		if firstErr != nil {
+			return nil, firstErr
+		}
+		fused := rawTensor{shape: []int{3 * H, H}, data: append(append(append(make([]float32, 0, 3*H*H), q.data...), kk.data...), v.data...)}
+		fusedB := rawTensor{shape: []int{3 * H}, data: append(append(append(make([]float32, 0, 3*H), qb.data...), kb.data...), vb.data...)}
+		var ly bertLayer
+		var err error
+		if ly.qkv, err = packLinear(fused, fusedB, k.nr); err != nil {
+			return nil, err
+		}
+		if ly.attnOut, err = packLinear(must(p+"attention.output.dense.weight", H, H), must(p+"attention.output.dense.bias", H), k.nr); err != nil {
+			return nil, err
+		}
+		if ly.inter, err = packLinear(must(p+"intermediate.dense.weight", cfg.Intermediate, H), must(p+"intermediate.dense.bias", cfg.Intermediate), k.nr); err != nil {
+			return nil, err
+		}
+		if ly.out, err = packLinear(must(p+"output.dense.weight", H, cfg.Intermediate), must(p+"output.dense.bias", H), k.nr); err != nil {
+			return nil, err
+		}
+		ly.ln1 = layerNormW{must(p+"attention.output.LayerNorm.weight", H).data, must(p+"attention.output.LayerNorm.bias", H).data}
+		ly.ln2 = layerNormW{must(p+"output.LayerNorm.weight", H).data, must(p+"output.LayerNorm.bias", H).data}
+		if firstErr != nil {
+			return nil, firstErr
+		}
+		b.layers = append(b.layers, ly)
+	}
+	if b.workers <= 0 {
+		b.workers = runtime.GOMAXPROCS(0)
+	}
+	return b, nil
+}
+
+// parallelFor runs fn(i) for i in [0,n) on up to workers goroutines.
+func parallelFor(workers, n int, fn func(i int)) {
+	if workers > n {
+		workers = n
+	}
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			fn(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	run := func() {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= n {
+				return
+			}
+			fn(i)
+		}
+	}
+	wg.Add(workers - 1)
+	for w := 1; w < workers; w++ {
+		go func() { defer wg.Done(); run() }()
+	}
+	run()
+	wg.Wait()
+}
+
+// matmul computes y[r] = x[r] W^T + bias for rows r in [0,rows) (rows a
+// multiple of 4); x has row stride l.in, y row stride l.out.
+func (b *bert) matmul(x []float32, rows int, l *linear, y []float32) {
+	nr := b.k.nr
+	const rowBlock = 64
+	rowBlocks := (rows + rowBlock - 1) / rowBlock
+	tasks := l.panels * rowBlocks
+	parallelFor(b.workers, tasks, func(t int) {
+		p, rb := t%l.panels, t/l.panels
+		panel := l.w[p*l.in*nr : (p+1)*l.in*nr]
+		col := p * nr
+		width := min(nr, l.out-col)
+		var scratch [4 * 32]float32
+		r1 := min(rows, (rb+1)*rowBlock)
+		for r := rb * rowBlock; r < r1; r += 4 {
+			a := x[r*l.in:]
+			if width == nr {
+				b.k.gemm4(a, l.in, panel, l.in, y[r*l.out+col:], l.out)
+			} else {
+				b.k.gemm4(a, l.in, panel, l.in, scratch[:], nr)
+				for i := 0; i < 4; i++ {
+					copy(y[(r+i)*l.out+col:(r+i)*l.out+col+width], scratch[i*nr:i*nr+width])
+				}
+			}
+			for i := 0; i < 4; i++ {
+				row := y[(r+i)*l.out+col : (r+i)*l.out+col+width]
+				for j := range row {
+					row[j] += l.bias[col+j]
+				}
+			}
+		}
+	})
+}
+
+func layerNorm(x []float32, w layerNormW, eps float64) {
+	var s float64
+	for _, v := range x {
+		s += float64(v)
+	}
+	mean := s / float64(len(x))
+	var ss float64
+	for _, v := range x {
+		d := float64(v) - mean
+		ss += d * d
+	}
+	inv := 1 / math.Sqrt(ss/float64(len(x))+eps)
+	for i, v := range x {
+		x[i] = float32((float64(v)-mean)*inv)*w.g[i] + w.b[i]
+	}
+}
+
+type bertBufs struct {
+	x, qkv, ctx, tmp, inter []float32
+}
+
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// encode runs the encoder over seqs (token ids, each within the position
+// table) packed into one matrix without padding and returns one pooled
+// (not normalized) vector per sequence.
+func (b *bert) encode(ctx context.Context, seqs [][]int32, pool Pooling) ([][]float32, error) {
+	H, I := b.cfg.Hidden, b.cfg.Intermediate
+	nh := b.cfg.Heads
+	dh := H / nh
+	offs := make([]int, len(seqs)+1)
+	for i, s := range seqs {
+		if len(s) > b.cfg.MaxPos {
+			return nil, fmt.Errorf("embed: sequence of %d tokens exceeds %d positions", len(s), b.cfg.MaxPos)
+		}
+		offs[i+1] = offs[i] + len(s)
+	}
+	T := offs[len(seqs)]
+	Tp := (T + 3) &^ 3
+	bufs, _ := b.bufPool.Get().(*bertBufs)
+	if bufs == nil {
+		bufs = &bertBufs{}
+	}
+	defer b.bufPool.Put(bufs)
+	x := grow(bufs.x, Tp*H)
+	qkv := grow(bufs.qkv, Tp*3*H)
+	cx := grow(bufs.ctx, Tp*H)
+	tmp := grow(bufs.tmp, Tp*H)
+	inter := grow(bufs.inter, Tp*I)
+	bufs.x, bufs.qkv, bufs.ctx, bufs.tmp, bufs.inter = x, qkv, cx, tmp, inter
+	clear(x[T*H:])
+
+	for si, s := range seqs {
+		for j, id := range s {
+			if id < 0 || int(id) >= b.cfg.Vocab {
+				return nil, fmt.Errorf("embed: token id %d outside the vocabulary", id)
+			}
+			row := x[(offs[si]+j)*H : (offs[si]+j+1)*H]
+			w, p := b.word[int(id)*H:int(id+1)*H], b.pos[j*H:(j+1)*H]
+			for d := range row {
+				row[d] = w[d] + p[d] + b.typ[d]
+			}
+			layerNorm(row, b.embLN, b.cfg.Eps)
+		}
+	}
+	scale := float32(1 / math.Sqrt(float64(dh)))
+	nt := len(seqs) * nh
+	for _, ly := range b.layers {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b.matmul(x, Tp, ly.qkv, qkv)
+		parallelFor(b.workers, nt, func(t int) {
+			b.attention(qkv, cx, offs[t/nh], offs[t/nh+1]-offs[t/nh], t%nh, scale)
+		})
+		b.matmul(cx, Tp, ly.attnOut, tmp)
+		b.rowwise(T, func(r int) {
+			row := tmp[r*H : (r+1)*H]
+			res := x[r*H : (r+1)*H]
+			for d := range row {
+				row[d] += res[d]
+			}
+			layerNorm(row, ly.ln1, b.cfg.Eps)
+		})
+		b.matmul(tmp, Tp, ly.inter, inter)
+		b.rowwise(T, func(r int) { gelu(inter[r*I : (r+1)*I]) })
+		b.matmul(inter, Tp, ly.out, x)
+		b.rowwise(T, func(r int) {
+			row := x[r*H : (r+1)*H]
+			res := tmp[r*H : (r+1)*H]
+			for d := range row {
+				row[d] += res[d]
+			}
+			layerNorm(row, ly.ln2, b.cfg.Eps)
+		})
+	}
+	out := make([][]float32, len(seqs))
+	for si := range seqs {
+		v := make([]float32, H)
+		o, L := offs[si], offs[si+1]-offs[si]
+		switch pool {
+		case PoolCLS:
+			copy(v, x[o*H:(o+1)*H])
+		default:
+			acc := make([]float64, H)
+			for j := 0; j < L; j++ {
+				for d, f := range x[(o+j)*H : (o+j+1)*H] {
+					acc[d] += float64(f)
+				}
+			}
+			for d := range v {
+				v[d] = float32(acc[d] / float64(L))
+			}
+		}
+		out[si] = v
+	}
+	return out, nil
+}
+
+// rowwise runs fn over rows [0,n) split in contiguous chunks across workers.
+func (b *bert) rowwise(n int, fn func(r int)) {
+	const chunk = 16
+	parallelFor(b.workers, (n+chunk-1)/chunk, func(c int) {
+		for r := c * chunk; r < min(n, (c+1)*chunk); r++ {
+			fn(r)
+		}
+	})
+}
+
+type attnScratch struct{ q, kp, s, vp, o []float32 }
+
+// attention computes head h of one sequence (rows [o, o+L) of the packed
+// batch) with the gemm4 kernel: S = Q K^T * scale, softmax, O = S V.
+func (b *bert) attention(qkv, cx []float32, o, L, h int, scale float32) {
+	H := b.cfg.Hidden
+	dh := H / b.cfg.Heads
+	nr := b.k.nr
+	Lr := (L + 3) &^ 3        // rows of Q and S, padded to the kernel's 4
+	sp := (L + nr - 1) / nr   // panels of S's columns
+	vpn := (dh + nr - 1) / nr // panels of the output's columns
+	ls := sp * nr             // row stride of S
+	sc, _ := b.attnPool.Get().(*attnScratch)
+	if sc == nil {
+		sc = &attnScratch{}
+	}
+	defer b.attnPool.Put(sc)
+	q := grow(sc.q, Lr*dh)
+	kp := grow(sc.kp, sp*dh*nr)
+	S := grow(sc.s, Lr*ls)
+	vp := grow(sc.vp, vpn*L*nr)
+	out := grow(sc.o, Lr*vpn*nr)
+	sc.q, sc.kp, sc.s, sc.vp, sc.o = q, kp, S, vp, out
+	clear(q[L*dh:])
+	clear(kp)
+	if vpn*nr != dh {
+		clear(vp)
+	}
+	stride := 3 * H
+	for i := 0; i < L; i++ {
+		row := qkv[(o+i)*stride:]
+		copy(q[i*dh:(i+1)*dh], row[h*dh:h*dh+dh])
+		kr := row[H+h*dh : H+h*dh+dh]
+		p, j := i/nr, i%nr
+		for d, v := range kr {
+			kp[p*dh*nr+d*nr+j] = v
+		}
+		vr := row[2*H+h*dh : 2*H+h*dh+dh]
+		for d, v := range vr {
+			vp[(d/nr)*L*nr+i*nr+d%nr] = v
+		}
+	}
+	for r := 0; r < Lr; r += 4 {
+		for p := 0; p < sp; p++ {
+			b.k.gemm4(q[r*dh:], dh, kp[p*dh*nr:(p+1)*dh*nr], dh, S[r*ls+p*nr:], ls)
+		}
+	}
+	for i := 0; i < L; i++ {
+		row := S[i*ls : i*ls+L]
+		mx := float32(math.Inf(-1))
+		for j := range row {
+			row[j] *= scale
+			mx = max(mx, row[j])
+		}
+		var sum float32
+		for j, v := range row {
+			e := exp32(v - mx)
+			row[j] = e
+			sum += e
+		}
+		inv := 1 / sum
+		for j := range row {
+			row[j] *= inv
+		}
+	}
+	for r := Lr - 4; r >= 0 && r >= L-3 && Lr > L; r -= 4 {
+		// rows past L hold garbage; zero them so padded outputs stay finite
+		for i := max(r, L); i < r+4; i++ {
+			clear(S[i*ls : i*ls+L])
+		}
+		break
+	}
+	on := vpn * nr
+	for r := 0; r < Lr; r += 4 {
+		for p := 0; p < vpn; p++ {
+			b.k.gemm4(S[r*ls:], ls, vp[p*L*nr:(p+1)*L*nr], L, out[r*on+p*nr:], on)
+		}
+	}
+	for i := 0; i < L; i++ {
+		copy(cx[(o+i)*H+h*dh:(o+i)*H+h*dh+dh], out[i*on:i*on+dh])
+	}
+}

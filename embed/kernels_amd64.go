@@ -1,0 +1,93 @@
+//go:build amd64 && !purego
+
+package embed
+
+const asmAvailable = true
+
+//go:noescape
+func gemm4AVX2asm(a *float32, lda int, b *float32, k int, c *float32, ldc int)
+
+//go:noescape
+func gemm4AVX512asm(a *float32, lda int, b *float32, k int, c *float32, ldc int)
+
+//go:noescape
+func dotAVX2asm(a, b *float32, n int) float32
+
+//go:noescape
+func dotAVX512asm(a, b *float32, n int) float32
+
+//go:noescape
+func axpyAVX2asm(alpha float32, x, y *float32, n int)
+
+//go:noescape
+func axpyAVX512asm(alpha float32, x, y *float32, n int)
+
+// checkGemm4 keeps the assembly memory-safe: it panics (like an index
+// expression would) when the slices are too short.
+func checkGemm4(a []float32, lda int, b []float32, k int, c []float32, ldc, nr int) {
+	_ = a[3*lda+k-1]
+	_ = b[k*nr-1]
+	_ = c[3*ldc+nr-1]
+}
+
+func avx2Kernels() *kernelSet {
+	const nr = 16
+	return &kernelSet{
+		name: KernelsAVX2,
+		nr:   nr,
+		gemm4: func(a []float32, lda int, b []float32, k int, c []float32, ldc int) {
+			if k == 0 {
+				gemm4Go(a, lda, b, k, c, ldc)
+				return
+			}
+			checkGemm4(a, lda, b, k, c, ldc, nr)
+			gemm4AVX2asm(&a[0], lda, &b[0], k, &c[0], ldc)
+		},
+		dot: func(a, b []float32) float32 {
+			if len(a) == 0 {
+				return 0
+			}
+			_ = b[len(a)-1]
+			return dotAVX2asm(&a[0], &b[0], len(a))
+		},
+		axpy: func(alpha float32, x, y []float32) {
+			if len(x) == 0 {
+				return
+			}
+			_ = y[len(x)-1]
+			axpyAVX2asm(alpha, &x[0], &y[0], len(x))
+		},
+	}
+}
+
+func avx512Kernels() *kernelSet {
+	const nr = 32
+	return &kernelSet{
+		name: KernelsAVX512,
+		nr:   nr,
+		gemm4: func(a []float32, lda int, b []float32, k int, c []float32, ldc int) {
+			if k == 0 {
+				for r := 0; r < 4; r++ {
+					clear(c[r*ldc : r*ldc+nr])
+				}
+				return
+			}
+			checkGemm4(a, lda, b, k, c, ldc, nr)
+			gemm4AVX512asm(&a[0], lda, &b[0], k, &c[0], ldc)
+		},
+		dot: func(a, b []float32) float32 {
+			if len(a) == 0 {
+				return 0
+			}
+			_ = b[len(a)-1]
+			return dotAVX512asm(&a[0], &b[0], len(a))
+		},
+		axpy: func(alpha float32, x, y []float32) {
+			if len(x) == 0 {
+				return
+			}
+			_ = y[len(x)-1]
+			axpyAVX512asm(alpha, &x[0], &y[0], len(x))
+		},
+	}
+}

@@ -1,0 +1,315 @@
+package embed
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// rawTensor is one float32 tensor of a weight file, in the layout of Hugging
+// Face's BertModel (Linear weights [out, in]).
+type rawTensor struct {
+	shape []int
+	data  []float32
+}
+
+func numel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
+}
+
+// parseSafetensors decodes a safetensors file: an 8-byte little-endian header
+// length, a JSON header {name: {dtype, shape, data_offsets}}, then the data.
+// F32, F16 and BF16 tensors are read (converted to float32).
+func parseSafetensors(b []byte) (map[string]rawTensor, error) {
+	if len(b) < 8 {
+		return nil, fmt.Errorf("%w: safetensors: short file", ErrBadModel)
+	}
+	hl := binary.LittleEndian.Uint64(b)
+	if hl > uint64(len(b)-8) || hl > 100<<20 {
+		return nil, fmt.Errorf("%w: safetensors: header length %d exceeds file", ErrBadModel, hl)
+	}
+	var header map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+hl], &header); err != nil {
+		return nil, fmt.Errorf("%w: safetensors header: %v", ErrBadModel, err)
+	}
+	data := b[8+hl:]
+	out := make(map[string]rawTensor, len(header))
+	for name, raw := range header {
+		if name == "__metadata__" {
+			continue
+		}
+		var h struct {
+			Dtype   string   `json:"dtype"`
+			Shape   []int    `json:"shape"`
+			Offsets []uint64 `json:"data_offsets"`
+		}
+		if err := json.Unmarshal(raw, &h); err != nil {
+			return nil, fmt.Errorf("%w: safetensors tensor %q: %v", ErrBadModel, name, err)
+		}
+		if len(h.Offsets) != 2 || h.Offsets[0] > h.Offsets[1] || h.Offsets[1] > uint64(len(data)) {
+			return nil, fmt.Errorf("%w: safetensors tensor %q: bad offsets %v", ErrBadModel, name, h.Offsets)
+		}
+		n := 1
+		for _, d := range h.Shape {
+			if d < 0 || (d > 0 && n > math.MaxInt32/d) {
+				return nil, fmt.Errorf("%w: safetensors tensor %q: bad shape %v", ErrBadModel, name, h.Shape)
+			}
+			n *= d
+		}
+		seg := data[h.Offsets[0]:h.Offsets[1]]
+		var size int
+		switch h.Dtype {
+		case "F32":
+			size = 4
+		case "F16", "BF16":
+			size = 2
+		default:
+			continue // integer buffers such as position_ids are not weights
+		}
+		if len(seg) != n*size {
+			return nil, fmt.Errorf("%w: safetensors tensor %q: %d bytes for shape %v %s", ErrBadModel, name, len(seg), h.Shape, h.Dtype)
+		}
+		v := make([]float32, n)
+		for i := range v {
+			switch h.Dtype {
+			case "F32":
+				v[i] = math.Float32frombits(binary.LittleEndian.Uint32(seg[4*i:]))
+			case "BF16":
+				v[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(seg[2*i:])) << 16)
+			case "F16":
+				v[i] = halfToFloat(binary.LittleEndian.Uint16(seg[2*i:]))
+			}
+		}
+		out[name] = rawTensor{shape: h.Shape, data: v}
+	}
+	return out, nil
+}
+
+func halfToFloat(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
+	switch {
+	case exp == 0 && frac == 0:
+		return math.Float32frombits(sign)
+	case exp == 0:
+		f := float32(frac) / 1024 * float32(math.Pow(2, -14))
+		if sign != 0 {
+			return -f
+		}
+		return f
+	case exp == 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
+	}
+	return math.Float32frombits(sign | (exp+112)<<23 | frac<<13)
+}
+
+// matMulScope matches the node names torch.onnx gives a BERT Linear's MatMul.
+var matMulScope = regexp.MustCompile(`^/(?:bert/)?encoder/layer\.(\d+)/(attention/self/query|attention/self/key|attention/self/value|attention/output/dense|intermediate/dense|output/dense)/MatMul$`)
+
+// parseONNXWeights reads the float initializers of a standard Hugging Face
+// BERT ONNX export. Named initializers keep their names; the anonymous
+// MatMul weights ("onnx::MatMul_N", stored [in, out]) are named after the
+// node that uses them (e.g. encoder.layer.3.intermediate.dense.weight) and
+// transposed to [out, in].
+func parseONNXWeights(b []byte) (map[string]rawTensor, error) {
+	graph, err := protoField(b, 7)
+	if err != nil {
+		return nil, err
+	}
+	if graph == nil {
+		return nil, fmt.Errorf("%w: onnx: no graph", ErrBadModel)
+	}
+	inits := map[string]rawTensor{}
+	matmul := map[string]string{} // initializer name -> weight name
+	err = protoEach(graph, func(num protowire.Number, v []byte) error {
+		switch num {
+		case 5: // initializer
+			name, t, ok, err := parseTensorProto(v)
+			if err != nil {
+				return err
+			}
+			if ok {
+				inits[name] = t
+			}
+		case 1: // node
+			var name, op string
+			var inputs []string
+			if err := protoEach(v, func(n protowire.Number, f []byte) error {
+				switch n {
+				case 1:
+					inputs = append(inputs, string(f))
+				case 3:
+					name = string(f)
+				case 4:
+					op = string(f)
+				}
+				return nil
+			}); err != nil {
+				return err
+			}
+			if op == "MatMul" && len(inputs) == 2 {
+				if m := matMulScope.FindStringSubmatch(name); m != nil {
+					matmul[inputs[1]] = "encoder.layer." + m[1] + "." + strings.ReplaceAll(m[2], "/", ".") + ".weight"
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]rawTensor, len(inits))
+	for name, t := range inits {
+		if w, ok := matmul[name]; ok {
+			if len(t.shape) != 2 {
+				return nil, fmt.Errorf("%w: onnx: MatMul weight %q has shape %v", ErrBadModel, name, t.shape)
+			}
+			in, o := t.shape[0], t.shape[1]
+			tr := make([]float32, len(t.data))
+			for i := 0; i < in; i++ {
+				for j := 0; j < o; j++ {
+					tr[j*in+i] = t.data[i*o+j]
+				}
+			}
+			out[w] = rawTensor{shape: []int{o, in}, data: tr}
+			continue
+		}
+		out[strings.TrimPrefix(name, "bert.")] = t
+	}
+	return out, nil
+}
+
+// parseTensorProto decodes a float TensorProto (raw_data or float_data).
+func parseTensorProto(b []byte) (name string, t rawTensor, ok bool, err error) {
+	var dtype uint64
+	var raw []byte
+	var floats []float32
+	var hasRaw bool
+	err = protoEach(b, func(n protowire.Number, v []byte) error {
+		switch n {
+		case 1:
+			for len(v) > 0 {
+				d, k := protowire.ConsumeVarint(v)
+				if k < 0 || d > math.MaxInt32 {
+					return fmt.Errorf("%w: onnx: bad tensor dims", ErrBadModel)
+				}
+				t.shape = append(t.shape, int(d))
+				v = v[k:]
+			}
+		case 2:
+			d, k := protowire.ConsumeVarint(v)
+			if k < 0 {
+				return fmt.Errorf("%w: onnx: bad data_type", ErrBadModel)
+			}
+			dtype = d
+		case 4:
+			for len(v) >= 4 {
+				floats = append(floats, math.Float32frombits(binary.LittleEndian.Uint32(v)))
+				v = v[4:]
+			}
+		case 8:
+			name = string(v)
+		case 9:
+			raw, hasRaw = v, true
+		case 14:
+			return fmt.Errorf("%w: onnx: external tensor data is not supported", ErrUnsupported)
+		}
+		return nil
+	})
+	if err != nil || dtype != 1 {
+		return name, t, false, err
+	}
+	n := 1
+	for _, d := range t.shape {
+		if d > 0 && n > math.MaxInt32/d {
+			return name, t, false, fmt.Errorf("%w: onnx: tensor %q too large", ErrBadModel, name)
+		}
+		n *= d
+	}
+	if hasRaw {
+		if len(raw) != 4*n {
+			return name, t, false, fmt.Errorf("%w: onnx: tensor %q has %d bytes for %d floats", ErrBadModel, name, len(raw), n)
+		}
+		t.data = make([]float32, n)
+		for i := range t.data {
+			t.data[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+	} else {
+		if len(floats) != n {
+			return name, t, false, fmt.Errorf("%w: onnx: tensor %q has %d floats for %d", ErrBadModel, name, len(floats), n)
+		}
+		t.data = floats
+	}
+	return name, t, true, nil
+}
+
+// protoEach calls fn for every length-delimited field of message b (varint
+// fields are passed encoded as a varint, other wire types are skipped).
+func protoEach(b []byte, fn func(protowire.Number, []byte) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("%w: onnx: bad protobuf tag", ErrBadModel)
+		}
+		b = b[n:]
+		switch typ {
+		case protowire.BytesType:
+			v, m := protowire.ConsumeBytes(b)
+			if m < 0 {
+				return fmt.Errorf("%w: onnx: truncated field %d", ErrBadModel, num)
+			}
+			if err := fn(num, v); err != nil {
+				return err
+			}
+			b = b[m:]
+		case protowire.VarintType:
+			_, m := protowire.ConsumeVarint(b)
+			if m < 0 {
+				return fmt.Errorf("%w: onnx: truncated varint %d", ErrBadModel, num)
+			}
+			if err := fn(num, b[:m]); err != nil {
+				return err
+			}
+			b = b[m:]
+		default:
+			m := protowire.ConsumeFieldValue(num, typ, b)
+			if m < 0 {
+				return fmt.Errorf("%w: onnx: truncated field %d", ErrBadModel, num)
+			}
+			b = b[m:]
+		}
+	}
+	return nil
+}
+
+// protoField returns the last length-delimited field num of message b.
+func protoField(b []byte, num protowire.Number) ([]byte, error) {
+	var out []byte
+	err := protoEach(b, func(n protowire.Number, v []byte) error {
+		if n == num {
+			out = v
+		}
+		return nil
+	})
+	return out, err
+}
+
+func sortedNames(m map[string]rawTensor) []string {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// CreateChannel creates a plain channel. It returns ErrExists if the id is
+// taken and an *InvalidError for a bad id or one in the agent-notes: or
+// project: namespaces (those channels are created on first write).
+func (e *Engine) CreateChannel(ctx context.Context, in NewChannel) (Channel, error) {
+	spec, err := parseChannel("id", in.ID)
+	if err != nil {
+		return Channel{}, err
+	}
+	if spec.typ != ChannelPlain {
+		return Channel{}, invalid("id", "the %s and %s namespaces are created on first write, not by CreateChannel", notesPrefix, projectPrefix)
+	}
+	if err := checkProject("project", in.Project); err != nil {
+		return Channel{}, err
+	}
+	name := in.Name
+	if name == "" {
+		name = in.ID
+	}
+	if len(name) > 256 || len(in.Description) > 4096 {
+		return Channel{}, invalid("name/description", "name must be at most 256 bytes and description at most 4096")
+	}
+	done, err := e.enter()
+	if err != nil {
+		return Channel{}, err
+	}
+	defer done()
+	tx, err := e.w.BeginTx(ctx, nil)
+	if err != nil {
+		return Channel{}, fmt.Errorf("engine: create channel: %w", classify(err))
+	}
+	defer tx.Rollback()
+	now := e.opts.Now().UnixMilli()
+	res, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, description, project_id, created_at)
+		VALUES (?, 'channel', ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, in.ID, name, in.Description, in.Project, now)
+	if err != nil {
+		return Channel{}, fmt.Errorf("engine: create channel: %w", classify(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return Channel{}, fmt.Errorf("channel %q: %w", in.ID, ErrExists)
+	}
+	if in.Project != "" {
+		if err := e.ensureProjectTx(ctx, tx, in.Project, now); err != nil {
+			return Channel{}, err
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return Channel{}, fmt.Errorf("engine: create channel: %w", classify(err))
+	}
+	return Channel{ID: in.ID, ChannelType: ChannelPlain, Name: name, Description: in.Description, ProjectID: in.Project, CreatedAt: fromMillis(now)}, nil
+}
+
+const channelColumns = `id, channel_type, name, description, owner_agent_name, owner_agent_project_id, project_id, message_count, last_message_at, created_at`
+
+func scanChannel(s rowScanner) (Channel, error) {
+	var c Channel
+	var last, created int64
+	err := s.Scan(&c.ID, &c.ChannelType, &c.Name, &c.Description, &c.OwnerAgentName, &c.OwnerAgentProjectID, &c.ProjectID, &c.MessageCount, &last, &created)
+	if last > 0 {
+		c.LastMessageAt = fromMillis(last)
+	}
+	c.CreatedAt = fromMillis(created)
+	return c, err
+}
+
+// GetChannel returns one channel or ErrNotFound.
+func (e *Engine) GetChannel(ctx context.Context, id string) (Channel, error) {
+	if _, err := parseChannel("channel", id); err != nil {
+		return Channel{}, err
+	}
+	done, err := e.enter()
+	if err != nil {
+		return Channel{}, err
+	}
+	defer done()
+	c, err := scanChannel(e.r.QueryRowContext(ctx, "SELECT "+channelColumns+" FROM channels WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Channel{}, fmt.Errorf("channel %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Channel{}, fmt.Errorf("engine: channel %s: %w", id, classify(err))
+	}
+	return c, nil
+}
+
+// Scope kinds for ListChannels.
+const (
+	ScopeAll     = "all"
+	ScopeNotes   = "notes"
+	ScopeProject = "project"
+)
+
+// ListChannels returns the channels in scope ordered by id.
+func (e *Engine) ListChannels(ctx context.Context, scope Scope) ([]Channel, error) {
+	var where []string
+	var args []any
+	switch scope.Kind {
+	case "", ScopeAll:
+		if scope.Project != "" {
+			where = append(where, "project_id = ?")
+			args = append(args, scope.Project)
+		}
+	case ScopeNotes:
+		where = append(where, "channel_type = 'agent-notes'")
+		if scope.Project != "" {
+			where = append(where, "owner_agent_project_id = ?")
+			args = append(args, scope.Project)
+		}
+	case ScopeProject:
+		where = append(where, "project_id <> '' AND channel_type <> 'agent-notes'")
+		if scope.Project != "" {
+			where = append(where, "project_id = ?")
+			args = append(args, scope.Project)
+		}
+	default:
+		return nil, invalid("scope", "must be all, notes or project, got %q", scope.Kind)
+	}
+	if err := checkProject("project", scope.Project); err != nil {
+		return nil, err
+	}
+	if scope.Agent != "" {
+		if err := checkAgent("agent", scope.Agent); err != nil {
+			return nil, err
+		}
+		where = append(where, "owner_agent_name = ?")
+		args = append(args, scope.Agent)
+	}
+	q := "SELECT " + channelColumns + " FROM channels"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY id"
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rows, err := e.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: list channels: %w", classify(err))
+	}
+	defer rows.Close()
+	out := []Channel{}
+	for rows.Next() {
+		c, err := scanChannel(rows)
+		if err != nil {
+			return nil, fmt.Errorf("engine: list channels: %w", classify(err))
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("engine: list channels: %w", classify(err))
+	}
+	return out, nil
+}
+
+// ListAgents returns the agents that wrote, ordered by name then project;
+// with project != "" only that project's.
+func (e *Engine) ListAgents(ctx context.Context, project string) ([]Agent, error) {
+	if err := checkProject("project", project); err != nil {
+		return nil, err
+	}
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	q := "SELECT name, project_id, description, message_count, created_at, last_active FROM agents"
+	var args []any
+	if project != "" {
+		q += " WHERE project_id = ?"
+		args = append(args, project)
+	}
+	q += " ORDER BY name, project_id"
+	rows, err := e.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: list agents: %w", classify(err))
+	}
+	defer rows.Close()
+	out := []Agent{}
+	for rows.Next() {
+		var a Agent
+		var created, last int64
+		if err := rows.Scan(&a.Name, &a.ProjectID, &a.Description, &a.MessageCount, &created, &last); err != nil {
+			return nil, fmt.Errorf("engine: list agents: %w", classify(err))
+		}
+		a.CreatedAt, a.LastActive = fromMillis(created), fromMillis(last)
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("engine: list agents: %w", classify(err))
+	}
+	return out, nil
+}

@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Check verifies the database: SQLite's quick_check, the foreign keys, and
+// that the keyword index matches the messages exactly. It returns an error
+// wrapping ErrCorrupt describing the first problems found.
+func (e *Engine) Check(ctx context.Context) error {
+	done, err := e.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	rows, err := e.r.QueryContext(ctx, "PRAGMA quick_check")
+	if err != nil {
+		return fmt.Errorf("engine: check: %w", classify(err))
+	}
+	var problems []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			rows.Close()
+			return fmt.Errorf("engine: check: %w", classify(err))
+		}
+		if s != "ok" {
+			problems = append(problems, s)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("engine: check: %w", classify(err))
+	}
+	var orphans int
+	if err := e.r.QueryRowContext(ctx, "SELECT count(*) FROM pragma_foreign_key_check").Scan(&orphans); err != nil {
+		return fmt.Errorf("engine: check: %w", classify(err))
+	}
+	if orphans > 0 {
+		problems = append(problems, fmt.Sprintf("%d rows break foreign keys", orphans))
+	}
+	var counted, stored int64
+	if err := e.r.QueryRowContext(ctx, "SELECT (SELECT coalesce(sum(message_count), 0) FROM channels), (SELECT count(*) FROM messages)").Scan(&counted, &stored); err != nil {
+		return fmt.Errorf("engine: check: %w", classify(err))
+	}
+	if counted != stored {
+		problems = append(problems, fmt.Sprintf("channels count %d messages, the messages table has %d", counted, stored))
+	}
+	// integrity-check writes nothing but is an INSERT statement: it needs
+	// the writer connection.
+	if err := e.fts.Check(ctx, e.w); err != nil {
+		problems = append(problems, err.Error())
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrCorrupt, strings.Join(problems, "; "))
+	}
+	return nil
+}

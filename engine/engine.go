@@ -1,0 +1,226 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/fts"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// DefaultMaxContentBytes is the content limit when Options.MaxContentBytes is 0.
+const DefaultMaxContentBytes = 1 << 20
+
+// DBFile is the SQLite file's name inside the data dir.
+const DBFile = "cairn.db"
+
+// Options configure an Engine. The zero value means defaults.
+type Options struct {
+	// MaxContentBytes is the largest message content accepted, in bytes;
+	// 0 means DefaultMaxContentBytes (1 MiB).
+	MaxContentBytes int
+	// BusyTimeout is how long a statement waits for another process's lock;
+	// 0 means 5 s.
+	BusyTimeout time.Duration
+	// ReadConns is the size of the read connection pool; 0 means 4.
+	ReadConns int
+	// Now is the clock used for created_at and last_active; nil means
+	// time.Now. Tests inject a fixed clock.
+	Now func() time.Time
+	// Logger receives operational messages; nil discards them.
+	Logger *slog.Logger
+	// Embedder computes message embeddings (used from issue 6 on); nil means
+	// keyword search only.
+	Embedder Embedder
+}
+
+// Embedder turns texts into vectors. embed.Model satisfies it.
+type Embedder interface {
+	// Embed returns one vector of Dim() floats per text, in order.
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	// Dim is the vectors' dimension.
+	Dim() int
+	// ModelID names the model and its version; vectors made by different
+	// model ids are never mixed.
+	ModelID() string
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.MaxContentBytes < 0 {
+		return o, invalid("Options.MaxContentBytes", "must be >= 0, got %d", o.MaxContentBytes)
+	}
+	if o.MaxContentBytes == 0 {
+		o.MaxContentBytes = DefaultMaxContentBytes
+	}
+	if o.BusyTimeout < 0 {
+		return o, invalid("Options.BusyTimeout", "must be >= 0, got %s", o.BusyTimeout)
+	}
+	if o.BusyTimeout == 0 {
+		o.BusyTimeout = 5 * time.Second
+	}
+	if o.ReadConns < 0 {
+		return o, invalid("Options.ReadConns", "must be >= 0, got %d", o.ReadConns)
+	}
+	if o.ReadConns == 0 {
+		o.ReadConns = 4
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o, nil
+}
+
+// Engine is an open data dir. Use Open to get one and Close when done.
+type Engine struct {
+	dir  string
+	opts Options
+	fts  *fts.Table
+
+	mu struct {
+		sync.RWMutex
+		closed bool
+	}
+	w *sql.DB // one connection, BEGIN IMMEDIATE
+	r *sql.DB // read-only pool
+}
+
+// Open opens (creating if needed) the data dir dir and its database,
+// applying pending migrations. It fails with ErrIncompatibleFormat for a
+// database from a newer cairn or another application, ErrCorrupt for a file
+// that is not a readable SQLite database, and a plain error naming the path
+// when dir cannot be created or written.
+func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		return nil, invalid("data dir", "must not be empty")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("engine: data dir %q: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o755); err != nil {
+		return nil, fmt.Errorf("engine: cannot create data dir: %w", err)
+	}
+	if err := checkWritable(abs); err != nil {
+		return nil, err
+	}
+	t, err := fts.New("messages_fts", "messages", "content", "id")
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{dir: abs, opts: opts, fts: t}
+	path := filepath.Join(abs, DBFile)
+
+	e.w, err = sql.Open("sqlite", dsn(path, opts, false))
+	if err != nil {
+		return nil, fmt.Errorf("engine: open %s: %w", path, err)
+	}
+	e.w.SetMaxOpenConns(1)
+	e.w.SetMaxIdleConns(1)
+	e.w.SetConnMaxLifetime(0)
+	e.w.SetConnMaxIdleTime(0)
+	if err := e.migrate(ctx, path); err != nil {
+		e.w.Close()
+		return nil, err
+	}
+	e.r, err = sql.Open("sqlite", dsn(path, opts, true))
+	if err != nil {
+		e.w.Close()
+		return nil, fmt.Errorf("engine: open %s: %w", path, err)
+	}
+	e.r.SetMaxOpenConns(opts.ReadConns)
+	e.r.SetMaxIdleConns(opts.ReadConns)
+	e.r.SetConnMaxIdleTime(0)
+	e.r.SetConnMaxLifetime(0)
+	if err := e.r.PingContext(ctx); err != nil {
+		e.r.Close()
+		e.w.Close()
+		return nil, fmt.Errorf("engine: open %s: %w", path, classify(err))
+	}
+	return e, nil
+}
+
+func dsn(path string, opts Options, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(wal)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(normal)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+	}
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: filepath.ToSlash(path)}).EscapedPath(), RawQuery: q.Encode()}
+	return u.String()
+}
+
+func checkWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".cairn-write-check-*")
+	if err != nil {
+		return fmt.Errorf("engine: data dir %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("engine: data dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// classify wraps SQLite errors that mean a damaged or foreign file as
+// ErrCorrupt, keeping the cause.
+func classify(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		}
+	}
+	return err
+}
+
+// Dir returns the data dir's absolute path.
+func (e *Engine) Dir() string { return e.dir }
+
+// Close closes the database. It is safe to call more than once; calls after
+// the first return nil. Operations after Close fail with ErrClosed.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.closed {
+		return nil
+	}
+	e.mu.closed = true
+	err := e.r.Close()
+	if werr := e.w.Close(); err == nil {
+		err = werr
+	}
+	return err
+}
+
+// enter guards an operation against Close; call the returned func when done.
+func (e *Engine) enter() (func(), error) {
+	e.mu.RLock()
+	if e.mu.closed {
+		e.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	return e.mu.RUnlock, nil
+}

@@ -1,0 +1,244 @@
+package engine_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cairn-dev/cairn/engine"
+	_ "modernc.org/sqlite"
+)
+
+func TestOpenCreatesAndReopens(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "a", "b")
+	e, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := mustNote(t, e, engine.NewNote{Agent: "alice", Content: "persist me"})
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if _, err := e.GetMessage(ctx, id); !errors.Is(err, engine.ErrClosed) {
+		t.Fatalf("GetMessage after Close: got %v, want ErrClosed", err)
+	}
+	if _, err := e.WriteNote(ctx, engine.NewNote{Agent: "alice", Content: "x"}); !errors.Is(err, engine.ErrClosed) {
+		t.Fatalf("WriteNote after Close: got %v, want ErrClosed", err)
+	}
+	e2, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e2.Close()
+	m, err := e2.GetMessage(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.Content, "persist me"; got != want {
+		t.Fatalf("content: got %q, want %q", got, want)
+	}
+	if err := e2.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOpenSetsPragmasOnEveryConnection(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	// Many concurrent reads force several pooled connections; each must
+	// see foreign keys on (a pragma per connection, not per pool).
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := e.Search(ctx, engine.SearchRequest{Query: "x"}); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(dir, engine.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var mode string
+	var version, appID int
+	if err := db.QueryRow("SELECT (SELECT journal_mode FROM pragma_journal_mode), (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id)").Scan(&mode, &version, &appID); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "wal" || version != engine.FormatVersion() || appID != engine.ApplicationID {
+		t.Fatalf("journal_mode %q user_version %d application_id %#x; want wal, %d, %#x", mode, version, appID, engine.FormatVersion(), engine.ApplicationID)
+	}
+}
+
+func TestOpenRefusesNewerFormat(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	db, err := sql.Open("sqlite", filepath.Join(dir, engine.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA user_version = 999"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	_, err = engine.Open(ctx, dir, engine.Options{})
+	if !errors.Is(err, engine.ErrIncompatibleFormat) {
+		t.Fatalf("got %v, want ErrIncompatibleFormat", err)
+	}
+	if !strings.Contains(err.Error(), "version 999") {
+		t.Fatalf("error %q does not name the version", err)
+	}
+}
+
+func TestOpenRefusesForeignDatabase(t *testing.T) {
+	dir := t.TempDir()
+	db, err := sql.Open("sqlite", filepath.Join(dir, engine.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE other (x)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := engine.Open(context.Background(), dir, engine.Options{}); !errors.Is(err, engine.ErrIncompatibleFormat) {
+		t.Fatalf("got %v, want ErrIncompatibleFormat", err)
+	}
+}
+
+func TestOpenCorruptFile(t *testing.T) {
+	for name, content := range map[string][]byte{
+		"text":      []byte("this is not a database, just some text that is long enough to look like a header........................................"),
+		"bad pages": append([]byte("SQLite format 3\x00"), make([]byte, 5000)...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, engine.DBFile), content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := engine.Open(context.Background(), dir, engine.Options{})
+			if err == nil {
+				t.Fatal("Open succeeded on a corrupt file")
+			}
+			if !errors.Is(err, engine.ErrCorrupt) {
+				t.Fatalf("got %v, want ErrCorrupt", err)
+			}
+		})
+	}
+}
+
+func TestOpenDataDirProblems(t *testing.T) {
+	base := t.TempDir()
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, dir := range map[string]string{
+		"dir is a file":    file,
+		"parent is a file": filepath.Join(file, "sub"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := engine.Open(context.Background(), dir, engine.Options{})
+			if err == nil || !strings.Contains(err.Error(), "data dir") {
+				t.Fatalf("got %v, want an error about the data dir", err)
+			}
+		})
+	}
+	t.Run("empty", func(t *testing.T) {
+		var inv *engine.InvalidError
+		if _, err := engine.Open(context.Background(), "", engine.Options{}); !errors.As(err, &inv) {
+			t.Fatalf("got %v, want InvalidError", err)
+		}
+	})
+	t.Run("read-only dir", func(t *testing.T) {
+		if os.Geteuid() == 0 {
+			t.Skip("root ignores directory permissions")
+		}
+		dir := filepath.Join(base, "ro")
+		if err := os.Mkdir(dir, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		_, err := engine.Open(context.Background(), dir, engine.Options{})
+		if err == nil || !strings.Contains(err.Error(), "not writable") {
+			t.Fatalf("got %v, want 'not writable'", err)
+		}
+	})
+}
+
+func TestOpenBadOptions(t *testing.T) {
+	for _, o := range []engine.Options{{MaxContentBytes: -1}, {BusyTimeout: -1}, {ReadConns: -1}} {
+		var inv *engine.InvalidError
+		if _, err := engine.Open(context.Background(), t.TempDir(), o); !errors.As(err, &inv) {
+			t.Errorf("Open(%+v): got %v, want InvalidError", o, err)
+		}
+	}
+}
+
+func TestConcurrentOpenMigratesOnce(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	engines := make([]*engine.Engine, 4)
+	errs := make([]error, 4)
+	for i := range engines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			engines[i], errs[i] = engine.Open(ctx, dir, engine.Options{})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+	}
+	// All of them write concurrently through their own connections.
+	for i, e := range engines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 10 {
+				if _, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: strings.Repeat("x", i+1) + " " + strings.Repeat("y", j+1)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := countMessages(t, engines[0]); got != 40 {
+		t.Fatalf("got %d messages, want 40", got)
+	}
+	if err := engines[0].Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range engines {
+		e.Close()
+	}
+}

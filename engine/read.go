@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// MaxLimit is the largest limit a listing or search accepts.
+const MaxLimit = 10000
+
+const messageColumns = `m.id, m.channel_id, m.sender_id, m.sender_project_id, m.content, m.content_hash, m.confidence,
+	m.message_type, m.metadata, m.mentions, m.word_count, m.has_breadcrumbs, m.created_at`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanMessage(s rowScanner) (Message, error) {
+	var m Message
+	var metadata, mentions string
+	var created int64
+	err := s.Scan(&m.ID, &m.ChannelID, &m.SenderID, &m.SenderProjectID, &m.Content, &m.ContentHash, &m.Confidence,
+		&m.MessageType, &metadata, &mentions, &m.WordCount, &m.HasBreadcrumbs, &created)
+	if err != nil {
+		return m, err
+	}
+	m.Metadata = json.RawMessage(metadata)
+	if err := json.Unmarshal([]byte(mentions), &m.Mentions); err != nil {
+		return m, fmt.Errorf("%w: message %d mentions: %v", ErrCorrupt, m.ID, err)
+	}
+	if m.Mentions == nil {
+		m.Mentions = []string{}
+	}
+	m.CreatedAt = fromMillis(created)
+	return m, nil
+}
+
+func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+func queryMessages(ctx context.Context, db *sql.DB, query string, args ...any) ([]Message, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	out := []Message{}
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return nil, classify(err)
+		}
+		out = append(out, m)
+	}
+	return out, classify(rows.Err())
+}
+
+func checkLimit(limit int) (int, error) {
+	if limit < 0 || limit > MaxLimit {
+		return 0, invalid("limit", "must be from 1 to %d (0 means the default), got %d", MaxLimit, limit)
+	}
+	return limit, nil
+}
+
+// GetMessage returns the message with id, or an error wrapping ErrNotFound.
+func (e *Engine) GetMessage(ctx context.Context, id int64) (Message, error) {
+	if id <= 0 {
+		return Message{}, invalid("id", "must be a positive integer, got %d", id)
+	}
+	done, err := e.enter()
+	if err != nil {
+		return Message{}, err
+	}
+	defer done()
+	m, err := scanMessage(e.r.QueryRowContext(ctx, "SELECT "+messageColumns+" FROM messages m WHERE m.id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Message{}, fmt.Errorf("message id %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return Message{}, fmt.Errorf("engine: get message %d: %w", id, classify(err))
+	}
+	return m, nil
+}
+
+// GetMessages returns the messages with the given ids that exist, in the
+// order of ids.
+func (e *Engine) GetMessages(ctx context.Context, ids []int64) ([]Message, error) {
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return e.getMessages(ctx, ids)
+}
+
+func (e *Engine) getMessages(ctx context.Context, ids []int64) ([]Message, error) {
+	if len(ids) == 0 {
+		return []Message{}, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", args...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: get messages: %w", err)
+	}
+	byID := make(map[int64]Message, len(ms))
+	for _, m := range ms {
+		byID[m.ID] = m
+	}
+	out := make([]Message, 0, len(ms))
+	for _, id := range ids {
+		if m, ok := byID[id]; ok {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func placeholders(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat("?,", n-1) + "?"
+}
+
+// DefaultLimit is the number of messages a listing returns when limit is 0.
+const DefaultLimit = 50
+
+// GetAgentNotes returns agent's notes, newest first: with project "" from
+// all of the agent's notes channels, otherwise from
+// agent-notes:{agent}:{project} only. limit 0 means DefaultLimit. An agent
+// without notes has an empty list.
+func (e *Engine) GetAgentNotes(ctx context.Context, agent, project string, limit int) ([]Message, error) {
+	if err := checkAgent("agent", agent); err != nil {
+		return nil, err
+	}
+	if err := checkProject("project", project); err != nil {
+		return nil, err
+	}
+	limit, err := checkLimit(limit)
+	if err != nil {
+		return nil, err
+	}
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	var ms []Message
+	if project != "" {
+		ms, err = queryMessages(ctx, e.r, "SELECT "+messageColumns+" FROM messages m WHERE m.channel_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
+			NotesChannelID(agent, project), limit)
+	} else {
+		ms, err = queryMessages(ctx, e.r, "SELECT "+messageColumns+` FROM messages m WHERE m.channel_id IN
+			(SELECT id FROM channels WHERE channel_type = 'agent-notes' AND owner_agent_name = ?)
+			ORDER BY m.created_at DESC, m.id DESC LIMIT ?`, agent, limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("engine: notes of %s: %w", agent, err)
+	}
+	return ms, nil
+}
+
+// GetChannelMessages returns channel's messages, newest first, no older
+// than maxAge (0 means any age), at most limit (0 means DefaultLimit). An
+// unknown channel is ErrNotFound.
+func (e *Engine) GetChannelMessages(ctx context.Context, channel string, maxAge time.Duration, limit int) ([]Message, error) {
+	if _, err := parseChannel("channel", channel); err != nil {
+		return nil, err
+	}
+	if maxAge < 0 {
+		return nil, invalid("max_age", "must not be negative, got %s", maxAge)
+	}
+	limit, err := checkLimit(limit)
+	if err != nil {
+		return nil, err
+	}
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	var one int
+	err = e.r.QueryRowContext(ctx, "SELECT 1 FROM channels WHERE id = ?", channel).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("channel %q: %w", channel, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("engine: channel %s: %w", channel, classify(err))
+	}
+	since := int64(0)
+	if maxAge > 0 {
+		since = e.opts.Now().Add(-maxAge).UnixMilli()
+	}
+	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+` FROM messages m
+		WHERE m.channel_id = ? AND m.created_at >= ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`, channel, since, limit)
+	if err != nil {
+		return nil, fmt.Errorf("engine: messages of %s: %w", channel, err)
+	}
+	return ms, nil
+}

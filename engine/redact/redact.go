@@ -1,0 +1,400 @@
+package redact
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// ErrInvalidRule reports a rule that cannot be used: a bad name, a pattern
+// that does not compile, a capture group that does not exist, or an unknown
+// rule name in Options.Enable or Options.Disable.
+var ErrInvalidRule = errors.New("redact: invalid rule")
+
+// markerPrefix starts every replacement; spans that already are markers are
+// never redacted again.
+const markerPrefix = "[REDACTED:"
+
+// Marker returns the text that replaces a span matched by the named rule.
+func Marker(rule string) string { return markerPrefix + rule + "]" }
+
+// Rule is a custom redaction rule supplied by the user (config file).
+type Rule struct {
+	// Name identifies the rule in markers and counts: lower-case letters,
+	// digits and '-', 1 to 64 characters.
+	Name string
+	// Pattern is an RE2 regular expression.
+	Pattern string
+	// Group is the capture group to replace; 0 replaces the whole match.
+	Group int
+}
+
+// RuleInfo describes a built-in rule.
+type RuleInfo struct {
+	Name        string
+	Description string
+	Default     bool // on unless disabled
+}
+
+// Options selects the rules of a Redactor. The zero value means the default
+// rules only.
+type Options struct {
+	// Disable turns off built-in rules by name (default or enabled ones).
+	Disable []string
+	// Enable turns on optional built-in rules by name ("email",
+	// "card-number", "password-assignment").
+	Enable []string
+	// Custom rules run after the built-in ones, in order.
+	Custom []Rule
+	// None turns off every built-in rule; Enable and Custom still apply.
+	None bool
+}
+
+type rule struct {
+	name     string
+	re       *regexp.Regexp
+	group    int
+	validate func(string) bool
+	// quick is a set of literal substrings, one of which must occur in the
+	// input for the rule to possibly match; empty means always run.
+	quick []string
+	fold  bool // quick match is case-insensitive
+}
+
+// Redactor replaces secrets in text. It is safe for concurrent use.
+type Redactor struct {
+	rules []rule
+}
+
+// Report counts redactions per rule name.
+type Report struct {
+	Counts map[string]int
+}
+
+// Total returns the number of redacted spans.
+func (r Report) Total() int {
+	n := 0
+	for _, c := range r.Counts {
+		n += c
+	}
+	return n
+}
+
+// Add merges o into r.
+func (r *Report) Add(o Report) {
+	for k, v := range o.Counts {
+		if r.Counts == nil {
+			r.Counts = make(map[string]int)
+		}
+		r.Counts[k] += v
+	}
+}
+
+// String renders the counts sorted by rule name, e.g. "github-token=2 jwt=1".
+func (r Report) String() string {
+	names := make([]string, 0, len(r.Counts))
+	for k := range r.Counts {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, k := range names {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%d", k, r.Counts[k])
+	}
+	return b.String()
+}
+
+type builtin struct {
+	info     RuleInfo
+	pattern  string
+	group    int
+	validate func(string) bool
+	quick    []string
+	fold     bool
+}
+
+// builtins lists the built-in rules in the order they run. Private keys run
+// first so that a whole key block becomes one marker.
+func builtins() []builtin {
+	return []builtin{
+		{
+			info: RuleInfo{"private-key", "PEM/OpenSSH private key blocks (RSA, EC, DSA, OPENSSH, PGP, encrypted), also truncated ones and ones with escaped newlines", true},
+			// A BEGIN line, then either everything up to the matching END
+			// line, or (truncated key) the base64 body that follows.
+			pattern: `-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,-]*)`,
+			quick:   []string{"PRIVATE KEY"},
+		},
+		{
+			info:    RuleInfo{"aws-access-key", "AWS access key ids (AKIA..., ASIA..., 20 characters)", true},
+			pattern: `\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b`,
+			quick:   []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
+		},
+		{
+			info:    RuleInfo{"aws-secret-key", "AWS secret access keys (40 characters) next to an aws_secret_access_key / SecretAccessKey label", true},
+			pattern: `(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})\b`,
+			group:   1,
+			quick:   []string{"secret"},
+			fold:    true,
+		},
+		{
+			info:    RuleInfo{"gcp-api-key", "Google API keys (AIza + 35 characters)", true},
+			pattern: `\bAIza[0-9A-Za-z_\-]{35}`,
+			quick:   []string{"AIza"},
+		},
+		{
+			info:    RuleInfo{"gcp-service-account", "private_key_id of GCP service-account key files (the key itself is caught by private-key)", true},
+			pattern: `"private_key_id"\s*:\s*"([0-9a-f]{40})"`,
+			group:   1,
+			quick:   []string{"private_key_id"},
+		},
+		{
+			info:    RuleInfo{"github-token", "GitHub tokens: ghp_, gho_, ghu_, ghs_, ghr_ and fine-grained github_pat_", true},
+			pattern: `\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`,
+			quick:   []string{"gh", "github_pat_"},
+		},
+		{
+			info:    RuleInfo{"slack-token", "Slack tokens (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxr-, xoxe-) and incoming webhook URLs", true},
+			pattern: `\bxox[abposre](?:\.[A-Za-z0-9-]+)?-[A-Za-z0-9-]{10,250}\b|https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}`,
+			quick:   []string{"xox", "hooks.slack.com"},
+		},
+		{
+			info:    RuleInfo{"openai-key", "OpenAI-style secret keys: sk-, sk-proj-, sk-svcacct-, sk-ant-... (mixed case and digits, 20+ characters)", true},
+			pattern: `\bsk-[A-Za-z0-9_\-]{20,}`,
+			quick:   []string{"sk-"},
+			// Kebab-case identifiers ("sk-learn-some-long-name") are not
+			// keys: a key mixes upper case, lower case and digits.
+			validate: func(s string) bool {
+				var up, low, dig bool
+				for _, r := range s[3:] {
+					switch {
+					case r >= 'A' && r <= 'Z':
+						up = true
+					case r >= 'a' && r <= 'z':
+						low = true
+					case r >= '0' && r <= '9':
+						dig = true
+					}
+				}
+				return up && low && dig
+			},
+		},
+		{
+			info:    RuleInfo{"stripe-key", "Stripe live secret and restricted keys (sk_live_, rk_live_)", true},
+			pattern: `\b[rs]k_live_[A-Za-z0-9]{20,}\b`,
+			quick:   []string{"k_live_"},
+		},
+		{
+			info:    RuleInfo{"jwt", "JSON Web Tokens (three base64url parts, header and payload starting with eyJ)", true},
+			pattern: `\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}`,
+			quick:   []string{"eyJ"},
+		},
+		{
+			info:    RuleInfo{"url-password", "passwords in URLs (scheme://user:PASSWORD@host); only the password is replaced", true},
+			pattern: `\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^:/@\s"'<>]*:([^@\s/"'<>]+)@`,
+			group:   1,
+			quick:   []string{"://"},
+		},
+		{
+			info:    RuleInfo{"email", "email addresses", false},
+			pattern: `\b[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}\b`,
+			quick:   []string{"@"},
+		},
+		{
+			info:     RuleInfo{"card-number", "payment card numbers (13 to 19 digits, optional spaces or dashes) that pass the Luhn check", false},
+			pattern:  `\b\d(?:[ -]?\d){12,18}\b`,
+			validate: luhnValid,
+		},
+		{
+			info:    RuleInfo{"password-assignment", "values assigned to password/passwd/pwd/secret/token/api_key labels (8+ characters)", false},
+			pattern: `(?i)\b(?:password|passwd|pwd|secret|token|api[_-]?key)["']?\s*[:=]\s*["']?([^\s"',;]{8,})`,
+			group:   1,
+		},
+	}
+}
+
+// BuiltinRules lists the built-in rules in the order they run.
+func BuiltinRules() []RuleInfo {
+	bs := builtins()
+	out := make([]RuleInfo, len(bs))
+	for i, b := range bs {
+		out[i] = b.info
+	}
+	return out
+}
+
+var ruleName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+
+// New builds a Redactor from opts, which it copies and validates.
+func New(opts Options) (*Redactor, error) {
+	bs := builtins()
+	known := make(map[string]bool, len(bs))
+	for _, b := range bs {
+		known[b.info.Name] = true
+	}
+	enable := make(map[string]bool)
+	for _, n := range opts.Enable {
+		if !known[n] {
+			return nil, fmt.Errorf("%w: enable: unknown built-in rule %q", ErrInvalidRule, n)
+		}
+		enable[n] = true
+	}
+	disable := make(map[string]bool)
+	for _, n := range opts.Disable {
+		if !known[n] {
+			return nil, fmt.Errorf("%w: disable: unknown built-in rule %q", ErrInvalidRule, n)
+		}
+		disable[n] = true
+	}
+	r := &Redactor{}
+	for _, b := range bs {
+		on := (b.info.Default && !opts.None) || enable[b.info.Name]
+		if !on || disable[b.info.Name] {
+			continue
+		}
+		re := regexp.MustCompile(b.pattern)
+		r.rules = append(r.rules, rule{name: b.info.Name, re: re, group: b.group, validate: b.validate, quick: b.quick, fold: b.fold})
+	}
+	seen := make(map[string]bool)
+	for _, c := range opts.Custom {
+		if !ruleName.MatchString(c.Name) {
+			return nil, fmt.Errorf("%w: custom rule name %q: want lower-case letters, digits and '-'", ErrInvalidRule, c.Name)
+		}
+		if known[c.Name] || seen[c.Name] {
+			return nil, fmt.Errorf("%w: custom rule name %q is already used", ErrInvalidRule, c.Name)
+		}
+		seen[c.Name] = true
+		re, err := regexp.Compile(c.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("%w: custom rule %q: %w", ErrInvalidRule, c.Name, err)
+		}
+		if c.Group < 0 || c.Group > re.NumSubexp() {
+			return nil, fmt.Errorf("%w: custom rule %q: group %d does not exist (pattern has %d)", ErrInvalidRule, c.Name, c.Group, re.NumSubexp())
+		}
+		if re.MatchString("") {
+			return nil, fmt.Errorf("%w: custom rule %q matches the empty string", ErrInvalidRule, c.Name)
+		}
+		r.rules = append(r.rules, rule{name: c.Name, re: re, group: c.Group})
+	}
+	return r, nil
+}
+
+// Rules returns the names of the active rules in the order they run.
+func (r *Redactor) Rules() []string {
+	out := make([]string, len(r.rules))
+	for i, ru := range r.rules {
+		out[i] = ru.name
+	}
+	return out
+}
+
+// Redact returns s with every secret replaced by its rule's marker, and the
+// count per rule. A nil Redactor returns s unchanged.
+func (r *Redactor) Redact(s string) (string, Report) {
+	var rep Report
+	if r == nil {
+		return s, rep
+	}
+	for i := range r.rules {
+		ru := &r.rules[i]
+		if !ru.mayMatch(s) {
+			continue
+		}
+		var n int
+		s, n = ru.apply(s)
+		if n > 0 {
+			if rep.Counts == nil {
+				rep.Counts = make(map[string]int)
+			}
+			rep.Counts[ru.name] += n
+		}
+	}
+	return s, rep
+}
+
+func (ru *rule) mayMatch(s string) bool {
+	if len(ru.quick) == 0 {
+		return true
+	}
+	if ru.fold {
+		s = strings.ToLower(s)
+	}
+	for _, q := range ru.quick {
+		if strings.Contains(s, q) {
+			return true
+		}
+	}
+	return false
+}
+
+func (ru *rule) apply(s string) (string, int) {
+	locs := ru.re.FindAllStringSubmatchIndex(s, -1)
+	if len(locs) == 0 {
+		return s, 0
+	}
+	var b strings.Builder
+	last, n := 0, 0
+	marker := Marker(ru.name)
+	for _, loc := range locs {
+		start, end := loc[2*ru.group], loc[2*ru.group+1]
+		if start < 0 || start < last {
+			continue
+		}
+		span := s[start:end]
+		if strings.HasPrefix(span, markerPrefix) {
+			continue // already redacted
+		}
+		if ru.validate != nil && !ru.validate(span) {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(marker)
+		last = end
+		n++
+	}
+	if n == 0 {
+		return s, 0
+	}
+	b.WriteString(s[last:])
+	return b.String(), n
+}
+
+// luhnValid reports whether the digits of s (ignoring spaces and dashes)
+// number 13 to 19 and pass the Luhn checksum, and are not all the same digit.
+func luhnValid(s string) bool {
+	var digits []int
+	for _, r := range s {
+		if unicode.IsDigit(r) && r <= '9' {
+			digits = append(digits, int(r-'0'))
+		}
+	}
+	if len(digits) < 13 || len(digits) > 19 {
+		return false
+	}
+	same := true
+	for _, d := range digits {
+		if d != digits[0] {
+			same = false
+		}
+	}
+	if same {
+		return false
+	}
+	sum := 0
+	for i := len(digits) - 1; i >= 0; i-- {
+		d := digits[i]
+		if (len(digits)-1-i)%2 == 1 {
+			d *= 2
+			if d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+	}
+	return sum%10 == 0
+}

@@ -1,0 +1,671 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine/chunk"
+	"github.com/cairn-dev/cairn/engine/claudecode"
+	"github.com/cairn-dev/cairn/engine/redact"
+)
+
+// SessionChannel is the channel that holds the searchable chunks of
+// imported sessions. Chunk messages have type TypeSessionChunk and the
+// record's role (user, assistant, system, summary) as sender.
+const SessionChannel = "claude-code"
+
+// TypeSessionChunk is the message type of session chunks.
+const TypeSessionChunk = "session"
+
+// headBytes is how much of a file's head is hashed to notice a replaced file.
+const headBytes = 64 << 10
+
+// ImportOptions configure ImportClaudeCode. The zero value imports nothing
+// (Root is required).
+type ImportOptions struct {
+	// Root is the Claude Code projects folder (claudecode.DefaultRoot), or a
+	// single .jsonl file.
+	Root string
+	// Exclude lists globs of sessions never stored (claudecode.Excluded);
+	// a record whose sessionId matches one is skipped too.
+	Exclude []string
+	// Redactor redacts every string of every record before it is stored;
+	// nil stores records as they are.
+	Redactor *redact.Redactor
+	// MaxLineBytes bounds a line (claudecode.DefaultMaxLineBytes if 0).
+	MaxLineBytes int
+	// Chunk bounds the searchable chunks (chunk.DefaultMaxTokens tokens
+	// with chunk.DefaultOverlap overlap if zero).
+	Chunk chunk.Options
+	// Progress, when set, is called after every file with the bytes and
+	// files done so far and the totals.
+	Progress func(p Progress)
+}
+
+// Progress reports how far a long operation is.
+type Progress struct {
+	Done, Total int64 // work units (bytes for imports, items otherwise)
+	Item        string
+}
+
+// FileReport says what happened to one file.
+type FileReport struct {
+	Path       string                     `json:"path"`
+	Sessions   []string                   `json:"sessions,omitempty"`
+	Added      int                        `json:"added"`      // records stored
+	Known      int                        `json:"known"`      // records already stored (idempotent re-import)
+	Excluded   int                        `json:"excluded"`   // records of excluded sessions
+	Unchanged  bool                       `json:"unchanged"`  // nothing new since the last import
+	Resumed    bool                       `json:"resumed"`    // read from where the last import stopped
+	Skipped    map[claudecode.Reason]int  `json:"skipped,omitempty"`
+	Samples    []claudecode.Skip          `json:"samples,omitempty"`
+	Redactions map[string]int             `json:"redactions,omitempty"`
+	Error      string                     `json:"error,omitempty"` // the file was rolled back
+}
+
+// ImportReport sums up an import.
+type ImportReport struct {
+	Files          []FileReport   `json:"files"`
+	FilesExcluded  int            `json:"files_excluded"`
+	FilesFailed    int            `json:"files_failed"`
+	Added          int            `json:"added"`
+	Known          int            `json:"known"`
+	Skipped        int            `json:"skipped"`
+	ContentsNew    int            `json:"contents_new"`    // distinct contents stored
+	ContentsShared int            `json:"contents_shared"` // records whose content was already stored
+	Chunks         int            `json:"chunks"`          // chunk messages created
+	Redactions     map[string]int `json:"redactions,omitempty"`
+}
+
+// ImportClaudeCode imports Claude Code session files below opts.Root (or the
+// one file opts.Root names). It is idempotent: records already stored are
+// recognised by (session, uuid) and files already read are resumed where
+// the last import stopped. Each file is imported in one transaction, so a
+// file is either wholly imported or (on error, reported in its FileReport)
+// not at all. Lines that cannot be used are skipped and reported per file.
+func (e *Engine) ImportClaudeCode(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
+	if opts.Root == "" {
+		return nil, invalid("root", "must name the Claude Code projects folder or a .jsonl file")
+	}
+	if err := claudecode.ValidateGlobs(opts.Exclude); err != nil {
+		return nil, invalid("exclude", "%v", err)
+	}
+	st, err := os.Stat(opts.Root)
+	if err != nil {
+		return nil, fmt.Errorf("engine: import: %w", err)
+	}
+	var files []claudecode.File
+	rep := &ImportReport{}
+	if st.IsDir() {
+		files, rep.FilesExcluded, err = claudecode.Discover(opts.Root, opts.Exclude)
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		abs, err := filepath.Abs(opts.Root)
+		if err != nil {
+			return nil, err
+		}
+		f := claudecode.File{Path: abs, Rel: filepath.Base(abs), Project: filepath.Base(filepath.Dir(abs)), Stem: strings.TrimSuffix(filepath.Base(abs), ".jsonl"), Size: st.Size()}
+		if claudecode.Excluded(f, opts.Exclude) {
+			rep.FilesExcluded++
+		} else {
+			files = append(files, f)
+		}
+	}
+	var total, done int64
+	for _, f := range files {
+		total += f.Size
+	}
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+		fr, st := e.importFile(ctx, f, opts)
+		if fr.Error != "" {
+			rep.FilesFailed++
+		}
+		rep.Files = append(rep.Files, fr)
+		rep.Added += fr.Added
+		rep.Known += fr.Known
+		for _, n := range fr.Skipped {
+			rep.Skipped += n
+		}
+		rep.ContentsNew += st.contentsNew
+		rep.ContentsShared += st.contentsShared
+		rep.Chunks += st.chunks
+		for k, v := range fr.Redactions {
+			if rep.Redactions == nil {
+				rep.Redactions = map[string]int{}
+			}
+			rep.Redactions[k] += v
+		}
+		done += f.Size
+		if opts.Progress != nil {
+			opts.Progress(Progress{Done: done, Total: total, Item: f.Rel})
+		}
+		if errors.Is(ctx.Err(), context.Canceled) {
+			return rep, ctx.Err()
+		}
+	}
+	return rep, nil
+}
+
+type importStats struct{ contentsNew, contentsShared, chunks int }
+
+type sessionState struct {
+	seq              int
+	first, last      int64
+	added            int
+	cwd, branch, prj string
+}
+
+func (e *Engine) importFile(ctx context.Context, f claudecode.File, opts ImportOptions) (FileReport, importStats) {
+	fr := FileReport{Path: f.Path}
+	var st importStats
+	done, err := e.enter()
+	if err != nil {
+		fr.Error = err.Error()
+		return fr, st
+	}
+	defer done()
+	fail := func(err error) (FileReport, importStats) {
+		fr.Error = err.Error()
+		fr.Added, fr.Known, fr.Excluded, fr.Sessions, fr.Redactions = 0, 0, 0, nil, nil
+		return fr, importStats{}
+	}
+
+	fh, err := os.Open(f.Path)
+	if err != nil {
+		return fail(err)
+	}
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return fail(err)
+	}
+
+	tx, err := e.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fail(classify(err))
+	}
+	defer tx.Rollback()
+
+	// Resume where the last import stopped if the file only grew.
+	var start int64
+	var startLine int
+	var prevOff int64
+	var prevLines int
+	var prevHead string
+	err = tx.QueryRowContext(ctx, "SELECT end_offset, lines, head_sha256 FROM session_files WHERE path = ?", f.Path).Scan(&prevOff, &prevLines, &prevHead)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return fail(classify(err))
+	default:
+		if prevOff <= info.Size() {
+			h, err := headHash(fh, prevOff)
+			if err != nil {
+				return fail(err)
+			}
+			if h == prevHead {
+				start, startLine = prevOff, prevLines
+				fr.Resumed = start > 0
+			}
+		}
+	}
+	if start == info.Size() && start > 0 {
+		fr.Unchanged = true
+		return fr, st
+	}
+	if _, err := fh.Seek(start, io.SeekStart); err != nil {
+		return fail(err)
+	}
+
+	now := e.opts.Now().UnixMilli()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, description, created_at)
+		VALUES (?, 'channel', ?, 'Searchable chunks of imported Claude Code sessions', ?) ON CONFLICT (id) DO NOTHING`,
+		SessionChannel, SessionChannel, now); err != nil {
+		return fail(classify(err))
+	}
+	sessions := map[string]*sessionState{}
+	var order []string
+	excluded := map[string]bool{}
+	chunkOpts := opts.Chunk
+
+	rrep, err := claudecode.Read(ctx, fh, claudecode.Options{
+		MaxLineBytes:     opts.MaxLineBytes,
+		Redactor:         opts.Redactor,
+		StartOffset:      start,
+		StartLine:        startLine,
+		DefaultSessionID: f.SessionID(),
+	}, func(rec *claudecode.Record) error {
+		ex, seen := excluded[rec.SessionID]
+		if !seen {
+			ex = false
+			for _, g := range opts.Exclude {
+				if ok, _ := filepath.Match(g, rec.SessionID); ok {
+					ex = true
+				}
+			}
+			excluded[rec.SessionID] = ex
+		}
+		if ex {
+			fr.Excluded++
+			return nil
+		}
+		ss := sessions[rec.SessionID]
+		if ss == nil {
+			ss = &sessionState{prj: f.Project}
+			if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM session_messages WHERE session_id = ?", rec.SessionID).Scan(&ss.seq); err != nil {
+				return classify(err)
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, project, imported_at, updated_at) VALUES (?, ?, ?, ?)
+				ON CONFLICT (id) DO NOTHING`, rec.SessionID, f.Project, now, now); err != nil {
+				return classify(err)
+			}
+			sessions[rec.SessionID] = ss
+			order = append(order, rec.SessionID)
+		}
+		var exists int
+		err := tx.QueryRowContext(ctx, "SELECT count(*) FROM session_messages WHERE session_id = ? AND key = ?", rec.SessionID, rec.Key()).Scan(&exists)
+		if err != nil {
+			return classify(err)
+		}
+		if exists > 0 {
+			fr.Known++
+			return nil
+		}
+		envelope, content, err := claudecode.SplitContent(rec.JSON)
+		if err != nil {
+			return err
+		}
+		var hash any
+		if content != nil {
+			sum := sha256.Sum256(content)
+			h := hex.EncodeToString(sum[:])
+			hash = h
+			created := rec.Timestamp.UnixMilli()
+			if rec.Timestamp.IsZero() {
+				created = now
+			}
+			isNew, n, err := e.storeContentTx(ctx, tx, h, content, rec, created, chunkOpts)
+			if err != nil {
+				return err
+			}
+			if isNew {
+				st.contentsNew++
+				st.chunks += n
+			} else {
+				st.contentsShared++
+			}
+		}
+		ss.seq++
+		var ts int64
+		if !rec.Timestamp.IsZero() {
+			ts = rec.Timestamp.UnixMilli()
+			if ss.first == 0 || ts < ss.first {
+				ss.first = ts
+			}
+			if ts > ss.last {
+				ss.last = ts
+			}
+		}
+		if ss.cwd == "" || ss.branch == "" {
+			var env struct {
+				CWD       string `json:"cwd"`
+				GitBranch string `json:"gitBranch"`
+			}
+			_ = json.Unmarshal(envelope, &env) // optional fields
+			if ss.cwd == "" {
+				ss.cwd = env.CWD
+			}
+			if ss.branch == "" {
+				ss.branch = env.GitBranch
+			}
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO session_messages
+			(session_id, seq, key, uuid, parent_uuid, type, role, created_at, is_sidechain, is_compact, content_hash, envelope)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			rec.SessionID, ss.seq, rec.Key(), rec.UUID, rec.ParentUUID, rec.Type, rec.Role, ts,
+			rec.IsSidechain, rec.IsCompact, hash, string(envelope))
+		if err != nil {
+			return classify(err)
+		}
+		ss.added++
+		fr.Added++
+		return nil
+	})
+	if err != nil {
+		return fail(err)
+	}
+	fr.Skipped, fr.Samples = rrep.Skipped, rrep.Samples
+	if rrep.Redactions.Total() > 0 {
+		fr.Redactions = rrep.Redactions.Counts
+	}
+	for _, id := range order {
+		ss := sessions[id]
+		fr.Sessions = append(fr.Sessions, id)
+		_, err := tx.ExecContext(ctx, `UPDATE sessions SET
+				message_count = message_count + ?,
+				first_at = CASE WHEN first_at = 0 OR (? <> 0 AND ? < first_at) THEN ? ELSE first_at END,
+				last_at = max(last_at, ?),
+				cwd = CASE WHEN cwd = '' THEN ? ELSE cwd END,
+				git_branch = CASE WHEN git_branch = '' THEN ? ELSE git_branch END,
+				updated_at = ?
+			WHERE id = ?`,
+			ss.added, ss.first, ss.first, ss.first, ss.last, ss.cwd, ss.branch, now, id)
+		if err != nil {
+			return fail(classify(err))
+		}
+	}
+	head, err := headHash(fh, rrep.EndOffset)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO session_files (path, end_offset, lines, head_sha256, imported_at) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (path) DO UPDATE SET end_offset = excluded.end_offset, lines = excluded.lines, head_sha256 = excluded.head_sha256, imported_at = excluded.imported_at`,
+		f.Path, rrep.EndOffset, startLine+linesConsumed(rrep), head, now); err != nil {
+		return fail(classify(err))
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(classify(err))
+	}
+	return fr, st
+}
+
+// linesConsumed is the number of complete lines a read consumed (a
+// truncated last line is not consumed).
+func linesConsumed(r *claudecode.Report) int {
+	return r.Lines - r.Skipped[claudecode.ReasonTruncated]
+}
+
+// headHash hashes the first min(n, headBytes) bytes of f.
+func headHash(f *os.File, n int64) (string, error) {
+	if n > headBytes {
+		n = headBytes
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, n)); err != nil {
+		return "", fmt.Errorf("engine: import %s: %w", f.Name(), err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// storeContentTx stores a record's content once: a new content gets its
+// text chunked and each chunk stored as a message of SessionChannel.
+func (e *Engine) storeContentTx(ctx context.Context, tx *sql.Tx, hash string, content []byte, rec *claudecode.Record, created int64, co chunk.Options) (isNew bool, chunks int, err error) {
+	text := strings.ReplaceAll(rec.Text(), "\x00", "\uFFFD")
+	res, err := tx.ExecContext(ctx, "INSERT INTO session_contents (hash, content, text, tokens) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
+		hash, string(content), text, chunk.Tokens(text))
+	if err != nil {
+		return false, 0, classify(err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, 0, nil
+	}
+	cs := chunk.Split(text, co)
+	sender := rec.Role
+	if sender == "" || !agentRE.MatchString(sender) {
+		sender = rec.Type
+	}
+	for i, c := range cs {
+		if c.Tokens == 0 {
+			continue
+		}
+		md, _ := json.Marshal(map[string]any{"source": "claude-code", "content_hash": hash, "chunk": i, "chunks": len(cs), "tokens": c.Tokens})
+		p, err := e.prepare(NewMessage{
+			Channel:   SessionChannel,
+			Sender:    sender,
+			Content:   text[c.Start:c.End],
+			Metadata:  md,
+			Type:      TypeSessionChunk,
+			CreatedAt: time.UnixMilli(created),
+		})
+		if err != nil {
+			return false, 0, fmt.Errorf("engine: chunk %d of content %s: %w", i, hash[:12], err)
+		}
+		wr, err := e.writeTx(ctx, tx, p)
+		if err != nil {
+			return false, 0, err
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO session_chunks (content_hash, idx, start_byte, end_byte, tokens, message_id) VALUES (?, ?, ?, ?, ?, ?)",
+			hash, i, c.Start, c.End, c.Tokens, wr.ID); err != nil {
+			return false, 0, classify(err)
+		}
+		if wr.Created {
+			chunks++
+		}
+	}
+	return true, chunks, nil
+}
+
+// Session is an imported session.
+type Session struct {
+	ID           string    `json:"id"`
+	Source       string    `json:"source"`
+	Project      string    `json:"project"`
+	CWD          string    `json:"cwd"`
+	GitBranch    string    `json:"git_branch"`
+	MessageCount int       `json:"message_count"`
+	FirstAt      time.Time `json:"first_at"`
+	LastAt       time.Time `json:"last_at"`
+	ImportedAt   time.Time `json:"imported_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+// SessionRecord is one record of a session, in order.
+type SessionRecord struct {
+	Seq         int             `json:"seq"`
+	UUID        string          `json:"uuid,omitempty"`
+	ParentUUID  string          `json:"parent_uuid,omitempty"`
+	Type        string          `json:"type"`
+	Role        string          `json:"role"`
+	CreatedAt   time.Time       `json:"created_at"` // zero for summary records
+	IsSidechain bool            `json:"is_sidechain"`
+	IsCompact   bool            `json:"is_compact"`
+	ContentHash string          `json:"content_hash,omitempty"`
+	Text        string          `json:"text"`
+	Content     json.RawMessage `json:"content,omitempty"` // canonical message content
+	Envelope    json.RawMessage `json:"envelope"`          // canonical record without content
+}
+
+// JSON returns the canonical record (envelope with content put back), as
+// the JSONL export writes it.
+func (r SessionRecord) JSON() ([]byte, error) {
+	var content []byte
+	if r.Content != nil {
+		content = r.Content
+	}
+	return claudecode.JoinContent(r.Envelope, content)
+}
+
+func checkSessionID(id string) (string, error) {
+	if !claudecode.ValidUUID(id) {
+		return "", invalid("session", "must be a UUID (8-4-4-4-12 hex digits), got %q", id)
+	}
+	return strings.ToLower(id), nil
+}
+
+// GetSession returns the session with id, or ErrNotFound.
+func (e *Engine) GetSession(ctx context.Context, id string) (Session, error) {
+	id, err := checkSessionID(id)
+	if err != nil {
+		return Session{}, err
+	}
+	done, err := e.enter()
+	if err != nil {
+		return Session{}, err
+	}
+	defer done()
+	ss, err := e.listSessions(ctx, "WHERE id = ?", id)
+	if err != nil {
+		return Session{}, err
+	}
+	if len(ss) == 0 {
+		return Session{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	return ss[0], nil
+}
+
+// ListSessions returns every imported session, most recent first.
+func (e *Engine) ListSessions(ctx context.Context) ([]Session, error) {
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return e.listSessions(ctx, "")
+}
+
+func (e *Engine) listSessions(ctx context.Context, where string, args ...any) ([]Session, error) {
+	rows, err := e.r.QueryContext(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
+		FROM sessions `+where+` ORDER BY last_at DESC, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: list sessions: %w", classify(err))
+	}
+	defer rows.Close()
+	out := []Session{}
+	for rows.Next() {
+		var s Session
+		var first, last, imp, upd int64
+		if err := rows.Scan(&s.ID, &s.Source, &s.Project, &s.CWD, &s.GitBranch, &s.MessageCount, &first, &last, &imp, &upd); err != nil {
+			return nil, classify(err)
+		}
+		s.FirstAt, s.LastAt, s.ImportedAt, s.UpdatedAt = fromMillis(first), fromMillis(last), fromMillis(imp), fromMillis(upd)
+		out = append(out, s)
+	}
+	return out, classify(rows.Err())
+}
+
+// SessionMessages loads the records of a session in order (the context an
+// agent resumes from). ErrNotFound if the session does not exist.
+func (e *Engine) SessionMessages(ctx context.Context, id string) ([]SessionRecord, error) {
+	id, err := checkSessionID(id)
+	if err != nil {
+		return nil, err
+	}
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return e.sessionMessages(ctx, e.r, id)
+}
+
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func (e *Engine) sessionMessages(ctx context.Context, q querier, id string) ([]SessionRecord, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE id = ?", id).Scan(&n); err != nil {
+		return nil, fmt.Errorf("engine: session %s: %w", id, classify(err))
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT sm.seq, sm.uuid, sm.parent_uuid, sm.type, sm.role, sm.created_at, sm.is_sidechain, sm.is_compact,
+			coalesce(sm.content_hash, ''), coalesce(c.text, ''), c.content, sm.envelope
+		FROM session_messages sm LEFT JOIN session_contents c ON c.hash = sm.content_hash
+		WHERE sm.session_id = ? ORDER BY sm.seq`, id)
+	if err != nil {
+		return nil, fmt.Errorf("engine: session %s: %w", id, classify(err))
+	}
+	defer rows.Close()
+	out := make([]SessionRecord, 0, 64)
+	for rows.Next() {
+		var r SessionRecord
+		var ts int64
+		var content sql.NullString
+		var env string
+		if err := rows.Scan(&r.Seq, &r.UUID, &r.ParentUUID, &r.Type, &r.Role, &ts, &r.IsSidechain, &r.IsCompact, &r.ContentHash, &r.Text, &content, &env); err != nil {
+			return nil, classify(err)
+		}
+		if ts != 0 {
+			r.CreatedAt = fromMillis(ts)
+		}
+		if content.Valid {
+			r.Content = json.RawMessage(content.String)
+		}
+		r.Envelope = json.RawMessage(env)
+		out = append(out, r)
+	}
+	return out, classify(rows.Err())
+}
+
+// SessionRef points from a chunk message to a session record holding it.
+type SessionRef struct {
+	SessionID string `json:"session_id"`
+	Seq       int    `json:"seq"`
+	UUID      string `json:"uuid,omitempty"`
+	Chunk     int    `json:"chunk"`
+	Start     int    `json:"start"` // byte range of the chunk in the record's text
+	End       int    `json:"end"`
+}
+
+// SessionRefs returns the session records that contain the chunk stored as
+// message id (a search hit in SessionChannel), oldest session first. It is
+// empty for messages that are not session chunks.
+func (e *Engine) SessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error) {
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rows, err := e.r.QueryContext(ctx, `SELECT sm.session_id, sm.seq, sm.uuid, ch.idx, ch.start_byte, ch.end_byte
+		FROM session_chunks ch JOIN session_messages sm ON sm.content_hash = ch.content_hash
+		WHERE ch.message_id = ? ORDER BY sm.created_at, sm.session_id, sm.seq`, messageID)
+	if err != nil {
+		return nil, fmt.Errorf("engine: session refs: %w", classify(err))
+	}
+	defer rows.Close()
+	out := []SessionRef{}
+	for rows.Next() {
+		var r SessionRef
+		if err := rows.Scan(&r.SessionID, &r.Seq, &r.UUID, &r.Chunk, &r.Start, &r.End); err != nil {
+			return nil, classify(err)
+		}
+		out = append(out, r)
+	}
+	return out, classify(rows.Err())
+}
+
+// WriteSessionJSONL writes a session as Claude Code JSONL: one canonical
+// record per line, in order. Importing that output into an empty store and
+// exporting again gives the same bytes.
+func (e *Engine) WriteSessionJSONL(ctx context.Context, id string, w io.Writer) error {
+	recs, err := e.SessionMessages(ctx, id)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	for _, r := range recs {
+		b, err := r.JSON()
+		if err != nil {
+			return fmt.Errorf("%w: session %s record %d: %w", ErrCorrupt, id, r.Seq, err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+		if buf.Len() > 1<<20 {
+			if _, err := w.Write(buf.Bytes()); err != nil {
+				return err
+			}
+			buf.Reset()
+		}
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}

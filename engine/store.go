@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"unicode"
+)
+
+func isLetterOrDigit(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// StoreMessage stores a message in in.Channel and returns its id. Storing
+// the same content from the same sender in the same channel again returns
+// the existing id with Created false and writes nothing (the sender's
+// last_active is still updated). Bad input returns an *InvalidError and
+// writes nothing; a channel outside the auto-created namespaces that does
+// not exist returns ErrNotFound.
+func (e *Engine) StoreMessage(ctx context.Context, in NewMessage) (WriteResult, error) {
+	p, err := e.prepare(in)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	done, err := e.enter()
+	if err != nil {
+		return WriteResult{}, err
+	}
+	defer done()
+	return e.write(ctx, p)
+}
+
+// WriteNote stores a note from in.Agent in its notes channel
+// (agent-notes:{agent}, or agent-notes:{agent}:{project} with a project).
+func (e *Engine) WriteNote(ctx context.Context, in NewNote) (WriteResult, error) {
+	if err := checkAgent("agent", in.Agent); err != nil {
+		return WriteResult{}, err
+	}
+	if err := checkProject("project", in.Project); err != nil {
+		return WriteResult{}, err
+	}
+	typ := in.Type
+	if typ == "" {
+		typ = TypeReflection
+	}
+	return e.StoreMessage(ctx, NewMessage{
+		Channel:     NotesChannelID(in.Agent, in.Project),
+		Sender:      in.Agent,
+		Project:     in.Project,
+		Content:     in.Content,
+		Metadata:    in.Metadata,
+		Breadcrumbs: in.Breadcrumbs,
+		Confidence:  in.Confidence,
+		Type:        typ,
+		CreatedAt:   in.CreatedAt,
+	})
+}
+
+// write runs one prepared write in its own transaction.
+func (e *Engine) write(ctx context.Context, p prepared) (WriteResult, error) {
+	tx, err := e.w.BeginTx(ctx, nil)
+	if err != nil {
+		return WriteResult{}, fmt.Errorf("engine: store message: %w", classify(err))
+	}
+	defer tx.Rollback()
+	res, err := e.writeTx(ctx, tx, p)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return WriteResult{}, fmt.Errorf("engine: store message: %w", classify(err))
+	}
+	return res, nil
+}
+
+// writeTx stores p inside tx. Later issues add the vector outbox row here,
+// in the same transaction.
+func (e *Engine) writeTx(ctx context.Context, tx *sql.Tx, p prepared) (WriteResult, error) {
+	now := e.opts.Now().UnixMilli()
+	created := p.createdAt
+	if created == 0 {
+		created = now
+	}
+	res := WriteResult{ChannelID: p.channel.id, ContentHash: p.hash}
+	if err := e.ensureChannelTx(ctx, tx, p.channel, now); err != nil {
+		return res, err
+	}
+	err := tx.QueryRowContext(ctx,
+		"SELECT id FROM messages WHERE content_hash = ? AND channel_id = ? AND sender_id = ?",
+		p.hash, p.channel.id, p.sender).Scan(&res.ID)
+	switch {
+	case err == nil:
+		if err := e.touchAgentTx(ctx, tx, p.sender, p.project, now, 0); err != nil {
+			return res, err
+		}
+		return res, nil
+	case !errors.Is(err, sql.ErrNoRows):
+		return res, fmt.Errorf("engine: store message: %w", classify(err))
+	}
+	err = tx.QueryRowContext(ctx, `INSERT INTO messages
+		(channel_id, sender_id, sender_project_id, content, content_hash, confidence, message_type, metadata, mentions, word_count, has_breadcrumbs, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		p.channel.id, p.sender, p.project, p.content, p.hash, p.confidence, p.typ, p.metadata, p.mentions, p.wordCount, p.hasBreadcrumbs, created).Scan(&res.ID)
+	if err != nil {
+		return res, fmt.Errorf("engine: store message: %w", classify(err))
+	}
+	if err := e.fts.Insert(ctx, tx, res.ID, p.content); err != nil {
+		return res, fmt.Errorf("engine: store message: %w", classify(err))
+	}
+	if _, err := tx.ExecContext(ctx,
+		"UPDATE channels SET message_count = message_count + 1, last_message_at = max(last_message_at, ?) WHERE id = ?",
+		created, p.channel.id); err != nil {
+		return res, fmt.Errorf("engine: store message: %w", classify(err))
+	}
+	if err := e.touchAgentTx(ctx, tx, p.sender, p.project, now, 1); err != nil {
+		return res, err
+	}
+	res.Created = true
+	return res, nil
+}
+
+// ensureChannelTx creates an auto-created channel if missing, or returns
+// ErrNotFound for a missing plain channel.
+func (e *Engine) ensureChannelTx(ctx context.Context, tx *sql.Tx, c channelSpec, now int64) error {
+	if c.autoCreate {
+		_, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, owner_agent_name, owner_agent_project_id, project_id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			c.id, c.typ, c.name, c.ownerAgent, c.ownerProj, c.project, now)
+		if err != nil {
+			return fmt.Errorf("engine: create channel %s: %w", c.id, classify(err))
+		}
+		if c.project != "" {
+			return e.ensureProjectTx(ctx, tx, c.project, now)
+		}
+		return nil
+	}
+	var one int
+	err := tx.QueryRowContext(ctx, "SELECT 1 FROM channels WHERE id = ?", c.id).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("channel %q: %w (create it first)", c.id, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("engine: channel %s: %w", c.id, classify(err))
+	}
+	return nil
+}
+
+// ensureProjectTx makes the channels every project has.
+func (e *Engine) ensureProjectTx(ctx context.Context, tx *sql.Tx, project string, now int64) error {
+	for _, name := range ProjectChannelNames() {
+		_, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, project_id, created_at)
+			VALUES (?, 'project', ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			ProjectChannelID(project, name), name, project, now)
+		if err != nil {
+			return fmt.Errorf("engine: create project channels for %s: %w", project, classify(err))
+		}
+	}
+	return nil
+}
+
+// touchAgentTx records a write by agent (name, project): creates it on first
+// write, updates last_active, adds n to its message count.
+func (e *Engine) touchAgentTx(ctx context.Context, tx *sql.Tx, name, project string, now int64, n int) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO agents (name, project_id, message_count, created_at, last_active)
+		VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (name, project_id) DO UPDATE SET last_active = max(last_active, excluded.last_active), message_count = message_count + excluded.message_count`,
+		name, project, n, now, now)
+	if err != nil {
+		return fmt.Errorf("engine: record agent %s: %w", name, classify(err))
+	}
+	if project != "" {
+		return e.ensureProjectTx(ctx, tx, project, now)
+	}
+	return nil
+}

@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Message is one stored message. JSON field names are the ones every surface
+// (CLI --json, HTTP, MCP) uses.
+type Message struct {
+	ID              int64           `json:"id"`
+	ChannelID       string          `json:"channel_id"`
+	SenderID        string          `json:"sender_id"`
+	SenderProjectID string          `json:"sender_project_id"`
+	Content         string          `json:"content"`
+	ContentHash     string          `json:"content_hash"`
+	Confidence      float64         `json:"confidence"`
+	MessageType     string          `json:"message_type"`
+	Metadata        json.RawMessage `json:"metadata"`
+	Mentions        []string        `json:"mentions"`
+	WordCount       int             `json:"word_count"`
+	HasBreadcrumbs  bool            `json:"has_breadcrumbs"`
+	CreatedAt       time.Time       `json:"created_at"`
+}
+
+// Breadcrumbs point from a message to where its knowledge came from. They
+// are stored in the message's metadata under "breadcrumbs" as an object of
+// string arrays: {"files": [...], "commits": [...], "issues": [...], "prs": [...]}.
+type Breadcrumbs struct {
+	Files   []string `json:"files,omitempty"`
+	Commits []string `json:"commits,omitempty"`
+	Issues  []string `json:"issues,omitempty"`
+	PRs     []string `json:"prs,omitempty"`
+}
+
+// Empty reports whether b has no breadcrumb.
+func (b Breadcrumbs) Empty() bool {
+	return len(b.Files) == 0 && len(b.Commits) == 0 && len(b.Issues) == 0 && len(b.PRs) == 0
+}
+
+// Breadcrumbs returns the breadcrumbs stored in m's metadata.
+func (m Message) Breadcrumbs() Breadcrumbs {
+	var md struct {
+		Breadcrumbs Breadcrumbs `json:"breadcrumbs"`
+	}
+	_ = json.Unmarshal(m.Metadata, &md) // stored metadata was validated on write
+	return md.Breadcrumbs
+}
+
+// Default message types.
+const (
+	TypeMessage    = "message"
+	TypeReflection = "reflection"
+	TypeDecision   = "decision"
+	TypePattern    = "pattern"
+	TypePolicy     = "policy"
+)
+
+// DefaultConfidence is a message's confidence when none is given.
+const DefaultConfidence = 0.5
+
+// NewMessage is the input of StoreMessage.
+type NewMessage struct {
+	// Channel is the channel id. agent-notes:{agent}[:{project}] and
+	// project:{project}:{decisions|patterns|policies} channels are created
+	// on first write; other channels must exist (CreateChannel).
+	Channel string
+	// Sender is the writing agent's name; Project the sender's project id
+	// ("" for none).
+	Sender  string
+	Project string
+	// Content is the message text: non-empty, valid UTF-8, no NUL bytes, at
+	// most Options.MaxContentBytes bytes.
+	Content string
+	// Metadata is a JSON object, or empty for {}.
+	Metadata json.RawMessage
+	// Breadcrumbs are merged into metadata.breadcrumbs (appended, without
+	// duplicates).
+	Breadcrumbs Breadcrumbs
+	// Confidence in [0,1]; nil means DefaultConfidence.
+	Confidence *float64
+	// Type is the message type; "" means TypeMessage.
+	Type string
+	// CreatedAt is the creation time (stored in UTC at millisecond
+	// precision); zero means now. Imports set it.
+	CreatedAt time.Time
+}
+
+// NewNote is the input of WriteNote: a message from Agent to its notes
+// channel agent-notes:{agent} or, with a project, agent-notes:{agent}:{project}.
+type NewNote struct {
+	Agent       string
+	Project     string
+	Content     string
+	Metadata    json.RawMessage
+	Breadcrumbs Breadcrumbs
+	Confidence  *float64
+	// Type is the message type; "" means TypeReflection.
+	Type      string
+	CreatedAt time.Time
+}
+
+// WriteResult says what a write did.
+type WriteResult struct {
+	ID        int64  `json:"id"`
+	ChannelID string `json:"channel_id"`
+	// Created is false when the same content from the same sender was
+	// already in the channel: ID is then the existing message's id and
+	// nothing was written.
+	Created     bool   `json:"created"`
+	ContentHash string `json:"content_hash"`
+}
+
+// Channel types.
+const (
+	ChannelAgentNotes = "agent-notes"
+	ChannelProject    = "project"
+	ChannelPlain      = "channel"
+)
+
+// ProjectChannelNames returns the names of the channels every project has:
+// project:{project}:{name}.
+func ProjectChannelNames() []string { return []string{"decisions", "patterns", "policies"} }
+
+// Channel is a channel with its message count.
+type Channel struct {
+	ID                  string    `json:"id"`
+	ChannelType         string    `json:"channel_type"`
+	Name                string    `json:"name"`
+	Description         string    `json:"description"`
+	OwnerAgentName      string    `json:"owner_agent_name,omitempty"`
+	OwnerAgentProjectID string    `json:"owner_agent_project_id,omitempty"`
+	ProjectID           string    `json:"project_id,omitempty"`
+	MessageCount        int64     `json:"message_count"`
+	LastMessageAt       time.Time `json:"last_message_at,omitzero"`
+	CreatedAt           time.Time `json:"created_at"`
+}
+
+// NewChannel is the input of CreateChannel.
+type NewChannel struct {
+	// ID is the channel id: letters, digits and . _ - / :, starting with a
+	// letter or digit, at most 128 bytes, and not in the agent-notes: or
+	// project: namespaces (those are created on first write).
+	ID string
+	// Name is a display name; "" means ID.
+	Name        string
+	Description string
+	// Project optionally ties the channel to a project.
+	Project string
+}
+
+// Scope selects channels for ListChannels.
+type Scope struct {
+	// Kind is "" or "all" (every channel), "notes" (agent-notes channels)
+	// or "project" (project channels and channels tied to a project).
+	Kind string
+	// Project, when set, keeps only channels of that project (for notes:
+	// the owner's project).
+	Project string
+	// Agent, when set with Kind "notes", keeps only that agent's notes channels.
+	Agent string
+}
+
+// Agent is a writer known to the store.
+type Agent struct {
+	Name         string    `json:"name"`
+	ProjectID    string    `json:"project_id"`
+	Description  string    `json:"description"`
+	MessageCount int64     `json:"message_count"`
+	CreatedAt    time.Time `json:"created_at"`
+	LastActive   time.Time `json:"last_active"`
+}

@@ -1,0 +1,333 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+var (
+	agentRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	projectRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
+	channelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$`)
+	typeRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+)
+
+const (
+	agentRule   = "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+	projectRule = "must be 1-128 letters, digits, '.', '_', '-' or '/', starting with a letter or digit"
+	channelRule = "must be 1-128 letters, digits, '.', '_', '-', '/' or ':', starting with a letter or digit"
+	typeRule    = "must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+)
+
+const (
+	notesPrefix   = "agent-notes:"
+	projectPrefix = "project:"
+)
+
+func checkAgent(field, name string) error {
+	if !agentRE.MatchString(name) {
+		return invalid(field, "%s, got %q", agentRule, name)
+	}
+	return nil
+}
+
+func checkProject(field, p string) error {
+	if p != "" && !projectRE.MatchString(p) {
+		return invalid(field, "%s, got %q", projectRule, p)
+	}
+	return nil
+}
+
+// NotesChannelID returns the notes channel of agent in project ("" for the
+// agent's own notes).
+func NotesChannelID(agent, project string) string {
+	if project == "" {
+		return notesPrefix + agent
+	}
+	return notesPrefix + agent + ":" + project
+}
+
+// ProjectChannelID returns the project channel name (decisions, patterns or
+// policies) of project.
+func ProjectChannelID(project, name string) string {
+	return projectPrefix + project + ":" + name
+}
+
+// channelSpec is what a channel id says about the channel it names.
+type channelSpec struct {
+	id, typ, name         string
+	ownerAgent, ownerProj string
+	project               string
+	autoCreate            bool
+}
+
+// parseChannel validates a channel id and classifies it.
+func parseChannel(field, id string) (channelSpec, error) {
+	if !channelRE.MatchString(id) {
+		return channelSpec{}, invalid(field, "%s, got %q", channelRule, id)
+	}
+	switch {
+	case strings.HasPrefix(id, notesPrefix):
+		rest := id[len(notesPrefix):]
+		agent, project, _ := strings.Cut(rest, ":")
+		if !agentRE.MatchString(agent) || (project != "" || strings.HasSuffix(rest, ":")) && !projectRE.MatchString(project) {
+			return channelSpec{}, invalid(field, "a notes channel is agent-notes:{agent} or agent-notes:{agent}:{project} (agent %s; project %s), got %q", agentRule, projectRule, id)
+		}
+		return channelSpec{id: id, typ: ChannelAgentNotes, name: id, ownerAgent: agent, ownerProj: project, project: project, autoCreate: true}, nil
+	case strings.HasPrefix(id, projectPrefix):
+		rest := id[len(projectPrefix):]
+		i := strings.LastIndexByte(rest, ':')
+		if i < 0 || !projectRE.MatchString(rest[:i]) || !slices.Contains(ProjectChannelNames(), rest[i+1:]) {
+			return channelSpec{}, invalid(field, "a project channel is project:{project}:decisions, :patterns or :policies (project %s), got %q", projectRule, id)
+		}
+		return channelSpec{id: id, typ: ChannelProject, name: rest[i+1:], project: rest[:i], autoCreate: true}, nil
+	}
+	return channelSpec{id: id, typ: ChannelPlain, name: id}, nil
+}
+
+// prepared is a validated, normalized write.
+type prepared struct {
+	channel        channelSpec
+	sender         string
+	project        string
+	content        string
+	hash           string
+	confidence     float64
+	typ            string
+	metadata       string
+	mentions       string
+	wordCount      int
+	hasBreadcrumbs bool
+	createdAt      int64 // Unix ms; 0 = now
+}
+
+func (e *Engine) prepare(in NewMessage) (prepared, error) {
+	var p prepared
+	var err error
+	if p.channel, err = parseChannel("channel", in.Channel); err != nil {
+		return p, err
+	}
+	if err := checkAgent("sender", in.Sender); err != nil {
+		return p, err
+	}
+	if err := checkProject("project", in.Project); err != nil {
+		return p, err
+	}
+	p.sender, p.project = in.Sender, in.Project
+	if err := e.checkContent(in.Content); err != nil {
+		return p, err
+	}
+	p.content = in.Content
+	sum := sha256.Sum256([]byte(in.Content))
+	p.hash = hex.EncodeToString(sum[:])
+
+	p.confidence = DefaultConfidence
+	if in.Confidence != nil {
+		c := *in.Confidence
+		if math.IsNaN(c) || c < 0 || c > 1 {
+			return p, invalid("confidence", "must be a number from 0 to 1, got %v", c)
+		}
+		p.confidence = c
+	}
+	p.typ = in.Type
+	if p.typ == "" {
+		p.typ = TypeMessage
+	}
+	if !typeRE.MatchString(p.typ) {
+		return p, invalid("message_type", "%s, got %q", typeRule, p.typ)
+	}
+	md, has, err := e.normalizeMetadata(in.Metadata, in.Breadcrumbs)
+	if err != nil {
+		return p, err
+	}
+	p.metadata, p.hasBreadcrumbs = md, has
+	mentions, _ := json.Marshal(Mentions(in.Content))
+	p.mentions = string(mentions)
+	p.wordCount = len(strings.Fields(in.Content))
+	if !in.CreatedAt.IsZero() {
+		p.createdAt = in.CreatedAt.UnixMilli()
+		if p.createdAt <= 0 {
+			return p, invalid("created_at", "must be after 1970-01-01T00:00:00Z, got %s", in.CreatedAt)
+		}
+	}
+	return p, nil
+}
+
+func (e *Engine) checkContent(c string) error {
+	switch {
+	case strings.TrimSpace(c) == "":
+		return invalid("content", "must not be empty")
+	case len(c) > e.opts.MaxContentBytes:
+		return invalid("content", "must be at most %d bytes, got %d", e.opts.MaxContentBytes, len(c))
+	case !utf8.ValidString(c):
+		return invalid("content", "must be valid UTF-8")
+	case strings.IndexByte(c, 0) >= 0:
+		return invalid("content", "must not contain NUL bytes")
+	}
+	return nil
+}
+
+// normalizeMetadata validates raw as a JSON object, merges bc into its
+// "breadcrumbs" and returns the compact JSON and whether any breadcrumb is
+// present.
+func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs) (string, bool, error) {
+	if len(raw) > e.opts.MaxContentBytes {
+		return "", false, invalid("metadata", "must be at most %d bytes, got %d", e.opts.MaxContentBytes, len(raw))
+	}
+	md := map[string]any{}
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if !utf8.Valid(raw) {
+			return "", false, invalid("metadata", "must be valid UTF-8")
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return "", false, invalid("metadata", "must be a JSON object: %v", err)
+		}
+		if dec.More() {
+			return "", false, invalid("metadata", "must be a single JSON object")
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return "", false, invalid("metadata", "must be a JSON object, got %s", jsonKind(v))
+		}
+		md = obj
+	}
+	var stored Breadcrumbs
+	if v, ok := md["breadcrumbs"]; ok {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return "", false, invalid("metadata.breadcrumbs", "must be an object of string arrays (files, commits, issues, prs), got %s", jsonKind(v))
+		}
+		for k, list := range obj {
+			var dst *[]string
+			switch k {
+			case "files":
+				dst = &stored.Files
+			case "commits":
+				dst = &stored.Commits
+			case "issues":
+				dst = &stored.Issues
+			case "prs":
+				dst = &stored.PRs
+			default:
+				return "", false, invalid("metadata.breadcrumbs."+k, "unknown breadcrumb kind: use files, commits, issues or prs")
+			}
+			arr, ok := list.([]any)
+			if !ok {
+				return "", false, invalid("metadata.breadcrumbs."+k, "must be an array of strings, got %s", jsonKind(list))
+			}
+			for _, item := range arr {
+				switch s := item.(type) {
+				case string:
+					*dst = append(*dst, s)
+				case json.Number:
+					*dst = append(*dst, s.String())
+				default:
+					return "", false, invalid("metadata.breadcrumbs."+k, "must be an array of strings, got an element of type %s", jsonKind(item))
+				}
+			}
+		}
+	}
+	merged := Breadcrumbs{
+		Files:   mergeStrings("breadcrumbs.files", stored.Files, bc.Files),
+		Commits: mergeStrings("breadcrumbs.commits", stored.Commits, bc.Commits),
+		Issues:  mergeStrings("breadcrumbs.issues", stored.Issues, bc.Issues),
+		PRs:     mergeStrings("breadcrumbs.prs", stored.PRs, bc.PRs),
+	}
+	for _, l := range [][]string{merged.Files, merged.Commits, merged.Issues, merged.PRs} {
+		for _, s := range l {
+			if strings.TrimSpace(s) == "" {
+				return "", false, invalid("breadcrumbs", "must not contain empty strings")
+			}
+			if !utf8.ValidString(s) {
+				return "", false, invalid("breadcrumbs", "must be valid UTF-8")
+			}
+		}
+	}
+	if merged.Empty() {
+		delete(md, "breadcrumbs")
+	} else {
+		md["breadcrumbs"] = merged
+	}
+	out, err := json.Marshal(md)
+	if err != nil {
+		return "", false, invalid("metadata", "cannot be encoded: %v", err)
+	}
+	return string(out), !merged.Empty(), nil
+}
+
+func mergeStrings(_ string, a, b []string) []string {
+	var out []string
+	for _, l := range [][]string{a, b} {
+		for _, s := range l {
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number, float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return "an unknown value"
+}
+
+// Mentions returns the agent names referenced as @name in content, in order
+// of first appearance, without duplicates. An @ preceded by a letter, digit
+// or one of . _ - @ (as in an e-mail address) is not a mention; trailing
+// '.', '-' and '_' are not part of the name.
+func Mentions(content string) []string {
+	out := []string{}
+	for i := 0; i < len(content); i++ {
+		if content[i] != '@' {
+			continue
+		}
+		if i > 0 {
+			prev, _ := utf8.DecodeLastRuneInString(content[:i])
+			if isNameRune(prev) || prev == '@' {
+				continue
+			}
+		}
+		j := i + 1
+		for j < len(content) && j-i-1 < 64 && isNameByte(content[j]) {
+			j++
+		}
+		name := strings.TrimRight(content[i+1:j], ".-_")
+		if agentRE.MatchString(name) && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+		i = j - 1
+	}
+	return out
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+}
+
+func isNameRune(r rune) bool {
+	return r < utf8.RuneSelf && isNameByte(byte(r)) || r >= utf8.RuneSelf && r != utf8.RuneError && (isLetterOrDigit(r))
+}

@@ -1,0 +1,229 @@
+package fts
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// ErrInvalidName is returned by New for a table or column name that is not a
+// plain SQL identifier.
+var ErrInvalidName = errors.New("fts: invalid identifier")
+
+// Querier is what fts runs statements on: *sql.DB, *sql.Conn and *sql.Tx
+// satisfy it.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// Table describes an external-content FTS5 table.
+type Table struct {
+	name, content, column, rowid string
+}
+
+var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// New describes the FTS5 table name indexing column of table content, whose
+// rows are keyed by the INTEGER column rowid.
+func New(name, content, column, rowid string) (*Table, error) {
+	for _, s := range []string{name, content, column, rowid} {
+		if !identRE.MatchString(s) {
+			return nil, fmt.Errorf("%w: %q", ErrInvalidName, s)
+		}
+	}
+	return &Table{name: name, content: content, column: column, rowid: rowid}, nil
+}
+
+// Name returns the FTS5 table's name.
+func (t *Table) Name() string { return t.name }
+
+// CreateSQL returns the CREATE VIRTUAL TABLE statement for the table. It is
+// meant to be frozen into a migration.
+func (t *Table) CreateSQL() string {
+	return fmt.Sprintf("CREATE VIRTUAL TABLE %s USING fts5(%s, content='%s', content_rowid='%s', tokenize='porter unicode61')",
+		t.name, t.column, t.content, t.rowid)
+}
+
+// Insert indexes text under rowid. Run it in the transaction that inserts
+// the content row.
+func (t *Table) Insert(ctx context.Context, q Querier, rowid int64, text string) error {
+	_, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"(rowid, "+t.column+") VALUES (?, ?)", rowid, text)
+	if err != nil {
+		return fmt.Errorf("fts: insert %d: %w", rowid, err)
+	}
+	return nil
+}
+
+// Delete removes rowid, whose indexed text was text (an external-content
+// table needs the old text to remove its tokens). Run it in the transaction
+// that deletes the content row, before the row is gone.
+func (t *Table) Delete(ctx context.Context, q Querier, rowid int64, text string) error {
+	_, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+", rowid, "+t.column+") VALUES ('delete', ?, ?)", rowid, text)
+	if err != nil {
+		return fmt.Errorf("fts: delete %d: %w", rowid, err)
+	}
+	return nil
+}
+
+// Rebuild regenerates the whole index from the content table.
+func (t *Table) Rebuild(ctx context.Context, q Querier) error {
+	_, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+") VALUES ('rebuild')")
+	if err != nil {
+		return fmt.Errorf("fts: rebuild: %w", err)
+	}
+	return nil
+}
+
+// Optimize merges the index's b-trees into one (slow; for maintenance).
+func (t *Table) Optimize(ctx context.Context, q Querier) error {
+	_, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+") VALUES ('optimize')")
+	if err != nil {
+		return fmt.Errorf("fts: optimize: %w", err)
+	}
+	return nil
+}
+
+// Check verifies that the index matches the content table exactly (FTS5's
+// integrity-check with rank 1). It returns a non-nil error describing the
+// first problem found.
+func (t *Table) Check(ctx context.Context, q Querier) error {
+	_, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+", rank) VALUES ('integrity-check', 1)")
+	if err != nil {
+		return fmt.Errorf("fts: integrity check: %w", err)
+	}
+	return nil
+}
+
+// Request is one keyword search.
+type Request struct {
+	// Text is the user's query; it is searched as plain terms (see Match).
+	Text string
+	// Filter is an optional SQL boolean expression over the content table,
+	// which the query names c (for example "c.channel_id IN (?, ?)"), with
+	// its arguments in Args. It is applied before ranking and limiting.
+	Filter string
+	Args   []any
+	// Limit is the number of hits to return; <= 0 means 20.
+	Limit int
+	// Snippet marks: text placed before and after each matched term, and
+	// between snippet fragments. Zero values mean "**", "**" and "…".
+	MarkStart, MarkEnd, Ellipsis string
+	// SnippetTokens is the snippet's length in tokens (1..64); 0 means 24.
+	SnippetTokens int
+}
+
+// Hit is one search result.
+type Hit struct {
+	RowID int64
+	// Score is the BM25 score, larger is better (FTS5's bm25() negated).
+	Score float64
+	// Snippet is the best fragment of the text with matched terms marked.
+	Snippet string
+}
+
+// Search returns the best hits for req ordered by BM25 score (best first,
+// ties by rowid descending). Text with no terms returns no hits.
+func (t *Table) Search(ctx context.Context, q Querier, req Request) ([]Hit, error) {
+	match := Match(req.Text)
+	if match == "" {
+		return nil, nil
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	ms, me, el := req.MarkStart, req.MarkEnd, req.Ellipsis
+	if ms == "" && me == "" {
+		ms, me = "**", "**"
+	}
+	if el == "" {
+		el = "…"
+	}
+	n := req.SnippetTokens
+	if n <= 0 {
+		n = 24
+	}
+	n = min(n, 64)
+
+	// Rank first, then make snippets for the winners only: snippet() reads
+	// the content row and re-tokenizes it, which would otherwise be paid for
+	// every matching row.
+	var b strings.Builder
+	fmt.Fprintf(&b, "SELECT f.rowid, bm25(%s) AS score FROM %s f", t.name, t.name)
+	if req.Filter != "" {
+		fmt.Fprintf(&b, " JOIN %s c ON c.%s = f.rowid", t.content, t.rowid)
+	}
+	fmt.Fprintf(&b, " WHERE %s MATCH ?", t.name)
+	args := make([]any, 0, len(req.Args)+2)
+	args = append(args, match)
+	if req.Filter != "" {
+		b.WriteString(" AND (" + req.Filter + ")")
+		args = append(args, req.Args...)
+	}
+	b.WriteString(" ORDER BY score, f.rowid DESC LIMIT ?")
+	args = append(args, limit)
+
+	rows, err := q.QueryContext(ctx, b.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("fts: search: %w", err)
+	}
+	var hits []Hit
+	for rows.Next() {
+		var h Hit
+		if err := rows.Scan(&h.RowID, &h.Score); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("fts: search: %w", err)
+		}
+		h.Score = -h.Score
+		hits = append(hits, h)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("fts: search: %w", err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("fts: search: %w", err)
+	}
+	if len(hits) == 0 {
+		return nil, nil
+	}
+
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "SELECT rowid, snippet(%s, 0, ?, ?, ?, ?) FROM %s WHERE %s MATCH ? AND rowid IN (", t.name, t.name, t.name)
+	sargs := []any{ms, me, el, n, match}
+	for i, h := range hits {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteByte('?')
+		sargs = append(sargs, h.RowID)
+	}
+	sb.WriteByte(')')
+	rows, err = q.QueryContext(ctx, sb.String(), sargs...)
+	if err != nil {
+		return nil, fmt.Errorf("fts: snippets: %w", err)
+	}
+	snippets := make(map[int64]string, len(hits))
+	for rows.Next() {
+		var id int64
+		var s sql.NullString
+		if err := rows.Scan(&id, &s); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("fts: snippets: %w", err)
+		}
+		snippets[id] = s.String
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("fts: snippets: %w", err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("fts: snippets: %w", err)
+	}
+	for i := range hits {
+		hits[i].Snippet = snippets[hits[i].RowID]
+	}
+	return hits, nil
+}

@@ -1,0 +1,64 @@
+// Package index is cairn's approximate nearest-neighbour index: a
+// hierarchical navigable small world graph (HNSW, Malkov and Yashunin 2018,
+// Algorithms 1, 2 and 4) over dense, caller-assigned uint32 ids.
+//
+// # Semantics
+//
+// Distances follow Chroma: Cosine is 1 - cos (vectors are normalized once on
+// insert and queries before search, so it is computed as 1 - dot), L2 is the
+// squared Euclidean distance, IP is 1 - dot. Options default to M 16 (2*M
+// neighbours at layer 0), EfConstruction 200, EfSearch 100; levels are drawn
+// with multiplier 1/ln(M) from a generator seeded by Options.Seed, and
+// neighbours are chosen with the paper's heuristic (Algorithm 4).
+//
+// Delete leaves a tombstone that searches walk through but never return.
+// Tombstones are unlinked, their neighbours' lists rebuilt by the heuristic
+// from the surviving neighbours and the neighbours of the deleted ones, and
+// their slots freed: when an insert reuses a deleted id (or replaces a live
+// one), when Repair is called, or once tombstones reach a quarter of the
+// live vectors. Ids are dense: memory is proportional to the highest id, so
+// callers should reuse freed ids.
+//
+// Filtered search (SearchOptions.Allow) scans the allowed ids exactly when
+// they are few (at most 2048, or under 2% of the live vectors), and
+// otherwise walks the graph, expanding disallowed nodes too and stopping
+// only once it holds Ef allowed candidates, so the walk widens as the
+// filter narrows. The thresholds were measured at 100,000 x 384 (see
+// /work/notes/index.md and BenchmarkFiltered).
+//
+// # Layout
+//
+// Vectors live in one contiguous []float32 slab (slot i at i*Dim); layer-0
+// neighbour lists in one []uint32 (2*M+1 words per slot: count, then ids);
+// upper layers in a second flat []uint32 of (M+1)-word blocks addressed by
+// a per-slot offset. Distance kernels use AVX-512 or AVX2+FMA assembly when
+// the CPU has it (chosen at run time through golang.org/x/sys/cpu), else
+// unrolled Go; the purego build tag forces the Go kernels.
+//
+// # Concurrency
+//
+// All methods are safe for concurrent use. Searches run in parallel with
+// each other and with inserts: neighbour lists are read and written with
+// atomic loads and stores (a search may see a list mid-update, which only
+// costs accuracy, never safety), and list writers take a striped lock.
+// Mutations (Insert, InsertBatch, Delete, Repair, MarshalBinary) are
+// serialized by one mutex; InsertBatch and repairs fan out over
+// Options.Workers goroutines. Growing the slabs and reusing slots takes an
+// exclusive lock briefly, waiting for searches in flight. Lock order:
+// writeMu, then mu, then a node's striped lock (never two node locks).
+//
+// # Format
+//
+// MarshalBinary writes format version 1: magic "CAIRNHNS", version, the
+// options, the level generator's position, the slot count and entry point,
+// then each slot (state, level, vector, neighbour lists), then a CRC-32C of
+// everything before it (the layout is spelled out in marshal.go). Unmarshal
+// reads versions up to 1, returns ErrUnsupportedVersion for newer data and
+// ErrCorrupt for anything damaged or inconsistent, and never panics.
+// testdata/v1.bin is a frozen version-1 fixture.
+//
+// # Imports
+//
+// index imports only the standard library and golang.org/x/sys/cpu; it must
+// not import bbolt, database/sql, hugot or any cairn package.
+package index

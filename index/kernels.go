@@ -1,0 +1,69 @@
+package index
+
+// kernel is one implementation of the distance primitives. Every kernel
+// returns the same values up to float32 rounding; tests compare them.
+type kernel struct {
+	name string
+	dot  func(a, b []float32) float32 // sum a[i]*b[i] over len(a); len(b) >= len(a)
+	l2   func(a, b []float32) float32 // sum (a[i]-b[i])^2 over len(a); len(b) >= len(a)
+}
+
+var genericKernel = kernel{name: "go", dot: dotGo, l2: l2Go}
+
+// dotGo is the portable dot product: eight independent accumulators so the
+// adds pipeline, and re-sliced operands so the compiler drops bounds checks.
+func dotGo(a, b []float32) float32 {
+	n := len(a)
+	b = b[:n]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		aa := a[i : i+8 : i+8]
+		bb := b[i : i+8 : i+8]
+		s0 += aa[0] * bb[0]
+		s1 += aa[1] * bb[1]
+		s2 += aa[2] * bb[2]
+		s3 += aa[3] * bb[3]
+		s4 += aa[4] * bb[4]
+		s5 += aa[5] * bb[5]
+		s6 += aa[6] * bb[6]
+		s7 += aa[7] * bb[7]
+	}
+	for ; i < n; i++ {
+		s0 += a[i] * b[i]
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// l2Go is the portable squared Euclidean distance.
+func l2Go(a, b []float32) float32 {
+	n := len(a)
+	b = b[:n]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		aa := a[i : i+8 : i+8]
+		bb := b[i : i+8 : i+8]
+		d0 := aa[0] - bb[0]
+		d1 := aa[1] - bb[1]
+		d2 := aa[2] - bb[2]
+		d3 := aa[3] - bb[3]
+		d4 := aa[4] - bb[4]
+		d5 := aa[5] - bb[5]
+		d6 := aa[6] - bb[6]
+		d7 := aa[7] - bb[7]
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+		s4 += d4 * d4
+		s5 += d5 * d5
+		s6 += d6 * d6
+		s7 += d7 * d7
+	}
+	for ; i < n; i++ {
+		d := a[i] - b[i]
+		s0 += d * d
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}

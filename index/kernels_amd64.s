@@ -1,0 +1,281 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Horizontal sum of Y0 into X0's low lane. Clobbers X1.
+#define HSUM_Y0 \
+	VEXTRACTF128 $1, Y0, X1 \
+	VADDPS       X1, X0, X0 \
+	VMOVHLPS     X0, X0, X1 \
+	VADDPS       X1, X0, X0 \
+	VMOVSHDUP    X0, X1     \
+	VADDSS       X1, X0, X0
+
+// func dotAVX2(a, b []float32) float32
+TEXT ·dotAVX2(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), SI
+	MOVQ   b_base+24(FP), DI
+	MOVQ   a_len+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+dot2_loop32:
+	CMPQ        CX, $32
+	JL          dot2_loop8
+	VMOVUPS     (SI), Y4
+	VMOVUPS     32(SI), Y5
+	VMOVUPS     64(SI), Y6
+	VMOVUPS     96(SI), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	JMP         dot2_loop32
+
+dot2_loop8:
+	CMPQ        CX, $8
+	JL          dot2_reduce
+	VMOVUPS     (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         dot2_loop8
+
+dot2_reduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM_Y0
+
+dot2_tail:
+	TESTQ       CX, CX
+	JE          dot2_done
+	VMOVSS      (SI), X1
+	VFMADD231SS (DI), X1, X0
+	ADDQ        $4, SI
+	ADDQ        $4, DI
+	DECQ        CX
+	JMP         dot2_tail
+
+dot2_done:
+	VZEROUPPER
+	MOVSS X0, ret+48(FP)
+	RET
+
+// func l2AVX2(a, b []float32) float32
+TEXT ·l2AVX2(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), SI
+	MOVQ   b_base+24(FP), DI
+	MOVQ   a_len+8(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+l22_loop32:
+	CMPQ        CX, $32
+	JL          l22_loop8
+	VMOVUPS     (SI), Y4
+	VMOVUPS     32(SI), Y5
+	VMOVUPS     64(SI), Y6
+	VMOVUPS     96(SI), Y7
+	VSUBPS      (DI), Y4, Y4
+	VSUBPS      32(DI), Y5, Y5
+	VSUBPS      64(DI), Y6, Y6
+	VSUBPS      96(DI), Y7, Y7
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	JMP         l22_loop32
+
+l22_loop8:
+	CMPQ        CX, $8
+	JL          l22_reduce
+	VMOVUPS     (SI), Y4
+	VSUBPS      (DI), Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         l22_loop8
+
+l22_reduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM_Y0
+
+l22_tail:
+	TESTQ       CX, CX
+	JE          l22_done
+	VMOVSS      (SI), X1
+	VSUBSS      (DI), X1, X1
+	VFMADD231SS X1, X1, X0
+	ADDQ        $4, SI
+	ADDQ        $4, DI
+	DECQ        CX
+	JMP         l22_tail
+
+l22_done:
+	VZEROUPPER
+	MOVSS X0, ret+48(FP)
+	RET
+
+// Reduce Z0..Z3 into Z0, then Z0 into Y0.
+#define REDUCE_Z \
+	VADDPS         Z1, Z0, Z0 \
+	VADDPS         Z3, Z2, Z2 \
+	VADDPS         Z2, Z0, Z0 \
+	VEXTRACTF64X4  $1, Z0, Y1 \
+	VADDPS         Y1, Y0, Y0
+
+// func dotAVX512(a, b []float32) float32
+TEXT ·dotAVX512(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), SI
+	MOVQ   b_base+24(FP), DI
+	MOVQ   a_len+8(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+dot5_loop64:
+	CMPQ        CX, $64
+	JL          dot5_loop16
+	VMOVUPS     (SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VFMADD231PS (DI), Z4, Z0
+	VFMADD231PS 64(DI), Z5, Z1
+	VFMADD231PS 128(DI), Z6, Z2
+	VFMADD231PS 192(DI), Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+	JMP         dot5_loop64
+
+dot5_loop16:
+	CMPQ        CX, $16
+	JL          dot5_reduce
+	VMOVUPS     (SI), Z4
+	VFMADD231PS (DI), Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         dot5_loop16
+
+dot5_reduce:
+	REDUCE_Z
+
+dot5_loop8:
+	CMPQ        CX, $8
+	JL          dot5_hsum
+	VMOVUPS     (SI), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         dot5_loop8
+
+dot5_hsum:
+	HSUM_Y0
+
+dot5_tail:
+	TESTQ       CX, CX
+	JE          dot5_done
+	VMOVSS      (SI), X1
+	VFMADD231SS (DI), X1, X0
+	ADDQ        $4, SI
+	ADDQ        $4, DI
+	DECQ        CX
+	JMP         dot5_tail
+
+dot5_done:
+	VZEROUPPER
+	MOVSS X0, ret+48(FP)
+	RET
+
+// func l2AVX512(a, b []float32) float32
+TEXT ·l2AVX512(SB), NOSPLIT, $0-52
+	MOVQ   a_base+0(FP), SI
+	MOVQ   b_base+24(FP), DI
+	MOVQ   a_len+8(FP), CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+l25_loop64:
+	CMPQ        CX, $64
+	JL          l25_loop16
+	VMOVUPS     (SI), Z4
+	VMOVUPS     64(SI), Z5
+	VMOVUPS     128(SI), Z6
+	VMOVUPS     192(SI), Z7
+	VSUBPS      (DI), Z4, Z4
+	VSUBPS      64(DI), Z5, Z5
+	VSUBPS      128(DI), Z6, Z6
+	VSUBPS      192(DI), Z7, Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	ADDQ        $256, SI
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+	JMP         l25_loop64
+
+l25_loop16:
+	CMPQ        CX, $16
+	JL          l25_reduce
+	VMOVUPS     (SI), Z4
+	VSUBPS      (DI), Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $64, SI
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         l25_loop16
+
+l25_reduce:
+	REDUCE_Z
+
+l25_loop8:
+	CMPQ        CX, $8
+	JL          l25_hsum
+	VMOVUPS     (SI), Y4
+	VSUBPS      (DI), Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         l25_loop8
+
+l25_hsum:
+	HSUM_Y0
+
+l25_tail:
+	TESTQ       CX, CX
+	JE          l25_done
+	VMOVSS      (SI), X1
+	VSUBSS      (DI), X1, X1
+	VFMADD231SS X1, X1, X0
+	ADDQ        $4, SI
+	ADDQ        $4, DI
+	DECQ        CX
+	JMP         l25_tail
+
+l25_done:
+	VZEROUPPER
+	MOVSS X0, ret+48(FP)
+	RET

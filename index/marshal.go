@@ -1,0 +1,292 @@
+package index
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+)
+
+// Serialized format (all integers little endian), version 1:
+//
+//	magic      [8]byte "CAIRNHNS"
+//	version    uint32 (1)
+//	space      uint32
+//	dim, m, efConstruction, efSearch uint32
+//	seed       int64
+//	draws      uint64 (levels drawn so far)
+//	slots      uint32
+//	entryID    uint32
+//	entryLevel uint32 (0xFFFFFFFF: empty graph)
+//	per slot:  state uint8 (0 empty, 1 live, 2 deleted); if not empty:
+//	           level uint8, dim float32s, then for layers 0..level:
+//	           count uint16, count uint32 neighbour ids
+//	crc32c     uint32 (Castagnoli) of every byte before it
+const (
+	magic         = "CAIRNHNS"
+	formatVersion = 1
+	headerLen     = 8 + 4 + 4 + 16 + 8 + 8 + 12
+	noEntry       = math.MaxUint32
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// MarshalBinary encodes the index, tombstones included. It waits for
+// running mutations; searches continue meanwhile.
+func (x *Index) MarshalBinary() ([]byte, error) {
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := len(x.mu.state)
+	for n > 0 && atomic.LoadUint32(&x.mu.state[n-1]) == stateEmpty {
+		n--
+	}
+	size := headerLen + n + 4
+	for id := range n {
+		if atomic.LoadUint32(&x.mu.state[id]) != stateEmpty {
+			size += 1 + 4*x.dim + int(x.mu.levels[id]+1)*2 + 4*int(x.mu.links0[id*x.stride])
+			for l := 1; l <= int(x.mu.levels[id]); l++ {
+				size += 4 * int(x.listLocked(uint32(id), l)[0])
+			}
+		}
+	}
+	b := make([]byte, 0, size)
+	b = append(b, magic...)
+	le := binary.LittleEndian
+	b = le.AppendUint32(b, formatVersion)
+	b = le.AppendUint32(b, uint32(x.opts.Space))
+	b = le.AppendUint32(b, uint32(x.dim))
+	b = le.AppendUint32(b, uint32(x.m))
+	b = le.AppendUint32(b, uint32(x.opts.EfConstruction))
+	b = le.AppendUint32(b, uint32(x.opts.EfSearch))
+	b = le.AppendUint64(b, uint64(x.opts.Seed))
+	b = le.AppendUint64(b, x.draws)
+	b = le.AppendUint32(b, uint32(n))
+	if ep, lvl, ok := x.entryPoint(); ok {
+		b = le.AppendUint32(b, ep)
+		b = le.AppendUint32(b, uint32(lvl))
+	} else {
+		b = le.AppendUint32(b, 0)
+		b = le.AppendUint32(b, noEntry)
+	}
+	for id := range n {
+		st := atomic.LoadUint32(&x.mu.state[id])
+		switch st {
+		case stateEmpty:
+			b = append(b, 0)
+			continue
+		case stateLive:
+			b = append(b, 1)
+		case stateDeleted:
+			b = append(b, 2)
+		default:
+			return nil, fmt.Errorf("%w: slot %d in state %d while marshalling", ErrInvariant, id, st)
+		}
+		lvl := int(x.mu.levels[id])
+		b = append(b, uint8(lvl))
+		for _, f := range x.vecLocked(uint32(id)) {
+			b = le.AppendUint32(b, math.Float32bits(f))
+		}
+		for l := 0; l <= lvl; l++ {
+			blk := x.listLocked(uint32(id), l)
+			cnt := int(atomic.LoadUint32(&blk[0]))
+			b = le.AppendUint16(b, uint16(cnt))
+			for _, nb := range blk[1 : 1+cnt] {
+				b = le.AppendUint32(b, nb)
+			}
+		}
+	}
+	return le.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+}
+
+// decoder reads little-endian fields, remembering the first short read.
+type decoder struct {
+	b   []byte
+	off int
+	bad bool
+}
+
+func (d *decoder) take(n int) []byte {
+	if d.bad || n < 0 || len(d.b)-d.off < n {
+		d.bad = true
+		return nil
+	}
+	p := d.b[d.off : d.off+n]
+	d.off += n
+	return p
+}
+
+func (d *decoder) u8() uint8 {
+	if p := d.take(1); p != nil {
+		return p[0]
+	}
+	return 0
+}
+
+func (d *decoder) u16() uint16 {
+	if p := d.take(2); p != nil {
+		return binary.LittleEndian.Uint16(p)
+	}
+	return 0
+}
+
+func (d *decoder) u32() uint32 {
+	if p := d.take(4); p != nil {
+		return binary.LittleEndian.Uint32(p)
+	}
+	return 0
+}
+
+func (d *decoder) u64() uint64 {
+	if p := d.take(8); p != nil {
+		return binary.LittleEndian.Uint64(p)
+	}
+	return 0
+}
+
+var errShort = errors.New("truncated")
+
+// maxDecodeAlloc bounds the memory Unmarshal allocates relative to its
+// input, so hostile headers cannot exhaust memory.
+func maxDecodeAlloc(inputLen int) int { return 64*inputLen + 256<<20 }
+
+// Unmarshal decodes data written by MarshalBinary. Damaged or hostile input
+// yields an error wrapping ErrCorrupt (ErrUnsupportedVersion for a newer
+// format); it never panics.
+func Unmarshal(data []byte) (*Index, error) {
+	x, err := unmarshal(data)
+	if err != nil {
+		if errors.Is(err, ErrUnsupportedVersion) || errors.Is(err, ErrCorrupt) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return x, nil
+}
+
+func unmarshal(data []byte) (*Index, error) {
+	if len(data) < headerLen+4 || string(data[:8]) != magic {
+		return nil, errors.New("bad magic or too short")
+	}
+	le := binary.LittleEndian
+	switch v := le.Uint32(data[8:]); {
+	case v > formatVersion:
+		return nil, fmt.Errorf("%w: %d (this build reads up to %d)", ErrUnsupportedVersion, v, formatVersion)
+	case v < 1:
+		return nil, fmt.Errorf("format version %d", v)
+	}
+	body := data[:len(data)-4]
+	if crc32.Checksum(body, castagnoli) != le.Uint32(data[len(data)-4:]) {
+		return nil, errors.New("checksum mismatch")
+	}
+	d := &decoder{b: body, off: 12}
+	space := Space(d.u32())
+	opts := Options{
+		Space: space, Dim: int(d.u32()), M: int(d.u32()),
+		EfConstruction: int(d.u32()), EfSearch: int(d.u32()),
+		Seed: int64(d.u64()),
+	}
+	draws := d.u64()
+	n := int(d.u32())
+	epID, epLevel := d.u32(), d.u32()
+	if d.bad {
+		return nil, errShort
+	}
+	if opts.Dim == 0 || opts.M == 0 || opts.EfConstruction == 0 || opts.EfSearch == 0 {
+		return nil, errors.New("zero parameter in header")
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	x := newIndex(o, bestKernel())
+	if n > len(body)-d.off {
+		return nil, fmt.Errorf("%d slots in %d bytes", n, len(body)-d.off)
+	}
+	if n*(4*x.dim+4*x.stride+14) > maxDecodeAlloc(len(data)) {
+		return nil, fmt.Errorf("%d slots of dimension %d too large for %d bytes", n, x.dim, len(data))
+	}
+	x.growLocked(n)
+	x.mu.state = x.mu.state[:n]
+	live, dead := 0, 0
+	for id := range n {
+		switch d.u8() {
+		case 0:
+			continue
+		case 1:
+			x.mu.state[id] = stateLive
+			live++
+		case 2:
+			x.mu.state[id] = stateDeleted
+			dead++
+		default:
+			return nil, fmt.Errorf("slot %d: bad state", id)
+		}
+		lvl := int(d.u8())
+		if lvl > maxLevel {
+			return nil, fmt.Errorf("slot %d: level %d", id, lvl)
+		}
+		raw := d.take(4 * x.dim)
+		if raw == nil {
+			return nil, errShort
+		}
+		v := x.vecLocked(uint32(id))
+		for i := range v {
+			f := math.Float32frombits(le.Uint32(raw[4*i:]))
+			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				return nil, fmt.Errorf("slot %d: non-finite vector component", id)
+			}
+			v[i] = f
+		}
+		if lvl*x.ustr > maxDecodeAlloc(len(data))/4-len(x.mu.upper) {
+			return nil, fmt.Errorf("slot %d: upper layers too large", id)
+		}
+		x.allocLevelsLocked(uint32(id), lvl)
+		for l := 0; l <= lvl; l++ {
+			cnt := int(d.u16())
+			if d.bad {
+				return nil, errShort
+			}
+			if cnt > x.maxNeighbours(l) {
+				return nil, fmt.Errorf("slot %d layer %d: %d neighbours", id, l, cnt)
+			}
+			blk := x.listLocked(uint32(id), l)
+			raw := d.take(4 * cnt)
+			if raw == nil {
+				return nil, errShort
+			}
+			for i := range cnt {
+				nb := le.Uint32(raw[4*i:])
+				if int(nb) >= n {
+					return nil, fmt.Errorf("slot %d layer %d: neighbour %d out of range", id, l, nb)
+				}
+				blk[1+i] = nb
+			}
+			blk[0] = uint32(cnt)
+		}
+	}
+	if d.bad {
+		return nil, errShort
+	}
+	if d.off != len(body) {
+		return nil, fmt.Errorf("%d trailing bytes", len(body)-d.off)
+	}
+	if epLevel != noEntry {
+		if int(epID) >= n || epLevel > maxLevel {
+			return nil, errors.New("entry point out of range")
+		}
+		x.entry.Store(packEntry(epID, int(epLevel)))
+	}
+	x.live.Store(int64(live))
+	x.tombstones = dead
+	x.draws = draws
+	x.rng = rand.New(rand.NewPCG(uint64(o.Seed), draws))
+	if err := x.checkLocked(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}

@@ -1,0 +1,135 @@
+// Package vecstore is cairn's Chroma: collections of records (id, embedding,
+// document, uri, metadata) with Chroma 1.0.0's semantics, filtered nearest
+// neighbour search over an HNSW graph per collection (package index), and
+// persistence in one bbolt file that several processes share.
+//
+// # API
+//
+// Open(ctx, dir, Options) returns a *Store; Close is idempotent. Tenants and
+// databases (default_tenant/default_database exist from the start),
+// collections (CreateCollection with get-or-create, GetCollection by name,
+// GetCollectionByID, ListCollections, CountCollections, ModifyCollection,
+// DeleteCollection) and records (Add, Upsert, Update, Get, Query, Delete,
+// Count, Peek) follow Chroma's HTTP API v2 one to one, so the Chroma adapter
+// is a thin JSON layer: request structs mirror the bodies, GetResult and
+// QueryResult marshal to Chroma's response shapes (nil = JSON null), and
+// every error is a *Error whose Class is one of the Err* sentinels (mapped
+// once to an HTTP status) and whose Message is Chroma's exact text. Known,
+// deliberate divergences from Chroma 1.0.0:
+//   - renaming a collection onto an existing name gives ErrExists (Chroma: 500);
+//   - invalid-regex messages start like Chroma's ("Regex syntax errror: regex
+//     parse error:") but the detail is Go's regexp message, not Rust's;
+//   - HNSW parameters out of the index's range (ef < 1, max_neighbors < 2)
+//     are refused at create time;
+//   - vectors with NaN or infinite components are refused (JSON cannot carry
+//     them, so only Go callers can hit this).
+//
+// Kept on purpose for compatibility: a float operand is truncated toward
+// zero when compared with int-typed metadata values (Chroma 1.0.0 bug, see
+// metaindex.go), an unknown id in a query's ids filter is ErrInternal
+// ("Error finding id"), a refused first batch may still fix the dimension.
+//
+// Besides Chroma's checks, each collection records the embedding model id of
+// its vectors (Model) and its dimension; a write or query carrying another
+// model (or none, when the collection has one) fails with
+// ErrEmbedderMismatch, a wrong length with ErrDimensionMismatch.
+//
+// # Where filters and planning
+//
+// ParseWhere / ParseWhereDocument (or the Eq, In, And, ... constructors)
+// produce validated trees. Evaluation is filter first: a per-collection
+// inverted index (roaring bitmaps per string and bool value, sorted
+// (value, id) arrays for ints and floats, all keyed by the dense uint32 ids
+// that are also the graph's ids) yields the allowed set; documents are then
+// scanned only within it. The planner answers from an exact scan of the
+// allowed set when it holds at most Options.ExactMax records or less than
+// Options.ExactRatio of the collection, and from the filtered HNSW walk
+// otherwise. Dense ids are assigned by vecstore, lowest free first, so ids
+// freed by deletes are reused.
+//
+// # File layout (format version 1)
+//
+// DIR/vectors.db is a bbolt file:
+//
+//	meta        magic "cairn-vecstore\x00", version (u32 BE, =1), seq (u64 BE:
+//	            global change sequence, +1 per committed write)
+//	tenants     name -> "{}"
+//	databases   tenant\x00name -> {"id": uuid}
+//	collections uuid -> CRC-32C(u32 BE) + JSON collInfo (name, metadata,
+//	            config, dimension, model, next insertion order, last seq,
+//	            snapshot seq/length/CRC/chunk count, ops since snapshot)
+//	collnames   tenant\x00database\x00name -> uuid
+//	c:<uuid>    rec:  id -> CRC + record (version byte, dense u32, order u64,
+//	                  vector seq u64, flags, document, uri, typed metadata)
+//	            vec:  dense u32 BE -> CRC + little-endian float32s (as given)
+//	            log:  seq u64 BE -> CRC + ids touched by that write
+//	            snap: chunk u32 BE -> 4 MiB pieces of the zstd-compressed
+//	                  index.MarshalBinary of the graph as of snapshot seq
+//
+// Every value we lay out carries a CRC-32C; the magic and version are
+// checked on every open and every transaction, a newer version gives
+// ErrIncompatibleFormat naming it, and any damage (bad CRC, missing chunk,
+// undecodable graph, bbolt panic on a damaged page, which is recovered)
+// gives ErrCorrupt. Repair rebuilds graphs from the stored vectors and, if
+// bbolt itself cannot read the file, salvages every readable record into a
+// fresh file. testdata/format-v1.db is a frozen version-1 fixture.
+//
+// DIR/vectors.seq holds a 16-byte hint: the last committed seq and a check
+// word. It lets a reader skip opening bbolt when nothing changed.
+//
+// # Several processes
+//
+// Up to 8 processes (each agent's `cairn mcp`) open one directory. bbolt
+// holds a file lock for as long as a DB is open, exclusive for writers, so
+// no process keeps the file open: every operation opens bbolt, runs one
+// transaction and closes it.
+//
+//   - A write opens read-write (exclusive flock, waiting up to
+//     Options.LockTimeout), first replays what others wrote (below), then
+//     validates against that state, writes records, vectors, the log entry
+//     and collection info, bumps seq and commits (bbolt fsyncs), writes the
+//     seq hint, and only then releases the lock and returns. Its graph
+//     inserts happen after the lock is released.
+//   - A read compares the seq hint with the seq its memory reflects; when
+//     they differ it opens bbolt read-only (shared flock), replays and
+//     closes, then answers from memory.
+//   - Replay: for each loaded collection whose last seq moved, the ids named
+//     by the log entries after the applied seq are re-read and memory (records,
+//     metadata index, graph) is made to agree with them. If the log was
+//     trimmed past that point by a snapshot, the collection is reloaded from
+//     the snapshot. Collections are loaded lazily on first use.
+//   - Snapshots: after a write, once the records written since the last
+//     snapshot exceed max(SnapshotMinOps, SnapshotRatio x size), the writer
+//     serializes its graph (outside the lock), then in a write transaction
+//     stores it if no one wrote to that collection meanwhile and trims the
+//     log. Close snapshots collections it changed since their snapshot.
+//     Opening a collection loads its records and snapshot and re-inserts
+//     only vectors written after the snapshot.
+//
+// Because every read checks the hint and every write replays under the
+// exclusive lock, an acknowledged write is visible to every later operation
+// of every process (read-your-writes across processes, not just within 1 s).
+//
+// # Durability and atomicity
+//
+// A write returns only after bbolt's commit (fdatasync of the file) under the
+// exclusive lock: an acknowledged write survives kill -9 and power loss (to
+// the extent the disk honours fsync). Each call is one transaction: after a
+// crash at any moment a batch is wholly present or wholly absent, and the
+// graph, rebuilt from snapshot + records on open, agrees with the records.
+// There is no group commit across calls; batch writes to amortize the fsync.
+// A crash between commit and the seq hint update only delays other readers'
+// view of that (unacknowledged) write until the next write or reopen.
+//
+// # Concurrency
+//
+// A Store is safe for concurrent use. Queries from one process run in
+// parallel with each other; writes and replays are serialized per process
+// (and across processes by the file lock). Lock order: Store.ioMu, then
+// Store.mu, then memColl.lazyMu, then the index's own locks.
+//
+// # Imports
+//
+// vecstore imports index (and bbolt, roaring, zstd, uuid); it must not import
+// fts, embed, engine or database/sql.
+package vecstore

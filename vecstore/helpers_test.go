@@ -1,0 +1,26 @@
+package vecstore_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/cairn-dev/cairn/vecstore"
+)
+
+// openStore opens a store and registers Check and Close in t.Cleanup.
+func openStore(t testing.TB, dir string) *vecstore.Store {
+	t.Helper()
+	s, err := vecstore.Open(context.Background(), dir, vecstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Check(context.Background()); err != nil {
+			t.Errorf("Check: %v", err)
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}

@@ -1,0 +1,434 @@
+package vecstore
+
+import (
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/RoaringBitmap/roaring/v2"
+)
+
+// metaIndex is the in-memory inverted index of one collection's metadata:
+// per key, string and bool values map to roaring bitmaps of dense ids, and
+// int and float values are kept in sorted (value, id) arrays for ranges and
+// equality. The arrays are re-sorted lazily after changes.
+type metaIndex struct {
+	keys map[string]*keyIndex
+}
+
+type keyIndex struct {
+	str    map[string]*roaring.Bitmap
+	bools  [2]*roaring.Bitmap
+	ints   map[uint32]int64
+	floats map[uint32]float64
+
+	intSorted   []intEntry
+	floatSorted []floatEntry
+	intDirty    bool
+	floatDirty  bool
+}
+
+type intEntry struct {
+	v  int64
+	id uint32
+}
+
+type floatEntry struct {
+	v  float64
+	id uint32
+}
+
+func newMetaIndex() *metaIndex { return &metaIndex{keys: make(map[string]*keyIndex)} }
+
+func (m *metaIndex) key(k string) *keyIndex {
+	ki := m.keys[k]
+	if ki == nil {
+		ki = &keyIndex{str: make(map[string]*roaring.Bitmap), ints: make(map[uint32]int64),
+			floats: make(map[uint32]float64)}
+		m.keys[k] = ki
+	}
+	return ki
+}
+
+func (m *metaIndex) add(id uint32, md Metadata) {
+	for k, v := range md {
+		ki := m.key(k)
+		switch v.Kind {
+		case KindString:
+			b := ki.str[v.Str]
+			if b == nil {
+				b = roaring.New()
+				ki.str[v.Str] = b
+			}
+			b.Add(id)
+		case KindBool:
+			i := 0
+			if v.Bool {
+				i = 1
+			}
+			if ki.bools[i] == nil {
+				ki.bools[i] = roaring.New()
+			}
+			ki.bools[i].Add(id)
+		case KindInt:
+			ki.ints[id] = v.Int
+			ki.intDirty = true
+		case KindFloat:
+			ki.floats[id] = v.Float
+			ki.floatDirty = true
+		}
+	}
+}
+
+func (m *metaIndex) remove(id uint32, md Metadata) {
+	for k, v := range md {
+		ki := m.keys[k]
+		if ki == nil {
+			continue
+		}
+		switch v.Kind {
+		case KindString:
+			if b := ki.str[v.Str]; b != nil {
+				b.Remove(id)
+				if b.IsEmpty() {
+					delete(ki.str, v.Str)
+				}
+			}
+		case KindBool:
+			i := 0
+			if v.Bool {
+				i = 1
+			}
+			if ki.bools[i] != nil {
+				ki.bools[i].Remove(id)
+			}
+		case KindInt:
+			delete(ki.ints, id)
+			ki.intDirty = true
+		case KindFloat:
+			delete(ki.floats, id)
+			ki.floatDirty = true
+		}
+		if len(ki.str) == 0 && len(ki.ints) == 0 && len(ki.floats) == 0 &&
+			(ki.bools[0] == nil || ki.bools[0].IsEmpty()) && (ki.bools[1] == nil || ki.bools[1].IsEmpty()) {
+			delete(m.keys, k)
+		}
+	}
+}
+
+// prepare sorts the numeric arrays that changed. It must run before eval
+// under the collection's write lock, so that evaluation under a read lock
+// never mutates.
+func (m *metaIndex) prepare() {
+	for _, ki := range m.keys {
+		if ki.intDirty {
+			ki.intSorted = ki.intSorted[:0]
+			for id, v := range ki.ints {
+				ki.intSorted = append(ki.intSorted, intEntry{v, id})
+			}
+			slices.SortFunc(ki.intSorted, func(a, b intEntry) int {
+				if a.v != b.v {
+					if a.v < b.v {
+						return -1
+					}
+					return 1
+				}
+				return int(a.id) - int(b.id)
+			})
+			ki.intDirty = false
+		}
+		if ki.floatDirty {
+			ki.floatSorted = ki.floatSorted[:0]
+			for id, v := range ki.floats {
+				ki.floatSorted = append(ki.floatSorted, floatEntry{v, id})
+			}
+			slices.SortFunc(ki.floatSorted, func(a, b floatEntry) int {
+				switch {
+				case a.v < b.v:
+					return -1
+				case a.v > b.v:
+					return 1
+				}
+				return int(a.id) - int(b.id)
+			})
+			ki.floatDirty = false
+		}
+	}
+}
+
+func (m *metaIndex) dirty() bool {
+	for _, ki := range m.keys {
+		if ki.intDirty || ki.floatDirty {
+			return true
+		}
+	}
+	return false
+}
+
+// truncToInt converts a float operand the way Chroma 1.0.0 compares it with
+// int-typed values (Rust's saturating `as i64`: toward zero, NaN to 0).
+func truncToInt(f float64) int64 {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f >= math.MaxInt64:
+		return math.MaxInt64
+	case f <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// cmpRange describes a numeric range test: values v with lo <(=) v <(=) hi.
+type cmpOp uint8
+
+const (
+	cmpEq cmpOp = iota
+	cmpGt
+	cmpGte
+	cmpLt
+	cmpLte
+)
+
+// numeric returns the ids whose int or float value for key satisfies op
+// against the numeric operand v. REQUIRES: prepare called since the last change.
+func (ki *keyIndex) numeric(op cmpOp, v Value, out *roaring.Bitmap) {
+	var iv int64
+	var fv float64
+	if v.Kind == KindInt {
+		iv, fv = v.Int, float64(v.Int)
+	} else {
+		iv, fv = truncToInt(v.Float), v.Float
+	}
+	// ints
+	{
+		a := ki.intSorted
+		lo := sort.Search(len(a), func(i int) bool { return a[i].v >= iv })
+		hi := sort.Search(len(a), func(i int) bool { return a[i].v > iv })
+		var from, to int
+		switch op {
+		case cmpEq:
+			from, to = lo, hi
+		case cmpGt:
+			from, to = hi, len(a)
+		case cmpGte:
+			from, to = lo, len(a)
+		case cmpLt:
+			from, to = 0, lo
+		case cmpLte:
+			from, to = 0, hi
+		}
+		for _, e := range a[from:to] {
+			out.Add(e.id)
+		}
+	}
+	{
+		a := ki.floatSorted
+		lo := sort.Search(len(a), func(i int) bool { return a[i].v >= fv })
+		hi := sort.Search(len(a), func(i int) bool { return a[i].v > fv })
+		var from, to int
+		switch op {
+		case cmpEq:
+			from, to = lo, hi
+		case cmpGt:
+			from, to = hi, len(a)
+		case cmpGte:
+			from, to = lo, len(a)
+		case cmpLt:
+			from, to = 0, lo
+		case cmpLte:
+			from, to = 0, hi
+		}
+		for _, e := range a[from:to] {
+			out.Add(e.id)
+		}
+	}
+}
+
+// eq returns the ids whose value for key equals v (int and float compared
+// across types). REQUIRES: prepare called since the last change.
+func (m *metaIndex) eq(key string, v Value, out *roaring.Bitmap) {
+	ki := m.keys[key]
+	if ki == nil {
+		return
+	}
+	switch v.Kind {
+	case KindString:
+		if b := ki.str[v.Str]; b != nil {
+			out.Or(b)
+		}
+	case KindBool:
+		i := 0
+		if v.Bool {
+			i = 1
+		}
+		if ki.bools[i] != nil {
+			out.Or(ki.bools[i])
+		}
+	case KindInt, KindFloat:
+		ki.numeric(cmpEq, v, out)
+	}
+}
+
+// eval returns the set of live ids matching w. REQUIRES: prepare called.
+func (m *metaIndex) eval(w *Where, live *roaring.Bitmap) *roaring.Bitmap {
+	out := roaring.New()
+	switch w.Op {
+	case OpAnd:
+		out = live.Clone()
+		for _, c := range w.Children {
+			out.And(m.eval(c, live))
+			if out.IsEmpty() {
+				break
+			}
+		}
+	case OpOr:
+		for _, c := range w.Children {
+			out.Or(m.eval(c, live))
+		}
+	case OpEq:
+		m.eq(w.Key, w.Value, out)
+	case OpNe:
+		m.eq(w.Key, w.Value, out)
+		out = roaring.AndNot(live, out)
+	case OpIn, OpNin:
+		for _, v := range w.Values {
+			m.eq(w.Key, v, out)
+		}
+		if w.Op == OpNin {
+			out = roaring.AndNot(live, out)
+		}
+	case OpGt, OpGte, OpLt, OpLte:
+		ki := m.keys[w.Key]
+		if ki != nil {
+			op := map[WhereOp]cmpOp{OpGt: cmpGt, OpGte: cmpGte, OpLt: cmpLt, OpLte: cmpLte}[w.Op]
+			ki.numeric(op, w.Value, out)
+		}
+	}
+	return out
+}
+
+// matchWhere evaluates w against one record's metadata, with the same
+// semantics as eval. It is the reference used by tests and by small scans.
+func matchWhere(w *Where, md Metadata) bool {
+	switch w.Op {
+	case OpAnd:
+		for _, c := range w.Children {
+			if !matchWhere(c, md) {
+				return false
+			}
+		}
+		return true
+	case OpOr:
+		for _, c := range w.Children {
+			if matchWhere(c, md) {
+				return true
+			}
+		}
+		return false
+	case OpNe:
+		return !matchCmp(cmpEq, md, w.Key, w.Value)
+	case OpIn, OpNin:
+		hit := false
+		for _, v := range w.Values {
+			if matchCmp(cmpEq, md, w.Key, v) {
+				hit = true
+				break
+			}
+		}
+		return hit == (w.Op == OpIn)
+	}
+	op := map[WhereOp]cmpOp{OpEq: cmpEq, OpGt: cmpGt, OpGte: cmpGte, OpLt: cmpLt, OpLte: cmpLte}[w.Op]
+	return matchCmp(op, md, w.Key, w.Value)
+}
+
+func matchCmp(op cmpOp, md Metadata, key string, operand Value) bool {
+	v, ok := md[key]
+	if !ok {
+		return false
+	}
+	var c int
+	switch {
+	case v.Kind == KindString && operand.Kind == KindString:
+		if op != cmpEq {
+			return false
+		}
+		return v.Str == operand.Str
+	case v.Kind == KindBool && operand.Kind == KindBool:
+		if op != cmpEq {
+			return false
+		}
+		return v.Bool == operand.Bool
+	case v.Kind == KindInt && operand.Kind == KindInt:
+		c = cmpInt(v.Int, operand.Int)
+	case v.Kind == KindInt && operand.Kind == KindFloat:
+		c = cmpInt(v.Int, truncToInt(operand.Float))
+	case v.Kind == KindFloat && operand.Kind == KindInt:
+		c = cmpFloat(v.Float, float64(operand.Int))
+	case v.Kind == KindFloat && operand.Kind == KindFloat:
+		if math.IsNaN(v.Float) || math.IsNaN(operand.Float) {
+			return false
+		}
+		c = cmpFloat(v.Float, operand.Float)
+	default:
+		return false
+	}
+	switch op {
+	case cmpEq:
+		return c == 0
+	case cmpGt:
+		return c > 0
+	case cmpGte:
+		return c >= 0
+	case cmpLt:
+		return c < 0
+	case cmpLte:
+		return c <= 0
+	}
+	return false
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// matchWhereDocument evaluates d against one record's document (nil = none).
+func matchWhereDocument(d *WhereDocument, doc *string) bool {
+	switch d.Op {
+	case DocAnd:
+		for _, c := range d.Children {
+			if !matchWhereDocument(c, doc) {
+				return false
+			}
+		}
+		return true
+	case DocOr:
+		for _, c := range d.Children {
+			if matchWhereDocument(c, doc) {
+				return true
+			}
+		}
+		return false
+	case DocContains, DocRegex:
+		return doc != nil && d.matchLeaf(*doc)
+	case DocNotContains, DocNotRegex:
+		return doc == nil || !d.matchLeaf(*doc)
+	}
+	return false
+}

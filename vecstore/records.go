@@ -1,0 +1,808 @@
+package vecstore
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/cairn-dev/cairn/index"
+	bolt "go.etcd.io/bbolt"
+)
+
+const reservedPrefix = "chroma:"
+
+func errInconsistentLengths() *Error {
+	return invalidf("Inconsistent number of IDs, embeddings, documents, URIs and metadatas")
+}
+
+// checkLengths verifies that every present field is parallel to ids.
+func checkLengths(n int, embs int, embsSet bool, docs []*string, uris []*string, metas []Metadata) error {
+	if (embsSet && embs != n) || (docs != nil && len(docs) != n) || (uris != nil && len(uris) != n) ||
+		(metas != nil && len(metas) != n) {
+		return errInconsistentLengths()
+	}
+	return nil
+}
+
+// checkEmbeddings validates a batch of vectors (nil entries skipped) and
+// returns their common dimension (0 if none).
+func checkEmbeddings(embs [][]float32) (int, error) {
+	dim := 0
+	for _, e := range embs {
+		if e != nil && len(e) == 0 {
+			return 0, invalidf("Validation error: embeddings: Each embedding must have at least 1 dimension")
+		}
+	}
+	for _, e := range embs {
+		if e == nil {
+			continue
+		}
+		if dim == 0 {
+			dim = len(e)
+		} else if len(e) != dim {
+			return 0, invalidf("Inconsistent dimensions in provided embeddings")
+		}
+		for _, f := range e {
+			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				return 0, invalidf("Embeddings must not contain NaN or infinite values")
+			}
+		}
+	}
+	return dim, nil
+}
+
+func dimMismatch(want, got int) *Error {
+	return &Error{Class: ErrDimensionMismatch,
+		Message: fmt.Sprintf("Collection expecting embedding with dimension of %d, got %d", want, got)}
+}
+
+func modelMismatch(ci *collInfo, model string) *Error {
+	if ci.Model == "" {
+		return &Error{Class: ErrEmbedderMismatch, Message: fmt.Sprintf(
+			"Collection %s holds vectors without an embedding model; got vectors from model %q", ci.Name, model)}
+	}
+	if model == "" {
+		return &Error{Class: ErrEmbedderMismatch, Message: fmt.Sprintf(
+			"Collection %s holds vectors from embedding model %q; got vectors with no model", ci.Name, ci.Model)}
+	}
+	return &Error{Class: ErrEmbedderMismatch, Message: fmt.Sprintf(
+		"Collection %s holds vectors from embedding model %q; got vectors from model %q", ci.Name, ci.Model, model)}
+}
+
+// splitReserved removes Chroma's reserved "chroma:" keys from user metadata;
+// "chroma:document" (a string) sets the document, as in Chroma.
+func splitReserved(md Metadata) (Metadata, *string) {
+	var doc *string
+	for k, v := range md {
+		if strings.HasPrefix(k, reservedPrefix) {
+			if k == "chroma:document" && v.Kind == KindString {
+				s := v.Str
+				doc = &s
+			}
+			if md != nil {
+				md = md.Clone()
+				delete(md, k)
+			}
+		}
+	}
+	return md, doc
+}
+
+func cloneStr(p *string) *string {
+	if p == nil {
+		return nil
+	}
+	s := *p
+	return &s
+}
+
+type writeKind int
+
+const (
+	kindAdd writeKind = iota
+	kindUpsert
+	kindUpdate
+)
+
+// Add inserts records. Ids already in the collection are silently ignored,
+// and within one batch the first occurrence of an id wins (Chroma 1.0.0).
+func (s *Store) Add(ctx context.Context, collID string, req AddRequest) error {
+	if req.Embeddings == nil {
+		return unprocessablef("Failed to deserialize the JSON body into the target type: missing field `embeddings`")
+	}
+	return s.write(ctx, collID, kindAdd, UpdateRequest(req))
+}
+
+// Upsert inserts new ids and replaces existing ones: the embedding is
+// replaced, metadata merged key by key (Null deletes a key), document and uri
+// replaced when given. Records keep their position in insertion order.
+func (s *Store) Upsert(ctx context.Context, collID string, req AddRequest) error {
+	if req.Embeddings == nil {
+		return unprocessablef("Failed to deserialize the JSON body into the target type: missing field `embeddings`")
+	}
+	return s.write(ctx, collID, kindUpsert, UpdateRequest(req))
+}
+
+// Update changes existing records (unknown ids ignored) with Upsert's merge
+// rules; nil entries keep the old value.
+func (s *Store) Update(ctx context.Context, collID string, req UpdateRequest) error {
+	return s.write(ctx, collID, kindUpdate, req)
+}
+
+func (s *Store) write(ctx context.Context, collID string, kind writeKind, req UpdateRequest) error {
+	cid, err := ParseCollectionID(collID)
+	if err != nil {
+		return err
+	}
+	n := len(req.IDs)
+	if err := checkLengths(n, len(req.Embeddings), req.Embeddings != nil, req.Documents, req.URIs, req.Metadatas); err != nil {
+		return err
+	}
+	if kind == kindAdd {
+		for _, md := range req.Metadatas {
+			for k, v := range md {
+				if v.IsNull() {
+					return unprocessablef("Failed to deserialize the JSON body into the target type: metadatas: data did not match any variant of untagged enum MetadataValue (key %q)", k)
+				}
+			}
+		}
+	}
+	if kind != kindUpdate {
+		for _, e := range req.Embeddings {
+			if e == nil {
+				return unprocessablef("Failed to deserialize the JSON body into the target type: embeddings: null embedding")
+			}
+		}
+	}
+	dim, err := checkEmbeddings(req.Embeddings)
+	if err != nil {
+		return err
+	}
+	var after func()
+	var snapshotDue bool
+	err = s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
+		ci := s.mu.infos[cid]
+		if ci == nil {
+			return nil, collNotFoundByID(cid)
+		}
+		if n == 0 {
+			return nil, nil
+		}
+		mc, err := s.loadedLocked(tx, cid)
+		if err != nil {
+			return nil, err
+		}
+		info := *ci
+		if dim > 0 {
+			if info.Dimension != 0 && info.Dimension != dim {
+				return nil, dimMismatch(info.Dimension, dim)
+			}
+			if req.Model != info.Model {
+				if !(info.Model == "" && info.Dimension == 0 && len(mc.byID) == 0) {
+					return nil, modelMismatch(&info, req.Model)
+				}
+				info.Model = req.Model
+			}
+		}
+		seq := readSeq(tx) + 1
+		dimFixed := false
+		if dim > 0 && info.Dimension == 0 {
+			info.Dimension = dim
+			dimFixed = true
+		}
+		for _, id := range req.IDs {
+			if id == "" {
+				if dimFixed {
+					// Chroma fixes the dimension before refusing the batch.
+					if _, err := nextSeq(tx); err != nil {
+						return nil, err
+					}
+					if err := putCollInfo(tx, &info); err != nil {
+						return nil, err
+					}
+					ni := info
+					after = func() { s.mu.infos[cid] = &ni; mc.info = &ni; mc.applied = ni.LastSeq }
+					return after, &commitThenFail{invalidf("Empty ID, ID must have at least one character")}
+				}
+				return nil, invalidf("Empty ID, ID must have at least one character")
+			}
+		}
+		cb := tx.Bucket(collBucketName(cid))
+		if cb == nil {
+			return nil, corruptf(nil, "collection %s: missing data bucket", cid)
+		}
+		recB, vecB, logB := cb.Bucket(subRec), cb.Bucket(subVec), cb.Bucket(subLog)
+
+		// Dense-id allocator over memory's free set, then fresh ids.
+		freeIt := mc.free.Iterator()
+		nextDense := uint32(len(mc.byDense))
+		alloc := func() uint32 {
+			if freeIt.HasNext() {
+				return freeIt.Next()
+			}
+			d := nextDense
+			nextDense++
+			return d
+		}
+		states := make(map[string]*record)
+		vecs := make(map[uint32][]float32)
+		var touched []string
+		current := func(id string) *record {
+			if r, ok := states[id]; ok {
+				return r
+			}
+			return mc.byID[id]
+		}
+		for i, id := range req.IDs {
+			var md Metadata
+			if req.Metadatas != nil {
+				md = req.Metadatas[i]
+			}
+			md, reservedDoc := splitReserved(md)
+			var doc, uri *string
+			if req.Documents != nil {
+				doc = cloneStr(req.Documents[i])
+			}
+			if doc == nil && reservedDoc != nil {
+				doc = reservedDoc
+			}
+			if req.URIs != nil {
+				uri = cloneStr(req.URIs[i])
+			}
+			var emb []float32
+			if req.Embeddings != nil {
+				emb = req.Embeddings[i]
+			}
+			old := current(id)
+			var r *record
+			switch {
+			case old == nil && kind == kindUpdate:
+				continue
+			case old != nil && kind == kindAdd:
+				continue
+			case old == nil:
+				r = &record{id: id, dense: alloc(), order: info.NextOrder, vseq: seq, doc: doc, uri: uri}
+				info.NextOrder++
+				r.meta = mergeMeta(nil, md)
+			default:
+				nr := *old
+				r = &nr
+				if doc != nil {
+					r.doc = doc
+				}
+				if uri != nil {
+					r.uri = uri
+				}
+				r.meta = mergeMeta(old.meta, md)
+				if emb != nil {
+					r.vseq = seq
+				}
+			}
+			if _, seen := states[id]; !seen {
+				touched = append(touched, id)
+			}
+			states[id] = r
+			if emb != nil {
+				vecs[r.dense] = append([]float32(nil), emb...)
+			}
+		}
+		if len(touched) == 0 && !dimFixed {
+			return nil, nil
+		}
+		if _, err := nextSeq(tx); err != nil {
+			return nil, err
+		}
+		for _, id := range touched {
+			r := states[id]
+			if err := recB.Put([]byte(id), encodeRecord(r)); err != nil {
+				return nil, err
+			}
+			if v, ok := vecs[r.dense]; ok {
+				if err := vecB.Put(u32(r.dense), encodeVector(v)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if len(touched) > 0 {
+			if err := logB.Put(u64(seq), encodeLogEntry(touched)); err != nil {
+				return nil, err
+			}
+		}
+		info.LastSeq = seq
+		info.OpsSinceSnap += len(touched)
+		if err := putCollInfo(tx, &info); err != nil {
+			return nil, err
+		}
+		live := len(mc.byID) + len(touched)
+		snapshotDue = info.OpsSinceSnap >= s.opts.SnapshotMinOps &&
+			float64(info.OpsSinceSnap) >= s.opts.SnapshotRatio*float64(live)
+		ni := info
+		return func() {
+			s.mu.infos[cid] = &ni
+			mc.info = &ni
+			if err := s.applyStatesLocked(mc, states, vecs); err != nil {
+				// The write is committed; memory is rebuilt from the file on
+				// the next access.
+				s.log.Error("vecstore: applying a committed write to memory failed; reloading", "collection", cid, "err", err)
+				delete(s.mu.colls, cid)
+				return
+			}
+			mc.applied = seq
+		}, nil
+	})
+	_ = after
+	if err == nil && snapshotDue {
+		if serr := s.snapshot(ctx, cid); serr != nil && serr != errNoSnapshotNeeded {
+			s.log.Warn("vecstore: graph snapshot failed", "collection", cid, "err", serr)
+		}
+	}
+	return err
+}
+
+// mergeMeta applies md (Null deletes) on top of old; the result is nil when empty.
+func mergeMeta(old, md Metadata) Metadata {
+	out := old.Clone()
+	for k, v := range md {
+		if v.IsNull() {
+			delete(out, k)
+			continue
+		}
+		if out == nil {
+			out = make(Metadata, len(md))
+		}
+		out[k] = v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// Delete deletes the records matching req. With nothing set it deletes
+// nothing; with an empty IDs list and no filter it is an error (Chroma).
+func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) error {
+	cid, err := ParseCollectionID(collID)
+	if err != nil {
+		return err
+	}
+	if req.IDs != nil && len(req.IDs) == 0 && req.Where == nil && req.WhereDocument == nil {
+		return invalidf("Validation error: ids, where: Either ids or where must be specified")
+	}
+	if err := req.Where.Validate(); err != nil {
+		return err
+	}
+	if err := req.WhereDocument.Validate(); err != nil {
+		return err
+	}
+	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
+		if s.mu.infos[cid] == nil {
+			return nil, collNotFoundByID(cid)
+		}
+		if req.IDs == nil && req.Where == nil && req.WhereDocument == nil {
+			return nil, nil
+		}
+		mc, err := s.loadedLocked(tx, cid)
+		if err != nil {
+			return nil, err
+		}
+		mc.prepareReads()
+		set, _ := mc.filterLocked(req.IDs, req.Where, req.WhereDocument)
+		if set.IsEmpty() {
+			return nil, nil
+		}
+		seq, err := nextSeq(tx)
+		if err != nil {
+			return nil, err
+		}
+		cb := tx.Bucket(collBucketName(cid))
+		recB, vecB, logB := cb.Bucket(subRec), cb.Bucket(subVec), cb.Bucket(subLog)
+		states := make(map[string]*record)
+		var touched []string
+		it := set.Iterator()
+		for it.HasNext() {
+			d := it.Next()
+			r := mc.byDense[d]
+			if err := recB.Delete([]byte(r.id)); err != nil {
+				return nil, err
+			}
+			if err := vecB.Delete(u32(d)); err != nil {
+				return nil, err
+			}
+			states[r.id] = nil
+			touched = append(touched, r.id)
+		}
+		if err := logB.Put(u64(seq), encodeLogEntry(touched)); err != nil {
+			return nil, err
+		}
+		info := *mc.info
+		info.LastSeq = seq
+		info.OpsSinceSnap += len(touched)
+		if err := putCollInfo(tx, &info); err != nil {
+			return nil, err
+		}
+		return func() {
+			s.mu.infos[cid] = &info
+			mc.info = &info
+			_ = s.applyStatesLocked(mc, states, nil)
+			mc.applied = seq
+		}, nil
+	})
+}
+
+// filterLocked returns the live dense ids matching ids AND where AND
+// whereDoc, and whether an id of ids is unknown.
+// REQUIRES: Store.mu held (shared is enough) and prepareReads called.
+func (mc *memColl) filterLocked(ids []string, w *Where, wd *WhereDocument) (*roaring.Bitmap, bool) {
+	var set *roaring.Bitmap
+	unknown := false
+	if ids != nil {
+		set = roaring.New()
+		for _, id := range ids {
+			if r := mc.byID[id]; r != nil {
+				set.Add(r.dense)
+			} else {
+				unknown = true
+			}
+		}
+	}
+	if w != nil {
+		m := mc.idx.eval(w, mc.live)
+		if set == nil {
+			set = m
+		} else {
+			set.And(m)
+		}
+	}
+	if set == nil {
+		set = mc.live.Clone()
+	}
+	if wd != nil {
+		out := roaring.New()
+		it := set.Iterator()
+		for it.HasNext() {
+			d := it.Next()
+			if matchWhereDocument(wd, mc.byDense[d].doc) {
+				out.Add(d)
+			}
+		}
+		set = out
+	}
+	return set, unknown
+}
+
+// Count returns the number of records.
+func (s *Store) Count(ctx context.Context, collID string) (int, error) {
+	cid, err := ParseCollectionID(collID)
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	err = s.readOp(ctx, cid, func() error {
+		mc := s.mu.colls[cid]
+		if mc == nil {
+			return collNotFoundByID(cid)
+		}
+		n = len(mc.byID)
+		return nil
+	})
+	return n, err
+}
+
+func checkIncludes(inc []Include, def []Include) ([]Include, map[Include]bool, error) {
+	if inc == nil {
+		inc = def
+	}
+	set := make(map[Include]bool)
+	for _, i := range inc {
+		switch i {
+		case IncludeDocuments, IncludeEmbeddings, IncludeMetadatas, IncludeDistances, IncludeURIs:
+			set[i] = true
+		default:
+			return nil, nil, unprocessablef("Failed to deserialize the JSON body into the target type: include: unknown variant `%s`, expected one of `distances`, `documents`, `embeddings`, `metadatas`, `uris`", i)
+		}
+	}
+	return append([]Include{}, inc...), set, nil
+}
+
+// resultMeta applies Chroma's null-versus-{} rule for returned metadata.
+func resultMeta(r *record) Metadata {
+	if r.meta != nil {
+		return r.meta.Clone()
+	}
+	if r.uri != nil {
+		return Metadata{}
+	}
+	return nil
+}
+
+// Get returns records in insertion order after filtering, offset and limit.
+func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetResult, error) {
+	cid, err := ParseCollectionID(collID)
+	if err != nil {
+		return nil, err
+	}
+	inc, incSet, err := checkIncludes(req.Include, []Include{IncludeDocuments, IncludeMetadatas})
+	if err != nil {
+		return nil, err
+	}
+	if (req.Limit != nil && *req.Limit < 0) || req.Offset < 0 {
+		return nil, unprocessablef("Failed to deserialize the JSON body into the target type: limit and offset must not be negative")
+	}
+	if err := req.Where.Validate(); err != nil {
+		return nil, err
+	}
+	if err := req.WhereDocument.Validate(); err != nil {
+		return nil, err
+	}
+	res := &GetResult{IDs: []string{}, Include: inc}
+	err = s.readOp(ctx, cid, func() error {
+		mc := s.mu.colls[cid]
+		if mc == nil {
+			return collNotFoundByID(cid)
+		}
+		mc.prepareReads()
+		set, _ := mc.filterLocked(req.IDs, req.Where, req.WhereDocument)
+		var sel []*record
+		skip := req.Offset
+		for _, d := range mc.order {
+			if !set.Contains(d) {
+				continue
+			}
+			if skip > 0 {
+				skip--
+				continue
+			}
+			if req.Limit != nil && len(sel) >= *req.Limit {
+				break
+			}
+			sel = append(sel, mc.byDense[d])
+		}
+		if incSet[IncludeEmbeddings] {
+			res.Embeddings = make([][]float32, 0, len(sel))
+		}
+		if incSet[IncludeDocuments] {
+			res.Documents = make([]*string, 0, len(sel))
+		}
+		if incSet[IncludeURIs] {
+			res.URIs = make([]*string, 0, len(sel))
+		}
+		if incSet[IncludeMetadatas] {
+			res.Metadatas = make([]Metadata, 0, len(sel))
+		}
+		for _, r := range sel {
+			res.IDs = append(res.IDs, r.id)
+			if res.Embeddings != nil {
+				res.Embeddings = append(res.Embeddings, mc.vector(r.dense))
+			}
+			if res.Documents != nil {
+				res.Documents = append(res.Documents, cloneStr(r.doc))
+			}
+			if res.URIs != nil {
+				res.URIs = append(res.URIs, cloneStr(r.uri))
+			}
+			if res.Metadatas != nil {
+				res.Metadatas = append(res.Metadatas, resultMeta(r))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (mc *memColl) vector(d uint32) []float32 {
+	if mc.graph == nil {
+		return nil
+	}
+	v, _ := mc.graph.Vector(d)
+	return v
+}
+
+// Peek returns the first limit records in insertion order with the default
+// include (Chroma's client-side peek; limit 10 when 0).
+func (s *Store) Peek(ctx context.Context, collID string, limit int) (*GetResult, error) {
+	if limit == 0 {
+		limit = 10
+	}
+	return s.Get(ctx, collID, GetRequest{Limit: &limit})
+}
+
+// Query returns, for each query embedding, the NResults nearest records among
+// those matching the filters, by ascending distance. Filters are evaluated
+// first (metadata index, then documents); the planner then scans the allowed
+// set exactly when it is small, and runs filtered HNSW otherwise.
+func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*QueryResult, error) {
+	cid, err := ParseCollectionID(collID)
+	if err != nil {
+		return nil, err
+	}
+	if req.Embeddings == nil {
+		return nil, unprocessablef("Failed to deserialize the JSON body into the target type: missing field `query_embeddings`")
+	}
+	inc, incSet, err := checkIncludes(req.Include, []Include{IncludeDocuments, IncludeMetadatas, IncludeDistances})
+	if err != nil {
+		return nil, err
+	}
+	k := 10
+	if req.NResults != nil {
+		k = *req.NResults
+	}
+	if k < 0 {
+		return nil, unprocessablef("Failed to deserialize the JSON body into the target type: n_results: invalid value: integer `%d`, expected u32", k)
+	}
+	if err := req.Where.Validate(); err != nil {
+		return nil, err
+	}
+	if err := req.WhereDocument.Validate(); err != nil {
+		return nil, err
+	}
+	dim := -1
+	for _, e := range req.Embeddings {
+		if dim == -1 {
+			dim = len(e)
+		} else if len(e) != dim {
+			return nil, invalidf("Inconsistent dimensions in provided embeddings")
+		}
+	}
+	nq := len(req.Embeddings)
+	res := &QueryResult{IDs: make([][]string, 0, nq), Include: inc}
+	if incSet[IncludeEmbeddings] {
+		res.Embeddings = make([][][]float32, 0, nq)
+	}
+	if incSet[IncludeDocuments] {
+		res.Documents = make([][]*string, 0, nq)
+	}
+	if incSet[IncludeURIs] {
+		res.URIs = make([][]*string, 0, nq)
+	}
+	if incSet[IncludeMetadatas] {
+		res.Metadatas = make([][]Metadata, 0, nq)
+	}
+	if incSet[IncludeDistances] {
+		res.Distances = make([][]float32, 0, nq)
+	}
+	err = s.readOp(ctx, cid, func() error {
+		mc := s.mu.colls[cid]
+		if mc == nil {
+			return collNotFoundByID(cid)
+		}
+		ci := mc.info
+		if ci.Dimension != 0 && dim >= 0 && dim != ci.Dimension {
+			return dimMismatch(ci.Dimension, dim)
+		}
+		if ci.Dimension != 0 && nq > 0 && req.Model != ci.Model {
+			return modelMismatch(ci, req.Model)
+		}
+		for _, e := range req.Embeddings {
+			for _, f := range e {
+				if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+					return invalidf("Embeddings must not contain NaN or infinite values")
+				}
+			}
+		}
+		mc.prepareReads()
+		var allowed *roaring.Bitmap
+		if req.IDs != nil || req.Where != nil || req.WhereDocument != nil {
+			var unknown bool
+			allowed, unknown = mc.filterLocked(req.IDs, req.Where, req.WhereDocument)
+			if unknown {
+				return newErr(ErrInternal, "Error executing plan: Internal error: Error finding id")
+			}
+		}
+		for _, q := range req.Embeddings {
+			hits, err := s.search(mc, q, k, allowed)
+			if err != nil {
+				return err
+			}
+			ids := make([]string, 0, len(hits))
+			var embs [][]float32
+			var docs, uris []*string
+			var metas []Metadata
+			var dists []float32
+			if res.Embeddings != nil {
+				embs = make([][]float32, 0, len(hits))
+			}
+			if res.Documents != nil {
+				docs = make([]*string, 0, len(hits))
+			}
+			if res.URIs != nil {
+				uris = make([]*string, 0, len(hits))
+			}
+			if res.Metadatas != nil {
+				metas = make([]Metadata, 0, len(hits))
+			}
+			if res.Distances != nil {
+				dists = make([]float32, 0, len(hits))
+			}
+			for _, h := range hits {
+				r := mc.byDense[h.ID]
+				if r == nil {
+					return fmt.Errorf("vecstore: index returned id %d with no record: %w", h.ID, ErrCorrupt)
+				}
+				ids = append(ids, r.id)
+				if embs != nil {
+					embs = append(embs, mc.vector(h.ID))
+				}
+				if docs != nil {
+					docs = append(docs, cloneStr(r.doc))
+				}
+				if uris != nil {
+					uris = append(uris, cloneStr(r.uri))
+				}
+				if metas != nil {
+					metas = append(metas, resultMeta(r))
+				}
+				if dists != nil {
+					dists = append(dists, h.Distance)
+				}
+			}
+			res.IDs = append(res.IDs, ids)
+			if res.Embeddings != nil {
+				res.Embeddings = append(res.Embeddings, embs)
+			}
+			if res.Documents != nil {
+				res.Documents = append(res.Documents, docs)
+			}
+			if res.URIs != nil {
+				res.URIs = append(res.URIs, uris)
+			}
+			if res.Metadatas != nil {
+				res.Metadatas = append(res.Metadatas, metas)
+			}
+			if res.Distances != nil {
+				res.Distances = append(res.Distances, dists)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// search is the planner: nil allowed means every record.
+// REQUIRES: Store.mu held shared.
+func (s *Store) search(mc *memColl, q []float32, k int, allowed *roaring.Bitmap) ([]index.Result, error) {
+	if k == 0 || mc.graph == nil || len(mc.byID) == 0 {
+		return nil, nil
+	}
+	n := len(mc.byID)
+	ef := mc.info.Config.HNSW.EfSearch
+	if ef < k {
+		ef = k
+	}
+	if allowed == nil {
+		s.stats.hnsw.Add(1)
+		return mc.graph.Search(q, k, index.SearchOptions{Ef: ef})
+	}
+	card := int(allowed.GetCardinality())
+	if card == 0 {
+		return nil, nil
+	}
+	if card <= s.opts.ExactMax || float64(card) < s.opts.ExactRatio*float64(n) {
+		s.stats.exact.Add(1)
+		return mc.graph.Exact(q, k, allowed)
+	}
+	s.stats.hnsw.Add(1)
+	// The index's filtered walk keeps expanding until it holds ef allowed
+	// candidates, so ef needs no widening here.
+	return mc.graph.Search(q, k, index.SearchOptions{Ef: ef, Allow: allowed})
+}
+
+// Stats returns counters describing the store.
+func (s *Store) Stats() Stats {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := Stats{Collections: len(s.mu.colls), AppliedSeq: s.mu.applied,
+		Syncs: s.stats.syncs.Load(), FullReloads: s.stats.reloads.Load(), Snapshots: s.stats.snapshots.Load(),
+		ExactQueries: s.stats.exact.Load(), FilteredHNSW: s.stats.hnsw.Load()}
+	for _, mc := range s.mu.colls {
+		st.Records += len(mc.byID)
+	}
+	return st
+}

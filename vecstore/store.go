@@ -1,0 +1,422 @@
+package vecstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// File names inside the store directory.
+const (
+	dbFileName  = "vectors.db"
+	seqFileName = "vectors.seq"
+)
+
+// Store is a set of Chroma-compatible collections persisted in one bbolt
+// file. It is safe for concurrent use by several goroutines, and several
+// processes may open the same directory at once (see doc.go).
+type Store struct {
+	dir     string
+	path    string
+	seqPath string
+	opts    Options
+	log     *slog.Logger
+
+	// ioMu serializes this process's use of the bbolt file (bbolt takes a
+	// file lock per open, shared for readers and exclusive for writers).
+	// Lock order: ioMu before mu.
+	ioMu sync.Mutex
+
+	mu struct {
+		sync.RWMutex
+		closed  bool
+		applied uint64               // last global sequence reflected in memory
+		infos   map[string]*collInfo // every collection, by id
+		colls   map[string]*memColl  // collections loaded in memory, by id
+	}
+
+	stats struct {
+		syncs, reloads, snapshots, exact, hnsw atomic.Uint64
+	}
+}
+
+// Open opens (creating if needed) the store in directory dir. The directory
+// holds vectors.db (bbolt) and vectors.seq (the change-sequence hint).
+func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	o := opts
+	if o.LockTimeout == 0 {
+		o.LockTimeout = 30 * time.Second
+	}
+	if o.SnapshotMinOps == 0 {
+		o.SnapshotMinOps = 2000
+	}
+	if o.SnapshotRatio == 0 {
+		o.SnapshotRatio = 0.1
+	}
+	if o.ExactMax == 0 {
+		o.ExactMax = 2048
+	}
+	if o.ExactRatio == 0 {
+		o.ExactRatio = 0.02
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.LockTimeout < 0 || o.SnapshotMinOps < 0 || o.SnapshotRatio < 0 || o.ExactMax < 0 ||
+		o.ExactRatio < 0 || o.IndexWorkers < 0 {
+		return nil, fmt.Errorf("vecstore: invalid options: negative value")
+	}
+	lg := o.Logger
+	if lg == nil {
+		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("vecstore: create directory: %w", err)
+	}
+	s := &Store{dir: dir, path: filepath.Join(dir, dbFileName), seqPath: filepath.Join(dir, seqFileName),
+		opts: o, log: lg}
+	s.mu.infos = make(map[string]*collInfo)
+	s.mu.colls = make(map[string]*memColl)
+	// Initialize (or check) the file under the exclusive lock.
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		if err := initLayout(tx); err != nil {
+			return err
+		}
+		return s.syncLocked(tx, true)
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// initLayout creates the top-level buckets and checks magic and version.
+func initLayout(tx *bolt.Tx) error {
+	meta := tx.Bucket(bktMeta)
+	if meta == nil {
+		var err error
+		if meta, err = tx.CreateBucket(bktMeta); err != nil {
+			return err
+		}
+		if err := meta.Put(keyMagic, []byte(formatMagic)); err != nil {
+			return err
+		}
+		if err := meta.Put(keyVersion, u32(formatVersion)); err != nil {
+			return err
+		}
+		if err := meta.Put(keySeq, u64(0)); err != nil {
+			return err
+		}
+	}
+	if err := checkFormat(tx); err != nil {
+		return err
+	}
+	for _, name := range [][]byte{bktTenants, bktDatabases, bktColls, bktCollNames} {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return err
+		}
+	}
+	ten := tx.Bucket(bktTenants)
+	if ten.Get([]byte(DefaultTenant)) == nil {
+		if err := ten.Put([]byte(DefaultTenant), []byte("{}")); err != nil {
+			return err
+		}
+		key := dbKey(DefaultTenant, DefaultDatabase)
+		if err := tx.Bucket(bktDatabases).Put(key, []byte(`{"id":"00000000-0000-0000-0000-000000000000"}`)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkFormat verifies the magic and the format version.
+func checkFormat(tx *bolt.Tx) error {
+	meta := tx.Bucket(bktMeta)
+	if meta == nil {
+		return corruptf(nil, "missing meta bucket (not a vecstore file?)")
+	}
+	if m := meta.Get(keyMagic); string(m) != formatMagic {
+		return corruptf(nil, "bad magic %q", m)
+	}
+	v := meta.Get(keyVersion)
+	if len(v) != 4 {
+		return corruptf(nil, "bad format version field")
+	}
+	if ver := binary.BigEndian.Uint32(v); ver != formatVersion {
+		return &Error{Class: ErrIncompatibleFormat,
+			Message: fmt.Sprintf("file format version %d is not supported (this build reads version %d)", ver, formatVersion)}
+	}
+	if len(meta.Get(keySeq)) != 8 {
+		return corruptf(nil, "bad sequence field")
+	}
+	return nil
+}
+
+func dbKey(tenant, db string) []byte { return []byte(tenant + "\x00" + db) }
+
+func nameKey(tenant, db, name string) []byte { return []byte(tenant + "\x00" + db + "\x00" + name) }
+
+// Close releases the store. It writes a graph snapshot for collections this
+// process changed since their last snapshot, so that the next cold open does
+// not re-insert them. Close is idempotent.
+func (s *Store) Close() error {
+	s.ioMu.Lock()
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		s.ioMu.Unlock()
+		return nil
+	}
+	var todo []*memColl
+	for _, mc := range s.mu.colls {
+		if mc.info.OpsSinceSnap > 0 && mc.graph != nil {
+			todo = append(todo, mc)
+		}
+	}
+	s.mu.Unlock()
+	s.ioMu.Unlock()
+	var errs []error
+	for _, mc := range todo {
+		if err := s.snapshot(context.Background(), mc.info.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.mu.Lock()
+	s.mu.closed = true
+	s.mu.colls = nil
+	s.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// openDB opens the bbolt file for one transaction.
+func (s *Store) openDB(readOnly bool) (*bolt.DB, error) {
+	db, err := bolt.Open(s.path, 0o644, &bolt.Options{Timeout: s.opts.LockTimeout, ReadOnly: readOnly,
+		FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) {
+			return nil, corruptf(err, "cannot open %s", s.path)
+		}
+		return nil, fmt.Errorf("vecstore: open %s: %w", s.path, err)
+	}
+	return db, nil
+}
+
+// guard converts a panic inside bbolt (a damaged page) into ErrCorrupt.
+func guard(err *error) {
+	if r := recover(); r != nil {
+		*err = corruptf(fmt.Errorf("panic: %v\n%s", r, debug.Stack()), "damaged database file; run Repair")
+	}
+}
+
+// update runs fn in a read-write transaction under the exclusive file lock.
+// REQUIRES: s.ioMu held by the caller or not needed (Open).
+// afterCommit, if not nil, runs after a successful commit while the lock is
+// still held.
+func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error, afterCommit func()) (err error) {
+	defer guard(&err)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	db, err := s.openDB(false)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	var late error
+	err = db.Update(func(tx *bolt.Tx) error {
+		ferr := fn(tx)
+		var ce *commitThenFail
+		if errors.As(ferr, &ce) {
+			late = ce.err
+			return nil
+		}
+		return ferr
+	})
+	if err == nil && afterCommit != nil {
+		afterCommit()
+	}
+	if err == nil {
+		err = late
+	}
+	return err
+}
+
+// commitThenFail makes update commit the transaction and then return err
+// (Chroma fixes a collection's dimension even when the batch is refused later).
+type commitThenFail struct{ err error }
+
+func (c *commitThenFail) Error() string { return c.err.Error() }
+
+// view runs fn in a read-only transaction under a shared file lock.
+func (s *Store) view(ctx context.Context, fn func(tx *bolt.Tx) error) (err error) {
+	defer guard(&err)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if _, statErr := os.Stat(s.path); statErr != nil {
+		return fmt.Errorf("vecstore: %w", statErr)
+	}
+	db, err := s.openDB(true)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := db.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	return db.View(fn)
+}
+
+// readSeqFile returns the sequence hint written by the last writer, or
+// ok=false if it is missing or torn.
+func (s *Store) readSeqFile() (uint64, bool) {
+	b, err := os.ReadFile(s.seqPath)
+	if err != nil || len(b) != 16 {
+		return 0, false
+	}
+	a := binary.LittleEndian.Uint64(b)
+	c := binary.LittleEndian.Uint64(b[8:])
+	if a^0x5eb1ec7ab1e5eed5 != c {
+		return 0, false
+	}
+	return a, true
+}
+
+// writeSeqFile publishes seq as the last committed sequence. It runs under
+// the exclusive file lock, after the commit and before the write is acknowledged.
+func (s *Store) writeSeqFile(seq uint64) {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:], seq)
+	binary.LittleEndian.PutUint64(b[8:], seq^0x5eb1ec7ab1e5eed5)
+	f, err := os.OpenFile(s.seqPath, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		s.log.Warn("vecstore: cannot write sequence hint", "err", err)
+		return
+	}
+	if _, err := f.WriteAt(b[:], 0); err != nil {
+		s.log.Warn("vecstore: cannot write sequence hint", "err", err)
+	}
+	_ = f.Close()
+}
+
+func readSeq(tx *bolt.Tx) uint64 {
+	return binary.BigEndian.Uint64(tx.Bucket(bktMeta).Get(keySeq))
+}
+
+// nextSeq increments and returns the global change sequence.
+func nextSeq(tx *bolt.Tx) (uint64, error) {
+	seq := readSeq(tx) + 1
+	return seq, tx.Bucket(bktMeta).Put(keySeq, u64(seq))
+}
+
+// readOp brings memory up to date with the file (when another process wrote,
+// or when collection id must be loaded) and then runs fn under the read lock.
+// id may be "" when no collection must be loaded.
+func (s *Store) readOp(ctx context.Context, id string, fn func() error) error {
+	if err := s.refresh(ctx, id); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.mu.closed {
+		return ErrClosed
+	}
+	return fn()
+}
+
+// refresh syncs memory with the file if the sequence hint says it changed or
+// collection id is not loaded.
+func (s *Store) refresh(ctx context.Context, id string) error {
+	s.ioMu.Lock()
+	defer s.ioMu.Unlock()
+	s.mu.RLock()
+	closed := s.mu.closed
+	applied := s.mu.applied
+	_, loaded := s.mu.colls[id]
+	_, known := s.mu.infos[id]
+	s.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	if seq, ok := s.readSeqFile(); ok && seq == applied && (id == "" || loaded || !known) {
+		return nil
+	}
+	return s.view(ctx, func(tx *bolt.Tx) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err := s.syncLocked(tx, false); err != nil {
+			return err
+		}
+		if id != "" {
+			if _, err := s.loadedLocked(tx, id); err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeOp runs fn in a read-write transaction with memory synced and the
+// store's write lock held. fn returns a function to run after a successful
+// commit (applying the change to memory), or nil.
+func (s *Store) writeOp(ctx context.Context, fn func(tx *bolt.Tx) (after func(), err error)) error {
+	// Replay other processes' changes first under a shared lock, so that the
+	// exclusive section is short.
+	if err := s.refresh(ctx, ""); err != nil {
+		return err
+	}
+	s.ioMu.Lock()
+	defer s.ioMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return ErrClosed
+	}
+	var after func()
+	var newSeq uint64
+	committed := false
+	publish := func() {
+		committed = true
+		if newSeq != 0 {
+			s.writeSeqFile(newSeq)
+			s.mu.applied = newSeq
+		}
+	}
+	err := s.update(ctx, func(tx *bolt.Tx) error {
+		if err := s.syncLocked(tx, false); err != nil {
+			return err
+		}
+		before := readSeq(tx)
+		a, err := fn(tx)
+		if seq := readSeq(tx); seq != before {
+			newSeq = seq
+		}
+		after = a
+		return err
+	}, publish)
+	if committed && after != nil {
+		after()
+	}
+	return err
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

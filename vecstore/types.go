@@ -1,0 +1,254 @@
+package vecstore
+
+import (
+	"encoding/json"
+	"log/slog"
+	"time"
+)
+
+// Default tenant and database, created by Open.
+const (
+	DefaultTenant   = "default_tenant"
+	DefaultDatabase = "default_database"
+)
+
+// MaxBatchSize is what Chroma 1.0.0 reports as max_batch_size in its
+// pre-flight checks. Like Chroma, vecstore does not enforce it.
+const MaxBatchSize = 5461
+
+// Options configures a Store. The zero value gives the defaults.
+type Options struct {
+	// Logger receives warnings (e.g. a skipped snapshot). Nil discards.
+	Logger *slog.Logger
+	// LockTimeout bounds the wait for the file lock held by another process
+	// (default 30s). Exceeding it returns an error wrapping bbolt's timeout.
+	LockTimeout time.Duration
+	// SnapshotMinOps and SnapshotRatio decide when a collection's graph is
+	// snapshotted: once the records written since the last snapshot exceed
+	// max(SnapshotMinOps, SnapshotRatio * collection size). Defaults 2000, 0.5.
+	SnapshotMinOps int
+	SnapshotRatio  float64
+	// ExactMax: the planner scans exactly when the allowed set has at most this
+	// many records (default 2048) or is a smaller fraction than ExactRatio of
+	// the collection (default 0.02). Otherwise it runs filtered HNSW.
+	ExactMax   int
+	ExactRatio float64
+	// Seed seeds the graphs' level generators (0 means 1).
+	Seed int64
+	// IndexWorkers caps the goroutines used by batch graph inserts (0 = GOMAXPROCS).
+	IndexWorkers int
+	// AllowReset enables Store.Reset (Chroma's allow_reset).
+	AllowReset bool
+}
+
+// Space is a collection's distance function, with Chroma's names and formulas:
+// "l2" squared Euclidean, "ip" 1 − dot, "cosine" 1 − cosine similarity.
+type Space string
+
+const (
+	SpaceL2     Space = "l2"
+	SpaceIP     Space = "ip"
+	SpaceCosine Space = "cosine"
+)
+
+// HNSWConfig is a collection's HNSW configuration as Chroma echoes it in
+// configuration_json.hnsw.
+type HNSWConfig struct {
+	Space          Space   `json:"space"`
+	EfConstruction int     `json:"ef_construction"`
+	EfSearch       int     `json:"ef_search"`
+	MaxNeighbors   int     `json:"max_neighbors"`
+	ResizeFactor   float64 `json:"resize_factor"`
+	SyncThreshold  int     `json:"sync_threshold"`
+}
+
+// DefaultHNSWConfig returns Chroma 1.0.0's defaults.
+func DefaultHNSWConfig() HNSWConfig {
+	return HNSWConfig{Space: SpaceL2, EfConstruction: 100, EfSearch: 100, MaxNeighbors: 16,
+		ResizeFactor: 1.2, SyncThreshold: 1000}
+}
+
+// HNSWParams is the hnsw part of a create or modify request. Nil fields are
+// omitted (defaults on create, unchanged on modify). Space and EfConstruction
+// cannot be modified (Chroma answers 422).
+type HNSWParams struct {
+	Space          *Space   `json:"space,omitempty"`
+	EfConstruction *int     `json:"ef_construction,omitempty"`
+	EfSearch       *int     `json:"ef_search,omitempty"`
+	MaxNeighbors   *int     `json:"max_neighbors,omitempty"`
+	NumThreads     *int     `json:"num_threads,omitempty"`
+	ResizeFactor   *float64 `json:"resize_factor,omitempty"`
+	SyncThreshold  *int     `json:"sync_threshold,omitempty"`
+	BatchSize      *int     `json:"batch_size,omitempty"`
+}
+
+// SPANNParams is the spann part of a create request. On single-node Chroma only
+// its space is used (the collection becomes hnsw).
+type SPANNParams struct {
+	Space *Space `json:"space,omitempty"`
+}
+
+// CollectionConfig is the stored configuration of a collection.
+type CollectionConfig struct {
+	HNSW HNSWConfig `json:"hnsw"`
+	// EmbeddingFunction is stored opaquely and echoed back (Chroma's
+	// configuration_json.embedding_function); nil means JSON null.
+	EmbeddingFunction json.RawMessage `json:"embedding_function"`
+}
+
+// Collection describes a collection.
+type Collection struct {
+	ID       string           `json:"id"` // UUID v4, lower-case hyphenated
+	Name     string           `json:"name"`
+	Tenant   string           `json:"tenant"`
+	Database string           `json:"database"`
+	Metadata Metadata         `json:"metadata"` // nil when empty
+	Config   CollectionConfig `json:"configuration"`
+	// Dimension is 0 until the first write carrying an embedding fixes it
+	// (Chroma's "dimension": null).
+	Dimension int `json:"dimension"`
+	// Model is the embedding model id the collection's vectors come from; ""
+	// means vectors supplied by the caller without a model (Chroma clients).
+	Model string `json:"model"`
+}
+
+// CreateCollectionRequest creates a collection (Chroma's POST .../collections).
+type CreateCollectionRequest struct {
+	Tenant, Database, Name string
+	Metadata               Metadata // nil: none; empty non-nil map is invalid (Chroma 400)
+	HNSW                   *HNSWParams
+	SPANN                  *SPANNParams
+	EmbeddingFunction      json.RawMessage
+	GetOrCreate            bool
+	// Model and Dimension, when set, fix the embedding model and dimension up
+	// front; otherwise the first write fixes them.
+	Model     string
+	Dimension int
+}
+
+// ModifyCollectionRequest changes a collection (Chroma's PUT .../collections/{id}).
+type ModifyCollectionRequest struct {
+	NewName     *string
+	NewMetadata Metadata // nil: unchanged; replaces the whole map; Null values dropped
+	// NewMetadataSet distinguishes "new_metadata": {} (invalid) from absent.
+	NewMetadataSet       bool
+	HNSW                 *HNSWParams
+	SPANN                *SPANNParams
+	EmbeddingFunction    json.RawMessage // nil: unchanged
+	EmbeddingFunctionSet bool
+}
+
+// Tenant and Database as Chroma returns them.
+type Tenant struct {
+	Name string `json:"name"`
+}
+
+type Database struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Tenant string `json:"tenant"`
+}
+
+// Include names a field of get and query results.
+type Include string
+
+const (
+	IncludeDocuments  Include = "documents"
+	IncludeEmbeddings Include = "embeddings"
+	IncludeMetadatas  Include = "metadatas"
+	IncludeDistances  Include = "distances"
+	IncludeURIs       Include = "uris"
+)
+
+// AddRequest is the body of add and upsert. Every non-nil slice must have
+// len(IDs) entries. Documents and URIs entries may be nil (no value). In add,
+// a nil Metadatas entry or an empty map means no metadata and Null values are
+// refused; in upsert, Null values delete keys of an existing record.
+type AddRequest struct {
+	IDs        []string
+	Embeddings [][]float32 // required (Chroma 422 when missing)
+	Documents  []*string
+	URIs       []*string
+	Metadatas  []Metadata
+	// Model is the embedding model the vectors come from ("" = unknown; only
+	// accepted by collections without a model).
+	Model string
+}
+
+// UpdateRequest is the body of update: all fields but IDs optional, nil
+// entries keep the old value, unknown ids are ignored.
+type UpdateRequest struct {
+	IDs        []string
+	Embeddings [][]float32
+	Documents  []*string
+	URIs       []*string
+	Metadatas  []Metadata
+	Model      string
+}
+
+// GetRequest selects records. IDs nil means no ids filter; a non-nil empty
+// slice selects nothing. Include nil means the default (documents, metadatas).
+type GetRequest struct {
+	IDs           []string
+	Where         *Where
+	WhereDocument *WhereDocument
+	Limit         *int
+	Offset        int
+	Include       []Include
+}
+
+// GetResult is Chroma's GetResponse: fields not included are nil (JSON null);
+// included ones are parallel to IDs. A nil Metadata entry is JSON null, an
+// empty non-nil map is {} (a record with a uri but no metadata).
+type GetResult struct {
+	IDs        []string    `json:"ids"`
+	Embeddings [][]float32 `json:"embeddings"`
+	Documents  []*string   `json:"documents"`
+	URIs       []*string   `json:"uris"`
+	Metadatas  []Metadata  `json:"metadatas"`
+	Include    []Include   `json:"include"`
+}
+
+// QueryRequest runs a nearest-neighbour search for each of Embeddings.
+// NResults nil means 10. Include nil means documents, metadatas, distances.
+type QueryRequest struct {
+	Embeddings    [][]float32
+	NResults      *int
+	IDs           []string
+	Where         *Where
+	WhereDocument *WhereDocument
+	Include       []Include
+	Model         string
+}
+
+// QueryResult is Chroma's QueryResponse: one inner list per query embedding,
+// by ascending distance.
+type QueryResult struct {
+	IDs        [][]string    `json:"ids"`
+	Embeddings [][][]float32 `json:"embeddings"`
+	Documents  [][]*string   `json:"documents"`
+	URIs       [][]*string   `json:"uris"`
+	Metadatas  [][]Metadata  `json:"metadatas"`
+	Distances  [][]float32   `json:"distances"`
+	Include    []Include     `json:"include"`
+}
+
+// DeleteRequest deletes records matching IDs (nil = no ids filter) AND Where
+// AND WhereDocument. All three absent deletes nothing.
+type DeleteRequest struct {
+	IDs           []string
+	Where         *Where
+	WhereDocument *WhereDocument
+}
+
+// Stats reports counters of a Store (for Stats methods of callers).
+type Stats struct {
+	Collections   int    // collections loaded in memory
+	Records       int    // records loaded in memory
+	AppliedSeq    uint64 // last change-log sequence applied by this process
+	Syncs         uint64 // change-log replays from other processes
+	FullReloads   uint64 // collections reloaded from their snapshot
+	Snapshots     uint64 // graph snapshots written by this process
+	ExactQueries  uint64 // queries answered by exact scan
+	FilteredHNSW  uint64 // queries answered by (filtered) HNSW
+}
