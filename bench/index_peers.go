@@ -71,4 +71,3 @@ func (c *CoderPeer) Query(q []float32, k, ef int) []uint32 {
 	}
 	return ids
 }
-

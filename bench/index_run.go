@@ -101,12 +101,12 @@ type FilterSet struct {
 
 // IndexDataset is a generated data set with its cached files.
 type IndexDataset struct {
-	Spec                          MixtureSpec
-	Dir                           string
-	Base, Queries                 []float32
-	GT                            [][]uint32
-	BasePath, QueryPath, GTPath   string
-	Filters                       []FilterSet
+	Spec                        MixtureSpec
+	Dir                         string
+	Base, Queries               []float32
+	GT                          [][]uint32
+	BasePath, QueryPath, GTPath string
+	Filters                     []FilterSet
 }
 
 // PrepareIndexDataset loads the data set from dir/<spec key>/ or generates it
@@ -368,6 +368,8 @@ func RunIndexMemory(ctx context.Context, cfg IndexConfig, n, workers int, emit f
 		runtime.ReadMemStats(&ms)
 		emit(IndexRow{Peer: "cairn", Dataset: "easy", N: n, Kind: "memory", Threads: workers, BuildS: d.Seconds(),
 			Bytes: int64(ms.HeapAlloc) - int64(before), RawB: raw, Note: "bytes = live Go heap growth after build and GC"})
+		emit(IndexRow{Peer: "cairn (Stats.Bytes)", Dataset: "easy", N: n, Kind: "memory", Threads: workers, BuildS: d.Seconds(),
+			Bytes: int64(p.Idx.Stats().Bytes), RawB: raw, Note: "index's own count of vectors, lists and slot metadata"})
 		for _, ef := range cfg.Efs {
 			s := MeasureQueries(p.Query, ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
 			emit(queryRow("cairn", ds, "query", ef, 0, s))

@@ -14,7 +14,15 @@ var recallTargets = []float64{0.90, 0.95, 0.99, 0.995}
 // LatencyAtRecall interpolates p50 (or p99 with p99=true) linearly in recall
 // along one peer's ef curve and returns the latency at which recall first
 // reaches target; ok is false if the curve never reaches it.
+//
+// When the lowest ef already reaches target, that point's latency is
+// returned (an upper bound); atFloor reports it.
 func LatencyAtRecall(curve []IndexRow, target float64, p99 bool) (us float64, ok bool) {
+	us, ok, _ = latencyAtRecall(curve, target, p99)
+	return us, ok
+}
+
+func latencyAtRecall(curve []IndexRow, target float64, p99 bool) (us float64, ok, atFloor bool) {
 	c := slices.Clone(curve)
 	slices.SortFunc(c, func(a, b IndexRow) int { return a.Ef - b.Ef })
 	lat := func(r IndexRow) float64 {
@@ -28,13 +36,20 @@ func LatencyAtRecall(curve []IndexRow, target float64, p99 bool) (us float64, ok
 			continue
 		}
 		if i == 0 || c[i-1].Recall >= r.Recall {
-			return lat(r), true
+			return lat(r), true, i == 0
 		}
 		prev := c[i-1]
 		f := (target - prev.Recall) / (r.Recall - prev.Recall)
-		return lat(prev) + f*(lat(r)-lat(prev)), true
+		return lat(prev) + f*(lat(r)-lat(prev)), true, false
 	}
-	return 0, false
+	return 0, false, false
+}
+
+func fmtUs(us float64, atFloor bool) string {
+	if atFloor {
+		return fmt.Sprintf("≤%.0f", us)
+	}
+	return fmt.Sprintf("%.0f", us)
 }
 
 // IndexMarkdown renders the comparison tables: build, recall/latency curves,
@@ -60,7 +75,9 @@ func IndexMarkdown(rows []IndexRow) string {
 		}
 	}
 	curve := func(peer, ds string) []IndexRow {
-		return pick(func(r IndexRow) bool { return r.Kind == "query" && r.Peer == peer && r.Dataset == ds && r.N == nOf(rows, ds) })
+		return pick(func(r IndexRow) bool {
+			return r.Kind == "query" && r.Peer == peer && r.Dataset == ds && r.N == nOf(rows, ds)
+		})
 	}
 
 	// Build.
@@ -80,13 +97,16 @@ func IndexMarkdown(rows []IndexRow) string {
 	}
 
 	// Equal-recall ratios.
-	b.WriteString("### cairn / peer query latency at equal recall@10 (single-threaded, interpolated along the ef curve)\n\n")
+	b.WriteString("### cairn / peer query latency at equal recall@10 (single-threaded, interpolated along the ef curve; ≤ = reached at the lowest ef)\n\n")
 	b.WriteString("| data set | recall@10 | cairn p50 µs | cairn p99 µs | peer | peer p50 µs | peer p99 µs | p50 ratio | p99 ratio |\n|---|---:|---:|---:|---|---:|---:|---:|---:|\n")
 	for _, ds := range datasets {
 		cc := curve("cairn", ds)
+		if len(cc) == 0 {
+			continue
+		}
 		for _, t := range recallTargets {
-			c50, ok := LatencyAtRecall(cc, t, false)
-			c99, _ := LatencyAtRecall(cc, t, true)
+			c50, ok, cf := latencyAtRecall(cc, t, false)
+			c99, _, _ := latencyAtRecall(cc, t, true)
 			for _, p := range peers {
 				if p == "cairn" || p == "exact" {
 					continue
@@ -95,15 +115,15 @@ func IndexMarkdown(rows []IndexRow) string {
 				if len(pc) == 0 {
 					continue
 				}
-				p50, pok := LatencyAtRecall(pc, t, false)
-				p99, _ := LatencyAtRecall(pc, t, true)
+				p50, pok, pf := latencyAtRecall(pc, t, false)
+				p99, _, _ := latencyAtRecall(pc, t, true)
 				switch {
 				case ok && pok:
-					fmt.Fprintf(&b, "| %s | %.3f | %.0f | %.0f | %s | %.0f | %.0f | **%.2f** | %.2f |\n", ds, t, c50, c99, p, p50, p99, c50/p50, c99/p99)
+					fmt.Fprintf(&b, "| %s | %.3f | %s | %.0f | %s | %s | %.0f | **%.2f** | %.2f |\n", ds, t, fmtUs(c50, cf), c99, p, fmtUs(p50, pf), p99, c50/p50, c99/p99)
 				case ok:
-					fmt.Fprintf(&b, "| %s | %.3f | %.0f | %.0f | %s | not reached (max %.3f) | | | |\n", ds, t, c50, c99, p, maxRecall(pc))
+					fmt.Fprintf(&b, "| %s | %.3f | %s | %.0f | %s | not reached (max %.3f) | | | |\n", ds, t, fmtUs(c50, cf), c99, p, maxRecall(pc))
 				case pok:
-					fmt.Fprintf(&b, "| %s | %.3f | not reached (max %.3f) | | %s | %.0f | %.0f | | |\n", ds, t, maxRecall(cc), p, p50, p99)
+					fmt.Fprintf(&b, "| %s | %.3f | not reached (max %.3f) | | %s | %s | %.0f | | |\n", ds, t, maxRecall(cc), p, fmtUs(p50, pf), p99)
 				}
 			}
 		}
@@ -173,7 +193,7 @@ func IndexMarkdown(rows []IndexRow) string {
 		for _, r := range filters {
 			ratio := "-"
 			for _, c := range filters {
-				if c.Peer == "cairn" && c.Dataset == r.Dataset && c.Sel == r.Sel && r.P50us > 0 && (c.Ef == r.Ef || r.Ef == 0) {
+				if r.Peer != "cairn" && c.Peer == "cairn" && c.Dataset == r.Dataset && c.Sel == r.Sel && r.P50us > 0 && (c.Ef == r.Ef || r.Ef == 0) {
 					ratio = fmt.Sprintf("%.2f", c.P50us/r.P50us)
 				}
 			}

@@ -15,7 +15,7 @@ type linear struct {
 	in, out int
 	panels  int
 	w       []float32 // panels * in * nr
-	bias    []float32
+	bias    []float32 // panels * nr, zero-padded
 }
 
 func packLinear(w rawTensor, bias rawTensor, nr int) (*linear, error) {
@@ -23,7 +23,9 @@ func packLinear(w rawTensor, bias rawTensor, nr int) (*linear, error) {
 		return nil, fmt.Errorf("%w: linear shapes %v / %v", ErrBadModel, w.shape, bias.shape)
 	}
 	out, in := w.shape[0], w.shape[1]
-	l := &linear{in: in, out: out, panels: (out + nr - 1) / nr, bias: bias.data}
+	l := &linear{in: in, out: out, panels: (out + nr - 1) / nr}
+	l.bias = make([]float32, l.panels*nr)
+	copy(l.bias, bias.data)
 	l.w = make([]float32, l.panels*in*nr)
 	for p := 0; p < l.panels; p++ {
 		base := p * in * nr
@@ -197,18 +199,13 @@ func (b *bert) matmul(x []float32, rows int, l *linear, y []float32) {
 		r1 := min(rows, (rb+1)*rowBlock)
 		for r := rb * rowBlock; r < r1; r += 4 {
 			a := x[r*l.in:]
+			bias := l.bias[col : col+nr]
 			if width == nr {
-				b.k.gemm4(a, l.in, panel, l.in, y[r*l.out+col:], l.out)
+				b.k.gemm4(a, l.in, panel, l.in, bias, y[r*l.out+col:], l.out)
 			} else {
-				b.k.gemm4(a, l.in, panel, l.in, scratch[:], nr)
+				b.k.gemm4(a, l.in, panel, l.in, bias, scratch[:], nr)
 				for i := 0; i < 4; i++ {
 					copy(y[(r+i)*l.out+col:(r+i)*l.out+col+width], scratch[i*nr:i*nr+width])
-				}
-			}
-			for i := 0; i < 4; i++ {
-				row := y[(r+i)*l.out+col : (r+i)*l.out+col+width]
-				for j := range row {
-					row[j] += l.bias[col+j]
 				}
 			}
 		}
@@ -305,7 +302,7 @@ func (b *bert) encode(ctx context.Context, seqs [][]int32, pool Pooling) ([][]fl
 			layerNorm(row, ly.ln1, b.cfg.Eps)
 		})
 		b.matmul(tmp, Tp, ly.inter, inter)
-		b.rowwise(T, func(r int) { gelu(inter[r*I : (r+1)*I]) })
+		b.rowwise(T, func(r int) { b.k.gelu(inter[r*I : (r+1)*I]) })
 		b.matmul(inter, Tp, ly.out, x)
 		b.rowwise(T, func(r int) {
 			row := x[r*H : (r+1)*H]
@@ -361,6 +358,7 @@ func (b *bert) attention(qkv, cx []float32, o, L, h int, scale float32) {
 	sp := (L + nr - 1) / nr   // panels of S's columns
 	vpn := (dh + nr - 1) / nr // panels of the output's columns
 	ls := sp * nr             // row stride of S
+	var zero [32]float32
 	sc, _ := b.attnPool.Get().(*attnScratch)
 	if sc == nil {
 		sc = &attnScratch{}
@@ -393,7 +391,7 @@ func (b *bert) attention(qkv, cx []float32, o, L, h int, scale float32) {
 	}
 	for r := 0; r < Lr; r += 4 {
 		for p := 0; p < sp; p++ {
-			b.k.gemm4(q[r*dh:], dh, kp[p*dh*nr:(p+1)*dh*nr], dh, S[r*ls+p*nr:], ls)
+			b.k.gemm4(q[r*dh:], dh, kp[p*dh*nr:(p+1)*dh*nr], dh, zero[:nr], S[r*ls+p*nr:], ls)
 		}
 	}
 	for i := 0; i < L; i++ {
@@ -424,7 +422,7 @@ func (b *bert) attention(qkv, cx []float32, o, L, h int, scale float32) {
 	on := vpn * nr
 	for r := 0; r < Lr; r += 4 {
 		for p := 0; p < vpn; p++ {
-			b.k.gemm4(S[r*ls:], ls, vp[p*L*nr:(p+1)*L*nr], L, out[r*on+p*nr:], on)
+			b.k.gemm4(S[r*ls:], ls, vp[p*L*nr:(p+1)*L*nr], L, zero[:nr], out[r*on+p*nr:], on)
 		}
 	}
 	for i := 0; i < L; i++ {

@@ -5,10 +5,16 @@ package embed
 const asmAvailable = true
 
 //go:noescape
-func gemm4AVX2asm(a *float32, lda int, b *float32, k int, c *float32, ldc int)
+func gemm4AVX2asm(a *float32, lda int, b *float32, k int, bias, c *float32, ldc int)
 
 //go:noescape
-func gemm4AVX512asm(a *float32, lda int, b *float32, k int, c *float32, ldc int)
+func gemm4AVX512asm(a *float32, lda int, b *float32, k int, bias, c *float32, ldc int)
+
+//go:noescape
+func geluAVX2asm(v *float32, n int)
+
+//go:noescape
+func geluAVX512asm(v *float32, n int)
 
 //go:noescape
 func dotAVX2asm(a, b *float32, n int) float32
@@ -24,7 +30,8 @@ func axpyAVX512asm(alpha float32, x, y *float32, n int)
 
 // checkGemm4 keeps the assembly memory-safe: it panics (like an index
 // expression would) when the slices are too short.
-func checkGemm4(a []float32, lda int, b []float32, k int, c []float32, ldc, nr int) {
+func checkGemm4(a []float32, lda int, b []float32, k int, bias, c []float32, ldc, nr int) {
+	_ = bias[nr-1]
 	_ = a[3*lda+k-1]
 	_ = b[k*nr-1]
 	_ = c[3*ldc+nr-1]
@@ -35,13 +42,20 @@ func avx2Kernels() *kernelSet {
 	return &kernelSet{
 		name: KernelsAVX2,
 		nr:   nr,
-		gemm4: func(a []float32, lda int, b []float32, k int, c []float32, ldc int) {
+		gemm4: func(a []float32, lda int, b []float32, k int, bias, c []float32, ldc int) {
 			if k == 0 {
-				gemm4Go(a, lda, b, k, c, ldc)
+				gemm4Go(a, lda, b, k, bias, c, ldc)
 				return
 			}
-			checkGemm4(a, lda, b, k, c, ldc, nr)
-			gemm4AVX2asm(&a[0], lda, &b[0], k, &c[0], ldc)
+			checkGemm4(a, lda, b, k, bias, c, ldc, nr)
+			gemm4AVX2asm(&a[0], lda, &b[0], k, &bias[0], &c[0], ldc)
+		},
+		gelu: func(v []float32) {
+			n := len(v) &^ 7
+			if n > 0 {
+				geluAVX2asm(&v[0], n)
+			}
+			gelu(v[n:])
 		},
 		dot: func(a, b []float32) float32 {
 			if len(a) == 0 {
@@ -65,15 +79,22 @@ func avx512Kernels() *kernelSet {
 	return &kernelSet{
 		name: KernelsAVX512,
 		nr:   nr,
-		gemm4: func(a []float32, lda int, b []float32, k int, c []float32, ldc int) {
+		gemm4: func(a []float32, lda int, b []float32, k int, bias, c []float32, ldc int) {
 			if k == 0 {
 				for r := 0; r < 4; r++ {
-					clear(c[r*ldc : r*ldc+nr])
+					copy(c[r*ldc:r*ldc+nr], bias[:nr])
 				}
 				return
 			}
-			checkGemm4(a, lda, b, k, c, ldc, nr)
-			gemm4AVX512asm(&a[0], lda, &b[0], k, &c[0], ldc)
+			checkGemm4(a, lda, b, k, bias, c, ldc, nr)
+			gemm4AVX512asm(&a[0], lda, &b[0], k, &bias[0], &c[0], ldc)
+		},
+		gelu: func(v []float32) {
+			n := len(v) &^ 15
+			if n > 0 {
+				geluAVX512asm(&v[0], n)
+			}
+			gelu(v[n:])
 		},
 		dot: func(a, b []float32) float32 {
 			if len(a) == 0 {

@@ -2,28 +2,29 @@
 
 #include "textflag.h"
 
-// func gemm4AVX2asm(a *float32, lda int, b *float32, k int, c *float32, ldc int)
-// C[0:4][0:16] = A[0:4][0:k] x B[0:k][0:16] (B packed, 16 floats per row).
-TEXT ·gemm4AVX2asm(SB), NOSPLIT, $0-48
+// func gemm4AVX2asm(a *float32, lda int, b *float32, k int, bias, c *float32, ldc int)
+// C[0:4][0:16] = bias + A[0:4][0:k] x B[0:k][0:16] (B packed, 16 floats per row).
+TEXT ·gemm4AVX2asm(SB), NOSPLIT, $0-56
 	MOVQ a+0(FP), R9
 	MOVQ lda+8(FP), DX
 	SHLQ $2, DX
 	MOVQ b+16(FP), BX
 	MOVQ k+24(FP), CX
-	MOVQ c+32(FP), DI
-	MOVQ ldc+40(FP), R8
+	MOVQ bias+32(FP), AX
+	MOVQ c+40(FP), DI
+	MOVQ ldc+48(FP), R8
 	SHLQ $2, R8
 	LEAQ (R9)(DX*1), R10
 	LEAQ (R10)(DX*1), R11
 	LEAQ (R11)(DX*1), R12
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y1, Y3
+	VMOVAPS Y0, Y8
+	VMOVAPS Y1, Y9
+	VMOVAPS Y0, Y10
+	VMOVAPS Y1, Y11
 
 loop:
 	VMOVUPS (BX), Y4
@@ -62,28 +63,29 @@ loop:
 	VZEROUPPER
 	RET
 
-// func gemm4AVX512asm(a *float32, lda int, b *float32, k int, c *float32, ldc int)
-// C[0:4][0:32] = A[0:4][0:k] x B[0:k][0:32] (B packed, 32 floats per row).
-TEXT ·gemm4AVX512asm(SB), NOSPLIT, $0-48
+// func gemm4AVX512asm(a *float32, lda int, b *float32, k int, bias, c *float32, ldc int)
+// C[0:4][0:32] = bias + A[0:4][0:k] x B[0:k][0:32] (B packed, 32 floats per row).
+TEXT ·gemm4AVX512asm(SB), NOSPLIT, $0-56
 	MOVQ a+0(FP), R9
 	MOVQ lda+8(FP), DX
 	SHLQ $2, DX
 	MOVQ b+16(FP), BX
 	MOVQ k+24(FP), CX
-	MOVQ c+32(FP), DI
-	MOVQ ldc+40(FP), R8
+	MOVQ bias+32(FP), AX
+	MOVQ c+40(FP), DI
+	MOVQ ldc+48(FP), R8
 	SHLQ $2, R8
 	LEAQ (R9)(DX*1), R10
 	LEAQ (R10)(DX*1), R11
 	LEAQ (R11)(DX*1), R12
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z8, Z8, Z8
-	VPXORD Z9, Z9, Z9
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
 
 loop512:
 	VMOVUPS (BX), Z4
@@ -308,5 +310,130 @@ a512_tail:
 	JMP  a512_tail
 
 a512_done:
+	VZEROUPPER
+	RET
+
+DATA geluconst<>+0(SB)/4, $0xaf95df0b
+DATA geluconst<>+4(SB)/4, $0x32edffee
+DATA geluconst<>+8(SB)/4, $0xb60cff51
+DATA geluconst<>+12(SB)/4, $0xb86ec2d2
+DATA geluconst<>+16(SB)/4, $0xba40ac63
+DATA geluconst<>+20(SB)/4, $0xbb41a1f6
+DATA geluconst<>+24(SB)/4, $0xbc83dbd4
+DATA geluconst<>+28(SB)/4, $0xb77460cd
+DATA geluconst<>+32(SB)/4, $0xb95fbd29
+DATA geluconst<>+36(SB)/4, $0xbadc924e
+DATA geluconst<>+40(SB)/4, $0xbbf19bf8
+DATA geluconst<>+44(SB)/4, $0xbc69b6a7
+DATA geluconst<>+48(SB)/4, $0x40800000
+DATA geluconst<>+52(SB)/4, $0xc0800000
+DATA geluconst<>+56(SB)/4, $0x3f3504f3
+DATA geluconst<>+60(SB)/4, $0x3f000000
+DATA geluconst<>+64(SB)/4, $0x3f800000
+GLOBL geluconst<>(SB), RODATA|NOPTR, $68
+
+// func geluAVX2asm(v *float32, n int): v = v*0.5*(1+erf(v/sqrt2)), n a multiple of 8.
+TEXT ·geluAVX2asm(SB), NOSPLIT, $0-16
+	MOVQ v+0(FP), SI
+	MOVQ n+8(FP), CX
+	LEAQ geluconst<>(SB), BX
+gelu8:
+	CMPQ CX, $8
+	JL   gelu8_done
+	VMOVUPS (SI), Y5
+	VBROADCASTSS 56(BX), Y4
+	VMULPS Y4, Y5, Y0
+	VBROADCASTSS 48(BX), Y4
+	VMINPS Y4, Y0, Y0
+	VBROADCASTSS 52(BX), Y4
+	VMAXPS Y4, Y0, Y0
+	VMULPS Y0, Y0, Y1
+	VBROADCASTSS 0(BX), Y2
+	VBROADCASTSS 4(BX), Y4
+	VFMADD213PS Y4, Y1, Y2
+	VBROADCASTSS 8(BX), Y4
+	VFMADD213PS Y4, Y1, Y2
+	VBROADCASTSS 12(BX), Y4
+	VFMADD213PS Y4, Y1, Y2
+	VBROADCASTSS 16(BX), Y4
+	VFMADD213PS Y4, Y1, Y2
+	VBROADCASTSS 20(BX), Y4
+	VFMADD213PS Y4, Y1, Y2
+	VBROADCASTSS 24(BX), Y4
+	VFMADD213PS Y4, Y1, Y2
+	VMULPS Y0, Y2, Y2
+	VBROADCASTSS 28(BX), Y3
+	VBROADCASTSS 32(BX), Y4
+	VFMADD213PS Y4, Y1, Y3
+	VBROADCASTSS 36(BX), Y4
+	VFMADD213PS Y4, Y1, Y3
+	VBROADCASTSS 40(BX), Y4
+	VFMADD213PS Y4, Y1, Y3
+	VBROADCASTSS 44(BX), Y4
+	VFMADD213PS Y4, Y1, Y3
+	VDIVPS Y3, Y2, Y2
+	VBROADCASTSS 64(BX), Y4
+	VADDPS Y4, Y2, Y2
+	VBROADCASTSS 60(BX), Y4
+	VMULPS Y4, Y5, Y5
+	VMULPS Y2, Y5, Y5
+	VMOVUPS Y5, (SI)
+	ADDQ $32, SI
+	SUBQ $8, CX
+	JMP  gelu8
+gelu8_done:
+	VZEROUPPER
+	RET
+
+// func geluAVX512asm(v *float32, n int): v = v*0.5*(1+erf(v/sqrt2)), n a multiple of 16.
+TEXT ·geluAVX512asm(SB), NOSPLIT, $0-16
+	MOVQ v+0(FP), SI
+	MOVQ n+8(FP), CX
+	LEAQ geluconst<>(SB), BX
+gelu16:
+	CMPQ CX, $16
+	JL   gelu16_done
+	VMOVUPS (SI), Z5
+	VBROADCASTSS 56(BX), Z4
+	VMULPS Z4, Z5, Z0
+	VBROADCASTSS 48(BX), Z4
+	VMINPS Z4, Z0, Z0
+	VBROADCASTSS 52(BX), Z4
+	VMAXPS Z4, Z0, Z0
+	VMULPS Z0, Z0, Z1
+	VBROADCASTSS 0(BX), Z2
+	VBROADCASTSS 4(BX), Z4
+	VFMADD213PS Z4, Z1, Z2
+	VBROADCASTSS 8(BX), Z4
+	VFMADD213PS Z4, Z1, Z2
+	VBROADCASTSS 12(BX), Z4
+	VFMADD213PS Z4, Z1, Z2
+	VBROADCASTSS 16(BX), Z4
+	VFMADD213PS Z4, Z1, Z2
+	VBROADCASTSS 20(BX), Z4
+	VFMADD213PS Z4, Z1, Z2
+	VBROADCASTSS 24(BX), Z4
+	VFMADD213PS Z4, Z1, Z2
+	VMULPS Z0, Z2, Z2
+	VBROADCASTSS 28(BX), Z3
+	VBROADCASTSS 32(BX), Z4
+	VFMADD213PS Z4, Z1, Z3
+	VBROADCASTSS 36(BX), Z4
+	VFMADD213PS Z4, Z1, Z3
+	VBROADCASTSS 40(BX), Z4
+	VFMADD213PS Z4, Z1, Z3
+	VBROADCASTSS 44(BX), Z4
+	VFMADD213PS Z4, Z1, Z3
+	VDIVPS Z3, Z2, Z2
+	VBROADCASTSS 64(BX), Z4
+	VADDPS Z4, Z2, Z2
+	VBROADCASTSS 60(BX), Z4
+	VMULPS Z4, Z5, Z5
+	VMULPS Z2, Z5, Z5
+	VMOVUPS Z5, (SI)
+	ADDQ $64, SI
+	SUBQ $16, CX
+	JMP  gelu16
+gelu16_done:
 	VZEROUPPER
 	RET

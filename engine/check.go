@@ -53,6 +53,16 @@ func (e *Engine) Check(ctx context.Context) error {
 	if err := e.fts.Check(ctx, e.w); err != nil {
 		problems = append(problems, err.Error())
 	}
+	// Vectors vs messages (issue 6, engine/rebuild.go).
+	if rep, err := e.consistency(ctx); err != nil {
+		problems = append(problems, err.Error())
+	} else {
+		for _, p := range rep.Problems {
+			if !strings.HasPrefix(p, "fts: integrity") {
+				problems = append(problems, p)
+			}
+		}
+	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrCorrupt, strings.Join(problems, "; "))
 	}

@@ -94,6 +94,8 @@ type Engine struct {
 	}
 	w *sql.DB // one connection, BEGIN IMMEDIATE
 	r *sql.DB // read-only pool
+
+	vec *vectors // vector sets, vecstore and the outbox worker (engine/vectors.go)
 }
 
 // Open opens (creating if needed) the data dir dir and its database,
@@ -152,6 +154,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		e.w.Close()
 		return nil, fmt.Errorf("engine: open %s: %w", path, classify(err))
 	}
+	if err := e.openVectors(ctx); err != nil { // engine/vectors.go
+		e.r.Close()
+		e.w.Close()
+		return nil, err
+	}
 	return e, nil
 }
 
@@ -208,9 +215,13 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.mu.closed = true
+	verr := e.closeVectors() // stops the outbox worker first (engine/vectors.go)
 	err := e.r.Close()
 	if werr := e.w.Close(); err == nil {
 		err = werr
+	}
+	if err == nil {
+		err = verr
 	}
 	return err
 }

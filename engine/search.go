@@ -1,13 +1,11 @@
 package engine
 
 import (
-	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
 	"time"
-
-	"github.com/cairn-dev/cairn/fts"
 )
 
 // Filter restricts a search or listing. Zero fields do not filter. All set
@@ -22,6 +20,26 @@ type Filter struct {
 	MinConfidence float64
 	// Since and Until bound created_at: Since <= created_at < Until.
 	Since, Until time.Time
+
+	// Fields added by issue 6 (engine/hybrid.go, engine/where.go).
+
+	// ChannelTypes keeps messages of channels of these types
+	// (ChannelAgentNotes, ChannelProject, ChannelPlain).
+	ChannelTypes []string
+	// MaxAge keeps messages at most this old (relative to the engine's
+	// clock at search time); it tightens Since. Search resolves it.
+	MaxAge time.Duration
+	// HasBreadcrumbs, when set, keeps messages with (true) or without
+	// (false) breadcrumbs.
+	HasBreadcrumbs *bool
+	// MinWordCount keeps messages of at least this many words.
+	MinWordCount int
+	// Where is a Chroma-style where filter (JSON) over the metadata every
+	// message vector carries: channel_id, channel_type, agent_name,
+	// project_id, timestamp (created_at, Unix ms), confidence,
+	// message_type, word_count, has_breadcrumbs. It is evaluated in SQL on
+	// the keyword side and by vecstore on the semantic side.
+	Where json.RawMessage
 }
 
 // SearchRequest is one search.
@@ -32,6 +50,14 @@ type SearchRequest struct {
 	Filter Filter
 	// Limit is the number of results; 0 means 20.
 	Limit int
+	// Mode is ModeHybrid (""), ModeSemantic or ModeKeyword.
+	Mode SearchMode
+	// Ranking combines relevance with recency and confidence; the zero
+	// value is DefaultProfile (relevance only).
+	Ranking Ranking
+	// Fusion picks how hybrid mode fuses the keyword and semantic lists;
+	// "" is DefaultFusion.
+	Fusion Fusion
 }
 
 // SearchResult is one hit: the full message and how it scored.
@@ -45,70 +71,18 @@ type SearchResult struct {
 	// Snippet is the best fragment of the content with the matched terms
 	// between ** marks ("" without a query).
 	Snippet string `json:"snippet,omitempty"`
+	// Scores is the score breakdown; Score equals Scores.Final.
+	Scores Scores `json:"scores"`
+	// VectorMissing says the message has no vector in the vectors this
+	// search used (not embedded yet, or no usable embedder): it can only
+	// have been found by keyword. Always false in keyword mode.
+	VectorMissing bool `json:"vector_missing,omitempty"`
 }
 
 // DefaultSearchLimit is the number of results when SearchRequest.Limit is 0.
 const DefaultSearchLimit = 20
 
-// Search runs a keyword search (BM25 over FTS5, filters applied before
-// ranking) or, with an empty query, a filter-only listing ordered by
-// created_at then id, newest first.
-func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult, error) {
-	limit, err := checkLimit(req.Limit)
-	if err != nil {
-		return nil, err
-	}
-	if limit == 0 {
-		limit = DefaultSearchLimit
-	}
-	where, args, err := req.Filter.sql("c")
-	if err != nil {
-		return nil, err
-	}
-	done, err := e.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-
-	if strings.TrimSpace(req.Query) == "" {
-		q := "SELECT " + strings.ReplaceAll(messageColumns, "m.", "c.") + " FROM messages c"
-		if where != "" {
-			q += " WHERE " + where
-		}
-		q += " ORDER BY c.created_at DESC, c.id DESC LIMIT ?"
-		ms, err := queryMessages(ctx, e.r, q, append(args, limit)...)
-		if err != nil {
-			return nil, fmt.Errorf("engine: search: %w", err)
-		}
-		out := make([]SearchResult, len(ms))
-		for i, m := range ms {
-			out[i] = SearchResult{Message: m}
-		}
-		return out, nil
-	}
-
-	hits, err := e.fts.Search(ctx, e.r, fts.Request{Text: req.Query, Filter: where, Args: args, Limit: limit})
-	if err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	ids := make([]int64, len(hits))
-	for i, h := range hits {
-		ids[i] = h.RowID
-	}
-	ms, err := e.getMessages(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	if len(ms) != len(hits) {
-		return nil, fmt.Errorf("%w: keyword index lists %d messages that are missing", ErrCorrupt, len(hits)-len(ms))
-	}
-	out := make([]SearchResult, len(hits))
-	for i, h := range hits {
-		out[i] = SearchResult{Message: ms[i], Score: h.Score, KeywordScore: h.Score, Snippet: h.Snippet}
-	}
-	return out, nil
-}
+// Search is in engine/hybrid.go (issue 6): keyword, semantic and hybrid.
 
 // sql renders the filter as a boolean SQL expression over the messages table
 // aliased as alias, with its arguments; "" when nothing filters.
@@ -176,6 +150,40 @@ func (f Filter) sql(alias string) (string, []any, error) {
 	if !f.Until.IsZero() {
 		conds = append(conds, col("created_at")+" < ?")
 		args = append(args, f.Until.UnixMilli())
+	}
+	if len(f.ChannelTypes) > 0 { // issue 6
+		if len(f.ChannelTypes) > 3 {
+			return "", nil, invalid("channel_type", "at most 3 values, got %d", len(f.ChannelTypes))
+		}
+		for _, t := range f.ChannelTypes {
+			args = append(args, t)
+		}
+		conds = append(conds, col("channel_id")+" IN (SELECT id FROM channels WHERE channel_type IN ("+placeholders(len(f.ChannelTypes))+"))")
+	}
+	if f.HasBreadcrumbs != nil {
+		conds = append(conds, col("has_breadcrumbs")+" = ?")
+		args = append(args, *f.HasBreadcrumbs)
+	}
+	if f.MinWordCount > 0 {
+		conds = append(conds, col("word_count")+" >= ?")
+		args = append(args, f.MinWordCount)
+	}
+	if len(f.Where) > 0 {
+		w, err := parseWhere(f.Where)
+		if err != nil {
+			return "", nil, err
+		}
+		if w != nil {
+			s, wargs, err := whereSQL(w)
+			if err != nil {
+				return "", nil, err
+			}
+			if alias != "c" {
+				return "", nil, fmt.Errorf("engine: where filter needs alias c")
+			}
+			conds = append(conds, s)
+			args = append(args, wargs...)
+		}
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
 		return "", nil, invalid("since/until", "since (%s) must be before until (%s)", f.Since.UTC().Format(time.RFC3339), f.Until.UTC().Format(time.RFC3339))

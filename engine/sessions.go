@@ -61,17 +61,17 @@ type Progress struct {
 
 // FileReport says what happened to one file.
 type FileReport struct {
-	Path       string                     `json:"path"`
-	Sessions   []string                   `json:"sessions,omitempty"`
-	Added      int                        `json:"added"`      // records stored
-	Known      int                        `json:"known"`      // records already stored (idempotent re-import)
-	Excluded   int                        `json:"excluded"`   // records of excluded sessions
-	Unchanged  bool                       `json:"unchanged"`  // nothing new since the last import
-	Resumed    bool                       `json:"resumed"`    // read from where the last import stopped
-	Skipped    map[claudecode.Reason]int  `json:"skipped,omitempty"`
-	Samples    []claudecode.Skip          `json:"samples,omitempty"`
-	Redactions map[string]int             `json:"redactions,omitempty"`
-	Error      string                     `json:"error,omitempty"` // the file was rolled back
+	Path       string                    `json:"path"`
+	Sessions   []string                  `json:"sessions,omitempty"`
+	Added      int                       `json:"added"`     // records stored
+	Known      int                       `json:"known"`     // records already stored (idempotent re-import)
+	Excluded   int                       `json:"excluded"`  // records of excluded sessions
+	Unchanged  bool                      `json:"unchanged"` // nothing new since the last import
+	Resumed    bool                      `json:"resumed"`   // read from where the last import stopped
+	Skipped    map[claudecode.Reason]int `json:"skipped,omitempty"`
+	Samples    []claudecode.Skip         `json:"samples,omitempty"`
+	Redactions map[string]int            `json:"redactions,omitempty"`
+	Error      string                    `json:"error,omitempty"` // the file was rolled back
 }
 
 // ImportReport sums up an import.

@@ -69,6 +69,9 @@ func (e *Engine) write(ctx context.Context, p prepared) (WriteResult, error) {
 	if err := tx.Commit(); err != nil {
 		return WriteResult{}, fmt.Errorf("engine: store message: %w", classify(err))
 	}
+	if res.Created {
+		e.wakeVectors() // engine/vectors.go
+	}
 	return res, nil
 }
 
@@ -105,6 +108,9 @@ func (e *Engine) writeTx(ctx context.Context, tx *sql.Tx, p prepared) (WriteResu
 	}
 	if err := e.fts.Insert(ctx, tx, res.ID, p.content); err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
+	}
+	if err := e.outboxAddTx(ctx, tx, res.ID); err != nil { // vector outbox (engine/outbox.go)
+		return res, err
 	}
 	if _, err := tx.ExecContext(ctx,
 		"UPDATE channels SET message_count = message_count + 1, last_message_at = max(last_message_at, ?) WHERE id = ?",

@@ -296,3 +296,40 @@ func TestCreateChannel(t *testing.T) {
 	}
 	mustStore(t, e, engine.NewMessage{Channel: "team/log", Sender: "bob", Content: "shipped"})
 }
+
+func TestStoreMessagesBatch(t *testing.T) {
+	ctx := context.Background()
+	e, _ := openTest(t, engine.Options{})
+	batch := []engine.NewMessage{
+		{Channel: "agent-notes:a", Sender: "a", Content: "one"},
+		{Channel: "agent-notes:a", Sender: "a", Content: "two"},
+		{Channel: "agent-notes:a", Sender: "a", Content: "one"},
+		{Channel: "project:p:decisions", Sender: "b", Project: "p", Content: "three"},
+	}
+	res, err := e.StoreMessages(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []bool{res[0].Created, res[1].Created, res[2].Created, res[3].Created}
+	if !reflect.DeepEqual(got, []bool{true, true, false, true}) || res[2].ID != res[0].ID {
+		t.Fatalf("results %+v", res)
+	}
+	// All or nothing: a bad element writes nothing.
+	bad := append([]engine.NewMessage{{Channel: "agent-notes:a", Sender: "a", Content: "four"}}, engine.NewMessage{Channel: "agent-notes:a", Sender: "a", Content: ""})
+	var inv *engine.InvalidError
+	var be *engine.BatchError
+	if _, err := e.StoreMessages(ctx, bad); !errors.As(err, &be) || be.Index != 1 || !errors.As(err, &inv) || inv.Field != "content" {
+		t.Fatalf("bad batch: %v", err)
+	}
+	// A missing channel in the middle rolls back the earlier ones.
+	missing := []engine.NewMessage{{Channel: "agent-notes:a", Sender: "a", Content: "five"}, {Channel: "nowhere", Sender: "a", Content: "six"}}
+	if _, err := e.StoreMessages(ctx, missing); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("missing channel: %v", err)
+	}
+	if n := countMessages(t, e); n != 3 {
+		t.Fatalf("%d messages, want 3", n)
+	}
+	if _, err := e.StoreMessages(ctx, make([]engine.NewMessage, engine.MaxBatch+1)); !errors.As(err, &inv) {
+		t.Fatalf("oversized batch: %v", err)
+	}
+}

@@ -279,3 +279,347 @@ l25_done:
 	VZEROUPPER
 	MOVSS X0, ret+48(FP)
 	RET
+
+// Batch kernels: out[i] = dot or l2 of q and row ids[i] of vecs (rows of
+// dim floats), prefetching row ids[i+1] while computing row ids[i]. Row
+// ids are trusted to be in range (the index's invariant).
+
+// PREFETCH_ROW(i): prefetch every cache line of row ids[i], if i < n.
+// Uses AX, CX, DX.
+#define PREFETCH_ROW(i, label) \
+	CMPQ       i, R11          \
+	JGE        label           \
+	MOVL       (R10)(i*4), AX  \
+	IMULQ      R13, AX         \
+	LEAQ       (R8)(AX*1), DX  \
+	MOVQ       R13, CX         \
+label##_pf:                    \
+	PREFETCHT0 (DX)            \
+	ADDQ       $64, DX         \
+	SUBQ       $64, CX         \
+	JG         label##_pf      \
+label:
+
+// func dotBatchAVX512(q, vecs []float32, dim int, ids []uint32, out []float32)
+TEXT ·dotBatchAVX512(SB), NOSPLIT, $0-104
+	MOVQ  q_base+0(FP), SI
+	MOVQ  vecs_base+24(FP), R8
+	MOVQ  dim+48(FP), R9
+	MOVQ  ids_base+56(FP), R10
+	MOVQ  ids_len+64(FP), R11
+	MOVQ  out_base+80(FP), R12
+	MOVQ  R9, R13
+	SHLQ  $2, R13
+	XORQ  BX, BX
+	PREFETCH_ROW(BX, db5_first)
+
+db5_outer:
+	CMPQ  BX, R11
+	JGE   db5_done
+	MOVL  (R10)(BX*4), AX
+	IMULQ R13, AX
+	LEAQ  (R8)(AX*1), DI
+	LEAQ  1(BX), R14
+	PREFETCH_ROW(R14, db5_next)
+	MOVQ  SI, R15
+	MOVQ  R9, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+db5_loop64:
+	CMPQ        CX, $64
+	JL          db5_loop16
+	VMOVUPS     (R15), Z4
+	VMOVUPS     64(R15), Z5
+	VMOVUPS     128(R15), Z6
+	VMOVUPS     192(R15), Z7
+	VFMADD231PS (DI), Z4, Z0
+	VFMADD231PS 64(DI), Z5, Z1
+	VFMADD231PS 128(DI), Z6, Z2
+	VFMADD231PS 192(DI), Z7, Z3
+	ADDQ        $256, R15
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+	JMP         db5_loop64
+
+db5_loop16:
+	CMPQ        CX, $16
+	JL          db5_reduce
+	VMOVUPS     (R15), Z4
+	VFMADD231PS (DI), Z4, Z0
+	ADDQ        $64, R15
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         db5_loop16
+
+db5_reduce:
+	REDUCE_Z
+	HSUM_Y0
+
+db5_tail:
+	TESTQ       CX, CX
+	JE          db5_store
+	VMOVSS      (R15), X1
+	VFMADD231SS (DI), X1, X0
+	ADDQ        $4, R15
+	ADDQ        $4, DI
+	DECQ        CX
+	JMP         db5_tail
+
+db5_store:
+	MOVSS X0, (R12)(BX*4)
+	INCQ  BX
+	JMP   db5_outer
+
+db5_done:
+	VZEROUPPER
+	RET
+
+// func l2BatchAVX512(q, vecs []float32, dim int, ids []uint32, out []float32)
+TEXT ·l2BatchAVX512(SB), NOSPLIT, $0-104
+	MOVQ  q_base+0(FP), SI
+	MOVQ  vecs_base+24(FP), R8
+	MOVQ  dim+48(FP), R9
+	MOVQ  ids_base+56(FP), R10
+	MOVQ  ids_len+64(FP), R11
+	MOVQ  out_base+80(FP), R12
+	MOVQ  R9, R13
+	SHLQ  $2, R13
+	XORQ  BX, BX
+	PREFETCH_ROW(BX, lb5_first)
+
+lb5_outer:
+	CMPQ  BX, R11
+	JGE   lb5_done
+	MOVL  (R10)(BX*4), AX
+	IMULQ R13, AX
+	LEAQ  (R8)(AX*1), DI
+	LEAQ  1(BX), R14
+	PREFETCH_ROW(R14, lb5_next)
+	MOVQ  SI, R15
+	MOVQ  R9, CX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+lb5_loop64:
+	CMPQ        CX, $64
+	JL          lb5_loop16
+	VMOVUPS     (R15), Z4
+	VMOVUPS     64(R15), Z5
+	VMOVUPS     128(R15), Z6
+	VMOVUPS     192(R15), Z7
+	VSUBPS      (DI), Z4, Z4
+	VSUBPS      64(DI), Z5, Z5
+	VSUBPS      128(DI), Z6, Z6
+	VSUBPS      192(DI), Z7, Z7
+	VFMADD231PS Z4, Z4, Z0
+	VFMADD231PS Z5, Z5, Z1
+	VFMADD231PS Z6, Z6, Z2
+	VFMADD231PS Z7, Z7, Z3
+	ADDQ        $256, R15
+	ADDQ        $256, DI
+	SUBQ        $64, CX
+	JMP         lb5_loop64
+
+lb5_loop16:
+	CMPQ        CX, $16
+	JL          lb5_reduce
+	VMOVUPS     (R15), Z4
+	VSUBPS      (DI), Z4, Z4
+	VFMADD231PS Z4, Z4, Z0
+	ADDQ        $64, R15
+	ADDQ        $64, DI
+	SUBQ        $16, CX
+	JMP         lb5_loop16
+
+lb5_reduce:
+	REDUCE_Z
+	HSUM_Y0
+
+lb5_tail:
+	TESTQ       CX, CX
+	JE          lb5_store
+	VMOVSS      (R15), X1
+	VSUBSS      (DI), X1, X1
+	VFMADD231SS X1, X1, X0
+	ADDQ        $4, R15
+	ADDQ        $4, DI
+	DECQ        CX
+	JMP         lb5_tail
+
+lb5_store:
+	MOVSS X0, (R12)(BX*4)
+	INCQ  BX
+	JMP   lb5_outer
+
+lb5_done:
+	VZEROUPPER
+	RET
+
+// func dotBatchAVX2(q, vecs []float32, dim int, ids []uint32, out []float32)
+TEXT ·dotBatchAVX2(SB), NOSPLIT, $0-104
+	MOVQ  q_base+0(FP), SI
+	MOVQ  vecs_base+24(FP), R8
+	MOVQ  dim+48(FP), R9
+	MOVQ  ids_base+56(FP), R10
+	MOVQ  ids_len+64(FP), R11
+	MOVQ  out_base+80(FP), R12
+	MOVQ  R9, R13
+	SHLQ  $2, R13
+	XORQ  BX, BX
+	PREFETCH_ROW(BX, db2_first)
+
+db2_outer:
+	CMPQ  BX, R11
+	JGE   db2_done
+	MOVL  (R10)(BX*4), AX
+	IMULQ R13, AX
+	LEAQ  (R8)(AX*1), DI
+	LEAQ  1(BX), R14
+	PREFETCH_ROW(R14, db2_next)
+	MOVQ  SI, R15
+	MOVQ  R9, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+db2_loop32:
+	CMPQ        CX, $32
+	JL          db2_loop8
+	VMOVUPS     (R15), Y4
+	VMOVUPS     32(R15), Y5
+	VMOVUPS     64(R15), Y6
+	VMOVUPS     96(R15), Y7
+	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 32(DI), Y5, Y1
+	VFMADD231PS 64(DI), Y6, Y2
+	VFMADD231PS 96(DI), Y7, Y3
+	ADDQ        $128, R15
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	JMP         db2_loop32
+
+db2_loop8:
+	CMPQ        CX, $8
+	JL          db2_reduce
+	VMOVUPS     (R15), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ        $32, R15
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         db2_loop8
+
+db2_reduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM_Y0
+
+db2_tail:
+	TESTQ       CX, CX
+	JE          db2_store
+	VMOVSS      (R15), X1
+	VFMADD231SS (DI), X1, X0
+	ADDQ        $4, R15
+	ADDQ        $4, DI
+	DECQ        CX
+	JMP         db2_tail
+
+db2_store:
+	MOVSS X0, (R12)(BX*4)
+	INCQ  BX
+	JMP   db2_outer
+
+db2_done:
+	VZEROUPPER
+	RET
+
+// func l2BatchAVX2(q, vecs []float32, dim int, ids []uint32, out []float32)
+TEXT ·l2BatchAVX2(SB), NOSPLIT, $0-104
+	MOVQ  q_base+0(FP), SI
+	MOVQ  vecs_base+24(FP), R8
+	MOVQ  dim+48(FP), R9
+	MOVQ  ids_base+56(FP), R10
+	MOVQ  ids_len+64(FP), R11
+	MOVQ  out_base+80(FP), R12
+	MOVQ  R9, R13
+	SHLQ  $2, R13
+	XORQ  BX, BX
+	PREFETCH_ROW(BX, lb2_first)
+
+lb2_outer:
+	CMPQ  BX, R11
+	JGE   lb2_done
+	MOVL  (R10)(BX*4), AX
+	IMULQ R13, AX
+	LEAQ  (R8)(AX*1), DI
+	LEAQ  1(BX), R14
+	PREFETCH_ROW(R14, lb2_next)
+	MOVQ  SI, R15
+	MOVQ  R9, CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+lb2_loop32:
+	CMPQ        CX, $32
+	JL          lb2_loop8
+	VMOVUPS     (R15), Y4
+	VMOVUPS     32(R15), Y5
+	VMOVUPS     64(R15), Y6
+	VMOVUPS     96(R15), Y7
+	VSUBPS      (DI), Y4, Y4
+	VSUBPS      32(DI), Y5, Y5
+	VSUBPS      64(DI), Y6, Y6
+	VSUBPS      96(DI), Y7, Y7
+	VFMADD231PS Y4, Y4, Y0
+	VFMADD231PS Y5, Y5, Y1
+	VFMADD231PS Y6, Y6, Y2
+	VFMADD231PS Y7, Y7, Y3
+	ADDQ        $128, R15
+	ADDQ        $128, DI
+	SUBQ        $32, CX
+	JMP         lb2_loop32
+
+lb2_loop8:
+	CMPQ        CX, $8
+	JL          lb2_reduce
+	VMOVUPS     (R15), Y4
+	VSUBPS      (DI), Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+	ADDQ        $32, R15
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         lb2_loop8
+
+lb2_reduce:
+	VADDPS Y1, Y0, Y0
+	VADDPS Y3, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	HSUM_Y0
+
+lb2_tail:
+	TESTQ       CX, CX
+	JE          lb2_store
+	VMOVSS      (R15), X1
+	VSUBSS      (DI), X1, X1
+	VFMADD231SS X1, X1, X0
+	ADDQ        $4, R15
+	ADDQ        $4, DI
+	DECQ        CX
+	JMP         lb2_tail
+
+lb2_store:
+	MOVSS X0, (R12)(BX*4)
+	INCQ  BX
+	JMP   lb2_outer
+
+lb2_done:
+	VZEROUPPER
+	RET

@@ -42,6 +42,7 @@ type scratch struct {
 	buf   []cand
 	q     []float32
 	ids   []uint32
+	ndist int // distance evaluations in searchLayerLocked, for benchmarks
 	tmp   []cand
 }
 
@@ -230,6 +231,7 @@ func (x *Index) searchLayerLocked(s *scratch, q []float32, seeds []cand, ef, lay
 				continue
 			}
 			marks[nb] = gen
+			s.ndist++
 			o := int(nb) * dim
 			d := x.dist(q, vecs[o:o+dim:o+dim])
 			if len(s.res) < ef || d < s.res[0].d {

@@ -13,7 +13,9 @@ import (
 // in-memory records, the metadata index and the graph agree (every record
 // has its vector in the graph, nothing else is in it), that the graph's own
 // invariants hold, and that bbolt's pages are consistent. It loads every
-// collection. It is meant for tests and `cairn doctor`.
+// collection. It is meant for tests; bbolt runs its page check in its own
+// goroutine, where a badly damaged file can still crash the process, so
+// tools facing untrusted files should call Repair instead.
 func (s *Store) Check(ctx context.Context) error {
 	s.ioMu.Lock()
 	defer s.ioMu.Unlock()

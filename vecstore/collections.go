@@ -23,7 +23,9 @@ func collNotFoundByName(name string) *Error {
 }
 
 // ValidateCollectionName checks a collection name with Chroma's rules and messages.
-func ValidateCollectionName(name string) error {
+func ValidateCollectionName(name string) error { return validateName(name, "name") }
+
+func validateName(name, field string) error {
 	ok := len(name) >= 3 && len(name) <= 512
 	for i := 0; ok && i < len(name); i++ {
 		c := name[i]
@@ -36,13 +38,13 @@ func ValidateCollectionName(name string) error {
 		}
 	}
 	if !ok {
-		return invalidf("Validation error: name: Expected a name containing 3-512 characters from [a-zA-Z0-9._-], starting and ending with a character in [a-zA-Z0-9]. Got: %s", name)
+		return invalidf("Validation error: %s: Expected a name containing 3-512 characters from [a-zA-Z0-9._-], starting and ending with a character in [a-zA-Z0-9]. Got: %s", field, name)
 	}
 	if strings.Contains(name, "..") {
-		return invalidf("Validation error: name: Expected a name that does not contains two consecutive periods (..). Got %s", name)
+		return invalidf("Validation error: %s: Expected a name that does not contains two consecutive periods (..). Got %s", field, name)
 	}
 	if _, err := netip.ParseAddr(name); err == nil {
-		return invalidf("Validation error: name: Expected a name that is not a valid ip address. Got %s", name)
+		return invalidf("Validation error: %s: Expected a name that is not a valid ip address. Got %s", field, name)
 	}
 	return nil
 }
@@ -499,7 +501,7 @@ func (s *Store) ModifyCollection(ctx context.Context, id string, req ModifyColle
 		return err
 	}
 	if req.NewName != nil {
-		if err := ValidateCollectionName(*req.NewName); err != nil {
+		if err := validateName(*req.NewName, "new_name"); err != nil {
 			return err
 		}
 	}
@@ -518,9 +520,12 @@ func (s *Store) ModifyCollection(ctx context.Context, id string, req ModifyColle
 		return unprocessablef("Failed to deserialize the JSON body into the target type: new_configuration.hnsw: unknown field")
 	}
 	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
-		old := s.mu.infos[cid]
-		if old == nil {
+		if s.mu.infos[cid] == nil {
 			return nil, collNotFoundByID(cid)
+		}
+		old, err := freshInfo(tx, cid)
+		if err != nil {
+			return nil, err
 		}
 		ci := *old
 		ci.Metadata = old.Metadata.Clone()

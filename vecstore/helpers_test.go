@@ -2,6 +2,7 @@ package vecstore_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/cairn-dev/cairn/vecstore"
@@ -15,7 +16,7 @@ func openStore(t testing.TB, dir string) *vecstore.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := s.Check(context.Background()); err != nil {
+		if err := s.Check(context.Background()); err != nil && !errors.Is(err, vecstore.ErrClosed) {
 			t.Errorf("Check: %v", err)
 		}
 		if err := s.Close(); err != nil {

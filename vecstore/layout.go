@@ -121,12 +121,21 @@ func decodeCollInfo(b []byte) (*collInfo, error) {
 	return &ci, nil
 }
 
+func vecNorm(v []float32) float32 {
+	var s float64
+	for _, f := range v {
+		s += float64(f) * float64(f)
+	}
+	return float32(math.Sqrt(s))
+}
+
 // record is one record in memory and (without the vector) in the rec bucket.
 type record struct {
 	id    string
 	dense uint32
 	order uint64
 	vseq  uint64 // change-log sequence of the last embedding write
+	norm  float32 // Euclidean norm of the vector as given (cosine graphs store it normalized)
 	doc   *string
 	uri   *string
 	meta  Metadata // user metadata, nil when none
@@ -149,6 +158,7 @@ func encodeRecord(r *record) []byte {
 	b = binary.BigEndian.AppendUint32(b, r.dense)
 	b = binary.BigEndian.AppendUint64(b, r.order)
 	b = binary.BigEndian.AppendUint64(b, r.vseq)
+	b = binary.BigEndian.AppendUint32(b, math.Float32bits(r.norm))
 	var flags byte
 	if r.doc != nil {
 		flags |= flagDoc
@@ -276,6 +286,7 @@ func decodeRecord(id string, val []byte) (*record, error) {
 	r.dense = d.u32()
 	r.order = d.u64()
 	r.vseq = d.u64()
+	r.norm = math.Float32frombits(d.u32())
 	flags := d.u8()
 	if flags&flagDoc != 0 {
 		s := d.str()

@@ -307,6 +307,21 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 		return nil, corruptf(nil, "collection %s: missing data bucket", ci.ID)
 	}
 	mc := newMemColl(ci)
+	// Decompress and decode the graph snapshot while the records are read.
+	var g *index.Index
+	var snapErr error
+	var wg sync.WaitGroup
+	if ci.SnapSeq > 0 && ci.Dimension > 0 {
+		comp, err := readSnapshotBytes(cb.Bucket(subSnap), ci)
+		if err != nil {
+			return nil, fmt.Errorf("collection %s: %w (Repair rebuilds the graph from the stored vectors)", ci.ID, err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g, snapErr = decodeSnapshot(comp, ci)
+		}()
+	}
 	err := cb.Bucket(subRec).ForEach(func(k, v []byte) error {
 		r, err := decodeRecord(string(k), v)
 		if err != nil {
@@ -318,13 +333,13 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 		mc.setRecordLocked(r)
 		return nil
 	})
+	wg.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
 	}
-	if ci.SnapSeq > 0 && ci.Dimension > 0 {
-		g, err := readSnapshot(cb.Bucket(subSnap), ci)
-		if err != nil {
-			return nil, fmt.Errorf("collection %s: %w (Repair rebuilds the graph from the stored vectors)", ci.ID, err)
+	if g != nil || snapErr != nil {
+		if snapErr != nil {
+			return nil, fmt.Errorf("collection %s: %w (Repair rebuilds the graph from the stored vectors)", ci.ID, snapErr)
 		}
 		for d := uint32(0); d < ci.SnapNext; d++ {
 			if g.Contains(d) && !mc.live.Contains(d) {
@@ -356,7 +371,9 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 	return mc, nil
 }
 
-func readSnapshot(sb *bolt.Bucket, ci *collInfo) (*index.Index, error) {
+// readSnapshotBytes copies the compressed snapshot out of the transaction
+// and verifies its length and checksum.
+func readSnapshotBytes(sb *bolt.Bucket, ci *collInfo) ([]byte, error) {
 	if sb == nil {
 		return nil, corruptf(nil, "graph snapshot missing")
 	}
@@ -375,12 +392,17 @@ func readSnapshot(sb *bolt.Bucket, ci *collInfo) (*index.Index, error) {
 	if got := crc(buf.Bytes()); got != ci.SnapCRC {
 		return nil, corruptf(nil, "graph snapshot checksum mismatch")
 	}
+	return buf.Bytes(), nil
+}
+
+// decodeSnapshot decompresses and decodes a graph snapshot.
+func decodeSnapshot(comp []byte, ci *collInfo) (*index.Index, error) {
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<36))
 	if err != nil {
 		return nil, err
 	}
 	defer dec.Close()
-	raw, err := dec.DecodeAll(buf.Bytes(), nil)
+	raw, err := dec.DecodeAll(comp, nil)
 	if err != nil {
 		return nil, corruptf(err, "graph snapshot: decompress")
 	}
@@ -405,3 +427,18 @@ func compressSnapshot(raw []byte) ([]byte, error) {
 }
 
 var errNoSnapshotNeeded = errors.New("vecstore: snapshot not needed")
+
+// freshInfo reads a collection's info from the transaction. Writers must
+// start from it, not from memory: a snapshot written by another process
+// changes the snapshot fields.
+func freshInfo(tx *bolt.Tx, cid string) (*collInfo, error) {
+	b := tx.Bucket(bktColls).Get([]byte(cid))
+	if b == nil {
+		return nil, collNotFoundByID(cid)
+	}
+	ci, err := decodeCollInfo(b)
+	if err != nil {
+		return nil, fmt.Errorf("collection %s: %w", cid, err)
+	}
+	return ci, nil
+}

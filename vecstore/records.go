@@ -163,14 +163,17 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 	var after func()
 	var snapshotDue bool
 	err = s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
-		ci := s.mu.infos[cid]
-		if ci == nil {
+		if s.mu.infos[cid] == nil {
 			return nil, collNotFoundByID(cid)
 		}
 		if n == 0 {
 			return nil, nil
 		}
 		mc, err := s.loadedLocked(tx, cid)
+		if err != nil {
+			return nil, err
+		}
+		ci, err := freshInfo(tx, cid)
 		if err != nil {
 			return nil, err
 		}
@@ -286,6 +289,7 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 			states[id] = r
 			if emb != nil {
 				vecs[r.dense] = append([]float32(nil), emb...)
+				r.norm = vecNorm(emb)
 			}
 		}
 		if len(touched) == 0 && !dimFixed {
@@ -416,7 +420,11 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 		if err := logB.Put(u64(seq), encodeLogEntry(touched)); err != nil {
 			return nil, err
 		}
-		info := *mc.info
+		ci, err := freshInfo(tx, cid)
+		if err != nil {
+			return nil, err
+		}
+		info := *ci
 		info.LastSeq = seq
 		info.OpsSinceSnap += len(touched)
 		if err := putCollInfo(tx, &info); err != nil {
@@ -594,11 +602,21 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 	return res, nil
 }
 
+// vector returns a record's embedding. Cosine graphs hold normalized
+// vectors; like Chroma, the vector is scaled back by its stored norm (so it
+// reads back as given up to float32 round-off).
 func (mc *memColl) vector(d uint32) []float32 {
 	if mc.graph == nil {
 		return nil
 	}
 	v, _ := mc.graph.Vector(d)
+	if mc.info.Config.HNSW.Space == SpaceCosine && v != nil {
+		if r := mc.byDense[d]; r != nil && r.norm > 0 {
+			for i := range v {
+				v[i] *= r.norm
+			}
+		}
+	}
 	return v
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 
 	bolt "go.etcd.io/bbolt"
@@ -28,6 +29,7 @@ type RepairReport struct {
 // replaces the old file (kept as vectors.db.bak). Other processes must not
 // hold the store open for writing meanwhile (they would wait on the lock).
 func Repair(ctx context.Context, dir string, opts Options) (rep RepairReport, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	path := filepath.Join(dir, dbFileName)
 	tmp := path + ".repair"
 	_ = os.Remove(tmp)
@@ -35,6 +37,11 @@ func Repair(ctx context.Context, dir string, opts Options) (rep RepairReport, er
 	if timeout == 0 {
 		timeout = 30_000_000_000
 	}
+	lk, err := lockFile(ctx, filepath.Join(dir, lockFileName), true, timeout)
+	if err != nil {
+		return rep, err
+	}
+	defer lk.unlock()
 	old, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: timeout})
 	if err != nil {
 		return rep, corruptf(err, "cannot open %s even for repair", path)

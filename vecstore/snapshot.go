@@ -49,6 +49,7 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 		return err
 	}
 	var ni collInfo
+	var newSeq uint64
 	written := false
 	err = s.update(ctx, func(tx *bolt.Tx) error {
 		b := tx.Bucket(bktColls).Get([]byte(cid))
@@ -59,8 +60,8 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 		if err != nil {
 			return err
 		}
-		if ci.LastSeq != applied {
-			return nil // someone wrote since; skip
+		if ci.LastSeq != applied || ci.SnapSeq == applied {
+			return nil // someone wrote since, or another process already snapshotted this state
 		}
 		cb := tx.Bucket(collBucketName(cid))
 		if cb == nil {
@@ -97,8 +98,17 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 		ci.OpsSinceSnap = 0
 		ni = *ci
 		written = true
+		// Bump the global sequence so that every process re-reads the
+		// collection table (the snapshot fields changed).
+		if newSeq, err = nextSeq(tx); err != nil {
+			return err
+		}
 		return putCollInfo(tx, ci)
-	}, nil)
+	}, func() {
+		if newSeq != 0 {
+			s.writeSeqFile(newSeq)
+		}
+	})
 	if err != nil {
 		return err
 	}

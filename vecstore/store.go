@@ -19,8 +19,9 @@ import (
 
 // File names inside the store directory.
 const (
-	dbFileName  = "vectors.db"
-	seqFileName = "vectors.seq"
+	dbFileName   = "vectors.db"
+	seqFileName  = "vectors.seq"
+	lockFileName = "vectors.lock"
 )
 
 // Store is a set of Chroma-compatible collections persisted in one bbolt
@@ -216,6 +217,8 @@ func (s *Store) openDB(readOnly bool) (*bolt.DB, error) {
 }
 
 // guard converts a panic inside bbolt (a damaged page) into ErrCorrupt.
+// Callers also set debug.SetPanicOnFault so that a damaged page pointer
+// that faults in the mmap panics (and is recovered) instead of crashing.
 func guard(err *error) {
 	if r := recover(); r != nil {
 		*err = corruptf(fmt.Errorf("panic: %v\n%s", r, debug.Stack()), "damaged database file; run Repair")
@@ -227,10 +230,16 @@ func guard(err *error) {
 // afterCommit, if not nil, runs after a successful commit while the lock is
 // still held.
 func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error, afterCommit func()) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer guard(&err)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	lk, err := lockFile(ctx, filepath.Join(s.dir, lockFileName), true, s.opts.LockTimeout)
+	if err != nil {
+		return err
+	}
+	defer lk.unlock()
 	db, err := s.openDB(false)
 	if err != nil {
 		return err
@@ -267,6 +276,7 @@ func (c *commitThenFail) Error() string { return c.err.Error() }
 
 // view runs fn in a read-only transaction under a shared file lock.
 func (s *Store) view(ctx context.Context, fn func(tx *bolt.Tx) error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer guard(&err)
 	if err := ctx.Err(); err != nil {
 		return err
@@ -274,6 +284,11 @@ func (s *Store) view(ctx context.Context, fn func(tx *bolt.Tx) error) (err error
 	if _, statErr := os.Stat(s.path); statErr != nil {
 		return fmt.Errorf("vecstore: %w", statErr)
 	}
+	lk, err := lockFile(ctx, filepath.Join(s.dir, lockFileName), false, s.opts.LockTimeout)
+	if err != nil {
+		return err
+	}
+	defer lk.unlock()
 	db, err := s.openDB(true)
 	if err != nil {
 		return err

@@ -77,11 +77,10 @@ func run(ctx context.Context, e *env, args []string) error {
 			printMainHelp(e.stdout)
 			return errHelp
 		}
-		return usagef("", "%v", err)
+		return usagef("", "%s", doubleDash(err.Error()))
 	}
 	rest := global.Args()
 	if len(rest) == 0 {
-		printMainHelp(e.stderr)
 		return usagef("", "no command given")
 	}
 	name := rest[0]
@@ -143,7 +142,7 @@ func parse(e *env, c *command, fs *flag.FlagSet, args []string) ([]string, error
 				printCommandHelp(e.stdout, c, fs)
 				return nil, errHelp
 			}
-			return nil, usagef(c.name, "%v", err)
+			return nil, usagef(c.name, "%s", doubleDash(err.Error()))
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -153,6 +152,15 @@ func parse(e *env, c *command, fs *flag.FlagSet, args []string) ([]string, error
 		args = args[1:]
 	}
 	return append(pos, tail...), nil
+}
+
+// doubleDash rewrites the flag package's "-name" in its error messages to
+// the "--name" form the help shows.
+func doubleDash(msg string) string {
+	for _, p := range []string{"flag: -", "defined: -", "flag -"} {
+		msg = strings.Replace(msg, p, p+"-", 1)
+	}
+	return msg
 }
 
 // stringList is a repeatable string flag.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,7 +106,7 @@ func (e *env) printResults(res []engine.SearchResult) error {
 		extra := ""
 		text := r.Message.Content
 		if r.Snippet != "" {
-			extra = fmt.Sprintf("  score %.3f", r.Score)
+			extra = "  score " + strconv.FormatFloat(r.Score, 'g', 3, 64)
 			text = r.Snippet
 		}
 		printMessageHeader(e.stdout, r.Message, extra)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the transcripts in testdata/ with the current output")
@@ -21,7 +23,7 @@ var rewrite = flag.Bool("rewrite", false, "rewrite the transcripts in testdata/ 
 // "..." quote, \ escapes inside "..."); "<< TEXT" lines before it are its
 // stdin; "-- " lines are comments. The lines after a command are its output:
 // stdout as is, stderr prefixed "! ", then "[exit N]" when N != 0. Each file
-// gets its own data dir (shown as $DATA; CAIRN_DATA_DIR points there) and a
+// gets its own data dir ($DATA in output and arguments; CAIRN_DATA_DIR points there) and a
 // clock starting at 2026-01-02T03:04:05Z that advances 1 s per reading.
 // Run with -rewrite to regenerate the expected output.
 func TestTranscripts(t *testing.T) {
@@ -94,6 +96,9 @@ func runTranscript(t *testing.T, file string) {
 		if err != nil {
 			t.Fatalf("%s:%d: %v", file, i+1, err)
 		}
+		for k := range args {
+			args[k] = strings.ReplaceAll(args[k], "$DATA", dir)
+		}
 		// Expected output: until the next command, stdin or comment line.
 		j := i + 1
 		for j < len(lines) && !strings.HasPrefix(lines[j], "$ cairn") && !strings.HasPrefix(lines[j], "<<") && !strings.HasPrefix(lines[j], "-- ") {
@@ -142,7 +147,10 @@ func runOne(args []string, stdin string, getenv func(string) string, now func() 
 		}
 		fmt.Fprintf(&b, "[exit %d]", code)
 	}
-	return strings.ReplaceAll(b.String(), dir, "$DATA")
+	// The format version grows with every migration; transcripts should not.
+	f := engine.FormatVersion()
+	return strings.NewReplacer(dir, "$DATA", fmt.Sprintf("format %d", f), "format $FORMAT",
+		fmt.Sprintf(`"db_format":%d`, f), `"db_format":$FORMAT`).Replace(b.String())
 }
 
 // splitArgs splits s like a POSIX shell would for simple quoting.

@@ -47,7 +47,7 @@ type Session struct {
 	Project  string // folder name
 	Path     string // main file
 	Paths    []string
-	Records  int // usable records (user, assistant, system, summary) over all its files
+	Records  int      // usable records (user, assistant, system, summary) over all its files
 	Messages []string // uuids in file order (main file, then sidechain)
 }
 

@@ -1,0 +1,98 @@
+# cairn's Makefile is its CI: .ci/run calls `make test`.
+# Everything a fresh machine needs (Go modules, the JS peers in testdata/js) is
+# installed by these targets themselves.
+
+GO          ?= go
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME    ?= 30s
+BENCHTIME   ?= 1x
+BENCH_PKGS  ?= ./engine/ ./fts/
+BIN         ?= bin/cairn
+JS          := testdata/js
+GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
+
+.PHONY: all build test unit race lint vet staticcheck fmt-check tidy-check static bench fuzz demo js-deps clean
+
+all: build
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/cairn
+
+## test: every test, as CI runs it (JS peers installed first; then the full suite and the race suite).
+test: js-deps unit race
+
+unit:
+	CGO_ENABLED=0 $(GO) test ./...
+
+## race: the short suite under the race detector (needs cgo for the detector only).
+race:
+	$(GO) test -race -short ./...
+
+## js-deps: the JS peers (Chroma server and clients, MCP SDK) used by the compatibility tests.
+js-deps: $(JS)/node_modules/.package-lock.json
+
+$(JS)/node_modules/.package-lock.json: $(JS)/package.json $(JS)/package-lock.json
+	npm ci --prefix $(JS) --no-audit --no-fund
+	@touch $@
+
+lint: vet staticcheck
+
+vet:
+	$(GO) vet ./...
+
+staticcheck:
+	$(GO) run $(STATICCHECK) ./...
+
+fmt-check:
+	@out="$$(gofmt -l $(GOFILES))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+tidy-check:
+	$(GO) mod tidy -diff
+
+## static: build without cgo and prove the binary has no dynamic loader or libraries.
+static: build
+	@if command -v readelf >/dev/null 2>&1; then \
+		if readelf -l $(BIN) | grep -q 'INTERP'; then echo "$(BIN) has an ELF interpreter: not static"; exit 1; fi; \
+		if readelf -d $(BIN) 2>/dev/null | grep -q 'NEEDED'; then echo "$(BIN) needs shared libraries: not static"; exit 1; fi; \
+	else \
+		file $(BIN) | grep -q 'statically linked' || { file $(BIN); echo "not static"; exit 1; }; \
+	fi
+	@echo "$(BIN) is a static binary ($$(du -h $(BIN) | cut -f1))"
+
+
+## build-embedded-model: one static binary ($(BIN)-model) with the embedding model in MODEL=DIR
+## built in (go:embed, build tag embedmodel) for air-gapped single-file use.
+build-embedded-model:
+	@test -n "$(MODEL)" || { echo "usage: make build-embedded-model MODEL=DIR"; exit 2; }
+	rm -rf cmd/cairn/embeddedmodel && mkdir -p cmd/cairn/embeddedmodel
+	cd "$(MODEL)" && for f in *.json *.txt */config.json model.safetensors; do \
+		[ -f "$$f" ] && mkdir -p "$(CURDIR)/cmd/cairn/embeddedmodel/$$(dirname "$$f")" && cp "$$f" "$(CURDIR)/cmd/cairn/embeddedmodel/$$f"; done; \
+		[ -f model.safetensors ] || cp model.onnx "$(CURDIR)/cmd/cairn/embeddedmodel/"
+	CGO_ENABLED=0 $(GO) build -trimpath -tags embedmodel -o $(BIN)-model ./cmd/cairn; \
+		status=$$?; rm -rf cmd/cairn/embeddedmodel; exit $$status
+
+## embed-bench: embed's native encoder vs hugot on the MiniLM-shaped test model (generated from a seed).
+EMBED_MODELS ?= /tmp/cairn-embed-models
+embed-bench:
+	@[ -f $(EMBED_MODELS)/minilm/model.onnx ] || $(GO) run ./embed/testdata/gen -model minilm -out $(EMBED_MODELS)
+	$(GO) run ./embed/internal/embedbench -model $(EMBED_MODELS)/minilm
+
+## bench: benchmarks (the store benchmarks build 100,000 messages first). BENCHTIME=1s for stable figures.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(BENCH_PKGS)
+
+## fuzz: every fuzz target for FUZZTIME each (the first run also builds instrumented SQLite: minutes).
+fuzz:
+	@set -e; for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
+			echo "== $$pkg $$f"; \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+		done; \
+	done
+
+## demo: cairn's main job for now, a guided demo that stores a few notes and finds them again.
+demo:
+	$(GO) run ./cmd/cairn demo
+
+clean:
+	rm -rf bin

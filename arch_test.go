@@ -1,0 +1,209 @@
+package cairn_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/cairn-dev/cairn"
+
+// layer is one row of the import table in CONTRACTS.md / STYLE.md.
+type layer struct {
+	// dir is the layer's directory; it covers the package and everything
+	// below it unless a more specific layer matches.
+	dir string
+	// mayImport lists the project layers the layer's packages may import
+	// directly (their own layer is always allowed).
+	mayImport []string
+	// mustNotDepend lists import paths (or path prefixes ending in "/")
+	// that must not be in the layer's transitive dependencies; a non-stdlib
+	// path also covers its subpackages (a stdlib one, like database/sql,
+	// does not cover database/sql/driver).
+	mustNotDepend []string
+	// stdlibOnly allows only the standard library plus allowExternal
+	// outside the project.
+	stdlibOnly    bool
+	allowExternal []string
+}
+
+var (
+	bbolt  = "go.etcd.io/bbolt"
+	hugot  = "github.com/knights-analytics/hugot"
+	sqlite = "modernc.org/sqlite"
+)
+
+func layers() []layer {
+	return []layer{
+		{dir: "index", stdlibOnly: true, allowExternal: []string{"golang.org/x/sys/cpu"}, mustNotDepend: []string{bbolt, "database/sql", hugot}},
+		{dir: "fts", mustNotDepend: []string{bbolt, hugot, sqlite}},
+		{dir: "embed"},
+		{dir: "vecstore", mayImport: []string{"index"}, mustNotDepend: []string{"database/sql", module + "/fts", module + "/embed", module + "/engine"}},
+		{dir: "engine", mayImport: []string{"fts", "vecstore", "index"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
+		// package main wires the embedder in; its adapter packages below use engine only.
+		{dir: "cmd/cairn", mayImport: []string{"engine", "embed"}},
+		{dir: "cmd/cairn/", mayImport: []string{"engine"}},
+		{dir: "bench", mayImport: []string{"engine", "vecstore", "index", "fts", "embed"}},
+	}
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+func TestImportDirection(t *testing.T) {
+	if testing.Short() && runtime.GOOS == "windows" {
+		t.Skip()
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goBin, "list", "-e", "-json=ImportPath,Imports,Deps", "./...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("go list found no packages")
+	}
+	for _, v := range violations(pkgs) {
+		t.Error(v)
+	}
+}
+
+// TestImportDirectionCatchesViolations proves the checker is not vacuous.
+func TestImportDirectionCatchesViolations(t *testing.T) {
+	bad := []pkg{
+		{ImportPath: module + "/index", Imports: []string{"go.etcd.io/bbolt"}, Deps: []string{"go.etcd.io/bbolt"}},
+		{ImportPath: module + "/fts", Imports: []string{module + "/index"}, Deps: []string{module + "/index"}},
+		{ImportPath: module + "/engine", Imports: []string{module + "/embed"}, Deps: []string{module + "/embed", "net/http"}},
+		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/vecstore"}, Deps: []string{module + "/vecstore"}},
+		{ImportPath: module + "/cmd/cairn", Imports: []string{module + "/fts", module + "/engine"}},
+		{ImportPath: module + "/vecstore", Imports: []string{module + "/bench"}},
+	}
+	got := violations(bad)
+	if len(got) < 8 {
+		t.Fatalf("found %d violations, want at least 8:\n%s", len(got), strings.Join(got, "\n"))
+	}
+	good := []pkg{
+		{ImportPath: module + "/index", Imports: []string{"golang.org/x/sys/cpu", "math"}, Deps: []string{"golang.org/x/sys/cpu", "math"}},
+		{ImportPath: module + "/engine/redact", Imports: []string{module + "/engine", module + "/fts"}},
+		{ImportPath: module + "/cmd/cairn", Imports: []string{module + "/engine", module + "/embed", module + "/cmd/cairn/mcpserver"}, Deps: []string{module + "/fts"}},
+		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/engine"}},
+	}
+	if got := violations(good); len(got) > 0 {
+		t.Fatalf("false positives:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// layerOf returns the most specific layer covering the package path rel
+// (relative to the module).
+func layerOf(rel string) (layer, bool) {
+	var best layer
+	found := false
+	for _, l := range layers() {
+		match := false
+		if strings.HasSuffix(l.dir, "/") {
+			match = strings.HasPrefix(rel, l.dir)
+		} else {
+			match = rel == l.dir || strings.HasPrefix(rel, l.dir+"/")
+		}
+		if match && (!found || len(l.dir) > len(best.dir)) {
+			best, found = l, true
+		}
+	}
+	return best, found
+}
+
+func violations(pkgs []pkg) []string {
+	var out []string
+	for _, p := range pkgs {
+		rel, ok := strings.CutPrefix(p.ImportPath, module+"/")
+		if !ok {
+			continue
+		}
+		l, ok := layerOf(rel)
+		if !ok {
+			continue
+		}
+		for _, imp := range p.Imports {
+			irel, isProject := strings.CutPrefix(imp, module+"/")
+			if !isProject {
+				if l.stdlibOnly && !isStdlib(imp) && !contains(l.allowExternal, imp) {
+					out = append(out, p.ImportPath+" imports "+imp+": only the standard library is allowed")
+				}
+				continue
+			}
+			if (irel == "bench" || strings.HasPrefix(irel, "bench/")) && !(rel == "bench" || strings.HasPrefix(rel, "bench/")) ||
+				strings.HasPrefix(irel, "cmd/") && !strings.HasPrefix(rel, "cmd/") {
+				out = append(out, p.ImportPath+" imports "+imp+": nothing imports bench or cmd")
+				continue
+			}
+			target, ok := layerOf(irel)
+			if !ok || sameLayer(l, target) {
+				continue
+			}
+			if !allowed(l, target) {
+				out = append(out, p.ImportPath+" imports "+imp+": "+l.dir+" may import only "+strings.Join(l.mayImport, ", "))
+			}
+		}
+		for _, d := range p.Deps {
+			for _, bad := range l.mustNotDepend {
+				if d == bad || strings.HasSuffix(bad, "/") && strings.HasPrefix(d, bad) || !isStdlib(bad) && strings.HasPrefix(d, bad+"/") {
+					out = append(out, p.ImportPath+" depends on "+d+": "+l.dir+" must not import "+strings.TrimSuffix(bad, "/"))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func sameLayer(a, b layer) bool {
+	return strings.TrimSuffix(a.dir, "/") == strings.TrimSuffix(b.dir, "/") || a.dir == b.dir
+}
+
+func allowed(from, to layer) bool {
+	for _, m := range from.mayImport {
+		if m == to.dir {
+			return true
+		}
+	}
+	// cmd/cairn and its adapters may use each other (main wires adapters).
+	return strings.HasPrefix(from.dir, "cmd/cairn") && strings.HasPrefix(to.dir, "cmd/cairn")
+}
+
+func isStdlib(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

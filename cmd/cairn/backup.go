@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+func backupCommand() *command {
+	return &command{
+		name:     "backup",
+		summary:  "write a consistent online snapshot of the data dir (zstd archive, manifest, SHA-256)",
+		usage:    "FILE [--json]",
+		examples: []string{`cairn backup /backups/cairn-$(date +%F).cairn.zst`},
+		run:      runBackup,
+	}
+}
+
+func runBackup(ctx context.Context, e *env, c *command, args []string) error {
+	fs := newFlagSet(e, c)
+	pos, err := parse(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef(c.name, "expected the backup FILE")
+	}
+	bar := e.progress("backup")
+	return e.withEngine(ctx, func(eng *engine.Engine) error {
+		m, err := eng.Backup(ctx, pos[0], engine.BackupOptions{Progress: bar.update})
+		bar.done()
+		if err != nil {
+			return err
+		}
+		if e.json {
+			return e.printJSON(map[string]any{"file": pos[0], "manifest": m})
+		}
+		var total int64
+		for _, f := range m.Files {
+			fmt.Fprintf(e.stdout, "%s  %d bytes  sha256 %s\n", f.Path, f.Size, f.SHA256)
+			total += f.Size
+		}
+		fmt.Fprintf(e.stdout, "wrote %s: %d files, %d bytes before compression\n", pos[0], len(m.Files), total)
+		return nil
+	})
+}

@@ -1,0 +1,382 @@
+package chromaapi
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// Version is the Chroma server version this adapter answers as.
+const Version = "1.0.0"
+
+// Defaults for the limits in Options.
+const (
+	DefaultMaxBodyBytes = 256 << 20
+	DefaultMaxBatchSize = 100_000
+	DefaultMaxNResults  = 100_000
+)
+
+// Options configures the handler. The zero value of every field but
+// Collections means the default.
+type Options struct {
+	// Collections is the collection store the API serves (required).
+	Collections *engine.Collections
+	// AuthToken, when not empty, is required on every request except
+	// heartbeat and version, as "Authorization: Bearer <token>" or
+	// "X-Chroma-Token: <token>". When empty, those headers are ignored (as
+	// Chroma does without an auth provider).
+	AuthToken string
+	// AllowReset enables POST /api/v2/reset (Chroma's allow_reset). The
+	// collection store must have been opened with AllowReset too.
+	AllowReset bool
+	// MaxBodyBytes limits a request body (default 256 MiB): 413.
+	MaxBodyBytes int64
+	// MaxBatchSize limits the records in one add/upsert/update and the query
+	// embeddings in one query (default 100,000; Chroma reports 5461 to its
+	// clients and enforces nothing): 400.
+	MaxBatchSize int
+	// MaxNResults limits n_results (default 100,000): 400.
+	MaxNResults int
+	// MaxFilterDepth limits the nesting of where/where_document clauses
+	// ($and/$or levels). 0 means only the JSON nesting limit of 128 that
+	// Chroma has too.
+	MaxFilterDepth int
+	// Logger receives one structured line per request (nil: discard).
+	Logger *slog.Logger
+	// Now returns the current time for heartbeat (nil: time.Now).
+	Now func() time.Time
+}
+
+// Handler serves the Chroma HTTP API v2 under /api/v2 (and answers /api/v1
+// the way Chroma 1.0.0 does). It is safe for concurrent use.
+type Handler struct {
+	opts  Options
+	coll  *engine.Collections
+	stats map[string]*routeStats // by route name; the map is fixed at New
+}
+
+// routeStats counts the requests of one route.
+type routeStats struct {
+	count, clientErrors, serverErrors, nanos atomic.Uint64
+}
+
+// RouteStats reports the requests a route has answered since New.
+type RouteStats struct {
+	Route        string        // route name, e.g. "query", "add", "unknown"
+	Requests     uint64        // all answers
+	ClientErrors uint64        // 4xx answers
+	ServerErrors uint64        // 5xx answers
+	Total        time.Duration // summed handling time
+}
+
+// Stats returns per-route request counters (for /metrics), sorted by route.
+func (h *Handler) Stats() []RouteStats {
+	out := make([]RouteStats, 0, len(h.stats))
+	for name, st := range h.stats {
+		out = append(out, RouteStats{Route: name, Requests: st.count.Load(), ClientErrors: st.clientErrors.Load(),
+			ServerErrors: st.serverErrors.Load(), Total: time.Duration(st.nanos.Load())})
+	}
+	slices.SortFunc(out, func(a, b RouteStats) int { return strings.Compare(a.Route, b.Route) })
+	return out
+}
+
+// New returns the Chroma API handler. It panics if opts.Collections is nil,
+// which is a programming error.
+func New(opts Options) *Handler {
+	if opts.Collections == nil {
+		panic("chromaapi: Options.Collections is nil")
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxBatchSize <= 0 {
+		opts.MaxBatchSize = DefaultMaxBatchSize
+	}
+	if opts.MaxNResults <= 0 {
+		opts.MaxNResults = DefaultMaxNResults
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	h := &Handler{opts: opts, coll: opts.Collections, stats: map[string]*routeStats{}}
+	for _, name := range append(routeNames(), "unknown", "v1") {
+		h.stats[name] = &routeStats{}
+	}
+	return h
+}
+
+// apiError is an error answer: a status and Chroma's {"error","message"}.
+// An empty name means an empty body (unknown route, wrong method).
+type apiError struct {
+	status  int
+	name    string
+	message string
+	allow   string // Allow header for 405
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.status, e.name, e.message) }
+
+func errSyntax(detail string) *apiError {
+	return &apiError{status: 400, name: "InvalidArgumentError",
+		message: "Failed to parse the request body as JSON: " + detail}
+}
+
+func errInvalid(format string, args ...any) *apiError {
+	return &apiError{status: 400, name: "InvalidArgumentError", message: fmt.Sprintf(format, args...)}
+}
+
+var errNotFoundRoute = &apiError{status: 404}
+
+// fromStore maps an error of the collection store to its Chroma answer. This
+// is the one place where engine error classes meet HTTP statuses.
+func fromStore(err error) *apiError {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	msg := engine.CollectionErrorMessage(err)
+	switch {
+	case errors.Is(err, engine.ErrCollInvalid), errors.Is(err, engine.ErrCollDimensionMismatch),
+		errors.Is(err, engine.ErrCollEmbedderMismatch):
+		return &apiError{status: 400, name: "InvalidArgumentError", message: msg}
+	case errors.Is(err, engine.ErrCollUnprocessable):
+		return &apiError{status: 422, name: "ChromaError", message: msg}
+	case errors.Is(err, engine.ErrCollNotFound):
+		return &apiError{status: 404, name: "NotFoundError", message: msg}
+	case errors.Is(err, engine.ErrCollExists):
+		return &apiError{status: 409, name: "ChromaError", message: msg}
+	case errors.Is(err, engine.ErrCollForbidden):
+		return &apiError{status: 403, name: "ChromaError", message: msg}
+	case errors.Is(err, engine.ErrCollUnimplemented):
+		return &apiError{status: 501, name: "ChromaError", message: msg}
+	case errors.Is(err, engine.ErrCollClosed):
+		return &apiError{status: 503, name: "ChromaError", message: "service unavailable: store closed"}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return &apiError{status: 503, name: "ChromaError", message: err.Error()}
+	case errors.Is(err, engine.ErrCollInternal):
+		return &apiError{status: 500, name: "InternalError", message: msg}
+	}
+	return &apiError{status: 500, name: "InternalError", message: msg}
+}
+
+// traceID is the chroma-trace-id header Chroma 1.0.0 puts on error answers
+// (all zeros without tracing).
+const traceID = "00000000000000000000000000000000"
+
+func writeError(w http.ResponseWriter, e *apiError) {
+	h := w.Header()
+	h.Set("chroma-trace-id", traceID)
+	if e.allow != "" {
+		h.Set("Allow", e.allow)
+	}
+	if e.name == "" {
+		w.WriteHeader(e.status)
+		return
+	}
+	b := make([]byte, 0, 64+len(e.message))
+	b = append(b, `{"error":`...)
+	b = appendString(b, e.name)
+	b = append(b, `,"message":`...)
+	b = appendString(b, e.message)
+	b = append(b, '}')
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(e.status)
+	_, _ = w.Write(b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// request carries what a route handler needs.
+type request struct {
+	r    *http.Request
+	ctx  context.Context
+	segs []string // path segments after /api/v2
+}
+
+// body reads and syntax-checks the request body.
+func (h *Handler) body(rq *request) (any, *apiError) {
+	if ct := rq.r.Header.Get("Content-Type"); ct != "" && !isJSONType(ct) {
+		return nil, &apiError{status: 415, name: "ChromaError",
+			message: "Expected request with `Content-Type: application/json`"}
+	}
+	rd := http.MaxBytesReader(nil, rq.r.Body, h.opts.MaxBodyBytes)
+	data, err := io.ReadAll(rd)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &apiError{status: 413, name: "ChromaError",
+				message: fmt.Sprintf("Request body exceeds the limit of %d bytes", h.opts.MaxBodyBytes)}
+		}
+		return nil, errInvalid("Failed to read the request body: %v", err)
+	}
+	return parseBody(data)
+}
+
+// isJSONType accepts application/json and application/*+json, as Chroma's
+// framework does.
+func isJSONType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return false
+	}
+	typ, sub, ok := strings.Cut(mt, "/")
+	return ok && typ == "application" && (sub == "json" || strings.HasSuffix(sub, "+json"))
+}
+
+// ServeHTTP routes a request.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w}
+	route := h.serve(sw, r)
+	took := time.Since(start)
+	if st := h.stats[route]; st != nil {
+		st.count.Add(1)
+		st.nanos.Add(uint64(took))
+		switch {
+		case sw.status >= 500:
+			st.serverErrors.Add(1)
+		case sw.status >= 400:
+			st.clientErrors.Add(1)
+		}
+	}
+	h.opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "chroma request",
+		slog.String("method", r.Method), slog.String("route", route),
+		slog.Int("status", sw.status), slog.Duration("took", took))
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = 200
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// route describes one path pattern: the methods it allows and its handler.
+type route struct {
+	name    string
+	methods map[string]func(*Handler, *request) ([]byte, int, *apiError)
+	allow   string
+}
+
+// serve answers r and returns the route name (for logs and metrics).
+func (h *Handler) serve(w http.ResponseWriter, r *http.Request) string {
+	segs, ok := splitPath(r.URL.EscapedPath())
+	if !ok {
+		writeError(w, errNotFoundRoute)
+		return "unknown"
+	}
+	if len(segs) >= 3 && segs[0] == "api" && segs[1] == "v1" {
+		if r.Method == http.MethodPost {
+			writeError(w, &apiError{status: 405, allow: "GET,HEAD,PUT,PATCH,DELETE,OPTIONS"})
+		} else {
+			writeError(w, &apiError{status: 410, name: "Unimplemented",
+				message: "The v1 API is deprecated. Please use /v2 apis"})
+		}
+		return "v1"
+	}
+	if len(segs) < 2 || segs[0] != "api" || segs[1] != "v2" {
+		writeError(w, errNotFoundRoute)
+		return "unknown"
+	}
+	rt, params := match(segs[2:])
+	if rt == nil {
+		writeError(w, errNotFoundRoute)
+		return "unknown"
+	}
+	method := r.Method
+	if method == http.MethodHead {
+		method = http.MethodGet
+	}
+	fn := rt.methods[method]
+	if fn == nil {
+		writeError(w, &apiError{status: 405, allow: rt.allow})
+		return rt.name
+	}
+	if rt.name != "heartbeat" && rt.name != "version" && !h.authorized(r) {
+		writeError(w, &apiError{status: 401, name: "AuthError", message: "Unauthorized"})
+		return rt.name
+	}
+	body, status, aerr := fn(h, &request{r: r, ctx: r.Context(), segs: params})
+	if aerr != nil {
+		writeError(w, aerr)
+		return rt.name
+	}
+	if r.Method == http.MethodHead {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(status)
+		return rt.name
+	}
+	writeJSON(w, status, body)
+	return rt.name
+}
+
+// authorized checks the token when one is configured.
+func (h *Handler) authorized(r *http.Request) bool {
+	if h.opts.AuthToken == "" {
+		return true
+	}
+	tok := r.Header.Get("X-Chroma-Token")
+	if tok == "" {
+		a := r.Header.Get("Authorization")
+		if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+			tok = strings.TrimSpace(a[7:])
+		}
+	}
+	return tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(h.opts.AuthToken)) == 1
+}
+
+// splitPath splits an escaped path into unescaped segments. A trailing
+// slash or an empty segment makes the path unknown (Chroma: 404).
+func splitPath(p string) ([]string, bool) {
+	if !strings.HasPrefix(p, "/") {
+		return nil, false
+	}
+	parts := strings.Split(p[1:], "/")
+	for i, s := range parts {
+		if s == "" {
+			return nil, false
+		}
+		u, err := url.PathUnescape(s)
+		if err != nil {
+			return nil, false
+		}
+		parts[i] = u
+	}
+	return parts, true
+}

@@ -1,0 +1,157 @@
+package chromaapi_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
+	"github.com/cairn-dev/cairn/engine"
+)
+
+var (
+	flagRecord      = flag.Bool("record", false, "record the expectations of testdata/chroma/cases from the real Chroma server")
+	flagRecordCairn = flag.Bool("record-divergences", false, "record cairn's answers for the steps that declare a divergence")
+	flagNoLive      = flag.Bool("no-live", false, "do not start the real Chroma server (skip live comparisons)")
+)
+
+// jsDir is the directory holding package.json and node_modules of the JS peers.
+var jsDir = filepath.Join("..", "..", "..", "testdata", "js")
+
+// realChroma is the real Chroma 1.0.0 server shared by the whole test
+// binary: started on first use, killed by TestMain.
+var realChroma struct {
+	once sync.Once
+	url  string
+	err  error
+	cmd  *exec.Cmd
+	dir  string
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if c := realChroma.cmd; c != nil && c.Process != nil {
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		_ = c.Wait()
+	}
+	if realChroma.dir != "" {
+		_ = os.RemoveAll(realChroma.dir)
+	}
+	os.Exit(code)
+}
+
+// nodeAvailable reports whether the JS peers are installed. Under CI=true a
+// missing install fails the test instead of skipping it.
+func nodeAvailable(t testing.TB) bool {
+	t.Helper()
+	_, err := os.Stat(filepath.Join(jsDir, "node_modules", "chromadb", "dist", "cli.mjs"))
+	if err == nil {
+		if _, err = exec.LookPath("node"); err == nil {
+			return true
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("JS peers not installed (%v): run `npm ci --prefix testdata/js`", err)
+	}
+	t.Skipf("JS peers not installed (%v); run `npm ci --prefix testdata/js`", err)
+	return false
+}
+
+// chromaURL returns the base URL of the shared real Chroma server, starting it
+// if needed, or skips the test when it cannot run here.
+func chromaURL(t testing.TB) string {
+	t.Helper()
+	if *flagNoLive && !*flagRecord {
+		t.Skip("-no-live")
+	}
+	if !nodeAvailable(t) {
+		return ""
+	}
+	realChroma.once.Do(func() { realChroma.url, realChroma.err = startChroma() })
+	if realChroma.err != nil {
+		t.Fatalf("starting the real Chroma server: %v", realChroma.err)
+	}
+	return realChroma.url
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func startChroma() (string, error) {
+	dir, err := os.MkdirTemp("", "cairn-chroma-*")
+	if err != nil {
+		return "", err
+	}
+	realChroma.dir = dir
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	cli, _ := filepath.Abs(filepath.Join(jsDir, "node_modules", "chromadb", "dist", "cli.mjs"))
+	cmd := exec.Command("node", cli, "run", "--path", filepath.Join(dir, "data"), "--host", "127.0.0.1",
+		"--port", strconv.Itoa(port))
+	cmd.Dir = jsDir
+	log, err := os.Create(filepath.Join(dir, "chroma.log"))
+	if err != nil {
+		return "", err
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	realChroma.cmd = cmd
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(url + "/api/v2/heartbeat")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return url, nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, _ := os.ReadFile(filepath.Join(dir, "chroma.log"))
+	return "", errors.New("no heartbeat within 60s; log:\n" + string(out))
+}
+
+// cairnServer serves a fresh collection store through the Chroma adapter on
+// 127.0.0.1 and returns its URL.
+func cairnServer(t testing.TB, opts chromaapi.Options) (string, *engine.Collections) {
+	t.Helper()
+	ctx := context.Background()
+	coll, err := engine.OpenCollections(ctx, t.TempDir(), engine.CollectionsOptions{AllowReset: opts.AllowReset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Collections = coll
+	srv := httptest.NewServer(chromaapi.New(opts))
+	t.Cleanup(func() {
+		srv.Close()
+		if err := coll.Close(); err != nil {
+			t.Errorf("closing the collection store: %v", err)
+		}
+	})
+	return srv.URL, coll
+}

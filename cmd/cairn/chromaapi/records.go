@@ -1,0 +1,300 @@
+package chromaapi
+
+import (
+	"context"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// writeBody is a decoded add, upsert or update body.
+type writeBody struct {
+	ids        []string
+	embeddings [][]float32
+	embSet     bool
+	documents  []*string
+	uris       []*string
+	metadatas  []engine.Metadata
+}
+
+// decodeWrite decodes the body of add/upsert (embeddings required, no null
+// metadata values in add) or update (everything but ids optional).
+func (h *Handler) decodeWrite(rq *request, structName string, embRequired, nullMeta, nullEmb bool) (writeBody, *apiError) {
+	var wb writeBody
+	v, aerr := h.body(rq)
+	if aerr != nil {
+		return wb, aerr
+	}
+	o, aerr := asObject(v, structName)
+	if aerr != nil {
+		return wb, aerr
+	}
+	x, ok := o.m["ids"]
+	if !ok {
+		return wb, missing("ids")
+	}
+	if wb.ids, aerr = asStrings(x, "ids"); aerr != nil {
+		return wb, aerr
+	}
+	if x, ok := o.m["embeddings"]; ok && (x != nil || embRequired) {
+		if wb.embeddings, aerr = asEmbeddings(x, "embeddings", nullEmb); aerr != nil {
+			return wb, aerr
+		}
+		wb.embSet = true
+	} else if embRequired {
+		return wb, missing("embeddings")
+	}
+	if x, ok := o.field("documents"); ok {
+		if wb.documents, aerr = asNullableStrings(x, "documents"); aerr != nil {
+			return wb, aerr
+		}
+	}
+	if x, ok := o.field("uris"); ok {
+		if wb.uris, aerr = asNullableStrings(x, "uris"); aerr != nil {
+			return wb, aerr
+		}
+	}
+	if x, ok := o.field("metadatas"); ok {
+		if wb.metadatas, aerr = asMetadatas(x, "metadatas", nullMeta); aerr != nil {
+			return wb, aerr
+		}
+	}
+	if len(wb.ids) > h.opts.MaxBatchSize {
+		return wb, errInvalid("Batch of %d records exceeds this server's limit of %d", len(wb.ids), h.opts.MaxBatchSize)
+	}
+	return wb, nil
+}
+
+func (h *Handler) add(rq *request) ([]byte, int, *apiError) {
+	wb, aerr := h.decodeWrite(rq, "AddCollectionRecordsPayload", true, false, false)
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	err := h.coll.Add(rq.ctx, rq.segs[2], engine.AddRequest{IDs: wb.ids, Embeddings: wb.embeddings,
+		Documents: wb.documents, URIs: wb.uris, Metadatas: wb.metadatas})
+	if err != nil {
+		return nil, 0, fromStore(err)
+	}
+	return emptyObject, 201, nil
+}
+
+func (h *Handler) upsert(rq *request) ([]byte, int, *apiError) {
+	wb, aerr := h.decodeWrite(rq, "UpsertCollectionRecordsPayload", true, true, false)
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	err := h.coll.Upsert(rq.ctx, rq.segs[2], engine.AddRequest{IDs: wb.ids, Embeddings: wb.embeddings,
+		Documents: wb.documents, URIs: wb.uris, Metadatas: wb.metadatas})
+	if err != nil {
+		return nil, 0, fromStore(err)
+	}
+	return emptyObject, 200, nil
+}
+
+func (h *Handler) update(rq *request) ([]byte, int, *apiError) {
+	wb, aerr := h.decodeWrite(rq, "UpdateCollectionRecordsPayload", false, true, true)
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	req := engine.UpdateRequest{IDs: wb.ids, Documents: wb.documents, URIs: wb.uris, Metadatas: wb.metadatas}
+	if wb.embSet {
+		req.Embeddings = wb.embeddings
+		if req.Embeddings == nil {
+			req.Embeddings = [][]float32{}
+		}
+	}
+	if err := h.coll.Update(rq.ctx, rq.segs[2], req); err != nil {
+		return nil, 0, fromStore(err)
+	}
+	return emptyObject, 200, nil
+}
+
+// filters holds the decoded ids/where/where_document of get, query, delete.
+type filters struct {
+	ids   []string
+	where *engine.Where
+	doc   *engine.WhereDocument
+}
+
+// decodeFilters reads ids, where and where_document from o. The collection
+// id is checked first, as Chroma does, so a bad UUID wins over a bad filter.
+func (h *Handler) decodeFilters(ctx context.Context, o object, collID string) (filters, *apiError) {
+	var f filters
+	var aerr *apiError
+	if x, ok := o.field("ids"); ok {
+		if f.ids, aerr = asStrings(x, "ids"); aerr != nil {
+			return f, aerr
+		}
+	}
+	wx, hasWhere := o.field("where")
+	dx, hasDoc := o.field("where_document")
+	if _, err := engine.ParseCollectionID(collID); err != nil {
+		return f, fromStore(err)
+	}
+	if hasWhere {
+		if h.opts.MaxFilterDepth > 0 && filterDepth(wx) > h.opts.MaxFilterDepth {
+			return f, errInvalid("Invalid where clause: nested deeper than %d levels", h.opts.MaxFilterDepth)
+		}
+		w, err := engine.WhereFromJSON(wx)
+		if err != nil {
+			return f, h.filterError(ctx, collID, err)
+		}
+		f.where = w
+	}
+	if hasDoc {
+		if h.opts.MaxFilterDepth > 0 && filterDepth(dx) > h.opts.MaxFilterDepth {
+			return f, errInvalid("Invalid where document clause: nested deeper than %d levels", h.opts.MaxFilterDepth)
+		}
+		d, err := engine.WhereDocumentFromJSON(dx)
+		if err != nil {
+			return f, h.filterError(ctx, collID, err)
+		}
+		f.doc = d
+	}
+	return f, nil
+}
+
+// filterError answers an invalid filter. Chroma looks the collection up
+// before it validates filters, so a missing collection wins (404).
+func (h *Handler) filterError(ctx context.Context, collID string, err error) *apiError {
+	if _, gerr := h.coll.GetCollectionByID(ctx, collID); gerr != nil {
+		return fromStore(gerr)
+	}
+	return fromStore(err)
+}
+
+// filterDepth counts the $and/$or levels of a decoded filter (a leaf is 0).
+func filterDepth(v any) int {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return 0
+	}
+	d := 0
+	for k, x := range m {
+		if k != "$and" && k != "$or" {
+			continue
+		}
+		a, _ := x.([]any)
+		c := 0
+		for _, y := range a {
+			c = max(c, filterDepth(y))
+		}
+		d = max(d, c+1)
+	}
+	return d
+}
+
+func (h *Handler) get(rq *request) ([]byte, int, *apiError) {
+	v, aerr := h.body(rq)
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	o, aerr := asObject(v, "GetRequestPayload")
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	var req engine.GetRequest
+	if x, ok := o.field("limit"); ok {
+		n, aerr := asUint(x, "limit", 32)
+		if aerr != nil {
+			return nil, 0, aerr
+		}
+		req.Limit = &n
+	}
+	if x, ok := o.field("offset"); ok {
+		if req.Offset, aerr = asUint(x, "offset", 32); aerr != nil {
+			return nil, 0, aerr
+		}
+	}
+	if x, ok := o.m["include"]; ok {
+		if req.Include, aerr = asInclude(x, "include"); aerr != nil {
+			return nil, 0, aerr
+		}
+	}
+	f, aerr := h.decodeFilters(rq.ctx, o, rq.segs[2])
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	req.IDs, req.Where, req.WhereDocument = f.ids, f.where, f.doc
+	res, err := h.coll.Get(rq.ctx, rq.segs[2], req)
+	if err != nil {
+		return nil, 0, fromStore(err)
+	}
+	return appendGetResult(make([]byte, 0, 256), res), 200, nil
+}
+
+func (h *Handler) query(rq *request) ([]byte, int, *apiError) {
+	v, aerr := h.body(rq)
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	o, aerr := asObject(v, "QueryRequestPayload")
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	var req engine.QueryRequest
+	x, ok := o.m["query_embeddings"]
+	if !ok {
+		return nil, 0, missing("query_embeddings")
+	}
+	if req.Embeddings, aerr = asVectors(x, "query_embeddings"); aerr != nil {
+		return nil, 0, aerr
+	}
+	if x, ok := o.field("n_results"); ok {
+		n, aerr := asUint(x, "n_results", 32)
+		if aerr != nil {
+			return nil, 0, aerr
+		}
+		req.NResults = &n
+	}
+	if x, ok := o.m["include"]; ok {
+		if req.Include, aerr = asInclude(x, "include"); aerr != nil {
+			return nil, 0, aerr
+		}
+	}
+	if len(req.Embeddings) > h.opts.MaxBatchSize {
+		return nil, 0, errInvalid("Batch of %d query embeddings exceeds this server's limit of %d",
+			len(req.Embeddings), h.opts.MaxBatchSize)
+	}
+	if req.NResults != nil && *req.NResults > h.opts.MaxNResults {
+		return nil, 0, errInvalid("n_results %d exceeds this server's limit of %d", *req.NResults, h.opts.MaxNResults)
+	}
+	f, aerr := h.decodeFilters(rq.ctx, o, rq.segs[2])
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	req.IDs, req.Where, req.WhereDocument = f.ids, f.where, f.doc
+	res, err := h.coll.Query(rq.ctx, rq.segs[2], req)
+	if err != nil {
+		return nil, 0, fromStore(err)
+	}
+	return appendQueryResult(make([]byte, 0, 256), res), 200, nil
+}
+
+func (h *Handler) deleteRecords(rq *request) ([]byte, int, *apiError) {
+	v, aerr := h.body(rq)
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	o, aerr := asObject(v, "DeleteCollectionRecordsPayload")
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	f, aerr := h.decodeFilters(rq.ctx, o, rq.segs[2])
+	if aerr != nil {
+		return nil, 0, aerr
+	}
+	err := h.coll.Delete(rq.ctx, rq.segs[2], engine.DeleteRequest{IDs: f.ids, Where: f.where, WhereDocument: f.doc})
+	if err != nil {
+		return nil, 0, fromStore(err)
+	}
+	return emptyObject, 200, nil
+}
+
+func (h *Handler) count(rq *request) ([]byte, int, *apiError) {
+	n, err := h.coll.Count(rq.ctx, rq.segs[2])
+	if err != nil {
+		return nil, 0, fromStore(err)
+	}
+	b := make([]byte, 0, 8)
+	return appendInt(b, n), 200, nil
+}

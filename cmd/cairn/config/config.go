@@ -1,0 +1,387 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/chunk"
+	"github.com/cairn-dev/cairn/engine/claudecode"
+	"github.com/cairn-dev/cairn/engine/redact"
+	"github.com/pelletier/go-toml/v2"
+)
+
+// FileName is the config file's name inside the data dir.
+const FileName = "config.toml"
+
+// ErrInvalid is wrapped by every error about a bad configuration value.
+var ErrInvalid = errors.New("config: invalid")
+
+// Duration is a time.Duration written as "36h", "90m" or "90d".
+type Duration time.Duration
+
+// ParseDuration parses a Go duration or a whole number of days ("90d").
+// "" and "0" are 0.
+func ParseDuration(s string) (Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	if d, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(d)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%w: duration %q: want e.g. 36h, 90m or 90d", ErrInvalid, s)
+		}
+		return Duration(time.Duration(n) * 24 * time.Hour), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%w: duration %q: want e.g. 36h, 90m or 90d", ErrInvalid, s)
+	}
+	return Duration(d), nil
+}
+
+// String writes whole days as "Nd", else a Go duration, and 0 as "0".
+func (d Duration) String() string {
+	td := time.Duration(d)
+	switch {
+	case td == 0:
+		return "0"
+	case td%(24*time.Hour) == 0:
+		return strconv.FormatInt(int64(td/(24*time.Hour)), 10) + "d"
+	}
+	return td.String()
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = v
+	return nil
+}
+
+// Config is the whole configuration file.
+type Config struct {
+	Import    Import    `toml:"import" comment:"Importing Claude Code sessions (cairn import claude-code)."`
+	Redaction Redaction `toml:"redaction" comment:"Redaction of secrets before anything is stored (imports; rules: cairn config show)."`
+	Retention Retention `toml:"retention" comment:"What cairn gc forgets. Pinned messages (metadata \"pinned\": true) and decision/policy\nmessages are kept forever unless a policy sets forget_pinned / forget_decisions."`
+	GC        GC        `toml:"gc" comment:"Garbage collection runs."`
+	Export    Export    `toml:"export" comment:"Session exports (cairn export)."`
+}
+
+// Import configures `cairn import claude-code`.
+type Import struct {
+	ClaudeCodeDir string   `toml:"claude_code_dir" comment:"Claude Code projects folder; \"\" = $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects."`
+	Exclude       []string `toml:"exclude" comment:"Sessions never stored: globs over \"project/file.jsonl\", the project folder name or the session id."`
+	MaxLineBytes  int      `toml:"max_line_bytes" comment:"Longer lines are skipped and reported."`
+	ChunkTokens   int      `toml:"chunk_tokens" comment:"Searchable chunk size in estimated tokens (see engine/chunk)."`
+	ChunkOverlap  int      `toml:"chunk_overlap" comment:"Tokens shared by consecutive chunks."`
+}
+
+// Redaction configures the redactor.
+type Redaction struct {
+	Enabled bool         `toml:"enabled" comment:"false stores text as it is (not recommended)."`
+	Enable  []string     `toml:"enable" comment:"Optional built-in rules to turn on: email, card-number, password-assignment."`
+	Disable []string     `toml:"disable" comment:"Built-in rules to turn off, e.g. [\"jwt\"]."`
+	Custom  []CustomRule `toml:"custom" comment:"Extra rules: name, pattern (RE2), group (0 = whole match)."`
+}
+
+// CustomRule is a user-defined redaction rule.
+type CustomRule struct {
+	Name    string `toml:"name"`
+	Pattern string `toml:"pattern"`
+	Group   int    `toml:"group"`
+}
+
+// Retention configures cairn gc.
+type Retention struct {
+	SessionMaxAge Duration `toml:"session_max_age" comment:"Delete imported sessions whose last record is older than this; \"0\" keeps them."`
+	Policies      []Policy `toml:"policy" comment:"Policies, first match wins per message: name, channels (globs), types, max_age, max_items,\nforget_pinned, forget_decisions, keep_types, collapse_threshold, collapse_min_age, collapse_max_age."`
+}
+
+// Policy is one retention policy (engine.RetentionPolicy in TOML form).
+type Policy struct {
+	Name              string   `toml:"name"`
+	Channels          []string `toml:"channels"`
+	Types             []string `toml:"types"`
+	MaxAge            Duration `toml:"max_age"`
+	MaxItems          int      `toml:"max_items"`
+	ForgetPinned      bool     `toml:"forget_pinned"`
+	ForgetDecisions   bool     `toml:"forget_decisions"`
+	KeepTypes         []string `toml:"keep_types"`
+	CollapseThreshold float64  `toml:"collapse_threshold"`
+	CollapseMinAge    Duration `toml:"collapse_min_age"`
+	CollapseMaxAge    Duration `toml:"collapse_max_age"`
+}
+
+// GC configures garbage collection runs.
+type GC struct {
+	Schedule Duration `toml:"schedule" comment:"How often cairn serve runs gc; \"0\" = never."`
+	Vacuum   bool     `toml:"vacuum" comment:"Reclaim disk space after deleting (VACUUM), so deleted text leaves the disk."`
+}
+
+// Export configures session exports.
+type Export struct {
+	Dir        string   `toml:"dir" comment:"Default output folder; \"\" = ./cairn-export."`
+	Formats    []string `toml:"formats" comment:"jsonl and/or md."`
+	Continuous bool     `toml:"continuous" comment:"cairn serve re-exports sessions that change into dir."`
+}
+
+// Default returns the built-in defaults.
+func Default() Config {
+	return Config{
+		Import: Import{
+			Exclude:      []string{},
+			MaxLineBytes: claudecode.DefaultMaxLineBytes,
+			ChunkTokens:  chunk.DefaultMaxTokens,
+			ChunkOverlap: chunk.DefaultOverlap,
+		},
+		Redaction: Redaction{Enabled: true, Enable: []string{}, Disable: []string{}, Custom: []CustomRule{}},
+		Retention: Retention{Policies: []Policy{}},
+		GC:        GC{Schedule: Duration(24 * time.Hour), Vacuum: true},
+		Export:    Export{Formats: []string{engine.FormatJSONL, engine.FormatMarkdown}},
+	}
+}
+
+// Path returns the config file path: $CAIRN_CONFIG, else DIR/config.toml.
+func Path(dataDir string, getenv func(string) string) string {
+	if p := getenv("CAIRN_CONFIG"); p != "" {
+		return p
+	}
+	return dataDir + string(os.PathSeparator) + FileName
+}
+
+// Load reads the defaults, then the file at path (a missing file is fine),
+// then the environment, and validates the result.
+func Load(path string, getenv func(string) string) (Config, error) {
+	cfg := Default()
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return cfg, fmt.Errorf("config: %w", err)
+	default:
+		if err := Decode(data, &cfg); err != nil {
+			return cfg, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if err := applyEnv(&cfg, getenv); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// Decode parses TOML into cfg (on top of what cfg holds), rejecting unknown
+// keys with their position.
+func Decode(data []byte, cfg *Config) error {
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	if err := dec.Decode(cfg); err != nil {
+		var sm *toml.StrictMissingError
+		var de *toml.DecodeError
+		switch {
+		case errors.As(err, &sm):
+			var keys []string
+			for _, e := range sm.Errors {
+				row, col := e.Position()
+				keys = append(keys, fmt.Sprintf("%s (line %d, column %d)", strings.Join(e.Key(), "."), row, col))
+			}
+			return fmt.Errorf("%w: unknown key %s", ErrInvalid, strings.Join(keys, ", "))
+		case errors.As(err, &de):
+			row, col := de.Position()
+			return fmt.Errorf("%w: line %d, column %d: %s", ErrInvalid, row, col, de.Error())
+		}
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	return nil
+}
+
+// Encode writes cfg as documented TOML.
+func Encode(cfg Config) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("# cairn configuration. Precedence: flags > CAIRN_* environment > this file > defaults.\n")
+	b.WriteString("# Durations: 36h, 90m or 90d; \"0\" = off.\n\n")
+	enc := toml.NewEncoder(&b).SetIndentTables(false)
+	if err := enc.Encode(cfg); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// Validate checks every value (redaction rules compile, policies are
+// sound, globs parse).
+func (c Config) Validate() error {
+	if _, err := c.Redactor(); err != nil {
+		return fmt.Errorf("%w: redaction: %w", ErrInvalid, err)
+	}
+	if err := claudecode.ValidateGlobs(c.Import.Exclude); err != nil {
+		return fmt.Errorf("%w: import.exclude: %w", ErrInvalid, err)
+	}
+	if c.Import.MaxLineBytes < 0 || c.Import.ChunkTokens < 0 || c.Import.ChunkOverlap < 0 {
+		return fmt.Errorf("%w: import: sizes must be >= 0", ErrInvalid)
+	}
+	names := map[string]bool{}
+	for i, p := range c.Retention.Policies {
+		if p.Name == "" {
+			return fmt.Errorf("%w: retention.policy[%d]: name is required", ErrInvalid, i)
+		}
+		if names[p.Name] {
+			return fmt.Errorf("%w: retention.policy %q appears twice", ErrInvalid, p.Name)
+		}
+		names[p.Name] = true
+		if err := p.Engine().Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	for _, f := range c.Export.Formats {
+		if f != engine.FormatJSONL && f != engine.FormatMarkdown {
+			return fmt.Errorf("%w: export.formats: %q is not jsonl or md", ErrInvalid, f)
+		}
+	}
+	return nil
+}
+
+// Redactor builds the configured redactor; nil when redaction is off.
+func (c Config) Redactor() (*redact.Redactor, error) {
+	if !c.Redaction.Enabled {
+		return nil, nil
+	}
+	opts := redact.Options{Enable: c.Redaction.Enable, Disable: c.Redaction.Disable}
+	for _, r := range c.Redaction.Custom {
+		opts.Custom = append(opts.Custom, redact.Rule{Name: r.Name, Pattern: r.Pattern, Group: r.Group})
+	}
+	return redact.New(opts)
+}
+
+// Engine converts p to the engine's policy type.
+func (p Policy) Engine() engine.RetentionPolicy {
+	return engine.RetentionPolicy{
+		Name: p.Name, Channels: p.Channels, Types: p.Types,
+		MaxAge: time.Duration(p.MaxAge), MaxItems: p.MaxItems,
+		ForgetPinned: p.ForgetPinned, ForgetDecisions: p.ForgetDecisions, KeepTypes: p.KeepTypes,
+		CollapseThreshold: p.CollapseThreshold,
+		CollapseMinAge:    time.Duration(p.CollapseMinAge), CollapseMaxAge: time.Duration(p.CollapseMaxAge),
+	}
+}
+
+// Policies returns the retention policies in engine form.
+func (c Config) Policies() []engine.RetentionPolicy {
+	out := make([]engine.RetentionPolicy, len(c.Retention.Policies))
+	for i, p := range c.Retention.Policies {
+		out[i] = p.Engine()
+	}
+	return out
+}
+
+// ImportOptions returns the engine import options for root (the configured
+// or default Claude Code folder when root is "").
+func (c Config) ImportOptions(root string, getenv func(string) string) (engine.ImportOptions, error) {
+	red, err := c.Redactor()
+	if err != nil {
+		return engine.ImportOptions{}, err
+	}
+	if root == "" {
+		root = c.Import.ClaudeCodeDir
+	}
+	if root == "" {
+		if root, err = claudecode.DefaultRoot(getenv); err != nil {
+			return engine.ImportOptions{}, err
+		}
+	}
+	return engine.ImportOptions{
+		Root: root, Exclude: c.Import.Exclude, Redactor: red, MaxLineBytes: c.Import.MaxLineBytes,
+		Chunk: chunk.Options{MaxTokens: c.Import.ChunkTokens, Overlap: c.Import.ChunkOverlap},
+	}, nil
+}
+
+// EnvVars lists the environment variables Load reads, in file order.
+func EnvVars() []string {
+	var out []string
+	walkEnv(reflect.ValueOf(&Config{}).Elem(), func(name string, _ reflect.Value) error {
+		out = append(out, name)
+		return nil
+	})
+	return out
+}
+
+// applyEnv sets every scalar and string-list key from CAIRN_SECTION_KEY.
+func applyEnv(cfg *Config, getenv func(string) string) error {
+	return walkEnv(reflect.ValueOf(cfg).Elem(), func(name string, f reflect.Value) error {
+		v, ok := lookup(getenv, name)
+		if !ok {
+			return nil
+		}
+		bad := func(want string) error {
+			return fmt.Errorf("%w: $%s=%q: want %s", ErrInvalid, name, v, want)
+		}
+		switch f.Interface().(type) {
+		case Duration:
+			d, err := ParseDuration(v)
+			if err != nil {
+				return bad("a duration (36h, 90m, 90d)")
+			}
+			f.Set(reflect.ValueOf(d))
+		case string:
+			f.SetString(v)
+		case bool:
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return bad("true or false")
+			}
+			f.SetBool(b)
+		case int:
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return bad("an integer")
+			}
+			f.SetInt(int64(n))
+		case []string:
+			list := []string{}
+			for _, s := range strings.Split(v, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					list = append(list, s)
+				}
+			}
+			f.Set(reflect.ValueOf(list))
+		}
+		return nil
+	})
+}
+
+func lookup(getenv func(string) string, name string) (string, bool) {
+	v := getenv(name)
+	return v, v != ""
+}
+
+// walkEnv calls fn for each settable leaf key of the two-level config.
+func walkEnv(v reflect.Value, fn func(name string, f reflect.Value) error) error {
+	t := v.Type()
+	for i := range t.NumField() {
+		section := t.Field(i).Tag.Get("toml")
+		sv := v.Field(i)
+		st := sv.Type()
+		for j := range st.NumField() {
+			key := st.Field(j).Tag.Get("toml")
+			f := sv.Field(j)
+			switch f.Interface().(type) {
+			case Duration, string, bool, int, []string:
+				name := "CAIRN_" + strings.ToUpper(section+"_"+key)
+				if err := fn(name, f); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cairn-dev/cairn/cmd/cairn/config"
+)
+
+func configCommand() *command {
+	return &command{
+		name:    "config",
+		summary: "show the effective configuration (file, CAIRN_* environment, defaults)",
+		usage:   "show [--defaults] | path | env",
+		examples: []string{
+			`cairn config show`,
+			`cairn config show --defaults > ~/.local/share/cairn/config.toml`,
+			`cairn config env`,
+		},
+		run: runConfig,
+	}
+}
+
+// loadConfig reads the configuration of the resolved data dir.
+func (e *env) loadConfig() (config.Config, string, error) {
+	dir, err := e.resolveDataDir()
+	if err != nil {
+		return config.Config{}, "", err
+	}
+	path := config.Path(dir, e.getenv)
+	cfg, err := config.Load(path, e.getenv)
+	if err != nil {
+		return cfg, path, usagef("config", "%v", err)
+	}
+	return cfg, path, nil
+}
+
+func runConfig(ctx context.Context, e *env, c *command, args []string) error {
+	fs := newFlagSet(e, c)
+	defaults := fs.Bool("defaults", false, "show the built-in defaults instead of the effective configuration")
+	pos, err := parse(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef(c.name, "expected show, path or env")
+	}
+	switch pos[0] {
+	case "show":
+		cfg := config.Default()
+		path := ""
+		if !*defaults {
+			if cfg, path, err = e.loadConfig(); err != nil {
+				return err
+			}
+		}
+		if e.json {
+			return e.printJSON(map[string]any{"path": path, "config": cfg})
+		}
+		b, err := config.Encode(cfg)
+		if err != nil {
+			return err
+		}
+		if path != "" {
+			fmt.Fprintf(e.stdout, "# file: %s\n", path)
+		}
+		_, err = e.stdout.Write(b)
+		return err
+	case "path":
+		dir, err := e.resolveDataDir()
+		if err != nil {
+			return err
+		}
+		p := config.Path(dir, e.getenv)
+		if e.json {
+			return e.printJSON(map[string]string{"path": p})
+		}
+		fmt.Fprintln(e.stdout, p)
+		return nil
+	case "env":
+		for _, v := range config.EnvVars() {
+			if e.json {
+				if err := e.printJSON(map[string]string{"name": v, "value": e.getenv(v)}); err != nil {
+					return err
+				}
+				continue
+			}
+			fmt.Fprintf(e.stdout, "%s=%s\n", v, e.getenv(v))
+		}
+		return nil
+	}
+	return usagef(c.name, "unknown action %q: expected show, path or env", pos[0])
+}

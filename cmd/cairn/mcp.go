@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/cairn-dev/cairn/cmd/cairn/mcpserver"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func mcpCommand() *command {
+	return &command{
+		name:    "mcp",
+		summary: "serve the knowledge store to an agent over MCP (stdio)",
+		usage:   "[--data-dir DIR] [--log-level LEVEL]",
+		examples: []string{
+			`cairn mcp`,
+			`claude mcp add cairn -- cairn mcp --data-dir ~/.local/share/cairn`,
+		},
+		run: runMCP,
+	}
+}
+
+// runMCP serves MCP on stdin/stdout until the client disconnects or a signal
+// ends ctx. Logs go to stderr, never to stdout (which carries the protocol).
+func runMCP(ctx context.Context, e *env, c *command, args []string) error {
+	fs := newFlagSet(e, c)
+	level := fs.String("log-level", "warn", "log `LEVEL` on stderr: debug, info, warn or error")
+	pos, err := parse(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(c, pos); err != nil {
+		return err
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(*level)); err != nil {
+		return usagef(c.name, "--log-level must be debug, info, warn or error, got %q", *level)
+	}
+	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
+	srv, err := mcpserver.New(mcpserver.Options{Open: e.open, Version: buildVersion(), Logger: logger})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	return srv.Run(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: writeCloser(e.stdout)})
+}
+
+// readCloser and writeCloser let the transport close the streams it was
+// given without closing the process's real stdin/stdout twice.
+func readCloser(r io.Reader) io.ReadCloser {
+	if f, ok := r.(*os.File); ok {
+		return f
+	}
+	return io.NopCloser(r)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func writeCloser(w io.Writer) io.WriteCloser {
+	if f, ok := w.(*os.File); ok {
+		return f
+	}
+	return nopWriteCloser{w}
+}

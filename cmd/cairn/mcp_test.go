@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// jsPeers returns testdata/js with its node_modules, or skips the test when
+// they are not installed (outside CI; under CI=true that is a failure:
+// `make test` installs them).
+func jsPeers(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("JS peers are not installed in %s (run `npm ci --prefix testdata/js`): %v", dir, err)
+		}
+		t.Skipf("JS peers are not installed in %s; run `npm ci --prefix testdata/js`", dir)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is not on PATH: %v", err)
+	}
+	return dir
+}
+
+// buildCairn builds the cairn binary into a temp dir, static as shipped.
+func buildCairn(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "cairn")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestMCPWithOfficialTypeScriptClient drives `cairn mcp` over stdio with the
+// official MCP TypeScript SDK client: initialize, list tools, store, search,
+// get, and bad arguments that must come back as tool errors while the server
+// keeps serving.
+func TestMCPWithOfficialTypeScriptClient(t *testing.T) {
+	js := jsPeers(t)
+	bin := buildCairn(t)
+	data := t.TempDir()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(js, "mcp_client.mjs"), bin, data)
+	cmd.Dir = js
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("mcp client: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
+	}
+
+	steps := map[string]map[string]any{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("bad client output line %q: %v", sc.Text(), err)
+		}
+		steps[m["step"].(string)] = m
+	}
+	step := func(name string) map[string]any {
+		t.Helper()
+		s, ok := steps[name]
+		if !ok {
+			t.Fatalf("step %q missing from client output:\n%s", name, out)
+		}
+		return s
+	}
+	structured := func(name string) map[string]any {
+		t.Helper()
+		s := step(name)
+		if s["protocol_error"] == true || s["is_error"] == true {
+			t.Fatalf("step %q failed: %v", name, s)
+		}
+		return s["structured"].(map[string]any)
+	}
+
+	if got := step("initialize")["server"].(map[string]any)["name"]; got != "cairn" {
+		t.Errorf("server name = %v, want cairn", got)
+	}
+	var names []string
+	for _, tl := range step("list_tools")["tools"].([]any) {
+		tool := tl.(map[string]any)
+		names = append(names, tool["name"].(string))
+		if tool["has_description"] != true || tool["schema_type"] != "object" {
+			t.Errorf("tool %v lacks a description or an object schema", tool)
+		}
+	}
+	for _, want := range []string{"store_message", "write_note", "search_messages", "get_message", "get_notes", "get_channel_messages", "list_channels"} {
+		if !contains(names, want) {
+			t.Errorf("tools = %v, missing %s", names, want)
+		}
+	}
+
+	stored := structured("store")
+	if stored["created"] != true || stored["channel_id"] != "project:demo:decisions" {
+		t.Errorf("store = %v", stored)
+	}
+	again := structured("store_again")
+	if again["created"] != false || again["id"] != stored["id"] {
+		t.Errorf("store of the same content = %v, want the existing id %v and created false", again, stored["id"])
+	}
+
+	hits := structured("search")["results"].([]any)
+	if len(hits) == 0 || hits[0].(map[string]any)["id"] != stored["id"] {
+		t.Fatalf("search for the stored decision found %v", hits)
+	}
+	first := hits[0].(map[string]any)
+	if _, ok := first["content"]; ok {
+		t.Errorf("compact search result carries the whole content: %v", first)
+	}
+	if !strings.HasPrefix(first["first_line"].(string), "We chose SQLite WAL mode") {
+		t.Errorf("first_line = %q", first["first_line"])
+	}
+	if first["breadcrumbs"] == nil {
+		t.Errorf("compact result lost its breadcrumbs: %v", first)
+	}
+	full := structured("search_full")["results"].([]any)
+	if len(full) == 0 || !strings.Contains(full[0].(map[string]any)["content"].(string), "3x fewer lock waits") {
+		t.Errorf("full search = %v, want whole content", full)
+	}
+	if got := structured("get")["content"]; !strings.Contains(got.(string), "readers never block") {
+		t.Errorf("get content = %v", got)
+	}
+	if n := len(structured("notes")["results"].([]any)); n != 1 {
+		t.Errorf("notes = %d, want 1", n)
+	}
+	if n := len(structured("channels")["channels"].([]any)); n < 2 {
+		t.Errorf("channels = %d, want the project's channels and the notes channel", n)
+	}
+
+	for name, want := range map[string]string{
+		"bad_confidence": "confidence",
+		"bad_empty":      "content",
+		"bad_type":       "id",
+		"missing":        "not found",
+		"bad_limit":      "limit",
+	} {
+		s := step(name)
+		if s["is_error"] != true {
+			t.Errorf("%s: want a tool error, got %v", name, s)
+			continue
+		}
+		if !strings.Contains(s["text"].(string), want) {
+			t.Errorf("%s: error %q does not name %q", name, s["text"], want)
+		}
+	}
+	if s := step("unknown_tool"); s["protocol_error"] != true {
+		t.Errorf("unknown tool: want a protocol error, got %v", s)
+	}
+	if hits := structured("after")["results"].([]any); len(hits) == 0 {
+		t.Errorf("server stopped answering after bad calls")
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

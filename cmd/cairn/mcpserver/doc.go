@@ -1,0 +1,18 @@
+// Package mcpserver serves cairn's knowledge store to agents over the Model
+// Context Protocol (stdio, the official Go SDK): storing messages and notes,
+// searching them, reading them back, listing channels, stats and a guarded
+// delete.
+//
+// The server answers the initialize handshake before the store is open: the
+// engine (and the embedding model, which may take seconds to load) is opened
+// in the background by Options.Open when the server starts, and each tool call
+// waits for it. Results are compact by default (ids, scores, first lines,
+// breadcrumbs) so a search never floods an agent's context; every reading
+// tool takes "full" for whole contents.
+//
+// Engine errors map to MCP tool errors (isError results whose text names the
+// field and the rule), never to protocol errors or crashes.
+//
+// A Server is safe for concurrent use. It imports engine only (no fts,
+// vecstore or index).
+package mcpserver

@@ -1,0 +1,370 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// firstLineRunes bounds the excerpt of a compact result.
+const firstLineRunes = 200
+
+// BreadcrumbsInput is where a piece of knowledge came from.
+type BreadcrumbsInput struct {
+	Files   []string `json:"files,omitempty" jsonschema:"paths of files the knowledge is about"`
+	Commits []string `json:"commits,omitempty" jsonschema:"commit ids"`
+	Issues  []string `json:"issues,omitempty" jsonschema:"issue references, e.g. #12"`
+	PRs     []string `json:"prs,omitempty" jsonschema:"pull request references"`
+}
+
+func (b *BreadcrumbsInput) engine() engine.Breadcrumbs {
+	if b == nil {
+		return engine.Breadcrumbs{}
+	}
+	return engine.Breadcrumbs{Files: b.Files, Commits: b.Commits, Issues: b.Issues, PRs: b.PRs}
+}
+
+// StoreMessageInput is store_message's arguments.
+type StoreMessageInput struct {
+	Channel     string            `json:"channel" jsonschema:"channel id, e.g. project:{project}:decisions, project:{project}:patterns, project:{project}:policies, or a channel created earlier"`
+	Sender      string            `json:"sender" jsonschema:"your agent name (letters, digits, . _ -)"`
+	Project     string            `json:"project,omitempty" jsonschema:"your project id, if any"`
+	Content     string            `json:"content" jsonschema:"the message text (non-empty, at most 1 MiB)"`
+	Confidence  *float64          `json:"confidence,omitempty" jsonschema:"how sure you are, 0 to 1 (default 0.5)"`
+	Type        string            `json:"type,omitempty" jsonschema:"message type: reflection, decision, pattern, policy, message (default) or your own word"`
+	Metadata    map[string]any    `json:"metadata,omitempty" jsonschema:"any JSON object to keep with the message"`
+	Breadcrumbs *BreadcrumbsInput `json:"breadcrumbs,omitempty" jsonschema:"where the knowledge came from"`
+}
+
+// WriteNoteInput is write_note's arguments.
+type WriteNoteInput struct {
+	Agent       string            `json:"agent" jsonschema:"your agent name; the note goes to agent-notes:{agent} or agent-notes:{agent}:{project}"`
+	Project     string            `json:"project,omitempty" jsonschema:"project id, if the note is about one project"`
+	Content     string            `json:"content" jsonschema:"the note (non-empty, at most 1 MiB)"`
+	Confidence  *float64          `json:"confidence,omitempty" jsonschema:"how sure you are, 0 to 1 (default 0.5)"`
+	Type        string            `json:"type,omitempty" jsonschema:"reflection (default), decision, pattern, policy or your own word"`
+	Metadata    map[string]any    `json:"metadata,omitempty" jsonschema:"any JSON object to keep with the note"`
+	Breadcrumbs *BreadcrumbsInput `json:"breadcrumbs,omitempty" jsonschema:"where the knowledge came from"`
+}
+
+// WriteOutput is what a write did.
+type WriteOutput struct {
+	ID        int64  `json:"id"`
+	ChannelID string `json:"channel_id"`
+	Created   bool   `json:"created" jsonschema:"false when the same content from the same sender was already in the channel (id is then the existing message)"`
+}
+
+// SearchInput is search_messages' arguments.
+type SearchInput struct {
+	Query         string   `json:"query,omitempty" jsonschema:"what you are looking for, in your own words; empty lists the newest messages that pass the filters"`
+	Channels      []string `json:"channels,omitempty" jsonschema:"only these channel ids"`
+	Senders       []string `json:"senders,omitempty" jsonschema:"only messages from these agents"`
+	ExcludeSender string   `json:"exclude_sender,omitempty" jsonschema:"leave out messages from this agent (e.g. yourself)"`
+	Project       string   `json:"project,omitempty" jsonschema:"only messages written for this project"`
+	Types         []string `json:"types,omitempty" jsonschema:"only these message types (reflection, decision, pattern, policy, ...)"`
+	MinConfidence float64  `json:"min_confidence,omitempty" jsonschema:"only messages with at least this confidence (0 to 1)"`
+	MaxAgeHours   float64  `json:"max_age_hours,omitempty" jsonschema:"only messages at most this many hours old"`
+	Limit         int      `json:"limit,omitempty" jsonschema:"number of results (default 10, at most 100)"`
+	Full          bool     `json:"full,omitempty" jsonschema:"return whole contents and metadata instead of first lines"`
+}
+
+// Hit is one search result. Compact hits carry the first line of content;
+// full ones the content and metadata.
+type Hit struct {
+	ID          int64               `json:"id"`
+	ChannelID   string              `json:"channel_id"`
+	Sender      string              `json:"sender"`
+	Type        string              `json:"type"`
+	Confidence  float64             `json:"confidence"`
+	CreatedAt   time.Time           `json:"created_at"`
+	Score       float64             `json:"score,omitempty"`
+	FirstLine   string              `json:"first_line,omitempty"`
+	Content     string              `json:"content,omitempty"`
+	Metadata    map[string]any      `json:"metadata,omitempty"`
+	Breadcrumbs *engine.Breadcrumbs `json:"breadcrumbs,omitempty"`
+}
+
+// HitsOutput is a list of messages.
+type HitsOutput struct {
+	Results []Hit `json:"results"`
+}
+
+// GetMessageInput is get_message's arguments.
+type GetMessageInput struct {
+	ID int64 `json:"id" jsonschema:"the message id"`
+}
+
+// GetNotesInput is get_notes' arguments.
+type GetNotesInput struct {
+	Agent   string `json:"agent" jsonschema:"the agent whose notes to read"`
+	Project string `json:"project,omitempty" jsonschema:"only the notes about this project; empty reads all of the agent's notes"`
+	Limit   int    `json:"limit,omitempty" jsonschema:"number of notes, newest first (default 20, at most 100)"`
+	Full    bool   `json:"full,omitempty" jsonschema:"return whole contents"`
+}
+
+// ChannelMessagesInput is get_channel_messages' arguments.
+type ChannelMessagesInput struct {
+	Channel     string  `json:"channel" jsonschema:"the channel id"`
+	MaxAgeHours float64 `json:"max_age_hours,omitempty" jsonschema:"only messages at most this many hours old"`
+	Limit       int     `json:"limit,omitempty" jsonschema:"number of messages, newest first (default 20, at most 100)"`
+	Full        bool    `json:"full,omitempty" jsonschema:"return whole contents"`
+}
+
+// ListChannelsInput is list_channels' arguments.
+type ListChannelsInput struct {
+	Scope   string `json:"scope,omitempty" jsonschema:"all (default), notes or project"`
+	Project string `json:"project,omitempty" jsonschema:"only channels of this project"`
+	Agent   string `json:"agent,omitempty" jsonschema:"with scope notes: only this agent's notes channels"`
+}
+
+// ChannelsOutput lists channels.
+type ChannelsOutput struct {
+	Channels []engine.Channel `json:"channels"`
+}
+
+const maxToolLimit = 100
+
+func (s *Server) addTools() {
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "store_message",
+		Description: "Store a message in a channel so other agents can find it later. Use project:{project}:decisions, :patterns or :policies for project knowledge. Writing the same content twice to the same channel returns the existing id.",
+	}, s.storeMessage)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "write_note",
+		Description: "Write a note to your own notes channel (agent-notes:{agent}, or agent-notes:{agent}:{project} with a project): reflections and lessons you want to find again in a later task.",
+	}, s.writeNote)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "search_messages",
+		Description: "Search what agents stored, by meaning and by keyword, filtered first. Results are compact (id, score, first line, breadcrumbs); call get_message for one whole message or pass full=true.",
+	}, s.search)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "get_message",
+		Description: "Read one whole message by id: content, metadata, breadcrumbs.",
+	}, s.getMessage)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "get_notes",
+		Description: "Read an agent's notes, newest first.",
+	}, s.getNotes)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "get_channel_messages",
+		Description: "Read a channel's messages, newest first.",
+	}, s.channelMessages)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:        "list_channels",
+		Description: "List channels with their message counts.",
+	}, s.listChannels)
+
+}
+
+func (s *Server) storeMessage(ctx context.Context, _ *mcp.CallToolRequest, in StoreMessageInput) (*mcp.CallToolResult, WriteOutput, error) {
+	eng, err := s.engine(ctx)
+	if err != nil {
+		return nil, WriteOutput{}, err
+	}
+	md, err := metadataJSON(in.Metadata)
+	if err != nil {
+		return nil, WriteOutput{}, err
+	}
+	res, err := eng.StoreMessage(ctx, engine.NewMessage{
+		Channel: in.Channel, Sender: in.Sender, Project: in.Project, Content: in.Content,
+		Metadata: md, Breadcrumbs: in.Breadcrumbs.engine(), Confidence: in.Confidence, Type: in.Type,
+	})
+	if err != nil {
+		return nil, WriteOutput{}, toolError(err)
+	}
+	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created}, nil
+}
+
+func (s *Server) writeNote(ctx context.Context, _ *mcp.CallToolRequest, in WriteNoteInput) (*mcp.CallToolResult, WriteOutput, error) {
+	eng, err := s.engine(ctx)
+	if err != nil {
+		return nil, WriteOutput{}, err
+	}
+	md, err := metadataJSON(in.Metadata)
+	if err != nil {
+		return nil, WriteOutput{}, err
+	}
+	res, err := eng.WriteNote(ctx, engine.NewNote{
+		Agent: in.Agent, Project: in.Project, Content: in.Content,
+		Metadata: md, Breadcrumbs: in.Breadcrumbs.engine(), Confidence: in.Confidence, Type: in.Type,
+	})
+	if err != nil {
+		return nil, WriteOutput{}, toolError(err)
+	}
+	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created}, nil
+}
+
+func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, HitsOutput, error) {
+	limit, err := toolLimit(in.Limit, 10)
+	if err != nil {
+		return nil, HitsOutput{}, err
+	}
+	if in.MaxAgeHours < 0 {
+		return nil, HitsOutput{}, errors.New("invalid max_age_hours: must be >= 0")
+	}
+	eng, err := s.engine(ctx)
+	if err != nil {
+		return nil, HitsOutput{}, err
+	}
+	f := engine.Filter{
+		ChannelIDs: in.Channels, SenderIDs: in.Senders, ExcludeSender: in.ExcludeSender,
+		Project: in.Project, MessageTypes: in.Types, MinConfidence: in.MinConfidence,
+	}
+	if in.MaxAgeHours > 0 {
+		f.Since = time.Now().Add(-time.Duration(in.MaxAgeHours * float64(time.Hour)))
+	}
+	rs, err := eng.Search(ctx, engine.SearchRequest{Query: in.Query, Filter: f, Limit: limit})
+	if err != nil {
+		return nil, HitsOutput{}, toolError(err)
+	}
+	out := HitsOutput{Results: make([]Hit, len(rs))}
+	for i, r := range rs {
+		out.Results[i] = hit(r.Message, r.Score, in.Full)
+	}
+	return nil, out, nil
+}
+
+func (s *Server) getMessage(ctx context.Context, _ *mcp.CallToolRequest, in GetMessageInput) (*mcp.CallToolResult, Hit, error) {
+	eng, err := s.engine(ctx)
+	if err != nil {
+		return nil, Hit{}, err
+	}
+	m, err := eng.GetMessage(ctx, in.ID)
+	if err != nil {
+		return nil, Hit{}, toolError(err)
+	}
+	return nil, hit(m, 0, true), nil
+}
+
+func (s *Server) getNotes(ctx context.Context, _ *mcp.CallToolRequest, in GetNotesInput) (*mcp.CallToolResult, HitsOutput, error) {
+	limit, err := toolLimit(in.Limit, 20)
+	if err != nil {
+		return nil, HitsOutput{}, err
+	}
+	eng, err := s.engine(ctx)
+	if err != nil {
+		return nil, HitsOutput{}, err
+	}
+	ms, err := eng.GetAgentNotes(ctx, in.Agent, in.Project, limit)
+	if err != nil {
+		return nil, HitsOutput{}, toolError(err)
+	}
+	return nil, hits(ms, in.Full), nil
+}
+
+func (s *Server) channelMessages(ctx context.Context, _ *mcp.CallToolRequest, in ChannelMessagesInput) (*mcp.CallToolResult, HitsOutput, error) {
+	limit, err := toolLimit(in.Limit, 20)
+	if err != nil {
+		return nil, HitsOutput{}, err
+	}
+	if in.MaxAgeHours < 0 {
+		return nil, HitsOutput{}, errors.New("invalid max_age_hours: must be >= 0")
+	}
+	eng, err := s.engine(ctx)
+	if err != nil {
+		return nil, HitsOutput{}, err
+	}
+	ms, err := eng.GetChannelMessages(ctx, in.Channel, time.Duration(in.MaxAgeHours*float64(time.Hour)), limit)
+	if err != nil {
+		return nil, HitsOutput{}, toolError(err)
+	}
+	return nil, hits(ms, in.Full), nil
+}
+
+func (s *Server) listChannels(ctx context.Context, _ *mcp.CallToolRequest, in ListChannelsInput) (*mcp.CallToolResult, ChannelsOutput, error) {
+	eng, err := s.engine(ctx)
+	if err != nil {
+		return nil, ChannelsOutput{}, err
+	}
+	cs, err := eng.ListChannels(ctx, engine.Scope{Kind: in.Scope, Project: in.Project, Agent: in.Agent})
+	if err != nil {
+		return nil, ChannelsOutput{}, toolError(err)
+	}
+	if cs == nil {
+		cs = []engine.Channel{}
+	}
+	return nil, ChannelsOutput{Channels: cs}, nil
+}
+
+// toolLimit checks a limit argument: 0 means def.
+func toolLimit(limit, def int) (int, error) {
+	switch {
+	case limit == 0:
+		return def, nil
+	case limit < 0 || limit > maxToolLimit:
+		return 0, fmt.Errorf("invalid limit: must be between 1 and %d, got %d", maxToolLimit, limit)
+	}
+	return limit, nil
+}
+
+func metadataJSON(md map[string]any) (json.RawMessage, error) {
+	if md == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		return nil, fmt.Errorf("invalid metadata: %v", err)
+	}
+	return b, nil
+}
+
+func hits(ms []engine.Message, full bool) HitsOutput {
+	out := HitsOutput{Results: make([]Hit, len(ms))}
+	for i, m := range ms {
+		out.Results[i] = hit(m, 0, full)
+	}
+	return out
+}
+
+func hit(m engine.Message, score float64, full bool) Hit {
+	h := Hit{
+		ID: m.ID, ChannelID: m.ChannelID, Sender: m.SenderID, Type: m.MessageType,
+		Confidence: m.Confidence, CreatedAt: m.CreatedAt, Score: score,
+	}
+	if bc := m.Breadcrumbs(); !bc.Empty() {
+		h.Breadcrumbs = &bc
+	}
+	if full {
+		h.Content = m.Content
+		// Stored metadata is a JSON object (validated on write).
+		_ = json.Unmarshal(m.Metadata, &h.Metadata)
+	} else {
+		h.FirstLine = firstLine(m.Content)
+	}
+	return h
+}
+
+// firstLine is the first non-blank line of s, cut to firstLineRunes runes
+// with an ellipsis when longer (or when more lines follow).
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	line, rest, _ := strings.Cut(s, "\n")
+	line = strings.TrimSpace(line)
+	r := []rune(line)
+	if len(r) > firstLineRunes {
+		return string(r[:firstLineRunes]) + "…"
+	}
+	if strings.TrimSpace(rest) != "" {
+		return line + " …"
+	}
+	return line
+}
+
+// toolError turns an engine error into the text an agent reads in a tool
+// error: the field and the rule for bad input, the class otherwise.
+func toolError(err error) error {
+	var inv *engine.InvalidError
+	switch {
+	case errors.As(err, &inv):
+		return inv
+	case errors.Is(err, engine.ErrNotFound), errors.Is(err, engine.ErrExists):
+		return errors.New(strings.ReplaceAll(err.Error(), "engine: ", ""))
+	}
+	return err
+}

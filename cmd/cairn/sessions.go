@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+func sessionsCommand() *command {
+	return &command{
+		name:    "sessions",
+		summary: "list imported sessions, or print one session's records in order",
+		usage:   "[ID] [--json]",
+		examples: []string{
+			`cairn sessions`,
+			`cairn sessions 0a1b2c3d-1111-4222-8333-444455556666 --json`,
+		},
+		run: runSessions,
+	}
+}
+
+func runSessions(ctx context.Context, e *env, c *command, args []string) error {
+	fs := newFlagSet(e, c)
+	pos, err := parse(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usagef(c.name, "expected at most one session ID")
+	}
+	return e.withEngine(ctx, func(eng *engine.Engine) error {
+		if len(pos) == 0 {
+			ss, err := eng.ListSessions(ctx)
+			if err != nil {
+				return err
+			}
+			for _, s := range ss {
+				if e.json {
+					if err := e.printJSON(s); err != nil {
+						return err
+					}
+					continue
+				}
+				fmt.Fprintf(e.stdout, "%s  %s  %4d records  %s\n", s.ID, formatTime(s.LastAt), s.MessageCount, s.Project)
+			}
+			if len(ss) == 0 && !e.json {
+				fmt.Fprintln(e.stdout, "no sessions")
+			}
+			return nil
+		}
+		recs, err := eng.SessionMessages(ctx, pos[0])
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if e.json {
+				if err := e.printJSON(r); err != nil {
+					return err
+				}
+				continue
+			}
+			fmt.Fprintf(e.stdout, "#%d  %s  %s\n%s\n\n", r.Seq, formatTime(r.CreatedAt), r.Role, indent(r.Text))
+		}
+		return nil
+	})
+}

@@ -1,0 +1,49 @@
+// Package embed turns texts into sentence embeddings in-process, in pure Go:
+// no Python, no server, no network, no cgo.
+//
+// Open loads a sentence-transformers model directory (config.json,
+// tokenizer.json, model.safetensors and/or model.onnx, modules.json,
+// 1_Pooling/config.json, optionally sentence_bert_config.json and
+// config_sentence_transformers.json prompts). The returned *Model satisfies
+// engine.Embedder (Embed, Dim, ModelID) without importing engine.
+//
+// Two backends run the same model directory:
+//
+//   - native (default): cairn's own BERT encoder. Weights come from
+//     model.safetensors (F32/F16/BF16) or, without it, from the initializers
+//     of a standard Hugging Face ONNX export (the anonymous MatMul weights
+//     are matched to layers by their node names). The sequences of a batch
+//     are packed into one matrix without padding; matrix multiplies and
+//     attention run on a 4-row GEMM micro-kernel with weights pre-packed in
+//     column panels, in Go assembly for AVX-512 and AVX2+FMA (chosen at run
+//     time with golang.org/x/sys/cpu) with a pure-Go fallback, over every
+//     core. Mean or CLS pooling, then L2 normalization.
+//   - hugot: model.onnx on knights-analytics/hugot's pure-Go (GoMLX
+//     simplego) backend, for models the native encoder does not run and as
+//     the cross-check in tests. cairn's tokenizer and pooling are used, so
+//     only the encoder differs.
+//
+// Tokenizer is a WordPiece tokenizer reproducing Hugging Face's
+// BertTokenizer (tokenizer.json with BertNormalizer, BertPreTokenizer,
+// WordPiece): text cleaning, control characters, CJK spacing, accent
+// stripping (strip_accents null follows lowercase), lowercasing,
+// punctuation splitting, [UNK], added special tokens, truncation. It never
+// panics on any input, including invalid UTF-8.
+//
+// ModelID is the model's name, "@sha256:" and the SHA-256 of the weights
+// file (model.safetensors, else model.onnx), the same for both backends.
+// Vectors are always L2-normalized.
+//
+// Model is safe for concurrent use: Embed calls wait in a bounded queue
+// (Options.QueueSize), one forward pass runs at a time (it uses every
+// core), results are cached in an LRU keyed by the SHA-256 of the prompt
+// and text, and Stats reports the hit rate, truncations and timings. Texts
+// over the token limit are truncated (reported), chunked, or refused, as
+// Options.Overflow says. Close is idempotent.
+//
+// embed must not import any cairn package. It owns no on-disk format.
+// Test models (seeded random weights, Go-generated) come from
+// embed/internal/testmodel (go run ./embed/testdata/gen -out DIR); the numpy
+// reference vectors and the tokenizer parity corpus in testdata/ were
+// recorded once with testdata/gen/reference.py and tokref.py.
+package embed

@@ -1,0 +1,109 @@
+package embed
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randVec(rng *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.NormFloat64())
+	}
+	return v
+}
+
+// TestKernelsEqual checks every kernel set this CPU runs against a float64
+// computation of the same expression (and so against each other).
+func TestKernelsEqual(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, name := range AvailableKernels() {
+		ks, err := selectKernels(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(string(name), func(t *testing.T) {
+			nr := ks.nr
+			for _, k := range []int{0, 1, 3, 17, 32, 384, 1536} {
+				lda, ldc := k+5, nr+3
+				a := randVec(rng, 3*lda+k)
+				b := randVec(rng, k*nr)
+				bias := randVec(rng, nr)
+				c := make([]float32, 3*ldc+nr)
+				ks.gemm4(a, lda, b, k, bias, c, ldc)
+				for r := 0; r < 4; r++ {
+					for j := 0; j < nr; j++ {
+						want := float64(bias[j])
+						for p := 0; p < k; p++ {
+							want += float64(a[r*lda+p]) * float64(b[p*nr+j])
+						}
+						if got := float64(c[r*ldc+j]); math.Abs(got-want) > 1e-4*(1+math.Sqrt(float64(k))) {
+							t.Fatalf("gemm4 k=%d: C[%d][%d] = %g, want %g", k, r, j, got, want)
+						}
+					}
+				}
+			}
+			for n := 0; n <= 70; n++ {
+				x, y := randVec(rng, n), randVec(rng, n)
+				var want float64
+				for i := range x {
+					want += float64(x[i]) * float64(y[i])
+				}
+				if got := ks.dot(x, y); math.Abs(float64(got)-want) > 1e-5*float64(n+1) {
+					t.Fatalf("dot n=%d: %g, want %g", n, got, want)
+				}
+				y0 := append([]float32(nil), y...)
+				ks.axpy(0.75, x, y)
+				for i := range y {
+					if want := float64(y0[i]) + 0.75*float64(x[i]); math.Abs(float64(y[i])-want) > 1e-6 {
+						t.Fatalf("axpy n=%d: y[%d] = %g, want %g", n, i, y[i], want)
+					}
+				}
+				g := randVec(rng, n)
+				for i := range g {
+					g[i] *= 3
+				}
+				g0 := append([]float32(nil), g...)
+				ks.gelu(g)
+				for i := range g {
+					x := float64(g0[i])
+					want := 0.5 * x * (1 + math.Erf(x/math.Sqrt2))
+					if math.Abs(float64(g[i])-want) > 1e-6*(1+math.Abs(x)) {
+						t.Fatalf("gelu n=%d: gelu(%g) = %g, want %g", n, x, g[i], want)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestMathApprox(t *testing.T) {
+	for x := -10.0; x <= 10; x += 0.001 {
+		if d := math.Abs(float64(erf32(float32(x))) - math.Erf(x)); d > 1e-6 {
+			t.Fatalf("erf32(%g) off by %g", x, d)
+		}
+	}
+	for x := -87.0; x <= 88; x += 0.01 {
+		want := math.Exp(float64(float32(x)))
+		if d := math.Abs(float64(exp32(float32(x)))-want) / want; d > 5e-7 {
+			t.Fatalf("exp32(%g) relative error %g", x, d)
+		}
+	}
+}
+
+func FuzzParseSafetensors(f *testing.F) {
+	f.Add([]byte("\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}\x00\x00\x80\x3f"))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		parseSafetensors(b)
+	})
+}
+
+func FuzzParseONNXWeights(f *testing.F) {
+	f.Add([]byte{0x3a, 0x02, 0x2a, 0x00})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		parseONNXWeights(b)
+	})
+}

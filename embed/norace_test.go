@@ -1,0 +1,5 @@
+//go:build !race
+
+package embed_test
+
+const raceEnabled = false

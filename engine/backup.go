@@ -1,0 +1,471 @@
+package engine
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Backup archive format (version 1).
+//
+// A backup is one zstd stream holding a POSIX tar stream. The first tar
+// entry is ManifestName, a JSON object:
+//
+//	{"magic": "cairn-backup", "version": 1, "created_at": RFC 3339,
+//	 "engine_format": N, "files": [{"path": "cairn.db", "size": S, "sha256": hex}, ...]}
+//
+// followed by one regular-file entry per manifest file, in manifest order,
+// with slash-separated paths relative to the data dir. Restore refuses a
+// newer version (ErrIncompatibleFormat) and anything that does not match the
+// manifest exactly (ErrCorrupt).
+const (
+	ManifestName  = "cairn-backup.json"
+	backupMagic   = "cairn-backup"
+	backupVersion = 1
+)
+
+// BackupManifest describes a backup.
+type BackupManifest struct {
+	Magic        string       `json:"magic"`
+	Version      int          `json:"version"`
+	CreatedAt    time.Time    `json:"created_at"`
+	EngineFormat int          `json:"engine_format"`
+	Files        []BackupFile `json:"files"`
+}
+
+// BackupFile is one file of a backup.
+type BackupFile struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// SnapshotSource is a part of the data dir that writes its own consistent
+// copy (for example the vector store, through a bbolt read transaction).
+type SnapshotSource struct {
+	// Path is the file's slash-separated path inside the data dir.
+	Path string
+	// Write writes a consistent copy of the file to w.
+	Write func(ctx context.Context, w io.Writer) error
+}
+
+// BackupOptions configure Backup.
+type BackupOptions struct {
+	// Sources are further parts snapshotted by their owners. Files under
+	// a source's path are not copied directly.
+	Sources []SnapshotSource
+	// Progress is called after each file.
+	Progress func(Progress)
+}
+
+// Backup writes a consistent snapshot of the data dir to the file archive
+// (written atomically). SQLite is copied with VACUUM INTO inside one read
+// transaction, so writers keep going and the copy is consistent;
+// opts.Sources snapshot their own parts; config.toml and models/ are copied
+// as they are (they are replaced atomically, never edited in place), and a
+// file that changes while it is archived fails the backup. The vectors/
+// folder is refused unless a source covers it, since copying a live bbolt
+// file is not consistent.
+func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions) (*BackupManifest, error) {
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	archive, err = filepath.Abs(archive)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(archive, e.dir+string(filepath.Separator)) {
+		return nil, invalid("file", "the backup file must be outside the data dir %s", e.dir)
+	}
+	stage, err := os.MkdirTemp(filepath.Dir(archive), ".cairn-backup-*")
+	if err != nil {
+		return nil, fmt.Errorf("engine: backup: %w", err)
+	}
+	defer os.RemoveAll(stage)
+
+	type entry struct {
+		BackupFile
+		src string // file to read
+	}
+	var entries []entry
+	addStaged := func(rel string, write func(w io.Writer) error) error {
+		dst := filepath.Join(stage, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		f, err := os.Create(dst)
+		if err != nil {
+			return err
+		}
+		if err := write(f); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		bf, err := hashFile(dst, rel)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, entry{bf, dst})
+		return nil
+	}
+
+	// SQLite: VACUUM INTO from a connection of its own.
+	dbCopy := filepath.Join(stage, DBFile)
+	db, err := sql.Open("sqlite", dsn(filepath.Join(e.dir, DBFile), e.opts, false))
+	if err != nil {
+		return nil, fmt.Errorf("engine: backup: %w", err)
+	}
+	_, err = db.ExecContext(ctx, "VACUUM INTO ?", dbCopy)
+	db.Close()
+	if err != nil {
+		return nil, fmt.Errorf("engine: backup: snapshot %s: %w", DBFile, classify(err))
+	}
+	bf, err := hashFile(dbCopy, DBFile)
+	if err != nil {
+		return nil, err
+	}
+	entries = append(entries, entry{bf, dbCopy})
+
+	covered := map[string]bool{DBFile: true, DBFile + "-wal": true, DBFile + "-shm": true}
+	for _, s := range opts.Sources {
+		if !filepath.IsLocal(filepath.FromSlash(s.Path)) || covered[s.Path] {
+			return nil, invalid("source", "bad or duplicate path %q", s.Path)
+		}
+		covered[s.Path] = true
+		if err := addStaged(s.Path, func(w io.Writer) error { return s.Write(ctx, w) }); err != nil {
+			return nil, fmt.Errorf("engine: backup: snapshot %s: %w", s.Path, err)
+		}
+	}
+	// Everything else in the data dir, copied directly.
+	err = filepath.WalkDir(e.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(e.dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == "vectors" && !coveredPrefix(covered, "vectors/") {
+				entries, _ := os.ReadDir(p)
+				if len(entries) > 0 {
+					return fmt.Errorf("engine: backup: %s holds a vector store but no snapshot source covers it", p)
+				}
+			}
+			return nil
+		}
+		if covered[rel] || strings.HasPrefix(path.Base(rel), ".") || !d.Type().IsRegular() {
+			return nil
+		}
+		for c := range covered {
+			if strings.HasPrefix(rel, c+"/") {
+				return nil
+			}
+		}
+		bf, err := hashFile(p, rel)
+		if err != nil {
+			return err
+		}
+		entries = append(entries, entry{bf, p})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
+	m := &BackupManifest{Magic: backupMagic, Version: backupVersion, CreatedAt: e.opts.Now().UTC().Truncate(time.Millisecond), EngineFormat: FormatVersion()}
+	for _, en := range entries {
+		m.Files = append(m.Files, en.BackupFile)
+	}
+	mj, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+
+	tmp, err := os.CreateTemp(filepath.Dir(archive), "."+filepath.Base(archive)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("engine: backup: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	zw, err := zstd.NewWriter(tmp, zstd.WithEncoderLevel(zstd.SpeedDefault))
+	if err != nil {
+		return nil, err
+	}
+	tw := tar.NewWriter(zw)
+	if err := tw.WriteHeader(&tar.Header{Name: ManifestName, Mode: 0o644, Size: int64(len(mj)), ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
+		return nil, err
+	}
+	if _, err := tw.Write(mj); err != nil {
+		return nil, err
+	}
+	for i, en := range entries {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: en.Path, Mode: 0o644, Size: en.Size, ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
+			return nil, err
+		}
+		f, err := os.Open(en.src)
+		if err != nil {
+			return nil, err
+		}
+		h := sha256.New()
+		n, err := io.Copy(io.MultiWriter(tw, h), io.LimitReader(f, en.Size))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("engine: backup %s: %w", en.Path, err)
+		}
+		if n != en.Size || hex.EncodeToString(h.Sum(nil)) != en.SHA256 {
+			return nil, fmt.Errorf("engine: backup: %s changed while it was archived; run the backup again", en.Path)
+		}
+		if opts.Progress != nil {
+			opts.Progress(Progress{Done: int64(i + 1), Total: int64(len(entries)), Item: en.Path})
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp.Name(), archive); err != nil {
+		return nil, fmt.Errorf("engine: backup: %w", err)
+	}
+	ok = true
+	if err := syncDir(filepath.Dir(archive)); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func coveredPrefix(covered map[string]bool, prefix string) bool {
+	for c := range covered {
+		if strings.HasPrefix(c, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func hashFile(p, rel string) (BackupFile, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return BackupFile{}, fmt.Errorf("engine: backup: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return BackupFile{}, fmt.Errorf("engine: backup: %w", err)
+	}
+	return BackupFile{Path: rel, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// VerifyBackup reads a whole backup and checks it against its manifest
+// without writing anything.
+func VerifyBackup(ctx context.Context, archive string) (*BackupManifest, error) {
+	return readBackup(ctx, archive, nil)
+}
+
+// RestoreOptions configure Restore.
+type RestoreOptions struct {
+	Progress func(Progress)
+}
+
+// Restore verifies the backup archive completely (manifest, every file's
+// size and SHA-256, nothing extra or missing) before it writes anything,
+// then extracts it into a temporary folder next to dir, opens the restored
+// store and checks it (SQLite quick_check, foreign keys, FTS5 integrity),
+// and only then moves it into place. dir must not exist or be empty.
+func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*BackupManifest, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return nil, fmt.Errorf("restore into %s: %w (the folder must be empty or not exist)", dir, ErrExists)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("engine: restore: %w", err)
+	}
+	m, err := readBackup(ctx, archive, nil)
+	if err != nil {
+		return nil, err
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("engine: restore: %w", err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".restore-*")
+	if err != nil {
+		return nil, fmt.Errorf("engine: restore: %w", err)
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			os.RemoveAll(tmp)
+		}
+	}()
+	n := 0
+	if _, err := readBackup(ctx, archive, func(f BackupFile, r io.Reader) error {
+		dst := filepath.Join(tmp, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, r); err != nil {
+			out.Close()
+			return err
+		}
+		if err := out.Sync(); err != nil {
+			out.Close()
+			return err
+		}
+		n++
+		if opts.Progress != nil {
+			opts.Progress(Progress{Done: int64(n), Total: int64(len(m.Files)), Item: f.Path})
+		}
+		return out.Close()
+	}); err != nil {
+		return nil, err
+	}
+	e, err := Open(ctx, tmp, Options{})
+	if err != nil {
+		return nil, fmt.Errorf("engine: restore: the restored store does not open: %w", err)
+	}
+	cerr := e.Check(ctx)
+	if err := e.Close(); err != nil && cerr == nil {
+		cerr = err
+	}
+	if cerr != nil {
+		return nil, fmt.Errorf("engine: restore: the restored store fails its check: %w", cerr)
+	}
+	// Opening may have left a WAL behind; it belongs to the restored db.
+	os.Remove(dir) // empty or missing, checked above
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, fmt.Errorf("engine: restore: %w", err)
+	}
+	ok = true
+	if err := syncDir(parent); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// readBackup streams a backup, verifying it against its manifest, and calls
+// fn (when not nil) with each file's verified-as-it-streams content. With
+// fn nil it only verifies. A mismatch returns ErrCorrupt after fn may have
+// seen the bad file's bytes; Restore therefore verifies first with fn nil.
+func readBackup(ctx context.Context, archive string, fn func(BackupFile, io.Reader) error) (*BackupManifest, error) {
+	f, err := os.Open(archive)
+	if err != nil {
+		return nil, fmt.Errorf("engine: backup: %w", err)
+	}
+	defer f.Close()
+	zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+	if err != nil {
+		return nil, fmt.Errorf("%w: backup %s: %w", ErrCorrupt, archive, err)
+	}
+	defer zr.Close()
+	tr := tar.NewReader(zr)
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("%w: backup %s: %s", ErrCorrupt, archive, fmt.Sprintf(format, args...))
+	}
+	hdr, err := tr.Next()
+	if err != nil {
+		return nil, corrupt("no manifest: %v", err)
+	}
+	if hdr.Name != ManifestName || hdr.Size > 16<<20 {
+		return nil, corrupt("first entry is %q, not the manifest", hdr.Name)
+	}
+	var mb bytes.Buffer
+	if _, err := io.Copy(&mb, tr); err != nil {
+		return nil, corrupt("manifest: %v", err)
+	}
+	var m BackupManifest
+	if err := json.Unmarshal(mb.Bytes(), &m); err != nil || m.Magic != backupMagic {
+		return nil, corrupt("not a cairn backup manifest")
+	}
+	if m.Version > backupVersion || m.Version < 1 {
+		return nil, fmt.Errorf("%w: backup %s has format version %d, this cairn reads versions up to %d", ErrIncompatibleFormat, archive, m.Version, backupVersion)
+	}
+	if m.EngineFormat > FormatVersion() {
+		return nil, fmt.Errorf("%w: backup %s holds a database of format %d, this cairn reads up to %d", ErrIncompatibleFormat, archive, m.EngineFormat, FormatVersion())
+	}
+	seen := map[string]bool{}
+	for _, bf := range m.Files {
+		if !filepath.IsLocal(filepath.FromSlash(bf.Path)) || bf.Path != path.Clean(bf.Path) || seen[bf.Path] || bf.Size < 0 || len(bf.SHA256) != 64 {
+			return nil, corrupt("manifest entry %q is not a safe, unique relative path with a size and checksum", bf.Path)
+		}
+		seen[bf.Path] = true
+	}
+	for i := 0; ; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			if i != len(m.Files) {
+				return nil, corrupt("%d of %d files present", i, len(m.Files))
+			}
+			break
+		}
+		if err != nil {
+			return nil, corrupt("%v", err)
+		}
+		if i >= len(m.Files) {
+			return nil, corrupt("unexpected entry %q", hdr.Name)
+		}
+		want := m.Files[i]
+		if hdr.Name != want.Path || hdr.Typeflag != tar.TypeReg || hdr.Size != want.Size {
+			return nil, corrupt("entry %d is %q (%d bytes), manifest says %q (%d bytes)", i, hdr.Name, hdr.Size, want.Path, want.Size)
+		}
+		h := sha256.New()
+		r := io.TeeReader(tr, h)
+		if fn != nil {
+			if err := fn(want, r); err != nil {
+				return nil, fmt.Errorf("engine: restore %s: %w", want.Path, err)
+			}
+		}
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			return nil, corrupt("%s: %v", want.Path, err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != want.SHA256 {
+			return nil, corrupt("%s: checksum %s, manifest says %s", want.Path, got, want.SHA256)
+		}
+	}
+	return &m, nil
+}

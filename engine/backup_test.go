@@ -1,0 +1,247 @@
+package engine_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/klauspost/compress/zstd"
+)
+
+func TestBackupRestore(t *testing.T) {
+	ctx := context.Background()
+	tree := lcTree(t, 21)
+	e := lcOpen(t, "", engine.Options{})
+	if _, err := e.ImportClaudeCode(ctx, engine.ImportOptions{Root: tree.Root, Redactor: defaultRedactor(t)}); err != nil {
+		t.Fatal(err)
+	}
+	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
+	if err := os.WriteFile(filepath.Join(e.Dir(), "config.toml"), []byte("[import]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(e.Dir(), "vectors"), 0o755)
+	os.WriteFile(filepath.Join(e.Dir(), "vectors", "live.db"), []byte("live bbolt"), 0o644)
+	archive := filepath.Join(t.TempDir(), "b.cairn.zst")
+	// A vector store nobody snapshots is refused rather than copied live.
+	if _, err := e.Backup(ctx, archive, engine.BackupOptions{}); err == nil {
+		t.Fatal("backup copied a live vector store")
+	}
+	src := engine.SnapshotSource{Path: "vectors/live.db", Write: func(_ context.Context, w io.Writer) error {
+		_, err := io.WriteString(w, "consistent vector snapshot")
+		return err
+	}}
+	m, err := e.Backup(ctx, archive, engine.BackupOptions{Sources: []engine.SnapshotSource{src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := map[string]bool{}
+	for _, f := range m.Files {
+		paths[f.Path] = true
+	}
+	for _, want := range []string{engine.DBFile, "config.toml", "vectors/live.db"} {
+		if !paths[want] {
+			t.Errorf("backup lacks %s: %+v", want, m.Files)
+		}
+	}
+	if _, err := engine.VerifyBackup(ctx, archive); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "restored")
+	if _, err := engine.Restore(ctx, archive, dir, engine.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "vectors", "live.db")); string(b) != "consistent vector snapshot" {
+		t.Errorf("vector snapshot restored as %q", b)
+	}
+	r := lcOpen(t, dir, engine.Options{})
+	for _, s := range tree.Sessions {
+		var a, b bytes.Buffer
+		if err := e.WriteSessionJSONL(ctx, s.ID, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.WriteSessionJSONL(ctx, s.ID, &b); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(a.Bytes(), b.Bytes()) {
+			t.Errorf("session %s differs after restore", s.ID)
+		}
+	}
+	// Restore refuses a non-empty target.
+	if _, err := engine.Restore(ctx, archive, dir, engine.RestoreOptions{}); !errors.Is(err, engine.ErrExists) {
+		t.Errorf("restore over a store: %v", err)
+	}
+	// The archive may not live in the data dir.
+	if _, err := e.Backup(ctx, filepath.Join(e.Dir(), "x.zst"), engine.BackupOptions{Sources: []engine.SnapshotSource{src}}); err == nil {
+		t.Error("backup into the data dir accepted")
+	}
+}
+
+func TestRestoreRejectsDamage(t *testing.T) {
+	ctx := context.Background()
+	e := lcOpen(t, "", engine.Options{})
+	gcNote(t, e, "a", "something worth keeping", time.Hour, 0.7, "", "")
+	archive := filepath.Join(t.TempDir(), "b.zst")
+	if _, err := e.Backup(ctx, archive, engine.BackupOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(archive)
+
+	cases := map[string][]byte{}
+	flipped := bytes.Clone(good)
+	flipped[len(flipped)/2] ^= 0x40
+	cases["flipped byte"] = flipped
+	cases["truncated"] = good[:len(good)*2/3]
+	cases["not zstd"] = []byte("hello")
+	cases["path escape"] = craftArchive(t, []engine.BackupFile{{Path: "../evil", Size: 4}}, map[string]string{"../evil": "evil"})
+	cases["checksum mismatch"] = craftArchive(t, []engine.BackupFile{{Path: "cairn.db", Size: 4, SHA256: hexSum("nope")}}, map[string]string{"cairn.db": "evil"})
+	cases["extra file"] = craftArchive(t, nil, map[string]string{"cairn.db": "evil"})
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "bad.zst")
+			os.WriteFile(p, data, 0o644)
+			if _, err := engine.VerifyBackup(ctx, p); !errors.Is(err, engine.ErrCorrupt) {
+				t.Errorf("verify: %v, want ErrCorrupt", err)
+			}
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "r")
+			if _, err := engine.Restore(ctx, p, dir, engine.RestoreOptions{}); !errors.Is(err, engine.ErrCorrupt) {
+				t.Errorf("restore: %v, want ErrCorrupt", err)
+			}
+			if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+				t.Errorf("restore wrote %v", ents)
+			}
+		})
+	}
+	newer := craftArchiveManifest(t, map[string]any{"magic": "cairn-backup", "version": 99, "files": []any{}})
+	p := filepath.Join(t.TempDir(), "newer.zst")
+	os.WriteFile(p, newer, 0o644)
+	if _, err := engine.VerifyBackup(ctx, p); !errors.Is(err, engine.ErrIncompatibleFormat) {
+		t.Errorf("newer backup: %v", err)
+	}
+}
+
+func hexSum(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// craftArchive builds a backup by hand; files with an empty checksum get the
+// right one.
+func craftArchive(t *testing.T, files []engine.BackupFile, contents map[string]string) []byte {
+	for i := range files {
+		if files[i].SHA256 == "" {
+			files[i].SHA256 = hexSum(contents[files[i].Path])
+		}
+	}
+	if files == nil {
+		files = []engine.BackupFile{}
+	}
+	m := map[string]any{"magic": "cairn-backup", "version": 1, "engine_format": 1, "files": files}
+	return craftArchiveManifest(t, m, contents)
+}
+
+func craftArchiveManifest(t *testing.T, m map[string]any, contents ...map[string]string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw, _ := zstd.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	mj, _ := json.Marshal(m)
+	tw.WriteHeader(&tar.Header{Name: engine.ManifestName, Mode: 0o644, Size: int64(len(mj)), Typeflag: tar.TypeReg})
+	tw.Write(mj)
+	for _, c := range contents {
+		for name, body := range c {
+			tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
+			tw.Write([]byte(body))
+		}
+	}
+	tw.Close()
+	zw.Close()
+	return buf.Bytes()
+}
+
+// TestBackupWhileWriting takes a backup while writers commit notes, and
+// checks that the restored store is consistent: it passes its check and
+// holds, for every writer, exactly a prefix of what that writer committed.
+func TestBackupWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	e := lcOpen(t, "", engine.Options{Now: time.Now})
+	const writers = 3
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	committed := make([]atomic.Int64, writers)
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				_, err := e.WriteNote(ctx, engine.NewNote{Agent: fmt.Sprintf("w%d", w), Content: fmt.Sprintf("writer %d note %06d with some text to index", w, i)})
+				if err != nil {
+					errs <- err
+					return
+				}
+				committed[w].Store(int64(i + 1))
+			}
+		}()
+	}
+	for committed[0].Load() < 50 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	archive := filepath.Join(t.TempDir(), "live.zst")
+	var before [writers]int64
+	for w := range writers {
+		before[w] = committed[w].Load()
+	}
+	_, err := e.Backup(ctx, archive, engine.BackupOptions{})
+	var after [writers]int64
+	for w := range writers {
+		after[w] = committed[w].Load()
+	}
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "r")
+	if _, err := engine.Restore(ctx, archive, dir, engine.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := lcOpen(t, dir, engine.Options{})
+	for w := range writers {
+		notes, err := r.GetAgentNotes(ctx, fmt.Sprintf("w%d", w), "", engine.MaxLimit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := int64(len(notes))
+		if n < before[w] || n > after[w] {
+			t.Errorf("writer %d: restored %d notes, committed %d before and %d after the backup", w, n, before[w], after[w])
+		}
+		have := map[string]bool{}
+		for _, m := range notes {
+			have[m.Content] = true
+		}
+		for i := range n {
+			if !have[fmt.Sprintf("writer %d note %06d with some text to index", w, i)] {
+				t.Errorf("writer %d: note %d missing while later ones are present", w, i)
+				break
+			}
+		}
+	}
+}

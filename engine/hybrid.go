@@ -1,0 +1,406 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/fts"
+)
+
+// SearchMode selects the retrieval of a search.
+type SearchMode string
+
+// Search modes.
+const (
+	ModeHybrid   SearchMode = "hybrid"   // keyword and semantic lists, fused (default)
+	ModeSemantic SearchMode = "semantic" // nearest vectors only
+	ModeKeyword  SearchMode = "keyword"  // BM25 over FTS5 only
+)
+
+// Fusion selects how hybrid mode fuses its two lists into one relevance
+// in [0,1].
+type Fusion string
+
+// Fusions. See DefaultFusion for the measured choice.
+const (
+	// FusionWeighted: 0.5*keyword + 0.5*similarity, where keyword is the
+	// BM25 score divided by the best BM25 score of the query's keyword hits
+	// and similarity the raw cosine similarity (clamped to [0,1]) computed
+	// exactly for every candidate that has a vector. Because cosine is not
+	// re-normalized per query, a vector side whose similarities are flat
+	// (a model that carries no signal for the query) shifts every candidate
+	// by about the same amount and barely changes the keyword order.
+	FusionWeighted Fusion = "weighted"
+	// FusionMinMax: like FusionWeighted but both sides min-max normalized
+	// over the candidates (classic normalized score fusion).
+	FusionMinMax Fusion = "minmax"
+	// FusionRRF: reciprocal rank fusion, 1/(60+rank_keyword) +
+	// 1/(60+rank_semantic), divided by its maximum 2/61.
+	FusionRRF Fusion = "rrf"
+)
+
+// DefaultFusion is the fusion of hybrid mode when SearchRequest.Fusion is
+// "": chosen by the dev-set measurements in bench/README.md (section
+// "Hybrid search quality").
+const DefaultFusion = FusionWeighted
+
+// rrfK is the reciprocal rank fusion constant.
+const rrfK = 60
+
+// Scores is a result's score breakdown. Every component is in [0,1].
+type Scores struct {
+	// Similarity is the cosine similarity of the query's and the message's
+	// vectors (clamped at 0; 0 when not computed or the vector is missing).
+	Similarity float64 `json:"similarity"`
+	// Keyword is the BM25 score divided by the best BM25 score among the
+	// query's keyword hits (0 when the message matched no term).
+	Keyword float64 `json:"keyword"`
+	// Fused is the relevance the ranking uses: Similarity in semantic
+	// mode, Keyword in keyword mode, the fusion of both in hybrid mode.
+	Fused      float64 `json:"fused"`
+	Confidence float64 `json:"confidence"`
+	Recency    float64 `json:"recency"`
+	// Final orders the results (Ranking).
+	Final float64 `json:"final"`
+}
+
+// SearchResponse is Search's result with what the search actually did.
+type SearchResponse struct {
+	Results []SearchResult `json:"results"`
+	// Mode is the mode that ran: hybrid falls back to keyword when there
+	// are no usable vectors (see Notes).
+	Mode    SearchMode `json:"mode"`
+	Profile string     `json:"profile"`
+	Fusion  Fusion     `json:"fusion,omitempty"`
+	// Model is the embedding model of the vectors searched ("" when none).
+	Model string `json:"model,omitempty"`
+	// Notes explain degraded searches (no embedder, another model's
+	// vectors, vectors still being built).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Search runs one search. See SearchDetailed.
+func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult, error) {
+	r, err := e.SearchDetailed(ctx, req)
+	return r.Results, err
+}
+
+// candidateDepth is how many hits each side contributes before fusion and
+// ranking.
+func candidateDepth(limit int) int { return min(MaxLimit, max(100, 2*limit)) }
+
+// SearchDetailed runs one search: filters first on both sides (SQL WHERE
+// for FTS5, a vecstore where for vectors), then the mode's retrieval,
+// fusion in hybrid mode, and the ranking profile. With an empty query it
+// lists the filtered messages by recency, then confidence, then id.
+//
+// Semantic mode without usable vectors (no embedder, or vectors of another
+// model only) fails with ErrEmbedderMismatch; hybrid mode then runs as
+// keyword search and says so in Notes.
+func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
+	var resp SearchResponse
+	limit, err := checkLimit(req.Limit)
+	if err != nil {
+		return resp, err
+	}
+	if limit == 0 {
+		limit = DefaultSearchLimit
+	}
+	mode := req.Mode
+	switch mode {
+	case "":
+		mode = ModeHybrid
+	case ModeHybrid, ModeSemantic, ModeKeyword:
+	default:
+		return resp, invalid("mode", "must be hybrid, semantic or keyword, got %q", req.Mode)
+	}
+	fusion := req.Fusion
+	switch fusion {
+	case "":
+		fusion = DefaultFusion
+	case FusionWeighted, FusionMinMax, FusionRRF:
+	default:
+		return resp, invalid("fusion", "must be weighted, minmax or rrf, got %q", req.Fusion)
+	}
+	rank, err := req.Ranking.resolve()
+	if err != nil {
+		return resp, err
+	}
+	now := e.opts.Now()
+	flt, err := resolveFilter(req.Filter, now)
+	if err != nil {
+		return resp, err
+	}
+	done, err := e.enter()
+	if err != nil {
+		return resp, err
+	}
+	defer done()
+	resp.Profile = rank.Profile
+	resp.Results = []SearchResult{}
+
+	if strings.TrimSpace(req.Query) == "" {
+		resp.Mode = mode
+		return resp, e.listing(ctx, &resp, flt, rank, limit, now)
+	}
+
+	depth := candidateDepth(limit)
+	type cand struct {
+		kw, kwNorm  float64
+		kwRank      int // 1-based, 0 = not a keyword hit
+		sim         float64
+		hasSim      bool
+		semRank     int
+		snippet     string
+		fused, conf float64
+	}
+	cands := map[int64]*cand{}
+	get := func(id int64) *cand {
+		c := cands[id]
+		if c == nil {
+			c = &cand{}
+			cands[id] = c
+		}
+		return c
+	}
+
+	// Semantic side.
+	wantVec := mode != ModeKeyword
+	var set VectorSet
+	useVec := false
+	var qvec []float32
+	if mode != ModeKeyword {
+		var ok bool
+		set, ok, err = e.servingSet(ctx)
+		if err != nil {
+			return resp, err
+		}
+		if !ok {
+			reason := e.noVectorsReason(ctx)
+			if mode == ModeSemantic {
+				return resp, noSemantic(reason)
+			}
+			resp.Notes = append(resp.Notes, "keyword only: "+reason)
+			mode = ModeKeyword
+		} else {
+			useVec = true
+			resp.Model = set.ModelID
+			if set.State == SetBuilding {
+				resp.Notes = append(resp.Notes, "vectors of "+set.ModelID+" are still being built: messages not embedded yet are found by keyword only (vector_missing)")
+			}
+			vs, err := e.vec.emb.Embed(ctx, []string{req.Query})
+			if err != nil {
+				return resp, fmt.Errorf("engine: embed query: %w", err)
+			}
+			if len(vs) != 1 || len(vs[0]) != set.Dim {
+				return resp, fmt.Errorf("%w: query vector has the wrong dimension", ErrDimensionMismatch)
+			}
+			qvec = vs[0]
+			hits, err := e.semanticSearch(ctx, set, qvec, flt.where, depth)
+			if err != nil {
+				return resp, err
+			}
+			for i, h := range hits {
+				c := get(h.id)
+				c.sim, c.hasSim, c.semRank = h.sim, true, i+1
+			}
+		}
+	}
+	resp.Mode = mode
+	if mode == ModeHybrid {
+		resp.Fusion = fusion
+	}
+
+	// Keyword side.
+	if mode != ModeSemantic {
+		hits, err := e.fts.Search(ctx, e.r, fts.Request{Text: req.Query, Filter: flt.sql, Args: flt.args, Limit: depth})
+		if err != nil {
+			return resp, fmt.Errorf("engine: search: %w", classify(err))
+		}
+		best := 0.0
+		for _, h := range hits {
+			best = max(best, h.Score)
+		}
+		for i, h := range hits {
+			c := get(h.RowID)
+			c.kw, c.kwRank, c.snippet = h.Score, i+1, h.Snippet
+			if best > 0 {
+				c.kwNorm = h.Score / best
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return resp, nil
+	}
+	ids := make([]int64, 0, len(cands))
+	for id := range cands {
+		ids = append(ids, id)
+	}
+
+	// Exact similarity for keyword hits the vector list did not reach.
+	if mode == ModeHybrid {
+		var need []int64
+		for _, id := range ids {
+			if !cands[id].hasSim {
+				need = append(need, id)
+			}
+		}
+		sims, err := e.similarities(ctx, set, qvec, need)
+		if err != nil {
+			return resp, err
+		}
+		for id, s := range sims {
+			c := cands[id]
+			c.sim, c.hasSim = s, true
+		}
+	}
+
+	// Relevance.
+	switch mode {
+	case ModeKeyword:
+		for _, c := range cands {
+			c.fused = c.kwNorm
+		}
+	case ModeSemantic:
+		for _, c := range cands {
+			c.fused = clamp01(c.sim)
+		}
+	case ModeHybrid:
+		switch fusion {
+		case FusionRRF:
+			for _, c := range cands {
+				var s float64
+				if c.kwRank > 0 {
+					s += 1 / float64(rrfK+c.kwRank)
+				}
+				if c.semRank > 0 {
+					s += 1 / float64(rrfK+c.semRank)
+				}
+				c.fused = s / (2.0 / float64(rrfK+1))
+			}
+		case FusionMinMax:
+			klo, khi, slo, shi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+			for _, c := range cands {
+				klo, khi = min(klo, c.kw), max(khi, c.kw)
+				if c.hasSim {
+					slo, shi = min(slo, c.sim), max(shi, c.sim)
+				}
+			}
+			for _, c := range cands {
+				var k, s float64
+				if khi > klo {
+					k = (c.kw - klo) / (khi - klo)
+				} else if c.kw > 0 {
+					k = 1
+				}
+				if c.hasSim {
+					if shi > slo {
+						s = (c.sim - slo) / (shi - slo)
+					} else {
+						s = 1
+					}
+				}
+				c.fused = 0.5*k + 0.5*s
+			}
+		default: // FusionWeighted
+			for _, c := range cands {
+				c.fused = 0.5*c.kwNorm + 0.5*clamp01(c.sim)
+			}
+		}
+	}
+
+	// Messages, ranking.
+	ms, err := e.getMessages(ctx, ids)
+	if err != nil {
+		return resp, err
+	}
+	var pending map[int64]bool
+	if useVec {
+		if pending, err = e.pendingIDs(ctx, set.ID, ids); err != nil {
+			return resp, err
+		}
+	}
+	out := make([]SearchResult, 0, len(ms))
+	for _, m := range ms {
+		c := cands[m.ID]
+		rec, fin := rank.final(c.fused, m.Confidence, now.Sub(m.CreatedAt))
+		r := SearchResult{
+			Message: m, Score: fin, KeywordScore: c.kw, Snippet: c.snippet,
+			Scores: Scores{Similarity: clamp01(c.sim), Keyword: c.kwNorm, Fused: c.fused, Confidence: m.Confidence, Recency: rec, Final: fin},
+		}
+		if wantVec {
+			r.VectorMissing = !useVec || pending[m.ID] || !c.hasSim
+		}
+		out = append(out, r)
+	}
+	sortResults(out)
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	resp.Results = out
+	return resp, nil
+}
+
+// sortResults orders by final score, then fused relevance, then newer id.
+func sortResults(rs []SearchResult) {
+	sort.SliceStable(rs, func(i, j int) bool {
+		a, b := rs[i].Scores, rs[j].Scores
+		if a.Final != b.Final {
+			return a.Final > b.Final
+		}
+		if a.Fused != b.Fused {
+			return a.Fused > b.Fused
+		}
+		return rs[i].Message.ID > rs[j].Message.ID
+	})
+}
+
+func clamp01(x float64) float64 {
+	switch {
+	case x < 0 || math.IsNaN(x):
+		return 0
+	case x > 1:
+		return 1
+	}
+	return x
+}
+
+// listing is the filter-only search: newest first, then higher
+// confidence, with recency scores.
+func (e *Engine) listing(ctx context.Context, resp *SearchResponse, flt resolved, rank Ranking, limit int, now time.Time) error {
+	q := "SELECT " + strings.ReplaceAll(messageColumns, "m.", "c.") + " FROM messages c"
+	if flt.sql != "" {
+		q += " WHERE " + flt.sql
+	}
+	q += " ORDER BY c.created_at DESC, c.confidence DESC, c.id DESC LIMIT ?"
+	ms, err := queryMessages(ctx, e.r, q, append(flt.args, limit)...)
+	if err != nil {
+		return fmt.Errorf("engine: search: %w", err)
+	}
+	for _, m := range ms {
+		rec := rank.listingRecency(now.Sub(m.CreatedAt))
+		resp.Results = append(resp.Results, SearchResult{Message: m, Score: rec,
+			Scores: Scores{Confidence: m.Confidence, Recency: rec, Final: rec}})
+	}
+	return nil
+}
+
+// noVectorsReason says why this process has no vectors to search.
+func (e *Engine) noVectorsReason(ctx context.Context) string {
+	if e.vec == nil || e.vec.emb == nil {
+		return "no embedding model configured"
+	}
+	sets, err := e.liveSets(ctx, e.r)
+	if err == nil {
+		for _, s := range sets {
+			if s.State == SetActive {
+				return fmt.Sprintf("the stored vectors are of model %s, this process embeds with %s (run cairn rebuild with this model to switch)", s.ModelID, e.vec.emb.ModelID())
+			}
+		}
+	}
+	return "no vectors for model " + e.vec.emb.ModelID()
+}

@@ -1,0 +1,328 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Vector set states (vector_sets.state, migration 0003).
+const (
+	SetBuilding = "building"
+	SetActive   = "active"
+	SetRetired  = "retired"
+)
+
+// Outbox operations (vector_outbox.op).
+const (
+	opUpsert = 0
+	opDelete = 1
+)
+
+// outboxLease is how long a worker owns claimed outbox rows. A process
+// that dies while embedding leaves its rows to the next worker once the
+// lease ends.
+const outboxLease = 60 * time.Second
+
+// VectorSet describes one vecstore collection of message vectors made by
+// one embedding model.
+type VectorSet struct {
+	ID         int64  `json:"id"`
+	ModelID    string `json:"model_id"`
+	Dim        int    `json:"dim"`
+	Collection string `json:"collection"`
+	// State is SetActive (answers semantic queries), SetBuilding (being
+	// filled; replaces the active set when complete) or SetRetired.
+	State       string    `json:"state"`
+	CreatedAt   time.Time `json:"created_at"`
+	ActivatedAt time.Time `json:"activated_at,omitzero"`
+	// Pending is the number of outbox rows (messages still to embed, or
+	// vectors still to delete).
+	Pending int64 `json:"pending"`
+}
+
+// outboxAddTx records, inside the transaction that stores message id, that
+// every set still in use needs its vector. With no set (no embedder ever
+// configured) it writes nothing: the rows are added when a set is created.
+func (e *Engine) outboxAddTx(ctx context.Context, tx *sql.Tx, id int64) error {
+	if _, err := tx.ExecContext(ctx,
+		"INSERT INTO vector_outbox (set_id, message_id, op) SELECT id, ?, 0 FROM vector_sets WHERE state <> 'retired' ON CONFLICT DO NOTHING", id); err != nil {
+		return fmt.Errorf("engine: vector outbox: %w", classify(err))
+	}
+	return nil
+}
+
+// outboxDeleteTx records, inside the transaction that deletes message id,
+// that its vector must go from every set.
+func (e *Engine) outboxDeleteTx(ctx context.Context, tx *sql.Tx, id int64) error {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO vector_outbox (set_id, message_id, op)
+		SELECT id, ?, 1 FROM vector_sets WHERE state <> 'retired'
+		ON CONFLICT (set_id, message_id) DO UPDATE SET op = 1, lease_until = 0`, id); err != nil {
+		return fmt.Errorf("engine: vector outbox: %w", classify(err))
+	}
+	return nil
+}
+
+func collectionName(setID int64, model string) string {
+	sum := sha256.Sum256([]byte(model))
+	return fmt.Sprintf("messages-%d-%s", setID, hex.EncodeToString(sum[:6]))
+}
+
+// createSet registers a new vector set for model (state SetActive when no
+// set is active, else SetBuilding) and queues every stored message for it,
+// in one transaction. If a building set for model exists it is returned
+// instead (a rebuild resumes it).
+func (e *Engine) createSet(ctx context.Context, model string, dim int) (VectorSet, error) {
+	tx, err := e.w.BeginTx(ctx, nil)
+	if err != nil {
+		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
+	}
+	defer tx.Rollback()
+	var s VectorSet
+	err = tx.QueryRowContext(ctx, "SELECT id FROM vector_sets WHERE model_id = ? AND state = 'building'", model).Scan(&s.ID)
+	if err == nil {
+		return e.getSet(ctx, s.ID)
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
+	}
+	var active int
+	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM vector_sets WHERE state = 'active'").Scan(&active); err != nil {
+		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
+	}
+	state := SetBuilding
+	now := e.opts.Now().UnixMilli()
+	var activated int64
+	if active == 0 {
+		state, activated = SetActive, now
+	}
+	// The collection name needs the id: insert with a unique placeholder first.
+	placeholder := fmt.Sprintf("pending-%d-%d", now, e.opts.Now().UnixNano())
+	if err := tx.QueryRowContext(ctx, "INSERT INTO vector_sets (model_id, dim, collection, state, created_at, activated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+		model, dim, placeholder, state, now, activated).Scan(&s.ID); err != nil {
+		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE vector_sets SET collection = ? WHERE id = ?", collectionName(s.ID, model), s.ID); err != nil {
+		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
+	}
+	if _, err := tx.ExecContext(ctx, "INSERT INTO vector_outbox (set_id, message_id, op) SELECT ?, id, 0 FROM messages ORDER BY id", s.ID); err != nil {
+		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
+	}
+	if err := tx.Commit(); err != nil {
+		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
+	}
+	e.opts.Logger.Info("created vector set", "id", s.ID, "model", model, "dim", dim, "state", state)
+	return e.getSet(ctx, s.ID)
+}
+
+const setColumns = "id, model_id, dim, collection, state, created_at, activated_at"
+
+func scanSet(r rowScanner) (VectorSet, error) {
+	var s VectorSet
+	var created, activated int64
+	if err := r.Scan(&s.ID, &s.ModelID, &s.Dim, &s.Collection, &s.State, &created, &activated); err != nil {
+		return s, err
+	}
+	s.CreatedAt = fromMillis(created)
+	if activated > 0 {
+		s.ActivatedAt = fromMillis(activated)
+	}
+	return s, nil
+}
+
+func (e *Engine) getSet(ctx context.Context, id int64) (VectorSet, error) {
+	s, err := scanSet(e.w.QueryRowContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, fmt.Errorf("vector set %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return s, fmt.Errorf("engine: vector set: %w", classify(err))
+	}
+	return s, nil
+}
+
+// liveSets returns the sets that are not retired, active first.
+func (e *Engine) liveSets(ctx context.Context, db *sql.DB) ([]VectorSet, error) {
+	rows, err := db.QueryContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE state <> 'retired' ORDER BY state = 'active' DESC, id")
+	if err != nil {
+		return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
+	}
+	defer rows.Close()
+	var out []VectorSet
+	for rows.Next() {
+		s, err := scanSet(rows)
+		if err != nil {
+			return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
+		}
+		out = append(out, s)
+	}
+	return out, classify(rows.Err())
+}
+
+// VectorSets lists the vector sets with their pending outbox rows.
+func (e *Engine) VectorSets(ctx context.Context) ([]VectorSet, error) {
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rows, err := e.r.QueryContext(ctx, "SELECT "+setColumns+", (SELECT count(*) FROM vector_outbox o WHERE o.set_id = s.id) FROM vector_sets s ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
+	}
+	defer rows.Close()
+	out := []VectorSet{}
+	for rows.Next() {
+		var s VectorSet
+		var created, activated int64
+		if err := rows.Scan(&s.ID, &s.ModelID, &s.Dim, &s.Collection, &s.State, &created, &activated, &s.Pending); err != nil {
+			return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
+		}
+		s.CreatedAt = fromMillis(created)
+		if activated > 0 {
+			s.ActivatedAt = fromMillis(activated)
+		}
+		out = append(out, s)
+	}
+	return out, classify(rows.Err())
+}
+
+type outboxRow struct {
+	id int64
+	op int
+}
+
+// claim leases up to n outbox rows of set whose lease has ended; with
+// deletesOnly it claims only deletions (a process without the set's model
+// can still remove vectors). It returns the rows and the lease value that
+// complete must match.
+func (e *Engine) claim(ctx context.Context, set int64, n int, deletesOnly bool) ([]outboxRow, int64, error) {
+	// Leases are about real processes: wall time, not the injected clock.
+	now := time.Now().UnixMilli()
+	lease := now + outboxLease.Milliseconds()
+	opCond := ""
+	if deletesOnly {
+		opCond = " AND op = 1"
+	}
+	rows, err := e.w.QueryContext(ctx, `UPDATE vector_outbox SET lease_until = ?1 WHERE set_id = ?2 AND message_id IN
+		(SELECT message_id FROM vector_outbox WHERE set_id = ?2 AND lease_until <= ?3`+opCond+` ORDER BY message_id LIMIT ?4)
+		RETURNING message_id, op`, lease, set, now, n)
+	if err != nil {
+		return nil, 0, fmt.Errorf("engine: vector outbox: %w", classify(err))
+	}
+	defer rows.Close()
+	var out []outboxRow
+	for rows.Next() {
+		var r outboxRow
+		if err := rows.Scan(&r.id, &r.op); err != nil {
+			return nil, 0, fmt.Errorf("engine: vector outbox: %w", classify(err))
+		}
+		out = append(out, r)
+	}
+	return out, lease, classify(rows.Err())
+}
+
+// complete removes rows whose work is durable in vecstore; rows re-queued
+// meanwhile (an op change resets the lease) stay.
+func (e *Engine) complete(ctx context.Context, set int64, ids []int64, lease int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := []any{set, lease}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	_, err := e.w.ExecContext(ctx, "DELETE FROM vector_outbox WHERE set_id = ? AND lease_until = ? AND message_id IN ("+placeholders(len(ids))+")", args...)
+	if err != nil {
+		return fmt.Errorf("engine: vector outbox: %w", classify(err))
+	}
+	return nil
+}
+
+// release gives claimed rows back (after a failure) so they are retried
+// without waiting for the lease.
+func (e *Engine) release(ctx context.Context, set int64, ids []int64, lease int64) {
+	if len(ids) == 0 {
+		return
+	}
+	args := []any{set, lease}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	if _, err := e.w.ExecContext(context.WithoutCancel(ctx), "UPDATE vector_outbox SET lease_until = 0 WHERE set_id = ? AND lease_until = ? AND message_id IN ("+placeholders(len(ids))+")", args...); err != nil {
+		e.opts.Logger.Warn("vector outbox: release failed", "err", err)
+	}
+}
+
+// pendingIDs returns which of ids still wait for their vector in set.
+func (e *Engine) pendingIDs(ctx context.Context, set int64, ids []int64) (map[int64]bool, error) {
+	out := map[int64]bool{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := []any{set}
+	for _, id := range ids {
+		args = append(args, id)
+	}
+	rows, err := e.r.QueryContext(ctx, "SELECT message_id FROM vector_outbox WHERE set_id = ? AND op = 0 AND message_id IN ("+placeholders(len(ids))+")", args...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: vector outbox: %w", classify(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, classify(err)
+		}
+		out[id] = true
+	}
+	return out, classify(rows.Err())
+}
+
+// promote makes building set id active once its outbox is empty, retiring
+// the set it replaces. It reports whether it switched.
+func (e *Engine) promote(ctx context.Context, id int64) (bool, error) {
+	tx, err := e.w.BeginTx(ctx, nil)
+	if err != nil {
+		return false, classify(err)
+	}
+	defer tx.Rollback()
+	var state string
+	var pending int64
+	if err := tx.QueryRowContext(ctx, "SELECT state, (SELECT count(*) FROM vector_outbox WHERE set_id = ?1) FROM vector_sets WHERE id = ?1", id).Scan(&state, &pending); err != nil {
+		return false, classify(err)
+	}
+	if state != SetBuilding || pending > 0 {
+		return false, nil
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE vector_sets SET state = 'retired' WHERE state = 'active'"); err != nil {
+		return false, classify(err)
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE vector_sets SET state = 'active', activated_at = ? WHERE id = ?", e.opts.Now().UnixMilli(), id); err != nil {
+		return false, classify(err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM vector_outbox WHERE set_id IN (SELECT id FROM vector_sets WHERE state = 'retired')"); err != nil {
+		return false, classify(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return false, classify(err)
+	}
+	e.opts.Logger.Info("vector set is now active", "id", id)
+	return true, nil
+}
+
+func int64List(ids []int64) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprint(&b, id)
+	}
+	return b.String()
+}

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Ranking profiles.
+const (
+	ProfileBalanced       = "balanced"       // half-life 168 h; similarity .34, recency .33, confidence .33
+	ProfileRecent         = "recent"         // half-life 24 h; .3 / .6 / .1
+	ProfileQuality        = "quality"        // half-life 720 h; .4 / .1 / .5
+	ProfileSimilarity     = "similarity"     // relevance only, no decay
+	ProfileMultiplicative = "multiplicative" // relevance x confidence x 0.95^age_days
+	ProfileCustom         = "custom"         // Ranking's weights and half-life
+)
+
+// DefaultProfile is the profile of a zero Ranking: relevance only, so that
+// a plain search ranks by what it matched; recency and confidence are
+// opt-in profiles.
+const DefaultProfile = ProfileSimilarity
+
+// Profiles lists the profile names.
+func Profiles() []string {
+	return []string{ProfileBalanced, ProfileRecent, ProfileQuality, ProfileSimilarity, ProfileMultiplicative, ProfileCustom}
+}
+
+// Ranking says how a result's final score combines its relevance (the
+// mode's similarity: semantic similarity, keyword score or the fused
+// score, in [0,1]) with its recency and confidence:
+//
+//	final = Similarity*relevance + Recency*recency + Confidence*confidence
+//	recency = exp(-ln 2 * age_hours / half_life_hours)   (1 without decay)
+//
+// or, for ProfileMultiplicative, relevance * confidence * 0.95^age_days.
+type Ranking struct {
+	// Profile is one of Profiles(); "" means DefaultProfile, or
+	// ProfileCustom when any weight or HalfLife is set.
+	Profile string `json:"profile,omitempty"`
+	// Weights and half-life of ProfileCustom (each weight >= 0, not all 0;
+	// HalfLife 0 means no decay).
+	Similarity float64       `json:"similarity,omitempty"`
+	Recency    float64       `json:"recency,omitempty"`
+	Confidence float64       `json:"confidence,omitempty"`
+	HalfLife   time.Duration `json:"half_life,omitempty"`
+}
+
+// resolve returns the effective ranking with its profile's weights.
+func (r Ranking) resolve() (Ranking, error) {
+	custom := r.Similarity != 0 || r.Recency != 0 || r.Confidence != 0 || r.HalfLife != 0
+	p := strings.ToLower(strings.TrimSpace(r.Profile))
+	if p == "" {
+		p = DefaultProfile
+		if custom {
+			p = ProfileCustom
+		}
+	}
+	if custom && p != ProfileCustom {
+		return r, invalid("ranking", "weights and half-life are only for the custom profile, not %q", p)
+	}
+	out := Ranking{Profile: p}
+	switch p {
+	case ProfileBalanced:
+		out.Similarity, out.Recency, out.Confidence, out.HalfLife = 0.34, 0.33, 0.33, 168*time.Hour
+	case ProfileRecent:
+		out.Similarity, out.Recency, out.Confidence, out.HalfLife = 0.3, 0.6, 0.1, 24*time.Hour
+	case ProfileQuality:
+		out.Similarity, out.Recency, out.Confidence, out.HalfLife = 0.4, 0.1, 0.5, 720*time.Hour
+	case ProfileSimilarity:
+		out.Similarity = 1
+	case ProfileMultiplicative:
+	case ProfileCustom:
+		for _, w := range []float64{r.Similarity, r.Recency, r.Confidence} {
+			if math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
+				return r, invalid("ranking", "weights must be finite numbers >= 0, got %v", w)
+			}
+		}
+		if r.Similarity+r.Recency+r.Confidence == 0 {
+			return r, invalid("ranking", "custom weights must not all be 0")
+		}
+		if r.HalfLife < 0 {
+			return r, invalid("ranking.half_life", "must not be negative, got %s", r.HalfLife)
+		}
+		out.Similarity, out.Recency, out.Confidence, out.HalfLife = r.Similarity, r.Recency, r.Confidence, r.HalfLife
+	default:
+		if !slices.Contains(Profiles(), p) {
+			return r, invalid("profile", "must be one of %s, got %q", strings.Join(Profiles(), ", "), r.Profile)
+		}
+	}
+	return out, nil
+}
+
+// recency is exp(-ln2 * age / halfLife), 1 without decay (halfLife 0);
+// future timestamps count as age 0.
+func recency(age, halfLife time.Duration) float64 {
+	if halfLife <= 0 {
+		return 1
+	}
+	if age < 0 {
+		age = 0
+	}
+	return math.Exp(-math.Ln2 * age.Hours() / halfLife.Hours())
+}
+
+// final combines relevance, recency and confidence by r.
+func (r Ranking) final(relevance, conf float64, age time.Duration) (rec, fin float64) {
+	if r.Profile == ProfileMultiplicative {
+		days := max(age.Hours()/24, 0)
+		rec = math.Pow(0.95, days)
+		return rec, relevance * conf * rec
+	}
+	rec = recency(age, r.HalfLife)
+	return rec, r.Similarity*relevance + r.Recency*rec + r.Confidence*conf
+}
+
+// listingRecency is the recency reported by a filter-only listing: the
+// profile's decay, or a week's half-life when the profile has none.
+func (r Ranking) listingRecency(age time.Duration) float64 {
+	switch {
+	case r.Profile == ProfileMultiplicative:
+		return math.Pow(0.95, max(age.Hours()/24, 0))
+	case r.HalfLife > 0:
+		return recency(age, r.HalfLife)
+	}
+	return recency(age, 168*time.Hour)
+}

@@ -1,0 +1,567 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"sort"
+	"time"
+)
+
+// RetentionPolicy says what to forget in the channels and message types it
+// matches. Policies are tried in order and a message is governed by the
+// first one that matches it (so put specific policies before general ones);
+// a message no policy matches is kept.
+//
+// Whatever a policy says, pinned messages (metadata "pinned": true) and
+// messages of type decision or policy are kept forever unless the policy
+// sets ForgetPinned or ForgetDecisions; KeepTypes adds types kept forever.
+// Kept-forever messages do not count towards MaxItems.
+type RetentionPolicy struct {
+	// Name identifies the policy in reports.
+	Name string
+	// Channels are globs (path.Match syntax, e.g. "agent-notes:*",
+	// "project:cairn:*") over channel ids; empty matches every channel.
+	Channels []string
+	// Types are message types; empty matches every type.
+	Types []string
+	// MaxAge forgets messages older than this; 0 keeps them.
+	MaxAge time.Duration
+	// MaxItems keeps at most this many messages per channel, the most
+	// important first: higher confidence, then more recent; 0 means no limit.
+	MaxItems int
+	// ForgetPinned and ForgetDecisions lift the keep-forever defaults.
+	ForgetPinned    bool
+	ForgetDecisions bool
+	// KeepTypes are further message types kept forever.
+	KeepTypes []string
+	// CollapseThreshold, when > 0, forgets near-duplicates: within a
+	// channel, among messages whose age lies in [CollapseMinAge,
+	// CollapseMaxAge] (0 max = no upper bound), a message whose vector has
+	// cosine similarity >= CollapseThreshold with a better one (higher
+	// confidence, then more recent) is forgotten. The design's value is 0.95.
+	CollapseThreshold float64
+	CollapseMinAge    time.Duration
+	CollapseMaxAge    time.Duration
+}
+
+// Validate reports the first invalid field as an *InvalidError.
+func (p RetentionPolicy) Validate() error {
+	field := func(f string) string { return "retention." + p.Name + "." + f }
+	for _, g := range p.Channels {
+		if _, err := path.Match(g, ""); err != nil {
+			return invalid(field("channels"), "bad glob %q: %v", g, err)
+		}
+	}
+	if p.MaxAge < 0 {
+		return invalid(field("max_age"), "must be >= 0")
+	}
+	if p.MaxItems < 0 {
+		return invalid(field("max_items"), "must be >= 0")
+	}
+	if p.CollapseThreshold < 0 || p.CollapseThreshold > 1 || math.IsNaN(p.CollapseThreshold) {
+		return invalid(field("collapse_threshold"), "must be from 0 to 1 (0 = off), got %v", p.CollapseThreshold)
+	}
+	if p.CollapseMinAge < 0 || p.CollapseMaxAge < 0 || (p.CollapseMaxAge > 0 && p.CollapseMaxAge < p.CollapseMinAge) {
+		return invalid(field("collapse_age"), "need 0 <= min age <= max age (0 max = no bound)")
+	}
+	return nil
+}
+
+func (p RetentionPolicy) matches(channel, typ string) bool {
+	if len(p.Types) > 0 && !slices.Contains(p.Types, typ) {
+		return false
+	}
+	if len(p.Channels) == 0 {
+		return true
+	}
+	for _, g := range p.Channels {
+		if ok, _ := path.Match(g, channel); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (p RetentionPolicy) keptForever(typ string, pinned bool) bool {
+	if pinned && !p.ForgetPinned {
+		return true
+	}
+	if (typ == TypeDecision || typ == TypePolicy) && !p.ForgetDecisions {
+		return true
+	}
+	return slices.Contains(p.KeepTypes, typ)
+}
+
+// VectorLookup returns the stored vectors of messages (missing ids are left
+// out of the map). Retention uses it to find near-duplicates.
+type VectorLookup interface {
+	Vectors(ctx context.Context, ids []int64) (map[int64][]float32, error)
+}
+
+// GCOptions configure GC.
+type GCOptions struct {
+	Policies []RetentionPolicy
+	// SessionMaxAge deletes imported sessions whose last record is older,
+	// with their contents and chunk messages no other session shares;
+	// 0 keeps sessions.
+	SessionMaxAge time.Duration
+	// DryRun reports what would go and why, and changes nothing.
+	DryRun bool
+	// Vectors supplies vectors for collapsing near-duplicates; nil means
+	// the engine's own vectors (the serving vector set), and when there are
+	// none collapse rules are skipped (reported in GCReport.Notes).
+	Vectors VectorLookup
+	// NoVacuum skips reclaiming space (VACUUM) after deleting.
+	NoVacuum bool
+	// Progress is called as phases complete.
+	Progress func(Progress)
+}
+
+// GCItem is one message GC deletes (or would delete).
+type GCItem struct {
+	ID          int64     `json:"id"`
+	ChannelID   string    `json:"channel_id"`
+	MessageType string    `json:"message_type"`
+	Confidence  float64   `json:"confidence"`
+	CreatedAt   time.Time `json:"created_at"`
+	Policy      string    `json:"policy"`
+	Reason      string    `json:"reason"`
+	DuplicateOf int64     `json:"duplicate_of,omitempty"`
+}
+
+// GCSession is one session GC deletes.
+type GCSession struct {
+	ID     string    `json:"id"`
+	LastAt time.Time `json:"last_at"`
+	Reason string    `json:"reason"`
+}
+
+// GCReport says what GC deleted (or, with DryRun, would delete).
+type GCReport struct {
+	DryRun          bool        `json:"dry_run"`
+	Messages        []GCItem    `json:"messages"`
+	Sessions        []GCSession `json:"sessions"`
+	ContentsDeleted int         `json:"contents_deleted"`
+	KeptForever     int         `json:"kept_forever"` // matched a policy but protected
+	BytesBefore     int64       `json:"bytes_before"`
+	BytesAfter      int64       `json:"bytes_after"`
+	Notes           []string    `json:"notes,omitempty"`
+}
+
+type gcRow struct {
+	id         int64
+	channel    string
+	typ        string
+	confidence float64
+	created    int64
+	pinned     bool
+}
+
+// GC applies retention: it selects messages and sessions to forget, then
+// (unless DryRun) deletes them in one transaction from SQLite and the FTS5
+// index, merges the FTS5 segments so no deleted term survives, and reclaims
+// the space with VACUUM and a truncating WAL checkpoint, so deleted text is
+// in no file of the data dir afterwards.
+func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
+	for _, p := range opts.Policies {
+		if err := p.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.SessionMaxAge < 0 {
+		return nil, invalid("retention.sessions.max_age", "must be >= 0")
+	}
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rep := &GCReport{DryRun: opts.DryRun, Messages: []GCItem{}, Sessions: []GCSession{}}
+	rep.BytesBefore = e.diskBytes()
+	now := e.opts.Now()
+	if opts.Vectors == nil {
+		opts.Vectors = e.storedVectors()
+	}
+	progress := func(done, total int64, item string) {
+		if opts.Progress != nil {
+			opts.Progress(Progress{Done: done, Total: total, Item: item})
+		}
+	}
+
+	if len(opts.Policies) > 0 {
+		if err := e.planMessages(ctx, opts, now, rep); err != nil {
+			return nil, err
+		}
+	}
+	progress(1, 3, "plan messages")
+	if opts.SessionMaxAge > 0 {
+		cutoff := now.Add(-opts.SessionMaxAge).UnixMilli()
+		rows, err := e.r.QueryContext(ctx, "SELECT id, last_at FROM sessions WHERE last_at > 0 AND last_at < ? ORDER BY last_at", cutoff)
+		if err != nil {
+			return nil, fmt.Errorf("engine: gc: %w", classify(err))
+		}
+		for rows.Next() {
+			var s GCSession
+			var last int64
+			if err := rows.Scan(&s.ID, &last); err != nil {
+				rows.Close()
+				return nil, classify(err)
+			}
+			s.LastAt = fromMillis(last)
+			s.Reason = fmt.Sprintf("last record older than %s", opts.SessionMaxAge)
+			rep.Sessions = append(rep.Sessions, s)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, classify(err)
+		}
+	}
+	// Chunk messages only the deleted sessions use go with them.
+	var sessionIDs []string
+	for _, s := range rep.Sessions {
+		sessionIDs = append(sessionIDs, s.ID)
+	}
+	orphans, chunkMsgs, err := e.sessionOrphans(ctx, e.r, sessionIDs)
+	if err != nil {
+		return nil, err
+	}
+	rep.ContentsDeleted = len(orphans)
+	planned := map[int64]bool{}
+	for _, m := range rep.Messages {
+		planned[m.ID] = true
+	}
+	if len(chunkMsgs) > 0 {
+		ms, err := e.getMessages(ctx, chunkMsgs)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ms {
+			if planned[m.ID] {
+				continue
+			}
+			rep.Messages = append(rep.Messages, GCItem{ID: m.ID, ChannelID: m.ChannelID, MessageType: m.MessageType, Confidence: m.Confidence,
+				CreatedAt: m.CreatedAt, Policy: "sessions", Reason: "chunk of deleted sessions only"})
+		}
+	}
+	progress(2, 3, "plan sessions")
+	if opts.DryRun || (len(rep.Messages) == 0 && len(rep.Sessions) == 0) {
+		rep.BytesAfter = rep.BytesBefore
+		progress(3, 3, "done")
+		return rep, nil
+	}
+
+	ids := make([]int64, len(rep.Messages))
+	for i, m := range rep.Messages {
+		ids[i] = m.ID
+	}
+	tx, err := e.w.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("engine: gc: %w", classify(err))
+	}
+	defer tx.Rollback()
+	if len(sessionIDs) > 0 {
+		js, _ := json.Marshal(sessionIDs)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id IN (SELECT value FROM json_each(?))", string(js)); err != nil {
+			return nil, fmt.Errorf("engine: gc: delete sessions: %w", classify(err))
+		}
+		oj, _ := json.Marshal(orphans)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM session_contents WHERE hash IN (SELECT value FROM json_each(?))", string(oj)); err != nil {
+			return nil, fmt.Errorf("engine: gc: delete contents: %w", classify(err))
+		}
+	}
+	if err := e.deleteMessagesTx(ctx, tx, ids); err != nil {
+		return nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("engine: gc: %w", classify(err))
+	}
+	if !opts.NoVacuum {
+		if err := e.reclaim(ctx); err != nil {
+			return rep, err
+		}
+	}
+	rep.BytesAfter = e.diskBytes()
+	progress(3, 3, "done")
+	return rep, nil
+}
+
+// planMessages fills rep.Messages from the policies.
+func (e *Engine) planMessages(ctx context.Context, opts GCOptions, now time.Time, rep *GCReport) error {
+	rows, err := e.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at,
+			coalesce(json_extract(metadata, '$.pinned') IN (1, 'true'), 0)
+		FROM messages ORDER BY channel_id, confidence DESC, created_at DESC, id DESC`)
+	if err != nil {
+		return fmt.Errorf("engine: gc: %w", classify(err))
+	}
+	type groupKey struct {
+		policy  int
+		channel string
+	}
+	groups := map[groupKey][]gcRow{}
+	var keys []groupKey
+	for rows.Next() {
+		var r gcRow
+		if err := rows.Scan(&r.id, &r.channel, &r.typ, &r.confidence, &r.created, &r.pinned); err != nil {
+			rows.Close()
+			return classify(err)
+		}
+		for i, p := range opts.Policies {
+			if !p.matches(r.channel, r.typ) {
+				continue
+			}
+			if p.keptForever(r.typ, r.pinned) {
+				rep.KeptForever++
+				break
+			}
+			k := groupKey{i, r.channel}
+			if _, ok := groups[k]; !ok {
+				keys = append(keys, k)
+			}
+			groups[k] = append(groups[k], r)
+			break
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return classify(err)
+	}
+	nowMs := now.UnixMilli()
+	collapseSkipped := false
+	for _, k := range keys {
+		p := opts.Policies[k.policy]
+		name := p.Name
+		if name == "" {
+			name = fmt.Sprintf("policy %d", k.policy+1)
+		}
+		item := func(r gcRow, reason string) GCItem {
+			return GCItem{ID: r.id, ChannelID: r.channel, MessageType: r.typ, Confidence: r.confidence, CreatedAt: fromMillis(r.created), Policy: name, Reason: reason}
+		}
+		var kept []gcRow // in importance order: confidence desc, recency desc
+		for _, r := range groups[k] {
+			if p.MaxAge > 0 && r.created < nowMs-p.MaxAge.Milliseconds() {
+				rep.Messages = append(rep.Messages, item(r, fmt.Sprintf("older than max_age %s", p.MaxAge)))
+				continue
+			}
+			kept = append(kept, r)
+		}
+		if p.MaxItems > 0 && len(kept) > p.MaxItems {
+			for i, r := range kept[p.MaxItems:] {
+				rep.Messages = append(rep.Messages, item(r, fmt.Sprintf("beyond max_items %d in %s (rank %d by confidence, then recency)", p.MaxItems, r.channel, p.MaxItems+i+1)))
+			}
+			kept = kept[:p.MaxItems]
+		}
+		if p.CollapseThreshold <= 0 || len(kept) < 2 {
+			continue
+		}
+		if opts.Vectors == nil {
+			collapseSkipped = true
+			continue
+		}
+		var window []gcRow
+		for _, r := range kept {
+			age := time.Duration(nowMs-r.created) * time.Millisecond
+			if age >= p.CollapseMinAge && (p.CollapseMaxAge == 0 || age <= p.CollapseMaxAge) {
+				window = append(window, r)
+			}
+		}
+		if len(window) < 2 {
+			continue
+		}
+		ids := make([]int64, len(window))
+		for i, r := range window {
+			ids[i] = r.id
+		}
+		vecs, err := opts.Vectors.Vectors(ctx, ids)
+		if err != nil {
+			return fmt.Errorf("engine: gc: vectors: %w", err)
+		}
+		// Greedy, best first: a message near a better kept one goes.
+		var best []int64
+		for _, r := range window {
+			v, ok := vecs[r.id]
+			if !ok {
+				continue
+			}
+			dup, sim := int64(0), 0.0
+			for _, b := range best {
+				if s := cosine(v, vecs[b]); s >= p.CollapseThreshold {
+					dup, sim = b, s
+					break
+				}
+			}
+			if dup == 0 {
+				best = append(best, r.id)
+				continue
+			}
+			it := item(r, fmt.Sprintf("near-duplicate of #%d (cosine %.3f >= %.2f)", dup, sim, p.CollapseThreshold))
+			it.DuplicateOf = dup
+			rep.Messages = append(rep.Messages, it)
+		}
+	}
+	if collapseSkipped {
+		rep.Notes = append(rep.Notes, "near-duplicate collapse skipped: no vectors available")
+	}
+	sort.Slice(rep.Messages, func(i, j int) bool { return rep.Messages[i].ID < rep.Messages[j].ID })
+	return nil
+}
+
+func cosine(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// sessionOrphans returns the contents only the given sessions reference and
+// the chunk messages only those contents use.
+func (e *Engine) sessionOrphans(ctx context.Context, q querier, sessions []string) ([]string, []int64, error) {
+	if len(sessions) == 0 {
+		return nil, nil, nil
+	}
+	js, _ := json.Marshal(sessions)
+	rows, err := q.QueryContext(ctx, `SELECT DISTINCT content_hash FROM session_messages
+		WHERE session_id IN (SELECT value FROM json_each(?1)) AND content_hash IS NOT NULL
+		AND content_hash NOT IN (SELECT content_hash FROM session_messages
+			WHERE session_id NOT IN (SELECT value FROM json_each(?1)) AND content_hash IS NOT NULL)`, string(js))
+	if err != nil {
+		return nil, nil, fmt.Errorf("engine: gc: %w", classify(err))
+	}
+	var orphans []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			rows.Close()
+			return nil, nil, classify(err)
+		}
+		orphans = append(orphans, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, classify(err)
+	}
+	if len(orphans) == 0 {
+		return nil, nil, nil
+	}
+	oj, _ := json.Marshal(orphans)
+	rows, err = q.QueryContext(ctx, `SELECT DISTINCT message_id FROM session_chunks
+		WHERE content_hash IN (SELECT value FROM json_each(?1)) AND message_id IS NOT NULL
+		AND message_id NOT IN (SELECT message_id FROM session_chunks
+			WHERE content_hash NOT IN (SELECT value FROM json_each(?1)) AND message_id IS NOT NULL)
+		ORDER BY message_id`, string(oj))
+	if err != nil {
+		return nil, nil, fmt.Errorf("engine: gc: %w", classify(err))
+	}
+	defer rows.Close()
+	var msgs []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, nil, classify(err)
+		}
+		msgs = append(msgs, id)
+	}
+	return orphans, msgs, classify(rows.Err())
+}
+
+// deleteMessagesTx deletes messages from SQLite and the FTS5 index inside
+// tx and keeps the channel and agent counters right. Session chunks that
+// pointed at them are unlinked by the foreign key (ON DELETE SET NULL).
+//
+// Vectors: when the engine keeps vectors (issue 6), this is where their
+// deletion is recorded in the outbox, in the same transaction.
+func (e *Engine) deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	sel, err := tx.PrepareContext(ctx, "SELECT content, channel_id, sender_id, sender_project_id FROM messages WHERE id = ?")
+	if err != nil {
+		return classify(err)
+	}
+	defer sel.Close()
+	del, err := tx.PrepareContext(ctx, "DELETE FROM messages WHERE id = ?")
+	if err != nil {
+		return classify(err)
+	}
+	defer del.Close()
+	channels := map[string]int{}
+	type agentKey struct{ name, project string }
+	agents := map[agentKey]int{}
+	for _, id := range ids {
+		var content, channel, sender, project string
+		err := sel.QueryRowContext(ctx, id).Scan(&content, &channel, &sender, &project)
+		if err == sql.ErrNoRows {
+			continue // already gone
+		}
+		if err != nil {
+			return fmt.Errorf("engine: delete message %d: %w", id, classify(err))
+		}
+		if err := e.fts.Delete(ctx, tx, id, content); err != nil {
+			return fmt.Errorf("engine: delete message %d: %w", id, classify(err))
+		}
+		if _, err := del.ExecContext(ctx, id); err != nil {
+			return fmt.Errorf("engine: delete message %d: %w", id, classify(err))
+		}
+		if err := e.outboxDeleteTx(ctx, tx, id); err != nil { // vector outbox (engine/outbox.go)
+			return err
+		}
+		channels[channel]++
+		agents[agentKey{sender, project}]++
+	}
+	for ch, n := range channels {
+		if _, err := tx.ExecContext(ctx, `UPDATE channels SET message_count = message_count - ?1,
+			last_message_at = coalesce((SELECT max(created_at) FROM messages WHERE channel_id = ?2), 0) WHERE id = ?2`, n, ch); err != nil {
+			return fmt.Errorf("engine: delete messages: %w", classify(err))
+		}
+	}
+	for a, n := range agents {
+		if _, err := tx.ExecContext(ctx, "UPDATE agents SET message_count = max(message_count - ?, 0) WHERE name = ? AND project_id = ?", n, a.name, a.project); err != nil {
+			return fmt.Errorf("engine: delete messages: %w", classify(err))
+		}
+	}
+	return nil
+}
+
+// reclaim merges the FTS5 segments (dropping deleted entries), rewrites the
+// database (VACUUM) and truncates the WAL, so deleted text leaves the disk.
+func (e *Engine) reclaim(ctx context.Context) error {
+	if err := e.fts.Optimize(ctx, e.w); err != nil {
+		return fmt.Errorf("engine: gc: fts optimize: %w", classify(err))
+	}
+	if _, err := e.w.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("engine: gc: vacuum: %w", classify(err))
+	}
+	if _, err := e.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("engine: gc: checkpoint: %w", classify(err))
+	}
+	return nil
+}
+
+// diskBytes is the size of every file in the data dir.
+func (e *Engine) diskBytes() int64 {
+	var n int64
+	filepath.WalkDir(e.dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

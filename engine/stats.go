@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// StoreStats is what `cairn stats` shows.
+type StoreStats struct {
+	Messages  int64            `json:"messages"`
+	ByChannel map[string]int64 `json:"by_channel"`
+	ByType    map[string]int64 `json:"by_type"`
+	ByAgent   map[string]int64 `json:"by_agent"` // "name" or "name@project"
+	Sessions  SessionStats     `json:"sessions"`
+	Bytes     DiskStats        `json:"bytes"`
+	Notes     []string         `json:"notes,omitempty"`
+}
+
+// SessionStats counts imported sessions.
+type SessionStats struct {
+	Sessions int64 `json:"sessions"`
+	Records  int64 `json:"records"`
+	Contents int64 `json:"contents"` // distinct contents stored
+	Chunks   int64 `json:"chunks"`
+	// DedupRatio is records with content per distinct content (>= 1).
+	DedupRatio float64 `json:"dedup_ratio"`
+}
+
+// DiskStats is bytes on disk per part of the data dir. Tables, FTS5 and
+// sessions are measured inside the SQLite file (dbstat), the rest by file
+// sizes.
+type DiskStats struct {
+	Total    int64 `json:"total"`
+	SQLite   int64 `json:"sqlite"`   // cairn.db + WAL
+	Messages int64 `json:"messages"` // messages table and its indexes
+	FTS      int64 `json:"fts"`      // messages_fts shadow tables
+	Sessions int64 `json:"sessions"` // session tables and indexes
+	Vectors  int64 `json:"vectors"`  // vectors/
+	Graph    int64 `json:"graph"`    // graph/ (no graph store yet: 0)
+	Models   int64 `json:"models"`   // models/
+	Other    int64 `json:"other"`
+}
+
+// StoreStats counts messages per channel, type and agent, sessions, and
+// bytes on disk per part.
+func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	st := &StoreStats{ByChannel: map[string]int64{}, ByType: map[string]int64{}, ByAgent: map[string]int64{}}
+	group := func(q string, into map[string]int64) error {
+		rows, err := e.r.QueryContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("engine: stats: %w", classify(err))
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			var n int64
+			if err := rows.Scan(&k, &n); err != nil {
+				return classify(err)
+			}
+			into[k] = n
+		}
+		return classify(rows.Err())
+	}
+	if err := group("SELECT channel_id, count(*) FROM messages GROUP BY channel_id", st.ByChannel); err != nil {
+		return nil, err
+	}
+	if err := group("SELECT message_type, count(*) FROM messages GROUP BY message_type", st.ByType); err != nil {
+		return nil, err
+	}
+	if err := group("SELECT CASE WHEN sender_project_id = '' THEN sender_id ELSE sender_id || '@' || sender_project_id END, count(*) FROM messages GROUP BY 1", st.ByAgent); err != nil {
+		return nil, err
+	}
+	for _, n := range st.ByChannel {
+		st.Messages += n
+	}
+	row := e.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM session_messages),
+		(SELECT count(*) FROM session_contents), (SELECT count(*) FROM session_chunks),
+		(SELECT count(*) FROM session_messages WHERE content_hash IS NOT NULL)`)
+	var withContent int64
+	if err := row.Scan(&st.Sessions.Sessions, &st.Sessions.Records, &st.Sessions.Contents, &st.Sessions.Chunks, &withContent); err != nil {
+		return nil, fmt.Errorf("engine: stats: %w", classify(err))
+	}
+	if st.Sessions.Contents > 0 {
+		st.Sessions.DedupRatio = float64(withContent) / float64(st.Sessions.Contents)
+	}
+
+	// Files.
+	filepath.WalkDir(e.dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(e.dir, p)
+		rel = filepath.ToSlash(rel)
+		n := info.Size()
+		st.Bytes.Total += n
+		switch {
+		case rel == DBFile || rel == DBFile+"-wal":
+			st.Bytes.SQLite += n
+		case rel == DBFile+"-shm":
+			st.Bytes.Other += n
+		case strings.HasPrefix(rel, "vectors/"):
+			st.Bytes.Vectors += n
+		case strings.HasPrefix(rel, "graph/"):
+			st.Bytes.Graph += n
+		case strings.HasPrefix(rel, "models/"):
+			st.Bytes.Models += n
+		default:
+			st.Bytes.Other += n
+		}
+		return nil
+	})
+	// Inside SQLite, by table (dbstat counts pages of the main file).
+	rows, err := e.r.QueryContext(ctx, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
+	if err != nil {
+		st.Notes = append(st.Notes, "per-table sizes unavailable: "+err.Error())
+	} else {
+		defer rows.Close()
+		idx := map[string]string{}
+		irows, err := e.r.QueryContext(ctx, "SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")
+		if err == nil {
+			for irows.Next() {
+				var n, tbl string
+				if irows.Scan(&n, &tbl) == nil {
+					idx[n] = tbl
+				}
+			}
+			irows.Close()
+		}
+		for rows.Next() {
+			var name string
+			var n int64
+			if err := rows.Scan(&name, &n); err != nil {
+				return nil, classify(err)
+			}
+			tbl := name
+			if t, ok := idx[name]; ok {
+				tbl = t
+			} else if strings.HasPrefix(name, "sqlite_autoindex_") {
+				tbl = strings.TrimSuffix(strings.TrimPrefix(name, "sqlite_autoindex_"), "_1")
+				if i := strings.LastIndexByte(tbl, '_'); i > 0 && strings.HasPrefix(name, "sqlite_autoindex_") {
+					tbl = tbl[:i]
+				}
+			}
+			switch {
+			case strings.HasPrefix(tbl, "messages_fts"):
+				st.Bytes.FTS += n
+			case tbl == "messages":
+				st.Bytes.Messages += n
+			case strings.HasPrefix(tbl, "session"):
+				st.Bytes.Sessions += n
+			}
+		}
+	}
+	st.Notes = append(st.Notes, "embedding cache hit rate and average search time: not recorded by this build (the engine exposes them once the hybrid search of issue 6 lands)")
+	return st, nil
+}

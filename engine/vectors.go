@@ -1,0 +1,574 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/vecstore"
+)
+
+// VectorsDir is the vecstore directory inside the data dir.
+const VectorsDir = "vectors"
+
+// vectorDatabase is the vecstore database (in the default tenant) that holds
+// the engine's message collections.
+const vectorDatabase = "cairn"
+
+// embedBatch is the number of messages the worker embeds per call.
+const embedBatch = 64
+
+// vectors is the engine's vector side: the vecstore and the background
+// worker that drains the outbox.
+type vectors struct {
+	store *vecstore.Store // nil: no vectors (no embedder and no set)
+	emb   Embedder        // nil: keyword only
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	wake   chan struct{}
+
+	mu struct {
+		sync.Mutex
+		colls map[string]string // collection name -> vecstore id
+	}
+}
+
+// openVectors opens DIR/vectors when an embedder is configured or vector
+// sets exist, registers the embedder's set if no set is active yet, and
+// starts the worker. Called by Open.
+func (e *Engine) openVectors(ctx context.Context) error {
+	e.vec = &vectors{emb: e.opts.Embedder, wake: make(chan struct{}, 1)}
+	e.vec.mu.colls = map[string]string{}
+	sets, err := e.liveSets(ctx, e.w)
+	if err != nil {
+		return err
+	}
+	if e.vec.emb == nil && len(sets) == 0 {
+		return nil
+	}
+	st, err := vecstore.Open(ctx, filepath.Join(e.dir, VectorsDir), vecstore.Options{Logger: e.opts.Logger})
+	if err != nil {
+		return fmt.Errorf("engine: open vectors: %w", err)
+	}
+	e.vec.store = st
+	if emb := e.vec.emb; emb != nil {
+		if emb.Dim() <= 0 || emb.ModelID() == "" {
+			st.Close()
+			return invalid("Options.Embedder", "must have a model id and a positive dimension")
+		}
+		var active *VectorSet
+		for i := range sets {
+			if sets[i].ModelID == emb.ModelID() && sets[i].Dim != emb.Dim() {
+				st.Close()
+				return fmt.Errorf("%w: vector set %d of model %s has dimension %d, the embedder %d", ErrDimensionMismatch, sets[i].ID, emb.ModelID(), sets[i].Dim, emb.Dim())
+			}
+			if sets[i].State == SetActive {
+				active = &sets[i]
+			}
+		}
+		switch {
+		case active == nil:
+			// First model (or the active set was lost): fill lazily, starting now.
+			if _, err := e.createSet(ctx, emb.ModelID(), emb.Dim()); err != nil {
+				st.Close()
+				return err
+			}
+		case active.ModelID != emb.ModelID():
+			e.opts.Logger.Warn("embedder differs from the active vectors: semantic search is off in this process until the vectors are rebuilt with it (cairn rebuild)",
+				"embedder", emb.ModelID(), "active", active.ModelID)
+		}
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	e.vec.cancel = cancel
+	e.vec.wg.Add(1)
+	go e.vectorWorker(wctx)
+	return nil
+}
+
+// closeVectors stops the worker and closes the vecstore. Called by Close.
+func (e *Engine) closeVectors() error {
+	if e.vec == nil {
+		return nil
+	}
+	if e.vec.cancel != nil {
+		e.vec.cancel()
+	}
+	e.vec.wg.Wait()
+	if e.vec.store != nil {
+		return e.vec.store.Close()
+	}
+	return nil
+}
+
+// wakeVectors tells the worker that new outbox rows may be waiting.
+func (e *Engine) wakeVectors() {
+	if e.vec == nil {
+		return
+	}
+	select {
+	case e.vec.wake <- struct{}{}:
+	default:
+	}
+}
+
+// vectorWorker drains the outbox until ctx ends: right after a local write
+// (wakeVectors) and every second for other processes' writes.
+func (e *Engine) vectorWorker(ctx context.Context) {
+	defer e.vec.wg.Done()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	backoff := time.Duration(0)
+	for {
+		n, err := e.drainOnce(ctx, embedBatch)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			e.opts.Logger.Warn("vector worker", "err", err)
+			backoff = min(max(2*backoff, time.Second), time.Minute)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			continue
+		}
+		backoff = 0
+		if n > 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.vec.wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// drainOnce processes one batch of outbox rows of the first set that has
+// work this process can do, and promotes a building set whose outbox is
+// empty. It returns the number of rows processed.
+func (e *Engine) drainOnce(ctx context.Context, n int) (int, error) {
+	if e.vec == nil || e.vec.store == nil {
+		return 0, nil
+	}
+	sets, err := e.liveSets(ctx, e.w)
+	if err != nil {
+		return 0, err
+	}
+	for _, s := range sets {
+		own := e.vec.emb != nil && e.vec.emb.ModelID() == s.ModelID
+		rows, lease, err := e.claim(ctx, s.ID, n, !own)
+		if err != nil {
+			return 0, err
+		}
+		if len(rows) == 0 {
+			if own && s.State == SetBuilding {
+				switched, err := e.promote(ctx, s.ID)
+				if err != nil {
+					return 0, err
+				}
+				if switched {
+					e.dropRetired(ctx)
+				}
+			}
+			continue
+		}
+		if err := e.processRows(ctx, s, rows, lease); err != nil {
+			ids := make([]int64, len(rows))
+			for i, r := range rows {
+				ids[i] = r.id
+			}
+			e.release(ctx, s.ID, ids, lease)
+			return 0, err
+		}
+		return len(rows), nil
+	}
+	return 0, nil
+}
+
+// dropRetired deletes retired sets' collections and rows.
+func (e *Engine) dropRetired(ctx context.Context) {
+	rows, err := e.w.QueryContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE state = 'retired'")
+	if err != nil {
+		e.opts.Logger.Warn("drop retired vector sets", "err", err)
+		return
+	}
+	var sets []VectorSet
+	for rows.Next() {
+		s, err := scanSet(rows)
+		if err == nil {
+			sets = append(sets, s)
+		}
+	}
+	rows.Close()
+	for _, s := range sets {
+		err := e.vec.store.DeleteCollection(ctx, vecstore.DefaultTenant, vectorDatabase, s.Collection)
+		if err != nil && !errors.Is(err, vecstore.ErrNotFound) {
+			e.opts.Logger.Warn("drop retired vector set", "id", s.ID, "err", err)
+			continue
+		}
+		e.vec.mu.Lock()
+		delete(e.vec.mu.colls, s.Collection)
+		e.vec.mu.Unlock()
+		if _, err := e.w.ExecContext(ctx, "DELETE FROM vector_sets WHERE id = ? AND state = 'retired'", s.ID); err != nil {
+			e.opts.Logger.Warn("drop retired vector set", "id", s.ID, "err", err)
+		}
+	}
+}
+
+// collection returns the vecstore id of set s's collection, creating the
+// collection (with the set's model and dimension) on first use.
+func (e *Engine) collection(ctx context.Context, s VectorSet, create bool) (string, error) {
+	e.vec.mu.Lock()
+	id, ok := e.vec.mu.colls[s.Collection]
+	e.vec.mu.Unlock()
+	if ok {
+		return id, nil
+	}
+	c, err := e.vec.store.GetCollection(ctx, vecstore.DefaultTenant, vectorDatabase, s.Collection)
+	if errors.Is(err, vecstore.ErrNotFound) && create {
+		if err := e.vec.store.CreateDatabase(ctx, vecstore.DefaultTenant, vectorDatabase); err != nil && !errors.Is(err, vecstore.ErrExists) {
+			return "", fmt.Errorf("engine: vectors: %w", err)
+		}
+		space := vecstore.SpaceCosine
+		c, err = e.vec.store.CreateCollection(ctx, vecstore.CreateCollectionRequest{
+			Tenant: vecstore.DefaultTenant, Database: vectorDatabase, Name: s.Collection,
+			Metadata:    vecstore.Metadata{"cairn": vecstore.String("messages"), "model": vecstore.String(s.ModelID)},
+			HNSW:        &vecstore.HNSWParams{Space: &space},
+			GetOrCreate: true, Model: s.ModelID, Dimension: s.Dim,
+		})
+	}
+	if err != nil {
+		return "", fmt.Errorf("engine: vectors: collection %s: %w", s.Collection, err)
+	}
+	if c.Model != s.ModelID || (c.Dimension != 0 && c.Dimension != s.Dim) {
+		return "", fmt.Errorf("%w: collection %s holds model %q dim %d, vector set %d says %q dim %d", ErrEmbedderMismatch, s.Collection, c.Model, c.Dimension, s.ID, s.ModelID, s.Dim)
+	}
+	e.vec.mu.Lock()
+	e.vec.mu.colls[s.Collection] = c.ID
+	e.vec.mu.Unlock()
+	return c.ID, nil
+}
+
+// vectorMeta is what a message's vector carries for filtering.
+type vectorMeta struct {
+	id                                                  int64
+	content, channel, channelType, sender, project, typ string
+	created                                             int64
+	confidence                                          float64
+	words                                               int64
+	breadcrumbs                                         bool
+}
+
+func (m vectorMeta) metadata() vecstore.Metadata {
+	return vecstore.Metadata{
+		"channel_id":      vecstore.String(m.channel),
+		"channel_type":    vecstore.String(m.channelType),
+		"agent_name":      vecstore.String(m.sender),
+		"project_id":      vecstore.String(m.project),
+		"timestamp":       vecstore.Int(m.created),
+		"confidence":      vecstore.Float(m.confidence),
+		"message_type":    vecstore.String(m.typ),
+		"word_count":      vecstore.Int(m.words),
+		"has_breadcrumbs": vecstore.Bool(m.breadcrumbs),
+	}
+}
+
+func (e *Engine) loadVectorMeta(ctx context.Context, ids []int64) (map[int64]vectorMeta, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := e.r.QueryContext(ctx, `SELECT m.id, m.content, m.channel_id, ch.channel_type, m.sender_id, m.sender_project_id,
+		m.created_at, m.confidence, m.message_type, m.word_count, m.has_breadcrumbs
+		FROM messages m JOIN channels ch ON ch.id = m.channel_id WHERE m.id IN (`+placeholders(len(ids))+")", args...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: vectors: %w", classify(err))
+	}
+	defer rows.Close()
+	out := make(map[int64]vectorMeta, len(ids))
+	for rows.Next() {
+		var m vectorMeta
+		if err := rows.Scan(&m.id, &m.content, &m.channel, &m.channelType, &m.sender, &m.project, &m.created, &m.confidence, &m.typ, &m.words, &m.breadcrumbs); err != nil {
+			return nil, fmt.Errorf("engine: vectors: %w", classify(err))
+		}
+		out[m.id] = m
+	}
+	return out, classify(rows.Err())
+}
+
+// processRows does the work of claimed rows: embeds and upserts messages
+// (skipping any whose vector is already stored, so a crash after the
+// vecstore write and before the outbox delete never embeds twice), deletes
+// vectors of deleted messages, then removes the rows.
+func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow, lease int64) error {
+	coll, err := e.collection(ctx, s, true)
+	if err != nil {
+		return err
+	}
+	var ups, dels, doneIDs []int64
+	for _, r := range rows {
+		if r.op == opDelete {
+			dels = append(dels, r.id)
+		} else {
+			ups = append(ups, r.id)
+		}
+	}
+	if len(ups) > 0 {
+		metas, err := e.loadVectorMeta(ctx, ups)
+		if err != nil {
+			return err
+		}
+		strIDs := make([]string, 0, len(ups))
+		for _, id := range ups {
+			if _, ok := metas[id]; ok {
+				strIDs = append(strIDs, strconv.FormatInt(id, 10))
+			} else {
+				dels = append(dels, id) // deleted since it was queued
+			}
+		}
+		have := map[string]bool{}
+		if len(strIDs) > 0 {
+			got, err := e.vec.store.Get(ctx, coll, vecstore.GetRequest{IDs: strIDs, Include: []vecstore.Include{}})
+			if err != nil {
+				return fmt.Errorf("engine: vectors: %w", err)
+			}
+			for _, id := range got.IDs {
+				have[id] = true
+			}
+		}
+		var todo []vectorMeta
+		for _, id := range ups {
+			m, ok := metas[id]
+			if !ok {
+				continue
+			}
+			if have[strconv.FormatInt(id, 10)] {
+				doneIDs = append(doneIDs, id)
+				continue
+			}
+			todo = append(todo, m)
+		}
+		if len(todo) > 0 {
+			texts := make([]string, len(todo))
+			for i, m := range todo {
+				texts[i] = m.content
+			}
+			vecs, err := e.vec.emb.Embed(ctx, texts)
+			if err != nil {
+				return fmt.Errorf("engine: embed %d messages: %w", len(texts), err)
+			}
+			if len(vecs) != len(texts) {
+				return fmt.Errorf("engine: embedder returned %d vectors for %d texts", len(vecs), len(texts))
+			}
+			req := vecstore.AddRequest{Model: s.ModelID, IDs: make([]string, len(todo)), Embeddings: vecs, Metadatas: make([]vecstore.Metadata, len(todo))}
+			for i, m := range todo {
+				if len(vecs[i]) != s.Dim {
+					return fmt.Errorf("%w: embedder returned %d floats, vector set %d has dimension %d", ErrDimensionMismatch, len(vecs[i]), s.ID, s.Dim)
+				}
+				req.IDs[i] = strconv.FormatInt(m.id, 10)
+				req.Metadatas[i] = m.metadata()
+				doneIDs = append(doneIDs, m.id)
+			}
+			if err := e.vec.store.Upsert(ctx, coll, req); err != nil {
+				return fmt.Errorf("engine: vectors: %w", err)
+			}
+		}
+	}
+	if len(dels) > 0 {
+		strIDs := make([]string, len(dels))
+		for i, id := range dels {
+			strIDs[i] = strconv.FormatInt(id, 10)
+		}
+		if err := e.vec.store.Delete(ctx, coll, vecstore.DeleteRequest{IDs: strIDs}); err != nil {
+			return fmt.Errorf("engine: vectors: %w", err)
+		}
+		doneIDs = append(doneIDs, dels...)
+	}
+	return e.complete(ctx, s.ID, doneIDs, lease)
+}
+
+// servingSet returns the set this process answers semantic queries from:
+// the active set when its model is the embedder's, else a building set of
+// the embedder's model (partial: its missing vectors are reported). ok is
+// false when there is none (no embedder, or another model's vectors only).
+func (e *Engine) servingSet(ctx context.Context) (VectorSet, bool, error) {
+	if e.vec == nil || e.vec.emb == nil || e.vec.store == nil {
+		return VectorSet{}, false, nil
+	}
+	sets, err := e.liveSets(ctx, e.r)
+	if err != nil {
+		return VectorSet{}, false, err
+	}
+	for _, s := range sets { // active first
+		if s.ModelID == e.vec.emb.ModelID() {
+			return s, true, nil
+		}
+	}
+	return VectorSet{}, false, nil
+}
+
+// SyncVectors embeds every message still waiting for a vector in the sets
+// this process can fill, in the caller's goroutine (the background worker
+// may help), and promotes a completed building set. progress, if not nil,
+// is called after each batch with the outbox rows done and the total
+// pending at the start. It returns when nothing this process can do is
+// left.
+func (e *Engine) SyncVectors(ctx context.Context, progress func(Progress)) error {
+	done, err := e.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
+	return e.syncVectors(ctx, progress)
+}
+
+func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error {
+	if e.vec == nil || e.vec.store == nil {
+		return nil
+	}
+	model := ""
+	if e.vec.emb != nil {
+		model = e.vec.emb.ModelID()
+	}
+	// The rows this process can do: its model's sets, and deletions.
+	const mine = " FROM vector_outbox WHERE (op = 1 OR set_id IN (SELECT id FROM vector_sets WHERE model_id = ?1 AND state <> 'retired'))"
+	count := func() (int64, error) {
+		var n int64
+		err := e.r.QueryRowContext(ctx, "SELECT count(*)"+mine, model).Scan(&n)
+		return n, classify(err)
+	}
+	total, err := count()
+	if err != nil {
+		return fmt.Errorf("engine: vectors: %w", err)
+	}
+	for {
+		k, err := e.drainOnce(ctx, 256)
+		if err != nil {
+			return err
+		}
+		if progress != nil {
+			left, err := count()
+			if err != nil {
+				return fmt.Errorf("engine: vectors: %w", err)
+			}
+			total = max(total, left)
+			progress(Progress{Done: total - left, Total: total, Item: "embedding"})
+		}
+		if k == 0 {
+			// Another worker may still hold leases: wait for them.
+			var leased int64
+			if err := e.r.QueryRowContext(ctx, "SELECT count(*)"+mine+" AND lease_until > ?2", model, time.Now().UnixMilli()).Scan(&leased); err != nil {
+				return fmt.Errorf("engine: vectors: %w", classify(err))
+			}
+			if leased == 0 {
+				// One more pass promotes a building set emptied by another worker.
+				if _, err := e.drainOnce(ctx, 256); err != nil {
+					return err
+				}
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// semanticHit is one vector search hit.
+type semanticHit struct {
+	id  int64
+	sim float64 // cosine similarity
+}
+
+// semanticSearch embeds query and returns the k nearest messages among
+// those matching where, by descending similarity.
+func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32, where *vecstore.Where, k int) ([]semanticHit, error) {
+	coll, err := e.collection(ctx, s, false)
+	if errors.Is(err, vecstore.ErrNotFound) {
+		return nil, nil // nothing embedded yet
+	}
+	if err != nil {
+		return nil, err
+	}
+	res, err := e.vec.store.Query(ctx, coll, vecstore.QueryRequest{
+		Embeddings: [][]float32{qvec}, NResults: &k, Where: where,
+		Include: []vecstore.Include{vecstore.IncludeDistances}, Model: s.ModelID,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("engine: semantic search: %w", err)
+	}
+	if len(res.IDs) == 0 {
+		return nil, nil
+	}
+	out := make([]semanticHit, 0, len(res.IDs[0]))
+	for i, sid := range res.IDs[0] {
+		id, err := strconv.ParseInt(sid, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%w: vector record id %q is not a message id", ErrCorrupt, sid)
+		}
+		out = append(out, semanticHit{id: id, sim: 1 - float64(res.Distances[0][i])})
+	}
+	return out, nil
+}
+
+// similarities returns the exact cosine similarity of qvec to the stored
+// vectors of ids (those that have one).
+func (e *Engine) similarities(ctx context.Context, s VectorSet, qvec []float32, ids []int64) (map[int64]float64, error) {
+	out := map[int64]float64{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	coll, err := e.collection(ctx, s, false)
+	if errors.Is(err, vecstore.ErrNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	strIDs := make([]string, len(ids))
+	for i, id := range ids {
+		strIDs[i] = strconv.FormatInt(id, 10)
+	}
+	got, err := e.vec.store.Get(ctx, coll, vecstore.GetRequest{IDs: strIDs, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	if err != nil {
+		return nil, fmt.Errorf("engine: vectors: %w", err)
+	}
+	qn := norm(qvec)
+	for i, sid := range got.IDs {
+		id, err := strconv.ParseInt(sid, 10, 64)
+		if err != nil || i >= len(got.Embeddings) {
+			continue
+		}
+		v := got.Embeddings[i]
+		if len(v) != len(qvec) || qn == 0 {
+			continue
+		}
+		var dot float64
+		for j := range v {
+			dot += float64(v[j]) * float64(qvec[j])
+		}
+		if vn := norm(v); vn > 0 {
+			out[id] = dot / (qn * vn)
+		}
+	}
+	return out, nil
+}
+
+func norm(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}

@@ -1,0 +1,462 @@
+package engine_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode"
+
+	"github.com/cairn-dev/cairn/engine"
+	_ "modernc.org/sqlite" // raw access to simulate crashes
+)
+
+// hashEmbedder is a deterministic test double for engine.Embedder: a
+// feature-hashed bag of words (each lower-cased word adds ±1 to one of dim
+// buckets), L2-normalized. Texts sharing words get similar vectors. It
+// counts how often each text was embedded and can be made to fail.
+type hashEmbedder struct {
+	model string
+	dim   int
+
+	mu    sync.Mutex
+	count map[string]int
+	texts int
+	// fail, when set, is asked before each batch; a non-nil error fails it.
+	fail func(done, batch int) error
+}
+
+func newHashEmbedder(model string, dim int) *hashEmbedder {
+	return &hashEmbedder{model: model, dim: dim, count: map[string]int{}}
+}
+
+func (h *hashEmbedder) Dim() int        { return h.dim }
+func (h *hashEmbedder) ModelID() string { return h.model }
+
+func (h *hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.fail != nil {
+		if err := h.fail(h.texts, len(texts)); err != nil {
+			return nil, err
+		}
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		h.count[t]++
+		h.texts++
+		out[i] = hashVector(h.model, t, h.dim)
+	}
+	return out, nil
+}
+
+func (h *hashEmbedder) embedded(text string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.count[text]
+}
+
+func hashVector(model, text string, dim int) []float32 {
+	v := make([]float32, dim)
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		f := fnv.New64a()
+		f.Write([]byte(model + "\x00" + w))
+		x := f.Sum64()
+		s := float32(1)
+		if x>>63 == 1 {
+			s = -1
+		}
+		v[x%uint64(dim)] += s
+	}
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n == 0 {
+		v[0] = 1
+		return v
+	}
+	for i := range v {
+		v[i] = float32(float64(v[i]) / math.Sqrt(n))
+	}
+	return v
+}
+
+func cosine(a, b []float32) float64 {
+	var d, na, nb float64
+	for i := range a {
+		d += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return d / math.Sqrt(na*nb)
+}
+
+// openDir opens an engine on dir, checked and closed at the end of the test.
+func openDir(t testing.TB, dir string, opts engine.Options) *engine.Engine {
+	t.Helper()
+	e, err := engine.Open(context.Background(), dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Check(context.Background()); err != nil && !errors.Is(err, engine.ErrClosed) {
+			t.Errorf("invariant check: %v", err)
+		}
+		e.Close()
+	})
+	return e
+}
+
+func mustSync(t testing.TB, e *engine.Engine) {
+	t.Helper()
+	if err := e.SyncVectors(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustConsistent(t testing.TB, e *engine.Engine) engine.CheckReport {
+	t.Helper()
+	rep, err := e.Consistency(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("inconsistent: %v", rep.Problems)
+	}
+	return rep
+}
+
+var words = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
+oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu sqlite vector index keyword
+graph outbox embed filter recency confidence`)
+
+func batch(n, seed int) []engine.NewMessage {
+	out := make([]engine.NewMessage, n)
+	for i := range out {
+		var b strings.Builder
+		for j := 0; j < 3+(i*7+seed)%5; j++ {
+			b.WriteString(words[(i*31+j*17+seed*13)%len(words)] + " ")
+		}
+		fmt.Fprintf(&b, "item%d", i)
+		out[i] = engine.NewMessage{Channel: "agent-notes:agent" + fmt.Sprint(i%3), Sender: "agent" + fmt.Sprint(i%3), Content: b.String(),
+			Confidence: ptr(float64(i%10) / 10), CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)}
+	}
+	return out
+}
+
+func TestDualWriteEmbedsEachMessageOnce(t *testing.T) {
+	ctx := context.Background()
+	emb := newHashEmbedder("hash-a", 32)
+	e := openDir(t, t.TempDir(), engine.Options{Embedder: emb})
+	msgs := batch(300, 1)
+	res, err := e.StoreMessages(ctx, msgs[:250])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 250 || !res[0].Created {
+		t.Fatalf("results: %d %+v", len(res), res[0])
+	}
+	for _, m := range msgs[250:] {
+		mustStore(t, e, m)
+	}
+	// Idempotent batch: nothing new, nothing queued twice.
+	res, err = e.StoreMessages(ctx, msgs[:10])
+	if err != nil || res[0].Created {
+		t.Fatalf("re-store: %v %+v", err, res)
+	}
+	mustSync(t, e)
+	rep := mustConsistent(t, e)
+	if len(rep.Sets) != 1 || rep.Sets[0].Vectors != 300 || rep.Sets[0].Pending != 0 || rep.Sets[0].State != engine.SetActive || rep.Sets[0].CollectionModel != "hash-a" {
+		t.Fatalf("sets: %+v", rep.Sets)
+	}
+	for _, m := range msgs {
+		if n := emb.embedded(m.Content); n != 1 {
+			t.Fatalf("%q embedded %d times", m.Content, n)
+		}
+	}
+	// Semantic search finds a message by its words.
+	r, err := e.SearchDetailed(ctx, engine.SearchRequest{Query: msgs[42].Content + " ", Mode: engine.ModeSemantic, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Mode != engine.ModeSemantic || len(r.Results) == 0 || r.Results[0].Message.Content != msgs[42].Content || r.Results[0].VectorMissing {
+		t.Fatalf("semantic: %+v", r)
+	}
+	if s := r.Results[0].Scores.Similarity; s < 0.999 {
+		t.Fatalf("similarity of identical text = %v", s)
+	}
+}
+
+func TestBatchIsAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	e, _ := openTest(t, engine.Options{})
+	msgs := batch(5, 2)
+	msgs[3].Confidence = ptr(2.0)
+	_, err := e.StoreMessages(ctx, msgs)
+	var be *engine.BatchError
+	var inv *engine.InvalidError
+	if !errors.As(err, &be) || be.Index != 3 || !errors.As(err, &inv) || inv.Field != "confidence" {
+		t.Fatalf("got %v", err)
+	}
+	msgs[3].Confidence = nil
+	msgs[4].Channel = "no-such-channel"
+	if _, err := e.StoreMessages(ctx, msgs); !errors.As(err, &be) || be.Index != 4 || !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("got %v", err)
+	}
+	if n := countMessages(t, e); n != 0 {
+		t.Fatalf("%d messages written by refused batches", n)
+	}
+}
+
+func TestKeywordOnlyThenModelAppears(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e := openDir(t, dir, engine.Options{})
+	msgs := batch(40, 3)
+	if _, err := e.StoreMessages(ctx, msgs); err != nil {
+		t.Fatal(err)
+	}
+	sets, err := e.VectorSets(ctx)
+	if err != nil || len(sets) != 0 {
+		t.Fatalf("sets without embedder: %v %v", sets, err)
+	}
+	r, err := e.SearchDetailed(ctx, engine.SearchRequest{Query: "alpha bravo"})
+	if err != nil || r.Mode != engine.ModeKeyword || len(r.Notes) == 0 || len(r.Results) == 0 || !r.Results[0].VectorMissing {
+		t.Fatalf("hybrid without embedder: %+v %v", r, err)
+	}
+	if _, err := e.Search(ctx, engine.SearchRequest{Query: "alpha", Mode: engine.ModeSemantic}); !errors.Is(err, engine.ErrEmbedderMismatch) {
+		t.Fatalf("semantic without embedder: %v", err)
+	}
+	e.Close()
+
+	emb := newHashEmbedder("hash-a", 32)
+	e = openDir(t, dir, engine.Options{Embedder: emb})
+	sets, err = e.VectorSets(ctx)
+	if err != nil || len(sets) != 1 || sets[0].Pending != 40 || sets[0].State != engine.SetActive {
+		t.Fatalf("sets after the model appeared: %+v %v", sets, err)
+	}
+	mustSync(t, e)
+	rep := mustConsistent(t, e)
+	if rep.Sets[0].Vectors != 40 {
+		t.Fatalf("vectors: %+v", rep.Sets[0])
+	}
+	r, err = e.SearchDetailed(ctx, engine.SearchRequest{Query: "alpha bravo"})
+	if err != nil || r.Mode != engine.ModeHybrid || r.Model != "hash-a" || len(r.Notes) != 0 || r.Results[0].VectorMissing {
+		t.Fatalf("hybrid: %+v %v", r, err)
+	}
+}
+
+func TestOutboxRepairsCrashes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	// A process that commits messages and dies before embedding them: the
+	// embedder fails, the process closes.
+	broken := newHashEmbedder("hash-a", 32)
+	broken.fail = func(int, int) error { return errors.New("simulated crash before the vector write") }
+	e := openDir(t, dir, engine.Options{Embedder: broken})
+	msgs := batch(50, 4)
+	if _, err := e.StoreMessages(ctx, msgs); err != nil {
+		t.Fatal(err)
+	}
+	// Reads say the vectors are missing; hybrid still finds by keyword.
+	rs, err := e.Search(ctx, engine.SearchRequest{Query: msgs[7].Content})
+	if err == nil {
+		t.Fatalf("the query embedding should fail with the broken embedder, got %d results", len(rs))
+	}
+	rs, err = e.Search(ctx, engine.SearchRequest{Query: msgs[7].Content, Mode: engine.ModeKeyword})
+	if err != nil || len(rs) == 0 || rs[0].Message.Content != msgs[7].Content {
+		t.Fatalf("keyword: %v %v", rs, err)
+	}
+	e.Close()
+
+	emb := newHashEmbedder("hash-a", 32)
+	e = openDir(t, dir, engine.Options{Embedder: emb})
+	mustSync(t, e)
+	mustConsistent(t, e)
+	e.Close()
+
+	// A crash after the vecstore write but before the outbox rows were
+	// removed: put the rows back by hand.
+	db, err := sql.Open("sqlite", filepath.Join(dir, engine.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO vector_outbox (set_id, message_id) SELECT (SELECT id FROM vector_sets), id FROM messages"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	e = openDir(t, dir, engine.Options{Embedder: emb})
+	sets, _ := e.VectorSets(ctx)
+	if sets[0].Pending != 50 {
+		t.Fatalf("pending after simulated crash: %+v", sets)
+	}
+	mustSync(t, e)
+	mustConsistent(t, e)
+	for _, m := range msgs {
+		if n := emb.embedded(m.Content); n != 1 {
+			t.Fatalf("%q embedded %d times", m.Content, n)
+		}
+	}
+}
+
+func TestVectorMissingIsReported(t *testing.T) {
+	ctx := context.Background()
+	emb := newHashEmbedder("hash-a", 32)
+	block := make(chan struct{})
+	var once sync.Once
+	emb.fail = func(done, n int) error {
+		if n > 1 { // message batches wait; single query texts pass
+			once.Do(func() {})
+			select {
+			case <-block:
+			case <-time.After(5 * time.Second):
+			}
+			return errors.New("held back")
+		}
+		return nil
+	}
+	e := openDir(t, t.TempDir(), engine.Options{Embedder: emb})
+	defer close(block)
+	msgs := batch(20, 5)
+	if _, err := e.StoreMessages(ctx, msgs[:10]); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.SearchDetailed(ctx, engine.SearchRequest{Query: msgs[3].Content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, res := range r.Results {
+		if res.Message.Content == msgs[3].Content {
+			found = true
+			if !res.VectorMissing || res.Scores.Keyword == 0 {
+				t.Fatalf("unembedded message: %+v", res)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("hybrid did not find the unembedded message by keyword: %+v", r)
+	}
+}
+
+func TestModelSwitchServesOldUntilDone(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a := newHashEmbedder("hash-a", 32)
+	ea := openDir(t, dir, engine.Options{Embedder: a})
+	const n = 600
+	msgs := batch(n, 6)
+	if _, err := ea.StoreMessages(ctx, msgs); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, ea)
+
+	// A second process with model B starts a rebuild that dies half way.
+	b := newHashEmbedder("hash-b", 48)
+	b.fail = func(done, n int) error {
+		if done > 0 { // the first batch succeeds, then the process "dies"
+			return errors.New("interrupted")
+		}
+		return nil
+	}
+	eb := openDir(t, dir, engine.Options{Embedder: b})
+	r, err := eb.SearchDetailed(ctx, engine.SearchRequest{Query: "alpha"})
+	if err != nil || r.Mode != engine.ModeKeyword || len(r.Notes) == 0 {
+		t.Fatalf("B before the switch: %+v %v", r, err)
+	}
+	if _, err := eb.Rebuild(ctx, engine.RebuildOptions{SkipFTS: true}); err == nil {
+		t.Fatal("interrupted rebuild returned no error")
+	}
+	// The old vectors keep serving process A.
+	ra, err := ea.SearchDetailed(ctx, engine.SearchRequest{Query: msgs[5].Content, Mode: engine.ModeSemantic, Limit: 1})
+	if err != nil || ra.Model != "hash-a" || ra.Results[0].Message.Content != msgs[5].Content {
+		t.Fatalf("A during the rebuild: %+v %v", ra, err)
+	}
+	sets, _ := eb.VectorSets(ctx)
+	if len(sets) != 2 || sets[0].State != engine.SetActive || sets[1].State != engine.SetBuilding || sets[1].Pending == 0 {
+		t.Fatalf("sets during the rebuild: %+v", sets)
+	}
+	mustConsistent(t, eb)
+	eb.Close()
+
+	// Resume: only the rest is embedded, then B becomes active.
+	b.fail = nil
+	before := b.texts
+	eb = openDir(t, dir, engine.Options{Embedder: b})
+	rep, err := eb.Rebuild(ctx, engine.RebuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Resumed || !rep.FTSRebuilt || rep.Set.State != engine.SetActive || rep.Set.ModelID != "hash-b" {
+		t.Fatalf("rebuild: %+v", rep)
+	}
+	if before == 0 || before >= n {
+		t.Fatalf("the interrupted rebuild embedded %d of %d texts", before, n)
+	}
+	if got := b.texts - before; got != n-before {
+		t.Fatalf("resumed rebuild embedded %d texts, want %d", got, n-before)
+	}
+	for _, m := range msgs {
+		if n := b.embedded(m.Content); n != 1 {
+			t.Fatalf("%q embedded %d times by B", m.Content, n)
+		}
+	}
+	sets, _ = eb.VectorSets(ctx)
+	if len(sets) != 1 || sets[0].ModelID != "hash-b" {
+		t.Fatalf("sets after the switch: %+v", sets)
+	}
+	crep := mustConsistent(t, eb)
+	if crep.Sets[0].Vectors != n || crep.Sets[0].CollectionDim != 48 {
+		t.Fatalf("after switch: %+v", crep.Sets)
+	}
+	r, err = eb.SearchDetailed(ctx, engine.SearchRequest{Query: msgs[9].Content, Mode: engine.ModeSemantic, Limit: 1})
+	if err != nil || r.Model != "hash-b" || r.Results[0].Message.Content != msgs[9].Content {
+		t.Fatalf("B after the switch: %+v %v", r, err)
+	}
+	// A now says its model's vectors are gone instead of answering wrongly.
+	if _, err := ea.Search(ctx, engine.SearchRequest{Query: "alpha", Mode: engine.ModeSemantic}); !errors.Is(err, engine.ErrEmbedderMismatch) {
+		t.Fatalf("A after the switch: %v", err)
+	}
+}
+
+func TestWhereFilterValidation(t *testing.T) {
+	ctx := context.Background()
+	e, _ := openTest(t, engine.Options{})
+	for _, tc := range []struct{ where, field string }{
+		{`{"nope": "x"}`, "where"},
+		{`{"confidence": "high"}`, "where"},
+		{`{"word_count": {"$gt": 2.5}}`, "where"},
+		{`{"channel_id": {"$gt": "a"}}`, "where"},
+		{`{"$and": 3}`, "where"},
+	} {
+		_, err := e.Search(ctx, engine.SearchRequest{Query: "x", Filter: engine.Filter{Where: []byte(tc.where)}})
+		var inv *engine.InvalidError
+		if !errors.As(err, &inv) || inv.Field != tc.field {
+			t.Errorf("where %s: got %v", tc.where, err)
+		}
+	}
+	for _, bad := range []engine.SearchRequest{
+		{Mode: "fuzzy"}, {Fusion: "sum"}, {Ranking: engine.Ranking{Profile: "fast"}},
+		{Ranking: engine.Ranking{Profile: "recent", Recency: 1}}, {Ranking: engine.Ranking{Similarity: -1}},
+		{Filter: engine.Filter{ChannelTypes: []string{"dm"}}}, {Filter: engine.Filter{MaxAge: -time.Hour}},
+	} {
+		var inv *engine.InvalidError
+		if _, err := e.Search(ctx, bad); !errors.As(err, &inv) {
+			t.Errorf("Search(%+v): got %v, want an InvalidError", bad, err)
+		}
+	}
+}

@@ -1,0 +1,211 @@
+package vecstore_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/vecstore"
+)
+
+var benchN = flag.Int("vecstore.n", 100000, "records in BenchmarkStore")
+
+// clustered returns n vectors of dimension dim drawn around 256 random
+// centres (closer to real embeddings than i.i.d. noise), from a seed.
+func clustered(n, dim int, seed uint64) [][]float32 {
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	centres := make([][]float32, 256)
+	for i := range centres {
+		centres[i] = randVec(r, dim)
+	}
+	out := make([][]float32, n)
+	for i := range out {
+		c := centres[r.IntN(len(centres))]
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = c[j] + 0.6*float32(r.NormFloat64())
+		}
+		out[i] = v
+	}
+	return out
+}
+
+func cosDist(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	return 1 - dot/(sqrt(na)*sqrt(nb))
+}
+
+func sqrt(x float64) float64 {
+	z := x
+	if z == 0 {
+		return 0
+	}
+	for i := 0; i < 30; i++ {
+		z = (z + x/z) / 2
+	}
+	return z
+}
+
+// bruteForce returns the ids of the 10 nearest allowed vectors for each query.
+func bruteForce(vecs, qs [][]float32, allowed func(i int) bool) [][]string {
+	out := make([][]string, len(qs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for qi := range qs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(qi int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			type cand struct {
+				i int
+				d float64
+			}
+			var cs []cand
+			for i, v := range vecs {
+				if allowed(i) {
+					cs = append(cs, cand{i, cosDist(v, qs[qi])})
+				}
+			}
+			sort.Slice(cs, func(a, b int) bool { return cs[a].d < cs[b].d })
+			for _, c := range cs[:min(10, len(cs))] {
+				out[qi] = append(out[qi], fmt.Sprintf("id%d", c.i))
+			}
+		}(qi)
+	}
+	wg.Wait()
+	return out
+}
+
+func pct(lat []time.Duration, p float64) time.Duration {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
+// BenchmarkStore measures, at n records of dimension 384 (cosine, clustered
+// data): add throughput in batches of 1,000, file size against raw vector
+// bytes, cold open to first query, and query latency p50/p99 with recall@10
+// unfiltered and at 10% and 1% selectivity. Run with -benchtime=1x:
+//
+//	go test ./vecstore -run '^$' -bench BenchmarkStore -benchtime=1x -timeout 60m
+func BenchmarkStore(b *testing.B) {
+	n, dim := *benchN, 384
+	b.Run(fmt.Sprintf("n=%d/dim=%d", n, dim), func(b *testing.B) {
+		ctx := context.Background()
+		vecs := clustered(n, dim, 1)
+		qs := clustered(200, dim, 99)
+		for i := 0; i < b.N; i++ {
+			dir := b.TempDir()
+			s, err := vecstore.Open(ctx, dir, vecstore.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			space := vecstore.SpaceCosine
+			c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "bench",
+				HNSW: &vecstore.HNSWParams{Space: &space}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			t0 := time.Now()
+			for from := 0; from < n; from += 1000 {
+				req := vecstore.AddRequest{}
+				for j := from; j < min(from+1000, n); j++ {
+					req.IDs = append(req.IDs, fmt.Sprintf("id%d", j))
+					req.Embeddings = append(req.Embeddings, vecs[j])
+					req.Metadatas = append(req.Metadatas, vecstore.Metadata{"r": vecstore.Int(int64(j % 1000))})
+				}
+				if err := s.Add(ctx, c.ID, req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			addDur := time.Since(t0)
+			b.ReportMetric(float64(n)/addDur.Seconds(), "add-records/s")
+			st := s.Stats()
+			t0 = time.Now()
+			if err := s.Close(); err != nil {
+				b.Fatal(err)
+			}
+			closeDur := time.Since(t0)
+			size := dirSize(dir)
+			raw := int64(n) * int64(dim) * 4
+			b.ReportMetric(float64(size)/float64(raw), "file/raw-vectors")
+
+			runtime.GC()
+			t0 = time.Now()
+			s, err = vecstore.Open(ctx, dir, vecstore.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			k := 10
+			if _, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: qs[:1], NResults: &k}); err != nil {
+				b.Fatal(err)
+			}
+			openDur := time.Since(t0)
+			b.ReportMetric(openDur.Seconds()*1000, "cold-open-ms")
+
+			for _, tc := range []struct {
+				name  string
+				limit int64
+			}{{"all", 1000}, {"sel10", 100}, {"sel1", 10}} {
+				var w *vecstore.Where
+				if tc.limit < 1000 {
+					w = vecstore.Lt("r", vecstore.Int(tc.limit))
+				}
+				want := bruteForce(vecs, qs, func(i int) bool { return int64(i%1000) < tc.limit })
+				var lat []time.Duration
+				var recall float64
+				for qi, q := range qs {
+					t1 := time.Now()
+					res, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: w,
+						Include: []vecstore.Include{vecstore.IncludeDistances}})
+					lat = append(lat, time.Since(t1))
+					if err != nil {
+						b.Fatal(err)
+					}
+					hit := 0
+					for _, id := range res.IDs[0] {
+						if slices.Contains(want[qi], id) {
+							hit++
+						}
+					}
+					recall += float64(hit) / float64(len(want[qi]))
+				}
+				recall /= float64(len(qs))
+				b.ReportMetric(float64(pct(lat, 0.5).Microseconds())/1000, tc.name+"-p50-ms")
+				b.ReportMetric(float64(pct(lat, 0.99).Microseconds())/1000, tc.name+"-p99-ms")
+				b.ReportMetric(recall, tc.name+"-recall@10")
+			}
+			b.Logf("n=%d dim=%d: add %.1fs (%.0f records/s, %d snapshots), close %.2fs, dir %d bytes = %.2fx raw vectors (%d), cold open+first query %v; %+v",
+				n, dim, addDur.Seconds(), float64(n)/addDur.Seconds(), st.Snapshots, closeDur.Seconds(), size,
+				float64(size)/float64(raw), raw, openDur, s.Stats())
+			_ = filepath.Join
+			_ = s.Close()
+		}
+	})
+}

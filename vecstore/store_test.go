@@ -1,0 +1,445 @@
+package vecstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/vecstore"
+	bolt "go.etcd.io/bbolt"
+)
+
+func mustCreate(t testing.TB, s *vecstore.Store, req vecstore.CreateCollectionRequest) vecstore.Collection {
+	t.Helper()
+	c, err := s.CreateCollection(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func addRandom(t testing.TB, s *vecstore.Store, coll string, r *rand.Rand, from, n, dim int) [][]float32 {
+	t.Helper()
+	var vecs [][]float32
+	for b := from; b < from+n; b += 1000 {
+		req := vecstore.AddRequest{}
+		for i := b; i < min(b+1000, from+n); i++ {
+			v := randVec(r, dim)
+			vecs = append(vecs, v)
+			req.IDs = append(req.IDs, fmt.Sprintf("id%d", i))
+			req.Embeddings = append(req.Embeddings, v)
+			req.Metadatas = append(req.Metadatas, vecstore.Metadata{"i": vecstore.Int(int64(i)), "r": vecstore.Int(int64(i * 7919 % 1000))})
+		}
+		if err := s.Add(context.Background(), coll, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return vecs
+}
+
+func queryIDs(t testing.TB, s *vecstore.Store, coll string, q []float32, k int, w *vecstore.Where) []string {
+	t.Helper()
+	res, err := s.Query(context.Background(), coll, vecstore.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: w,
+		Include: []vecstore.Include{vecstore.IncludeDistances}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.IDs[0]
+}
+
+func TestErrorClassesAndModel(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "model", Model: "m1", Dimension: 3})
+	add := func(model string, v []float32) error {
+		return s.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"x"}, Embeddings: [][]float32{v}, Model: model})
+	}
+	if err := add("m2", []float32{1, 2, 3}); !errors.Is(err, vecstore.ErrEmbedderMismatch) {
+		t.Errorf("other model: got %v", err)
+	}
+	if err := add("", []float32{1, 2, 3}); !errors.Is(err, vecstore.ErrEmbedderMismatch) {
+		t.Errorf("no model: got %v", err)
+	}
+	if err := add("m1", []float32{1, 2}); !errors.Is(err, vecstore.ErrDimensionMismatch) {
+		t.Errorf("wrong dim: got %v", err)
+	}
+	if err := add("m1", []float32{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{{1, 2, 3}}, Model: "m2"})
+	if !errors.Is(err, vecstore.ErrEmbedderMismatch) {
+		t.Errorf("query other model: got %v", err)
+	}
+	if _, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{{1, 2, 3}}, Model: "m1"}); err != nil {
+		t.Error(err)
+	}
+	if _, err := s.Count(ctx, "not-a-uuid"); !errors.Is(err, vecstore.ErrInvalid) {
+		t.Errorf("bad uuid: %v", err)
+	}
+	if _, err := s.Count(ctx, "00000000-0000-4000-8000-000000000000"); !errors.Is(err, vecstore.ErrNotFound) {
+		t.Errorf("unknown uuid: %v", err)
+	}
+	var e *vecstore.Error
+	if _, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "model"}); !errors.As(err, &e) ||
+		e.Class != vecstore.ErrExists || e.Message != "Collection [model] already exists" {
+		t.Errorf("exists: %v", err)
+	}
+}
+
+// TestTwoStoresShareDir: two Stores on one directory see each other's
+// writes at once, including collection changes, deletes and the reload
+// after a snapshot trimmed the log.
+func TestTwoStoresShareDir(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a := openStore(t, dir)
+	b, err := vecstore.Open(ctx, dir, vecstore.Options{SnapshotMinOps: 50, SnapshotRatio: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	r := rand.New(rand.NewPCG(1, 2))
+	c := mustCreate(t, a, vecstore.CreateCollectionRequest{Name: "shared"})
+	addRandom(t, a, c.ID, r, 0, 100, 8)
+	if n, _ := b.Count(ctx, c.ID); n != 100 {
+		t.Fatalf("b sees %d records, want 100", n)
+	}
+	// b writes enough to snapshot and trim the log; a must reload.
+	addRandom(t, b, c.ID, r, 100, 300, 8)
+	if err := b.Delete(ctx, c.ID, vecstore.DeleteRequest{Where: vecstore.Lt("i", vecstore.Int(50))}); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := a.Count(ctx, c.ID); n != 350 {
+		t.Fatalf("a sees %d records, want 350", n)
+	}
+	q := randVec(r, 8)
+	if ga, gb := queryIDs(t, a, c.ID, q, 10, nil), queryIDs(t, b, c.ID, q, 10, nil); !slices.Equal(ga, gb) {
+		t.Errorf("query differs: a %v b %v", ga, gb)
+	}
+	// Reuse of freed dense ids across processes.
+	addRandom(t, a, c.ID, r, 1000, 30, 8)
+	if n, _ := b.Count(ctx, c.ID); n != 380 {
+		t.Fatalf("b sees %d, want 380", n)
+	}
+	if err := a.ModifyCollection(ctx, c.ID, vecstore.ModifyCollectionRequest{NewName: ptrStr("renamed")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "renamed"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "renamed"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Count(ctx, c.ID); !errors.Is(err, vecstore.ErrNotFound) {
+		t.Fatalf("deleted collection: %v", err)
+	}
+}
+
+func ptrStr(s string) *string { return &s }
+
+// TestReopenWithoutClose: a Store abandoned without Close (as after a crash)
+// leaves a snapshot plus a log tail; reopening answers identically.
+func TestReopenWithoutClose(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s1, err := vecstore.Open(ctx, dir, vecstore.Options{SnapshotMinOps: 500, SnapshotRatio: 0.3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	c := mustCreate(t, s1, vecstore.CreateCollectionRequest{Name: "reopen", HNSW: &vecstore.HNSWParams{Space: ptrSpace(vecstore.SpaceCosine)}})
+	addRandom(t, s1, c.ID, r, 0, 2500, 16)
+	_ = s1.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: []string{"id1", "id2", "id2400"}})
+	st := s1.Stats()
+	if st.Snapshots == 0 {
+		t.Errorf("no snapshot written: %+v", st)
+	}
+	qs := [][]float32{randVec(r, 16), randVec(r, 16)}
+	var before [][]string
+	for _, q := range qs {
+		before = append(before, queryIDs(t, s1, c.ID, q, 10, vecstore.Gte("r", vecstore.Int(100))))
+	}
+	// No Close: the file must be complete as it is.
+	s2 := openStore(t, dir)
+	for i, q := range qs {
+		if got := queryIDs(t, s2, c.ID, q, 10, vecstore.Gte("r", vecstore.Int(100))); !slices.Equal(got, before[i]) {
+			t.Errorf("query %d after reopen: %v, before %v", i, got, before[i])
+		}
+	}
+	if n, _ := s2.Count(ctx, c.ID); n != 2497 {
+		t.Errorf("count %d", n)
+	}
+	got, err := s2.Get(ctx, c.ID, vecstore.GetRequest{IDs: []string{"id5"}, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	if err != nil || len(got.Embeddings) != 1 {
+		t.Fatal(err)
+	}
+	_ = s1.Close()
+}
+
+func ptrSpace(s vecstore.Space) *vecstore.Space { return &s }
+
+func TestNewerFormatRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	_ = s.Close()
+	db, err := bolt.Open(filepath.Join(dir, "vectors.db"), 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("version"), []byte{0, 0, 0, 7}) })
+	db.Close()
+	_, err = vecstore.Open(ctx, dir, vecstore.Options{})
+	if !errors.Is(err, vecstore.ErrIncompatibleFormat) || !strings.Contains(err.Error(), "version 7") {
+		t.Fatalf("got %v, want ErrIncompatibleFormat naming version 7", err)
+	}
+}
+
+// TestCorruptionAndRepair damages a record, a vector and the graph snapshot:
+// opening reports ErrCorrupt (never a panic or a wrong answer), Repair
+// drops what is damaged and rebuilds the graph from the stored vectors.
+func TestCorruptionAndRepair(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := vecstore.Open(ctx, dir, vecstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "damaged"})
+	addRandom(t, s, c.ID, r, 0, 3000, 8)
+	if err := s.Checkpoint(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	damage := func(fn func(cb *bolt.Bucket) error) {
+		t.Helper()
+		db, err := bolt.Open(filepath.Join(dir, "vectors.db"), 0o644, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if err := db.Update(func(tx *bolt.Tx) error { return fn(tx.Bucket([]byte("c:" + c.ID))) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flip := func(b *bolt.Bucket, key []byte) error {
+		v := append([]byte(nil), b.Get(key)...)
+		v[len(v)/2] ^= 0x40
+		return b.Put(key, v)
+	}
+	damage(func(cb *bolt.Bucket) error {
+		if err := flip(cb.Bucket([]byte("rec")), []byte("id7")); err != nil {
+			return err
+		}
+		return flip(cb.Bucket([]byte("snap")), []byte{0, 0, 0, 0})
+	})
+	s2, err := vecstore.Open(ctx, dir, vecstore.Options{})
+	if err != nil {
+		t.Fatal(err) // collections load lazily: the error shows on first use
+	}
+	_, err = s2.Count(ctx, c.ID)
+	if !errors.Is(err, vecstore.ErrCorrupt) {
+		t.Fatalf("damaged collection: got %v, want ErrCorrupt", err)
+	}
+	_ = s2.Close()
+	rep, err := vecstore.Repair(ctx, dir, vecstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.DroppedRecords != 1 || rep.GraphsRebuilt != 1 || rep.Records != 2999 {
+		t.Errorf("repair report %+v", rep)
+	}
+	s3 := openStore(t, dir)
+	if n, err := s3.Count(ctx, c.ID); err != nil || n != 2999 {
+		t.Fatalf("after repair: %d %v", n, err)
+	}
+	if got := queryIDs(t, s3, c.ID, randVec(r, 8), 5, nil); len(got) != 5 {
+		t.Fatalf("query after repair: %v", got)
+	}
+	_ = s3.Close()
+
+	// A damaged vector is found by Repair too.
+	damage(func(cb *bolt.Bucket) error { return flip(cb.Bucket([]byte("vec")), []byte{0, 0, 0, 9}) })
+	rep, err = vecstore.Repair(ctx, dir, vecstore.Options{})
+	if err != nil || rep.DroppedRecords != 1 {
+		t.Fatalf("repair: %+v %v", rep, err)
+	}
+}
+
+// TestGarbageFiles: files that are not stores, or are truncated or have
+// random bytes flipped, give errors and never panic.
+func TestGarbageFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "vectors.db"), []byte(strings.Repeat("garbage!", 2000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := vecstore.Open(ctx, dir, vecstore.Options{}); !errors.Is(err, vecstore.ErrCorrupt) {
+		t.Errorf("garbage file: %v", err)
+	}
+	// Random page damage.
+	src := t.TempDir()
+	s, err := vecstore.Open(ctx, src, vecstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "pages"})
+	addRandom(t, s, c.ID, r, 0, 2000, 8)
+	_ = s.Close()
+	orig, err := os.ReadFile(filepath.Join(src, "vectors.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rounds := 40
+	if testing.Short() {
+		rounds = 10
+	}
+	for i := 0; i < rounds; i++ {
+		d := t.TempDir()
+		b := slices.Clone(orig)
+		for j := 0; j < 1+r.IntN(20); j++ {
+			off := 2*4096 + r.IntN(len(b)-2*4096) // keep the meta pages
+			b[off] ^= byte(1 + r.IntN(255))
+		}
+		if err := os.WriteFile(filepath.Join(d, "vectors.db"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("panic on damaged file (round %d): %v", i, p)
+				}
+			}()
+			s, err := vecstore.Open(ctx, d, vecstore.Options{})
+			if err != nil {
+				return
+			}
+			defer s.Close()
+			_, _ = s.Count(ctx, c.ID)
+			_, _ = s.Get(ctx, c.ID, vecstore.GetRequest{Where: vecstore.Gt("r", vecstore.Int(500))})
+			_, _ = s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{randVec(r, 8)}})
+		}()
+	}
+}
+
+// TestFrozenFixture opens testdata/format-v1.db, written by format version 1
+// and never regenerated (unless -rewrite and the file is missing).
+func TestFrozenFixture(t *testing.T) {
+	ctx := context.Background()
+	fixture := "testdata/format-v1.db"
+	if _, err := os.Stat(fixture); os.IsNotExist(err) && *rewrite {
+		dir := t.TempDir()
+		s, err := vecstore.Open(ctx, dir, vecstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "fixture", Metadata: vecstore.Metadata{"k": vecstore.Float(1)}})
+		doc := "fixture document"
+		if err := s.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"a", "b", "c"}, Embeddings: [][]float32{{1, 0}, {0, 1}, {1, 1}},
+			Documents: []*string{&doc, nil, nil}, Metadatas: []vecstore.Metadata{{"n": vecstore.Int(1)}, {"n": vecstore.Float(2)}, nil}}); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Close()
+		b, _ := os.ReadFile(filepath.Join(dir, "vectors.db"))
+		if err := os.WriteFile(fixture, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "vectors.db"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, dir)
+	c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "fixture")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Get(ctx, c.ID, vecstore.GetRequest{Where: vecstore.Eq("n", vecstore.Int(2)), Include: []vecstore.Include{vecstore.IncludeEmbeddings, vecstore.IncludeMetadatas}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.IDs, []string{"b"}) || res.Metadatas[0]["n"].Kind != vecstore.KindFloat || !slices.Equal(res.Embeddings[0], []float32{0, 1}) {
+		t.Errorf("fixture get: %+v", res)
+	}
+	if got := queryIDs(t, s, c.ID, []float32{1, 0.1}, 1, nil); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("fixture query: %v", got)
+	}
+}
+
+// TestFilteredRecall checks the planner against an exact filtered brute
+// force: recall@10 >= 0.95 at every selectivity from 0.1% to 100%.
+func TestFilteredRecall(t *testing.T) {
+	n, dim, nq := 20000, 32, 30
+	if testing.Short() {
+		n, nq = 5000, 15
+	}
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	r := rand.New(rand.NewPCG(11, 12))
+	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "recall"})
+	vecs := addRandom(t, s, c.ID, r, 0, n, dim)
+	_ = ctx
+	for _, sel := range []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.3, 0.5, 1} {
+		limit := int64(math.Round(sel * 1000))
+		w := vecstore.Lt("r", vecstore.Int(limit))
+		if sel == 1 {
+			w = nil
+		}
+		var total float64
+		for qi := 0; qi < nq; qi++ {
+			q := randVec(r, dim)
+			type cand struct {
+				id string
+				d  float64
+			}
+			var cands []cand
+			for i, v := range vecs {
+				if w != nil && int64(i*7919%1000) >= limit {
+					continue
+				}
+				var d float64
+				for j := range v {
+					x := float64(v[j] - q[j])
+					d += x * x
+				}
+				cands = append(cands, cand{fmt.Sprintf("id%d", i), d})
+			}
+			sort.Slice(cands, func(a, b int) bool { return cands[a].d < cands[b].d })
+			want := map[string]bool{}
+			for _, c := range cands[:min(10, len(cands))] {
+				want[c.id] = true
+			}
+			got := queryIDs(t, s, c.ID, q, 10, w)
+			hit := 0
+			for _, id := range got {
+				if want[id] {
+					hit++
+				}
+			}
+			total += float64(hit) / float64(len(want))
+		}
+		recall := total / float64(nq)
+		t.Logf("selectivity %.1f%%: recall@10 %.3f", sel*100, recall)
+		if recall < 0.95 {
+			t.Errorf("selectivity %.1f%%: recall@10 %.3f < 0.95", sel*100, recall)
+		}
+	}
+	t.Logf("planner: %+v", s.Stats())
+}
