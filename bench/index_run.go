@@ -305,7 +305,7 @@ func runCoder(cfg IndexConfig, ds *IndexDataset, emit func(IndexRow)) {
 
 func queryRow(peer string, ds *IndexDataset, kind string, ef int, sel float64, s QueryStats) IndexRow {
 	return IndexRow{Peer: peer, Dataset: ds.Spec.Name, N: ds.Spec.N, Kind: kind, Ef: ef, Sel: sel,
-		Recall: s.Recall, P50us: s.P50us, P99us: s.P99us, MeanUs: s.MeanUs}
+		Recall: s.Recall, P50us: s.P50us, P99us: s.P99us, MeanUs: s.MeanUs, CPUP50: s.CPUP50, CPUP99: s.CPUP99}
 }
 
 // runExternal runs a peer process and forwards its JSON lines to emit; other

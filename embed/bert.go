@@ -184,9 +184,9 @@ func parallelFor(workers, n int, fn func(i int)) {
 }
 
 // matmul computes y[r] = x[r] W^T + bias for rows r in [0,rows) (rows a
-// multiple of 4); x has row stride l.in, y row stride l.out.
+// multiple of the kernel's mr); x has row stride l.in, y row stride l.out.
 func (b *bert) matmul(x []float32, rows int, l *linear, y []float32) {
-	nr := b.k.nr
+	nr, mr := b.k.nr, b.k.mr
 	const rowBlock = 64
 	rowBlocks := (rows + rowBlock - 1) / rowBlock
 	tasks := l.panels * rowBlocks
@@ -195,16 +195,16 @@ func (b *bert) matmul(x []float32, rows int, l *linear, y []float32) {
 		panel := l.w[p*l.in*nr : (p+1)*l.in*nr]
 		col := p * nr
 		width := min(nr, l.out-col)
-		var scratch [4 * 32]float32
+		var scratch [8 * 32]float32
 		r1 := min(rows, (rb+1)*rowBlock)
-		for r := rb * rowBlock; r < r1; r += 4 {
+		for r := rb * rowBlock; r < r1; r += mr {
 			a := x[r*l.in:]
 			bias := l.bias[col : col+nr]
 			if width == nr {
-				b.k.gemm4(a, l.in, panel, l.in, bias, y[r*l.out+col:], l.out)
+				b.k.gemm(a, l.in, panel, l.in, bias, y[r*l.out+col:], l.out)
 			} else {
-				b.k.gemm4(a, l.in, panel, l.in, bias, scratch[:], nr)
-				for i := 0; i < 4; i++ {
+				b.k.gemm(a, l.in, panel, l.in, bias, scratch[:], nr)
+				for i := 0; i < mr; i++ {
 					copy(y[(r+i)*l.out+col:(r+i)*l.out+col+width], scratch[i*nr:i*nr+width])
 				}
 			}
@@ -255,7 +255,8 @@ func (b *bert) encode(ctx context.Context, seqs [][]int32, pool Pooling) ([][]fl
 		offs[i+1] = offs[i] + len(s)
 	}
 	T := offs[len(seqs)]
-	Tp := (T + 3) &^ 3
+	mr := b.k.mr
+	Tp := (T + mr - 1) / mr * mr
 	bufs, _ := b.bufPool.Get().(*bertBufs)
 	if bufs == nil {
 		bufs = &bertBufs{}
@@ -349,15 +350,16 @@ func (b *bert) rowwise(n int, fn func(r int)) {
 type attnScratch struct{ q, kp, s, vp, o []float32 }
 
 // attention computes head h of one sequence (rows [o, o+L) of the packed
-// batch) with the gemm4 kernel: S = Q K^T * scale, softmax, O = S V.
+// batch) with the gemm kernel: S = Q K^T * scale, softmax, O = S V.
 func (b *bert) attention(qkv, cx []float32, o, L, h int, scale float32) {
 	H := b.cfg.Hidden
 	dh := H / b.cfg.Heads
 	nr := b.k.nr
-	Lr := (L + 3) &^ 3        // rows of Q and S, padded to the kernel's 4
-	sp := (L + nr - 1) / nr   // panels of S's columns
-	vpn := (dh + nr - 1) / nr // panels of the output's columns
-	ls := sp * nr             // row stride of S
+	mr := b.k.mr
+	Lr := (L + mr - 1) / mr * mr // rows of Q and S, padded to the kernel's mr
+	sp := (L + nr - 1) / nr      // panels of S's columns
+	vpn := (dh + nr - 1) / nr    // panels of the output's columns
+	ls := sp * nr                // row stride of S
 	var zero [32]float32
 	sc, _ := b.attnPool.Get().(*attnScratch)
 	if sc == nil {
@@ -389,9 +391,9 @@ func (b *bert) attention(qkv, cx []float32, o, L, h int, scale float32) {
 			vp[(d/nr)*L*nr+i*nr+d%nr] = v
 		}
 	}
-	for r := 0; r < Lr; r += 4 {
+	for r := 0; r < Lr; r += mr {
 		for p := 0; p < sp; p++ {
-			b.k.gemm4(q[r*dh:], dh, kp[p*dh*nr:(p+1)*dh*nr], dh, zero[:nr], S[r*ls+p*nr:], ls)
+			b.k.gemm(q[r*dh:], dh, kp[p*dh*nr:(p+1)*dh*nr], dh, zero[:nr], S[r*ls+p*nr:], ls)
 		}
 	}
 	for i := 0; i < L; i++ {
@@ -412,17 +414,13 @@ func (b *bert) attention(qkv, cx []float32, o, L, h int, scale float32) {
 			row[j] *= inv
 		}
 	}
-	for r := Lr - 4; r >= 0 && r >= L-3 && Lr > L; r -= 4 {
-		// rows past L hold garbage; zero them so padded outputs stay finite
-		for i := max(r, L); i < r+4; i++ {
-			clear(S[i*ls : i*ls+L])
-		}
-		break
+	for i := L; i < Lr; i++ {
+		clear(S[i*ls : i*ls+L]) // padding rows: keep the unused outputs finite
 	}
 	on := vpn * nr
-	for r := 0; r < Lr; r += 4 {
+	for r := 0; r < Lr; r += mr {
 		for p := 0; p < vpn; p++ {
-			b.k.gemm4(S[r*ls:], ls, vp[p*L*nr:(p+1)*L*nr], L, zero[:nr], out[r*on+p*nr:], on)
+			b.k.gemm(S[r*ls:], ls, vp[p*L*nr:(p+1)*L*nr], L, zero[:nr], out[r*on+p*nr:], on)
 		}
 	}
 	for i := 0; i < L; i++ {

@@ -20,18 +20,19 @@ const (
 
 // kernelSet is the inner loops of the encoder.
 //
-//	gemm4: C[0:4][0:nr] = bias[0:nr] + A[0:4][0:k] (row stride lda) x B (a packed panel,
+//	gemm:  C[0:mr][0:nr] = bias[0:nr] + A[0:mr][0:k] (row stride lda) x B (a packed panel,
 //	       k rows of nr floats), with C's row stride ldc.
 //	gelu:  v[i] = v[i]*0.5*(1+erf(v[i]/sqrt2)) with erf32's approximation
 //	dot:   sum a[i]*b[i] over len(a)
 //	axpy:  y[i] += alpha*x[i] over len(x)
 type kernelSet struct {
-	name  Kernels
-	nr    int
-	gemm4 func(a []float32, lda int, b []float32, k int, bias, c []float32, ldc int)
-	gelu  func(v []float32)
-	dot   func(a, b []float32) float32
-	axpy  func(alpha float32, x, y []float32)
+	name Kernels
+	mr   int // rows per gemm call
+	nr   int // panel width
+	gemm func(a []float32, lda int, b []float32, k int, bias, c []float32, ldc int)
+	gelu func(v []float32)
+	dot  func(a, b []float32) float32
+	axpy func(alpha float32, x, y []float32)
 }
 
 // AvailableKernels lists the kernel sets this CPU can run, fastest first.
@@ -54,7 +55,7 @@ func selectKernels(k Kernels) (*kernelSet, error) {
 	case KernelsAuto:
 		return selectKernels(AvailableKernels()[0])
 	case KernelsGo:
-		return &kernelSet{name: KernelsGo, nr: 16, gemm4: gemm4Go, gelu: gelu, dot: dotGo, axpy: axpyGo}, nil
+		return &kernelSet{name: KernelsGo, mr: 4, nr: 16, gemm: gemm4Go, gelu: gelu, dot: dotGo, axpy: axpyGo}, nil
 	case KernelsAVX2:
 		if !hasAVX2() {
 			return nil, fmt.Errorf("%w: this CPU lacks AVX2+FMA", ErrUnsupported)

@@ -17,6 +17,9 @@ func geluAVX2asm(v *float32, n int)
 func geluAVX512asm(v *float32, n int)
 
 //go:noescape
+func gemm8AVX512asm(a *float32, lda int, b *float32, k int, bias, c *float32, ldc int)
+
+//go:noescape
 func dotAVX2asm(a, b *float32, n int) float32
 
 //go:noescape
@@ -30,24 +33,25 @@ func axpyAVX512asm(alpha float32, x, y *float32, n int)
 
 // checkGemm4 keeps the assembly memory-safe: it panics (like an index
 // expression would) when the slices are too short.
-func checkGemm4(a []float32, lda int, b []float32, k int, bias, c []float32, ldc, nr int) {
+func checkGemm(mr int, a []float32, lda int, b []float32, k int, bias, c []float32, ldc, nr int) {
 	_ = bias[nr-1]
-	_ = a[3*lda+k-1]
+	_ = a[(mr-1)*lda+k-1]
 	_ = b[k*nr-1]
-	_ = c[3*ldc+nr-1]
+	_ = c[(mr-1)*ldc+nr-1]
 }
 
 func avx2Kernels() *kernelSet {
 	const nr = 16
 	return &kernelSet{
 		name: KernelsAVX2,
+		mr:   4,
 		nr:   nr,
-		gemm4: func(a []float32, lda int, b []float32, k int, bias, c []float32, ldc int) {
+		gemm: func(a []float32, lda int, b []float32, k int, bias, c []float32, ldc int) {
 			if k == 0 {
 				gemm4Go(a, lda, b, k, bias, c, ldc)
 				return
 			}
-			checkGemm4(a, lda, b, k, bias, c, ldc, nr)
+			checkGemm(4, a, lda, b, k, bias, c, ldc, nr)
 			gemm4AVX2asm(&a[0], lda, &b[0], k, &bias[0], &c[0], ldc)
 		},
 		gelu: func(v []float32) {
@@ -78,16 +82,17 @@ func avx512Kernels() *kernelSet {
 	const nr = 32
 	return &kernelSet{
 		name: KernelsAVX512,
+		mr:   8,
 		nr:   nr,
-		gemm4: func(a []float32, lda int, b []float32, k int, bias, c []float32, ldc int) {
+		gemm: func(a []float32, lda int, b []float32, k int, bias, c []float32, ldc int) {
 			if k == 0 {
-				for r := 0; r < 4; r++ {
+				for r := 0; r < 8; r++ {
 					copy(c[r*ldc:r*ldc+nr], bias[:nr])
 				}
 				return
 			}
-			checkGemm4(a, lda, b, k, bias, c, ldc, nr)
-			gemm4AVX512asm(&a[0], lda, &b[0], k, &bias[0], &c[0], ldc)
+			checkGemm(8, a, lda, b, k, bias, c, ldc, nr)
+			gemm8AVX512asm(&a[0], lda, &b[0], k, &bias[0], &c[0], ldc)
 		},
 		gelu: func(v []float32) {
 			n := len(v) &^ 15

@@ -11,7 +11,7 @@ func BenchmarkMatmul(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	for _, kn := range AvailableKernels() {
 		ks, _ := selectKernels(kn)
-		for _, shape := range [][3]int{{20, 384, 1536}, {64, 384, 1152}, {256, 1536, 384}} {
+		for _, shape := range [][3]int{{24, 384, 1536}, {64, 384, 1152}, {256, 1536, 384}} {
 			rows, in, out := shape[0], shape[1], shape[2]
 			w := rawTensor{shape: []int{out, in}, data: randVec(rng, out*in)}
 			bias := rawTensor{shape: []int{out}, data: randVec(rng, out)}

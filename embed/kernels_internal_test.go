@@ -24,22 +24,22 @@ func TestKernelsEqual(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(string(name), func(t *testing.T) {
-			nr := ks.nr
+			nr, mr := ks.nr, ks.mr
 			for _, k := range []int{0, 1, 3, 17, 32, 384, 1536} {
 				lda, ldc := k+5, nr+3
-				a := randVec(rng, 3*lda+k)
+				a := randVec(rng, (mr-1)*lda+k)
 				b := randVec(rng, k*nr)
 				bias := randVec(rng, nr)
-				c := make([]float32, 3*ldc+nr)
-				ks.gemm4(a, lda, b, k, bias, c, ldc)
-				for r := 0; r < 4; r++ {
+				c := make([]float32, (mr-1)*ldc+nr)
+				ks.gemm(a, lda, b, k, bias, c, ldc)
+				for r := 0; r < mr; r++ {
 					for j := 0; j < nr; j++ {
 						want := float64(bias[j])
 						for p := 0; p < k; p++ {
 							want += float64(a[r*lda+p]) * float64(b[p*nr+j])
 						}
 						if got := float64(c[r*ldc+j]); math.Abs(got-want) > 1e-4*(1+math.Sqrt(float64(k))) {
-							t.Fatalf("gemm4 k=%d: C[%d][%d] = %g, want %g", k, r, j, got, want)
+							t.Fatalf("gemm k=%d: C[%d][%d] = %g, want %g", k, r, j, got, want)
 						}
 					}
 				}

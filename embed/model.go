@@ -109,7 +109,7 @@ type Model struct {
 	kernels Kernels
 
 	texts, hits, misses, tokens, batches, truncated, chunked, encodeNS atomic.Uint64
-	loadDur                                                           time.Duration
+	loadDur                                                            time.Duration
 }
 
 // Open loads the model in modelDir (config.json, tokenizer.json,
@@ -289,7 +289,8 @@ type Result struct {
 	Vector []float32
 	// Chunks holds one vector per window when the text was chunked.
 	Chunks [][]float32
-	// Tokens is the text's token count before truncation, [CLS] and [SEP] included.
+	// Tokens is the text's token count before truncation, [CLS] and [SEP]
+	// included (-1 for a cache hit, which skips tokenization).
 	Tokens int
 	// Truncated is the number of word pieces dropped.
 	Truncated int

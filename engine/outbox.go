@@ -86,6 +86,7 @@ func (e *Engine) createSet(ctx context.Context, model string, dim int) (VectorSe
 	var s VectorSet
 	err = tx.QueryRowContext(ctx, "SELECT id FROM vector_sets WHERE model_id = ? AND state = 'building'", model).Scan(&s.ID)
 	if err == nil {
+		tx.Rollback() // the writer pool has one connection: free it first
 		return e.getSet(ctx, s.ID)
 	}
 	if !errors.Is(err, sql.ErrNoRows) {

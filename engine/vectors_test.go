@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -67,16 +68,16 @@ func (h *hashEmbedder) embedded(text string) int {
 }
 
 func hashVector(model, text string, dim int) []float32 {
+	// Each word adds a dense pseudo-random vector seeded by its hash (so
+	// texts sharing words are similar and cosines have no exact ties).
 	v := make([]float32, dim)
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
 		f := fnv.New64a()
 		f.Write([]byte(model + "\x00" + w))
-		x := f.Sum64()
-		s := float32(1)
-		if x>>63 == 1 {
-			s = -1
+		r := rand.New(rand.NewPCG(f.Sum64(), 1))
+		for i := range v {
+			v[i] += float32(r.Float64()*2 - 1)
 		}
-		v[x%uint64(dim)] += s
 	}
 	var n float64
 	for _, x := range v {

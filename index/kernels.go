@@ -6,9 +6,30 @@ type kernel struct {
 	name string
 	dot  func(a, b []float32) float32 // sum a[i]*b[i] over len(a); len(b) >= len(a)
 	l2   func(a, b []float32) float32 // sum (a[i]-b[i])^2 over len(a); len(b) >= len(a)
+	// dotBatch and l2Batch set out[i] to dot or l2 of q and row ids[i] of
+	// vecs (rows of dim floats). The assembly versions prefetch the next
+	// row and trust every id to be in range; len(out) >= len(ids).
+	dotBatch func(q, vecs []float32, dim int, ids []uint32, out []float32)
+	l2Batch  func(q, vecs []float32, dim int, ids []uint32, out []float32)
 }
 
-var genericKernel = kernel{name: "go", dot: dotGo, l2: l2Go}
+var genericKernel = kernel{name: "go", dot: dotGo, l2: l2Go, dotBatch: dotBatchGo, l2Batch: l2BatchGo}
+
+func dotBatchGo(q, vecs []float32, dim int, ids []uint32, out []float32) {
+	out = out[:len(ids)]
+	for i, id := range ids {
+		o := int(id) * dim
+		out[i] = dotGo(q, vecs[o:o+dim:o+dim])
+	}
+}
+
+func l2BatchGo(q, vecs []float32, dim int, ids []uint32, out []float32) {
+	out = out[:len(ids)]
+	for i, id := range ids {
+		o := int(id) * dim
+		out[i] = l2Go(q, vecs[o:o+dim:o+dim])
+	}
+}
 
 // dotGo is the portable dot product: eight independent accumulators so the
 // adds pipeline, and re-sliced operands so the compiler drops bounds checks.

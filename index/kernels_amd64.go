@@ -16,9 +16,23 @@ func dotAVX512(a, b []float32) float32
 //go:noescape
 func l2AVX512(a, b []float32) float32
 
+//go:noescape
+func dotBatchAVX2(q, vecs []float32, dim int, ids []uint32, out []float32)
+
+//go:noescape
+func l2BatchAVX2(q, vecs []float32, dim int, ids []uint32, out []float32)
+
+//go:noescape
+func dotBatchAVX512(q, vecs []float32, dim int, ids []uint32, out []float32)
+
+//go:noescape
+func l2BatchAVX512(q, vecs []float32, dim int, ids []uint32, out []float32)
+
 var (
-	avx2Kernel   = kernel{name: "avx2", dot: dotAVX2, l2: l2AVX2}
-	avx512Kernel = kernel{name: "avx512", dot: dotAVX512, l2: l2AVX512}
+	avx2Kernel = kernel{name: "avx2", dot: dotAVX2, l2: l2AVX2,
+		dotBatch: dotBatchAVX2, l2Batch: l2BatchAVX2}
+	avx512Kernel = kernel{name: "avx512", dot: dotAVX512, l2: l2AVX512,
+		dotBatch: dotBatchAVX512, l2Batch: l2BatchAVX512}
 )
 
 // kernels returns every kernel this CPU can run, best last.
@@ -42,3 +56,8 @@ func bestKernel() kernel {
 	}
 	return genericKernel
 }
+
+// prefetch asks for the two cache lines at p (a neighbour list).
+//
+//go:noescape
+func prefetch(p *uint32)

@@ -281,24 +281,9 @@ l25_done:
 	RET
 
 // Batch kernels: out[i] = dot or l2 of q and row ids[i] of vecs (rows of
-// dim floats), prefetching row ids[i+1] while computing row ids[i]. Row
-// ids are trusted to be in range (the index's invariant).
-
-// PREFETCH_ROW(i): prefetch every cache line of row ids[i], if i < n.
-// Uses AX, CX, DX.
-#define PREFETCH_ROW(i, label) \
-	CMPQ       i, R11          \
-	JGE        label           \
-	MOVL       (R10)(i*4), AX  \
-	IMULQ      R13, AX         \
-	LEAQ       (R8)(AX*1), DX  \
-	MOVQ       R13, CX         \
-label##_pf:                    \
-	PREFETCHT0 (DX)            \
-	ADDQ       $64, DX         \
-	SUBQ       $64, CX         \
-	JG         label##_pf      \
-label:
+// dim floats), prefetching every cache line of row ids[i+3] while computing
+// row ids[i]. Row ids are trusted to be in range (the index's invariant).
+// Generated; every variant is tested against its single-pair kernel.
 
 // func dotBatchAVX512(q, vecs []float32, dim int, ids []uint32, out []float32)
 TEXT ·dotBatchAVX512(SB), NOSPLIT, $0-104
@@ -310,8 +295,52 @@ TEXT ·dotBatchAVX512(SB), NOSPLIT, $0-104
 	MOVQ  out_base+80(FP), R12
 	MOVQ  R9, R13
 	SHLQ  $2, R13
+	MOVQ  $0, R14
+	CMPQ       R14, R11
+	JGE        db5_first0
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+db5_first0_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         db5_first0_pf
+
+db5_first0:
+	MOVQ  $1, R14
+	CMPQ       R14, R11
+	JGE        db5_first1
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+db5_first1_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         db5_first1_pf
+
+db5_first1:
+	MOVQ  $2, R14
+	CMPQ       R14, R11
+	JGE        db5_first2
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+db5_first2_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         db5_first2_pf
+
+db5_first2:
 	XORQ  BX, BX
-	PREFETCH_ROW(BX, db5_first)
 
 db5_outer:
 	CMPQ  BX, R11
@@ -319,8 +348,21 @@ db5_outer:
 	MOVL  (R10)(BX*4), AX
 	IMULQ R13, AX
 	LEAQ  (R8)(AX*1), DI
-	LEAQ  1(BX), R14
-	PREFETCH_ROW(R14, db5_next)
+	LEAQ  3(BX), R14
+	CMPQ       R14, R11
+	JGE        db5_next
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+db5_next_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         db5_next_pf
+
+db5_next:
 	MOVQ  SI, R15
 	MOVQ  R9, CX
 	VPXORD Z0, Z0, Z0
@@ -328,23 +370,23 @@ db5_outer:
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 
-db5_loop64:
+db5_loopbig:
 	CMPQ        CX, $64
-	JL          db5_loop16
-	VMOVUPS     (R15), Z4
+	JL          db5_loopw
+	VMOVUPS     0(R15), Z4
 	VMOVUPS     64(R15), Z5
 	VMOVUPS     128(R15), Z6
 	VMOVUPS     192(R15), Z7
-	VFMADD231PS (DI), Z4, Z0
+	VFMADD231PS 0(DI), Z4, Z0
 	VFMADD231PS 64(DI), Z5, Z1
 	VFMADD231PS 128(DI), Z6, Z2
 	VFMADD231PS 192(DI), Z7, Z3
 	ADDQ        $256, R15
 	ADDQ        $256, DI
 	SUBQ        $64, CX
-	JMP         db5_loop64
+	JMP         db5_loopbig
 
-db5_loop16:
+db5_loopw:
 	CMPQ        CX, $16
 	JL          db5_reduce
 	VMOVUPS     (R15), Z4
@@ -352,10 +394,22 @@ db5_loop16:
 	ADDQ        $64, R15
 	ADDQ        $64, DI
 	SUBQ        $16, CX
-	JMP         db5_loop16
+	JMP         db5_loopw
 
 db5_reduce:
 	REDUCE_Z
+
+db5_loop8:
+	CMPQ        CX, $8
+	JL          db5_hsum
+	VMOVUPS     (R15), Y4
+	VFMADD231PS (DI), Y4, Y0
+	ADDQ        $32, R15
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         db5_loop8
+
+db5_hsum:
 	HSUM_Y0
 
 db5_tail:
@@ -387,8 +441,52 @@ TEXT ·l2BatchAVX512(SB), NOSPLIT, $0-104
 	MOVQ  out_base+80(FP), R12
 	MOVQ  R9, R13
 	SHLQ  $2, R13
+	MOVQ  $0, R14
+	CMPQ       R14, R11
+	JGE        lb5_first0
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+lb5_first0_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         lb5_first0_pf
+
+lb5_first0:
+	MOVQ  $1, R14
+	CMPQ       R14, R11
+	JGE        lb5_first1
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+lb5_first1_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         lb5_first1_pf
+
+lb5_first1:
+	MOVQ  $2, R14
+	CMPQ       R14, R11
+	JGE        lb5_first2
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+lb5_first2_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         lb5_first2_pf
+
+lb5_first2:
 	XORQ  BX, BX
-	PREFETCH_ROW(BX, lb5_first)
 
 lb5_outer:
 	CMPQ  BX, R11
@@ -396,8 +494,21 @@ lb5_outer:
 	MOVL  (R10)(BX*4), AX
 	IMULQ R13, AX
 	LEAQ  (R8)(AX*1), DI
-	LEAQ  1(BX), R14
-	PREFETCH_ROW(R14, lb5_next)
+	LEAQ  3(BX), R14
+	CMPQ       R14, R11
+	JGE        lb5_next
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+lb5_next_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         lb5_next_pf
+
+lb5_next:
 	MOVQ  SI, R15
 	MOVQ  R9, CX
 	VPXORD Z0, Z0, Z0
@@ -405,14 +516,14 @@ lb5_outer:
 	VPXORD Z2, Z2, Z2
 	VPXORD Z3, Z3, Z3
 
-lb5_loop64:
+lb5_loopbig:
 	CMPQ        CX, $64
-	JL          lb5_loop16
-	VMOVUPS     (R15), Z4
+	JL          lb5_loopw
+	VMOVUPS     0(R15), Z4
 	VMOVUPS     64(R15), Z5
 	VMOVUPS     128(R15), Z6
 	VMOVUPS     192(R15), Z7
-	VSUBPS      (DI), Z4, Z4
+	VSUBPS      0(DI), Z4, Z4
 	VSUBPS      64(DI), Z5, Z5
 	VSUBPS      128(DI), Z6, Z6
 	VSUBPS      192(DI), Z7, Z7
@@ -423,9 +534,9 @@ lb5_loop64:
 	ADDQ        $256, R15
 	ADDQ        $256, DI
 	SUBQ        $64, CX
-	JMP         lb5_loop64
+	JMP         lb5_loopbig
 
-lb5_loop16:
+lb5_loopw:
 	CMPQ        CX, $16
 	JL          lb5_reduce
 	VMOVUPS     (R15), Z4
@@ -434,10 +545,23 @@ lb5_loop16:
 	ADDQ        $64, R15
 	ADDQ        $64, DI
 	SUBQ        $16, CX
-	JMP         lb5_loop16
+	JMP         lb5_loopw
 
 lb5_reduce:
 	REDUCE_Z
+
+lb5_loop8:
+	CMPQ        CX, $8
+	JL          lb5_hsum
+	VMOVUPS     (R15), Y4
+	VSUBPS      (DI), Y4, Y4
+	VFMADD231PS Y4, Y4, Y0
+	ADDQ        $32, R15
+	ADDQ        $32, DI
+	SUBQ        $8, CX
+	JMP         lb5_loop8
+
+lb5_hsum:
 	HSUM_Y0
 
 lb5_tail:
@@ -470,8 +594,52 @@ TEXT ·dotBatchAVX2(SB), NOSPLIT, $0-104
 	MOVQ  out_base+80(FP), R12
 	MOVQ  R9, R13
 	SHLQ  $2, R13
+	MOVQ  $0, R14
+	CMPQ       R14, R11
+	JGE        db2_first0
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+db2_first0_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         db2_first0_pf
+
+db2_first0:
+	MOVQ  $1, R14
+	CMPQ       R14, R11
+	JGE        db2_first1
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+db2_first1_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         db2_first1_pf
+
+db2_first1:
+	MOVQ  $2, R14
+	CMPQ       R14, R11
+	JGE        db2_first2
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+db2_first2_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         db2_first2_pf
+
+db2_first2:
 	XORQ  BX, BX
-	PREFETCH_ROW(BX, db2_first)
 
 db2_outer:
 	CMPQ  BX, R11
@@ -479,8 +647,21 @@ db2_outer:
 	MOVL  (R10)(BX*4), AX
 	IMULQ R13, AX
 	LEAQ  (R8)(AX*1), DI
-	LEAQ  1(BX), R14
-	PREFETCH_ROW(R14, db2_next)
+	LEAQ  3(BX), R14
+	CMPQ       R14, R11
+	JGE        db2_next
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+db2_next_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         db2_next_pf
+
+db2_next:
 	MOVQ  SI, R15
 	MOVQ  R9, CX
 	VXORPS Y0, Y0, Y0
@@ -488,23 +669,23 @@ db2_outer:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 
-db2_loop32:
+db2_loopbig:
 	CMPQ        CX, $32
-	JL          db2_loop8
-	VMOVUPS     (R15), Y4
+	JL          db2_loopw
+	VMOVUPS     0(R15), Y4
 	VMOVUPS     32(R15), Y5
 	VMOVUPS     64(R15), Y6
 	VMOVUPS     96(R15), Y7
-	VFMADD231PS (DI), Y4, Y0
+	VFMADD231PS 0(DI), Y4, Y0
 	VFMADD231PS 32(DI), Y5, Y1
 	VFMADD231PS 64(DI), Y6, Y2
 	VFMADD231PS 96(DI), Y7, Y3
 	ADDQ        $128, R15
 	ADDQ        $128, DI
 	SUBQ        $32, CX
-	JMP         db2_loop32
+	JMP         db2_loopbig
 
-db2_loop8:
+db2_loopw:
 	CMPQ        CX, $8
 	JL          db2_reduce
 	VMOVUPS     (R15), Y4
@@ -512,7 +693,7 @@ db2_loop8:
 	ADDQ        $32, R15
 	ADDQ        $32, DI
 	SUBQ        $8, CX
-	JMP         db2_loop8
+	JMP         db2_loopw
 
 db2_reduce:
 	VADDPS Y1, Y0, Y0
@@ -549,8 +730,52 @@ TEXT ·l2BatchAVX2(SB), NOSPLIT, $0-104
 	MOVQ  out_base+80(FP), R12
 	MOVQ  R9, R13
 	SHLQ  $2, R13
+	MOVQ  $0, R14
+	CMPQ       R14, R11
+	JGE        lb2_first0
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+lb2_first0_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         lb2_first0_pf
+
+lb2_first0:
+	MOVQ  $1, R14
+	CMPQ       R14, R11
+	JGE        lb2_first1
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+lb2_first1_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         lb2_first1_pf
+
+lb2_first1:
+	MOVQ  $2, R14
+	CMPQ       R14, R11
+	JGE        lb2_first2
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+lb2_first2_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         lb2_first2_pf
+
+lb2_first2:
 	XORQ  BX, BX
-	PREFETCH_ROW(BX, lb2_first)
 
 lb2_outer:
 	CMPQ  BX, R11
@@ -558,8 +783,21 @@ lb2_outer:
 	MOVL  (R10)(BX*4), AX
 	IMULQ R13, AX
 	LEAQ  (R8)(AX*1), DI
-	LEAQ  1(BX), R14
-	PREFETCH_ROW(R14, lb2_next)
+	LEAQ  3(BX), R14
+	CMPQ       R14, R11
+	JGE        lb2_next
+	MOVL       (R10)(R14*4), AX
+	IMULQ      R13, AX
+	LEAQ       (R8)(AX*1), DX
+	MOVQ       R13, CX
+
+lb2_next_pf:
+	PREFETCHT0 (DX)
+	ADDQ       $64, DX
+	SUBQ       $64, CX
+	JG         lb2_next_pf
+
+lb2_next:
 	MOVQ  SI, R15
 	MOVQ  R9, CX
 	VXORPS Y0, Y0, Y0
@@ -567,14 +805,14 @@ lb2_outer:
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 
-lb2_loop32:
+lb2_loopbig:
 	CMPQ        CX, $32
-	JL          lb2_loop8
-	VMOVUPS     (R15), Y4
+	JL          lb2_loopw
+	VMOVUPS     0(R15), Y4
 	VMOVUPS     32(R15), Y5
 	VMOVUPS     64(R15), Y6
 	VMOVUPS     96(R15), Y7
-	VSUBPS      (DI), Y4, Y4
+	VSUBPS      0(DI), Y4, Y4
 	VSUBPS      32(DI), Y5, Y5
 	VSUBPS      64(DI), Y6, Y6
 	VSUBPS      96(DI), Y7, Y7
@@ -585,9 +823,9 @@ lb2_loop32:
 	ADDQ        $128, R15
 	ADDQ        $128, DI
 	SUBQ        $32, CX
-	JMP         lb2_loop32
+	JMP         lb2_loopbig
 
-lb2_loop8:
+lb2_loopw:
 	CMPQ        CX, $8
 	JL          lb2_reduce
 	VMOVUPS     (R15), Y4
@@ -596,7 +834,7 @@ lb2_loop8:
 	ADDQ        $32, R15
 	ADDQ        $32, DI
 	SUBQ        $8, CX
-	JMP         lb2_loop8
+	JMP         lb2_loopw
 
 lb2_reduce:
 	VADDPS Y1, Y0, Y0
@@ -622,4 +860,12 @@ lb2_store:
 
 lb2_done:
 	VZEROUPPER
+	RET
+
+
+// func prefetch(p *uint32)
+TEXT ·prefetch(SB), NOSPLIT, $0-8
+	MOVQ       p+0(FP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
 	RET

@@ -85,3 +85,34 @@ func TestIndexPerKernel(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchKernelsAgree checks that each kernel's batch form returns
+// exactly what its single form returns.
+func TestBatchKernelsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, k := range kernels() {
+		for _, dim := range []int{1, 5, 8, 13, 16, 24, 40, 64, 100, 384, 768} {
+			const rows = 50
+			vecs := make([]float32, rows*dim)
+			for i := range vecs {
+				vecs[i] = float32(r.NormFloat64())
+			}
+			q := vecs[3*dim : 4*dim]
+			ids := []uint32{0, 49, 7, 7, 3, 20}
+			out := make([]float32, len(ids))
+			k.dotBatch(q, vecs, dim, ids, out)
+			for i, id := range ids {
+				if want := k.dot(q, vecs[int(id)*dim:]); out[i] != want {
+					t.Errorf("%s dim %d: dotBatch[%d] = %v, dot = %v", k.name, dim, i, out[i], want)
+				}
+			}
+			k.l2Batch(q, vecs, dim, ids, out)
+			for i, id := range ids {
+				if want := k.l2(q, vecs[int(id)*dim:]); out[i] != want {
+					t.Errorf("%s dim %d: l2Batch[%d] = %v, l2 = %v", k.name, dim, i, out[i], want)
+				}
+			}
+			k.dotBatch(q, vecs, dim, nil, out)
+		}
+	}
+}

@@ -43,6 +43,7 @@ type scratch struct {
 	q     []float32
 	ids   []uint32
 	ndist int // distance evaluations in searchLayerLocked, for benchmarks
+	dists []float32
 	tmp   []cand
 }
 
@@ -201,7 +202,7 @@ func (x *Index) searchLayerLocked(s *scratch, q []float32, seeds []cand, ef, lay
 	gen := s.nextGen()
 	marks := s.marks
 	states := x.mu.state
-	vecs := x.mu.vecs
+	vecs := x.mu.vecs[:len(states)*x.dim]
 	dim := x.dim
 	s.cands = s.cands[:0]
 	s.res = s.res[:0]
@@ -218,28 +219,53 @@ func (x *Index) searchLayerLocked(s *scratch, q []float32, seeds []cand, ef, lay
 	for len(s.res) > ef {
 		s.res.pop()
 	}
+	if cap(s.ids) < x.m0 {
+		s.ids = make([]uint32, 0, x.m0)
+		s.dists = make([]float32, x.m0)
+	}
+	batch := x.kern.dotBatch
+	if x.isL2 {
+		batch = x.kern.l2Batch
+	}
 	for len(s.cands) > 0 {
 		c := s.cands.pop()
 		if len(s.res) >= ef && c.d > s.res[0].d {
 			break
 		}
+		if x.abVariant == 0 && len(s.cands) > 0 {
+			// The next expansion's list, while this one is processed.
+			prefetch(&x.listLocked(s.cands[0].id, layer)[0])
+		}
+		// Gather the unvisited neighbours, then compute their distances in
+		// one kernel call that prefetches each next vector.
 		blk := x.listLocked(c.id, layer)
 		n := min(int(atomic.LoadUint32(&blk[0])), len(blk)-1)
+		ids := s.ids[:0]
 		for i := 1; i <= n; i++ {
 			nb := atomic.LoadUint32(&blk[i])
-			if marks[nb] == gen {
-				continue
+			if marks[nb] != gen {
+				marks[nb] = gen
+				ids = append(ids, nb)
 			}
-			marks[nb] = gen
-			s.ndist++
-			o := int(nb) * dim
-			d := x.dist(q, vecs[o:o+dim:o+dim])
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		s.ndist += len(ids)
+		dists := s.dists[:len(ids)]
+		batch(q, vecs, dim, ids, dists)
+		for i, nb := range ids {
+			d := dists[i]
+			if !x.isL2 {
+				d = 1 - d
+			}
 			if len(s.res) < ef || d < s.res[0].d {
 				s.cands.push(cand{d, nb})
 				if construct || x.accept(states, nb, allow) {
-					s.res.push(cand{d, nb})
-					if len(s.res) > ef {
-						s.res.pop()
+					if len(s.res) < ef {
+						s.res.push(cand{d, nb})
+					} else {
+						s.res.replaceTop(cand{d, nb})
 					}
 				}
 			}

@@ -217,6 +217,7 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 			return nil, corruptf(nil, "collection %s: missing data bucket", cid)
 		}
 		recB, vecB, logB := cb.Bucket(subRec), cb.Bucket(subVec), cb.Bucket(subLog)
+		fillBuckets(recB, vecB, logB)
 
 		// Dense-id allocator over memory's free set, then fresh ids.
 		freeIt := mc.free.Iterator()
@@ -402,6 +403,7 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 		}
 		cb := tx.Bucket(collBucketName(cid))
 		recB, vecB, logB := cb.Bucket(subRec), cb.Bucket(subVec), cb.Bucket(subLog)
+		fillBuckets(recB, vecB, logB)
 		states := make(map[string]*record)
 		var touched []string
 		it := set.Iterator()
@@ -802,7 +804,7 @@ func (s *Store) search(mc *memColl, q []float32, k int, allowed *roaring.Bitmap)
 	if card == 0 {
 		return nil, nil
 	}
-	if card <= s.opts.ExactMax || float64(card) < s.opts.ExactRatio*float64(n) {
+	if s.exactIsCheaper(card, n, ef, mc.info.Config.HNSW.MaxNeighbors) {
 		s.stats.exact.Add(1)
 		return mc.graph.Exact(q, k, allowed)
 	}
@@ -810,6 +812,20 @@ func (s *Store) search(mc *memColl, q []float32, k int, allowed *roaring.Bitmap)
 	// The index's filtered walk keeps expanding until it holds ef allowed
 	// candidates, so ef needs no widening here.
 	return mc.graph.Search(q, k, index.SearchOptions{Ef: ef, Allow: allowed})
+}
+
+// exactIsCheaper is the planner's cost model. An exact scan computes card
+// distances. A filtered HNSW walk visits about ef x 2M nodes per layer-0
+// expansion and, with a filter passing a fraction sel = card/n of the
+// records, must expand about 1/sel times more nodes to collect ef allowed
+// ones: ef x 2M / sel distances. Exact wins when card <= ef x 2M / sel,
+// i.e. card^2 <= ef x 2M x n; small sets (Options.ExactMax) and tiny
+// fractions (Options.ExactRatio) always scan exactly.
+func (s *Store) exactIsCheaper(card, n, ef, m int) bool {
+	if card <= s.opts.ExactMax || float64(card) < s.opts.ExactRatio*float64(n) {
+		return true
+	}
+	return float64(card)*float64(card) <= float64(ef)*float64(2*m)*float64(n)
 }
 
 // Stats returns counters describing the store.

@@ -47,7 +47,7 @@ func Repair(ctx context.Context, dir string, opts Options) (rep RepairReport, er
 		return rep, corruptf(err, "cannot open %s even for repair", path)
 	}
 	defer old.Close()
-	nw, err := bolt.Open(tmp, 0o644, &bolt.Options{Timeout: timeout, NoSync: true})
+	nw, err := bolt.Open(tmp, 0o644, &bolt.Options{Timeout: timeout, NoSync: true, PageSize: pageSize})
 	if err != nil {
 		return rep, err
 	}
@@ -270,6 +270,7 @@ func repairCollection(s *Store, old, nw *bolt.DB, ci *collInfo, seq uint64, rep 
 			if err != nil {
 				return err
 			}
+			b.FillPercent = 0.9
 			subs[string(sub)] = b
 		}
 		for _, it := range items {

@@ -28,9 +28,11 @@ type Options struct {
 	// max(SnapshotMinOps, SnapshotRatio * collection size). Defaults 2000, 0.5.
 	SnapshotMinOps int
 	SnapshotRatio  float64
-	// ExactMax: the planner scans exactly when the allowed set has at most this
-	// many records (default 2048) or is a smaller fraction than ExactRatio of
-	// the collection (default 0.02). Otherwise it runs filtered HNSW.
+	// ExactMax and ExactRatio: the planner always scans the allowed set
+	// exactly when it has at most ExactMax records (default 2048) or is a
+	// smaller fraction than ExactRatio of the collection (default 0.02);
+	// above that it compares the costs of an exact scan and of a filtered
+	// HNSW walk (see Store.Query) and picks the cheaper.
 	ExactMax   int
 	ExactRatio float64
 	// Seed seeds the graphs' level generators (0 means 1).

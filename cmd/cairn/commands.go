@@ -22,6 +22,7 @@ func commands() []*command {
 		configCommand(),   // issue 8
 		embedCommand(), // issue 5
 		modelCommand(), // issue 5
+		serveCommand(),
 		mcpCommand(),
 		demoCommand(),
 		versionCommand(),

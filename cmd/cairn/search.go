@@ -14,13 +14,16 @@ import (
 func searchCommand() *command {
 	return &command{
 		name:    "search",
-		summary: "find messages by keyword, filtered; no QUERY lists the newest",
-		usage:   "[--channel ID]... [--sender NAME]... [--exclude-sender NAME] [--project ID] [--type T]... [--min-confidence X] [--max-age-days N] [--since T] [--until T] [--limit N] [--json] [QUERY]",
+		summary: "find messages by meaning and keyword (hybrid), filtered first; no QUERY lists the newest",
+		usage:   "[--mode hybrid|semantic|keyword] [--profile NAME | --w-similarity X --w-recency X --w-confidence X --half-life-hours H] [--channel ID]... [--channel-type T]... [--sender NAME]... [--exclude-sender NAME] [--project ID] [--type T]... [--min-confidence X] [--max-age-days N] [--since T] [--until T] [--has-breadcrumbs true|false] [--min-words N] [--where JSON] [--model DIR] [--limit N] [--json] [QUERY]",
 		examples: []string{
 			`cairn search "sqlite busy timeout"`,
 			`cairn search --limit 5 "wal mode" --json`,
 			`cairn search --channel project:cairn:decisions --min-confidence 0.7 --max-age-days 30 storage`,
 			`cairn search --sender claude --type decision            # newest decisions by claude`,
+			`cairn search --mode semantic --profile recent "why did the deploy fail"`,
+			`cairn search --where '{"$or": [{"word_count": {"$gte": 50}}, {"agent_name": "claude"}]}' --json wal`,
+			`cairn search --w-similarity 0.7 --w-confidence 0.3 --half-life-hours 72 schema`,
 		},
 		run: runSearch,
 	}
@@ -41,6 +44,7 @@ func runSearch(ctx context.Context, e *env, c *command, args []string) error {
 	since := fs.String("since", "", "only messages created at or after `TIME` (RFC 3339 or YYYY-MM-DD)")
 	until := fs.String("until", "", "only messages created before `TIME` (RFC 3339 or YYYY-MM-DD)")
 	limit := fs.Int("limit", engine.DefaultSearchLimit, "at most `N` results")
+	hf := addHybridFlags(fs) // search_hybrid.go (issue 6)
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err
@@ -72,12 +76,16 @@ func runSearch(ctx context.Context, e *env, c *command, args []string) error {
 		}
 	}
 	req := engine.SearchRequest{Query: strings.Join(pos, " "), Filter: f, Limit: *limit}
-	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		res, err := eng.Search(ctx, req)
+	if err := hf.apply(&req); err != nil {
+		return err
+	}
+	return e.withModelEngine(ctx, hf.model, false, func(eng *engine.Engine) error {
+		resp, err := eng.SearchDetailed(ctx, req)
 		if err != nil {
 			return err
 		}
-		return e.printResults(res)
+		e.printSearchNotes(resp)
+		return e.printResults(resp.Results)
 	})
 }
 
@@ -87,12 +95,16 @@ type searchLine struct {
 	Score        float64 `json:"score"`
 	KeywordScore float64 `json:"keyword_score"`
 	Snippet      string  `json:"snippet,omitempty"`
+	// Scores is the breakdown (similarity, keyword, fused, confidence,
+	// recency, final); VectorMissing says the message has no vector yet.
+	Scores        engine.Scores `json:"scores"`
+	VectorMissing bool          `json:"vector_missing,omitempty"`
 }
 
 func (e *env) printResults(res []engine.SearchResult) error {
 	if e.json {
 		for _, r := range res {
-			if err := e.printJSON(searchLine{Message: r.Message, Score: r.Score, KeywordScore: r.KeywordScore, Snippet: r.Snippet}); err != nil {
+			if err := e.printJSON(searchLine{Message: r.Message, Score: r.Score, KeywordScore: r.KeywordScore, Snippet: r.Snippet, Scores: r.Scores, VectorMissing: r.VectorMissing}); err != nil {
 				return err
 			}
 		}

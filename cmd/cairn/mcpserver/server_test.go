@@ -222,3 +222,80 @@ func TestOpenFailureIsAToolError(t *testing.T) {
 		t.Errorf("result = %v %q", res.IsError, errText(res))
 	}
 }
+
+func TestDeleteIsGuarded(t *testing.T) {
+	cs, _ := connect(t, openDir(t.TempDir()))
+	_, stored := call(t, cs, "write_note", map[string]any{"agent": "a1", "content": "the staging password is in the vault"})
+	id := stored["id"].(float64)
+
+	for _, confirm := range []string{"", "yes", "delete message 999", "DELETE MESSAGE 1 "} {
+		res, _ := call(t, cs, "memory_delete", map[string]any{"id": id, "confirm": confirm})
+		if !res.IsError || !strings.Contains(errText(res), "confirm") {
+			t.Errorf("confirm %q: want a tool error naming confirm, got %v %q", confirm, res.IsError, errText(res))
+		}
+	}
+	if res, _ := call(t, cs, "get_message", map[string]any{"id": id}); res.IsError {
+		t.Fatalf("message gone after refused deletes: %s", errText(res))
+	}
+	res, out := call(t, cs, "memory_delete", map[string]any{"id": id, "confirm": "delete message 1"})
+	if res.IsError || out["deleted"] != id {
+		t.Fatalf("delete: %v %q", out, errText(res))
+	}
+	if res, _ := call(t, cs, "get_message", map[string]any{"id": id}); !res.IsError || !strings.Contains(errText(res), "not found") {
+		t.Errorf("deleted message still readable: %q", errText(res))
+	}
+	if res, _ := call(t, cs, "search_messages", map[string]any{"query": "staging password", "mode": "keyword"}); res.IsError {
+		t.Fatalf("search: %s", errText(res))
+	} else if out := res.StructuredContent.(map[string]any); len(out["results"].([]any)) != 0 {
+		t.Errorf("deleted message still found: %v", out)
+	}
+	res, _ = call(t, cs, "memory_delete", map[string]any{"id": id, "confirm": "delete message 1"})
+	if !res.IsError || !strings.Contains(errText(res), "not found") {
+		t.Errorf("second delete: %q", errText(res))
+	}
+	res, st := call(t, cs, "memory_stats", map[string]any{})
+	if res.IsError {
+		t.Fatalf("stats: %s", errText(res))
+	}
+	if st["messages"] != 0.0 {
+		t.Errorf("stats after delete = %v", st)
+	}
+}
+
+func TestSearchFiltersAndProfiles(t *testing.T) {
+	cs, _ := connect(t, openDir(t.TempDir()))
+	call(t, cs, "store_message", map[string]any{"channel": "project:p:decisions", "sender": "a", "project": "p", "content": "cache invalidation uses versioned keys", "type": "decision", "confidence": 0.9, "breadcrumbs": map[string]any{"files": []string{"cache.go"}}})
+	call(t, cs, "write_note", map[string]any{"agent": "b", "content": "cache invalidation bit me again today", "confidence": 0.2})
+
+	for _, c := range []struct {
+		args map[string]any
+		want int
+	}{
+		{map[string]any{"query": "cache invalidation"}, 2},
+		{map[string]any{"query": "cache invalidation", "types": []string{"decision"}}, 1},
+		{map[string]any{"query": "cache invalidation", "channel_types": []string{"agent-notes"}}, 1},
+		{map[string]any{"query": "cache invalidation", "min_confidence": 0.5}, 1},
+		{map[string]any{"query": "cache invalidation", "has_breadcrumbs": true}, 1},
+		{map[string]any{"query": "cache invalidation", "profile": "quality"}, 2},
+		{map[string]any{"query": "cache invalidation", "weights": map[string]any{"similarity": 1, "recency": 0, "confidence": 1}}, 2},
+		{map[string]any{"channels": []string{"project:p:decisions"}}, 1},
+	} {
+		res, out := call(t, cs, "search_messages", c.args)
+		if res.IsError {
+			t.Errorf("%v: %s", c.args, errText(res))
+			continue
+		}
+		if got := len(out["results"].([]any)); got != c.want {
+			t.Errorf("%v: %d results, want %d", c.args, got, c.want)
+		}
+	}
+	for _, bad := range []map[string]any{
+		{"query": "x", "mode": "telepathy"},
+		{"query": "x", "profile": "nope"},
+		{"query": "x", "where": map[string]any{"confidence": map[string]any{"$gt": "high"}}},
+	} {
+		if res, _ := call(t, cs, "search_messages", bad); !res.IsError {
+			t.Errorf("%v: want a tool error", bad)
+		}
+	}
+}

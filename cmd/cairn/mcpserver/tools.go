@@ -60,34 +60,31 @@ type WriteOutput struct {
 	Created   bool   `json:"created" jsonschema:"false when the same content from the same sender was already in the channel (id is then the existing message)"`
 }
 
-// SearchInput is search_messages' arguments.
+// SearchInput is search_messages' arguments: the engine's search (the
+// same JSON the HTTP API takes) and how much of each hit to return.
 type SearchInput struct {
-	Query         string   `json:"query,omitempty" jsonschema:"what you are looking for, in your own words; empty lists the newest messages that pass the filters"`
-	Channels      []string `json:"channels,omitempty" jsonschema:"only these channel ids"`
-	Senders       []string `json:"senders,omitempty" jsonschema:"only messages from these agents"`
-	ExcludeSender string   `json:"exclude_sender,omitempty" jsonschema:"leave out messages from this agent (e.g. yourself)"`
-	Project       string   `json:"project,omitempty" jsonschema:"only messages written for this project"`
-	Types         []string `json:"types,omitempty" jsonschema:"only these message types (reflection, decision, pattern, policy, ...)"`
-	MinConfidence float64  `json:"min_confidence,omitempty" jsonschema:"only messages with at least this confidence (0 to 1)"`
-	MaxAgeHours   float64  `json:"max_age_hours,omitempty" jsonschema:"only messages at most this many hours old"`
-	Limit         int      `json:"limit,omitempty" jsonschema:"number of results (default 10, at most 100)"`
-	Full          bool     `json:"full,omitempty" jsonschema:"return whole contents and metadata instead of first lines"`
+	engine.SearchSpec
+	Full bool `json:"full,omitempty" jsonschema:"return whole contents, metadata and the score breakdown instead of first lines"`
 }
 
 // Hit is one search result. Compact hits carry the first line of content;
 // full ones the content and metadata.
 type Hit struct {
-	ID          int64               `json:"id"`
-	ChannelID   string              `json:"channel_id"`
-	Sender      string              `json:"sender"`
-	Type        string              `json:"type"`
-	Confidence  float64             `json:"confidence"`
-	CreatedAt   time.Time           `json:"created_at"`
-	Score       float64             `json:"score,omitempty"`
-	FirstLine   string              `json:"first_line,omitempty"`
-	Content     string              `json:"content,omitempty"`
-	Metadata    map[string]any      `json:"metadata,omitempty"`
-	Breadcrumbs *engine.Breadcrumbs `json:"breadcrumbs,omitempty"`
+	ID         int64          `json:"id"`
+	ChannelID  string         `json:"channel_id"`
+	Sender     string         `json:"sender"`
+	Type       string         `json:"type"`
+	Confidence float64        `json:"confidence"`
+	CreatedAt  time.Time      `json:"created_at"`
+	Score      float64        `json:"score,omitempty"`
+	Scores     *engine.Scores `json:"scores,omitempty"`
+	// VectorMissing says the hit could only be found by keyword: its
+	// vector is not built yet.
+	VectorMissing bool                `json:"vector_missing,omitempty"`
+	FirstLine     string              `json:"first_line,omitempty"`
+	Content       string              `json:"content,omitempty"`
+	Metadata      map[string]any      `json:"metadata,omitempty"`
+	Breadcrumbs   *engine.Breadcrumbs `json:"breadcrumbs,omitempty"`
 }
 
 // HitsOutput is a list of messages.
@@ -159,6 +156,7 @@ func (s *Server) addTools() {
 		Name:        "list_channels",
 		Description: "List channels with their message counts.",
 	}, s.listChannels)
+	s.addAdminTools()
 
 }
 
@@ -200,34 +198,44 @@ func (s *Server) writeNote(ctx context.Context, _ *mcp.CallToolRequest, in Write
 	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created}, nil
 }
 
-func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, HitsOutput, error) {
+func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
 	limit, err := toolLimit(in.Limit, 10)
 	if err != nil {
-		return nil, HitsOutput{}, err
+		return nil, SearchOutput{}, err
 	}
-	if in.MaxAgeHours < 0 {
-		return nil, HitsOutput{}, errors.New("invalid max_age_hours: must be >= 0")
+	req, err := in.SearchSpec.Request()
+	if err != nil {
+		return nil, SearchOutput{}, err
 	}
+	req.Limit = limit
 	eng, err := s.engine(ctx)
 	if err != nil {
-		return nil, HitsOutput{}, err
+		return nil, SearchOutput{}, err
 	}
-	f := engine.Filter{
-		ChannelIDs: in.Channels, SenderIDs: in.Senders, ExcludeSender: in.ExcludeSender,
-		Project: in.Project, MessageTypes: in.Types, MinConfidence: in.MinConfidence,
-	}
-	if in.MaxAgeHours > 0 {
-		f.Since = time.Now().Add(-time.Duration(in.MaxAgeHours * float64(time.Hour)))
-	}
-	rs, err := eng.Search(ctx, engine.SearchRequest{Query: in.Query, Filter: f, Limit: limit})
+	resp, err := eng.SearchDetailed(ctx, req)
 	if err != nil {
-		return nil, HitsOutput{}, toolError(err)
+		return nil, SearchOutput{}, toolError(err)
 	}
-	out := HitsOutput{Results: make([]Hit, len(rs))}
-	for i, r := range rs {
-		out.Results[i] = hit(r.Message, r.Score, in.Full)
+	out := SearchOutput{Mode: string(resp.Mode), Notes: resp.Notes, Results: make([]Hit, len(resp.Results))}
+	for i, r := range resp.Results {
+		h := hit(r.Message, r.Score, in.Full)
+		h.VectorMissing = r.VectorMissing
+		if in.Full {
+			sc := r.Scores
+			h.Scores = &sc
+		}
+		out.Results[i] = h
 	}
 	return nil, out, nil
+}
+
+// SearchOutput is search_messages' result.
+type SearchOutput struct {
+	Results []Hit `json:"results"`
+	// Mode is the mode that ran (hybrid falls back to keyword without
+	// vectors); Notes say why a search was degraded.
+	Mode  string   `json:"mode"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 func (s *Server) getMessage(ctx context.Context, _ *mcp.CallToolRequest, in GetMessageInput) (*mcp.CallToolResult, Hit, error) {

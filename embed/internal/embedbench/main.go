@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/embed"
@@ -30,7 +31,9 @@ type result struct {
 	Kernels    string             `json:"kernels"`
 	LoadMS     float64            `json:"load_ms"`
 	PeakRSSMB  float64            `json:"peak_rss_mb"`
-	Throughput map[string]float64 `json:"throughput"` // "tokens=20/batch=8" -> sentences/s
+	Throughput map[string]float64 `json:"throughput"` // "tokens=20/batch=8" -> sentences/s (wall clock)
+	PerCPUSec  map[string]float64 `json:"per_cpu_sec"` // sentences per CPU-second (user+sys of the process)
+	QueryCPUMS float64            `json:"query_cpu_ms"`
 	P50MS      float64            `json:"query_p50_ms"`
 	P99MS      float64            `json:"query_p99_ms"`
 }
@@ -106,6 +109,10 @@ func main() {
 	for _, c := range cells {
 		row("sentences/s "+c, func(r result) float64 { return r.Throughput[c] }, true, "%.1f")
 	}
+	for _, c := range cells {
+		row("sentences per CPU-second "+c, func(r result) float64 { return r.PerCPUSec[c] }, true, "%.1f")
+	}
+	row("query CPU ms (15 tokens)", func(r result) float64 { return r.QueryCPUMS }, false, "%.2f")
 	row("query p50 ms (15 tokens)", func(r result) float64 { return r.P50MS }, false, "%.2f")
 	row("query p99 ms (15 tokens)", func(r result) float64 { return r.P99MS }, false, "%.2f")
 	row("load ms", func(r result) float64 { return r.LoadMS }, false, "%.0f")
@@ -161,7 +168,7 @@ func measure(dir string, backend embed.Backend, k embed.Kernels, dur time.Durati
 		return result{}, err
 	}
 	defer m.Close()
-	r := result{Backend: string(backend), Kernels: string(m.Kernels()), LoadMS: float64(time.Since(start).Microseconds()) / 1000, Throughput: map[string]float64{}}
+	r := result{Backend: string(backend), Kernels: string(m.Kernels()), LoadMS: float64(time.Since(start).Microseconds()) / 1000, Throughput: map[string]float64{}, PerCPUSec: map[string]float64{}}
 	words, err := vocabWords(dir)
 	if err != nil {
 		return r, err
@@ -178,7 +185,7 @@ func measure(dir string, backend embed.Backend, k embed.Kernels, dur time.Durati
 				return r, err
 			}
 			n := 0
-			t0 := time.Now()
+			t0, c0 := time.Now(), cpuTime()
 			for time.Since(t0) < dur || n < 2*bs {
 				batch := make([]string, bs)
 				for i := range batch {
@@ -189,11 +196,14 @@ func measure(dir string, backend embed.Backend, k embed.Kernels, dur time.Durati
 				}
 				n += bs
 			}
-			r.Throughput[fmt.Sprintf("tokens=%d/batch=%d", tok, bs)] = float64(n) / time.Since(t0).Seconds()
+			cell := fmt.Sprintf("tokens=%d/batch=%d", tok, bs)
+			r.Throughput[cell] = float64(n) / time.Since(t0).Seconds()
+			r.PerCPUSec[cell] = float64(n) / (cpuTime() - c0).Seconds()
 		}
 	}
 	qs := texts(m.Tokenizer(), words, rng, 50, 15)
 	lat := make([]float64, 0, queries)
+	c0 := cpuTime()
 	for i := 0; i < queries; i++ {
 		t0 := time.Now()
 		if _, err := m.Embed(ctx, qs[i%len(qs):i%len(qs)+1]); err != nil {
@@ -201,11 +211,21 @@ func measure(dir string, backend embed.Backend, k embed.Kernels, dur time.Durati
 		}
 		lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
 	}
+	r.QueryCPUMS = float64((cpuTime()-c0).Microseconds()) / 1000 / float64(queries)
 	slices.Sort(lat)
 	r.P50MS = lat[len(lat)/2]
 	r.P99MS = lat[len(lat)*99/100]
 	r.PeakRSSMB = peakRSS()
 	return r, nil
+}
+
+// cpuTime is the user+system CPU time of this process.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func peakRSS() float64 {

@@ -1,0 +1,347 @@
+package cairnapi
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// Prefix is where the API lives.
+const Prefix = "/api/cairn/v1"
+
+// Defaults of Options.
+const (
+	DefaultMaxBodyBytes = 4 << 20
+	DefaultMaxLimit     = 1000
+	DefaultMaxDepth     = 32
+)
+
+//go:embed openapi.json
+var openAPI []byte
+
+// Options configure the API handler. Engine is required.
+type Options struct {
+	Engine *engine.Engine
+	// MaxBodyBytes limits a request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxLimit limits limit parameters; 0 means DefaultMaxLimit.
+	MaxLimit int
+	// MaxDepth limits the JSON nesting of a body (metadata, where); 0
+	// means DefaultMaxDepth.
+	MaxDepth int
+	// Logger receives operational errors; nil discards them.
+	Logger *slog.Logger
+}
+
+// Handler serves cairn's own API. It is safe for concurrent use.
+type Handler struct {
+	opts Options
+	mux  *http.ServeMux
+}
+
+// Routes lists the API's routes as "METHOD PATH" (for the OpenAPI test and
+// the metrics).
+func Routes() []string {
+	return []string{
+		"POST " + Prefix + "/messages",
+		"GET " + Prefix + "/messages/{id}",
+		"DELETE " + Prefix + "/messages/{id}",
+		"POST " + Prefix + "/notes",
+		"POST " + Prefix + "/search",
+		"GET " + Prefix + "/agents",
+		"GET " + Prefix + "/agents/{agent}/notes",
+		"GET " + Prefix + "/channels",
+		"POST " + Prefix + "/channels",
+		"GET " + Prefix + "/channels/{channel}/messages",
+		"GET " + Prefix + "/stats",
+		"GET " + Prefix + "/openapi.json",
+	}
+}
+
+// New returns the handler.
+func New(opts Options) (*Handler, error) {
+	if opts.Engine == nil {
+		return nil, errors.New("cairnapi: Options.Engine is required")
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxLimit <= 0 {
+		opts.MaxLimit = DefaultMaxLimit
+	}
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = DefaultMaxDepth
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{opts: opts, mux: http.NewServeMux()}
+	handlers := map[string]func(*http.Request) (any, int, error){
+		"POST " + Prefix + "/messages":                   h.storeMessage,
+		"GET " + Prefix + "/messages/{id}":               h.getMessage,
+		"DELETE " + Prefix + "/messages/{id}":            h.deleteMessage,
+		"POST " + Prefix + "/notes":                      h.writeNote,
+		"POST " + Prefix + "/search":                     h.search,
+		"GET " + Prefix + "/agents":                      h.agents,
+		"GET " + Prefix + "/agents/{agent}/notes":        h.notes,
+		"GET " + Prefix + "/channels":                    h.channels,
+		"POST " + Prefix + "/channels":                   h.createChannel,
+		"GET " + Prefix + "/channels/{channel}/messages": h.channelMessages,
+		"GET " + Prefix + "/stats":                       h.stats,
+	}
+	for route, f := range handlers {
+		h.mux.Handle(route, h.wrap(f))
+	}
+	h.mux.HandleFunc("GET "+Prefix+"/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openAPI)
+	})
+	h.mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, apiError{Error: "not_found", Message: fmt.Sprintf("no route %s %s; see %s/openapi.json", r.Method, r.URL.Path, Prefix)})
+	})
+	return h, nil
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// apiError is every error body.
+type apiError struct {
+	// Error is the class: invalid_argument, not_found, already_exists,
+	// payload_too_large, unsupported_media_type, unavailable, internal.
+	Error   string `json:"error"`
+	Message string `json:"message"`
+	// Field names the offending input field for invalid_argument.
+	Field string `json:"field,omitempty"`
+}
+
+// invalidf is a 400 naming field.
+func invalidf(field, format string, args ...any) error {
+	return &engine.InvalidError{Field: field, Rule: fmt.Sprintf(format, args...)}
+}
+
+// errTooLarge marks a body over MaxBodyBytes; errMediaType a body that is
+// not JSON.
+var (
+	errTooLarge  = errors.New("request body too large")
+	errMediaType = errors.New("unsupported media type")
+)
+
+// statusOf maps an engine error to its HTTP status and body: the one
+// mapping of engine error classes for this surface.
+func statusOf(err error) (int, apiError) {
+	var inv *engine.InvalidError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &inv):
+		return http.StatusBadRequest, apiError{Error: "invalid_argument", Message: inv.Error(), Field: inv.Field}
+	case errors.As(err, &mbe), errors.Is(err, errTooLarge):
+		return http.StatusRequestEntityTooLarge, apiError{Error: "payload_too_large", Message: err.Error()}
+	case errors.Is(err, errMediaType):
+		return http.StatusUnsupportedMediaType, apiError{Error: "unsupported_media_type", Message: err.Error()}
+	case errors.Is(err, engine.ErrNotFound):
+		return http.StatusNotFound, apiError{Error: "not_found", Message: clean(err)}
+	case errors.Is(err, engine.ErrExists):
+		return http.StatusConflict, apiError{Error: "already_exists", Message: clean(err)}
+	case errors.Is(err, engine.ErrDimensionMismatch), errors.Is(err, engine.ErrEmbedderMismatch):
+		return http.StatusConflict, apiError{Error: "embedder_mismatch", Message: clean(err)}
+	case errors.Is(err, engine.ErrClosed), errors.Is(err, context.Canceled):
+		return http.StatusServiceUnavailable, apiError{Error: "unavailable", Message: clean(err)}
+	}
+	return http.StatusInternalServerError, apiError{Error: "internal", Message: clean(err)}
+}
+
+func clean(err error) string { return strings.ReplaceAll(err.Error(), "engine: ", "") }
+
+func writeError(w http.ResponseWriter, status int, body apiError) {
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		status = http.StatusInternalServerError
+		buf.Reset()
+		fmt.Fprintf(&buf, `{"error":"internal","message":%q}`+"\n", err.Error())
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// wrap runs f and writes its result or error. A panic in f becomes a 500
+// with a JSON body (and a log line), never a dropped connection.
+func (h *Handler) wrap(f func(*http.Request) (any, int, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				h.opts.Logger.Error("panic in handler", "path", r.URL.Path, "panic", p)
+				writeError(w, http.StatusInternalServerError, apiError{Error: "internal", Message: "internal error"})
+			}
+		}()
+		v, status, err := f(r)
+		if err != nil {
+			st, body := statusOf(err)
+			if st >= 500 {
+				h.opts.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+			}
+			writeError(w, st, body)
+			return
+		}
+		writeJSON(w, status, v)
+	})
+}
+
+// decode reads r's JSON body into v: the body must be JSON (or carry no
+// Content-Type), within MaxBodyBytes, valid UTF-8, nested at most MaxDepth
+// deep, one value, with no unknown fields.
+func (h *Handler) decode(r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != "application/json" {
+			return fmt.Errorf("%w: Content-Type must be application/json, got %q (with curl: -H 'Content-Type: application/json')", errMediaType, ct)
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
+	if err != nil {
+		return invalidf("body", "could not be read: %v", err)
+	}
+	if int64(len(body)) > h.opts.MaxBodyBytes {
+		return fmt.Errorf("%w: the limit is %d bytes", errTooLarge, h.opts.MaxBodyBytes)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return invalidf("body", "must be a JSON object, got an empty body")
+	}
+	if !utf8.Valid(body) {
+		return invalidf("body", "must be valid UTF-8")
+	}
+	if d := jsonDepth(body); d > h.opts.MaxDepth {
+		return invalidf("body", "must be nested at most %d levels deep, got %d", h.opts.MaxDepth, d)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return invalidf("body", "must hold one JSON value, found more after it")
+	}
+	return nil
+}
+
+// jsonError turns a decoding error into an InvalidError naming the field.
+func jsonError(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "body"
+		}
+		return invalidf(field, "must be %s, got JSON %s", jsonKind(te.Type.Kind().String()), te.Value)
+	case errors.As(err, &se):
+		return invalidf("body", "is not valid JSON: %v (at byte %d)", se, se.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return invalidf("body", "is not valid JSON: unexpected end")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return invalidf(strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), "is not a known field")
+	}
+	return invalidf("body", "%v", err)
+}
+
+func jsonKind(k string) string {
+	switch k {
+	case "string":
+		return "a string"
+	case "int64", "int", "int32", "uint32", "uint64":
+		return "an integer"
+	case "float64", "float32":
+		return "a number"
+	case "bool":
+		return "true or false"
+	case "slice":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	}
+	return "of another type"
+}
+
+// jsonDepth is the deepest nesting of arrays and objects in b (outside
+// strings).
+func jsonDepth(b []byte) int {
+	depth, maxDepth := 0, 0
+	inStr, esc := false, false
+	for _, c := range b {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+			maxDepth = max(maxDepth, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return maxDepth
+}
+
+// queryInt reads an integer query parameter in [lo, hi]; def when absent.
+func queryInt(r *http.Request, name string, def, lo, hi int) (int, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, invalidf(name, "must be an integer from %d to %d, got %q", lo, hi, s)
+	}
+	return n, nil
+}
+
+// queryHours reads a non-negative number of hours as a duration.
+func queryHours(r *http.Request, name string) (time.Duration, error) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f > 1e6 {
+		return 0, invalidf(name, "must be a number of hours from 0 to 1e6, got %q", s)
+	}
+	return time.Duration(f * float64(time.Hour)), nil
+}
+
+// Pattern returns the route pattern r matches ("" for none), for metrics.
+func (h *Handler) Pattern(r *http.Request) string {
+	_, p := h.mux.Handler(r)
+	if p == Prefix+"/" {
+		return ""
+	}
+	return p
+}

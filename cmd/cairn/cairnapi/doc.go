@@ -1,0 +1,14 @@
+// Package cairnapi is cairn's own HTTP API under /api/cairn/v1: store a
+// message, write a note, search (everything the engine's search takes), get
+// and delete a message, agent notes, channel messages, channels, agents and
+// stats, JSON in and out, documented by the OpenAPI 3.1 file it serves at
+// /api/cairn/v1/openapi.json.
+//
+// Every error is a JSON body {"error": class, "message": text, "field":
+// name}: 400 invalid_argument names the field and the rule, 404 not_found,
+// 409 already_exists or embedder_mismatch, 413 payload_too_large, 503
+// unavailable; nothing is written when a request fails. statusOf is the one
+// mapping of engine error classes to this surface.
+//
+// A Handler is safe for concurrent use. It imports engine only.
+package cairnapi

@@ -1,0 +1,209 @@
+package cairnapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// MessageInput is the body of POST /messages.
+type MessageInput struct {
+	Channel     string             `json:"channel"`
+	Sender      string             `json:"sender"`
+	Project     string             `json:"project,omitempty"`
+	Content     string             `json:"content"`
+	Metadata    json.RawMessage    `json:"metadata,omitempty"`
+	Breadcrumbs engine.Breadcrumbs `json:"breadcrumbs,omitzero"`
+	Confidence  *float64           `json:"confidence,omitempty"`
+	Type        string             `json:"type,omitempty"`
+	// CreatedAt backdates an imported message; absent means now.
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+}
+
+// NoteInput is the body of POST /notes.
+type NoteInput struct {
+	Agent       string             `json:"agent"`
+	Project     string             `json:"project,omitempty"`
+	Content     string             `json:"content"`
+	Metadata    json.RawMessage    `json:"metadata,omitempty"`
+	Breadcrumbs engine.Breadcrumbs `json:"breadcrumbs,omitzero"`
+	Confidence  *float64           `json:"confidence,omitempty"`
+	Type        string             `json:"type,omitempty"`
+}
+
+// ChannelInput is the body of POST /channels.
+type ChannelInput struct {
+	ID          string `json:"id"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	Project     string `json:"project,omitempty"`
+}
+
+func (h *Handler) storeMessage(r *http.Request) (any, int, error) {
+	var in MessageInput
+	if err := h.decode(r, &in); err != nil {
+		return nil, 0, err
+	}
+	nm := engine.NewMessage{
+		Channel: in.Channel, Sender: in.Sender, Project: in.Project, Content: in.Content,
+		Metadata: in.Metadata, Breadcrumbs: in.Breadcrumbs, Confidence: in.Confidence, Type: in.Type,
+	}
+	if in.CreatedAt != nil {
+		nm.CreatedAt = *in.CreatedAt
+	}
+	res, err := h.opts.Engine.StoreMessage(r.Context(), nm)
+	return writeResult(res, err)
+}
+
+func (h *Handler) writeNote(r *http.Request) (any, int, error) {
+	var in NoteInput
+	if err := h.decode(r, &in); err != nil {
+		return nil, 0, err
+	}
+	res, err := h.opts.Engine.WriteNote(r.Context(), engine.NewNote{
+		Agent: in.Agent, Project: in.Project, Content: in.Content,
+		Metadata: in.Metadata, Breadcrumbs: in.Breadcrumbs, Confidence: in.Confidence, Type: in.Type,
+	})
+	return writeResult(res, err)
+}
+
+// writeResult answers 201 for a new message and 200 for an existing one.
+func writeResult(res engine.WriteResult, err error) (any, int, error) {
+	if err != nil {
+		return nil, 0, err
+	}
+	if res.Created {
+		return res, http.StatusCreated, nil
+	}
+	return res, http.StatusOK, nil
+}
+
+func pathID(r *http.Request) (int64, error) {
+	s := r.PathValue("id")
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, invalidf("id", "must be a positive integer, got %q", s)
+	}
+	return id, nil
+}
+
+func (h *Handler) getMessage(r *http.Request) (any, int, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	m, err := h.opts.Engine.GetMessage(r.Context(), id)
+	if err != nil {
+		return nil, 0, err
+	}
+	return m, http.StatusOK, nil
+}
+
+func (h *Handler) deleteMessage(r *http.Request) (any, int, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := h.opts.Engine.DeleteMessage(r.Context(), id); err != nil {
+		return nil, 0, err
+	}
+	return map[string]int64{"deleted": id}, http.StatusOK, nil
+}
+
+func (h *Handler) search(r *http.Request) (any, int, error) {
+	var spec engine.SearchSpec
+	if err := h.decode(r, &spec); err != nil {
+		return nil, 0, err
+	}
+	if spec.Limit > h.opts.MaxLimit {
+		return nil, 0, invalidf("limit", "must be at most %d, got %d", h.opts.MaxLimit, spec.Limit)
+	}
+	req, err := spec.Request()
+	if err != nil {
+		return nil, 0, err
+	}
+	resp, err := h.opts.Engine.SearchDetailed(r.Context(), req)
+	if err != nil {
+		return nil, 0, err
+	}
+	if resp.Results == nil {
+		resp.Results = []engine.SearchResult{}
+	}
+	return resp, http.StatusOK, nil
+}
+
+// list wraps a listing so that an empty one is [] rather than null.
+func list[T any](xs []T) map[string][]T {
+	if xs == nil {
+		xs = []T{}
+	}
+	return map[string][]T{"results": xs}
+}
+
+func (h *Handler) notes(r *http.Request) (any, int, error) {
+	limit, err := queryInt(r, "limit", engine.DefaultSearchLimit, 1, h.opts.MaxLimit)
+	if err != nil {
+		return nil, 0, err
+	}
+	ms, err := h.opts.Engine.GetAgentNotes(r.Context(), r.PathValue("agent"), r.URL.Query().Get("project"), limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	return list(ms), http.StatusOK, nil
+}
+
+func (h *Handler) channelMessages(r *http.Request) (any, int, error) {
+	limit, err := queryInt(r, "limit", engine.DefaultSearchLimit, 1, h.opts.MaxLimit)
+	if err != nil {
+		return nil, 0, err
+	}
+	maxAge, err := queryHours(r, "max_age_hours")
+	if err != nil {
+		return nil, 0, err
+	}
+	ms, err := h.opts.Engine.GetChannelMessages(r.Context(), r.PathValue("channel"), maxAge, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	return list(ms), http.StatusOK, nil
+}
+
+func (h *Handler) channels(r *http.Request) (any, int, error) {
+	q := r.URL.Query()
+	cs, err := h.opts.Engine.ListChannels(r.Context(), engine.Scope{Kind: q.Get("scope"), Project: q.Get("project"), Agent: q.Get("agent")})
+	if err != nil {
+		return nil, 0, err
+	}
+	return list(cs), http.StatusOK, nil
+}
+
+func (h *Handler) createChannel(r *http.Request) (any, int, error) {
+	var in ChannelInput
+	if err := h.decode(r, &in); err != nil {
+		return nil, 0, err
+	}
+	c, err := h.opts.Engine.CreateChannel(r.Context(), engine.NewChannel{ID: in.ID, Name: in.Name, Description: in.Description, Project: in.Project})
+	if err != nil {
+		return nil, 0, err
+	}
+	return c, http.StatusCreated, nil
+}
+
+func (h *Handler) agents(r *http.Request) (any, int, error) {
+	as, err := h.opts.Engine.ListAgents(r.Context(), r.URL.Query().Get("project"))
+	if err != nil {
+		return nil, 0, err
+	}
+	return list(as), http.StatusOK, nil
+}
+
+func (h *Handler) stats(r *http.Request) (any, int, error) {
+	st, err := h.opts.Engine.StoreStats(r.Context())
+	if err != nil {
+		return nil, 0, err
+	}
+	return st, http.StatusOK, nil
+}

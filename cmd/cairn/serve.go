@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
+	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
+	"github.com/cairn-dev/cairn/engine"
+)
+
+func serveCommand() *command {
+	return &command{
+		name:    "serve",
+		summary: "serve the Chroma HTTP API v2 and cairn's own API (/api/cairn/v1)",
+		usage:   "[--host HOST] [--port PORT] [--auth-token TOKEN] [--insecure] [--allow-reset]",
+		examples: []string{
+			`cairn serve`,
+			`cairn serve --port 8001 --data-dir ./data`,
+			`CAIRN_AUTH_TOKEN=s3cret cairn serve --host 0.0.0.0`,
+			`curl -s localhost:8000/api/v2/heartbeat`,
+			`curl -s localhost:8000/api/cairn/v1/search -H 'Content-Type: application/json' -d '{"query":"flaky tests"}'`,
+		},
+		run: runServe,
+	}
+}
+
+// serveConfig is what runServe was asked for.
+type serveConfig struct {
+	host, port  string
+	token       string
+	insecure    bool
+	allowReset  bool
+	maxBody     int64
+	maxBatch    int
+	maxResults  int
+	maxDepth    int
+	drain       time.Duration
+	logLevel    slog.Level
+	logRequests bool
+}
+
+func runServe(ctx context.Context, e *env, c *command, args []string) error {
+	fs := newFlagSet(e, c)
+	cfg := serveConfig{}
+	fs.StringVar(&cfg.host, "host", "127.0.0.1", "listen on `HOST` (beyond loopback only with a token or --insecure)")
+	fs.StringVar(&cfg.port, "port", "8000", "listen on `PORT` (Chroma's default is 8000; 0 picks a free one)")
+	fs.StringVar(&cfg.token, "auth-token", "", "require `TOKEN` as Authorization: Bearer or X-Chroma-Token (default $CAIRN_AUTH_TOKEN)")
+	fs.BoolVar(&cfg.insecure, "insecure", false, "allow listening beyond loopback without a token")
+	fs.BoolVar(&cfg.allowReset, "allow-reset", false, "enable POST /api/v2/reset, which deletes every collection")
+	fs.Int64Var(&cfg.maxBody, "max-body-bytes", 64<<20, "largest request body in `BYTES`")
+	fs.IntVar(&cfg.maxBatch, "max-batch", 100000, "most records in one Chroma add/upsert/update or query batch")
+	fs.IntVar(&cfg.maxResults, "max-results", 10000, "largest n_results / limit")
+	fs.IntVar(&cfg.maxDepth, "max-filter-depth", 32, "deepest nesting of a where filter or JSON body")
+	fs.DurationVar(&cfg.drain, "shutdown-timeout", 30*time.Second, "how long in-flight requests may finish after SIGINT/SIGTERM")
+	level := fs.String("log-level", "info", "log `LEVEL` on stderr: debug, info, warn or error")
+	fs.BoolVar(&cfg.logRequests, "log-requests", true, "log one structured line per request")
+	pos, err := parse(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(c, pos); err != nil {
+		return err
+	}
+	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
+		return usagef(c.name, "--log-level must be debug, info, warn or error, got %q", *level)
+	}
+	if cfg.token == "" {
+		cfg.token = e.getenv("CAIRN_AUTH_TOKEN")
+	}
+	if err := cfg.check(c); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+
+	// Listen first: a taken port is reported before anything is opened.
+	addr := net.JoinHostPort(cfg.host, cfg.port)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return usagef(c.name, "%s is already in use (another cairn or Chroma?); choose another with --port", addr)
+		}
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	defer ln.Close()
+
+	eng, err := e.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+	colls, err := engine.OpenCollections(ctx, filepath.Join(eng.Dir(), engine.VectorsDir), engine.CollectionsOptions{Logger: logger, AllowReset: cfg.allowReset})
+	if err != nil {
+		return err
+	}
+	defer colls.Close()
+
+	h, err := newServeHandler(eng, colls, cfg, logger)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	url := "http://" + ln.Addr().String()
+	logger.Info("cairn serving", "url", url, "data_dir", eng.Dir(), "auth", cfg.token != "")
+	if !e.json {
+		fmt.Fprintf(e.stderr, "cairn serving on %s (Chroma API /api/v2, cairn API %s, metrics /metrics); Ctrl-C stops\n", url, cairnapi.Prefix)
+	} else {
+		_ = e.printJSON(map[string]string{"url": url, "data_dir": eng.Dir()})
+	}
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: letting in-flight requests finish", "timeout", cfg.drain.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.drain)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("shutdown", "err", err)
+	}
+	// Closing the collections and the engine (deferred) flushes graph
+	// snapshots and the vector outbox state; every acknowledged write was
+	// already committed.
+	if err := colls.Close(); err != nil {
+		return err
+	}
+	if err := eng.Close(); err != nil {
+		return err
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+func (cfg serveConfig) check(c *command) error {
+	if n, err := strconv.Atoi(cfg.port); err != nil || n < 0 || n > 65535 {
+		return usagef(c.name, "--port must be a number from 0 to 65535, got %q", cfg.port)
+	}
+	if cfg.maxBody <= 0 || cfg.maxBatch <= 0 || cfg.maxResults <= 0 || cfg.maxDepth <= 0 {
+		return usagef(c.name, "--max-body-bytes, --max-batch, --max-results and --max-filter-depth must be positive")
+	}
+	if cfg.token == "" && !cfg.insecure && !isLoopback(cfg.host) {
+		return usagef(c.name, "refusing to listen on %s without a token: set --auth-token or CAIRN_AUTH_TOKEN, or pass --insecure", cfg.host)
+	}
+	return nil
+}
+
+// isLoopback reports whether host names only loopback addresses.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// newServeHandler routes /api/v2 and /api/v1 to the Chroma API, /api/cairn/v1
+// to cairn's own API, and /metrics, behind auth, request logs and metrics.
+func newServeHandler(eng *engine.Engine, colls *engine.Collections, cfg serveConfig, logger *slog.Logger) (http.Handler, error) {
+	chroma := chromaapi.New(chromaapi.Options{
+		Collections: colls, AuthToken: cfg.token, AllowReset: cfg.allowReset,
+		MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
+		MaxFilterDepth: cfg.maxDepth, Logger: logger,
+	})
+	own, err := cairnapi.New(cairnapi.Options{Engine: eng, MaxBodyBytes: cfg.maxBody, MaxLimit: cfg.maxResults, MaxDepth: cfg.maxDepth, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	m := newMetrics(eng, colls, chroma, own)
+	mux := http.NewServeMux()
+	mux.Handle(cairnapi.Prefix+"/", requireToken(cfg.token, own))
+	mux.Handle("/metrics", requireToken(cfg.token, m))
+	mux.Handle("/", chroma) // the Chroma API does its own auth, as Chroma does
+	var h http.Handler = m.instrument(mux)
+	if cfg.logRequests {
+		h = logRequests(logger, h)
+	}
+	return h, nil
+}
+
+// requireToken answers 401 unless the request carries token (as Bearer or
+// X-Chroma-Token). An empty token means no auth.
+func requireToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := r.Header.Get("X-Chroma-Token")
+		if a := r.Header.Get("Authorization"); got == "" && strings.HasPrefix(a, "Bearer ") {
+			got = strings.TrimPrefix(a, "Bearer ")
+		}
+		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"unauthorized","message":"missing or wrong token: send Authorization: Bearer TOKEN or X-Chroma-Token: TOKEN"}` + "\n"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusWriter records the status and size of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (s *statusWriter) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
+}
+
+func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw, ok := w.(*statusWriter)
+		if !ok {
+			sw = &statusWriter{ResponseWriter: w}
+		}
+		next.ServeHTTP(sw, r)
+		if sw.status == 0 {
+			sw.status = http.StatusOK
+		}
+		logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes),
+			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr))
+	})
+}
