@@ -54,8 +54,27 @@ func fmtUs(us float64, atFloor bool) string {
 
 // IndexMarkdown renders the comparison tables: build, recall/latency curves,
 // cairn/peer latency ratios at equal recall, filtered search and memory.
+//
+// When every query row carries thread CPU times, the tables use them (p50,
+// p99) and show the wall-time p50 beside them; otherwise wall time.
 func IndexMarkdown(rows []IndexRow) string {
 	var b strings.Builder
+	useCPU := true
+	for _, r := range rows {
+		if (r.Kind == "query" || r.Kind == "filter") && r.CPUP50 == 0 {
+			useCPU = false
+		}
+	}
+	clock := "wall time"
+	if useCPU {
+		clock = "thread CPU time"
+		rows = slices.Clone(rows)
+		for i := range rows {
+			r := &rows[i]
+			r.P50us, r.CPUP50 = r.CPUP50, r.P50us
+			r.P99us, r.CPUP99 = r.CPUP99, r.P99us
+		}
+	}
 	pick := func(f func(IndexRow) bool) []IndexRow {
 		var out []IndexRow
 		for _, r := range rows {
@@ -97,7 +116,7 @@ func IndexMarkdown(rows []IndexRow) string {
 	}
 
 	// Equal-recall ratios.
-	b.WriteString("### cairn / peer query latency at equal recall@10 (single-threaded, interpolated along the ef curve; ≤ = reached at the lowest ef)\n\n")
+	fmt.Fprintf(&b, "### cairn / peer query latency at equal recall@10 (single-threaded, %s, interpolated along the ef curve; ≤ = reached at the lowest ef)\n\n", clock)
 	b.WriteString("| data set | recall@10 | cairn p50 µs | cairn p99 µs | peer | peer p50 µs | peer p99 µs | p50 ratio | p99 ratio |\n|---|---:|---:|---:|---|---:|---:|---:|---:|\n")
 	for _, ds := range datasets {
 		cc := curve("cairn", ds)
@@ -137,7 +156,7 @@ func IndexMarkdown(rows []IndexRow) string {
 
 	// Curves.
 	for _, ds := range datasets {
-		fmt.Fprintf(&b, "### Recall@10 / latency curve, data set %s (single-threaded queries, µs)\n\n", ds)
+		fmt.Fprintf(&b, "### Recall@10 / latency curve, data set %s (single-threaded queries, %s µs; wall = wall-time p50)\n\n", ds, clock)
 		var ps []string
 		for _, p := range peers {
 			if len(curve(p, ds)) > 0 {
@@ -146,11 +165,11 @@ func IndexMarkdown(rows []IndexRow) string {
 		}
 		b.WriteString("| ef |")
 		for _, p := range ps {
-			fmt.Fprintf(&b, " %s recall | p50 | p99 |", p)
+			fmt.Fprintf(&b, " %s recall | p50 | p99 | wall |", p)
 		}
 		b.WriteString("\n|---:|")
 		for range ps {
-			b.WriteString("---:|---:|---:|")
+			b.WriteString("---:|---:|---:|---:|")
 		}
 		b.WriteString("\n")
 		var efs []int
@@ -172,12 +191,12 @@ func IndexMarkdown(rows []IndexRow) string {
 				found := false
 				for _, r := range curve(p, ds) {
 					if r.Ef == ef {
-						fmt.Fprintf(&b, " %.4f | %.0f | %.0f |", r.Recall, r.P50us, r.P99us)
+						fmt.Fprintf(&b, " %.4f | %.0f | %.0f | %.0f |", r.Recall, r.P50us, r.P99us, r.CPUP50)
 						found = true
 					}
 				}
 				if !found {
-					b.WriteString(" | | |")
+					b.WriteString(" | | | |")
 				}
 			}
 			b.WriteString("\n")
@@ -188,7 +207,7 @@ func IndexMarkdown(rows []IndexRow) string {
 	// Filters.
 	filters := pick(func(r IndexRow) bool { return r.Kind == "filter" })
 	if len(filters) > 0 {
-		b.WriteString("### Filtered search (allowed ids uniform at random, not correlated with clusters)\n\n")
+		fmt.Fprintf(&b, "### Filtered search (allowed ids uniform at random, not correlated with clusters; %s)\n\n", clock)
 		b.WriteString("| data set | selectivity | peer | ef | recall@10 | p50 µs | p99 µs | cairn p50 / peer p50 |\n|---|---:|---|---:|---:|---:|---:|---:|\n")
 		for _, r := range filters {
 			ratio := "-"

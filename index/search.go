@@ -173,7 +173,99 @@ func (x *Index) searchLocked(s *scratch, q []float32, ef int, allow Allow) {
 		ep, d = x.greedyLocked(q, ep, d, l)
 	}
 	s.seeds = append(s.seeds[:0], cand{d, ep})
-	x.searchLayerLocked(s, q, s.seeds, ef, 0, allow, false)
+	if allow != nil {
+		x.searchFilteredLocked(s, q, s.seeds, ef, allow)
+		return
+	}
+	x.searchLayerLocked(s, q, s.seeds, ef, 0, nil, false)
+}
+
+// searchFilteredLocked is Algorithm 2 at layer 0 restricted to allowed
+// nodes, ACORN-1 style: only allowed nodes get a distance and enter the
+// candidate queue; a disallowed neighbour is not evaluated but its own
+// neighbours are (two hops), so the walk crosses regions the filter
+// excludes without paying for their vectors.
+// REQUIRES: x.mu held.
+func (x *Index) searchFilteredLocked(s *scratch, q []float32, seeds []cand, ef int, allow Allow) {
+	gen := s.nextGen()
+	marks := s.marks
+	states := x.mu.state
+	vecs := x.mu.vecs[:len(states)*x.dim]
+	dim := x.dim
+	s.cands = s.cands[:0]
+	s.res = s.res[:0]
+	for _, c := range seeds {
+		if marks[c.id] == gen {
+			continue
+		}
+		marks[c.id] = gen
+		s.cands.push(c)
+		if x.accept(states, c.id, allow) {
+			s.res.push(c)
+		}
+	}
+	for len(s.res) > ef {
+		s.res.pop()
+	}
+	if want := x.m0 * (x.m0 + 1); cap(s.ids) < want {
+		s.ids = make([]uint32, 0, want)
+		s.dists = make([]float32, want)
+	}
+	batch := x.kern.dotBatch
+	if x.isL2 {
+		batch = x.kern.l2Batch
+	}
+	for len(s.cands) > 0 {
+		c := s.cands.pop()
+		if len(s.res) >= ef && c.d > s.res[0].d {
+			break
+		}
+		blk := x.listLocked(c.id, 0)
+		n := min(int(atomic.LoadUint32(&blk[0])), len(blk)-1)
+		ids := s.ids[:0]
+		for i := 1; i <= n; i++ {
+			nb := atomic.LoadUint32(&blk[i])
+			if marks[nb] == gen {
+				continue
+			}
+			marks[nb] = gen
+			if allow.Contains(nb) {
+				ids = append(ids, nb)
+				continue
+			}
+			b2 := x.listLocked(nb, 0)
+			n2 := min(int(atomic.LoadUint32(&b2[0])), len(b2)-1)
+			for j := 1; j <= n2; j++ {
+				nb2 := atomic.LoadUint32(&b2[j])
+				if marks[nb2] != gen && allow.Contains(nb2) {
+					marks[nb2] = gen
+					ids = append(ids, nb2)
+				}
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		s.ndist += len(ids)
+		dists := s.dists[:len(ids)]
+		batch(q, vecs, dim, ids, dists)
+		for i, nb := range ids {
+			d := dists[i]
+			if !x.isL2 {
+				d = 1 - d
+			}
+			if len(s.res) < ef || d < s.res[0].d {
+				s.cands.push(cand{d, nb})
+				if atomic.LoadUint32(&states[nb]) == stateLive {
+					if len(s.res) < ef {
+						s.res.push(cand{d, nb})
+					} else {
+						s.res.replaceTop(cand{d, nb})
+					}
+				}
+			}
+		}
+	}
 }
 
 // greedyLocked descends layer from ep to a local minimum (ef = 1).

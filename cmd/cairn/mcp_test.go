@@ -5,12 +5,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // jsPeers returns testdata/js with its node_modules, or skips the test when
@@ -178,4 +182,57 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// TestSeveralMCPProcessesShareADataDir starts three `cairn mcp` processes
+// on one data dir (as three agents would) with the official Go SDK client:
+// each writes, and each then reads every process's writes.
+func TestSeveralMCPProcessesShareADataDir(t *testing.T) {
+	bin := buildCairn(t)
+	data := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const n = 3
+	sessions := make([]*mcp.ClientSession, n)
+	for i := range sessions {
+		client := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("agent%d", i), Version: "1"}, nil)
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "mcp", "--data-dir", data)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		sessions[i] = cs
+	}
+	callOK := func(cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %v", name, err, res)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		var out map[string]any
+		_ = json.Unmarshal(b, &out)
+		return out
+	}
+	var wg sync.WaitGroup
+	for i, cs := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 5; j++ {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_note", Arguments: map[string]any{
+					"agent": fmt.Sprintf("agent%d", i), "project": "shared", "content": fmt.Sprintf("lesson %d from agent %d about sharing", j, i)}})
+				if err != nil || res.IsError {
+					t.Errorf("agent %d write %d: %v %v", i, j, err, res)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, cs := range sessions {
+		out := callOK(cs, "search_messages", map[string]any{"query": "lesson sharing", "limit": 50, "mode": "keyword"})
+		if got := len(out["results"].([]any)); got != n*5 {
+			t.Errorf("process %d sees %d notes, want %d", i, got, n*5)
+		}
+	}
 }

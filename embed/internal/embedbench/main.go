@@ -31,7 +31,7 @@ type result struct {
 	Kernels    string             `json:"kernels"`
 	LoadMS     float64            `json:"load_ms"`
 	PeakRSSMB  float64            `json:"peak_rss_mb"`
-	Throughput map[string]float64 `json:"throughput"` // "tokens=20/batch=8" -> sentences/s (wall clock)
+	Throughput map[string]float64 `json:"throughput"`  // "tokens=20/batch=8" -> sentences/s (wall clock)
 	PerCPUSec  map[string]float64 `json:"per_cpu_sec"` // sentences per CPU-second (user+sys of the process)
 	QueryCPUMS float64            `json:"query_cpu_ms"`
 	P50MS      float64            `json:"query_p50_ms"`
@@ -211,7 +211,7 @@ func measure(dir string, backend embed.Backend, k embed.Kernels, dur time.Durati
 		}
 		lat = append(lat, float64(time.Since(t0).Microseconds())/1000)
 	}
-	r.QueryCPUMS = float64((cpuTime()-c0).Microseconds()) / 1000 / float64(queries)
+	r.QueryCPUMS = float64((cpuTime() - c0).Microseconds()) / 1000 / float64(queries)
 	slices.Sort(lat)
 	r.P50MS = lat[len(lat)/2]
 	r.P99MS = lat[len(lat)*99/100]
