@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,12 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
-	"github.com/cairn-dev/cairn/engine"
 )
 
-// BenchmarkChromaHTTP compares cairn's Chroma API with the real Chroma 1.0.0
+// BenchmarkChromaHTTP compares `cairn serve` (its Chroma API) with the real Chroma 1.0.0
 // server through HTTP, with the same JS client (chromadb 3.5.0), the same
 // data (seeded, clustered, unit vectors) and the same queries:
 // testdata/js/bench_http.mjs. Run it alone (it takes minutes at 100,000):
@@ -120,29 +116,57 @@ func runBenchScript(b *testing.B, jsDir, url string, n, dim int) benchResult {
 	return r
 }
 
+// startCairn builds cmd/cairn and runs `cairn serve` on a fresh data dir:
+// the benchmark measures the real server, middleware included.
 func startCairn(b *testing.B) (string, func()) {
 	b.Helper()
-	coll, err := engine.OpenCollections(context.Background(), b.TempDir(), engine.CollectionsOptions{})
-	if err != nil {
+	dir := b.TempDir()
+	bin := filepath.Join(dir, "cairn")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/cairn")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("go build ./cmd/cairn: %v\n%s", err, out)
+	}
+	port := freeBenchPort(b)
+	cmd := exec.Command(bin, "serve", "--data-dir", filepath.Join(dir, "data"), "--port", strconv.Itoa(port),
+		"--log-requests=false", "--log-level", "warn")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	srv := httptest.NewServer(chromaapi.New(chromaapi.Options{Collections: coll}))
-	return srv.URL, func() {
-		srv.Close()
-		if err := coll.Close(); err != nil {
-			b.Error(err)
-		}
+	stop := func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		_ = cmd.Wait()
 	}
+	return waitHeartbeat(b, fmt.Sprintf("http://127.0.0.1:%d", port), stop), stop
 }
 
-func startRealChroma(b *testing.B, jsDir string) (string, func()) {
-	b.Helper()
+func freeBenchPort(b *testing.B) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitHeartbeat(b *testing.B, url string, stop func()) string {
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if resp, err := http.Get(url + "/api/v2/heartbeat"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return url
+			}
+		}
+	}
+	stop()
+	b.Fatalf("%s did not answer its heartbeat within 60s", url)
+	return ""
+}
+
+func startRealChroma(b *testing.B, jsDir string) (string, func()) {
+	b.Helper()
+	port := freeBenchPort(b)
 	dir := b.TempDir()
 	cmd := exec.Command("node", filepath.Join(jsDir, "node_modules", "chromadb", "dist", "cli.mjs"), "run",
 		"--path", filepath.Join(dir, "data"), "--host", "127.0.0.1", "--port", strconv.Itoa(port))
@@ -155,14 +179,5 @@ func startRealChroma(b *testing.B, jsDir string) (string, func()) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 	}
-	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if resp, err := http.Get(url + "/api/v2/heartbeat"); err == nil {
-			resp.Body.Close()
-			return url, stop
-		}
-	}
-	stop()
-	b.Fatal("real Chroma server did not answer its heartbeat within 60s")
-	return "", nil
+	return waitHeartbeat(b, fmt.Sprintf("http://127.0.0.1:%d", port), stop), stop
 }

@@ -20,11 +20,12 @@ type CairnPeer struct {
 // number of workers; GOMAXPROCS is set to workers during the build so that a
 // single-thread build gets no help from a second core (the garbage collector
 // included).
-func BuildCairn(ctx context.Context, base []float32, dim, m, efc, workers int, seed int64) (*CairnPeer, time.Duration, error) {
+// It returns the wall and process CPU time of the build.
+func BuildCairn(ctx context.Context, base []float32, dim, m, efc, workers int, seed int64) (p *CairnPeer, wall, cpu time.Duration, err error) {
 	idx, err := index.New(index.Options{Space: index.L2, Dim: dim, M: m, EfConstruction: efc,
 		EfSearch: 100, Seed: seed, Workers: workers})
 	if err != nil {
-		return nil, 0, fmt.Errorf("bench: cairn index: %w", err)
+		return nil, 0, 0, fmt.Errorf("bench: cairn index: %w", err)
 	}
 	n := len(base) / dim
 	ids := make([]uint32, n)
@@ -34,14 +35,16 @@ func BuildCairn(ctx context.Context, base []float32, dim, m, efc, workers int, s
 		vecs[i] = base[i*dim : (i+1)*dim : (i+1)*dim]
 	}
 	prev := runtime.GOMAXPROCS(workers)
+	c0 := processCPU()
 	t0 := time.Now()
 	err = idx.InsertBatch(ctx, ids, vecs)
-	d := time.Since(t0)
+	wall = time.Since(t0)
+	cpu = processCPU() - c0
 	runtime.GOMAXPROCS(prev)
 	if err != nil {
-		return nil, 0, fmt.Errorf("bench: cairn insert: %w", err)
+		return nil, 0, 0, fmt.Errorf("bench: cairn insert: %w", err)
 	}
-	return &CairnPeer{Idx: idx}, d, nil
+	return &CairnPeer{Idx: idx}, wall, cpu, nil
 }
 
 // Query implements QueryFunc.

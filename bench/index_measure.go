@@ -17,7 +17,8 @@ type IndexRow struct {
 	N       int     `json:"n"`
 	Kind    string  `json:"kind"` // build, query, filter, memory
 	Threads int     `json:"threads,omitempty"`
-	BuildS  float64 `json:"build_s,omitempty"`
+	BuildS  float64 `json:"build_s,omitempty"`     // wall seconds
+	BuildC  float64 `json:"build_cpu_s,omitempty"` // process CPU seconds (user+sys, all threads)
 	Ef      int     `json:"ef,omitempty"`
 	Sel     float64 `json:"sel,omitempty"` // filter selectivity (fraction allowed)
 	Recall  float64 `json:"recall,omitempty"`
@@ -86,6 +87,16 @@ func MeasureQueries(f QueryFunc, queries []float32, dim, k, ef int, gt [][]uint3
 	}
 	return QueryStats{Recall: recall / float64(nq), P50us: median(p50s), P99us: median(p99s), MeanUs: median(means),
 		CPUP50: median(c50s), CPUP99: median(c99s)}
+}
+
+// processCPU is the CPU time of the whole process (user + system, all
+// threads).
+func processCPU() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // threadCPU is the calling thread's CPU time in nanoseconds.

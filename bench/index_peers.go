@@ -42,7 +42,7 @@ type CoderPeer struct {
 // BuildCoder inserts all rows one by one with EfSearch = efc during
 // construction (the library has no separate construction ef) and level
 // probability 1/M, the same as hnswlib's 1/ln(M) multiplier.
-func BuildCoder(base []float32, dim, m, efc int, seed int64) (*CoderPeer, time.Duration) {
+func BuildCoder(base []float32, dim, m, efc int, seed int64) (p *CoderPeer, wall, cpu time.Duration) {
 	g := hnsw.NewGraph[uint32]()
 	g.M = m
 	g.Ml = 1 / float64(m)
@@ -51,13 +51,15 @@ func BuildCoder(base []float32, dim, m, efc int, seed int64) (*CoderPeer, time.D
 	g.Rng = rand.New(rand.NewSource(seed))
 	n := len(base) / dim
 	prev := runtime.GOMAXPROCS(1)
+	c0 := processCPU()
 	t0 := time.Now()
 	for i := 0; i < n; i++ {
 		g.Add(hnsw.MakeNode(uint32(i), base[i*dim:(i+1)*dim:(i+1)*dim]))
 	}
-	d := time.Since(t0)
+	wall = time.Since(t0)
+	cpu = processCPU() - c0
 	runtime.GOMAXPROCS(prev)
-	return &CoderPeer{g: g}, d
+	return &CoderPeer{g: g}, wall, cpu
 }
 
 // Query implements QueryFunc. Graph.EfSearch is a field, so this is not safe

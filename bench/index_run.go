@@ -253,11 +253,11 @@ func runCairn(ctx context.Context, cfg IndexConfig, ds *IndexDataset, threads []
 	n, dim := ds.Spec.N, ds.Spec.Dim
 	var keep *CairnPeer
 	for _, t := range threads {
-		p, d, err := BuildCairn(ctx, ds.Base, dim, cfg.M, cfg.Efc, t, cfg.Seed)
+		p, d, c, err := BuildCairn(ctx, ds.Base, dim, cfg.M, cfg.Efc, t, cfg.Seed)
 		if err != nil {
 			return err
 		}
-		emit(IndexRow{Peer: "cairn", Dataset: ds.Spec.Name, N: n, Kind: "build", Threads: t, BuildS: d.Seconds()})
+		emit(IndexRow{Peer: "cairn", Dataset: ds.Spec.Name, N: n, Kind: "build", Threads: t, BuildS: d.Seconds(), BuildC: c.Seconds()})
 		if keep == nil {
 			keep = p
 		}
@@ -294,8 +294,8 @@ func runExact(cfg IndexConfig, ds *IndexDataset, emit func(IndexRow)) {
 }
 
 func runCoder(cfg IndexConfig, ds *IndexDataset, emit func(IndexRow)) {
-	p, d := BuildCoder(ds.Base, ds.Spec.Dim, cfg.M, cfg.Efc, cfg.Seed)
-	emit(IndexRow{Peer: "coder-hnsw", Dataset: ds.Spec.Name, N: ds.Spec.N, Kind: "build", Threads: 1, BuildS: d.Seconds(),
+	p, d, c := BuildCoder(ds.Base, ds.Spec.Dim, cfg.M, cfg.Efc, cfg.Seed)
+	emit(IndexRow{Peer: "coder-hnsw", Dataset: ds.Spec.Name, N: ds.Spec.N, Kind: "build", Threads: 1, BuildS: d.Seconds(), BuildC: c.Seconds(),
 		Note: "EfSearch=efc during build (no construction ef)"})
 	for _, ef := range cfg.Efs {
 		s := MeasureQueries(p.Query, ds.Queries, ds.Spec.Dim, cfg.K, ef, ds.GT, cfg.Reps)
@@ -360,15 +360,15 @@ func RunIndexMemory(ctx context.Context, cfg IndexConfig, n, workers int, emit f
 		runtime.GC()
 		runtime.ReadMemStats(&ms)
 		before := ms.HeapAlloc
-		p, d, err := BuildCairn(ctx, ds.Base, cfg.Dim, cfg.M, cfg.Efc, workers, cfg.Seed)
+		p, d, c, err := BuildCairn(ctx, ds.Base, cfg.Dim, cfg.M, cfg.Efc, workers, cfg.Seed)
 		if err != nil {
 			return err
 		}
 		runtime.GC()
 		runtime.ReadMemStats(&ms)
-		emit(IndexRow{Peer: "cairn", Dataset: "easy", N: n, Kind: "memory", Threads: workers, BuildS: d.Seconds(),
+		emit(IndexRow{Peer: "cairn", Dataset: "easy", N: n, Kind: "memory", Threads: workers, BuildS: d.Seconds(), BuildC: c.Seconds(),
 			Bytes: int64(ms.HeapAlloc) - int64(before), RawB: raw, Note: "bytes = live Go heap growth after build and GC"})
-		emit(IndexRow{Peer: "cairn (Stats.Bytes)", Dataset: "easy", N: n, Kind: "memory", Threads: workers, BuildS: d.Seconds(),
+		emit(IndexRow{Peer: "cairn (Stats.Bytes)", Dataset: "easy", N: n, Kind: "memory", Threads: workers, BuildS: d.Seconds(), BuildC: c.Seconds(),
 			Bytes: int64(p.Idx.Stats().Bytes), RawB: raw, Note: "index's own count of vectors, lists and slot metadata"})
 		for _, ef := range cfg.Efs {
 			s := MeasureQueries(p.Query, ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)

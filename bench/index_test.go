@@ -162,7 +162,7 @@ func BenchmarkIndexSearch(b *testing.B) {
 	for _, spec := range []bench.MixtureSpec{bench.EasySpec(n, 200, 384), bench.HardSpec(n, 200, 384)} {
 		base, queries := spec.Generate()
 		gt := bench.GroundTruth(base, queries, spec.Dim, 10, nil)
-		p, _, err := bench.BuildCairn(context.Background(), base, spec.Dim, 16, 200, 2, 1)
+		p, _, _, err := bench.BuildCairn(context.Background(), base, spec.Dim, 16, 200, 2, 1)
 		if err != nil {
 			b.Fatal(err)
 		}

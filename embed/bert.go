@@ -60,10 +60,8 @@ type bert struct {
 	typ      []float32 // token type 0 row
 	embLN    layerNormW
 	layers   []bertLayer
-	maxTok   int
 	bufPool  sync.Pool
 	attnPool sync.Pool
-	paramCnt int
 }
 
 func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int) (*bert, error) {

@@ -8,9 +8,6 @@ const asmAvailable = true
 func gemm4AVX2asm(a *float32, lda int, b *float32, k int, bias, c *float32, ldc int)
 
 //go:noescape
-func gemm4AVX512asm(a *float32, lda int, b *float32, k int, bias, c *float32, ldc int)
-
-//go:noescape
 func geluAVX2asm(v *float32, n int)
 
 //go:noescape

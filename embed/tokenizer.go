@@ -23,16 +23,15 @@ type Tokenizer struct {
 	prefix       string // continuing subword prefix, "##"
 	maxWordChars int
 
-	cleanText     bool
-	chineseChars  bool
-	stripAccents  bool
-	lowercase     bool
-	maxLen        int      // max tokens including [CLS] and [SEP]
-	added         []string // added tokens matched verbatim in the raw text, longest first
-	addedIDs      map[string]int32
-	vocabSize     int
-	padID         int32
-	maxLenFromCfg bool
+	cleanText    bool
+	chineseChars bool
+	stripAccents bool
+	lowercase    bool
+	maxLen       int      // max tokens including [CLS] and [SEP]
+	added        []string // added tokens matched verbatim in the raw text, longest first
+	addedIDs     map[string]int32
+	vocabSize    int
+	padID        int32
 }
 
 // tokenizerJSON is the subset of tokenizer.json that a BERT WordPiece

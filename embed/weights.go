@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"regexp"
-	"sort"
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -303,13 +302,4 @@ func protoField(b []byte, num protowire.Number) ([]byte, error) {
 		return nil
 	})
 	return out, err
-}
-
-func sortedNames(m map[string]rawTensor) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }

@@ -395,7 +395,7 @@ func readBackup(ctx context.Context, archive string, fn func(BackupFile, io.Read
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
 	defer f.Close()
-	zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30))
+	zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
 	if err != nil {
 		return nil, fmt.Errorf("%w: backup %s: %w", ErrCorrupt, archive, err)
 	}

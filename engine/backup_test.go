@@ -140,7 +140,7 @@ func hexSum(s string) string {
 
 // craftArchive builds a backup by hand; files with an empty checksum get the
 // right one.
-func craftArchive(t *testing.T, files []engine.BackupFile, contents map[string]string) []byte {
+func craftArchive(t testing.TB, files []engine.BackupFile, contents map[string]string) []byte {
 	for i := range files {
 		if files[i].SHA256 == "" {
 			files[i].SHA256 = hexSum(contents[files[i].Path])
@@ -153,7 +153,7 @@ func craftArchive(t *testing.T, files []engine.BackupFile, contents map[string]s
 	return craftArchiveManifest(t, m, contents)
 }
 
-func craftArchiveManifest(t *testing.T, m map[string]any, contents ...map[string]string) []byte {
+func craftArchiveManifest(t testing.TB, m map[string]any, contents ...map[string]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw, _ := zstd.NewWriter(&buf)
@@ -243,5 +243,66 @@ func TestBackupWhileWriting(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+func FuzzVerifyBackup(f *testing.F) {
+	f.Add(craftArchive(f, []engine.BackupFile{{Path: "cairn.db", Size: 4}}, map[string]string{"cairn.db": "abcd"}))
+	f.Add([]byte("(\xb5/\xfd"))
+	f.Add([]byte{})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := filepath.Join(dir, "fuzz.zst")
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := engine.VerifyBackup(context.Background(), p)
+		if err != nil && !errors.Is(err, engine.ErrCorrupt) && !errors.Is(err, engine.ErrIncompatibleFormat) {
+			t.Fatalf("error outside the classes: %v", err)
+		}
+	})
+}
+
+// frozenBackup is a backup in format version 1, kept forever: every later
+// cairn must verify and restore it. Regenerate only for a new format
+// version (CAIRN_WRITE_BACKUP_FIXTURE=1 go test -run TestFrozenBackupV1).
+const frozenBackup = "testdata/backup-v1.cairn.zst"
+
+const frozenSession = "f0f0f0f0-1111-4222-8333-444455556666"
+
+func TestFrozenBackupV1(t *testing.T) {
+	ctx := context.Background()
+	if os.Getenv("CAIRN_WRITE_BACKUP_FIXTURE") == "1" {
+		e := lcOpen(t, "", engine.Options{})
+		gcNote(t, e, "fixture", "frozen backup fixture note", time.Hour, 0.8, engine.TypeDecision, `{"pinned": true}`)
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, frozenSession+".jsonl"), []byte(`{"type":"user","uuid":"a0a0a0a0-1111-4222-8333-444455556666","parentUuid":null,"sessionId":"`+frozenSession+`","timestamp":"2026-01-05T09:00:00.000Z","message":{"role":"user","content":"frozen session text"}}`+"\n"), 0o644)
+		if _, err := e.ImportClaudeCode(ctx, engine.ImportOptions{Root: dir}); err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll("testdata", 0o755)
+		if _, err := e.Backup(ctx, frozenBackup, engine.BackupOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := engine.VerifyBackup(ctx, frozenBackup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Version != 1 {
+		t.Fatalf("fixture version %d", m.Version)
+	}
+	dir := filepath.Join(t.TempDir(), "r")
+	if _, err := engine.Restore(ctx, frozenBackup, dir, engine.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e := lcOpen(t, dir, engine.Options{})
+	notes, err := e.GetAgentNotes(ctx, "fixture", "", 10)
+	if err != nil || len(notes) != 1 || notes[0].Content != "frozen backup fixture note" {
+		t.Errorf("notes %+v %v", notes, err)
+	}
+	recs, err := e.SessionMessages(ctx, frozenSession)
+	if err != nil || len(recs) != 1 || recs[0].Text != "frozen session text" {
+		t.Errorf("session %+v %v", recs, err)
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 )
@@ -17,7 +18,9 @@ type BatchError struct {
 	Err   error
 }
 
-func (e *BatchError) Error() string { return fmt.Sprintf("message %d of the batch: %v", e.Index, e.Err) }
+func (e *BatchError) Error() string {
+	return fmt.Sprintf("message %d of the batch: %v", e.Index, e.Err)
+}
 
 // Unwrap returns the message's error, so errors.Is/As see its class.
 func (e *BatchError) Unwrap() error { return e.Err }
@@ -53,19 +56,9 @@ func (e *Engine) StoreMessages(ctx context.Context, in []NewMessage) ([]WriteRes
 		return nil, fmt.Errorf("engine: store messages: %w", classify(err))
 	}
 	defer tx.Rollback()
-	out := make([]WriteResult, len(ps))
-	created := false
-	for i, p := range ps {
-		res, err := e.writeTx(ctx, tx, p)
-		if err != nil {
-			var inv *InvalidError
-			if errors.As(err, &inv) || errors.Is(err, ErrNotFound) {
-				return nil, &BatchError{Index: i, Err: err}
-			}
-			return nil, err
-		}
-		out[i] = res
-		created = created || res.Created
+	out, created, err := e.writeBatchTx(ctx, tx, ps)
+	if err != nil {
+		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("engine: store messages: %w", classify(err))
@@ -74,4 +67,169 @@ func (e *Engine) StoreMessages(ctx context.Context, in []NewMessage) ([]WriteRes
 		e.wakeVectors()
 	}
 	return out, nil
+}
+
+// ValidateMessage checks m as StoreMessage would, without writing: an
+// *InvalidError for bad input. Whether a plain channel exists is not
+// checked (see GetChannel).
+func (e *Engine) ValidateMessage(m NewMessage) error {
+	_, err := e.prepare(m)
+	return err
+}
+
+// stmts is an fts.Querier over a transaction that prepares each distinct
+// statement once (a batch runs the same few statements thousands of times).
+type stmts struct {
+	tx *sql.Tx
+	m  map[string]*sql.Stmt
+}
+
+func (s *stmts) get(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st, ok := s.m[q]; ok {
+		return st, nil
+	}
+	st, err := s.tx.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	s.m[q] = st
+	return st, nil
+}
+
+func (s *stmts) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, err := s.get(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (s *stmts) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := s.get(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+func (s *stmts) close() {
+	for _, st := range s.m {
+		st.Close()
+	}
+}
+
+// writeBatchTx is writeTx (store.go) for many messages in one transaction,
+// with the same effects: channels ensured once each, per-channel and
+// per-agent counters updated once each with the batch's totals, prepared
+// statements reused. Keep it in step with writeTx.
+func (e *Engine) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []prepared) ([]WriteResult, bool, error) {
+	now := e.opts.Now().UnixMilli()
+	st := &stmts{tx: tx, m: map[string]*sql.Stmt{}}
+	defer st.close()
+	out := make([]WriteResult, len(ps))
+	ensured := map[string]bool{}
+	for i, p := range ps {
+		if ensured[p.channel.id] {
+			continue
+		}
+		if err := e.ensureChannelTx(ctx, tx, p.channel, now); err != nil {
+			var inv *InvalidError
+			if errors.As(err, &inv) || errors.Is(err, ErrNotFound) {
+				return nil, false, &BatchError{Index: i, Err: err}
+			}
+			return nil, false, err
+		}
+		ensured[p.channel.id] = true
+	}
+	var sets []int64
+	rows, err := tx.QueryContext(ctx, "SELECT id FROM vector_sets WHERE state <> 'retired'")
+	if err != nil {
+		return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, false, classify(err)
+		}
+		sets = append(sets, id)
+	}
+	rows.Close()
+	type agentKey struct{ name, project string }
+	agents := map[agentKey]int{}
+	var agentOrder []agentKey
+	type chanAgg struct {
+		n    int
+		last int64
+	}
+	chans := map[string]*chanAgg{}
+	var chanOrder []string
+	anyCreated := false
+	for i, p := range ps {
+		created := p.createdAt
+		if created == 0 {
+			created = now
+		}
+		res := WriteResult{ChannelID: p.channel.id, ContentHash: p.hash}
+		ak := agentKey{p.sender, p.project}
+		if _, ok := agents[ak]; !ok {
+			agents[ak] = 0
+			agentOrder = append(agentOrder, ak)
+		}
+		ins, err := st.get(ctx, `INSERT INTO messages
+			(channel_id, sender_id, sender_project_id, content, content_hash, confidence, message_type, metadata, mentions, word_count, has_breadcrumbs, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (content_hash, channel_id, sender_id) DO NOTHING RETURNING id`)
+		if err != nil {
+			return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
+		}
+		err = ins.QueryRowContext(ctx, p.channel.id, p.sender, p.project, p.content, p.hash, p.confidence, p.typ, p.metadata, p.mentions, p.wordCount, p.hasBreadcrumbs, created).Scan(&res.ID)
+		if errors.Is(err, sql.ErrNoRows) { // already stored (or earlier in this batch)
+			sel, err := st.get(ctx, "SELECT id FROM messages WHERE content_hash = ? AND channel_id = ? AND sender_id = ?")
+			if err != nil {
+				return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
+			}
+			if err := sel.QueryRowContext(ctx, p.hash, p.channel.id, p.sender).Scan(&res.ID); err != nil {
+				return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
+			}
+			out[i] = res
+			continue
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
+		}
+		if err := e.fts.Insert(ctx, st, res.ID, p.content); err != nil {
+			return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
+		}
+		for _, set := range sets {
+			if _, err := st.ExecContext(ctx, "INSERT INTO vector_outbox (set_id, message_id, op) VALUES (?, ?, 0) ON CONFLICT DO NOTHING", set, res.ID); err != nil {
+				return nil, false, fmt.Errorf("engine: vector outbox: %w", classify(err))
+			}
+		}
+		c := chans[p.channel.id]
+		if c == nil {
+			c = &chanAgg{}
+			chans[p.channel.id] = c
+			chanOrder = append(chanOrder, p.channel.id)
+		}
+		c.n++
+		c.last = max(c.last, created)
+		agents[ak]++
+		res.Created = true
+		anyCreated = true
+		out[i] = res
+	}
+	for _, id := range chanOrder {
+		c := chans[id]
+		if _, err := tx.ExecContext(ctx,
+			"UPDATE channels SET message_count = message_count + ?, last_message_at = max(last_message_at, ?) WHERE id = ?",
+			c.n, c.last, id); err != nil {
+			return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
+		}
+	}
+	for _, a := range agentOrder {
+		if err := e.touchAgentTx(ctx, tx, a.name, a.project, now, agents[a]); err != nil {
+			return nil, false, err
+		}
+	}
+	return out, anyCreated, nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/cairn-dev/cairn/engine/redact"
 	"log/slog"
 	"net/url"
 	"os"
@@ -41,6 +42,10 @@ type Options struct {
 	// Embedder computes message embeddings (used from issue 6 on); nil means
 	// keyword search only.
 	Embedder Embedder
+	// Redactor redacts secrets from message content before it is stored
+	// (issue 8; WriteResult.Redactions reports the counts); nil stores
+	// content as given.
+	Redactor *redact.Redactor
 }
 
 // Embedder turns texts into vectors. embed.Model satisfies it.

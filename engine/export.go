@@ -74,6 +74,9 @@ func (e *Engine) ExportSessions(ctx context.Context, opts ExportOptions) ([]Expo
 		for _, s := range all {
 			ids = append(ids, s.ID)
 		}
+		if len(ids) == 0 {
+			return nil, nil
+		}
 	}
 	if len(ids) == 0 {
 		return nil, invalid("session", "name a session id or use --all")

@@ -217,7 +217,11 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 
 	// Keyword side.
 	if mode != ModeSemantic {
-		hits, err := e.fts.Search(ctx, e.r, fts.Request{Text: req.Query, Filter: flt.sql, Args: flt.args, Limit: depth})
+		text, err := e.pruneTerms(ctx, req.Query)
+		if err != nil {
+			return resp, err
+		}
+		hits, err := e.fts.Search(ctx, e.r, fts.Request{Text: text, Filter: flt.sql, Args: flt.args, Limit: depth})
 		if err != nil {
 			return resp, fmt.Errorf("engine: search: %w", classify(err))
 		}
@@ -403,4 +407,72 @@ func (e *Engine) noVectorsReason(ctx context.Context) string {
 		}
 	}
 	return "no vectors for model " + e.vec.emb.ModelID()
+}
+
+// frequentShare: a query term found in more than this share of the
+// messages is dropped from the keyword query (when the query has another
+// term). Its BM25 idf is at most ln 2 (FTS5 clamps it near 0 above one
+// half), so it barely moves the ranking, but it makes FTS5 score most rows.
+const frequentShare = 1.0 // TEMP
+
+// pruneTerms returns the query text without its frequent terms (see
+// frequentShare); the document frequencies come from the fts5vocab view.
+// Terms the vocabulary does not list under their plain form (stemmed
+// differently) are kept: pruning only ever saves time.
+func (e *Engine) pruneTerms(ctx context.Context, query string) (string, error) {
+	terms := fts.Terms(query)
+	if len(terms) < 2 || e.vec == nil {
+		return query, nil
+	}
+	e.vec.mu.Lock()
+	n, at := e.vec.mu.docs, e.vec.mu.docsAt
+	e.vec.mu.Unlock()
+	if time.Since(at) > 10*time.Second {
+		if err := e.r.QueryRowContext(ctx, "SELECT count(*) FROM messages").Scan(&n); err != nil {
+			return "", fmt.Errorf("engine: search: %w", classify(err))
+		}
+		e.vec.mu.Lock()
+		e.vec.mu.docs, e.vec.mu.docsAt = n, time.Now()
+		e.vec.mu.Unlock()
+	}
+	if n < 1000 {
+		return query, nil
+	}
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		args[i] = t
+	}
+	rows, err := e.r.QueryContext(ctx, "SELECT term, doc FROM messages_fts_vocab WHERE term IN ("+placeholders(len(terms))+")", args...)
+	if err != nil {
+		return "", fmt.Errorf("engine: search: %w", classify(err))
+	}
+	df := map[string]int64{}
+	for rows.Next() {
+		var t string
+		var d int64
+		if err := rows.Scan(&t, &d); err != nil {
+			rows.Close()
+			return "", fmt.Errorf("engine: search: %w", classify(err))
+		}
+		df[t] = d
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("engine: search: %w", classify(err))
+	}
+	limit := int64(float64(n) * frequentShare)
+	var kept []string
+	rarest := ""
+	for _, t := range terms {
+		if df[t] <= limit {
+			kept = append(kept, t)
+		}
+		if rarest == "" || df[t] < df[rarest] {
+			rarest = t
+		}
+	}
+	if len(kept) == 0 {
+		kept = []string{rarest}
+	}
+	return strings.Join(kept, " "), nil
 }

@@ -140,7 +140,10 @@ func (f Filter) sql(alias string) (string, []any, error) {
 		return "", nil, invalid("min_confidence", "must be a number from 0 to 1, got %v", f.MinConfidence)
 	}
 	if f.MinConfidence > 0 {
-		conds = append(conds, col("confidence")+" >= ?")
+		// Unary + keeps the planner off the confidence index: walking the
+		// recency (or channel/sender) index and testing confidence is
+		// cheaper than sorting every confident message.
+		conds = append(conds, "+"+col("confidence")+" >= ?")
 		args = append(args, f.MinConfidence)
 	}
 	if !f.Since.IsZero() {

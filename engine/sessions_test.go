@@ -50,7 +50,7 @@ func lcOpen(t testing.TB, dir string, opts engine.Options) *engine.Engine {
 func lcTree(t testing.TB, seed uint64) *ccfixture.Tree {
 	t.Helper()
 	tree, err := ccfixture.Write(t.TempDir(), ccfixture.Options{
-		Rand: rand.New(rand.NewPCG(seed, seed)), Compact: true, Branch: true, Sidechain: true,
+		Rand: rand.New(rand.NewPCG(seed, seed)), Turns: 6, Compact: true, Branch: true, Sidechain: true,
 		Secret: ghSecret, SharedInstruction: sharedInstruction,
 	})
 	if err != nil {

@@ -16,7 +16,10 @@ type StoreStats struct {
 	ByAgent   map[string]int64 `json:"by_agent"` // "name" or "name@project"
 	Sessions  SessionStats     `json:"sessions"`
 	Bytes     DiskStats        `json:"bytes"`
-	Notes     []string         `json:"notes,omitempty"`
+	// Embedder holds the embedder's cache counters since this engine was
+	// opened (nil without an embedder that keeps a cache).
+	Embedder *EmbedderStats `json:"embedder,omitempty"`
+	Notes    []string       `json:"notes,omitempty"`
 }
 
 // SessionStats counts imported sessions.
@@ -163,6 +166,11 @@ func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
 			}
 		}
 	}
-	st.Notes = append(st.Notes, "embedding cache hit rate and average search time: not recorded by this build (the engine exposes them once the hybrid search of issue 6 lands)")
+	if es, ok := e.EmbedderStats(); ok {
+		st.Embedder = &es
+	} else {
+		st.Notes = append(st.Notes, "embedding cache hit rate: no embedder with a cache in this process")
+	}
+	st.Notes = append(st.Notes, "average search time: not persisted; the counters live in a serving process (cairn serve)")
 	return st, nil
 }

@@ -26,7 +26,9 @@ func (e *Engine) StoreMessage(ctx context.Context, in NewMessage) (WriteResult, 
 		return WriteResult{}, err
 	}
 	defer done()
-	return e.write(ctx, p)
+	res, err := e.write(ctx, p)
+	res.Redactions = p.redactions
+	return res, err
 }
 
 // WriteNote stores a note from in.Agent in its notes channel

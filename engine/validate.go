@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/cairn-dev/cairn/engine/redact"
 	"math"
 	"regexp"
 	"slices"
@@ -105,7 +106,8 @@ type prepared struct {
 	mentions       string
 	wordCount      int
 	hasBreadcrumbs bool
-	createdAt      int64 // Unix ms; 0 = now
+	createdAt      int64  // Unix ms; 0 = now
+	redactions     string // spans redacted per rule (issue 8), redact.Report.String()
 }
 
 func (e *Engine) prepare(in NewMessage) (prepared, error) {
@@ -121,6 +123,11 @@ func (e *Engine) prepare(in NewMessage) (prepared, error) {
 		return p, err
 	}
 	p.sender, p.project = in.Sender, in.Project
+	if e.opts.Redactor != nil {
+		var rep redact.Report
+		in.Content, rep = e.opts.Redactor.Redact(in.Content)
+		p.redactions = rep.String()
+	}
 	if err := e.checkContent(in.Content); err != nil {
 		return p, err
 	}

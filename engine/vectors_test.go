@@ -461,3 +461,41 @@ func TestWhereFilterValidation(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchMatchesSingleWrites: StoreMessages leaves the same channels,
+// agents and messages as StoreMessage one by one.
+func TestBatchMatchesSingleWrites(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	msgs := batch(60, 7)
+	for i := range msgs {
+		if i%4 == 0 {
+			msgs[i].Project = "cairn"
+			msgs[i].Channel = engine.ProjectChannelID("cairn", "decisions")
+		}
+	}
+	msgs = append(msgs, msgs[3], msgs[10]) // duplicates inside the batch
+	a := openDir(t, t.TempDir(), engine.Options{Now: clock})
+	b := openDir(t, t.TempDir(), engine.Options{Now: clock})
+	ra, err := a.StoreMessages(ctx, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range msgs {
+		rb, err := b.StoreMessage(ctx, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rb != ra[i] {
+			t.Fatalf("message %d: batch %+v, single %+v", i, ra[i], rb)
+		}
+	}
+	ca, _ := a.ListChannels(ctx, engine.Scope{})
+	cb, _ := b.ListChannels(ctx, engine.Scope{})
+	ga, _ := a.ListAgents(ctx, "")
+	gb, _ := b.ListAgents(ctx, "")
+	if fmt.Sprint(ca) != fmt.Sprint(cb) || fmt.Sprint(ga) != fmt.Sprint(gb) {
+		t.Fatalf("batch and single writes differ:\n%v\n%v\n%v\n%v", ca, cb, ga, gb)
+	}
+}

@@ -20,10 +20,11 @@
 // callers should reuse freed ids.
 //
 // Filtered search (SearchOptions.Allow) scans the allowed ids exactly when
-// they are few (at most 2048, or under 2% of the live vectors), and
-// otherwise walks the graph, expanding disallowed nodes too and stopping
-// only once it holds Ef allowed candidates, so the walk widens as the
-// filter narrows. The thresholds were measured at 100,000 x 384 (see
+// they are few (at most 4096, or under 4% of the live vectors); up to 30%
+// it walks the graph ACORN-1 style (only allowed nodes are evaluated, and
+// disallowed neighbours are crossed by looking at their neighbours); above
+// that it walks the graph plainly, expanding disallowed nodes too. Both
+// walks stop only once they hold Ef allowed candidates. The thresholds were measured at 100,000 x 384 (see
 // /work/notes/index.md and BenchmarkFiltered).
 //
 // # Layout

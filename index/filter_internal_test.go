@@ -1,8 +1,11 @@
 package index
 
 import (
+	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
+	"testing"
 	"time"
 )
 
@@ -41,7 +44,7 @@ func (a *denseAllow) Iterate(fn func(uint32) bool) {
 
 // filterPaths runs both filtered paths for each query and reports p50
 // latency (thread CPU time) of each and the graph path's recall@10.
-func filterPaths(x *Index, queries [][]float32, allow Allow, ef int) (exactP50, graphP50 time.Duration, recall float64, ndist int) {
+func filterPaths(x *Index, queries [][]float32, allow Allow, ef int, twoHop bool) (exactP50, graphP50 time.Duration, recall float64, ndist int) {
 	var le, lg []time.Duration
 	hit := 0
 	for _, q := range queries {
@@ -52,7 +55,7 @@ func filterPaths(x *Index, queries [][]float32, allow Allow, ef int) (exactP50, 
 		le = append(le, threadCPU()-t0)
 		s.ndist = 0
 		t0 = threadCPU()
-		x.searchLocked(s, q, ef, allow)
+		x.searchModeLocked(s, q, ef, allow, twoHop)
 		got := toResults(s.res.drainSorted(s.w[:0]), 10)
 		lg = append(lg, threadCPU()-t0)
 		ndist += s.ndist
@@ -69,4 +72,60 @@ func filterPaths(x *Index, queries [][]float32, allow Allow, ef int) (exactP50, 
 	slices.Sort(le)
 	slices.Sort(lg)
 	return le[len(le)/2], lg[len(lg)/2], float64(hit) / float64(10*len(queries)), ndist / len(queries)
+}
+
+// TestFilteredPaths forces each filtered graph walk at the selectivities
+// where Search uses it and checks recall@10 against the exact filtered
+// scan (Search itself would scan exactly at this size).
+func TestFilteredPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const n, dim = 6000, 32
+	x, err := New(Options{Dim: dim, Space: Cosine, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]uint32, n)
+	vecs := make([][]float32, n+100)
+	for i := range vecs {
+		c := float64(i % 37)
+		vecs[i] = make([]float32, dim)
+		for j := range vecs[i] {
+			vecs[i][j] = float32(math.Sin(c*float64(j+1)) + 0.4*r.NormFloat64())
+		}
+	}
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	if err := x.InsertBatch(context.Background(), ids, vecs[:n]); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := x.Check(); err != nil {
+			t.Error(err)
+		}
+	})
+	queries := make([][]float32, 100)
+	for i := range queries {
+		queries[i], _ = x.prepare(vecs[n+i], true)
+	}
+	for _, c := range []struct {
+		sel    float64
+		twoHop bool
+	}{{0.5, false}, {0.3, false}, {0.3, true}, {0.1, true}, {0.05, true}} {
+		allow := randomAllow(r, n, c.sel)
+		_, _, rec, _ := filterPaths(x, queries, allow, 100, c.twoHop)
+		if rec < 0.95 {
+			t.Errorf("selectivity %g two-hop %v: recall@10 %.3f, want >= 0.95", c.sel, c.twoHop, rec)
+		}
+		// Nothing outside the allowed set comes back.
+		res, err := x.Search(vecs[n], 10, SearchOptions{Allow: allow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rr := range res {
+			if !allow.Contains(rr.ID) {
+				t.Fatalf("id %d not allowed", rr.ID)
+			}
+		}
+	}
 }

@@ -197,7 +197,12 @@ func (s *Store) DeleteDatabase(ctx context.Context, tenant, name string) error {
 		if _, err := nextSeq(tx); err != nil {
 			return nil, err
 		}
-		return nil, nil
+		return func() {
+			for _, id := range ids {
+				delete(s.mu.infos, id)
+				delete(s.mu.colls, id)
+			}
+		}, nil
 	})
 }
 

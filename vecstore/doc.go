@@ -64,7 +64,8 @@
 //	            snapshot seq/length/CRC/chunk count, ops since snapshot)
 //	collnames   tenant\x00database\x00name -> uuid
 //	c:<uuid>    rec:  id -> CRC + record (version byte, dense u32, order u64,
-//	                  vector seq u64, flags, document, uri, typed metadata)
+//	                  vector seq u64, vector norm f32, flags, document, uri,
+//	                  typed metadata)
 //	            vec:  dense u32 BE -> CRC + little-endian float32s (as given)
 //	            log:  seq u64 BE -> CRC + ids touched by that write
 //	            snap: chunk u32 BE -> 4 MiB pieces of the zstd-compressed
@@ -74,9 +75,13 @@
 // checked on every open and every transaction, a newer version gives
 // ErrIncompatibleFormat naming it, and any damage (bad CRC, missing chunk,
 // undecodable graph, bbolt panic on a damaged page, which is recovered)
-// gives ErrCorrupt. Repair rebuilds graphs from the stored vectors and, if
-// bbolt itself cannot read the file, salvages every readable record into a
-// fresh file. testdata/format-v1.db is a frozen version-1 fixture.
+// gives ErrCorrupt (collections load lazily, so the error shows on the
+// first use of the damaged collection). Repair copies every readable
+// record whose record and vector pass their checks into a fresh file
+// (recovering from bbolt panics page by page), rebuilds each graph from the
+// stored vectors, writes fresh snapshots and swaps the file in (the old one
+// is kept as vectors.db.bak). testdata/format-v1.db is a frozen version-1
+// fixture opened by TestFrozenFixture.
 //
 // DIR/vectors.seq holds a 16-byte hint: the last committed seq and a check
 // word. It lets a reader skip opening bbolt when nothing changed.

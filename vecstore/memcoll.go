@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cairn-dev/cairn/index"
@@ -307,6 +308,8 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 		return nil, corruptf(nil, "collection %s: missing data bucket", ci.ID)
 	}
 	mc := newMemColl(ci)
+	t0 := time.Now()
+	var tSnap time.Duration
 	// Decompress and decode the graph snapshot while the records are read.
 	var g *index.Index
 	var snapErr error
@@ -319,7 +322,9 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			t1 := time.Now()
 			g, snapErr = decodeSnapshot(comp, ci)
+			tSnap = time.Since(t1)
 		}()
 	}
 	err := cb.Bucket(subRec).ForEach(func(k, v []byte) error {
@@ -333,6 +338,7 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 		mc.setRecordLocked(r)
 		return nil
 	})
+	tRecs := time.Since(t0)
 	wg.Wait()
 	if err != nil {
 		return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
@@ -368,6 +374,8 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 		return nil, err
 	}
 	mc.applied = ci.LastSeq
+	s.log.Debug("vecstore: collection loaded", "collection", ci.ID, "records", len(mc.byID),
+		"records_read", tRecs, "snapshot_decode", tSnap, "reinserted", len(ids), "total", time.Since(t0))
 	return mc, nil
 }
 

@@ -443,3 +443,67 @@ func TestFilteredRecall(t *testing.T) {
 	}
 	t.Logf("planner: %+v", s.Stats())
 }
+
+func TestCompactAndTenants(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	r := rand.New(rand.NewPCG(9, 10))
+	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "compact"})
+	addRandom(t, s, c.ID, r, 0, 3000, 64)
+	if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{Where: vecstore.Lt("i", vecstore.Int(2500))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(filepath.Join(dir, "vectors.db"))
+	if err := s.Compact(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(filepath.Join(dir, "vectors.db"))
+	t.Logf("compact: %d -> %d bytes", before.Size(), after.Size())
+	if after.Size() > before.Size() {
+		t.Errorf("compaction grew the file: %d -> %d", before.Size(), after.Size())
+	}
+	if n, err := s.Count(ctx, c.ID); err != nil || n != 500 {
+		t.Fatalf("after compact: %d %v", n, err)
+	}
+	p, err := s.Peek(ctx, c.ID, 3)
+	if err != nil || !slices.Equal(p.IDs, []string{"id2500", "id2501", "id2502"}) {
+		t.Fatalf("peek: %v %v", p, err)
+	}
+
+	if err := s.CreateTenant(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateTenant(ctx, "acme"); !errors.Is(err, vecstore.ErrExists) {
+		t.Errorf("duplicate tenant: %v", err)
+	}
+	if _, err := s.GetTenant(ctx, "nope"); !errors.Is(err, vecstore.ErrNotFound) {
+		t.Errorf("missing tenant: %v", err)
+	}
+	if err := s.CreateDatabase(ctx, "acme", "db1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Tenant: "acme", Database: "nodb", Name: "abc"}); vecstore.ErrorMessage(err) != "Database [nodb] does not exist" {
+		t.Errorf("missing database: %v", err)
+	}
+	mustCreate(t, s, vecstore.CreateCollectionRequest{Tenant: "acme", Database: "db1", Name: "abc"})
+	if n, _ := s.CountCollections(ctx, "acme", "db1"); n != 1 {
+		t.Errorf("count collections %d", n)
+	}
+	dbs, err := s.ListDatabases(ctx, "acme", nil, 0)
+	if err != nil || len(dbs) != 1 || dbs[0].Name != "db1" {
+		t.Errorf("list databases %v %v", dbs, err)
+	}
+	if err := s.DeleteDatabase(ctx, "acme", "db1"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.CountCollections(ctx, "acme", "db1"); n != 0 {
+		t.Errorf("collections survive their database: %d", n)
+	}
+	if err := s.Reset(ctx); !errors.Is(err, vecstore.ErrForbidden) {
+		t.Errorf("reset without AllowReset: %v", err)
+	}
+}

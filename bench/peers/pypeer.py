@@ -9,6 +9,7 @@ Run by indexbench; not meant to be run by hand except for debugging.
 """
 import argparse
 import json
+import resource
 import sys
 import time
 
@@ -94,24 +95,28 @@ def main():
     else:
         import hnswlib
 
+    def cpu_s():
+        ru = resource.getrusage(resource.RUSAGE_SELF)
+        return ru.ru_utime + ru.ru_stime
+
     def build(threads):
         if a.lib == "hnswlib":
             p = hnswlib.Index(space="l2", dim=d)
             p.init_index(max_elements=n, ef_construction=a.efc, M=a.M, random_seed=100)
-            t0 = time.perf_counter()
+            c0, t0 = cpu_s(), time.perf_counter()
             p.add_items(xb, np.arange(n), num_threads=threads)
-            return p, time.perf_counter() - t0
+            return p, time.perf_counter() - t0, cpu_s() - c0
         faiss.omp_set_num_threads(threads)
         p = faiss.IndexHNSWFlat(d, a.M)
         p.hnsw.efConstruction = a.efc
-        t0 = time.perf_counter()
+        c0, t0 = cpu_s(), time.perf_counter()
         p.add(xb)
-        return p, time.perf_counter() - t0
+        return p, time.perf_counter() - t0, cpu_s() - c0
 
     first = None
     for t in [int(x) for x in a.threads.split(",") if x]:
-        p, secs = build(t)
-        emit(peer=peer, dataset=a.dataset, n=n, kind="build", threads=t, build_s=secs)
+        p, secs, cpus = build(t)
+        emit(peer=peer, dataset=a.dataset, n=n, kind="build", threads=t, build_s=secs, build_cpu_s=cpus)
         if first is None:
             first = p
         else:

@@ -20,8 +20,10 @@ func commands() []*command {
 		backupCommand(),   // issue 8
 		restoreCommand(),  // issue 8
 		configCommand(),   // issue 8
-		embedCommand(), // issue 5
-		modelCommand(), // issue 5
+		embedCommand(),    // issue 5
+		modelCommand(),    // issue 5
+		checkCommand(),    // issue 6
+		rebuildCommand(),  // issue 6
 		serveCommand(),
 		mcpCommand(),
 		demoCommand(),

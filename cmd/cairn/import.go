@@ -12,18 +12,22 @@ import (
 func importCommand() *command {
 	return &command{
 		name:    "import",
-		summary: "import Claude Code sessions (idempotent; grown sessions add only what is new)",
-		usage:   "claude-code [DIR] [--exclude GLOB]... [--no-redact] [--json]",
+		summary: "import Claude Code sessions, or messages from JSONL (idempotent; re-runs add only what is new)",
+		usage:   "claude-code [DIR] [--exclude GLOB]... [--no-redact] [--json]  |  messages FILE.jsonl [--batch N] [--skip-invalid] [--no-create-channels] [--no-embed] [--model DIR] [--json]",
 		examples: []string{
 			`cairn import claude-code`,
 			`cairn import claude-code ~/.claude/projects --exclude '-home-me-secret*'`,
 			`cairn import claude-code session.jsonl --json`,
+			`cairn import messages notes.jsonl     # one {"channel","sender","content",...} per line`,
 		},
 		run: runImport,
 	}
 }
 
 func runImport(ctx context.Context, e *env, c *command, args []string) error {
+	if len(args) > 0 && args[0] == "messages" { // issue 6: import_messages.go
+		return runImportMessages(ctx, e, c, args[1:])
+	}
 	fs := newFlagSet(e, c)
 	var exclude stringList
 	fs.Var(&exclude, "exclude", "never store sessions matching `GLOB` (repeatable; adds to import.exclude)")

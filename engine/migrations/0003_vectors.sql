@@ -33,3 +33,8 @@ CREATE TABLE vector_outbox (
     lease_until INTEGER NOT NULL DEFAULT 0,     -- Unix ms; a worker owns the row until then
     PRIMARY KEY (set_id, message_id)
 ) STRICT, WITHOUT ROWID;
+
+-- Term statistics of the keyword index (read-only view, no storage): the
+-- keyword search drops query terms found in a large share of the messages,
+-- which add almost nothing to BM25 but make FTS5 score most rows.
+CREATE VIRTUAL TABLE messages_fts_vocab USING fts5vocab(messages_fts, 'row');

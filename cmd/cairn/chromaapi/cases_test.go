@@ -317,14 +317,15 @@ func canonical(raw json.RawMessage) string {
 	return string(marshalNoEscape(v))
 }
 
-// serdePrefixes are the framework error messages whose detail (serde's text
-// with line and column) cairn reproduces only approximately: against cairn
-// only the error name, status and this prefix are compared. Declared here
-// once instead of in every step.
+// serdePrefixes are the framework error messages whose detail cairn
+// reproduces only approximately: for 422 shape errors serde appends the
+// position where it noticed the problem ("at line 1 column 13"), which
+// cairn, checking shapes on the parsed tree, omits. Against cairn only the
+// error name, status and this prefix are compared. Declared here once
+// instead of in every step. (Syntax errors, 400 "Failed to parse the
+// request body as JSON: ...", and query-string errors are compared exactly.)
 var serdePrefixes = []string{
 	"Failed to deserialize the JSON body into the target type: ",
-	"Failed to parse the request body as JSON: ",
-	"Failed to deserialize query string: ",
 }
 
 type errorBody struct {
@@ -502,6 +503,10 @@ func runCase(t *testing.T, base, file string, cf *caseFile, cairn bool) {
 		got := r.do(t, s)
 		want := s.Expect
 		if cairn && s.Divergence != nil {
+			if ok, _ := sameResponse(s.Expect, got, true, s.Approx != ""); ok {
+				t.Logf("step %d: declared divergence no longer diverges: %s", i, s.Divergence.Reason)
+				continue
+			}
 			want = s.Divergence.Cairn
 		}
 		ok, note := sameResponse(want, got, cairn, cairn && s.Approx != "")

@@ -1,7 +1,6 @@
 package chromaapi
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -25,247 +23,13 @@ import (
 //     ChromaError "Failed to deserialize the JSON body into the target type:
 //     <path>: ...", with serde's wording for the common cases.
 
-// maxJSONDepth is serde_json's recursion limit: deeper documents are a
-// syntax error in Chroma.
-const maxJSONDepth = 128
+// maxJSONDepth is the deepest nesting of arrays and objects that Chroma's
+// parser (serde_json, recursion limit 128) accepts; one more is a syntax
+// error there.
+const maxJSONDepth = 127
 
 // parseBody checks the syntax of body and returns its decoded tree.
-func parseBody(body []byte) (any, *apiError) {
-	if !utf8.Valid(body) {
-		return nil, errSyntax("invalid unicode code point")
-	}
-	if d := jsonDepth(body); d > maxJSONDepth {
-		return nil, errSyntax("recursion limit exceeded")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, errSyntax(syntaxMessage(body, err))
-	}
-	if msg := checkEscapes(body); msg != "" {
-		return nil, errSyntax(msg)
-	}
-	if !numbersInRange(v) {
-		return nil, errSyntax("number out of range")
-	}
-	if dec.More() {
-		return nil, errSyntax("trailing characters")
-	}
-	if k := duplicateTopKey(body); k != "" {
-		return nil, shapeErr("", "duplicate field `%s`", k)
-	}
-	// Decode stops after the first value; anything but whitespace after it is
-	// an error (More reports only the start of another value).
-	rest := body[dec.InputOffset():]
-	if len(bytes.TrimLeft(rest, " \t\r\n")) != 0 {
-		return nil, errSyntax("trailing characters")
-	}
-	return v, nil
-}
-
-// numbersInRange reports whether every number in v fits a float64, as
-// serde_json requires (integers beyond 64 bits are read as floats; a float
-// beyond the f64 range is an error).
-func numbersInRange(v any) bool {
-	switch t := v.(type) {
-	case json.Number:
-		s := string(t)
-		if len(s) < 309 && !strings.ContainsAny(s, "eE") {
-			return true
-		}
-		_, err := strconv.ParseFloat(s, 64)
-		return err == nil || !isRangeErr(err) || !isOverflow(s)
-	case []any:
-		for _, x := range t {
-			if !numbersInRange(x) {
-				return false
-			}
-		}
-	case map[string]any:
-		for _, x := range t {
-			if !numbersInRange(x) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// isOverflow tells an overflowing literal (±Inf) from an underflowing one
-// (read as 0 by both parsers).
-func isOverflow(s string) bool {
-	f, _ := strconv.ParseFloat(s, 64)
-	return math.IsInf(f, 0)
-}
-
-// checkEscapes finds \u escapes that are lone UTF-16 surrogates, which
-// serde_json refuses and encoding/json silently replaces.
-func checkEscapes(body []byte) string {
-	if !bytes.Contains(body, []byte(`\u`)) {
-		return ""
-	}
-	inStr := false
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if !inStr {
-			if c == '"' {
-				inStr = true
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = false
-		case '\\':
-			if i+1 < len(body) && body[i+1] == 'u' && i+5 < len(body) {
-				r, err := strconv.ParseUint(string(body[i+2:i+6]), 16, 16)
-				if err == nil && r >= 0xD800 && r < 0xDC00 {
-					// a high surrogate must be followed by \u + a low one
-					if i+12 > len(body) || body[i+6] != '\\' || body[i+7] != 'u' {
-						return "unexpected end of hex escape"
-					}
-					lo, err := strconv.ParseUint(string(body[i+8:i+12]), 16, 16)
-					if err != nil || lo < 0xDC00 || lo > 0xDFFF {
-						return "lone leading surrogate in hex escape"
-					}
-					i += 11
-					continue
-				}
-				if err == nil && r >= 0xDC00 && r <= 0xDFFF {
-					return "lone leading surrogate in hex escape"
-				}
-			}
-			i++
-		}
-	}
-	return ""
-}
-
-// duplicateTopKey returns a key that occurs twice in the top-level object of
-// a valid JSON body (serde refuses duplicate struct fields; encoding/json
-// keeps the last), or "".
-func duplicateTopKey(body []byte) string {
-	i := 0
-	for i < len(body) && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r') {
-		i++
-	}
-	if i >= len(body) || body[i] != '{' {
-		return ""
-	}
-	var seen []string
-	depth := 0
-	expectKey := false
-	for ; i < len(body); i++ {
-		switch c := body[i]; c {
-		case '{', '[':
-			depth++
-			expectKey = depth == 1
-		case '}', ']':
-			depth--
-		case ',':
-			expectKey = depth == 1
-		case '"':
-			j := i + 1
-			for j < len(body) && body[j] != '"' {
-				if body[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if depth == 1 && expectKey {
-				var key string
-				if json.Unmarshal(body[i:j+1], &key) == nil {
-					for _, k := range seen {
-						if k == key {
-							return key
-						}
-					}
-					seen = append(seen, key)
-				}
-				expectKey = false
-			}
-			i = j
-		}
-	}
-	return ""
-}
-
-// jsonDepth returns the maximum nesting of arrays and objects in body
-// (strings skipped); it does not validate.
-func jsonDepth(body []byte) int {
-	depth, maxDepth := 0, 0
-	inStr := false
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if inStr {
-			if c == '\\' {
-				i++
-			} else if c == '"' {
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = true
-		case '[', '{':
-			depth++
-			if depth > maxDepth {
-				maxDepth = depth
-			}
-		case ']', '}':
-			depth--
-		}
-	}
-	return maxDepth
-}
-
-// syntaxMessage renders a Go JSON syntax error in serde_json's words where
-// they are known, with serde's "at line L column C" position.
-func syntaxMessage(body []byte, err error) string {
-	var off int64 = -1
-	msg := err.Error()
-	switch e := err.(type) {
-	case *json.SyntaxError:
-		off = e.Offset
-		switch {
-		case e.Error() == "unexpected end of JSON input":
-			msg = "EOF while parsing a value"
-		case strings.HasPrefix(msg, "invalid character") && strings.Contains(msg, "looking for beginning of value"):
-			msg = "expected value"
-		case strings.Contains(msg, "after object key"):
-			msg = "expected `:`"
-		case strings.Contains(msg, "after object key:value pair"):
-			msg = "expected `,` or `}`"
-		case strings.Contains(msg, "after array element"):
-			msg = "expected `,` or `]`"
-		case strings.Contains(msg, "looking for beginning of object key string"):
-			msg = "key must be a string"
-		}
-	default:
-		if err.Error() == "EOF" || err.Error() == "unexpected EOF" {
-			msg = "EOF while parsing a value"
-			off = int64(len(body))
-		}
-	}
-	if off < 0 {
-		return msg
-	}
-	if off > int64(len(body)) {
-		off = int64(len(body))
-	}
-	line, col := 1, 0
-	for _, c := range body[:off] {
-		if c == '\n' {
-			line++
-			col = 0
-		} else {
-			col++
-		}
-	}
-	return fmt.Sprintf("%s at line %d column %d", msg, line, col)
-}
+func parseBody(body []byte) (any, *apiError) { return parseJSON(body) }
 
 // shapeErr is a 422 for a value of the wrong shape at path.
 func shapeErr(path, format string, args ...any) *apiError {
@@ -440,20 +204,6 @@ func asNullableStrings(v any, path string) ([]*string, *apiError) {
 	return out, nil
 }
 
-// asFloat32 converts a JSON number as serde does for f32: parsed as f64,
-// then rounded to f32.
-func asFloat32(v any, path string) (float32, *apiError) {
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, invalidType(path, v, "f32")
-	}
-	f, err := strconv.ParseFloat(string(n), 64)
-	if err != nil && !isRangeErr(err) {
-		return 0, invalidType(path, v, "f32")
-	}
-	return float32(f), nil
-}
-
 func isRangeErr(err error) bool {
 	ne, ok := err.(*strconv.NumError)
 	return ok && ne.Err == strconv.ErrRange
@@ -466,11 +216,17 @@ func asVector(v any, path string) ([]float32, *apiError) {
 	}
 	out := make([]float32, len(a))
 	for i, x := range a {
-		f, err := asFloat32(x, indexPath(path, i))
-		if err != nil {
-			return nil, err
+		// The element path is built only on error: this is the hot loop of
+		// every query.
+		n, ok := x.(json.Number)
+		if !ok {
+			return nil, invalidType(indexPath(path, i), x, "f32")
 		}
-		out[i] = f
+		f, err := strconv.ParseFloat(string(n), 64)
+		if err != nil && !isRangeErr(err) {
+			return nil, invalidType(indexPath(path, i), x, "f32")
+		}
+		out[i] = float32(f)
 	}
 	return out, nil
 }

@@ -171,3 +171,34 @@ func TestEnvVarsAndDurations(t *testing.T) {
 		t.Errorf("String = %q", s)
 	}
 }
+
+func FuzzDecode(f *testing.F) {
+	f.Add(sample)
+	f.Add("[retention]\nsession_max_age = \"1d\"\n")
+	f.Add("[[retention.policy]]\nname = \"a\"\ncollapse_threshold = nan\n")
+	f.Fuzz(func(t *testing.T, data string) {
+		cfg := config.Default()
+		if err := config.Decode([]byte(data), &cfg); err != nil {
+			if !errors.Is(err, config.ErrInvalid) {
+				t.Fatalf("decode error outside ErrInvalid: %v", err)
+			}
+			return
+		}
+		if cfg.Validate() != nil {
+			return
+		}
+		b, err := config.Encode(cfg)
+		if err != nil {
+			t.Fatalf("encode of a valid config: %v", err)
+		}
+		again := config.Default()
+		if err := config.Decode(b, &again); err != nil {
+			t.Fatalf("decode of encoded config: %v\n%s", err, b)
+		}
+		// nil and empty lists encode alike; compare the encodings.
+		b2, err := config.Encode(again)
+		if err != nil || string(b2) != string(b) {
+			t.Fatalf("round trip changed the config (%v):\n%s\n---\n%s", err, b, b2)
+		}
+	})
+}

@@ -27,15 +27,13 @@ func (g *graphBuilder) tmp(prefix string) string {
 }
 
 type attr struct {
-	name  string
-	i     *int64
-	f     *float32
-	ints  []int64
-	isInt bool
+	name string
+	i    *int64
+	f    *float32
+	ints []int64
 }
 
 func attrInt(name string, v int64) attr     { return attr{name: name, i: &v} }
-func attrFloat(name string, v float32) attr { return attr{name: name, f: &v} }
 func attrInts(name string, v ...int64) attr { return attr{name: name, ints: v} }
 
 func (g *graphBuilder) node(name, op string, in []string, out []string, attrs ...attr) {

@@ -1,0 +1,42 @@
+// Command hybridbench measures cairn's search: `quality` reports nDCG@10,
+// recall@100 and MRR@10 of keyword, semantic and hybrid search on the dev
+// sets for each available embedder; `speed` runs the 100,000-message speed
+// suite and, with -gate, exits 1 when a gate fails (make bench-gate).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|speed [flags]")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "quality":
+		err = runQuality(ctx, os.Args[2:])
+	case "speed":
+		err = runSpeed(ctx, os.Args[2:])
+	default:
+		fmt.Fprintf(os.Stderr, "unknown subcommand %q\n", os.Args[1])
+		os.Exit(2)
+	}
+	if err != nil {
+		if g, ok := err.(gateFailure); ok {
+			fmt.Fprintln(os.Stderr, g.Error())
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "hybridbench:", err)
+		os.Exit(1)
+	}
+}
+
+var _ = flag.CommandLine

@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// LifecycleOptions configure RunLifecycle. Zero intervals turn a job off.
+type LifecycleOptions struct {
+	// GCEvery runs GC with GC (DryRun is ignored) this often.
+	GCEvery time.Duration
+	GC      GCOptions
+	// ExportEvery re-exports the sessions that changed since the last
+	// export into Export.OutDir this often (the JSONL and Markdown copies
+	// stay current; the database stays the source). Export.Sessions and
+	// Export.All are ignored: every changed session is exported.
+	ExportEvery time.Duration
+	Export      ExportOptions
+	// OnGC, OnExport and OnError, when set, see each run's outcome.
+	OnGC     func(*GCReport)
+	OnExport func([]ExportedFile)
+	OnError  func(error)
+}
+
+// RunLifecycle runs the scheduled lifecycle jobs of a long-running process
+// (cairn serve) until ctx ends: retention (GC) and continuous session
+// export. The first export runs at once and exports every session; later
+// ones export the sessions that changed since they were last exported
+// (sessions deleted by GC are not removed from the export folder). It
+// returns ctx's error.
+func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error {
+	report := func(err error) {
+		if err != nil && opts.OnError != nil && ctx.Err() == nil {
+			opts.OnError(err)
+		}
+	}
+	var gcTick, exTick <-chan time.Time
+	if opts.GCEvery > 0 {
+		t := time.NewTicker(opts.GCEvery)
+		defer t.Stop()
+		gcTick = t.C
+	}
+	// Changes are detected by state, not by time: a session is exported
+	// when its (updated_at, message_count) differs from the last export's.
+	type stamp struct {
+		updated time.Time
+		count   int
+	}
+	exported := map[string]stamp{}
+	export := func() {
+		ss, err := e.ListSessions(ctx)
+		if err != nil {
+			report(err)
+			return
+		}
+		var ids []string
+		stamps := map[string]stamp{}
+		for _, s := range ss {
+			st := stamp{s.UpdatedAt, s.MessageCount}
+			if exported[s.ID] != st {
+				ids = append(ids, s.ID)
+				stamps[s.ID] = st
+			}
+		}
+		if len(ids) == 0 {
+			return
+		}
+		eo := opts.Export
+		eo.All, eo.Sessions = false, ids
+		files, err := e.ExportSessions(ctx, eo)
+		if err != nil {
+			report(err)
+			return
+		}
+		for id, st := range stamps {
+			exported[id] = st
+		}
+		if opts.OnExport != nil {
+			opts.OnExport(files)
+		}
+	}
+	if opts.ExportEvery > 0 {
+		t := time.NewTicker(opts.ExportEvery)
+		defer t.Stop()
+		exTick = t.C
+		export()
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-gcTick:
+			g := opts.GC
+			g.DryRun = false
+			rep, err := e.GC(ctx, g)
+			if err != nil {
+				report(err)
+				continue
+			}
+			if opts.OnGC != nil {
+				opts.OnGC(rep)
+			}
+		case <-exTick:
+			export()
+		}
+	}
+}
