@@ -159,8 +159,10 @@ func readJSONL(path string, f func([]byte) error) error {
 	}
 }
 
-// DocContent is how a dev document becomes a message: the title, then the
-// text unless the text already starts with the title (Cranfield's does).
+// DocContent is how a dev document becomes a message: "title\ntext", as a
+// user would store a titled note (Cranfield's text repeats its title, so
+// title terms count twice, much like the reference BM25's separate title
+// column).
 func DocContent(d Doc) string {
 	t, x := strings.TrimSpace(d.Title), strings.TrimSpace(d.Text)
 	switch {
@@ -168,8 +170,8 @@ func DocContent(d Doc) string {
 		return "(empty document " + d.ID + ")"
 	case t == "":
 		return x
-	case x == "" || strings.HasPrefix(x, t):
-		return first(x, t)
+	case x == "":
+		return t
 	}
 	return t + "\n" + x
 }

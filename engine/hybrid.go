@@ -413,7 +413,7 @@ func (e *Engine) noVectorsReason(ctx context.Context) string {
 // messages is dropped from the keyword query (when the query has another
 // term). Its BM25 idf is at most ln 2 (FTS5 clamps it near 0 above one
 // half), so it barely moves the ranking, but it makes FTS5 score most rows.
-const frequentShare = 1.0 // TEMP
+const frequentShare = 1.0 / 3
 
 // pruneTerms returns the query text without its frequent terms (see
 // frequentShare); the document frequencies come from the fts5vocab view.

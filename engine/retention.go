@@ -282,6 +282,9 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("engine: gc: %w", classify(err))
 	}
+	// The vector deletions recorded in the outbox are applied by the
+	// vector worker; vecstore compacts its file when it closes.
+	e.wakeVectors()
 	if !opts.NoVacuum {
 		if err := e.reclaim(ctx); err != nil {
 			return rep, err

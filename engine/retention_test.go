@@ -264,3 +264,25 @@ func TestGCSessions(t *testing.T) {
 	}
 	assertNotInDir(t, e.Dir(), "unicornzebra4455")
 }
+
+func TestStoreRedacts(t *testing.T) {
+	ctx := context.Background()
+	e := lcOpen(t, "", engine.Options{Redactor: defaultRedactor(t)})
+	res, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "deploy with token " + ghSecret + " today"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Redactions != "github-token=1" {
+		t.Errorf("Redactions = %q", res.Redactions)
+	}
+	m, err := e.GetMessage(ctx, res.ID)
+	if err != nil || m.Content != "deploy with token [REDACTED:github-token] today" {
+		t.Errorf("stored %q (%v)", m.Content, err)
+	}
+	// The same secret again is the same redacted content: idempotent.
+	res2, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "deploy with token " + ghSecret + " today"})
+	if err != nil || res2.ID != res.ID || res2.Created {
+		t.Errorf("second write %+v %v", res2, err)
+	}
+	assertNotInDir(t, e.Dir(), ghSecret)
+}

@@ -6,8 +6,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -79,23 +79,6 @@ func TestCompareDump(t *testing.T) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	for _, ef := range []int{40, 100} {
-		lat := make([][]time.Duration, 2)
-		for rep := 0; rep < 12; rep++ {
-			v := rep % 2
-			x.abVariant = v
-			for _, q := range queries {
-				t0 := threadCPU()
-				x.Search(q, 10, SearchOptions{Ef: ef})
-				lat[v] = append(lat[v], threadCPU()-t0)
-			}
-		}
-		x.abVariant = 0
-		for v := range lat {
-			slices.Sort(lat[v])
-			t.Logf("A/B ef=%d variant %d: p50=%v", ef, v+1, lat[v][len(lat[v])/2])
-		}
-	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, sel := range []float64{0.5, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.001} {
 		allow := randomAllow(r, n, sel)

@@ -132,14 +132,14 @@ func (x *Index) repairListLocked(s *scratch, id uint32, layer int, dead []bool) 
 	s.marks[id] = gen
 	vid := x.vecLocked(id)
 	s.buf = s.buf[:0]
-	s.ids = s.ids[:0]
+	s.hop = s.hop[:0]
 	add := func(c uint32) {
 		if s.marks[c] == gen {
 			return
 		}
 		s.marks[c] = gen
 		if dead[c] {
-			s.ids = append(s.ids, c)
+			s.hop = append(s.hop, c)
 			return
 		}
 		s.buf = append(s.buf, cand{x.dist(vid, x.vecLocked(c)), c})
@@ -147,17 +147,20 @@ func (x *Index) repairListLocked(s *scratch, id uint32, layer int, dead []bool) 
 	for i := 1; i <= cnt; i++ {
 		add(atomic.LoadUint32(&blk[i]))
 	}
-	// Walk through dead nodes (breadth first, bounded) to their live
-	// neighbours.
+	// One hop through the dead neighbours to their neighbours (a dead
+	// node met there is not crossed again).
 	maxN := x.maxNeighbours(layer)
-	for j := 0; j < len(s.ids) && j < 4*maxN; j++ {
-		db := x.listLocked(s.ids[j], layer)
+	for _, dn := range s.hop[:len(s.hop):len(s.hop)] {
+		db := x.listLocked(dn, layer)
 		dc := int(atomic.LoadUint32(&db[0]))
 		for i := 1; i <= dc; i++ {
 			add(atomic.LoadUint32(&db[i]))
 		}
 	}
 	sortCands(s.buf)
+	// The heuristic costs up to maxN distances per candidate; the nearest
+	// 3*maxN are plenty to choose maxN from.
+	s.buf = s.buf[:min(len(s.buf), 3*maxN)]
 	s.sel = x.selectLocked(s.sel[:0], s.buf, maxN)
 	x.setListLocked(id, layer, s.sel)
 }

@@ -152,7 +152,6 @@ type Index struct {
 	kern   kernel
 	isL2   bool
 	norm   bool // normalize vectors on insert (cosine)
-	abVariant int
 
 	// writeMu serializes every mutation (Insert, InsertBatch, Delete,
 	// repairs, MarshalBinary). Lock order: writeMu before mu.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -327,5 +328,37 @@ func TestExactLimitsAndFilter(t *testing.T) {
 	all, _ := x.Search(data[0], 1000, index.SearchOptions{})
 	if len(all) != 300 {
 		t.Errorf("k > Len returned %d", len(all))
+	}
+}
+
+// TestInsertBatchCancelledMidway cancels a batch while it links: the index
+// stays consistent (Check runs at cleanup) and every id is either fully
+// present or absent.
+func TestInsertBatchCancelledMidway(t *testing.T) {
+	r := testRand(t)
+	data := clustered(r, 4000, 16, 10, 0.5)
+	x := newChecked(t, index.Options{Dim: 16, Workers: 2})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- x.InsertBatch(ctx, seqIDs(0, 4000), data) }()
+	for x.Len() < 100 {
+		runtime.Gosched()
+	}
+	cancel()
+	err := <-done
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	n := 0
+	for id := uint32(0); id < 4000; id++ {
+		if x.Contains(id) {
+			n++
+			if res, _ := x.Search(data[id], 1, index.SearchOptions{Ef: 200}); len(res) == 0 {
+				t.Fatalf("present id %d not searchable", id)
+			}
+		}
+	}
+	if n != x.Len() {
+		t.Errorf("Contains counts %d, Len %d", n, x.Len())
 	}
 }

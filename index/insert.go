@@ -110,6 +110,15 @@ func (x *Index) InsertBatch(ctx context.Context, ids []uint32, vecs [][]float32)
 		}()
 	}
 	wg.Wait()
+	if ctx.Err() != nil {
+		// Slots left unlinked are empty again; empty slots have level 0
+		// (searches never read levels, so this needs no exclusive lock).
+		for _, i := range order {
+			if id := ids[i]; atomic.LoadUint32(&x.mu.state[id]) == stateEmpty {
+				x.mu.levels[id] = 0
+			}
+		}
+	}
 	return ctx.Err()
 }
 
@@ -304,4 +313,3 @@ func (x *Index) addLinkLocked(s *scratch, n, id uint32, d float32, layer int) {
 	}
 	atomic.StoreUint32(&blk[0], uint32(len(sel)))
 }
-

@@ -62,6 +62,15 @@ func (x *Index) getScratch(slots int) *scratch {
 
 func (x *Index) putScratch(s *scratch) { x.scratch.Put(s) }
 
+// ensure gives s.ids capacity and s.dists length of at least n.
+func (s *scratch) ensure(n int) {
+	if cap(s.ids) < n || len(s.dists) < n {
+		n = max(n, cap(s.ids), len(s.dists))
+		s.ids = make([]uint32, 0, n)
+		s.dists = make([]float32, n)
+	}
+}
+
 // nextGen starts a new visited set.
 func (s *scratch) nextGen() uint32 {
 	s.gen++
@@ -214,10 +223,7 @@ func (x *Index) searchFilteredLocked(s *scratch, q []float32, seeds []cand, ef i
 	for len(s.res) > ef {
 		s.res.pop()
 	}
-	if want := x.m0 * (x.m0 + 1); cap(s.ids) < want {
-		s.ids = make([]uint32, 0, want)
-		s.dists = make([]float32, want)
-	}
+	s.ensure(x.m0 * 2)
 	batch := x.kern.dotBatch
 	if x.isL2 {
 		batch = x.kern.l2Batch
@@ -339,10 +345,7 @@ func (x *Index) searchLayerLocked(s *scratch, q []float32, seeds []cand, ef, lay
 	for len(s.res) > ef {
 		s.res.pop()
 	}
-	if cap(s.ids) < x.m0 {
-		s.ids = make([]uint32, 0, x.m0)
-		s.dists = make([]float32, x.m0)
-	}
+	s.ensure(x.m0)
 	batch := x.kern.dotBatch
 	if x.isL2 {
 		batch = x.kern.l2Batch
@@ -352,7 +355,7 @@ func (x *Index) searchLayerLocked(s *scratch, q []float32, seeds []cand, ef, lay
 		if len(s.res) >= ef && c.d > s.res[0].d {
 			break
 		}
-		if x.abVariant == 0 && len(s.cands) > 0 {
+		if len(s.cands) > 0 {
 			// The next expansion's list, while this one is processed.
 			prefetch(&x.listLocked(s.cands[0].id, layer)[0])
 		}
@@ -427,10 +430,7 @@ func (x *Index) exactLocked(s *scratch, q []float32, k int, allow Allow) []Resul
 		batch = x.kern.l2Batch
 	}
 	const chunk = 64
-	if cap(s.ids) < chunk || len(s.dists) < chunk {
-		s.ids = make([]uint32, 0, max(chunk, x.m0*(x.m0+1)))
-		s.dists = make([]float32, cap(s.ids))
-	}
+	s.ensure(chunk)
 	h := s.res[:0]
 	ids := s.ids[:0]
 	flush := func() {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -248,7 +247,6 @@ func BenchmarkStore(b *testing.B) {
 			b.Logf("n=%d dim=%d: add %.1fs (%.0f records/s, %d snapshots), close %.2fs, dir %d bytes = %.2fx raw vectors (%d), cold open+first query %v; %+v",
 				n, dim, addDur.Seconds(), float64(n)/addDur.Seconds(), st.Snapshots, closeDur.Seconds(), size,
 				float64(size)/float64(raw), raw, openDur, s.Stats())
-			_ = filepath.Join
 			_ = s.Close()
 		}
 	})

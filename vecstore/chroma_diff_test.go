@@ -81,7 +81,22 @@ func startChroma(t *testing.T) *chromaServer {
 	}
 }
 
+// do sends one request. Chroma's SQLite sometimes answers 500 "database is
+// locked" under load (its own background work); such answers are retried.
 func (cs *chromaServer) do(t *testing.T, method, path string, body any) (int, any) {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		st, v := cs.doOnce(t, method, path, body)
+		if m, ok := v.(map[string]any); ok && st == 500 && attempt < 10 &&
+			strings.Contains(fmt.Sprint(m["message"]), "database is locked") {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		return st, v
+	}
+}
+
+func (cs *chromaServer) doOnce(t *testing.T, method, path string, body any) (int, any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -326,6 +341,27 @@ func (g *goSide) exec(op, coll string, body any) (int, any) {
 	case "deletecoll":
 		err = g.s.DeleteCollection(g.ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, coll)
 		res = map[string]any{}
+	case "create_tenant":
+		var name string
+		_ = json.Unmarshal(m["name"], &name)
+		err = g.s.CreateTenant(g.ctx, name)
+		res = map[string]any{}
+	case "get_tenant":
+		var t vecstore.Tenant
+		t, err = g.s.GetTenant(g.ctx, coll)
+		res = map[string]any{"name": t.Name, "resource_name": nil}
+	case "create_db":
+		var name string
+		_ = json.Unmarshal(m["name"], &name)
+		err = g.s.CreateDatabase(g.ctx, vecstore.DefaultTenant, name)
+		res = map[string]any{}
+	case "get_db":
+		var d vecstore.Database
+		d, err = g.s.GetDatabase(g.ctx, vecstore.DefaultTenant, coll)
+		res = map[string]any{"id": d.ID, "name": d.Name, "tenant": d.Tenant}
+	case "delete_db":
+		err = g.s.DeleteDatabase(g.ctx, vecstore.DefaultTenant, coll)
+		res = map[string]any{}
 	default:
 		panic("unknown op " + op)
 	}
@@ -507,6 +543,16 @@ func diffOps(t *testing.T, cs *chromaServer, g *goSide) {
 			method, path = "PUT", collPath+"/"+cid
 		case "count":
 			method, path = "GET", collPath+"/"+cid+"/count"
+		case "create_tenant":
+			path = "/tenants"
+		case "get_tenant":
+			method, path, gid = "GET", "/tenants/"+op.Coll, op.Coll
+		case "create_db":
+			path = "/tenants/default_tenant/databases"
+		case "get_db":
+			method, path, gid = "GET", "/tenants/default_tenant/databases/"+op.Coll, op.Coll
+		case "delete_db":
+			method, path, gid = "DELETE", "/tenants/default_tenant/databases/"+op.Coll, op.Coll
 		default:
 			path = collPath + "/" + cid + "/" + op.Op
 		}
@@ -581,6 +627,9 @@ func normalize(op string, v any) any {
 	case "query":
 		// Ties may come back in any order: sort each inner list by (distance, id).
 		return sortQuery(m)
+	case "get_db":
+		delete(m, "id") // a random UUID on each side
+		return m
 	}
 	return m
 }

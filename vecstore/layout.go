@@ -134,7 +134,7 @@ type record struct {
 	id    string
 	dense uint32
 	order uint64
-	vseq  uint64 // change-log sequence of the last embedding write
+	vseq  uint64  // change-log sequence of the last embedding write
 	norm  float32 // Euclidean norm of the vector as given (cosine graphs store it normalized)
 	doc   *string
 	uri   *string

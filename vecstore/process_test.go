@@ -2,9 +2,9 @@ package vecstore_test
 
 import (
 	"bufio"
-	"flag"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -245,18 +244,18 @@ func ptrInt(i int) *int { return &i }
 
 // mpStats is what each multi-process worker reports.
 type mpStats struct {
-	Proc        int     `json:"proc"`
-	Writes      int     `json:"writes"`
-	Reads       int     `json:"reads"`
-	Queries     int     `json:"queries"`
-	VisChecks   int     `json:"visibility_checks"`
-	VisMisses   int     `json:"visibility_misses"`
-	Errors      int     `json:"errors"`
-	FirstError  string  `json:"first_error,omitempty"`
-	LatP50ms    float64 `json:"write_p50_ms"`
-	LatP99ms    float64 `json:"write_p99_ms"`
-	LatMaxms    float64 `json:"write_max_ms"`
-	Latencies   []float64 `json:"latencies_ms"`
+	Proc       int       `json:"proc"`
+	Writes     int       `json:"writes"`
+	Reads      int       `json:"reads"`
+	Queries    int       `json:"queries"`
+	VisChecks  int       `json:"visibility_checks"`
+	VisMisses  int       `json:"visibility_misses"`
+	Errors     int       `json:"errors"`
+	FirstError string    `json:"first_error,omitempty"`
+	LatP50ms   float64   `json:"write_p50_ms"`
+	LatP99ms   float64   `json:"write_p99_ms"`
+	LatMaxms   float64   `json:"write_max_ms"`
+	Latencies  []float64 `json:"latencies_ms"`
 }
 
 // mpWorker writes one record at a time for VS_DURATION, publishing each
@@ -420,5 +419,4 @@ func TestMultiProcess(t *testing.T) {
 			_ = os.WriteFile(f, []byte(summary+"\n"), 0o644)
 		}
 	}
-	_ = strings.TrimSpace
 }

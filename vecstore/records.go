@@ -160,7 +160,6 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 	if err != nil {
 		return err
 	}
-	var after func()
 	var snapshotDue bool
 	err = s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		if s.mu.infos[cid] == nil {
@@ -206,7 +205,7 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 						return nil, err
 					}
 					ni := info
-					after = func() { s.mu.infos[cid] = &ni; mc.info = &ni; mc.applied = ni.LastSeq }
+					after := func() { s.mu.infos[cid] = &ni; mc.info = &ni; mc.applied = ni.LastSeq }
 					return after, &commitThenFail{invalidf("Empty ID, ID must have at least one character")}
 				}
 				return nil, invalidf("Empty ID, ID must have at least one character")
@@ -337,7 +336,6 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 			mc.applied = seq
 		}, nil
 	})
-	_ = after
 	if err == nil && snapshotDue {
 		if serr := s.snapshot(ctx, cid); serr != nil && serr != errNoSnapshotNeeded {
 			s.log.Warn("vecstore: graph snapshot failed", "collection", cid, "err", serr)

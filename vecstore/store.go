@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -98,7 +99,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 			return err
 		}
 		return s.syncLocked(tx, true)
-	}, nil)
+	}, func() {
+		// Refresh the hint under the exclusive lock (it may be missing, or
+		// stale after a writer died between its commit and the hint).
+		if seq, ok := s.readSeqFile(); !ok || seq != s.mu.applied {
+			s.writeSeqFile(s.mu.applied)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +235,9 @@ func (s *Store) openDB(readOnly bool) (*bolt.DB, error) {
 	db, err := bolt.Open(s.path, 0o644, &bolt.Options{Timeout: s.opts.LockTimeout, ReadOnly: readOnly,
 		FreelistType: bolt.FreelistMapType, PageSize: pageSize})
 	if err != nil {
-		if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) {
+		var pe *fs.PathError
+		if !errors.Is(err, bolt.ErrTimeout) && !errors.As(err, &pe) {
+			// ErrInvalid, ErrChecksum, ErrVersionMismatch, "file size too small", ...
 			return nil, corruptf(err, "cannot open %s", s.path)
 		}
 		return nil, fmt.Errorf("vecstore: open %s: %w", s.path, err)

@@ -390,12 +390,10 @@ func TestFilteredRecall(t *testing.T) {
 	if testing.Short() {
 		n, nq = 5000, 15
 	}
-	ctx := context.Background()
 	s := openStore(t, t.TempDir())
 	r := rand.New(rand.NewPCG(11, 12))
 	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "recall"})
 	vecs := addRandom(t, s, c.ID, r, 0, n, dim)
-	_ = ctx
 	for _, sel := range []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.3, 0.5, 1} {
 		limit := int64(math.Round(sel * 1000))
 		w := vecstore.Lt("r", vecstore.Int(limit))

@@ -245,12 +245,12 @@ type DeleteRequest struct {
 
 // Stats reports counters of a Store (for Stats methods of callers).
 type Stats struct {
-	Collections   int    // collections loaded in memory
-	Records       int    // records loaded in memory
-	AppliedSeq    uint64 // last change-log sequence applied by this process
-	Syncs         uint64 // change-log replays from other processes
-	FullReloads   uint64 // collections reloaded from their snapshot
-	Snapshots     uint64 // graph snapshots written by this process
-	ExactQueries  uint64 // queries answered by exact scan
-	FilteredHNSW  uint64 // queries answered by (filtered) HNSW
+	Collections  int    // collections loaded in memory
+	Records      int    // records loaded in memory
+	AppliedSeq   uint64 // last change-log sequence applied by this process
+	Syncs        uint64 // change-log replays from other processes
+	FullReloads  uint64 // collections reloaded from their snapshot
+	Snapshots    uint64 // graph snapshots written by this process
+	ExactQueries uint64 // queries answered by exact scan
+	FilteredHNSW uint64 // queries answered by (filtered) HNSW
 }

@@ -336,7 +336,16 @@ func (e *env) open(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(ctx, dir, engine.Options{Now: e.now})
+	// A data dir that cannot be one is reported as such, before the
+	// config file inside it is looked for.
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("data dir %s is not a directory", dir)
+	}
+	opts := engine.Options{Now: e.now}
+	if err := e.applyConfig(dir, &opts); err != nil { // config.toml and CAIRN_* (issue 8): redaction
+		return nil, err
+	}
+	return engine.Open(ctx, dir, opts)
 }
 
 // withEngine opens the engine, runs f and closes it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
+	"github.com/cairn-dev/cairn/engine"
 )
 
 func configCommand() *command {
@@ -90,4 +91,19 @@ func runConfig(ctx context.Context, e *env, c *command, args []string) error {
 		return nil
 	}
 	return usagef(c.name, "unknown action %q: expected show, path or env", pos[0])
+}
+
+// applyConfig sets the engine options the configuration of data dir dir
+// controls (today: the redactor applied to every stored message).
+func (e *env) applyConfig(dir string, opts *engine.Options) error {
+	cfg, err := config.Load(config.Path(dir, e.getenv), e.getenv)
+	if err != nil {
+		return usagef("config", "%v", err)
+	}
+	red, err := cfg.Redactor()
+	if err != nil {
+		return usagef("config", "%v", err)
+	}
+	opts.Redactor = red
+	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -53,6 +54,16 @@ func TestLifecycleCLI(t *testing.T) {
 	sid := tree.Sessions[0].ID
 	if out := cli(0, "sessions", sid); !strings.Contains(out, "#1 ") {
 		t.Errorf("sessions ID: %s", out)
+	}
+
+	var hit struct {
+		ID int64 `json:"id"`
+	}
+	if err := json.Unmarshal([]byte(lines(cli(0, "search", "--channel", "claude-code", "--json", "make test before committing"))[0]), &hit); err != nil {
+		t.Fatal(err)
+	}
+	if refs := lines(cli(0, "sessions", "--hit", fmt.Sprint(hit.ID))); len(refs) != len(tree.Sessions) {
+		t.Errorf("hit %d is in %d session records, want %d", hit.ID, len(refs), len(tree.Sessions))
 	}
 
 	out := filepath.Join(t.TempDir(), "export")
@@ -131,4 +142,24 @@ func lines(s string) []string {
 		}
 	}
 	return out
+}
+
+func TestNoteIsRedacted(t *testing.T) {
+	data := t.TempDir()
+	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data})
+	secret := "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+	if _, errOut, code := runCLI(t, getenv, "", "note", "--agent", "a", "slack token "+secret); code != 0 {
+		t.Fatalf("note: %d %s", code, errOut)
+	}
+	out, _, code := runCLI(t, getenv, "", "show", "1")
+	if code != 0 || strings.Contains(out, secret) || !strings.Contains(out, "[REDACTED:slack-token]") {
+		t.Errorf("show: %d %s", code, out)
+	}
+	// Redaction can be turned off in the environment.
+	getenv = envMap(map[string]string{"CAIRN_DATA_DIR": data, "CAIRN_REDACTION_ENABLED": "false"})
+	runCLI(t, getenv, "", "note", "--agent", "a", "raw "+secret)
+	out, _, _ = runCLI(t, getenv, "", "show", "2")
+	if !strings.Contains(out, secret) {
+		t.Errorf("redaction off: %s", out)
+	}
 }

@@ -11,9 +11,10 @@ func sessionsCommand() *command {
 	return &command{
 		name:    "sessions",
 		summary: "list imported sessions, or print one session's records in order",
-		usage:   "[ID] [--json]",
+		usage:   "[ID] [--hit MESSAGE_ID] [--json]",
 		examples: []string{
 			`cairn sessions`,
+			`cairn sessions --hit 42   # which session records hold search hit #42`,
 			`cairn sessions 0a1b2c3d-1111-4222-8333-444455556666 --json`,
 		},
 		run: runSessions,
@@ -22,6 +23,7 @@ func sessionsCommand() *command {
 
 func runSessions(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
+	hit := fs.Int64("hit", 0, "list the session records that hold the chunk stored as message `ID` (a search hit)")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err
@@ -30,6 +32,25 @@ func runSessions(ctx context.Context, e *env, c *command, args []string) error {
 		return usagef(c.name, "expected at most one session ID")
 	}
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
+		if *hit != 0 {
+			refs, err := eng.SessionRefs(ctx, *hit)
+			if err != nil {
+				return err
+			}
+			for _, r := range refs {
+				if e.json {
+					if err := e.printJSON(r); err != nil {
+						return err
+					}
+					continue
+				}
+				fmt.Fprintf(e.stdout, "%s  #%d  %s  chunk %d (bytes %d-%d)\n", r.SessionID, r.Seq, r.UUID, r.Chunk, r.Start, r.End)
+			}
+			if len(refs) == 0 && !e.json {
+				fmt.Fprintln(e.stdout, "not a session chunk")
+			}
+			return nil
+		}
 		if len(pos) == 0 {
 			ss, err := eng.ListSessions(ctx)
 			if err != nil {

@@ -72,7 +72,10 @@ func TestRedactDefaults(t *testing.T) {
 		{"postgres url", "postgres://app:" + dbPassword + "@db.internal:5432/prod", "postgres://app:[REDACTED:url-password]@db.internal:5432/prod", map[string]int{"url-password": 1}},
 		{"https basic auth", "git clone https://bob:" + dbPassword + "@git.example.com/r.git", "git clone https://bob:[REDACTED:url-password]@git.example.com/r.git", map[string]int{"url-password": 1}},
 		{"several", ghp + " and " + ghp + " and " + jwt, "[REDACTED:github-token] and [REDACTED:github-token] and [REDACTED:jwt]", map[string]int{"github-token": 2, "jwt": 1}},
+		{"key after dash", "my-" + openaiKey, "my-[REDACTED:openai-key]", map[string]int{"openai-key": 1}},
+		{"key inside a rejected match", "xsk-aaaaaaaaaaaaaaaaaaaaaaaa " + openaiKey, "xsk-aaaaaaaaaaaaaaaaaaaaaaaa [REDACTED:openai-key]", map[string]int{"openai-key": 1}},
 		// Negatives: text that looks close but is not a secret.
+		{"glued to a word", "x" + ghp, "x" + ghp, nil},
 		{"plain prose", "We decided to use SQLite in WAL mode.", "We decided to use SQLite in WAL mode.", nil},
 		{"public key", "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----", "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----", nil},
 		{"url without password", "see https://user@example.com:8080/path and http://localhost:8080/x", "see https://user@example.com:8080/path and http://localhost:8080/x", nil},

@@ -7,14 +7,22 @@
 // which answers 410 as in Chroma 1.0.0). The handler is safe for concurrent
 // use; it holds no state besides its options and the store.
 //
-// The adapter is a JSON layer only: it decodes bodies in two passes (syntax,
-// then shape, so that Chroma's 400-versus-422 split and its messages hold),
-// keeps int and float metadata distinct through json.Number, accepts float
-// and base64 embeddings, and writes responses by hand in Chroma's layout
-// (float32 vectors and distances in shortest form, floats always with a point
-// or exponent). Collection semantics (validation messages, where filters,
-// ordering, merge rules) live in the store; errors of the store map to
-// statuses and Chroma error bodies in one function, fromStore.
+// The adapter is a JSON layer only. It decodes bodies in two passes: a
+// hand-written parser (jsonparse.go) checks syntax as Chroma's serde_json
+// does, with the same messages and positions (400), and builds a tree whose
+// numbers keep their literal (json.Number), so int and float metadata stay
+// distinct; the tree is then matched against the request type, with serde's
+// wording for shape errors (422). It accepts float and base64 embeddings and
+// writes responses by hand in Chroma's layout (float32 vectors and distances
+// in shortest form, floats always with a point or exponent, Ryu's layout).
+// Collection semantics (validation messages, where filters, ordering, merge
+// rules) live in the store; errors of the store map to statuses and Chroma
+// error bodies in one function, fromStore.
+//
+// Limits (Options): body size (413), records per write and embeddings per
+// query, n_results, filter depth (400). Auth: a token in Authorization:
+// Bearer or X-Chroma-Token when Options.AuthToken is set; ignored otherwise,
+// as Chroma does. Stats reports per-route counters for /metrics.
 //
 // Chroma compatibility is tested as data: testdata/chroma/cases/*.json holds
 // request sequences recorded from the real Chroma 1.0.0 server (go test

@@ -223,7 +223,15 @@ func (h *Handler) body(rq *request) (any, *apiError) {
 			message: "Expected request with `Content-Type: application/json`"}
 	}
 	rd := http.MaxBytesReader(nil, rq.r.Body, h.opts.MaxBodyBytes)
-	data, err := io.ReadAll(rd)
+	var data []byte
+	var err error
+	if n := rq.r.ContentLength; n > 0 && n <= h.opts.MaxBodyBytes {
+		// One allocation of the announced size instead of repeated growth.
+		data = make([]byte, n)
+		_, err = io.ReadFull(rd, data)
+	} else {
+		data, err = io.ReadAll(rd)
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {

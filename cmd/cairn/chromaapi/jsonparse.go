@@ -38,10 +38,14 @@ func parseJSON(body []byte) (any, *apiError) {
 		var b strings.Builder
 		for i := len(perr.path) - 1; i >= 0; i-- {
 			seg := perr.path[i]
-			if seg[0] != '[' && b.Len() > 0 {
+			if seg.index >= 0 {
+				b.WriteString("[" + strconv.Itoa(seg.index) + "]")
+				continue
+			}
+			if b.Len() > 0 {
 				b.WriteByte('.')
 			}
-			b.WriteString(seg)
+			b.WriteString(seg.key)
 		}
 		msg = b.String() + ": " + msg
 	}
@@ -54,13 +58,19 @@ func parseJSON(body []byte) (any, *apiError) {
 type jsonErr struct {
 	msg   string
 	pos   int
-	path  []string
+	path  []pathSeg
 	shape *apiError // a shape error found while parsing (duplicate field)
+}
+
+// pathSeg is an object key, or an array index when index >= 0.
+type pathSeg struct {
+	key   string
+	index int
 }
 
 // in adds the segment of the enclosing container to an error coming from
 // one of its values.
-func (e *jsonErr) in(seg string) *jsonErr {
+func (e *jsonErr) in(seg pathSeg) *jsonErr {
 	if e.shape == nil {
 		e.path = append(e.path, seg)
 	}
@@ -225,7 +235,7 @@ func (p *jparser) object() (any, *jsonErr) {
 		p.ws()
 		v, err := p.value()
 		if err != nil {
-			return nil, err.in(key)
+			return nil, err.in(pathSeg{key: key, index: -1})
 		}
 		if _, dup := m[key]; dup && top {
 			return nil, &jsonErr{shape: shapeErr("", "duplicate field `%s`", key)}
@@ -270,7 +280,7 @@ func (p *jparser) array() (any, *jsonErr) {
 		}
 		v, err := p.value()
 		if err != nil {
-			return nil, err.in("[" + strconv.Itoa(len(a)) + "]")
+			return nil, err.in(pathSeg{index: len(a)})
 		}
 		a = append(a, v)
 		p.ws()

@@ -112,17 +112,17 @@ func TestLoad(t *testing.T) {
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	cases := map[string]string{
-		"unknown key":        "[retention]\nsesion_max_age = \"1d\"\n",
-		"unknown section":    "[nope]\nx = 1\n",
-		"bad duration":       "[retention]\nsession_max_age = \"soon\"\n",
-		"bad syntax":         "[import\n",
-		"bad rule":           "[redaction]\nenable = [\"nope\"]\n",
-		"bad glob":           "[import]\nexclude = [\"[x\"]\n",
-		"unnamed policy":     "[[retention.policy]]\nmax_age = \"1d\"\n",
-		"duplicate policy":   "[[retention.policy]]\nname = \"a\"\n[[retention.policy]]\nname = \"a\"\n",
-		"bad threshold":      "[[retention.policy]]\nname = \"a\"\ncollapse_threshold = 2.0\n",
-		"bad export format":  "[export]\nformats = [\"pdf\"]\n",
-		"wrong type":         "[import]\nmax_line_bytes = \"big\"\n",
+		"unknown key":       "[retention]\nsesion_max_age = \"1d\"\n",
+		"unknown section":   "[nope]\nx = 1\n",
+		"bad duration":      "[retention]\nsession_max_age = \"soon\"\n",
+		"bad syntax":        "[import\n",
+		"bad rule":          "[redaction]\nenable = [\"nope\"]\n",
+		"bad glob":          "[import]\nexclude = [\"[x\"]\n",
+		"unnamed policy":    "[[retention.policy]]\nmax_age = \"1d\"\n",
+		"duplicate policy":  "[[retention.policy]]\nname = \"a\"\n[[retention.policy]]\nname = \"a\"\n",
+		"bad threshold":     "[[retention.policy]]\nname = \"a\"\ncollapse_threshold = 2.0\n",
+		"bad export format": "[export]\nformats = [\"pdf\"]\n",
+		"wrong type":        "[import]\nmax_line_bytes = \"big\"\n",
 	}
 	for name, body := range cases {
 		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".toml")
