@@ -11,7 +11,7 @@ BIN         ?= bin/cairn
 JS          := testdata/js
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: all build test unit race lint vet staticcheck fmt-check tidy-check static bench fuzz demo js-deps clean
+.PHONY: all build test unit race lint vet staticcheck fmt-check tidy-check static bench bench-gate bench-quality fuzz demo js-deps clean
 
 all: build
 
@@ -80,6 +80,15 @@ embed-bench:
 ## bench: benchmarks (the store benchmarks build 100,000 messages first). BENCHTIME=1s for stable figures.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(BENCH_PKGS)
+
+## bench-gate: hybrid search speed suite at 100,000 messages (engine + vecstore + FTS5); exits 1 naming
+## each failed gate, its figure and its limit. MODEL=DIR adds the encoder gates (e.g. the MiniLM-shaped test model).
+bench-gate:
+	$(GO) run ./bench/cmd/hybridbench speed -n 100000 -gate $(if $(MODEL),-model $(MODEL),)
+
+## bench-quality: nDCG@10 / recall@100 of keyword, semantic and hybrid search on ../shared/datasets.
+bench-quality:
+	$(GO) run ./bench/cmd/hybridbench quality -datasets $(or $(DATASETS),../shared/datasets) $(if $(MODELS),-models $(MODELS),)
 
 ## fuzz: every fuzz target for FUZZTIME each (the first run also builds instrumented SQLite: minutes).
 fuzz:

@@ -47,6 +47,9 @@ type BackupManifest struct {
 	CreatedAt    time.Time    `json:"created_at"`
 	EngineFormat int          `json:"engine_format"`
 	Files        []BackupFile `json:"files"`
+	// VectorsSkipped: the vector store was left out (it is derived data);
+	// after a restore, `cairn rebuild` re-embeds the messages.
+	VectorsSkipped bool `json:"vectors_skipped,omitempty"`
 }
 
 // BackupFile is one file of a backup.
@@ -70,6 +73,9 @@ type BackupOptions struct {
 	// Sources are further parts snapshotted by their owners. Files under
 	// a source's path are not copied directly.
 	Sources []SnapshotSource
+	// SkipVectors leaves the vectors/ folder out: vectors are derived from
+	// the messages, and `cairn rebuild` regenerates them after a restore.
+	SkipVectors bool
 	// Progress is called after each file.
 	Progress func(Progress)
 }
@@ -165,10 +171,13 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 		rel, _ := filepath.Rel(e.dir, p)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel == "vectors" && !coveredPrefix(covered, "vectors/") {
+			if rel == VectorsDir && opts.SkipVectors {
+				return fs.SkipDir
+			}
+			if rel == VectorsDir && !coveredPrefix(covered, VectorsDir+"/") {
 				entries, _ := os.ReadDir(p)
 				if len(entries) > 0 {
-					return fmt.Errorf("engine: backup: %s holds a vector store but no snapshot source covers it", p)
+					return fmt.Errorf("engine: backup: %s holds a vector store that cannot be snapshotted consistently yet; back up without it (vectors are rebuilt from the messages with cairn rebuild after a restore)", p)
 				}
 			}
 			return nil
@@ -192,7 +201,7 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 		return nil, err
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
-	m := &BackupManifest{Magic: backupMagic, Version: backupVersion, CreatedAt: e.opts.Now().UTC().Truncate(time.Millisecond), EngineFormat: FormatVersion()}
+	m := &BackupManifest{Magic: backupMagic, Version: backupVersion, CreatedAt: e.opts.Now().UTC().Truncate(time.Millisecond), EngineFormat: FormatVersion(), VectorsSkipped: opts.SkipVectors}
 	for _, en := range entries {
 		m.Files = append(m.Files, en.BackupFile)
 	}

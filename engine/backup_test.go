@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,6 +39,17 @@ func TestBackupRestore(t *testing.T) {
 	// A vector store nobody snapshots is refused rather than copied live.
 	if _, err := e.Backup(ctx, archive, engine.BackupOptions{}); err == nil {
 		t.Fatal("backup copied a live vector store")
+	}
+	// Vectors are derived data: a backup may leave them out.
+	skipped := filepath.Join(t.TempDir(), "novec.zst")
+	ms, err := e.Backup(ctx, skipped, engine.BackupOptions{SkipVectors: true})
+	if err != nil || !ms.VectorsSkipped {
+		t.Fatalf("backup without vectors: %v %+v", err, ms)
+	}
+	for _, f := range ms.Files {
+		if strings.HasPrefix(f.Path, "vectors/") {
+			t.Errorf("skipped vectors but archived %s", f.Path)
+		}
 	}
 	src := engine.SnapshotSource{Path: "vectors/live.db", Write: func(_ context.Context, w io.Writer) error {
 		_, err := io.WriteString(w, "consistent vector snapshot")

@@ -49,6 +49,47 @@
 // SQLite write lock. No embedding or file I/O other than SQLite happens under
 // Engine.mu's write side.
 //
+// # Vectors and the outbox (engine/outbox.go, vectors.go, rebuild.go)
+//
+// SQLite is the source of truth; vectors follow it through a durable
+// outbox. Commit order: a write commits the message, its FTS5 row and one
+// vector_outbox row per live vector set in one SQLite transaction. A
+// background worker owned by the Engine (started by Open when an embedder
+// is configured or vector sets exist, stopped by Close) claims outbox rows
+// with a 60 s lease, skips messages whose vector is already stored (a crash
+// between the vecstore write and the outbox delete never embeds twice),
+// embeds the rest in batches, writes them to the set's vecstore collection
+// (DIR/vectors, database "cairn", one collection per set recording the
+// model id and dimension; record id = decimal message id; metadata
+// channel_id, channel_type, agent_name, project_id, timestamp (Unix ms),
+// confidence, message_type, word_count, has_breadcrumbs) and only then
+// deletes the rows. Deleting a message queues a delete the same way. So a
+// crash between the two steps is repaired by whichever process drains next
+// (at the next Open at the latest), and for every live set and message
+// exactly one of (outbox row, vector) exists, which Check verifies.
+//
+// Without an embedder the engine is keyword only and writes no outbox rows
+// while no vector set exists; when a model first appears (Open with an
+// embedder and no active set) a set is created and every stored message is
+// queued in one transaction: the outbox is filled lazily. A process whose
+// embedder differs from the active set's model searches by keyword only
+// and says so (SearchResponse.Notes); Rebuild with the new model builds a
+// new set (state building) while the old one keeps serving processes that
+// have the old model, then switches atomically and drops the old
+// collection. An interrupted rebuild resumes from its outbox rows.
+//
+// # Search (engine/hybrid.go, ranking.go, where.go)
+//
+// Filters are applied before similarity on both sides: as a SQL WHERE on
+// the FTS5 query and as a vecstore where (filter-first planner) on the
+// vectors, from the same Filter (including a Chroma-style where over the
+// vector metadata, evaluated identically by both). Hybrid mode takes the
+// top max(100, 2*limit) of each side, computes the exact cosine similarity
+// for keyword hits the vector list did not reach, fuses (DefaultFusion,
+// chosen on the dev sets: see bench/README.md) and applies the ranking
+// profile. Keyword queries drop terms found in more than a third of the
+// messages when another term remains (engine.pruneTerms).
+//
 // # Imports
 //
 // engine may import fts, vecstore and index; it must not import embed,

@@ -101,6 +101,8 @@ type Engine struct {
 	r *sql.DB // read-only pool
 
 	vec *vectors // vector sets, vecstore and the outbox worker (engine/vectors.go)
+
+	kw *keywordIndex // in-memory keyword index (engine/keyword_index.go)
 }
 
 // Open opens (creating if needed) the data dir dir and its database,
@@ -130,7 +132,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{dir: abs, opts: opts, fts: t}
+	e := &Engine{dir: abs, opts: opts, fts: t, kw: newKeywordIndex(t)}
 	path := filepath.Join(abs, DBFile)
 
 	e.w, err = sql.Open("sqlite", dsn(path, opts, false))
@@ -220,6 +222,7 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.mu.closed = true
+	e.kw.close()             // stops a keyword index build (engine/keyword_index.go)
 	verr := e.closeVectors() // stops the outbox worker first (engine/vectors.go)
 	err := e.r.Close()
 	if werr := e.w.Close(); err == nil {

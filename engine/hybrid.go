@@ -155,7 +155,6 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 		sim         float64
 		hasSim      bool
 		semRank     int
-		snippet     string
 		fused, conf float64
 	}
 	cands := map[int64]*cand{}
@@ -170,6 +169,7 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 
 	// Semantic side.
 	wantVec := mode != ModeKeyword
+	kwText := "" // the keyword query actually run (frequent terms pruned)
 	var set VectorSet
 	useVec := false
 	var qvec []float32
@@ -217,21 +217,20 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 
 	// Keyword side.
 	if mode != ModeSemantic {
-		text, err := e.pruneTerms(ctx, req.Query)
+		// In-memory index when ready (exact BM25), else FTS5 with
+		// frequent terms pruned (engine/keyword_index.go).
+		hits, text, err := e.keywordHits(ctx, req.Query, flt.sql, flt.args, depth)
 		if err != nil {
 			return resp, err
 		}
-		hits, err := e.fts.Search(ctx, e.r, fts.Request{Text: text, Filter: flt.sql, Args: flt.args, Limit: depth})
-		if err != nil {
-			return resp, fmt.Errorf("engine: search: %w", classify(err))
-		}
+		kwText = text
 		best := 0.0
 		for _, h := range hits {
 			best = max(best, h.Score)
 		}
 		for i, h := range hits {
 			c := get(h.RowID)
-			c.kw, c.kwRank, c.snippet = h.Score, i+1, h.Snippet
+			c.kw, c.kwRank = h.Score, i+1
 			if best > 0 {
 				c.kwNorm = h.Score / best
 			}
@@ -333,7 +332,7 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 		c := cands[m.ID]
 		rec, fin := rank.final(c.fused, m.Confidence, now.Sub(m.CreatedAt))
 		r := SearchResult{
-			Message: m, Score: fin, KeywordScore: c.kw, Snippet: c.snippet,
+			Message: m, Score: fin, KeywordScore: c.kw,
 			Scores: Scores{Similarity: clamp01(c.sim), Keyword: c.kwNorm, Fused: c.fused, Confidence: m.Confidence, Recency: rec, Final: fin},
 		}
 		if wantVec {
@@ -344,6 +343,23 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	sortResults(out)
 	if len(out) > limit {
 		out = out[:limit]
+	}
+	// Snippets for the results only (snippet() re-reads and re-tokenizes
+	// each row: too costly for every candidate).
+	if kwText != "" {
+		var sids []int64
+		for _, r := range out {
+			if r.KeywordScore > 0 {
+				sids = append(sids, r.Message.ID)
+			}
+		}
+		snips, err := e.fts.Snippets(ctx, e.r, fts.Request{Text: kwText}, sids)
+		if err != nil {
+			return resp, fmt.Errorf("engine: search: %w", classify(err))
+		}
+		for i := range out {
+			out[i].Snippet = snips[out[i].Message.ID]
+		}
 	}
 	resp.Results = out
 	return resp, nil

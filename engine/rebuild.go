@@ -273,6 +273,7 @@ func (e *Engine) Rebuild(ctx context.Context, opts RebuildOptions) (RebuildRepor
 	}); err != nil {
 		return rep, err
 	}
+	e.dropRetired(ctx) // the switch may have been made by the background worker
 	rep.Set, err = e.getSet(ctx, set.ID)
 	if err != nil {
 		return rep, err

@@ -381,7 +381,9 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 				req.Metadatas[i] = m.metadata()
 				doneIDs = append(doneIDs, m.id)
 			}
-			if err := e.vec.store.Upsert(ctx, coll, req); err != nil {
+			// Add, not Upsert: ids already stored were skipped above, and
+			// Add leaves an id written meanwhile by another process as is.
+			if err := e.vec.store.Add(ctx, coll, req); err != nil {
 				return fmt.Errorf("engine: vectors: %w", err)
 			}
 		}
@@ -454,7 +456,7 @@ func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error
 		return fmt.Errorf("engine: vectors: %w", err)
 	}
 	for {
-		k, err := e.drainOnce(ctx, 256)
+		k, err := e.drainOnce(ctx, 512)
 		if err != nil {
 			return err
 		}
@@ -474,7 +476,7 @@ func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error
 			}
 			if leased == 0 {
 				// One more pass promotes a building set emptied by another worker.
-				if _, err := e.drainOnce(ctx, 256); err != nil {
+				if _, err := e.drainOnce(ctx, 512); err != nil {
 					return err
 				}
 				return nil

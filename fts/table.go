@@ -114,6 +114,9 @@ type Request struct {
 	MarkStart, MarkEnd, Ellipsis string
 	// SnippetTokens is the snippet's length in tokens (1..64); 0 means 24.
 	SnippetTokens int
+	// NoSnippets skips the snippets (Hit.Snippet stays ""): a caller that
+	// keeps only some hits asks Snippets for those.
+	NoSnippets bool
 }
 
 // Hit is one search result.
@@ -136,18 +139,6 @@ func (t *Table) Search(ctx context.Context, q Querier, req Request) ([]Hit, erro
 	if limit <= 0 {
 		limit = 20
 	}
-	ms, me, el := req.MarkStart, req.MarkEnd, req.Ellipsis
-	if ms == "" && me == "" {
-		ms, me = "**", "**"
-	}
-	if el == "" {
-		el = "…"
-	}
-	n := req.SnippetTokens
-	if n <= 0 {
-		n = 24
-	}
-	n = min(n, 64)
 
 	// Rank first, then make snippets for the winners only: snippet() reads
 	// the content row and re-tokenizes it, which would otherwise be paid for
@@ -190,23 +181,58 @@ func (t *Table) Search(ctx context.Context, q Querier, req Request) ([]Hit, erro
 	if len(hits) == 0 {
 		return nil, nil
 	}
+	if req.NoSnippets {
+		return hits, nil
+	}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.RowID
+	}
+	snippets, err := t.Snippets(ctx, q, req, ids)
+	if err != nil {
+		return nil, err
+	}
+	for i := range hits {
+		hits[i].Snippet = snippets[hits[i].RowID]
+	}
+	return hits, nil
+}
 
+// Snippets returns the snippets of req (its Text, marks and length) for
+// the rows ids, keyed by rowid; rows the text does not match are absent.
+func (t *Table) Snippets(ctx context.Context, q Querier, req Request, ids []int64) (map[int64]string, error) {
+	match := Match(req.Text)
+	if match == "" || len(ids) == 0 {
+		return map[int64]string{}, nil
+	}
+	ms, me, el := req.MarkStart, req.MarkEnd, req.Ellipsis
+	if ms == "" && me == "" {
+		ms, me = "**", "**"
+	}
+	if el == "" {
+		el = "…"
+	}
+	n := req.SnippetTokens
+	if n <= 0 {
+		n = 24
+	}
+	n = min(n, 64)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "SELECT rowid, snippet(%s, 0, ?, ?, ?, ?) FROM %s WHERE %s MATCH ? AND rowid IN (", t.name, t.name, t.name)
 	sargs := []any{ms, me, el, n, match}
-	for i, h := range hits {
+	for i, id := range ids {
 		if i > 0 {
 			sb.WriteByte(',')
 		}
 		sb.WriteByte('?')
-		sargs = append(sargs, h.RowID)
+		sargs = append(sargs, id)
 	}
 	sb.WriteByte(')')
-	rows, err = q.QueryContext(ctx, sb.String(), sargs...)
+	rows, err := q.QueryContext(ctx, sb.String(), sargs...)
 	if err != nil {
 		return nil, fmt.Errorf("fts: snippets: %w", err)
 	}
-	snippets := make(map[int64]string, len(hits))
+	snippets := make(map[int64]string, len(ids))
 	for rows.Next() {
 		var id int64
 		var s sql.NullString
@@ -222,8 +248,5 @@ func (t *Table) Search(ctx context.Context, q Querier, req Request) ([]Hit, erro
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("fts: snippets: %w", err)
 	}
-	for i := range hits {
-		hits[i].Snippet = snippets[hits[i].RowID]
-	}
-	return hits, nil
+	return snippets, nil
 }

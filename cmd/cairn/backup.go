@@ -11,14 +11,15 @@ func backupCommand() *command {
 	return &command{
 		name:     "backup",
 		summary:  "write a consistent online snapshot of the data dir (zstd archive, manifest, SHA-256)",
-		usage:    "FILE [--json]",
-		examples: []string{`cairn backup /backups/cairn-$(date +%F).cairn.zst`},
+		usage:    "FILE [--skip-vectors] [--json]",
+		examples: []string{`cairn backup /backups/cairn-$(date +%F).cairn.zst`, `cairn backup --skip-vectors b.cairn.zst   # then: cairn rebuild after restoring`},
 		run:      runBackup,
 	}
 }
 
 func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
+	skipVectors := fs.Bool("skip-vectors", false, "leave the vector store out (derived data: run cairn rebuild after restoring)")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err
@@ -28,7 +29,7 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	bar := e.progress("backup")
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		m, err := eng.Backup(ctx, pos[0], engine.BackupOptions{Progress: bar.update})
+		m, err := eng.Backup(ctx, pos[0], engine.BackupOptions{SkipVectors: *skipVectors, Progress: bar.update})
 		bar.done()
 		if err != nil {
 			return err
@@ -42,6 +43,9 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 			total += f.Size
 		}
 		fmt.Fprintf(e.stdout, "wrote %s: %d files, %d bytes before compression\n", pos[0], len(m.Files), total)
+		if m.VectorsSkipped {
+			fmt.Fprintln(e.stdout, "vectors left out: run cairn rebuild after restoring")
+		}
 		return nil
 	})
 }

@@ -48,5 +48,8 @@ func runRestore(ctx context.Context, e *env, c *command, args []string) error {
 	if !*verifyOnly {
 		fmt.Fprintf(e.stdout, "restored into %s\n", pos[1])
 	}
+	if m.VectorsSkipped {
+		fmt.Fprintln(e.stdout, "the backup has no vectors: run cairn rebuild (with the same embedding model) to regenerate them")
+	}
 	return nil
 }

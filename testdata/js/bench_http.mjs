@@ -4,10 +4,13 @@
 // brute-force scan of the same data. The data is generated from a seed, so
 // two servers given the same arguments see the same records and queries.
 //
-//   node bench_http.mjs URL [--n=100000] [--dim=384] [--batch=1000] [--queries=300]
+//   node bench_http.mjs URL[,URL2...] [--n=100000] [--dim=384] [--batch=1000] [--queries=300]
 //                           [--filtered=200] [--recall=50] [--seed=1]
 //
-// Prints one JSON object.
+// With several URLs the servers are measured interleaved: each add batch and
+// each query goes to every server in turn (alternating which goes first), so
+// that all of them see the same machine load; only one request is in flight
+// at a time. Prints one JSON object per server, one per line.
 
 import { ChromaClient } from "chromadb";
 
@@ -57,15 +60,20 @@ function point() {
 const data = Array.from({ length: N }, point);
 const queries = Array.from({ length: Math.max(Q, QF) }, point);
 
-const u = new URL(url);
-const client = new ChromaClient({ host: u.hostname, port: Number(u.port), ssl: false });
-try {
-  await client.deleteCollection({ name: "bench_http" });
-} catch {}
-const coll = await client.createCollection({ name: "bench_http", embeddingFunction: null });
+const servers = url.split(",").map((raw) => {
+  const u = new URL(raw);
+  return { url: raw, client: new ChromaClient({ host: u.hostname, port: Number(u.port), ssl: false }), addMs: 0 };
+});
+for (const sv of servers) {
+  try {
+    await sv.client.deleteCollection({ name: "bench_http" });
+  } catch {}
+  sv.coll = await sv.client.createCollection({ name: "bench_http", embeddingFunction: null });
+}
+// order(i) alternates which server goes first.
+const order = (i) => (i % 2 === 0 ? servers : [...servers].reverse());
 
-const t0 = performance.now();
-for (let i = 0; i < N; i += BATCH) {
+for (let i = 0, b = 0; i < N; i += BATCH, b++) {
   const end = Math.min(N, i + BATCH);
   const ids = [], embeddings = [], metadatas = [];
   for (let k = i; k < end; k++) {
@@ -73,10 +81,13 @@ for (let i = 0; i < N; i += BATCH) {
     embeddings.push(Array.from(data[k]));
     metadatas.push({ bucket: k % 10, pct: k % 100 });
   }
-  await coll.add({ ids, embeddings, metadatas });
+  for (const sv of order(b)) {
+    const s = performance.now();
+    await sv.coll.add({ ids, embeddings, metadatas });
+    sv.addMs += performance.now() - s;
+  }
 }
-const addSeconds = (performance.now() - t0) / 1000;
-const count = await coll.count();
+for (const sv of servers) sv.count = await sv.coll.count();
 
 function l2(a, b) {
   let s = 0;
@@ -108,29 +119,41 @@ function pct(xs, p) {
 }
 
 async function run(name, nq, where, allow) {
-  // warm-up
-  for (let i = 0; i < 5; i++) await coll.query({ queryEmbeddings: [Array.from(queries[i])], nResults: 10, where });
-  const lat = [];
-  const got = [];
+  for (const sv of servers) {
+    // warm-up
+    for (let i = 0; i < 5; i++) await sv.coll.query({ queryEmbeddings: [Array.from(queries[i])], nResults: 10, where });
+    sv.lat = [];
+    sv.got = [];
+  }
   for (let i = 0; i < nq; i++) {
     const q = Array.from(queries[i]);
-    const s = performance.now();
-    const r = await coll.query({ queryEmbeddings: [q], nResults: 10, where });
-    lat.push(performance.now() - s);
-    if (i < R) got.push(r.ids[0]);
+    for (const sv of order(i)) {
+      const s = performance.now();
+      const r = await sv.coll.query({ queryEmbeddings: [q], nResults: 10, where });
+      sv.lat.push(performance.now() - s);
+      if (i < R) sv.got.push(r.ids[0]);
+    }
   }
-  let hit = 0, total = 0;
-  for (let i = 0; i < Math.min(R, nq); i++) {
-    const want = new Set(exactTop(queries[i], 10, allow));
-    total += want.size;
-    for (const id of got[i]) if (want.has(id)) hit++;
-  }
-  return { name, queries: nq, p50_ms: pct(lat, 50), p99_ms: pct(lat, 99), mean_ms: lat.reduce((a, b) => a + b, 0) / nq, recall_at_10: total ? hit / total : null };
+  const wants = [];
+  for (let i = 0; i < Math.min(R, nq); i++) wants.push(new Set(exactTop(queries[i], 10, allow)));
+  return servers.map((sv) => {
+    let hit = 0, total = 0;
+    wants.forEach((want, i) => {
+      total += want.size;
+      for (const id of sv.got[i]) if (want.has(id)) hit++;
+    });
+    const lat = sv.lat;
+    return { name, queries: nq, p50_ms: pct(lat, 50), p99_ms: pct(lat, 99), mean_ms: lat.reduce((a, b) => a + b, 0) / nq, recall_at_10: total ? hit / total : null };
+  });
 }
 
-const results = [];
-results.push(await run("unfiltered", Q, undefined, null));
-results.push(await run("where bucket=3 (10%)", QF, { bucket: 3 }, (i) => i % 10 === 3));
-results.push(await run("where pct=7 (1%)", QF, { pct: 7 }, (i) => i % 100 === 7));
-
-console.log(JSON.stringify({ url, n: N, dim: DIM, batch: BATCH, count, add_seconds: addSeconds, add_per_sec: N / addSeconds, results }));
+const runs = [
+  await run("unfiltered", Q, undefined, null),
+  await run("where bucket=3 (10%)", QF, { bucket: 3 }, (i) => i % 10 === 3),
+  await run("where pct=7 (1%)", QF, { pct: 7 }, (i) => i % 100 === 7),
+];
+servers.forEach((sv, k) => {
+  const addSeconds = sv.addMs / 1000;
+  console.log(JSON.stringify({ url: sv.url, n: N, dim: DIM, batch: BATCH, count: sv.count, add_seconds: addSeconds,
+    add_per_sec: N / addSeconds, results: runs.map((r) => r[k]) }));
+});

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -258,7 +259,19 @@ func isJSONType(ct string) bool {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w}
-	route := h.serve(sw, r)
+	route := "unknown"
+	defer func() {
+		// A bug must not take the connection down without an answer: log it
+		// and answer 500 as Chroma does for internal errors.
+		if p := recover(); p != nil {
+			h.opts.Logger.LogAttrs(r.Context(), slog.LevelError, "chroma handler panic",
+				slog.String("route", route), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
+			if sw.status == 0 {
+				writeError(sw, &apiError{status: 500, name: "InternalError", message: fmt.Sprintf("internal error: %v", p)})
+			}
+		}
+	}()
+	route = h.serve(sw, r)
 	took := time.Since(start)
 	if st := h.stats[route]; st != nil {
 		st.count.Add(1)

@@ -1,0 +1,753 @@
+package fts
+
+import (
+	"container/heap"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrIndexDiverged is the cause Index.Err reports when the in-memory index
+// stopped agreeing with the FTS5 table (document or token counts differ
+// after catching up); the index then answers no more searches.
+var ErrIndexDiverged = errors.New("fts: in-memory index diverged from FTS5")
+
+// Index is an in-memory inverted index of a Table's content that ranks
+// exactly like Table.Search (FTS5's bm25(), same order and scores up to
+// float ties) but without making SQLite score every matching row.
+//
+// The SQLite tables stay the source of truth: every search first catches up
+// from them (rows with a rowid above the largest one indexed; deletions
+// noticed by comparing document counts with FTS5's own totals, then found
+// by one scan of the content rowids), so several processes writing the same
+// database stay correct. It requires what cairn's messages guarantee: rows
+// are immutable and rowids are never reused (AUTOINCREMENT).
+//
+// Index is safe for concurrent use.
+type Index struct {
+	t     *Table
+	ready atomic.Bool
+	// refreshMu serializes catching up (one reader of new rows at a time).
+	refreshMu sync.Mutex
+	mu        struct {
+		sync.RWMutex
+		broken error
+		terms  map[string]uint32
+		post   [][]posting
+		rowids []int64  // doc -> rowid, ascending
+		dl     []uint32 // doc -> length in tokens
+		dead   []bool
+		live   int64 // live documents
+		tokens int64 // tokens in live documents
+		last   int64 // largest rowid indexed
+	}
+	accPool sync.Pool
+}
+
+type posting struct{ doc, tf uint32 }
+
+// NewIndex returns an empty in-memory index of t; Build fills it.
+func (t *Table) NewIndex() *Index {
+	ix := &Index{t: t}
+	ix.mu.terms = map[string]uint32{}
+	return ix
+}
+
+// Ready reports whether Build has finished, so Search can answer.
+func (ix *Index) Ready() bool { return ix.ready.Load() }
+
+// Err returns why the index stopped answering (wrapping ErrIndexDiverged),
+// or nil.
+func (ix *Index) Err() error {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.mu.broken
+}
+
+// Stats describes the index.
+type IndexStats struct {
+	Docs, Tokens, Terms, Postings int64
+}
+
+// Stats returns the index's size.
+func (ix *Index) Stats() IndexStats {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	s := IndexStats{Docs: ix.mu.live, Tokens: ix.mu.tokens, Terms: int64(len(ix.mu.terms))}
+	for _, p := range ix.mu.post {
+		s.Postings += int64(len(p))
+	}
+	return s
+}
+
+// Build loads every row of the content table; afterwards Search answers
+// from memory. It may run in the background while Search falls back.
+func (ix *Index) Build(ctx context.Context, q Querier) error {
+	if err := ix.refresh(ctx, q); err != nil {
+		return err
+	}
+	ix.ready.Store(true)
+	return nil
+}
+
+type txBeginner interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
+// refresh catches up with the content table in one read snapshot.
+func (ix *Index) refresh(ctx context.Context, q Querier) error {
+	ix.refreshMu.Lock()
+	defer ix.refreshMu.Unlock()
+	if b, ok := q.(txBeginner); ok {
+		tx, err := b.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("fts: index: %w", err)
+		}
+		defer tx.Rollback()
+		q = tx
+	}
+	t := ix.t
+	rows, err := q.QueryContext(ctx, fmt.Sprintf("SELECT coalesce((SELECT max(%s) FROM %s), 0), (SELECT block FROM %s_data WHERE id = 1)", t.rowid, t.content, t.name))
+	if err != nil {
+		return fmt.Errorf("fts: index: %w", err)
+	}
+	var maxID int64
+	var avg []byte
+	if rows.Next() {
+		err = rows.Scan(&maxID, &avg)
+	}
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("fts: index: %w", err)
+	}
+	ftsRows, n := uvarint(avg)
+	ftsTokens, _ := uvarint(avg[n:])
+
+	ix.mu.RLock()
+	last, live, tokens, broken := ix.mu.last, ix.mu.live, ix.mu.tokens, ix.mu.broken
+	ix.mu.RUnlock()
+	if broken != nil {
+		return nil
+	}
+	if maxID > last {
+		if err := ix.addRows(ctx, q, last); err != nil {
+			return err
+		}
+		ix.mu.RLock()
+		live, tokens = ix.mu.live, ix.mu.tokens
+		ix.mu.RUnlock()
+	}
+	if live != int64(ftsRows) || maxID < last {
+		if err := ix.findDeleted(ctx, q); err != nil {
+			return err
+		}
+		ix.mu.RLock()
+		live, tokens = ix.mu.live, ix.mu.tokens
+		ix.mu.RUnlock()
+	}
+	if live != int64(ftsRows) || tokens != int64(ftsTokens) {
+		ix.mu.Lock()
+		ix.mu.broken = fmt.Errorf("%w: %d documents with %d tokens in memory, %d with %d in FTS5", ErrIndexDiverged, live, tokens, ftsRows, ftsTokens)
+		ix.mu.Unlock()
+	}
+	return nil
+}
+
+type newDoc struct {
+	rowid  int64
+	length uint32
+	terms  []termFreq
+}
+
+type termFreq struct {
+	term string
+	tf   uint32
+}
+
+// addRows indexes the content rows with rowid > after, in batches.
+func (ix *Index) addRows(ctx context.Context, q Querier, after int64) error {
+	t := ix.t
+	rows, err := q.QueryContext(ctx, fmt.Sprintf("SELECT %s, %s FROM %s WHERE %s > ? ORDER BY %s", t.rowid, t.column, t.content, t.rowid, t.rowid), after)
+	if err != nil {
+		return fmt.Errorf("fts: index: %w", err)
+	}
+	defer rows.Close()
+	counts := map[string]uint32{}
+	var buf, sbuf []byte
+	var batch []newDoc
+	for rows.Next() {
+		var id int64
+		var text sql.NullString
+		if err := rows.Scan(&id, &text); err != nil {
+			return fmt.Errorf("fts: index: %w", err)
+		}
+		clear(counts)
+		var n uint32
+		buf = tokenize(text.String, buf, func(tok []byte, _, _ int) {
+			sbuf = porterStem(tok, sbuf)
+			counts[string(sbuf)]++
+			n++
+		})
+		d := newDoc{rowid: id, length: n, terms: make([]termFreq, 0, len(counts))}
+		for term, tf := range counts {
+			d.terms = append(d.terms, termFreq{term, tf})
+		}
+		batch = append(batch, d)
+		if len(batch) == 4096 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			ix.apply(batch)
+			batch = batch[:0]
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("fts: index: %w", err)
+	}
+	ix.apply(batch)
+	return nil
+}
+
+func (ix *Index) apply(docs []newDoc) {
+	if len(docs) == 0 {
+		return
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for _, d := range docs {
+		doc := uint32(len(ix.mu.rowids))
+		ix.mu.rowids = append(ix.mu.rowids, d.rowid)
+		ix.mu.dl = append(ix.mu.dl, d.length)
+		ix.mu.dead = append(ix.mu.dead, false)
+		ix.mu.live++
+		ix.mu.tokens += int64(d.length)
+		ix.mu.last = d.rowid
+		for _, tf := range d.terms {
+			id, ok := ix.mu.terms[tf.term]
+			if !ok {
+				id = uint32(len(ix.mu.post))
+				ix.mu.terms[tf.term] = id
+				ix.mu.post = append(ix.mu.post, nil)
+			}
+			ix.mu.post[id] = append(ix.mu.post[id], posting{doc, tf.tf})
+		}
+	}
+}
+
+// findDeleted scans the content rowids and drops the documents whose row
+// is gone (deletions are rare: retention and explicit deletes).
+func (ix *Index) findDeleted(ctx context.Context, q Querier) error {
+	t := ix.t
+	rows, err := q.QueryContext(ctx, fmt.Sprintf("SELECT %s FROM %s ORDER BY %s", t.rowid, t.content, t.rowid))
+	if err != nil {
+		return fmt.Errorf("fts: index: %w", err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("fts: index: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("fts: index: %w", err)
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	gone := 0
+	j := 0
+	for doc, rowid := range ix.mu.rowids {
+		for j < len(ids) && ids[j] < rowid {
+			j++
+		}
+		if ix.mu.dead[doc] || j < len(ids) && ids[j] == rowid {
+			continue
+		}
+		ix.mu.dead[doc] = true
+		ix.mu.live--
+		ix.mu.tokens -= int64(ix.mu.dl[doc])
+		gone++
+	}
+	if gone == 0 {
+		return nil
+	}
+	for i, p := range ix.mu.post {
+		k := 0
+		for _, x := range p {
+			if !ix.mu.dead[x.doc] {
+				p[k] = x
+				k++
+			}
+		}
+		ix.mu.post[i] = p[:k]
+	}
+	return nil
+}
+
+// uvarint decodes an SQLite varint (big-endian 7-bit groups, the ninth
+// byte holding 8 bits) and returns it with its length; 0, 0 for no bytes.
+func uvarint(b []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < len(b) && i < 9; i++ {
+		if i == 8 {
+			return v<<8 | uint64(b[i]), 9
+		}
+		v = v<<7 | uint64(b[i]&0x7f)
+		if b[i] < 0x80 {
+			return v, i + 1
+		}
+	}
+	return v, len(b)
+}
+
+// candidate is a scored document.
+type candidate struct {
+	score float64
+	rowid int64
+}
+
+// better orders hits like Table.Search: larger score, then larger rowid.
+func better(a, b candidate) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.rowid > b.rowid
+}
+
+type worstFirst []candidate
+
+func (h worstFirst) Len() int           { return len(h) }
+func (h worstFirst) Less(i, j int) bool { return better(h[j], h[i]) }
+func (h worstFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *worstFirst) Push(x any)        { *h = append(*h, x.(candidate)) }
+func (h *worstFirst) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// topN returns the n best of cs, best first.
+func topN(cs []candidate, n int) []candidate {
+	if n >= len(cs) {
+		out := slices.Clone(cs)
+		slices.SortFunc(out, cmpCandidates)
+		return out
+	}
+	h := make(worstFirst, 0, n+1)
+	for _, c := range cs {
+		if len(h) < n {
+			heap.Push(&h, c)
+		} else if better(c, h[0]) {
+			h[0] = c
+			heap.Fix(&h, 0)
+		}
+	}
+	out := []candidate(h)
+	slices.SortFunc(out, cmpCandidates)
+	return out
+}
+
+func cmpCandidates(a, b candidate) int {
+	switch {
+	case better(a, b):
+		return -1
+	case better(b, a):
+		return 1
+	}
+	return 0
+}
+
+// queryPhrases turns the request's terms into index terms, one per FTS5
+// phrase of Match(text) in order. ok is false when the index cannot rank
+// the query exactly (a term outside the Basic Multilingual Plane, whose
+// folding the generated table does not cover, or not a single token).
+func queryPhrases(text string) (stems []string, ok bool) {
+	var buf, sbuf []byte
+	for _, term := range Terms(text) {
+		if !isBMP(term) {
+			return nil, false
+		}
+		n := 0
+		var stem string
+		buf = tokenize(term, buf, func(tok []byte, _, _ int) {
+			n++
+			sbuf = porterStem(tok, sbuf)
+			stem = string(sbuf)
+		})
+		if n != 1 {
+			return nil, false
+		}
+		stems = append(stems, stem)
+	}
+	return stems, true
+}
+
+// Search answers req from memory when it can do so exactly: ok is false
+// when the index is not built, has diverged, or the query has a term that
+// has a character outside the Basic Multilingual Plane or that FTS5 splits into several tokens (then use Table.Search). It first catches up with q
+// (rows added or deleted since, by any process). Hits, scores, order and
+// filtering are those of Table.Search; snippets mark the same terms but are
+// cut by cairn's own (simpler) fragment choice.
+func (ix *Index) Search(ctx context.Context, q Querier, req Request) (hits []Hit, ok bool, err error) {
+	if !ix.ready.Load() {
+		return nil, false, nil
+	}
+	stems, ok := queryPhrases(req.Text)
+	if !ok {
+		return nil, false, nil
+	}
+	if len(stems) == 0 {
+		return nil, true, nil
+	}
+	if err := ix.refresh(ctx, q); err != nil {
+		return nil, false, err
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	var best []candidate
+	var all []candidate
+	ix.mu.RLock()
+	if ix.mu.broken != nil {
+		ix.mu.RUnlock()
+		return nil, false, nil
+	}
+	all = ix.scoreLocked(stems, req.Filter == "", limit, &best)
+	ix.mu.RUnlock()
+	if req.Filter != "" {
+		if best, err = ix.filtered(ctx, q, req, all, limit); err != nil {
+			return nil, true, err
+		}
+	}
+	if len(best) == 0 {
+		return nil, true, nil
+	}
+	hits = make([]Hit, len(best))
+	for i, c := range best {
+		hits[i] = Hit{RowID: c.rowid, Score: c.score}
+	}
+	if req.NoSnippets {
+		return hits, true, nil
+	}
+	if err := ix.snippets(ctx, q, req, stems, hits); err != nil {
+		return nil, true, err
+	}
+	return hits, true, nil
+}
+
+// scoreLocked computes the BM25 score of every document matching a
+// phrase, with FTS5's formula and summation order (so scores are equal to
+// the bit). With topOnly it puts the limit best in *best and returns nil;
+// otherwise it returns every scored document.
+// REQUIRES: ix.mu read-locked.
+func (ix *Index) scoreLocked(stems []string, topOnly bool, limit int, best *[]candidate) []candidate {
+	n := float64(ix.mu.live)
+	if n == 0 {
+		return nil
+	}
+	avgdl := float64(ix.mu.tokens) / n
+	// FTS5's bm25() parameters, as variables so the arithmetic is done in
+	// float64 at run time exactly as the C code does it.
+	k1, b := 1.2, 0.75
+	var acc []float64
+	if p, _ := ix.accPool.Get().(*[]float64); p != nil && len(*p) >= len(ix.mu.rowids) {
+		acc = *p
+	} else {
+		acc = make([]float64, len(ix.mu.rowids)+1024)
+	}
+	var touched []uint32
+	for _, s := range stems {
+		id, ok := ix.mu.terms[s]
+		if !ok {
+			continue
+		}
+		p := ix.mu.post[id]
+		nHit := float64(len(p))
+		idf := math.Log((n - nHit + 0.5) / (nHit + 0.5))
+		if idf <= 0 {
+			idf = 1e-6
+		}
+		for _, x := range p {
+			f := float64(x.tf)
+			d := float64(ix.mu.dl[x.doc])
+			c := idf * (float64(f*(k1+1.0)) / (f + float64(k1*float64(1-b+float64(float64(b*d)/avgdl)))))
+			if acc[x.doc] == 0 {
+				touched = append(touched, x.doc)
+			}
+			acc[x.doc] += c
+		}
+	}
+	var out []candidate
+	if topOnly {
+		h := make(worstFirst, 0, limit+1)
+		for _, doc := range touched {
+			c := candidate{acc[doc], ix.mu.rowids[doc]}
+			acc[doc] = 0
+			if len(h) < limit {
+				heap.Push(&h, c)
+			} else if better(c, h[0]) {
+				h[0] = c
+				heap.Fix(&h, 0)
+			}
+		}
+		r := []candidate(h)
+		slices.SortFunc(r, cmpCandidates)
+		*best = r
+	} else {
+		out = make([]candidate, len(touched))
+		for i, doc := range touched {
+			out[i] = candidate{acc[doc], ix.mu.rowids[doc]}
+			acc[doc] = 0
+		}
+	}
+	ix.accPool.Put(&acc)
+	return out
+}
+
+// filterRound is how many more candidates than wanted the first filter
+// check looks at; allowedAbove is the number of candidates beyond which
+// reading the whole allowed set is cheaper than checking candidates.
+const (
+	filterRound  = 4
+	allowedAbove = 2000
+)
+
+// filtered returns the limit best candidates that pass req.Filter: it
+// checks candidates in score order against the filter in SQL (cheap when
+// the filter keeps most rows), and when that would take too many checks
+// reads the set of rows the filter keeps instead (cheap when it keeps few).
+func (ix *Index) filtered(ctx context.Context, q Querier, req Request, all []candidate, limit int) ([]candidate, error) {
+	var out []candidate
+	checked := 0
+	var sorted []candidate
+	for len(out) < limit && checked < len(all) {
+		n := filterRound * limit
+		if checked > 0 {
+			passRate := float64(len(out)) / float64(checked)
+			if passRate == 0 {
+				break
+			}
+			n = int(math.Ceil(float64(limit-len(out)) / passRate * 1.5))
+		}
+		if checked+n > allowedAbove && checked > 0 {
+			break
+		}
+		if sorted == nil || checked+n > len(sorted) {
+			sorted = topN(all, checked+n)
+		}
+		chunk := sorted[checked:min(checked+n, len(sorted))]
+		pass, err := ix.check(ctx, q, req, chunk)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range chunk {
+			if pass[c.rowid] {
+				out = append(out, c)
+				if len(out) == limit {
+					break
+				}
+			}
+		}
+		checked += len(chunk)
+	}
+	if len(out) >= limit || checked >= len(all) {
+		return out, nil
+	}
+	allowed, err := ix.allowed(ctx, q, req)
+	if err != nil {
+		return nil, err
+	}
+	keep := all[:0:0]
+	for _, c := range all {
+		if _, ok := slices.BinarySearch(allowed, c.rowid); ok {
+			keep = append(keep, c)
+		}
+	}
+	return topN(keep, limit), nil
+}
+
+func idsJSON(cs []candidate) string {
+	ids := make([]int64, len(cs))
+	for i, c := range cs {
+		ids[i] = c.rowid
+	}
+	b, _ := json.Marshal(ids)
+	return string(b)
+}
+
+// check returns which of cs pass the filter.
+func (ix *Index) check(ctx context.Context, q Querier, req Request, cs []candidate) (map[int64]bool, error) {
+	t := ix.t
+	query := fmt.Sprintf("SELECT c.%s FROM %s c WHERE c.%s IN (SELECT value FROM json_each(?)) AND (%s)", t.rowid, t.content, t.rowid, req.Filter)
+	args := append([]any{idsJSON(cs)}, req.Args...)
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("fts: search: %w", err)
+	}
+	defer rows.Close()
+	pass := make(map[int64]bool, len(cs))
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("fts: search: %w", err)
+		}
+		pass[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("fts: search: %w", err)
+	}
+	return pass, nil
+}
+
+// allowed returns the sorted rowids the filter keeps.
+func (ix *Index) allowed(ctx context.Context, q Querier, req Request) ([]int64, error) {
+	t := ix.t
+	rows, err := q.QueryContext(ctx, fmt.Sprintf("SELECT c.%s FROM %s c WHERE (%s)", t.rowid, t.content, req.Filter), req.Args...)
+	if err != nil {
+		return nil, fmt.Errorf("fts: search: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("fts: search: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("fts: search: %w", err)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// snippets reads the hits' texts and cuts their snippets.
+func (ix *Index) snippets(ctx context.Context, q Querier, req Request, stems []string, hits []Hit) error {
+	t := ix.t
+	cs := make([]candidate, len(hits))
+	for i, h := range hits {
+		cs[i].rowid = h.RowID
+	}
+	rows, err := q.QueryContext(ctx, fmt.Sprintf("SELECT %s, %s FROM %s WHERE %s IN (SELECT value FROM json_each(?))", t.rowid, t.column, t.content, t.rowid), idsJSON(cs))
+	if err != nil {
+		return fmt.Errorf("fts: snippets: %w", err)
+	}
+	defer rows.Close()
+	texts := make(map[int64]string, len(hits))
+	for rows.Next() {
+		var id int64
+		var s sql.NullString
+		if err := rows.Scan(&id, &s); err != nil {
+			return fmt.Errorf("fts: snippets: %w", err)
+		}
+		texts[id] = s.String
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("fts: snippets: %w", err)
+	}
+	ms, me, el, n := snippetOptions(req)
+	want := map[string]int{}
+	for i, s := range stems {
+		if _, ok := want[s]; !ok {
+			want[s] = i
+		}
+	}
+	for i := range hits {
+		hits[i].Snippet = snippet(texts[hits[i].RowID], want, ms, me, el, n)
+	}
+	return nil
+}
+
+func snippetOptions(req Request) (ms, me, el string, n int) {
+	ms, me, el = req.MarkStart, req.MarkEnd, req.Ellipsis
+	if ms == "" && me == "" {
+		ms, me = "**", "**"
+	}
+	if el == "" {
+		el = "…"
+	}
+	n = req.SnippetTokens
+	if n <= 0 {
+		n = 24
+	}
+	return ms, me, el, min(n, 64)
+}
+
+// snippet returns the window of n tokens of text with the most distinct
+// query terms (then the most matches; the first such window), matched
+// tokens between ms and me, and el where the text was cut.
+func snippet(text string, want map[string]int, ms, me, el string, n int) string {
+	type tok struct {
+		start, end int
+		phrase     int // -1: no match
+	}
+	var toks []tok
+	var sbuf []byte
+	tokenize(text, nil, func(b []byte, start, end int) {
+		sbuf = porterStem(b, sbuf)
+		p, ok := want[string(sbuf)]
+		if !ok {
+			p = -1
+		}
+		toks = append(toks, tok{start, end, p})
+	})
+	w := 0
+	if len(toks) > n {
+		bestDistinct, bestHits := -1, -1
+		seen := map[int]bool{}
+		for s := 0; s+n <= len(toks); s++ {
+			clear(seen)
+			hits := 0
+			for _, t := range toks[s : s+n] {
+				if t.phrase >= 0 {
+					hits++
+					seen[t.phrase] = true
+				}
+			}
+			if len(seen) > bestDistinct || len(seen) == bestDistinct && hits > bestHits {
+				w, bestDistinct, bestHits = s, len(seen), hits
+			}
+		}
+	}
+	end := min(w+n, len(toks))
+	var b strings.Builder
+	from, to := 0, len(text)
+	if w > 0 {
+		b.WriteString(el)
+		from = toks[w].start
+	}
+	if end < len(toks) {
+		to = toks[end-1].end
+	}
+	pos := from
+	for _, t := range toks[w:end] {
+		if t.phrase < 0 {
+			continue
+		}
+		b.WriteString(text[pos:t.start])
+		b.WriteString(ms)
+		b.WriteString(text[t.start:t.end])
+		b.WriteString(me)
+		pos = t.end
+	}
+	b.WriteString(text[pos:to])
+	if end < len(toks) {
+		b.WriteString(el)
+	}
+	return b.String()
+}

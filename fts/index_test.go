@@ -1,0 +1,196 @@
+package fts_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/fts"
+)
+
+var seed = flag.Uint64("seed", 0, "seed for randomized tests (0: time-based)")
+
+func testSeed(t *testing.T) uint64 {
+	s := *seed
+	if s == 0 {
+		s = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -seed %d)", s, s)
+	return s
+}
+
+// oracleWords mixes inflected English words (so the stemmer merges some),
+// numbers, mixed case and a few non-ASCII words.
+var oracleWords = strings.Fields(`connect connected connecting connection connections relate related relational
+run running runner runs cat cats dog dogs bark barking barked agree agreed agreement happy happiness
+sky skies generalization generalizations generous oscillator database databases index indexing indexed
+query queries search searching searched fast faster fastest slow vector vectors embedding embeddings
+Go go golang SQLite sqlite FTS5 bm25 the a an of and or not near to in is it be 42 2026 v1 x86 café Straße
+naïve 東京 données résumé über ÜBER error errors fail failed failing test tests tested testing`)
+
+type oracleDB struct {
+	db
+	ix   *fts.Index
+	next int64
+}
+
+// addDocs inserts n random documents with Zipf-distributed words.
+func (o *oracleDB) addDocs(t *testing.T, r *rand.Rand, n int) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := o.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	zipf := rand.NewZipf(r, 1.2, 1, uint64(len(oracleWords)-1))
+	for range n {
+		o.next++
+		var ws []string
+		switch r.IntN(20) {
+		case 0: // empty or separators only
+			ws = []string{"—", "!!"}
+		default:
+			for range 1 + r.IntN(40) {
+				ws = append(ws, oracleWords[zipf.Uint64()])
+			}
+		}
+		body := strings.Join(ws, []string{" ", ", ", ". ", " - "}[r.IntN(4)])
+		tag := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"}[r.IntN(10)]
+		if _, err := tx.ExecContext(ctx, "INSERT INTO docs (id, body, tag) VALUES (?, ?, ?)", o.next, body, tag); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.t.Insert(ctx, tx, o.next, body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (o *oracleDB) deleteSome(t *testing.T, r *rand.Rand, n int) {
+	t.Helper()
+	ctx := context.Background()
+	tx, err := o.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	for range n {
+		id := 1 + r.Int64N(o.next)
+		var body string
+		if err := tx.QueryRowContext(ctx, "SELECT body FROM docs WHERE id = ?", id).Scan(&body); err != nil {
+			continue
+		}
+		if err := o.t.Delete(ctx, tx, id, body); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, "DELETE FROM docs WHERE id = ?", id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestIndexMatchesFTS5 is the oracle test: on a varied corpus, with
+// additions and deletions between searches, the in-memory index returns
+// exactly Table.Search's hits (same ids, order and scores) for random
+// queries, limits and filters of every selectivity.
+func TestIndexMatchesFTS5(t *testing.T) {
+	r := rand.New(rand.NewPCG(testSeed(t), 1))
+	ctx := context.Background()
+	o := &oracleDB{db: openDB(t)}
+	o.ix = o.t.NewIndex()
+	o.addDocs(t, r, 300)
+	if _, ok, err := o.ix.Search(ctx, o, fts.Request{Text: "cat"}); ok || err != nil {
+		t.Fatalf("unbuilt index answered: %v %v", ok, err)
+	}
+	if err := o.ix.Build(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	filters := []struct {
+		sql  string
+		args []any
+	}{
+		{"", nil},
+		{"c.tag = ?", []any{"a"}},                       // 10%
+		{"c.tag <> ?", []any{"a"}},                      // 90%
+		{"c.tag IN (?, ?, ?)", []any{"b", "c", "d"}},    // 30%
+		{"c.tag = ? AND c.id % 7 = 0", []any{"e"}},      // ~1.4%
+		{"c.id > (SELECT max(id) FROM docs) - 40", nil}, // recent ones
+		{"c.tag = ?", []any{"zzz"}},                     // nothing
+	}
+	rounds, queries := 8, 60
+	if testing.Short() {
+		rounds, queries = 3, 30
+	}
+	answered, fellBack := 0, 0
+	for round := range rounds {
+		o.addDocs(t, r, 50+r.IntN(400))
+		if round%2 == 1 {
+			o.deleteSome(t, r, 1+r.IntN(30))
+		}
+		for range queries {
+			var qs []string
+			for range 1 + r.IntN(4) {
+				w := oracleWords[r.IntN(len(oracleWords))]
+				if r.IntN(3) == 0 {
+					w = strings.ToUpper(w)
+				}
+				qs = append(qs, w)
+			}
+			if r.IntN(10) == 0 {
+				qs = append(qs, "nosuchword")
+			}
+			f := filters[r.IntN(len(filters))]
+			req := fts.Request{Text: strings.Join(qs, []string{" ", " OR ", `" `, ", "}[r.IntN(4)]), Filter: f.sql, Args: f.args, Limit: []int{1, 5, 20, 100}[r.IntN(4)]}
+			want, err := o.t.Search(ctx, o, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok, err := o.ix.Search(ctx, o, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				fellBack++
+				continue
+			}
+			answered++
+			if msg := compareHits(got, want); msg != "" {
+				t.Fatalf("round %d, %q filter %q %v limit %d: %s", round, req.Text, req.Filter, req.Args, req.Limit, msg)
+			}
+		}
+	}
+	if err := o.ix.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if answered < fellBack*2 {
+		t.Fatalf("the index answered %d queries and fell back on %d", answered, fellBack)
+	}
+	t.Logf("%d queries answered from memory, %d fell back (terms FTS5 splits); %+v", answered, fellBack, o.ix.Stats())
+}
+
+func compareHits(got, want []fts.Hit) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d hits, FTS5 %d\n got %v\nwant %v", len(got), len(want), got, want)
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.RowID != w.RowID || math.Abs(g.Score-w.Score) > 1e-12*math.Abs(w.Score) {
+			return fmt.Sprintf("hit %d: got %d (%.17g), FTS5 %d (%.17g)", i, g.RowID, g.Score, w.RowID, w.Score)
+		}
+		if (g.Snippet == "") != (w.Snippet == "") || !strings.Contains(g.Snippet, "**") {
+			return fmt.Sprintf("hit %d snippet %q, FTS5 %q", i, g.Snippet, w.Snippet)
+		}
+	}
+	return ""
+}
