@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cairn-dev/cairn/fts"
 )
@@ -22,6 +23,8 @@ type keywordIndex struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	warned sync.Once
+	// off forces the FTS5 path (benchmarks compare the two).
+	off atomic.Bool
 }
 
 func newKeywordIndex(t *fts.Table) *keywordIndex {
@@ -42,7 +45,7 @@ func (k *keywordIndex) close() {
 // without its frequent terms on the FTS5 path: see pruneTerms).
 func (e *Engine) keywordHits(ctx context.Context, query, filter string, args []any, depth int) ([]fts.Hit, string, error) {
 	req := fts.Request{Text: query, Filter: filter, Args: args, Limit: depth, NoSnippets: true}
-	if k := e.kw; k != nil {
+	if k := e.kw; k != nil && !k.off.Load() {
 		k.once.Do(func() {
 			k.wg.Add(1)
 			go func() {

@@ -217,8 +217,11 @@ func (t *Table) Snippets(ctx context.Context, q Querier, req Request, ids []int6
 		n = 24
 	}
 	n = min(n, 64)
+	// "+rowid" keeps the id list away from FTS5's rowid lookup, which would
+	// re-run the MATCH once per id: FTS5 scans the matches once and
+	// snippet() runs for the listed rows only.
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "SELECT rowid, snippet(%s, 0, ?, ?, ?, ?) FROM %s WHERE %s MATCH ? AND rowid IN (", t.name, t.name, t.name)
+	fmt.Fprintf(&sb, "SELECT rowid, snippet(%s, 0, ?, ?, ?, ?) FROM %s WHERE %s MATCH ? AND +rowid IN (", t.name, t.name, t.name)
 	sargs := []any{ms, me, el, n, match}
 	for i, id := range ids {
 		if i > 0 {
