@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/vecstore"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -154,6 +155,24 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 	entries = append(entries, entry{bf, dbCopy})
 
 	covered := map[string]bool{DBFile: true, DBFile + "-wal": true, DBFile + "-shm": true}
+	// The vector store (message vectors and Chroma collections) snapshots
+	// itself after SQLite: a vector acknowledged in SQLite's copy (its
+	// outbox row gone) was written before it, so it is in this later copy;
+	// see vectorsSource for what a restore reconciles.
+	if !opts.SkipVectors {
+		src, err := e.vectorsSource(ctx, opts.Sources)
+		if err != nil {
+			return nil, err
+		}
+		if src != nil {
+			opts.Sources = append(opts.Sources, *src)
+			for _, f := range vecstore.SnapshotFiles() {
+				if f != vecstore.FileName { // the source's own path is marked below
+					covered[VectorsDir+"/"+f] = true
+				}
+			}
+		}
+	}
 	for _, s := range opts.Sources {
 		if !filepath.IsLocal(filepath.FromSlash(s.Path)) || covered[s.Path] {
 			return nil, invalid("source", "bad or duplicate path %q", s.Path)
@@ -477,4 +496,33 @@ func readBackup(ctx context.Context, archive string, fn func(BackupFile, io.Read
 		}
 	}
 	return &m, nil
+}
+
+// vectorsSource returns the snapshot source of the data dir's vector
+// store, or nil when there is none or a caller's source covers it. Message
+// vectors deleted between the SQLite copy and the vector copy are missing
+// from the restored vector store while their messages are not; `cairn
+// check` reports such messages and `cairn rebuild` re-embeds them.
+func (e *Engine) vectorsSource(ctx context.Context, given []SnapshotSource) (*SnapshotSource, error) {
+	rel := VectorsDir + "/" + vecstore.FileName
+	for _, s := range given {
+		if s.Path == rel {
+			return nil, nil
+		}
+	}
+	dir := filepath.Join(e.dir, VectorsDir)
+	if _, err := os.Stat(filepath.Join(dir, vecstore.FileName)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("engine: backup: %w", err)
+	}
+	return &SnapshotSource{Path: rel, Write: func(ctx context.Context, w io.Writer) error {
+		st, err := vecstore.Open(ctx, dir, vecstore.Options{Logger: e.opts.Logger})
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		_, err = st.WriteSnapshot(ctx, w)
+		return err
+	}}, nil
 }

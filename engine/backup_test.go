@@ -318,3 +318,97 @@ func TestFrozenBackupV1(t *testing.T) {
 		t.Errorf("session %+v %v", recs, err)
 	}
 }
+
+// TestBackupIncludesVectors backs up a store with message vectors and a
+// Chroma collection: the restored store answers semantic queries and holds
+// the collection's records, with nothing re-embedded.
+func TestBackupIncludesVectors(t *testing.T) {
+	ctx := context.Background()
+	emb := newHashEmbedder("hash-v1", 16)
+	dir := t.TempDir()
+	e, err := engine.Open(ctx, dir, engine.Options{Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"retry uploads with backoff", "pin the bindings version", "vacuum after deletes"} {
+		if _, err := e.StoreMessage(ctx, engine.NewMessage{Channel: "project:p:decisions", Sender: "a", Content: text, Confidence: ptrFloat(0.5 + float64(i)/10)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.SyncVectors(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	colls, err := engine.OpenCollections(ctx, filepath.Join(dir, engine.VectorsDir), engine.CollectionsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := colls.CreateCollection(ctx, engine.CreateCollectionRequest{Tenant: engine.DefaultTenant, Database: engine.DefaultDatabase, Name: "docs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := colls.Add(ctx, c.ID, engine.AddRequest{IDs: []string{"d1"}, Embeddings: [][]float32{{1, 2, 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	colls.Close()
+
+	archive := filepath.Join(t.TempDir(), "b.cairn.zst")
+	m, err := e.Backup(ctx, archive, engine.BackupOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	var paths []string
+	for _, f := range m.Files {
+		paths = append(paths, f.Path)
+	}
+	if !slicesContains(paths, "vectors/vectors.db") || slicesContains(paths, "vectors/vectors.seq") || slicesContains(paths, "vectors/vectors.lock") {
+		t.Errorf("archived files %v: want vectors/vectors.db and none of the per-process files", paths)
+	}
+
+	restored := filepath.Join(t.TempDir(), "restored")
+	if _, err := engine.Restore(ctx, archive, restored, engine.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before := emb.texts
+	r, err := engine.Open(ctx, restored, engine.Options{Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.SyncVectors(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.SearchDetailed(ctx, engine.SearchRequest{Query: "pin bindings version", Mode: engine.ModeSemantic, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != 1 || res.Results[0].Message.Content != "pin the bindings version" {
+		t.Errorf("semantic search after restore = %+v", res)
+	}
+	if emb.texts != before+1 { // the query only: no message was re-embedded
+		t.Errorf("restore re-embedded %d texts", emb.texts-before-1)
+	}
+	colls, err = engine.OpenCollections(ctx, filepath.Join(restored, engine.VectorsDir), engine.CollectionsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer colls.Close()
+	c, err = colls.GetCollection(ctx, engine.DefaultTenant, engine.DefaultDatabase, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := colls.Count(ctx, c.ID); err != nil || n != 1 {
+		t.Errorf("collection after restore: %d records, %v", n, err)
+	}
+}
+
+func ptrFloat(f float64) *float64 { return &f }
+
+func slicesContains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

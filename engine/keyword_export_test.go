@@ -2,12 +2,18 @@ package engine
 
 // SetKeywordIndex turns the in-memory keyword index off (FTS5 only) or on,
 // for benchmarks and tests that compare the two paths. With on, it builds
-// the index now (synchronously) when it is not built yet.
+// the index now (synchronously) when it is not built yet, and reports
+// whether it has diverged from FTS5.
 func (e *Engine) SetKeywordIndex(on bool) error {
 	e.kw.off.Store(!on)
 	if on && !e.kw.ix.Ready() {
 		e.kw.once.Do(func() {})
-		return e.kw.ix.Build(e.kw.ctx, e.r)
+		if err := e.kw.ix.Build(e.kw.ctx, e.r); err != nil {
+			return err
+		}
+	}
+	if on {
+		return e.kw.ix.Err() // diverged: searches would silently use FTS5
 	}
 	return nil
 }

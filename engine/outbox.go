@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -315,15 +314,4 @@ func (e *Engine) promote(ctx context.Context, id int64) (bool, error) {
 	}
 	e.opts.Logger.Info("vector set is now active", "id", id)
 	return true, nil
-}
-
-func int64List(ids []int64) string {
-	var b strings.Builder
-	for i, id := range ids {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprint(&b, id)
-	}
-	return b.String()
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -443,8 +442,16 @@ func (ix *Index) Search(ctx context.Context, q Querier, req Request) (hits []Hit
 	if req.NoSnippets {
 		return hits, true, nil
 	}
-	if err := ix.snippets(ctx, q, req, stems, hits); err != nil {
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.RowID
+	}
+	snips, err := ix.t.Snippets(ctx, q, req, ids)
+	if err != nil {
 		return nil, true, err
+	}
+	for i := range hits {
+		hits[i].Snippet = snips[hits[i].RowID]
 	}
 	return hits, true, nil
 }
@@ -634,120 +641,4 @@ func (ix *Index) allowed(ctx context.Context, q Querier, req Request) ([]int64, 
 	}
 	slices.Sort(ids)
 	return ids, nil
-}
-
-// snippets reads the hits' texts and cuts their snippets.
-func (ix *Index) snippets(ctx context.Context, q Querier, req Request, stems []string, hits []Hit) error {
-	t := ix.t
-	cs := make([]candidate, len(hits))
-	for i, h := range hits {
-		cs[i].rowid = h.RowID
-	}
-	rows, err := q.QueryContext(ctx, fmt.Sprintf("SELECT %s, %s FROM %s WHERE %s IN (SELECT value FROM json_each(?))", t.rowid, t.column, t.content, t.rowid), idsJSON(cs))
-	if err != nil {
-		return fmt.Errorf("fts: snippets: %w", err)
-	}
-	defer rows.Close()
-	texts := make(map[int64]string, len(hits))
-	for rows.Next() {
-		var id int64
-		var s sql.NullString
-		if err := rows.Scan(&id, &s); err != nil {
-			return fmt.Errorf("fts: snippets: %w", err)
-		}
-		texts[id] = s.String
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("fts: snippets: %w", err)
-	}
-	ms, me, el, n := snippetOptions(req)
-	want := map[string]int{}
-	for i, s := range stems {
-		if _, ok := want[s]; !ok {
-			want[s] = i
-		}
-	}
-	for i := range hits {
-		hits[i].Snippet = snippet(texts[hits[i].RowID], want, ms, me, el, n)
-	}
-	return nil
-}
-
-func snippetOptions(req Request) (ms, me, el string, n int) {
-	ms, me, el = req.MarkStart, req.MarkEnd, req.Ellipsis
-	if ms == "" && me == "" {
-		ms, me = "**", "**"
-	}
-	if el == "" {
-		el = "…"
-	}
-	n = req.SnippetTokens
-	if n <= 0 {
-		n = 24
-	}
-	return ms, me, el, min(n, 64)
-}
-
-// snippet returns the window of n tokens of text with the most distinct
-// query terms (then the most matches; the first such window), matched
-// tokens between ms and me, and el where the text was cut.
-func snippet(text string, want map[string]int, ms, me, el string, n int) string {
-	type tok struct {
-		start, end int
-		phrase     int // -1: no match
-	}
-	var toks []tok
-	var sbuf []byte
-	tokenize(text, nil, func(b []byte, start, end int) {
-		sbuf = porterStem(b, sbuf)
-		p, ok := want[string(sbuf)]
-		if !ok {
-			p = -1
-		}
-		toks = append(toks, tok{start, end, p})
-	})
-	w := 0
-	if len(toks) > n {
-		bestDistinct, bestHits := -1, -1
-		seen := map[int]bool{}
-		for s := 0; s+n <= len(toks); s++ {
-			clear(seen)
-			hits := 0
-			for _, t := range toks[s : s+n] {
-				if t.phrase >= 0 {
-					hits++
-					seen[t.phrase] = true
-				}
-			}
-			if len(seen) > bestDistinct || len(seen) == bestDistinct && hits > bestHits {
-				w, bestDistinct, bestHits = s, len(seen), hits
-			}
-		}
-	}
-	end := min(w+n, len(toks))
-	var b strings.Builder
-	from, to := 0, len(text)
-	if w > 0 {
-		b.WriteString(el)
-		from = toks[w].start
-	}
-	if end < len(toks) {
-		to = toks[end-1].end
-	}
-	pos := from
-	for _, t := range toks[w:end] {
-		if t.phrase < 0 {
-			continue
-		}
-		b.WriteString(text[pos:t.start])
-		b.WriteString(ms)
-		b.WriteString(text[t.start:t.end])
-		b.WriteString(me)
-		pos = t.end
-	}
-	b.WriteString(text[pos:to])
-	if end < len(toks) {
-		b.WriteString(el)
-	}
-	return b.String()
 }

@@ -194,3 +194,43 @@ func compareHits(got, want []fts.Hit) string {
 	}
 	return ""
 }
+
+// FuzzIndexMatchesFTS5: for any stored text and any query, the in-memory
+// index either declines (ok false: the query or the text is outside what
+// it mirrors exactly, see Index.Search and Index.Err) or returns exactly
+// Table.Search's hits.
+func FuzzIndexMatchesFTS5(f *testing.F) {
+	for _, s := range [][2]string{{"café crème", "cafe"}, {"Straße", "STRASSE straße"}, {"e\u0301cole", "école ecole"}, {"a\u200bb", "a b ab"},
+		{"𝐀𝐁 bold", "𝐀𝐁"}, {"東京タワー", "東京"}, {"x²y ½", "x²y"}, {"running runs ran", "run"}, {"\xff\xfe bad utf8", "bad"}, {"ǅ ǆ Ǆ", "ǆ"},
+		{"İstanbul ıi", "istanbul"}, {"ﬁle ﬂow", "file"}, {"", "the"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, text, query string) {
+		ctx := context.Background()
+		d := openDB(t)
+		d.add(t, 1, "plain words here and NOT there, running cafe", "a")
+		d.add(t, 2, "東京 🚀 emoji café", "b")
+		d.add(t, 3, text, "a")
+		ix := d.t.NewIndex()
+		if err := ix.Build(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+		d.add(t, 4, text+" "+query, "b")
+		for _, req := range []fts.Request{{Text: query, Limit: 10}, {Text: query, Filter: "c.tag = ?", Args: []any{"a"}, Limit: 1}} {
+			want, err := d.t.Search(ctx, d, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok, err := ix.Search(ctx, d, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				continue
+			}
+			if msg := compareHits(got, want); msg != "" {
+				t.Fatalf("text %q query %q filter %q: %s", text, query, req.Filter, msg)
+			}
+		}
+	})
+}

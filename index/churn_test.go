@@ -53,6 +53,9 @@ func TestChurn(t *testing.T) {
 	if testing.Short() {
 		n = 5000
 	}
+	if index.RaceEnabled {
+		n = 1500
+	}
 	r := testRand(t)
 	ctx := context.Background()
 	pool := clustered(r, 2*n+500, dim, 200, 0.7)

@@ -15,7 +15,7 @@ import (
 func TestConcurrentSearchDuringWrites(t *testing.T) {
 	r := testRand(t)
 	n := 6000
-	if testing.Short() {
+	if testing.Short() || index.RaceEnabled {
 		n = 2000
 	}
 	data := clustered(r, 2*n, 24, 30, 0.5)

@@ -79,7 +79,10 @@ func filterPaths(x *Index, queries [][]float32, allow Allow, ef int, twoHop bool
 // scan (Search itself would scan exactly at this size).
 func TestFilteredPaths(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
-	const n, dim = 6000, 32
+	n, dim := 6000, 32
+	if raceEnabled {
+		n = 2500
+	}
 	x, err := New(Options{Dim: dim, Space: Cosine, Seed: 4})
 	if err != nil {
 		t.Fatal(err)

@@ -123,6 +123,9 @@ func TestRecall(t *testing.T) {
 	if testing.Short() {
 		n = 3000
 	}
+	if index.RaceEnabled {
+		n = 1000
+	}
 	data := clustered(r, n+100, 48, 40, 0.5)
 	queries := data[n:]
 	for _, space := range []index.Space{index.Cosine, index.L2, index.IP} {

@@ -45,7 +45,10 @@ func TestKernelsAgree(t *testing.T) {
 // checks that searches agree with the exact oracle.
 func TestIndexPerKernel(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	const n, dim = 800, 40
+	n, dim := 800, 40
+	if raceEnabled {
+		n = 300
+	}
 	vecs := make([][]float32, n)
 	for i := range vecs {
 		vecs[i] = make([]float32, dim)

@@ -72,9 +72,6 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if o.ExactMax == 0 {
 		o.ExactMax = 2048
 	}
-	if o.ExactRatio == 0 {
-		o.ExactRatio = 0.02
-	}
 	if o.Seed == 0 {
 		o.Seed = 1
 	}

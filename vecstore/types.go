@@ -30,9 +30,11 @@ type Options struct {
 	SnapshotRatio  float64
 	// ExactMax and ExactRatio: the planner always scans the allowed set
 	// exactly when it has at most ExactMax records (default 2048) or is a
-	// smaller fraction than ExactRatio of the collection (default 0.02);
-	// above that it compares the costs of an exact scan and of a filtered
-	// HNSW walk (see Store.Query) and picks the cheaper.
+	// smaller fraction than ExactRatio of the collection (default 0: none);
+	// otherwise index.Search picks the path from the selectivity (exact
+	// scan below 4% or up to 4096 ids, two-hop filtered walk up to 30%,
+	// plain filtered walk above). A where_document filter always scans
+	// exactly (see Store.Query).
 	ExactMax   int
 	ExactRatio float64
 	// Seed seeds the graphs' level generators (0 means 1).
@@ -251,6 +253,6 @@ type Stats struct {
 	Syncs        uint64 // change-log replays from other processes
 	FullReloads  uint64 // collections reloaded from their snapshot
 	Snapshots    uint64 // graph snapshots written by this process
-	ExactQueries uint64 // queries answered by exact scan
-	FilteredHNSW uint64 // queries answered by (filtered) HNSW
+	ExactQueries uint64 // queries vecstore answered by exact scan
+	FilteredHNSW uint64 // queries handed to index.Search (which itself scans exactly small filtered sets)
 }

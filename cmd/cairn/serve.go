@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -117,6 +118,11 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
+	stopJobs, err := e.startLifecycle(ctx, eng, logger)
+	if err != nil {
+		return err
+	}
+	defer stopJobs()
 	url := "http://" + ln.Addr().String()
 	logger.Info("cairn serving", "url", url, "data_dir", eng.Dir(), "auth", cfg.token != "")
 	if !e.json {
@@ -136,6 +142,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		logger.Warn("shutdown", "err", err)
 	}
+	stopJobs()
 	// Closing the collections and the engine (deferred) flushes graph
 	// snapshots and the vector outbox state; every acknowledged write was
 	// already committed.
@@ -258,4 +265,52 @@ func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 			slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes),
 			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr))
 	})
+}
+
+// startLifecycle runs the config's scheduled jobs (retention GC every
+// gc.schedule, continuous session export when export.continuous) in the
+// background; the returned func stops them and waits.
+func (e *env) startLifecycle(ctx context.Context, eng *engine.Engine, logger *slog.Logger) (func(), error) {
+	cfg, _, err := e.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	opts := engine.LifecycleOptions{
+		GCEvery: time.Duration(cfg.GC.Schedule),
+		GC: engine.GCOptions{
+			Policies:      cfg.Policies(),
+			SessionMaxAge: time.Duration(cfg.Retention.SessionMaxAge),
+			NoVacuum:      !cfg.GC.Vacuum,
+		},
+		OnGC: func(r *engine.GCReport) {
+			logger.Info("gc", "messages_deleted", len(r.Messages), "sessions_deleted", len(r.Sessions), "kept_forever", r.KeptForever)
+		},
+		OnExport: func(files []engine.ExportedFile) {
+			if len(files) > 0 {
+				logger.Info("export", "files", len(files))
+			}
+		},
+		OnError: func(err error) { logger.Error("lifecycle job", "err", err) },
+	}
+	if cfg.Export.Continuous {
+		dir := cfg.Export.Dir
+		if dir == "" {
+			dir = filepath.Join(eng.Dir(), "export")
+		}
+		opts.ExportEvery = time.Minute
+		opts.Export = engine.ExportOptions{Formats: cfg.Export.Formats, OutDir: dir}
+	}
+	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = eng.RunLifecycle(jctx, opts)
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}, nil
 }
