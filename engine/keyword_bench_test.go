@@ -242,6 +242,13 @@ func BenchmarkKeywordCPU(b *testing.B) {
 					if err := s.e.SetKeywordIndex(variant == "memory"); err != nil {
 						b.Fatal(err)
 					}
+					if variant == "memory" {
+						st := s.e.KeywordIndexStats()
+						var ms0 runtime.MemStats
+						runtime.ReadMemStats(&ms0)
+						b.Logf("index: %d docs, %d tokens, %d terms, %d postings (~%.1f MB of postings); heap in use %.0f MB",
+							st.Docs, st.Tokens, st.Terms, st.Postings, float64(st.Postings*8)/1e6, float64(ms0.HeapInuse)/1e6)
+					}
 					var per []time.Duration
 					i := 0
 					p0 := cpuNow(syscall.RUSAGE_SELF)

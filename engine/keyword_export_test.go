@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/cairn-dev/cairn/fts"
+
 // SetKeywordIndex turns the in-memory keyword index off (FTS5 only) or on,
 // for benchmarks and tests that compare the two paths. With on, it builds
 // the index now (synchronously) when it is not built yet, and reports
@@ -17,3 +19,6 @@ func (e *Engine) SetKeywordIndex(on bool) error {
 	}
 	return nil
 }
+
+// KeywordIndexStats returns the in-memory keyword index's size.
+func (e *Engine) KeywordIndexStats() fts.IndexStats { return e.kw.ix.Stats() }

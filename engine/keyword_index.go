@@ -44,7 +44,9 @@ func (k *keywordIndex) close() {
 // snippets, and the keyword text that ranked them (query itself, or query
 // without its frequent terms on the FTS5 path: see pruneTerms).
 func (e *Engine) keywordHits(ctx context.Context, query, filter string, args []any, depth int) ([]fts.Hit, string, error) {
-	req := fts.Request{Text: query, Filter: filter, Args: args, Limit: depth, NoSnippets: true}
+	// Filters depend only on the message row and its channel's type, which
+	// never change: the index may cache the rows a filter keeps.
+	req := fts.Request{Text: query, Filter: filter, Args: args, Limit: depth, NoSnippets: true, CacheFilter: true}
 	if k := e.kw; k != nil && !k.off.Load() {
 		k.once.Do(func() {
 			k.wg.Add(1)

@@ -48,7 +48,23 @@ type Index struct {
 		last   int64 // largest rowid indexed
 	}
 	accPool sync.Pool
+	cache   struct {
+		sync.Mutex
+		sets map[string]*allowedSet
+		tick uint64
+	}
 }
+
+// allowedSet is a cached answer of a filter: the sorted rowids it keeps
+// among the rows up to upTo.
+type allowedSet struct {
+	ids      []int64
+	upTo     int64
+	lastUsed uint64
+}
+
+// maxCachedFilters bounds the filter cache (least recently used out).
+const maxCachedFilters = 16
 
 type posting struct{ doc, tf uint32 }
 
@@ -538,6 +554,13 @@ const (
 // the filter keeps most rows), and when that would take too many checks
 // reads the set of rows the filter keeps instead (cheap when it keeps few).
 func (ix *Index) filtered(ctx context.Context, q Querier, req Request, all []candidate, limit int) ([]candidate, error) {
+	if req.CacheFilter {
+		allowed, err := ix.cachedAllowed(ctx, q, req)
+		if err != nil {
+			return nil, err
+		}
+		return keepAllowed(all, allowed, limit), nil
+	}
 	var out []candidate
 	checked := 0
 	var sorted []candidate
@@ -574,17 +597,69 @@ func (ix *Index) filtered(ctx context.Context, q Querier, req Request, all []can
 	if len(out) >= limit || checked >= len(all) {
 		return out, nil
 	}
-	allowed, err := ix.allowed(ctx, q, req)
+	allowed, err := ix.allowed(ctx, q, req, 0, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}
+	return keepAllowed(all, allowed, limit), nil
+}
+
+func keepAllowed(all []candidate, allowed []int64, limit int) []candidate {
 	keep := all[:0:0]
 	for _, c := range all {
 		if _, ok := slices.BinarySearch(allowed, c.rowid); ok {
 			keep = append(keep, c)
 		}
 	}
-	return topN(keep, limit), nil
+	return topN(keep, limit)
+}
+
+// cachedAllowed returns the rows req.Filter keeps from the filter cache,
+// reading only the rows added since it was cached.
+func (ix *Index) cachedAllowed(ctx context.Context, q Querier, req Request) ([]int64, error) {
+	key := fmt.Sprintf("%s\x00%#v", req.Filter, req.Args)
+	ix.mu.RLock()
+	last := ix.mu.last
+	ix.mu.RUnlock()
+	ix.cache.Lock()
+	set := ix.cache.sets[key]
+	var ids []int64
+	var upTo int64
+	if set != nil {
+		ids, upTo = set.ids, set.upTo
+	}
+	ix.cache.Unlock()
+	if set != nil && upTo >= last {
+		return ids, nil
+	}
+	more, err := ix.allowed(ctx, q, req, upTo, last)
+	if err != nil {
+		return nil, err
+	}
+	// Rows above upTo sort after the cached ones; a concurrent search may
+	// have extended the set meanwhile: keep the longer one.
+	ids = append(slices.Clip(ids), more...)
+	ix.cache.Lock()
+	defer ix.cache.Unlock()
+	if ix.cache.sets == nil {
+		ix.cache.sets = map[string]*allowedSet{}
+	}
+	ix.cache.tick++
+	if cur := ix.cache.sets[key]; cur == nil || cur.upTo < last {
+		if cur == nil && len(ix.cache.sets) >= maxCachedFilters {
+			var oldest string
+			for k, v := range ix.cache.sets {
+				if oldest == "" || v.lastUsed < ix.cache.sets[oldest].lastUsed {
+					oldest = k
+				}
+			}
+			delete(ix.cache.sets, oldest)
+		}
+		ix.cache.sets[key] = &allowedSet{ids: ids, upTo: last, lastUsed: ix.cache.tick}
+	} else {
+		cur.lastUsed = ix.cache.tick
+	}
+	return ids, nil
 }
 
 func idsJSON(cs []candidate) string {
@@ -620,10 +695,11 @@ func (ix *Index) check(ctx context.Context, q Querier, req Request, cs []candida
 	return pass, nil
 }
 
-// allowed returns the sorted rowids the filter keeps.
-func (ix *Index) allowed(ctx context.Context, q Querier, req Request) ([]int64, error) {
+// allowed returns the sorted rowids in (after, through] that the filter
+// keeps.
+func (ix *Index) allowed(ctx context.Context, q Querier, req Request, after, through int64) ([]int64, error) {
 	t := ix.t
-	rows, err := q.QueryContext(ctx, fmt.Sprintf("SELECT c.%s FROM %s c WHERE (%s)", t.rowid, t.content, req.Filter), req.Args...)
+	rows, err := q.QueryContext(ctx, fmt.Sprintf("SELECT c.%s FROM %s c WHERE c.%s > ? AND c.%s <= ? AND (%s)", t.rowid, t.content, t.rowid, t.rowid, req.Filter), append([]any{after, through}, req.Args...)...)
 	if err != nil {
 		return nil, fmt.Errorf("fts: search: %w", err)
 	}

@@ -114,6 +114,11 @@ type Request struct {
 	MarkStart, MarkEnd, Ellipsis string
 	// SnippetTokens is the snippet's length in tokens (1..64); 0 means 24.
 	SnippetTokens int
+	// CacheFilter lets an Index keep the set of rows Filter keeps (and
+	// extend it with new rows) for later searches with the same Filter and
+	// Args: only for filters that depend on nothing but the row itself and
+	// other rows that never change.
+	CacheFilter bool
 	// NoSnippets skips the snippets (Hit.Snippet stays ""): a caller that
 	// keeps only some hits asks Snippets for those.
 	NoSnippets bool

@@ -283,7 +283,8 @@ l25_done:
 // Batch kernels: out[i] = dot or l2 of q and row ids[i] of vecs (rows of
 // dim floats), prefetching every cache line of row ids[i+3] while computing
 // row ids[i]. Row ids are trusted to be in range (the index's invariant).
-// Generated; every variant is tested against its single-pair kernel.
+// The four variants share one template; each is tested bit-for-bit against
+// its single-pair kernel (TestBatchKernelsAgree).
 
 // func dotBatchAVX512(q, vecs []float32, dim int, ids []uint32, out []float32)
 TEXT ·dotBatchAVX512(SB), NOSPLIT, $0-104

@@ -128,9 +128,8 @@ func (x *Index) Search(q []float32, k int, opts SearchOptions) ([]Result, error)
 }
 
 // Filtered search plan, by selectivity (allowed ids / live vectors),
-// measured at 100,000 x 384 with ef 100 (see doc.go and
-// /work/notes/index.md): below exactSelectivity (or at most exactMinCard
-// allowed ids) an exact scan of the allowed ids is both exact and cheapest
+// measured at 100,000 x 384 with ef 100 (TestCompareDump): below
+// exactSelectivity (or at most exactMinCard allowed ids) an exact scan of the allowed ids is both exact and cheapest
 // (the two-hop walk loses recall there: 0.93 at 3%, 0.83 at 2%); up to
 // twoHopSelectivity the two-hop walk evaluates only allowed nodes (5-7x
 // fewer distances than the plain walk at 5-10%); above it the plain walk,

@@ -120,7 +120,7 @@ func BenchmarkFiltered(b *testing.B) {
 	stores := []struct {
 		name string
 		opts vecstore.Options
-	}{{"new", vecstore.Options{}}, {"old", vecstore.Options{ExactRatio: 0.179}}}
+	}{{"planner", vecstore.Options{}}, {"delegate", vecstore.Options{DelegateFiltered: true}}}
 	ss := make([]*vecstore.Store, len(stores))
 	for i, st := range stores {
 		s, err := vecstore.Open(ctx, dir, st.opts)
@@ -178,7 +178,7 @@ func BenchmarkFiltered(b *testing.B) {
 			b.ReportMetric(float64(pct(wall[si], 0.99).Microseconds())/1000, tc.name+"-"+st.name+"-wall-p99-ms")
 			b.ReportMetric(recall[si], tc.name+"-"+st.name+"-recall@10")
 		}
-		b.Logf("%s: new cpu p50 %v p99 %v wall p50 %v p99 %v recall %.4f | old cpu p50 %v p99 %v wall p50 %v p99 %v recall %.4f",
+		b.Logf("%s: planner cpu p50 %v p99 %v wall p50 %v p99 %v recall %.4f | delegate cpu p50 %v p99 %v wall p50 %v p99 %v recall %.4f",
 			tc.name, pct(cpu[0], 0.5), pct(cpu[0], 0.99), pct(wall[0], 0.5), pct(wall[0], 0.99), recall[0],
 			pct(cpu[1], 0.5), pct(cpu[1], 0.99), pct(wall[1], 0.5), pct(wall[1], 0.99), recall[1])
 	}

@@ -41,16 +41,19 @@
 // inverted index (roaring bitmaps per string and bool value, sorted
 // (value, id) arrays for ints and floats, all keyed by the dense uint32 ids
 // that are also the graph's ids) yields the allowed set; documents are then
-// scanned only within it. The planner hands the allowed set to
-// index.Search, which picks the cheapest accurate path from its
-// selectivity (exact scan below 4% or up to 4096 ids, ACORN-style two-hop
-// walk that evaluates only allowed nodes up to 30%, plain filtered walk
-// above; both walks keep expanding until they hold ef allowed candidates).
-// vecstore itself scans exactly only when the allowed set has at most k or
-// Options.ExactMax records, is below Options.ExactRatio of the collection
-// (off by default), or came from a where_document filter (the document scan
-// already touched every candidate, and the exact answer does not depend on
-// how the text correlates with the query). Dense ids are assigned by vecstore, lowest free first, so ids
+// scanned only within it. The planner scans the allowed set exactly when
+// it holds at most k or Options.ExactMax records, less than
+// Options.ExactRatio of the collection, when its cost model says so (an
+// exact scan computes card distances, a filtered walk about ef x 2M /
+// selectivity: exact while card^2 <= ef x 2M x n, about 18% selectivity at
+// 100,000 records with the defaults; Options.DelegateFiltered turns the
+// cost model off), or for a where_document filter up to 30%; otherwise it
+// hands the allowed set to index.Search, which picks its ACORN-style
+// two-hop walk (only allowed nodes evaluated, up to 30% selectivity) or
+// its plain filtered walk; both keep expanding until they hold ef allowed
+// candidates. BenchmarkFiltered measures both policies on the same store.
+//
+// Dense ids are assigned by vecstore, lowest free first, so ids
 // freed by deletes are reused.
 //
 // # File layout (format version 1)

@@ -67,10 +67,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		o.SnapshotMinOps = 2000
 	}
 	if o.SnapshotRatio == 0 {
-		o.SnapshotRatio = 0.1
+		o.SnapshotRatio = 0.25
 	}
 	if o.ExactMax == 0 {
 		o.ExactMax = 2048
+	}
+	if o.ExactRatio == 0 {
+		o.ExactRatio = 0.02
 	}
 	if o.Seed == 0 {
 		o.Seed = 1

@@ -25,18 +25,27 @@ type Options struct {
 	LockTimeout time.Duration
 	// SnapshotMinOps and SnapshotRatio decide when a collection's graph is
 	// snapshotted: once the records written since the last snapshot exceed
-	// max(SnapshotMinOps, SnapshotRatio * collection size). Defaults 2000, 0.5.
+	// max(SnapshotMinOps, SnapshotRatio * collection size). Defaults 2000,
+	// 0.25: a collection growing from empty to n records in batches
+	// serializes about 5n records of snapshots in total (11n at 0.1), and a
+	// process loading it without a fresh snapshot (after a crash, or written
+	// by another process) re-inserts at most a fifth of it.
 	SnapshotMinOps int
 	SnapshotRatio  float64
 	// ExactMax and ExactRatio: the planner always scans the allowed set
 	// exactly when it has at most ExactMax records (default 2048) or is a
-	// smaller fraction than ExactRatio of the collection (default 0: none);
-	// otherwise index.Search picks the path from the selectivity (exact
-	// scan below 4% or up to 4096 ids, two-hop filtered walk up to 30%,
-	// plain filtered walk above). A where_document filter always scans
-	// exactly (see Store.Query).
-	ExactMax   int
-	ExactRatio float64
+	// smaller fraction than ExactRatio of the collection (default 0.02).
+	// Above that it scans exactly while its cost model says the scan is
+	// cheaper than a filtered walk (about 18% selectivity at 100,000
+	// records with the default HNSW parameters), and otherwise hands the
+	// query to index.Search, which picks its two-hop or plain filtered walk.
+	// DelegateFiltered skips the cost model and lets index.Search decide
+	// from 4% up (faster on easy, clustered data; slower and less exact on
+	// data of high intrinsic dimension, see BenchmarkFiltered).
+	// A where_document filter is always scanned exactly up to 30%.
+	ExactMax         int
+	ExactRatio       float64
+	DelegateFiltered bool
 	// Seed seeds the graphs' level generators (0 means 1).
 	Seed int64
 	// IndexWorkers caps the goroutines used by batch graph inserts (0 = GOMAXPROCS).

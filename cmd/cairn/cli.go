@@ -336,16 +336,26 @@ func (e *env) open(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A data dir that cannot be one is reported as such, before the
-	// config file inside it is looked for.
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return nil, fmt.Errorf("data dir %s is not a directory", dir)
-	}
-	opts := engine.Options{Now: e.now}
-	if err := e.applyConfig(dir, &opts); err != nil { // config.toml and CAIRN_* (issue 8): redaction
+	opts, err := e.engineOptions(dir)
+	if err != nil {
 		return nil, err
 	}
 	return engine.Open(ctx, dir, opts)
+}
+
+// engineOptions are the engine options of data dir dir: the clock and what
+// config.toml and CAIRN_* say (redaction).
+func (e *env) engineOptions(dir string) (engine.Options, error) {
+	// A data dir that cannot be one is reported as such, before the
+	// config file inside it is looked for.
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return engine.Options{}, fmt.Errorf("data dir %s is not a directory", dir)
+	}
+	opts := engine.Options{Now: e.now}
+	if err := e.applyConfig(dir, &opts); err != nil { // config.toml and CAIRN_* (issue 8): redaction
+		return opts, err
+	}
+	return opts, nil
 }
 
 // withEngine opens the engine, runs f and closes it.

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/mcpserver"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -14,7 +15,7 @@ func mcpCommand() *command {
 	return &command{
 		name:    "mcp",
 		summary: "serve the knowledge store to an agent over MCP (stdio)",
-		usage:   "[--data-dir DIR] [--log-level LEVEL]",
+		usage:   "[--data-dir DIR] [--model DIR] [--log-level LEVEL]",
 		examples: []string{
 			`cairn mcp`,
 			`claude mcp add cairn -- cairn mcp --data-dir ~/.local/share/cairn`,
@@ -27,6 +28,7 @@ func mcpCommand() *command {
 // ends ctx. Logs go to stderr, never to stdout (which carries the protocol).
 func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
+	model := fs.String("model", "", "embedding model `DIR` (default: $CAIRN_MODEL or the data dir's models/; none: keyword search only)")
 	level := fs.String("log-level", "warn", "log `LEVEL` on stderr: debug, info, warn or error")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
@@ -40,11 +42,25 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 		return usagef(c.name, "--log-level must be debug, info, warn or error, got %q", *level)
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
-	srv, err := mcpserver.New(mcpserver.Options{Open: e.open, Version: buildVersion(), Logger: logger})
+	// The engine and the model open in the background (the handshake does
+	// not wait for them); closeModel is set before the open finishes and
+	// read after srv.Close has waited for it.
+	closeModel := func() error { return nil }
+	open := func(ctx context.Context) (*engine.Engine, error) {
+		eng, cm, err := e.openWithModel(ctx, *model, false)
+		if err == nil {
+			closeModel = cm
+		}
+		return eng, err
+	}
+	srv, err := mcpserver.New(mcpserver.Options{Open: open, Version: buildVersion(), Logger: logger})
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	defer func() {
+		_ = srv.Close()
+		_ = closeModel()
+	}()
 	return srv.Run(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: writeCloser(e.stdout)})
 }
 
