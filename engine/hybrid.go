@@ -193,20 +193,25 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 				resp.Notes = append(resp.Notes, "vectors of "+set.ModelID+" are still being built: messages not embedded yet are found by keyword only (vector_missing)")
 			}
 			vs, err := e.vec.emb.Embed(ctx, []string{req.Query})
-			if err != nil {
+			switch {
+			case err != nil && (mode == ModeSemantic || ctx.Err() != nil):
 				return resp, fmt.Errorf("engine: embed query: %w", err)
-			}
-			if len(vs) != 1 || len(vs[0]) != set.Dim {
+			case err != nil:
+				// Hybrid degrades to keyword rather than failing.
+				resp.Notes = append(resp.Notes, "keyword only: the query could not be embedded: "+err.Error())
+				mode, useVec, resp.Model = ModeKeyword, false, ""
+			case len(vs) != 1 || len(vs[0]) != set.Dim:
 				return resp, fmt.Errorf("%w: query vector has the wrong dimension", ErrDimensionMismatch)
-			}
-			qvec = vs[0]
-			hits, err := e.semanticSearch(ctx, set, qvec, flt.where, depth)
-			if err != nil {
-				return resp, err
-			}
-			for i, h := range hits {
-				c := get(h.id)
-				c.sim, c.hasSim, c.semRank = h.sim, true, i+1
+			default:
+				qvec = vs[0]
+				hits, err := e.semanticSearch(ctx, set, qvec, flt.where, depth)
+				if err != nil {
+					return resp, err
+				}
+				for i, h := range hits {
+					c := get(h.id)
+					c.sim, c.hasSim, c.semRank = h.sim, true, i+1
+				}
 			}
 		}
 	}

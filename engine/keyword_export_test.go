@@ -22,3 +22,18 @@ func (e *Engine) SetKeywordIndex(on bool) error {
 
 // KeywordIndexStats returns the in-memory keyword index's size.
 func (e *Engine) KeywordIndexStats() fts.IndexStats { return e.kw.ix.Stats() }
+
+// BuildFreshKeywordIndex builds a new in-memory keyword index from SQLite
+// (the work of the first search's background build) and installs it.
+func (e *Engine) BuildFreshKeywordIndex() error {
+	k := newKeywordIndex(e.fts)
+	k.once.Do(func() {})
+	if err := k.ix.Build(k.ctx, e.r); err != nil {
+		return err
+	}
+	old := e.kw
+	k.off.Store(old.off.Load())
+	e.kw = k
+	old.close()
+	return nil
+}

@@ -274,13 +274,13 @@ func TestOutboxRepairsCrashes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Reads say the vectors are missing; hybrid still finds by keyword.
-	rs, err := e.Search(ctx, engine.SearchRequest{Query: msgs[7].Content})
-	if err == nil {
-		t.Fatalf("the query embedding should fail with the broken embedder, got %d results", len(rs))
+	if _, err := e.Search(ctx, engine.SearchRequest{Query: msgs[7].Content, Mode: engine.ModeSemantic}); err == nil {
+		t.Fatal("semantic search should fail when the query cannot be embedded")
 	}
-	rs, err = e.Search(ctx, engine.SearchRequest{Query: msgs[7].Content, Mode: engine.ModeKeyword})
-	if err != nil || len(rs) == 0 || rs[0].Message.Content != msgs[7].Content {
-		t.Fatalf("keyword: %v %v", rs, err)
+	r, err := e.SearchDetailed(ctx, engine.SearchRequest{Query: msgs[7].Content})
+	if err != nil || r.Mode != engine.ModeKeyword || len(r.Notes) == 0 || len(r.Results) == 0 ||
+		r.Results[0].Message.Content != msgs[7].Content || !r.Results[0].VectorMissing {
+		t.Fatalf("hybrid with a failing embedder: %+v %v", r, err)
 	}
 	e.Close()
 

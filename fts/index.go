@@ -197,6 +197,7 @@ func (ix *Index) addRows(ctx context.Context, q Querier, after int64) error {
 	}
 	defer rows.Close()
 	counts := map[string]uint32{}
+	stems := map[string]string{} // token -> stem: most tokens repeat
 	var buf, sbuf []byte
 	var batch []newDoc
 	for rows.Next() {
@@ -208,8 +209,15 @@ func (ix *Index) addRows(ctx context.Context, q Querier, after int64) error {
 		clear(counts)
 		var n uint32
 		buf = tokenize(text.String, buf, func(tok []byte, _, _ int) {
-			sbuf = porterStem(tok, sbuf)
-			counts[string(sbuf)]++
+			stem, ok := stems[string(tok)]
+			if !ok {
+				sbuf = porterStem(tok, sbuf)
+				stem = string(sbuf)
+				if len(stems) < 1<<20 {
+					stems[string(tok)] = stem
+				}
+			}
+			counts[stem]++
 			n++
 		})
 		d := newDoc{rowid: id, length: n, terms: make([]termFreq, 0, len(counts))}

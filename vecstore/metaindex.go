@@ -218,9 +218,7 @@ func (ki *keyIndex) numeric(op cmpOp, v Value, out *roaring.Bitmap) {
 		case cmpLte:
 			from, to = 0, hi
 		}
-		for _, e := range a[from:to] {
-			out.Add(e.id)
-		}
+		addIDs(out, a[from:to], func(e intEntry) uint32 { return e.id })
 	}
 	{
 		a := ki.floatSorted
@@ -239,10 +237,32 @@ func (ki *keyIndex) numeric(op cmpOp, v Value, out *roaring.Bitmap) {
 		case cmpLte:
 			from, to = 0, hi
 		}
-		for _, e := range a[from:to] {
-			out.Add(e.id)
-		}
+		addIDs(out, a[from:to], func(e floatEntry) uint32 { return e.id })
 	}
+}
+
+// addIDs adds the ids of a value-sorted range to out. The ids come in value
+// order, not id order, so adding them one by one makes roaring insert into
+// the middle of its array containers (that was 43% of a filtered query's
+// CPU at 10% selectivity over 100,000 records); a range of more than a few
+// ids goes through a dense bitset instead.
+func addIDs[E any](out *roaring.Bitmap, es []E, id func(E) uint32) {
+	if len(es) < 64 {
+		for _, e := range es {
+			out.Add(id(e))
+		}
+		return
+	}
+	var maxID uint32
+	for _, e := range es {
+		maxID = max(maxID, id(e))
+	}
+	words := make([]uint64, maxID/64+1)
+	for _, e := range es {
+		d := id(e)
+		words[d/64] |= 1 << (d % 64)
+	}
+	out.Or(roaring.FromDense(words, false))
 }
 
 // eq returns the ids whose value for key equals v (int and float compared

@@ -390,56 +390,69 @@ func TestFilteredRecall(t *testing.T) {
 	if testing.Short() {
 		n, nq = 5000, 15
 	}
-	s := openStore(t, t.TempDir())
+	dir := t.TempDir()
+	s := openStore(t, dir)
 	r := rand.New(rand.NewPCG(11, 12))
 	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "recall"})
 	vecs := addRandom(t, s, c.ID, r, 0, n, dim)
-	for _, sel := range []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.3, 0.5, 1} {
-		limit := int64(math.Round(sel * 1000))
-		w := vecstore.Lt("r", vecstore.Int(limit))
-		if sel == 1 {
-			w = nil
-		}
-		var total float64
-		for qi := 0; qi < nq; qi++ {
-			q := randVec(r, dim)
-			type cand struct {
-				id string
-				d  float64
-			}
-			var cands []cand
-			for i, v := range vecs {
-				if w != nil && int64(i*7919%1000) >= limit {
-					continue
-				}
-				var d float64
-				for j := range v {
-					x := float64(v[j] - q[j])
-					d += x * x
-				}
-				cands = append(cands, cand{fmt.Sprintf("id%d", i), d})
-			}
-			sort.Slice(cands, func(a, b int) bool { return cands[a].d < cands[b].d })
-			want := map[string]bool{}
-			for _, c := range cands[:min(10, len(cands))] {
-				want[c.id] = true
-			}
-			got := queryIDs(t, s, c.ID, q, 10, w)
-			hit := 0
-			for _, id := range got {
-				if want[id] {
-					hit++
-				}
-			}
-			total += float64(hit) / float64(len(want))
-		}
-		recall := total / float64(nq)
-		t.Logf("selectivity %.1f%%: recall@10 %.3f", sel*100, recall)
-		if recall < 0.95 {
-			t.Errorf("selectivity %.1f%%: recall@10 %.3f < 0.95", sel*100, recall)
-		}
+	// The same collection through a second store that hands every filter
+	// to index.Search (exact scan, two-hop walk, plain walk by selectivity).
+	s2, err := vecstore.Open(context.Background(), dir, vecstore.Options{DelegateFiltered: true, ExactMax: 1, ExactRatio: 1e-9})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("planner: %+v", s.Stats())
+	t.Cleanup(func() { _ = s2.Close() })
+	for _, st := range []struct {
+		name string
+		s    *vecstore.Store
+	}{{"planner", s}, {"delegate", s2}} {
+		for _, sel := range []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 1} {
+			limit := int64(math.Round(sel * 1000))
+			w := vecstore.Lt("r", vecstore.Int(limit))
+			if sel == 1 {
+				w = nil
+			}
+			var total float64
+			for qi := 0; qi < nq; qi++ {
+				q := randVec(r, dim)
+				type cand struct {
+					id string
+					d  float64
+				}
+				var cands []cand
+				for i, v := range vecs {
+					if w != nil && int64(i*7919%1000) >= limit {
+						continue
+					}
+					var d float64
+					for j := range v {
+						x := float64(v[j] - q[j])
+						d += x * x
+					}
+					cands = append(cands, cand{fmt.Sprintf("id%d", i), d})
+				}
+				sort.Slice(cands, func(a, b int) bool { return cands[a].d < cands[b].d })
+				want := map[string]bool{}
+				for _, c := range cands[:min(10, len(cands))] {
+					want[c.id] = true
+				}
+				got := queryIDs(t, st.s, c.ID, q, 10, w)
+				hit := 0
+				for _, id := range got {
+					if want[id] {
+						hit++
+					}
+				}
+				total += float64(hit) / float64(len(want))
+			}
+			recall := total / float64(nq)
+			t.Logf("%s: selectivity %.1f%%: recall@10 %.3f", st.name, sel*100, recall)
+			if recall < 0.95 {
+				t.Errorf("%s: selectivity %.1f%%: recall@10 %.3f < 0.95", st.name, sel*100, recall)
+			}
+		}
+		t.Logf("%s: %+v", st.name, st.s.Stats())
+	}
 }
 
 func TestCompactAndTenants(t *testing.T) {

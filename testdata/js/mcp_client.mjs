@@ -1,12 +1,12 @@
 // mcp_client.mjs drives `cairn mcp` with the official MCP TypeScript SDK
 // client over stdio and prints one JSON object per step, for the Go test in
-// cmd/cairn to check. Usage: node mcp_client.mjs CAIRN_BINARY DATA_DIR
+// cmd/cairn to check. Usage: node mcp_client.mjs CAIRN_BINARY DATA_DIR [FLAGS...]
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-const [bin, dataDir] = process.argv.slice(2);
+const [bin, dataDir, ...extra] = process.argv.slice(2);
 if (!bin || !dataDir) {
-  console.error("usage: node mcp_client.mjs CAIRN_BINARY DATA_DIR");
+  console.error("usage: node mcp_client.mjs CAIRN_BINARY DATA_DIR [cairn mcp flags...]");
   process.exit(2);
 }
 
@@ -14,7 +14,7 @@ const out = (step, value) => console.log(JSON.stringify({ step, ...value }));
 
 const transport = new StdioClientTransport({
   command: bin,
-  args: ["mcp", "--data-dir", dataDir],
+  args: ["mcp", "--data-dir", dataDir, ...extra],
   stderr: "inherit",
 });
 const client = new Client({ name: "cairn-test", version: "1.0.0" });

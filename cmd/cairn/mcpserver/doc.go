@@ -5,7 +5,7 @@
 //
 // The server answers the initialize handshake before the store is open: the
 // engine (and the embedding model, which may take seconds to load) is opened
-// in the background by Options.Open when the server starts, and each tool call
+// in the background by Options.Open once the handshake is done, and each tool call
 // waits for it. Results are compact by default (ids, scores, first lines,
 // breadcrumbs) so a search never floods an agent's context; every reading
 // tool takes "full" for whole contents.

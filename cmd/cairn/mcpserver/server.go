@@ -55,6 +55,10 @@ func New(opts Options) (*Server, error) {
 	}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       opts.Logger,
+		// The store (and the embedding model, seconds of CPU for a large
+		// one) starts opening once the handshake is done, so that it does
+		// not compete with the handshake for the CPU.
+		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { s.start() },
 	})
 	s.addTools()
 	return s, nil
@@ -95,16 +99,15 @@ func (s *Server) engine(ctx context.Context) (*engine.Engine, error) {
 }
 
 // Run serves one client over t until it disconnects or ctx ends. The store
-// starts opening at once, concurrently with the handshake.
+// starts opening when the client's initialized notification arrives, or at
+// the first tool call.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
-	s.start()
 	return s.mcp.Run(ctx, t)
 }
 
 // Connect serves t in the background (tests and in-process clients); the
 // returned session ends when the client disconnects.
 func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
-	s.start()
 	return s.mcp.Connect(ctx, t, nil)
 }
 
