@@ -11,7 +11,7 @@ BIN         ?= bin/cairn
 JS          := testdata/js
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: all build test unit race lint vet staticcheck fmt-check tidy-check static bench bench-gate bench-quality fuzz demo js-deps clean
+.PHONY: all build test unit race lint vet staticcheck fmt-check tidy-check static bench bench-index bench-gate bench-quality fuzz demo js-deps clean
 
 all: build
 
@@ -70,6 +70,11 @@ build-embedded-model:
 		[ -f model.safetensors ] || cp model.onnx "$(CURDIR)/cmd/cairn/embeddedmodel/"
 	CGO_ENABLED=0 $(GO) build -trimpath -tags embedmodel -o $(BIN)-model ./cmd/cairn; \
 		status=$$?; rm -rf cmd/cairn/embeddedmodel; exit $$status
+
+## bench-index: index/ vs native hnswlib, hnswlib-py, faiss, coder/hnsw and an exact scan (checks prerequisites;
+## see bench/README.md). ARGS passes flags, e.g. ARGS='-mem 1000000'.
+bench-index:
+	bench/peers/run.sh $(ARGS)
 
 ## embed-bench: embed's native encoder vs hugot on the MiniLM-shaped test model (generated from a seed).
 EMBED_MODELS ?= /tmp/cairn-embed-models

@@ -235,7 +235,8 @@ func IndexMarkdown(rows []IndexRow) string {
 				float64(r.Bytes)/(1<<20), float64(r.RawB)/(1<<20), float64(r.Bytes)/float64(r.RawB))
 		}
 		big := pick(func(r IndexRow) bool {
-			return r.Kind == "query" && slices.ContainsFunc(mem, func(m IndexRow) bool { return m.N == r.N && m.Peer == r.Peer })
+			return r.Kind == "query" && r.N != nOf(rows, r.Dataset) &&
+				slices.ContainsFunc(mem, func(m IndexRow) bool { return m.N == r.N && m.Peer == r.Peer })
 		})
 		if len(big) > 0 {
 			b.WriteString("\n| peer | n | ef | recall@10 | p50 µs | p99 µs |\n|---|---:|---:|---:|---:|---:|\n")

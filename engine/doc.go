@@ -87,8 +87,11 @@
 // top max(100, 2*limit) of each side, computes the exact cosine similarity
 // for keyword hits the vector list did not reach, fuses (DefaultFusion,
 // chosen on the dev sets: see bench/README.md) and applies the ranking
-// profile. Keyword queries drop terms found in more than a third of the
-// messages when another term remains (engine.pruneTerms).
+// profile. Keyword ranking uses the in-memory keyword index
+// (engine/keyword_index.go, fts.Index: exact FTS5 BM25, built in the
+// background after the process's first keyword search); until it is ready,
+// or for a query it cannot mirror, FTS5 ranks, dropping terms found in more
+// than a third of the messages when another term remains (engine.pruneTerms).
 //
 // # Imports
 //

@@ -296,8 +296,13 @@ func TestHybridMatchesNaiveReference(t *testing.T) {
 		{Profile: "similarity"}, {Profile: "balanced"}, {Profile: "recent"}, {Profile: "quality"}, {Profile: "multiplicative"},
 		{Profile: "custom", Similarity: .5, Recency: .2, Confidence: .3, HalfLife: 48 * time.Hour},
 	}
+	nq := 6
+	if testing.Short() { // -race -short: a third of the work
+		nq = 2
+		profiles = []engine.Ranking{{Profile: "similarity"}, {Profile: "balanced"}, {Profile: "multiplicative"}}
+	}
 	checked := 0
-	for qi := range 6 {
+	for qi := range nq {
 		var q []string
 		for range 1 + r.IntN(3) {
 			q = append(q, words[r.IntN(24)])

@@ -58,7 +58,7 @@ type Index struct {
 // allowedSet is a cached answer of a filter: the sorted rowids it keeps
 // among the rows up to upTo.
 type allowedSet struct {
-	ids      []int64
+	bits     []uint64 // by document number
 	upTo     int64
 	lastUsed uint64
 }
@@ -449,9 +449,20 @@ func (ix *Index) Search(ctx context.Context, q Querier, req Request) (hits []Hit
 		ix.mu.RUnlock()
 		return nil, false, nil
 	}
-	all = ix.scoreLocked(stems, req.Filter == "", limit, &best)
-	ix.mu.RUnlock()
-	if req.Filter != "" {
+	if req.Filter != "" && req.CacheFilter {
+		ix.mu.RUnlock()
+		bits, err := ix.cachedAllowed(ctx, q, req)
+		if err != nil {
+			return nil, true, err
+		}
+		ix.mu.RLock()
+		ix.scoreLocked(stems, bits, true, limit, &best)
+		ix.mu.RUnlock()
+	} else {
+		all = ix.scoreLocked(stems, nil, req.Filter == "", limit, &best)
+		ix.mu.RUnlock()
+	}
+	if req.Filter != "" && !req.CacheFilter {
 		if best, err = ix.filtered(ctx, q, req, all, limit); err != nil {
 			return nil, true, err
 		}
@@ -483,9 +494,10 @@ func (ix *Index) Search(ctx context.Context, q Querier, req Request) (hits []Hit
 // scoreLocked computes the BM25 score of every document matching a
 // phrase, with FTS5's formula and summation order (so scores are equal to
 // the bit). With topOnly it puts the limit best in *best and returns nil;
-// otherwise it returns every scored document.
+// otherwise it returns every scored document. A non-nil allow keeps only
+// the documents whose bit is set.
 // REQUIRES: ix.mu read-locked.
-func (ix *Index) scoreLocked(stems []string, topOnly bool, limit int, best *[]candidate) []candidate {
+func (ix *Index) scoreLocked(stems []string, allow []uint64, topOnly bool, limit int, best *[]candidate) []candidate {
 	n := float64(ix.mu.live)
 	if n == 0 {
 		return nil
@@ -513,6 +525,9 @@ func (ix *Index) scoreLocked(stems []string, topOnly bool, limit int, best *[]ca
 			idf = 1e-6
 		}
 		for _, x := range p {
+			if allow != nil && (int(x.doc>>6) >= len(allow) || allow[x.doc>>6]&(1<<(x.doc&63)) == 0) {
+				continue
+			}
 			f := float64(x.tf)
 			d := float64(ix.mu.dl[x.doc])
 			c := idf * (float64(f*(k1+1.0)) / (f + float64(k1*float64(1-b+float64(float64(b*d)/avgdl)))))
@@ -562,13 +577,6 @@ const (
 // the filter keeps most rows), and when that would take too many checks
 // reads the set of rows the filter keeps instead (cheap when it keeps few).
 func (ix *Index) filtered(ctx context.Context, q Querier, req Request, all []candidate, limit int) ([]candidate, error) {
-	if req.CacheFilter {
-		allowed, err := ix.cachedAllowed(ctx, q, req)
-		if err != nil {
-			return nil, err
-		}
-		return keepAllowed(all, allowed, limit), nil
-	}
 	var out []candidate
 	checked := 0
 	var sorted []candidate
@@ -622,31 +630,39 @@ func keepAllowed(all []candidate, allowed []int64, limit int) []candidate {
 	return topN(keep, limit)
 }
 
-// cachedAllowed returns the rows req.Filter keeps from the filter cache,
-// reading only the rows added since it was cached.
-func (ix *Index) cachedAllowed(ctx context.Context, q Querier, req Request) ([]int64, error) {
+// cachedAllowed returns the documents req.Filter keeps, as a bitmap by
+// document number, from the filter cache, reading only the rows added
+// since it was cached.
+func (ix *Index) cachedAllowed(ctx context.Context, q Querier, req Request) ([]uint64, error) {
 	key := fmt.Sprintf("%s\x00%#v", req.Filter, req.Args)
 	ix.mu.RLock()
 	last := ix.mu.last
 	ix.mu.RUnlock()
 	ix.cache.Lock()
 	set := ix.cache.sets[key]
-	var ids []int64
+	var bits []uint64
 	var upTo int64
 	if set != nil {
-		ids, upTo = set.ids, set.upTo
+		bits, upTo = set.bits, set.upTo
 	}
 	ix.cache.Unlock()
 	if set != nil && upTo >= last {
-		return ids, nil
+		return bits, nil
 	}
 	more, err := ix.allowed(ctx, q, req, upTo, last)
 	if err != nil {
 		return nil, err
 	}
-	// Rows above upTo sort after the cached ones; a concurrent search may
-	// have extended the set meanwhile: keep the longer one.
-	ids = append(slices.Clip(ids), more...)
+	ix.mu.RLock()
+	n := len(ix.mu.rowids)
+	bits = append(make([]uint64, 0, (n+63)/64), bits...)
+	bits = bits[:(n+63)/64]
+	for _, id := range more {
+		if doc, ok := slices.BinarySearch(ix.mu.rowids, id); ok {
+			bits[doc>>6] |= 1 << (doc & 63)
+		}
+	}
+	ix.mu.RUnlock()
 	ix.cache.Lock()
 	defer ix.cache.Unlock()
 	if ix.cache.sets == nil {
@@ -663,11 +679,11 @@ func (ix *Index) cachedAllowed(ctx context.Context, q Querier, req Request) ([]i
 			}
 			delete(ix.cache.sets, oldest)
 		}
-		ix.cache.sets[key] = &allowedSet{ids: ids, upTo: last, lastUsed: ix.cache.tick}
+		ix.cache.sets[key] = &allowedSet{bits: bits, upTo: last, lastUsed: ix.cache.tick}
 	} else {
 		cur.lastUsed = ix.cache.tick
 	}
-	return ids, nil
+	return bits, nil
 }
 
 func idsJSON(cs []candidate) string {

@@ -213,7 +213,8 @@ func BenchmarkFiltered(b *testing.B) {
 				}
 				recall += float64(hit) / float64(len(want)) / float64(len(qs))
 			}
-			b.Logf("ef_search %d, filter r < %d: recall@10 %.4f, cpu p50 %v p99 %v", ef, limit, recall, pct(cpu, 0.5), pct(cpu, 0.99))
+			// stderr: the benchmark log is truncated after 10 lines.
+			fmt.Fprintf(os.Stderr, "ef_search %d, filter r < %d: recall@10 %.4f, cpu p50 %v p99 %v\n", ef, limit, recall, pct(cpu, 0.5), pct(cpu, 0.99))
 		}
 	}
 	ef := 100

@@ -245,17 +245,20 @@ func (ki *keyIndex) numeric(op cmpOp, v Value, out *roaring.Bitmap) {
 // order, not id order, so adding them one by one makes roaring insert into
 // the middle of its array containers (that was 43% of a filtered query's
 // CPU at 10% selectivity over 100,000 records); a range of more than a few
-// ids goes through a dense bitset instead.
+// ids goes through a dense bitset instead, unless the range is so sparse that
+// clearing and scanning the bitset (maxID/64 words) costs more.
 func addIDs[E any](out *roaring.Bitmap, es []E, id func(E) uint32) {
-	if len(es) < 64 {
+	var maxID uint32
+	if len(es) >= 64 {
+		for _, e := range es {
+			maxID = max(maxID, id(e))
+		}
+	}
+	if len(es) < 64 || uint64(len(es))*256 < uint64(maxID) {
 		for _, e := range es {
 			out.Add(id(e))
 		}
 		return
-	}
-	var maxID uint32
-	for _, e := range es {
-		maxID = max(maxID, id(e))
 	}
 	words := make([]uint64, maxID/64+1)
 	for _, e := range es {

@@ -67,7 +67,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		o.SnapshotMinOps = 2000
 	}
 	if o.SnapshotRatio == 0 {
-		o.SnapshotRatio = 0.25
+		o.SnapshotRatio = 0.1
 	}
 	if o.ExactMax == 0 {
 		o.ExactMax = 2048
