@@ -47,7 +47,7 @@ fmt-check:
 	@out="$$(gofmt -l $(GOFILES))"; if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 tidy-check:
-	$(GO) mod tidy -diff
+	$(GO) mod tidy -e -diff
 
 ## static: build without cgo and prove the binary has no dynamic loader or libraries.
 static: build

@@ -176,13 +176,6 @@ func DocContent(d Doc) string {
 	return t + "\n" + x
 }
 
-func first(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // Corpus is a retrieval set loaded into an engine.
 type Corpus struct {
 	Set    *RetrievalSet

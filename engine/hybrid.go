@@ -150,12 +150,12 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 
 	depth := candidateDepth(limit)
 	type cand struct {
-		kw, kwNorm  float64
-		kwRank      int // 1-based, 0 = not a keyword hit
-		sim         float64
-		hasSim      bool
-		semRank     int
-		fused, conf float64
+		kw, kwNorm float64
+		kwRank     int // 1-based, 0 = not a keyword hit
+		sim        float64
+		hasSim     bool
+		semRank    int
+		fused      float64
 	}
 	cands := map[int64]*cand{}
 	get := func(id int64) *cand {

@@ -719,5 +719,3 @@ func approxEqual(a, b any, strict bool) bool {
 	}
 	return reflect.DeepEqual(a, b)
 }
-
-func isWhole(f float64) bool { return f == math.Trunc(f) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 func collNotFoundByID(id string) *Error {
@@ -430,7 +431,7 @@ func deleteCollectionTx(tx *bolt.Tx, ci *collInfo) error {
 	if err := tx.Bucket(bktCollNames).Delete(nameKey(ci.Tenant, ci.Database, ci.Name)); err != nil {
 		return err
 	}
-	if err := tx.DeleteBucket(collBucketName(ci.ID)); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+	if err := tx.DeleteBucket(collBucketName(ci.ID)); err != nil && !errors.Is(err, berrors.ErrBucketNotFound) {
 		return err
 	}
 	return nil

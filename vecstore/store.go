@@ -16,6 +16,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // File names inside the store directory.
@@ -236,7 +237,7 @@ func (s *Store) openDB(readOnly bool) (*bolt.DB, error) {
 		FreelistType: bolt.FreelistMapType, PageSize: pageSize})
 	if err != nil {
 		var pe *fs.PathError
-		if !errors.Is(err, bolt.ErrTimeout) && !errors.As(err, &pe) {
+		if !errors.Is(err, berrors.ErrTimeout) && !errors.As(err, &pe) {
 			// ErrInvalid, ErrChecksum, ErrVersionMismatch, "file size too small", ...
 			return nil, corruptf(err, "cannot open %s", s.path)
 		}
