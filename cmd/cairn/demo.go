@@ -86,7 +86,7 @@ func runDemo(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	say("\n2. Writing the same note again is idempotent: id %d, created=%v.\n", res.ID, res.Created)
 
-	for _, q := range []struct {
+	for i, q := range []struct {
 		query, why string
 		filter     engine.Filter
 	}{
@@ -94,7 +94,7 @@ func runDemo(ctx context.Context, e *env, c *command, args []string) error {
 		{`schema OR "migrations" (NOT`, "any text is plain terms: OR, quotes and parentheses are just words/punctuation:", engine.Filter{}},
 		{"sqlite tests", "filtered to confidence >= 0.8:", engine.Filter{MinConfidence: 0.8}},
 	} {
-		say("3. cairn search %q  -- %s", q.query, q.why)
+		say("3%c. cairn search %q  -- %s", 'a'+rune(i), q.query, q.why)
 		hits, err := eng.Search(ctx, engine.SearchRequest{Query: q.query, Filter: q.filter, Limit: 5})
 		if err != nil {
 			return err
