@@ -103,6 +103,8 @@ type Engine struct {
 	vec *vectors // vector sets, vecstore and the outbox worker (engine/vectors.go)
 
 	kw *keywordIndex // in-memory keyword index (engine/keyword_index.go)
+
+	searches searchCounter // search counts for stats (engine/searchstats.go)
 }
 
 // Open opens (creating if needed) the data dir dir and its database,
@@ -222,8 +224,9 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.mu.closed = true
-	e.kw.close()             // stops a keyword index build (engine/keyword_index.go)
-	verr := e.closeVectors() // stops the outbox worker first (engine/vectors.go)
+	e.flushSearches(context.Background()) // the last search counts (engine/searchstats.go)
+	e.kw.close()                          // stops a keyword index build (engine/keyword_index.go)
+	verr := e.closeVectors()              // stops the outbox worker first (engine/vectors.go)
 	err := e.r.Close()
 	if werr := e.w.Close(); err == nil {
 		err = werr

@@ -102,6 +102,7 @@ func candidateDepth(limit int) int { return min(MaxLimit, max(100, 2*limit)) }
 // model only) fails with ErrEmbedderMismatch; hybrid mode then runs as
 // keyword search and says so in Notes.
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
+	defer e.noteSearch(time.Now()) // for stats (engine/searchstats.go)
 	var resp SearchResponse
 	limit, err := checkLimit(req.Limit)
 	if err != nil {

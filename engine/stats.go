@@ -15,7 +15,11 @@ type StoreStats struct {
 	ByType    map[string]int64 `json:"by_type"`
 	ByAgent   map[string]int64 `json:"by_agent"` // "name" or "name@project"
 	Sessions  SessionStats     `json:"sessions"`
-	Bytes     DiskStats        `json:"bytes"`
+	// Search counts every process's searches on this data dir and their
+	// average time (each process adds its counts every 64 searches and
+	// when it closes).
+	Search SearchStats `json:"search"`
+	Bytes  DiskStats   `json:"bytes"`
 	// Embedder holds the embedder's cache counters since this engine was
 	// opened (nil without an embedder that keeps a cache).
 	Embedder *EmbedderStats `json:"embedder,omitempty"`
@@ -171,6 +175,10 @@ func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
 	} else {
 		st.Notes = append(st.Notes, "embedding cache hit rate: no embedder with a cache in this process")
 	}
-	st.Notes = append(st.Notes, "average search time: not persisted; the counters live in a serving process (cairn serve)")
+	ss, err := e.searchStats(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("engine: stats: %w", err)
+	}
+	st.Search = ss
 	return st, nil
 }

@@ -247,7 +247,10 @@ func TestKeywordOnlyThenModelAppears(t *testing.T) {
 	emb := newHashEmbedder("hash-a", 32)
 	e = openDir(t, dir, engine.Options{Embedder: emb})
 	sets, err = e.VectorSets(ctx)
-	if err != nil || len(sets) != 1 || sets[0].Pending != 40 || sets[0].State != engine.SetActive {
+	// The background worker may already have embedded some of the 40
+	// back-filled messages; mustSync and the consistency check below
+	// prove all 40 arrive.
+	if err != nil || len(sets) != 1 || sets[0].Pending > 40 || sets[0].State != engine.SetActive {
 		t.Fatalf("sets after the model appeared: %+v %v", sets, err)
 	}
 	mustSync(t, e)
@@ -302,7 +305,7 @@ func TestOutboxRepairsCrashes(t *testing.T) {
 	db.Close()
 	e = openDir(t, dir, engine.Options{Embedder: emb})
 	sets, _ := e.VectorSets(ctx)
-	if sets[0].Pending != 50 {
+	if sets[0].Pending > 50 { // the worker may already be clearing them
 		t.Fatalf("pending after simulated crash: %+v", sets)
 	}
 	mustSync(t, e)

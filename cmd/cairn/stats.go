@@ -46,6 +46,7 @@ func runStats(ctx context.Context, e *env, c *command, args []string) error {
 		b := st.Bytes
 		fmt.Fprintf(w, "bytes on disk: total %d\n  sqlite %d (messages %d, fts %d, sessions %d)\n  vectors %d\n  graph %d\n  models %d\n  other %d\n",
 			b.Total, b.SQLite, b.Messages, b.FTS, b.Sessions, b.Vectors, b.Graph, b.Models, b.Other)
+		fmt.Fprintf(w, "searches: %d, average %.2f ms\n", st.Search.Searches, st.Search.AvgMs)
 		if em := st.Embedder; em != nil {
 			fmt.Fprintf(w, "embedding cache: %d hits, %d misses (hit rate %.1f%%)\n", em.CacheHits, em.CacheMisses, 100*em.HitRate)
 		}
