@@ -155,7 +155,7 @@ func TestServeEndToEnd(t *testing.T) {
 	defer conn.Close()
 	payload := `{"agent":"a1","content":"written while shutting down"}`
 	fmt.Fprintf(conn, "POST /api/cairn/v1/notes HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", host, token, len(payload), payload[:10])
-	time.Sleep(200 * time.Millisecond) // let the server start reading the request
+	time.Sleep(500 * time.Millisecond) // let the server start reading the request (it is then active, not idle)
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
