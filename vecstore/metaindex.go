@@ -205,38 +205,14 @@ func (ki *keyIndex) numeric(op cmpOp, v Value, out *roaring.Bitmap) {
 		a := ki.intSorted
 		lo := sort.Search(len(a), func(i int) bool { return a[i].v >= iv })
 		hi := sort.Search(len(a), func(i int) bool { return a[i].v > iv })
-		var from, to int
-		switch op {
-		case cmpEq:
-			from, to = lo, hi
-		case cmpGt:
-			from, to = hi, len(a)
-		case cmpGte:
-			from, to = lo, len(a)
-		case cmpLt:
-			from, to = 0, lo
-		case cmpLte:
-			from, to = 0, hi
-		}
+		from, to := opRange(op, lo, hi, len(a))
 		addIDs(out, a[from:to], func(e intEntry) uint32 { return e.id })
 	}
 	{
 		a := ki.floatSorted
 		lo := sort.Search(len(a), func(i int) bool { return a[i].v >= fv })
 		hi := sort.Search(len(a), func(i int) bool { return a[i].v > fv })
-		var from, to int
-		switch op {
-		case cmpEq:
-			from, to = lo, hi
-		case cmpGt:
-			from, to = hi, len(a)
-		case cmpGte:
-			from, to = lo, len(a)
-		case cmpLt:
-			from, to = 0, lo
-		case cmpLte:
-			from, to = 0, hi
-		}
+		from, to := opRange(op, lo, hi, len(a))
 		addIDs(out, a[from:to], func(e floatEntry) uint32 { return e.id })
 	}
 }
@@ -454,4 +430,22 @@ func matchWhereDocument(d *WhereDocument, doc *string) bool {
 		return doc == nil || !d.matchLeaf(*doc)
 	}
 	return false
+}
+
+// opRange is the slice [from, to) of a sorted array of n values that
+// satisfies op against a value whose equal run is [lo, hi).
+func opRange(op cmpOp, lo, hi, n int) (from, to int) {
+	switch op {
+	case cmpEq:
+		return lo, hi
+	case cmpGt:
+		return hi, n
+	case cmpGte:
+		return lo, n
+	case cmpLt:
+		return 0, lo
+	case cmpLte:
+		return 0, hi
+	}
+	return 0, 0
 }
