@@ -89,10 +89,8 @@ func TestCompareDump(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, sel := range []float64{0.5, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01, 0.001} {
 		allow := randomAllow(r, n, sel)
-		e, g, rec, nd := filterPaths(x, queries[:300], allow, 100, false)
-		_, g2, rec2, nd2 := filterPaths(x, queries[:300], allow, 100, true)
-		t.Logf("filter sel=%g exact p50=%v | plain p50=%v recall=%.4f dist/q=%d | two-hop p50=%v recall=%.4f dist/q=%d",
-			sel, e, g, rec, nd, g2, rec2, nd2)
+		e, g, rec, nd := filterPaths(x, queries[:300], allow, 100)
+		t.Logf("filter sel=%g exact p50=%v | walk p50=%v recall=%.4f dist/q=%d", sel, e, g, rec, nd)
 	}
 	for _, ef := range []int{10, 20, 40, 100, 200} {
 		var lat []time.Duration

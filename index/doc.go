@@ -20,13 +20,14 @@
 // callers should reuse freed ids.
 //
 // Filtered search (SearchOptions.Allow) scans the allowed ids exactly when
-// they are few (at most 4096, or under 4% of the live vectors); up to 30%
-// it walks the graph ACORN-1 style (only allowed nodes are evaluated, and
-// disallowed neighbours are crossed by looking at their neighbours); above
-// that it walks the graph plainly, expanding disallowed nodes too. Both
-// walks stop only once they hold Ef allowed candidates. The thresholds
-// were measured at 100,000 x 384 (TestCompareDump and BenchmarkFiltered
-// reproduce the measurement).
+// they are few (at most 4096) or under a quarter of the live vectors (17%
+// when only one core may be used): the scan is memory-bound, so from 8192
+// ids it is split across Options.Workers goroutines. Above that it walks
+// the graph as without a filter, expanding disallowed nodes but returning
+// only allowed ones, until it holds Ef allowed candidates. The thresholds
+// were measured at 100,000 x 384 on bench/'s two data sets (the table is
+// in search.go; an ACORN-1 style two-hop walk was measured too and lost to
+// one of these two paths at every selectivity).
 //
 // # Layout
 //

@@ -42,9 +42,9 @@ func (a *denseAllow) Iterate(fn func(uint32) bool) {
 	}
 }
 
-// filterPaths runs both filtered paths for each query and reports p50
+// filterPaths runs the exact scan and the graph walk for each query and reports p50
 // latency (thread CPU time) of each and the graph path's recall@10.
-func filterPaths(x *Index, queries [][]float32, allow Allow, ef int, twoHop bool) (exactP50, graphP50 time.Duration, recall float64, ndist int) {
+func filterPaths(x *Index, queries [][]float32, allow Allow, ef int) (exactP50, graphP50 time.Duration, recall float64, ndist int) {
 	var le, lg []time.Duration
 	hit := 0
 	for _, q := range queries {
@@ -55,7 +55,7 @@ func filterPaths(x *Index, queries [][]float32, allow Allow, ef int, twoHop bool
 		le = append(le, threadCPU()-t0)
 		s.ndist = 0
 		t0 = threadCPU()
-		x.searchModeLocked(s, q, ef, allow, twoHop)
+		x.searchLocked(s, q, ef, allow)
 		got := toResults(s.res.drainSorted(s.w[:0]), 10)
 		lg = append(lg, threadCPU()-t0)
 		ndist += s.ndist
@@ -74,9 +74,9 @@ func filterPaths(x *Index, queries [][]float32, allow Allow, ef int, twoHop bool
 	return le[len(le)/2], lg[len(lg)/2], float64(hit) / float64(10*len(queries)), ndist / len(queries)
 }
 
-// TestFilteredPaths forces each filtered graph walk at the selectivities
-// where Search uses it and checks recall@10 against the exact filtered
-// scan (Search itself would scan exactly at this size).
+// TestFilteredPaths forces the filtered graph walk at selectivities where
+// Search uses it and checks recall@10 against the exact filtered scan
+// (Search itself would scan exactly at this size).
 func TestFilteredPaths(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	n, dim := 6000, 32
@@ -111,14 +111,11 @@ func TestFilteredPaths(t *testing.T) {
 	for i := range queries {
 		queries[i], _ = x.prepare(vecs[n+i], true)
 	}
-	for _, c := range []struct {
-		sel    float64
-		twoHop bool
-	}{{0.5, false}, {0.3, false}, {0.3, true}, {0.1, true}, {0.05, true}} {
-		allow := randomAllow(r, n, c.sel)
-		_, _, rec, _ := filterPaths(x, queries, allow, 100, c.twoHop)
+	for _, sel := range []float64{0.5, 0.3, 0.2} {
+		allow := randomAllow(r, n, sel)
+		_, _, rec, _ := filterPaths(x, queries, allow, 100)
 		if rec < 0.95 {
-			t.Errorf("selectivity %g two-hop %v: recall@10 %.3f, want >= 0.95", c.sel, c.twoHop, rec)
+			t.Errorf("selectivity %g: recall@10 %.3f, want >= 0.95", sel, rec)
 		}
 		// Nothing outside the allowed set comes back.
 		res, err := x.Search(vecs[n], 10, SearchOptions{Allow: allow})
@@ -131,4 +128,69 @@ func TestFilteredPaths(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestExactParallelMatchesSerial: the exact scan split across goroutines
+// returns what the one-goroutine scan returns, with and without a filter,
+// with deleted vectors in the way, in every space.
+func TestExactParallelMatchesSerial(t *testing.T) {
+	for _, sp := range []Space{Cosine, L2, IP} {
+		t.Run(sp.String(), func(t *testing.T) {
+			const n, dim = 3 * parallelExactMin, 8
+			x, err := New(Options{Space: sp, Dim: dim, M: 4, EfConstruction: 16, Workers: 3, Seed: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rand.New(rand.NewPCG(11, uint64(sp)))
+			ids := make([]uint32, n)
+			vecs := make([][]float32, n)
+			for i := range ids {
+				ids[i] = uint32(i)
+				vecs[i] = make([]float32, dim)
+				for j := range vecs[i] {
+					// Few distinct values: many ties, which must break by id alike.
+					vecs[i][j] = float32(r.IntN(4))
+				}
+				vecs[i][0] += 0.5
+			}
+			if err := x.InsertBatch(context.Background(), ids, vecs); err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < n; i += 7 {
+				if err := x.Delete(uint32(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Cleanup(func() {
+				if err := x.Check(); err != nil {
+					t.Error(err)
+				}
+			})
+			allows := []Allow{nil, randomAllow(r, n, 0.5), randomAllow(r, n, float64(parallelExactMin)/n)}
+			for ai, allow := range allows {
+				for qi := 0; qi < 20; qi++ {
+					q := vecs[r.IntN(n)]
+					for _, k := range []int{1, 10, 100} {
+						s := x.getScratch(len(x.mu.state))
+						x.mu.RLock()
+						serial := x.exactLockedSerialForTest(s, q, k, allow)
+						par := x.exactParallelLocked(s, q, k, allow, 3)
+						x.mu.RUnlock()
+						x.putScratch(s)
+						if !slices.Equal(serial, par) {
+							t.Fatalf("allow %d, query %d, k %d: parallel %v, serial %v", ai, qi, k, par[:min(3, len(par))], serial[:min(3, len(serial))])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// exactLockedSerialForTest runs exactLocked with the parallel split off.
+func (x *Index) exactLockedSerialForTest(s *scratch, q []float32, k int, allow Allow) []Result {
+	w := x.opts.Workers
+	x.opts.Workers = 1
+	defer func() { x.opts.Workers = w }()
+	return x.exactLocked(s, q, k, allow)
 }

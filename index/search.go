@@ -2,8 +2,9 @@ package index
 
 import (
 	"fmt"
-	"math"
+	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 )
 
@@ -45,8 +46,9 @@ type scratch struct {
 	ids   []uint32
 	ndist int // distance evaluations in searchLayerLocked, for benchmarks
 	dists []float32
-	hop   []uint32
 	tmp   []cand
+	hop   []uint32 // repair: the deleted nodes next to a node
+	all   []uint32 // ids of a parallel exact scan
 }
 
 func (x *Index) getScratch(slots int) *scratch {
@@ -110,43 +112,57 @@ func (x *Index) Search(q []float32, k int, opts SearchOptions) ([]Result, error)
 	if live == 0 {
 		return nil, nil
 	}
-	twoHop := false
 	if opts.Allow != nil {
 		card := opts.Allow.GetCardinality()
 		if card == 0 {
 			return nil, nil
 		}
 		sel := float64(card) / float64(live)
-		if card <= exactMinCard || card <= uint64(4*ef) || sel < exactSelectivity {
+		if card <= exactMinCard || card <= uint64(4*ef) || sel < x.exactSelectivity() {
 			return x.exactLocked(s, qq, k, opts.Allow), nil
-		}
-		twoHop = sel < twoHopSelectivity
-		if twoHop {
-			// The two-hop walk sees fewer allowed nodes per hop as the
-			// allowed set thins; widen its beam to keep recall (measured on
-			// the hard data set of bench/: 0.91 at 10% with plain ef).
-			ef = int(float64(ef) * math.Sqrt(twoHopSelectivity/sel))
 		}
 	} else if live <= int64(ef) {
 		return x.exactLocked(s, qq, k, nil), nil
 	}
-	x.searchModeLocked(s, qq, ef, opts.Allow, twoHop)
+	x.searchLocked(s, qq, ef, opts.Allow)
 	return toResults(s.res.drainSorted(s.w[:0]), k), nil
 }
 
-// Filtered search plan, by selectivity (allowed ids / live vectors),
-// measured at 100,000 x 384 with ef 100 (TestCompareDump, bench/): below
-// exactSelectivity (or at most exactMinCard allowed ids) an exact scan of the allowed ids is exact and about as
-// cheap (the two-hop walk loses recall there: 0.93 at 3%, 0.83 at 2% on
-// clustered data, 0.91 at 10% on bench's hard data); up to
-// twoHopSelectivity the two-hop walk evaluates only allowed nodes (5-7x
-// fewer distances than the plain walk at 5-10%); above it the plain walk,
-// which evaluates disallowed neighbours too, is cheaper.
+// Filtered search plan, by selectivity (allowed ids / live vectors). Below
+// exactSelectivity (or with at most exactMinCard allowed ids) the allowed
+// ids are scanned exactly; above it the graph is walked as without a
+// filter, disallowed nodes expanded but never returned, until the beam
+// holds ef allowed nodes. Measured at 100,000 x 384, ef 100, k 10, on
+// bench/'s easy (clustered) and hard (overlapping clusters, where even the
+// unfiltered recall@10 is 0.965) data sets, p50 wall µs and recall@10
+// (`go run ./bench/cmd/indexbench -datasets easy,hard -peers cairn -sels ...`):
+//
+//	selectivity        12%          20%          25%          30%          50%
+//	exact, 1 core      ~1100        ~1800        ~2250        ~2700        -
+//	exact, 2 cores     ~550         ~900         ~1100        -            -
+//	plain walk easy    883 / 1.000  585 / 1.000  579 / 1.000  468 / 1.000  372 / 1.000
+//	plain walk hard    1501 / .938  791 / .944   856 / .945   654 / .953   528 / .964
+//	two-hop walk hard  1813 / .949  1206 / .946  1298 / .955  1162 / .959  -
+//
+// The exact scan is memory-bound (45 µs per 1% on two cores, 90 on one),
+// so its share grows with the cores it can use; an ACORN-1 style two-hop
+// walk (only allowed nodes evaluated, the beam widened to keep recall) was
+// measured and lost to one of the other two at every selectivity, so it
+// is not used.
 const (
-	exactSelectivity  = 0.12
-	exactMinCard      = 4096
-	twoHopSelectivity = 0.3
+	exactSelectivitySerial   = 0.17
+	exactSelectivityParallel = 0.25
+	exactMinCard             = 4096
 )
+
+// exactSelectivity is the selectivity below which a filtered search scans
+// the allowed ids exactly.
+func (x *Index) exactSelectivity() float64 {
+	if min(x.opts.Workers, runtime.GOMAXPROCS(0)) > 1 {
+		return exactSelectivityParallel
+	}
+	return exactSelectivitySerial
+}
 
 // prepareQuery validates q and returns it, normalized for cosine.
 func (x *Index) prepareQuery(s *scratch, q []float32) ([]float32, error) {
@@ -179,13 +195,6 @@ func toResults(c []cand, k int) []Result {
 // accepted candidates in s.res.
 // REQUIRES: x.mu held shared.
 func (x *Index) searchLocked(s *scratch, q []float32, ef int, allow Allow) {
-	x.searchModeLocked(s, q, ef, allow, allow != nil)
-}
-
-// searchModeLocked is searchLocked choosing the filtered walk: two-hop
-// (ACORN-1) or plain (expanding disallowed nodes as candidates).
-// REQUIRES: x.mu held shared.
-func (x *Index) searchModeLocked(s *scratch, q []float32, ef int, allow Allow, twoHop bool) {
 	s.res = s.res[:0]
 	ep, top, ok := x.entryPoint()
 	if !ok {
@@ -196,117 +205,7 @@ func (x *Index) searchModeLocked(s *scratch, q []float32, ef int, allow Allow, t
 		ep, d = x.greedyLocked(q, ep, d, l)
 	}
 	s.seeds = append(s.seeds[:0], cand{d, ep})
-	if twoHop {
-		x.searchFilteredLocked(s, q, s.seeds, ef, allow)
-		return
-	}
 	x.searchLayerLocked(s, q, s.seeds, ef, 0, allow, false)
-}
-
-// searchFilteredLocked is Algorithm 2 at layer 0 restricted to allowed
-// nodes, ACORN-1 style: only allowed nodes get a distance and enter the
-// candidate queue; a disallowed neighbour is not evaluated but its own
-// neighbours are (two hops), so the walk crosses regions the filter
-// excludes without paying for their vectors.
-// REQUIRES: x.mu held.
-func (x *Index) searchFilteredLocked(s *scratch, q []float32, seeds []cand, ef int, allow Allow) {
-	gen := s.nextGen()
-	marks := s.marks
-	states := x.mu.state
-	vecs := x.mu.vecs[:len(states)*x.dim]
-	dim := x.dim
-	s.cands = s.cands[:0]
-	s.res = s.res[:0]
-	for _, c := range seeds {
-		if marks[c.id] == gen {
-			continue
-		}
-		marks[c.id] = gen
-		s.cands.push(c)
-		if x.accept(states, c.id, allow) {
-			s.res.push(c)
-		}
-	}
-	for len(s.res) > ef {
-		s.res.pop()
-	}
-	s.ensure(x.m0 * 2)
-	batch := x.kern.dotBatch
-	if x.isL2 {
-		batch = x.kern.l2Batch
-	}
-	for len(s.cands) > 0 {
-		c := s.cands.pop()
-		if len(s.res) >= ef && c.d > s.res[0].d {
-			break
-		}
-		if len(s.cands) > 0 {
-			prefetch(&x.listLocked(s.cands[0].id, 0)[0])
-		}
-		// First hop: allowed neighbours are evaluated; disallowed ones
-		// are set aside (their lists prefetched) for the second hop.
-		blk := x.listLocked(c.id, 0)
-		n := min(int(atomic.LoadUint32(&blk[0])), len(blk)-1)
-		ids := s.ids[:0]
-		hop := s.hop[:0]
-		for i := 1; i <= n; i++ {
-			nb := atomic.LoadUint32(&blk[i])
-			if marks[nb] == gen {
-				continue
-			}
-			marks[nb] = gen
-			if allow.Contains(nb) {
-				ids = append(ids, nb)
-			} else {
-				hop = append(hop, nb)
-				prefetch(&x.listLocked(nb, 0)[0])
-			}
-		}
-		// Second hop, until the expansion holds 2*M nodes (ACORN-1's
-		// truncation, which keeps the work per step like an unfiltered
-		// search's).
-		for hi, nb := range hop {
-			if len(ids) >= x.m0 {
-				// Not expanded: let a later step reach it again.
-				for _, u := range hop[hi:] {
-					marks[u] = 0
-				}
-				break
-			}
-			b2 := x.listLocked(nb, 0)
-			n2 := min(int(atomic.LoadUint32(&b2[0])), len(b2)-1)
-			for j := 1; j <= n2 && len(ids) < x.m0; j++ {
-				nb2 := atomic.LoadUint32(&b2[j])
-				if marks[nb2] != gen && allow.Contains(nb2) {
-					marks[nb2] = gen
-					ids = append(ids, nb2)
-				}
-			}
-		}
-		s.hop = hop
-		if len(ids) == 0 {
-			continue
-		}
-		s.ndist += len(ids)
-		dists := s.dists[:len(ids)]
-		batch(q, vecs, dim, ids, dists)
-		for i, nb := range ids {
-			d := dists[i]
-			if !x.isL2 {
-				d = 1 - d
-			}
-			if len(s.res) < ef || d < s.res[0].d {
-				s.cands.push(cand{d, nb})
-				if atomic.LoadUint32(&states[nb]) == stateLive {
-					if len(s.res) < ef {
-						s.res.push(cand{d, nb})
-					} else {
-						s.res.replaceTop(cand{d, nb})
-					}
-				}
-			}
-		}
-	}
 }
 
 // greedyLocked descends layer from ep to a local minimum (ef = 1).
@@ -428,41 +327,39 @@ func (x *Index) Exact(q []float32, k int, allow Allow) ([]Result, error) {
 	return x.exactLocked(s, qq, k, allow), nil
 }
 
+// parallelExactMin is the number of ids from which an exact scan is split
+// across Options.Workers goroutines. The scan is memory-bound (10,000
+// vectors of 384 floats are 15 MB read per query, about 0.8 ms on one core
+// here), and a second core brings its own bandwidth; below this size the
+// goroutines' start and the merge cost more than they save. Measured at
+// 100,000 x 384 (BenchmarkExact in bench_test.go).
+const parallelExactMin = 8192
+
+// exactLocked scans every live vector (or every allowed one) and returns
+// the k nearest.
 // REQUIRES: x.mu held shared.
 func (x *Index) exactLocked(s *scratch, q []float32, k int, allow Allow) []Result {
 	states := x.mu.state
-	vecs := x.mu.vecs[:len(states)*x.dim]
-	batch := x.kern.dotBatch
-	if x.isL2 {
-		batch = x.kern.l2Batch
+	workers := min(x.opts.Workers, runtime.GOMAXPROCS(0))
+	size := uint64(len(states))
+	if allow != nil {
+		size = allow.GetCardinality()
+	}
+	if workers > 1 && size >= parallelExactMin {
+		return x.exactParallelLocked(s, q, k, allow, workers)
 	}
 	const chunk = 64
 	s.ensure(chunk)
 	h := s.res[:0]
 	ids := s.ids[:0]
-	flush := func() {
-		dists := s.dists[:len(ids)]
-		batch(q, vecs, x.dim, ids, dists)
-		for i, id := range ids {
-			d := dists[i]
-			if !x.isL2 {
-				d = 1 - d
-			}
-			if c := (cand{d, id}); len(h) < k {
-				h.push(c)
-			} else if c.less(h[0]) {
-				h.replaceTop(c)
-			}
-		}
-		ids = ids[:0]
-	}
 	consider := func(id uint32) {
 		if atomic.LoadUint32(&states[id]) != stateLive {
 			return
 		}
 		ids = append(ids, id)
 		if len(ids) == chunk {
-			flush()
+			h = x.scanInto(h, s.dists, q, k, ids)
+			ids = ids[:0]
 		}
 	}
 	if allow == nil {
@@ -478,9 +375,94 @@ func (x *Index) exactLocked(s *scratch, q []float32, k int, allow Allow) []Resul
 			return true
 		})
 	}
-	flush()
+	s.res = x.scanInto(h, s.dists, q, k, ids)
+	return toResults(s.res.drainSorted(s.w[:0]), k)
+}
+
+// exactParallelLocked is exactLocked on several goroutines: the live
+// (allowed) ids are collected, cut into one run per worker, each run keeps
+// its own k best, and the runs' bests are merged.
+// REQUIRES: x.mu held shared.
+func (x *Index) exactParallelLocked(s *scratch, q []float32, k int, allow Allow, workers int) []Result {
+	states := x.mu.state
+	all := s.all[:0]
+	if allow == nil {
+		for id := range states {
+			if atomic.LoadUint32(&states[id]) == stateLive {
+				all = append(all, uint32(id))
+			}
+		}
+	} else {
+		n := uint32(len(states))
+		allow.Iterate(func(id uint32) bool {
+			if id < n && atomic.LoadUint32(&states[id]) == stateLive {
+				all = append(all, id)
+			}
+			return true
+		})
+	}
+	s.all = all
+	workers = min(workers, max(1, len(all)/(parallelExactMin/2)))
+	bests := make([]maxHeap, workers)
+	var wg sync.WaitGroup
+	per := (len(all) + workers - 1) / workers
+	for w := range workers {
+		run := all[min(w*per, len(all)):min((w+1)*per, len(all))]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ws := x.getScratch(0)
+			defer x.putScratch(ws)
+			const chunk = 256
+			ws.ensure(chunk)
+			h := maxHeap(make([]cand, 0, k))
+			for len(run) > 0 {
+				c := run[:min(chunk, len(run))]
+				h = x.scanInto(h, ws.dists, q, k, c)
+				run = run[len(c):]
+			}
+			bests[w] = h
+		}()
+	}
+	wg.Wait()
+	h := s.res[:0]
+	for _, b := range bests {
+		for _, c := range b {
+			if len(h) < k {
+				h.push(c)
+			} else if c.less(h[0]) {
+				h.replaceTop(c)
+			}
+		}
+	}
 	s.res = h
 	return toResults(s.res.drainSorted(s.w[:0]), k)
+}
+
+// scanInto computes the distances from q to ids (len(ids) <= len(dists))
+// and keeps the k nearest in the max-heap h.
+func (x *Index) scanInto(h maxHeap, dists []float32, q []float32, k int, ids []uint32) maxHeap {
+	if len(ids) == 0 {
+		return h
+	}
+	batch := x.kern.dotBatch
+	if x.isL2 {
+		batch = x.kern.l2Batch
+	}
+	dists = dists[:len(ids)]
+	batch(q, x.mu.vecs[:len(x.mu.state)*x.dim], x.dim, ids, dists)
+	for i, id := range ids {
+		d := dists[i]
+		if !x.isL2 {
+			d = 1 - d
+		}
+		if c := (cand{d, id}); len(h) < k {
+			h.push(c)
+		} else if c.less(h[0]) {
+			h.replaceTop(c)
+		}
+	}
+	return h
 }
 
 // sortCands orders c by distance, then id.

@@ -45,13 +45,18 @@
 // it holds at most k or Options.ExactMax records, less than
 // Options.ExactRatio of the collection, when its cost model says so (an
 // exact scan computes card distances, a filtered walk about ef x 2M /
-// selectivity: exact while card^2 <= ef x 2M x n, about 18% selectivity at
+// selectivity: exact while card^2 <= ef x 2M x n, about 25% selectivity at
 // 100,000 records with the defaults; Options.DelegateFiltered turns the
 // cost model off), or for a where_document filter up to 30%; otherwise it
-// hands the allowed set to index.Search, which picks its ACORN-style
-// two-hop walk (only allowed nodes evaluated, up to 30% selectivity) or
-// its plain filtered walk; both keep expanding until they hold ef allowed
-// candidates. BenchmarkFiltered measures both policies on the same store.
+// hands the allowed set to index.Search, which picks its exact scan (split
+// across cores) or its filtered walk; the walk keeps expanding until it
+// holds ef allowed candidates. BenchmarkFiltered measures both policies on the same store.
+//
+// The candidate list (ef) of every query is Options.BeamFactor (default 2)
+// times the collection's ef_search: ef_search stays the knob and is echoed
+// as configured, but cairn promises recall@10 ≥ 0.95 at every selectivity,
+// which Chroma's default of 100 misses on data of intrinsic dimension 32
+// (0.936, the same as Chroma's own hnswlib on that data; 0.986 at 200).
 //
 // Dense ids are assigned by vecstore, lowest free first, so ids
 // freed by deletes are reused.

@@ -795,18 +795,14 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 // that allowed came out of a where_document scan.
 //
 // index.Search picks a path for a filter from the allowed set's selectivity
-// (exact scan below 4% or up to 4096 allowed ids, ACORN-style two-hop walk
-// up to 30%, plain filtered walk above), with thresholds measured on easy,
-// clustered data where the two-hop walk beats the exact scan from about 5%.
-// On harder data (BenchmarkFiltered: 100,000 x 384 of intrinsic dimension
-// 32) the two-hop walk at 10% costs 2.6 ms CPU with recall 0.98 while the
-// exact scan costs 1.36 ms with recall 1.0, so vecstore keeps the exact scan
-// where it knows better and hands the rest to index.Search:
+// (an exact scan, split across cores, up to 4096 ids or below 25%; the
+// filtered graph walk above). vecstore scans exactly where it knows better
+// and hands the rest to index.Search:
 //   - allowed sets of at most k or Options.ExactMax records, or below
 //     Options.ExactRatio of the collection;
-//   - the cost model of exactIsCheaper (about 18% selectivity at 100,000
-//     records, ef 100, M 16), unless Options.DelegateFiltered;
-//   - where_document filters up to 30% (the two-hop range): the allowed set
+//   - the cost model of exactIsCheaper (about 25% selectivity at 100,000
+//     records, beam 200, M 16), unless Options.DelegateFiltered;
+//   - where_document filters up to 30%: the allowed set
 //     was just produced by reading each candidate's document, which costs
 //     more than a distance, and the exact answer does not depend on how the
 //     text correlates with the query.
@@ -817,10 +813,7 @@ func (s *Store) search(mc *memColl, q []float32, k int, allowed *roaring.Bitmap,
 		return nil, nil
 	}
 	n := len(mc.byID)
-	ef := mc.info.Config.HNSW.EfSearch
-	if ef < k {
-		ef = k
-	}
+	ef := s.beam(mc.info.Config.HNSW.EfSearch, k)
 	if allowed == nil {
 		s.stats.hnsw.Add(1)
 		return mc.graph.Search(q, k, index.SearchOptions{Ef: ef})
@@ -836,20 +829,26 @@ func (s *Store) search(mc *memColl, q []float32, k int, allowed *roaring.Bitmap,
 		s.stats.exact.Add(1)
 		return mc.graph.Exact(q, k, allowed)
 	}
-	// index.Search chooses between its exact scan and its two filtered
-	// walks; both walks keep expanding until they hold ef allowed
-	// candidates, so ef needs no widening here.
+	// index.Search chooses between its exact scan and its filtered walk,
+	// which keeps expanding until it holds ef allowed candidates, so ef
+	// needs no widening here.
 	s.stats.hnsw.Add(1)
 	return mc.graph.Search(q, k, index.SearchOptions{Ef: ef, Allow: allowed})
+}
+
+// beam is the candidate list size for a query of k results in a
+// collection configured with efSearch: Options.BeamFactor x efSearch,
+// never below k and within index's bound.
+func (s *Store) beam(efSearch, k int) int {
+	ef := min(int(math.Round(s.opts.BeamFactor*float64(efSearch))), 1<<16)
+	return max(ef, k, 1)
 }
 
 // exactIsCheaper is the planner's cost model. An exact scan computes card
 // distances. A filtered HNSW walk visits about ef x 2M nodes per layer-0
 // expansion and, with a filter passing a fraction sel = card/n of the
 // records, must expand about 1/sel times more nodes to collect ef allowed
-// ones: ef x 2M / sel distances (the two-hop walk evaluates fewer but reads
-// more lists, and loses recall on hard data). Exact wins when
-// card <= ef x 2M / sel, i.e. card^2 <= ef x 2M x n.
+// ones: ef x 2M / sel distances. Exact wins when card <= ef x 2M / sel, i.e. card^2 <= ef x 2M x n.
 func exactIsCheaper(card, n, ef, m int) bool {
 	return float64(card)*float64(card) <= float64(ef)*float64(2*m)*float64(n)
 }

@@ -79,8 +79,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if o.Seed == 0 {
 		o.Seed = 1
 	}
+	if o.BeamFactor == 0 {
+		o.BeamFactor = 2
+	}
 	if o.LockTimeout < 0 || o.SnapshotMinOps < 0 || o.SnapshotRatio < 0 || o.ExactMax < 0 ||
-		o.ExactRatio < 0 || o.IndexWorkers < 0 {
+		o.ExactRatio < 0 || o.IndexWorkers < 0 || o.BeamFactor < 0 {
 		return nil, fmt.Errorf("vecstore: invalid options: negative value")
 	}
 	lg := o.Logger
