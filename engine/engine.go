@@ -176,11 +176,22 @@ func dsn(path string, opts Options, readOnly bool) string {
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(wal)")
 	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous(normal)")
+	// synchronous=FULL: a commit returns only once its WAL frames are on
+	// disk, so an acknowledged write survives power loss, not only a crash
+	// of the process (NORMAL's promise). Batches make the fsync cheap.
+	q.Add("_pragma", "synchronous(full)")
+	// Statement journals (every INSERT in a transaction may need one) in
+	// memory rather than in temporary files: a batch of 1,000 messages
+	// otherwise spends a sixth of its time in their write syscalls.
+	q.Add("_pragma", "temp_store(memory)")
 	if readOnly {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		// The writer walks the messages, FTS5 and index b-trees on every
+		// batch; 64 MiB of page cache (SQLite's default is 2 MiB) keeps
+		// their inner pages out of read syscalls.
+		q.Add("_pragma", "cache_size(-65536)")
 	}
 	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: filepath.ToSlash(path)}).EscapedPath(), RawQuery: q.Encode()}
 	return u.String()

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"syscall"
@@ -145,6 +146,7 @@ func runSpeed(ctx context.Context, args []string) error {
 	queries := fs.Int("queries", 200, "queries per measurement")
 	model := fs.String("model", "", "embedding model `DIR` for the encoder measurements (e.g. the MiniLM-shaped test model); empty skips them")
 	gate := fs.Bool("gate", false, "exit 1 when a gate fails")
+	writeProfile := fs.String("write-cpuprofile", "", "write a CPU profile of the first batch-write phase to `FILE`")
 	seed := fs.Uint64("seed", 1, "corpus seed")
 	fs.Parse(args)
 
@@ -188,6 +190,15 @@ func runSpeed(ctx context.Context, args []string) error {
 		msgs[i] = g.message(i)
 	}
 	half := *n / 2
+	if *writeProfile != "" {
+		f, err := os.Create(*writeProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	t0, c0 := time.Now(), cpuTime()
 	for i := 0; i < half; i += 1000 {
 		if _, err := e.StoreMessages(ctx, msgs[i:min(i+1000, half)]); err != nil {
@@ -195,6 +206,9 @@ func runSpeed(ctx context.Context, args []string) error {
 		}
 	}
 	kwRate := float64(half) / time.Since(t0).Seconds()
+	if *writeProfile != "" {
+		pprof.StopCPUProfile()
+	}
 	fmt.Printf("| figure | StoreMessages, batches of 1000, no embedder (%d msgs) | %.0f msgs/s wall, %.0f msgs per CPU-second | | |\n", half, kwRate, float64(half)/(cpuTime()-c0).Seconds())
 	// Single writes without outbox rows.
 	var single0 lat
