@@ -322,34 +322,58 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 		}
 	}
 
-	// Messages, ranking.
-	ms, err := e.getMessages(ctx, ids)
+	// Ranking needs only each candidate's confidence and age; the full
+	// messages (content, metadata, mentions) are read for the results only
+	// (up to 2 x depth candidates against limit results).
+	facts, err := e.rankFacts(ctx, ids)
 	if err != nil {
 		return resp, err
 	}
-	var pending map[int64]bool
-	if useVec {
-		if pending, err = e.pendingIDs(ctx, set.ID, ids); err != nil {
-			return resp, err
-		}
-	}
-	out := make([]SearchResult, 0, len(ms))
-	for _, m := range ms {
-		c := cands[m.ID]
-		rec, fin := rank.final(c.fused, m.Confidence, now.Sub(m.CreatedAt))
-		r := SearchResult{
-			Message: m, Score: fin, KeywordScore: c.kw,
-			Scores: Scores{Similarity: clamp01(c.sim), Keyword: c.kwNorm, Fused: c.fused, Confidence: m.Confidence, Recency: rec, Final: fin},
-		}
-		if wantVec {
-			r.VectorMissing = !useVec || pending[m.ID] || !c.hasSim
-		}
-		out = append(out, r)
+	out := make([]SearchResult, 0, len(facts))
+	for _, f := range facts {
+		c := cands[f.ID]
+		rec, fin := rank.final(c.fused, f.Confidence, now.Sub(f.CreatedAt))
+		out = append(out, SearchResult{
+			Message: f, Score: fin, KeywordScore: c.kw,
+			Scores: Scores{Similarity: clamp01(c.sim), Keyword: c.kwNorm, Fused: c.fused, Confidence: f.Confidence, Recency: rec, Final: fin},
+		})
 	}
 	sortResults(out)
 	if len(out) > limit {
 		out = out[:limit]
 	}
+	resIDs := make([]int64, len(out))
+	for i, r := range out {
+		resIDs[i] = r.Message.ID
+	}
+	ms, err := e.getMessages(ctx, resIDs)
+	if err != nil {
+		return resp, err
+	}
+	var pending map[int64]bool
+	if useVec {
+		if pending, err = e.pendingIDs(ctx, set.ID, resIDs); err != nil {
+			return resp, err
+		}
+	}
+	full := make(map[int64]Message, len(ms))
+	for _, m := range ms {
+		full[m.ID] = m
+	}
+	kept := out[:0]
+	for _, r := range out {
+		m, ok := full[r.Message.ID]
+		if !ok {
+			continue // deleted between the two reads
+		}
+		r.Message = m
+		if wantVec {
+			c := cands[m.ID]
+			r.VectorMissing = !useVec || pending[m.ID] || !c.hasSim
+		}
+		kept = append(kept, r)
+	}
+	out = kept
 	// Snippets for the results only (snippet() re-reads and re-tokenizes
 	// each row: too costly for every candidate).
 	if kwText != "" {

@@ -120,6 +120,43 @@ func (e *Engine) getMessages(ctx context.Context, ids []int64) ([]Message, error
 	return out, nil
 }
 
+// rankFacts reads what ranking needs of each message in ids (id,
+// confidence, created_at), in the order of ids; missing ids are skipped.
+func (e *Engine) rankFacts(ctx context.Context, ids []int64) ([]Message, error) {
+	if len(ids) == 0 {
+		return []Message{}, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	rows, err := e.r.QueryContext(ctx, "SELECT m.id, m.confidence, m.created_at FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", args...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: get messages: %w", classify(err))
+	}
+	defer rows.Close()
+	byID := make(map[int64]Message, len(ids))
+	for rows.Next() {
+		var m Message
+		var created int64
+		if err := rows.Scan(&m.ID, &m.Confidence, &created); err != nil {
+			return nil, fmt.Errorf("engine: get messages: %w", classify(err))
+		}
+		m.CreatedAt = fromMillis(created)
+		byID[m.ID] = m
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("engine: get messages: %w", classify(err))
+	}
+	out := make([]Message, 0, len(byID))
+	for _, id := range ids {
+		if m, ok := byID[id]; ok {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
 func placeholders(n int) string {
 	if n <= 0 {
 		return ""

@@ -28,8 +28,17 @@ func (s *Store) Check(ctx context.Context) error {
 		if err := s.syncLocked(tx, false); err != nil {
 			return err
 		}
+		// Drain every error: bbolt's checker walks the pages on its own
+		// goroutine, which must be done before this transaction ends (an
+		// early return left it blocked, or walking pages being unmapped).
+		var first error
 		for err := range tx.Check() {
-			return corruptf(err, "bbolt consistency check")
+			if first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return corruptf(first, "bbolt consistency check")
 		}
 		var errs []error
 		for id := range s.mu.infos {

@@ -331,6 +331,9 @@ func TestGarbageFiles(t *testing.T) {
 			_, _ = s.Count(ctx, c.ID)
 			_, _ = s.Get(ctx, c.ID, vecstore.GetRequest{Where: vecstore.Gt("r", vecstore.Int(500))})
 			_, _ = s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{randVec(r, 8)}})
+			// Check reads every page (on bbolt's own goroutine): it must
+			// report the damage, never crash the process.
+			_ = s.Check(ctx)
 		}()
 	}
 }
