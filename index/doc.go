@@ -24,7 +24,9 @@
 // when only one core may be used): the scan is memory-bound, so from 8192
 // ids it is split across Options.Workers goroutines. Above that it walks
 // the graph as without a filter, expanding disallowed nodes but returning
-// only allowed ones, until it holds Ef allowed candidates. The thresholds
+// only allowed ones, until it holds Ef allowed candidates (Ef widened by
+// sqrt(0.5 / selectivity) below 50%, which keeps recall at its unfiltered
+// level). The thresholds
 // were measured at 100,000 x 384 on bench/'s two data sets (the table is
 // in search.go; an ACORN-1 style two-hop walk was measured too and lost to
 // one of these two paths at every selectivity).

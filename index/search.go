@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -121,6 +122,9 @@ func (x *Index) Search(q []float32, k int, opts SearchOptions) ([]Result, error)
 		if card <= exactMinCard || card <= uint64(4*ef) || sel < x.exactSelectivity() {
 			return x.exactLocked(s, qq, k, opts.Allow), nil
 		}
+		if sel < widenBelow {
+			ef = int(float64(ef) * math.Sqrt(widenBelow/sel))
+		}
 	} else if live <= int64(ef) {
 		return x.exactLocked(s, qq, k, nil), nil
 	}
@@ -148,8 +152,12 @@ func (x *Index) Search(q []float32, k int, opts SearchOptions) ([]Result, error)
 // so its share grows with the cores it can use; an ACORN-1 style two-hop
 // walk (only allowed nodes evaluated, the beam widened to keep recall) was
 // measured and lost to one of the other two at every selectivity, so it
-// is not used.
+// is not used. Below widenBelow the walk's beam is widened by
+// sqrt(widenBelow / selectivity), which brings the hard set back to its
+// unfiltered recall (20% 0.964 / 1403 µs, 25% 0.957 / 1013, 30% 0.960 /
+// 708, 40% 0.963 / 462; easy 1.000 throughout).
 const (
+	widenBelow               = 0.5
 	exactSelectivitySerial   = 0.17
 	exactSelectivityParallel = 0.25
 	exactMinCard             = 4096
