@@ -13,9 +13,7 @@ import (
 // in-memory records, the metadata index and the graph agree (every record
 // has its vector in the graph, nothing else is in it), that the graph's own
 // invariants hold, and that bbolt's pages are consistent. It loads every
-// collection. It is meant for tests; bbolt runs its page check in its own
-// goroutine, where a badly damaged file can still crash the process, so
-// tools facing untrusted files should call Repair instead.
+// collection. A damaged file gives ErrCorrupt (Repair salvages it).
 func (s *Store) Check(ctx context.Context) error {
 	s.ioMu.Lock()
 	defer s.ioMu.Unlock()
@@ -28,9 +26,16 @@ func (s *Store) Check(ctx context.Context) error {
 		if err := s.syncLocked(tx, false); err != nil {
 			return err
 		}
-		// Drain every error: bbolt's checker walks the pages on its own
-		// goroutine, which must be done before this transaction ends (an
-		// early return left it blocked, or walking pages being unmapped).
+		// bbolt's checker walks the pages on its own goroutine, where a
+		// wild page id in a damaged file faults and kills the process (no
+		// recover reaches it). Walk every page here first, where view turns
+		// faults into ErrCorrupt; only a file whose pages all read cleanly
+		// goes on to bbolt's page accounting.
+		if err := readEveryPage(tx); err != nil {
+			return corruptf(err, "bbolt page walk")
+		}
+		// Drain every error: the checker must be done before this
+		// transaction ends.
 		var first error
 		for err := range tx.Check() {
 			if first == nil {
@@ -53,6 +58,34 @@ func (s *Store) Check(ctx context.Context) error {
 		}
 		return errors.Join(errs...)
 	})
+}
+
+// readEveryPage reads every key and value of every bucket, nested ones
+// included, touching each value page by page (a value may span overflow
+// pages whose count a damaged header could inflate).
+func readEveryPage(tx *bolt.Tx) error {
+	var sink byte
+	var walk func(b *bolt.Bucket) error
+	walk = func(b *bolt.Bucket) error {
+		return b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				if sub := b.Bucket(k); sub != nil {
+					return walk(sub)
+				}
+				return nil
+			}
+			for i := 0; i < len(v); i += 4096 {
+				sink ^= v[i]
+			}
+			if len(v) > 0 {
+				sink ^= v[len(v)-1]
+			}
+			return nil
+		})
+	}
+	err := tx.ForEach(func(_ []byte, b *bolt.Bucket) error { return walk(b) })
+	_ = sink
+	return err
 }
 
 func checkColl(tx *bolt.Tx, mc *memColl) error {

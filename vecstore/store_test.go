@@ -399,7 +399,7 @@ func TestFilteredRecall(t *testing.T) {
 	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "recall"})
 	vecs := addRandom(t, s, c.ID, r, 0, n, dim)
 	// The same collection through a second store that hands every filter
-	// to index.Search (exact scan, two-hop walk, plain walk by selectivity).
+	// to index.Search (exact scan or filtered walk by selectivity).
 	s2, err := vecstore.Open(context.Background(), dir, vecstore.Options{DelegateFiltered: true, ExactMax: 1, ExactRatio: 1e-9})
 	if err != nil {
 		t.Fatal(err)
