@@ -99,14 +99,51 @@ func (e *Engine) getMessages(ctx context.Context, ids []int64) ([]Message, error
 	if len(ids) == 0 {
 		return []Message{}, nil
 	}
+	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: get messages: %w", err)
+	}
+	return inOrder(ids, ms), nil
+}
+
+// rankFacts reads what ranking needs of each message in ids (id,
+// confidence, created_at), in the order of ids; missing ids are skipped.
+func (e *Engine) rankFacts(ctx context.Context, ids []int64) ([]Message, error) {
+	if len(ids) == 0 {
+		return []Message{}, nil
+	}
+	rows, err := e.r.QueryContext(ctx, "SELECT m.id, m.confidence, m.created_at FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: get messages: %w", classify(err))
+	}
+	defer rows.Close()
+	var ms []Message
+	for rows.Next() {
+		var m Message
+		var created int64
+		if err := rows.Scan(&m.ID, &m.Confidence, &created); err != nil {
+			return nil, fmt.Errorf("engine: get messages: %w", classify(err))
+		}
+		m.CreatedAt = fromMillis(created)
+		ms = append(ms, m)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("engine: get messages: %w", classify(err))
+	}
+	return inOrder(ids, ms), nil
+}
+
+// int64Args returns ids as query arguments.
+func int64Args(ids []int64) []any {
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
 	}
-	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: get messages: %w", err)
-	}
+	return args
+}
+
+// inOrder returns ms in the order of ids; ids without a message are skipped.
+func inOrder(ids []int64, ms []Message) []Message {
 	byID := make(map[int64]Message, len(ms))
 	for _, m := range ms {
 		byID[m.ID] = m
@@ -117,44 +154,7 @@ func (e *Engine) getMessages(ctx context.Context, ids []int64) ([]Message, error
 			out = append(out, m)
 		}
 	}
-	return out, nil
-}
-
-// rankFacts reads what ranking needs of each message in ids (id,
-// confidence, created_at), in the order of ids; missing ids are skipped.
-func (e *Engine) rankFacts(ctx context.Context, ids []int64) ([]Message, error) {
-	if len(ids) == 0 {
-		return []Message{}, nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	rows, err := e.r.QueryContext(ctx, "SELECT m.id, m.confidence, m.created_at FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: get messages: %w", classify(err))
-	}
-	defer rows.Close()
-	byID := make(map[int64]Message, len(ids))
-	for rows.Next() {
-		var m Message
-		var created int64
-		if err := rows.Scan(&m.ID, &m.Confidence, &created); err != nil {
-			return nil, fmt.Errorf("engine: get messages: %w", classify(err))
-		}
-		m.CreatedAt = fromMillis(created)
-		byID[m.ID] = m
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: get messages: %w", classify(err))
-	}
-	out := make([]Message, 0, len(byID))
-	for _, id := range ids {
-		if m, ok := byID[id]; ok {
-			out = append(out, m)
-		}
-	}
-	return out, nil
+	return out
 }
 
 func placeholders(n int) string {

@@ -291,13 +291,9 @@ func (m vectorMeta) metadata() vecstore.Metadata {
 }
 
 func (e *Engine) loadVectorMeta(ctx context.Context, ids []int64) (map[int64]vectorMeta, error) {
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
 	rows, err := e.r.QueryContext(ctx, `SELECT m.id, m.content, m.channel_id, ch.channel_type, m.sender_id, m.sender_project_id,
 		m.created_at, m.confidence, m.message_type, m.word_count, m.has_breadcrumbs
-		FROM messages m JOIN channels ch ON ch.id = m.channel_id WHERE m.id IN (`+placeholders(len(ids))+")", args...)
+		FROM messages m JOIN channels ch ON ch.id = m.channel_id WHERE m.id IN (`+placeholders(len(ids))+")", int64Args(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: vectors: %w", classify(err))
 	}
