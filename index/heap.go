@@ -83,6 +83,15 @@ func (h *maxHeap) pop() cand {
 	return top
 }
 
+// keep adds c to a heap that holds the k nearest candidates seen so far.
+func (h *maxHeap) keep(c cand, k int) {
+	if len(*h) < k {
+		h.push(c)
+	} else if c.less((*h)[0]) {
+		h.replaceTop(c)
+	}
+}
+
 // replaceTop replaces the farthest candidate with c.
 func (h *maxHeap) replaceTop(c cand) {
 	(*h)[0] = c

@@ -436,11 +436,7 @@ func (x *Index) exactParallelLocked(s *scratch, q []float32, k int, allow Allow,
 	h := s.res[:0]
 	for _, b := range bests {
 		for _, c := range b {
-			if len(h) < k {
-				h.push(c)
-			} else if c.less(h[0]) {
-				h.replaceTop(c)
-			}
+			h.keep(c, k)
 		}
 	}
 	s.res = h
@@ -464,11 +460,7 @@ func (x *Index) scanInto(h maxHeap, dists []float32, q []float32, k int, ids []u
 		if !x.isL2 {
 			d = 1 - d
 		}
-		if c := (cand{d, id}); len(h) < k {
-			h.push(c)
-		} else if c.less(h[0]) {
-			h.replaceTop(c)
-		}
+		h.keep(cand{d, id}, k)
 	}
 	return h
 }
