@@ -16,13 +16,17 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|speed [flags]")
+		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|fusion|speed [flags]")
 		os.Exit(2)
 	}
 	var err error
 	switch os.Args[1] {
 	case "quality":
 		err = runQuality(ctx, os.Args[2:])
+	case "fusion":
+		err = runFusion(ctx, os.Args[2:])
+	case "locomo":
+		err = runLoCoMo(ctx, os.Args[2:])
 	case "speed":
 		err = runSpeed(ctx, os.Args[2:])
 	default:

@@ -20,10 +20,39 @@ type namedEmbedder struct {
 	emb        engine.Embedder
 }
 
+// openModel opens a model given as [LABEL=]DIR, behind the disk cache
+// when cacheDir is set.
+func openModel(ctx context.Context, spec, cacheDir string) (namedEmbedder, func(), error) {
+	label, dir, ok := strings.Cut(spec, "=")
+	if !ok {
+		label, dir = filepath.Base(spec), spec
+	}
+	m, err := embed.Open(ctx, dir, embed.Options{})
+	if err != nil {
+		return namedEmbedder{}, nil, err
+	}
+	ne := namedEmbedder{name: label + " (" + m.ModelID()[:min(len(m.ModelID()), 40)] + "…)", note: "real weights", emb: m}
+	if strings.HasSuffix(label, "random") {
+		ne.note = "random weights: no semantics"
+	}
+	closeFn := func() { m.Close() }
+	if cacheDir != "" {
+		c, err := bench.OpenCachedEmbedder(m, cacheDir)
+		if err != nil {
+			m.Close()
+			return namedEmbedder{}, nil, err
+		}
+		ne.emb = c
+		closeFn = func() { c.Close(); m.Close() }
+	}
+	return ne, closeFn, nil
+}
+
 func runQuality(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("quality", flag.ExitOnError)
 	data := fs.String("datasets", "../shared/datasets", "dev datasets `DIR`")
-	models := fs.String("models", "", "comma-separated embedding model `DIRS` (e.g. the repo's random-weight test models)")
+	models := fs.String("models", "", "comma-separated embedding models, each `[LABEL=]DIR` (a label ending in \"random\" marks a random-weight test model)")
+	cache := fs.String("cache", "/tmp/cairn-quality-cache", "embedding cache `DIR` (vectors keyed by model id and text; \"\" = none)")
 	sets := fs.String("sets", "cranfield,cosqa,stsb", "sets to run")
 	noBaselines := fs.Bool("no-baselines", false, "skip the noise and lexical-hash stand-in embedders")
 	fs.Parse(args)
@@ -34,16 +63,16 @@ func runQuality(ctx context.Context, args []string) error {
 			namedEmbedder{"noise (random vector per text)", "no signal: worst case for fusion", bench.NoiseEmbedder{D: 384}},
 			namedEmbedder{"lexical hash bag-of-words", "not a language model: lexical signal only", bench.LexicalEmbedder{D: 384}})
 	}
-	for _, dir := range strings.Split(*models, ",") {
-		if dir == "" {
+	for _, spec := range strings.Split(*models, ",") {
+		if spec == "" {
 			continue
 		}
-		m, err := embed.Open(ctx, dir, embed.Options{})
+		ne, closeFn, err := openModel(ctx, spec, *cache)
 		if err != nil {
 			return err
 		}
-		defer m.Close()
-		embs = append(embs, namedEmbedder{filepath.Base(dir) + " (" + m.ModelID()[:min(len(m.ModelID()), 40)] + "…)", "random weights: no semantics", m})
+		defer closeFn()
+		embs = append(embs, ne)
 	}
 
 	fmt.Printf("# hybrid search quality, %s, %s %s/%s, %d CPUs\n\n", time.Now().UTC().Format(time.DateOnly), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/bench"
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// runLoCoMo runs the LoCoMo dev protocol (../shared/datasets/README.md):
+// one message per turn in a channel per conversation, each question
+// searched in its channel through Engine.Search, turn-level recall@5,
+// recall@10 and hit@10 per category and overall.
+func runLoCoMo(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("locomo", flag.ExitOnError)
+	data := fs.String("datasets", "../shared/datasets", "dev datasets `DIR` (reads DIR/locomo-dev)")
+	models := fs.String("models", "", "comma-separated embedding models, each `[LABEL=]DIR`")
+	cache := fs.String("cache", "/tmp/cairn-quality-cache", "embedding cache `DIR` (\"\" = none)")
+	captions := fs.Bool("captions", true, "append shared photos' captions to the turn text")
+	profiles := fs.Bool("profiles", false, "also run hybrid search under every ranking profile")
+	fs.Parse(args)
+
+	convs, err := bench.LoadLoCoMo(filepath.Join(*data, "locomo-dev"))
+	if err != nil {
+		return err
+	}
+	nq, nt := 0, 0
+	for _, c := range convs {
+		nq += len(c.Questions)
+		nt += len(c.Turns)
+	}
+	fmt.Printf("# LoCoMo dev, turn-level retrieval, %s, %s %s/%s, %d CPUs\n\n", time.Now().UTC().Format(time.DateOnly), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	fmt.Printf("%d conversations, %d turns, %d questions (categories 1-4); top 10 per question in its channel; captions appended: %v\n\n", len(convs), nt, nq, *captions)
+	cats := bench.LoCoMoCategories()
+	fmt.Print("| system | mode | R@5 | R@10 | hit@10 |")
+	for _, c := range cats {
+		fmt.Printf(" %s R@10 |", c)
+	}
+	fmt.Print("\n|---|---|---:|---:|---:|")
+	for range cats {
+		fmt.Print("---:|")
+	}
+	fmt.Println()
+	row := func(system, mode string, r bench.LoCoMoResult) {
+		o := r["overall"]
+		fmt.Printf("| %s | %s | %.3f | %.3f | %.3f |", system, mode, o.Recall5, o.Recall10, o.Hit10)
+		for _, c := range cats {
+			fmt.Printf(" %.3f |", r[c].Recall10)
+		}
+		fmt.Println()
+	}
+	run := func(emb engine.Embedder, system string, reqs []engine.SearchRequest, names []string) error {
+		dir, err := os.MkdirTemp("", "locomobench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		lc, err := bench.LoadLoCoMoCorpus(ctx, dir, convs, bench.LoCoMoOptions{Captions: *captions, Engine: engine.Options{Embedder: emb}})
+		if err != nil {
+			return err
+		}
+		defer lc.Close()
+		for i, req := range reqs {
+			r, err := lc.Evaluate(ctx, req)
+			if err != nil {
+				return err
+			}
+			row(system, names[i], r)
+		}
+		return nil
+	}
+	if err := run(nil, "cairn", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword (BM25)"}); err != nil {
+		return err
+	}
+	for _, spec := range strings.Split(*models, ",") {
+		if spec == "" {
+			continue
+		}
+		ne, closeFn, err := openModel(ctx, spec, *cache)
+		if err != nil {
+			return err
+		}
+		reqs := []engine.SearchRequest{
+			{Mode: engine.ModeSemantic},
+			{Mode: engine.ModeHybrid},
+			{Mode: engine.ModeHybrid, Fusion: engine.FusionWeighted},
+			{Mode: engine.ModeHybrid, Fusion: engine.FusionMinMax},
+			{Mode: engine.ModeHybrid, Fusion: engine.FusionRRF},
+		}
+		names := []string{"semantic", "hybrid (default: " + string(engine.DefaultFusion) + ")", "hybrid weighted", "hybrid minmax", "hybrid rrf"}
+		if *profiles {
+			for _, p := range engine.Profiles() {
+				if p == engine.ProfileCustom {
+					continue
+				}
+				reqs = append(reqs, engine.SearchRequest{Mode: engine.ModeHybrid, Ranking: engine.Ranking{Profile: p}})
+				names = append(names, "hybrid, profile "+p)
+			}
+		}
+		err = run(ne.emb, "cairn "+ne.name, reqs, names)
+		closeFn()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

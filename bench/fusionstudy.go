@@ -1,0 +1,297 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// A fusion study replays hybrid search offline to choose fusion and
+// weights: the keyword lists come from the engine (keyword mode, the depth
+// hybrid search asks for), the similarities are exact cosines of the
+// cached vectors, and the fusion formulas mirror engine/hybrid.go. It is a
+// tool for exploring many settings in seconds; the figures reported as
+// cairn's are always measured through Engine.Search.
+
+// StudyQuery is one query of a study.
+type StudyQuery struct {
+	Vec  []float32
+	KW   []StudyHit // keyword hits in rank order, Norm = score / best
+	Pool []int      // items the query may retrieve (its channel); nil = all
+	// Judge scores a ranking of item indexes.
+	Judge func(ranked []int) map[string]float64
+	Group string // category, for per-group means ("" = none)
+}
+
+// StudyHit is a keyword hit.
+type StudyHit struct {
+	Item int
+	Norm float64
+}
+
+// Study is a set's items and queries.
+type Study struct {
+	Name    string
+	Items   [][]float32
+	Queries []StudyQuery
+	Depth   int // candidates per side (engine's candidateDepth for the limit)
+	Limit   int
+}
+
+// Fuser is one fusion setting: it returns the fused relevance of a
+// candidate from its normalized keyword score (0 = no keyword hit), its
+// 1-based keyword and semantic ranks (0 = not in that list) and its exact
+// cosine similarity; mm holds the candidates' keyword and similarity
+// minima and maxima for min-max fusions.
+type Fuser struct {
+	Name string
+	F    func(c StudyCand, mm MinMax) float64
+}
+
+// StudyCand is a candidate's inputs to fusion.
+type StudyCand struct {
+	KW, KWRaw       float64
+	KWRank, SemRank int
+	Sim             float64
+}
+
+// MinMax are the candidates' score ranges.
+type MinMax struct{ KLo, KHi, SLo, SHi float64 }
+
+// Run evaluates one fuser and returns the mean of every judged figure,
+// overall and per group ("group/figure").
+func (s *Study) Run(f Fuser) map[string]float64 {
+	sum := map[string]float64{}
+	cnt := map[string]int{}
+	for _, q := range s.Queries {
+		ranked := s.rank(q, f)
+		for k, v := range q.Judge(ranked) {
+			sum[k] += v
+			cnt[k]++
+			if q.Group != "" {
+				sum[q.Group+"/"+k] += v
+				cnt[q.Group+"/"+k]++
+			}
+		}
+	}
+	for k := range sum {
+		sum[k] /= float64(cnt[k])
+	}
+	return sum
+}
+
+func (s *Study) rank(q StudyQuery, f Fuser) []int {
+	pool := q.Pool
+	if pool == nil {
+		pool = make([]int, len(s.Items))
+		for i := range pool {
+			pool[i] = i
+		}
+	}
+	sims := make(map[int]float64, len(pool))
+	order := make([]int, len(pool))
+	copy(order, pool)
+	for _, it := range pool {
+		sims[it] = dot(q.Vec, s.Items[it])
+	}
+	sort.SliceStable(order, func(a, b int) bool { return sims[order[a]] > sims[order[b]] })
+	cands := map[int]*StudyCand{}
+	get := func(it int) *StudyCand {
+		c := cands[it]
+		if c == nil {
+			c = &StudyCand{Sim: sims[it]}
+			cands[it] = c
+		}
+		return c
+	}
+	for i, it := range order[:min(s.Depth, len(order))] {
+		get(it).SemRank = i + 1
+	}
+	for i, h := range q.KW[:min(s.Depth, len(q.KW))] {
+		c := get(h.Item)
+		c.KW, c.KWRank = h.Norm, i+1
+	}
+	mm := MinMax{math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)}
+	for _, c := range cands {
+		mm.KLo, mm.KHi = min(mm.KLo, c.KW), max(mm.KHi, c.KW)
+		mm.SLo, mm.SHi = min(mm.SLo, c.Sim), max(mm.SHi, c.Sim)
+	}
+	type scored struct {
+		it int
+		f  float64
+	}
+	out := make([]scored, 0, len(cands))
+	for it, c := range cands {
+		out = append(out, scored{it, f.F(*c, mm)})
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].f != out[b].f {
+			return out[a].f > out[b].f
+		}
+		return out[a].it > out[b].it
+	})
+	ranked := make([]int, 0, s.Limit)
+	for _, x := range out[:min(s.Limit, len(out))] {
+		ranked = append(ranked, x.it)
+	}
+	return ranked
+}
+
+func dot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+// Weighted is alpha*keyword + (1-alpha)*similarity (engine's "weighted").
+func Weighted(alpha float64) Fuser {
+	return Fuser{fmt.Sprintf("weighted kw=%.2f", alpha), func(c StudyCand, _ MinMax) float64 {
+		return alpha*c.KW + (1-alpha)*max(0, c.Sim)
+	}}
+}
+
+// MinMaxFuser is alpha*minmax(keyword) + (1-alpha)*minmax(similarity).
+func MinMaxFuser(alpha float64) Fuser {
+	return Fuser{fmt.Sprintf("minmax kw=%.2f", alpha), func(c StudyCand, mm MinMax) float64 {
+		var k, s float64
+		if mm.KHi > mm.KLo {
+			k = (c.KW - mm.KLo) / (mm.KHi - mm.KLo)
+		}
+		if mm.SHi > mm.SLo {
+			s = (c.Sim - mm.SLo) / (mm.SHi - mm.SLo)
+		}
+		return alpha*k + (1-alpha)*s
+	}}
+}
+
+// RRF is alpha/(k+rank_kw) + (1-alpha)/(k+rank_sem).
+func RRF(k int, alpha float64) Fuser {
+	return Fuser{fmt.Sprintf("rrf k=%d kw=%.2f", k, alpha), func(c StudyCand, _ MinMax) float64 {
+		var s float64
+		if c.KWRank > 0 {
+			s += alpha / float64(k+c.KWRank)
+		}
+		if c.SemRank > 0 {
+			s += (1 - alpha) / float64(k+c.SemRank)
+		}
+		return s
+	}}
+}
+
+// StudyRetrieval builds a study of a retrieval set: keyword lists from a
+// keyword-only corpus c, vectors from emb (use a CachedEmbedder).
+func StudyRetrieval(ctx context.Context, c *Corpus, emb engine.Embedder, limit int) (*Study, error) {
+	s := &Study{Name: c.Set.Name, Limit: limit, Depth: min(engine.MaxLimit, max(100, 2*limit))}
+	texts := make([]string, len(c.Set.Docs))
+	index := map[string]int{}
+	for i, d := range c.Set.Docs {
+		texts[i] = DocContent(d)
+		index[d.ID] = i
+	}
+	vecs, err := embedAll(ctx, emb, texts)
+	if err != nil {
+		return nil, err
+	}
+	s.Items = vecs
+	for _, q := range c.Set.Queries {
+		rel := c.Set.Qrels[q.ID]
+		if len(rel) == 0 {
+			continue
+		}
+		qv, err := emb.Embed(ctx, []string{q.Text})
+		if err != nil {
+			return nil, err
+		}
+		res, err := c.Engine.Search(ctx, engine.SearchRequest{Query: q.Text, Limit: s.Depth, Mode: engine.ModeKeyword})
+		if err != nil {
+			return nil, err
+		}
+		sq := StudyQuery{Vec: qv[0]}
+		for _, r := range res {
+			ids := c.docsOf[r.Message.ID]
+			if len(ids) > 0 {
+				sq.KW = append(sq.KW, StudyHit{Item: index[ids[0]], Norm: r.Scores.Keyword})
+			}
+		}
+		docs := c.Set.Docs
+		sq.Judge = func(ranked []int) map[string]float64 {
+			ids := make([]string, len(ranked))
+			for i, it := range ranked {
+				ids[i] = docs[it].ID
+			}
+			return map[string]float64{"nDCG@10": ndcg(ids, rel, 10), "recall@100": recall(ids, rel, 100)}
+		}
+		s.Queries = append(s.Queries, sq)
+	}
+	return s, nil
+}
+
+// StudyLoCoMo builds a study of the LoCoMo dev protocol from a keyword-only
+// corpus lc, vectors from emb of text(turn) for each turn.
+func StudyLoCoMo(ctx context.Context, lc *LoCoMoCorpus, emb engine.Embedder, text func(Conversation, Turn) string) (*Study, error) {
+	s := &Study{Name: "locomo-dev", Limit: 10, Depth: 100}
+	itemOf := map[string]int{} // channel + dia_id -> item
+	var texts []string
+	var dias []string
+	pools := map[string][]int{}
+	for _, c := range lc.Convs {
+		ch := LoCoMoChannel(c)
+		for _, t := range c.Turns {
+			itemOf[ch+"/"+t.DiaID] = len(texts)
+			pools[ch] = append(pools[ch], len(texts))
+			texts = append(texts, text(c, t))
+			dias = append(dias, t.DiaID)
+		}
+	}
+	vecs, err := embedAll(ctx, emb, texts)
+	if err != nil {
+		return nil, err
+	}
+	s.Items = vecs
+	for _, c := range lc.Convs {
+		ch := LoCoMoChannel(c)
+		for _, q := range c.Questions {
+			qv, err := emb.Embed(ctx, []string{q.Text})
+			if err != nil {
+				return nil, err
+			}
+			res, err := lc.Engine.Search(ctx, engine.SearchRequest{Query: q.Text, Limit: s.Depth, Mode: engine.ModeKeyword, Filter: engine.Filter{ChannelIDs: []string{ch}}})
+			if err != nil {
+				return nil, err
+			}
+			sq := StudyQuery{Vec: qv[0], Pool: pools[ch], Group: q.Category}
+			for _, r := range res {
+				sq.KW = append(sq.KW, StudyHit{Item: itemOf[ch+"/"+lc.diaOf[r.Message.ID]], Norm: r.Scores.Keyword})
+			}
+			ev := q.Evidence
+			sq.Judge = func(ranked []int) map[string]float64 {
+				ids := make([]string, len(ranked))
+				for i, it := range ranked {
+					ids[i] = dias[it]
+				}
+				var m TurnMetrics
+				m.add(ids, ev)
+				return map[string]float64{"R@5": m.Recall5, "R@10": m.Recall10, "hit@10": m.Hit10}
+			}
+			s.Queries = append(s.Queries, sq)
+		}
+	}
+	return s, nil
+}
+
+func embedAll(ctx context.Context, emb engine.Embedder, texts []string) ([][]float32, error) {
+	out := make([][]float32, 0, len(texts))
+	for i := 0; i < len(texts); i += 64 {
+		v, err := emb.Embed(ctx, texts[i:min(i+64, len(texts))])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v...)
+	}
+	return out, nil
+}
