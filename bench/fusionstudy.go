@@ -24,6 +24,9 @@ type StudyQuery struct {
 	// Judge scores a ranking of item indexes.
 	Judge func(ranked []int) map[string]float64
 	Group string // category, for per-group means ("" = none)
+	// Boost is added, times Study.BoostWeight, to an item's fused score
+	// when the item is a candidate.
+	Boost map[int]float64
 }
 
 // StudyHit is a keyword hit.
@@ -39,6 +42,8 @@ type Study struct {
 	Queries []StudyQuery
 	Depth   int // candidates per side (engine's candidateDepth for the limit)
 	Limit   int
+	// BoostWeight scales StudyQuery.Boost.
+	BoostWeight float64
 }
 
 // Fuser is one fusion setting: it returns the fused relevance of a
@@ -125,7 +130,7 @@ func (s *Study) rank(q StudyQuery, f Fuser) []int {
 	}
 	out := make([]scored, 0, len(cands))
 	for it, c := range cands {
-		out = append(out, scored{it, f.F(*c, mm)})
+		out = append(out, scored{it, f.F(*c, mm) + s.BoostWeight*q.Boost[it]})
 	}
 	sort.Slice(out, func(a, b int) bool {
 		if out[a].f != out[b].f {
@@ -231,9 +236,30 @@ func StudyRetrieval(ctx context.Context, c *Corpus, emb engine.Embedder, limit i
 	return s, nil
 }
 
+// LoCoMoStudyOptions are the variants a LoCoMo study replays.
+type LoCoMoStudyOptions struct {
+	// ItemText is the text embedded for a turn (default: TurnContent with captions).
+	ItemText func(Conversation, Turn) string
+	// SemQuery and KWQuery rewrite the question for each side (default: as is).
+	SemQuery, KWQuery func(Conversation, string) string
+	// Boost gives an item's boost for a question (nil = none).
+	Boost func(Conversation, Turn, string) float64
+}
+
 // StudyLoCoMo builds a study of the LoCoMo dev protocol from a keyword-only
-// corpus lc, vectors from emb of text(turn) for each turn.
-func StudyLoCoMo(ctx context.Context, lc *LoCoMoCorpus, emb engine.Embedder, text func(Conversation, Turn) string) (*Study, error) {
+// corpus lc and vectors from emb.
+func StudyLoCoMo(ctx context.Context, lc *LoCoMoCorpus, emb engine.Embedder, o LoCoMoStudyOptions) (*Study, error) {
+	text := o.ItemText
+	if text == nil {
+		text = func(_ Conversation, t Turn) string { return TurnContent(t, true) }
+	}
+	same := func(_ Conversation, q string) string { return q }
+	if o.SemQuery == nil {
+		o.SemQuery = same
+	}
+	if o.KWQuery == nil {
+		o.KWQuery = same
+	}
 	s := &Study{Name: "locomo-dev", Limit: 10, Depth: 100}
 	itemOf := map[string]int{} // channel + dia_id -> item
 	var texts []string
@@ -256,15 +282,23 @@ func StudyLoCoMo(ctx context.Context, lc *LoCoMoCorpus, emb engine.Embedder, tex
 	for _, c := range lc.Convs {
 		ch := LoCoMoChannel(c)
 		for _, q := range c.Questions {
-			qv, err := emb.Embed(ctx, []string{q.Text})
+			qv, err := emb.Embed(ctx, []string{o.SemQuery(c, q.Text)})
 			if err != nil {
 				return nil, err
 			}
-			res, err := lc.Engine.Search(ctx, engine.SearchRequest{Query: q.Text, Limit: s.Depth, Mode: engine.ModeKeyword, Filter: engine.Filter{ChannelIDs: []string{ch}}})
+			res, err := lc.Engine.Search(ctx, engine.SearchRequest{Query: o.KWQuery(c, q.Text), Limit: s.Depth, Mode: engine.ModeKeyword, Filter: engine.Filter{ChannelIDs: []string{ch}}})
 			if err != nil {
 				return nil, err
 			}
 			sq := StudyQuery{Vec: qv[0], Pool: pools[ch], Group: q.Category}
+			if o.Boost != nil {
+				sq.Boost = map[int]float64{}
+				for _, t := range c.Turns {
+					if b := o.Boost(c, t, q.Text); b != 0 {
+						sq.Boost[itemOf[ch+"/"+t.DiaID]] = b
+					}
+				}
+			}
 			for _, r := range res {
 				sq.KW = append(sq.KW, StudyHit{Item: itemOf[ch+"/"+lc.diaOf[r.Message.ID]], Norm: r.Scores.Keyword})
 			}

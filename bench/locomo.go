@@ -20,7 +20,9 @@ import (
 var locomoCategories = []string{1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 // LoCoMoCategories lists the scored categories in report order.
-func LoCoMoCategories() []string { return []string{"multi-hop", "temporal", "open-domain", "single-hop"} }
+func LoCoMoCategories() []string {
+	return []string{"multi-hop", "temporal", "open-domain", "single-hop"}
+}
 
 // Conversation is one LoCoMo conversation: its turns in order and its
 // scored questions.

@@ -46,6 +46,10 @@ type Options struct {
 	// (issue 8; WriteResult.Redactions reports the counts); nil stores
 	// content as given.
 	Redactor *redact.Redactor
+	// EmbedContext is what is embedded with each message's content ("" =
+	// EmbedContent). Vectors already stored keep the text they were made
+	// from: changing it calls for a rebuild.
+	EmbedContext EmbedContext
 }
 
 // Embedder turns texts into vectors. embed.Model satisfies it.
@@ -77,6 +81,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ReadConns == 0 {
 		o.ReadConns = 4
+	}
+	if err := o.EmbedContext.check(); err != nil {
+		return o, err
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -27,7 +27,8 @@ type Fusion string
 
 // Fusions. See DefaultFusion for the measured choice.
 const (
-	// FusionWeighted: 0.5*keyword + 0.5*similarity, where keyword is the
+	// FusionWeighted: w*keyword + (1-w)*similarity (w = KeywordWeight,
+	// engine/fusion.go), where keyword is the
 	// BM25 score divided by the best BM25 score of the query's keyword hits
 	// and similarity the raw cosine similarity (clamped to [0,1]) computed
 	// exactly for every candidate that has a vector. Because cosine is not
@@ -168,6 +169,13 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 		return c
 	}
 
+	// Both sides search the query without the senders it names; their
+	// messages are boosted instead (engine/queryshape.go).
+	query, named, err := e.senderMentions(ctx, req.Query)
+	if err != nil {
+		return resp, err
+	}
+
 	// Semantic side.
 	wantVec := mode != ModeKeyword
 	kwText := "" // the keyword query actually run (frequent terms pruned)
@@ -193,7 +201,7 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 			if set.State == SetBuilding {
 				resp.Notes = append(resp.Notes, "vectors of "+set.ModelID+" are still being built: messages not embedded yet are found by keyword only (vector_missing)")
 			}
-			vs, err := e.vec.emb.Embed(ctx, []string{req.Query})
+			vs, err := e.vec.emb.Embed(ctx, []string{query})
 			switch {
 			case err != nil && (mode == ModeSemantic || ctx.Err() != nil):
 				return resp, fmt.Errorf("engine: embed query: %w", err)
@@ -225,7 +233,7 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if mode != ModeSemantic {
 		// In-memory index when ready (exact BM25), else FTS5 with
 		// frequent terms pruned (engine/keyword_index.go).
-		hits, text, err := e.keywordHits(ctx, req.Query, flt.sql, flt.args, depth)
+		hits, text, err := e.keywordHits(ctx, query, flt.sql, flt.args, depth)
 		if err != nil {
 			return resp, err
 		}
@@ -313,11 +321,11 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 						s = 1
 					}
 				}
-				c.fused = 0.5*k + 0.5*s
+				c.fused = KeywordWeight*k + (1-KeywordWeight)*s
 			}
 		default: // FusionWeighted
 			for _, c := range cands {
-				c.fused = 0.5*c.kwNorm + 0.5*clamp01(c.sim)
+				c.fused = KeywordWeight*c.kwNorm + (1-KeywordWeight)*clamp01(c.sim)
 			}
 		}
 	}
@@ -332,6 +340,7 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	out := make([]SearchResult, 0, len(facts))
 	for _, f := range facts {
 		c := cands[f.ID]
+		c.fused = boostSender(c.fused, f.SenderID, named)
 		rec, fin := rank.final(c.fused, f.Confidence, now.Sub(f.CreatedAt))
 		out = append(out, SearchResult{
 			Message: f, Score: fin, KeywordScore: c.kw,

@@ -248,9 +248,9 @@ func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25 map[i
 				if shi > slo {
 					s = (x.sim - slo) / (shi - slo)
 				}
-				rel = 0.5*k + 0.5*s
+				rel = engine.KeywordWeight*k + (1-engine.KeywordWeight)*s
 			default:
-				rel = 0.5*x.kn + 0.5*clamp(x.sim)
+				rel = engine.KeywordWeight*x.kn + (1-engine.KeywordWeight)*clamp(x.sim)
 			}
 		}
 		age := c.now.Sub(x.m.CreatedAt)

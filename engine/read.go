@@ -107,12 +107,12 @@ func (e *Engine) getMessages(ctx context.Context, ids []int64) ([]Message, error
 }
 
 // rankFacts reads what ranking needs of each message in ids (id,
-// confidence, created_at), in the order of ids; missing ids are skipped.
+// sender_id, confidence, created_at), in the order of ids; missing ids are skipped.
 func (e *Engine) rankFacts(ctx context.Context, ids []int64) ([]Message, error) {
 	if len(ids) == 0 {
 		return []Message{}, nil
 	}
-	rows, err := e.r.QueryContext(ctx, "SELECT m.id, m.confidence, m.created_at FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
+	rows, err := e.r.QueryContext(ctx, "SELECT m.id, m.sender_id, m.confidence, m.created_at FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: get messages: %w", classify(err))
 	}
@@ -121,7 +121,7 @@ func (e *Engine) rankFacts(ctx context.Context, ids []int64) ([]Message, error) 
 	for rows.Next() {
 		var m Message
 		var created int64
-		if err := rows.Scan(&m.ID, &m.Confidence, &created); err != nil {
+		if err := rows.Scan(&m.ID, &m.SenderID, &m.Confidence, &created); err != nil {
 			return nil, fmt.Errorf("engine: get messages: %w", classify(err))
 		}
 		m.CreatedAt = fromMillis(created)

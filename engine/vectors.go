@@ -364,7 +364,7 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 		if len(todo) > 0 {
 			texts := make([]string, len(todo))
 			for i, m := range todo {
-				texts[i] = m.content
+				texts[i] = embedText(e.opts.EmbedContext, m)
 			}
 			vecs, err := e.vec.emb.Embed(ctx, texts)
 			if err != nil {

@@ -44,7 +44,7 @@ func runFusion(ctx context.Context, args []string) error {
 			if err != nil {
 				return err
 			}
-			s, err = bench.StudyLoCoMo(ctx, lc, ne.emb, func(_ bench.Conversation, t bench.Turn) string { return bench.TurnContent(t, true) })
+			s, err = bench.StudyLoCoMo(ctx, lc, ne.emb, bench.LoCoMoStudyOptions{})
 			lc.Close()
 			if err != nil {
 				return err

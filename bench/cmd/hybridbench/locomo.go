@@ -25,6 +25,7 @@ func runLoCoMo(ctx context.Context, args []string) error {
 	cache := fs.String("cache", "/tmp/cairn-quality-cache", "embedding cache `DIR` (\"\" = none)")
 	captions := fs.Bool("captions", true, "append shared photos' captions to the turn text")
 	profiles := fs.Bool("profiles", false, "also run hybrid search under every ranking profile")
+	contexts := fs.String("embed-context", "content", "comma-separated engine EmbedContext values to run each model with (content, sender-date)")
 	fs.Parse(args)
 
 	convs, err := bench.LoadLoCoMo(filepath.Join(*data, "locomo-dev"))
@@ -56,13 +57,13 @@ func runLoCoMo(ctx context.Context, args []string) error {
 		}
 		fmt.Println()
 	}
-	run := func(emb engine.Embedder, system string, reqs []engine.SearchRequest, names []string) error {
+	run := func(emb engine.Embedder, ec engine.EmbedContext, system string, reqs []engine.SearchRequest, names []string) error {
 		dir, err := os.MkdirTemp("", "locomobench-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		lc, err := bench.LoadLoCoMoCorpus(ctx, dir, convs, bench.LoCoMoOptions{Captions: *captions, Engine: engine.Options{Embedder: emb}})
+		lc, err := bench.LoadLoCoMoCorpus(ctx, dir, convs, bench.LoCoMoOptions{Captions: *captions, Engine: engine.Options{Embedder: emb, EmbedContext: ec}})
 		if err != nil {
 			return err
 		}
@@ -76,7 +77,7 @@ func runLoCoMo(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	if err := run(nil, "cairn", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword (BM25)"}); err != nil {
+	if err := run(nil, "", "cairn", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword (BM25)"}); err != nil {
 		return err
 	}
 	for _, spec := range strings.Split(*models, ",") {
@@ -104,7 +105,11 @@ func runLoCoMo(ctx context.Context, args []string) error {
 				names = append(names, "hybrid, profile "+p)
 			}
 		}
-		err = run(ne.emb, "cairn "+ne.name, reqs, names)
+		for _, ec := range strings.Split(*contexts, ",") {
+			if err = run(ne.emb, engine.EmbedContext(ec), "cairn "+ne.name+", embed "+ec, reqs, names); err != nil {
+				break
+			}
+		}
 		closeFn()
 		if err != nil {
 			return err

@@ -16,7 +16,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|fusion|speed [flags]")
+		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|fusion|speed [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -25,6 +25,8 @@ func main() {
 		err = runQuality(ctx, os.Args[2:])
 	case "fusion":
 		err = runFusion(ctx, os.Args[2:])
+	case "locomo-study":
+		err = runLoCoMoStudy(ctx, os.Args[2:])
 	case "locomo":
 		err = runLoCoMo(ctx, os.Args[2:])
 	case "speed":

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/embed"
+	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -27,7 +28,14 @@ func openModel(ctx context.Context, spec, cacheDir string) (namedEmbedder, func(
 	if !ok {
 		label, dir = filepath.Base(spec), spec
 	}
-	m, err := embed.Open(ctx, dir, embed.Options{})
+	var m *embed.Model
+	var err error
+	if dir == "builtin" {
+		// The model compiled into the binary (embed/builtin).
+		m, err = builtin.Open(ctx, embed.Options{})
+	} else {
+		m, err = embed.Open(ctx, dir, embed.Options{})
+	}
 	if err != nil {
 		return namedEmbedder{}, nil, err
 	}
@@ -51,7 +59,7 @@ func openModel(ctx context.Context, spec, cacheDir string) (namedEmbedder, func(
 func runQuality(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("quality", flag.ExitOnError)
 	data := fs.String("datasets", "../shared/datasets", "dev datasets `DIR`")
-	models := fs.String("models", "", "comma-separated embedding models, each `[LABEL=]DIR` (a label ending in \"random\" marks a random-weight test model)")
+	models := fs.String("models", "", "comma-separated embedding models, each `[LABEL=]DIR` (DIR \"builtin\" = the built-in model; a label ending in \"random\" marks a random-weight test model)")
 	cache := fs.String("cache", "/tmp/cairn-quality-cache", "embedding cache `DIR` (vectors keyed by model id and text; \"\" = none)")
 	sets := fs.String("sets", "cranfield,cosqa,stsb", "sets to run")
 	noBaselines := fs.Bool("no-baselines", false, "skip the noise and lexical-hash stand-in embedders")

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/cairn-dev/cairn/bench"
+)
+
+// runLoCoMoStudy replays LoCoMo retrieval offline for variants of what is
+// embedded, how the question is read, and fusion (bench/fusionstudy.go).
+func runLoCoMoStudy(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("locomo-study", flag.ExitOnError)
+	data := fs.String("datasets", "../shared/datasets", "dev datasets `DIR`")
+	model := fs.String("model", "", "embedding model `[LABEL=]DIR`")
+	cache := fs.String("cache", "/tmp/cairn-quality-cache", "embedding cache `DIR`")
+	grid := fs.String("grid", "weighted:0.2,weighted:0.3,weighted:0.4,weighted:0.5,weighted:0.6,weighted:0.7,minmax:0.3,minmax:0.5,rrf:60:0.5,rrf:60:0.3", "fusers")
+	variants := fs.String("variants", "", "semicolon-separated variant names (\"\" = all)")
+	fs.Parse(args)
+	ne, closeFn, err := openModel(ctx, *model, *cache)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	convs, err := bench.LoadLoCoMo(filepath.Join(*data, "locomo-dev"))
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "locomostudy-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	lc, err := bench.LoadLoCoMoCorpus(ctx, dir, convs, bench.LoCoMoOptions{Captions: true})
+	if err != nil {
+		return err
+	}
+	defer lc.Close()
+	fusers, err := parseGrid(*grid)
+	if err != nil {
+		return err
+	}
+	speaker := func(_ bench.Conversation, t bench.Turn) string {
+		return t.Speaker + ": " + bench.TurnContent(t, true)
+	}
+	speakerDate := func(_ bench.Conversation, t bench.Turn) string {
+		return t.Speaker + " (" + t.At.Format("2 January 2006") + "): " + bench.TurnContent(t, true)
+	}
+	names := func(c bench.Conversation, q string) string {
+		for _, s := range c.Speakers {
+			q = regexp.MustCompile(`(?i)\b`+regexp.QuoteMeta(s)+`('s)?\b`).ReplaceAllString(q, "")
+		}
+		return strings.Join(strings.Fields(q), " ")
+	}
+	senderBoost := func(c bench.Conversation, t bench.Turn, q string) float64 {
+		if regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(t.Speaker) + `\b`).MatchString(q) {
+			return 1
+		}
+		return 0
+	}
+	type variant struct {
+		name  string
+		o     bench.LoCoMoStudyOptions
+		boost []float64
+	}
+	all := []variant{
+		{"base", bench.LoCoMoStudyOptions{}, nil},
+		{"embed speaker", bench.LoCoMoStudyOptions{ItemText: speaker}, nil},
+		{"embed speaker+date", bench.LoCoMoStudyOptions{ItemText: speakerDate}, nil},
+		{"names out of semantic query", bench.LoCoMoStudyOptions{SemQuery: names}, nil},
+		{"names out of both queries", bench.LoCoMoStudyOptions{SemQuery: names, KWQuery: names}, nil},
+		{"embed speaker, names out of semantic query", bench.LoCoMoStudyOptions{ItemText: speaker, SemQuery: names}, nil},
+		{"sender boost", bench.LoCoMoStudyOptions{Boost: senderBoost}, []float64{0.05, 0.1, 0.2}},
+		{"names out of semantic query + sender boost", bench.LoCoMoStudyOptions{SemQuery: names, Boost: senderBoost}, []float64{0.05, 0.1, 0.2}},
+		{"names out of both + sender boost", bench.LoCoMoStudyOptions{SemQuery: names, KWQuery: names, Boost: senderBoost}, []float64{0.05, 0.1, 0.2}},
+		{"embed speaker+date, names out of both", bench.LoCoMoStudyOptions{ItemText: speakerDate, SemQuery: names, KWQuery: names}, nil},
+		{"embed speaker+date, names out of both + sender boost", bench.LoCoMoStudyOptions{ItemText: speakerDate, SemQuery: names, KWQuery: names, Boost: senderBoost}, []float64{0.02, 0.05, 0.1}},
+		{"embed speaker+date, names out of semantic", bench.LoCoMoStudyOptions{ItemText: speakerDate, SemQuery: names}, nil},
+	}
+	want := map[string]bool{}
+	for _, v := range strings.Split(*variants, ";") {
+		if v != "" {
+			want[v] = true
+		}
+	}
+	cats := bench.LoCoMoCategories()
+	fmt.Printf("# LoCoMo study (offline replay), model %s\n\n| variant | fusion | R@10 | R@5 | hit@10 |", ne.name)
+	for _, c := range cats {
+		fmt.Printf(" %s R@10 |", c)
+	}
+	fmt.Print("\n|---|---|---:|---:|---:|" + strings.Repeat("---:|", len(cats)) + "\n")
+	for _, v := range all {
+		if len(want) > 0 && !want[v.name] {
+			continue
+		}
+		s, err := bench.StudyLoCoMo(ctx, lc, ne.emb, v.o)
+		if err != nil {
+			return err
+		}
+		boosts := v.boost
+		if boosts == nil {
+			boosts = []float64{0}
+		}
+		for _, b := range boosts {
+			s.BoostWeight = b
+			for _, f := range append([]bench.Fuser{bench.Weighted(1), bench.Weighted(0)}, fusers...) {
+				r := s.Run(f)
+				name := v.name
+				if b != 0 {
+					name = fmt.Sprintf("%s %.2f", v.name, b)
+				}
+				fmt.Printf("| %s | %s | %.3f | %.3f | %.3f |", name, f.Name, r["R@10"], r["R@5"], r["hit@10"])
+				for _, c := range cats {
+					fmt.Printf(" %.3f |", r[c+"/R@10"])
+				}
+				fmt.Println()
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// A question naming a sender finds that sender's own message, not the
+// replies that address them by name, in every mode.
+func TestSearchQueryNamingSender(t *testing.T) {
+	ctx := context.Background()
+	e, _ := openTest(t, engine.Options{Embedder: newHashEmbedder("hash-q", 64)})
+	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "chat"}); err != nil {
+		t.Fatal(err)
+	}
+	own := mustStore(t, e, engine.NewMessage{Channel: "chat", Sender: "Caroline", Content: "I researched adoption agencies all week"})
+	mustStore(t, e, engine.NewMessage{Channel: "chat", Sender: "Melanie", Content: "Wow Caroline, Caroline, that is great news Caroline"})
+	mustStore(t, e, engine.NewMessage{Channel: "chat", Sender: "Melanie", Content: "Caroline! How was the week, Caroline?"})
+	if err := e.SyncVectors(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []engine.SearchMode{engine.ModeKeyword, engine.ModeSemantic, engine.ModeHybrid} {
+		res, err := e.Search(ctx, engine.SearchRequest{Query: "What did Caroline's week of research cover?", Mode: mode, Limit: 3})
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+		if len(res) == 0 || res[0].Message.ID != own {
+			t.Errorf("%s: first result %v, want Caroline's own message %d", mode, resultIDs(res), own)
+		}
+	}
+	// A query that is only a name still searches for the name.
+	res, err := e.Search(ctx, engine.SearchRequest{Query: "Caroline", Mode: engine.ModeKeyword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 {
+		t.Errorf("query of the name alone: %d results %v, want the 2 messages containing it", len(res), resultIDs(res))
+	}
+}
+
+// EmbedSenderDate embeds "sender (date): content" and changes nothing that
+// is stored or returned.
+func TestEmbedContextSenderDate(t *testing.T) {
+	ctx := context.Background()
+	emb := newHashEmbedder("hash-ctx", 32)
+	e, _ := openTest(t, engine.Options{Embedder: emb, EmbedContext: engine.EmbedSenderDate})
+	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "chat"}); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
+	id := mustStore(t, e, engine.NewMessage{Channel: "chat", Sender: "Caroline", Content: "I went to a support group yesterday", CreatedAt: at})
+	if err := e.SyncVectors(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := emb.embedded("Caroline (8 May 2023): I went to a support group yesterday"); got != 1 {
+		t.Errorf("embedded the context text %d times, want 1", got)
+	}
+	if got := emb.embedded("I went to a support group yesterday"); got != 0 {
+		t.Errorf("embedded the bare content %d times, want 0", got)
+	}
+	res, err := e.Search(ctx, engine.SearchRequest{Query: "support group", Mode: engine.ModeSemantic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || res[0].Message.ID != id || res[0].Message.Content != "I went to a support group yesterday" {
+		t.Errorf("search returned %+v, want the message as stored", res)
+	}
+}
+
+func TestEmbedContextInvalid(t *testing.T) {
+	_, err := engine.Open(context.Background(), t.TempDir(), engine.Options{EmbedContext: "neighbours"})
+	var inv *engine.InvalidError
+	if !errors.As(err, &inv) || inv.Field != "Options.EmbedContext" {
+		t.Fatalf("Open with a bad EmbedContext: %v, want an invalid-argument error naming Options.EmbedContext", err)
+	}
+}
