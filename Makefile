@@ -91,9 +91,12 @@ bench:
 bench-gate:
 	$(GO) run ./bench/cmd/hybridbench speed -n 100000 -gate $(if $(MODEL),-model $(MODEL),)
 
-## bench-quality: nDCG@10 / recall@100 of keyword, semantic and hybrid search on ../shared/datasets.
+## bench-quality: nDCG@10 / recall@100 of keyword, semantic and hybrid search on ../shared/datasets, then
+## the LoCoMo dev protocol (turn recall@5/@10, hit@10 per category). MODELS: comma-separated [LABEL=]DIR
+## ("builtin" = the built-in model; default builtin); embeddings are cached in QUALITY_CACHE.
 bench-quality:
-	$(GO) run ./bench/cmd/hybridbench quality -datasets $(or $(DATASETS),../shared/datasets) $(if $(MODELS),-models $(MODELS),)
+	$(GO) run ./bench/cmd/hybridbench quality -datasets $(or $(DATASETS),../shared/datasets) -models $(or $(MODELS),builtin=builtin) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache) -no-baselines -profiles
+	$(GO) run ./bench/cmd/hybridbench locomo -datasets $(or $(DATASETS),../shared/datasets) -models $(or $(MODELS),builtin=builtin) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache) -embed-context content,sender-date -profiles
 
 ## fuzz: every fuzz target for FUZZTIME each (the first run also builds instrumented SQLite: minutes).
 fuzz:

@@ -23,8 +23,9 @@ import (
 // It is safe for concurrent use.
 //
 // File: DIR/<model id, sanitized>.vecs, a sequence of records
-// [32-byte SHA-256 of the text][Dim little-endian float32]; a torn last
-// record (a killed run) is ignored and overwritten.
+// [32-byte SHA-256 of the text][Dim little-endian float32], appended
+// (O_APPEND, one write per Embed call) so that concurrent runs can share
+// it; a torn last record (a killed run) is cut off at open.
 type CachedEmbedder struct {
 	inner engine.Embedder
 	path  string
@@ -48,7 +49,7 @@ func OpenCachedEmbedder(inner engine.Embedder, dir string) (*CachedEmbedder, err
 	}, inner.ModelID())
 	c := &CachedEmbedder{inner: inner, path: filepath.Join(dir, name+".vecs")}
 	c.mu.vecs = map[[32]byte][]float32{}
-	f, err := os.OpenFile(c.path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(c.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -73,13 +74,11 @@ func OpenCachedEmbedder(inner engine.Embedder, dir string) (*CachedEmbedder, err
 		c.mu.vecs[k] = v
 		good += int64(rec)
 	}
-	if err := f.Truncate(good); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		f.Close()
-		return nil, err
+	if st, err := f.Stat(); err == nil && st.Size()%int64(rec) != 0 {
+		if err := f.Truncate(good); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	c.mu.f = f
 	return c, nil

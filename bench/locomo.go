@@ -167,6 +167,10 @@ type LoCoMoCorpus struct {
 type LoCoMoOptions struct {
 	// Captions appends shared photos' captions to the turn text.
 	Captions bool
+	// AnonymousSenders stores the turns under "speaker-a"/"speaker-b"
+	// instead of the speakers' names, so that nothing in the engine knows
+	// who is named in a question: plain BM25 for the keyword peer.
+	AnonymousSenders bool
 	// Engine is the engine's options (Embedder, ...); Now defaults to one
 	// day after the last session.
 	Engine engine.Options
@@ -205,7 +209,14 @@ func LoadLoCoMoCorpus(ctx context.Context, dir string, convs []Conversation, opt
 		in := make([]engine.NewMessage, len(c.Turns))
 		for i, t := range c.Turns {
 			md, _ := json.Marshal(map[string]any{"dia_id": t.DiaID, "session": t.Session})
-			in[i] = engine.NewMessage{Channel: ch, Sender: t.Speaker, Content: TurnContent(t, opts.Captions), Metadata: md, CreatedAt: t.At}
+			sender := t.Speaker
+			if opts.AnonymousSenders {
+				sender = "speaker-b"
+				if t.Speaker == c.Speakers[0] {
+					sender = "speaker-a"
+				}
+			}
+			in[i] = engine.NewMessage{Channel: ch, Sender: sender, Content: TurnContent(t, opts.Captions), Metadata: md, CreatedAt: t.At}
 		}
 		res, err := e.StoreMessages(ctx, in)
 		if err != nil {

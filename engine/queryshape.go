@@ -7,8 +7,8 @@ import (
 	"unicode"
 )
 
-// senderMentions finds the words of query that name a sender (an agent)
-// of stored messages, "Caroline's" included. It returns query without them
+// senderMentions finds the capitalized words of query that name a sender
+// (an agent) of stored messages, "Caroline's" included. It returns query without them
 // when another word remains (else query unchanged) and the names found,
 // lower-cased (nil when none).
 //
@@ -23,6 +23,7 @@ func (e *Engine) senderMentions(ctx context.Context, query string) (string, map[
 	type word struct {
 		start, end int // query[start:end], possessive included
 		key        string
+		proper     bool // capitalized, as a name is
 	}
 	var words []word
 	rs := []rune(query)
@@ -35,7 +36,7 @@ func (e *Engine) senderMentions(ctx context.Context, query string) (string, map[
 		for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j]) || rs[j] == '-' || rs[j] == '_') {
 			j++
 		}
-		w := word{start: i, end: j, key: strings.ToLower(string(rs[i:j]))}
+		w := word{start: i, end: j, key: strings.ToLower(string(rs[i:j])), proper: unicode.IsUpper(rs[i])}
 		if j+1 < len(rs) && (rs[j] == '\'' || rs[j] == '’') && (rs[j+1] == 's' || rs[j+1] == 'S') && (j+2 == len(rs) || !unicode.IsLetter(rs[j+2])) {
 			w.end = j + 2
 		}
@@ -45,13 +46,19 @@ func (e *Engine) senderMentions(ctx context.Context, query string) (string, map[
 	if len(words) < 2 {
 		return query, nil, nil
 	}
+	// Only capitalized words count as names, so an agent called like a
+	// common word ("bench", "review") does not take that word out of
+	// ordinary queries.
 	seen := map[string]bool{}
 	var args []any
 	for _, w := range words {
-		if !seen[w.key] {
+		if w.proper && !seen[w.key] {
 			seen[w.key] = true
 			args = append(args, w.key)
 		}
+	}
+	if len(args) == 0 {
+		return query, nil, nil
 	}
 	rows, err := e.r.QueryContext(ctx, "SELECT DISTINCT lower(name) FROM agents WHERE lower(name) IN ("+placeholders(len(args))+")", args...)
 	if err != nil {
@@ -76,7 +83,7 @@ func (e *Engine) senderMentions(ctx context.Context, query string) (string, map[
 	var b strings.Builder
 	last, kept := 0, 0
 	for _, w := range words {
-		if names[w.key] {
+		if w.proper && names[w.key] {
 			b.WriteString(string(rs[last:w.start]))
 			last = w.end
 		} else {

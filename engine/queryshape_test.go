@@ -32,8 +32,16 @@ func TestSearchQueryNamingSender(t *testing.T) {
 			t.Errorf("%s: first result %v, want Caroline's own message %d", mode, resultIDs(res), own)
 		}
 	}
+	// A lower-case word is not taken for a name: "caroline" stays in the query.
+	res, err := e.Search(ctx, engine.SearchRequest{Query: "caroline week", Mode: engine.ModeKeyword})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 3 {
+		t.Errorf("lower-case name: %d results %v, want all 3 messages (the name is searched)", len(res), resultIDs(res))
+	}
 	// A query that is only a name still searches for the name.
-	res, err := e.Search(ctx, engine.SearchRequest{Query: "Caroline", Mode: engine.ModeKeyword})
+	res, err = e.Search(ctx, engine.SearchRequest{Query: "Caroline", Mode: engine.ModeKeyword})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,13 +57,13 @@ func runLoCoMo(ctx context.Context, args []string) error {
 		}
 		fmt.Println()
 	}
-	run := func(emb engine.Embedder, ec engine.EmbedContext, system string, reqs []engine.SearchRequest, names []string) error {
+	run := func(emb engine.Embedder, ec engine.EmbedContext, anonymous bool, system string, reqs []engine.SearchRequest, names []string) error {
 		dir, err := os.MkdirTemp("", "locomobench-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		lc, err := bench.LoadLoCoMoCorpus(ctx, dir, convs, bench.LoCoMoOptions{Captions: *captions, Engine: engine.Options{Embedder: emb, EmbedContext: ec}})
+		lc, err := bench.LoadLoCoMoCorpus(ctx, dir, convs, bench.LoCoMoOptions{Captions: *captions, AnonymousSenders: anonymous, Engine: engine.Options{Embedder: emb, EmbedContext: ec}})
 		if err != nil {
 			return err
 		}
@@ -77,7 +77,10 @@ func runLoCoMo(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	if err := run(nil, "", "cairn", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword (BM25)"}); err != nil {
+	if err := run(nil, "", true, "BM25 alone (FTS5 scoring, senders anonymous)", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword"}); err != nil {
+		return err
+	}
+	if err := run(nil, "", false, "cairn", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword"}); err != nil {
 		return err
 	}
 	for _, spec := range strings.Split(*models, ",") {
@@ -106,7 +109,7 @@ func runLoCoMo(ctx context.Context, args []string) error {
 			}
 		}
 		for _, ec := range strings.Split(*contexts, ",") {
-			if err = run(ne.emb, engine.EmbedContext(ec), "cairn "+ne.name+", embed "+ec, reqs, names); err != nil {
+			if err = run(ne.emb, engine.EmbedContext(ec), false, "cairn "+ne.name+", embed "+ec, reqs, names); err != nil {
 				break
 			}
 		}

@@ -63,6 +63,7 @@ func runQuality(ctx context.Context, args []string) error {
 	cache := fs.String("cache", "/tmp/cairn-quality-cache", "embedding cache `DIR` (vectors keyed by model id and text; \"\" = none)")
 	sets := fs.String("sets", "cranfield,cosqa,stsb", "sets to run")
 	noBaselines := fs.Bool("no-baselines", false, "skip the noise and lexical-hash stand-in embedders")
+	profiles := fs.Bool("profiles", false, "also run default hybrid search under every ranking profile")
 	fs.Parse(args)
 
 	var embs []namedEmbedder
@@ -119,7 +120,9 @@ func runQuality(ctx context.Context, args []string) error {
 			}
 			defer c.Close()
 			for i, req := range modes {
-				req.Ranking = engine.Ranking{Profile: engine.ProfileSimilarity}
+				if req.Ranking.Profile == "" {
+					req.Ranking = engine.Ranking{Profile: engine.ProfileSimilarity}
+				}
 				m, err := c.Evaluate(ctx, req)
 				if err != nil {
 					return err
@@ -138,7 +141,20 @@ func runQuality(ctx context.Context, args []string) error {
 				{Mode: engine.ModeHybrid, Fusion: engine.FusionMinMax},
 				{Mode: engine.ModeHybrid, Fusion: engine.FusionRRF},
 			}
-			names := []string{"semantic", "hybrid weighted (default)", "hybrid minmax", "hybrid rrf k=60"}
+			names := []string{"semantic", "hybrid weighted", "hybrid minmax", "hybrid rrf k=60"}
+			for i, m := range modes {
+				if m.Fusion == engine.DefaultFusion {
+					names[i] += " (default)"
+				}
+			}
+			if *profiles {
+				for _, p := range engine.Profiles() {
+					if p != engine.ProfileCustom && p != engine.ProfileSimilarity {
+						modes = append(modes, engine.SearchRequest{Mode: engine.ModeHybrid, Ranking: engine.Ranking{Profile: p}})
+						names = append(names, "hybrid (default fusion), profile "+p)
+					}
+				}
+			}
 			if err := run(e.emb, e.name+"; "+e.note, modes, names); err != nil {
 				return err
 			}
