@@ -4,10 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/bench"
@@ -25,6 +30,7 @@ func runLoCoMo(ctx context.Context, args []string) error {
 	cache := fs.String("cache", "/tmp/cairn-quality-cache", "embedding cache `DIR` (\"\" = none)")
 	captions := fs.Bool("captions", true, "append shared photos' captions to the turn text")
 	profiles := fs.Bool("profiles", false, "also run hybrid search under every ranking profile")
+	chromaJS := fs.String("chroma", "", "testdata/js `DIR` with the chromadb package installed (make js-deps): also run Chroma 1.0.0 as a peer with each model's embeddings")
 	contexts := fs.String("embed-context", "content", "comma-separated engine EmbedContext values to run each model with (content, sender-date)")
 	fs.Parse(args)
 
@@ -108,6 +114,14 @@ func runLoCoMo(ctx context.Context, args []string) error {
 				names = append(names, "hybrid, profile "+p)
 			}
 		}
+		if *chromaJS != "" {
+			r, err := runChromaPeer(ctx, *chromaJS, convs, ne.emb, *captions)
+			if err != nil {
+				closeFn()
+				return err
+			}
+			row("Chroma 1.0.0, "+ne.name+" embeddings", "vector query", r)
+		}
 		for _, ec := range strings.Split(*contexts, ",") {
 			if err = run(ne.emb, engine.EmbedContext(ec), false, "cairn "+ne.name+", embed "+ec, reqs, names); err != nil {
 				break
@@ -119,4 +133,45 @@ func runLoCoMo(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
+}
+
+// runChromaPeer starts the real Chroma server from jsDir on 127.0.0.1 with
+// a fresh data dir, runs the protocol against it, and stops it.
+func runChromaPeer(ctx context.Context, jsDir string, convs []bench.Conversation, emb engine.Embedder, captions bool) (bench.LoCoMoResult, error) {
+	dir, err := os.MkdirTemp("", "locomo-chroma-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(jsDir, "node_modules", "chromadb", "dist", "cli.mjs"), "run",
+		"--path", filepath.Join(dir, "data"), "--host", "127.0.0.1", "--port", strconv.Itoa(port))
+	cmd.Dir = jsDir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	}()
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
+		resp, err := http.Get(url + "/api/v2/heartbeat")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Since(start) > 2*time.Minute {
+			return nil, fmt.Errorf("chroma did not answer on %s within 2 minutes", url)
+		}
+	}
+	return bench.EvaluateLoCoMoChroma(ctx, url, convs, emb, captions)
 }
