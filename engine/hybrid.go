@@ -37,7 +37,9 @@ const (
 	// by about the same amount and barely changes the keyword order.
 	FusionWeighted Fusion = "weighted"
 	// FusionMinMax: like FusionWeighted but both sides min-max normalized
-	// over the candidates (classic normalized score fusion).
+	// over the candidates (classic normalized score fusion). With a vector
+	// side that carries no signal it is worse than FusionWeighted, which
+	// is why FusionWeighted stays available.
 	FusionMinMax Fusion = "minmax"
 	// FusionRRF: reciprocal rank fusion, 1/(60+rank_keyword) +
 	// 1/(60+rank_semantic), divided by its maximum 2/61.
@@ -45,9 +47,10 @@ const (
 )
 
 // DefaultFusion is the fusion of hybrid mode when SearchRequest.Fusion is
-// "": chosen by the dev-set measurements in bench/README.md (section
-// "Hybrid search quality").
-const DefaultFusion = FusionWeighted
+// "": with KeywordWeight (engine/fusion.go), the one setting measured at
+// least as good as the better side on every dev set (bench/README.md,
+// "Search quality with the real model").
+const DefaultFusion = FusionMinMax
 
 // rrfK is the reciprocal rank fusion constant.
 const rrfK = 60

@@ -16,7 +16,7 @@ type SearchSpec struct {
 	// Profile is a ranking profile (Profiles()); Weights make it custom.
 	Profile string   `json:"profile,omitempty" jsonschema:"ranking profile: similarity (default), balanced, recent, quality, multiplicative or custom"`
 	Weights *Weights `json:"weights,omitempty" jsonschema:"custom ranking weights (profile custom)"`
-	Fusion  string   `json:"fusion,omitempty" jsonschema:"hybrid fusion: weighted (default), minmax or rrf"`
+	Fusion  string   `json:"fusion,omitempty" jsonschema:"hybrid fusion: minmax (default), weighted or rrf"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"number of results"`
 
 	Channels       []string        `json:"channels,omitempty" jsonschema:"only these channel ids"`

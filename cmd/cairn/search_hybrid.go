@@ -25,7 +25,7 @@ func addHybridFlags(fs *flag.FlagSet) *hybridFlags {
 	h := &hybridFlags{}
 	fs.StringVar(&h.mode, "mode", "", "retrieval `MODE`: hybrid (default), semantic or keyword")
 	fs.StringVar(&h.profile, "profile", "", "ranking `PROFILE`: "+strings.Join(engine.Profiles(), ", ")+" (default "+engine.DefaultProfile+")")
-	fs.StringVar(&h.fusion, "fusion", "", "hybrid fusion `F`: weighted (default), minmax or rrf")
+	fs.StringVar(&h.fusion, "fusion", "", "hybrid fusion `F`: minmax (default), weighted or rrf")
 	fs.Var(&h.wSim, "w-similarity", "custom ranking: weight `X` of relevance")
 	fs.Var(&h.wRec, "w-recency", "custom ranking: weight `X` of recency")
 	fs.Var(&h.wConf, "w-confidence", "custom ranking: weight `X` of confidence")
