@@ -93,7 +93,7 @@
 // (engine/keyword_index.go, fts.Index: exact FTS5 BM25, built in the
 // background after the process's first keyword search); until it is ready,
 // or for a query it cannot mirror, FTS5 ranks, dropping terms found in more
-// than a third of the messages when another term remains (engine.pruneTerms).
+// than a third of the messages when another term remains (fts.Table.PruneFrequent).
 //
 // # Imports
 //

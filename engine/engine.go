@@ -102,7 +102,7 @@ type Engine struct {
 
 	vec *vectors // vector sets, vecstore and the outbox worker (engine/vectors.go)
 
-	kw *keywordIndex // in-memory keyword index (engine/keyword_index.go)
+	kw *memKeywordIndex // in-memory keyword index, fts.Index (engine/keyword_index.go)
 
 	searches searchCounter // search counts for stats (engine/searchstats.go)
 }
@@ -134,7 +134,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{dir: abs, opts: opts, fts: t, kw: newKeywordIndex(t)}
+	e := &Engine{dir: abs, opts: opts, fts: t, kw: newMemKeywordIndex(t)}
 	path := filepath.Join(abs, DBFile)
 
 	e.w, err = sql.Open("sqlite", dsn(path, opts, false))

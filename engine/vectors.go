@@ -40,9 +40,6 @@ type vectors struct {
 	mu struct {
 		sync.Mutex
 		colls map[string]string // collection name -> vecstore id
-		// docs is the message count for keyword term pruning, read at docsAt.
-		docs   int64
-		docsAt time.Time
 	}
 }
 

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -276,8 +275,4 @@ func resolveFilter(f Filter, now time.Time) (resolved, error) {
 		}
 	}
 	return r, nil
-}
-
-func noSemantic(reason string) error {
-	return fmt.Errorf("%w: semantic search unavailable: %s", ErrEmbedderMismatch, reason)
 }
