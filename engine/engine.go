@@ -42,6 +42,12 @@ type Options struct {
 	// Embedder computes message embeddings (used from issue 6 on); nil means
 	// keyword search only.
 	Embedder Embedder
+	// NoVectorWorker keeps this engine from embedding queued messages in
+	// the background. One-shot processes (a CLI search) set it, so that
+	// they never stall on a backlog of thousands of messages; the messages
+	// stay queued for a long-running process with the model (cairn serve,
+	// cairn mcp) or for SyncVectors and Rebuild.
+	NoVectorWorker bool
 	// Redactor redacts secrets from message content before it is stored
 	// (issue 8; WriteResult.Redactions reports the counts); nil stores
 	// content as given.

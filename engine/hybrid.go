@@ -107,8 +107,9 @@ const (
 	NoteNoVectors NoteKind = "no_vectors"
 	// NoteEmbedFailed: the query could not be embedded.
 	NoteEmbedFailed NoteKind = "embed_failed"
-	// NoteVectorsBuilding: the vectors of the model are still being built;
-	// messages without one yet were found by keyword only (VectorMissing).
+	// NoteVectorsBuilding: the vectors of the model are still being built
+	// or filled (messages queued for their vector); messages without one
+	// yet were found by keyword only (VectorMissing).
 	NoteVectorsBuilding NoteKind = "vectors_building"
 )
 
@@ -328,9 +329,8 @@ func (e *Engine) semantic(ctx context.Context, r *searchRun) error {
 		return nil
 	}
 	r.set, r.vecUsed = set, true
-	if set.State == SetBuilding {
-		r.notes = append(r.notes, SearchNote{Kind: NoteVectorsBuilding,
-			Message: "vectors of " + set.ModelID + " are still being built: messages not embedded yet are found by keyword only (vector_missing)"})
+	if note, ok := backlogNote(set); ok {
+		r.notes = append(r.notes, note)
 	}
 	vs, err := e.vec.emb.Embed(ctx, []string{r.plan.query})
 	switch {

@@ -23,7 +23,10 @@ type StoreStats struct {
 	// Embedder holds the embedder's cache counters since this engine was
 	// opened (nil without an embedder that keeps a cache).
 	Embedder *EmbedderStats `json:"embedder,omitempty"`
-	Notes    []string       `json:"notes,omitempty"`
+	// Vectors is the backlog of the vectors of this engine's embedder,
+	// else of the active set's model.
+	Vectors VectorBacklog `json:"vectors"`
+	Notes   []string      `json:"notes,omitempty"`
 }
 
 // SessionStats counts imported sessions.
@@ -174,6 +177,9 @@ func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
 		st.Embedder = &es
 	} else {
 		st.Notes = append(st.Notes, "embedding cache hit rate: no embedder with a cache in this process")
+	}
+	if st.Vectors, err = e.vectorBacklog(ctx, ""); err != nil {
+		return nil, err
 	}
 	ss, err := e.searchStats(ctx)
 	if err != nil {

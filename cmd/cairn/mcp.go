@@ -47,7 +47,7 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 	// read after srv.Close has waited for it.
 	closeModel := func() error { return nil }
 	open := func(ctx context.Context) (*engine.Engine, error) {
-		eng, cm, err := e.openWithModel(ctx, *model, false)
+		eng, cm, err := e.openWithModel(ctx, *model, forServe)
 		if err == nil {
 			closeModel = cm
 		}

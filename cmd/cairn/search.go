@@ -79,7 +79,7 @@ func runSearch(ctx context.Context, e *env, c *command, args []string) error {
 	if err := hf.apply(&req); err != nil {
 		return err
 	}
-	return e.withModelEngine(ctx, hf.model, false, func(eng *engine.Engine) error {
+	return e.withModelEngine(ctx, hf.model, forQuery, func(eng *engine.Engine) error {
 		resp, err := eng.SearchDetailed(ctx, req)
 		if err != nil {
 			return err

@@ -96,7 +96,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer ln.Close()
 
-	eng, closeModel, err := e.openWithModel(ctx, *model, false)
+	eng, closeModel, err := e.openWithModel(ctx, *model, forServe)
 	if err != nil {
 		return err
 	}

@@ -3,17 +3,43 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/engine"
 )
 
+// modelUse says who embeds the messages still queued for vectors when a
+// command opens the engine with its model.
+type modelUse int
+
+const (
+	// forQuery: a one-shot command that reads (search, check). It embeds
+	// a small backlog (a few notes written since) before it reads, so that
+	// a search right after a note finds it by meaning; a larger backlog is
+	// left queued, with a note on stderr saying how to finish it.
+	forQuery modelUse = iota
+	// forFill: a one-shot command that embeds the backlog itself and
+	// shows its progress (rebuild, import).
+	forFill
+	// forServe: a long-running process (serve, mcp): its background
+	// worker embeds the backlog while it answers.
+	forServe
+)
+
+// catchUp is the largest backlog a one-shot query embeds before it runs
+// (about one forward pass of the encoder), and catchUpTime the longest it
+// waits for it.
+const (
+	catchUp     = 32
+	catchUpTime = 3 * time.Second
+)
+
 // openWithModel opens the engine as open does (config.toml, CAIRN_*) with
-// the embedding model chosen by --model, $CAIRN_MODEL or the data dir's
-// models/ (resolveModel). Without any model it opens a keyword-only engine,
-// unless the model was asked for explicitly (flagModel != "", CAIRN_MODEL,
-// or required). The returned func closes the model after the engine.
-func (e *env) openWithModel(ctx context.Context, flagModel string, required bool) (*engine.Engine, func() error, error) {
+// the embedding model resolveModel chooses. The returned func closes the
+// model after the engine.
+func (e *env) openWithModel(ctx context.Context, flagModel string, use modelUse) (*engine.Engine, func() error, error) {
 	dataDir, err := e.resolveDataDir()
 	if err != nil {
 		return nil, nil, err
@@ -22,33 +48,59 @@ func (e *env) openWithModel(ctx context.Context, flagModel string, required bool
 	if err != nil {
 		return nil, nil, err
 	}
-	closeModel := func() error { return nil }
-	dir, err := e.resolveModel(flagModel)
-	switch {
-	case err == nil:
-		m, err := embed.Open(ctx, dir, embed.Options{})
-		if err != nil {
-			return nil, nil, err
-		}
-		closeModel = m.Close
-		opts.Embedder = m
-	case errors.Is(err, embed.ErrNoModel) && flagModel == "" && !required && e.getenv("CAIRN_MODEL") == "":
-		// keyword only
-	default:
+	choice, err := e.resolveModel(flagModel)
+	if err != nil {
 		return nil, nil, err
 	}
+	m, err := choice.open(ctx, embed.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.Embedder = m
+	opts.NoVectorWorker = use != forServe
 	eng, err := engine.Open(ctx, dataDir, opts)
 	if err != nil {
-		_ = closeModel()
+		_ = m.Close()
 		return nil, nil, err
 	}
-	return eng, closeModel, nil
+	if err := e.backlog(ctx, eng, use); err != nil {
+		_ = eng.Close()
+		_ = m.Close()
+		return nil, nil, err
+	}
+	return eng, m.Close, nil
+}
+
+// backlog deals with the messages still queued for this model's vectors
+// as use says.
+func (e *env) backlog(ctx context.Context, eng *engine.Engine, use modelUse) error {
+	b, err := eng.VectorBacklog(ctx, "")
+	if err != nil || b.Queued == 0 || b.Set == 0 {
+		return err
+	}
+	switch use {
+	case forServe:
+		fmt.Fprintf(e.stderr, "cairn: embedding %d queued messages with %s in the background (semantic search sees them as they are done)\n", b.Queued, b.Model)
+	case forQuery:
+		if b.Queued <= catchUp {
+			cctx, cancel := context.WithTimeout(ctx, catchUpTime)
+			defer cancel()
+			if err := eng.SyncVectors(cctx, nil); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			return nil
+		}
+		fmt.Fprintf(e.stderr, "cairn: %d of %d messages are not embedded yet with %s: semantic search does not see them, keyword search does.\n"+
+			"       Embed them now with 'cairn rebuild --vectors', or keep 'cairn serve' or 'cairn mcp' running (they embed in the background).\n",
+			b.Queued, b.Messages, b.Model)
+	}
+	return nil
 }
 
 // withModelEngine opens the engine with its embedding model
 // (openWithModel), runs f and closes both.
-func (e *env) withModelEngine(ctx context.Context, flagModel string, required bool, f func(*engine.Engine) error) error {
-	eng, closeModel, err := e.openWithModel(ctx, flagModel, required)
+func (e *env) withModelEngine(ctx context.Context, flagModel string, use modelUse, f func(*engine.Engine) error) error {
+	eng, closeModel, err := e.openWithModel(ctx, flagModel, use)
 	if err != nil {
 		return err
 	}
