@@ -41,7 +41,17 @@
 // over the token limit are truncated (reported), chunked, or refused, as
 // Options.Overflow says. Close is idempotent.
 //
-// embed must not import any cairn package. It owns no on-disk format.
+// Registry keeps imported models in a directory (a data dir's models/):
+// Import checks that a model opens and embeds, copies its files (one
+// weights file: model.safetensors, else model.onnx) through a temporary
+// directory and a rename, and writes cairn-model.json, the one format embed
+// owns: JSON with "format" (ManifestFormat; 0 when absent, newer refused
+// with ErrManifestVersion), the model id, dimension, source and the SHA-256
+// of every file, which List re-checks. Pull downloads a model from a
+// Hugging Face-compatible server, then imports it: the only network access
+// in cairn, and only on that command. Every step reports Progress.
+//
+// embed must not import any cairn package.
 // Test models (seeded random weights, Go-generated) come from
 // embed/internal/testmodel (go run ./embed/testdata/gen -out DIR); the numpy
 // reference vectors and the tokenizer parity corpus in testdata/ were

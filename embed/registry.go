@@ -26,14 +26,22 @@ var (
 	// ErrCorruptCopy: a file of an imported model no longer has the
 	// SHA-256 its manifest records.
 	ErrCorruptCopy = errors.New("embed: model file does not match its manifest")
+	// ErrManifestVersion: a manifest written by a newer cairn.
+	ErrManifestVersion = errors.New("embed: model manifest of a newer format")
 )
 
 // ManifestName is the file, inside each imported model's directory, that
 // records the model and the SHA-256 of every file it holds.
 const ManifestName = "cairn-model.json"
 
+// ManifestFormat is the format version Import writes. Readers accept 0
+// (manifests written before the field existed: the same fields) to
+// ManifestFormat, and refuse newer ones with ErrManifestVersion.
+const ManifestFormat = 1
+
 // Manifest describes one imported model (ManifestName, JSON).
 type Manifest struct {
+	Format   int               `json:"format"`
 	Name     string            `json:"name"`
 	ModelID  string            `json:"model_id"`
 	Dim      int               `json:"dim"`
@@ -153,7 +161,7 @@ func (r *Registry) Import(ctx context.Context, src string, opts ImportOptions) (
 	if again.ModelID != man.ModelID {
 		return nil, fmt.Errorf("%w: the imported copy has model id %s, the source %s", ErrBadModel, again.ModelID, man.ModelID)
 	}
-	man.Name, man.Source, man.Imported = opts.Name, opts.Source, time.Now().UTC()
+	man.Format, man.Name, man.Source, man.Imported = ManifestFormat, opts.Name, opts.Source, time.Now().UTC()
 	b, err := json.MarshalIndent(man, "", "  ")
 	if err != nil {
 		return nil, err
@@ -299,6 +307,11 @@ func (r *Registry) List(ctx context.Context, opts ListOptions) ([]Entry, error) 
 		}
 		e := Entry{Dir: r.Path(d.Name())}
 		m, err := ReadManifest(e.Dir)
+		if errors.Is(err, ErrManifestVersion) {
+			e.Name, e.Err = d.Name(), err
+			out = append(out, e)
+			continue
+		}
 		if err != nil {
 			e.Name, e.Err = d.Name(), fmt.Errorf("%w: no manifest (not imported with cairn model import): %w", ErrBadModel, err)
 			out = append(out, e)
@@ -345,6 +358,9 @@ func ReadManifest(dir string) (*Manifest, error) {
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrBadModel, ManifestName, err)
+	}
+	if m.Format > ManifestFormat || m.Format < 0 {
+		return nil, fmt.Errorf("%w: %s has format %d, this cairn reads up to %d", ErrManifestVersion, ManifestName, m.Format, ManifestFormat)
 	}
 	return &m, nil
 }

@@ -212,7 +212,13 @@ func candidateDepth(limit int) int { return min(MaxLimit, max(100, 2*limit)) }
 // plan validates req and applies its defaults: the first step of a search,
 // and the only one that rejects input.
 func (e *Engine) plan(req SearchRequest) (searchPlan, error) {
-	p := searchPlan{query: req.Query, mode: req.Mode, fusion: req.Fusion}
+	return planSearch(req, e.opts.Now())
+}
+
+// planSearch is plan at the time now (SearchSpec.Request validates with it
+// too).
+func planSearch(req SearchRequest, now time.Time) (searchPlan, error) {
+	p := searchPlan{query: req.Query, mode: req.Mode, fusion: req.Fusion, now: now}
 	var err error
 	if p.limit, err = checkLimit(req.Limit); err != nil {
 		return p, err
@@ -238,7 +244,6 @@ func (e *Engine) plan(req SearchRequest) (searchPlan, error) {
 	if p.rank, err = req.Ranking.resolve(); err != nil {
 		return p, err
 	}
-	p.now = e.opts.Now()
 	if p.filter, err = resolveFilter(req.Filter, p.now); err != nil {
 		return p, err
 	}

@@ -21,8 +21,6 @@ type Filter struct {
 	// Since and Until bound created_at: Since <= created_at < Until.
 	Since, Until time.Time
 
-	// Fields added by issue 6 (engine/hybrid.go, engine/where.go).
-
 	// ChannelTypes keeps messages of channels of these types
 	// (ChannelAgentNotes, ChannelProject, ChannelPlain).
 	ChannelTypes []string
@@ -81,8 +79,6 @@ type SearchResult struct {
 
 // DefaultSearchLimit is the number of results when SearchRequest.Limit is 0.
 const DefaultSearchLimit = 20
-
-// Search is in engine/hybrid.go (issue 6): keyword, semantic and hybrid.
 
 // sql renders the filter as a boolean SQL expression over the messages table
 // aliased as alias, with its arguments; "" when nothing filters.
@@ -154,7 +150,7 @@ func (f Filter) sql(alias string) (string, []any, error) {
 		conds = append(conds, col("created_at")+" < ?")
 		args = append(args, f.Until.UnixMilli())
 	}
-	if len(f.ChannelTypes) > 0 { // issue 6
+	if len(f.ChannelTypes) > 0 {
 		if len(f.ChannelTypes) > 3 {
 			return "", nil, invalid("channel_type", "at most 3 values, got %d", len(f.ChannelTypes))
 		}
