@@ -57,7 +57,8 @@
 // outbox. Commit order: a write commits the message, its FTS5 row and one
 // vector_outbox row per live vector set in one SQLite transaction. A
 // background worker owned by the Engine (started by Open when an embedder
-// is configured or vector sets exist, stopped by Close) claims outbox rows
+// is configured or vector sets exist, unless Options.NoVectorWorker, as in
+// one-shot processes; stopped by Close) claims outbox rows
 // with a 60 s lease, skips messages whose vector is already stored (a crash
 // between the vecstore write and the outbox delete never embeds twice),
 // embeds the rest in batches, writes them to the set's vecstore collection
@@ -73,7 +74,11 @@
 // Without an embedder the engine is keyword only and writes no outbox rows
 // while no vector set exists; when a model first appears (Open with an
 // embedder and no active set) a set is created and every stored message is
-// queued in one transaction: the outbox is filled lazily. A process whose
+// queued in one transaction: the outbox is filled lazily, by the worker of
+// a long-running process or by SyncVectors or Rebuild (which fills that
+// set rather than building a second one, so each message is embedded
+// once). VectorBacklog and StoreStats report the queue, and a search over
+// a set with messages still queued says so (NoteVectorsBuilding). A process whose
 // embedder differs from the active set's model searches by keyword only
 // and says so (SearchResponse.Notes); Rebuild with the new model builds a
 // new set (state building) while the old one keeps serving processes that

@@ -219,7 +219,7 @@ func (e *env) resolveModel(flagModel string) (modelChoice, error) {
 		if v == builtin.Name {
 			return modelChoice{}, nil
 		}
-		return modelChoice{}, fmt.Errorf("%w: %s %q is neither a model directory, nor a model in %s, nor %q", embed.ErrNoModel, what, v, reg.Dir(), builtinName)
+		return modelChoice{}, fmt.Errorf("%w: %s %q is neither a model directory, nor a model in %s, nor %q", engine.ErrNoModel, what, v, reg.Dir(), builtinName)
 	}
 	if flagModel != "" {
 		return named("--model", flagModel)
@@ -240,7 +240,7 @@ func (e *env) resolveModel(flagModel string) (modelChoice, error) {
 	case slices.Contains(found, builtin.Name):
 		return modelChoice{dir: reg.Path(builtin.Name)}, nil
 	case len(found) > 1:
-		return modelChoice{}, fmt.Errorf("%w: %d models in %s (%s): choose one with --model or CAIRN_MODEL", embed.ErrNoModel, len(found), reg.Dir(), strings.Join(found, ", "))
+		return modelChoice{}, fmt.Errorf("%w: %d models in %s (%s): choose one with --model or CAIRN_MODEL", engine.ErrNoModel, len(found), reg.Dir(), strings.Join(found, ", "))
 	}
 	return modelChoice{}, nil
 }
