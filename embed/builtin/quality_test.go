@@ -3,8 +3,10 @@ package builtin_test
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,4 +122,118 @@ func ranks(v []float64) []float64 {
 		i = j + 1
 	}
 	return r
+}
+
+// TestRetrievalNDCG measures semantic-only nDCG@10 (exact cosine ranking of
+// every document) on the BEIR-format dev sets listed in CAIRN_BEIR (comma
+// separated directories with corpus.jsonl, queries.jsonl, qrels.tsv) for
+// the fp32 model (CAIRN_MINILM_FP32) and the built-in form, and holds the
+// built-in form within 0.005 of fp32 on each.
+func TestRetrievalNDCG(t *testing.T) {
+	dir, sets := os.Getenv("CAIRN_MINILM_FP32"), os.Getenv("CAIRN_BEIR")
+	if dir == "" || sets == "" {
+		t.Skip("set CAIRN_MINILM_FP32 (fp32 model directory) and CAIRN_BEIR (dev set directories)")
+	}
+	ref, err := embed.Open(context.Background(), dir, embed.Options{CacheSize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	m := openBuiltin(t, embed.Options{CacheSize: -1})
+	for _, set := range strings.Split(sets, ",") {
+		docs, queries, qrels := loadBEIR(t, set)
+		var dt, qt []string
+		for _, d := range docs {
+			dt = append(dt, d.text)
+		}
+		for _, q := range queries {
+			qt = append(qt, q.text)
+		}
+		score := func(m *embed.Model) float64 {
+			dv, err := m.Embed(context.Background(), dt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			qv, err := m.Embed(context.Background(), qt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var sum float64
+			n := 0
+			for qi, q := range queries {
+				rel := qrels[q.id]
+				if len(rel) == 0 {
+					continue
+				}
+				order := make([]int, len(docs))
+				sims := make([]float64, len(docs))
+				for i := range order {
+					order[i], sims[i] = i, dot(qv[qi], dv[i])
+				}
+				slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(sims[b], sims[a]) })
+				var dcg, idcg float64
+				for i, d := range order[:min(10, len(order))] {
+					dcg += rel[docs[d].id] / math.Log2(float64(i)+2)
+				}
+				var gains []float64
+				for _, g := range rel {
+					gains = append(gains, g)
+				}
+				slices.SortFunc(gains, func(a, b float64) int { return cmp.Compare(b, a) })
+				for i, g := range gains[:min(10, len(gains))] {
+					idcg += g / math.Log2(float64(i)+2)
+				}
+				sum += dcg / idcg
+				n++
+			}
+			return sum / float64(n)
+		}
+		a, b := score(ref), score(m)
+		t.Logf("%s: semantic nDCG@10 fp32 %.5f, built-in %.5f (loss %.5f)", set, a, b, a-b)
+		if a-b > 0.005 {
+			t.Errorf("%s: built-in form loses %.5f nDCG@10 against fp32 (limit 0.005)", set, a-b)
+		}
+	}
+}
+
+type beirText struct{ id, text string }
+
+func loadBEIR(t *testing.T, dir string) (docs, queries []beirText, qrels map[string]map[string]float64) {
+	t.Helper()
+	read := func(name string) []beirText {
+		raw, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []beirText
+		for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+			var r struct{ ID, Title, Text string }
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			out = append(out, beirText{r.ID, r.Text})
+		}
+		return out
+	}
+	docs, queries = read("corpus.jsonl"), read("queries.jsonl")
+	raw, err := os.ReadFile(filepath.Join(dir, "qrels.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	qrels = map[string]map[string]float64{}
+	for i, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		f := strings.Split(line, "\t")
+		if i == 0 || len(f) != 3 {
+			continue
+		}
+		g, err := strconv.ParseFloat(f[2], 64)
+		if err != nil || g <= 0 {
+			continue
+		}
+		if qrels[f[0]] == nil {
+			qrels[f[0]] = map[string]float64{}
+		}
+		qrels[f[0]][f[1]] = g
+	}
+	return docs, queries, qrels
 }
