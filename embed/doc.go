@@ -14,8 +14,8 @@
 //   - native (default): cairn's own BERT encoder. Weights come from
 //     model.safetensors (F32/F16/BF16, or I8 with per-row scales as
 //     embed/internal/quant describes: dequantized at load, except the word
-//     table, whose rows are dequantized when looked up) or, without it, from the initializers
-//     of a standard Hugging Face ONNX export (the anonymous MatMul weights
+//     table, whose rows are dequantized when looked up) or, without it,
+//     from the initializers of a standard Hugging Face ONNX export (the anonymous MatMul weights
 //     are matched to layers by their node names). The sequences of a batch
 //     are packed into one matrix without padding; matrix multiplies and
 //     attention run on a 4-row GEMM micro-kernel with weights pre-packed in
@@ -51,7 +51,9 @@
 // embed must not import any cairn package (its own internal packages
 // aside), and must not embed model weights: only importers of embed/builtin
 // carry them. It reads, but does not define, the int8 safetensors
-// convention of embed/internal/quant (format version 1).
+// convention of embed/internal/quant (format version 1, frozen fixture
+// testdata/quant_v1.safetensors).
+//
 // Test models (seeded random weights, Go-generated) come from
 // embed/internal/testmodel (go run ./embed/testdata/gen -out DIR); the numpy
 // reference vectors and the tokenizer parity corpus in testdata/ were
