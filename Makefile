@@ -60,6 +60,11 @@ static: build
 	@echo "$(BIN) is a static binary ($$(du -h $(BIN) | cut -f1))"
 
 
+## build-nomodel: one static binary ($(BIN)-nomodel) without the built-in model (about 24 MB smaller);
+## it uses a model added with `cairn model import DIR`.
+build-nomodel:
+	CGO_ENABLED=0 $(GO) build -trimpath -tags nobuiltinmodel -o $(BIN)-nomodel ./cmd/cairn
+
 ## bench-index: index/ vs native hnswlib, hnswlib-py, faiss, coder/hnsw and an exact scan (checks prerequisites;
 ## see bench/README.md). ARGS passes flags, e.g. ARGS='-mem 1000000'.
 bench-index:

@@ -10,12 +10,11 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/embed"
-	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
 )
 
 // builtinName selects the model compiled into the binary in --model and
-// CAIRN_MODEL (so does builtin.Name when no imported model has that name).
+// CAIRN_MODEL (so does its own name when no imported model has that name).
 const builtinName = "builtin"
 
 func modelCommand() *command {
@@ -148,7 +147,10 @@ func listModels(ctx context.Context, e *env, reg *embed.Registry, verify bool) e
 		Dir    string `json:"dir,omitempty"`
 		Status string `json:"status"`
 	}
-	rows := []row{{Manifest: embed.Manifest{Name: builtin.Name, ModelID: builtin.ModelID(), Dim: builtin.Dim, Source: "built-in"}, Status: "built-in"}}
+	var rows []row
+	if b, ok := builtinModel(); ok {
+		rows = append(rows, row{Manifest: b, Status: "built-in"})
+	}
 	for _, en := range ents {
 		r := row{Manifest: en.Manifest, Dir: en.Dir, Status: "ok"}
 		switch {
@@ -161,7 +163,7 @@ func listModels(ctx context.Context, e *env, reg *embed.Registry, verify bool) e
 	}
 	if choice, err := e.resolveModel(""); err == nil {
 		for i := range rows {
-			if (choice.dir == "" && i == 0) || (choice.dir != "" && rows[i].Dir == choice.dir) {
+			if rows[i].Dir == choice.dir {
 				rows[i].Status += ", default"
 			}
 		}
@@ -192,10 +194,14 @@ type modelChoice struct {
 // open loads the chosen model.
 func (m modelChoice) open(ctx context.Context, opts embed.Options) (*embed.Model, error) {
 	if m.dir == "" {
-		return builtin.Open(ctx, opts)
+		return openBuiltinModel(ctx, opts)
 	}
 	return embed.Open(ctx, m.dir, opts)
 }
+
+// defaultModelName is the model chosen among several imported ones (the
+// built-in model's, and Chroma's default model).
+const defaultModelName = "all-MiniLM-L6-v2"
 
 // resolveModel chooses the embedding model: --model (a directory, a
 // name in DATA_DIR/models, or "builtin"), else $CAIRN_MODEL (the same),
@@ -216,7 +222,7 @@ func (e *env) resolveModel(flagModel string) (modelChoice, error) {
 				return modelChoice{dir: reg.Path(v)}, nil
 			}
 		}
-		if v == builtin.Name {
+		if b, ok := builtinModel(); ok && v == b.Name {
 			return modelChoice{}, nil
 		}
 		return modelChoice{}, fmt.Errorf("%w: %s %q is neither a model directory, nor a model in %s, nor %q", engine.ErrNoModel, what, v, reg.Dir(), builtinName)
@@ -237,8 +243,8 @@ func (e *env) resolveModel(flagModel string) (modelChoice, error) {
 	switch {
 	case len(found) == 1:
 		return modelChoice{dir: reg.Path(found[0])}, nil
-	case slices.Contains(found, builtin.Name):
-		return modelChoice{dir: reg.Path(builtin.Name)}, nil
+	case slices.Contains(found, defaultModelName):
+		return modelChoice{dir: reg.Path(defaultModelName)}, nil
 	case len(found) > 1:
 		return modelChoice{}, fmt.Errorf("%w: %d models in %s (%s): choose one with --model or CAIRN_MODEL", engine.ErrNoModel, len(found), reg.Dir(), strings.Join(found, ", "))
 	}

@@ -37,8 +37,9 @@ const (
 )
 
 // openWithModel opens the engine as open does (config.toml, CAIRN_*) with
-// the embedding model resolveModel chooses. The returned func closes the
-// model after the engine.
+// the embedding model resolveModel chooses. A binary built without the
+// built-in model and with no model imported or asked for opens a
+// keyword-only engine. The returned func closes the model after the engine.
 func (e *env) openWithModel(ctx context.Context, flagModel string, use modelUse) (*engine.Engine, func() error, error) {
 	dataDir, err := e.resolveDataDir()
 	if err != nil {
@@ -52,23 +53,27 @@ func (e *env) openWithModel(ctx context.Context, flagModel string, use modelUse)
 	if err != nil {
 		return nil, nil, err
 	}
-	m, err := choice.open(ctx, embed.Options{})
-	if err != nil {
-		return nil, nil, err
+	closeModel := func() error { return nil }
+	_, hasBuiltin := builtinModel()
+	if choice.dir != "" || hasBuiltin || flagModel != "" || e.getenv("CAIRN_MODEL") != "" {
+		m, err := choice.open(ctx, embed.Options{})
+		if err != nil {
+			return nil, nil, err
+		}
+		opts.Embedder, closeModel = m, m.Close
 	}
-	opts.Embedder = m
 	opts.NoVectorWorker = use != forServe
 	eng, err := engine.Open(ctx, dataDir, opts)
 	if err != nil {
-		_ = m.Close()
+		_ = closeModel()
 		return nil, nil, err
 	}
 	if err := e.backlog(ctx, eng, use); err != nil {
 		_ = eng.Close()
-		_ = m.Close()
+		_ = closeModel()
 		return nil, nil, err
 	}
-	return eng, m.Close, nil
+	return eng, closeModel, nil
 }
 
 // backlog deals with the messages still queued for this model's vectors
