@@ -35,11 +35,11 @@ type SearchSpec struct {
 	Where          json.RawMessage `json:"where,omitempty" jsonschema:"Chroma-style where filter over channel_id, channel_type, agent_name, project_id, timestamp, confidence, message_type, word_count, has_breadcrumbs"`
 }
 
-// Weights are custom ranking weights and half-life.
+// Weights are custom ranking weights and half-life; absent weights are 0.
 type Weights struct {
-	Similarity    float64 `json:"similarity" jsonschema:"weight of relevance (>= 0)"`
-	Recency       float64 `json:"recency" jsonschema:"weight of recency (>= 0)"`
-	Confidence    float64 `json:"confidence" jsonschema:"weight of the author's confidence (>= 0)"`
+	Similarity    float64 `json:"similarity,omitempty" jsonschema:"weight of relevance (>= 0)"`
+	Recency       float64 `json:"recency,omitempty" jsonschema:"weight of recency (>= 0)"`
+	Confidence    float64 `json:"confidence,omitempty" jsonschema:"weight of the author's confidence (>= 0)"`
 	HalfLifeHours float64 `json:"half_life_hours,omitempty" jsonschema:"recency half-life in hours (0: no decay)"`
 }
 
