@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"time"
@@ -276,8 +277,8 @@ func (s *Server) channelMessages(ctx context.Context, _ *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, HitsOutput{}, toolError(err)
 	}
-	if in.MaxAgeHours < 0 {
-		return nil, HitsOutput{}, invalidArg("max_age_hours", "must be >= 0")
+	if math.IsNaN(in.MaxAgeHours) || in.MaxAgeHours < 0 || in.MaxAgeHours > engine.MaxSpecHours {
+		return nil, HitsOutput{}, invalidArg("max_age_hours", fmt.Sprintf("must be a number of hours from 0 to %.0f, got %v", float64(engine.MaxSpecHours), in.MaxAgeHours))
 	}
 	eng, err := s.engine(ctx)
 	if err != nil {
