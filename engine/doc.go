@@ -87,6 +87,11 @@
 //
 // # Search (engine/hybrid.go, ranking.go, where.go)
 //
+// A search is a pipeline of named steps (engine/hybrid.go): plan (the
+// only step that rejects input; SearchSpec.Request runs it too, so every
+// surface validates alike), semantic, keyword, exactSimilarities, fuse,
+// rankCandidates and hydrate.
+//
 // Filters are applied before similarity on both sides: as a SQL WHERE on
 // the FTS5 query and as a vecstore where (filter-first planner) on the
 // vectors, from the same Filter (including a Chroma-style where over the

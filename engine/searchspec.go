@@ -18,7 +18,7 @@ type SearchSpec struct {
 	Profile string   `json:"profile,omitempty" jsonschema:"ranking profile: similarity (default), balanced, recent, quality, multiplicative or custom"`
 	Weights *Weights `json:"weights,omitempty" jsonschema:"custom ranking weights (profile custom)"`
 	Fusion  string   `json:"fusion,omitempty" jsonschema:"hybrid fusion: weighted (default), minmax or rrf"`
-	Limit   int      `json:"limit,omitempty" jsonschema:"number of results"`
+	Limit   int      `json:"limit,omitempty" jsonschema:"number of results (default 20, at most 1000)"`
 
 	Channels       []string        `json:"channels,omitempty" jsonschema:"only these channel ids"`
 	ChannelTypes   []string        `json:"channel_types,omitempty" jsonschema:"only channels of these types: agent-notes, project, channel"`
@@ -29,17 +29,17 @@ type SearchSpec struct {
 	MinConfidence  float64         `json:"min_confidence,omitempty" jsonschema:"only messages with at least this confidence (0 to 1)"`
 	Since          *time.Time      `json:"since,omitempty" jsonschema:"only messages created at or after this time (RFC 3339)"`
 	Until          *time.Time      `json:"until,omitempty" jsonschema:"only messages created before this time (RFC 3339)"`
-	MaxAgeHours    float64         `json:"max_age_hours,omitempty" jsonschema:"only messages at most this many hours old"`
+	MaxAgeHours    float64         `json:"max_age_hours,omitempty" jsonschema:"only messages at most this many hours old (at most 1000000)"`
 	HasBreadcrumbs *bool           `json:"has_breadcrumbs,omitempty" jsonschema:"only messages with (true) or without (false) breadcrumbs"`
 	MinWordCount   int             `json:"min_word_count,omitempty" jsonschema:"only messages of at least this many words"`
 	Where          json.RawMessage `json:"where,omitempty" jsonschema:"Chroma-style where filter over channel_id, channel_type, agent_name, project_id, timestamp, confidence, message_type, word_count, has_breadcrumbs"`
 }
 
-// Weights are custom ranking weights and half-life.
+// Weights are custom ranking weights and half-life; absent weights are 0.
 type Weights struct {
-	Similarity    float64 `json:"similarity" jsonschema:"weight of relevance (>= 0)"`
-	Recency       float64 `json:"recency" jsonschema:"weight of recency (>= 0)"`
-	Confidence    float64 `json:"confidence" jsonschema:"weight of the author's confidence (>= 0)"`
+	Similarity    float64 `json:"similarity,omitempty" jsonschema:"weight of relevance (>= 0)"`
+	Recency       float64 `json:"recency,omitempty" jsonschema:"weight of recency (>= 0)"`
+	Confidence    float64 `json:"confidence,omitempty" jsonschema:"weight of the author's confidence (>= 0)"`
 	HalfLifeHours float64 `json:"half_life_hours,omitempty" jsonschema:"recency half-life in hours (0: no decay)"`
 }
 

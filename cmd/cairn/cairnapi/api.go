@@ -357,8 +357,8 @@ func queryHours(r *http.Request, name string) (time.Duration, error) {
 		return 0, nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || f < 0 || f > 1e6 {
-		return 0, invalidf(name, "must be a number of hours from 0 to 1e6, got %q", s)
+	if err != nil || math.IsNaN(f) || f < 0 || f > engine.MaxSpecHours {
+		return 0, invalidf(name, "must be a number of hours from 0 to %.0f, got %q", float64(engine.MaxSpecHours), s)
 	}
 	return time.Duration(f * float64(time.Hour)), nil
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -57,6 +60,14 @@ type WriteOutput struct {
 	ID        int64  `json:"id"`
 	ChannelID string `json:"channel_id"`
 	Created   bool   `json:"created" jsonschema:"false when the same content from the same sender was already in the channel (id is then the existing message)"`
+}
+
+// searchInputSchema is search_messages' input schema: SearchInput's, with
+// the where filter (raw JSON in Go) as the JSON object it is.
+func searchInputSchema() (*jsonschema.Schema, error) {
+	return jsonschema.For[SearchInput](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {Type: "object"},
+	}})
 }
 
 // SearchInput is search_messages' arguments: the engine's search (the
@@ -126,7 +137,7 @@ type ChannelsOutput struct {
 
 const maxToolLimit = 100
 
-func (s *Server) addTools() {
+func (s *Server) addTools(searchSchema *jsonschema.Schema) {
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "store_message",
 		Description: "Store a message in a channel so other agents can find it later. Use project:{project}:decisions, :patterns or :policies for project knowledge. Writing the same content twice to the same channel returns the existing id.",
@@ -138,6 +149,7 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "search_messages",
 		Description: "Search what agents stored, by meaning and by keyword, filtered first. Results are compact (id, score, first line, breadcrumbs); call get_message for one whole message or pass full=true.",
+		InputSchema: searchSchema,
 	}, s.search)
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "get_message",
@@ -265,8 +277,8 @@ func (s *Server) channelMessages(ctx context.Context, _ *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, HitsOutput{}, toolError(err)
 	}
-	if in.MaxAgeHours < 0 {
-		return nil, HitsOutput{}, invalidArg("max_age_hours", "must be >= 0")
+	if math.IsNaN(in.MaxAgeHours) || in.MaxAgeHours < 0 || in.MaxAgeHours > engine.MaxSpecHours {
+		return nil, HitsOutput{}, invalidArg("max_age_hours", fmt.Sprintf("must be a number of hours from 0 to %.0f, got %v", float64(engine.MaxSpecHours), in.MaxAgeHours))
 	}
 	eng, err := s.engine(ctx)
 	if err != nil {
