@@ -129,3 +129,23 @@ func TestModelImportSaysWhatBecomesOfStoredMessages(t *testing.T) {
 		t.Fatalf("import into a store with vectors: exit %d %q", code, errOut)
 	}
 }
+
+func TestModelNoneIsKeywordOnly(t *testing.T) {
+	data := storeWithoutVectors(t, 3)
+	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data, "CAIRN_MODEL": "none"})
+	out, errOut, code := runCLI(t, getenv, "", "search", "checkpoint")
+	if code != 0 || !strings.Contains(out, "checkpoint") || !strings.Contains(errOut, "keyword search only: no embedding model is configured") {
+		t.Fatalf("search with CAIRN_MODEL=none: exit %d %q %q", code, out, errOut)
+	}
+	if b := statsVectors(t, getenv); b.Set != 0 || b.Queued != 3 {
+		t.Fatalf("a keyword-only search queued vectors: %+v", b)
+	}
+	_, errOut, code = runCLI(t, getenv, "", "search", "--mode", "semantic", "checkpoint")
+	if code != 2 || !strings.Contains(errOut, "no embedding model") || strings.Contains(errOut, "mismatch") {
+		t.Fatalf("semantic search with no model: exit %d %q", code, errOut)
+	}
+	_, errOut, code = runCLI(t, getenv, "", "embed", "x")
+	if code != 2 || !strings.Contains(errOut, "no embedding model") {
+		t.Fatalf("embed with no model: exit %d %q", code, errOut)
+	}
+}

@@ -17,6 +17,10 @@ import (
 // CAIRN_MODEL (so does its own name when no imported model has that name).
 const builtinName = "builtin"
 
+// noModelName in --model and CAIRN_MODEL runs without a model: keyword
+// search only, nothing embedded (the messages wait for a process with one).
+const noModelName = "none"
+
 func modelCommand() *command {
 	return &command{
 		name:    "model",
@@ -163,7 +167,7 @@ func listModels(ctx context.Context, e *env, reg *embed.Registry, verify bool) e
 	}
 	if choice, err := e.resolveModel(""); err == nil {
 		for i := range rows {
-			if rows[i].Dir == choice.dir {
+			if rows[i].Dir == choice.dir && !choice.none {
 				rows[i].Status += ", default"
 			}
 		}
@@ -186,13 +190,17 @@ func listModels(ctx context.Context, e *env, reg *embed.Registry, verify bool) e
 }
 
 // modelChoice is the embedding model a command uses: a model directory,
-// or (dir "") the model built into the binary.
+// or (dir "") the model built into the binary, or none.
 type modelChoice struct {
-	dir string
+	dir  string
+	none bool
 }
 
 // open loads the chosen model.
 func (m modelChoice) open(ctx context.Context, opts embed.Options) (*embed.Model, error) {
+	if m.none {
+		return nil, fmt.Errorf("%w: the model is %q (keyword only)", engine.ErrNoModel, noModelName)
+	}
 	if m.dir == "" {
 		return openBuiltinModel(ctx, opts)
 	}
@@ -204,15 +212,19 @@ func (m modelChoice) open(ctx context.Context, opts embed.Options) (*embed.Model
 const defaultModelName = "all-MiniLM-L6-v2"
 
 // resolveModel chooses the embedding model: --model (a directory, a
-// name in DATA_DIR/models, or "builtin"), else $CAIRN_MODEL (the same),
+// name in DATA_DIR/models, "builtin", or "none" for keyword only), else
+// $CAIRN_MODEL (the same),
 // else the model imported into DATA_DIR/models (the only one, or
 // all-MiniLM-L6-v2 among several), else the built-in model.
 func (e *env) resolveModel(flagModel string) (modelChoice, error) {
 	dataDir, derr := e.resolveDataDir()
 	reg := embed.NewRegistry(filepath.Join(dataDir, "models"))
 	named := func(what, v string) (modelChoice, error) {
-		if v == builtinName {
+		switch v {
+		case builtinName:
 			return modelChoice{}, nil
+		case noModelName:
+			return modelChoice{none: true}, nil
 		}
 		if st, err := os.Stat(v); err == nil && st.IsDir() {
 			return modelChoice{dir: v}, nil
@@ -225,7 +237,7 @@ func (e *env) resolveModel(flagModel string) (modelChoice, error) {
 		if b, ok := builtinModel(); ok && v == b.Name {
 			return modelChoice{}, nil
 		}
-		return modelChoice{}, fmt.Errorf("%w: %s %q is neither a model directory, nor a model in %s, nor %q", engine.ErrNoModel, what, v, reg.Dir(), builtinName)
+		return modelChoice{}, fmt.Errorf("%w: %s %q is neither a model directory, nor a model in %s, nor %q or %q", engine.ErrNoModel, what, v, reg.Dir(), builtinName, noModelName)
 	}
 	if flagModel != "" {
 		return named("--model", flagModel)

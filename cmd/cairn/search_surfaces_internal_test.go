@@ -71,7 +71,7 @@ func searchCases() []searchCase {
 func TestSearchSurfacesAgree(t *testing.T) {
 	ctx := context.Background()
 	cliDir := t.TempDir()
-	cliEnv := envMap(map[string]string{"CAIRN_DATA_DIR": cliDir})
+	cliEnv := envMap(map[string]string{"CAIRN_DATA_DIR": cliDir, "CAIRN_MODEL": "none"})
 	if _, stderr, code := runCLI(t, cliEnv, "", "note", "--agent", "ann", "WAL mode lets readers run"); code != 0 {
 		t.Fatalf("note: %s", stderr)
 	}

@@ -55,7 +55,7 @@ func (e *env) openWithModel(ctx context.Context, flagModel string, use modelUse)
 	}
 	closeModel := func() error { return nil }
 	_, hasBuiltin := builtinModel()
-	if choice.dir != "" || hasBuiltin || flagModel != "" || e.getenv("CAIRN_MODEL") != "" {
+	if !choice.none && (choice.dir != "" || hasBuiltin || flagModel != "" || e.getenv("CAIRN_MODEL") != "") {
 		m, err := choice.open(ctx, embed.Options{})
 		if err != nil {
 			return nil, nil, err
