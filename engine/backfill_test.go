@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -126,5 +127,35 @@ func TestWorkerDrainsABacklogInLargeBatches(t *testing.T) {
 	}
 	if small > 2 {
 		t.Fatalf("embed calls of %v texts: want batches of at least 256 but for the tails", batches)
+	}
+}
+
+// A long-running engine (its worker on) fills a backlog by itself while
+// keyword search answers at once.
+func TestWorkerFillsABacklogInTheBackground(t *testing.T) {
+	ctx := context.Background()
+	dir := storeBeforeModel(t, 300)
+	e := openDir(t, dir, engine.Options{Embedder: newHashEmbedder("hash-a", 32)})
+	r, err := e.SearchDetailed(ctx, engine.SearchRequest{Query: "alpha", Mode: engine.ModeKeyword})
+	if err != nil || len(r.Results) == 0 {
+		t.Fatalf("keyword search during the backlog: %+v %v", r, err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		b, err := e.VectorBacklog(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Queued == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker left %d of 300 messages queued", b.Queued)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rep := mustConsistent(t, e)
+	if rep.Sets[0].Vectors != 300 {
+		t.Fatalf("vectors: %+v", rep.Sets[0])
 	}
 }
