@@ -22,7 +22,7 @@ func checkCommand() *command {
 
 func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
-	model := fs.String("model", "", "embedding model `DIR` to report as this process's embedder (default: resolved as for search)")
+	model := fs.String("model", "", modelUsage)
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err

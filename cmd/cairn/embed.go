@@ -15,7 +15,7 @@ func embedCommand() *command {
 	return &command{
 		name:    "embed",
 		summary: "print the embedding vectors of texts (for checking a model, and for scripts)",
-		usage:   "[--model DIR] [--json] [TEXT... | --file F]",
+		usage:   "[--model MODEL] [--json] [TEXT... | --file F]",
 		examples: []string{
 			`cairn embed "how do I set busy_timeout?"`,
 			`cairn embed --json --file questions.txt`,
@@ -27,7 +27,7 @@ func embedCommand() *command {
 
 func runEmbed(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
-	modelDir := fs.String("model", "", "model `DIR` or name (default: $CAIRN_MODEL, else the data dir's imported model, else the built-in one)")
+	modelDir := fs.String("model", "", modelUsage)
 	file := fs.String("file", "", "embed each line of `F` (- for stdin)")
 	backend := fs.String("backend", "native", "encoder: native or hugot")
 	prompt := fs.String("prompt", "", "prefix texts with the model's prompt `NAME` (e.g. query)")

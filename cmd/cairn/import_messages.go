@@ -114,7 +114,7 @@ func runImportMessages(ctx context.Context, e *env, c *command, args []string) e
 	skipInvalid := fs.Bool("skip-invalid", false, "import the valid lines even if some are invalid (default: import nothing then)")
 	noCreate := fs.Bool("no-create-channels", false, "treat lines naming a plain channel that does not exist as invalid (default: create it)")
 	noEmbed := fs.Bool("no-embed", false, "do not wait for the embeddings (another cairn process with the model embeds them later)")
-	model := fs.String("model", "", "embedding model `DIR` (default: $CAIRN_MODEL, else the data dir's models/; none = keyword only)")
+	model := fs.String("model", "", modelUsage)
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err

@@ -17,6 +17,9 @@ import (
 // CAIRN_MODEL (so does its own name when no imported model has that name).
 const builtinName = "builtin"
 
+// modelUsage is the help of every command's --model flag.
+const modelUsage = "embedding `MODEL`: a model directory, a model imported into the data dir, " + builtinName + ", or " + noModelName + " for keyword only (default: $CAIRN_MODEL, else the data dir's imported model, else the built-in one)"
+
 // noModelName in --model and CAIRN_MODEL runs without a model: keyword
 // search only, nothing embedded (the messages wait for a process with one).
 const noModelName = "none"

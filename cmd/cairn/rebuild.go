@@ -11,7 +11,7 @@ func rebuildCommand() *command {
 	return &command{
 		name:    "rebuild",
 		summary: "regenerate the keyword index and the vectors from SQLite (resumable; switches the embedding model)",
-		usage:   "[--model DIR] [--vectors | --skip-fts] [--skip-vectors] [--json]",
+		usage:   "[--model MODEL] [--vectors | --skip-fts] [--skip-vectors] [--json]",
 		examples: []string{
 			`cairn rebuild`,
 			`cairn rebuild --model ~/models/bge-small-en-v1.5   # re-embed with another model, then switch`,
@@ -24,7 +24,7 @@ func rebuildCommand() *command {
 
 func runRebuild(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
-	model := fs.String("model", "", "embedding model `DIR` or name (default: $CAIRN_MODEL, else the data dir's imported model, else the built-in one)")
+	model := fs.String("model", "", modelUsage)
 	vectorsOnly := fs.Bool("vectors", false, "vectors only (the same as --skip-fts): fill the queue of the model's vectors, or build them anew when none is queued")
 	skipFTS := fs.Bool("skip-fts", false, "keep the keyword index")
 	skipVec := fs.Bool("skip-vectors", false, "keep the vectors")

@@ -64,7 +64,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	fs.IntVar(&cfg.maxResults, "max-results", 10000, "largest n_results / limit")
 	fs.IntVar(&cfg.maxDepth, "max-filter-depth", 32, "deepest nesting of a where filter or JSON body")
 	fs.DurationVar(&cfg.drain, "shutdown-timeout", 30*time.Second, "how long in-flight requests may finish after SIGINT/SIGTERM")
-	model := fs.String("model", "", "embedding model `DIR` (default: $CAIRN_MODEL or the data dir's models/; none: keyword search only)")
+	model := fs.String("model", "", modelUsage)
 	level := fs.String("log-level", "info", "log `LEVEL` on stderr: debug, info, warn or error")
 	fs.BoolVar(&cfg.logRequests, "log-requests", true, "log one structured line per request")
 	pos, err := parse(e, c, fs, args)
