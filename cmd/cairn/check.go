@@ -30,7 +30,7 @@ func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 	if err := noArgs(c, pos); err != nil {
 		return err
 	}
-	return e.withModelEngine(ctx, *model, forQuery, func(eng *engine.Engine) error {
+	return e.withModelEngine(ctx, *model, forSelf, func(eng *engine.Engine) error {
 		rep, err := eng.Consistency(ctx)
 		if err != nil {
 			return err

@@ -126,7 +126,7 @@ func runImportMessages(ctx context.Context, e *env, c *command, args []string) e
 		return usagef(c.name, "--batch must be from 1 to %d, got %d", engine.MaxBatch, *batchSize)
 	}
 	path := pos[0]
-	return e.withModelEngine(ctx, *model, forFill, func(eng *engine.Engine) error {
+	return e.withModelEngine(ctx, *model, forSelf, func(eng *engine.Engine) error {
 		var rep importReport
 		// Pass 1: validate every line; nothing is written.
 		type bad struct {

@@ -38,7 +38,7 @@ func runRebuild(ctx context.Context, e *env, c *command, args []string) error {
 	if *vectorsOnly && *skipVec {
 		return usagef(c.name, "--vectors and --skip-vectors leave nothing to do")
 	}
-	return e.withModelEngine(ctx, *model, forFill, func(eng *engine.Engine) error {
+	return e.withModelEngine(ctx, *model, forSelf, func(eng *engine.Engine) error {
 		bar := e.progress("rebuild")
 		rep, err := eng.Rebuild(ctx, engine.RebuildOptions{SkipFTS: *skipFTS || *vectorsOnly, SkipVectors: *skipVec, Progress: bar.update})
 		bar.done()

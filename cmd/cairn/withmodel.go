@@ -15,14 +15,15 @@ import (
 type modelUse int
 
 const (
-	// forQuery: a one-shot command that reads (search, check). It embeds
+	// forQuery: a one-shot search. It embeds
 	// a small backlog (a few notes written since) before it reads, so that
 	// a search right after a note finds it by meaning; a larger backlog is
 	// left queued, with a note on stderr saying how to finish it.
 	forQuery modelUse = iota
-	// forFill: a one-shot command that embeds the backlog itself and
-	// shows its progress (rebuild, import).
-	forFill
+	// forSelf: a one-shot command that deals with the backlog itself:
+	// rebuild and import embed it with a progress bar, check reports it
+	// as it is.
+	forSelf
 	// forServe: a long-running process (serve, mcp): its background
 	// worker embeds the backlog while it answers.
 	forServe
