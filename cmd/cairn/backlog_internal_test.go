@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
@@ -147,5 +148,38 @@ func TestModelNoneIsKeywordOnly(t *testing.T) {
 	_, errOut, code = runCLI(t, getenv, "", "embed", "x")
 	if code != 2 || !strings.Contains(errOut, "no embedding model") {
 		t.Fatalf("embed with no model: exit %d %q", code, errOut)
+	}
+}
+
+// serve and mcp open the engine with its worker on: it fills the backlog
+// while the process answers.
+func TestServingProcessFillsTheBacklog(t *testing.T) {
+	const n = 40
+	data := storeWithoutVectors(t, n)
+	var stderr strings.Builder
+	e := &env{stdout: &strings.Builder{}, stderr: &stderr, getenv: envMap(map[string]string{"CAIRN_DATA_DIR": data})}
+	ctx := context.Background()
+	eng, closeModel, err := e.openWithModel(ctx, "", forServe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeModel()
+	defer eng.Close()
+	if want := fmt.Sprintf("embedding %d queued messages with %s in the background", n, builtin.ModelID()); !strings.Contains(stderr.String(), want) {
+		t.Fatalf("stderr %q lacks %q", stderr.String(), want)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		b, err := eng.VectorBacklog(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Queued == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker left %d of %d messages queued", b.Queued, n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
