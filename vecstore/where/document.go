@@ -65,57 +65,43 @@ func DocumentFromJSON(x any) (*DocExpr, error) {
 }
 
 func docFromJSON(x any, depth int) (*DocExpr, error) {
-	if depth > MaxDepth {
-		return nil, docErr(fmt.Sprintf("nested more than %d levels", MaxDepth))
+	k, v, err := clause(ClauseDocument, x, depth, MaxDepth)
+	if err != nil {
+		return nil, err
 	}
-	obj, ok := x.(map[string]any)
-	if !ok || len(obj) != 1 {
-		return nil, docErr("a clause must be an object with exactly one key")
-	}
-	for k, v := range obj {
-		switch k {
-		case "$and", "$or":
-			arr, ok := v.([]any)
-			if !ok {
-				return nil, docErr(k + " needs an array of clauses")
-			}
-			d := &DocExpr{Op: DocAnd, Children: make([]*DocExpr, 0, len(arr))}
-			if k == "$or" {
-				d.Op = DocOr
-			}
-			for _, c := range arr {
-				cd, err := docFromJSON(c, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				d.Children = append(d.Children, cd)
-			}
-			return d, nil
+	if k == "$and" || k == "$or" {
+		d := &DocExpr{Op: DocAnd}
+		if k == "$or" {
+			d.Op = DocOr
 		}
-		var d *DocExpr
-		switch k {
-		case "$contains":
-			d = &DocExpr{Op: DocContains}
-		case "$not_contains":
-			d = &DocExpr{Op: DocNotContains}
-		case "$regex":
-			d = &DocExpr{Op: DocRegex}
-		case "$not_regex":
-			d = &DocExpr{Op: DocNotRegex}
-		default:
-			return nil, docErr(fmt.Sprintf("unknown operator %q: use $contains, $not_contains, $regex, $not_regex, $and or $or", k))
-		}
-		s, ok := v.(string)
-		if !ok {
-			return nil, docErr(k + " needs a string")
-		}
-		d.Text = s
-		if err := d.Validate(); err != nil {
+		d.Children, err = children(ClauseDocument, k, v, func(c any) (*DocExpr, error) { return docFromJSON(c, depth+1) })
+		if err != nil {
 			return nil, err
 		}
 		return d, nil
 	}
-	return nil, docErr("a clause must be an object with exactly one key")
+	var d *DocExpr
+	switch k {
+	case "$contains":
+		d = &DocExpr{Op: DocContains}
+	case "$not_contains":
+		d = &DocExpr{Op: DocNotContains}
+	case "$regex":
+		d = &DocExpr{Op: DocRegex}
+	case "$not_regex":
+		d = &DocExpr{Op: DocNotRegex}
+	default:
+		return nil, docErr(fmt.Sprintf("unknown operator %q: use $contains, $not_contains, $regex, $not_regex, $and or $or", k))
+	}
+	s, ok := v.(string)
+	if !ok {
+		return nil, docErr(k + " needs a string")
+	}
+	d.Text = s
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // Contains, NotContains, Regex, NotRegex, DocAll and DocAny build DocExpr nodes.

@@ -115,53 +115,71 @@ func decodeJSONNumber(data []byte) (any, error) {
 }
 
 func (s Schema) exprFromJSON(x any, depth int) (*Expr, error) {
-	if depth > s.MaxDepth {
-		return nil, whereErr(fmt.Sprintf("nested more than %d levels", s.MaxDepth))
+	k, v, err := clause(ClauseWhere, x, depth, s.MaxDepth)
+	if err != nil {
+		return nil, err
 	}
-	obj, ok := x.(map[string]any)
-	if !ok || len(obj) != 1 {
-		return nil, whereErr("a clause must be an object with exactly one key")
+	if k == "$and" || k == "$or" {
+		w := &Expr{Op: OpAnd}
+		if k == "$or" {
+			w.Op = OpOr
+		}
+		w.Children, err = children(ClauseWhere, k, v, func(c any) (*Expr, error) { return s.exprFromJSON(c, depth+1) })
+		if err != nil {
+			return nil, err
+		}
+		return w, nil
 	}
-	for k, v := range obj {
-		switch k {
-		case "$and", "$or":
-			arr, ok := v.([]any)
-			if !ok {
-				return nil, whereErr(k + " needs an array of clauses")
-			}
-			w := &Expr{Op: OpAnd, Children: make([]*Expr, 0, len(arr))}
-			if k == "$or" {
-				w.Op = OpOr
-			}
-			for _, c := range arr {
-				cw, err := s.exprFromJSON(c, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				w.Children = append(w.Children, cw)
-			}
-			return w, nil
+	// A key comparison: a scalar (implicit $eq) or {"$op": operand}.
+	if sv, ok := ValueFromJSON(v); ok {
+		if sv.IsNull() {
+			return nil, keyErr(k, "the value to compare with must not be null")
 		}
-		// A key comparison: a scalar (implicit $eq) or {"$op": operand}.
-		if sv, ok := ValueFromJSON(v); ok {
-			if sv.IsNull() {
-				return nil, keyErr(k, "the value to compare with must not be null")
-			}
-			return s.check(&Expr{Op: OpEq, Key: k, Value: sv})
-		}
-		ops, ok := v.(map[string]any)
-		if !ok || len(ops) != 1 {
-			return nil, keyErr(k, "needs a value or an object with exactly one operator")
-		}
-		for opName, operand := range ops {
-			w, err := comparisonFromJSON(k, opName, operand)
-			if err != nil {
-				return nil, err
-			}
-			return s.check(w)
+		return s.check(&Expr{Op: OpEq, Key: k, Value: sv})
+	}
+	ops, ok := v.(map[string]any)
+	if !ok || len(ops) != 1 {
+		return nil, keyErr(k, "needs a value or an object with exactly one operator")
+	}
+	var w *Expr
+	for opName, operand := range ops {
+		if w, err = comparisonFromJSON(k, opName, operand); err != nil {
+			return nil, err
 		}
 	}
-	return nil, whereErr("a clause must be an object with exactly one key")
+	return s.check(w)
+}
+
+// clause checks the depth of a clause of either language and returns its
+// one key and value.
+func clause(c Clause, x any, depth, maxDepth int) (string, any, error) {
+	if depth > maxDepth {
+		return "", nil, &Error{Clause: c, Reason: fmt.Sprintf("nested more than %d levels", maxDepth)}
+	}
+	obj, _ := x.(map[string]any)
+	if len(obj) == 1 {
+		for k, v := range obj {
+			return k, v, nil
+		}
+	}
+	return "", nil, &Error{Clause: c, Reason: "a clause must be an object with exactly one key"}
+}
+
+// children parses the array of an $and or $or of either language.
+func children[T any](c Clause, op string, v any, parse func(any) (T, error)) ([]T, error) {
+	arr, ok := v.([]any)
+	if !ok {
+		return nil, &Error{Clause: c, Reason: op + " needs an array of clauses"}
+	}
+	out := make([]T, 0, len(arr))
+	for _, x := range arr {
+		t, err := parse(x)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 func keyErr(key, reason string) *Error {

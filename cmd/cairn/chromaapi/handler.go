@@ -32,7 +32,9 @@ const (
 // Options configures the handler. The zero value of every field but
 // Collections means the default.
 type Options struct {
-	// Collections is the collection store the API serves (required).
+	// Collections is the collection store the API serves (required): in
+	// cairn serve the engine's own store (engine.Engine.VectorStore), so
+	// that one process holds one Store per directory.
 	Collections *vecstore.Store
 	// AuthToken, when not empty, is required on every request except
 	// heartbeat and version, as "Authorization: Bearer <token>" or
