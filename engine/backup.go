@@ -517,6 +517,12 @@ func (e *Engine) vectorsSource(ctx context.Context, given []SnapshotSource) (*Sn
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
 	return &SnapshotSource{Path: rel, Write: func(ctx context.Context, w io.Writer) error {
+		// The engine's own store when it is open: a second Store in the
+		// same process would replay its writes and load its collections again.
+		if st := e.VectorStore(); st != nil {
+			_, err := st.WriteSnapshot(ctx, w)
+			return err
+		}
 		st, err := vecstore.Open(ctx, dir, vecstore.Options{Logger: e.opts.Logger})
 		if err != nil {
 			return err

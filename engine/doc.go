@@ -107,7 +107,7 @@
 //
 // # Imports
 //
-// engine may import fts, vecstore and index; it must not import embed,
-// net/http, cmd/... or bench. It is the only package that imports the SQLite
-// driver.
+// engine may import fts, vecstore (and its leaf vecstore/where) and index;
+// it must not import embed, net/http, cmd/... or bench. It is the only
+// package that imports the SQLite driver.
 package engine

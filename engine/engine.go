@@ -52,6 +52,21 @@ type Options struct {
 	// (issue 8; WriteResult.Redactions reports the counts); nil stores
 	// content as given.
 	Redactor *redact.Redactor
+	// VectorStore configures the vector store (DIR/vectors), which
+	// VectorStore hands out.
+	VectorStore VectorStoreOptions
+}
+
+// VectorStoreOptions configures the engine's vector store. The zero value
+// opens it only when an embedder or a vector set needs it.
+type VectorStoreOptions struct {
+	// Open opens the store even when neither an embedder nor a vector set
+	// needs it, for a process that serves collections (cairn serve's Chroma
+	// API) besides messages.
+	Open bool
+	// AllowReset enables the store's Reset (Chroma's allow_reset), which
+	// deletes every collection, the engine's message vectors included.
+	AllowReset bool
 }
 
 // Embedder turns texts into vectors. embed.Model satisfies it.

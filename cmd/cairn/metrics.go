@@ -36,7 +36,6 @@ type histogram struct {
 // embedding cache.
 type metrics struct {
 	eng    *engine.Engine
-	colls  *engine.Collections
 	chroma *chromaapi.Handler
 	own    *cairnapi.Handler
 
@@ -47,8 +46,8 @@ type metrics struct {
 	}
 }
 
-func newMetrics(eng *engine.Engine, colls *engine.Collections, chroma *chromaapi.Handler, own *cairnapi.Handler) *metrics {
-	m := &metrics{eng: eng, colls: colls, chroma: chroma, own: own}
+func newMetrics(eng *engine.Engine, chroma *chromaapi.Handler, own *cairnapi.Handler) *metrics {
+	m := &metrics{eng: eng, chroma: chroma, own: own}
 	m.mu.requests = map[routeKey]uint64{}
 	m.mu.latencies = map[[2]string]*histogram{}
 	return m
@@ -122,7 +121,7 @@ func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer bw.Flush()
 	m.writeRequests(bw)
 
-	vs := m.colls.Stats()
+	vs := m.eng.VectorStore().Stats()
 	gauge(bw, "cairn_vector_collections_loaded", "Collections loaded in memory.", float64(vs.Collections))
 	gauge(bw, "cairn_vector_records_loaded", "Vector records loaded in memory (index size).", float64(vs.Records))
 	counter(bw, "cairn_vector_queries_exact_total", "Vector queries answered by an exact scan of the allowed set.", float64(vs.ExactQueries))

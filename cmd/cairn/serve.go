@@ -96,19 +96,17 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer ln.Close()
 
-	eng, closeModel, err := e.openWithModel(ctx, *model, forServe)
+	// The engine opens the vector store even without a model and hands it
+	// to the Chroma API: one store per process.
+	eng, closeModel, err := e.openWithModelVectors(ctx, *model, forServe,
+		engine.VectorStoreOptions{Open: true, AllowReset: cfg.allowReset})
 	if err != nil {
 		return err
 	}
 	defer closeModel()
 	defer eng.Close()
-	colls, err := engine.OpenCollections(ctx, filepath.Join(eng.Dir(), engine.VectorsDir), engine.CollectionsOptions{Logger: logger, AllowReset: cfg.allowReset})
-	if err != nil {
-		return err
-	}
-	defer colls.Close()
 
-	h, err := newServeHandler(eng, colls, cfg, logger)
+	h, err := newServeHandler(eng, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -145,12 +143,9 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 		logger.Warn("shutdown", "err", err)
 	}
 	stopJobs()
-	// Closing the collections and the engine (deferred) flushes graph
+	// Closing the engine (and with it the vector store) flushes graph
 	// snapshots and the vector outbox state; every acknowledged write was
 	// already committed.
-	if err := colls.Close(); err != nil {
-		return err
-	}
 	if err := eng.Close(); err != nil {
 		return err
 	}
@@ -182,9 +177,9 @@ func isLoopback(host string) bool {
 
 // newServeHandler routes /api/v2 and /api/v1 to the Chroma API, /api/cairn/v1
 // to cairn's own API, and /metrics, behind auth, request logs and metrics.
-func newServeHandler(eng *engine.Engine, colls *engine.Collections, cfg serveConfig, logger *slog.Logger) (http.Handler, error) {
+func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (http.Handler, error) {
 	chroma := chromaapi.New(chromaapi.Options{
-		Collections: colls, AuthToken: cfg.token, AllowReset: cfg.allowReset,
+		Collections: eng.VectorStore(), AuthToken: cfg.token, AllowReset: cfg.allowReset,
 		MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
 		MaxFilterDepth: cfg.maxDepth, Logger: logger,
 	})
@@ -192,7 +187,7 @@ func newServeHandler(eng *engine.Engine, colls *engine.Collections, cfg serveCon
 	if err != nil {
 		return nil, err
 	}
-	m := newMetrics(eng, colls, chroma, own)
+	m := newMetrics(eng, chroma, own)
 	mux := http.NewServeMux()
 	mux.Handle(cairnapi.Prefix+"/", requireToken(cfg.token, own))
 	mux.Handle("/metrics", requireToken(cfg.token, m))

@@ -42,6 +42,11 @@ const (
 // built-in model and with no model imported or asked for opens a
 // keyword-only engine. The returned func closes the model after the engine.
 func (e *env) openWithModel(ctx context.Context, flagModel string, use modelUse) (*engine.Engine, func() error, error) {
+	return e.openWithModelVectors(ctx, flagModel, use, engine.VectorStoreOptions{})
+}
+
+// openWithModelVectors is openWithModel with the vector store's options.
+func (e *env) openWithModelVectors(ctx context.Context, flagModel string, use modelUse, vs engine.VectorStoreOptions) (*engine.Engine, func() error, error) {
 	dataDir, err := e.resolveDataDir()
 	if err != nil {
 		return nil, nil, err
@@ -50,6 +55,7 @@ func (e *env) openWithModel(ctx context.Context, flagModel string, use modelUse)
 	if err != nil {
 		return nil, nil, err
 	}
+	opts.VectorStore = vs
 	choice, err := e.resolveModel(flagModel)
 	if err != nil {
 		return nil, nil, err
