@@ -115,6 +115,7 @@ func (e *env) noteStoreVectors(ctx context.Context, dataDir string, man *embed.M
 	if err != nil {
 		return
 	}
+	opts.NoVectorWorker = true
 	eng, err := engine.Open(ctx, dataDir, opts)
 	if err != nil {
 		return
