@@ -126,7 +126,7 @@ func TestModelImportSaysWhatBecomesOfStoredMessages(t *testing.T) {
 		t.Fatalf("rebuild: %q", errOut)
 	}
 	_, errOut, code = runCLI(t, getenv, "", "model", "import", model, "--name", "tiny")
-	if code != 0 || !strings.Contains(errOut, "have vectors of "+builtin.ModelID()) || !strings.Contains(errOut, "'cairn rebuild --vectors' re-embeds them with tiny") {
+	if code != 0 || !strings.Contains(errOut, "this store's vectors are of "+builtin.ModelID()) || !strings.Contains(errOut, "'cairn rebuild --vectors' re-embeds its 5 messages with it") {
 		t.Fatalf("import into a store with vectors: exit %d %q", code, errOut)
 	}
 }

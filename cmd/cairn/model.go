@@ -126,7 +126,7 @@ func (e *env) noteStoreVectors(ctx context.Context, dataDir string, man *embed.M
 		return
 	}
 	if b.Active != "" && b.Active != man.ModelID {
-		fmt.Fprintf(e.stderr, "note: the %d stored messages have vectors of %s; semantic search uses them only after 'cairn rebuild --vectors' re-embeds them with %s (until then searches are keyword only)\n", b.Messages, b.Active, man.Name)
+		fmt.Fprintf(e.stderr, "note: this store's vectors are of %s; semantic search with %s starts once 'cairn rebuild --vectors' re-embeds its %d messages with it (until then searches with it are keyword only)\n", b.Active, man.Name, b.Messages)
 		return
 	}
 	fmt.Fprintf(e.stderr, "note: %d of %d stored messages are queued for vectors of %s; 'cairn serve' and 'cairn mcp' embed them in the background, 'cairn rebuild --vectors' now\n", b.Queued, b.Messages, man.Name)
