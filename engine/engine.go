@@ -104,7 +104,7 @@ type Engine struct {
 
 	kw *keywordIndex // in-memory keyword index (engine/keyword_index.go)
 
-	searches searchCounter // search counts for stats (engine/searchstats.go)
+	searches searchCounter // this process's searches not yet stored (engine/searchstats.go)
 }
 
 // Open opens (creating if needed) the data dir dir and its database,
@@ -235,9 +235,9 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.mu.closed = true
-	e.flushSearches(context.Background()) // the last search counts (engine/searchstats.go)
-	e.kw.close()                          // stops a keyword index build (engine/keyword_index.go)
-	verr := e.closeVectors()              // stops the outbox worker first (engine/vectors.go)
+	e.flushSearchesAtClose(context.Background())
+	e.kw.close()             // stops a keyword index build (engine/keyword_index.go)
+	verr := e.closeVectors() // stops the outbox worker first (engine/vectors.go)
 	err := e.r.Close()
 	if werr := e.w.Close(); err == nil {
 		err = werr

@@ -15,9 +15,11 @@ type StoreStats struct {
 	ByType    map[string]int64 `json:"by_type"`
 	ByAgent   map[string]int64 `json:"by_agent"` // "name" or "name@project"
 	Sessions  SessionStats     `json:"sessions"`
-	// Search counts every process's searches on this data dir and their
-	// average time (each process adds its counts every 64 searches and
-	// when it closes).
+	// Search counts this process's searches and those other processes
+	// stored, with their average time. A process stores its counts with
+	// its next message write, or when it closes after writing or after 64
+	// searches; a read-only process with fewer searches (a one-shot
+	// `cairn search`) stores none, since a read makes no durable write.
 	Search SearchStats `json:"search"`
 	Bytes  DiskStats   `json:"bytes"`
 	// Embedder holds the embedder's cache counters since this engine was

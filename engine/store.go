@@ -68,7 +68,13 @@ func (e *Engine) write(ctx context.Context, p prepared) (WriteResult, error) {
 	if err != nil {
 		return WriteResult{}, err
 	}
-	if err := tx.Commit(); err != nil {
+	counted, err := e.searches.addTx(ctx, tx)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	err = tx.Commit()
+	counted(err == nil)
+	if err != nil {
 		return WriteResult{}, fmt.Errorf("engine: store message: %w", classify(err))
 	}
 	if res.Created {
