@@ -105,3 +105,29 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		}
 	}
 }
+
+// Lifecycle is RunLifecycle running in the background (StartLifecycle).
+type Lifecycle struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// StartLifecycle runs RunLifecycle(ctx, opts) in a goroutine the returned
+// Lifecycle owns until ctx ends or Stop. ctx's values are kept; its
+// cancellation ends the jobs too.
+func (e *Engine) StartLifecycle(ctx context.Context, opts LifecycleOptions) *Lifecycle {
+	ctx, cancel := context.WithCancel(ctx)
+	l := &Lifecycle{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		_ = e.RunLifecycle(ctx, opts)
+	}()
+	return l
+}
+
+// Stop ends the jobs and waits for a running one to finish. It is safe to
+// call more than once.
+func (l *Lifecycle) Stop() {
+	l.cancel()
+	<-l.done
+}
