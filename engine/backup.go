@@ -69,7 +69,7 @@ type SnapshotSource struct {
 	Write func(ctx context.Context, w io.Writer) error
 }
 
-// BackupOptions configure Backup.
+// BackupOptions configure Backups.Create.
 type BackupOptions struct {
 	// Sources are further parts snapshotted by their owners. Files under
 	// a source's path are not copied directly.
@@ -81,7 +81,12 @@ type BackupOptions struct {
 	Progress func(Progress)
 }
 
-// Backup writes a consistent snapshot of the data dir to the file archive
+// Backups writes backups of the data dir (Restore and VerifyBackup read
+// them without an open engine). Get it from Engine.Backups; it shares the
+// engine's database and closes with it.
+type Backups struct{ *db }
+
+// Create writes a consistent snapshot of the data dir to the file archive
 // (written atomically). SQLite is copied with VACUUM INTO inside one read
 // transaction, so writers keep going and the copy is consistent;
 // opts.Sources snapshot their own parts; config.toml and models/ are copied
@@ -89,8 +94,8 @@ type BackupOptions struct {
 // file that changes while it is archived fails the backup. The vectors/
 // folder is refused unless a source covers it, since copying a live bbolt
 // file is not consistent.
-func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions) (*BackupManifest, error) {
-	done, err := e.enter()
+func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOptions) (*BackupManifest, error) {
+	done, err := bk.enter()
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +104,8 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(archive, e.dir+string(filepath.Separator)) {
-		return nil, invalid("file", "the backup file must be outside the data dir %s", e.dir)
+	if strings.HasPrefix(archive, bk.dir+string(filepath.Separator)) {
+		return nil, invalid("file", "the backup file must be outside the data dir %s", bk.dir)
 	}
 	stage, err := os.MkdirTemp(filepath.Dir(archive), ".cairn-backup-*")
 	if err != nil {
@@ -139,7 +144,7 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 
 	// SQLite: VACUUM INTO from a connection of its own.
 	dbCopy := filepath.Join(stage, DBFile)
-	db, err := sql.Open("sqlite", dsn(filepath.Join(e.dir, DBFile), e.opts, false))
+	db, err := sql.Open("sqlite", dsn(filepath.Join(bk.dir, DBFile), bk.opts, false))
 	if err != nil {
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
@@ -160,7 +165,7 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 	// outbox row gone) was written before it, so it is in this later copy;
 	// see vectorsSource for what a restore reconciles.
 	if !opts.SkipVectors {
-		src, err := e.vectorsSource(ctx, opts.Sources)
+		src, err := bk.vectorsSource(ctx, opts.Sources)
 		if err != nil {
 			return nil, err
 		}
@@ -183,11 +188,11 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 		}
 	}
 	// Everything else in the data dir, copied directly.
-	err = filepath.WalkDir(e.dir, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(bk.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(e.dir, p)
+		rel, _ := filepath.Rel(bk.dir, p)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
 			if rel == VectorsDir && opts.SkipVectors {
@@ -220,7 +225,7 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 		return nil, err
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
-	m := &BackupManifest{Magic: backupMagic, Version: backupVersion, CreatedAt: e.opts.Now().UTC().Truncate(time.Millisecond), EngineFormat: FormatVersion(), VectorsSkipped: opts.SkipVectors}
+	m := &BackupManifest{Magic: backupMagic, Version: backupVersion, CreatedAt: bk.opts.Now().UTC().Truncate(time.Millisecond), EngineFormat: FormatVersion(), VectorsSkipped: opts.SkipVectors}
 	for _, en := range entries {
 		m.Files = append(m.Files, en.BackupFile)
 	}
@@ -503,21 +508,21 @@ func readBackup(ctx context.Context, archive string, fn func(BackupFile, io.Read
 // vectors deleted between the SQLite copy and the vector copy are missing
 // from the restored vector store while their messages are not; `cairn
 // check` reports such messages and `cairn rebuild` re-embeds them.
-func (e *Engine) vectorsSource(ctx context.Context, given []SnapshotSource) (*SnapshotSource, error) {
+func (bk *Backups) vectorsSource(ctx context.Context, given []SnapshotSource) (*SnapshotSource, error) {
 	rel := VectorsDir + "/" + vecstore.FileName
 	for _, s := range given {
 		if s.Path == rel {
 			return nil, nil
 		}
 	}
-	dir := filepath.Join(e.dir, VectorsDir)
+	dir := filepath.Join(bk.dir, VectorsDir)
 	if _, err := os.Stat(filepath.Join(dir, vecstore.FileName)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
 	return &SnapshotSource{Path: rel, Write: func(ctx context.Context, w io.Writer) error {
-		st, err := vecstore.Open(ctx, dir, vecstore.Options{Logger: e.opts.Logger})
+		st, err := vecstore.Open(ctx, dir, vecstore.Options{Logger: bk.opts.Logger})
 		if err != nil {
 			return err
 		}

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/fts"
@@ -39,12 +38,11 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives operational messages; nil discards them.
 	Logger *slog.Logger
-	// Embedder computes message embeddings (used from issue 6 on); nil means
-	// keyword search only.
+	// Embedder computes message embeddings; nil means keyword search only.
 	Embedder Embedder
 	// Redactor redacts secrets from message content before it is stored
-	// (issue 8; WriteResult.Redactions reports the counts); nil stores
-	// content as given.
+	// (WriteResult.Redactions reports the counts); nil stores content as
+	// given.
 	Redactor *redact.Redactor
 }
 
@@ -89,16 +87,12 @@ func (o Options) withDefaults() (Options, error) {
 
 // Engine is an open data dir. Use Open to get one and Close when done.
 type Engine struct {
-	dir  string
-	opts Options
-	fts  *fts.Table
+	*db
+	fts *fts.Table
 
-	mu struct {
-		sync.RWMutex
-		closed bool
-	}
-	w *sql.DB // one connection, BEGIN IMMEDIATE
-	r *sql.DB // read-only pool
+	sessions  *Sessions
+	retention *Retention
+	backups   *Backups
 
 	vec *vectors // vector sets, vecstore and the outbox worker (engine/vectors.go)
 
@@ -134,7 +128,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{dir: abs, opts: opts, fts: t, kw: newKeywordIndex(t)}
+	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newKeywordIndex(t)}
+	e.sessions = &Sessions{db: e.db, msgs: e}
+	e.retention = &Retention{db: e.db, fts: t, msgs: e}
+	e.backups = &Backups{db: e.db}
 	path := filepath.Join(abs, DBFile)
 
 	e.w, err = sql.Open("sqlite", dsn(path, opts, false))
@@ -248,12 +245,11 @@ func (e *Engine) Close() error {
 	return err
 }
 
-// enter guards an operation against Close; call the returned func when done.
-func (e *Engine) enter() (func(), error) {
-	e.mu.RLock()
-	if e.mu.closed {
-		e.mu.RUnlock()
-		return nil, ErrClosed
-	}
-	return e.mu.RUnlock, nil
-}
+// Sessions returns the imported sessions: import, reads and export.
+func (e *Engine) Sessions() *Sessions { return e.sessions }
+
+// Retention returns garbage collection by retention policy.
+func (e *Engine) Retention() *Retention { return e.retention }
+
+// Backups returns backups of the data dir.
+func (e *Engine) Backups() *Backups { return e.backups }

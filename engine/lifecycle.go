@@ -48,7 +48,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 	}
 	exported := map[string]stamp{}
 	export := func() {
-		ss, err := e.ListSessions(ctx)
+		ss, err := e.sessions.List(ctx)
 		if err != nil {
 			report(err)
 			return
@@ -67,7 +67,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		}
 		eo := opts.Export
 		eo.All, eo.Sessions = false, ids
-		files, err := e.ExportSessions(ctx, eo)
+		files, err := e.sessions.Export(ctx, eo)
 		if err != nil {
 			report(err)
 			return
@@ -92,7 +92,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		case <-gcTick:
 			g := opts.GC
 			g.DryRun = false
-			rep, err := e.GC(ctx, g)
+			rep, err := e.retention.GC(ctx, g)
 			if err != nil {
 				report(err)
 				continue

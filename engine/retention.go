@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/cairn-dev/cairn/fts"
 )
 
 // RetentionPolicy says what to forget in the channels and message types it
@@ -105,7 +107,7 @@ type VectorLookup interface {
 	Vectors(ctx context.Context, ids []int64) (map[int64][]float32, error)
 }
 
-// GCOptions configure GC.
+// GCOptions configure Retention.GC.
 type GCOptions struct {
 	Policies []RetentionPolicy
 	// SessionMaxAge deletes imported sessions whose last record is older,
@@ -164,12 +166,21 @@ type gcRow struct {
 	pinned     bool
 }
 
+// Retention deletes what the retention policies no longer keep. Get it
+// from Engine.Retention; it shares the engine's database and closes with
+// it.
+type Retention struct {
+	*db
+	fts  *fts.Table
+	msgs messageStore
+}
+
 // GC applies retention: it selects messages and sessions to forget, then
 // (unless DryRun) deletes them in one transaction from SQLite and the FTS5
 // index, merges the FTS5 segments so no deleted term survives, and reclaims
 // the space with VACUUM and a truncating WAL checkpoint, so deleted text is
 // in no file of the data dir afterwards.
-func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
+func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	for _, p := range opts.Policies {
 		if err := p.Validate(); err != nil {
 			return nil, err
@@ -178,16 +189,16 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	if opts.SessionMaxAge < 0 {
 		return nil, invalid("retention.sessions.max_age", "must be >= 0")
 	}
-	done, err := e.enter()
+	done, err := rt.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	rep := &GCReport{DryRun: opts.DryRun, Messages: []GCItem{}, Sessions: []GCSession{}}
-	rep.BytesBefore = e.diskBytes()
-	now := e.opts.Now()
+	rep.BytesBefore = rt.diskBytes()
+	now := rt.opts.Now()
 	if opts.Vectors == nil {
-		opts.Vectors = e.storedVectors()
+		opts.Vectors = rt.msgs.storedVectors()
 	}
 	progress := func(done, total int64, item string) {
 		if opts.Progress != nil {
@@ -196,14 +207,14 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	}
 
 	if len(opts.Policies) > 0 {
-		if err := e.planMessages(ctx, opts, now, rep); err != nil {
+		if err := rt.planMessages(ctx, opts, now, rep); err != nil {
 			return nil, err
 		}
 	}
 	progress(1, 3, "plan messages")
 	if opts.SessionMaxAge > 0 {
 		cutoff := now.Add(-opts.SessionMaxAge).UnixMilli()
-		rows, err := e.r.QueryContext(ctx, "SELECT id, last_at FROM sessions WHERE last_at > 0 AND last_at < ? ORDER BY last_at", cutoff)
+		rows, err := rt.r.QueryContext(ctx, "SELECT id, last_at FROM sessions WHERE last_at > 0 AND last_at < ? ORDER BY last_at", cutoff)
 		if err != nil {
 			return nil, fmt.Errorf("engine: gc: %w", classify(err))
 		}
@@ -228,7 +239,7 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	for _, s := range rep.Sessions {
 		sessionIDs = append(sessionIDs, s.ID)
 	}
-	orphans, chunkMsgs, err := e.sessionOrphans(ctx, e.r, sessionIDs)
+	orphans, chunkMsgs, err := rt.sessionOrphans(ctx, rt.r, sessionIDs)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +249,7 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 		planned[m.ID] = true
 	}
 	if len(chunkMsgs) > 0 {
-		ms, err := e.getMessages(ctx, chunkMsgs)
+		ms, err := rt.msgs.getMessages(ctx, chunkMsgs)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +272,7 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	for i, m := range rep.Messages {
 		ids[i] = m.ID
 	}
-	tx, err := e.w.BeginTx(ctx, nil)
+	tx, err := rt.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("engine: gc: %w", classify(err))
 	}
@@ -276,7 +287,7 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 			return nil, fmt.Errorf("engine: gc: delete contents: %w", classify(err))
 		}
 	}
-	if err := e.deleteMessagesTx(ctx, tx, ids); err != nil {
+	if err := rt.msgs.deleteMessagesTx(ctx, tx, ids); err != nil {
 		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -284,20 +295,20 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	}
 	// The vector deletions recorded in the outbox are applied by the
 	// vector worker; vecstore compacts its file when it closes.
-	e.wakeVectors()
+	rt.msgs.wakeVectors()
 	if !opts.NoVacuum {
-		if err := e.reclaim(ctx); err != nil {
+		if err := rt.reclaim(ctx); err != nil {
 			return rep, err
 		}
 	}
-	rep.BytesAfter = e.diskBytes()
+	rep.BytesAfter = rt.diskBytes()
 	progress(3, 3, "done")
 	return rep, nil
 }
 
 // planMessages fills rep.Messages from the policies.
-func (e *Engine) planMessages(ctx context.Context, opts GCOptions, now time.Time, rep *GCReport) error {
-	rows, err := e.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at,
+func (rt *Retention) planMessages(ctx context.Context, opts GCOptions, now time.Time, rep *GCReport) error {
+	rows, err := rt.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at,
 			coalesce(json_extract(metadata, '$.pinned') IN (1, 'true'), 0)
 		FROM messages ORDER BY channel_id, confidence DESC, created_at DESC, id DESC`)
 	if err != nil {
@@ -433,7 +444,7 @@ func cosine(a, b []float32) float64 {
 
 // sessionOrphans returns the contents only the given sessions reference and
 // the chunk messages only those contents use.
-func (e *Engine) sessionOrphans(ctx context.Context, q querier, sessions []string) ([]string, []int64, error) {
+func (rt *Retention) sessionOrphans(ctx context.Context, q querier, sessions []string) ([]string, []int64, error) {
 	if len(sessions) == 0 {
 		return nil, nil, nil
 	}
@@ -485,9 +496,8 @@ func (e *Engine) sessionOrphans(ctx context.Context, q querier, sessions []strin
 // deleteMessagesTx deletes messages from SQLite and the FTS5 index inside
 // tx and keeps the channel and agent counters right. Session chunks that
 // pointed at them are unlinked by the foreign key (ON DELETE SET NULL).
-//
-// Vectors: when the engine keeps vectors (issue 6), this is where their
-// deletion is recorded in the outbox, in the same transaction.
+// Each deleted message also gets an outbox row per live vector set in the
+// same transaction, so its vectors are deleted after the commit.
 func (e *Engine) deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
@@ -542,23 +552,23 @@ func (e *Engine) deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) 
 
 // reclaim merges the FTS5 segments (dropping deleted entries), rewrites the
 // database (VACUUM) and truncates the WAL, so deleted text leaves the disk.
-func (e *Engine) reclaim(ctx context.Context) error {
-	if err := e.fts.Optimize(ctx, e.w); err != nil {
+func (rt *Retention) reclaim(ctx context.Context) error {
+	if err := rt.fts.Optimize(ctx, rt.w); err != nil {
 		return fmt.Errorf("engine: gc: fts optimize: %w", classify(err))
 	}
-	if _, err := e.w.ExecContext(ctx, "VACUUM"); err != nil {
+	if _, err := rt.w.ExecContext(ctx, "VACUUM"); err != nil {
 		return fmt.Errorf("engine: gc: vacuum: %w", classify(err))
 	}
-	if _, err := e.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+	if _, err := rt.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		return fmt.Errorf("engine: gc: checkpoint: %w", classify(err))
 	}
 	return nil
 }
 
 // diskBytes is the size of every file in the data dir.
-func (e *Engine) diskBytes() int64 {
+func (rt *Retention) diskBytes() int64 {
 	var n int64
-	filepath.WalkDir(e.dir, func(_ string, d os.DirEntry, err error) error {
+	filepath.WalkDir(rt.dir, func(_ string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if info, err := d.Info(); err == nil {
 				n += info.Size()

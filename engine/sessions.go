@@ -31,7 +31,7 @@ const TypeSessionChunk = "session"
 // headBytes is how much of a file's head is hashed to notice a replaced file.
 const headBytes = 64 << 10
 
-// ImportOptions configure ImportClaudeCode. The zero value imports nothing
+// ImportOptions configure Sessions.Import. The zero value imports nothing
 // (Root is required).
 type ImportOptions struct {
 	// Root is the Claude Code projects folder (claudecode.DefaultRoot), or a
@@ -88,13 +88,21 @@ type ImportReport struct {
 	Redactions     map[string]int `json:"redactions,omitempty"`
 }
 
-// ImportClaudeCode imports Claude Code session files below opts.Root (or the
+// Sessions are the imported Claude Code sessions: import, reads, and their
+// JSONL and Markdown copies (export.go). Get them from Engine.Sessions; they
+// share the engine's database and close with it.
+type Sessions struct {
+	*db
+	msgs messageStore
+}
+
+// Import imports Claude Code session files below opts.Root (or the
 // one file opts.Root names). It is idempotent: records already stored are
 // recognised by (session, uuid) and files already read are resumed where
 // the last import stopped. Each file is imported in one transaction, so a
 // file is either wholly imported or (on error, reported in its FileReport)
 // not at all. Lines that cannot be used are skipped and reported per file.
-func (e *Engine) ImportClaudeCode(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
+func (ses *Sessions) Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 	if opts.Root == "" {
 		return nil, invalid("root", "must name the Claude Code projects folder or a .jsonl file")
 	}
@@ -132,7 +140,7 @@ func (e *Engine) ImportClaudeCode(ctx context.Context, opts ImportOptions) (*Imp
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		fr, st := e.importFile(ctx, f, opts)
+		fr, st := ses.importFile(ctx, f, opts)
 		if fr.Error != "" {
 			rep.FilesFailed++
 		}
@@ -171,10 +179,10 @@ type sessionState struct {
 	cwd, branch, prj string
 }
 
-func (e *Engine) importFile(ctx context.Context, f claudecode.File, opts ImportOptions) (FileReport, importStats) {
+func (ses *Sessions) importFile(ctx context.Context, f claudecode.File, opts ImportOptions) (FileReport, importStats) {
 	fr := FileReport{Path: f.Path}
 	var st importStats
-	done, err := e.enter()
+	done, err := ses.enter()
 	if err != nil {
 		fr.Error = err.Error()
 		return fr, st
@@ -196,7 +204,7 @@ func (e *Engine) importFile(ctx context.Context, f claudecode.File, opts ImportO
 		return fail(err)
 	}
 
-	tx, err := e.w.BeginTx(ctx, nil)
+	tx, err := ses.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fail(classify(err))
 	}
@@ -233,7 +241,7 @@ func (e *Engine) importFile(ctx context.Context, f claudecode.File, opts ImportO
 		return fail(err)
 	}
 
-	now := e.opts.Now().UnixMilli()
+	now := ses.opts.Now().UnixMilli()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, description, created_at)
 		VALUES (?, 'channel', ?, 'Searchable chunks of imported Claude Code sessions', ?) ON CONFLICT (id) DO NOTHING`,
 		SessionChannel, SessionChannel, now); err != nil {
@@ -300,7 +308,7 @@ func (e *Engine) importFile(ctx context.Context, f claudecode.File, opts ImportO
 			if rec.Timestamp.IsZero() {
 				created = now
 			}
-			isNew, n, err := e.storeContentTx(ctx, tx, h, content, rec, created, chunkOpts)
+			isNew, n, err := ses.storeContentTx(ctx, tx, h, content, rec, created, chunkOpts)
 			if err != nil {
 				return err
 			}
@@ -405,7 +413,7 @@ func headHash(f *os.File, n int64) (string, error) {
 
 // storeContentTx stores a record's content once: a new content gets its
 // text chunked and each chunk stored as a message of SessionChannel.
-func (e *Engine) storeContentTx(ctx context.Context, tx *sql.Tx, hash string, content []byte, rec *claudecode.Record, created int64, co chunk.Options) (isNew bool, chunks int, err error) {
+func (ses *Sessions) storeContentTx(ctx context.Context, tx *sql.Tx, hash string, content []byte, rec *claudecode.Record, created int64, co chunk.Options) (isNew bool, chunks int, err error) {
 	text := strings.ReplaceAll(rec.Text(), "\x00", "\uFFFD")
 	res, err := tx.ExecContext(ctx, "INSERT INTO session_contents (hash, content, text, tokens) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
 		hash, string(content), text, chunk.Tokens(text))
@@ -425,7 +433,7 @@ func (e *Engine) storeContentTx(ctx context.Context, tx *sql.Tx, hash string, co
 			continue
 		}
 		md, _ := json.Marshal(map[string]any{"source": "claude-code", "content_hash": hash, "chunk": i, "chunks": len(cs), "tokens": c.Tokens})
-		p, err := e.prepare(NewMessage{
+		p, err := ses.msgs.prepare(NewMessage{
 			Channel:   SessionChannel,
 			Sender:    sender,
 			Content:   text[c.Start:c.End],
@@ -436,7 +444,7 @@ func (e *Engine) storeContentTx(ctx context.Context, tx *sql.Tx, hash string, co
 		if err != nil {
 			return false, 0, fmt.Errorf("engine: chunk %d of content %s: %w", i, hash[:12], err)
 		}
-		wr, err := e.writeTx(ctx, tx, p)
+		wr, err := ses.msgs.writeTx(ctx, tx, p)
 		if err != nil {
 			return false, 0, err
 		}
@@ -498,18 +506,18 @@ func checkSessionID(id string) (string, error) {
 	return strings.ToLower(id), nil
 }
 
-// GetSession returns the session with id, or ErrNotFound.
-func (e *Engine) GetSession(ctx context.Context, id string) (Session, error) {
+// Get returns the session with id, or ErrNotFound.
+func (ses *Sessions) Get(ctx context.Context, id string) (Session, error) {
 	id, err := checkSessionID(id)
 	if err != nil {
 		return Session{}, err
 	}
-	done, err := e.enter()
+	done, err := ses.enter()
 	if err != nil {
 		return Session{}, err
 	}
 	defer done()
-	ss, err := e.listSessions(ctx, "WHERE id = ?", id)
+	ss, err := ses.list(ctx, "WHERE id = ?", id)
 	if err != nil {
 		return Session{}, err
 	}
@@ -519,18 +527,18 @@ func (e *Engine) GetSession(ctx context.Context, id string) (Session, error) {
 	return ss[0], nil
 }
 
-// ListSessions returns every imported session, most recent first.
-func (e *Engine) ListSessions(ctx context.Context) ([]Session, error) {
-	done, err := e.enter()
+// List returns every imported session, most recent first.
+func (ses *Sessions) List(ctx context.Context) ([]Session, error) {
+	done, err := ses.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	return e.listSessions(ctx, "")
+	return ses.list(ctx, "")
 }
 
-func (e *Engine) listSessions(ctx context.Context, where string, args ...any) ([]Session, error) {
-	rows, err := e.r.QueryContext(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
+func (ses *Sessions) list(ctx context.Context, where string, args ...any) ([]Session, error) {
+	rows, err := ses.r.QueryContext(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
 		FROM sessions `+where+` ORDER BY last_at DESC, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: list sessions: %w", classify(err))
@@ -549,19 +557,19 @@ func (e *Engine) listSessions(ctx context.Context, where string, args ...any) ([
 	return out, classify(rows.Err())
 }
 
-// SessionMessages loads the records of a session in order (the context an
+// Messages loads the records of a session in order (the context an
 // agent resumes from). ErrNotFound if the session does not exist.
-func (e *Engine) SessionMessages(ctx context.Context, id string) ([]SessionRecord, error) {
+func (ses *Sessions) Messages(ctx context.Context, id string) ([]SessionRecord, error) {
 	id, err := checkSessionID(id)
 	if err != nil {
 		return nil, err
 	}
-	done, err := e.enter()
+	done, err := ses.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	return e.sessionMessages(ctx, e.r, id)
+	return ses.messages(ctx, ses.r, id)
 }
 
 type querier interface {
@@ -569,7 +577,7 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func (e *Engine) sessionMessages(ctx context.Context, q querier, id string) ([]SessionRecord, error) {
+func (ses *Sessions) messages(ctx context.Context, q querier, id string) ([]SessionRecord, error) {
 	var n int
 	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE id = ?", id).Scan(&n); err != nil {
 		return nil, fmt.Errorf("engine: session %s: %w", id, classify(err))
@@ -616,16 +624,16 @@ type SessionRef struct {
 	End       int    `json:"end"`
 }
 
-// SessionRefs returns the session records that contain the chunk stored as
+// Refs returns the session records that contain the chunk stored as
 // message id (a search hit in SessionChannel), oldest session first. It is
 // empty for messages that are not session chunks.
-func (e *Engine) SessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error) {
-	done, err := e.enter()
+func (ses *Sessions) Refs(ctx context.Context, messageID int64) ([]SessionRef, error) {
+	done, err := ses.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	rows, err := e.r.QueryContext(ctx, `SELECT sm.session_id, sm.seq, sm.uuid, ch.idx, ch.start_byte, ch.end_byte
+	rows, err := ses.r.QueryContext(ctx, `SELECT sm.session_id, sm.seq, sm.uuid, ch.idx, ch.start_byte, ch.end_byte
 		FROM session_chunks ch JOIN session_messages sm ON sm.content_hash = ch.content_hash
 		WHERE ch.message_id = ? ORDER BY sm.created_at, sm.session_id, sm.seq`, messageID)
 	if err != nil {
@@ -643,11 +651,11 @@ func (e *Engine) SessionRefs(ctx context.Context, messageID int64) ([]SessionRef
 	return out, classify(rows.Err())
 }
 
-// WriteSessionJSONL writes a session as Claude Code JSONL: one canonical
+// WriteJSONL writes a session as Claude Code JSONL: one canonical
 // record per line, in order. Importing that output into an empty store and
 // exporting again gives the same bytes.
-func (e *Engine) WriteSessionJSONL(ctx context.Context, id string, w io.Writer) error {
-	recs, err := e.SessionMessages(ctx, id)
+func (ses *Sessions) WriteJSONL(ctx context.Context, id string, w io.Writer) error {
+	recs, err := ses.Messages(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ type DiskStats struct {
 	FTS      int64 `json:"fts"`      // messages_fts shadow tables
 	Sessions int64 `json:"sessions"` // session tables and indexes
 	Vectors  int64 `json:"vectors"`  // vectors/
-	Graph    int64 `json:"graph"`    // graph/ (no graph store yet: 0)
+	Graph    int64 `json:"graph"`    // graph/ (reserved in the data dir layout; 0 while nothing writes there)
 	Models   int64 `json:"models"`   // models/
 	Other    int64 `json:"other"`
 }

@@ -52,7 +52,7 @@ func runGC(ctx context.Context, e *env, c *command, args []string) error {
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
 		opts := cfg.GCOptions()
 		opts.DryRun, opts.Progress = *dry, bar.update
-		rep, err := eng.GC(ctx, opts)
+		rep, err := eng.Retention().GC(ctx, opts)
 		bar.done()
 		if err != nil {
 			return err

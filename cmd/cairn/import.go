@@ -67,7 +67,7 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	bar := e.progress("import")
 	opts.Progress = bar.update
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		rep, err := eng.ImportClaudeCode(ctx, opts)
+		rep, err := eng.Sessions().Import(ctx, opts)
 		bar.done()
 		if err != nil {
 			return err
