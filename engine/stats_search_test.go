@@ -49,9 +49,10 @@ func TestSearchStatsPersist(t *testing.T) {
 	}
 }
 
-// TestSearchMakesNoWrite: searches, a listing and the stats of a process
-// that writes nothing leave the database file and its WAL untouched, and
-// the searches still show in that process's stats.
+// TestSearchMakesNoWrite: searches, listings and the stats of a process
+// that writes nothing leave the database file and its WAL untouched (same
+// bytes, same mtime, empty WAL), and the searches still show in that
+// process's stats.
 func TestSearchMakesNoWrite(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -78,6 +79,18 @@ func TestSearchMakesNoWrite(t *testing.T) {
 		if _, err := r.Search(ctx, engine.SearchRequest{Query: q}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := r.ListChannels(ctx, engine.Scope{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ListAgents(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.GetAgentNotes(ctx, "a", "", 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Sessions().List(ctx); err != nil {
+		t.Fatal(err)
 	}
 	st, err := r.StoreStats(ctx)
 	if err != nil {
