@@ -112,12 +112,31 @@ func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOption
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
 	defer os.RemoveAll(stage)
-
-	type entry struct {
-		BackupFile
-		src string // file to read
+	entries, err := bk.collect(ctx, stage, opts)
+	if err != nil {
+		return nil, err
 	}
-	var entries []entry
+	m := &BackupManifest{Magic: backupMagic, Version: backupVersion, CreatedAt: bk.opts.Now().UTC().Truncate(time.Millisecond), EngineFormat: FormatVersion(), VectorsSkipped: opts.SkipVectors}
+	for _, en := range entries {
+		m.Files = append(m.Files, en.BackupFile)
+	}
+	if err := writeArchive(ctx, archive, m, entries, opts.Progress); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// backupEntry is one file of a backup and where its bytes are read from
+// (the data dir, or the staging folder for snapshots).
+type backupEntry struct {
+	BackupFile
+	src string
+}
+
+// collect snapshots SQLite and opts.Sources into stage and lists every
+// file of the backup, sorted by path.
+func (bk *Backups) collect(ctx context.Context, stage string, opts BackupOptions) ([]backupEntry, error) {
+	var entries []backupEntry
 	addStaged := func(rel string, write func(w io.Writer) error) error {
 		dst := filepath.Join(stage, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -138,7 +157,7 @@ func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOption
 		if err != nil {
 			return err
 		}
-		entries = append(entries, entry{bf, dst})
+		entries = append(entries, backupEntry{bf, dst})
 		return nil
 	}
 
@@ -157,8 +176,7 @@ func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOption
 	if err != nil {
 		return nil, err
 	}
-	entries = append(entries, entry{bf, dbCopy})
-
+	entries = append(entries, backupEntry{bf, dbCopy})
 	covered := map[string]bool{DBFile: true, DBFile + "-wal": true, DBFile + "-shm": true}
 	// The vector store (message vectors and Chroma collections) snapshots
 	// itself after SQLite: a vector acknowledged in SQLite's copy (its
@@ -187,15 +205,28 @@ func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOption
 			return nil, fmt.Errorf("engine: backup: snapshot %s: %w", s.Path, err)
 		}
 	}
-	// Everything else in the data dir, copied directly.
-	err = filepath.WalkDir(bk.dir, func(p string, d fs.DirEntry, err error) error {
+	direct, err := bk.direct(covered, opts.SkipVectors)
+	if err != nil {
+		return nil, err
+	}
+	entries = append(entries, direct...)
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
+	return entries, nil
+}
+
+// direct lists the data dir's files that are copied as they are: every
+// regular file not covered by a snapshot, skipping dot files (temporary
+// files of atomic replaces).
+func (bk *Backups) direct(covered map[string]bool, skipVectors bool) ([]backupEntry, error) {
+	var entries []backupEntry
+	err := filepath.WalkDir(bk.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(bk.dir, p)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel == VectorsDir && opts.SkipVectors {
+			if rel == VectorsDir && skipVectors {
 				return fs.SkipDir
 			}
 			if rel == VectorsDir && !coveredPrefix(covered, VectorsDir+"/") {
@@ -218,25 +249,23 @@ func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOption
 		if err != nil {
 			return err
 		}
-		entries = append(entries, entry{bf, p})
+		entries = append(entries, backupEntry{bf, p})
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
-	m := &BackupManifest{Magic: backupMagic, Version: backupVersion, CreatedAt: bk.opts.Now().UTC().Truncate(time.Millisecond), EngineFormat: FormatVersion(), VectorsSkipped: opts.SkipVectors}
-	for _, en := range entries {
-		m.Files = append(m.Files, en.BackupFile)
-	}
+	return entries, err
+}
+
+// writeArchive writes m and the entries to archive atomically: a
+// zstd-compressed tar in a temporary file, synced and renamed. An entry
+// whose bytes no longer match its hash fails the backup.
+func writeArchive(ctx context.Context, archive string, m *BackupManifest, entries []backupEntry, progress func(Progress)) error {
 	mj, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return nil, err
+		return err
 	}
-
 	tmp, err := os.CreateTemp(filepath.Dir(archive), "."+filepath.Base(archive)+".tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("engine: backup: %w", err)
+		return fmt.Errorf("engine: backup: %w", err)
 	}
 	ok := false
 	defer func() {
@@ -247,59 +276,56 @@ func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOption
 	}()
 	zw, err := zstd.NewWriter(tmp, zstd.WithEncoderLevel(zstd.SpeedDefault))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tw := tar.NewWriter(zw)
 	if err := tw.WriteHeader(&tar.Header{Name: ManifestName, Mode: 0o644, Size: int64(len(mj)), ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := tw.Write(mj); err != nil {
-		return nil, err
+		return err
 	}
 	for i, en := range entries {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		if err := tw.WriteHeader(&tar.Header{Name: en.Path, Mode: 0o644, Size: en.Size, ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
-			return nil, err
+			return err
 		}
 		f, err := os.Open(en.src)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		h := sha256.New()
 		n, err := io.Copy(io.MultiWriter(tw, h), io.LimitReader(f, en.Size))
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("engine: backup %s: %w", en.Path, err)
+			return fmt.Errorf("engine: backup %s: %w", en.Path, err)
 		}
 		if n != en.Size || hex.EncodeToString(h.Sum(nil)) != en.SHA256 {
-			return nil, fmt.Errorf("engine: backup: %s changed while it was archived; run the backup again", en.Path)
+			return fmt.Errorf("engine: backup: %s changed while it was archived; run the backup again", en.Path)
 		}
-		if opts.Progress != nil {
-			opts.Progress(Progress{Done: int64(i + 1), Total: int64(len(entries)), Item: en.Path})
+		if progress != nil {
+			progress(Progress{Done: int64(i + 1), Total: int64(len(entries)), Item: en.Path})
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := zw.Close(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := tmp.Sync(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.Rename(tmp.Name(), archive); err != nil {
-		return nil, fmt.Errorf("engine: backup: %w", err)
+		return fmt.Errorf("engine: backup: %w", err)
 	}
 	ok = true
-	if err := syncDir(filepath.Dir(archive)); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return syncDir(filepath.Dir(archive))
 }
 
 func coveredPrefix(covered map[string]bool, prefix string) bool {
