@@ -181,11 +181,10 @@ type sessionState struct {
 
 func (ses *Sessions) importFile(ctx context.Context, f claudecode.File, opts ImportOptions) (FileReport, importStats) {
 	fr := FileReport{Path: f.Path}
-	var st importStats
 	done, err := ses.enter()
 	if err != nil {
 		fr.Error = err.Error()
-		return fr, st
+		return fr, importStats{}
 	}
 	defer done()
 	fail := func(err error) (FileReport, importStats) {
@@ -210,151 +209,33 @@ func (ses *Sessions) importFile(ctx context.Context, f claudecode.File, opts Imp
 	}
 	defer tx.Rollback()
 
-	// Resume where the last import stopped if the file only grew.
-	var start int64
-	var startLine int
-	var prevOff int64
-	var prevLines int
-	var prevHead string
-	err = tx.QueryRowContext(ctx, "SELECT end_offset, lines, head_sha256 FROM session_files WHERE path = ?", f.Path).Scan(&prevOff, &prevLines, &prevHead)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return fail(classify(err))
-	default:
-		if prevOff <= info.Size() {
-			h, err := headHash(fh, prevOff)
-			if err != nil {
-				return fail(err)
-			}
-			if h == prevHead {
-				start, startLine = prevOff, prevLines
-				fr.Resumed = start > 0
-			}
-		}
+	start, startLine, err := resumePoint(ctx, tx, fh, f.Path, info.Size())
+	if err != nil {
+		return fail(err)
 	}
+	fr.Resumed = start > 0
 	if start == info.Size() && start > 0 {
 		fr.Unchanged = true
-		return fr, st
+		return fr, importStats{}
 	}
 	if _, err := fh.Seek(start, io.SeekStart); err != nil {
 		return fail(err)
 	}
 
-	now := ses.opts.Now().UnixMilli()
+	fi := &fileImport{ses: ses, tx: tx, file: f, opts: opts, now: ses.opts.Now().UnixMilli(), fr: &fr,
+		sessions: map[string]*sessionState{}, excluded: map[string]bool{}}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, description, created_at)
 		VALUES (?, 'channel', ?, 'Searchable chunks of imported Claude Code sessions', ?) ON CONFLICT (id) DO NOTHING`,
-		SessionChannel, SessionChannel, now); err != nil {
+		SessionChannel, SessionChannel, fi.now); err != nil {
 		return fail(classify(err))
 	}
-	sessions := map[string]*sessionState{}
-	var order []string
-	excluded := map[string]bool{}
-	chunkOpts := opts.Chunk
-
 	rrep, err := claudecode.Read(ctx, fh, claudecode.Options{
 		MaxLineBytes:     opts.MaxLineBytes,
 		Redactor:         opts.Redactor,
 		StartOffset:      start,
 		StartLine:        startLine,
 		DefaultSessionID: f.SessionID(),
-	}, func(rec *claudecode.Record) error {
-		ex, seen := excluded[rec.SessionID]
-		if !seen {
-			ex = false
-			for _, g := range opts.Exclude {
-				if ok, _ := filepath.Match(g, rec.SessionID); ok {
-					ex = true
-				}
-			}
-			excluded[rec.SessionID] = ex
-		}
-		if ex {
-			fr.Excluded++
-			return nil
-		}
-		ss := sessions[rec.SessionID]
-		if ss == nil {
-			ss = &sessionState{prj: f.Project}
-			if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM session_messages WHERE session_id = ?", rec.SessionID).Scan(&ss.seq); err != nil {
-				return classify(err)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, project, imported_at, updated_at) VALUES (?, ?, ?, ?)
-				ON CONFLICT (id) DO NOTHING`, rec.SessionID, f.Project, now, now); err != nil {
-				return classify(err)
-			}
-			sessions[rec.SessionID] = ss
-			order = append(order, rec.SessionID)
-		}
-		var exists int
-		err := tx.QueryRowContext(ctx, "SELECT count(*) FROM session_messages WHERE session_id = ? AND key = ?", rec.SessionID, rec.Key()).Scan(&exists)
-		if err != nil {
-			return classify(err)
-		}
-		if exists > 0 {
-			fr.Known++
-			return nil
-		}
-		envelope, content, err := claudecode.SplitContent(rec.JSON)
-		if err != nil {
-			return err
-		}
-		var hash any
-		if content != nil {
-			sum := sha256.Sum256(content)
-			h := hex.EncodeToString(sum[:])
-			hash = h
-			created := rec.Timestamp.UnixMilli()
-			if rec.Timestamp.IsZero() {
-				created = now
-			}
-			isNew, n, err := ses.storeContentTx(ctx, tx, h, content, rec, created, chunkOpts)
-			if err != nil {
-				return err
-			}
-			if isNew {
-				st.contentsNew++
-				st.chunks += n
-			} else {
-				st.contentsShared++
-			}
-		}
-		ss.seq++
-		var ts int64
-		if !rec.Timestamp.IsZero() {
-			ts = rec.Timestamp.UnixMilli()
-			if ss.first == 0 || ts < ss.first {
-				ss.first = ts
-			}
-			if ts > ss.last {
-				ss.last = ts
-			}
-		}
-		if ss.cwd == "" || ss.branch == "" {
-			var env struct {
-				CWD       string `json:"cwd"`
-				GitBranch string `json:"gitBranch"`
-			}
-			_ = json.Unmarshal(envelope, &env) // optional fields
-			if ss.cwd == "" {
-				ss.cwd = env.CWD
-			}
-			if ss.branch == "" {
-				ss.branch = env.GitBranch
-			}
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO session_messages
-			(session_id, seq, key, uuid, parent_uuid, type, role, created_at, is_sidechain, is_compact, content_hash, envelope)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			rec.SessionID, ss.seq, rec.Key(), rec.UUID, rec.ParentUUID, rec.Type, rec.Role, ts,
-			rec.IsSidechain, rec.IsCompact, hash, string(envelope))
-		if err != nil {
-			return classify(err)
-		}
-		ss.added++
-		fr.Added++
-		return nil
-	})
+	}, func(rec *claudecode.Record) error { return fi.record(ctx, rec) })
 	if err != nil {
 		return fail(err)
 	}
@@ -362,10 +243,173 @@ func (ses *Sessions) importFile(ctx context.Context, f claudecode.File, opts Imp
 	if rrep.Redactions.Total() > 0 {
 		fr.Redactions = rrep.Redactions.Counts
 	}
-	for _, id := range order {
-		ss := sessions[id]
-		fr.Sessions = append(fr.Sessions, id)
-		_, err := tx.ExecContext(ctx, `UPDATE sessions SET
+	if err := fi.finish(ctx, fh, rrep, startLine); err != nil {
+		return fail(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(classify(err))
+	}
+	return fr, fi.st
+}
+
+// resumePoint returns where the last import of path stopped (offset and
+// line) when the file only grew since: the bytes before that offset hash as
+// they did. Otherwise the file is read from the start.
+func resumePoint(ctx context.Context, tx *sql.Tx, fh *os.File, path string, size int64) (int64, int, error) {
+	var prevOff int64
+	var prevLines int
+	var prevHead string
+	err := tx.QueryRowContext(ctx, "SELECT end_offset, lines, head_sha256 FROM session_files WHERE path = ?", path).Scan(&prevOff, &prevLines, &prevHead)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, 0, nil
+	case err != nil:
+		return 0, 0, classify(err)
+	case prevOff > size:
+		return 0, 0, nil
+	}
+	h, err := headHash(fh, prevOff)
+	if err != nil || h != prevHead {
+		return 0, 0, err
+	}
+	return prevOff, prevLines, nil
+}
+
+// fileImport is the state of one file's import, inside its transaction.
+type fileImport struct {
+	ses  *Sessions
+	tx   *sql.Tx
+	file claudecode.File
+	opts ImportOptions
+	now  int64 // Unix ms
+	fr   *FileReport
+	st   importStats
+
+	sessions map[string]*sessionState
+	order    []string        // session ids in first-seen order
+	excluded map[string]bool // session id -> matches opts.Exclude
+}
+
+// isExcluded reports whether the session matches an exclude glob.
+func (fi *fileImport) isExcluded(session string) bool {
+	ex, seen := fi.excluded[session]
+	if !seen {
+		for _, g := range fi.opts.Exclude {
+			if ok, _ := filepath.Match(g, session); ok {
+				ex = true
+			}
+		}
+		fi.excluded[session] = ex
+	}
+	return ex
+}
+
+// session returns the state of a session, creating its row on first sight.
+func (fi *fileImport) session(ctx context.Context, id string) (*sessionState, error) {
+	if ss := fi.sessions[id]; ss != nil {
+		return ss, nil
+	}
+	ss := &sessionState{prj: fi.file.Project}
+	if err := fi.tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM session_messages WHERE session_id = ?", id).Scan(&ss.seq); err != nil {
+		return nil, classify(err)
+	}
+	if _, err := fi.tx.ExecContext(ctx, `INSERT INTO sessions (id, project, imported_at, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`, id, fi.file.Project, fi.now, fi.now); err != nil {
+		return nil, classify(err)
+	}
+	fi.sessions[id] = ss
+	fi.order = append(fi.order, id)
+	return ss, nil
+}
+
+// record stores one record unless its session is excluded or it is
+// already stored: its content (once per distinct content, chunked into
+// searchable messages) and its envelope.
+func (fi *fileImport) record(ctx context.Context, rec *claudecode.Record) error {
+	if fi.isExcluded(rec.SessionID) {
+		fi.fr.Excluded++
+		return nil
+	}
+	ss, err := fi.session(ctx, rec.SessionID)
+	if err != nil {
+		return err
+	}
+	var exists int
+	if err := fi.tx.QueryRowContext(ctx, "SELECT count(*) FROM session_messages WHERE session_id = ? AND key = ?", rec.SessionID, rec.Key()).Scan(&exists); err != nil {
+		return classify(err)
+	}
+	if exists > 0 {
+		fi.fr.Known++
+		return nil
+	}
+	envelope, content, err := claudecode.SplitContent(rec.JSON)
+	if err != nil {
+		return err
+	}
+	var hash any
+	if content != nil {
+		sum := sha256.Sum256(content)
+		h := hex.EncodeToString(sum[:])
+		hash = h
+		created := rec.Timestamp.UnixMilli()
+		if rec.Timestamp.IsZero() {
+			created = fi.now
+		}
+		isNew, n, err := fi.ses.storeContentTx(ctx, fi.tx, h, content, rec, created, fi.opts.Chunk)
+		if err != nil {
+			return err
+		}
+		if isNew {
+			fi.st.contentsNew++
+			fi.st.chunks += n
+		} else {
+			fi.st.contentsShared++
+		}
+	}
+	ss.seq++
+	var ts int64
+	if !rec.Timestamp.IsZero() {
+		ts = rec.Timestamp.UnixMilli()
+		if ss.first == 0 || ts < ss.first {
+			ss.first = ts
+		}
+		if ts > ss.last {
+			ss.last = ts
+		}
+	}
+	if ss.cwd == "" || ss.branch == "" {
+		var env struct {
+			CWD       string `json:"cwd"`
+			GitBranch string `json:"gitBranch"`
+		}
+		_ = json.Unmarshal(envelope, &env) // optional fields
+		if ss.cwd == "" {
+			ss.cwd = env.CWD
+		}
+		if ss.branch == "" {
+			ss.branch = env.GitBranch
+		}
+	}
+	_, err = fi.tx.ExecContext(ctx, `INSERT INTO session_messages
+		(session_id, seq, key, uuid, parent_uuid, type, role, created_at, is_sidechain, is_compact, content_hash, envelope)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		rec.SessionID, ss.seq, rec.Key(), rec.UUID, rec.ParentUUID, rec.Type, rec.Role, ts,
+		rec.IsSidechain, rec.IsCompact, hash, string(envelope))
+	if err != nil {
+		return classify(err)
+	}
+	ss.added++
+	fi.fr.Added++
+	return nil
+}
+
+// finish updates the sessions' counters and time span and records where
+// the file's import stopped, so the next import resumes there.
+func (fi *fileImport) finish(ctx context.Context, fh *os.File, rrep *claudecode.Report, startLine int) error {
+	for _, id := range fi.order {
+		ss := fi.sessions[id]
+		fi.fr.Sessions = append(fi.fr.Sessions, id)
+		_, err := fi.tx.ExecContext(ctx, `UPDATE sessions SET
 				message_count = message_count + ?,
 				first_at = CASE WHEN first_at = 0 OR (? <> 0 AND ? < first_at) THEN ? ELSE first_at END,
 				last_at = max(last_at, ?),
@@ -373,24 +417,21 @@ func (ses *Sessions) importFile(ctx context.Context, f claudecode.File, opts Imp
 				git_branch = CASE WHEN git_branch = '' THEN ? ELSE git_branch END,
 				updated_at = ?
 			WHERE id = ?`,
-			ss.added, ss.first, ss.first, ss.first, ss.last, ss.cwd, ss.branch, now, id)
+			ss.added, ss.first, ss.first, ss.first, ss.last, ss.cwd, ss.branch, fi.now, id)
 		if err != nil {
-			return fail(classify(err))
+			return classify(err)
 		}
 	}
 	head, err := headHash(fh, rrep.EndOffset)
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO session_files (path, end_offset, lines, head_sha256, imported_at) VALUES (?, ?, ?, ?, ?)
+	if _, err := fi.tx.ExecContext(ctx, `INSERT INTO session_files (path, end_offset, lines, head_sha256, imported_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET end_offset = excluded.end_offset, lines = excluded.lines, head_sha256 = excluded.head_sha256, imported_at = excluded.imported_at`,
-		f.Path, rrep.EndOffset, startLine+linesConsumed(rrep), head, now); err != nil {
-		return fail(classify(err))
+		fi.file.Path, rrep.EndOffset, startLine+linesConsumed(rrep), head, fi.now); err != nil {
+		return classify(err)
 	}
-	if err := tx.Commit(); err != nil {
-		return fail(classify(err))
-	}
-	return fr, st
+	return nil
 }
 
 // linesConsumed is the number of complete lines a read consumed (a
