@@ -212,54 +212,9 @@ func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) 
 		}
 	}
 	progress(1, 3, "plan messages")
-	if opts.SessionMaxAge > 0 {
-		cutoff := now.Add(-opts.SessionMaxAge).UnixMilli()
-		rows, err := rt.r.QueryContext(ctx, "SELECT id, last_at FROM sessions WHERE last_at > 0 AND last_at < ? ORDER BY last_at", cutoff)
-		if err != nil {
-			return nil, fmt.Errorf("engine: gc: %w", classify(err))
-		}
-		for rows.Next() {
-			var s GCSession
-			var last int64
-			if err := rows.Scan(&s.ID, &last); err != nil {
-				rows.Close()
-				return nil, classify(err)
-			}
-			s.LastAt = fromMillis(last)
-			s.Reason = fmt.Sprintf("last record older than %s", opts.SessionMaxAge)
-			rep.Sessions = append(rep.Sessions, s)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, classify(err)
-		}
-	}
-	// Chunk messages only the deleted sessions use go with them.
-	var sessionIDs []string
-	for _, s := range rep.Sessions {
-		sessionIDs = append(sessionIDs, s.ID)
-	}
-	orphans, chunkMsgs, err := rt.sessionOrphans(ctx, rt.r, sessionIDs)
+	sessionIDs, orphans, err := rt.planSessions(ctx, opts, now, rep)
 	if err != nil {
 		return nil, err
-	}
-	rep.ContentsDeleted = len(orphans)
-	planned := map[int64]bool{}
-	for _, m := range rep.Messages {
-		planned[m.ID] = true
-	}
-	if len(chunkMsgs) > 0 {
-		ms, err := rt.msgs.getMessages(ctx, chunkMsgs)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range ms {
-			if planned[m.ID] {
-				continue
-			}
-			rep.Messages = append(rep.Messages, GCItem{ID: m.ID, ChannelID: m.ChannelID, MessageType: m.MessageType, Confidence: m.Confidence,
-				CreatedAt: m.CreatedAt, Policy: "sessions", Reason: "chunk of deleted sessions only"})
-		}
 	}
 	progress(2, 3, "plan sessions")
 	if opts.DryRun || (len(rep.Messages) == 0 && len(rep.Sessions) == 0) {
@@ -268,30 +223,8 @@ func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) 
 		return rep, nil
 	}
 
-	ids := make([]int64, len(rep.Messages))
-	for i, m := range rep.Messages {
-		ids[i] = m.ID
-	}
-	tx, err := rt.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("engine: gc: %w", classify(err))
-	}
-	defer tx.Rollback()
-	if len(sessionIDs) > 0 {
-		js, _ := json.Marshal(sessionIDs)
-		if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id IN (SELECT value FROM json_each(?))", string(js)); err != nil {
-			return nil, fmt.Errorf("engine: gc: delete sessions: %w", classify(err))
-		}
-		oj, _ := json.Marshal(orphans)
-		if _, err := tx.ExecContext(ctx, "DELETE FROM session_contents WHERE hash IN (SELECT value FROM json_each(?))", string(oj)); err != nil {
-			return nil, fmt.Errorf("engine: gc: delete contents: %w", classify(err))
-		}
-	}
-	if err := rt.msgs.deleteMessagesTx(ctx, tx, ids); err != nil {
+	if err := rt.apply(ctx, rep, sessionIDs, orphans); err != nil {
 		return nil, err
-	}
-	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("engine: gc: %w", classify(err))
 	}
 	// The vector deletions recorded in the outbox are applied by the
 	// vector worker; vecstore compacts its file when it closes.
@@ -304,6 +237,92 @@ func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) 
 	rep.BytesAfter = rt.diskBytes()
 	progress(3, 3, "done")
 	return rep, nil
+}
+
+// planSessions adds to rep the sessions older than opts.SessionMaxAge and
+// the chunk messages only they use; it returns the sessions' ids and the
+// contents only they hold.
+func (rt *Retention) planSessions(ctx context.Context, opts GCOptions, now time.Time, rep *GCReport) (sessionIDs, orphans []string, _ error) {
+	if opts.SessionMaxAge > 0 {
+		cutoff := now.Add(-opts.SessionMaxAge).UnixMilli()
+		rows, err := rt.r.QueryContext(ctx, "SELECT id, last_at FROM sessions WHERE last_at > 0 AND last_at < ? ORDER BY last_at", cutoff)
+		if err != nil {
+			return nil, nil, fmt.Errorf("engine: gc: %w", classify(err))
+		}
+		for rows.Next() {
+			var s GCSession
+			var last int64
+			if err := rows.Scan(&s.ID, &last); err != nil {
+				rows.Close()
+				return nil, nil, classify(err)
+			}
+			s.LastAt = fromMillis(last)
+			s.Reason = fmt.Sprintf("last record older than %s", opts.SessionMaxAge)
+			rep.Sessions = append(rep.Sessions, s)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, nil, classify(err)
+		}
+	}
+	// Chunk messages only the deleted sessions use go with them.
+	for _, s := range rep.Sessions {
+		sessionIDs = append(sessionIDs, s.ID)
+	}
+	orphans, chunkMsgs, err := rt.sessionOrphans(ctx, rt.r, sessionIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.ContentsDeleted = len(orphans)
+	planned := map[int64]bool{}
+	for _, m := range rep.Messages {
+		planned[m.ID] = true
+	}
+	if len(chunkMsgs) > 0 {
+		ms, err := rt.msgs.getMessages(ctx, chunkMsgs)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, m := range ms {
+			if planned[m.ID] {
+				continue
+			}
+			rep.Messages = append(rep.Messages, GCItem{ID: m.ID, ChannelID: m.ChannelID, MessageType: m.MessageType, Confidence: m.Confidence,
+				CreatedAt: m.CreatedAt, Policy: "sessions", Reason: "chunk of deleted sessions only"})
+		}
+	}
+	return sessionIDs, orphans, nil
+}
+
+// apply deletes the planned sessions, their orphaned contents and the
+// planned messages in one transaction.
+func (rt *Retention) apply(ctx context.Context, rep *GCReport, sessionIDs, orphans []string) error {
+	ids := make([]int64, len(rep.Messages))
+	for i, m := range rep.Messages {
+		ids[i] = m.ID
+	}
+	tx, err := rt.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("engine: gc: %w", classify(err))
+	}
+	defer tx.Rollback()
+	if len(sessionIDs) > 0 {
+		js, _ := json.Marshal(sessionIDs)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id IN (SELECT value FROM json_each(?))", string(js)); err != nil {
+			return fmt.Errorf("engine: gc: delete sessions: %w", classify(err))
+		}
+		oj, _ := json.Marshal(orphans)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM session_contents WHERE hash IN (SELECT value FROM json_each(?))", string(oj)); err != nil {
+			return fmt.Errorf("engine: gc: delete contents: %w", classify(err))
+		}
+	}
+	if err := rt.msgs.deleteMessagesTx(ctx, tx, ids); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("engine: gc: %w", classify(err))
+	}
+	return nil
 }
 
 // planMessages fills rep.Messages from the policies.
