@@ -325,6 +325,54 @@ func (rt *Retention) apply(ctx context.Context, rep *GCReport, sessionIDs, orpha
 	return nil
 }
 
+// nearDuplicates returns the messages of kept (in importance order) within
+// p's collapse age window that are near-duplicates of a better one: greedy,
+// best first, a message whose vector is within p.CollapseThreshold cosine
+// of an already kept one goes.
+func nearDuplicates(ctx context.Context, p RetentionPolicy, kept []gcRow, nowMs int64, vectors VectorLookup, item func(gcRow, string) GCItem) ([]GCItem, error) {
+	var window []gcRow
+	for _, r := range kept {
+		age := time.Duration(nowMs-r.created) * time.Millisecond
+		if age >= p.CollapseMinAge && (p.CollapseMaxAge == 0 || age <= p.CollapseMaxAge) {
+			window = append(window, r)
+		}
+	}
+	if len(window) < 2 {
+		return nil, nil
+	}
+	ids := make([]int64, len(window))
+	for i, r := range window {
+		ids[i] = r.id
+	}
+	vecs, err := vectors.Vectors(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("engine: gc: vectors: %w", err)
+	}
+	var out []GCItem
+	var best []int64
+	for _, r := range window {
+		v, ok := vecs[r.id]
+		if !ok {
+			continue
+		}
+		dup, sim := int64(0), 0.0
+		for _, b := range best {
+			if s := cosine(v, vecs[b]); s >= p.CollapseThreshold {
+				dup, sim = b, s
+				break
+			}
+		}
+		if dup == 0 {
+			best = append(best, r.id)
+			continue
+		}
+		it := item(r, fmt.Sprintf("near-duplicate of #%d (cosine %.3f >= %.2f)", dup, sim, p.CollapseThreshold))
+		it.DuplicateOf = dup
+		out = append(out, it)
+	}
+	return out, nil
+}
+
 // planMessages fills rep.Messages from the policies.
 func (rt *Retention) planMessages(ctx context.Context, opts GCOptions, now time.Time, rep *GCReport) error {
 	rows, err := rt.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at,
@@ -397,46 +445,11 @@ func (rt *Retention) planMessages(ctx context.Context, opts GCOptions, now time.
 			collapseSkipped = true
 			continue
 		}
-		var window []gcRow
-		for _, r := range kept {
-			age := time.Duration(nowMs-r.created) * time.Millisecond
-			if age >= p.CollapseMinAge && (p.CollapseMaxAge == 0 || age <= p.CollapseMaxAge) {
-				window = append(window, r)
-			}
-		}
-		if len(window) < 2 {
-			continue
-		}
-		ids := make([]int64, len(window))
-		for i, r := range window {
-			ids[i] = r.id
-		}
-		vecs, err := opts.Vectors.Vectors(ctx, ids)
+		dups, err := nearDuplicates(ctx, p, kept, nowMs, opts.Vectors, item)
 		if err != nil {
-			return fmt.Errorf("engine: gc: vectors: %w", err)
+			return err
 		}
-		// Greedy, best first: a message near a better kept one goes.
-		var best []int64
-		for _, r := range window {
-			v, ok := vecs[r.id]
-			if !ok {
-				continue
-			}
-			dup, sim := int64(0), 0.0
-			for _, b := range best {
-				if s := cosine(v, vecs[b]); s >= p.CollapseThreshold {
-					dup, sim = b, s
-					break
-				}
-			}
-			if dup == 0 {
-				best = append(best, r.id)
-				continue
-			}
-			it := item(r, fmt.Sprintf("near-duplicate of #%d (cosine %.3f >= %.2f)", dup, sim, p.CollapseThreshold))
-			it.DuplicateOf = dup
-			rep.Messages = append(rep.Messages, it)
-		}
+		rep.Messages = append(rep.Messages, dups...)
 	}
 	if collapseSkipped {
 		rep.Notes = append(rep.Notes, "near-duplicate collapse skipped: no vectors available")
