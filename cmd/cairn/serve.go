@@ -107,25 +107,10 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer colls.Close()
 
-	own, err := cairnapi.New(cairnapi.Options{Engine: eng, MaxBodyBytes: cfg.maxBody, MaxLimit: cfg.maxResults, MaxDepth: cfg.maxDepth, Logger: logger})
+	h, err := serveHandler(eng, colls, cfg, logger)
 	if err != nil {
 		return err
 	}
-	h := server.New(server.Options{
-		Engine: eng,
-		Chroma: chromaapi.New(chromaapi.Options{
-			Collections: colls, AuthToken: cfg.token, AllowReset: cfg.allowReset,
-			MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
-			MaxFilterDepth: cfg.maxDepth, Logger: logger,
-		}),
-		Cairn: own,
-		VectorStats: func() server.VectorStats {
-			vs := colls.Stats()
-			return server.VectorStats{Collections: vs.Collections, Records: vs.Records, ExactQueries: vs.ExactQueries,
-				FilteredHNSW: vs.FilteredHNSW, Syncs: vs.Syncs, Snapshots: vs.Snapshots}
-		},
-		AuthToken: cfg.token, LogRequests: cfg.logRequests, Logger: logger,
-	})
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -193,6 +178,29 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
 	return ip != nil && ip.IsLoopback()
+}
+
+// serveHandler builds the APIs over eng and colls behind the HTTP front.
+func serveHandler(eng *engine.Engine, colls *engine.Collections, cfg serveConfig, logger *slog.Logger) (http.Handler, error) {
+	own, err := cairnapi.New(cairnapi.Options{Engine: eng, MaxBodyBytes: cfg.maxBody, MaxLimit: cfg.maxResults, MaxDepth: cfg.maxDepth, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	return server.New(server.Options{
+		Engine: eng,
+		Chroma: chromaapi.New(chromaapi.Options{
+			Collections: colls, AuthToken: cfg.token, AllowReset: cfg.allowReset,
+			MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
+			MaxFilterDepth: cfg.maxDepth, Logger: logger,
+		}),
+		Cairn: own,
+		VectorStats: func() server.VectorStats {
+			vs := colls.Stats()
+			return server.VectorStats{Collections: vs.Collections, Records: vs.Records, ExactQueries: vs.ExactQueries,
+				FilteredHNSW: vs.FilteredHNSW, Syncs: vs.Syncs, Snapshots: vs.Snapshots}
+		},
+		AuthToken: cfg.token, LogRequests: cfg.logRequests, Logger: logger,
+	}), nil
 }
 
 // lifecycleOptions logs the outcome of each scheduled job.
