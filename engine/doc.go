@@ -58,7 +58,10 @@
 // GC) and backups (Engine.Backups) are small types over the same database
 // handle (db); sessions and retention reach messages only through the
 // Engine's message store (messageStore), so a session chunk or a deletion
-// takes the same path as StoreMessage or DeleteMessage.
+// takes the same path as StoreMessage or DeleteMessage. They are safe for
+// concurrent use as the Engine is, and fail with ErrClosed once it closed.
+// Messages are imported from JSONL by ImportMessages (validated in full
+// before anything is written).
 //
 // A read makes no durable write: a search counts itself in memory, and the
 // counts reach the search_stats row inside the process's next message
