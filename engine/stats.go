@@ -101,76 +101,9 @@ func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
 		st.Sessions.DedupRatio = float64(withContent) / float64(st.Sessions.Contents)
 	}
 
-	// Files.
-	filepath.WalkDir(e.dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		rel, _ := filepath.Rel(e.dir, p)
-		rel = filepath.ToSlash(rel)
-		n := info.Size()
-		st.Bytes.Total += n
-		switch {
-		case rel == DBFile || rel == DBFile+"-wal":
-			st.Bytes.SQLite += n
-		case rel == DBFile+"-shm":
-			st.Bytes.Other += n
-		case strings.HasPrefix(rel, "vectors/"):
-			st.Bytes.Vectors += n
-		case strings.HasPrefix(rel, "graph/"):
-			st.Bytes.Graph += n
-		case strings.HasPrefix(rel, "models/"):
-			st.Bytes.Models += n
-		default:
-			st.Bytes.Other += n
-		}
-		return nil
-	})
-	// Inside SQLite, by table (dbstat counts pages of the main file).
-	rows, err := e.r.QueryContext(ctx, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
-	if err != nil {
-		st.Notes = append(st.Notes, "per-table sizes unavailable: "+err.Error())
-	} else {
-		defer rows.Close()
-		idx := map[string]string{}
-		irows, err := e.r.QueryContext(ctx, "SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")
-		if err == nil {
-			for irows.Next() {
-				var n, tbl string
-				if irows.Scan(&n, &tbl) == nil {
-					idx[n] = tbl
-				}
-			}
-			irows.Close()
-		}
-		for rows.Next() {
-			var name string
-			var n int64
-			if err := rows.Scan(&name, &n); err != nil {
-				return nil, classify(err)
-			}
-			tbl := name
-			if t, ok := idx[name]; ok {
-				tbl = t
-			} else if strings.HasPrefix(name, "sqlite_autoindex_") {
-				tbl = strings.TrimSuffix(strings.TrimPrefix(name, "sqlite_autoindex_"), "_1")
-				if i := strings.LastIndexByte(tbl, '_'); i > 0 && strings.HasPrefix(name, "sqlite_autoindex_") {
-					tbl = tbl[:i]
-				}
-			}
-			switch {
-			case strings.HasPrefix(tbl, "messages_fts"):
-				st.Bytes.FTS += n
-			case tbl == "messages":
-				st.Bytes.Messages += n
-			case strings.HasPrefix(tbl, "session"):
-				st.Bytes.Sessions += n
-			}
-		}
+	fileBytes(e.dir, &st.Bytes)
+	if err := e.tableBytes(ctx, st); err != nil {
+		return nil, err
 	}
 	if es, ok := e.EmbedderStats(); ok {
 		st.Embedder = &es
@@ -183,4 +116,84 @@ func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
 	}
 	st.Search = ss
 	return st, nil
+}
+
+// fileBytes adds up the sizes of the files of the data dir dir by part.
+func fileBytes(dir string, b *DiskStats) {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		n := info.Size()
+		b.Total += n
+		switch {
+		case rel == DBFile || rel == DBFile+"-wal":
+			b.SQLite += n
+		case rel == DBFile+"-shm":
+			b.Other += n
+		case strings.HasPrefix(rel, "vectors/"):
+			b.Vectors += n
+		case strings.HasPrefix(rel, "graph/"):
+			b.Graph += n
+		case strings.HasPrefix(rel, "models/"):
+			b.Models += n
+		default:
+			b.Other += n
+		}
+		return nil
+	})
+}
+
+// tableBytes adds the bytes of the messages, FTS5 and session tables and
+// their indexes inside the SQLite file (dbstat counts pages of the main
+// file); without dbstat it says so in st.Notes.
+func (e *Engine) tableBytes(ctx context.Context, st *StoreStats) error {
+	rows, err := e.r.QueryContext(ctx, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
+	if err != nil {
+		st.Notes = append(st.Notes, "per-table sizes unavailable: "+err.Error())
+		return nil
+	}
+	defer rows.Close()
+	idx := map[string]string{}
+	irows, err := e.r.QueryContext(ctx, "SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")
+	if err == nil {
+		for irows.Next() {
+			var n, tbl string
+			if irows.Scan(&n, &tbl) == nil {
+				idx[n] = tbl
+			}
+		}
+		irows.Close()
+	}
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return classify(err)
+		}
+		tbl := name
+		if t, ok := idx[name]; ok {
+			tbl = t
+		} else if strings.HasPrefix(name, "sqlite_autoindex_") {
+			tbl = strings.TrimSuffix(strings.TrimPrefix(name, "sqlite_autoindex_"), "_1")
+			if i := strings.LastIndexByte(tbl, '_'); i > 0 && strings.HasPrefix(name, "sqlite_autoindex_") {
+				tbl = tbl[:i]
+			}
+		}
+		switch {
+		case strings.HasPrefix(tbl, "messages_fts"):
+			st.Bytes.FTS += n
+		case tbl == "messages":
+			st.Bytes.Messages += n
+		case strings.HasPrefix(tbl, "session"):
+			st.Bytes.Sessions += n
+		}
+	}
+	return nil
 }
