@@ -84,7 +84,10 @@ type BackupOptions struct {
 // Backups writes backups of the data dir (Restore and VerifyBackup read
 // them without an open engine). Get it from Engine.Backups; it shares the
 // engine's database and closes with it.
-type Backups struct{ *db }
+type Backups struct {
+	*db
+	store func() *vecstore.Store // the engine's vector store, nil when not open
+}
 
 // Create writes a consistent snapshot of the data dir to the file archive
 // (written atomically). SQLite is copied with VACUUM INTO inside one read
@@ -548,6 +551,12 @@ func (bk *Backups) vectorsSource(ctx context.Context, given []SnapshotSource) (*
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
 	return &SnapshotSource{Path: rel, Write: func(ctx context.Context, w io.Writer) error {
+		// The engine's own store when it is open: a second Store in the
+		// same process would replay its writes and load its collections again.
+		if st := bk.store(); st != nil {
+			_, err := st.WriteSnapshot(ctx, w)
+			return err
+		}
 		st, err := vecstore.Open(ctx, dir, vecstore.Options{Logger: bk.opts.Logger})
 		if err != nil {
 			return err

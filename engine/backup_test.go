@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairn-dev/cairn/vecstore"
 	"io"
 	"os"
 	"path/filepath"
@@ -338,15 +339,15 @@ func TestBackupIncludesVectors(t *testing.T) {
 	if err := e.SyncVectors(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	colls, err := engine.OpenCollections(ctx, filepath.Join(dir, engine.VectorsDir), engine.CollectionsOptions{})
+	colls, err := vecstore.Open(ctx, filepath.Join(dir, engine.VectorsDir), vecstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := colls.CreateCollection(ctx, engine.CreateCollectionRequest{Tenant: engine.DefaultTenant, Database: engine.DefaultDatabase, Name: "docs"})
+	c, err := colls.CreateCollection(ctx, vecstore.CreateCollectionRequest{Tenant: vecstore.DefaultTenant, Database: vecstore.DefaultDatabase, Name: "docs"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := colls.Add(ctx, c.ID, engine.AddRequest{IDs: []string{"d1"}, Embeddings: [][]float32{{1, 2, 3}}}); err != nil {
+	if err := colls.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"d1"}, Embeddings: [][]float32{{1, 2, 3}}}); err != nil {
 		t.Fatal(err)
 	}
 	colls.Close()
@@ -388,12 +389,12 @@ func TestBackupIncludesVectors(t *testing.T) {
 	if emb.texts != before+1 { // the query only: no message was re-embedded
 		t.Errorf("restore re-embedded %d texts", emb.texts-before-1)
 	}
-	colls, err = engine.OpenCollections(ctx, filepath.Join(restored, engine.VectorsDir), engine.CollectionsOptions{})
+	colls, err = vecstore.Open(ctx, filepath.Join(restored, engine.VectorsDir), vecstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer colls.Close()
-	c, err = colls.GetCollection(ctx, engine.DefaultTenant, engine.DefaultDatabase, "docs")
+	c, err = colls.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "docs")
 	if err != nil {
 		t.Fatal(err)
 	}

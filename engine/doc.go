@@ -99,6 +99,11 @@
 //
 // # Search (engine/hybrid.go, ranking.go, where.go)
 //
+// A search is a pipeline of named steps (engine/hybrid.go): plan (the
+// only step that rejects input; SearchSpec.Request runs it too, so every
+// surface validates alike), semantic, keyword, exactSimilarities, fuse,
+// rankCandidates and hydrate.
+//
 // Filters are applied before similarity on both sides: as a SQL WHERE on
 // the FTS5 query and as a vecstore where (filter-first planner) on the
 // vectors, from the same Filter (including a Chroma-style where over the
@@ -110,11 +115,11 @@
 // (engine/keyword_index.go, fts.Index: exact FTS5 BM25, built in the
 // background after the process's first keyword search); until it is ready,
 // or for a query it cannot mirror, FTS5 ranks, dropping terms found in more
-// than a third of the messages when another term remains (engine.pruneTerms).
+// than a third of the messages when another term remains (fts.Table.PruneFrequent).
 //
 // # Imports
 //
-// engine may import fts, vecstore and index; it must not import embed,
-// net/http, cmd/... or bench. It is the only package that imports the SQLite
-// driver.
+// engine may import fts, vecstore (and its leaf vecstore/where) and index;
+// it must not import embed, net/http, cmd/... or bench. It is the only
+// package that imports the SQLite driver.
 package engine

@@ -44,6 +44,21 @@ type Options struct {
 	// (WriteResult.Redactions reports the counts); nil stores content as
 	// given.
 	Redactor *redact.Redactor
+	// VectorStore configures the vector store (DIR/vectors), which
+	// VectorStore hands out.
+	VectorStore VectorStoreOptions
+}
+
+// VectorStoreOptions configures the engine's vector store. The zero value
+// opens it only when an embedder or a vector set needs it.
+type VectorStoreOptions struct {
+	// Open opens the store even when neither an embedder nor a vector set
+	// needs it, for a process that serves collections (cairn serve's Chroma
+	// API) besides messages.
+	Open bool
+	// AllowReset enables the store's Reset (Chroma's allow_reset), which
+	// deletes every collection, the engine's message vectors included.
+	AllowReset bool
 }
 
 // Embedder turns texts into vectors. embed.Model satisfies it.
@@ -96,7 +111,7 @@ type Engine struct {
 
 	vec *vectors // vector sets, vecstore and the outbox worker (engine/vectors.go)
 
-	kw *keywordIndex // in-memory keyword index (engine/keyword_index.go)
+	kw *memKeywordIndex // in-memory keyword index, fts.Index (engine/keyword_index.go)
 
 	searches searchCounter // this process's searches not yet stored (engine/searchstats.go)
 }
@@ -128,10 +143,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newKeywordIndex(t)}
+	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t)}
 	e.sessions = &Sessions{db: e.db, msgs: e}
 	e.retention = &Retention{db: e.db, fts: t, msgs: e}
-	e.backups = &Backups{db: e.db}
+	e.backups = &Backups{db: e.db, store: e.VectorStore}
 	path := filepath.Join(abs, DBFile)
 
 	e.w, err = sql.Open("sqlite", dsn(path, opts, false))

@@ -106,7 +106,7 @@ type prepared struct {
 	wordCount      int
 	hasBreadcrumbs bool
 	createdAt      int64  // Unix ms; 0 = now
-	redactions     string // spans redacted per rule (issue 8), redact.Report.String()
+	redactions     string // spans redacted per rule, redact.Report.String()
 }
 
 func (e *Engine) prepare(in NewMessage) (prepared, error) {

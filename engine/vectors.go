@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // messageEfSearch is the ef_search of message collections: Chroma's
@@ -40,9 +41,6 @@ type vectors struct {
 	mu struct {
 		sync.Mutex
 		colls map[string]string // collection name -> vecstore id
-		// docs is the message count for keyword term pruning, read at docsAt.
-		docs   int64
-		docsAt time.Time
 	}
 }
 
@@ -56,10 +54,11 @@ func (e *Engine) openVectors(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if e.vec.emb == nil && len(sets) == 0 {
+	if e.vec.emb == nil && len(sets) == 0 && !e.opts.VectorStore.Open {
 		return nil
 	}
-	st, err := vecstore.Open(ctx, filepath.Join(e.dir, VectorsDir), vecstore.Options{Logger: e.opts.Logger})
+	st, err := vecstore.Open(ctx, filepath.Join(e.dir, VectorsDir),
+		vecstore.Options{Logger: e.opts.Logger, AllowReset: e.opts.VectorStore.AllowReset})
 	if err != nil {
 		return fmt.Errorf("engine: open vectors: %w", err)
 	}
@@ -96,6 +95,20 @@ func (e *Engine) openVectors(ctx context.Context) error {
 	e.vec.wg.Add(1)
 	go e.vectorWorker(wctx)
 	return nil
+}
+
+// VectorStore returns the engine's vector store (DIR/vectors): the one
+// *vecstore.Store of the process, to hand to whatever else serves
+// collections, since a second Store on the same directory would replay
+// every write of the first through the file lock and hold each shared
+// collection in memory twice. It is nil when the store is not open (no
+// embedder, no vector set and Options.VectorStore.Open false). The engine
+// owns it: Close closes it, callers must not.
+func (e *Engine) VectorStore() *vecstore.Store {
+	if e.vec == nil {
+		return nil
+	}
+	return e.vec.store
 }
 
 // closeVectors stops the worker and closes the vecstore. Called by Close.
@@ -249,7 +262,7 @@ func (e *Engine) collection(ctx context.Context, s VectorSet, create bool) (stri
 		efSearch := messageEfSearch
 		c, err = e.vec.store.CreateCollection(ctx, vecstore.CreateCollectionRequest{
 			Tenant: vecstore.DefaultTenant, Database: vectorDatabase, Name: s.Collection,
-			Metadata:    vecstore.Metadata{"cairn": vecstore.String("messages"), "model": vecstore.String(s.ModelID)},
+			Metadata:    vecstore.Metadata{"cairn": where.String("messages"), "model": where.String(s.ModelID)},
 			HNSW:        &vecstore.HNSWParams{Space: &space, EfSearch: &efSearch},
 			GetOrCreate: true, Model: s.ModelID, Dimension: s.Dim,
 		})
@@ -278,15 +291,15 @@ type vectorMeta struct {
 
 func (m vectorMeta) metadata() vecstore.Metadata {
 	return vecstore.Metadata{
-		"channel_id":      vecstore.String(m.channel),
-		"channel_type":    vecstore.String(m.channelType),
-		"agent_name":      vecstore.String(m.sender),
-		"project_id":      vecstore.String(m.project),
-		"timestamp":       vecstore.Int(m.created),
-		"confidence":      vecstore.Float(m.confidence),
-		"message_type":    vecstore.String(m.typ),
-		"word_count":      vecstore.Int(m.words),
-		"has_breadcrumbs": vecstore.Bool(m.breadcrumbs),
+		"channel_id":      where.String(m.channel),
+		"channel_type":    where.String(m.channelType),
+		"agent_name":      where.String(m.sender),
+		"project_id":      where.String(m.project),
+		"timestamp":       where.Int(m.created),
+		"confidence":      where.Float(m.confidence),
+		"message_type":    where.String(m.typ),
+		"word_count":      where.Int(m.words),
+		"has_breadcrumbs": where.Bool(m.breadcrumbs),
 	}
 }
 
@@ -498,8 +511,8 @@ type semanticHit struct {
 }
 
 // semanticSearch embeds query and returns the k nearest messages among
-// those matching where, by descending similarity.
-func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32, where *vecstore.Where, k int) ([]semanticHit, error) {
+// those matching filter, by descending similarity.
+func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32, filter *where.Expr, k int) ([]semanticHit, error) {
 	coll, err := e.collection(ctx, s, false)
 	if errors.Is(err, vecstore.ErrNotFound) {
 		return nil, nil // nothing embedded yet
@@ -508,7 +521,7 @@ func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32
 		return nil, err
 	}
 	res, err := e.vec.store.Query(ctx, coll, vecstore.QueryRequest{
-		Embeddings: [][]float32{qvec}, NResults: &k, Where: where,
+		Embeddings: [][]float32{qvec}, NResults: &k, Where: filter,
 		Include: []vecstore.Include{vecstore.IncludeDistances}, Model: s.ModelID,
 	})
 	if err != nil {

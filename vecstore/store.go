@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -211,8 +212,8 @@ func checkFormat(tx *bolt.Tx) error {
 		return corruptf(nil, "bad format version field")
 	}
 	if ver := binary.BigEndian.Uint32(v); ver != formatVersion {
-		return &Error{Class: ErrIncompatibleFormat,
-			Message: fmt.Sprintf("file format version %d is not supported (this build reads version %d)", ver, formatVersion)}
+		return refuse(ErrIncompatibleFormat, RuleFormat, "", "file format version %d is not supported (this build reads version %d)",
+			ver, formatVersion).withValue(strconv.FormatUint(uint64(ver), 10))
 	}
 	if len(meta.Get(keySeq)) != 8 {
 		return corruptf(nil, "bad sequence field")

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -95,19 +94,17 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer ln.Close()
 
-	eng, closeModel, err := e.openWithModel(ctx, *model, false)
+	// The engine opens the vector store even without a model and hands it
+	// to the Chroma API: one store per process.
+	eng, closeModel, err := e.openWithModelVectors(ctx, *model, false,
+		engine.VectorStoreOptions{Open: true, AllowReset: cfg.allowReset})
 	if err != nil {
 		return err
 	}
 	defer closeModel()
 	defer eng.Close()
-	colls, err := engine.OpenCollections(ctx, filepath.Join(eng.Dir(), engine.VectorsDir), engine.CollectionsOptions{Logger: logger, AllowReset: cfg.allowReset})
-	if err != nil {
-		return err
-	}
-	defer colls.Close()
 
-	h, err := serveHandler(eng, colls, cfg, logger)
+	h, err := newServeHandler(eng, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -145,12 +142,9 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 		logger.Warn("shutdown", "err", err)
 	}
 	jobs.Stop()
-	// Closing the collections and the engine (deferred) flushes graph
+	// Closing the engine (and with it the vector store) flushes graph
 	// snapshots and the vector outbox state; every acknowledged write was
 	// already committed.
-	if err := colls.Close(); err != nil {
-		return err
-	}
 	if err := eng.Close(); err != nil {
 		return err
 	}
@@ -180,8 +174,9 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// serveHandler builds the APIs over eng and colls behind the HTTP front.
-func serveHandler(eng *engine.Engine, colls *engine.Collections, cfg serveConfig, logger *slog.Logger) (http.Handler, error) {
+// newServeHandler builds the APIs over eng and its vector store behind the
+// HTTP front.
+func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (http.Handler, error) {
 	own, err := cairnapi.New(cairnapi.Options{Engine: eng, MaxBodyBytes: cfg.maxBody, MaxLimit: cfg.maxResults, MaxDepth: cfg.maxDepth, Logger: logger})
 	if err != nil {
 		return nil, err
@@ -189,16 +184,11 @@ func serveHandler(eng *engine.Engine, colls *engine.Collections, cfg serveConfig
 	return server.New(server.Options{
 		Engine: eng,
 		Chroma: chromaapi.New(chromaapi.Options{
-			Collections: colls, AuthToken: cfg.token, AllowReset: cfg.allowReset,
+			Collections: eng.VectorStore(), AuthToken: cfg.token, AllowReset: cfg.allowReset,
 			MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
 			MaxFilterDepth: cfg.maxDepth, Logger: logger,
 		}),
-		Cairn: own,
-		VectorStats: func() server.VectorStats {
-			vs := colls.Stats()
-			return server.VectorStats{Collections: vs.Collections, Records: vs.Records, ExactQueries: vs.ExactQueries,
-				FilteredHNSW: vs.FilteredHNSW, Syncs: vs.Syncs, Snapshots: vs.Snapshots}
-		},
+		Cairn:     own,
 		AuthToken: cfg.token, LogRequests: cfg.logRequests, Logger: logger,
 	}), nil
 }

@@ -14,6 +14,11 @@ import (
 // unless the model was asked for explicitly (flagModel != "", CAIRN_MODEL,
 // or required). The returned func closes the model after the engine.
 func (e *env) openWithModel(ctx context.Context, flagModel string, required bool) (*engine.Engine, func() error, error) {
+	return e.openWithModelVectors(ctx, flagModel, required, engine.VectorStoreOptions{})
+}
+
+// openWithModelVectors is openWithModel with the vector store's options.
+func (e *env) openWithModelVectors(ctx context.Context, flagModel string, required bool, vs engine.VectorStoreOptions) (*engine.Engine, func() error, error) {
 	dataDir, err := e.resolveDataDir()
 	if err != nil {
 		return nil, nil, err
@@ -22,6 +27,7 @@ func (e *env) openWithModel(ctx context.Context, flagModel string, required bool
 	if err != nil {
 		return nil, nil, err
 	}
+	opts.VectorStore = vs
 	closeModel := func() error { return nil }
 	dir, err := e.resolveModel(flagModel)
 	switch {

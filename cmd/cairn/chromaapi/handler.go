@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
-	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // Version is the Chroma server version this adapter answers as.
@@ -34,8 +34,10 @@ const (
 // Options configures the handler. The zero value of every field but
 // Collections means the default.
 type Options struct {
-	// Collections is the collection store the API serves (required).
-	Collections *engine.Collections
+	// Collections is the collection store the API serves (required): in
+	// cairn serve the engine's own store (engine.Engine.VectorStore), so
+	// that one process holds one Store per directory.
+	Collections *vecstore.Store
 	// AuthToken, when not empty, is required on every request except
 	// heartbeat and version, as "Authorization: Bearer <token>" or
 	// "X-Chroma-Token: <token>". When empty, those headers are ignored (as
@@ -66,7 +68,7 @@ type Options struct {
 // the way Chroma 1.0.0 does). It is safe for concurrent use.
 type Handler struct {
 	opts  Options
-	coll  *engine.Collections
+	coll  *vecstore.Store
 	stats map[string]*routeStats // by route name; the map is fixed at New
 }
 
@@ -121,60 +123,6 @@ func New(opts Options) *Handler {
 		h.stats[name] = &routeStats{}
 	}
 	return h
-}
-
-// apiError is an error answer: a status and Chroma's {"error","message"}.
-// An empty name means an empty body (unknown route, wrong method).
-type apiError struct {
-	status  int
-	name    string
-	message string
-	allow   string // Allow header for 405
-}
-
-func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.status, e.name, e.message) }
-
-func errSyntax(detail string) *apiError {
-	return &apiError{status: 400, name: "InvalidArgumentError",
-		message: "Failed to parse the request body as JSON: " + detail}
-}
-
-func errInvalid(format string, args ...any) *apiError {
-	return &apiError{status: 400, name: "InvalidArgumentError", message: fmt.Sprintf(format, args...)}
-}
-
-var errNotFoundRoute = &apiError{status: 404}
-
-// fromStore maps an error of the collection store to its Chroma answer. This
-// is the one place where engine error classes meet HTTP statuses.
-func fromStore(err error) *apiError {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return ae
-	}
-	msg := engine.CollectionErrorMessage(err)
-	switch {
-	case errors.Is(err, engine.ErrCollInvalid), errors.Is(err, engine.ErrCollDimensionMismatch),
-		errors.Is(err, engine.ErrCollEmbedderMismatch):
-		return &apiError{status: 400, name: "InvalidArgumentError", message: msg}
-	case errors.Is(err, engine.ErrCollUnprocessable):
-		return &apiError{status: 422, name: "ChromaError", message: msg}
-	case errors.Is(err, engine.ErrCollNotFound):
-		return &apiError{status: 404, name: "NotFoundError", message: msg}
-	case errors.Is(err, engine.ErrCollExists):
-		return &apiError{status: 409, name: "ChromaError", message: msg}
-	case errors.Is(err, engine.ErrCollForbidden):
-		return &apiError{status: 403, name: "ChromaError", message: msg}
-	case errors.Is(err, engine.ErrCollUnimplemented):
-		return &apiError{status: 501, name: "ChromaError", message: msg}
-	case errors.Is(err, engine.ErrCollClosed):
-		return &apiError{status: 503, name: "ChromaError", message: "service unavailable: store closed"}
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &apiError{status: 503, name: "ChromaError", message: err.Error()}
-	case errors.Is(err, engine.ErrCollInternal):
-		return &apiError{status: 500, name: "InternalError", message: msg}
-	}
-	return &apiError{status: 500, name: "InternalError", message: msg}
 }
 
 // traceID is the chroma-trace-id header Chroma 1.0.0 puts on error answers

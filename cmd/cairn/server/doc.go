@@ -10,6 +10,6 @@
 //
 // A handler from New is safe for concurrent use. The package imports
 // engine and its sibling adapters (cairnapi, reqlog); the Chroma API comes
-// in as an http.Handler and vector statistics as a func, so it names no
-// vecstore type.
+// in as an http.Handler, and the vector store's counters are read through
+// the engine's store, so it names no vecstore type.
 package server

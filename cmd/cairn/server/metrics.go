@@ -35,9 +35,8 @@ type histogram struct {
 // and latency histograms by route, index sizes, the embedding queue and the
 // embedding cache.
 type metrics struct {
-	eng     *engine.Engine
-	own     *cairnapi.Handler
-	vectors func() VectorStats
+	eng *engine.Engine
+	own *cairnapi.Handler
 
 	mu struct {
 		sync.Mutex
@@ -46,8 +45,8 @@ type metrics struct {
 	}
 }
 
-func newMetrics(eng *engine.Engine, own *cairnapi.Handler, vectors func() VectorStats) *metrics {
-	m := &metrics{eng: eng, own: own, vectors: vectors}
+func newMetrics(eng *engine.Engine, own *cairnapi.Handler) *metrics {
+	m := &metrics{eng: eng, own: own}
 	m.mu.requests = map[routeKey]uint64{}
 	m.mu.latencies = map[[2]string]*histogram{}
 	return m
@@ -118,13 +117,17 @@ func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer bw.Flush()
 	m.writeRequests(bw)
 
-	if m.vectors != nil {
-		m.writeVectors(bw, m.vectors())
-	}
+	m.writeVectors(bw)
 	m.writeEngine(bw, r)
 }
 
-func (m *metrics) writeVectors(bw *bufio.Writer, vs VectorStats) {
+// writeVectors reports the engine's vector store, when it is open.
+func (m *metrics) writeVectors(bw *bufio.Writer) {
+	store := m.eng.VectorStore()
+	if store == nil {
+		return
+	}
+	vs := store.Stats()
 	gauge(bw, "cairn_vector_collections_loaded", "Collections loaded in memory.", float64(vs.Collections))
 	gauge(bw, "cairn_vector_records_loaded", "Vector records loaded in memory (index size).", float64(vs.Records))
 	counter(bw, "cairn_vector_queries_exact_total", "Vector queries answered by an exact scan of the allowed set.", float64(vs.ExactQueries))

@@ -14,14 +14,13 @@ import (
 
 // Options configure New.
 type Options struct {
-	// Engine reports the embedding queue and cache on /metrics.
+	// Engine reports the vector store, the embedding queue and the
+	// embedding cache on /metrics.
 	Engine *engine.Engine
 	// Chroma serves /api/v2 and /api/v1 and checks the token itself.
 	Chroma http.Handler
 	// Cairn serves /api/cairn/v1.
 	Cairn *cairnapi.Handler
-	// VectorStats, when set, reports the vector collections on /metrics.
-	VectorStats func() VectorStats
 	// AuthToken, when set, is required (Authorization: Bearer or
 	// X-Chroma-Token) on cairn's API and /metrics.
 	AuthToken string
@@ -31,22 +30,12 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// VectorStats are the vector store's counters shown on /metrics.
-type VectorStats struct {
-	Collections  int    // collections loaded in memory
-	Records      int    // records loaded in memory (index size)
-	ExactQueries uint64 // queries answered by an exact scan of the allowed set
-	FilteredHNSW uint64 // queries answered by the (filtered) HNSW graph
-	Syncs        uint64 // change-log replays of other processes' writes
-	Snapshots    uint64 // graph snapshots written
-}
-
 // New returns the handler of `cairn serve`.
 func New(opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	m := newMetrics(opts.Engine, opts.Cairn, opts.VectorStats)
+	m := newMetrics(opts.Engine, opts.Cairn)
 	mux := http.NewServeMux()
 	mux.Handle(cairnapi.Prefix+"/", requireToken(opts.AuthToken, opts.Cairn))
 	mux.Handle("/metrics", requireToken(opts.AuthToken, m))
