@@ -60,10 +60,7 @@ func (e *Engine) StoreMessages(ctx context.Context, in []NewMessage) ([]WriteRes
 	if err != nil {
 		return nil, err
 	}
-	counted, err := e.searches.addTx(ctx, tx)
-	if err != nil {
-		return nil, err
-	}
+	counted := e.addSearchesTx(ctx, tx)
 	err = tx.Commit()
 	counted(err == nil)
 	if err != nil {

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"sync/atomic"
 	"time"
 )
@@ -34,10 +33,13 @@ func (e *Engine) noteSearch(start time.Time) {
 	e.searches.n.Add(1)
 }
 
-// addTx moves the pending counts into the search_stats row inside tx, a
-// write transaction the caller commits anyway. Call the returned func with
-// whether tx committed: on failure the counts are put back.
-func (c *searchCounter) addTx(ctx context.Context, tx *sql.Tx) (func(committed bool), error) {
+// addSearchesTx moves the pending counts into the search_stats row inside
+// tx, a message write transaction the caller commits anyway. Call the
+// returned func with whether tx committed: otherwise the counts are put
+// back. A failure to count never fails the write: the counts wait for the
+// next one.
+func (e *Engine) addSearchesTx(ctx context.Context, tx *sql.Tx) func(committed bool) {
+	c := &e.searches
 	n, us := c.n.Swap(0), c.us.Swap(0)
 	restore := func(committed bool) {
 		if committed {
@@ -48,13 +50,19 @@ func (c *searchCounter) addTx(ctx context.Context, tx *sql.Tx) (func(committed b
 		c.us.Add(us)
 	}
 	if n == 0 {
-		return restore, nil
+		return restore
 	}
 	if _, err := tx.ExecContext(ctx, addSearchStats, n, us); err != nil {
-		restore(false)
-		return nil, fmt.Errorf("engine: search stats: %w", classify(err))
+		e.opts.Logger.Warn("search stats not saved with this write", "err", err)
+		c.n.Add(n)
+		c.us.Add(us)
+		return func(committed bool) {
+			if committed {
+				c.wrote.Store(true)
+			}
+		}
 	}
-	return restore, nil
+	return restore
 }
 
 // flushSearchesAtClose adds what is pending to the search_stats row when this

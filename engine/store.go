@@ -68,10 +68,7 @@ func (e *Engine) write(ctx context.Context, p prepared) (WriteResult, error) {
 	if err != nil {
 		return WriteResult{}, err
 	}
-	counted, err := e.searches.addTx(ctx, tx)
-	if err != nil {
-		return WriteResult{}, err
-	}
+	counted := e.addSearchesTx(ctx, tx)
 	err = tx.Commit()
 	counted(err == nil)
 	if err != nil {
