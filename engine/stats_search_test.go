@@ -132,3 +132,35 @@ func fileState(t *testing.T, path string) state {
 	}
 	return state{size: fi.Size(), mtime: fi.ModTime(), sum: sha256.Sum256(b)}
 }
+
+// TestSearchStatsRideOnWrites: a process's searches reach the stored totals
+// with its next message write, before it closes.
+func TestSearchStatsRideOnWrites(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for range 3 {
+		if _, err := e.Search(ctx, engine.SearchRequest{Query: "anything"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "a write carries the counts"}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	st, err := other.StoreStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Search.Searches != 3 {
+		t.Errorf("another process sees %d searches, want the 3 stored with the write", st.Search.Searches)
+	}
+}
