@@ -6,8 +6,8 @@
 //
 // Open(ctx, dir, opts) owns dir:
 //
-//	dir/cairn.db      SQLite (messages, channels, agents, FTS5; later the outbox and sessions)
-//	dir/vectors/      vecstore files (issue 6)
+//	dir/cairn.db      SQLite (messages, channels, agents, FTS5, the vector outbox, sessions)
+//	dir/vectors/      vecstore files (the message vectors and Chroma collections)
 //	dir/models/       imported embedding models
 //	dir/config.toml   configuration
 //
@@ -31,8 +31,8 @@
 //
 // # Messages
 //
-// A message's int64 id is the join key everywhere: the FTS5 rowid, and the
-// vector record id in later issues. Messages are immutable: there is no edit
+// A message's int64 id is the join key everywhere: the FTS5 rowid and (in
+// decimal) the vector record id. Messages are immutable: there is no edit
 // API. Writing the same content by the same sender to the same channel again
 // returns the existing id with WriteResult.Created false.
 //
@@ -47,9 +47,26 @@
 // is on disk) and temp_store=MEMORY through the DSN; the writer also gets
 // a 64 MiB page cache.
 //
-// Lock order (outermost first): Engine.mu (Close vs. operations), then the
-// SQLite write lock. No embedding or file I/O other than SQLite happens under
-// Engine.mu's write side.
+// Lock order (outermost first): db.mu (Close vs. operations, shared by the
+// Engine and its parts), then the SQLite write lock. No embedding or file
+// I/O other than SQLite happens under db.mu's write side.
+//
+// # Parts over one database
+//
+// The Engine owns messages, search and vectors. Imported sessions
+// (Engine.Sessions: import, reads, export), retention (Engine.Retention:
+// GC) and backups (Engine.Backups) are small types over the same database
+// handle (db); sessions and retention reach messages only through the
+// Engine's message store (messageStore), so a session chunk or a deletion
+// takes the same path as StoreMessage or DeleteMessage. They are safe for
+// concurrent use as the Engine is, and fail with ErrClosed once it closed.
+// Messages are imported from JSONL by ImportMessages (validated in full
+// before anything is written).
+//
+// A read makes no durable write: a search counts itself in memory, and the
+// counts reach the search_stats row inside the process's next message
+// write, or at Close when the process wrote or searched at least 64 times
+// (engine/searchstats.go).
 //
 // # Vectors and the outbox (engine/outbox.go, vectors.go, rebuild.go)
 //

@@ -374,7 +374,7 @@ func (e *env) engineOptions(dir string) (engine.Options, error) {
 		return engine.Options{}, fmt.Errorf("data dir %s is not a directory", dir)
 	}
 	opts := engine.Options{Now: e.now}
-	if err := e.applyConfig(dir, &opts); err != nil { // config.toml and CAIRN_* (issue 8): redaction
+	if err := e.applyConfig(dir, &opts); err != nil { // config.toml and CAIRN_*: redaction
 		return opts, err
 	}
 	return opts, nil

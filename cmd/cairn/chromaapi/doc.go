@@ -23,7 +23,8 @@
 // Limits (Options): body size (413), records per write and embeddings per
 // query, n_results, filter depth (400). Auth: a token in Authorization:
 // Bearer or X-Chroma-Token when Options.AuthToken is set; ignored otherwise,
-// as Chroma does. Stats reports per-route counters for /metrics.
+// as Chroma does. Stats reports per-route counters since New (the
+// server's /metrics counts requests by route itself).
 //
 // Chroma compatibility is tested as data: testdata/chroma/cases/*.json holds
 // request sequences recorded from the real Chroma 1.0.0 server (go test

@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"github.com/cairn-dev/cairn/vecstore"
 	"io"
 	"log/slog"
 	"mime"
@@ -17,6 +16,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
+	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // Version is the Chroma server version this adapter answers as.
@@ -205,7 +207,7 @@ func isJSONType(ct string) bool {
 // ServeHTTP routes a request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w}
+	sw := reqlog.Wrap(w)
 	route := "unknown"
 	defer func() {
 		// A bug must not take the connection down without an answer: log it
@@ -213,7 +215,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if p := recover(); p != nil {
 			h.opts.Logger.LogAttrs(r.Context(), slog.LevelError, "chroma handler panic",
 				slog.String("route", route), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-			if sw.status == 0 {
+			if sw.Status() == 0 {
 				writeError(sw, &apiError{status: 500, name: "InternalError", message: fmt.Sprintf("internal error: %v", p)})
 			}
 		}
@@ -224,34 +226,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.count.Add(1)
 		st.nanos.Add(uint64(took))
 		switch {
-		case sw.status >= 500:
+		case sw.Status() >= 500:
 			st.serverErrors.Add(1)
-		case sw.status >= 400:
+		case sw.Status() >= 400:
 			st.clientErrors.Add(1)
 		}
 	}
 	h.opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "chroma request",
 		slog.String("method", r.Method), slog.String("route", route),
-		slog.Int("status", sw.status), slog.Duration("took", took))
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = 200
-	}
-	return s.ResponseWriter.Write(b)
+		slog.Int("status", sw.Status()), slog.Duration("took", took))
 }
 
 // route describes one path pattern: the methods it allows and its handler.
