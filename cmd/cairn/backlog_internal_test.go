@@ -91,22 +91,26 @@ func TestBacklogIsToldAndFilledOnce(t *testing.T) {
 	}
 }
 
-func TestSearchCatchesUpAFewNotes(t *testing.T) {
+func TestWritesEmbedAFewQueuedNotes(t *testing.T) {
 	data := storeWithoutVectors(t, 3)
 	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data})
-	// The first search with the model queues 3 messages and embeds them
-	// before it reads: nothing is missing, nothing to tell.
+	// The first search with the model finds the 3 messages by keyword and
+	// says that they are not embedded yet: a read embeds nothing.
 	out, errOut, code := runCLI(t, getenv, "", "search", "--json", "checkpoint")
-	if code != 0 || errOut != "" || strings.Contains(out, "vector_missing") || strings.Count(out, "\n") != 3 {
+	if code != 0 || !strings.Contains(errOut, "not embedded yet") || strings.Count(out, "\n") != 3 {
 		t.Fatalf("search: exit %d %q %q", code, out, errOut)
 	}
-	// A note written since (without the model) is embedded by the next search.
+	// A note embeds itself and the small backlog before it returns, so the
+	// next search finds it by meaning and has nothing to tell.
 	if _, errOut, code = runCLI(t, getenv, "", "note", "--agent", "bob", "the cat sat on the mat"); code != 0 {
 		t.Fatalf("note: %q", errOut)
 	}
 	out, errOut, code = runCLI(t, getenv, "", "search", "--mode", "semantic", "--limit", "1", "--json", "a kitten resting on a rug")
 	if code != 0 || errOut != "" || !strings.Contains(out, "the cat sat on the mat") {
 		t.Fatalf("semantic search for the new note: exit %d %q %q", code, out, errOut)
+	}
+	if b := statsVectors(t, getenv); b.Queued != 0 {
+		t.Fatalf("stats after the note: %+v", b)
 	}
 }
 

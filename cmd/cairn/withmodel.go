@@ -15,11 +15,14 @@ import (
 type modelUse int
 
 const (
-	// forQuery: a one-shot search. It embeds
-	// a small backlog (a few notes written since) before it reads, so that
-	// a search right after a note finds it by meaning; a larger backlog is
-	// left queued, with a note on stderr saying how to finish it.
+	// forQuery: a one-shot search or listing. A read never writes, so it
+	// leaves any backlog queued and says on stderr how to finish it.
 	forQuery modelUse = iota
+	// forWrite: a one-shot write (note, post). After its write it embeds
+	// a small backlog (its own message and a few more), so that a search
+	// right after a note finds it by meaning; a larger backlog is left to
+	// serve, mcp or rebuild, with a note on stderr.
+	forWrite
 	// forSelf: a one-shot command that deals with the backlog itself:
 	// rebuild and import embed it with a progress bar, check reports it
 	// as it is.
@@ -29,9 +32,9 @@ const (
 	forServe
 )
 
-// catchUp is the largest backlog a one-shot query embeds before it runs
-// (about one forward pass of the encoder), and catchUpTime the longest it
-// waits for it.
+// catchUp is the largest backlog a one-shot write embeds after it has
+// written (about one forward pass of the encoder), and catchUpTime the
+// longest it waits for it.
 const (
 	catchUp     = 32
 	catchUpTime = 3 * time.Second
@@ -75,6 +78,9 @@ func (e *env) openWithModelVectors(ctx context.Context, flagModel string, use mo
 		_ = closeModel()
 		return nil, nil, err
 	}
+	if use == forWrite {
+		return eng, closeModel, nil // its backlog is dealt with after the write
+	}
 	if err := e.backlog(ctx, eng, use); err != nil {
 		_ = eng.Close()
 		_ = closeModel()
@@ -93,7 +99,7 @@ func (e *env) backlog(ctx context.Context, eng *engine.Engine, use modelUse) err
 	switch use {
 	case forServe:
 		fmt.Fprintf(e.stderr, "cairn: embedding %d queued messages with %s in the background (semantic search sees them as they are done)\n", b.Queued, b.Model)
-	case forQuery:
+	case forWrite:
 		if b.Queued <= catchUp {
 			cctx, cancel := context.WithTimeout(ctx, catchUpTime)
 			defer cancel()
@@ -102,6 +108,8 @@ func (e *env) backlog(ctx context.Context, eng *engine.Engine, use modelUse) err
 			}
 			return nil
 		}
+		fallthrough
+	case forQuery:
 		fmt.Fprintf(e.stderr, "cairn: %d of %d messages are not embedded yet with %s: semantic search does not see them, keyword search does.\n"+
 			"       Embed them now with 'cairn rebuild --vectors', or keep 'cairn serve' or 'cairn mcp' running (they embed in the background).\n",
 			b.Queued, b.Messages, b.Model)
@@ -117,6 +125,9 @@ func (e *env) withModelEngine(ctx context.Context, flagModel string, use modelUs
 		return err
 	}
 	err = f(eng)
+	if err == nil && use == forWrite {
+		err = e.backlog(ctx, eng, use)
+	}
 	if cerr := eng.Close(); err == nil {
 		err = cerr
 	}
