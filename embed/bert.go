@@ -25,8 +25,9 @@ func packLinear(w rawTensor, bias rawTensor, nr int) (*linear, error) {
 	out, in := w.shape[0], w.shape[1]
 	l := &linear{in: in, out: out, panels: (out + nr - 1) / nr}
 	l.bias = make([]float32, l.panels*nr)
-	copy(l.bias, bias.data)
+	copy(l.bias, bias.float32s())
 	l.w = make([]float32, l.panels*in*nr)
+	row := make([]float32, in)
 	for p := 0; p < l.panels; p++ {
 		base := p * in * nr
 		for j := 0; j < nr; j++ {
@@ -34,7 +35,7 @@ func packLinear(w rawTensor, bias rawTensor, nr int) (*linear, error) {
 			if o >= out {
 				break
 			}
-			row := w.data[o*in : o*in+in]
+			w.row(o, row)
 			for k, v := range row {
 				l.w[base+k*nr+j] = v
 			}
@@ -55,7 +56,9 @@ type bert struct {
 	cfg      bertConfig
 	k        *kernelSet
 	workers  int
-	word     []float32
+	word     []float32 // fp32 word embeddings, or:
+	wordQ    []byte    // int8 word embeddings (rows dequantized when looked up)
+	wordS    []float32 // their per-row scales
 	pos      []float32
 	typ      []float32 // token type 0 row
 	embLN    layerNormW
@@ -105,12 +108,18 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 		return t
 	}
 	b := &bert{cfg: cfg, k: k, workers: workers}
-	b.word = must("embeddings.word_embeddings.weight", cfg.Vocab, H).data
-	b.pos = must("embeddings.position_embeddings.weight", cfg.MaxPos, H).data
-	if t := must("embeddings.token_type_embeddings.weight", cfg.TypeVocab, H); t.data != nil {
-		b.typ = t.data[:H]
+	// The word table stays int8 when stored so: only the rows of the tokens
+	// seen are dequantized, which keeps load time and memory down.
+	if t := must("embeddings.word_embeddings.weight", cfg.Vocab, H); t.q != nil {
+		b.wordQ, b.wordS = t.q, t.scale
+	} else {
+		b.word = t.data
 	}
-	b.embLN = layerNormW{must("embeddings.LayerNorm.weight", H).data, must("embeddings.LayerNorm.bias", H).data}
+	b.pos = must("embeddings.position_embeddings.weight", cfg.MaxPos, H).float32s()
+	if t := must("embeddings.token_type_embeddings.weight", cfg.TypeVocab, H); firstErr == nil {
+		b.typ = t.float32s()[:H]
+	}
+	b.embLN = layerNormW{must("embeddings.LayerNorm.weight", H).float32s(), must("embeddings.LayerNorm.bias", H).float32s()}
 	if firstErr != nil {
 		return nil, firstErr
 	}
@@ -122,8 +131,8 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 		if firstErr != nil {
 			return nil, firstErr
 		}
-		fused := rawTensor{shape: []int{3 * H, H}, data: append(append(append(make([]float32, 0, 3*H*H), q.data...), kk.data...), v.data...)}
-		fusedB := rawTensor{shape: []int{3 * H}, data: append(append(append(make([]float32, 0, 3*H), qb.data...), kb.data...), vb.data...)}
+		fused := rawTensor{shape: []int{3 * H, H}, data: append(append(append(make([]float32, 0, 3*H*H), q.float32s()...), kk.float32s()...), v.float32s()...)}
+		fusedB := rawTensor{shape: []int{3 * H}, data: append(append(append(make([]float32, 0, 3*H), qb.float32s()...), kb.float32s()...), vb.float32s()...)}
 		var ly bertLayer
 		var err error
 		if ly.qkv, err = packLinear(fused, fusedB, k.nr); err != nil {
@@ -138,8 +147,8 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 		if ly.out, err = packLinear(must(p+"output.dense.weight", H, cfg.Intermediate), must(p+"output.dense.bias", H), k.nr); err != nil {
 			return nil, err
 		}
-		ly.ln1 = layerNormW{must(p+"attention.output.LayerNorm.weight", H).data, must(p+"attention.output.LayerNorm.bias", H).data}
-		ly.ln2 = layerNormW{must(p+"output.LayerNorm.weight", H).data, must(p+"output.LayerNorm.bias", H).data}
+		ly.ln1 = layerNormW{must(p+"attention.output.LayerNorm.weight", H).float32s(), must(p+"attention.output.LayerNorm.bias", H).float32s()}
+		ly.ln2 = layerNormW{must(p+"output.LayerNorm.weight", H).float32s(), must(p+"output.LayerNorm.bias", H).float32s()}
 		if firstErr != nil {
 			return nil, firstErr
 		}
@@ -274,7 +283,12 @@ func (b *bert) encode(ctx context.Context, seqs [][]int32, pool Pooling) ([][]fl
 				return nil, fmt.Errorf("embed: token id %d outside the vocabulary", id)
 			}
 			row := x[(offs[si]+j)*H : (offs[si]+j+1)*H]
-			w, p := b.word[int(id)*H:int(id+1)*H], b.pos[j*H:(j+1)*H]
+			w, p := row, b.pos[j*H:(j+1)*H]
+			if b.wordQ != nil {
+				dequantRow(row, b.wordQ[int(id)*H:], b.wordS[id])
+			} else {
+				w = b.word[int(id)*H : int(id+1)*H]
+			}
 			for d := range row {
 				row[d] = w[d] + p[d] + b.typ[d]
 			}

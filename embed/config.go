@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
+	"path"
 	"strings"
 )
 
@@ -49,7 +48,6 @@ func (p Pooling) String() string {
 
 // modelDir is what Open reads from a sentence-transformers model directory.
 type modelDir struct {
-	dir       string
 	cfg       bertConfig
 	pooling   Pooling
 	maxSeq    int               // sentence_bert_config.json max_seq_length (0 if absent)
@@ -58,8 +56,8 @@ type modelDir struct {
 	normalize bool // a Normalize module is listed in modules.json
 }
 
-func readJSON(path string, v any) (bool, error) {
-	b, err := os.ReadFile(path)
+func readJSON(fsys fs.FS, name string, v any) (bool, error) {
+	b, err := fs.ReadFile(fsys, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -67,19 +65,21 @@ func readJSON(path string, v any) (bool, error) {
 		return false, fmt.Errorf("embed: %w", err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return false, fmt.Errorf("%w: %s: %v", ErrBadModel, filepath.Base(path), err)
+		return false, fmt.Errorf("%w: %s: %v", ErrBadModel, name, err)
 	}
 	return true, nil
 }
 
-func readModelDir(dir string) (*modelDir, error) {
-	md := &modelDir{dir: dir, pooling: PoolMean}
-	ok, err := readJSON(filepath.Join(dir, "config.json"), &md.cfg)
+// readModelDir reads the configuration files of a model; where names the
+// model in errors (its directory).
+func readModelDir(fsys fs.FS, where string) (*modelDir, error) {
+	md := &modelDir{pooling: PoolMean}
+	ok, err := readJSON(fsys, "config.json", &md.cfg)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: %s has no config.json", ErrBadModel, dir)
+		return nil, fmt.Errorf("%w: %s has no config.json", ErrBadModel, where)
 	}
 	c := &md.cfg
 	if c.TypeVocab == 0 {
@@ -95,7 +95,7 @@ func readModelDir(dir string) (*modelDir, error) {
 		Path string `json:"path"`
 		Type string `json:"type"`
 	}
-	if _, err := readJSON(filepath.Join(dir, "modules.json"), &modules); err != nil {
+	if _, err := readJSON(fsys, "modules.json", &modules); err != nil {
 		return nil, err
 	}
 	poolPath := "1_Pooling"
@@ -113,7 +113,7 @@ func readModelDir(dir string) (*modelDir, error) {
 		Max      bool `json:"pooling_mode_max_tokens"`
 		MeanSqrt bool `json:"pooling_mode_mean_sqrt_len_tokens"`
 	}
-	if ok, err := readJSON(filepath.Join(dir, poolPath, "config.json"), &pool); err != nil {
+	if ok, err := readJSON(fsys, path.Join(poolPath, "config.json"), &pool); err != nil {
 		return nil, err
 	} else if ok {
 		switch {
@@ -126,7 +126,7 @@ func readModelDir(dir string) (*modelDir, error) {
 	var sb struct {
 		MaxSeqLength int `json:"max_seq_length"`
 	}
-	if _, err := readJSON(filepath.Join(dir, "sentence_bert_config.json"), &sb); err != nil {
+	if _, err := readJSON(fsys, "sentence_bert_config.json", &sb); err != nil {
 		return nil, err
 	}
 	md.maxSeq = sb.MaxSeqLength
@@ -134,7 +134,7 @@ func readModelDir(dir string) (*modelDir, error) {
 		Prompts           map[string]string `json:"prompts"`
 		DefaultPromptName *string           `json:"default_prompt_name"`
 	}
-	if _, err := readJSON(filepath.Join(dir, "config_sentence_transformers.json"), &st); err != nil {
+	if _, err := readJSON(fsys, "config_sentence_transformers.json", &st); err != nil {
 		return nil, err
 	}
 	md.prompts = st.Prompts
@@ -146,12 +146,11 @@ func readModelDir(dir string) (*modelDir, error) {
 
 // weightsFile is the file whose SHA-256 identifies the model: model.safetensors
 // if present, else model.onnx.
-func weightsFile(dir string) (string, error) {
+func weightsFile(fsys fs.FS, where string) (string, error) {
 	for _, n := range []string{"model.safetensors", "model.onnx"} {
-		p := filepath.Join(dir, n)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
+		if _, err := fs.Stat(fsys, n); err == nil {
+			return n, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %s has neither model.safetensors nor model.onnx", ErrBadModel, dir)
+	return "", fmt.Errorf("%w: %s has neither model.safetensors nor model.onnx", ErrBadModel, where)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -115,7 +116,25 @@ type Model struct {
 // Open loads the model in modelDir (config.json, tokenizer.json,
 // model.safetensors and/or model.onnx, sentence-transformers pooling config).
 func Open(ctx context.Context, modelDir string, opts Options) (*Model, error) {
+	return open(ctx, os.DirFS(modelDir), modelDir, opts)
+}
+
+// OpenFS loads a model from the files of fsys laid out as a model
+// directory for Open, reading them in memory (for a model compiled into the
+// binary with go:embed, nothing is written to disk). Without Options.Name
+// or a name in config.json, the model is named "model". The hugot backend
+// needs a directory on disk and is refused.
+func OpenFS(ctx context.Context, fsys fs.FS, opts Options) (*Model, error) {
+	return open(ctx, fsys, "", opts)
+}
+
+// open loads the model in fsys; dir is its directory on disk ("" if none).
+func open(ctx context.Context, fsys fs.FS, dir string, opts Options) (*Model, error) {
 	start := time.Now()
+	where := dir
+	if where == "" {
+		where = "the model"
+	}
 	if opts.Backend == "" {
 		opts.Backend = BackendNative
 	}
@@ -134,7 +153,7 @@ func Open(ctx context.Context, modelDir string, opts Options) (*Model, error) {
 	if opts.Overflow < OverflowTruncate || opts.Overflow > OverflowError {
 		return nil, fmt.Errorf("embed: invalid Overflow %d", opts.Overflow)
 	}
-	md, err := readModelDir(modelDir)
+	md, err := readModelDir(fsys, where)
 	if err != nil {
 		return nil, err
 	}
@@ -146,18 +165,22 @@ func Open(ctx context.Context, modelDir string, opts Options) (*Model, error) {
 		maxTok = 256
 	}
 	maxTok = min(maxTok, md.cfg.MaxPos)
-	tok, err := LoadTokenizer(filepath.Join(modelDir, "tokenizer.json"), maxTok)
+	tokJSON, err := fs.ReadFile(fsys, "tokenizer.json")
+	if err != nil {
+		return nil, fmt.Errorf("embed: read tokenizer: %w", err)
+	}
+	tok, err := ParseTokenizer(tokJSON, maxTok)
 	if err != nil {
 		return nil, err
 	}
 	if tok.VocabSize() > md.cfg.Vocab {
 		return nil, fmt.Errorf("%w: tokenizer has %d ids, model vocabulary %d", ErrBadModel, tok.VocabSize(), md.cfg.Vocab)
 	}
-	wf, err := weightsFile(modelDir)
+	wf, err := weightsFile(fsys, where)
 	if err != nil {
 		return nil, err
 	}
-	weights, err := os.ReadFile(wf)
+	weights, err := fs.ReadFile(fsys, wf)
 	if err != nil {
 		return nil, fmt.Errorf("embed: %w", err)
 	}
@@ -169,8 +192,11 @@ func Open(ctx context.Context, modelDir string, opts Options) (*Model, error) {
 	if name == "" && md.cfg.NameOrPath != "" {
 		name = filepath.Base(md.cfg.NameOrPath)
 	}
+	if name == "" && dir != "" {
+		name = filepath.Base(filepath.Clean(dir))
+	}
 	if name == "" {
-		name = filepath.Base(filepath.Clean(modelDir))
+		name = "model"
 	}
 	m := &Model{
 		opts:  opts,
@@ -203,7 +229,7 @@ func Open(ctx context.Context, modelDir string, opts Options) (*Model, error) {
 			return nil, err
 		}
 		var ts map[string]rawTensor
-		if filepath.Base(wf) == "model.safetensors" {
+		if wf == "model.safetensors" {
 			ts, err = parseSafetensors(weights)
 		} else {
 			ts, err = parseONNXWeights(weights)
@@ -219,7 +245,10 @@ func Open(ctx context.Context, modelDir string, opts Options) (*Model, error) {
 		m.enc, m.kernels = b, ks.name
 	case BackendHugot:
 		weights = nil
-		h, err := newHugotEncoder(modelDir, md.cfg.Hidden)
+		if dir == "" {
+			return nil, fmt.Errorf("%w: the hugot backend needs a model directory on disk", ErrUnsupported)
+		}
+		h, err := newHugotEncoder(dir, md.cfg.Hidden)
 		if err != nil {
 			return nil, err
 		}

@@ -8,14 +8,19 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/cairn-dev/cairn/embed/internal/quant"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// rawTensor is one float32 tensor of a weight file, in the layout of Hugging
-// Face's BertModel (Linear weights [out, in]).
+// rawTensor is one tensor of a weight file, in the layout of Hugging Face's
+// BertModel (Linear weights [out, in]): float32 data, or int8 values q with
+// one float32 scale per row (per index of the first dimension), the value
+// being float32(int8(q[i])) * scale[row].
 type rawTensor struct {
 	shape []int
 	data  []float32
+	q     []byte
+	scale []float32
 }
 
 func numel(shape []int) int {
@@ -26,9 +31,47 @@ func numel(shape []int) int {
 	return n
 }
 
+// float32s returns the tensor's values, dequantizing an int8 tensor.
+func (t rawTensor) float32s() []float32 {
+	if t.q == nil {
+		return t.data
+	}
+	out := make([]float32, len(t.q))
+	rowLen := len(t.q) / len(t.scale)
+	for r, s := range t.scale {
+		dequantRow(out[r*rowLen:(r+1)*rowLen], t.q[r*rowLen:], s)
+	}
+	return out
+}
+
+// row sets dst to row r of a 2-D tensor (dst has the row's length).
+func (t rawTensor) row(r int, dst []float32) {
+	n := len(dst)
+	if t.q == nil {
+		copy(dst, t.data[r*n:(r+1)*n])
+		return
+	}
+	dequantRow(dst, t.q[r*n:], t.scale[r])
+}
+
+// dequantRow sets dst[i] = int8(q[i]) * scale.
+func dequantRow(dst []float32, q []byte, scale float32) {
+	q = q[:len(dst)]
+	for i, v := range q {
+		dst[i] = float32(int8(v)) * scale
+	}
+}
+
+type safetensorsEntry struct {
+	Dtype   string   `json:"dtype"`
+	Shape   []int    `json:"shape"`
+	Offsets []uint64 `json:"data_offsets"`
+}
+
 // parseSafetensors decodes a safetensors file: an 8-byte little-endian header
 // length, a JSON header {name: {dtype, shape, data_offsets}}, then the data.
-// F32, F16 and BF16 tensors are read (converted to float32).
+// F32, F16 and BF16 tensors are read (converted to float32); I8 tensors with
+// per-row scales (see embed/internal/quant) are kept as int8.
 func parseSafetensors(b []byte) (map[string]rawTensor, error) {
 	if len(b) < 8 {
 		return nil, fmt.Errorf("%w: safetensors: short file", ErrBadModel)
@@ -42,16 +85,16 @@ func parseSafetensors(b []byte) (map[string]rawTensor, error) {
 		return nil, fmt.Errorf("%w: safetensors header: %v", ErrBadModel, err)
 	}
 	data := b[8+hl:]
-	out := make(map[string]rawTensor, len(header))
+	var meta map[string]string
+	entries := make(map[string]safetensorsEntry, len(header))
 	for name, raw := range header {
 		if name == "__metadata__" {
+			if err := json.Unmarshal(raw, &meta); err != nil {
+				return nil, fmt.Errorf("%w: safetensors metadata: %v", ErrBadModel, err)
+			}
 			continue
 		}
-		var h struct {
-			Dtype   string   `json:"dtype"`
-			Shape   []int    `json:"shape"`
-			Offsets []uint64 `json:"data_offsets"`
-		}
+		var h safetensorsEntry
 		if err := json.Unmarshal(raw, &h); err != nil {
 			return nil, fmt.Errorf("%w: safetensors tensor %q: %v", ErrBadModel, name, err)
 		}
@@ -65,20 +108,30 @@ func parseSafetensors(b []byte) (map[string]rawTensor, error) {
 			}
 			n *= d
 		}
-		seg := data[h.Offsets[0]:h.Offsets[1]]
-		var size int
-		switch h.Dtype {
-		case "F32":
-			size = 4
-		case "F16", "BF16":
-			size = 2
-		default:
+		size := map[string]int{"F32": 4, "F16": 2, "BF16": 2, "I8": 1}[h.Dtype]
+		if size == 0 {
 			continue // integer buffers such as position_ids are not weights
 		}
-		if len(seg) != n*size {
-			return nil, fmt.Errorf("%w: safetensors tensor %q: %d bytes for shape %v %s", ErrBadModel, name, len(seg), h.Shape, h.Dtype)
+		if uint64(n*size) != h.Offsets[1]-h.Offsets[0] {
+			return nil, fmt.Errorf("%w: safetensors tensor %q: %d bytes for shape %v %s", ErrBadModel, name, h.Offsets[1]-h.Offsets[0], h.Shape, h.Dtype)
 		}
-		v := make([]float32, n)
+		entries[name] = h
+	}
+	out := make(map[string]rawTensor, len(entries))
+	for name, h := range entries {
+		seg := data[h.Offsets[0]:h.Offsets[1]]
+		if h.Dtype == "I8" {
+			t, err := int8Tensor(name, h, seg, entries, data, meta)
+			if err != nil {
+				return nil, err
+			}
+			out[name] = t
+			continue
+		}
+		if sc, ok := entries[strings.TrimSuffix(name, quant.ScaleSuffix)]; ok && sc.Dtype == "I8" && strings.HasSuffix(name, quant.ScaleSuffix) {
+			continue // read with its tensor
+		}
+		v := make([]float32, numel(h.Shape))
 		for i := range v {
 			switch h.Dtype {
 			case "F32":
@@ -92,6 +145,29 @@ func parseSafetensors(b []byte) (map[string]rawTensor, error) {
 		out[name] = rawTensor{shape: h.Shape, data: v}
 	}
 	return out, nil
+}
+
+// int8Tensor reads I8 tensor name with its per-row scales.
+func int8Tensor(name string, h safetensorsEntry, seg []byte, entries map[string]safetensorsEntry, data []byte, meta map[string]string) (rawTensor, error) {
+	if q := meta[quant.Key]; q != quant.Int8PerRow {
+		return rawTensor{}, fmt.Errorf("%w: safetensors tensor %q is int8 but the file's %s is %q, want %q", ErrUnsupported, name, quant.Key, q, quant.Int8PerRow)
+	}
+	if v := meta[quant.VersionKey]; v != quant.V1 {
+		return rawTensor{}, fmt.Errorf("%w: safetensors %s %q (this build reads %q)", ErrUnsupported, quant.VersionKey, v, quant.V1)
+	}
+	sh, ok := entries[name+quant.ScaleSuffix]
+	if !ok || sh.Dtype != "F32" || len(h.Shape) == 0 || len(sh.Shape) != 1 || sh.Shape[0] != h.Shape[0] || h.Shape[0] == 0 {
+		return rawTensor{}, fmt.Errorf("%w: safetensors int8 tensor %q (shape %v) needs an F32 tensor %q of shape [%d]", ErrBadModel, name, h.Shape, name+quant.ScaleSuffix, h.Shape[0])
+	}
+	ss := data[sh.Offsets[0]:sh.Offsets[1]]
+	scale := make([]float32, sh.Shape[0])
+	for i := range scale {
+		scale[i] = math.Float32frombits(binary.LittleEndian.Uint32(ss[4*i:]))
+		if math.IsNaN(float64(scale[i])) || math.IsInf(float64(scale[i]), 0) {
+			return rawTensor{}, fmt.Errorf("%w: safetensors tensor %q: scale %d is not finite", ErrBadModel, name+quant.ScaleSuffix, i)
+		}
+	}
+	return rawTensor{shape: h.Shape, q: seg, scale: scale}, nil
 }
 
 func halfToFloat(h uint16) float32 {

@@ -1,0 +1,135 @@
+package builtin_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/embed"
+	"github.com/cairn-dev/cairn/embed/builtin"
+)
+
+// TestSHA256SUMS checks every embedded file against SHA256SUMS, and that
+// SHA256SUMS lists every file.
+func TestSHA256SUMS(t *testing.T) {
+	fsys := builtin.Files()
+	sums, err := fs.ReadFile(fsys, "SHA256SUMS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]bool{}
+	sc := bufio.NewScanner(bytes.NewReader(sums))
+	for sc.Scan() {
+		sum, name, ok := strings.Cut(sc.Text(), "  ")
+		if !ok {
+			t.Fatalf("SHA256SUMS line %q", sc.Text())
+		}
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := sha256.Sum256(b)
+		if got := hex.EncodeToString(h[:]); got != sum {
+			t.Errorf("%s: sha256 %s, SHA256SUMS says %s (regenerate with go run ./embed/internal/builtingen)", name, got, sum)
+		}
+		listed[name] = true
+	}
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && p != "SHA256SUMS" && !listed[p] {
+			t.Errorf("%s is embedded but not in SHA256SUMS", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"LICENSE", "NOTICE", "model.safetensors", "tokenizer.json", "config.json"} {
+		if !listed[f] {
+			t.Errorf("%s missing", f)
+		}
+	}
+}
+
+func openBuiltin(t testing.TB, opts embed.Options) *embed.Model {
+	t.Helper()
+	m, err := builtin.Open(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+func dot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+func TestOpen(t *testing.T) {
+	m := openBuiltin(t, embed.Options{})
+	if !regexp.MustCompile(`^all-MiniLM-L6-v2@sha256:[0-9a-f]{64}$`).MatchString(m.ModelID()) || m.ModelID() != builtin.ModelID() {
+		t.Fatalf("ModelID %q, builtin.ModelID %q", m.ModelID(), builtin.ModelID())
+	}
+	if m.Dim() != builtin.Dim || m.MaxTokens() != 256 || m.Pooling() != embed.PoolMean {
+		t.Fatalf("Dim %d MaxTokens %d Pooling %v", m.Dim(), m.MaxTokens(), m.Pooling())
+	}
+	vs, err := m.Embed(context.Background(), []string{
+		"How do I reset my password?",
+		"Steps to recover a forgotten login credential",
+		"The recipe needs two cups of flour.",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if near, far := dot(vs[0], vs[1]), dot(vs[0], vs[2]); near < far+0.2 {
+		t.Fatalf("paraphrase cosine %.3f, unrelated %.3f", near, far)
+	}
+}
+
+// TestAgainstFP32 compares the built-in form with the original fp32 model,
+// when its directory is given in CAIRN_MINILM_FP32.
+func TestAgainstFP32(t *testing.T) {
+	dir := os.Getenv("CAIRN_MINILM_FP32")
+	if dir == "" {
+		t.Skip("set CAIRN_MINILM_FP32 to the fp32 all-MiniLM-L6-v2 directory")
+	}
+	ref, err := embed.Open(context.Background(), dir, embed.Options{Name: builtin.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	m := openBuiltin(t, embed.Options{})
+	if ref.ModelID() == m.ModelID() {
+		t.Fatal("fp32 and int8 weights share a ModelID")
+	}
+	texts := []string{
+		"A man is playing a guitar.",
+		"Agents share what they learned through a common memory.",
+		"The quick brown fox jumps over the lazy dog.",
+		"Café crème brûlée, naïve façade, 東京 and 🙂 emoji",
+		strings.Repeat("long text that gets truncated ", 200),
+	}
+	a, err := ref.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range texts {
+		if c := dot(a[i], b[i]); c < 0.995 {
+			t.Errorf("text %d: cosine(fp32, built-in) = %.5f, want >= 0.995", i, c)
+		}
+	}
+}
