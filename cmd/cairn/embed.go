@@ -70,7 +70,7 @@ func runEmbed(ctx context.Context, e *env, c *command, args []string) error {
 	if *chunk {
 		opts.Overflow = embed.OverflowChunk
 	}
-	m, err := embed.Open(ctx, dir, opts)
+	m, err := openModel(ctx, dir, opts)
 	if err != nil {
 		return err
 	}

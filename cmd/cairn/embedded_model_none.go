@@ -1,7 +1,19 @@
-//go:build !embedmodel
+//go:build nobuiltinmodel
 
 package main
 
-// extractEmbeddedModel reports that this binary has no built-in model
-// (build with `make build-embedded-model MODEL=DIR` for one).
-func extractEmbeddedModel(string) (string, bool, error) { return "", false, nil }
+import (
+	"context"
+	"fmt"
+
+	"github.com/cairn-dev/cairn/embed"
+)
+
+// openBuiltinModel reports that this binary was built without the built-in
+// model, and how to get a model.
+func openBuiltinModel(context.Context, embed.Options) (*embed.Model, error) {
+	return nil, fmt.Errorf("%w: this cairn was built without the built-in model (-tags nobuiltinmodel); add one with 'cairn model import DIR'", embed.ErrNoModel)
+}
+
+// builtinModelID is "": this binary has no built-in model.
+func builtinModelID() string { return "" }

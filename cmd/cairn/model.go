@@ -463,8 +463,9 @@ func (p *progressWriter) done() {
 
 // resolveModel finds the embedding model directory: --model DIR, then
 // $CAIRN_MODEL (a directory, or a name under DATA_DIR/models), then the
-// only model (or all-MiniLM-L6-v2) under DATA_DIR/models, then a model
-// built into the binary (make build-embedded-model).
+// only model (or all-MiniLM-L6-v2) under DATA_DIR/models. --model
+// builtinModelRef names the model built into the binary (openModel opens
+// either).
 func (e *env) resolveModel(flagDir string) (string, error) {
 	if flagDir != "" {
 		return flagDir, nil
@@ -502,11 +503,9 @@ func (e *env) resolveModel(flagDir string) (string, error) {
 			}
 			return "", fmt.Errorf("%w: %d models in %s (%s): choose one with --model or CAIRN_MODEL", embed.ErrNoModel, len(found), models, strings.Join(found, ", "))
 		}
-		if dir, ok, err := extractEmbeddedModel(models); err != nil {
-			return "", err
-		} else if ok {
-			return dir, nil
-		}
+	}
+	if builtinModelID() == "" {
+		return "", fmt.Errorf("%w: this cairn was built without the built-in model; add one with 'cairn model import DIR' (or pass --model DIR, or set CAIRN_MODEL; models live in %s)", embed.ErrNoModel, models)
 	}
 	return "", fmt.Errorf("%w: pass --model DIR, set CAIRN_MODEL, or add one with 'cairn model import DIR' (models live in %s)", embed.ErrNoModel, models)
 }

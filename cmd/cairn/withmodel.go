@@ -26,7 +26,7 @@ func (e *env) openWithModel(ctx context.Context, flagModel string, required bool
 	dir, err := e.resolveModel(flagModel)
 	switch {
 	case err == nil:
-		m, err := embed.Open(ctx, dir, embed.Options{})
+		m, err := openModel(ctx, dir, embed.Options{})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -43,6 +43,18 @@ func (e *env) openWithModel(ctx context.Context, flagModel string, required bool
 		return nil, nil, err
 	}
 	return eng, closeModel, nil
+}
+
+// builtinModelRef is what resolveModel returns for the model compiled into
+// the binary; it names no directory.
+const builtinModelRef = "(built-in)"
+
+// openModel opens the model resolveModel chose: a directory or the built-in model.
+func openModel(ctx context.Context, ref string, opts embed.Options) (*embed.Model, error) {
+	if ref == builtinModelRef {
+		return openBuiltinModel(ctx, opts)
+	}
+	return embed.Open(ctx, ref, opts)
 }
 
 // withModelEngine opens the engine with its embedding model
