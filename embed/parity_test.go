@@ -112,6 +112,9 @@ type tokRecord struct {
 // sentence-transformers truncates, for every dev-set text and thousands of
 // generated edge cases (testdata/py/corpus.py).
 func TestMiniLMTokenizerParity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("17,000 texts through Python and Go: not in -short")
+	}
 	env := needPyEnv(t)
 	n, truncated := tokenizerParity(t, env, "--datasets", needDatasets(t))
 	if n < 5000 {
