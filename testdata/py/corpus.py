@@ -94,6 +94,13 @@ INVALIDISH = [
     "def f(x):\n    return x ** 2  # comment", "¿¡Qué!? «guillemets» „low“ ‚single‘ ‹›",
 ]
 
+# Very short texts (chat replies, agent notes): few tokens, where quantization shows most.
+SHORT = [
+    "Thanks!", "Thank you!", "thanks", "ok", "OK", "Yes.", "No.", "No!", "Hi", "Hello!", "Great!", "lol",
+    "Sure thing.", "What?", "Done.", "fixed", "LGTM", "bug", "todo", "See above.", "ack", "Nope", "deploy",
+    "rollback", "retry later", "cache miss", "null", "42", "?", "a",
+]
+
 # Code-point pools for random texts: (low, high) ranges, weighted by repetition.
 POOLS = [
     (0x20, 0x7E), (0x20, 0x7E), (0x20, 0x7E), (0x00, 0x1F), (0x7F, 0x9F), (0xA0, 0x24F), (0x300, 0x36F),
@@ -137,7 +144,7 @@ def edge_texts(dev, n_random=1500, n_spiced=1500, n_long=60):
     """Generated edge cases as (source, text) pairs: fixed lists, random code points,
     dev texts with edge fragments inserted, and 10,000-character texts."""
     rng = random.Random(SEED)
-    fixed = ACCENTS + CJK + EMOJI + CONTROLS + INVALIDISH
+    fixed = ACCENTS + CJK + EMOJI + CONTROLS + INVALIDISH + SHORT
     out = [("edge/fixed", t) for t in fixed]
     for _ in range(n_random):
         out.append(("edge/random", _rand_text(rng, rng.randint(1, 80))))
