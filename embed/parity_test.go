@@ -68,10 +68,10 @@ func needPyEnv(t *testing.T) pyEnv {
 	return pyEnv{python: py, fp32Dir: dir}
 }
 
-// needDatasets returns the dev sets directory: CAIRN_DATASETS, else
+// datasets returns the dev sets directory: CAIRN_DATASETS, else
 // ../shared/datasets next to the repository (or next to its parent, for
-// worktrees one level deeper).
-func needDatasets(t *testing.T) string {
+// worktrees one level deeper); "" when there is none.
+func datasets(t *testing.T) string {
 	t.Helper()
 	cands := []string{filepath.Join(repoRoot, "../shared/datasets"), filepath.Join(repoRoot, "../../shared/datasets")}
 	if d := os.Getenv("CAIRN_DATASETS"); d != "" {
@@ -83,7 +83,7 @@ func needDatasets(t *testing.T) string {
 			return abs
 		}
 	}
-	missing(t, "dev datasets not found at %v (set CAIRN_DATASETS)", cands)
+	t.Logf("dev datasets not found at %v (set CAIRN_DATASETS): generated texts only", cands)
 	return ""
 }
 
@@ -116,7 +116,7 @@ func TestMiniLMTokenizerParity(t *testing.T) {
 		t.Skip("17,000 texts through Python and Go: not in -short")
 	}
 	env := needPyEnv(t)
-	n, truncated := tokenizerParity(t, env, "--datasets", needDatasets(t))
+	n, truncated := tokenizerParity(t, env, "--datasets", datasets(t))
 	if n < 5000 {
 		t.Errorf("only %d texts compared, want at least 5000", n)
 	}
