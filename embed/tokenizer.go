@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+	"golang.org/x/text/unicode/rangetable"
 )
 
 // Tokenizer is a WordPiece tokenizer that reproduces Hugging Face's
@@ -282,7 +283,7 @@ func (t *Tokenizer) normalize(s string) string {
 		d := norm.NFD.String(out)
 		b.Reset()
 		for _, r := range d {
-			if unicode.Is(unicode.Mn, r) {
+			if isAccent(r) {
 				continue
 			}
 			b.WriteRune(r)
@@ -354,21 +355,56 @@ func isControl(r rune) bool {
 	if r >= 0x20 && r < 0x7f {
 		return false
 	}
-	// General category C*: Cc, Cf, Cs, Co (unicode.C) and Cn (unassigned).
-	if unicode.Is(unicode.C, r) {
-		return true
-	}
-	return !unicode.IsOneOf(assigned, r)
+	// Cc, Cf, Co (Cs never decodes from UTF-8). Unassigned code points (Cn,
+	// which Go's unicode.C includes) are not control characters for Hugging
+	// Face: they stay in the text and become [UNK].
+	return unicode.In(r, unicode.Cc, unicode.Cf, unicode.Co) && inUnicode8(r)
 }
 
-// assigned lists the major general categories other than C.
-var assigned = []*unicode.RangeTable{unicode.L, unicode.M, unicode.N, unicode.P, unicode.S, unicode.Z}
+// Hugging Face tokenizers classifies characters with Unicode 8.0 tables (the
+// unicode_categories crate); Go's unicode package is newer. A character
+// assigned later is unassigned (Cn) for Hugging Face: never a control
+// character, an accent or punctuation, so it stays inside its word.
+// Unicode 8.0's characters are those x/text lists for 9.0 minus
+// added9, 9.0's additions of those categories; three characters changed
+// category since (see isAccent and isPunct). Comparing every code point with
+// Hugging Face tokenizers 0.23 found no other difference.
+func inUnicode8(r rune) bool {
+	return r < 0x80 || unicode.Is(assigned9, r) && !unicode.Is(added9, r)
+}
+
+var assigned9 = rangetable.Assigned("9.0.0")
+
+var added9 = &unicode.RangeTable{
+	R16: []unicode.Range16{{0x08d4, 0x08e2, 1}, {0x1885, 0x1886, 1}, {0x1dfb, 0x1dfb, 1}, {0x2e43, 0x2e44, 1},
+		{0xa8c5, 0xa8c5, 1}, {0xa9bd, 0xa9bd, 1}},
+	R32: []unicode.Range32{{0x1123e, 0x1123e, 1}, {0x11438, 0x1143f, 1}, {0x11442, 0x11444, 1}, {0x11446, 0x11446, 1},
+		{0x1144b, 0x1144f, 1}, {0x1145b, 0x1145b, 1}, {0x1145d, 0x1145d, 1}, {0x11660, 0x1166c, 1}, {0x11c30, 0x11c36, 1},
+		{0x11c38, 0x11c3d, 1}, {0x11c3f, 0x11c3f, 1}, {0x11c41, 0x11c45, 1}, {0x11c70, 0x11c71, 1}, {0x11c92, 0x11ca7, 1},
+		{0x11caa, 0x11cb0, 1}, {0x11cb2, 0x11cb3, 1}, {0x11cb5, 0x11cb6, 1}, {0x1e000, 0x1e006, 1}, {0x1e008, 0x1e018, 1},
+		{0x1e01b, 0x1e021, 1}, {0x1e023, 0x1e024, 1}, {0x1e026, 0x1e02a, 1}, {0x1e944, 0x1e94a, 1}, {0x1e95e, 0x1e95f, 1}},
+}
+
+// isAccent reports a nonspacing mark (Mn) as of Unicode 8.0.
+func isAccent(r rune) bool {
+	switch r {
+	case 0x1734: // Mc since Unicode 14.0
+		return true
+	case 0x111c9: // Po until Unicode 13.0
+		return false
+	}
+	return unicode.Is(unicode.Mn, r) && inUnicode8(r)
+}
 
 func isPunct(r rune) bool {
 	if (r >= 33 && r <= 47) || (r >= 58 && r <= 64) || (r >= 91 && r <= 96) || (r >= 123 && r <= 126) {
 		return true
 	}
-	return unicode.IsPunct(r)
+	switch r {
+	case 0x166d, 0x111c9: // Po in Unicode 8.0, So and Mn now
+		return true
+	}
+	return unicode.IsPunct(r) && inUnicode8(r)
 }
 
 func isCJK(r rune) bool {
@@ -377,7 +413,7 @@ func isCJK(r rune) bool {
 		(r >= 0x20000 && r <= 0x2A6DF) ||
 		(r >= 0x2A700 && r <= 0x2B73F) ||
 		(r >= 0x2B740 && r <= 0x2B81F) ||
-		(r >= 0x2B820 && r <= 0x2CEAF) ||
+		(r >= 0x2B920 && r <= 0x2CEAF) || // sic: Hugging Face starts here, BERT's Python at 0x2B820
 		(r >= 0xF900 && r <= 0xFAFF) ||
 		(r >= 0x2F800 && r <= 0x2FA1F)
 }

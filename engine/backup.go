@@ -69,7 +69,7 @@ type SnapshotSource struct {
 	Write func(ctx context.Context, w io.Writer) error
 }
 
-// BackupOptions configure Backup.
+// BackupOptions configure Backups.Create.
 type BackupOptions struct {
 	// Sources are further parts snapshotted by their owners. Files under
 	// a source's path are not copied directly.
@@ -81,7 +81,15 @@ type BackupOptions struct {
 	Progress func(Progress)
 }
 
-// Backup writes a consistent snapshot of the data dir to the file archive
+// Backups writes backups of the data dir (Restore and VerifyBackup read
+// them without an open engine). Get it from Engine.Backups; it shares the
+// engine's database and closes with it.
+type Backups struct {
+	*db
+	store func() *vecstore.Store // the engine's vector store, nil when not open
+}
+
+// Create writes a consistent snapshot of the data dir to the file archive
 // (written atomically). SQLite is copied with VACUUM INTO inside one read
 // transaction, so writers keep going and the copy is consistent;
 // opts.Sources snapshot their own parts; config.toml and models/ are copied
@@ -89,8 +97,8 @@ type BackupOptions struct {
 // file that changes while it is archived fails the backup. The vectors/
 // folder is refused unless a source covers it, since copying a live bbolt
 // file is not consistent.
-func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions) (*BackupManifest, error) {
-	done, err := e.enter()
+func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOptions) (*BackupManifest, error) {
+	done, err := bk.enter()
 	if err != nil {
 		return nil, err
 	}
@@ -99,20 +107,39 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasPrefix(archive, e.dir+string(filepath.Separator)) {
-		return nil, invalid("file", "the backup file must be outside the data dir %s", e.dir)
+	if strings.HasPrefix(archive, bk.dir+string(filepath.Separator)) {
+		return nil, invalid("file", "the backup file must be outside the data dir %s", bk.dir)
 	}
 	stage, err := os.MkdirTemp(filepath.Dir(archive), ".cairn-backup-*")
 	if err != nil {
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
 	defer os.RemoveAll(stage)
-
-	type entry struct {
-		BackupFile
-		src string // file to read
+	entries, err := bk.collect(ctx, stage, opts)
+	if err != nil {
+		return nil, err
 	}
-	var entries []entry
+	m := &BackupManifest{Magic: backupMagic, Version: backupVersion, CreatedAt: bk.opts.Now().UTC().Truncate(time.Millisecond), EngineFormat: FormatVersion(), VectorsSkipped: opts.SkipVectors}
+	for _, en := range entries {
+		m.Files = append(m.Files, en.BackupFile)
+	}
+	if err := writeArchive(ctx, archive, m, entries, opts.Progress); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// backupEntry is one file of a backup and where its bytes are read from
+// (the data dir, or the staging folder for snapshots).
+type backupEntry struct {
+	BackupFile
+	src string
+}
+
+// collect snapshots SQLite and opts.Sources into stage and lists every
+// file of the backup, sorted by path.
+func (bk *Backups) collect(ctx context.Context, stage string, opts BackupOptions) ([]backupEntry, error) {
+	var entries []backupEntry
 	addStaged := func(rel string, write func(w io.Writer) error) error {
 		dst := filepath.Join(stage, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
@@ -133,13 +160,13 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 		if err != nil {
 			return err
 		}
-		entries = append(entries, entry{bf, dst})
+		entries = append(entries, backupEntry{bf, dst})
 		return nil
 	}
 
 	// SQLite: VACUUM INTO from a connection of its own.
 	dbCopy := filepath.Join(stage, DBFile)
-	db, err := sql.Open("sqlite", dsn(filepath.Join(e.dir, DBFile), e.opts, false))
+	db, err := sql.Open("sqlite", dsn(filepath.Join(bk.dir, DBFile), bk.opts, false))
 	if err != nil {
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
@@ -152,15 +179,14 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 	if err != nil {
 		return nil, err
 	}
-	entries = append(entries, entry{bf, dbCopy})
-
+	entries = append(entries, backupEntry{bf, dbCopy})
 	covered := map[string]bool{DBFile: true, DBFile + "-wal": true, DBFile + "-shm": true}
 	// The vector store (message vectors and Chroma collections) snapshots
 	// itself after SQLite: a vector acknowledged in SQLite's copy (its
 	// outbox row gone) was written before it, so it is in this later copy;
 	// see vectorsSource for what a restore reconciles.
 	if !opts.SkipVectors {
-		src, err := e.vectorsSource(ctx, opts.Sources)
+		src, err := bk.vectorsSource(ctx, opts.Sources)
 		if err != nil {
 			return nil, err
 		}
@@ -182,15 +208,28 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 			return nil, fmt.Errorf("engine: backup: snapshot %s: %w", s.Path, err)
 		}
 	}
-	// Everything else in the data dir, copied directly.
-	err = filepath.WalkDir(e.dir, func(p string, d fs.DirEntry, err error) error {
+	direct, err := bk.direct(covered, opts.SkipVectors)
+	if err != nil {
+		return nil, err
+	}
+	entries = append(entries, direct...)
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
+	return entries, nil
+}
+
+// direct lists the data dir's files that are copied as they are: every
+// regular file not covered by a snapshot, skipping dot files (temporary
+// files of atomic replaces).
+func (bk *Backups) direct(covered map[string]bool, skipVectors bool) ([]backupEntry, error) {
+	var entries []backupEntry
+	err := filepath.WalkDir(bk.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(e.dir, p)
+		rel, _ := filepath.Rel(bk.dir, p)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel == VectorsDir && opts.SkipVectors {
+			if rel == VectorsDir && skipVectors {
 				return fs.SkipDir
 			}
 			if rel == VectorsDir && !coveredPrefix(covered, VectorsDir+"/") {
@@ -213,25 +252,23 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 		if err != nil {
 			return err
 		}
-		entries = append(entries, entry{bf, p})
+		entries = append(entries, backupEntry{bf, p})
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Path < entries[j].Path })
-	m := &BackupManifest{Magic: backupMagic, Version: backupVersion, CreatedAt: e.opts.Now().UTC().Truncate(time.Millisecond), EngineFormat: FormatVersion(), VectorsSkipped: opts.SkipVectors}
-	for _, en := range entries {
-		m.Files = append(m.Files, en.BackupFile)
-	}
+	return entries, err
+}
+
+// writeArchive writes m and the entries to archive atomically: a
+// zstd-compressed tar in a temporary file, synced and renamed. An entry
+// whose bytes no longer match its hash fails the backup.
+func writeArchive(ctx context.Context, archive string, m *BackupManifest, entries []backupEntry, progress func(Progress)) error {
 	mj, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return nil, err
+		return err
 	}
-
 	tmp, err := os.CreateTemp(filepath.Dir(archive), "."+filepath.Base(archive)+".tmp-*")
 	if err != nil {
-		return nil, fmt.Errorf("engine: backup: %w", err)
+		return fmt.Errorf("engine: backup: %w", err)
 	}
 	ok := false
 	defer func() {
@@ -242,59 +279,56 @@ func (e *Engine) Backup(ctx context.Context, archive string, opts BackupOptions)
 	}()
 	zw, err := zstd.NewWriter(tmp, zstd.WithEncoderLevel(zstd.SpeedDefault))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	tw := tar.NewWriter(zw)
 	if err := tw.WriteHeader(&tar.Header{Name: ManifestName, Mode: 0o644, Size: int64(len(mj)), ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
-		return nil, err
+		return err
 	}
 	if _, err := tw.Write(mj); err != nil {
-		return nil, err
+		return err
 	}
 	for i, en := range entries {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		if err := tw.WriteHeader(&tar.Header{Name: en.Path, Mode: 0o644, Size: en.Size, ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
-			return nil, err
+			return err
 		}
 		f, err := os.Open(en.src)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		h := sha256.New()
 		n, err := io.Copy(io.MultiWriter(tw, h), io.LimitReader(f, en.Size))
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("engine: backup %s: %w", en.Path, err)
+			return fmt.Errorf("engine: backup %s: %w", en.Path, err)
 		}
 		if n != en.Size || hex.EncodeToString(h.Sum(nil)) != en.SHA256 {
-			return nil, fmt.Errorf("engine: backup: %s changed while it was archived; run the backup again", en.Path)
+			return fmt.Errorf("engine: backup: %s changed while it was archived; run the backup again", en.Path)
 		}
-		if opts.Progress != nil {
-			opts.Progress(Progress{Done: int64(i + 1), Total: int64(len(entries)), Item: en.Path})
+		if progress != nil {
+			progress(Progress{Done: int64(i + 1), Total: int64(len(entries)), Item: en.Path})
 		}
 	}
 	if err := tw.Close(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := zw.Close(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := tmp.Sync(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.Rename(tmp.Name(), archive); err != nil {
-		return nil, fmt.Errorf("engine: backup: %w", err)
+		return fmt.Errorf("engine: backup: %w", err)
 	}
 	ok = true
-	if err := syncDir(filepath.Dir(archive)); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return syncDir(filepath.Dir(archive))
 }
 
 func coveredPrefix(covered map[string]bool, prefix string) bool {
@@ -503,21 +537,27 @@ func readBackup(ctx context.Context, archive string, fn func(BackupFile, io.Read
 // vectors deleted between the SQLite copy and the vector copy are missing
 // from the restored vector store while their messages are not; `cairn
 // check` reports such messages and `cairn rebuild` re-embeds them.
-func (e *Engine) vectorsSource(ctx context.Context, given []SnapshotSource) (*SnapshotSource, error) {
+func (bk *Backups) vectorsSource(ctx context.Context, given []SnapshotSource) (*SnapshotSource, error) {
 	rel := VectorsDir + "/" + vecstore.FileName
 	for _, s := range given {
 		if s.Path == rel {
 			return nil, nil
 		}
 	}
-	dir := filepath.Join(e.dir, VectorsDir)
+	dir := filepath.Join(bk.dir, VectorsDir)
 	if _, err := os.Stat(filepath.Join(dir, vecstore.FileName)); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
 	return &SnapshotSource{Path: rel, Write: func(ctx context.Context, w io.Writer) error {
-		st, err := vecstore.Open(ctx, dir, vecstore.Options{Logger: e.opts.Logger})
+		// The engine's own store when it is open: a second Store in the
+		// same process would replay its writes and load its collections again.
+		if st := bk.store(); st != nil {
+			_, err := st.WriteSnapshot(ctx, w)
+			return err
+		}
+		st, err := vecstore.Open(ctx, dir, vecstore.Options{Logger: bk.opts.Logger})
 		if err != nil {
 			return err
 		}

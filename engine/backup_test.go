@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairn-dev/cairn/vecstore"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func TestBackupRestore(t *testing.T) {
 	ctx := context.Background()
 	tree := lcTree(t, 21)
 	e := lcOpen(t, "", engine.Options{})
-	if _, err := e.ImportClaudeCode(ctx, engine.ImportOptions{Root: tree.Root, Redactor: defaultRedactor(t)}); err != nil {
+	if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root, Redactor: defaultRedactor(t)}); err != nil {
 		t.Fatal(err)
 	}
 	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
@@ -37,12 +38,12 @@ func TestBackupRestore(t *testing.T) {
 	os.WriteFile(filepath.Join(e.Dir(), "vectors", "live.db"), []byte("live bbolt"), 0o644)
 	archive := filepath.Join(t.TempDir(), "b.cairn.zst")
 	// A vector store nobody snapshots is refused rather than copied live.
-	if _, err := e.Backup(ctx, archive, engine.BackupOptions{}); err == nil {
+	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{}); err == nil {
 		t.Fatal("backup copied a live vector store")
 	}
 	// Vectors are derived data: a backup may leave them out.
 	skipped := filepath.Join(t.TempDir(), "novec.zst")
-	ms, err := e.Backup(ctx, skipped, engine.BackupOptions{SkipVectors: true})
+	ms, err := e.Backups().Create(ctx, skipped, engine.BackupOptions{SkipVectors: true})
 	if err != nil || !ms.VectorsSkipped {
 		t.Fatalf("backup without vectors: %v %+v", err, ms)
 	}
@@ -55,7 +56,7 @@ func TestBackupRestore(t *testing.T) {
 		_, err := io.WriteString(w, "consistent vector snapshot")
 		return err
 	}}
-	m, err := e.Backup(ctx, archive, engine.BackupOptions{Sources: []engine.SnapshotSource{src}})
+	m, err := e.Backups().Create(ctx, archive, engine.BackupOptions{Sources: []engine.SnapshotSource{src}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,10 +82,10 @@ func TestBackupRestore(t *testing.T) {
 	r := lcOpen(t, dir, engine.Options{})
 	for _, s := range tree.Sessions {
 		var a, b bytes.Buffer
-		if err := e.WriteSessionJSONL(ctx, s.ID, &a); err != nil {
+		if err := e.Sessions().WriteJSONL(ctx, s.ID, &a); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.WriteSessionJSONL(ctx, s.ID, &b); err != nil {
+		if err := r.Sessions().WriteJSONL(ctx, s.ID, &b); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(a.Bytes(), b.Bytes()) {
@@ -96,7 +97,7 @@ func TestBackupRestore(t *testing.T) {
 		t.Errorf("restore over a store: %v", err)
 	}
 	// The archive may not live in the data dir.
-	if _, err := e.Backup(ctx, filepath.Join(e.Dir(), "x.zst"), engine.BackupOptions{Sources: []engine.SnapshotSource{src}}); err == nil {
+	if _, err := e.Backups().Create(ctx, filepath.Join(e.Dir(), "x.zst"), engine.BackupOptions{Sources: []engine.SnapshotSource{src}}); err == nil {
 		t.Error("backup into the data dir accepted")
 	}
 }
@@ -106,7 +107,7 @@ func TestRestoreRejectsDamage(t *testing.T) {
 	e := lcOpen(t, "", engine.Options{})
 	gcNote(t, e, "a", "something worth keeping", time.Hour, 0.7, "", "")
 	archive := filepath.Join(t.TempDir(), "b.zst")
-	if _, err := e.Backup(ctx, archive, engine.BackupOptions{}); err != nil {
+	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	good, _ := os.ReadFile(archive)
@@ -217,7 +218,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	for w := range writers {
 		before[w] = committed[w].Load()
 	}
-	_, err := e.Backup(ctx, archive, engine.BackupOptions{})
+	_, err := e.Backups().Create(ctx, archive, engine.BackupOptions{})
 	var after [writers]int64
 	for w := range writers {
 		after[w] = committed[w].Load()
@@ -289,11 +290,11 @@ func TestFrozenBackupV1(t *testing.T) {
 		gcNote(t, e, "fixture", "frozen backup fixture note", time.Hour, 0.8, engine.TypeDecision, `{"pinned": true}`)
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, frozenSession+".jsonl"), []byte(`{"type":"user","uuid":"a0a0a0a0-1111-4222-8333-444455556666","parentUuid":null,"sessionId":"`+frozenSession+`","timestamp":"2026-01-05T09:00:00.000Z","message":{"role":"user","content":"frozen session text"}}`+"\n"), 0o644)
-		if _, err := e.ImportClaudeCode(ctx, engine.ImportOptions{Root: dir}); err != nil {
+		if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: dir}); err != nil {
 			t.Fatal(err)
 		}
 		os.MkdirAll("testdata", 0o755)
-		if _, err := e.Backup(ctx, frozenBackup, engine.BackupOptions{}); err != nil {
+		if _, err := e.Backups().Create(ctx, frozenBackup, engine.BackupOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -313,7 +314,7 @@ func TestFrozenBackupV1(t *testing.T) {
 	if err != nil || len(notes) != 1 || notes[0].Content != "frozen backup fixture note" {
 		t.Errorf("notes %+v %v", notes, err)
 	}
-	recs, err := e.SessionMessages(ctx, frozenSession)
+	recs, err := e.Sessions().Messages(ctx, frozenSession)
 	if err != nil || len(recs) != 1 || recs[0].Text != "frozen session text" {
 		t.Errorf("session %+v %v", recs, err)
 	}
@@ -338,21 +339,21 @@ func TestBackupIncludesVectors(t *testing.T) {
 	if err := e.SyncVectors(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	colls, err := engine.OpenCollections(ctx, filepath.Join(dir, engine.VectorsDir), engine.CollectionsOptions{})
+	colls, err := vecstore.Open(ctx, filepath.Join(dir, engine.VectorsDir), vecstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := colls.CreateCollection(ctx, engine.CreateCollectionRequest{Tenant: engine.DefaultTenant, Database: engine.DefaultDatabase, Name: "docs"})
+	c, err := colls.CreateCollection(ctx, vecstore.CreateCollectionRequest{Tenant: vecstore.DefaultTenant, Database: vecstore.DefaultDatabase, Name: "docs"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := colls.Add(ctx, c.ID, engine.AddRequest{IDs: []string{"d1"}, Embeddings: [][]float32{{1, 2, 3}}}); err != nil {
+	if err := colls.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"d1"}, Embeddings: [][]float32{{1, 2, 3}}}); err != nil {
 		t.Fatal(err)
 	}
 	colls.Close()
 
 	archive := filepath.Join(t.TempDir(), "b.cairn.zst")
-	m, err := e.Backup(ctx, archive, engine.BackupOptions{})
+	m, err := e.Backups().Create(ctx, archive, engine.BackupOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,12 +389,12 @@ func TestBackupIncludesVectors(t *testing.T) {
 	if emb.texts != before+1 { // the query only: no message was re-embedded
 		t.Errorf("restore re-embedded %d texts", emb.texts-before-1)
 	}
-	colls, err = engine.OpenCollections(ctx, filepath.Join(restored, engine.VectorsDir), engine.CollectionsOptions{})
+	colls, err = vecstore.Open(ctx, filepath.Join(restored, engine.VectorsDir), vecstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer colls.Close()
-	c, err = colls.GetCollection(ctx, engine.DefaultTenant, engine.DefaultDatabase, "docs")
+	c, err = colls.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "docs")
 	if err != nil {
 		t.Fatal(err)
 	}

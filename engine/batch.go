@@ -60,7 +60,10 @@ func (e *Engine) StoreMessages(ctx context.Context, in []NewMessage) ([]WriteRes
 	if err != nil {
 		return nil, err
 	}
-	if err := tx.Commit(); err != nil {
+	counted := e.addSearchesTx(ctx, tx)
+	err = tx.Commit()
+	counted(err == nil)
+	if err != nil {
 		return nil, fmt.Errorf("engine: store messages: %w", classify(err))
 	}
 	if created {

@@ -53,7 +53,7 @@ func (e *Engine) Check(ctx context.Context) error {
 	if err := e.fts.Check(ctx, e.w); err != nil {
 		problems = append(problems, err.Error())
 	}
-	// Vectors vs messages (issue 6, engine/rebuild.go).
+	// Vectors vs messages: every live set holds a vector or an outbox row per message.
 	if rep, err := e.consistency(ctx); err != nil {
 		problems = append(problems, err.Error())
 	} else {

@@ -6,8 +6,8 @@
 //
 // Open(ctx, dir, opts) owns dir:
 //
-//	dir/cairn.db      SQLite (messages, channels, agents, FTS5; later the outbox and sessions)
-//	dir/vectors/      vecstore files (issue 6)
+//	dir/cairn.db      SQLite (messages, channels, agents, FTS5, the vector outbox, sessions)
+//	dir/vectors/      vecstore files (the message vectors and Chroma collections)
 //	dir/models/       imported embedding models
 //	dir/config.toml   configuration
 //
@@ -31,8 +31,8 @@
 //
 // # Messages
 //
-// A message's int64 id is the join key everywhere: the FTS5 rowid, and the
-// vector record id in later issues. Messages are immutable: there is no edit
+// A message's int64 id is the join key everywhere: the FTS5 rowid and (in
+// decimal) the vector record id. Messages are immutable: there is no edit
 // API. Writing the same content by the same sender to the same channel again
 // returns the existing id with WriteResult.Created false.
 //
@@ -47,9 +47,26 @@
 // is on disk) and temp_store=MEMORY through the DSN; the writer also gets
 // a 64 MiB page cache.
 //
-// Lock order (outermost first): Engine.mu (Close vs. operations), then the
-// SQLite write lock. No embedding or file I/O other than SQLite happens under
-// Engine.mu's write side.
+// Lock order (outermost first): db.mu (Close vs. operations, shared by the
+// Engine and its parts), then the SQLite write lock. No embedding or file
+// I/O other than SQLite happens under db.mu's write side.
+//
+// # Parts over one database
+//
+// The Engine owns messages, search and vectors. Imported sessions
+// (Engine.Sessions: import, reads, export), retention (Engine.Retention:
+// GC) and backups (Engine.Backups) are small types over the same database
+// handle (db); sessions and retention reach messages only through the
+// Engine's message store (messageStore), so a session chunk or a deletion
+// takes the same path as StoreMessage or DeleteMessage. They are safe for
+// concurrent use as the Engine is, and fail with ErrClosed once it closed.
+// Messages are imported from JSONL by ImportMessages (validated in full
+// before anything is written).
+//
+// A read makes no durable write: a search counts itself in memory, and the
+// counts reach the search_stats row inside the process's next message
+// write, or at Close when the process wrote or searched at least 64 times
+// (engine/searchstats.go).
 //
 // # Vectors and the outbox (engine/outbox.go, vectors.go, rebuild.go)
 //
@@ -57,7 +74,8 @@
 // outbox. Commit order: a write commits the message, its FTS5 row and one
 // vector_outbox row per live vector set in one SQLite transaction. A
 // background worker owned by the Engine (started by Open when an embedder
-// is configured or vector sets exist, stopped by Close) claims outbox rows
+// is configured or vector sets exist, unless Options.NoVectorWorker, as in
+// one-shot processes; stopped by Close) claims outbox rows
 // with a 60 s lease, skips messages whose vector is already stored (a crash
 // between the vecstore write and the outbox delete never embeds twice),
 // embeds the rest in batches, writes them to the set's vecstore collection
@@ -73,7 +91,11 @@
 // Without an embedder the engine is keyword only and writes no outbox rows
 // while no vector set exists; when a model first appears (Open with an
 // embedder and no active set) a set is created and every stored message is
-// queued in one transaction: the outbox is filled lazily. A process whose
+// queued in one transaction: the outbox is filled lazily, by the worker of
+// a long-running process or by SyncVectors or Rebuild (which fills that
+// set rather than building a second one, so each message is embedded
+// once). VectorBacklog and StoreStats report the queue, and a search over
+// a set with messages still queued says so (NoteVectorsBuilding). A process whose
 // embedder differs from the active set's model searches by keyword only
 // and says so (SearchResponse.Notes); Rebuild with the new model builds a
 // new set (state building) while the old one keeps serving processes that
@@ -81,6 +103,11 @@
 // collection. An interrupted rebuild resumes from its outbox rows.
 //
 // # Search (engine/hybrid.go, ranking.go, where.go)
+//
+// A search is a pipeline of named steps (engine/hybrid.go): plan (the
+// only step that rejects input; SearchSpec.Request runs it too, so every
+// surface validates alike), semantic, keyword, exactSimilarities, fuse,
+// rankCandidates and hydrate.
 //
 // Filters are applied before similarity on both sides: as a SQL WHERE on
 // the FTS5 query and as a vecstore where (filter-first planner) on the
@@ -93,11 +120,11 @@
 // (engine/keyword_index.go, fts.Index: exact FTS5 BM25, built in the
 // background after the process's first keyword search); until it is ready,
 // or for a query it cannot mirror, FTS5 ranks, dropping terms found in more
-// than a third of the messages when another term remains (engine.pruneTerms).
+// than a third of the messages when another term remains (fts.Table.PruneFrequent).
 //
 // # Imports
 //
-// engine may import fts, vecstore and index; it must not import embed,
-// net/http, cmd/... or bench. It is the only package that imports the SQLite
-// driver.
+// engine may import fts, vecstore (and its leaf vecstore/where) and index;
+// it must not import embed, net/http, cmd/... or bench. It is the only
+// package that imports the SQLite driver.
 package engine

@@ -1,5 +1,10 @@
 package engine
 
+import (
+	"context"
+	"fmt"
+)
+
 // EmbedderCache reports an embedder's cache counters. Embedders that keep
 // a cache (embed.Model) implement it; EmbedderStats reads it for metrics.
 type EmbedderCache interface {
@@ -27,4 +32,68 @@ func (e *Engine) EmbedderStats() (EmbedderStats, bool) {
 		st.HitRate = float64(hits) / float64(hits+misses)
 	}
 	return st, true
+}
+
+// VectorBacklog says how far the vectors of one model lag the messages.
+type VectorBacklog struct {
+	// Model is the model asked about: the argument of VectorBacklog, else
+	// this engine's embedder's, else the active set's ("" when none).
+	Model    string `json:"model,omitempty"`
+	Messages int64  `json:"messages"`
+	// Set is Model's live vector set (0 when it has none yet).
+	Set int64 `json:"set,omitempty"`
+	// Queued is the number of messages still waiting for a vector of
+	// Model: its set's queued messages, or every message when it has no
+	// set yet (the first process that runs with Model queues them all).
+	Queued int64 `json:"queued"`
+	// Active is the model of the active vector set ("" when none).
+	Active string `json:"active,omitempty"`
+}
+
+// VectorBacklog reports the backlog of model's vectors (see
+// VectorBacklog.Model for an empty model). It reads SQLite only: no
+// model or vector store is needed.
+func (e *Engine) VectorBacklog(ctx context.Context, model string) (VectorBacklog, error) {
+	done, err := e.enter()
+	if err != nil {
+		return VectorBacklog{}, err
+	}
+	defer done()
+	return e.vectorBacklog(ctx, model)
+}
+
+func (e *Engine) vectorBacklog(ctx context.Context, model string) (VectorBacklog, error) {
+	var b VectorBacklog
+	if err := e.r.QueryRowContext(ctx, "SELECT count(*) FROM messages").Scan(&b.Messages); err != nil {
+		return b, fmt.Errorf("engine: vector backlog: %w", classify(err))
+	}
+	sets, err := e.liveSets(ctx, e.r)
+	if err != nil {
+		return b, err
+	}
+	for _, s := range sets {
+		if s.State == SetActive {
+			b.Active = s.ModelID
+		}
+	}
+	b.Model = model
+	if b.Model == "" && e.opts.Embedder != nil {
+		b.Model = e.opts.Embedder.ModelID()
+	}
+	if b.Model == "" {
+		b.Model = b.Active
+	}
+	if b.Model == "" {
+		b.Queued = b.Messages
+		return b, nil
+	}
+	for _, s := range sets { // active first
+		if s.ModelID == b.Model {
+			b.Set = s.ID
+			b.Queued, err = e.queued(ctx, s.ID)
+			return b, err
+		}
+	}
+	b.Queued = b.Messages
+	return b, nil
 }

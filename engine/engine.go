@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/fts"
@@ -39,17 +38,37 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives operational messages; nil discards them.
 	Logger *slog.Logger
-	// Embedder computes message embeddings (used from issue 6 on); nil means
-	// keyword search only.
+	// Embedder computes message embeddings; nil means keyword search only.
 	Embedder Embedder
+	// NoVectorWorker keeps this engine from embedding queued messages in
+	// the background. One-shot processes (a CLI search) set it, so that
+	// they never stall on a backlog of thousands of messages; the messages
+	// stay queued for a long-running process with the model (cairn serve,
+	// cairn mcp) or for SyncVectors and Rebuild.
+	NoVectorWorker bool
 	// Redactor redacts secrets from message content before it is stored
-	// (issue 8; WriteResult.Redactions reports the counts); nil stores
-	// content as given.
+	// (WriteResult.Redactions reports the counts); nil stores content as
+	// given.
 	Redactor *redact.Redactor
+	// VectorStore configures the vector store (DIR/vectors), which
+	// VectorStore hands out.
+	VectorStore VectorStoreOptions
 	// EmbedContext is what is embedded with each message's content ("" =
 	// EmbedContent). Vectors already stored keep the text they were made
 	// from: changing it calls for a rebuild.
 	EmbedContext EmbedContext
+}
+
+// VectorStoreOptions configures the engine's vector store. The zero value
+// opens it only when an embedder or a vector set needs it.
+type VectorStoreOptions struct {
+	// Open opens the store even when neither an embedder nor a vector set
+	// needs it, for a process that serves collections (cairn serve's Chroma
+	// API) besides messages.
+	Open bool
+	// AllowReset enables the store's Reset (Chroma's allow_reset), which
+	// deletes every collection, the engine's message vectors included.
+	AllowReset bool
 }
 
 // Embedder turns texts into vectors. embed.Model satisfies it.
@@ -96,22 +115,18 @@ func (o Options) withDefaults() (Options, error) {
 
 // Engine is an open data dir. Use Open to get one and Close when done.
 type Engine struct {
-	dir  string
-	opts Options
-	fts  *fts.Table
+	*db
+	fts *fts.Table
 
-	mu struct {
-		sync.RWMutex
-		closed bool
-	}
-	w *sql.DB // one connection, BEGIN IMMEDIATE
-	r *sql.DB // read-only pool
+	sessions  *Sessions
+	retention *Retention
+	backups   *Backups
 
 	vec *vectors // vector sets, vecstore and the outbox worker (engine/vectors.go)
 
-	kw *keywordIndex // in-memory keyword index (engine/keyword_index.go)
+	kw *memKeywordIndex // in-memory keyword index, fts.Index (engine/keyword_index.go)
 
-	searches searchCounter // search counts for stats (engine/searchstats.go)
+	searches searchCounter // this process's searches not yet stored (engine/searchstats.go)
 }
 
 // Open opens (creating if needed) the data dir dir and its database,
@@ -141,7 +156,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{dir: abs, opts: opts, fts: t, kw: newKeywordIndex(t)}
+	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t)}
+	e.sessions = &Sessions{db: e.db, msgs: e}
+	e.retention = &Retention{db: e.db, fts: t, msgs: e}
+	e.backups = &Backups{db: e.db, store: e.VectorStore}
 	path := filepath.Join(abs, DBFile)
 
 	e.w, err = sql.Open("sqlite", dsn(path, opts, false))
@@ -242,9 +260,9 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.mu.closed = true
-	e.flushSearches(context.Background()) // the last search counts (engine/searchstats.go)
-	e.kw.close()                          // stops a keyword index build (engine/keyword_index.go)
-	verr := e.closeVectors()              // stops the outbox worker first (engine/vectors.go)
+	e.flushSearchesAtClose(context.Background())
+	e.kw.close()             // stops a keyword index build (engine/keyword_index.go)
+	verr := e.closeVectors() // stops the outbox worker first (engine/vectors.go)
 	err := e.r.Close()
 	if werr := e.w.Close(); err == nil {
 		err = werr
@@ -255,12 +273,11 @@ func (e *Engine) Close() error {
 	return err
 }
 
-// enter guards an operation against Close; call the returned func when done.
-func (e *Engine) enter() (func(), error) {
-	e.mu.RLock()
-	if e.mu.closed {
-		e.mu.RUnlock()
-		return nil, ErrClosed
-	}
-	return e.mu.RUnlock, nil
-}
+// Sessions returns the imported sessions: import, reads and export.
+func (e *Engine) Sessions() *Sessions { return e.sessions }
+
+// Retention returns garbage collection by retention policy.
+func (e *Engine) Retention() *Retention { return e.retention }
+
+// Backups returns backups of the data dir.
+func (e *Engine) Backups() *Backups { return e.backups }

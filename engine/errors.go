@@ -3,12 +3,17 @@ package engine
 import (
 	"errors"
 	"fmt"
+
+	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // Error classes. Every error the engine returns that a caller can act on
 // wraps exactly one of these (branch with errors.Is) or is an *InvalidError
-// (branch with errors.As). Each surface maps them once: the CLI to exit
-// codes, HTTP to status codes and Chroma error bodies, MCP to tool errors.
+// (branch with errors.As): ErrorClasses lists them. Each surface maps them
+// once, in one table: the CLI to exit codes (cmd/cairn/cli.go), the cairn
+// HTTP API to a status and a JSON error body (cmd/cairn/cairnapi), MCP to
+// tool errors (cmd/cairn/mcpserver). Errors of the vector store on the
+// engine's own paths are translated into these classes, cause kept.
 var (
 	// ErrNotFound: the message, channel, agent or collection does not exist.
 	ErrNotFound = errors.New("engine: not found")
@@ -26,7 +31,30 @@ var (
 	// ErrEmbedderMismatch: the embedder's model differs from the one the
 	// stored vectors were made with.
 	ErrEmbedderMismatch = errors.New("engine: embedder mismatch")
+	// ErrNoModel: the operation needs an embedding model and none is
+	// configured. It is the no-model case of ErrEmbedderMismatch
+	// (errors.Is matches both), so a caller that handles mismatches
+	// handles it too; a surface that words it differently tests it first.
+	ErrNoModel error = &subclassError{msg: "engine: no embedding model", parent: ErrEmbedderMismatch}
 )
+
+// ErrorClasses returns the engine's error sentinels, most specific first
+// (ErrNoModel before ErrEmbedderMismatch); *InvalidError is the one class
+// that is a type. Adapters' tests check that their one mapping table
+// covers every class.
+func ErrorClasses() []error {
+	return []error{ErrNotFound, ErrExists, ErrClosed, ErrCorrupt, ErrIncompatibleFormat,
+		ErrDimensionMismatch, ErrNoModel, ErrEmbedderMismatch}
+}
+
+// subclassError is a sentinel that also matches its parent class.
+type subclassError struct {
+	msg    string
+	parent error
+}
+
+func (e *subclassError) Error() string        { return e.msg }
+func (e *subclassError) Is(target error) bool { return target == e.parent }
 
 // InvalidError reports bad input: Field names the input field (for example
 // "content", "confidence", "metadata.breadcrumbs.files") and Rule the rule
@@ -42,4 +70,35 @@ func (e *InvalidError) Error() string {
 
 func invalid(field, format string, args ...any) error {
 	return &InvalidError{Field: field, Rule: fmt.Sprintf(format, args...)}
+}
+
+// vecstoreClass wraps an error of the vector store with the engine class
+// of its vecstore class (the cause stays in the chain); other errors are
+// returned as they are.
+func vecstoreClass(err error) error {
+	var class error
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, vecstore.ErrNotFound):
+		class = ErrNotFound
+	case errors.Is(err, vecstore.ErrExists):
+		class = ErrExists
+	case errors.Is(err, vecstore.ErrClosed):
+		class = ErrClosed
+	case errors.Is(err, vecstore.ErrCorrupt):
+		class = ErrCorrupt
+	case errors.Is(err, vecstore.ErrIncompatibleFormat):
+		class = ErrIncompatibleFormat
+	case errors.Is(err, vecstore.ErrDimensionMismatch):
+		class = ErrDimensionMismatch
+	case errors.Is(err, vecstore.ErrEmbedderMismatch):
+		class = ErrEmbedderMismatch
+	default:
+		return err
+	}
+	if errors.Is(err, class) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", class, err)
 }

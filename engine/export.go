@@ -18,7 +18,7 @@ const (
 	FormatMarkdown = "md"
 )
 
-// ExportOptions select what ExportSessions writes.
+// ExportOptions select what Sessions.Export writes.
 type ExportOptions struct {
 	// Sessions lists session ids (UUIDs); empty with All exports every
 	// session.
@@ -41,11 +41,11 @@ type ExportedFile struct {
 	Bytes   int64  `json:"bytes"`
 }
 
-// ExportSessions writes the selected sessions into opts.OutDir, each file
+// Export writes the selected sessions into opts.OutDir, each file
 // atomically (temp file in the same folder, fsync, rename, fsync of the
 // folder). Session ids are validated as UUIDs before anything is written,
 // so a file name can never leave the output folder.
-func (e *Engine) ExportSessions(ctx context.Context, opts ExportOptions) ([]ExportedFile, error) {
+func (ses *Sessions) Export(ctx context.Context, opts ExportOptions) ([]ExportedFile, error) {
 	if opts.OutDir == "" {
 		return nil, invalid("out", "must name an output folder")
 	}
@@ -67,7 +67,7 @@ func (e *Engine) ExportSessions(ctx context.Context, opts ExportOptions) ([]Expo
 		ids = append(ids, id)
 	}
 	if opts.All {
-		all, err := e.ListSessions(ctx)
+		all, err := ses.List(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +82,7 @@ func (e *Engine) ExportSessions(ctx context.Context, opts ExportOptions) ([]Expo
 		return nil, invalid("session", "name a session id or use --all")
 	}
 	for _, id := range ids {
-		if _, err := e.GetSession(ctx, id); err != nil {
+		if _, err := ses.Get(ctx, id); err != nil {
 			return nil, err
 		}
 	}
@@ -99,9 +99,9 @@ func (e *Engine) ExportSessions(ctx context.Context, opts ExportOptions) ([]Expo
 			var buf bytes.Buffer
 			var err error
 			if f == FormatJSONL {
-				err = e.WriteSessionJSONL(ctx, id, &buf)
+				err = ses.WriteJSONL(ctx, id, &buf)
 			} else {
-				err = e.WriteSessionMarkdown(ctx, id, &buf)
+				err = ses.WriteMarkdown(ctx, id, &buf)
 			}
 			if err != nil {
 				return files, err
@@ -167,18 +167,18 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// WriteSessionMarkdown writes a session for people: a title with the
+// WriteMarkdown writes a session for people: a title with the
 // session's facts, then one heading per record (role, time, position),
 // text as written (so code blocks stay code blocks), thinking, tool calls
 // and tool results folded in <details> blocks, and a note where a record
 // answers something other than the record before it (a branch) or belongs
 // to a sub-agent sidechain.
-func (e *Engine) WriteSessionMarkdown(ctx context.Context, id string, w io.Writer) error {
-	s, err := e.GetSession(ctx, id)
+func (ses *Sessions) WriteMarkdown(ctx context.Context, id string, w io.Writer) error {
+	s, err := ses.Get(ctx, id)
 	if err != nil {
 		return err
 	}
-	recs, err := e.SessionMessages(ctx, id)
+	recs, err := ses.Messages(ctx, id)
 	if err != nil {
 		return err
 	}

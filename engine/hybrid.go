@@ -27,8 +27,8 @@ type Fusion string
 
 // Fusions. See DefaultFusion for the measured choice.
 const (
-	// FusionWeighted: w*keyword + (1-w)*similarity (w = KeywordWeight,
-	// engine/fusion.go), where keyword is the
+	// FusionWeighted: w*keyword + (1-w)*similarity (w = KeywordWeight),
+	// where keyword is the
 	// BM25 score divided by the best BM25 score of the query's keyword hits
 	// and similarity the raw cosine similarity (clamped to [0,1]) computed
 	// exactly for every candidate that has a vector. Because cosine is not
@@ -47,13 +47,28 @@ const (
 )
 
 // DefaultFusion is the fusion of hybrid mode when SearchRequest.Fusion is
-// "": with KeywordWeight (engine/fusion.go), the one setting measured at
-// least as good as the better side on every dev set (bench/README.md,
-// "Search quality with the real model").
+// "": with KeywordWeight, the one setting measured at least as good as the
+// better side on every dev set (bench/README.md, "Search quality with the
+// real model").
 const DefaultFusion = FusionMinMax
 
 // rrfK is the reciprocal rank fusion constant.
 const rrfK = 60
+
+// KeywordWeight is the keyword side's share in FusionWeighted and
+// FusionMinMax (the semantic side has the rest). With all-MiniLM-L6-v2 the
+// semantic side is the stronger one on every dev set (CoSQA: nDCG@10 0.603
+// against BM25's 0.384); minmax at 0.1 is the only setting of the measured
+// grid at least as good as the better side on all four (0.05-0.12 on
+// CoSQA), and keyword still decides among near-equal similarities (names,
+// numbers, identifiers). Every fusion constant lives here, next to
+// DefaultFusion.
+const KeywordWeight = 0.1
+
+const (
+	fusionKeywordWeight  = KeywordWeight
+	fusionSemanticWeight = 1 - KeywordWeight
+)
 
 // Scores is a result's score breakdown. Every component is in [0,1].
 type Scores struct {
@@ -82,9 +97,50 @@ type SearchResponse struct {
 	Fusion  Fusion     `json:"fusion,omitempty"`
 	// Model is the embedding model of the vectors searched ("" when none).
 	Model string `json:"model,omitempty"`
-	// Notes explain degraded searches (no embedder, another model's
+	// Notes explain degraded searches (no embedding model, another model's
 	// vectors, vectors still being built).
-	Notes []string `json:"notes,omitempty"`
+	Notes []SearchNote `json:"notes,omitempty"`
+}
+
+// NoteKind classifies a SearchNote, so that a caller branches on the kind
+// and never on the text.
+type NoteKind string
+
+// Note kinds. The first four mean hybrid mode fell back to keyword search
+// (SearchResponse.Mode is then ModeKeyword).
+const (
+	// NoteNoModel: no embedding model is configured in this process.
+	NoteNoModel NoteKind = "no_model"
+	// NoteOtherModel: the stored vectors are of another model than this
+	// process's embedding model (cairn rebuild switches them).
+	NoteOtherModel NoteKind = "other_model"
+	// NoteNoVectors: there are no vectors of this process's model.
+	NoteNoVectors NoteKind = "no_vectors"
+	// NoteEmbedFailed: the query could not be embedded.
+	NoteEmbedFailed NoteKind = "embed_failed"
+	// NoteVectorsBuilding: the vectors of the model are still being built
+	// or filled (messages queued for their vector); messages without one
+	// yet were found by keyword only (VectorMissing).
+	NoteVectorsBuilding NoteKind = "vectors_building"
+)
+
+// SearchNote says why a search ran degraded.
+type SearchNote struct {
+	Kind NoteKind `json:"kind"`
+	// Message says it in words a user can act on.
+	Message string `json:"message"`
+}
+
+func (n SearchNote) String() string { return n.Message }
+
+// Fallback reports whether the note means hybrid mode ran as keyword
+// search.
+func (n SearchNote) Fallback() bool {
+	switch n.Kind {
+	case NoteNoModel, NoteOtherModel, NoteNoVectors, NoteEmbedFailed:
+		return true
+	}
+	return false
 }
 
 // Search runs one search. See SearchDetailed.
@@ -93,318 +149,431 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 	return r.Results, err
 }
 
-// candidateDepth is how many hits each side contributes before fusion and
-// ranking.
-func candidateDepth(limit int) int { return min(MaxLimit, max(100, 2*limit)) }
-
 // SearchDetailed runs one search: filters first on both sides (SQL WHERE
 // for FTS5, a vecstore where for vectors), then the mode's retrieval,
 // fusion in hybrid mode, and the ranking profile. With an empty query it
 // lists the filtered messages by recency, then confidence, then id.
 //
-// Semantic mode without usable vectors (no embedder, or vectors of another
-// model only) fails with ErrEmbedderMismatch; hybrid mode then runs as
-// keyword search and says so in Notes.
+// Semantic mode without usable vectors fails with ErrNoModel (no embedding
+// model) or ErrEmbedderMismatch (vectors of another model only); hybrid
+// mode then runs as keyword search and says so in Notes.
+//
+// The search is a pipeline of steps, each a method or function of its own
+// (engine/hybrid.go): plan (validate and resolve the request), semantic
+// (nearest vectors), keyword (BM25), exactSimilarities (cosine for keyword
+// hits the vector list missed), fuse (one relevance per candidate),
+// rankCandidates (ranking profile, order, limit) and hydrate (full
+// messages, vector_missing, snippets).
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	defer e.noteSearch(time.Now()) // for stats (engine/searchstats.go)
-	var resp SearchResponse
-	limit, err := checkLimit(req.Limit)
+	p, err := e.plan(req)
 	if err != nil {
-		return resp, err
-	}
-	if limit == 0 {
-		limit = DefaultSearchLimit
-	}
-	mode := req.Mode
-	switch mode {
-	case "":
-		mode = ModeHybrid
-	case ModeHybrid, ModeSemantic, ModeKeyword:
-	default:
-		return resp, invalid("mode", "must be hybrid, semantic or keyword, got %q", req.Mode)
-	}
-	fusion := req.Fusion
-	switch fusion {
-	case "":
-		fusion = DefaultFusion
-	case FusionWeighted, FusionMinMax, FusionRRF:
-	default:
-		return resp, invalid("fusion", "must be weighted, minmax or rrf, got %q", req.Fusion)
-	}
-	rank, err := req.Ranking.resolve()
-	if err != nil {
-		return resp, err
-	}
-	now := e.opts.Now()
-	flt, err := resolveFilter(req.Filter, now)
-	if err != nil {
-		return resp, err
+		return SearchResponse{}, err
 	}
 	done, err := e.enter()
 	if err != nil {
-		return resp, err
+		return SearchResponse{}, err
 	}
 	defer done()
-	resp.Profile = rank.Profile
-	resp.Results = []SearchResult{}
-
-	if strings.TrimSpace(req.Query) == "" {
-		resp.Mode = mode
-		return resp, e.listing(ctx, &resp, flt, rank, limit, now)
+	if p.listing() {
+		return e.listing(ctx, p)
 	}
-
-	depth := candidateDepth(limit)
-	type cand struct {
-		kw, kwNorm float64
-		kwRank     int // 1-based, 0 = not a keyword hit
-		sim        float64
-		hasSim     bool
-		semRank    int
-		fused      float64
-	}
-	cands := map[int64]*cand{}
-	get := func(id int64) *cand {
-		c := cands[id]
-		if c == nil {
-			c = &cand{}
-			cands[id] = c
-		}
-		return c
-	}
-
 	// Both sides search the query without the senders it names; their
 	// messages are boosted instead (engine/queryshape.go).
-	query, named, err := e.senderMentions(ctx, req.Query)
+	query, named, err := e.senderMentions(ctx, p.query)
 	if err != nil {
-		return resp, err
+		return SearchResponse{}, err
 	}
+	run := &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, named: named}
+	if err := e.semantic(ctx, run); err != nil {
+		return SearchResponse{}, err
+	}
+	if err := e.keyword(ctx, run); err != nil {
+		return SearchResponse{}, err
+	}
+	if err := e.exactSimilarities(ctx, run); err != nil {
+		return SearchResponse{}, err
+	}
+	fuse(run.mode, p.fusion, run.cands)
+	facts, err := e.rankFacts(ctx, run.cands.ids())
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	for _, f := range facts {
+		if c := run.cands[f.ID]; c != nil {
+			c.fused = boostSender(c.fused, f.SenderID, run.named)
+		}
+	}
+	ranked := rankCandidates(p, facts, run.cands)
+	results, err := e.hydrate(ctx, run, ranked)
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	return run.response(results), nil
+}
 
-	// Semantic side.
-	wantVec := mode != ModeKeyword
-	kwText := "" // the keyword query actually run (frequent terms pruned)
-	var set VectorSet
-	useVec := false
-	var qvec []float32
-	if mode != ModeKeyword {
-		var ok bool
-		set, ok, err = e.servingSet(ctx)
-		if err != nil {
-			return resp, err
-		}
-		if !ok {
-			reason := e.noVectorsReason(ctx)
-			if mode == ModeSemantic {
-				return resp, noSemantic(reason)
-			}
-			resp.Notes = append(resp.Notes, "keyword only: "+reason)
-			mode = ModeKeyword
-		} else {
-			useVec = true
-			resp.Model = set.ModelID
-			if set.State == SetBuilding {
-				resp.Notes = append(resp.Notes, "vectors of "+set.ModelID+" are still being built: messages not embedded yet are found by keyword only (vector_missing)")
-			}
-			vs, err := e.vec.emb.Embed(ctx, []string{query})
-			switch {
-			case err != nil && (mode == ModeSemantic || ctx.Err() != nil):
-				return resp, fmt.Errorf("engine: embed query: %w", err)
-			case err != nil:
-				// Hybrid degrades to keyword rather than failing.
-				resp.Notes = append(resp.Notes, "keyword only: the query could not be embedded: "+err.Error())
-				mode, useVec, resp.Model = ModeKeyword, false, ""
-			case len(vs) != 1 || len(vs[0]) != set.Dim:
-				return resp, fmt.Errorf("%w: query vector has the wrong dimension", ErrDimensionMismatch)
-			default:
-				qvec = vs[0]
-				hits, err := e.semanticSearch(ctx, set, qvec, flt.where, depth)
-				if err != nil {
-					return resp, err
-				}
-				for i, h := range hits {
-					c := get(h.id)
-					c.sim, c.hasSim, c.semRank = h.sim, true, i+1
-				}
-			}
-		}
-	}
-	resp.Mode = mode
-	if mode == ModeHybrid {
-		resp.Fusion = fusion
-	}
+// searchPlan is a validated search request with its defaults applied.
+type searchPlan struct {
+	query  string
+	limit  int
+	depth  int // candidates each side contributes before fusion and ranking
+	mode   SearchMode
+	fusion Fusion
+	rank   Ranking // resolved: the profile's weights
+	filter resolved
+	now    time.Time
+}
 
-	// Keyword side.
-	if mode != ModeSemantic {
-		// In-memory index when ready (exact BM25), else FTS5 with
-		// frequent terms pruned (engine/keyword_index.go).
-		hits, text, err := e.keywordHits(ctx, query, flt.sql, flt.args, depth)
-		if err != nil {
-			return resp, err
-		}
-		kwText = text
-		best := 0.0
-		for _, h := range hits {
-			best = max(best, h.Score)
-		}
-		for i, h := range hits {
-			c := get(h.RowID)
-			c.kw, c.kwRank = h.Score, i+1
-			if best > 0 {
-				c.kwNorm = h.Score / best
-			}
-		}
+// listing reports whether the plan is a filter-only listing (no query).
+func (p searchPlan) listing() bool { return strings.TrimSpace(p.query) == "" }
+
+// candidateDepth is how many hits each side contributes before fusion and
+// ranking.
+func candidateDepth(limit int) int { return min(MaxLimit, max(100, 2*limit)) }
+
+// plan validates req and applies its defaults: the first step of a search,
+// and the only one that rejects input.
+func (e *Engine) plan(req SearchRequest) (searchPlan, error) {
+	return planSearch(req, e.opts.Now())
+}
+
+// planSearch is plan at the time now (SearchSpec.Request validates with it
+// too).
+func planSearch(req SearchRequest, now time.Time) (searchPlan, error) {
+	p := searchPlan{query: req.Query, mode: req.Mode, fusion: req.Fusion, now: now}
+	var err error
+	if p.limit, err = checkLimit(req.Limit); err != nil {
+		return p, err
 	}
-	if len(cands) == 0 {
-		return resp, nil
+	if p.limit == 0 {
+		p.limit = DefaultSearchLimit
 	}
-	ids := make([]int64, 0, len(cands))
-	for id := range cands {
+	p.depth = candidateDepth(p.limit)
+	switch p.mode {
+	case "":
+		p.mode = ModeHybrid
+	case ModeHybrid, ModeSemantic, ModeKeyword:
+	default:
+		return p, invalid("mode", "must be hybrid, semantic or keyword, got %q", req.Mode)
+	}
+	switch p.fusion {
+	case "":
+		p.fusion = DefaultFusion
+	case FusionWeighted, FusionMinMax, FusionRRF:
+	default:
+		return p, invalid("fusion", "must be weighted, minmax or rrf, got %q", req.Fusion)
+	}
+	if p.rank, err = req.Ranking.resolve(); err != nil {
+		return p, err
+	}
+	if p.filter, err = resolveFilter(req.Filter, p.now); err != nil {
+		return p, err
+	}
+	return p, nil
+}
+
+// candidate is one message found by either side, with what each side
+// said of it and, after fuse, its relevance.
+type candidate struct {
+	kw, kwNorm float64 // BM25 score, and divided by the query's best
+	kwRank     int     // 1-based, 0 = not a keyword hit
+	sim        float64 // cosine similarity
+	hasSim     bool
+	semRank    int // 1-based, 0 = not in the vector list
+	fused      float64
+}
+
+// candidates are the search's candidates by message id.
+type candidates map[int64]*candidate
+
+func (cs candidates) get(id int64) *candidate {
+	c := cs[id]
+	if c == nil {
+		c = &candidate{}
+		cs[id] = c
+	}
+	return c
+}
+
+// ids returns the candidates' message ids (in no particular order).
+func (cs candidates) ids() []int64 {
+	ids := make([]int64, 0, len(cs))
+	for id := range cs {
 		ids = append(ids, id)
 	}
+	return ids
+}
 
-	// Exact similarity for keyword hits the vector list did not reach.
-	if mode == ModeHybrid {
-		var need []int64
-		for _, id := range ids {
-			if !cands[id].hasSim {
-				need = append(need, id)
-			}
+// searchRun is one search in progress: what the steps after plan found.
+type searchRun struct {
+	plan searchPlan
+	// query is the text both sides search: the plan's query without the
+	// sender names it mentions (named, lower-cased).
+	query string
+	named map[string]bool
+	mode  SearchMode // the mode that runs: hybrid may fall back to keyword
+	notes []SearchNote
+	// The vector side: the set searched (vecUsed) and the query's vector.
+	set     VectorSet
+	vecUsed bool
+	qvec    []float32
+	// kwQuery is the keyword query that ranked (its frequent terms pruned
+	// on the FTS5 path); the snippets mark its terms.
+	kwQuery fts.Query
+	cands   candidates
+}
+
+// fallBack makes a hybrid search a keyword one, saying why.
+func (r *searchRun) fallBack(kind NoteKind, msg string) {
+	r.notes = append(r.notes, SearchNote{Kind: kind, Message: "keyword search only: " + msg})
+	r.mode, r.vecUsed = ModeKeyword, false
+}
+
+func (r *searchRun) response(results []SearchResult) SearchResponse {
+	resp := SearchResponse{Results: results, Mode: r.mode, Profile: r.plan.rank.Profile, Notes: r.notes}
+	if r.mode == ModeHybrid {
+		resp.Fusion = r.plan.fusion
+	}
+	if r.vecUsed {
+		resp.Model = r.set.ModelID
+	}
+	return resp
+}
+
+// semantic is the vector step: it embeds the query and adds the nearest
+// messages passing the filter to the candidates. Without usable vectors a
+// semantic search fails and a hybrid one falls back to keyword.
+func (e *Engine) semantic(ctx context.Context, r *searchRun) error {
+	if r.mode == ModeKeyword {
+		return nil
+	}
+	set, ok, err := e.servingSet(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		kind, reason := e.noVectorsReason(ctx)
+		if r.mode == ModeSemantic {
+			return noSemanticSearch(kind, reason)
 		}
-		sims, err := e.similarities(ctx, set, qvec, need)
-		if err != nil {
-			return resp, err
-		}
-		for id, s := range sims {
-			c := cands[id]
-			c.sim, c.hasSim = s, true
+		r.fallBack(kind, reason)
+		return nil
+	}
+	r.set, r.vecUsed = set, true
+	if note, ok := backlogNote(set); ok {
+		r.notes = append(r.notes, note)
+	}
+	vs, err := e.vec.emb.Embed(ctx, []string{r.query})
+	switch {
+	case err != nil && (r.mode == ModeSemantic || ctx.Err() != nil):
+		return fmt.Errorf("engine: embed query: %w", err)
+	case err != nil:
+		// Hybrid degrades to keyword rather than failing.
+		r.fallBack(NoteEmbedFailed, "the query could not be embedded: "+err.Error())
+		return nil
+	case len(vs) != 1 || len(vs[0]) != set.Dim:
+		return fmt.Errorf("%w: query vector has the wrong dimension", ErrDimensionMismatch)
+	}
+	r.qvec = vs[0]
+	hits, err := e.semanticSearch(ctx, set, r.qvec, r.plan.filter.where, r.plan.depth)
+	if err != nil {
+		return vecstoreClass(err)
+	}
+	for i, h := range hits {
+		c := r.cands.get(h.id)
+		c.sim, c.hasSim, c.semRank = h.sim, true, i+1
+	}
+	return nil
+}
+
+// keyword is the BM25 step: it adds the best keyword hits passing the
+// filter to the candidates.
+func (e *Engine) keyword(ctx context.Context, r *searchRun) error {
+	if r.mode == ModeSemantic {
+		return nil
+	}
+	hits, q, err := e.keywordHits(ctx, fts.ParseQuery(r.query), r.plan.filter.sql, r.plan.filter.args, r.plan.depth)
+	if err != nil {
+		return err
+	}
+	r.kwQuery = q
+	best := 0.0
+	for _, h := range hits {
+		best = max(best, h.Score)
+	}
+	for i, h := range hits {
+		c := r.cands.get(h.RowID)
+		c.kw, c.kwRank = h.Score, i+1
+		if best > 0 {
+			c.kwNorm = h.Score / best
 		}
 	}
+	return nil
+}
 
-	// Relevance.
-	switch mode {
-	case ModeKeyword:
+// exactSimilarities computes, in hybrid mode, the exact cosine similarity
+// of the keyword hits the vector list did not reach, so that fusion sees
+// both sides of every candidate.
+func (e *Engine) exactSimilarities(ctx context.Context, r *searchRun) error {
+	if r.mode != ModeHybrid || len(r.cands) == 0 {
+		return nil
+	}
+	var need []int64
+	for id, c := range r.cands {
+		if !c.hasSim {
+			need = append(need, id)
+		}
+	}
+	sims, err := e.similarities(ctx, r.set, r.qvec, need)
+	if err != nil {
+		return vecstoreClass(err)
+	}
+	for id, s := range sims {
+		c := r.cands[id]
+		c.sim, c.hasSim = s, true
+	}
+	return nil
+}
+
+// fuse sets each candidate's relevance in [0,1]: the normalized keyword
+// score in keyword mode, the similarity in semantic mode, the fusion of
+// both in hybrid mode.
+func fuse(mode SearchMode, fusion Fusion, cands candidates) {
+	switch {
+	case mode == ModeKeyword:
 		for _, c := range cands {
 			c.fused = c.kwNorm
 		}
-	case ModeSemantic:
+	case mode == ModeSemantic:
 		for _, c := range cands {
 			c.fused = clamp01(c.sim)
 		}
-	case ModeHybrid:
-		switch fusion {
-		case FusionRRF:
-			for _, c := range cands {
-				var s float64
-				if c.kwRank > 0 {
-					s += 1 / float64(rrfK+c.kwRank)
-				}
-				if c.semRank > 0 {
-					s += 1 / float64(rrfK+c.semRank)
-				}
-				c.fused = s / (2.0 / float64(rrfK+1))
+	case fusion == FusionRRF:
+		for _, c := range cands {
+			var s float64
+			if c.kwRank > 0 {
+				s += 1 / float64(rrfK+c.kwRank)
 			}
-		case FusionMinMax:
-			klo, khi, slo, shi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-			for _, c := range cands {
-				klo, khi = min(klo, c.kw), max(khi, c.kw)
-				if c.hasSim {
-					slo, shi = min(slo, c.sim), max(shi, c.sim)
-				}
+			if c.semRank > 0 {
+				s += 1 / float64(rrfK+c.semRank)
 			}
-			for _, c := range cands {
-				var k, s float64
-				if khi > klo {
-					k = (c.kw - klo) / (khi - klo)
-				} else if c.kw > 0 {
-					k = 1
-				}
-				if c.hasSim {
-					if shi > slo {
-						s = (c.sim - slo) / (shi - slo)
-					} else {
-						s = 1
-					}
-				}
-				c.fused = KeywordWeight*k + (1-KeywordWeight)*s
-			}
-		default: // FusionWeighted
-			for _, c := range cands {
-				c.fused = KeywordWeight*c.kwNorm + (1-KeywordWeight)*clamp01(c.sim)
-			}
+			c.fused = s / (2.0 / float64(rrfK+1))
+		}
+	case fusion == FusionMinMax:
+		fuseMinMax(cands)
+	default: // FusionWeighted
+		for _, c := range cands {
+			c.fused = fusionKeywordWeight*c.kwNorm + fusionSemanticWeight*clamp01(c.sim)
 		}
 	}
+}
 
-	// Ranking needs only each candidate's confidence and age; the full
-	// messages (content, metadata, mentions) are read for the results only
-	// (up to 2 x depth candidates against limit results).
-	facts, err := e.rankFacts(ctx, ids)
-	if err != nil {
-		return resp, err
+// fuseMinMax is FusionMinMax: both sides min-max normalized over the
+// candidates.
+func fuseMinMax(cands candidates) {
+	klo, khi, slo, shi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, c := range cands {
+		klo, khi = min(klo, c.kw), max(khi, c.kw)
+		if c.hasSim {
+			slo, shi = min(slo, c.sim), max(shi, c.sim)
+		}
 	}
+	for _, c := range cands {
+		var k, s float64
+		if khi > klo {
+			k = (c.kw - klo) / (khi - klo)
+		} else if c.kw > 0 {
+			k = 1
+		}
+		if c.hasSim {
+			if shi > slo {
+				s = (c.sim - slo) / (shi - slo)
+			} else {
+				s = 1
+			}
+		}
+		c.fused = fusionKeywordWeight*k + fusionSemanticWeight*s
+	}
+}
+
+// rankCandidates applies the ranking profile to the candidates whose facts
+// (id, confidence, created_at: the messages still there) were read, orders
+// them and keeps the plan's limit. Ranking needs only those facts; the full
+// messages are read for the results only (hydrate).
+func rankCandidates(p searchPlan, facts []Message, cands candidates) []SearchResult {
 	out := make([]SearchResult, 0, len(facts))
 	for _, f := range facts {
 		c := cands[f.ID]
-		c.fused = boostSender(c.fused, f.SenderID, named)
-		rec, fin := rank.final(c.fused, f.Confidence, now.Sub(f.CreatedAt))
+		rec, fin := p.rank.final(c.fused, f.Confidence, p.now.Sub(f.CreatedAt))
 		out = append(out, SearchResult{
 			Message: f, Score: fin, KeywordScore: c.kw,
 			Scores: Scores{Similarity: clamp01(c.sim), Keyword: c.kwNorm, Fused: c.fused, Confidence: f.Confidence, Recency: rec, Final: fin},
 		})
 	}
 	sortResults(out)
-	if len(out) > limit {
-		out = out[:limit]
+	if len(out) > p.limit {
+		out = out[:p.limit]
 	}
-	resIDs := make([]int64, len(out))
-	for i, r := range out {
-		resIDs[i] = r.Message.ID
+	return out
+}
+
+// hydrate replaces the ranked results' facts with the full messages (a
+// message deleted since is dropped), says which have no vector, and cuts
+// the snippets.
+func (e *Engine) hydrate(ctx context.Context, r *searchRun, ranked []SearchResult) ([]SearchResult, error) {
+	ids := make([]int64, len(ranked))
+	for i, res := range ranked {
+		ids[i] = res.Message.ID
 	}
-	ms, err := e.getMessages(ctx, resIDs)
+	ms, err := e.getMessages(ctx, ids)
 	if err != nil {
-		return resp, err
+		return nil, err
 	}
 	var pending map[int64]bool
-	if useVec {
-		if pending, err = e.pendingIDs(ctx, set.ID, resIDs); err != nil {
-			return resp, err
+	if r.vecUsed {
+		if pending, err = e.pendingIDs(ctx, r.set.ID, ids); err != nil {
+			return nil, err
 		}
 	}
 	full := make(map[int64]Message, len(ms))
 	for _, m := range ms {
 		full[m.ID] = m
 	}
-	kept := out[:0]
-	for _, r := range out {
-		m, ok := full[r.Message.ID]
+	out := ranked[:0]
+	for _, res := range ranked {
+		m, ok := full[res.Message.ID]
 		if !ok {
 			continue // deleted between the two reads
 		}
-		r.Message = m
-		if wantVec {
-			c := cands[m.ID]
-			r.VectorMissing = !useVec || pending[m.ID] || !c.hasSim
+		res.Message = m
+		if r.plan.mode != ModeKeyword {
+			res.VectorMissing = !r.vecUsed || pending[m.ID] || !r.cands[m.ID].hasSim
 		}
-		kept = append(kept, r)
+		out = append(out, res)
 	}
-	out = kept
-	// Snippets for the results only (snippet() re-reads and re-tokenizes
-	// each row: too costly for every candidate).
-	if kwText != "" {
-		var sids []int64
-		for _, r := range out {
-			if r.KeywordScore > 0 {
-				sids = append(sids, r.Message.ID)
-			}
-		}
-		snips, err := e.fts.Snippets(ctx, e.r, fts.Request{Text: kwText}, sids)
-		if err != nil {
-			return resp, fmt.Errorf("engine: search: %w", classify(err))
-		}
-		for i := range out {
-			out[i].Snippet = snips[out[i].Message.ID]
+	return out, e.snippets(ctx, r.kwQuery, out)
+}
+
+// snippets sets the snippets of the results that matched a keyword (only
+// for the results: cutting one reads and tokenizes the message).
+func (e *Engine) snippets(ctx context.Context, q fts.Query, results []SearchResult) error {
+	if q.Empty() {
+		return nil
+	}
+	var ids []int64
+	for _, res := range results {
+		if res.KeywordScore > 0 {
+			ids = append(ids, res.Message.ID)
 		}
 	}
-	resp.Results = out
-	return resp, nil
+	snips, err := e.fts.Snippets(ctx, e.r, fts.Request{Query: q}, ids)
+	if err != nil {
+		return fmt.Errorf("engine: search: %w", classify(err))
+	}
+	for i := range results {
+		results[i].Snippet = snips[results[i].Message.ID]
+	}
+	return nil
 }
 
 // sortResults orders by final score, then fused relevance, then newer id.
@@ -433,104 +602,46 @@ func clamp01(x float64) float64 {
 
 // listing is the filter-only search: newest first, then higher
 // confidence, with recency scores.
-func (e *Engine) listing(ctx context.Context, resp *SearchResponse, flt resolved, rank Ranking, limit int, now time.Time) error {
+func (e *Engine) listing(ctx context.Context, p searchPlan) (SearchResponse, error) {
+	resp := SearchResponse{Mode: p.mode, Profile: p.rank.Profile, Results: []SearchResult{}}
 	q := "SELECT " + strings.ReplaceAll(messageColumns, "m.", "c.") + " FROM messages c"
-	if flt.sql != "" {
-		q += " WHERE " + flt.sql
+	if p.filter.sql != "" {
+		q += " WHERE " + p.filter.sql
 	}
 	q += " ORDER BY c.created_at DESC, c.confidence DESC, c.id DESC LIMIT ?"
-	ms, err := queryMessages(ctx, e.r, q, append(flt.args, limit)...)
+	ms, err := queryMessages(ctx, e.r, q, append(p.filter.args, p.limit)...)
 	if err != nil {
-		return fmt.Errorf("engine: search: %w", err)
+		return SearchResponse{}, fmt.Errorf("engine: search: %w", err)
 	}
 	for _, m := range ms {
-		rec := rank.listingRecency(now.Sub(m.CreatedAt))
+		rec := p.rank.listingRecency(p.now.Sub(m.CreatedAt))
 		resp.Results = append(resp.Results, SearchResult{Message: m, Score: rec,
 			Scores: Scores{Confidence: m.Confidence, Recency: rec, Final: rec}})
 	}
-	return nil
+	return resp, nil
 }
 
 // noVectorsReason says why this process has no vectors to search.
-func (e *Engine) noVectorsReason(ctx context.Context) string {
+func (e *Engine) noVectorsReason(ctx context.Context) (NoteKind, string) {
 	if e.vec == nil || e.vec.emb == nil {
-		return "no embedding model configured"
+		return NoteNoModel, "no embedding model is configured"
 	}
 	sets, err := e.liveSets(ctx, e.r)
 	if err == nil {
 		for _, s := range sets {
 			if s.State == SetActive {
-				return fmt.Sprintf("the stored vectors are of model %s, this process embeds with %s (run cairn rebuild with this model to switch)", s.ModelID, e.vec.emb.ModelID())
+				return NoteOtherModel, fmt.Sprintf("the stored vectors are of model %s, this process embeds with %s (run cairn rebuild with this model to switch)", s.ModelID, e.vec.emb.ModelID())
 			}
 		}
 	}
-	return "no vectors for model " + e.vec.emb.ModelID()
+	return NoteNoVectors, "no vectors for model " + e.vec.emb.ModelID()
 }
 
-// frequentShare: a query term found in more than this share of the
-// messages is dropped from the keyword query (when the query has another
-// term). Its BM25 idf is at most ln 2 (FTS5 clamps it near 0 above one
-// half), so it barely moves the ranking, but it makes FTS5 score most rows.
-const frequentShare = 1.0 / 3
-
-// pruneTerms returns the query text without its frequent terms (see
-// frequentShare); the document frequencies come from the fts5vocab view.
-// Terms the vocabulary does not list under their plain form (stemmed
-// differently) are kept: pruning only ever saves time.
-func (e *Engine) pruneTerms(ctx context.Context, query string) (string, error) {
-	terms := fts.Terms(query)
-	if len(terms) < 2 || e.vec == nil {
-		return query, nil
+// noSemanticSearch is the error of a semantic search without usable
+// vectors: ErrNoModel without an embedding model, else ErrEmbedderMismatch.
+func noSemanticSearch(kind NoteKind, reason string) error {
+	if kind == NoteNoModel {
+		return fmt.Errorf("%w: semantic search needs one (use mode keyword or hybrid)", ErrNoModel)
 	}
-	e.vec.mu.Lock()
-	n, at := e.vec.mu.docs, e.vec.mu.docsAt
-	e.vec.mu.Unlock()
-	if time.Since(at) > 10*time.Second {
-		if err := e.r.QueryRowContext(ctx, "SELECT count(*) FROM messages").Scan(&n); err != nil {
-			return "", fmt.Errorf("engine: search: %w", classify(err))
-		}
-		e.vec.mu.Lock()
-		e.vec.mu.docs, e.vec.mu.docsAt = n, time.Now()
-		e.vec.mu.Unlock()
-	}
-	if n < 1000 {
-		return query, nil
-	}
-	args := make([]any, len(terms))
-	for i, t := range terms {
-		args[i] = t
-	}
-	rows, err := e.r.QueryContext(ctx, "SELECT term, doc FROM messages_fts_vocab WHERE term IN ("+placeholders(len(terms))+")", args...)
-	if err != nil {
-		return "", fmt.Errorf("engine: search: %w", classify(err))
-	}
-	df := map[string]int64{}
-	for rows.Next() {
-		var t string
-		var d int64
-		if err := rows.Scan(&t, &d); err != nil {
-			rows.Close()
-			return "", fmt.Errorf("engine: search: %w", classify(err))
-		}
-		df[t] = d
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("engine: search: %w", classify(err))
-	}
-	limit := int64(float64(n) * frequentShare)
-	var kept []string
-	rarest := ""
-	for _, t := range terms {
-		if df[t] <= limit {
-			kept = append(kept, t)
-		}
-		if rarest == "" || df[t] < df[rarest] {
-			rarest = t
-		}
-	}
-	if len(kept) == 0 {
-		kept = []string{rarest}
-	}
-	return strings.Join(kept, " "), nil
+	return fmt.Errorf("%w: semantic search unavailable: %s", ErrEmbedderMismatch, reason)
 }

@@ -8,27 +8,27 @@ import "github.com/cairn-dev/cairn/fts"
 // whether it has diverged from FTS5.
 func (e *Engine) SetKeywordIndex(on bool) error {
 	e.kw.off.Store(!on)
-	if on && !e.kw.ix.Ready() {
+	if on && !e.kw.mem.Ready() {
 		e.kw.once.Do(func() {})
-		if err := e.kw.ix.Build(e.kw.ctx, e.r); err != nil {
+		if err := e.kw.mem.Build(e.kw.ctx, e.r); err != nil {
 			return err
 		}
 	}
 	if on {
-		return e.kw.ix.Err() // diverged: searches would silently use FTS5
+		return e.kw.mem.Err() // diverged: searches would silently use FTS5
 	}
 	return nil
 }
 
 // KeywordIndexStats returns the in-memory keyword index's size.
-func (e *Engine) KeywordIndexStats() fts.IndexStats { return e.kw.ix.Stats() }
+func (e *Engine) KeywordIndexStats() fts.IndexStats { return e.kw.mem.Stats() }
 
 // BuildFreshKeywordIndex builds a new in-memory keyword index from SQLite
 // (the work of the first search's background build) and installs it.
 func (e *Engine) BuildFreshKeywordIndex() error {
-	k := newKeywordIndex(e.fts)
+	k := newMemKeywordIndex(e.fts)
 	k.once.Do(func() {})
-	if err := k.ix.Build(k.ctx, e.r); err != nil {
+	if err := k.mem.Build(k.ctx, e.r); err != nil {
 		return err
 	}
 	old := e.kw

@@ -10,14 +10,15 @@ import (
 	"github.com/cairn-dev/cairn/fts"
 )
 
-// keywordIndex is the in-memory keyword index (fts.Index) of the messages:
-// built in the background after the first keyword search of the process
-// (a one-shot CLI search never pays for it), then caught up from SQLite at
-// every search, so it ranks exactly like FTS5 at a fraction of the cost.
-// Until it is ready, and for queries it cannot rank exactly, searches run
-// on FTS5.
-type keywordIndex struct {
-	ix     *fts.Index
+// memKeywordIndex owns the in-memory keyword index of the messages, an
+// fts.Index: the BM25 twin of the FTS5 table (not to be confused with
+// index/, the HNSW graphs of the vectors). It is built in the background
+// after the first keyword search of the process (a one-shot CLI search
+// never pays for it), then caught up from SQLite at every search, so it
+// ranks exactly like FTS5 at a fraction of the cost. Until it is ready, and
+// for queries it cannot rank exactly, searches run on FTS5.
+type memKeywordIndex struct {
+	mem    *fts.Index
 	once   sync.Once
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -27,55 +28,60 @@ type keywordIndex struct {
 	off atomic.Bool
 }
 
-func newKeywordIndex(t *fts.Table) *keywordIndex {
-	k := &keywordIndex{ix: t.NewIndex()}
+func newMemKeywordIndex(t *fts.Table) *memKeywordIndex {
+	k := &memKeywordIndex{mem: t.NewIndex()}
 	k.ctx, k.cancel = context.WithCancel(context.Background())
 	return k
 }
 
 // close stops a build in progress and waits for it.
-func (k *keywordIndex) close() {
+func (k *memKeywordIndex) close() {
 	k.cancel()
 	k.wg.Wait()
 }
 
-// keywordHits returns the depth best keyword hits of query among the
-// messages passing the filter (SQL over alias c), best first, without
-// snippets, and the keyword text that ranked them (query itself, or query
-// without its frequent terms on the FTS5 path: see pruneTerms).
-func (e *Engine) keywordHits(ctx context.Context, query, filter string, args []any, depth int) ([]fts.Hit, string, error) {
+// startBuild starts the background build, once per process.
+func (e *Engine) startKeywordBuild(k *memKeywordIndex) {
+	k.once.Do(func() {
+		k.wg.Add(1)
+		go func() {
+			defer k.wg.Done()
+			if err := k.mem.Build(k.ctx, e.r); err != nil && !errors.Is(err, context.Canceled) {
+				e.opts.Logger.Warn("keyword index build failed; keyword search stays on FTS5", "err", err)
+			}
+		}()
+	})
+}
+
+// keywordHits returns the depth best keyword hits of q among the messages
+// passing the filter (SQL over alias c), best first, without snippets, and
+// the query that ranked them: q itself from the in-memory index, q without
+// its frequent terms from FTS5 (fts.Table.PruneFrequent).
+func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter string, args []any, depth int) ([]fts.Hit, fts.Query, error) {
 	// Filters depend only on the message row and its channel's type, which
 	// never change: the index may cache the rows a filter keeps.
-	req := fts.Request{Text: query, Filter: filter, Args: args, Limit: depth, NoSnippets: true, CacheFilter: true}
+	req := fts.Request{Query: q, Filter: filter, Args: args, Limit: depth, NoSnippets: true, CacheFilter: true}
 	if k := e.kw; k != nil && !k.off.Load() {
-		k.once.Do(func() {
-			k.wg.Add(1)
-			go func() {
-				defer k.wg.Done()
-				if err := k.ix.Build(k.ctx, e.r); err != nil && !errors.Is(err, context.Canceled) {
-					e.opts.Logger.Warn("keyword index build failed; keyword search stays on FTS5", "err", err)
-				}
-			}()
-		})
-		hits, ok, err := k.ix.Search(ctx, e.r, req)
+		e.startKeywordBuild(k)
+		hits, ok, err := k.mem.Search(ctx, e.r, req)
 		if err != nil {
-			return nil, "", fmt.Errorf("engine: search: %w", classify(err))
+			return nil, q, fmt.Errorf("engine: search: %w", classify(err))
 		}
 		if ok {
-			return hits, query, nil
+			return hits, q, nil
 		}
-		if err := k.ix.Err(); err != nil {
+		if err := k.mem.Err(); err != nil {
 			k.warned.Do(func() { e.opts.Logger.Warn("keyword index disabled, keyword search stays on FTS5", "err", err) })
 		}
 	}
-	text, err := e.pruneTerms(ctx, query)
+	pruned, err := e.fts.PruneFrequent(ctx, e.r, q)
 	if err != nil {
-		return nil, "", err
+		return nil, q, fmt.Errorf("engine: search: %w", classify(err))
 	}
-	req.Text = text
+	req.Query = pruned
 	hits, err := e.fts.Search(ctx, e.r, req)
 	if err != nil {
-		return nil, "", fmt.Errorf("engine: search: %w", classify(err))
+		return nil, q, fmt.Errorf("engine: search: %w", classify(err))
 	}
-	return hits, text, nil
+	return hits, pruned, nil
 }

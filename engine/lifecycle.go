@@ -48,7 +48,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 	}
 	exported := map[string]stamp{}
 	export := func() {
-		ss, err := e.ListSessions(ctx)
+		ss, err := e.sessions.List(ctx)
 		if err != nil {
 			report(err)
 			return
@@ -67,7 +67,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		}
 		eo := opts.Export
 		eo.All, eo.Sessions = false, ids
-		files, err := e.ExportSessions(ctx, eo)
+		files, err := e.sessions.Export(ctx, eo)
 		if err != nil {
 			report(err)
 			return
@@ -92,7 +92,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		case <-gcTick:
 			g := opts.GC
 			g.DryRun = false
-			rep, err := e.GC(ctx, g)
+			rep, err := e.retention.GC(ctx, g)
 			if err != nil {
 				report(err)
 				continue
@@ -104,4 +104,30 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 			export()
 		}
 	}
+}
+
+// Lifecycle is RunLifecycle running in the background (StartLifecycle).
+type Lifecycle struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// StartLifecycle runs RunLifecycle(ctx, opts) in a goroutine the returned
+// Lifecycle owns until ctx ends or Stop. ctx's values are kept; its
+// cancellation ends the jobs too.
+func (e *Engine) StartLifecycle(ctx context.Context, opts LifecycleOptions) *Lifecycle {
+	ctx, cancel := context.WithCancel(ctx)
+	l := &Lifecycle{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		_ = e.RunLifecycle(ctx, opts)
+	}()
+	return l
+}
+
+// Stop ends the jobs and waits for a running one to finish. It is safe to
+// call more than once.
+func (l *Lifecycle) Stop() {
+	l.cancel()
+	<-l.done
 }

@@ -52,7 +52,7 @@ func TestRunLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.ImportClaudeCode(ctx, engine.ImportOptions{Root: tree.Root}); err != nil {
+	if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(out, tree.Sessions[0].ID+".jsonl")
@@ -63,7 +63,7 @@ func TestRunLifecycle(t *testing.T) {
 	// The session grows: the export follows.
 	before, _ := os.ReadFile(path)
 	appendFile(t, tree.Sessions[0].Path, `{"type":"user","uuid":"ffffffff-0000-4000-8000-000000000001","parentUuid":null,"sessionId":"`+tree.Sessions[0].ID+`","timestamp":"2026-01-06T10:00:00.000Z","message":{"role":"user","content":"one more"}}`+"\n")
-	if _, err := e.ImportClaudeCode(ctx, engine.ImportOptions{Root: tree.Root}); err != nil {
+	if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the export of the grown session", func() bool {

@@ -47,7 +47,9 @@ type Ranking struct {
 	HalfLife   time.Duration `json:"half_life,omitempty"`
 }
 
-// resolve returns the effective ranking with its profile's weights.
+// resolve returns the effective ranking with its profile's weights. Its
+// errors name the fields of SearchSpec (profile, weights.*), the one
+// naming every surface shares.
 func (r Ranking) resolve() (Ranking, error) {
 	custom := r.Similarity != 0 || r.Recency != 0 || r.Confidence != 0 || r.HalfLife != 0
 	p := strings.ToLower(strings.TrimSpace(r.Profile))
@@ -58,7 +60,7 @@ func (r Ranking) resolve() (Ranking, error) {
 		}
 	}
 	if custom && p != ProfileCustom {
-		return r, invalid("ranking", "weights and half-life are only for the custom profile, not %q", p)
+		return r, customOnly(p)
 	}
 	out := Ranking{Profile: p}
 	switch p {
@@ -72,16 +74,19 @@ func (r Ranking) resolve() (Ranking, error) {
 		out.Similarity = 1
 	case ProfileMultiplicative:
 	case ProfileCustom:
-		for _, w := range []float64{r.Similarity, r.Recency, r.Confidence} {
-			if math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
-				return r, invalid("ranking", "weights must be finite numbers >= 0, got %v", w)
+		for _, w := range []struct {
+			field string
+			v     float64
+		}{{"weights.similarity", r.Similarity}, {"weights.recency", r.Recency}, {"weights.confidence", r.Confidence}} {
+			if math.IsNaN(w.v) || math.IsInf(w.v, 0) || w.v < 0 {
+				return r, invalid(w.field, "must be a finite number >= 0, got %v", w.v)
 			}
 		}
 		if r.Similarity+r.Recency+r.Confidence == 0 {
-			return r, invalid("ranking", "custom weights must not all be 0")
+			return r, invalid("weights", "custom weights must not all be 0")
 		}
 		if r.HalfLife < 0 {
-			return r, invalid("ranking.half_life", "must not be negative, got %s", r.HalfLife)
+			return r, invalid("weights.half_life_hours", "must not be negative, got %s", r.HalfLife)
 		}
 		out.Similarity, out.Recency, out.Confidence, out.HalfLife = r.Similarity, r.Recency, r.Confidence, r.HalfLife
 	default:
@@ -90,6 +95,12 @@ func (r Ranking) resolve() (Ranking, error) {
 		}
 	}
 	return out, nil
+}
+
+// customOnly is the error of weights given with another profile than
+// custom.
+func customOnly(profile string) error {
+	return invalid("profile", "weights and a half-life make a custom profile; do not combine them with profile %q", profile)
 }
 
 // recency is exp(-ln2 * age / halfLife), 1 without decay (halfLife 0);

@@ -204,15 +204,48 @@ type RebuildOptions struct {
 	Progress func(Progress)
 }
 
+// rebuildTarget is the vector set Rebuild fills: the active set of the
+// embedder's model while it still has messages queued (a store that had
+// messages before its first model: embedding it again into a second set
+// would embed every message twice), else a building set of the model
+// (resumed when one exists). resumed reports one of the first two cases.
+func (e *Engine) rebuildTarget(ctx context.Context) (VectorSet, bool, error) {
+	emb := e.vec.emb
+	sets, err := e.liveSets(ctx, e.w)
+	if err != nil {
+		return VectorSet{}, false, err
+	}
+	for _, s := range sets {
+		if s.ModelID != emb.ModelID() {
+			continue
+		}
+		if s.State == SetBuilding {
+			return s, true, nil
+		}
+		n, err := e.queued(ctx, s.ID)
+		if err != nil {
+			return VectorSet{}, false, err
+		}
+		if n > 0 {
+			return s, true, nil
+		}
+	}
+	s, err := e.createSet(ctx, emb.ModelID(), emb.Dim())
+	return s, false, err
+}
+
 // RebuildReport says what Rebuild did.
 type RebuildReport struct {
 	FTSRebuilt bool `json:"fts_rebuilt"`
 	// Set is the vector set built (now active); zero when vectors were
 	// skipped.
 	Set VectorSet `json:"vector_set,omitzero"`
-	// Resumed is true when an interrupted rebuild was continued.
+	// Resumed is true when an interrupted rebuild, or the filling of the
+	// active set (messages stored before its model was first used), was
+	// continued rather than a new set built.
 	Resumed bool `json:"resumed"`
-	// Embedded is the number of outbox rows processed by this call.
+	// Embedded is the number of outbox rows processed by this call: each
+	// message embedded once, and each vector deleted.
 	Embedded int64 `json:"embedded"`
 }
 
@@ -223,7 +256,10 @@ type RebuildReport struct {
 // every message is embedded the new set becomes active and the old one is
 // dropped. This is also how the embedding model is switched: open the
 // engine with the new model and rebuild. An interrupted rebuild resumes
-// where it stopped (the new set and its outbox rows are durable). Without
+// where it stopped (the new set and its outbox rows are durable). When the
+// active set is of the embedder's model and still has messages queued
+// (messages stored before the model was first used), Rebuild fills it
+// instead of building a second set: each message is embedded once. Without
 // an embedder, vectors are skipped.
 func (e *Engine) Rebuild(ctx context.Context, opts RebuildOptions) (RebuildReport, error) {
 	var rep RebuildReport
@@ -255,16 +291,11 @@ func (e *Engine) Rebuild(ctx context.Context, opts RebuildOptions) (RebuildRepor
 	if opts.SkipVectors || e.vec == nil || e.vec.emb == nil {
 		return rep, nil
 	}
-	emb := e.vec.emb
-	var existing int64
-	if err := e.w.QueryRowContext(ctx, "SELECT count(*) FROM vector_sets WHERE model_id = ? AND state = 'building'", emb.ModelID()).Scan(&existing); err != nil {
-		return rep, fmt.Errorf("engine: rebuild: %w", classify(err))
-	}
-	rep.Resumed = existing > 0
-	set, err := e.createSet(ctx, emb.ModelID(), emb.Dim())
+	set, resumed, err := e.rebuildTarget(ctx)
 	if err != nil {
 		return rep, err
 	}
+	rep.Resumed = resumed
 	if err := e.syncVectors(ctx, func(p Progress) {
 		rep.Embedded = p.Done
 		if opts.Progress != nil {

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/cairn-dev/cairn/fts"
 )
 
 // RetentionPolicy says what to forget in the channels and message types it
@@ -105,7 +107,7 @@ type VectorLookup interface {
 	Vectors(ctx context.Context, ids []int64) (map[int64][]float32, error)
 }
 
-// GCOptions configure GC.
+// GCOptions configure Retention.GC.
 type GCOptions struct {
 	Policies []RetentionPolicy
 	// SessionMaxAge deletes imported sessions whose last record is older,
@@ -164,12 +166,21 @@ type gcRow struct {
 	pinned     bool
 }
 
+// Retention deletes what the retention policies no longer keep. Get it
+// from Engine.Retention; it shares the engine's database and closes with
+// it.
+type Retention struct {
+	*db
+	fts  *fts.Table
+	msgs messageStore
+}
+
 // GC applies retention: it selects messages and sessions to forget, then
 // (unless DryRun) deletes them in one transaction from SQLite and the FTS5
 // index, merges the FTS5 segments so no deleted term survives, and reclaims
 // the space with VACUUM and a truncating WAL checkpoint, so deleted text is
 // in no file of the data dir afterwards.
-func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
+func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	for _, p := range opts.Policies {
 		if err := p.Validate(); err != nil {
 			return nil, err
@@ -178,16 +189,16 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	if opts.SessionMaxAge < 0 {
 		return nil, invalid("retention.sessions.max_age", "must be >= 0")
 	}
-	done, err := e.enter()
+	done, err := rt.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
 	rep := &GCReport{DryRun: opts.DryRun, Messages: []GCItem{}, Sessions: []GCSession{}}
-	rep.BytesBefore = e.diskBytes()
-	now := e.opts.Now()
+	rep.BytesBefore = rt.diskBytes()
+	now := rt.opts.Now()
 	if opts.Vectors == nil {
-		opts.Vectors = e.storedVectors()
+		opts.Vectors = rt.msgs.storedVectors()
 	}
 	progress := func(done, total int64, item string) {
 		if opts.Progress != nil {
@@ -196,23 +207,54 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	}
 
 	if len(opts.Policies) > 0 {
-		if err := e.planMessages(ctx, opts, now, rep); err != nil {
+		if err := rt.planMessages(ctx, opts, now, rep); err != nil {
 			return nil, err
 		}
 	}
 	progress(1, 3, "plan messages")
+	sessionIDs, orphans, err := rt.planSessions(ctx, opts, now, rep)
+	if err != nil {
+		return nil, err
+	}
+	progress(2, 3, "plan sessions")
+	if opts.DryRun || (len(rep.Messages) == 0 && len(rep.Sessions) == 0) {
+		rep.BytesAfter = rep.BytesBefore
+		progress(3, 3, "done")
+		return rep, nil
+	}
+
+	if err := rt.apply(ctx, rep, sessionIDs, orphans); err != nil {
+		return nil, err
+	}
+	// The vector deletions recorded in the outbox are applied by the
+	// vector worker; vecstore compacts its file when it closes.
+	rt.msgs.wakeVectors()
+	if !opts.NoVacuum {
+		if err := rt.reclaim(ctx); err != nil {
+			return rep, err
+		}
+	}
+	rep.BytesAfter = rt.diskBytes()
+	progress(3, 3, "done")
+	return rep, nil
+}
+
+// planSessions adds to rep the sessions older than opts.SessionMaxAge and
+// the chunk messages only they use; it returns the sessions' ids and the
+// contents only they hold.
+func (rt *Retention) planSessions(ctx context.Context, opts GCOptions, now time.Time, rep *GCReport) (sessionIDs, orphans []string, _ error) {
 	if opts.SessionMaxAge > 0 {
 		cutoff := now.Add(-opts.SessionMaxAge).UnixMilli()
-		rows, err := e.r.QueryContext(ctx, "SELECT id, last_at FROM sessions WHERE last_at > 0 AND last_at < ? ORDER BY last_at", cutoff)
+		rows, err := rt.r.QueryContext(ctx, "SELECT id, last_at FROM sessions WHERE last_at > 0 AND last_at < ? ORDER BY last_at", cutoff)
 		if err != nil {
-			return nil, fmt.Errorf("engine: gc: %w", classify(err))
+			return nil, nil, fmt.Errorf("engine: gc: %w", classify(err))
 		}
 		for rows.Next() {
 			var s GCSession
 			var last int64
 			if err := rows.Scan(&s.ID, &last); err != nil {
 				rows.Close()
-				return nil, classify(err)
+				return nil, nil, classify(err)
 			}
 			s.LastAt = fromMillis(last)
 			s.Reason = fmt.Sprintf("last record older than %s", opts.SessionMaxAge)
@@ -220,17 +262,16 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, classify(err)
+			return nil, nil, classify(err)
 		}
 	}
 	// Chunk messages only the deleted sessions use go with them.
-	var sessionIDs []string
 	for _, s := range rep.Sessions {
 		sessionIDs = append(sessionIDs, s.ID)
 	}
-	orphans, chunkMsgs, err := e.sessionOrphans(ctx, e.r, sessionIDs)
+	orphans, chunkMsgs, err := rt.sessionOrphans(ctx, rt.r, sessionIDs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rep.ContentsDeleted = len(orphans)
 	planned := map[int64]bool{}
@@ -238,9 +279,9 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 		planned[m.ID] = true
 	}
 	if len(chunkMsgs) > 0 {
-		ms, err := e.getMessages(ctx, chunkMsgs)
+		ms, err := rt.msgs.getMessages(ctx, chunkMsgs)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, m := range ms {
 			if planned[m.ID] {
@@ -250,54 +291,91 @@ func (e *Engine) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 				CreatedAt: m.CreatedAt, Policy: "sessions", Reason: "chunk of deleted sessions only"})
 		}
 	}
-	progress(2, 3, "plan sessions")
-	if opts.DryRun || (len(rep.Messages) == 0 && len(rep.Sessions) == 0) {
-		rep.BytesAfter = rep.BytesBefore
-		progress(3, 3, "done")
-		return rep, nil
-	}
+	return sessionIDs, orphans, nil
+}
 
+// apply deletes the planned sessions, their orphaned contents and the
+// planned messages in one transaction.
+func (rt *Retention) apply(ctx context.Context, rep *GCReport, sessionIDs, orphans []string) error {
 	ids := make([]int64, len(rep.Messages))
 	for i, m := range rep.Messages {
 		ids[i] = m.ID
 	}
-	tx, err := e.w.BeginTx(ctx, nil)
+	tx, err := rt.w.BeginTx(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("engine: gc: %w", classify(err))
+		return fmt.Errorf("engine: gc: %w", classify(err))
 	}
 	defer tx.Rollback()
 	if len(sessionIDs) > 0 {
 		js, _ := json.Marshal(sessionIDs)
 		if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id IN (SELECT value FROM json_each(?))", string(js)); err != nil {
-			return nil, fmt.Errorf("engine: gc: delete sessions: %w", classify(err))
+			return fmt.Errorf("engine: gc: delete sessions: %w", classify(err))
 		}
 		oj, _ := json.Marshal(orphans)
 		if _, err := tx.ExecContext(ctx, "DELETE FROM session_contents WHERE hash IN (SELECT value FROM json_each(?))", string(oj)); err != nil {
-			return nil, fmt.Errorf("engine: gc: delete contents: %w", classify(err))
+			return fmt.Errorf("engine: gc: delete contents: %w", classify(err))
 		}
 	}
-	if err := e.deleteMessagesTx(ctx, tx, ids); err != nil {
-		return nil, err
+	if err := rt.msgs.deleteMessagesTx(ctx, tx, ids); err != nil {
+		return err
 	}
 	if err := tx.Commit(); err != nil {
-		return nil, fmt.Errorf("engine: gc: %w", classify(err))
+		return fmt.Errorf("engine: gc: %w", classify(err))
 	}
-	// The vector deletions recorded in the outbox are applied by the
-	// vector worker; vecstore compacts its file when it closes.
-	e.wakeVectors()
-	if !opts.NoVacuum {
-		if err := e.reclaim(ctx); err != nil {
-			return rep, err
+	return nil
+}
+
+// nearDuplicates returns the messages of kept (in importance order) within
+// p's collapse age window that are near-duplicates of a better one: greedy,
+// best first, a message whose vector is within p.CollapseThreshold cosine
+// of an already kept one goes.
+func nearDuplicates(ctx context.Context, p RetentionPolicy, kept []gcRow, nowMs int64, vectors VectorLookup, item func(gcRow, string) GCItem) ([]GCItem, error) {
+	var window []gcRow
+	for _, r := range kept {
+		age := time.Duration(nowMs-r.created) * time.Millisecond
+		if age >= p.CollapseMinAge && (p.CollapseMaxAge == 0 || age <= p.CollapseMaxAge) {
+			window = append(window, r)
 		}
 	}
-	rep.BytesAfter = e.diskBytes()
-	progress(3, 3, "done")
-	return rep, nil
+	if len(window) < 2 {
+		return nil, nil
+	}
+	ids := make([]int64, len(window))
+	for i, r := range window {
+		ids[i] = r.id
+	}
+	vecs, err := vectors.Vectors(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("engine: gc: vectors: %w", err)
+	}
+	var out []GCItem
+	var best []int64
+	for _, r := range window {
+		v, ok := vecs[r.id]
+		if !ok {
+			continue
+		}
+		dup, sim := int64(0), 0.0
+		for _, b := range best {
+			if s := cosine(v, vecs[b]); s >= p.CollapseThreshold {
+				dup, sim = b, s
+				break
+			}
+		}
+		if dup == 0 {
+			best = append(best, r.id)
+			continue
+		}
+		it := item(r, fmt.Sprintf("near-duplicate of #%d (cosine %.3f >= %.2f)", dup, sim, p.CollapseThreshold))
+		it.DuplicateOf = dup
+		out = append(out, it)
+	}
+	return out, nil
 }
 
 // planMessages fills rep.Messages from the policies.
-func (e *Engine) planMessages(ctx context.Context, opts GCOptions, now time.Time, rep *GCReport) error {
-	rows, err := e.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at,
+func (rt *Retention) planMessages(ctx context.Context, opts GCOptions, now time.Time, rep *GCReport) error {
+	rows, err := rt.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at,
 			coalesce(json_extract(metadata, '$.pinned') IN (1, 'true'), 0)
 		FROM messages ORDER BY channel_id, confidence DESC, created_at DESC, id DESC`)
 	if err != nil {
@@ -367,46 +445,11 @@ func (e *Engine) planMessages(ctx context.Context, opts GCOptions, now time.Time
 			collapseSkipped = true
 			continue
 		}
-		var window []gcRow
-		for _, r := range kept {
-			age := time.Duration(nowMs-r.created) * time.Millisecond
-			if age >= p.CollapseMinAge && (p.CollapseMaxAge == 0 || age <= p.CollapseMaxAge) {
-				window = append(window, r)
-			}
-		}
-		if len(window) < 2 {
-			continue
-		}
-		ids := make([]int64, len(window))
-		for i, r := range window {
-			ids[i] = r.id
-		}
-		vecs, err := opts.Vectors.Vectors(ctx, ids)
+		dups, err := nearDuplicates(ctx, p, kept, nowMs, opts.Vectors, item)
 		if err != nil {
-			return fmt.Errorf("engine: gc: vectors: %w", err)
+			return err
 		}
-		// Greedy, best first: a message near a better kept one goes.
-		var best []int64
-		for _, r := range window {
-			v, ok := vecs[r.id]
-			if !ok {
-				continue
-			}
-			dup, sim := int64(0), 0.0
-			for _, b := range best {
-				if s := cosine(v, vecs[b]); s >= p.CollapseThreshold {
-					dup, sim = b, s
-					break
-				}
-			}
-			if dup == 0 {
-				best = append(best, r.id)
-				continue
-			}
-			it := item(r, fmt.Sprintf("near-duplicate of #%d (cosine %.3f >= %.2f)", dup, sim, p.CollapseThreshold))
-			it.DuplicateOf = dup
-			rep.Messages = append(rep.Messages, it)
-		}
+		rep.Messages = append(rep.Messages, dups...)
 	}
 	if collapseSkipped {
 		rep.Notes = append(rep.Notes, "near-duplicate collapse skipped: no vectors available")
@@ -433,7 +476,7 @@ func cosine(a, b []float32) float64 {
 
 // sessionOrphans returns the contents only the given sessions reference and
 // the chunk messages only those contents use.
-func (e *Engine) sessionOrphans(ctx context.Context, q querier, sessions []string) ([]string, []int64, error) {
+func (rt *Retention) sessionOrphans(ctx context.Context, q querier, sessions []string) ([]string, []int64, error) {
 	if len(sessions) == 0 {
 		return nil, nil, nil
 	}
@@ -485,9 +528,8 @@ func (e *Engine) sessionOrphans(ctx context.Context, q querier, sessions []strin
 // deleteMessagesTx deletes messages from SQLite and the FTS5 index inside
 // tx and keeps the channel and agent counters right. Session chunks that
 // pointed at them are unlinked by the foreign key (ON DELETE SET NULL).
-//
-// Vectors: when the engine keeps vectors (issue 6), this is where their
-// deletion is recorded in the outbox, in the same transaction.
+// Each deleted message also gets an outbox row per live vector set in the
+// same transaction, so its vectors are deleted after the commit.
 func (e *Engine) deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
@@ -542,23 +584,23 @@ func (e *Engine) deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) 
 
 // reclaim merges the FTS5 segments (dropping deleted entries), rewrites the
 // database (VACUUM) and truncates the WAL, so deleted text leaves the disk.
-func (e *Engine) reclaim(ctx context.Context) error {
-	if err := e.fts.Optimize(ctx, e.w); err != nil {
+func (rt *Retention) reclaim(ctx context.Context) error {
+	if err := rt.fts.Optimize(ctx, rt.w); err != nil {
 		return fmt.Errorf("engine: gc: fts optimize: %w", classify(err))
 	}
-	if _, err := e.w.ExecContext(ctx, "VACUUM"); err != nil {
+	if _, err := rt.w.ExecContext(ctx, "VACUUM"); err != nil {
 		return fmt.Errorf("engine: gc: vacuum: %w", classify(err))
 	}
-	if _, err := e.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+	if _, err := rt.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		return fmt.Errorf("engine: gc: checkpoint: %w", classify(err))
 	}
 	return nil
 }
 
 // diskBytes is the size of every file in the data dir.
-func (e *Engine) diskBytes() int64 {
+func (rt *Retention) diskBytes() int64 {
 	var n int64
-	filepath.WalkDir(e.dir, func(_ string, d os.DirEntry, err error) error {
+	filepath.WalkDir(rt.dir, func(_ string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			if info, err := d.Info(); err == nil {
 				n += info.Size()

@@ -63,7 +63,7 @@ func TestGCPolicies(t *testing.T) {
 		{Name: "b-cap", Channels: []string{"agent-notes:b"}, MaxItems: 3},
 		{Name: "a-age", Channels: []string{"agent-notes:a*"}, MaxAge: 30 * day},
 	}
-	dry, err := e.GC(ctx, engine.GCOptions{Policies: policies, DryRun: true})
+	dry, err := e.Retention().GC(ctx, engine.GCOptions{Policies: policies, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestGCPolicies(t *testing.T) {
 	if _, err := e.GetMessage(ctx, wantGone[0]); err != nil {
 		t.Fatalf("dry run deleted: %v", err)
 	}
-	rep, err := e.GC(ctx, engine.GCOptions{Policies: policies})
+	rep, err := e.Retention().GC(ctx, engine.GCOptions{Policies: policies})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,14 +108,14 @@ func TestGCPolicies(t *testing.T) {
 		}
 	}
 	// Lifting the protections deletes them too.
-	rep, err = e.GC(ctx, engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:a"}, MaxAge: 30 * day, ForgetPinned: true, ForgetDecisions: true}}})
+	rep, err = e.Retention().GC(ctx, engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:a"}, MaxAge: 30 * day, ForgetPinned: true, ForgetDecisions: true}}})
 	if err != nil || !slices.Equal(gcIDs(rep), []int64{pinned, decision}) {
 		t.Errorf("forget protected: %v %v", err, gcIDs(rep))
 	}
 	// Bad policies.
 	for _, p := range []engine.RetentionPolicy{{MaxAge: -1}, {MaxItems: -1}, {Channels: []string{"[x"}}, {CollapseThreshold: 1.5}, {CollapseMinAge: 2, CollapseMaxAge: 1}} {
 		var inv *engine.InvalidError
-		if _, err := e.GC(ctx, engine.GCOptions{Policies: []engine.RetentionPolicy{p}}); !errors.As(err, &inv) {
+		if _, err := e.Retention().GC(ctx, engine.GCOptions{Policies: []engine.RetentionPolicy{p}}); !errors.As(err, &inv) {
 			t.Errorf("policy %+v: %v, want InvalidError", p, err)
 		}
 	}
@@ -149,7 +149,7 @@ func TestGCCollapse(t *testing.T) {
 		young: {1, 0, 0},
 	}
 	pol := []engine.RetentionPolicy{{Name: "dedup", Channels: []string{"agent-notes:*"}, CollapseThreshold: 0.95, CollapseMinAge: 2 * day}}
-	rep, err := e.GC(ctx, engine.GCOptions{Policies: pol, Vectors: vecs, DryRun: true})
+	rep, err := e.Retention().GC(ctx, engine.GCOptions{Policies: pol, Vectors: vecs, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestGCCollapse(t *testing.T) {
 			t.Errorf("item %+v, want duplicate of %d", m, want)
 		}
 	}
-	rep, err = e.GC(ctx, engine.GCOptions{Policies: pol, DryRun: true})
+	rep, err = e.Retention().GC(ctx, engine.GCOptions{Policies: pol, DryRun: true})
 	if err != nil || len(rep.Messages) != 0 || len(rep.Notes) != 1 {
 		t.Errorf("without vectors: %v %+v", err, rep)
 	}
@@ -190,7 +190,7 @@ func TestGCSecretLeavesDisk(t *testing.T) {
 		t.Fatal("secret not found on disk before GC: the test would prove nothing")
 	}
 	e = lcOpen(t, dir, engine.Options{})
-	rep, err := e.GC(ctx, engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:leaky"}, MaxAge: 30 * 24 * time.Hour}}})
+	rep, err := e.Retention().GC(ctx, engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:leaky"}, MaxAge: 30 * 24 * time.Hour}}})
 	if err != nil || len(rep.Messages) != 1 {
 		t.Fatalf("gc: %v %+v", err, rep)
 	}
@@ -230,11 +230,11 @@ func TestGCSessions(t *testing.T) {
 	appendFile(t, old.Sessions[0].Path, `{"type":"user","uuid":"eeeeeeee-0000-4000-8000-000000000001","parentUuid":null,"sessionId":"`+old.Sessions[0].ID+`","timestamp":"2025-10-01T12:00:00.000Z","message":{"role":"user","content":"`+unique+`"}}`+"\n")
 	e := lcOpen(t, "", engine.Options{})
 	for _, tr := range []*ccfixture.Tree{old, recent} {
-		if _, err := e.ImportClaudeCode(ctx, engine.ImportOptions{Root: tr.Root}); err != nil {
+		if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tr.Root}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rep, err := e.GC(ctx, engine.GCOptions{SessionMaxAge: 30 * 24 * time.Hour})
+	rep, err := e.Retention().GC(ctx, engine.GCOptions{SessionMaxAge: 30 * 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,12 +242,12 @@ func TestGCSessions(t *testing.T) {
 		t.Fatalf("gc sessions: %+v", rep)
 	}
 	for _, s := range old.Sessions {
-		if _, err := e.GetSession(ctx, s.ID); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := e.Sessions().Get(ctx, s.ID); !errors.Is(err, engine.ErrNotFound) {
 			t.Errorf("old session %s: %v", s.ID, err)
 		}
 	}
 	for _, s := range recent.Sessions {
-		recs, err := e.SessionMessages(ctx, s.ID)
+		recs, err := e.Sessions().Messages(ctx, s.ID)
 		if err != nil || len(recs) != s.Records {
 			t.Errorf("recent session %s: %d records, %v", s.ID, len(recs), err)
 		}
@@ -258,7 +258,7 @@ func TestGCSessions(t *testing.T) {
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("search: %v %d", err, len(hits))
 	}
-	refs, _ := e.SessionRefs(ctx, hits[0].Message.ID)
+	refs, _ := e.Sessions().Refs(ctx, hits[0].Message.ID)
 	if len(refs) != len(recent.Sessions) {
 		t.Errorf("refs = %d, want %d", len(refs), len(recent.Sessions))
 	}

@@ -21,8 +21,6 @@ type Filter struct {
 	// Since and Until bound created_at: Since <= created_at < Until.
 	Since, Until time.Time
 
-	// Fields added by issue 6 (engine/hybrid.go, engine/where.go).
-
 	// ChannelTypes keeps messages of channels of these types
 	// (ChannelAgentNotes, ChannelProject, ChannelPlain).
 	ChannelTypes []string
@@ -82,59 +80,55 @@ type SearchResult struct {
 // DefaultSearchLimit is the number of results when SearchRequest.Limit is 0.
 const DefaultSearchLimit = 20
 
-// Search is in engine/hybrid.go (issue 6): keyword, semantic and hybrid.
+// sqlFilter collects the conditions (ANDed) of a filter and their
+// arguments, in order.
+type sqlFilter struct {
+	alias string
+	conds []string
+	args  []any
+}
+
+func (b *sqlFilter) col(c string) string { return b.alias + "." + c }
+
+func (b *sqlFilter) add(cond string, args ...any) {
+	b.conds = append(b.conds, cond)
+	b.args = append(b.args, args...)
+}
+
+// in adds "column IN (vals)" after checking each value with check.
+func (b *sqlFilter) in(field, column string, vals []string, check func(string, string) error) error {
+	if len(vals) == 0 {
+		return nil
+	}
+	if len(vals) > 1000 {
+		return invalid(field, "at most 1000 values, got %d", len(vals))
+	}
+	args := make([]any, len(vals))
+	for i, v := range vals {
+		if err := check(field, v); err != nil {
+			return err
+		}
+		args[i] = v
+	}
+	b.add(b.col(column)+" IN ("+placeholders(len(vals))+")", args...)
+	return nil
+}
+
+func checkChannelID(field, v string) error { _, err := parseChannel(field, v); return err }
+
+func checkType(field, v string) error {
+	if !typeRE.MatchString(v) {
+		return invalid(field, "%s, got %q", typeRule, v)
+	}
+	return nil
+}
 
 // sql renders the filter as a boolean SQL expression over the messages table
 // aliased as alias, with its arguments; "" when nothing filters.
 func (f Filter) sql(alias string) (string, []any, error) {
-	var conds []string
-	var args []any
-	col := func(c string) string { return alias + "." + c }
-	in := func(field, column string, vals []string, check func(string, string) error) error {
-		if len(vals) == 0 {
-			return nil
-		}
-		if len(vals) > 1000 {
-			return invalid(field, "at most 1000 values, got %d", len(vals))
-		}
-		for _, v := range vals {
-			if err := check(field, v); err != nil {
-				return err
-			}
-			args = append(args, v)
-		}
-		conds = append(conds, col(column)+" IN ("+placeholders(len(vals))+")")
-		return nil
-	}
-	checkChannel := func(field, v string) error { _, err := parseChannel(field, v); return err }
-	checkType := func(field, v string) error {
-		if !typeRE.MatchString(v) {
-			return invalid(field, "%s, got %q", typeRule, v)
-		}
-		return nil
-	}
-	if err := in("channel", "channel_id", f.ChannelIDs, checkChannel); err != nil {
+	b := &sqlFilter{alias: alias}
+	if err := f.identitySQL(b); err != nil {
 		return "", nil, err
-	}
-	if err := in("sender", "sender_id", f.SenderIDs, checkAgent); err != nil {
-		return "", nil, err
-	}
-	if err := in("message_type", "message_type", f.MessageTypes, checkType); err != nil {
-		return "", nil, err
-	}
-	if f.ExcludeSender != "" {
-		if err := checkAgent("exclude_sender", f.ExcludeSender); err != nil {
-			return "", nil, err
-		}
-		conds = append(conds, col("sender_id")+" <> ?")
-		args = append(args, f.ExcludeSender)
-	}
-	if f.Project != "" {
-		if err := checkProject("project", f.Project); err != nil {
-			return "", nil, err
-		}
-		conds = append(conds, col("sender_project_id")+" = ?")
-		args = append(args, f.Project)
 	}
 	if math.IsNaN(f.MinConfidence) || f.MinConfidence < 0 || f.MinConfidence > 1 {
 		return "", nil, invalid("min_confidence", "must be a number from 0 to 1, got %v", f.MinConfidence)
@@ -143,53 +137,82 @@ func (f Filter) sql(alias string) (string, []any, error) {
 		// Unary + keeps the planner off the confidence index: walking the
 		// recency (or channel/sender) index and testing confidence is
 		// cheaper than sorting every confident message.
-		conds = append(conds, "+"+col("confidence")+" >= ?")
-		args = append(args, f.MinConfidence)
+		b.add("+"+b.col("confidence")+" >= ?", f.MinConfidence)
 	}
 	if !f.Since.IsZero() {
-		conds = append(conds, col("created_at")+" >= ?")
-		args = append(args, f.Since.UnixMilli())
+		b.add(b.col("created_at")+" >= ?", f.Since.UnixMilli())
 	}
 	if !f.Until.IsZero() {
-		conds = append(conds, col("created_at")+" < ?")
-		args = append(args, f.Until.UnixMilli())
+		b.add(b.col("created_at")+" < ?", f.Until.UnixMilli())
 	}
-	if len(f.ChannelTypes) > 0 { // issue 6
+	if len(f.ChannelTypes) > 0 {
 		if len(f.ChannelTypes) > 3 {
 			return "", nil, invalid("channel_type", "at most 3 values, got %d", len(f.ChannelTypes))
 		}
-		for _, t := range f.ChannelTypes {
-			args = append(args, t)
+		args := make([]any, len(f.ChannelTypes))
+		for i, t := range f.ChannelTypes {
+			args[i] = t
 		}
-		conds = append(conds, col("channel_id")+" IN (SELECT id FROM channels WHERE channel_type IN ("+placeholders(len(f.ChannelTypes))+"))")
+		b.add(b.col("channel_id")+" IN (SELECT id FROM channels WHERE channel_type IN ("+placeholders(len(f.ChannelTypes))+"))", args...)
 	}
 	if f.HasBreadcrumbs != nil {
-		conds = append(conds, col("has_breadcrumbs")+" = ?")
-		args = append(args, *f.HasBreadcrumbs)
+		b.add(b.col("has_breadcrumbs")+" = ?", *f.HasBreadcrumbs)
 	}
 	if f.MinWordCount > 0 {
-		conds = append(conds, col("word_count")+" >= ?")
-		args = append(args, f.MinWordCount)
+		b.add(b.col("word_count")+" >= ?", f.MinWordCount)
 	}
-	if len(f.Where) > 0 {
-		w, err := parseWhere(f.Where)
-		if err != nil {
-			return "", nil, err
-		}
-		if w != nil {
-			s, wargs, err := whereSQL(w)
-			if err != nil {
-				return "", nil, err
-			}
-			if alias != "c" {
-				return "", nil, fmt.Errorf("engine: where filter needs alias c")
-			}
-			conds = append(conds, s)
-			args = append(args, wargs...)
-		}
+	if err := f.whereSQL(b); err != nil {
+		return "", nil, err
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
 		return "", nil, invalid("since/until", "since (%s) must be before until (%s)", f.Since.UTC().Format(time.RFC3339), f.Until.UTC().Format(time.RFC3339))
 	}
-	return strings.Join(conds, " AND "), args, nil
+	return strings.Join(b.conds, " AND "), b.args, nil
+}
+
+// identitySQL adds the conditions on who wrote what where: channels,
+// senders, types, the excluded sender and the project.
+func (f Filter) identitySQL(b *sqlFilter) error {
+	if err := b.in("channel", "channel_id", f.ChannelIDs, checkChannelID); err != nil {
+		return err
+	}
+	if err := b.in("sender", "sender_id", f.SenderIDs, checkAgent); err != nil {
+		return err
+	}
+	if err := b.in("message_type", "message_type", f.MessageTypes, checkType); err != nil {
+		return err
+	}
+	if f.ExcludeSender != "" {
+		if err := checkAgent("exclude_sender", f.ExcludeSender); err != nil {
+			return err
+		}
+		b.add(b.col("sender_id")+" <> ?", f.ExcludeSender)
+	}
+	if f.Project != "" {
+		if err := checkProject("project", f.Project); err != nil {
+			return err
+		}
+		b.add(b.col("sender_project_id")+" = ?", f.Project)
+	}
+	return nil
+}
+
+// whereSQL adds the Chroma-style where filter, rendered over alias c.
+func (f Filter) whereSQL(b *sqlFilter) error {
+	if len(f.Where) == 0 {
+		return nil
+	}
+	w, err := parseWhere(f.Where)
+	if err != nil || w == nil {
+		return err
+	}
+	s, args, err := whereSQL(w)
+	if err != nil {
+		return err
+	}
+	if b.alias != "c" {
+		return fmt.Errorf("engine: where filter needs alias c")
+	}
+	b.add(s, args...)
+	return nil
 }

@@ -51,7 +51,7 @@ func TestKeywordSearchRanksAndMarks(t *testing.T) {
 	if got, want := resultIDs(rs), []int64{id["wal2"], id["wal"]}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("wal: got %v, want %v (more occurrences first)", got, want)
 	}
-	if !(rs[0].Score > rs[1].Score && rs[1].Score > 0) || !(rs[0].KeywordScore > rs[1].KeywordScore) { // Score is the ranked final score (issue 6), KeywordScore BM25
+	if !(rs[0].Score > rs[1].Score && rs[1].Score > 0) || !(rs[0].KeywordScore > rs[1].KeywordScore) { // Score is the ranked final score, KeywordScore BM25
 		t.Fatalf("scores not descending positive: %+v", rs)
 	}
 	if !strings.Contains(rs[1].Snippet, "**WAL**") {

@@ -2,58 +2,79 @@ package engine
 
 import (
 	"context"
+	"database/sql"
 	"sync/atomic"
 	"time"
 )
 
-// searchFlushEvery is how many searches a process counts before it adds
-// them to the database's totals in the background.
+// searchFlushEvery is how many pending searches make a process that never
+// wrote add them to the database's totals when it closes. Below it a
+// read-only process (a one-shot `cairn search`) keeps them in memory only:
+// a read makes no durable write.
 const searchFlushEvery = 64
 
 // searchCounter counts this process's searches not yet added to the
-// search_stats row; Close and StoreStats flush it, and every
-// searchFlushEvery searches a background flush does.
+// search_stats row. A search only adds to the atomics; the counts reach the
+// database inside the next message write transaction of this process (no
+// extra commit, so no extra fsync) or at Close when the process wrote or
+// has at least searchFlushEvery pending.
 type searchCounter struct {
-	n, us    atomic.Int64
-	flushing atomic.Bool
+	n, us atomic.Int64
+	wrote atomic.Bool // this process committed a message write
 }
 
-// noteSearch counts one search that started at start.
+// addSearchStats adds a number of searches and their total time to the
+// stored totals.
+const addSearchStats = "UPDATE search_stats SET searches = searches + ?, total_us = total_us + ? WHERE id = 1"
+
+// noteSearch counts one search that started at start, in memory only.
 func (e *Engine) noteSearch(start time.Time) {
-	c := &e.searches
-	c.us.Add(time.Since(start).Microseconds())
-	if c.n.Add(1) < searchFlushEvery || !c.flushing.CompareAndSwap(false, true) {
-		return
-	}
-	// The background flush holds the engine's read lock, so Close (which
-	// takes the write lock, then flushes what is left) waits for it.
-	if !e.mu.TryRLock() {
-		c.flushing.Store(false)
-		return
-	}
-	if e.mu.closed {
-		e.mu.RUnlock()
-		c.flushing.Store(false)
-		return
-	}
-	go func() {
-		defer c.flushing.Store(false)
-		defer e.mu.RUnlock()
-		e.flushSearches(context.Background())
-	}()
+	e.searches.us.Add(time.Since(start).Microseconds())
+	e.searches.n.Add(1)
 }
 
-// flushSearches adds the pending counts to the search_stats row; on
-// failure they are put back for the next flush.
-func (e *Engine) flushSearches(ctx context.Context) {
+// addSearchesTx moves the pending counts into the search_stats row inside
+// tx, a message write transaction the caller commits anyway. Call the
+// returned func with whether tx committed: otherwise the counts are put
+// back. A failure to count never fails the write: the counts wait for the
+// next one.
+func (e *Engine) addSearchesTx(ctx context.Context, tx *sql.Tx) func(committed bool) {
 	c := &e.searches
 	n, us := c.n.Swap(0), c.us.Swap(0)
-	if n == 0 {
-		return
-	}
-	if _, err := e.w.ExecContext(ctx, "UPDATE search_stats SET searches = searches + ?, total_us = total_us + ? WHERE id = 1", n, us); err != nil {
+	restore := func(committed bool) {
+		if committed {
+			c.wrote.Store(true)
+			return
+		}
 		c.n.Add(n)
 		c.us.Add(us)
+	}
+	if n == 0 {
+		return restore
+	}
+	if _, err := tx.ExecContext(ctx, addSearchStats, n, us); err != nil {
+		e.opts.Logger.Warn("search stats not saved with this write", "err", err)
+		c.n.Add(n)
+		c.us.Add(us)
+		return func(committed bool) {
+			if committed {
+				c.wrote.Store(true)
+			}
+		}
+	}
+	return restore
+}
+
+// flushSearchesAtClose adds what is pending to the search_stats row when this
+// process already wrote to the database or counted enough searches to be
+// worth one commit; on failure the counts are lost with the process.
+func (e *Engine) flushSearchesAtClose(ctx context.Context) {
+	c := &e.searches
+	if n := c.n.Load(); n == 0 || (!c.wrote.Load() && n < searchFlushEvery) {
+		return
+	}
+	n, us := c.n.Swap(0), c.us.Swap(0)
+	if _, err := e.w.ExecContext(ctx, addSearchStats, n, us); err != nil {
 		e.opts.Logger.Warn("search stats not saved", "err", err)
 	}
 }
@@ -64,12 +85,15 @@ type SearchStats struct {
 	AvgMs    float64 `json:"avg_ms"`
 }
 
+// searchStats reads the stored totals and adds this process's pending
+// counts; it writes nothing.
 func (e *Engine) searchStats(ctx context.Context) (SearchStats, error) {
-	e.flushSearches(ctx)
 	var n, us int64
 	if err := e.r.QueryRowContext(ctx, "SELECT searches, total_us FROM search_stats WHERE id = 1").Scan(&n, &us); err != nil {
 		return SearchStats{}, classify(err)
 	}
+	n += e.searches.n.Load()
+	us += e.searches.us.Load()
 	st := SearchStats{Searches: n}
 	if n > 0 {
 		st.AvgMs = float64(us) / float64(n) / 1000

@@ -31,7 +31,7 @@ const TypeSessionChunk = "session"
 // headBytes is how much of a file's head is hashed to notice a replaced file.
 const headBytes = 64 << 10
 
-// ImportOptions configure ImportClaudeCode. The zero value imports nothing
+// ImportOptions configure Sessions.Import. The zero value imports nothing
 // (Root is required).
 type ImportOptions struct {
 	// Root is the Claude Code projects folder (claudecode.DefaultRoot), or a
@@ -88,13 +88,21 @@ type ImportReport struct {
 	Redactions     map[string]int `json:"redactions,omitempty"`
 }
 
-// ImportClaudeCode imports Claude Code session files below opts.Root (or the
+// Sessions are the imported Claude Code sessions: import, reads, and their
+// JSONL and Markdown copies (export.go). Get them from Engine.Sessions; they
+// share the engine's database and close with it.
+type Sessions struct {
+	*db
+	msgs messageStore
+}
+
+// Import imports Claude Code session files below opts.Root (or the
 // one file opts.Root names). It is idempotent: records already stored are
 // recognised by (session, uuid) and files already read are resumed where
 // the last import stopped. Each file is imported in one transaction, so a
 // file is either wholly imported or (on error, reported in its FileReport)
 // not at all. Lines that cannot be used are skipped and reported per file.
-func (e *Engine) ImportClaudeCode(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
+func (ses *Sessions) Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 	if opts.Root == "" {
 		return nil, invalid("root", "must name the Claude Code projects folder or a .jsonl file")
 	}
@@ -132,7 +140,7 @@ func (e *Engine) ImportClaudeCode(ctx context.Context, opts ImportOptions) (*Imp
 		if err := ctx.Err(); err != nil {
 			return rep, err
 		}
-		fr, st := e.importFile(ctx, f, opts)
+		fr, st := ses.importFile(ctx, f, opts)
 		if fr.Error != "" {
 			rep.FilesFailed++
 		}
@@ -171,13 +179,12 @@ type sessionState struct {
 	cwd, branch, prj string
 }
 
-func (e *Engine) importFile(ctx context.Context, f claudecode.File, opts ImportOptions) (FileReport, importStats) {
+func (ses *Sessions) importFile(ctx context.Context, f claudecode.File, opts ImportOptions) (FileReport, importStats) {
 	fr := FileReport{Path: f.Path}
-	var st importStats
-	done, err := e.enter()
+	done, err := ses.enter()
 	if err != nil {
 		fr.Error = err.Error()
-		return fr, st
+		return fr, importStats{}
 	}
 	defer done()
 	fail := func(err error) (FileReport, importStats) {
@@ -196,157 +203,39 @@ func (e *Engine) importFile(ctx context.Context, f claudecode.File, opts ImportO
 		return fail(err)
 	}
 
-	tx, err := e.w.BeginTx(ctx, nil)
+	tx, err := ses.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fail(classify(err))
 	}
 	defer tx.Rollback()
 
-	// Resume where the last import stopped if the file only grew.
-	var start int64
-	var startLine int
-	var prevOff int64
-	var prevLines int
-	var prevHead string
-	err = tx.QueryRowContext(ctx, "SELECT end_offset, lines, head_sha256 FROM session_files WHERE path = ?", f.Path).Scan(&prevOff, &prevLines, &prevHead)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-	case err != nil:
-		return fail(classify(err))
-	default:
-		if prevOff <= info.Size() {
-			h, err := headHash(fh, prevOff)
-			if err != nil {
-				return fail(err)
-			}
-			if h == prevHead {
-				start, startLine = prevOff, prevLines
-				fr.Resumed = start > 0
-			}
-		}
+	start, startLine, err := resumePoint(ctx, tx, fh, f.Path, info.Size())
+	if err != nil {
+		return fail(err)
 	}
+	fr.Resumed = start > 0
 	if start == info.Size() && start > 0 {
 		fr.Unchanged = true
-		return fr, st
+		return fr, importStats{}
 	}
 	if _, err := fh.Seek(start, io.SeekStart); err != nil {
 		return fail(err)
 	}
 
-	now := e.opts.Now().UnixMilli()
+	fi := &fileImport{ses: ses, tx: tx, file: f, opts: opts, now: ses.opts.Now().UnixMilli(), fr: &fr,
+		sessions: map[string]*sessionState{}, excluded: map[string]bool{}}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, description, created_at)
 		VALUES (?, 'channel', ?, 'Searchable chunks of imported Claude Code sessions', ?) ON CONFLICT (id) DO NOTHING`,
-		SessionChannel, SessionChannel, now); err != nil {
+		SessionChannel, SessionChannel, fi.now); err != nil {
 		return fail(classify(err))
 	}
-	sessions := map[string]*sessionState{}
-	var order []string
-	excluded := map[string]bool{}
-	chunkOpts := opts.Chunk
-
 	rrep, err := claudecode.Read(ctx, fh, claudecode.Options{
 		MaxLineBytes:     opts.MaxLineBytes,
 		Redactor:         opts.Redactor,
 		StartOffset:      start,
 		StartLine:        startLine,
 		DefaultSessionID: f.SessionID(),
-	}, func(rec *claudecode.Record) error {
-		ex, seen := excluded[rec.SessionID]
-		if !seen {
-			ex = false
-			for _, g := range opts.Exclude {
-				if ok, _ := filepath.Match(g, rec.SessionID); ok {
-					ex = true
-				}
-			}
-			excluded[rec.SessionID] = ex
-		}
-		if ex {
-			fr.Excluded++
-			return nil
-		}
-		ss := sessions[rec.SessionID]
-		if ss == nil {
-			ss = &sessionState{prj: f.Project}
-			if err := tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM session_messages WHERE session_id = ?", rec.SessionID).Scan(&ss.seq); err != nil {
-				return classify(err)
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, project, imported_at, updated_at) VALUES (?, ?, ?, ?)
-				ON CONFLICT (id) DO NOTHING`, rec.SessionID, f.Project, now, now); err != nil {
-				return classify(err)
-			}
-			sessions[rec.SessionID] = ss
-			order = append(order, rec.SessionID)
-		}
-		var exists int
-		err := tx.QueryRowContext(ctx, "SELECT count(*) FROM session_messages WHERE session_id = ? AND key = ?", rec.SessionID, rec.Key()).Scan(&exists)
-		if err != nil {
-			return classify(err)
-		}
-		if exists > 0 {
-			fr.Known++
-			return nil
-		}
-		envelope, content, err := claudecode.SplitContent(rec.JSON)
-		if err != nil {
-			return err
-		}
-		var hash any
-		if content != nil {
-			sum := sha256.Sum256(content)
-			h := hex.EncodeToString(sum[:])
-			hash = h
-			created := rec.Timestamp.UnixMilli()
-			if rec.Timestamp.IsZero() {
-				created = now
-			}
-			isNew, n, err := e.storeContentTx(ctx, tx, h, content, rec, created, chunkOpts)
-			if err != nil {
-				return err
-			}
-			if isNew {
-				st.contentsNew++
-				st.chunks += n
-			} else {
-				st.contentsShared++
-			}
-		}
-		ss.seq++
-		var ts int64
-		if !rec.Timestamp.IsZero() {
-			ts = rec.Timestamp.UnixMilli()
-			if ss.first == 0 || ts < ss.first {
-				ss.first = ts
-			}
-			if ts > ss.last {
-				ss.last = ts
-			}
-		}
-		if ss.cwd == "" || ss.branch == "" {
-			var env struct {
-				CWD       string `json:"cwd"`
-				GitBranch string `json:"gitBranch"`
-			}
-			_ = json.Unmarshal(envelope, &env) // optional fields
-			if ss.cwd == "" {
-				ss.cwd = env.CWD
-			}
-			if ss.branch == "" {
-				ss.branch = env.GitBranch
-			}
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO session_messages
-			(session_id, seq, key, uuid, parent_uuid, type, role, created_at, is_sidechain, is_compact, content_hash, envelope)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			rec.SessionID, ss.seq, rec.Key(), rec.UUID, rec.ParentUUID, rec.Type, rec.Role, ts,
-			rec.IsSidechain, rec.IsCompact, hash, string(envelope))
-		if err != nil {
-			return classify(err)
-		}
-		ss.added++
-		fr.Added++
-		return nil
-	})
+	}, func(rec *claudecode.Record) error { return fi.record(ctx, rec) })
 	if err != nil {
 		return fail(err)
 	}
@@ -354,10 +243,173 @@ func (e *Engine) importFile(ctx context.Context, f claudecode.File, opts ImportO
 	if rrep.Redactions.Total() > 0 {
 		fr.Redactions = rrep.Redactions.Counts
 	}
-	for _, id := range order {
-		ss := sessions[id]
-		fr.Sessions = append(fr.Sessions, id)
-		_, err := tx.ExecContext(ctx, `UPDATE sessions SET
+	if err := fi.finish(ctx, fh, rrep, startLine); err != nil {
+		return fail(err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail(classify(err))
+	}
+	return fr, fi.st
+}
+
+// resumePoint returns where the last import of path stopped (offset and
+// line) when the file only grew since: the bytes before that offset hash as
+// they did. Otherwise the file is read from the start.
+func resumePoint(ctx context.Context, tx *sql.Tx, fh *os.File, path string, size int64) (int64, int, error) {
+	var prevOff int64
+	var prevLines int
+	var prevHead string
+	err := tx.QueryRowContext(ctx, "SELECT end_offset, lines, head_sha256 FROM session_files WHERE path = ?", path).Scan(&prevOff, &prevLines, &prevHead)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, 0, nil
+	case err != nil:
+		return 0, 0, classify(err)
+	case prevOff > size:
+		return 0, 0, nil
+	}
+	h, err := headHash(fh, prevOff)
+	if err != nil || h != prevHead {
+		return 0, 0, err
+	}
+	return prevOff, prevLines, nil
+}
+
+// fileImport is the state of one file's import, inside its transaction.
+type fileImport struct {
+	ses  *Sessions
+	tx   *sql.Tx
+	file claudecode.File
+	opts ImportOptions
+	now  int64 // Unix ms
+	fr   *FileReport
+	st   importStats
+
+	sessions map[string]*sessionState
+	order    []string        // session ids in first-seen order
+	excluded map[string]bool // session id -> matches opts.Exclude
+}
+
+// isExcluded reports whether the session matches an exclude glob.
+func (fi *fileImport) isExcluded(session string) bool {
+	ex, seen := fi.excluded[session]
+	if !seen {
+		for _, g := range fi.opts.Exclude {
+			if ok, _ := filepath.Match(g, session); ok {
+				ex = true
+			}
+		}
+		fi.excluded[session] = ex
+	}
+	return ex
+}
+
+// session returns the state of a session, creating its row on first sight.
+func (fi *fileImport) session(ctx context.Context, id string) (*sessionState, error) {
+	if ss := fi.sessions[id]; ss != nil {
+		return ss, nil
+	}
+	ss := &sessionState{prj: fi.file.Project}
+	if err := fi.tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM session_messages WHERE session_id = ?", id).Scan(&ss.seq); err != nil {
+		return nil, classify(err)
+	}
+	if _, err := fi.tx.ExecContext(ctx, `INSERT INTO sessions (id, project, imported_at, updated_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (id) DO NOTHING`, id, fi.file.Project, fi.now, fi.now); err != nil {
+		return nil, classify(err)
+	}
+	fi.sessions[id] = ss
+	fi.order = append(fi.order, id)
+	return ss, nil
+}
+
+// record stores one record unless its session is excluded or it is
+// already stored: its content (once per distinct content, chunked into
+// searchable messages) and its envelope.
+func (fi *fileImport) record(ctx context.Context, rec *claudecode.Record) error {
+	if fi.isExcluded(rec.SessionID) {
+		fi.fr.Excluded++
+		return nil
+	}
+	ss, err := fi.session(ctx, rec.SessionID)
+	if err != nil {
+		return err
+	}
+	var exists int
+	if err := fi.tx.QueryRowContext(ctx, "SELECT count(*) FROM session_messages WHERE session_id = ? AND key = ?", rec.SessionID, rec.Key()).Scan(&exists); err != nil {
+		return classify(err)
+	}
+	if exists > 0 {
+		fi.fr.Known++
+		return nil
+	}
+	envelope, content, err := claudecode.SplitContent(rec.JSON)
+	if err != nil {
+		return err
+	}
+	var hash any
+	if content != nil {
+		sum := sha256.Sum256(content)
+		h := hex.EncodeToString(sum[:])
+		hash = h
+		created := rec.Timestamp.UnixMilli()
+		if rec.Timestamp.IsZero() {
+			created = fi.now
+		}
+		isNew, n, err := fi.ses.storeContentTx(ctx, fi.tx, h, content, rec, created, fi.opts.Chunk)
+		if err != nil {
+			return err
+		}
+		if isNew {
+			fi.st.contentsNew++
+			fi.st.chunks += n
+		} else {
+			fi.st.contentsShared++
+		}
+	}
+	ss.seq++
+	var ts int64
+	if !rec.Timestamp.IsZero() {
+		ts = rec.Timestamp.UnixMilli()
+		if ss.first == 0 || ts < ss.first {
+			ss.first = ts
+		}
+		if ts > ss.last {
+			ss.last = ts
+		}
+	}
+	if ss.cwd == "" || ss.branch == "" {
+		var env struct {
+			CWD       string `json:"cwd"`
+			GitBranch string `json:"gitBranch"`
+		}
+		_ = json.Unmarshal(envelope, &env) // optional fields
+		if ss.cwd == "" {
+			ss.cwd = env.CWD
+		}
+		if ss.branch == "" {
+			ss.branch = env.GitBranch
+		}
+	}
+	_, err = fi.tx.ExecContext(ctx, `INSERT INTO session_messages
+		(session_id, seq, key, uuid, parent_uuid, type, role, created_at, is_sidechain, is_compact, content_hash, envelope)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		rec.SessionID, ss.seq, rec.Key(), rec.UUID, rec.ParentUUID, rec.Type, rec.Role, ts,
+		rec.IsSidechain, rec.IsCompact, hash, string(envelope))
+	if err != nil {
+		return classify(err)
+	}
+	ss.added++
+	fi.fr.Added++
+	return nil
+}
+
+// finish updates the sessions' counters and time span and records where
+// the file's import stopped, so the next import resumes there.
+func (fi *fileImport) finish(ctx context.Context, fh *os.File, rrep *claudecode.Report, startLine int) error {
+	for _, id := range fi.order {
+		ss := fi.sessions[id]
+		fi.fr.Sessions = append(fi.fr.Sessions, id)
+		_, err := fi.tx.ExecContext(ctx, `UPDATE sessions SET
 				message_count = message_count + ?,
 				first_at = CASE WHEN first_at = 0 OR (? <> 0 AND ? < first_at) THEN ? ELSE first_at END,
 				last_at = max(last_at, ?),
@@ -365,24 +417,21 @@ func (e *Engine) importFile(ctx context.Context, f claudecode.File, opts ImportO
 				git_branch = CASE WHEN git_branch = '' THEN ? ELSE git_branch END,
 				updated_at = ?
 			WHERE id = ?`,
-			ss.added, ss.first, ss.first, ss.first, ss.last, ss.cwd, ss.branch, now, id)
+			ss.added, ss.first, ss.first, ss.first, ss.last, ss.cwd, ss.branch, fi.now, id)
 		if err != nil {
-			return fail(classify(err))
+			return classify(err)
 		}
 	}
 	head, err := headHash(fh, rrep.EndOffset)
 	if err != nil {
-		return fail(err)
+		return err
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO session_files (path, end_offset, lines, head_sha256, imported_at) VALUES (?, ?, ?, ?, ?)
+	if _, err := fi.tx.ExecContext(ctx, `INSERT INTO session_files (path, end_offset, lines, head_sha256, imported_at) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (path) DO UPDATE SET end_offset = excluded.end_offset, lines = excluded.lines, head_sha256 = excluded.head_sha256, imported_at = excluded.imported_at`,
-		f.Path, rrep.EndOffset, startLine+linesConsumed(rrep), head, now); err != nil {
-		return fail(classify(err))
+		fi.file.Path, rrep.EndOffset, startLine+linesConsumed(rrep), head, fi.now); err != nil {
+		return classify(err)
 	}
-	if err := tx.Commit(); err != nil {
-		return fail(classify(err))
-	}
-	return fr, st
+	return nil
 }
 
 // linesConsumed is the number of complete lines a read consumed (a
@@ -405,7 +454,7 @@ func headHash(f *os.File, n int64) (string, error) {
 
 // storeContentTx stores a record's content once: a new content gets its
 // text chunked and each chunk stored as a message of SessionChannel.
-func (e *Engine) storeContentTx(ctx context.Context, tx *sql.Tx, hash string, content []byte, rec *claudecode.Record, created int64, co chunk.Options) (isNew bool, chunks int, err error) {
+func (ses *Sessions) storeContentTx(ctx context.Context, tx *sql.Tx, hash string, content []byte, rec *claudecode.Record, created int64, co chunk.Options) (isNew bool, chunks int, err error) {
 	text := strings.ReplaceAll(rec.Text(), "\x00", "\uFFFD")
 	res, err := tx.ExecContext(ctx, "INSERT INTO session_contents (hash, content, text, tokens) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
 		hash, string(content), text, chunk.Tokens(text))
@@ -425,7 +474,7 @@ func (e *Engine) storeContentTx(ctx context.Context, tx *sql.Tx, hash string, co
 			continue
 		}
 		md, _ := json.Marshal(map[string]any{"source": "claude-code", "content_hash": hash, "chunk": i, "chunks": len(cs), "tokens": c.Tokens})
-		p, err := e.prepare(NewMessage{
+		p, err := ses.msgs.prepare(NewMessage{
 			Channel:   SessionChannel,
 			Sender:    sender,
 			Content:   text[c.Start:c.End],
@@ -436,7 +485,7 @@ func (e *Engine) storeContentTx(ctx context.Context, tx *sql.Tx, hash string, co
 		if err != nil {
 			return false, 0, fmt.Errorf("engine: chunk %d of content %s: %w", i, hash[:12], err)
 		}
-		wr, err := e.writeTx(ctx, tx, p)
+		wr, err := ses.msgs.writeTx(ctx, tx, p)
 		if err != nil {
 			return false, 0, err
 		}
@@ -498,18 +547,18 @@ func checkSessionID(id string) (string, error) {
 	return strings.ToLower(id), nil
 }
 
-// GetSession returns the session with id, or ErrNotFound.
-func (e *Engine) GetSession(ctx context.Context, id string) (Session, error) {
+// Get returns the session with id, or ErrNotFound.
+func (ses *Sessions) Get(ctx context.Context, id string) (Session, error) {
 	id, err := checkSessionID(id)
 	if err != nil {
 		return Session{}, err
 	}
-	done, err := e.enter()
+	done, err := ses.enter()
 	if err != nil {
 		return Session{}, err
 	}
 	defer done()
-	ss, err := e.listSessions(ctx, "WHERE id = ?", id)
+	ss, err := ses.list(ctx, "WHERE id = ?", id)
 	if err != nil {
 		return Session{}, err
 	}
@@ -519,18 +568,18 @@ func (e *Engine) GetSession(ctx context.Context, id string) (Session, error) {
 	return ss[0], nil
 }
 
-// ListSessions returns every imported session, most recent first.
-func (e *Engine) ListSessions(ctx context.Context) ([]Session, error) {
-	done, err := e.enter()
+// List returns every imported session, most recent first.
+func (ses *Sessions) List(ctx context.Context) ([]Session, error) {
+	done, err := ses.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	return e.listSessions(ctx, "")
+	return ses.list(ctx, "")
 }
 
-func (e *Engine) listSessions(ctx context.Context, where string, args ...any) ([]Session, error) {
-	rows, err := e.r.QueryContext(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
+func (ses *Sessions) list(ctx context.Context, where string, args ...any) ([]Session, error) {
+	rows, err := ses.r.QueryContext(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
 		FROM sessions `+where+` ORDER BY last_at DESC, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: list sessions: %w", classify(err))
@@ -549,19 +598,19 @@ func (e *Engine) listSessions(ctx context.Context, where string, args ...any) ([
 	return out, classify(rows.Err())
 }
 
-// SessionMessages loads the records of a session in order (the context an
+// Messages loads the records of a session in order (the context an
 // agent resumes from). ErrNotFound if the session does not exist.
-func (e *Engine) SessionMessages(ctx context.Context, id string) ([]SessionRecord, error) {
+func (ses *Sessions) Messages(ctx context.Context, id string) ([]SessionRecord, error) {
 	id, err := checkSessionID(id)
 	if err != nil {
 		return nil, err
 	}
-	done, err := e.enter()
+	done, err := ses.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	return e.sessionMessages(ctx, e.r, id)
+	return ses.messages(ctx, ses.r, id)
 }
 
 type querier interface {
@@ -569,7 +618,7 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func (e *Engine) sessionMessages(ctx context.Context, q querier, id string) ([]SessionRecord, error) {
+func (ses *Sessions) messages(ctx context.Context, q querier, id string) ([]SessionRecord, error) {
 	var n int
 	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE id = ?", id).Scan(&n); err != nil {
 		return nil, fmt.Errorf("engine: session %s: %w", id, classify(err))
@@ -616,16 +665,16 @@ type SessionRef struct {
 	End       int    `json:"end"`
 }
 
-// SessionRefs returns the session records that contain the chunk stored as
+// Refs returns the session records that contain the chunk stored as
 // message id (a search hit in SessionChannel), oldest session first. It is
 // empty for messages that are not session chunks.
-func (e *Engine) SessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error) {
-	done, err := e.enter()
+func (ses *Sessions) Refs(ctx context.Context, messageID int64) ([]SessionRef, error) {
+	done, err := ses.enter()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	rows, err := e.r.QueryContext(ctx, `SELECT sm.session_id, sm.seq, sm.uuid, ch.idx, ch.start_byte, ch.end_byte
+	rows, err := ses.r.QueryContext(ctx, `SELECT sm.session_id, sm.seq, sm.uuid, ch.idx, ch.start_byte, ch.end_byte
 		FROM session_chunks ch JOIN session_messages sm ON sm.content_hash = ch.content_hash
 		WHERE ch.message_id = ? ORDER BY sm.created_at, sm.session_id, sm.seq`, messageID)
 	if err != nil {
@@ -643,11 +692,11 @@ func (e *Engine) SessionRefs(ctx context.Context, messageID int64) ([]SessionRef
 	return out, classify(rows.Err())
 }
 
-// WriteSessionJSONL writes a session as Claude Code JSONL: one canonical
+// WriteJSONL writes a session as Claude Code JSONL: one canonical
 // record per line, in order. Importing that output into an empty store and
 // exporting again gives the same bytes.
-func (e *Engine) WriteSessionJSONL(ctx context.Context, id string, w io.Writer) error {
-	recs, err := e.SessionMessages(ctx, id)
+func (ses *Sessions) WriteJSONL(ctx context.Context, id string, w io.Writer) error {
+	recs, err := ses.Messages(ctx, id)
 	if err != nil {
 		return err
 	}

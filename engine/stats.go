@@ -15,15 +15,20 @@ type StoreStats struct {
 	ByType    map[string]int64 `json:"by_type"`
 	ByAgent   map[string]int64 `json:"by_agent"` // "name" or "name@project"
 	Sessions  SessionStats     `json:"sessions"`
-	// Search counts every process's searches on this data dir and their
-	// average time (each process adds its counts every 64 searches and
-	// when it closes).
+	// Search counts this process's searches and those other processes
+	// stored, with their average time. A process stores its counts with
+	// its next message write, or when it closes after writing or after 64
+	// searches; a read-only process with fewer searches (a one-shot
+	// `cairn search`) stores none, since a read makes no durable write.
 	Search SearchStats `json:"search"`
 	Bytes  DiskStats   `json:"bytes"`
 	// Embedder holds the embedder's cache counters since this engine was
 	// opened (nil without an embedder that keeps a cache).
 	Embedder *EmbedderStats `json:"embedder,omitempty"`
-	Notes    []string       `json:"notes,omitempty"`
+	// Vectors is the backlog of the vectors of this engine's embedder,
+	// else of the active set's model.
+	Vectors VectorBacklog `json:"vectors"`
+	Notes   []string      `json:"notes,omitempty"`
 }
 
 // SessionStats counts imported sessions.
@@ -46,7 +51,7 @@ type DiskStats struct {
 	FTS      int64 `json:"fts"`      // messages_fts shadow tables
 	Sessions int64 `json:"sessions"` // session tables and indexes
 	Vectors  int64 `json:"vectors"`  // vectors/
-	Graph    int64 `json:"graph"`    // graph/ (no graph store yet: 0)
+	Graph    int64 `json:"graph"`    // graph/ (reserved in the data dir layout; 0 while nothing writes there)
 	Models   int64 `json:"models"`   // models/
 	Other    int64 `json:"other"`
 }
@@ -99,81 +104,17 @@ func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
 		st.Sessions.DedupRatio = float64(withContent) / float64(st.Sessions.Contents)
 	}
 
-	// Files.
-	filepath.WalkDir(e.dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		rel, _ := filepath.Rel(e.dir, p)
-		rel = filepath.ToSlash(rel)
-		n := info.Size()
-		st.Bytes.Total += n
-		switch {
-		case rel == DBFile || rel == DBFile+"-wal":
-			st.Bytes.SQLite += n
-		case rel == DBFile+"-shm":
-			st.Bytes.Other += n
-		case strings.HasPrefix(rel, "vectors/"):
-			st.Bytes.Vectors += n
-		case strings.HasPrefix(rel, "graph/"):
-			st.Bytes.Graph += n
-		case strings.HasPrefix(rel, "models/"):
-			st.Bytes.Models += n
-		default:
-			st.Bytes.Other += n
-		}
-		return nil
-	})
-	// Inside SQLite, by table (dbstat counts pages of the main file).
-	rows, err := e.r.QueryContext(ctx, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
-	if err != nil {
-		st.Notes = append(st.Notes, "per-table sizes unavailable: "+err.Error())
-	} else {
-		defer rows.Close()
-		idx := map[string]string{}
-		irows, err := e.r.QueryContext(ctx, "SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")
-		if err == nil {
-			for irows.Next() {
-				var n, tbl string
-				if irows.Scan(&n, &tbl) == nil {
-					idx[n] = tbl
-				}
-			}
-			irows.Close()
-		}
-		for rows.Next() {
-			var name string
-			var n int64
-			if err := rows.Scan(&name, &n); err != nil {
-				return nil, classify(err)
-			}
-			tbl := name
-			if t, ok := idx[name]; ok {
-				tbl = t
-			} else if strings.HasPrefix(name, "sqlite_autoindex_") {
-				tbl = strings.TrimSuffix(strings.TrimPrefix(name, "sqlite_autoindex_"), "_1")
-				if i := strings.LastIndexByte(tbl, '_'); i > 0 && strings.HasPrefix(name, "sqlite_autoindex_") {
-					tbl = tbl[:i]
-				}
-			}
-			switch {
-			case strings.HasPrefix(tbl, "messages_fts"):
-				st.Bytes.FTS += n
-			case tbl == "messages":
-				st.Bytes.Messages += n
-			case strings.HasPrefix(tbl, "session"):
-				st.Bytes.Sessions += n
-			}
-		}
+	fileBytes(e.dir, &st.Bytes)
+	if err := e.tableBytes(ctx, st); err != nil {
+		return nil, err
 	}
 	if es, ok := e.EmbedderStats(); ok {
 		st.Embedder = &es
 	} else {
 		st.Notes = append(st.Notes, "embedding cache hit rate: no embedder with a cache in this process")
+	}
+	if st.Vectors, err = e.vectorBacklog(ctx, ""); err != nil {
+		return nil, err
 	}
 	ss, err := e.searchStats(ctx)
 	if err != nil {
@@ -181,4 +122,84 @@ func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
 	}
 	st.Search = ss
 	return st, nil
+}
+
+// fileBytes adds up the sizes of the files of the data dir dir by part.
+func fileBytes(dir string, b *DiskStats) {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		n := info.Size()
+		b.Total += n
+		switch {
+		case rel == DBFile || rel == DBFile+"-wal":
+			b.SQLite += n
+		case rel == DBFile+"-shm":
+			b.Other += n
+		case strings.HasPrefix(rel, "vectors/"):
+			b.Vectors += n
+		case strings.HasPrefix(rel, "graph/"):
+			b.Graph += n
+		case strings.HasPrefix(rel, "models/"):
+			b.Models += n
+		default:
+			b.Other += n
+		}
+		return nil
+	})
+}
+
+// tableBytes adds the bytes of the messages, FTS5 and session tables and
+// their indexes inside the SQLite file (dbstat counts pages of the main
+// file); without dbstat it says so in st.Notes.
+func (e *Engine) tableBytes(ctx context.Context, st *StoreStats) error {
+	rows, err := e.r.QueryContext(ctx, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
+	if err != nil {
+		st.Notes = append(st.Notes, "per-table sizes unavailable: "+err.Error())
+		return nil
+	}
+	defer rows.Close()
+	idx := map[string]string{}
+	irows, err := e.r.QueryContext(ctx, "SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")
+	if err == nil {
+		for irows.Next() {
+			var n, tbl string
+			if irows.Scan(&n, &tbl) == nil {
+				idx[n] = tbl
+			}
+		}
+		irows.Close()
+	}
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return classify(err)
+		}
+		tbl := name
+		if t, ok := idx[name]; ok {
+			tbl = t
+		} else if strings.HasPrefix(name, "sqlite_autoindex_") {
+			tbl = strings.TrimSuffix(strings.TrimPrefix(name, "sqlite_autoindex_"), "_1")
+			if i := strings.LastIndexByte(tbl, '_'); i > 0 && strings.HasPrefix(name, "sqlite_autoindex_") {
+				tbl = tbl[:i]
+			}
+		}
+		switch {
+		case strings.HasPrefix(tbl, "messages_fts"):
+			st.Bytes.FTS += n
+		case tbl == "messages":
+			st.Bytes.Messages += n
+		case strings.HasPrefix(tbl, "session"):
+			st.Bytes.Sessions += n
+		}
+	}
+	return nil
 }

@@ -2,7 +2,11 @@ package engine_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -42,5 +46,121 @@ func TestSearchStatsPersist(t *testing.T) {
 	}
 	if st.Search.Searches != 71 || st.Search.AvgMs <= 0 {
 		t.Errorf("search stats = %+v, want 71 searches and a positive average", st.Search)
+	}
+}
+
+// TestSearchMakesNoWrite: searches, listings and the stats of a process
+// that writes nothing leave the database file and its WAL untouched (same
+// bytes, same mtime, empty WAL), and the searches still show in that
+// process's stats.
+func TestSearchMakesNoWrite(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"flaky tests in the parser", "the parser is fast", "tests pass again"} {
+		if _, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: c}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, engine.DBFile)
+	before := fileState(t, db)
+
+	r, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"parser", "flaky tests", ""} {
+		if _, err := r.Search(ctx, engine.SearchRequest{Query: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.ListChannels(ctx, engine.Scope{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.ListAgents(ctx, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.GetAgentNotes(ctx, "a", "", 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Sessions().List(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, err := r.StoreStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Search.Searches != 3 {
+		t.Errorf("searches = %d, want the 3 of this process", st.Search.Searches)
+	}
+	if wal, err := os.Stat(db + "-wal"); err == nil && wal.Size() != 0 {
+		t.Errorf("WAL holds %d bytes after searches only, want none", wal.Size())
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if after := fileState(t, db); after != before {
+		t.Errorf("database file changed by searches:\n before %+v\n after  %+v", before, after)
+	}
+	if wal, err := os.Stat(db + "-wal"); err == nil && wal.Size() != 0 {
+		t.Errorf("WAL holds %d bytes after close, want none", wal.Size())
+	}
+}
+
+// state is what a write to a file changes.
+type state struct {
+	size  int64
+	mtime time.Time
+	sum   [sha256.Size]byte
+}
+
+func fileState(t *testing.T, path string) state {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state{size: fi.Size(), mtime: fi.ModTime(), sum: sha256.Sum256(b)}
+}
+
+// TestSearchStatsRideOnWrites: a process's searches reach the stored totals
+// with its next message write, before it closes.
+func TestSearchStatsRideOnWrites(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	e, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for range 3 {
+		if _, err := e.Search(ctx, engine.SearchRequest{Query: "anything"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "a write carries the counts"}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	st, err := other.StoreStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Search.Searches != 3 {
+		t.Errorf("another process sees %d searches, want the 3 stored with the write", st.Search.Searches)
 	}
 }

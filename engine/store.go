@@ -68,7 +68,10 @@ func (e *Engine) write(ctx context.Context, p prepared) (WriteResult, error) {
 	if err != nil {
 		return WriteResult{}, err
 	}
-	if err := tx.Commit(); err != nil {
+	counted := e.addSearchesTx(ctx, tx)
+	err = tx.Commit()
+	counted(err == nil)
+	if err != nil {
 		return WriteResult{}, fmt.Errorf("engine: store message: %w", classify(err))
 	}
 	if res.Created {
@@ -77,8 +80,9 @@ func (e *Engine) write(ctx context.Context, p prepared) (WriteResult, error) {
 	return res, nil
 }
 
-// writeTx stores p inside tx. Later issues add the vector outbox row here,
-// in the same transaction.
+// writeTx stores p inside tx: the message, its FTS5 row and its vector
+// outbox rows in one transaction, so the keyword index and the vectors can
+// never miss a committed message.
 func (e *Engine) writeTx(ctx context.Context, tx *sql.Tx, p prepared) (WriteResult, error) {
 	now := e.opts.Now().UnixMilli()
 	created := p.createdAt

@@ -7,17 +7,16 @@ import (
 	"encoding/json"
 	"github.com/cairn-dev/cairn/engine/redact"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
 )
 
 var (
-	agentRE   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	projectRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$`)
-	channelRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/:-]{0,127}$`)
-	typeRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	agentRE   = nameSyntax{max: 64, punct: "._-"}
+	projectRE = nameSyntax{max: 128, punct: "._/-"}
+	channelRE = nameSyntax{max: 128, punct: "._/:-"}
+	typeRE    = nameSyntax{max: 64, punct: "._-"}
 )
 
 const (
@@ -107,7 +106,7 @@ type prepared struct {
 	wordCount      int
 	hasBreadcrumbs bool
 	createdAt      int64  // Unix ms; 0 = now
-	redactions     string // spans redacted per rule (issue 8), redact.Report.String()
+	redactions     string // spans redacted per rule, redact.Report.String()
 }
 
 func (e *Engine) prepare(in NewMessage) (prepared, error) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // messageEfSearch is the ef_search of message collections: Chroma's
@@ -24,8 +25,15 @@ const VectorsDir = "vectors"
 // the engine's message collections.
 const vectorDatabase = "cairn"
 
-// embedBatch is the number of messages the worker embeds per call.
-const embedBatch = 64
+// embedBatch is the number of messages the background worker claims,
+// embeds and writes per round: large enough that the SQLite and bbolt
+// commits are a small share of the encoder's time, small enough that a
+// round ends well within outboxLease on a busy machine.
+const embedBatch = 256
+
+// syncBatch is the same for SyncVectors and Rebuild, where a caller waits
+// for the whole backlog.
+const syncBatch = 512
 
 // vectors is the engine's vector side: the vecstore and the background
 // worker that drains the outbox.
@@ -40,9 +48,6 @@ type vectors struct {
 	mu struct {
 		sync.Mutex
 		colls map[string]string // collection name -> vecstore id
-		// docs is the message count for keyword term pruning, read at docsAt.
-		docs   int64
-		docsAt time.Time
 	}
 }
 
@@ -56,10 +61,28 @@ func (e *Engine) openVectors(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if e.vec.emb == nil && len(sets) == 0 {
+	if e.vec.emb == nil && len(sets) == 0 && !e.opts.VectorStore.Open {
 		return nil
 	}
-	st, err := vecstore.Open(ctx, filepath.Join(e.dir, VectorsDir), vecstore.Options{Logger: e.opts.Logger})
+	if err := e.openVectorStore(ctx, sets); err != nil {
+		return err
+	}
+	if e.opts.NoVectorWorker {
+		return nil
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	e.vec.cancel = cancel
+	e.vec.wg.Add(1)
+	go e.vectorWorker(wctx)
+	return nil
+}
+
+// openVectorStore opens the vecstore and, for an embedder whose model has
+// no live set while no set is active (a store written before any model),
+// creates its set with every stored message queued.
+func (e *Engine) openVectorStore(ctx context.Context, sets []VectorSet) error {
+	st, err := vecstore.Open(ctx, filepath.Join(e.dir, VectorsDir),
+		vecstore.Options{Logger: e.opts.Logger, AllowReset: e.opts.VectorStore.AllowReset})
 	if err != nil {
 		return fmt.Errorf("engine: open vectors: %w", err)
 	}
@@ -81,21 +104,36 @@ func (e *Engine) openVectors(ctx context.Context) error {
 		}
 		switch {
 		case active == nil:
-			// First model (or the active set was lost): fill lazily, starting now.
-			if _, err := e.createSet(ctx, emb.ModelID(), emb.Dim()); err != nil {
+			// First model (or the active set was lost): the set is
+			// filled in the background, or by SyncVectors.
+			s, err := e.createSet(ctx, emb.ModelID(), emb.Dim())
+			if err != nil {
 				st.Close()
 				return err
+			}
+			if n, err := e.queued(ctx, s.ID); err == nil && n > 0 {
+				e.opts.Logger.Info("messages queued for vectors", "messages", n, "model", emb.ModelID(), "set", s.ID)
 			}
 		case active.ModelID != emb.ModelID():
 			e.opts.Logger.Warn("embedder differs from the active vectors: semantic search is off in this process until the vectors are rebuilt with it (cairn rebuild)",
 				"embedder", emb.ModelID(), "active", active.ModelID)
 		}
 	}
-	wctx, cancel := context.WithCancel(context.Background())
-	e.vec.cancel = cancel
-	e.vec.wg.Add(1)
-	go e.vectorWorker(wctx)
 	return nil
+}
+
+// VectorStore returns the engine's vector store (DIR/vectors): the one
+// *vecstore.Store of the process, to hand to whatever else serves
+// collections, since a second Store on the same directory would replay
+// every write of the first through the file lock and hold each shared
+// collection in memory twice. It is nil when the store is not open (no
+// embedder, no vector set and Options.VectorStore.Open false). The engine
+// owns it: Close closes it, callers must not.
+func (e *Engine) VectorStore() *vecstore.Store {
+	if e.vec == nil {
+		return nil
+	}
+	return e.vec.store
 }
 
 // closeVectors stops the worker and closes the vecstore. Called by Close.
@@ -249,7 +287,7 @@ func (e *Engine) collection(ctx context.Context, s VectorSet, create bool) (stri
 		efSearch := messageEfSearch
 		c, err = e.vec.store.CreateCollection(ctx, vecstore.CreateCollectionRequest{
 			Tenant: vecstore.DefaultTenant, Database: vectorDatabase, Name: s.Collection,
-			Metadata:    vecstore.Metadata{"cairn": vecstore.String("messages"), "model": vecstore.String(s.ModelID)},
+			Metadata:    vecstore.Metadata{"cairn": where.String("messages"), "model": where.String(s.ModelID)},
 			HNSW:        &vecstore.HNSWParams{Space: &space, EfSearch: &efSearch},
 			GetOrCreate: true, Model: s.ModelID, Dimension: s.Dim,
 		})
@@ -278,15 +316,15 @@ type vectorMeta struct {
 
 func (m vectorMeta) metadata() vecstore.Metadata {
 	return vecstore.Metadata{
-		"channel_id":      vecstore.String(m.channel),
-		"channel_type":    vecstore.String(m.channelType),
-		"agent_name":      vecstore.String(m.sender),
-		"project_id":      vecstore.String(m.project),
-		"timestamp":       vecstore.Int(m.created),
-		"confidence":      vecstore.Float(m.confidence),
-		"message_type":    vecstore.String(m.typ),
-		"word_count":      vecstore.Int(m.words),
-		"has_breadcrumbs": vecstore.Bool(m.breadcrumbs),
+		"channel_id":      where.String(m.channel),
+		"channel_type":    where.String(m.channelType),
+		"agent_name":      where.String(m.sender),
+		"project_id":      where.String(m.project),
+		"timestamp":       where.Int(m.created),
+		"confidence":      where.Float(m.confidence),
+		"message_type":    where.String(m.typ),
+		"word_count":      where.Int(m.words),
+		"has_breadcrumbs": where.Bool(m.breadcrumbs),
 	}
 }
 
@@ -416,10 +454,33 @@ func (e *Engine) servingSet(ctx context.Context) (VectorSet, bool, error) {
 	}
 	for _, s := range sets { // active first
 		if s.ModelID == e.vec.emb.ModelID() {
-			return s, true, nil
+			s.Pending, err = e.queued(ctx, s.ID)
+			return s, err == nil, err
 		}
 	}
 	return VectorSet{}, false, nil
+}
+
+// queued counts the messages waiting for their vector in set.
+func (e *Engine) queued(ctx context.Context, set int64) (int64, error) {
+	var n int64
+	if err := e.r.QueryRowContext(ctx, "SELECT count(*) FROM vector_outbox WHERE set_id = ? AND op = 0", set).Scan(&n); err != nil {
+		return 0, fmt.Errorf("engine: vector outbox: %w", classify(err))
+	}
+	return n, nil
+}
+
+// backlogNote says that semantic results over s miss the messages still
+// queued for their vector (s.Pending, as servingSet counts them); ok is
+// false when none are.
+func backlogNote(s VectorSet) (SearchNote, bool) {
+	switch {
+	case s.Pending == 0 && s.State != SetBuilding:
+		return SearchNote{}, false
+	case s.State == SetBuilding:
+		return SearchNote{Kind: NoteVectorsBuilding, Message: fmt.Sprintf("vectors of %s are still being built (%d messages to go): messages not embedded yet are found by keyword only (vector_missing)", s.ModelID, s.Pending)}, true
+	}
+	return SearchNote{Kind: NoteVectorsBuilding, Message: fmt.Sprintf("%d messages are still queued for vectors of %s: semantic search does not see them yet, keyword search does (vector_missing)", s.Pending, s.ModelID)}, true
 }
 
 // SyncVectors embeds every message still waiting for a vector in the sets
@@ -457,7 +518,7 @@ func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error
 		return fmt.Errorf("engine: vectors: %w", err)
 	}
 	for {
-		k, err := e.drainOnce(ctx, 512)
+		k, err := e.drainOnce(ctx, syncBatch)
 		if err != nil {
 			return err
 		}
@@ -477,7 +538,7 @@ func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error
 			}
 			if leased == 0 {
 				// One more pass promotes a building set emptied by another worker.
-				if _, err := e.drainOnce(ctx, 512); err != nil {
+				if _, err := e.drainOnce(ctx, syncBatch); err != nil {
 					return err
 				}
 				return nil
@@ -498,8 +559,8 @@ type semanticHit struct {
 }
 
 // semanticSearch embeds query and returns the k nearest messages among
-// those matching where, by descending similarity.
-func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32, where *vecstore.Where, k int) ([]semanticHit, error) {
+// those matching filter, by descending similarity.
+func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32, filter *where.Expr, k int) ([]semanticHit, error) {
 	coll, err := e.collection(ctx, s, false)
 	if errors.Is(err, vecstore.ErrNotFound) {
 		return nil, nil // nothing embedded yet
@@ -508,7 +569,7 @@ func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32
 		return nil, err
 	}
 	res, err := e.vec.store.Query(ctx, coll, vecstore.QueryRequest{
-		Embeddings: [][]float32{qvec}, NResults: &k, Where: where,
+		Embeddings: [][]float32{qvec}, NResults: &k, Where: filter,
 		Include: []vecstore.Include{vecstore.IncludeDistances}, Model: s.ModelID,
 	})
 	if err != nil {

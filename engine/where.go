@@ -1,31 +1,42 @@
 package engine
 
 import (
-	"bytes"
-	"fmt"
-	"math"
+	"errors"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // The metadata every message vector carries, which Filter.Where may name.
 // timestamp is created_at in Unix milliseconds (UTC).
 var whereKeys = map[string]struct {
-	kind vecstore.Kind
+	kind where.Kind
 	col  string // SQL over the messages table aliased c
 }{
-	"channel_id":      {vecstore.KindString, "c.channel_id"},
-	"channel_type":    {vecstore.KindString, "(SELECT ch.channel_type FROM channels ch WHERE ch.id = c.channel_id)"},
-	"agent_name":      {vecstore.KindString, "c.sender_id"},
-	"project_id":      {vecstore.KindString, "c.sender_project_id"},
-	"timestamp":       {vecstore.KindInt, "c.created_at"},
-	"confidence":      {vecstore.KindFloat, "c.confidence"},
-	"message_type":    {vecstore.KindString, "c.message_type"},
-	"word_count":      {vecstore.KindInt, "c.word_count"},
-	"has_breadcrumbs": {vecstore.KindBool, "c.has_breadcrumbs"},
+	"channel_id":      {where.KindString, "c.channel_id"},
+	"channel_type":    {where.KindString, "(SELECT ch.channel_type FROM channels ch WHERE ch.id = c.channel_id)"},
+	"agent_name":      {where.KindString, "c.sender_id"},
+	"project_id":      {where.KindString, "c.sender_project_id"},
+	"timestamp":       {where.KindInt, "c.created_at"},
+	"confidence":      {where.KindFloat, "c.confidence"},
+	"message_type":    {where.KindString, "c.message_type"},
+	"word_count":      {where.KindInt, "c.word_count"},
+	"has_breadcrumbs": {where.KindBool, "c.has_breadcrumbs"},
+}
+
+// whereSchema types the keys of whereKeys for the parser, so that one walk
+// checks the keys and converts the operands to their types (an int
+// compared with confidence becomes a float, an integral float compared
+// with timestamp or word_count an int): SQL and vecstore then evaluate the
+// filter the same way.
+func whereSchema() where.Schema {
+	keys := make(map[string]where.Kind, len(whereKeys))
+	for k, v := range whereKeys {
+		keys[k] = v.kind
+	}
+	return where.Schema{Keys: keys, MaxDepth: 32}
 }
 
 // WhereKeys lists the metadata keys a where filter may use.
@@ -38,87 +49,33 @@ func WhereKeys() []string {
 	return keys
 }
 
-// parseWhere parses a Chroma-style where filter over message metadata and
-// normalizes its operands to the keys' types (an int compared with
-// confidence becomes a float, an integral float compared with timestamp or
-// word_count an int), so that SQL and vecstore evaluate it the same way.
-// Empty input is no filter.
-func parseWhere(raw []byte) (*vecstore.Where, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil
-	}
-	w, err := vecstore.ParseWhere(raw)
+// parseWhere parses a where filter over message metadata against
+// whereSchema. Empty input is no filter.
+func parseWhere(raw []byte) (*where.Expr, error) {
+	w, err := whereSchema().Parse(raw)
 	if err != nil {
-		return nil, invalid("where", "%s", vecstore.ErrorMessage(err))
-	}
-	if w == nil {
-		return nil, nil
-	}
-	if err := normalizeWhere(w, 0); err != nil {
-		return nil, err
+		var we *where.Error
+		if errors.As(err, &we) {
+			return nil, invalid("where", "%s", we.Reason)
+		}
+		return nil, invalid("where", "%v", err)
 	}
 	return w, nil
 }
 
-func normalizeWhere(w *vecstore.Where, depth int) error {
-	if depth > 32 {
-		return invalid("where", "nested more than 32 levels")
-	}
-	if w.Op == vecstore.OpAnd || w.Op == vecstore.OpOr {
-		for _, c := range w.Children {
-			if err := normalizeWhere(c, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	k, ok := whereKeys[w.Key]
-	if !ok {
-		return invalid("where", "unknown metadata key %q: use one of %s", w.Key, strings.Join(WhereKeys(), ", "))
-	}
-	switch w.Op {
-	case vecstore.OpGt, vecstore.OpGte, vecstore.OpLt, vecstore.OpLte:
-		if k.kind == vecstore.KindString || k.kind == vecstore.KindBool {
-			return invalid("where", "%s is a %s: %s needs a number key", w.Key, k.kind, w.Op)
-		}
-	}
-	conv := func(v vecstore.Value) (vecstore.Value, error) {
-		switch {
-		case v.Kind == k.kind:
-			return v, nil
-		case k.kind == vecstore.KindFloat && v.Kind == vecstore.KindInt:
-			return vecstore.Float(float64(v.Int)), nil
-		case k.kind == vecstore.KindInt && v.Kind == vecstore.KindFloat && v.Float == math.Trunc(v.Float) && math.Abs(v.Float) < 1<<53:
-			return vecstore.Int(int64(v.Float)), nil
-		}
-		return v, invalid("where", "%s is a %s, got a %s operand", w.Key, k.kind, v.Kind)
-	}
-	var err error
-	if w.Op == vecstore.OpIn || w.Op == vecstore.OpNin {
-		for i := range w.Values {
-			if w.Values[i], err = conv(w.Values[i]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	w.Value, err = conv(w.Value)
-	return err
-}
-
 // whereSQL renders a normalized where as SQL over messages aliased c.
-func whereSQL(w *vecstore.Where) (string, []any, error) {
+func whereSQL(w *where.Expr) (string, []any, error) {
 	var args []any
-	var render func(w *vecstore.Where) (string, error)
-	arg := func(v vecstore.Value) any {
+	var render func(w *where.Expr) (string, error)
+	arg := func(v where.Value) any {
 		switch v.Kind {
-		case vecstore.KindString:
+		case where.KindString:
 			return v.Str
-		case vecstore.KindInt:
+		case where.KindInt:
 			return v.Int
-		case vecstore.KindFloat:
+		case where.KindFloat:
 			return v.Float
-		case vecstore.KindBool:
+		case where.KindBool:
 			if v.Bool {
 				return 1
 			}
@@ -126,11 +83,11 @@ func whereSQL(w *vecstore.Where) (string, []any, error) {
 		}
 		return nil
 	}
-	render = func(w *vecstore.Where) (string, error) {
+	render = func(w *where.Expr) (string, error) {
 		switch w.Op {
-		case vecstore.OpAnd, vecstore.OpOr:
+		case where.OpAnd, where.OpOr:
 			if len(w.Children) == 0 {
-				if w.Op == vecstore.OpAnd {
+				if w.Op == where.OpAnd {
 					return "1", nil
 				}
 				return "0", nil
@@ -144,7 +101,7 @@ func whereSQL(w *vecstore.Where) (string, []any, error) {
 				parts[i] = s
 			}
 			sep := " AND "
-			if w.Op == vecstore.OpOr {
+			if w.Op == where.OpOr {
 				sep = " OR "
 			}
 			return "(" + strings.Join(parts, sep) + ")", nil
@@ -154,9 +111,9 @@ func whereSQL(w *vecstore.Where) (string, []any, error) {
 			return "", invalid("where", "unknown metadata key %q", w.Key)
 		}
 		switch w.Op {
-		case vecstore.OpIn, vecstore.OpNin:
+		case where.OpIn, where.OpNin:
 			if len(w.Values) == 0 {
-				if w.Op == vecstore.OpIn {
+				if w.Op == where.OpIn {
 					return "0", nil
 				}
 				return "1", nil
@@ -165,12 +122,12 @@ func whereSQL(w *vecstore.Where) (string, []any, error) {
 				args = append(args, arg(v))
 			}
 			op := " IN ("
-			if w.Op == vecstore.OpNin {
+			if w.Op == where.OpNin {
 				op = " NOT IN ("
 			}
 			return k.col + op + placeholders(len(w.Values)) + ")", nil
 		}
-		ops := map[vecstore.WhereOp]string{vecstore.OpEq: "=", vecstore.OpNe: "<>", vecstore.OpGt: ">", vecstore.OpGte: ">=", vecstore.OpLt: "<", vecstore.OpLte: "<="}
+		ops := map[where.Op]string{where.OpEq: "=", where.OpNe: "<>", where.OpGt: ">", where.OpGte: ">=", where.OpLt: "<", where.OpLte: "<="}
 		op, ok := ops[w.Op]
 		if !ok {
 			return "", invalid("where", "unsupported operator %s", w.Op)
@@ -186,7 +143,7 @@ func whereSQL(w *vecstore.Where) (string, []any, error) {
 type resolved struct {
 	sql   string
 	args  []any
-	where *vecstore.Where // the same filter for vecstore; nil = none
+	where *where.Expr // the same filter for vecstore; nil = none
 }
 
 // resolveFilter checks f, turns MaxAge into a lower time bound (relative to
@@ -213,46 +170,46 @@ func resolveFilter(f Filter, now time.Time) (resolved, error) {
 		return resolved{}, err
 	}
 	r := resolved{sql: sql, args: args}
-	var ws []*vecstore.Where
-	strs := func(vs []string) []vecstore.Value {
-		out := make([]vecstore.Value, len(vs))
+	var ws []*where.Expr
+	strs := func(vs []string) []where.Value {
+		out := make([]where.Value, len(vs))
 		for i, v := range vs {
-			out[i] = vecstore.String(v)
+			out[i] = where.String(v)
 		}
 		return out
 	}
 	if len(f.ChannelIDs) > 0 {
-		ws = append(ws, vecstore.In("channel_id", strs(f.ChannelIDs)...))
+		ws = append(ws, where.In("channel_id", strs(f.ChannelIDs)...))
 	}
 	if len(f.ChannelTypes) > 0 {
-		ws = append(ws, vecstore.In("channel_type", strs(f.ChannelTypes)...))
+		ws = append(ws, where.In("channel_type", strs(f.ChannelTypes)...))
 	}
 	if len(f.SenderIDs) > 0 {
-		ws = append(ws, vecstore.In("agent_name", strs(f.SenderIDs)...))
+		ws = append(ws, where.In("agent_name", strs(f.SenderIDs)...))
 	}
 	if f.ExcludeSender != "" {
-		ws = append(ws, vecstore.Ne("agent_name", vecstore.String(f.ExcludeSender)))
+		ws = append(ws, where.Ne("agent_name", where.String(f.ExcludeSender)))
 	}
 	if f.Project != "" {
-		ws = append(ws, vecstore.Eq("project_id", vecstore.String(f.Project)))
+		ws = append(ws, where.Eq("project_id", where.String(f.Project)))
 	}
 	if len(f.MessageTypes) > 0 {
-		ws = append(ws, vecstore.In("message_type", strs(f.MessageTypes)...))
+		ws = append(ws, where.In("message_type", strs(f.MessageTypes)...))
 	}
 	if f.MinConfidence > 0 {
-		ws = append(ws, vecstore.Gte("confidence", vecstore.Float(f.MinConfidence)))
+		ws = append(ws, where.Gte("confidence", where.Float(f.MinConfidence)))
 	}
 	if !f.Since.IsZero() {
-		ws = append(ws, vecstore.Gte("timestamp", vecstore.Int(f.Since.UnixMilli())))
+		ws = append(ws, where.Gte("timestamp", where.Int(f.Since.UnixMilli())))
 	}
 	if !f.Until.IsZero() {
-		ws = append(ws, vecstore.Lt("timestamp", vecstore.Int(f.Until.UnixMilli())))
+		ws = append(ws, where.Lt("timestamp", where.Int(f.Until.UnixMilli())))
 	}
 	if f.HasBreadcrumbs != nil {
-		ws = append(ws, vecstore.Eq("has_breadcrumbs", vecstore.Bool(*f.HasBreadcrumbs)))
+		ws = append(ws, where.Eq("has_breadcrumbs", where.Bool(*f.HasBreadcrumbs)))
 	}
 	if f.MinWordCount > 0 {
-		ws = append(ws, vecstore.Gte("word_count", vecstore.Int(int64(f.MinWordCount))))
+		ws = append(ws, where.Gte("word_count", where.Int(int64(f.MinWordCount))))
 	}
 	if len(f.Where) > 0 {
 		w, err := parseWhere(f.Where)
@@ -268,16 +225,12 @@ func resolveFilter(f Filter, now time.Time) (resolved, error) {
 	case 1:
 		r.where = ws[0]
 	default:
-		r.where = vecstore.And(ws...)
+		r.where = where.And(ws...)
 	}
 	if r.where != nil {
 		if err := r.where.Validate(); err != nil {
-			return resolved{}, invalid("filter", "%s", vecstore.ErrorMessage(err))
+			return resolved{}, invalid("filter", "%s", err)
 		}
 	}
 	return r, nil
-}
-
-func noSemantic(reason string) error {
-	return fmt.Errorf("%w: semantic search unavailable: %s", ErrEmbedderMismatch, reason)
 }

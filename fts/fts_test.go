@@ -140,7 +140,7 @@ func TestTableSearch(t *testing.T) {
 	d.add(t, 3, "a dog barked at the postman", "a")
 	d.add(t, 4, "nothing to see", "b")
 
-	hs, err := d.t.Search(ctx, d, fts.Request{Text: "cat"})
+	hs, err := d.t.Search(ctx, d, fts.Request{Query: fts.ParseQuery("cat")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestTableSearch(t *testing.T) {
 	if hs[0].Snippet != "**cats** and dogs and **cats**" || !(hs[0].Score > hs[1].Score) {
 		t.Fatalf("hit: %+v", hs[0])
 	}
-	hs, err = d.t.Search(ctx, d, fts.Request{Text: "dog cat", Filter: "c.tag = ?", Args: []any{"a"}, MarkStart: "<", MarkEnd: ">", Limit: 5})
+	hs, err = d.t.Search(ctx, d, fts.Request{Query: fts.ParseQuery("dog cat"), Filter: "c.tag = ?", Args: []any{"a"}, MarkStart: "<", MarkEnd: ">", Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestTableSearch(t *testing.T) {
 			t.Fatalf("custom marks missing: %q", h.Snippet)
 		}
 	}
-	if hs, err := d.t.Search(ctx, d, fts.Request{Text: "🚀 ..."}); err != nil || hs != nil {
+	if hs, err := d.t.Search(ctx, d, fts.Request{Query: fts.ParseQuery("🚀 ...")}); err != nil || hs != nil {
 		t.Fatalf("no terms: %v %v", hs, err)
 	}
 
@@ -179,7 +179,7 @@ func TestTableSearch(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	hs, _ = d.t.Search(ctx, d, fts.Request{Text: "cat"})
+	hs, _ = d.t.Search(ctx, d, fts.Request{Query: fts.ParseQuery("cat")})
 	if got := hitIDs(hs); !slices.Equal(got, []int64{1}) {
 		t.Fatalf("after delete: %v", got)
 	}
@@ -232,7 +232,7 @@ func FuzzMatch(f *testing.F) {
 		d.add(t, 1, "plain words here and NOT there", "")
 		d.add(t, 2, "東京 🚀 emoji", "")
 		d.add(t, 3, text, "")
-		hs, err := d.t.Search(ctx, d, fts.Request{Text: text, Limit: 100})
+		hs, err := d.t.Search(ctx, d, fts.Request{Query: fts.ParseQuery(text), Limit: 100})
 		if err != nil {
 			t.Fatalf("Search(%q) [match %s]: %v", text, fts.Match(text), err)
 		}
@@ -240,7 +240,7 @@ func FuzzMatch(f *testing.F) {
 		slices.Sort(got)
 		var union []int64
 		for _, term := range fts.Terms(text) {
-			hs, err := d.t.Search(ctx, d, fts.Request{Text: term, Limit: 100})
+			hs, err := d.t.Search(ctx, d, fts.Request{Query: fts.ParseQuery(term), Limit: 100})
 			if err != nil {
 				t.Fatalf("Search(term %q): %v", term, err)
 			}

@@ -393,27 +393,16 @@ func cmpCandidates(a, b candidate) int {
 	return 0
 }
 
-// queryPhrases turns the request's terms into index terms, one per FTS5
-// phrase of Match(text) in order. ok is false when the index cannot rank
+// queryPhrases returns the query's index terms, one per FTS5 phrase of
+// its MATCH expression in order. ok is false when the index cannot rank
 // the query exactly (a term outside the Basic Multilingual Plane, whose
 // folding the generated table does not cover, or not a single token).
-func queryPhrases(text string) (stems []string, ok bool) {
-	var buf, sbuf []byte
-	for _, term := range Terms(text) {
-		if !isBMP(term) {
+func queryPhrases(q Query) (stems []string, ok bool) {
+	for i, term := range q.terms {
+		if !isBMP(term) || len(q.tokens[i]) != 1 {
 			return nil, false
 		}
-		n := 0
-		var stem string
-		buf = tokenize(term, buf, func(tok []byte, _, _ int) {
-			n++
-			sbuf = porterStem(tok, sbuf)
-			stem = string(sbuf)
-		})
-		if n != 1 {
-			return nil, false
-		}
-		stems = append(stems, stem)
+		stems = append(stems, q.tokens[i][0])
 	}
 	return stems, true
 }
@@ -428,7 +417,7 @@ func (ix *Index) Search(ctx context.Context, q Querier, req Request) (hits []Hit
 	if !ix.ready.Load() {
 		return nil, false, nil
 	}
-	stems, ok := queryPhrases(req.Text)
+	stems, ok := queryPhrases(req.Query)
 	if !ok {
 		return nil, false, nil
 	}

@@ -110,7 +110,7 @@ func TestIndexMatchesFTS5(t *testing.T) {
 	o := &oracleDB{db: openDB(t)}
 	o.ix = o.t.NewIndex()
 	o.addDocs(t, r, 300)
-	if _, ok, err := o.ix.Search(ctx, o, fts.Request{Text: "cat"}); ok || err != nil {
+	if _, ok, err := o.ix.Search(ctx, o, fts.Request{Query: fts.ParseQuery("cat")}); ok || err != nil {
 		t.Fatalf("unbuilt index answered: %v %v", ok, err)
 	}
 	if err := o.ix.Build(ctx, o); err != nil {
@@ -151,7 +151,7 @@ func TestIndexMatchesFTS5(t *testing.T) {
 				qs = append(qs, "nosuchword")
 			}
 			f := filters[r.IntN(len(filters))]
-			req := fts.Request{Text: strings.Join(qs, []string{" ", " OR ", `" `, ", "}[r.IntN(4)]), Filter: f.sql, Args: f.args, Limit: []int{1, 5, 20, 100}[r.IntN(4)]}
+			req := fts.Request{Query: fts.ParseQuery(strings.Join(qs, []string{" ", " OR ", `" `, ", "}[r.IntN(4)])), Filter: f.sql, Args: f.args, Limit: []int{1, 5, 20, 100}[r.IntN(4)]}
 			req.CacheFilter = !strings.Contains(f.sql, "max(id)") && r.IntN(2) == 0
 			want, err := o.t.Search(ctx, o, req)
 			if err != nil {
@@ -167,7 +167,7 @@ func TestIndexMatchesFTS5(t *testing.T) {
 			}
 			answered++
 			if msg := compareHits(got, want); msg != "" {
-				t.Fatalf("round %d, %q filter %q %v limit %d: %s", round, req.Text, req.Filter, req.Args, req.Limit, msg)
+				t.Fatalf("round %d, %q filter %q %v limit %d: %s", round, req.Query, req.Filter, req.Args, req.Limit, msg)
 			}
 		}
 	}
@@ -217,7 +217,7 @@ func FuzzIndexMatchesFTS5(f *testing.F) {
 			t.Fatal(err)
 		}
 		d.add(t, 4, text+" "+query, "b")
-		for _, req := range []fts.Request{{Text: query, Limit: 10}, {Text: query, Filter: "c.tag = ?", Args: []any{"a"}, Limit: 1}} {
+		for _, req := range []fts.Request{{Query: fts.ParseQuery(query), Limit: 10}, {Query: fts.ParseQuery(query), Filter: "c.tag = ?", Args: []any{"a"}, Limit: 1}} {
 			want, err := d.t.Search(ctx, d, req)
 			if err != nil {
 				t.Fatal(err)

@@ -70,6 +70,60 @@ func Match(text string) string {
 	return MatchTerms(Terms(text))
 }
 
+// Query is a user's text split and tokenized once: its plain terms (Terms)
+// and, for each term, the stemmed tokens FTS5's 'porter unicode61' makes of
+// it. Every step of a search (pruning, FTS5 or in-memory ranking, snippets)
+// reads the same Query, so the text is never split twice. The zero Query
+// has no terms and matches nothing.
+type Query struct {
+	terms []string
+	// tokens[i] are the stemmed tokens of terms[i] (usually one; none for
+	// a term of separators only to the tokenizer, several for a term FTS5
+	// reads as a phrase).
+	tokens [][]string
+}
+
+// ParseQuery splits text into its plain terms (see Terms) and stems them.
+func ParseQuery(text string) Query {
+	return queryOf(Terms(text))
+}
+
+func queryOf(terms []string) Query {
+	q := Query{terms: terms, tokens: make([][]string, len(terms))}
+	var buf, sbuf []byte
+	for i, term := range terms {
+		buf = tokenize(term, buf, func(tok []byte, _, _ int) {
+			sbuf = porterStem(tok, sbuf)
+			q.tokens[i] = append(q.tokens[i], string(sbuf))
+		})
+	}
+	return q
+}
+
+// Terms returns the query's distinct plain terms in order (do not modify).
+func (q Query) Terms() []string { return q.terms }
+
+// Empty reports whether the query has no terms (it then matches nothing).
+func (q Query) Empty() bool { return len(q.terms) == 0 }
+
+// String is the query's terms separated by spaces.
+func (q Query) String() string { return strings.Join(q.terms, " ") }
+
+// match is the FTS5 MATCH expression of the query (see Match).
+func (q Query) match() string { return MatchTerms(q.terms) }
+
+// keep returns the query with only the terms i for which keep(i) is true.
+func (q Query) keep(keep func(i int) bool) Query {
+	var out Query
+	for i, t := range q.terms {
+		if keep(i) {
+			out.terms = append(out.terms, t)
+			out.tokens = append(out.tokens, q.tokens[i])
+		}
+	}
+	return out
+}
+
 // MatchTerms is Match for terms already split by Terms.
 func MatchTerms(terms []string) string {
 	var b strings.Builder

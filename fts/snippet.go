@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Snippets returns the snippets of req (its Text, marks and length) for
+// Snippets returns the snippets of req (its Query, marks and length) for
 // the rows ids, keyed by rowid; rows the text does not match are absent.
 //
 // They are cut in Go from the content rows with the same tokenizer and
@@ -19,7 +19,7 @@ import (
 // are shown whole, as FTS5 does.
 func (t *Table) Snippets(ctx context.Context, q Querier, req Request, ids []int64) (map[int64]string, error) {
 	out := map[int64]string{}
-	want := snippetTerms(req.Text)
+	want := snippetTerms(req.Query)
 	if len(want) == 0 || len(ids) == 0 {
 		return out, nil
 	}
@@ -45,18 +45,17 @@ func (t *Table) Snippets(ctx context.Context, q Querier, req Request, ids []int6
 	return out, nil
 }
 
-// snippetTerms maps the stemmed tokens of text's terms to their term's
-// position (a term FTS5 splits into several tokens marks each of them).
-func snippetTerms(text string) map[string]int {
+// snippetTerms maps the stemmed tokens of the query's terms to their
+// term's position (a term FTS5 splits into several tokens marks each of
+// them).
+func snippetTerms(q Query) map[string]int {
 	want := map[string]int{}
-	var buf, sbuf []byte
-	for i, term := range Terms(text) {
-		buf = tokenize(term, buf, func(tok []byte, _, _ int) {
-			sbuf = porterStem(tok, sbuf)
-			if _, ok := want[string(sbuf)]; !ok {
-				want[string(sbuf)] = i
+	for i, toks := range q.tokens {
+		for _, tok := range toks {
+			if _, ok := want[tok]; !ok {
+				want[tok] = i
 			}
-		})
+		}
 	}
 	return want
 }

@@ -100,8 +100,8 @@ func (t *Table) Check(ctx context.Context, q Querier) error {
 
 // Request is one keyword search.
 type Request struct {
-	// Text is the user's query; it is searched as plain terms (see Match).
-	Text string
+	// Query is the user's text as plain terms (ParseQuery; see Match).
+	Query Query
 	// Filter is an optional SQL boolean expression over the content table,
 	// which the query names c (for example "c.channel_id IN (?, ?)"), with
 	// its arguments in Args. It is applied before ranking and limiting.
@@ -136,7 +136,7 @@ type Hit struct {
 // Search returns the best hits for req ordered by BM25 score (best first,
 // ties by rowid descending). Text with no terms returns no hits.
 func (t *Table) Search(ctx context.Context, q Querier, req Request) ([]Hit, error) {
-	match := Match(req.Text)
+	match := req.Query.match()
 	if match == "" {
 		return nil, nil
 	}

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 var benchCache = flag.String("vecstore.cache", "", "directory to keep BenchmarkFiltered's store in between runs (built on first use)")
@@ -67,7 +68,7 @@ func BenchmarkFiltered(b *testing.B) {
 			for j := from; j < min(from+1000, n); j++ {
 				req.IDs = append(req.IDs, fmt.Sprintf("id%d", j))
 				req.Embeddings = append(req.Embeddings, vecs[j])
-				req.Metadatas = append(req.Metadatas, vecstore.Metadata{"r": vecstore.Int(int64(j % 1000))})
+				req.Metadatas = append(req.Metadatas, vecstore.Metadata{"r": where.Int(int64(j % 1000))})
 			}
 			if err := s.Add(ctx, c.ID, req); err != nil {
 				b.Fatal(err)
@@ -141,7 +142,7 @@ func BenchmarkFiltered(b *testing.B) {
 		name  string
 		limit int64
 	}{{"sel50", 500}, {"sel30", 300}, {"sel20", 200}, {"sel10", 100}, {"sel1", 10}, {"sel0.1", 1}} {
-		w := vecstore.Lt("r", vecstore.Int(tc.limit))
+		w := where.Lt("r", where.Int(tc.limit))
 		want := make([][]string, len(qs))
 		for qi := range qs {
 			want[qi] = truth(qi, tc.limit)
@@ -192,9 +193,9 @@ func BenchmarkFiltered(b *testing.B) {
 			b.Fatal(err)
 		}
 		for _, limit := range []int64{1000, 100} {
-			var w *vecstore.Where
+			var w *where.Expr
 			if limit < 1000 {
-				w = vecstore.Lt("r", vecstore.Int(limit))
+				w = where.Lt("r", where.Int(limit))
 			}
 			var cpu []time.Duration
 			var recall float64

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 var benchN = flag.Int("vecstore.n", 100000, "records in BenchmarkStore")
@@ -148,7 +149,7 @@ func BenchmarkStore(b *testing.B) {
 				for j := from; j < min(from+1000, n); j++ {
 					req.IDs = append(req.IDs, fmt.Sprintf("id%d", j))
 					req.Embeddings = append(req.Embeddings, vecs[j])
-					req.Metadatas = append(req.Metadatas, vecstore.Metadata{"r": vecstore.Int(int64(j % 1000))})
+					req.Metadatas = append(req.Metadatas, vecstore.Metadata{"r": where.Int(int64(j % 1000))})
 				}
 				if err := s.Add(ctx, c.ID, req); err != nil {
 					b.Fatal(err)
@@ -187,9 +188,9 @@ func BenchmarkStore(b *testing.B) {
 				name  string
 				limit int64
 			}{{"all", 1000}, {"sel10", 100}, {"sel1", 10}} {
-				var w *vecstore.Where
+				var w *where.Expr
 				if tc.limit < 1000 {
-					w = vecstore.Lt("r", vecstore.Int(tc.limit))
+					w = where.Lt("r", where.Int(tc.limit))
 				}
 				want := bruteForce(vecs, qs, func(i int) bool { return int64(i%1000) < tc.limit })
 				var lat []time.Duration

@@ -13,17 +13,19 @@ import (
 	"github.com/google/uuid"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 func collNotFoundByID(id string) *Error {
-	return newErr(ErrNotFound, "Collection [%s] does not exists.", id)
+	return refuse(ErrNotFound, RuleNoCollection, "id", "no collection with id %s", id).withValue(id)
 }
 
 func collNotFoundByName(name string) *Error {
-	return newErr(ErrNotFound, "Collection [%s] does not exists", name)
+	return refuse(ErrNotFound, RuleNoCollection, "name", "no collection named %q", name).withValue(name)
 }
 
-// ValidateCollectionName checks a collection name with Chroma's rules and messages.
+// ValidateCollectionName checks a collection name with Chroma's rules.
 func ValidateCollectionName(name string) error { return validateName(name, "name") }
 
 func validateName(name, field string) error {
@@ -39,13 +41,13 @@ func validateName(name, field string) error {
 		}
 	}
 	if !ok {
-		return invalidf("Validation error: %s: Expected a name containing 3-512 characters from [a-zA-Z0-9._-], starting and ending with a character in [a-zA-Z0-9]. Got: %s", field, name)
+		return invalidErr(RuleName, field, "must be 3-512 characters from [a-zA-Z0-9._-], starting and ending with [a-zA-Z0-9], got %q", name).withValue(name)
 	}
 	if strings.Contains(name, "..") {
-		return invalidf("Validation error: %s: Expected a name that does not contains two consecutive periods (..). Got %s", field, name)
+		return invalidErr(RuleNameDots, field, "must not contain two consecutive periods, got %q", name).withValue(name)
 	}
 	if _, err := netip.ParseAddr(name); err == nil {
-		return invalidf("Validation error: %s: Expected a name that is not a valid ip address. Got %s", field, name)
+		return invalidErr(RuleNameIP, field, "must not be an IP address, got %q", name).withValue(name)
 	}
 	return nil
 }
@@ -54,14 +56,13 @@ func validateName(name, field string) error {
 func ParseCollectionID(id string) (string, error) {
 	u, err := uuid.Parse(id)
 	if err != nil || len(id) != 36 {
-		return "", invalidf("Collection ID is not a valid UUIDv4")
+		return "", invalidErr(RuleCollectionID, "collection_id", "must be a UUID, got %q", id).withValue(id)
 	}
 	return u.String(), nil
 }
 
 func lengthError(field string, value string) *Error {
-	b, _ := json.Marshal(value)
-	return invalidf(`Validation error: %s: Validation error: length [{"min": Number(3), "value": String(%s)}]`, field, b)
+	return invalidErr(RuleNameShort, field, "must have at least 3 characters, got %q", value).withValue(value)
 }
 
 // CreateTenant creates a tenant (at least 3 characters).
@@ -72,7 +73,7 @@ func (s *Store) CreateTenant(ctx context.Context, name string) error {
 	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		b := tx.Bucket(bktTenants)
 		if b.Get([]byte(name)) != nil {
-			return nil, newErr(ErrExists, "Tenant [%s] already exists", name)
+			return nil, refuse(ErrExists, RuleTaken, "tenant", "tenant %q already exists", name).withValue(name)
 		}
 		return nil, b.Put([]byte(name), []byte("{}"))
 	})
@@ -89,7 +90,7 @@ func (s *Store) GetTenant(ctx context.Context, name string) (Tenant, error) {
 		return Tenant{}, err
 	}
 	if !found {
-		return Tenant{}, newErr(ErrNotFound, "Tenant [%s] not found", name)
+		return Tenant{}, refuse(ErrNotFound, RuleNoTenant, "tenant", "no tenant %q", name).withValue(name)
 	}
 	return Tenant{Name: name}, nil
 }
@@ -102,7 +103,7 @@ func (s *Store) CreateDatabase(ctx context.Context, tenant, name string) error {
 	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		b := tx.Bucket(bktDatabases)
 		if b.Get(dbKey(tenant, name)) != nil {
-			return nil, newErr(ErrExists, "Database [%s] already exists", name)
+			return nil, refuse(ErrExists, RuleTaken, "database", "database %q already exists", name).withValue(name)
 		}
 		v, _ := json.Marshal(map[string]string{"id": uuid.NewString()})
 		return nil, b.Put(dbKey(tenant, name), v)
@@ -133,7 +134,7 @@ func (s *Store) GetDatabase(ctx context.Context, tenant, name string) (Database,
 		return Database{}, err
 	}
 	if !ok {
-		return Database{}, newErr(ErrNotFound, "Database [%s] not found. Are you sure it exists?", name)
+		return Database{}, noDatabase(ErrNotFound, "GetDatabase", name)
 	}
 	return d, nil
 }
@@ -141,7 +142,7 @@ func (s *Store) GetDatabase(ctx context.Context, tenant, name string) (Database,
 // ListDatabases lists a tenant's databases by name. limit nil means all.
 func (s *Store) ListDatabases(ctx context.Context, tenant string, limit *int, offset int) ([]Database, error) {
 	if (limit != nil && *limit < 0) || offset < 0 {
-		return nil, unprocessablef("limit and offset must not be negative")
+		return nil, unprocessableErr(RuleNegative, "limit, offset", "must not be negative")
 	}
 	var out []Database
 	err := s.viewDirect(ctx, func(tx *bolt.Tx) error {
@@ -179,7 +180,7 @@ func page[T any](xs []T, limit *int, offset int) []T {
 func (s *Store) DeleteDatabase(ctx context.Context, tenant, name string) error {
 	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		if _, ok := readDatabase(tx, tenant, name); !ok {
-			return nil, newErr(ErrNotFound, "Database [%s] not found", name)
+			return nil, noDatabase(ErrNotFound, "DeleteDatabase", name)
 		}
 		var ids []string
 		for id, ci := range s.mu.infos {
@@ -226,7 +227,7 @@ func (s *Store) viewDirect(ctx context.Context, fn func(tx *bolt.Tx) error) erro
 func resolveConfig(req *CreateCollectionRequest) (HNSWConfig, error) {
 	cfg := DefaultHNSWConfig()
 	if req.HNSW != nil && req.SPANN != nil {
-		return cfg, invalidf("Multiple vector index configurations provided")
+		return cfg, invalidErr(RuleOneIndex, "configuration", "set hnsw or spann, not both")
 	}
 	if req.SPANN != nil {
 		if req.SPANN.Space != nil {
@@ -254,13 +255,14 @@ func resolveConfig(req *CreateCollectionRequest) (HNSWConfig, error) {
 		}
 		return cfg, validateHNSW(cfg)
 	}
-	bad := invalidf("Failed to parse hnsw parameters from segment metadata")
 	for k, v := range req.Metadata {
 		if !strings.HasPrefix(k, "hnsw:") {
 			continue
 		}
+		bad := &Error{Class: ErrInvalid, Rule: RuleHNSWMetadata, Field: "metadata", Key: k,
+			Reason: fmt.Sprintf("%s: not a valid HNSW parameter value", k)}
 		intVal := func(dst *int, min int64) error {
-			if v.Kind != KindInt || v.Int < min {
+			if v.Kind != where.KindInt || v.Int < min {
 				return bad
 			}
 			*dst = int(v.Int)
@@ -269,7 +271,7 @@ func resolveConfig(req *CreateCollectionRequest) (HNSWConfig, error) {
 		var err error
 		switch k {
 		case "hnsw:space":
-			if v.Kind != KindString || checkSpace(Space(v.Str)) != nil {
+			if v.Kind != where.KindString || checkSpace(Space(v.Str)) != nil {
 				return cfg, bad
 			}
 			cfg.Space = Space(v.Str)
@@ -286,9 +288,9 @@ func resolveConfig(req *CreateCollectionRequest) (HNSWConfig, error) {
 			err = intVal(&cfg.SyncThreshold, 2)
 		case "hnsw:resize_factor":
 			switch v.Kind {
-			case KindFloat:
+			case where.KindFloat:
 				cfg.ResizeFactor = v.Float
-			case KindInt:
+			case where.KindInt:
 				cfg.ResizeFactor = float64(v.Int)
 			default:
 				err = bad
@@ -314,7 +316,7 @@ func checkSpace(sp Space) error {
 	case SpaceL2, SpaceIP, SpaceCosine:
 		return nil
 	}
-	return unprocessablef("unknown variant `%s`, expected one of `l2`, `cosine`, `ip`", sp)
+	return unprocessableErr(RuleSpace, "space", "must be l2, cosine or ip, got %q", sp).withValue(string(sp))
 }
 
 // validateHNSW refuses values the index cannot use (Chroma accepts some of
@@ -322,22 +324,22 @@ func checkSpace(sp Space) error {
 func validateHNSW(c HNSWConfig) error {
 	switch {
 	case c.EfConstruction < 1 || c.EfConstruction > 1<<16:
-		return invalidf("Validation error: ef_construction must be in [1, 65536], got %d", c.EfConstruction)
+		return rangeErr("ef_construction", 1, 1<<16, c.EfConstruction)
 	case c.EfSearch < 1 || c.EfSearch > 1<<16:
-		return invalidf("Validation error: ef_search must be in [1, 65536], got %d", c.EfSearch)
+		return rangeErr("ef_search", 1, 1<<16, c.EfSearch)
 	case c.MaxNeighbors < 2 || c.MaxNeighbors > 256:
-		return invalidf("Validation error: max_neighbors must be in [2, 256], got %d", c.MaxNeighbors)
+		return rangeErr("max_neighbors", 2, 256, c.MaxNeighbors)
 	}
 	return nil
 }
 
 func validateCollectionMetadata(md Metadata, field string) error {
 	if md != nil && len(md) == 0 {
-		return invalidf("Validation error: %s: Metadata cannot be empty", field)
+		return invalidErr(RuleEmptyMetadata, field, "must not be an empty map (leave it out)")
 	}
 	for _, v := range md {
 		if v.IsNull() {
-			return unprocessablef("Failed to deserialize the JSON body into the target type: %s: data did not match any variant of untagged enum MetadataValue", field)
+			return unprocessableErr(RuleNullMetadata, field, "values must not be null")
 		}
 	}
 	return nil
@@ -359,12 +361,12 @@ func (s *Store) CreateCollection(ctx context.Context, req CreateCollectionReques
 		return Collection{}, err
 	}
 	if req.Dimension < 0 {
-		return Collection{}, invalidf("Validation error: dimension must not be negative")
+		return Collection{}, invalidErr(RuleNegative, "dimension", "must not be negative")
 	}
 	var out Collection
 	err := s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		if _, ok := readDatabase(tx, req.Tenant, req.Database); !ok {
-			return nil, invalidf("Database [%s] does not exist", req.Database)
+			return nil, noDatabase(ErrInvalid, "CreateCollection", req.Database)
 		}
 		nk := nameKey(req.Tenant, req.Database, req.Name)
 		if existing := tx.Bucket(bktCollNames).Get(nk); existing != nil {
@@ -373,7 +375,7 @@ func (s *Store) CreateCollection(ctx context.Context, req CreateCollectionReques
 				return nil, corruptf(nil, "collection name %q points to missing collection %s", req.Name, existing)
 			}
 			if !req.GetOrCreate {
-				return nil, newErr(ErrExists, "Collection [%s] already exists", req.Name)
+				return nil, refuse(ErrExists, RuleTaken, "collection", "collection %q already exists", req.Name).withValue(req.Name)
 			}
 			out = ci.public()
 			return nil, nil
@@ -474,7 +476,7 @@ func (s *Store) GetCollectionByID(ctx context.Context, id string) (Collection, e
 // (as Chroma does). limit nil means all.
 func (s *Store) ListCollections(ctx context.Context, tenant, database string, limit *int, offset int) ([]Collection, error) {
 	if (limit != nil && *limit < 0) || offset < 0 {
-		return nil, unprocessablef("limit and offset must not be negative")
+		return nil, unprocessableErr(RuleNegative, "limit, offset", "must not be negative")
 	}
 	var out []Collection
 	err := s.readOp(ctx, "", func() error {
@@ -513,17 +515,17 @@ func (s *Store) ModifyCollection(ctx context.Context, id string, req ModifyColle
 	}
 	if req.NewMetadataSet || req.NewMetadata != nil {
 		if req.NewMetadata != nil && len(req.NewMetadata) == 0 {
-			return invalidf("Validation error: new_metadata: Metadata cannot be empty")
+			return invalidErr(RuleEmptyMetadata, "new_metadata", "must not be an empty map (leave it out)")
 		}
 		if req.NewMetadata == nil {
-			return invalidf("Validation error: new_metadata: Metadata cannot be empty")
+			return invalidErr(RuleEmptyMetadata, "new_metadata", "must not be an empty map (leave it out)")
 		}
 	}
 	if req.HNSW != nil && req.SPANN != nil {
-		return invalidf("Multiple vector index configurations provided")
+		return invalidErr(RuleOneIndex, "new_configuration", "set hnsw or spann, not both")
 	}
 	if req.HNSW != nil && (req.HNSW.Space != nil || req.HNSW.EfConstruction != nil) {
-		return unprocessablef("Failed to deserialize the JSON body into the target type: new_configuration.hnsw: unknown field")
+		return unprocessableErr(RuleImmutable, "new_configuration.hnsw", "space and ef_construction cannot be changed")
 	}
 	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		if s.mu.infos[cid] == nil {
@@ -538,7 +540,7 @@ func (s *Store) ModifyCollection(ctx context.Context, id string, req ModifyColle
 		if req.NewName != nil && *req.NewName != ci.Name {
 			nk := nameKey(ci.Tenant, ci.Database, *req.NewName)
 			if tx.Bucket(bktCollNames).Get(nk) != nil {
-				return nil, newErr(ErrExists, "Collection [%s] already exists", *req.NewName)
+				return nil, refuse(ErrExists, RuleTaken, "collection", "collection %q already exists", *req.NewName).withValue(*req.NewName)
 			}
 			if err := tx.Bucket(bktCollNames).Delete(nameKey(ci.Tenant, ci.Database, ci.Name)); err != nil {
 				return nil, err
@@ -619,7 +621,7 @@ func (s *Store) DeleteCollection(ctx context.Context, tenant, database, name str
 // Options.AllowReset; otherwise ErrForbidden.
 func (s *Store) Reset(ctx context.Context) error {
 	if !s.opts.AllowReset {
-		return newErr(ErrForbidden, "Reset is disabled by config")
+		return refuse(ErrForbidden, RuleResetDisabled, "", "reset is disabled (Options.AllowReset)")
 	}
 	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		for _, ci := range s.mu.infos {

@@ -12,13 +12,14 @@
 // DeleteCollection) and records (Add, Upsert, Update, Get, Query, Delete,
 // Count, Peek) follow Chroma's HTTP API v2 one to one, so the Chroma adapter
 // is a thin JSON layer: request structs mirror the bodies, GetResult and
-// QueryResult marshal to Chroma's response shapes (nil = JSON null), and
-// every error is a *Error whose Class is one of the Err* sentinels (mapped
-// once to an HTTP status) and whose Message is Chroma's exact text. Known,
-// deliberate divergences from Chroma 1.0.0:
+// QueryResult keep Chroma's null-versus-empty distinctions (nil = JSON
+// null), and every refusal is a *Error whose Class is one of the Err*
+// sentinels and whose Rule, Field and values say what was refused; the
+// adapter maps classes to statuses and words rules in Chroma's text (no
+// wire text lives here). Known, deliberate divergences from Chroma 1.0.0:
 //   - renaming a collection onto an existing name gives ErrExists (Chroma: 500);
-//   - invalid-regex messages start like Chroma's ("Regex syntax errror: regex
-//     parse error:") but the detail is Go's regexp message, not Rust's;
+//   - regular expressions are Go's RE2 (package where), so the detail of an
+//     invalid-pattern error is Go's, not Rust's;
 //   - HNSW parameters out of the index's range (ef < 1, max_neighbors < 2)
 //     are refused at create time;
 //   - vectors with NaN or infinite components are refused (JSON cannot carry
@@ -36,8 +37,9 @@
 //
 // # Where filters and planning
 //
-// ParseWhere / ParseWhereDocument (or the Eq, In, And, ... constructors)
-// produce validated trees. Evaluation is filter first: a per-collection
+// Filters are trees of package where (where.Parse, where.ParseDocument, or
+// its Eq, In, And, ... constructors); a request's trees are validated again
+// here, and a refusal wraps the *where.Error (RuleFilter). Evaluation is filter first: a per-collection
 // inverted index (roaring bitmaps per string and bool value, sorted
 // (value, id) arrays for ints and floats, all keyed by the dense uint32 ids
 // that are also the graph's ids) yields the allowed set; documents are then
@@ -158,6 +160,6 @@
 //
 // # Imports
 //
-// vecstore imports index (and bbolt, roaring, zstd, uuid); it must not import
-// fts, embed, engine or database/sql.
+// vecstore imports index and vecstore/where (and bbolt, roaring, zstd,
+// uuid); it must not import fts, embed, engine or database/sql.
 package vecstore

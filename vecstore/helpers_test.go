@@ -3,10 +3,13 @@ package vecstore_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"testing"
 
 	"github.com/cairn-dev/cairn/vecstore"
 )
+
+var rewrite = flag.Bool("rewrite", false, "rewrite golden files under testdata/")
 
 // openStore opens a store and registers Check and Close in t.Cleanup.
 func openStore(t testing.TB, dir string) *vecstore.Store {

@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"math"
 	"sort"
+
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // On-disk layout (format version 1). See doc.go for the description.
@@ -188,13 +190,13 @@ func encodeRecord(r *record) []byte {
 			b = appendString(b, k)
 			b = append(b, byte(v.Kind))
 			switch v.Kind {
-			case KindString:
+			case where.KindString:
 				b = appendString(b, v.Str)
-			case KindInt:
+			case where.KindInt:
 				b = binary.BigEndian.AppendUint64(b, uint64(v.Int))
-			case KindFloat:
+			case where.KindFloat:
 				b = binary.BigEndian.AppendUint64(b, math.Float64bits(v.Float))
-			case KindBool:
+			case where.KindBool:
 				if v.Bool {
 					b = append(b, 1)
 				} else {
@@ -304,16 +306,16 @@ func decodeRecord(id string, val []byte) (*record, error) {
 		r.meta = make(Metadata, n)
 		for i := uint64(0); i < n && d.err == nil; i++ {
 			k := d.str()
-			var v Value
-			switch Kind(d.u8()) {
-			case KindString:
-				v = String(d.str())
-			case KindInt:
-				v = Int(int64(d.u64()))
-			case KindFloat:
-				v = Float(math.Float64frombits(d.u64()))
-			case KindBool:
-				v = Bool(d.u8() != 0)
+			var v where.Value
+			switch where.Kind(d.u8()) {
+			case where.KindString:
+				v = where.String(d.str())
+			case where.KindInt:
+				v = where.Int(int64(d.u64()))
+			case where.KindFloat:
+				v = where.Float(math.Float64frombits(d.u64()))
+			case where.KindBool:
+				v = where.Bool(d.u8() != 0)
 			default:
 				d.fail()
 			}

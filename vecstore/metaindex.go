@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // metaIndex is the in-memory inverted index of one collection's metadata:
@@ -54,14 +56,14 @@ func (m *metaIndex) add(id uint32, md Metadata) {
 	for k, v := range md {
 		ki := m.key(k)
 		switch v.Kind {
-		case KindString:
+		case where.KindString:
 			b := ki.str[v.Str]
 			if b == nil {
 				b = roaring.New()
 				ki.str[v.Str] = b
 			}
 			b.Add(id)
-		case KindBool:
+		case where.KindBool:
 			i := 0
 			if v.Bool {
 				i = 1
@@ -70,10 +72,10 @@ func (m *metaIndex) add(id uint32, md Metadata) {
 				ki.bools[i] = roaring.New()
 			}
 			ki.bools[i].Add(id)
-		case KindInt:
+		case where.KindInt:
 			ki.ints[id] = v.Int
 			ki.intDirty = true
-		case KindFloat:
+		case where.KindFloat:
 			ki.floats[id] = v.Float
 			ki.floatDirty = true
 		}
@@ -87,14 +89,14 @@ func (m *metaIndex) remove(id uint32, md Metadata) {
 			continue
 		}
 		switch v.Kind {
-		case KindString:
+		case where.KindString:
 			if b := ki.str[v.Str]; b != nil {
 				b.Remove(id)
 				if b.IsEmpty() {
 					delete(ki.str, v.Str)
 				}
 			}
-		case KindBool:
+		case where.KindBool:
 			i := 0
 			if v.Bool {
 				i = 1
@@ -102,10 +104,10 @@ func (m *metaIndex) remove(id uint32, md Metadata) {
 			if ki.bools[i] != nil {
 				ki.bools[i].Remove(id)
 			}
-		case KindInt:
+		case where.KindInt:
 			delete(ki.ints, id)
 			ki.intDirty = true
-		case KindFloat:
+		case where.KindFloat:
 			delete(ki.floats, id)
 			ki.floatDirty = true
 		}
@@ -192,10 +194,10 @@ const (
 
 // numeric returns the ids whose int or float value for key satisfies op
 // against the numeric operand v. REQUIRES: prepare called since the last change.
-func (ki *keyIndex) numeric(op cmpOp, v Value, out *roaring.Bitmap) {
+func (ki *keyIndex) numeric(op cmpOp, v where.Value, out *roaring.Bitmap) {
 	var iv int64
 	var fv float64
-	if v.Kind == KindInt {
+	if v.Kind == where.KindInt {
 		iv, fv = v.Int, float64(v.Int)
 	} else {
 		iv, fv = truncToInt(v.Float), v.Float
@@ -246,17 +248,17 @@ func addIDs[E any](out *roaring.Bitmap, es []E, id func(E) uint32) {
 
 // eq returns the ids whose value for key equals v (int and float compared
 // across types). REQUIRES: prepare called since the last change.
-func (m *metaIndex) eq(key string, v Value, out *roaring.Bitmap) {
+func (m *metaIndex) eq(key string, v where.Value, out *roaring.Bitmap) {
 	ki := m.keys[key]
 	if ki == nil {
 		return
 	}
 	switch v.Kind {
-	case KindString:
+	case where.KindString:
 		if b := ki.str[v.Str]; b != nil {
 			out.Or(b)
 		}
-	case KindBool:
+	case where.KindBool:
 		i := 0
 		if v.Bool {
 			i = 1
@@ -264,16 +266,16 @@ func (m *metaIndex) eq(key string, v Value, out *roaring.Bitmap) {
 		if ki.bools[i] != nil {
 			out.Or(ki.bools[i])
 		}
-	case KindInt, KindFloat:
+	case where.KindInt, where.KindFloat:
 		ki.numeric(cmpEq, v, out)
 	}
 }
 
 // eval returns the set of live ids matching w. REQUIRES: prepare called.
-func (m *metaIndex) eval(w *Where, live *roaring.Bitmap) *roaring.Bitmap {
+func (m *metaIndex) eval(w *where.Expr, live *roaring.Bitmap) *roaring.Bitmap {
 	out := roaring.New()
 	switch w.Op {
-	case OpAnd:
+	case where.OpAnd:
 		out = live.Clone()
 		for _, c := range w.Children {
 			out.And(m.eval(c, live))
@@ -281,26 +283,26 @@ func (m *metaIndex) eval(w *Where, live *roaring.Bitmap) *roaring.Bitmap {
 				break
 			}
 		}
-	case OpOr:
+	case where.OpOr:
 		for _, c := range w.Children {
 			out.Or(m.eval(c, live))
 		}
-	case OpEq:
+	case where.OpEq:
 		m.eq(w.Key, w.Value, out)
-	case OpNe:
+	case where.OpNe:
 		m.eq(w.Key, w.Value, out)
 		out = roaring.AndNot(live, out)
-	case OpIn, OpNin:
+	case where.OpIn, where.OpNin:
 		for _, v := range w.Values {
 			m.eq(w.Key, v, out)
 		}
-		if w.Op == OpNin {
+		if w.Op == where.OpNin {
 			out = roaring.AndNot(live, out)
 		}
-	case OpGt, OpGte, OpLt, OpLte:
+	case where.OpGt, where.OpGte, where.OpLt, where.OpLte:
 		ki := m.keys[w.Key]
 		if ki != nil {
-			op := map[WhereOp]cmpOp{OpGt: cmpGt, OpGte: cmpGte, OpLt: cmpLt, OpLte: cmpLte}[w.Op]
+			op := map[where.Op]cmpOp{where.OpGt: cmpGt, where.OpGte: cmpGte, where.OpLt: cmpLt, where.OpLte: cmpLte}[w.Op]
 			ki.numeric(op, w.Value, out)
 		}
 	}
@@ -309,25 +311,25 @@ func (m *metaIndex) eval(w *Where, live *roaring.Bitmap) *roaring.Bitmap {
 
 // matchWhere evaluates w against one record's metadata, with the same
 // semantics as eval. It is the reference used by tests and by small scans.
-func matchWhere(w *Where, md Metadata) bool {
+func matchWhere(w *where.Expr, md Metadata) bool {
 	switch w.Op {
-	case OpAnd:
+	case where.OpAnd:
 		for _, c := range w.Children {
 			if !matchWhere(c, md) {
 				return false
 			}
 		}
 		return true
-	case OpOr:
+	case where.OpOr:
 		for _, c := range w.Children {
 			if matchWhere(c, md) {
 				return true
 			}
 		}
 		return false
-	case OpNe:
+	case where.OpNe:
 		return !matchCmp(cmpEq, md, w.Key, w.Value)
-	case OpIn, OpNin:
+	case where.OpIn, where.OpNin:
 		hit := false
 		for _, v := range w.Values {
 			if matchCmp(cmpEq, md, w.Key, v) {
@@ -335,36 +337,36 @@ func matchWhere(w *Where, md Metadata) bool {
 				break
 			}
 		}
-		return hit == (w.Op == OpIn)
+		return hit == (w.Op == where.OpIn)
 	}
-	op := map[WhereOp]cmpOp{OpEq: cmpEq, OpGt: cmpGt, OpGte: cmpGte, OpLt: cmpLt, OpLte: cmpLte}[w.Op]
+	op := map[where.Op]cmpOp{where.OpEq: cmpEq, where.OpGt: cmpGt, where.OpGte: cmpGte, where.OpLt: cmpLt, where.OpLte: cmpLte}[w.Op]
 	return matchCmp(op, md, w.Key, w.Value)
 }
 
-func matchCmp(op cmpOp, md Metadata, key string, operand Value) bool {
+func matchCmp(op cmpOp, md Metadata, key string, operand where.Value) bool {
 	v, ok := md[key]
 	if !ok {
 		return false
 	}
 	var c int
 	switch {
-	case v.Kind == KindString && operand.Kind == KindString:
+	case v.Kind == where.KindString && operand.Kind == where.KindString:
 		if op != cmpEq {
 			return false
 		}
 		return v.Str == operand.Str
-	case v.Kind == KindBool && operand.Kind == KindBool:
+	case v.Kind == where.KindBool && operand.Kind == where.KindBool:
 		if op != cmpEq {
 			return false
 		}
 		return v.Bool == operand.Bool
-	case v.Kind == KindInt && operand.Kind == KindInt:
+	case v.Kind == where.KindInt && operand.Kind == where.KindInt:
 		c = cmpInt(v.Int, operand.Int)
-	case v.Kind == KindInt && operand.Kind == KindFloat:
+	case v.Kind == where.KindInt && operand.Kind == where.KindFloat:
 		c = cmpInt(v.Int, truncToInt(operand.Float))
-	case v.Kind == KindFloat && operand.Kind == KindInt:
+	case v.Kind == where.KindFloat && operand.Kind == where.KindInt:
 		c = cmpFloat(v.Float, float64(operand.Int))
-	case v.Kind == KindFloat && operand.Kind == KindFloat:
+	case v.Kind == where.KindFloat && operand.Kind == where.KindFloat:
 		if math.IsNaN(v.Float) || math.IsNaN(operand.Float) {
 			return false
 		}
@@ -408,26 +410,26 @@ func cmpFloat(a, b float64) int {
 }
 
 // matchWhereDocument evaluates d against one record's document (nil = none).
-func matchWhereDocument(d *WhereDocument, doc *string) bool {
+func matchWhereDocument(d *where.DocExpr, doc *string) bool {
 	switch d.Op {
-	case DocAnd:
+	case where.DocAnd:
 		for _, c := range d.Children {
 			if !matchWhereDocument(c, doc) {
 				return false
 			}
 		}
 		return true
-	case DocOr:
+	case where.DocOr:
 		for _, c := range d.Children {
 			if matchWhereDocument(c, doc) {
 				return true
 			}
 		}
 		return false
-	case DocContains, DocRegex:
-		return doc != nil && d.matchLeaf(*doc)
-	case DocNotContains, DocNotRegex:
-		return doc == nil || !d.matchLeaf(*doc)
+	case where.DocContains, where.DocRegex:
+		return doc != nil && d.MatchLeaf(*doc)
+	case where.DocNotContains, where.DocNotRegex:
+		return doc == nil || !d.MatchLeaf(*doc)
 	}
 	return false
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 var seedFlag = flag.Uint64("seed", 0, "seed for randomized tests (0: time-based)")
@@ -88,7 +89,7 @@ func crashWriter() error {
 			victim := start + r.IntN(b-start)
 			fmt.Fprintf(out, "try-del %d\n", victim)
 			out.Flush()
-			if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{Where: vecstore.Eq("batch", vecstore.Int(int64(victim)))}); err != nil {
+			if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{Where: where.Eq("batch", where.Int(int64(victim)))}); err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "del %d\n", victim)
@@ -98,7 +99,7 @@ func crashWriter() error {
 		for i := 0; i < crashBatch; i++ {
 			req.IDs = append(req.IDs, fmt.Sprintf("b%d-%d", b, i))
 			req.Embeddings = append(req.Embeddings, randVec(r, 16))
-			req.Metadatas = append(req.Metadatas, vecstore.Metadata{"batch": vecstore.Int(int64(b)), "i": vecstore.Int(int64(i))})
+			req.Metadatas = append(req.Metadatas, vecstore.Metadata{"batch": where.Int(int64(b)), "i": where.Int(int64(i))})
 		}
 		if r.IntN(3) == 0 {
 			err = s.Upsert(ctx, c.ID, req)
@@ -290,7 +291,7 @@ func mpWorker() error {
 		id := fmt.Sprintf("p%d-%d", proc, n)
 		t0 := time.Now()
 		err := s.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{id}, Embeddings: [][]float32{randVec(r, 32)},
-			Metadatas: []vecstore.Metadata{{"p": vecstore.Int(int64(proc)), "n": vecstore.Int(int64(n))}}})
+			Metadatas: []vecstore.Metadata{{"p": where.Int(int64(proc)), "n": where.Int(int64(n))}}})
 		if err != nil {
 			fail(err)
 			continue
@@ -319,7 +320,7 @@ func mpWorker() error {
 		}
 		if n%4 == 0 {
 			_, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{randVec(r, 32)}, NResults: ptrInt(5),
-				Where: vecstore.Eq("p", vecstore.Int(int64(j)))})
+				Where: where.Eq("p", where.Int(int64(j)))})
 			st.Queries++
 			if err != nil {
 				fail(err)
@@ -403,7 +404,7 @@ func TestMultiProcess(t *testing.T) {
 		t.Errorf("%d records stored, %d writes acknowledged", n, total)
 	}
 	for _, st := range stats {
-		res, err := s.Get(ctx, c.ID, vecstore.GetRequest{Where: vecstore.Eq("p", vecstore.Int(int64(st.Proc)))})
+		res, err := s.Get(ctx, c.ID, vecstore.GetRequest{Where: where.Eq("p", where.Int(int64(st.Proc)))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,13 +9,14 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cairn-dev/cairn/index"
+	"github.com/cairn-dev/cairn/vecstore/where"
 	bolt "go.etcd.io/bbolt"
 )
 
 const reservedPrefix = "chroma:"
 
 func errInconsistentLengths() *Error {
-	return invalidf("Inconsistent number of IDs, embeddings, documents, URIs and metadatas")
+	return invalidErr(RuleLengths, "ids", "ids, embeddings, documents, uris and metadatas must have the same length")
 }
 
 // checkLengths verifies that every present field is parallel to ids.
@@ -33,7 +34,7 @@ func checkEmbeddings(embs [][]float32) (int, error) {
 	dim := 0
 	for _, e := range embs {
 		if e != nil && len(e) == 0 {
-			return 0, invalidf("Validation error: embeddings: Each embedding must have at least 1 dimension")
+			return 0, invalidErr(RuleEmptyVector, "embeddings", "each embedding must have at least 1 dimension")
 		}
 	}
 	for _, e := range embs {
@@ -43,11 +44,11 @@ func checkEmbeddings(embs [][]float32) (int, error) {
 		if dim == 0 {
 			dim = len(e)
 		} else if len(e) != dim {
-			return 0, invalidf("Inconsistent dimensions in provided embeddings")
+			return 0, invalidErr(RuleMixedDims, "embeddings", "all embeddings must have the same dimension")
 		}
 		for _, f := range e {
 			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-				return 0, invalidf("Embeddings must not contain NaN or infinite values")
+				return 0, invalidErr(RuleNonFinite, "embeddings", "must not contain NaN or infinite values")
 			}
 		}
 	}
@@ -55,21 +56,21 @@ func checkEmbeddings(embs [][]float32) (int, error) {
 }
 
 func dimMismatch(want, got int) *Error {
-	return &Error{Class: ErrDimensionMismatch,
-		Message: fmt.Sprintf("Collection expecting embedding with dimension of %d, got %d", want, got)}
+	return &Error{Class: ErrDimensionMismatch, Rule: RuleDimension, Field: "embeddings", Want: itoa(want), Value: itoa(got),
+		Reason: fmt.Sprintf("the collection's dimension is %d, got %d", want, got)}
 }
 
 func modelMismatch(ci *collInfo, model string) *Error {
-	if ci.Model == "" {
-		return &Error{Class: ErrEmbedderMismatch, Message: fmt.Sprintf(
-			"Collection %s holds vectors without an embedding model; got vectors from model %q", ci.Name, model)}
+	e := &Error{Class: ErrEmbedderMismatch, Rule: RuleModel, Field: "embeddings", Want: ci.Model, Value: model}
+	switch {
+	case ci.Model == "":
+		e.Reason = fmt.Sprintf("collection %s holds vectors without an embedding model; got vectors from model %q", ci.Name, model)
+	case model == "":
+		e.Reason = fmt.Sprintf("collection %s holds vectors from embedding model %q; got vectors with no model", ci.Name, ci.Model)
+	default:
+		e.Reason = fmt.Sprintf("collection %s holds vectors from embedding model %q; got vectors from model %q", ci.Name, ci.Model, model)
 	}
-	if model == "" {
-		return &Error{Class: ErrEmbedderMismatch, Message: fmt.Sprintf(
-			"Collection %s holds vectors from embedding model %q; got vectors with no model", ci.Name, ci.Model)}
-	}
-	return &Error{Class: ErrEmbedderMismatch, Message: fmt.Sprintf(
-		"Collection %s holds vectors from embedding model %q; got vectors from model %q", ci.Name, ci.Model, model)}
+	return e
 }
 
 // splitReserved removes Chroma's reserved "chroma:" keys from user metadata;
@@ -78,7 +79,7 @@ func splitReserved(md Metadata) (Metadata, *string) {
 	var doc *string
 	for k, v := range md {
 		if strings.HasPrefix(k, reservedPrefix) {
-			if k == "chroma:document" && v.Kind == KindString {
+			if k == "chroma:document" && v.Kind == where.KindString {
 				s := v.Str
 				doc = &s
 			}
@@ -111,7 +112,7 @@ const (
 // and within one batch the first occurrence of an id wins (Chroma 1.0.0).
 func (s *Store) Add(ctx context.Context, collID string, req AddRequest) error {
 	if req.Embeddings == nil {
-		return unprocessablef("Failed to deserialize the JSON body into the target type: missing field `embeddings`")
+		return unprocessableErr(RuleMissing, "embeddings", "required")
 	}
 	return s.write(ctx, collID, kindAdd, UpdateRequest(req))
 }
@@ -121,7 +122,7 @@ func (s *Store) Add(ctx context.Context, collID string, req AddRequest) error {
 // replaced when given. Records keep their position in insertion order.
 func (s *Store) Upsert(ctx context.Context, collID string, req AddRequest) error {
 	if req.Embeddings == nil {
-		return unprocessablef("Failed to deserialize the JSON body into the target type: missing field `embeddings`")
+		return unprocessableErr(RuleMissing, "embeddings", "required")
 	}
 	return s.write(ctx, collID, kindUpsert, UpdateRequest(req))
 }
@@ -142,12 +143,14 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 	// embeddings themselves, then the collection's dimension (a mismatch
 	// wins over everything below; an unset dimension is fixed from the first
 	// embedding even when the batch is then refused), then the lengths, then
-	// empty ids (verified against the server, see testdata/chroma_ops.jsonl).
+	// empty ids (verified against the server, see cmd/cairn/chromaapi/testdata/chroma_ops.jsonl).
 	if kind == kindAdd {
 		for _, md := range req.Metadatas {
 			for k, v := range md {
 				if v.IsNull() {
-					return unprocessablef("Failed to deserialize the JSON body into the target type: metadatas: data did not match any variant of untagged enum MetadataValue (key %q)", k)
+					e := unprocessableErr(RuleNullMetadata, "metadatas", "%s: values must not be null in add", k)
+					e.Key = k
+					return e
 				}
 			}
 		}
@@ -155,7 +158,7 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 	if kind != kindUpdate {
 		for _, e := range req.Embeddings {
 			if e == nil {
-				return unprocessablef("Failed to deserialize the JSON body into the target type: embeddings: null embedding")
+				return unprocessableErr(RuleNullVector, "embeddings", "must not hold null entries")
 			}
 		}
 	}
@@ -165,7 +168,7 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 	}
 	refusal := checkLengths(n, len(req.Embeddings), req.Embeddings != nil, req.Documents, req.URIs, req.Metadatas)
 	if refusal == nil && slices.Contains(req.IDs, "") {
-		refusal = invalidf("Empty ID, ID must have at least one character")
+		refusal = invalidErr(RuleEmptyID, "ids", "an id must have at least one character")
 	}
 	if refusal != nil && dim == 0 {
 		return refusal // no dimension to check or fix
@@ -379,13 +382,13 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 		return err
 	}
 	if req.IDs != nil && len(req.IDs) == 0 && req.Where == nil && req.WhereDocument == nil {
-		return invalidf("Validation error: ids, where: Either ids or where must be specified")
+		return invalidErr(RuleNoSelector, "ids, where", "give ids or a where filter")
 	}
 	if err := req.Where.Validate(); err != nil {
-		return err
+		return filterErr("where", err)
 	}
 	if err := req.WhereDocument.Validate(); err != nil {
-		return err
+		return filterErr("where_document", err)
 	}
 	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		if s.mu.infos[cid] == nil {
@@ -450,7 +453,7 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 // filterLocked returns the live dense ids matching ids AND where AND
 // whereDoc, and whether an id of ids is unknown.
 // REQUIRES: Store.mu held (shared is enough) and prepareReads called.
-func (mc *memColl) filterLocked(ids []string, w *Where, wd *WhereDocument) (*roaring.Bitmap, bool) {
+func (mc *memColl) filterLocked(ids []string, w *where.Expr, wd *where.DocExpr) (*roaring.Bitmap, bool) {
 	var set *roaring.Bitmap
 	unknown := false
 	if ids != nil {
@@ -516,7 +519,7 @@ func checkIncludes(inc []Include, def []Include) ([]Include, map[Include]bool, e
 		case IncludeDocuments, IncludeEmbeddings, IncludeMetadatas, IncludeDistances, IncludeURIs:
 			set[i] = true
 		default:
-			return nil, nil, unprocessablef("Failed to deserialize the JSON body into the target type: include: unknown variant `%s`, expected one of `distances`, `documents`, `embeddings`, `metadatas`, `uris`", i)
+			return nil, nil, unprocessableErr(RuleInclude, "include", "unknown value %q: use distances, documents, embeddings, metadatas or uris", i).withValue(string(i))
 		}
 	}
 	return append([]Include{}, inc...), set, nil
@@ -544,13 +547,13 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 		return nil, err
 	}
 	if (req.Limit != nil && *req.Limit < 0) || req.Offset < 0 {
-		return nil, unprocessablef("Failed to deserialize the JSON body into the target type: limit and offset must not be negative")
+		return nil, unprocessableErr(RuleNegative, "limit, offset", "must not be negative")
 	}
 	if err := req.Where.Validate(); err != nil {
-		return nil, err
+		return nil, filterErr("where", err)
 	}
 	if err := req.WhereDocument.Validate(); err != nil {
-		return nil, err
+		return nil, filterErr("where_document", err)
 	}
 	res := &GetResult{IDs: []string{}, Include: inc}
 	err = s.readOp(ctx, cid, func() error {
@@ -647,7 +650,7 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 		return nil, err
 	}
 	if req.Embeddings == nil {
-		return nil, unprocessablef("Failed to deserialize the JSON body into the target type: missing field `query_embeddings`")
+		return nil, unprocessableErr(RuleMissing, "query_embeddings", "required")
 	}
 	inc, incSet, err := checkIncludes(req.Include, []Include{IncludeDocuments, IncludeMetadatas, IncludeDistances})
 	if err != nil {
@@ -658,20 +661,20 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 		k = *req.NResults
 	}
 	if k < 0 {
-		return nil, unprocessablef("Failed to deserialize the JSON body into the target type: n_results: invalid value: integer `%d`, expected u32", k)
+		return nil, unprocessableErr(RuleNResults, "n_results", "must not be negative, got %d", k).withValue(itoa(k))
 	}
 	if err := req.Where.Validate(); err != nil {
-		return nil, err
+		return nil, filterErr("where", err)
 	}
 	if err := req.WhereDocument.Validate(); err != nil {
-		return nil, err
+		return nil, filterErr("where_document", err)
 	}
 	dim := -1
 	for _, e := range req.Embeddings {
 		if dim == -1 {
 			dim = len(e)
 		} else if len(e) != dim {
-			return nil, invalidf("Inconsistent dimensions in provided embeddings")
+			return nil, invalidErr(RuleMixedDims, "query_embeddings", "all embeddings must have the same dimension")
 		}
 	}
 	nq := len(req.Embeddings)
@@ -706,7 +709,7 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 		for _, e := range req.Embeddings {
 			for _, f := range e {
 				if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-					return invalidf("Embeddings must not contain NaN or infinite values")
+					return invalidErr(RuleNonFinite, "query_embeddings", "must not contain NaN or infinite values")
 				}
 			}
 		}
@@ -716,7 +719,7 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 			var unknown bool
 			allowed, unknown = mc.filterLocked(req.IDs, req.Where, req.WhereDocument)
 			if unknown {
-				return newErr(ErrInternal, "Error executing plan: Internal error: Error finding id")
+				return refuse(ErrInternal, RuleUnknownID, "ids", "an id of the ids filter is not in the collection")
 			}
 		}
 		for _, q := range req.Embeddings {

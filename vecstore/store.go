@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,6 +98,14 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		opts: o, log: lg}
 	s.mu.infos = make(map[string]*collInfo)
 	s.mu.colls = make(map[string]*memColl)
+	// A file already laid out, with a current sequence hint, is only read:
+	// opening the store for a search makes no durable write.
+	if ok, err := s.openReadOnly(ctx); err != nil || ok {
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
 	// Initialize (or check) the file under the exclusive lock.
 	err := s.update(ctx, func(tx *bolt.Tx) error {
 		if err := initLayout(tx); err != nil {
@@ -114,6 +123,40 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// openReadOnly loads the store's state in a read transaction when the file
+// exists with its whole layout and the sequence hint is current; ok=false
+// means Open must initialize or repair under the exclusive lock.
+func (s *Store) openReadOnly(ctx context.Context) (ok bool, err error) {
+	if fi, err := os.Stat(s.path); err != nil || fi.Size() == 0 {
+		return false, nil // new (bbolt lays out an empty file)
+	}
+	err = s.view(ctx, func(tx *bolt.Tx) error {
+		if !laidOut(tx) {
+			return nil
+		}
+		if err := s.syncLocked(tx, true); err != nil {
+			return err
+		}
+		seq, hint := s.readSeqFile()
+		ok = hint && seq == s.mu.applied
+		return nil
+	})
+	return ok, err
+}
+
+// laidOut reports whether initLayout would change nothing.
+func laidOut(tx *bolt.Tx) bool {
+	if tx.Bucket(bktMeta) == nil {
+		return false
+	}
+	for _, name := range [][]byte{bktTenants, bktDatabases, bktColls, bktCollNames} {
+		if tx.Bucket(name) == nil {
+			return false
+		}
+	}
+	return tx.Bucket(bktTenants).Get([]byte(DefaultTenant)) != nil
 }
 
 // initLayout creates the top-level buckets and checks magic and version.
@@ -169,8 +212,8 @@ func checkFormat(tx *bolt.Tx) error {
 		return corruptf(nil, "bad format version field")
 	}
 	if ver := binary.BigEndian.Uint32(v); ver != formatVersion {
-		return &Error{Class: ErrIncompatibleFormat,
-			Message: fmt.Sprintf("file format version %d is not supported (this build reads version %d)", ver, formatVersion)}
+		return refuse(ErrIncompatibleFormat, RuleFormat, "", "file format version %d is not supported (this build reads version %d)",
+			ver, formatVersion).withValue(strconv.FormatUint(uint64(ver), 10))
 	}
 	if len(meta.Get(keySeq)) != 8 {
 		return corruptf(nil, "bad sequence field")

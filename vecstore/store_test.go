@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/where"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -36,7 +37,7 @@ func addRandom(t testing.TB, s *vecstore.Store, coll string, r *rand.Rand, from,
 			vecs = append(vecs, v)
 			req.IDs = append(req.IDs, fmt.Sprintf("id%d", i))
 			req.Embeddings = append(req.Embeddings, v)
-			req.Metadatas = append(req.Metadatas, vecstore.Metadata{"i": vecstore.Int(int64(i)), "r": vecstore.Int(int64(i * 7919 % 1000))})
+			req.Metadatas = append(req.Metadatas, vecstore.Metadata{"i": where.Int(int64(i)), "r": where.Int(int64(i * 7919 % 1000))})
 		}
 		if err := s.Add(context.Background(), coll, req); err != nil {
 			t.Fatal(err)
@@ -45,7 +46,7 @@ func addRandom(t testing.TB, s *vecstore.Store, coll string, r *rand.Rand, from,
 	return vecs
 }
 
-func queryIDs(t testing.TB, s *vecstore.Store, coll string, q []float32, k int, w *vecstore.Where) []string {
+func queryIDs(t testing.TB, s *vecstore.Store, coll string, q []float32, k int, w *where.Expr) []string {
 	t.Helper()
 	res, err := s.Query(context.Background(), coll, vecstore.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: w,
 		Include: []vecstore.Include{vecstore.IncludeDistances}})
@@ -89,7 +90,7 @@ func TestErrorClassesAndModel(t *testing.T) {
 	}
 	var e *vecstore.Error
 	if _, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "model"}); !errors.As(err, &e) ||
-		e.Class != vecstore.ErrExists || e.Message != "Collection [model] already exists" {
+		e.Class != vecstore.ErrExists || e.Rule != vecstore.RuleTaken || e.Field != "collection" || e.Value != "model" {
 		t.Errorf("exists: %v", err)
 	}
 }
@@ -114,7 +115,7 @@ func TestTwoStoresShareDir(t *testing.T) {
 	}
 	// b writes enough to snapshot and trim the log; a must reload.
 	addRandom(t, b, c.ID, r, 100, 300, 8)
-	if err := b.Delete(ctx, c.ID, vecstore.DeleteRequest{Where: vecstore.Lt("i", vecstore.Int(50))}); err != nil {
+	if err := b.Delete(ctx, c.ID, vecstore.DeleteRequest{Where: where.Lt("i", where.Int(50))}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := a.Count(ctx, c.ID); n != 350 {
@@ -168,12 +169,12 @@ func TestReopenWithoutClose(t *testing.T) {
 	qs := [][]float32{randVec(r, 16), randVec(r, 16)}
 	var before [][]string
 	for _, q := range qs {
-		before = append(before, queryIDs(t, s1, c.ID, q, 10, vecstore.Gte("r", vecstore.Int(100))))
+		before = append(before, queryIDs(t, s1, c.ID, q, 10, where.Gte("r", where.Int(100))))
 	}
 	// No Close: the file must be complete as it is.
 	s2 := openStore(t, dir)
 	for i, q := range qs {
-		if got := queryIDs(t, s2, c.ID, q, 10, vecstore.Gte("r", vecstore.Int(100))); !slices.Equal(got, before[i]) {
+		if got := queryIDs(t, s2, c.ID, q, 10, where.Gte("r", where.Int(100))); !slices.Equal(got, before[i]) {
 			t.Errorf("query %d after reopen: %v, before %v", i, got, before[i])
 		}
 	}
@@ -329,7 +330,7 @@ func TestGarbageFiles(t *testing.T) {
 			}
 			defer s.Close()
 			_, _ = s.Count(ctx, c.ID)
-			_, _ = s.Get(ctx, c.ID, vecstore.GetRequest{Where: vecstore.Gt("r", vecstore.Int(500))})
+			_, _ = s.Get(ctx, c.ID, vecstore.GetRequest{Where: where.Gt("r", where.Int(500))})
 			_, _ = s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{randVec(r, 8)}})
 			// Check reads every page (on bbolt's own goroutine): it must
 			// report the damage, never crash the process.
@@ -349,10 +350,10 @@ func TestFrozenFixture(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "fixture", Metadata: vecstore.Metadata{"k": vecstore.Float(1)}})
+		c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "fixture", Metadata: vecstore.Metadata{"k": where.Float(1)}})
 		doc := "fixture document"
 		if err := s.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"a", "b", "c"}, Embeddings: [][]float32{{1, 0}, {0, 1}, {1, 1}},
-			Documents: []*string{&doc, nil, nil}, Metadatas: []vecstore.Metadata{{"n": vecstore.Int(1)}, {"n": vecstore.Float(2)}, nil}}); err != nil {
+			Documents: []*string{&doc, nil, nil}, Metadatas: []vecstore.Metadata{{"n": where.Int(1)}, {"n": where.Float(2)}, nil}}); err != nil {
 			t.Fatal(err)
 		}
 		_ = s.Close()
@@ -374,11 +375,11 @@ func TestFrozenFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Get(ctx, c.ID, vecstore.GetRequest{Where: vecstore.Eq("n", vecstore.Int(2)), Include: []vecstore.Include{vecstore.IncludeEmbeddings, vecstore.IncludeMetadatas}})
+	res, err := s.Get(ctx, c.ID, vecstore.GetRequest{Where: where.Eq("n", where.Int(2)), Include: []vecstore.Include{vecstore.IncludeEmbeddings, vecstore.IncludeMetadatas}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(res.IDs, []string{"b"}) || res.Metadatas[0]["n"].Kind != vecstore.KindFloat || !slices.Equal(res.Embeddings[0], []float32{0, 1}) {
+	if !slices.Equal(res.IDs, []string{"b"}) || res.Metadatas[0]["n"].Kind != where.KindFloat || !slices.Equal(res.Embeddings[0], []float32{0, 1}) {
 		t.Errorf("fixture get: %+v", res)
 	}
 	if got := queryIDs(t, s, c.ID, []float32{1, 0.1}, 1, nil); !slices.Equal(got, []string{"a"}) {
@@ -411,7 +412,7 @@ func TestFilteredRecall(t *testing.T) {
 	}{{"planner", s}, {"delegate", s2}} {
 		for _, sel := range []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.3, 0.5, 1} {
 			limit := int64(math.Round(sel * 1000))
-			w := vecstore.Lt("r", vecstore.Int(limit))
+			w := where.Lt("r", where.Int(limit))
 			if sel == 1 {
 				w = nil
 			}
@@ -465,7 +466,7 @@ func TestCompactAndTenants(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "compact"})
 	addRandom(t, s, c.ID, r, 0, 3000, 64)
-	if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{Where: vecstore.Lt("i", vecstore.Int(2500))}); err != nil {
+	if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{Where: where.Lt("i", where.Int(2500))}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Checkpoint(ctx, c.ID); err != nil {
@@ -500,7 +501,7 @@ func TestCompactAndTenants(t *testing.T) {
 	if err := s.CreateDatabase(ctx, "acme", "db1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Tenant: "acme", Database: "nodb", Name: "abc"}); vecstore.ErrorMessage(err) != "Database [nodb] does not exist" {
+	if _, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Tenant: "acme", Database: "nodb", Name: "abc"}); !isNoDatabase(err, "nodb") {
 		t.Errorf("missing database: %v", err)
 	}
 	mustCreate(t, s, vecstore.CreateCollectionRequest{Tenant: "acme", Database: "db1", Name: "abc"})
@@ -520,4 +521,9 @@ func TestCompactAndTenants(t *testing.T) {
 	if err := s.Reset(ctx); !errors.Is(err, vecstore.ErrForbidden) {
 		t.Errorf("reset without AllowReset: %v", err)
 	}
+}
+
+func isNoDatabase(err error, name string) bool {
+	var e *vecstore.Error
+	return errors.As(err, &e) && errors.Is(err, vecstore.ErrInvalid) && e.Rule == vecstore.RuleNoDatabase && e.Value == name
 }

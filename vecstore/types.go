@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"log/slog"
 	"time"
+
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // Default tenant and database, created by Open.
@@ -11,10 +13,6 @@ const (
 	DefaultTenant   = "default_tenant"
 	DefaultDatabase = "default_database"
 )
-
-// MaxBatchSize is what Chroma 1.0.0 reports as max_batch_size in its
-// pre-flight checks. Like Chroma, vecstore does not enforce it.
-const MaxBatchSize = 5461
 
 // Options configures a Store. The zero value gives the defaults.
 type Options struct {
@@ -75,8 +73,9 @@ const (
 	SpaceCosine Space = "cosine"
 )
 
-// HNSWConfig is a collection's HNSW configuration as Chroma echoes it in
-// configuration_json.hnsw.
+// HNSWConfig is a collection's HNSW configuration (what Chroma echoes in
+// configuration_json.hnsw). Its JSON form is part of the file format: the
+// collections bucket stores it inside collInfo.
 type HNSWConfig struct {
 	Space          Space   `json:"space"`
 	EfConstruction int     `json:"ef_construction"`
@@ -96,23 +95,24 @@ func DefaultHNSWConfig() HNSWConfig {
 // omitted (defaults on create, unchanged on modify). Space and EfConstruction
 // cannot be modified (Chroma answers 422).
 type HNSWParams struct {
-	Space          *Space   `json:"space,omitempty"`
-	EfConstruction *int     `json:"ef_construction,omitempty"`
-	EfSearch       *int     `json:"ef_search,omitempty"`
-	MaxNeighbors   *int     `json:"max_neighbors,omitempty"`
-	NumThreads     *int     `json:"num_threads,omitempty"`
-	ResizeFactor   *float64 `json:"resize_factor,omitempty"`
-	SyncThreshold  *int     `json:"sync_threshold,omitempty"`
-	BatchSize      *int     `json:"batch_size,omitempty"`
+	Space          *Space
+	EfConstruction *int
+	EfSearch       *int
+	MaxNeighbors   *int
+	NumThreads     *int
+	ResizeFactor   *float64
+	SyncThreshold  *int
+	BatchSize      *int
 }
 
 // SPANNParams is the spann part of a create request. On single-node Chroma only
 // its space is used (the collection becomes hnsw).
 type SPANNParams struct {
-	Space *Space `json:"space,omitempty"`
+	Space *Space
 }
 
-// CollectionConfig is the stored configuration of a collection.
+// CollectionConfig is the stored configuration of a collection (its JSON
+// form is part of the file format, as HNSWConfig's).
 type CollectionConfig struct {
 	HNSW HNSWConfig `json:"hnsw"`
 	// EmbeddingFunction is stored opaquely and echoed back (Chroma's
@@ -122,18 +122,18 @@ type CollectionConfig struct {
 
 // Collection describes a collection.
 type Collection struct {
-	ID       string           `json:"id"` // UUID v4, lower-case hyphenated
-	Name     string           `json:"name"`
-	Tenant   string           `json:"tenant"`
-	Database string           `json:"database"`
-	Metadata Metadata         `json:"metadata"` // nil when empty
-	Config   CollectionConfig `json:"configuration"`
+	ID       string // UUID v4, lower-case hyphenated
+	Name     string
+	Tenant   string
+	Database string
+	Metadata Metadata // nil when empty
+	Config   CollectionConfig
 	// Dimension is 0 until the first write carrying an embedding fixes it
 	// (Chroma's "dimension": null).
-	Dimension int `json:"dimension"`
+	Dimension int
 	// Model is the embedding model id the collection's vectors come from; ""
 	// means vectors supplied by the caller without a model (Chroma clients).
-	Model string `json:"model"`
+	Model string
 }
 
 // CreateCollectionRequest creates a collection (Chroma's POST .../collections).
@@ -164,13 +164,13 @@ type ModifyCollectionRequest struct {
 
 // Tenant and Database as Chroma returns them.
 type Tenant struct {
-	Name string `json:"name"`
+	Name string
 }
 
 type Database struct {
-	ID     string `json:"id"`
-	Name   string `json:"name"`
-	Tenant string `json:"tenant"`
+	ID     string
+	Name   string
+	Tenant string
 }
 
 // Include names a field of get and query results.
@@ -214,8 +214,8 @@ type UpdateRequest struct {
 // slice selects nothing. Include nil means the default (documents, metadatas).
 type GetRequest struct {
 	IDs           []string
-	Where         *Where
-	WhereDocument *WhereDocument
+	Where         *where.Expr
+	WhereDocument *where.DocExpr
 	Limit         *int
 	Offset        int
 	Include       []Include
@@ -225,12 +225,12 @@ type GetRequest struct {
 // included ones are parallel to IDs. A nil Metadata entry is JSON null, an
 // empty non-nil map is {} (a record with a uri but no metadata).
 type GetResult struct {
-	IDs        []string    `json:"ids"`
-	Embeddings [][]float32 `json:"embeddings"`
-	Documents  []*string   `json:"documents"`
-	URIs       []*string   `json:"uris"`
-	Metadatas  []Metadata  `json:"metadatas"`
-	Include    []Include   `json:"include"`
+	IDs        []string
+	Embeddings [][]float32
+	Documents  []*string
+	URIs       []*string
+	Metadatas  []Metadata
+	Include    []Include
 }
 
 // QueryRequest runs a nearest-neighbour search for each of Embeddings.
@@ -239,8 +239,8 @@ type QueryRequest struct {
 	Embeddings    [][]float32
 	NResults      *int
 	IDs           []string
-	Where         *Where
-	WhereDocument *WhereDocument
+	Where         *where.Expr
+	WhereDocument *where.DocExpr
 	Include       []Include
 	Model         string
 }
@@ -248,21 +248,21 @@ type QueryRequest struct {
 // QueryResult is Chroma's QueryResponse: one inner list per query embedding,
 // by ascending distance.
 type QueryResult struct {
-	IDs        [][]string    `json:"ids"`
-	Embeddings [][][]float32 `json:"embeddings"`
-	Documents  [][]*string   `json:"documents"`
-	URIs       [][]*string   `json:"uris"`
-	Metadatas  [][]Metadata  `json:"metadatas"`
-	Distances  [][]float32   `json:"distances"`
-	Include    []Include     `json:"include"`
+	IDs        [][]string
+	Embeddings [][][]float32
+	Documents  [][]*string
+	URIs       [][]*string
+	Metadatas  [][]Metadata
+	Distances  [][]float32
+	Include    []Include
 }
 
 // DeleteRequest deletes records matching IDs (nil = no ids filter) AND Where
 // AND WhereDocument. All three absent deletes nothing.
 type DeleteRequest struct {
 	IDs           []string
-	Where         *Where
-	WhereDocument *WhereDocument
+	Where         *where.Expr
+	WhereDocument *where.DocExpr
 }
 
 // Stats reports counters of a Store (for Stats methods of callers).
@@ -275,4 +275,20 @@ type Stats struct {
 	Snapshots    uint64 // graph snapshots written by this process
 	ExactQueries uint64 // queries vecstore answered by exact scan
 	FilteredHNSW uint64 // queries handed to index.Search (which itself scans exactly small filtered sets)
+}
+
+// Metadata is a flat map of metadata values. In add, a nil Metadata means "no
+// metadata". In upsert and update a Null value deletes the key.
+type Metadata map[string]where.Value
+
+// Clone returns a copy of m (nil stays nil).
+func (m Metadata) Clone() Metadata {
+	if m == nil {
+		return nil
+	}
+	c := make(Metadata, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
 }

@@ -2,25 +2,27 @@ package vecstore
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // fuzzRecords is a fixed set of metadata maps covering every kind, missing
 // keys, int/float crossings and duplicates.
 var fuzzRecords = []Metadata{
-	{"n": Int(1), "s": String("x"), "f": Float(1.5), "b": Bool(true)},
-	{"n": Float(2), "s": String("y"), "f": Int(2)},
-	{"s": String("1"), "b": Bool(false), "n": String("1")},
+	{"n": where.Int(1), "s": where.String("x"), "f": where.Float(1.5), "b": where.Bool(true)},
+	{"n": where.Float(2), "s": where.String("y"), "f": where.Int(2)},
+	{"s": where.String("1"), "b": where.Bool(false), "n": where.String("1")},
 	nil,
-	{"n": Int(-3), "f": Float(-0.5), "s": String("")},
-	{"n": Int(3), "a": Int(1 << 60)},
-	{"n": Float(1), "t": Bool(true), "a": Float(-1e300)},
+	{"n": where.Int(-3), "f": where.Float(-0.5), "s": where.String("")},
+	{"n": where.Int(3), "a": where.Int(1 << 60)},
+	{"n": where.Float(1), "t": where.Bool(true), "a": where.Float(-1e300)},
 }
 
 func buildIndex(recs []Metadata) (*metaIndex, *roaring.Bitmap) {
@@ -36,7 +38,7 @@ func buildIndex(recs []Metadata) (*metaIndex, *roaring.Bitmap) {
 
 // checkEvalAgrees compares the inverted-index evaluation with the per-record
 // reference evaluator.
-func checkEvalAgrees(t *testing.T, w *Where, recs []Metadata) {
+func checkEvalAgrees(t *testing.T, w *where.Expr, recs []Metadata) {
 	t.Helper()
 	idx, live := buildIndex(recs)
 	got := idx.eval(w, live)
@@ -53,9 +55,9 @@ func FuzzParseWhere(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		w, err := ParseWhere(data)
+		w, err := where.Parse(data)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "vecstore: ") {
+			if !errors.Is(err, where.ErrInvalid) {
 				t.Fatalf("error without class: %v", err)
 			}
 			return
@@ -67,7 +69,7 @@ func FuzzParseWhere(f *testing.F) {
 			t.Fatalf("parsed where %s fails Validate: %v", w, err)
 		}
 		// Round trip through the canonical form.
-		w2, err := ParseWhere([]byte(w.String()))
+		w2, err := where.Parse([]byte(w.String()))
 		if err != nil {
 			t.Fatalf("canonical form %s does not parse: %v", w, err)
 		}
@@ -84,11 +86,11 @@ func FuzzParseWhereDocument(f *testing.F) {
 	}
 	docs := []*string{nil, ptr(""), ptr("hello World"), ptr("a\nb"), ptr("%_\\")}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := ParseWhereDocument(data)
+		d, err := where.ParseDocument(data)
 		if err != nil || d == nil {
 			return
 		}
-		d2, err := ParseWhereDocument([]byte(d.String()))
+		d2, err := where.ParseDocument([]byte(d.String()))
 		if err != nil || d2.String() != d.String() {
 			t.Fatalf("round trip of %s: %v %v", d, d2, err)
 		}
@@ -105,7 +107,7 @@ func ptr(s string) *string { return &s }
 // FuzzDecoders: the decoders of every value we lay out return errors, never panic.
 func FuzzDecoders(f *testing.F) {
 	d := "doc"
-	f.Add(encodeRecord(&record{id: "x", dense: 3, order: 9, vseq: 2, doc: &d, meta: Metadata{"a": Int(1), "b": Float(2), "c": String("s"), "d": Bool(true)}}))
+	f.Add(encodeRecord(&record{id: "x", dense: 3, order: 9, vseq: 2, doc: &d, meta: Metadata{"a": where.Int(1), "b": where.Float(2), "c": where.String("s"), "d": where.Bool(true)}}))
 	f.Add(encodeLogEntry([]string{"a", "bb"}))
 	f.Add(encodeVector([]float32{1, 2, 3}))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -130,16 +132,16 @@ func TestEvalRandom(t *testing.T) {
 	seed := uint64(42)
 	r := rand.New(rand.NewPCG(seed, seed))
 	t.Logf("seed %d", seed)
-	val := func() Value {
+	val := func() where.Value {
 		switch r.IntN(4) {
 		case 0:
-			return String([]string{"a", "b", "c"}[r.IntN(3)])
+			return where.String([]string{"a", "b", "c"}[r.IntN(3)])
 		case 1:
-			return Int(int64(r.IntN(7) - 3))
+			return where.Int(int64(r.IntN(7) - 3))
 		case 2:
-			return Float(float64(r.IntN(13)-6) / 2)
+			return where.Float(float64(r.IntN(13)-6) / 2)
 		}
-		return Bool(r.IntN(2) == 0)
+		return where.Bool(r.IntN(2) == 0)
 	}
 	keys := []string{"k1", "k2", "k3"}
 	var recs []Metadata
@@ -155,36 +157,36 @@ func TestEvalRandom(t *testing.T) {
 		}
 		recs = append(recs, md)
 	}
-	var gen func(depth int) *Where
-	gen = func(depth int) *Where {
+	var gen func(depth int) *where.Expr
+	gen = func(depth int) *where.Expr {
 		if depth < 3 && r.IntN(4) == 0 {
-			w := &Where{Op: []WhereOp{OpAnd, OpOr}[r.IntN(2)]}
+			w := &where.Expr{Op: []where.Op{where.OpAnd, where.OpOr}[r.IntN(2)]}
 			for i := r.IntN(4); i > 0; i-- {
 				w.Children = append(w.Children, gen(depth+1))
 			}
 			return w
 		}
 		k := keys[r.IntN(len(keys))]
-		op := []WhereOp{OpEq, OpNe, OpGt, OpGte, OpLt, OpLte, OpIn, OpNin}[r.IntN(8)]
+		op := []where.Op{where.OpEq, where.OpNe, where.OpGt, where.OpGte, where.OpLt, where.OpLte, where.OpIn, where.OpNin}[r.IntN(8)]
 		switch op {
-		case OpIn, OpNin:
+		case where.OpIn, where.OpNin:
 			v := val()
-			vals := []Value{v}
+			vals := []where.Value{v}
 			for i := r.IntN(3); i > 0; i-- {
 				w := val()
 				if w.Kind == v.Kind {
 					vals = append(vals, w)
 				}
 			}
-			return &Where{Op: op, Key: k, Values: vals}
-		case OpGt, OpGte, OpLt, OpLte:
+			return &where.Expr{Op: op, Key: k, Values: vals}
+		case where.OpGt, where.OpGte, where.OpLt, where.OpLte:
 			v := val()
-			for v.Kind != KindInt && v.Kind != KindFloat {
+			for v.Kind != where.KindInt && v.Kind != where.KindFloat {
 				v = val()
 			}
-			return &Where{Op: op, Key: k, Value: v}
+			return &where.Expr{Op: op, Key: k, Value: v}
 		}
-		return &Where{Op: op, Key: k, Value: val()}
+		return &where.Expr{Op: op, Key: k, Value: val()}
 	}
 	for i := 0; i < 2000; i++ {
 		w := gen(0)
@@ -198,7 +200,7 @@ func TestEvalRandom(t *testing.T) {
 func TestRecordRoundTrip(t *testing.T) {
 	d, u := "doc", "uri"
 	r := &record{id: "x", dense: 7, order: 11, vseq: 5, norm: 2.5, doc: &d, uri: &u,
-		meta: Metadata{"i": Int(-9), "f": Float(2), "s": String("é"), "b": Bool(false)}}
+		meta: Metadata{"i": where.Int(-9), "f": where.Float(2), "s": where.String("é"), "b": where.Bool(false)}}
 	got, err := decodeRecord("x", encodeRecord(r))
 	if err != nil {
 		t.Fatal(err)

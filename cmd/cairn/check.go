@@ -22,7 +22,7 @@ func checkCommand() *command {
 
 func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
-	model := fs.String("model", "", "embedding model `DIR` to report as this process's embedder (default: resolved as for search)")
+	model := fs.String("model", "", modelUsage)
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err
@@ -30,7 +30,7 @@ func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 	if err := noArgs(c, pos); err != nil {
 		return err
 	}
-	return e.withModelEngine(ctx, *model, false, func(eng *engine.Engine) error {
+	return e.withModelEngine(ctx, *model, forSelf, func(eng *engine.Engine) error {
 		rep, err := eng.Consistency(ctx)
 		if err != nil {
 			return err

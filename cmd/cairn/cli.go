@@ -248,7 +248,33 @@ func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 	}
 }
 
-// report prints err (if any) to stderr and returns the exit code.
+// exitCodes is the CLI's one mapping of the engine's error classes
+// (engine.ErrorClasses) to exit codes, most specific first: 2 for what the
+// user's input or flags can fix, 1 for the store's state, 130 for an
+// interrupt. Bad input (*engine.InvalidError) and usage errors exit 2
+// (report); everything else 1.
+func exitCodes() []struct {
+	class error
+	code  int
+} {
+	return []struct {
+		class error
+		code  int
+	}{
+		{engine.ErrNotFound, 2},
+		{engine.ErrExists, 2},
+		{engine.ErrNoModel, 2},
+		{engine.ErrEmbedderMismatch, 1},
+		{engine.ErrDimensionMismatch, 1},
+		{engine.ErrClosed, 1},
+		{engine.ErrCorrupt, 1},
+		{engine.ErrIncompatibleFormat, 1},
+		{context.Canceled, 130},
+	}
+}
+
+// report prints err (if any) to stderr and returns the exit code. The
+// message is the error's own text, chain and class words kept.
 func report(stderr io.Writer, err error) int {
 	if err == nil || errors.Is(err, errHelp) {
 		return 0
@@ -268,23 +294,19 @@ func report(stderr io.Writer, err error) int {
 		}
 		return 2
 	case errors.As(err, &inv):
-		fmt.Fprintf(stderr, "cairn: %s\n", inv.Error())
-		return 2
-	case errors.Is(err, engine.ErrNotFound), errors.Is(err, engine.ErrExists):
-		fmt.Fprintf(stderr, "cairn: %s\n", cleanErr(err))
+		fmt.Fprintf(stderr, "cairn: %s\n", err.Error())
 		return 2
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "cairn: interrupted")
 		return 130
 	}
-	fmt.Fprintf(stderr, "cairn: %s\n", cleanErr(err))
+	fmt.Fprintf(stderr, "cairn: %s\n", err.Error())
+	for _, c := range exitCodes() {
+		if errors.Is(err, c.class) {
+			return c.code
+		}
+	}
 	return 1
-}
-
-// cleanErr drops the "engine: " class prefixes from the message; the class
-// words (not found, already exists) stay.
-func cleanErr(err error) string {
-	return strings.ReplaceAll(err.Error(), "engine: ", "")
 }
 
 // resolveDataDir applies --data-dir, then CAIRN_DATA_DIR, then the default.
@@ -352,7 +374,7 @@ func (e *env) engineOptions(dir string) (engine.Options, error) {
 		return engine.Options{}, fmt.Errorf("data dir %s is not a directory", dir)
 	}
 	opts := engine.Options{Now: e.now}
-	if err := e.applyConfig(dir, &opts); err != nil { // config.toml and CAIRN_* (issue 8): redaction
+	if err := e.applyConfig(dir, &opts); err != nil { // config.toml and CAIRN_*: redaction
 		return opts, err
 	}
 	return opts, nil

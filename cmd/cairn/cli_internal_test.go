@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -146,5 +147,32 @@ func TestTextFromStdinLimit(t *testing.T) {
 	out, _, code := runCLI(t, envMap(map[string]string{"CAIRN_DATA_DIR": dir}), "", "search", "--json")
 	if code != 0 || out != "" {
 		t.Fatalf("something was written: %q", out)
+	}
+}
+
+// TestExitCodesCoverEveryClass: every engine error class has its row in
+// exitCodes, and report prints the error's own text.
+func TestExitCodesCoverEveryClass(t *testing.T) {
+	for _, class := range engine.ErrorClasses() {
+		found := false
+		for _, c := range exitCodes() {
+			found = found || c.class == class
+		}
+		if !found {
+			t.Errorf("%v has no exit code", class)
+		}
+	}
+	var buf bytes.Buffer
+	err := fmt.Errorf("message id 7: %w", engine.ErrNotFound)
+	if code := report(&buf, err); code != 2 || buf.String() != "cairn: "+err.Error()+"\n" {
+		t.Errorf("not found: %d %q", code, buf.String())
+	}
+	buf.Reset()
+	if code := report(&buf, fmt.Errorf("x: %w", engine.ErrNoModel)); code != 2 {
+		t.Errorf("no model: %d %q", code, buf.String())
+	}
+	buf.Reset()
+	if code := report(&buf, fmt.Errorf("x: %w", engine.ErrCorrupt)); code != 1 {
+		t.Errorf("corrupt: %d %q", code, buf.String())
 	}
 }

@@ -12,18 +12,18 @@ func commands() []*command {
 		channelsCommand(),
 		agentsCommand(),
 		showCommand(),
-		importCommand(),   // issue 8 (lifecycle)
-		exportCommand(),   // issue 8
-		sessionsCommand(), // issue 8
-		gcCommand(),       // issue 8
-		statsCommand(),    // issue 8
-		backupCommand(),   // issue 8
-		restoreCommand(),  // issue 8
-		configCommand(),   // issue 8
-		embedCommand(),    // issue 5
-		modelCommand(),    // issue 5
-		checkCommand(),    // issue 6
-		rebuildCommand(),  // issue 6
+		importCommand(),
+		exportCommand(),
+		sessionsCommand(),
+		gcCommand(),
+		statsCommand(),
+		backupCommand(),
+		restoreCommand(),
+		configCommand(),
+		embedCommand(),
+		modelCommand(),
+		checkCommand(),
+		rebuildCommand(),
 		serveCommand(),
 		mcpCommand(),
 		demoCommand(),

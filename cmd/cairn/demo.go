@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -53,7 +54,14 @@ func runDemo(ctx context.Context, e *env, c *command, args []string) error {
 			fmt.Fprintf(w, format+"\n", args...)
 		}
 	}
-	eng, err := engine.Open(ctx, dir, engine.Options{Now: e.now})
+	opts := engine.Options{Now: e.now, NoVectorWorker: true}
+	if choice, err := e.resolveModel(""); err == nil && !choice.none {
+		if m, err := choice.open(ctx, embed.Options{}); err == nil {
+			defer m.Close()
+			opts.Embedder = m
+		}
+	}
+	eng, err := engine.Open(ctx, dir, opts)
 	if err != nil {
 		return err
 	}
@@ -85,17 +93,32 @@ func runDemo(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	say("\n2. Writing the same note again is idempotent: id %d, created=%v.\n", res.ID, res.Created)
+	if opts.Embedder != nil {
+		if err := eng.SyncVectors(ctx, nil); err != nil {
+			return err
+		}
+	}
 
-	for i, q := range []struct {
+	type demoQuery struct {
 		query, why string
 		filter     engine.Filter
-	}{
-		{"journal", "keyword search with stemming (BM25, matched terms marked):", engine.Filter{}},
-		{`schema OR "migrations" (NOT`, "any text is plain terms: OR, quotes and parentheses are just words/punctuation:", engine.Filter{}},
-		{"sqlite tests", "filtered to confidence >= 0.8:", engine.Filter{MinConfidence: 0.8}},
-	} {
+		mode       engine.SearchMode
+		limit      int
+	}
+	queries := []demoQuery{
+		{"journal", "keyword search with stemming (BM25, matched terms marked):", engine.Filter{}, engine.ModeKeyword, 5},
+		{`schema OR "migrations" (NOT`, "any text is plain terms: OR, quotes and parentheses are just words/punctuation:", engine.Filter{}, engine.ModeKeyword, 5},
+		{"sqlite tests", "filtered to confidence >= 0.8:", engine.Filter{MinConfidence: 0.8}, engine.ModeKeyword, 5},
+	}
+	if opts.Embedder != nil {
+		queries = append(queries, demoQuery{"letting many processes update one file simultaneously",
+			"by meaning (the built-in all-MiniLM-L6-v2): the best match shares no word with the query:", engine.Filter{}, engine.ModeSemantic, 1})
+	} else {
+		say("(no embedding model: the search by meaning is left out)\n")
+	}
+	for i, q := range queries {
 		say("3%c. cairn search %q  -- %s", 'a'+rune(i), q.query, q.why)
-		hits, err := eng.Search(ctx, engine.SearchRequest{Query: q.query, Filter: q.filter, Limit: 5})
+		hits, err := eng.Search(ctx, engine.SearchRequest{Query: q.query, Filter: q.filter, Limit: q.limit, Mode: q.mode})
 		if err != nil {
 			return err
 		}
@@ -106,7 +129,11 @@ func runDemo(ctx context.Context, e *env, c *command, args []string) error {
 			continue
 		}
 		for _, h := range hits {
-			say("   #%d score %.3f  %s: %s", h.Message.ID, h.Score, h.Message.SenderID, h.Snippet)
+			text := h.Snippet
+			if text == "" {
+				text = h.Message.Content
+			}
+			say("   #%d score %.3f  %s: %s", h.Message.ID, h.Score, h.Message.SenderID, text)
 		}
 		say("")
 	}

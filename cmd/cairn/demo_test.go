@@ -16,7 +16,8 @@ func TestDemo(t *testing.T) {
 	if err := run(context.Background(), e, []string{"demo"}); err != nil {
 		t.Fatalf("demo: %v\nstderr:\n%s", err, errb.String())
 	}
-	for _, want := range []string{"created=false", "**journaling**", "**schema**", "project:cairn:decisions"} {
+	for _, want := range []string{"created=false", "**journaling**", "**schema**", "project:cairn:decisions",
+		"the best match shares no word with the query:\n   #1 score"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out.String())
 		}

@@ -7,6 +7,12 @@
 // only wires signals and exit codes: 0 success, 1 failure, 2 bad input or
 // usage, 130 interrupted.
 //
+// Package main is wiring: flags, output and exit codes. The work is done by
+// engine and by the adapter packages below cmd/cairn: config (config.toml
+// to engine options), cairnapi, chromaapi and mcpserver (the APIs), server
+// (the HTTP front of `cairn serve`: routing, auth, request log, /metrics)
+// and reqlog (the response recorder they share).
+//
 // cmd/cairn imports engine (and embed only for main wiring); it must not
 // import fts, vecstore or index directly.
 package main

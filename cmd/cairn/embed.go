@@ -15,7 +15,7 @@ func embedCommand() *command {
 	return &command{
 		name:    "embed",
 		summary: "print the embedding vectors of texts (for checking a model, and for scripts)",
-		usage:   "[--model DIR] [--json] [TEXT... | --file F]",
+		usage:   "[--model MODEL] [--json] [TEXT... | --file F]",
 		examples: []string{
 			`cairn embed "how do I set busy_timeout?"`,
 			`cairn embed --json --file questions.txt`,
@@ -27,7 +27,7 @@ func embedCommand() *command {
 
 func runEmbed(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
-	modelDir := fs.String("model", "", "model `DIR` (default: $CAIRN_MODEL, else the data dir's models/)")
+	modelDir := fs.String("model", "", modelUsage)
 	file := fs.String("file", "", "embed each line of `F` (- for stdin)")
 	backend := fs.String("backend", "native", "encoder: native or hugot")
 	prompt := fs.String("prompt", "", "prefix texts with the model's prompt `NAME` (e.g. query)")
@@ -62,7 +62,7 @@ func runEmbed(ctx context.Context, e *env, c *command, args []string) error {
 	if len(texts) == 0 {
 		return usagef(c.name, "nothing to embed: give TEXT arguments or --file F")
 	}
-	dir, err := e.resolveModel(*modelDir)
+	choice, err := e.resolveModel(*modelDir)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func runEmbed(ctx context.Context, e *env, c *command, args []string) error {
 	if *chunk {
 		opts.Overflow = embed.OverflowChunk
 	}
-	m, err := embed.Open(ctx, dir, opts)
+	m, err := choice.open(ctx, opts)
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cairn-dev/cairn/embed"
+	"github.com/cairn-dev/cairn/embed/builtin"
 )
 
 var tinyModelOnce = sync.OnceValues(func() (string, error) {
@@ -63,10 +67,15 @@ func TestEmbedCommand(t *testing.T) {
 		t.Fatalf("truncation not reported: %q", errOut)
 	}
 
-	// No model anywhere: a clear error.
-	_, errOut, code = runCLI(t, getenv, "", "embed", "x")
-	if code == 0 || !strings.Contains(errOut, "cairn model import DIR") {
-		t.Fatalf("no model: exit %d %q", code, errOut)
+	// No model imported: the built-in one.
+	out, errOut, code = runCLI(t, getenv, "", "embed", "--json", "x")
+	if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || len(v) != builtin.Dim {
+		t.Fatalf("built-in model: exit %d %q %q", code, out, errOut)
+	}
+	// A model that is nowhere: a clear error.
+	_, errOut, code = runCLI(t, getenv, "", "embed", "--model", "nowhere", "x")
+	if code == 0 || !strings.Contains(errOut, `--model "nowhere" is neither a model directory`) {
+		t.Fatalf("no such model: exit %d %q", code, errOut)
 	}
 	_, _, code = runCLI(t, getenv, "", "embed", "--model", model)
 	if code != 2 {
@@ -80,23 +89,31 @@ func TestModelCommands(t *testing.T) {
 	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data})
 
 	out, errOut, code := runCLI(t, getenv, "", "model", "list")
-	if code != 0 || !strings.Contains(out, "no models") {
+	if code != 0 || !strings.Contains(out, "no imported models") || !strings.Contains(out, builtin.ModelID()+"  built-in, default") {
 		t.Fatalf("empty list: exit %d %q %q", code, out, errOut)
 	}
 	out, errOut, code = runCLI(t, getenv, "", "model", "import", model, "--name", "tiny", "--json")
 	if code != 0 {
 		t.Fatalf("import: exit %d %s", code, errOut)
 	}
-	var man modelManifest
+	var man embed.Manifest
 	if err := json.Unmarshal([]byte(out), &man); err != nil || man.Dim != 32 || !strings.HasPrefix(man.ModelID, "cairn-tiny-bert@sha256:") || len(man.Files) < 5 {
 		t.Fatalf("import output %q: %v", out, err)
 	}
 	if _, _, code = runCLI(t, getenv, "", "model", "import", model, "--name", "tiny"); code == 0 {
 		t.Fatal("second import of the same name succeeded")
 	}
+	if _, err := os.Stat(filepath.Join(data, "models", "tiny", "model.onnx")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the import kept model.onnx next to model.safetensors: %v", err)
+	}
 	out, _, code = runCLI(t, getenv, "", "model", "list", "--verify")
-	if code != 0 || !strings.Contains(out, "tiny") || !strings.Contains(out, " ok") {
+	if code != 0 || !strings.Contains(out, "built-in\n") || !strings.Contains(out, " ok, default") {
 		t.Fatalf("list: exit %d %q", code, out)
+	}
+	// --model builtin still chooses the built-in model.
+	out, errOut, code = runCLI(t, getenv, "", "embed", "--model", "builtin", "--json", "hi")
+	if code != 0 || strings.Count(out, ",") != builtin.Dim-1 {
+		t.Fatalf("--model builtin: exit %d %q", code, errOut)
 	}
 	// The one imported model is found without --model.
 	out, errOut, code = runCLI(t, getenv, "", "embed", "--json", "hi")

@@ -53,7 +53,7 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	bar := e.progress("export")
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		files, err := eng.ExportSessions(ctx, engine.ExportOptions{Sessions: sessions, All: *all, Formats: formats, OutDir: dir, Progress: bar.update})
+		files, err := eng.Sessions().Export(ctx, engine.ExportOptions{Sessions: sessions, All: *all, Formats: formats, OutDir: dir, Progress: bar.update})
 		bar.done()
 		if err != nil {
 			return err

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
 	"github.com/cairn-dev/cairn/engine"
@@ -51,13 +50,9 @@ func runGC(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	bar := e.progress("gc")
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		rep, err := eng.GC(ctx, engine.GCOptions{
-			Policies:      cfg.Policies(),
-			SessionMaxAge: time.Duration(cfg.Retention.SessionMaxAge),
-			DryRun:        *dry,
-			NoVacuum:      !cfg.GC.Vacuum,
-			Progress:      bar.update,
-		})
+		opts := cfg.GCOptions()
+		opts.DryRun, opts.Progress = *dry, bar.update
+		rep, err := eng.Retention().GC(ctx, opts)
 		bar.done()
 		if err != nil {
 			return err

@@ -25,7 +25,7 @@ func importCommand() *command {
 }
 
 func runImport(ctx context.Context, e *env, c *command, args []string) error {
-	if len(args) > 0 && args[0] == "messages" { // issue 6: import_messages.go
+	if len(args) > 0 && args[0] == "messages" {
 		return runImportMessages(ctx, e, c, args[1:])
 	}
 	fs := newFlagSet(e, c)
@@ -67,7 +67,7 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	bar := e.progress("import")
 	opts.Progress = bar.update
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		rep, err := eng.ImportClaudeCode(ctx, opts)
+		rep, err := eng.Sessions().Import(ctx, opts)
 		bar.done()
 		if err != nil {
 			return err

@@ -28,7 +28,7 @@ func mcpCommand() *command {
 // ends ctx. Logs go to stderr, never to stdout (which carries the protocol).
 func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
-	model := fs.String("model", "", "embedding model `DIR` (default: $CAIRN_MODEL or the data dir's models/; none: keyword search only)")
+	model := fs.String("model", "", modelUsage)
 	level := fs.String("log-level", "warn", "log `LEVEL` on stderr: debug, info, warn or error")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
@@ -47,7 +47,7 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 	// read after srv.Close has waited for it.
 	closeModel := func() error { return nil }
 	open := func(ctx context.Context) (*engine.Engine, error) {
-		eng, cm, err := e.openWithModel(ctx, *model, false)
+		eng, cm, err := e.openWithModel(ctx, *model, forServe)
 		if err == nil {
 			closeModel = cm
 		}

@@ -40,7 +40,7 @@ func runNote(ctx context.Context, e *env, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	return e.withEngine(ctx, func(eng *engine.Engine) error {
+	return e.withModelEngine(ctx, "", forWrite, func(eng *engine.Engine) error {
 		res, err := eng.WriteNote(ctx, engine.NewNote{
 			Agent: *agent, Project: w.project, Content: text, Metadata: md,
 			Breadcrumbs: w.breadcrumbs(), Confidence: w.conf(), Type: w.typ,

@@ -44,7 +44,7 @@ func runPost(ctx context.Context, e *env, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	return e.withEngine(ctx, func(eng *engine.Engine) error {
+	return e.withModelEngine(ctx, "", forWrite, func(eng *engine.Engine) error {
 		res, err := eng.StoreMessage(ctx, engine.NewMessage{
 			Channel: *channel, Sender: *sender, Project: w.project, Content: text, Metadata: md,
 			Breadcrumbs: w.breadcrumbs(), Confidence: w.conf(), Type: w.typ,

@@ -11,11 +11,12 @@ func rebuildCommand() *command {
 	return &command{
 		name:    "rebuild",
 		summary: "regenerate the keyword index and the vectors from SQLite (resumable; switches the embedding model)",
-		usage:   "[--model DIR] [--skip-fts] [--skip-vectors] [--json]",
+		usage:   "[--model MODEL] [--vectors | --skip-fts] [--skip-vectors] [--json]",
 		examples: []string{
 			`cairn rebuild`,
 			`cairn rebuild --model ~/models/bge-small-en-v1.5   # re-embed with another model, then switch`,
 			`cairn rebuild --skip-vectors                       # keyword index only`,
+			`cairn rebuild --vectors                            # vectors only: embeds the messages still queued`,
 		},
 		run: runRebuild,
 	}
@@ -23,7 +24,8 @@ func rebuildCommand() *command {
 
 func runRebuild(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
-	model := fs.String("model", "", "embedding model `DIR` (default: $CAIRN_MODEL, else the data dir's models/)")
+	model := fs.String("model", "", modelUsage)
+	vectorsOnly := fs.Bool("vectors", false, "vectors only (the same as --skip-fts): fill the queue of the model's vectors, or build them anew when none is queued")
 	skipFTS := fs.Bool("skip-fts", false, "keep the keyword index")
 	skipVec := fs.Bool("skip-vectors", false, "keep the vectors")
 	pos, err := parse(e, c, fs, args)
@@ -33,9 +35,12 @@ func runRebuild(ctx context.Context, e *env, c *command, args []string) error {
 	if err := noArgs(c, pos); err != nil {
 		return err
 	}
-	return e.withModelEngine(ctx, *model, !*skipVec, func(eng *engine.Engine) error {
+	if *vectorsOnly && *skipVec {
+		return usagef(c.name, "--vectors and --skip-vectors leave nothing to do")
+	}
+	return e.withModelEngine(ctx, *model, forSelf, func(eng *engine.Engine) error {
 		bar := e.progress("rebuild")
-		rep, err := eng.Rebuild(ctx, engine.RebuildOptions{SkipFTS: *skipFTS, SkipVectors: *skipVec, Progress: bar.update})
+		rep, err := eng.Rebuild(ctx, engine.RebuildOptions{SkipFTS: *skipFTS || *vectorsOnly, SkipVectors: *skipVec, Progress: bar.update})
 		bar.done()
 		if err != nil {
 			return err
@@ -49,7 +54,7 @@ func runRebuild(ctx context.Context, e *env, c *command, args []string) error {
 		if rep.Set.ID != 0 {
 			how := "built"
 			if rep.Resumed {
-				how = "resumed and finished"
+				how = "filled"
 			}
 			fmt.Fprintf(e.stdout, "vectors %s: set %d, model %s (dim %d), %d embedded by this run, now %s\n", how, rep.Set.ID, rep.Set.ModelID, rep.Set.Dim, rep.Embedded, rep.Set.State)
 		}

@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
-	"strings"
-	"time"
 
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -31,55 +28,16 @@ func searchCommand() *command {
 
 func runSearch(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
-	var channels, senders, types stringList
-	fs.Var(&channels, "channel", "only in channel `ID`")
-	fs.Var(&senders, "sender", "only from agent `NAME`")
-	fs.Var(&types, "type", "only messages of `TYPE`")
-	exclude := fs.String("exclude-sender", "", "not from agent `NAME`")
-	project := fs.String("project", "", "only from writers of project `ID`")
-	var minConf optFloat
-	fs.Var(&minConf, "min-confidence", "only messages with confidence >= `X`")
-	var maxAge optFloat
-	fs.Var(&maxAge, "max-age-days", "only messages at most `N` days old (fractions allowed)")
-	since := fs.String("since", "", "only messages created at or after `TIME` (RFC 3339 or YYYY-MM-DD)")
-	until := fs.String("until", "", "only messages created before `TIME` (RFC 3339 or YYYY-MM-DD)")
-	limit := fs.Int("limit", engine.DefaultSearchLimit, "at most `N` results")
-	hf := addHybridFlags(fs) // search_hybrid.go (issue 6)
+	f := addSearchFlags(fs)
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err
 	}
-	f := engine.Filter{
-		ChannelIDs: channels, SenderIDs: senders, MessageTypes: types,
-		ExcludeSender: *exclude, Project: *project, MinConfidence: minConf.v,
-	}
-	if *limit <= 0 {
-		return &engine.InvalidError{Field: "limit", Rule: fmt.Sprintf("must be from 1 to %d, got %d", engine.MaxLimit, *limit)}
-	}
-	if f.Since, err = parseTime("since", *since); err != nil {
+	req, err := f.request(pos)
+	if err != nil {
 		return err
 	}
-	if f.Until, err = parseTime("until", *until); err != nil {
-		return err
-	}
-	now := time.Now
-	if e.now != nil {
-		now = e.now
-	}
-	if maxAge.set {
-		if math.IsNaN(maxAge.v) || maxAge.v < 0 || maxAge.v > 1e6 {
-			return &engine.InvalidError{Field: "max-age-days", Rule: fmt.Sprintf("must be a number of days from 0 to 1000000, got %v", maxAge.v)}
-		}
-		s := now().Add(-time.Duration(maxAge.v * 24 * float64(time.Hour)))
-		if s.After(f.Since) {
-			f.Since = s
-		}
-	}
-	req := engine.SearchRequest{Query: strings.Join(pos, " "), Filter: f, Limit: *limit}
-	if err := hf.apply(&req); err != nil {
-		return err
-	}
-	return e.withModelEngine(ctx, hf.model, false, func(eng *engine.Engine) error {
+	return e.withModelEngine(ctx, f.model, forQuery, func(eng *engine.Engine) error {
 		resp, err := eng.SearchDetailed(ctx, req)
 		if err != nil {
 			return err
@@ -87,6 +45,15 @@ func runSearch(ctx context.Context, e *env, c *command, args []string) error {
 		e.printSearchNotes(resp)
 		return e.printResults(resp.Results)
 	})
+}
+
+// printSearchNotes says on stderr why a search ran degraded (a hybrid
+// search that fell back to keyword, vectors still being built), so that
+// --json output stays one object per result.
+func (e *env) printSearchNotes(resp engine.SearchResponse) {
+	for _, n := range resp.Notes {
+		fmt.Fprintf(e.stderr, "note: %s\n", n.Message)
+	}
 }
 
 // searchLine is one search result as JSON: the message's fields and the scores.
@@ -125,18 +92,4 @@ func (e *env) printResults(res []engine.SearchResult) error {
 		fmt.Fprintf(e.stdout, "%s\n\n", indent(text))
 	}
 	return nil
-}
-
-// parseTime reads an RFC 3339 time or a YYYY-MM-DD date (UTC midnight).
-func parseTime(field, s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		return t, nil
-	}
-	if t, err := time.Parse(time.DateOnly, s); err == nil {
-		return t, nil
-	}
-	return time.Time{}, &engine.InvalidError{Field: field, Rule: fmt.Sprintf("must be an RFC 3339 time (2026-01-02T15:04:05Z) or a date (2026-01-02), got %q", s)}
 }

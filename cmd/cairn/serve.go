@@ -2,21 +2,19 @@ package main
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
+	"github.com/cairn-dev/cairn/cmd/cairn/server"
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -64,7 +62,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	fs.IntVar(&cfg.maxResults, "max-results", 10000, "largest n_results / limit")
 	fs.IntVar(&cfg.maxDepth, "max-filter-depth", 32, "deepest nesting of a where filter or JSON body")
 	fs.DurationVar(&cfg.drain, "shutdown-timeout", 30*time.Second, "how long in-flight requests may finish after SIGINT/SIGTERM")
-	model := fs.String("model", "", "embedding model `DIR` (default: $CAIRN_MODEL or the data dir's models/; none: keyword search only)")
+	model := fs.String("model", "", modelUsage)
 	level := fs.String("log-level", "info", "log `LEVEL` on stderr: debug, info, warn or error")
 	fs.BoolVar(&cfg.logRequests, "log-requests", true, "log one structured line per request")
 	pos, err := parse(e, c, fs, args)
@@ -96,19 +94,17 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer ln.Close()
 
-	eng, closeModel, err := e.openWithModel(ctx, *model, false)
+	// The engine opens the vector store even without a model and hands it
+	// to the Chroma API: one store per process.
+	eng, closeModel, err := e.openWithModelVectors(ctx, *model, forServe,
+		engine.VectorStoreOptions{Open: true, AllowReset: cfg.allowReset})
 	if err != nil {
 		return err
 	}
 	defer closeModel()
 	defer eng.Close()
-	colls, err := engine.OpenCollections(ctx, filepath.Join(eng.Dir(), engine.VectorsDir), engine.CollectionsOptions{Logger: logger, AllowReset: cfg.allowReset})
-	if err != nil {
-		return err
-	}
-	defer colls.Close()
 
-	h, err := newServeHandler(eng, colls, cfg, logger)
+	h, err := newServeHandler(eng, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -120,11 +116,12 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	stopJobs, err := e.startLifecycle(ctx, eng, logger)
+	conf, _, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
-	defer stopJobs()
+	jobs := eng.StartLifecycle(context.WithoutCancel(ctx), lifecycleOptions(conf.LifecycleOptions(eng.Dir()), logger))
+	defer jobs.Stop()
 	url := "http://" + ln.Addr().String()
 	logger.Info("cairn serving", "url", url, "data_dir", eng.Dir(), "auth", cfg.token != "")
 	if !e.json {
@@ -144,13 +141,10 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	if err := srv.Shutdown(sctx); err != nil {
 		logger.Warn("shutdown", "err", err)
 	}
-	stopJobs()
-	// Closing the collections and the engine (deferred) flushes graph
+	jobs.Stop()
+	// Closing the engine (and with it the vector store) flushes graph
 	// snapshots and the vector outbox state; every acknowledged write was
 	// already committed.
-	if err := colls.Close(); err != nil {
-		return err
-	}
 	if err := eng.Close(); err != nil {
 		return err
 	}
@@ -180,139 +174,35 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// newServeHandler routes /api/v2 and /api/v1 to the Chroma API, /api/cairn/v1
-// to cairn's own API, and /metrics, behind auth, request logs and metrics.
-func newServeHandler(eng *engine.Engine, colls *engine.Collections, cfg serveConfig, logger *slog.Logger) (http.Handler, error) {
-	chroma := chromaapi.New(chromaapi.Options{
-		Collections: colls, AuthToken: cfg.token, AllowReset: cfg.allowReset,
-		MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
-		MaxFilterDepth: cfg.maxDepth, Logger: logger,
-	})
+// newServeHandler builds the APIs over eng and its vector store behind the
+// HTTP front.
+func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (http.Handler, error) {
 	own, err := cairnapi.New(cairnapi.Options{Engine: eng, MaxBodyBytes: cfg.maxBody, MaxLimit: cfg.maxResults, MaxDepth: cfg.maxDepth, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
-	m := newMetrics(eng, colls, chroma, own)
-	mux := http.NewServeMux()
-	mux.Handle(cairnapi.Prefix+"/", requireToken(cfg.token, own))
-	mux.Handle("/metrics", requireToken(cfg.token, m))
-	mux.Handle("/", chroma) // the Chroma API does its own auth, as Chroma does
-	var h http.Handler = m.instrument(mux)
-	if cfg.logRequests {
-		h = logRequests(logger, h)
-	}
-	return h, nil
+	return server.New(server.Options{
+		Engine: eng,
+		Chroma: chromaapi.New(chromaapi.Options{
+			Collections: eng.VectorStore(), AuthToken: cfg.token, AllowReset: cfg.allowReset,
+			MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
+			MaxFilterDepth: cfg.maxDepth, Logger: logger,
+		}),
+		Cairn:     own,
+		AuthToken: cfg.token, LogRequests: cfg.logRequests, Logger: logger,
+	}), nil
 }
 
-// requireToken answers 401 unless the request carries token (as Bearer or
-// X-Chroma-Token). An empty token means no auth.
-func requireToken(token string, next http.Handler) http.Handler {
-	if token == "" {
-		return next
+// lifecycleOptions logs the outcome of each scheduled job.
+func lifecycleOptions(opts engine.LifecycleOptions, logger *slog.Logger) engine.LifecycleOptions {
+	opts.OnGC = func(r *engine.GCReport) {
+		logger.Info("gc", "messages_deleted", len(r.Messages), "sessions_deleted", len(r.Sessions), "kept_forever", r.KeptForever)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := r.Header.Get("X-Chroma-Token")
-		if a := r.Header.Get("Authorization"); got == "" && strings.HasPrefix(a, "Bearer ") {
-			got = strings.TrimPrefix(a, "Bearer ")
+	opts.OnExport = func(files []engine.ExportedFile) {
+		if len(files) > 0 {
+			logger.Info("export", "files", len(files))
 		}
-		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = w.Write([]byte(`{"error":"unauthorized","message":"missing or wrong token: send Authorization: Bearer TOKEN or X-Chroma-Token: TOKEN"}` + "\n"))
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// statusWriter records the status and size of a response.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
 	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	n, err := s.ResponseWriter.Write(b)
-	s.bytes += int64(n)
-	return n, err
-}
-
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		sw, ok := w.(*statusWriter)
-		if !ok {
-			sw = &statusWriter{ResponseWriter: w}
-		}
-		next.ServeHTTP(sw, r)
-		if sw.status == 0 {
-			sw.status = http.StatusOK
-		}
-		logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", sw.status), slog.Int64("bytes", sw.bytes),
-			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr))
-	})
-}
-
-// startLifecycle runs the config's scheduled jobs (retention GC every
-// gc.schedule, continuous session export when export.continuous) in the
-// background; the returned func stops them and waits.
-func (e *env) startLifecycle(ctx context.Context, eng *engine.Engine, logger *slog.Logger) (func(), error) {
-	cfg, _, err := e.loadConfig()
-	if err != nil {
-		return nil, err
-	}
-	opts := engine.LifecycleOptions{
-		GCEvery: time.Duration(cfg.GC.Schedule),
-		GC: engine.GCOptions{
-			Policies:      cfg.Policies(),
-			SessionMaxAge: time.Duration(cfg.Retention.SessionMaxAge),
-			NoVacuum:      !cfg.GC.Vacuum,
-		},
-		OnGC: func(r *engine.GCReport) {
-			logger.Info("gc", "messages_deleted", len(r.Messages), "sessions_deleted", len(r.Sessions), "kept_forever", r.KeptForever)
-		},
-		OnExport: func(files []engine.ExportedFile) {
-			if len(files) > 0 {
-				logger.Info("export", "files", len(files))
-			}
-		},
-		OnError: func(err error) { logger.Error("lifecycle job", "err", err) },
-	}
-	if cfg.Export.Continuous {
-		dir := cfg.Export.Dir
-		if dir == "" {
-			dir = filepath.Join(eng.Dir(), "export")
-		}
-		opts.ExportEvery = time.Minute
-		opts.Export = engine.ExportOptions{Formats: cfg.Export.Formats, OutDir: dir}
-	}
-	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = eng.RunLifecycle(jctx, opts)
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			cancel()
-			<-done
-		})
-	}, nil
+	opts.OnError = func(err error) { logger.Error("lifecycle job", "err", err) }
+	return opts
 }

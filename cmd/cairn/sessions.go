@@ -33,7 +33,7 @@ func runSessions(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
 		if *hit != 0 {
-			refs, err := eng.SessionRefs(ctx, *hit)
+			refs, err := eng.Sessions().Refs(ctx, *hit)
 			if err != nil {
 				return err
 			}
@@ -52,7 +52,7 @@ func runSessions(ctx context.Context, e *env, c *command, args []string) error {
 			return nil
 		}
 		if len(pos) == 0 {
-			ss, err := eng.ListSessions(ctx)
+			ss, err := eng.Sessions().List(ctx)
 			if err != nil {
 				return err
 			}
@@ -70,7 +70,7 @@ func runSessions(ctx context.Context, e *env, c *command, args []string) error {
 			}
 			return nil
 		}
-		recs, err := eng.SessionMessages(ctx, pos[0])
+		recs, err := eng.Sessions().Messages(ctx, pos[0])
 		if err != nil {
 			return err
 		}

@@ -47,6 +47,11 @@ func runStats(ctx context.Context, e *env, c *command, args []string) error {
 		fmt.Fprintf(w, "bytes on disk: total %d\n  sqlite %d (messages %d, fts %d, sessions %d)\n  vectors %d\n  graph %d\n  models %d\n  other %d\n",
 			b.Total, b.SQLite, b.Messages, b.FTS, b.Sessions, b.Vectors, b.Graph, b.Models, b.Other)
 		fmt.Fprintf(w, "searches: %d, average %.2f ms\n", st.Search.Searches, st.Search.AvgMs)
+		if v := st.Vectors; v.Set == 0 {
+			fmt.Fprintf(w, "vectors: none yet (%d messages; the first command with a model queues them, 'cairn rebuild --vectors' embeds them)\n", v.Messages)
+		} else {
+			fmt.Fprintf(w, "vectors: %s, %d of %d messages queued for embedding\n", v.Model, v.Queued, v.Messages)
+		}
 		if em := st.Embedder; em != nil {
 			fmt.Fprintf(w, "embedding cache: %d hits, %d misses (hit rate %.1f%%)\n", em.CacheHits, em.CacheMisses, 100*em.HitRate)
 		}

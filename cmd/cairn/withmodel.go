@@ -3,17 +3,53 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"time"
 
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/engine"
 )
 
+// modelUse says who embeds the messages still queued for vectors when a
+// command opens the engine with its model.
+type modelUse int
+
+const (
+	// forQuery: a one-shot search or listing. A read never writes, so it
+	// leaves any backlog queued and says on stderr how to finish it.
+	forQuery modelUse = iota
+	// forWrite: a one-shot write (note, post). After its write it embeds
+	// a small backlog (its own message and a few more), so that a search
+	// right after a note finds it by meaning; a larger backlog is left to
+	// serve, mcp or rebuild, with a note on stderr.
+	forWrite
+	// forSelf: a one-shot command that deals with the backlog itself:
+	// rebuild and import embed it with a progress bar, check reports it
+	// as it is.
+	forSelf
+	// forServe: a long-running process (serve, mcp): its background
+	// worker embeds the backlog while it answers.
+	forServe
+)
+
+// catchUp is the largest backlog a one-shot write embeds after it has
+// written (about one forward pass of the encoder), and catchUpTime the
+// longest it waits for it.
+const (
+	catchUp     = 32
+	catchUpTime = 3 * time.Second
+)
+
 // openWithModel opens the engine as open does (config.toml, CAIRN_*) with
-// the embedding model chosen by --model, $CAIRN_MODEL or the data dir's
-// models/ (resolveModel). Without any model it opens a keyword-only engine,
-// unless the model was asked for explicitly (flagModel != "", CAIRN_MODEL,
-// or required). The returned func closes the model after the engine.
-func (e *env) openWithModel(ctx context.Context, flagModel string, required bool) (*engine.Engine, func() error, error) {
+// the embedding model resolveModel chooses. A binary built without the
+// built-in model and with no model imported or asked for opens a
+// keyword-only engine. The returned func closes the model after the engine.
+func (e *env) openWithModel(ctx context.Context, flagModel string, use modelUse) (*engine.Engine, func() error, error) {
+	return e.openWithModelVectors(ctx, flagModel, use, engine.VectorStoreOptions{})
+}
+
+// openWithModelVectors is openWithModel with the vector store's options.
+func (e *env) openWithModelVectors(ctx context.Context, flagModel string, use modelUse, vs engine.VectorStoreOptions) (*engine.Engine, func() error, error) {
 	dataDir, err := e.resolveDataDir()
 	if err != nil {
 		return nil, nil, err
@@ -22,37 +58,76 @@ func (e *env) openWithModel(ctx context.Context, flagModel string, required bool
 	if err != nil {
 		return nil, nil, err
 	}
+	opts.VectorStore = vs
+	choice, err := e.resolveModel(flagModel)
+	if err != nil {
+		return nil, nil, err
+	}
 	closeModel := func() error { return nil }
-	dir, err := e.resolveModel(flagModel)
-	switch {
-	case err == nil:
-		m, err := embed.Open(ctx, dir, embed.Options{})
+	_, hasBuiltin := builtinModel()
+	if !choice.none && (choice.dir != "" || hasBuiltin || flagModel != "" || e.getenv("CAIRN_MODEL") != "") {
+		m, err := choice.open(ctx, embed.Options{})
 		if err != nil {
 			return nil, nil, err
 		}
-		closeModel = m.Close
-		opts.Embedder = m
-	case errors.Is(err, embed.ErrNoModel) && flagModel == "" && !required && e.getenv("CAIRN_MODEL") == "":
-		// keyword only
-	default:
-		return nil, nil, err
+		opts.Embedder, closeModel = m, m.Close
 	}
+	opts.NoVectorWorker = use != forServe
 	eng, err := engine.Open(ctx, dataDir, opts)
 	if err != nil {
+		_ = closeModel()
+		return nil, nil, err
+	}
+	if use == forWrite {
+		return eng, closeModel, nil // its backlog is dealt with after the write
+	}
+	if err := e.backlog(ctx, eng, use); err != nil {
+		_ = eng.Close()
 		_ = closeModel()
 		return nil, nil, err
 	}
 	return eng, closeModel, nil
 }
 
+// backlog deals with the messages still queued for this model's vectors
+// as use says.
+func (e *env) backlog(ctx context.Context, eng *engine.Engine, use modelUse) error {
+	b, err := eng.VectorBacklog(ctx, "")
+	if err != nil || b.Queued == 0 || b.Set == 0 {
+		return err
+	}
+	switch use {
+	case forServe:
+		fmt.Fprintf(e.stderr, "cairn: embedding %d queued messages with %s in the background (semantic search sees them as they are done)\n", b.Queued, b.Model)
+	case forWrite:
+		if b.Queued <= catchUp {
+			cctx, cancel := context.WithTimeout(ctx, catchUpTime)
+			defer cancel()
+			if err := eng.SyncVectors(cctx, nil); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			return nil
+		}
+		fallthrough
+	case forQuery:
+		fmt.Fprintf(e.stderr, "cairn: %d of %d messages are not embedded yet with %s: semantic search does not see them, keyword search does.\n"+
+			"       Embed them now with 'cairn rebuild --vectors', or keep 'cairn serve' or 'cairn mcp' running (they embed in the background).\n",
+			b.Queued, b.Messages, b.Model)
+	}
+	return nil
+}
+
 // withModelEngine opens the engine with its embedding model
 // (openWithModel), runs f and closes both.
-func (e *env) withModelEngine(ctx context.Context, flagModel string, required bool, f func(*engine.Engine) error) error {
-	eng, closeModel, err := e.openWithModel(ctx, flagModel, required)
+func (e *env) withModelEngine(ctx context.Context, flagModel string, use modelUse, f func(*engine.Engine) error) error {
+	eng, closeModel, err := e.openWithModel(ctx, flagModel, use)
 	if err != nil {
 		return err
 	}
 	err = f(eng)
+	if err == nil && use == forWrite {
+		err = e.backlog(ctx, eng, use)
+	}
 	if cerr := eng.Close(); err == nil {
 		err = cerr
 	}

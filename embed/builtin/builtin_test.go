@@ -133,3 +133,19 @@ func TestAgainstFP32(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkOpen is the built-in model's cold start: Open and one short
+// embedding (the cache cannot help: each iteration opens a new model).
+func BenchmarkOpen(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := builtin.Open(context.Background(), embed.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := m.Embed(context.Background(), []string{"what did the agents learn about retries?"}); err != nil {
+			b.Fatal(err)
+		}
+		m.Close()
+	}
+}

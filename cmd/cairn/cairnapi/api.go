@@ -38,7 +38,9 @@ type Options struct {
 	Engine *engine.Engine
 	// MaxBodyBytes limits a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// MaxLimit limits limit parameters; 0 means DefaultMaxLimit.
+	// MaxLimit limits the limit parameters of listings; 0 means
+	// DefaultMaxLimit. Search's limit has the bound every surface shares
+	// (engine.MaxSpecLimit).
 	MaxLimit int
 	// MaxDepth limits the JSON nesting of a body (metadata, where); 0
 	// means DefaultMaxDepth.
@@ -121,7 +123,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // apiError is every error body.
 type apiError struct {
 	// Error is the class: invalid_argument, not_found, already_exists,
-	// payload_too_large, unsupported_media_type, unavailable, internal.
+	// no_model, embedder_mismatch, dimension_mismatch, payload_too_large,
+	// unsupported_media_type, unavailable, corrupt, incompatible_format,
+	// internal.
 	Error   string `json:"error"`
 	Message string `json:"message"`
 	// Field names the offending input field for invalid_argument.
@@ -140,8 +144,35 @@ var (
 	errMediaType = errors.New("unsupported media type")
 )
 
-// statusOf maps an engine error to its HTTP status and body: the one
-// mapping of engine error classes for this surface.
+// errorStatuses is this surface's one mapping of the engine's error
+// classes (engine.ErrorClasses) to HTTP statuses and error body classes,
+// most specific first. *engine.InvalidError (400 invalid_argument, with
+// its field) and the adapter's own errors come before it in statusOf.
+func errorStatuses() []struct {
+	class  error
+	status int
+	code   string
+} {
+	return []struct {
+		class  error
+		status int
+		code   string
+	}{
+		{engine.ErrNotFound, http.StatusNotFound, "not_found"},
+		{engine.ErrExists, http.StatusConflict, "already_exists"},
+		{engine.ErrNoModel, http.StatusConflict, "no_model"},
+		{engine.ErrEmbedderMismatch, http.StatusConflict, "embedder_mismatch"},
+		{engine.ErrDimensionMismatch, http.StatusConflict, "dimension_mismatch"},
+		{engine.ErrClosed, http.StatusServiceUnavailable, "unavailable"},
+		{context.Canceled, http.StatusServiceUnavailable, "unavailable"},
+		{context.DeadlineExceeded, http.StatusServiceUnavailable, "unavailable"},
+		{engine.ErrCorrupt, http.StatusInternalServerError, "corrupt"},
+		{engine.ErrIncompatibleFormat, http.StatusInternalServerError, "incompatible_format"},
+	}
+}
+
+// statusOf maps an error to its HTTP status and body. The message is the
+// error's own text.
 func statusOf(err error) (int, apiError) {
 	var inv *engine.InvalidError
 	var mbe *http.MaxBytesError
@@ -152,19 +183,14 @@ func statusOf(err error) (int, apiError) {
 		return http.StatusRequestEntityTooLarge, apiError{Error: "payload_too_large", Message: err.Error()}
 	case errors.Is(err, errMediaType):
 		return http.StatusUnsupportedMediaType, apiError{Error: "unsupported_media_type", Message: err.Error()}
-	case errors.Is(err, engine.ErrNotFound):
-		return http.StatusNotFound, apiError{Error: "not_found", Message: clean(err)}
-	case errors.Is(err, engine.ErrExists):
-		return http.StatusConflict, apiError{Error: "already_exists", Message: clean(err)}
-	case errors.Is(err, engine.ErrDimensionMismatch), errors.Is(err, engine.ErrEmbedderMismatch):
-		return http.StatusConflict, apiError{Error: "embedder_mismatch", Message: clean(err)}
-	case errors.Is(err, engine.ErrClosed), errors.Is(err, context.Canceled):
-		return http.StatusServiceUnavailable, apiError{Error: "unavailable", Message: clean(err)}
 	}
-	return http.StatusInternalServerError, apiError{Error: "internal", Message: clean(err)}
+	for _, c := range errorStatuses() {
+		if errors.Is(err, c.class) {
+			return c.status, apiError{Error: c.code, Message: err.Error()}
+		}
+	}
+	return http.StatusInternalServerError, apiError{Error: "internal", Message: err.Error()}
 }
-
-func clean(err error) string { return strings.ReplaceAll(err.Error(), "engine: ", "") }
 
 func writeError(w http.ResponseWriter, status int, body apiError) {
 	writeJSON(w, status, body)
@@ -331,8 +357,8 @@ func queryHours(r *http.Request, name string) (time.Duration, error) {
 		return 0, nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || f < 0 || f > 1e6 {
-		return 0, invalidf(name, "must be a number of hours from 0 to 1e6, got %q", s)
+	if err != nil || math.IsNaN(f) || f < 0 || f > engine.MaxSpecHours {
+		return 0, invalidf(name, "must be a number of hours from 0 to %.0f, got %q", float64(engine.MaxSpecHours), s)
 	}
 	return time.Duration(f * float64(time.Hour)), nil
 }

@@ -118,9 +118,6 @@ func (h *Handler) search(r *http.Request) (any, int, error) {
 	if err := h.decode(r, &spec); err != nil {
 		return nil, 0, err
 	}
-	if spec.Limit > h.opts.MaxLimit {
-		return nil, 0, invalidf("limit", "must be at most %d, got %d", h.opts.MaxLimit, spec.Limit)
-	}
 	req, err := spec.Request()
 	if err != nil {
 		return nil, 0, err

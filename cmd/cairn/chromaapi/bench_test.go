@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"github.com/cairn-dev/cairn/vecstore"
 	"math"
 	"math/rand/v2"
 	"net/http/httptest"
@@ -12,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
-	"github.com/cairn-dev/cairn/engine"
 )
 
 // benchVectors returns n seeded unit vectors of dimension dim.
@@ -84,7 +84,7 @@ func BenchmarkHandler(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	vecs := benchVectors(r, n, dim)
 	ctx := b.Context()
-	coll, err := engine.OpenCollections(ctx, b.TempDir(), engine.CollectionsOptions{})
+	coll, err := vecstore.Open(ctx, b.TempDir(), vecstore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

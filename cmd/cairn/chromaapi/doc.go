@@ -15,20 +15,26 @@
 // wording for shape errors (422). It accepts float and base64 embeddings and
 // writes responses by hand in Chroma's layout (float32 vectors and distances
 // in shortest form, floats always with a point or exponent, Ryu's layout).
-// Collection semantics (validation messages, where filters, ordering, merge
-// rules) live in the store; errors of the store map to statuses and Chroma
-// error bodies in one function, fromStore.
+// Collection semantics (validation, where filters, ordering, merge rules)
+// live in the store, which refuses with error classes and rules; Chroma's
+// wire text lives here: errors.go maps each class to a status and error
+// name and words each rule as Chroma 1.0.0 does, in one table (fromStore).
 //
 // Limits (Options): body size (413), records per write and embeddings per
 // query, n_results, filter depth (400). Auth: a token in Authorization:
 // Bearer or X-Chroma-Token when Options.AuthToken is set; ignored otherwise,
-// as Chroma does. Stats reports per-route counters for /metrics.
+// as Chroma does. Stats reports per-route counters since New (the
+// server's /metrics counts requests by route itself).
 //
 // Chroma compatibility is tested as data: testdata/chroma/cases/*.json holds
 // request sequences recorded from the real Chroma 1.0.0 server (go test
 // -record), replayed against this handler and, live, against the real server;
-// divergences are declared per step with a reason.
+// divergences are declared per step with a reason. testdata/chroma_ops.jsonl
+// and testdata/filters.txt are replayed on both servers by
+// TestChromaDifferential; filters.txt is also this handler's golden file
+// for the where languages (TestFiltersGolden, -rewrite).
 //
-// Imports: engine only (vecstore types come through engine's aliases); never
-// vecstore, index or fts directly.
+// Imports: vecstore (the collections it serves; the engine hands over its one
+// store, engine.Engine.VectorStore), vecstore/where (the filter language)
+// and engine; never index or fts.
 package chromaapi

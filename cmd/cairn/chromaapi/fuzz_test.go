@@ -3,6 +3,7 @@ package chromaapi_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/cairn-dev/cairn/vecstore"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
-	"github.com/cairn-dev/cairn/engine"
 )
 
 var fuzzOps = []string{"add", "upsert", "update", "delete", "get", "query", "create", "modify", "tenant", "database"}
@@ -53,7 +53,7 @@ func FuzzHandler(f *testing.F) {
 	f.Add(uint8(4), `{"where":`+strings.Repeat(`{"$and":[`, 200)+`{"a":1}`+strings.Repeat(`]}`, 200)+`}`)
 
 	ctx := context.Background()
-	coll, err := engine.OpenCollections(ctx, f.TempDir(), engine.CollectionsOptions{})
+	coll, err := vecstore.Open(ctx, f.TempDir(), vecstore.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -17,7 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
+	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // Version is the Chroma server version this adapter answers as.
@@ -33,8 +34,10 @@ const (
 // Options configures the handler. The zero value of every field but
 // Collections means the default.
 type Options struct {
-	// Collections is the collection store the API serves (required).
-	Collections *engine.Collections
+	// Collections is the collection store the API serves (required): in
+	// cairn serve the engine's own store (engine.Engine.VectorStore), so
+	// that one process holds one Store per directory.
+	Collections *vecstore.Store
 	// AuthToken, when not empty, is required on every request except
 	// heartbeat and version, as "Authorization: Bearer <token>" or
 	// "X-Chroma-Token: <token>". When empty, those headers are ignored (as
@@ -65,7 +68,7 @@ type Options struct {
 // the way Chroma 1.0.0 does). It is safe for concurrent use.
 type Handler struct {
 	opts  Options
-	coll  *engine.Collections
+	coll  *vecstore.Store
 	stats map[string]*routeStats // by route name; the map is fixed at New
 }
 
@@ -120,60 +123,6 @@ func New(opts Options) *Handler {
 		h.stats[name] = &routeStats{}
 	}
 	return h
-}
-
-// apiError is an error answer: a status and Chroma's {"error","message"}.
-// An empty name means an empty body (unknown route, wrong method).
-type apiError struct {
-	status  int
-	name    string
-	message string
-	allow   string // Allow header for 405
-}
-
-func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.status, e.name, e.message) }
-
-func errSyntax(detail string) *apiError {
-	return &apiError{status: 400, name: "InvalidArgumentError",
-		message: "Failed to parse the request body as JSON: " + detail}
-}
-
-func errInvalid(format string, args ...any) *apiError {
-	return &apiError{status: 400, name: "InvalidArgumentError", message: fmt.Sprintf(format, args...)}
-}
-
-var errNotFoundRoute = &apiError{status: 404}
-
-// fromStore maps an error of the collection store to its Chroma answer. This
-// is the one place where engine error classes meet HTTP statuses.
-func fromStore(err error) *apiError {
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return ae
-	}
-	msg := engine.CollectionErrorMessage(err)
-	switch {
-	case errors.Is(err, engine.ErrCollInvalid), errors.Is(err, engine.ErrCollDimensionMismatch),
-		errors.Is(err, engine.ErrCollEmbedderMismatch):
-		return &apiError{status: 400, name: "InvalidArgumentError", message: msg}
-	case errors.Is(err, engine.ErrCollUnprocessable):
-		return &apiError{status: 422, name: "ChromaError", message: msg}
-	case errors.Is(err, engine.ErrCollNotFound):
-		return &apiError{status: 404, name: "NotFoundError", message: msg}
-	case errors.Is(err, engine.ErrCollExists):
-		return &apiError{status: 409, name: "ChromaError", message: msg}
-	case errors.Is(err, engine.ErrCollForbidden):
-		return &apiError{status: 403, name: "ChromaError", message: msg}
-	case errors.Is(err, engine.ErrCollUnimplemented):
-		return &apiError{status: 501, name: "ChromaError", message: msg}
-	case errors.Is(err, engine.ErrCollClosed):
-		return &apiError{status: 503, name: "ChromaError", message: "service unavailable: store closed"}
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &apiError{status: 503, name: "ChromaError", message: err.Error()}
-	case errors.Is(err, engine.ErrCollInternal):
-		return &apiError{status: 500, name: "InternalError", message: msg}
-	}
-	return &apiError{status: 500, name: "InternalError", message: msg}
 }
 
 // traceID is the chroma-trace-id header Chroma 1.0.0 puts on error answers
@@ -258,7 +207,7 @@ func isJSONType(ct string) bool {
 // ServeHTTP routes a request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	sw := &statusWriter{ResponseWriter: w}
+	sw := reqlog.Wrap(w)
 	route := "unknown"
 	defer func() {
 		// A bug must not take the connection down without an answer: log it
@@ -266,7 +215,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if p := recover(); p != nil {
 			h.opts.Logger.LogAttrs(r.Context(), slog.LevelError, "chroma handler panic",
 				slog.String("route", route), slog.Any("panic", p), slog.String("stack", string(debug.Stack())))
-			if sw.status == 0 {
+			if sw.Status() == 0 {
 				writeError(sw, &apiError{status: 500, name: "InternalError", message: fmt.Sprintf("internal error: %v", p)})
 			}
 		}
@@ -277,34 +226,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.count.Add(1)
 		st.nanos.Add(uint64(took))
 		switch {
-		case sw.status >= 500:
+		case sw.Status() >= 500:
 			st.serverErrors.Add(1)
-		case sw.status >= 400:
+		case sw.Status() >= 400:
 			st.clientErrors.Add(1)
 		}
 	}
 	h.opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "chroma request",
 		slog.String("method", r.Method), slog.String("route", route),
-		slog.Int("status", sw.status), slog.Duration("took", took))
-}
-
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = 200
-	}
-	return s.ResponseWriter.Write(b)
+		slog.Int("status", sw.Status()), slog.Duration("took", took))
 }
 
 // route describes one path pattern: the methods it allows and its handler.

@@ -2,6 +2,7 @@ package chromaapi_test
 
 import (
 	"encoding/json"
+	"github.com/cairn-dev/cairn/vecstore"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
-	"github.com/cairn-dev/cairn/engine"
 )
 
 const collPath = "/api/v2/tenants/default_tenant/databases/default_database/collections"
@@ -177,7 +177,7 @@ func TestCollectionByCRNAndID(t *testing.T) {
 
 func TestStats(t *testing.T) {
 	ctx := t.Context()
-	coll, err := engine.OpenCollections(ctx, t.TempDir(), engine.CollectionsOptions{})
+	coll, err := vecstore.Open(ctx, t.TempDir(), vecstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

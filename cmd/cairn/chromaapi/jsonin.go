@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/where"
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/cairn-dev/cairn/engine"
 )
 
 // Request bodies are decoded in two passes, as Chroma's framework does:
@@ -361,42 +361,24 @@ func decodeBase64(s string) ([]byte, string) {
 
 // metaValue converts a JSON scalar into a metadata value. Integer literals
 // that do not fit an int64 become floats, as in Chroma.
-func metaValue(v any, path string, allowNull bool) (engine.MetaValue, *apiError) {
-	switch t := v.(type) {
-	case nil:
-		if allowNull {
-			return engine.MetaValue{Kind: engine.MetaNull}, nil
-		}
-	case string:
-		return engine.MetaValue{Kind: engine.MetaString, Str: t}, nil
-	case bool:
-		return engine.MetaValue{Kind: engine.MetaBool, Bool: t}, nil
-	case json.Number:
-		s := string(t)
-		if !strings.ContainsAny(s, ".eE") {
-			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-				return engine.MetaValue{Kind: engine.MetaInt, Int: i}, nil
-			}
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err == nil {
-			return engine.MetaValue{Kind: engine.MetaFloat, Float: f}, nil
-		}
+func metaValue(v any, path string, allowNull bool) (where.Value, *apiError) {
+	if mv, ok := where.ValueFromJSON(v); ok && (allowNull || !mv.IsNull()) {
+		return mv, nil
 	}
 	name := "MetadataValue"
 	if allowNull {
 		name = "UpdateMetadataValue"
 	}
-	return engine.MetaValue{}, shapeErr(path, "data did not match any variant of untagged enum %s", name)
+	return where.Value{}, shapeErr(path, "data did not match any variant of untagged enum %s", name)
 }
 
 // asMetadata decodes a flat metadata map.
-func asMetadata(v any, path string, allowNull bool) (engine.Metadata, *apiError) {
+func asMetadata(v any, path string, allowNull bool) (vecstore.Metadata, *apiError) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, invalidType(path, v, "a map")
 	}
-	md := make(engine.Metadata, len(m))
+	md := make(vecstore.Metadata, len(m))
 	for k, x := range m {
 		mv, err := metaValue(x, joinPath(path, k), allowNull)
 		if err != nil {
@@ -408,12 +390,12 @@ func asMetadata(v any, path string, allowNull bool) (engine.Metadata, *apiError)
 }
 
 // asMetadatas decodes Vec<Option<Metadata>>.
-func asMetadatas(v any, path string, allowNull bool) ([]engine.Metadata, *apiError) {
+func asMetadatas(v any, path string, allowNull bool) ([]vecstore.Metadata, *apiError) {
 	a, ok := v.([]any)
 	if !ok {
 		return nil, invalidType(path, v, "a sequence")
 	}
-	out := make([]engine.Metadata, len(a))
+	out := make([]vecstore.Metadata, len(a))
 	for i, x := range a {
 		if x == nil {
 			continue
@@ -427,16 +409,16 @@ func asMetadatas(v any, path string, allowNull bool) ([]engine.Metadata, *apiErr
 	return out, nil
 }
 
-var includeNames = [...]engine.Include{engine.IncludeDistances, engine.IncludeDocuments,
-	engine.IncludeEmbeddings, engine.IncludeMetadatas, engine.IncludeURIs}
+var includeNames = [...]vecstore.Include{vecstore.IncludeDistances, vecstore.IncludeDocuments,
+	vecstore.IncludeEmbeddings, vecstore.IncludeMetadatas, vecstore.IncludeURIs}
 
 // asInclude decodes an include list (unknown names are 422, as serde's enum).
-func asInclude(v any, path string) ([]engine.Include, *apiError) {
+func asInclude(v any, path string) ([]vecstore.Include, *apiError) {
 	a, ok := v.([]any)
 	if !ok {
 		return nil, invalidType(path, v, "a sequence")
 	}
-	out := make([]engine.Include, len(a))
+	out := make([]vecstore.Include, len(a))
 	for i, x := range a {
 		s, ok := x.(string)
 		if !ok {
@@ -453,7 +435,7 @@ func asInclude(v any, path string) ([]engine.Include, *apiError) {
 			return nil, shapeErr(indexPath(path, i),
 				"unknown variant `%s`, expected one of `distances`, `documents`, `embeddings`, `metadatas`, `uris`", s)
 		}
-		out[i] = engine.Include(s)
+		out[i] = vecstore.Include(s)
 	}
 	return out, nil
 }

@@ -1,11 +1,11 @@
 package chromaapi
 
 import (
+	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/where"
 	"slices"
 	"strconv"
 	"unicode/utf8"
-
-	"github.com/cairn-dev/cairn/engine"
 )
 
 // Responses are written by hand: Chroma's layout (field order, floats always
@@ -108,19 +108,19 @@ func appendVectors(b []byte, vs [][]float32) []byte {
 	return append(b, ']')
 }
 
-func appendValue(b []byte, v engine.MetaValue) []byte {
+func appendValue(b []byte, v where.Value) []byte {
 	switch v.Kind {
-	case engine.MetaString:
+	case where.KindString:
 		return appendString(b, v.Str)
-	case engine.MetaInt:
+	case where.KindInt:
 		return strconv.AppendInt(b, v.Int, 10)
-	case engine.MetaFloat:
+	case where.KindFloat:
 		if v.Float == 0 {
 			// Chroma keeps metadata in SQLite, which drops the sign of -0.0.
 			return append(b, "0.0"...)
 		}
 		return appendFloat(b, v.Float, 64)
-	case engine.MetaBool:
+	case where.KindBool:
 		return strconv.AppendBool(b, v.Bool)
 	}
 	return append(b, "null"...)
@@ -128,7 +128,7 @@ func appendValue(b []byte, v engine.MetaValue) []byte {
 
 // appendMetadata writes a metadata map (keys sorted; Chroma's order is a
 // hash map's) or null.
-func appendMetadata(b []byte, md engine.Metadata) []byte {
+func appendMetadata(b []byte, md vecstore.Metadata) []byte {
 	if md == nil {
 		return append(b, "null"...)
 	}
@@ -149,7 +149,7 @@ func appendMetadata(b []byte, md engine.Metadata) []byte {
 	return append(b, '}')
 }
 
-func appendMetadatas(b []byte, ms []engine.Metadata) []byte {
+func appendMetadatas(b []byte, ms []vecstore.Metadata) []byte {
 	b = append(b, '[')
 	for i, m := range ms {
 		if i > 0 {
@@ -160,7 +160,7 @@ func appendMetadatas(b []byte, ms []engine.Metadata) []byte {
 	return append(b, ']')
 }
 
-func appendIncludes(b []byte, inc []engine.Include) []byte {
+func appendIncludes(b []byte, inc []vecstore.Include) []byte {
 	b = append(b, '[')
 	for i, s := range inc {
 		if i > 0 {
@@ -172,7 +172,7 @@ func appendIncludes(b []byte, inc []engine.Include) []byte {
 }
 
 // appendCollection writes Chroma's Collection object.
-func appendCollection(b []byte, c *engine.Collection) []byte {
+func appendCollection(b []byte, c *vecstore.Collection) []byte {
 	b = append(b, `{"id":`...)
 	b = appendString(b, c.ID)
 	b = append(b, `,"name":`...)
@@ -216,7 +216,7 @@ func appendCollection(b []byte, c *engine.Collection) []byte {
 }
 
 // appendGetResult writes Chroma's GetResponse.
-func appendGetResult(b []byte, r *engine.GetResult) []byte {
+func appendGetResult(b []byte, r *vecstore.GetResult) []byte {
 	b = append(b, `{"ids":`...)
 	b = appendStrings(b, r.IDs)
 	b = append(b, `,"embeddings":`...)
@@ -249,7 +249,7 @@ func appendGetResult(b []byte, r *engine.GetResult) []byte {
 }
 
 // appendQueryResult writes Chroma's QueryResponse.
-func appendQueryResult(b []byte, r *engine.QueryResult) []byte {
+func appendQueryResult(b []byte, r *vecstore.QueryResult) []byte {
 	b = append(b, `{"ids":[`...)
 	for i, ids := range r.IDs {
 		if i > 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/cairn-dev/cairn/vecstore"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +19,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
-	"github.com/cairn-dev/cairn/engine"
 )
 
 var (
@@ -138,10 +138,10 @@ func startChroma() (string, error) {
 
 // cairnServer serves a fresh collection store through the Chroma adapter on
 // 127.0.0.1 and returns its URL.
-func cairnServer(t testing.TB, opts chromaapi.Options) (string, *engine.Collections) {
+func cairnServer(t testing.TB, opts chromaapi.Options) (string, *vecstore.Store) {
 	t.Helper()
 	ctx := context.Background()
-	coll, err := engine.OpenCollections(ctx, t.TempDir(), engine.CollectionsOptions{AllowReset: opts.AllowReset})
+	coll, err := vecstore.Open(ctx, t.TempDir(), vecstore.Options{AllowReset: opts.AllowReset})
 	if err != nil {
 		t.Fatal(err)
 	}

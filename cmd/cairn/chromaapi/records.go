@@ -2,8 +2,8 @@ package chromaapi
 
 import (
 	"context"
-
-	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // writeBody is a decoded add, upsert or update body.
@@ -13,7 +13,7 @@ type writeBody struct {
 	embSet     bool
 	documents  []*string
 	uris       []*string
-	metadatas  []engine.Metadata
+	metadatas  []vecstore.Metadata
 }
 
 // decodeWrite decodes the body of add/upsert (embeddings required, no null
@@ -69,7 +69,7 @@ func (h *Handler) add(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	err := h.coll.Add(rq.ctx, rq.segs[2], engine.AddRequest{IDs: wb.ids, Embeddings: wb.embeddings,
+	err := h.coll.Add(rq.ctx, rq.segs[2], vecstore.AddRequest{IDs: wb.ids, Embeddings: wb.embeddings,
 		Documents: wb.documents, URIs: wb.uris, Metadatas: wb.metadatas})
 	if err != nil {
 		return nil, 0, fromStore(err)
@@ -82,7 +82,7 @@ func (h *Handler) upsert(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	err := h.coll.Upsert(rq.ctx, rq.segs[2], engine.AddRequest{IDs: wb.ids, Embeddings: wb.embeddings,
+	err := h.coll.Upsert(rq.ctx, rq.segs[2], vecstore.AddRequest{IDs: wb.ids, Embeddings: wb.embeddings,
 		Documents: wb.documents, URIs: wb.uris, Metadatas: wb.metadatas})
 	if err != nil {
 		return nil, 0, fromStore(err)
@@ -95,7 +95,7 @@ func (h *Handler) update(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	req := engine.UpdateRequest{IDs: wb.ids, Documents: wb.documents, URIs: wb.uris, Metadatas: wb.metadatas}
+	req := vecstore.UpdateRequest{IDs: wb.ids, Documents: wb.documents, URIs: wb.uris, Metadatas: wb.metadatas}
 	if wb.embSet {
 		req.Embeddings = wb.embeddings
 		if req.Embeddings == nil {
@@ -111,8 +111,8 @@ func (h *Handler) update(rq *request) ([]byte, int, *apiError) {
 // filters holds the decoded ids/where/where_document of get, query, delete.
 type filters struct {
 	ids   []string
-	where *engine.Where
-	doc   *engine.WhereDocument
+	where *where.Expr
+	doc   *where.DocExpr
 }
 
 // decodeFilters reads ids, where and where_document from o. The collection
@@ -127,14 +127,14 @@ func (h *Handler) decodeFilters(ctx context.Context, o object, collID string) (f
 	}
 	wx, hasWhere := o.field("where")
 	dx, hasDoc := o.field("where_document")
-	if _, err := engine.ParseCollectionID(collID); err != nil {
+	if _, err := vecstore.ParseCollectionID(collID); err != nil {
 		return f, fromStore(err)
 	}
 	if hasWhere {
 		if h.opts.MaxFilterDepth > 0 && filterDepth(wx) > h.opts.MaxFilterDepth {
 			return f, errInvalid("Invalid where clause: nested deeper than %d levels", h.opts.MaxFilterDepth)
 		}
-		w, err := engine.WhereFromJSON(wx)
+		w, err := where.FromJSON(wx)
 		if err != nil {
 			return f, h.filterError(ctx, collID, err)
 		}
@@ -144,7 +144,7 @@ func (h *Handler) decodeFilters(ctx context.Context, o object, collID string) (f
 		if h.opts.MaxFilterDepth > 0 && filterDepth(dx) > h.opts.MaxFilterDepth {
 			return f, errInvalid("Invalid where document clause: nested deeper than %d levels", h.opts.MaxFilterDepth)
 		}
-		d, err := engine.WhereDocumentFromJSON(dx)
+		d, err := where.DocumentFromJSON(dx)
 		if err != nil {
 			return f, h.filterError(ctx, collID, err)
 		}
@@ -192,7 +192,7 @@ func (h *Handler) get(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	var req engine.GetRequest
+	var req vecstore.GetRequest
 	if x, ok := o.field("limit"); ok {
 		n, aerr := asUint(x, "limit", 32)
 		if aerr != nil {
@@ -231,7 +231,7 @@ func (h *Handler) query(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	var req engine.QueryRequest
+	var req vecstore.QueryRequest
 	x, ok := o.m["query_embeddings"]
 	if !ok {
 		return nil, 0, missing("query_embeddings")
@@ -283,7 +283,7 @@ func (h *Handler) deleteRecords(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	err := h.coll.Delete(rq.ctx, rq.segs[2], engine.DeleteRequest{IDs: f.ids, Where: f.where, WhereDocument: f.doc})
+	err := h.coll.Delete(rq.ctx, rq.segs[2], vecstore.DeleteRequest{IDs: f.ids, Where: f.where, WhereDocument: f.doc})
 	if err != nil {
 		return nil, 0, fromStore(err)
 	}

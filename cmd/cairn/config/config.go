@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -282,6 +283,32 @@ func (c Config) Policies() []engine.RetentionPolicy {
 		out[i] = p.Engine()
 	}
 	return out
+}
+
+// GCOptions returns the retention options of gc and retention in engine
+// form.
+func (c Config) GCOptions() engine.GCOptions {
+	return engine.GCOptions{
+		Policies:      c.Policies(),
+		SessionMaxAge: time.Duration(c.Retention.SessionMaxAge),
+		NoVacuum:      !c.GC.Vacuum,
+	}
+}
+
+// LifecycleOptions returns the scheduled jobs of a long-running process on
+// the data dir dataDir: GC every gc.schedule and, with export.continuous,
+// a session export every minute into export.dir (default DIR/export).
+func (c Config) LifecycleOptions(dataDir string) engine.LifecycleOptions {
+	opts := engine.LifecycleOptions{GCEvery: time.Duration(c.GC.Schedule), GC: c.GCOptions()}
+	if c.Export.Continuous {
+		dir := c.Export.Dir
+		if dir == "" {
+			dir = filepath.Join(dataDir, "export")
+		}
+		opts.ExportEvery = time.Minute
+		opts.Export = engine.ExportOptions{Formats: c.Export.Formats, OutDir: dir}
+	}
+	return opts
 }
 
 // ImportOptions returns the engine import options for root (the configured

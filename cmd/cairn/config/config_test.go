@@ -202,3 +202,25 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestLifecycleOptions: gc.schedule and export.* become the scheduled jobs
+// of cairn serve, with the export folder defaulting to DIR/export.
+func TestLifecycleOptions(t *testing.T) {
+	c := config.Default()
+	c.GC.Schedule = config.Duration(time.Hour)
+	c.GC.Vacuum = false
+	c.Retention.SessionMaxAge = config.Duration(48 * time.Hour)
+	opts := c.LifecycleOptions("/data")
+	if opts.GCEvery != time.Hour || !opts.GC.NoVacuum || opts.GC.SessionMaxAge != 48*time.Hour || opts.ExportEvery != 0 {
+		t.Errorf("without continuous export: %+v", opts)
+	}
+	c.Export.Continuous = true
+	opts = c.LifecycleOptions("/data")
+	if opts.ExportEvery != time.Minute || opts.Export.OutDir != filepath.Join("/data", "export") {
+		t.Errorf("continuous export: every %s into %q, want 1m into /data/export", opts.ExportEvery, opts.Export.OutDir)
+	}
+	c.Export.Dir = "/elsewhere"
+	if got := c.LifecycleOptions("/data").Export.OutDir; got != "/elsewhere" {
+		t.Errorf("export.dir = %q, want /elsewhere", got)
+	}
+}

@@ -37,7 +37,7 @@ func ptr[T any](v T) *T { return &v }
 func (s *Server) stats(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, *engine.StoreStats, error) {
 	eng, err := s.engine(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, toolError(err)
 	}
 	st, err := eng.StoreStats(ctx)
 	if err != nil {
@@ -48,11 +48,11 @@ func (s *Server) stats(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) 
 
 func (s *Server) delete(ctx context.Context, _ *mcp.CallToolRequest, in DeleteInput) (*mcp.CallToolResult, DeleteOutput, error) {
 	if want := fmt.Sprintf("delete message %d", in.ID); in.Confirm != want {
-		return nil, DeleteOutput{}, fmt.Errorf("invalid confirm: must be exactly %q to delete message %d; nothing was deleted", want, in.ID)
+		return nil, DeleteOutput{}, invalidArg("confirm", fmt.Sprintf("must be exactly %q to delete message %d; nothing was deleted", want, in.ID))
 	}
 	eng, err := s.engine(ctx)
 	if err != nil {
-		return nil, DeleteOutput{}, err
+		return nil, DeleteOutput{}, toolError(err)
 	}
 	if err := eng.DeleteMessage(ctx, in.ID); err != nil {
 		return nil, DeleteOutput{}, toolError(err)

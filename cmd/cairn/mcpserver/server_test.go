@@ -183,7 +183,7 @@ func TestBadArgumentsAreToolErrors(t *testing.T) {
 		{"write_note", map[string]any{"agent": "a"}, "content"},
 		{"get_message", map[string]any{"id": 12345}, "not found"},
 		{"get_message", map[string]any{"id": 1.5}, "id"},
-		{"search_messages", map[string]any{"query": "x", "limit": 1000}, "limit"},
+		{"search_messages", map[string]any{"query": "x", "limit": 1001}, "limit"},
 		{"search_messages", map[string]any{"max_age_hours": -1}, "max_age_hours"},
 		{"get_channel_messages", map[string]any{"channel": "nope"}, "not found"},
 	}

@@ -3,12 +3,14 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"math"
+	"reflect"
 	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -58,6 +60,14 @@ type WriteOutput struct {
 	ID        int64  `json:"id"`
 	ChannelID string `json:"channel_id"`
 	Created   bool   `json:"created" jsonschema:"false when the same content from the same sender was already in the channel (id is then the existing message)"`
+}
+
+// searchInputSchema is search_messages' input schema: SearchInput's, with
+// the where filter (raw JSON in Go) as the JSON object it is.
+func searchInputSchema() (*jsonschema.Schema, error) {
+	return jsonschema.For[SearchInput](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {Type: "object"},
+	}})
 }
 
 // SearchInput is search_messages' arguments: the engine's search (the
@@ -127,7 +137,7 @@ type ChannelsOutput struct {
 
 const maxToolLimit = 100
 
-func (s *Server) addTools() {
+func (s *Server) addTools(searchSchema *jsonschema.Schema) {
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "store_message",
 		Description: "Store a message in a channel so other agents can find it later. Use project:{project}:decisions, :patterns or :policies for project knowledge. Writing the same content twice to the same channel returns the existing id.",
@@ -139,6 +149,7 @@ func (s *Server) addTools() {
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "search_messages",
 		Description: "Search what agents stored, by meaning and by keyword, filtered first. Results are compact (id, score, first line, breadcrumbs); call get_message for one whole message or pass full=true.",
+		InputSchema: searchSchema,
 	}, s.search)
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:        "get_message",
@@ -163,11 +174,11 @@ func (s *Server) addTools() {
 func (s *Server) storeMessage(ctx context.Context, _ *mcp.CallToolRequest, in StoreMessageInput) (*mcp.CallToolResult, WriteOutput, error) {
 	eng, err := s.engine(ctx)
 	if err != nil {
-		return nil, WriteOutput{}, err
+		return nil, WriteOutput{}, toolError(err)
 	}
 	md, err := metadataJSON(in.Metadata)
 	if err != nil {
-		return nil, WriteOutput{}, err
+		return nil, WriteOutput{}, toolError(err)
 	}
 	res, err := eng.StoreMessage(ctx, engine.NewMessage{
 		Channel: in.Channel, Sender: in.Sender, Project: in.Project, Content: in.Content,
@@ -182,11 +193,11 @@ func (s *Server) storeMessage(ctx context.Context, _ *mcp.CallToolRequest, in St
 func (s *Server) writeNote(ctx context.Context, _ *mcp.CallToolRequest, in WriteNoteInput) (*mcp.CallToolResult, WriteOutput, error) {
 	eng, err := s.engine(ctx)
 	if err != nil {
-		return nil, WriteOutput{}, err
+		return nil, WriteOutput{}, toolError(err)
 	}
 	md, err := metadataJSON(in.Metadata)
 	if err != nil {
-		return nil, WriteOutput{}, err
+		return nil, WriteOutput{}, toolError(err)
 	}
 	res, err := eng.WriteNote(ctx, engine.NewNote{
 		Agent: in.Agent, Project: in.Project, Content: in.Content,
@@ -199,18 +210,13 @@ func (s *Server) writeNote(ctx context.Context, _ *mcp.CallToolRequest, in Write
 }
 
 func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
-	limit, err := toolLimit(in.Limit, 10)
-	if err != nil {
-		return nil, SearchOutput{}, err
-	}
 	req, err := in.SearchSpec.Request()
 	if err != nil {
-		return nil, SearchOutput{}, err
+		return nil, SearchOutput{}, toolError(err)
 	}
-	req.Limit = limit
 	eng, err := s.engine(ctx)
 	if err != nil {
-		return nil, SearchOutput{}, err
+		return nil, SearchOutput{}, toolError(err)
 	}
 	resp, err := eng.SearchDetailed(ctx, req)
 	if err != nil {
@@ -233,15 +239,15 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 type SearchOutput struct {
 	Results []Hit `json:"results"`
 	// Mode is the mode that ran (hybrid falls back to keyword without
-	// vectors); Notes say why a search was degraded.
-	Mode  string   `json:"mode"`
-	Notes []string `json:"notes,omitempty"`
+	// vectors); Notes say why a search was degraded, each with its kind.
+	Mode  string              `json:"mode"`
+	Notes []engine.SearchNote `json:"notes,omitempty"`
 }
 
 func (s *Server) getMessage(ctx context.Context, _ *mcp.CallToolRequest, in GetMessageInput) (*mcp.CallToolResult, Hit, error) {
 	eng, err := s.engine(ctx)
 	if err != nil {
-		return nil, Hit{}, err
+		return nil, Hit{}, toolError(err)
 	}
 	m, err := eng.GetMessage(ctx, in.ID)
 	if err != nil {
@@ -253,11 +259,11 @@ func (s *Server) getMessage(ctx context.Context, _ *mcp.CallToolRequest, in GetM
 func (s *Server) getNotes(ctx context.Context, _ *mcp.CallToolRequest, in GetNotesInput) (*mcp.CallToolResult, HitsOutput, error) {
 	limit, err := toolLimit(in.Limit, 20)
 	if err != nil {
-		return nil, HitsOutput{}, err
+		return nil, HitsOutput{}, toolError(err)
 	}
 	eng, err := s.engine(ctx)
 	if err != nil {
-		return nil, HitsOutput{}, err
+		return nil, HitsOutput{}, toolError(err)
 	}
 	ms, err := eng.GetAgentNotes(ctx, in.Agent, in.Project, limit)
 	if err != nil {
@@ -269,14 +275,14 @@ func (s *Server) getNotes(ctx context.Context, _ *mcp.CallToolRequest, in GetNot
 func (s *Server) channelMessages(ctx context.Context, _ *mcp.CallToolRequest, in ChannelMessagesInput) (*mcp.CallToolResult, HitsOutput, error) {
 	limit, err := toolLimit(in.Limit, 20)
 	if err != nil {
-		return nil, HitsOutput{}, err
+		return nil, HitsOutput{}, toolError(err)
 	}
-	if in.MaxAgeHours < 0 {
-		return nil, HitsOutput{}, errors.New("invalid max_age_hours: must be >= 0")
+	if math.IsNaN(in.MaxAgeHours) || in.MaxAgeHours < 0 || in.MaxAgeHours > engine.MaxSpecHours {
+		return nil, HitsOutput{}, invalidArg("max_age_hours", fmt.Sprintf("must be a number of hours from 0 to %.0f, got %v", float64(engine.MaxSpecHours), in.MaxAgeHours))
 	}
 	eng, err := s.engine(ctx)
 	if err != nil {
-		return nil, HitsOutput{}, err
+		return nil, HitsOutput{}, toolError(err)
 	}
 	ms, err := eng.GetChannelMessages(ctx, in.Channel, time.Duration(in.MaxAgeHours*float64(time.Hour)), limit)
 	if err != nil {
@@ -288,7 +294,7 @@ func (s *Server) channelMessages(ctx context.Context, _ *mcp.CallToolRequest, in
 func (s *Server) listChannels(ctx context.Context, _ *mcp.CallToolRequest, in ListChannelsInput) (*mcp.CallToolResult, ChannelsOutput, error) {
 	eng, err := s.engine(ctx)
 	if err != nil {
-		return nil, ChannelsOutput{}, err
+		return nil, ChannelsOutput{}, toolError(err)
 	}
 	cs, err := eng.ListChannels(ctx, engine.Scope{Kind: in.Scope, Project: in.Project, Agent: in.Agent})
 	if err != nil {
@@ -306,7 +312,7 @@ func toolLimit(limit, def int) (int, error) {
 	case limit == 0:
 		return def, nil
 	case limit < 0 || limit > maxToolLimit:
-		return 0, fmt.Errorf("invalid limit: must be between 1 and %d, got %d", maxToolLimit, limit)
+		return 0, invalidArg("limit", fmt.Sprintf("must be between 1 and %d, got %d", maxToolLimit, limit))
 	}
 	return limit, nil
 }
@@ -317,7 +323,7 @@ func metadataJSON(md map[string]any) (json.RawMessage, error) {
 	}
 	b, err := json.Marshal(md)
 	if err != nil {
-		return nil, fmt.Errorf("invalid metadata: %v", err)
+		return nil, invalidArg("metadata", err.Error())
 	}
 	return b, nil
 }
@@ -362,17 +368,4 @@ func firstLine(s string) string {
 		return line + " …"
 	}
 	return line
-}
-
-// toolError turns an engine error into the text an agent reads in a tool
-// error: the field and the rule for bad input, the class otherwise.
-func toolError(err error) error {
-	var inv *engine.InvalidError
-	switch {
-	case errors.As(err, &inv):
-		return inv
-	case errors.Is(err, engine.ErrNotFound), errors.Is(err, engine.ErrExists):
-		return errors.New(strings.ReplaceAll(err.Error(), "engine: ", ""))
-	}
-	return err
 }

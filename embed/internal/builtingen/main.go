@@ -16,13 +16,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	_ "embed"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -95,7 +93,7 @@ func run(src, out string) error {
 	if err != nil {
 		return err
 	}
-	if files["model.safetensors"], err = quantize(st); err != nil {
+	if files["model.safetensors"], err = quant.Quantize(st); err != nil {
 		return fmt.Errorf("model.safetensors: %w", err)
 	}
 	var sums bytes.Buffer
@@ -151,121 +149,4 @@ func writeDir(dir string, files map[string][]byte) error {
 		}
 	}
 	return nil
-}
-
-type tensor struct {
-	name  string
-	dtype string
-	shape []int
-	data  []byte
-}
-
-// quantized reports whether a tensor is stored as int8: the word embeddings
-// and the Linear weights (rank 2, ".weight"); small tables that every token
-// adds (positions, token types) keep float32.
-func quantized(name string, shape []int) bool {
-	return len(shape) == 2 && strings.HasSuffix(name, ".weight") &&
-		!strings.Contains(name, "position_embeddings") && !strings.Contains(name, "token_type_embeddings")
-}
-
-// quantize rewrites an fp32 safetensors file in the built-in form.
-func quantize(b []byte) ([]byte, error) {
-	if len(b) < 8 {
-		return nil, errors.New("short file")
-	}
-	hl := binary.LittleEndian.Uint64(b)
-	if hl > uint64(len(b)-8) {
-		return nil, errors.New("header length exceeds the file")
-	}
-	var header map[string]json.RawMessage
-	if err := json.Unmarshal(b[8:8+hl], &header); err != nil {
-		return nil, err
-	}
-	data := b[8+hl:]
-	var ts []tensor
-	for name, raw := range header {
-		if name == "__metadata__" {
-			continue
-		}
-		var h struct {
-			Dtype   string   `json:"dtype"`
-			Shape   []int    `json:"shape"`
-			Offsets []uint64 `json:"data_offsets"`
-		}
-		if err := json.Unmarshal(raw, &h); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		if len(h.Offsets) != 2 || h.Offsets[0] > h.Offsets[1] || h.Offsets[1] > uint64(len(data)) {
-			return nil, fmt.Errorf("%s: bad offsets %v", name, h.Offsets)
-		}
-		seg := data[h.Offsets[0]:h.Offsets[1]]
-		switch {
-		case h.Dtype != "F32":
-			continue // integer buffers (position_ids) are not weights
-		case len(seg) != 4*numel(h.Shape):
-			return nil, fmt.Errorf("%s: %d bytes for shape %v", name, len(seg), h.Shape)
-		case !quantized(name, h.Shape):
-			ts = append(ts, tensor{name, "F32", h.Shape, seg})
-			continue
-		}
-		rows, cols := h.Shape[0], h.Shape[1]
-		q := make([]int8, rows*cols)
-		scales := make([]byte, 4*rows)
-		w := make([]float32, cols)
-		for r := range rows {
-			for c := range w {
-				w[c] = math.Float32frombits(binary.LittleEndian.Uint32(seg[4*(r*cols+c):]))
-			}
-			s := quant.Row(w, q[r*cols:(r+1)*cols])
-			binary.LittleEndian.PutUint32(scales[4*r:], math.Float32bits(s))
-		}
-		qb := make([]byte, len(q))
-		for i, v := range q {
-			qb[i] = byte(v)
-		}
-		ts = append(ts, tensor{name, "I8", h.Shape, qb}, tensor{name + quant.ScaleSuffix, "F32", []int{rows}, scales})
-	}
-	// float32 tensors first, so every one starts 4-byte aligned; then by name.
-	slices.SortFunc(ts, func(a, b tensor) int {
-		if (a.dtype == "I8") != (b.dtype == "I8") {
-			if a.dtype == "I8" {
-				return 1
-			}
-			return -1
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	type entry struct {
-		Dtype   string   `json:"dtype"`
-		Shape   []int    `json:"shape"`
-		Offsets []uint64 `json:"data_offsets"`
-	}
-	hdr := map[string]any{"__metadata__": map[string]string{"format": "pt", quant.Key: quant.Int8PerRow, quant.VersionKey: quant.V1}}
-	var off uint64
-	for _, t := range ts {
-		hdr[t.name] = entry{t.dtype, t.shape, []uint64{off, off + uint64(len(t.data))}}
-		off += uint64(len(t.data))
-	}
-	hj, err := json.Marshal(hdr) // map keys are sorted: deterministic
-	if err != nil {
-		return nil, err
-	}
-	for len(hj)%8 != 0 {
-		hj = append(hj, ' ')
-	}
-	var buf bytes.Buffer
-	binary.Write(&buf, binary.LittleEndian, uint64(len(hj)))
-	buf.Write(hj)
-	for _, t := range ts {
-		buf.Write(t.data)
-	}
-	return buf.Bytes(), nil
-}
-
-func numel(shape []int) int {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	return n
 }

@@ -2,7 +2,7 @@
 // and hugot backends on one model directory in one run, each backend in a
 // child process (so peak RSS and load time are its own):
 //
-//	go run ./embed/internal/embedbench -model DIR [-backends native,hugot] [-dur 5s]
+//	go run [-tags hugot] ./embed/internal/embedbench -model DIR|builtin [-backends native,hugot] [-dur 5s]
 //
 // Texts are built from whole-word vocabulary entries so that each has exactly
 // the requested token count ([CLS] and [SEP] included). The cache is off.
@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/embed"
+	"github.com/cairn-dev/cairn/embed/builtin"
 )
 
 type result struct {
@@ -39,8 +41,8 @@ type result struct {
 }
 
 func main() {
-	model := flag.String("model", "", "model directory")
-	backends := flag.String("backends", "native,hugot", "backends to measure")
+	model := flag.String("model", "", `model directory, or "builtin" for the built-in model`)
+	backends := flag.String("backends", "native", "backends to measure (hugot needs -tags hugot)")
 	child := flag.String("child", "", "internal: measure one backend and print JSON")
 	kernels := flag.String("kernels", "", "native kernels (default: fastest)")
 	dur := flag.Duration("dur", 4*time.Second, "minimum measuring time per cell")
@@ -139,8 +141,8 @@ func texts(tok *embed.Tokenizer, words []string, rng *rand.Rand, n, tokens int) 
 	return out
 }
 
-func vocabWords(dir string) ([]string, error) {
-	b, err := os.ReadFile(dir + "/tokenizer.json")
+func vocabWords(fsys fs.FS) ([]string, error) {
+	b, err := fs.ReadFile(fsys, "tokenizer.json")
 	if err != nil {
 		return nil, err
 	}
@@ -163,13 +165,22 @@ func vocabWords(dir string) ([]string, error) {
 func measure(dir string, backend embed.Backend, k embed.Kernels, dur time.Duration, queries int) (result, error) {
 	ctx := context.Background()
 	start := time.Now()
-	m, err := embed.Open(ctx, dir, embed.Options{Backend: backend, Kernels: k, CacheSize: -1, BatchSize: 32})
+	opts := embed.Options{Backend: backend, Kernels: k, CacheSize: -1, BatchSize: 32}
+	var m *embed.Model
+	var err error
+	fsys := fs.FS(builtin.Files())
+	if dir == "builtin" {
+		m, err = builtin.Open(ctx, opts)
+	} else {
+		m, err = embed.Open(ctx, dir, opts)
+		fsys = os.DirFS(dir)
+	}
 	if err != nil {
 		return result{}, err
 	}
 	defer m.Close()
 	r := result{Backend: string(backend), Kernels: string(m.Kernels()), LoadMS: float64(time.Since(start).Microseconds()) / 1000, Throughput: map[string]float64{}, PerCPUSec: map[string]float64{}}
-	words, err := vocabWords(dir)
+	words, err := vocabWords(fsys)
 	if err != nil {
 		return r, err
 	}

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
-	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
+	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -35,10 +35,8 @@ type histogram struct {
 // and latency histograms by route, index sizes, the embedding queue and the
 // embedding cache.
 type metrics struct {
-	eng    *engine.Engine
-	colls  *engine.Collections
-	chroma *chromaapi.Handler
-	own    *cairnapi.Handler
+	eng *engine.Engine
+	own *cairnapi.Handler
 
 	mu struct {
 		sync.Mutex
@@ -47,8 +45,8 @@ type metrics struct {
 	}
 }
 
-func newMetrics(eng *engine.Engine, colls *engine.Collections, chroma *chromaapi.Handler, own *cairnapi.Handler) *metrics {
-	m := &metrics{eng: eng, colls: colls, chroma: chroma, own: own}
+func newMetrics(eng *engine.Engine, own *cairnapi.Handler) *metrics {
+	m := &metrics{eng: eng, own: own}
 	m.mu.requests = map[routeKey]uint64{}
 	m.mu.latencies = map[[2]string]*histogram{}
 	return m
@@ -90,13 +88,10 @@ func chromaRoute(p string) string {
 func (m *metrics) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		sw, ok := w.(*statusWriter)
-		if !ok {
-			sw = &statusWriter{ResponseWriter: w}
-		}
+		sw := reqlog.Wrap(w)
 		next.ServeHTTP(sw, r)
 		secs := time.Since(start).Seconds()
-		status := sw.status
+		status := sw.Status()
 		if status == 0 {
 			status = http.StatusOK
 		}
@@ -122,14 +117,26 @@ func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer bw.Flush()
 	m.writeRequests(bw)
 
-	vs := m.colls.Stats()
+	m.writeVectors(bw)
+	m.writeEngine(bw, r)
+}
+
+// writeVectors reports the engine's vector store, when it is open.
+func (m *metrics) writeVectors(bw *bufio.Writer) {
+	store := m.eng.VectorStore()
+	if store == nil {
+		return
+	}
+	vs := store.Stats()
 	gauge(bw, "cairn_vector_collections_loaded", "Collections loaded in memory.", float64(vs.Collections))
 	gauge(bw, "cairn_vector_records_loaded", "Vector records loaded in memory (index size).", float64(vs.Records))
 	counter(bw, "cairn_vector_queries_exact_total", "Vector queries answered by an exact scan of the allowed set.", float64(vs.ExactQueries))
 	counter(bw, "cairn_vector_queries_hnsw_total", "Vector queries answered by the (filtered) HNSW graph.", float64(vs.FilteredHNSW))
 	counter(bw, "cairn_vector_syncs_total", "Change-log replays of other processes' writes.", float64(vs.Syncs))
 	counter(bw, "cairn_vector_snapshots_total", "Graph snapshots written.", float64(vs.Snapshots))
+}
 
+func (m *metrics) writeEngine(bw *bufio.Writer, r *http.Request) {
 	if sets, err := m.eng.VectorSets(r.Context()); err == nil {
 		var pending int64
 		for _, s := range sets {

@@ -1,8 +1,9 @@
-package vecstore
+package where
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -87,12 +88,12 @@ func (v Value) MarshalJSON() ([]byte, error) {
 	case KindBool:
 		return strconv.AppendBool(nil, v.Bool), nil
 	}
-	return nil, fmt.Errorf("vecstore: bad value kind %d", v.Kind)
+	return nil, fmt.Errorf("where: bad value kind %d", v.Kind)
 }
 
 func appendFloatJSON(b []byte, f float64) ([]byte, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, fmt.Errorf("vecstore: float %v is not representable in JSON", f)
+		return nil, fmt.Errorf("where: float %v is not representable in JSON", f)
 	}
 	s := strconv.FormatFloat(f, 'g', -1, 64)
 	if !strings.ContainsAny(s, ".eE") {
@@ -101,8 +102,11 @@ func appendFloatJSON(b []byte, f float64) ([]byte, error) {
 	return append(b, s...), nil
 }
 
+// errNotScalar refuses an array or object where a metadata value belongs.
+var errNotScalar = errors.New("where: a metadata value must be a string, integer, float, boolean or null")
+
 // UnmarshalJSON reads a scalar JSON value, keeping int and float distinct.
-// Arrays and objects are an error (Chroma answers 422 for them).
+// Arrays and objects are an error.
 func (v *Value) UnmarshalJSON(data []byte) error {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
@@ -110,16 +114,16 @@ func (v *Value) UnmarshalJSON(data []byte) error {
 	if err := d.Decode(&x); err != nil {
 		return err
 	}
-	nv, ok := valueFromJSON(x)
+	nv, ok := ValueFromJSON(x)
 	if !ok {
-		return unprocessablef("metadata value must be a string, integer, float, boolean or null")
+		return errNotScalar
 	}
 	*v = nv
 	return nil
 }
 
-// valueFromJSON converts a decoded JSON scalar (decoded with UseNumber).
-func valueFromJSON(x any) (Value, bool) {
+// ValueFromJSON converts a decoded JSON scalar (decoded with UseNumber).
+func ValueFromJSON(x any) (Value, bool) {
 	switch t := x.(type) {
 	case nil:
 		return Null(), true
@@ -146,20 +150,4 @@ func numberValue(s string) (Value, bool) {
 		return Value{}, false
 	}
 	return Float(f), true
-}
-
-// Metadata is a flat map of metadata values. In add, a nil Metadata means "no
-// metadata". In upsert and update a Null value deletes the key.
-type Metadata map[string]Value
-
-// Clone returns a copy of m (nil stays nil).
-func (m Metadata) Clone() Metadata {
-	if m == nil {
-		return nil
-	}
-	c := make(Metadata, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }

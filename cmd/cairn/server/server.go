@@ -1,0 +1,88 @@
+package server
+
+import (
+	"crypto/subtle"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
+	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// Options configure New.
+type Options struct {
+	// Engine reports the vector store, the embedding queue and the
+	// embedding cache on /metrics.
+	Engine *engine.Engine
+	// Chroma serves /api/v2 and /api/v1 and checks the token itself.
+	Chroma http.Handler
+	// Cairn serves /api/cairn/v1.
+	Cairn *cairnapi.Handler
+	// AuthToken, when set, is required (Authorization: Bearer or
+	// X-Chroma-Token) on cairn's API and /metrics.
+	AuthToken string
+	// LogRequests logs one line per request to Logger.
+	LogRequests bool
+	// Logger receives the request log; nil discards it.
+	Logger *slog.Logger
+}
+
+// New returns the handler of `cairn serve`.
+func New(opts Options) http.Handler {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	m := newMetrics(opts.Engine, opts.Cairn)
+	mux := http.NewServeMux()
+	mux.Handle(cairnapi.Prefix+"/", requireToken(opts.AuthToken, opts.Cairn))
+	mux.Handle("/metrics", requireToken(opts.AuthToken, m))
+	mux.Handle("/", opts.Chroma)
+	h := m.instrument(mux)
+	if opts.LogRequests {
+		h = logRequests(opts.Logger, h)
+	}
+	return h
+}
+
+// requireToken answers 401 unless the request carries token (as Bearer or
+// X-Chroma-Token). An empty token means no auth.
+func requireToken(token string, next http.Handler) http.Handler {
+	if token == "" {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := r.Header.Get("X-Chroma-Token")
+		if a := r.Header.Get("Authorization"); got == "" && strings.HasPrefix(a, "Bearer ") {
+			got = strings.TrimPrefix(a, "Bearer ")
+		}
+		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"unauthorized","message":"missing or wrong token: send Authorization: Bearer TOKEN or X-Chroma-Token: TOKEN"}` + "\n"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// logRequests logs one line per request: method, path, status, bytes,
+// duration and the remote address.
+func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := reqlog.Wrap(w)
+		next.ServeHTTP(sw, r)
+		status := sw.Status()
+		if status == 0 {
+			status = http.StatusOK
+		}
+		logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", status), slog.Int64("bytes", sw.Bytes()),
+			slog.Duration("duration", time.Since(start)), slog.String("remote", r.RemoteAddr))
+	})
+}

@@ -1,0 +1,5 @@
+//go:build !hugot
+
+package embed_test
+
+const hugotBuilt = false

@@ -1,0 +1,46 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// db is the data dir's SQLite database as every part of the engine shares
+// it: the Engine (messages, search, vectors) and the small types over the
+// same handle (Sessions, Retention, Backups). Close guards all of them
+// through mu.
+type db struct {
+	dir  string
+	opts Options
+
+	mu struct {
+		sync.RWMutex
+		closed bool
+	}
+	w *sql.DB // one connection, BEGIN IMMEDIATE
+	r *sql.DB // read-only pool
+}
+
+// enter guards an operation against Close; call the returned func when done.
+func (d *db) enter() (func(), error) {
+	d.mu.RLock()
+	if d.mu.closed {
+		d.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	return d.mu.RUnlock, nil
+}
+
+// messageStore is what Sessions and Retention need of the Engine's message
+// store: session chunks are searchable messages written through the same
+// path (FTS5 row, vector outbox row), and retention reads and deletes
+// messages the same way DeleteMessage does.
+type messageStore interface {
+	prepare(NewMessage) (prepared, error)
+	writeTx(ctx context.Context, tx *sql.Tx, p prepared) (WriteResult, error)
+	getMessages(ctx context.Context, ids []int64) ([]Message, error)
+	deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) error
+	wakeVectors()
+	storedVectors() VectorLookup
+}

@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+)
+
+// The search's steps, each on its own: plan, fuse and rankCandidates are
+// pure; the steps that read (semantic, keyword, hydrate) are covered by
+// the black-box tests against the naive reference (hybrid_test.go).
+
+func TestPlanDefaultsAndRejects(t *testing.T) {
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	p, err := planSearch(SearchRequest{Query: "wal", Filter: Filter{MaxAge: 48 * time.Hour}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.limit != DefaultSearchLimit || p.depth != 100 || p.mode != ModeHybrid || p.fusion != DefaultFusion ||
+		p.rank.Profile != DefaultProfile || p.rank.Similarity != 1 || p.listing() {
+		t.Errorf("defaults: %+v", p)
+	}
+	if len(p.filter.args) != 1 || p.filter.args[0] != now.Add(-48*time.Hour).UnixMilli() {
+		t.Errorf("max age resolved against the plan's clock: %q %v", p.filter.sql, p.filter.args)
+	}
+	if p, _ := planSearch(SearchRequest{Limit: 400}, now); p.depth != 800 || !p.listing() {
+		t.Errorf("depth for limit 400: %d", p.depth)
+	}
+	for _, c := range []struct {
+		req   SearchRequest
+		field string
+	}{
+		{SearchRequest{Limit: MaxLimit + 1}, "limit"},
+		{SearchRequest{Mode: "fuzzy"}, "mode"},
+		{SearchRequest{Fusion: "sum"}, "fusion"},
+		{SearchRequest{Ranking: Ranking{Profile: "recent", Recency: 1}}, "profile"},
+		{SearchRequest{Ranking: Ranking{Similarity: -1}}, "weights.similarity"},
+		{SearchRequest{Filter: Filter{MinConfidence: 2}}, "min_confidence"},
+	} {
+		var inv *InvalidError
+		if _, err := planSearch(c.req, now); !errors.As(err, &inv) || inv.Field != c.field {
+			t.Errorf("%+v: %v, want invalid %s", c.req, err, c.field)
+		}
+	}
+}
+
+func TestFuse(t *testing.T) {
+	mk := func() candidates {
+		return candidates{
+			1: {kw: 4, kwNorm: 1, kwRank: 1, sim: 0.2, hasSim: true, semRank: 2},
+			2: {kw: 2, kwNorm: 0.5, kwRank: 2},
+			3: {sim: 0.8, hasSim: true, semRank: 1},
+			4: {sim: -0.3, hasSim: true, semRank: 3},
+		}
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	kw, sw := fusionKeywordWeight, fusionSemanticWeight
+	for _, c := range []struct {
+		mode   SearchMode
+		fusion Fusion
+		want   map[int64]float64
+	}{
+		{ModeKeyword, "", map[int64]float64{1: 1, 2: 0.5, 3: 0, 4: 0}},
+		{ModeSemantic, "", map[int64]float64{1: 0.2, 2: 0, 3: 0.8, 4: 0}},
+		{ModeHybrid, FusionWeighted, map[int64]float64{1: kw*1 + sw*0.2, 2: kw * 0.5, 3: sw * 0.8, 4: 0}},
+		// keyword min 0 max 4; similarity min -0.3 max 0.8 over those with one.
+		{ModeHybrid, FusionMinMax, map[int64]float64{1: kw*1 + sw*0.5/1.1, 2: kw * 0.5, 3: sw * 1, 4: 0}},
+		{ModeHybrid, FusionRRF, map[int64]float64{1: (1.0/61 + 1.0/62) * 61 / 2, 2: 1.0 / 62 * 61 / 2, 3: 0.5, 4: 1.0 / 63 * 61 / 2}},
+	} {
+		cs := mk()
+		fuse(c.mode, c.fusion, cs)
+		for id, want := range c.want {
+			if !near(cs[id].fused, want) {
+				t.Errorf("%s/%s: candidate %d fused %v, want %v", c.mode, c.fusion, id, cs[id].fused, want)
+			}
+		}
+	}
+}
+
+func TestRankCandidates(t *testing.T) {
+	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	p, err := planSearch(SearchRequest{Query: "x", Limit: 2, Ranking: Ranking{Profile: ProfileBalanced}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands := candidates{1: {fused: 0.9, kw: 3}, 2: {fused: 0.9}, 3: {fused: 0.1}, 4: {fused: 1}}
+	// Candidate 4 was deleted before its facts were read.
+	facts := []Message{
+		{ID: 1, Confidence: 0.5, CreatedAt: now.Add(-168 * time.Hour)},
+		{ID: 2, Confidence: 0.5, CreatedAt: now},
+		{ID: 3, Confidence: 1, CreatedAt: now},
+	}
+	got := rankCandidates(p, facts, cands)
+	if len(got) != 2 || got[0].Message.ID != 2 || got[1].Message.ID != 3 {
+		t.Fatalf("order: %+v", got)
+	}
+	want := 0.34*0.9 + 0.33*1 + 0.33*0.5
+	if r := got[0]; !(math.Abs(r.Score-want) < 1e-12) || r.Score != r.Scores.Final || r.Scores.Recency != 1 || r.Scores.Fused != 0.9 {
+		t.Errorf("scores: %+v, want final %v", r, want)
+	}
+}

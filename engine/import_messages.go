@@ -1,0 +1,267 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// ImportMessagesOptions configure ImportMessages. The zero value imports in
+// batches of 1,000, creates missing plain channels and imports nothing when
+// a line is invalid.
+type ImportMessagesOptions struct {
+	// BatchSize is the number of messages per transaction, 1 to MaxBatch;
+	// 0 means 1,000.
+	BatchSize int
+	// SkipInvalid imports the valid lines even if some are invalid.
+	SkipInvalid bool
+	// NoCreateChannels makes a line naming a plain channel that does not
+	// exist invalid instead of creating the channel.
+	NoCreateChannels bool
+	// Progress, when set, is called after each batch with the bytes read.
+	Progress func(Progress)
+}
+
+// ImportMessagesReport is what ImportMessages did.
+type ImportMessagesReport struct {
+	Lines           int      `json:"lines"` // non-blank lines read
+	Imported        int      `json:"imported"`
+	AlreadyStored   int      `json:"already_stored"`
+	Invalid         int      `json:"invalid"` // lines with at least one error
+	ChannelsCreated []string `json:"channels_created,omitempty"`
+	// Errors lists every invalid line, in line order.
+	Errors []LineError `json:"-"`
+}
+
+// LineError is why one line of an import is invalid.
+type LineError struct {
+	Line int // 1-based
+	Err  error
+}
+
+func (e LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e LineError) Unwrap() error { return e.Err }
+
+// importLine is one line of a message import: the fields of NewMessage,
+// with the names of cairn's own JSON output accepted as aliases
+// (channel_id, sender_id, sender_project_id), so search results and
+// exported messages import again.
+type importLine struct {
+	Channel         string          `json:"channel"`
+	ChannelID       string          `json:"channel_id"`
+	Sender          string          `json:"sender"`
+	SenderID        string          `json:"sender_id"`
+	Project         string          `json:"project"`
+	SenderProjectID string          `json:"sender_project_id"`
+	Content         *string         `json:"content"`
+	Metadata        json.RawMessage `json:"metadata"`
+	Breadcrumbs     Breadcrumbs     `json:"breadcrumbs"`
+	Confidence      *float64        `json:"confidence"`
+	MessageType     string          `json:"message_type"`
+	CreatedAt       string          `json:"created_at"`
+}
+
+// parseImportLine decodes one line into a message, without validating it
+// beyond the line's own syntax.
+func parseImportLine(line []byte) (NewMessage, error) {
+	var l importLine
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if err := dec.Decode(&l); err != nil {
+		return NewMessage{}, err
+	}
+	if dec.More() {
+		return NewMessage{}, errors.New("more than one JSON value")
+	}
+	m := NewMessage{Channel: orElse(l.Channel, l.ChannelID), Sender: orElse(l.Sender, l.SenderID), Project: orElse(l.Project, l.SenderProjectID),
+		Metadata: l.Metadata, Breadcrumbs: l.Breadcrumbs, Confidence: l.Confidence, Type: l.MessageType}
+	if m.Channel == "" {
+		return m, errors.New(`missing "channel"`)
+	}
+	if m.Sender == "" {
+		return m, errors.New(`missing "sender"`)
+	}
+	if l.Content == nil {
+		return m, errors.New(`missing "content"`)
+	}
+	m.Content = *l.Content
+	if bytes.Equal(bytes.TrimSpace(m.Metadata), []byte("null")) {
+		m.Metadata = nil
+	}
+	if l.CreatedAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, l.CreatedAt)
+		if err != nil {
+			return m, fmt.Errorf("created_at must be an RFC 3339 time, got %q", l.CreatedAt)
+		}
+		m.CreatedAt = t
+	}
+	return m, nil
+}
+
+// orElse returns a, or b when a is empty.
+func orElse(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// ImportMessages stores the messages of r, one JSON object per line (the
+// fields of NewMessage; blank lines are skipped), idempotently: a message
+// already stored counts as AlreadyStored. It reads r twice: first it
+// validates every line and writes nothing, then it stores the valid lines in
+// batches of whole lines, one transaction each, creating the missing plain
+// channels first (unless NoCreateChannels). When a line is invalid and
+// SkipInvalid is not set, it imports nothing and returns the report (whose
+// Errors list the lines) with an *InvalidError for field "lines".
+func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts ImportMessagesOptions) (*ImportMessagesReport, error) {
+	if opts.BatchSize == 0 {
+		opts.BatchSize = 1000
+	}
+	if opts.BatchSize < 1 || opts.BatchSize > MaxBatch {
+		return nil, invalid("BatchSize", "must be from 1 to %d, got %d", MaxBatch, opts.BatchSize)
+	}
+	rep := &ImportMessagesReport{}
+	create, err := e.checkImport(ctx, r, opts, rep)
+	if err != nil {
+		return nil, err
+	}
+	if rep.Invalid > 0 && !opts.SkipInvalid {
+		return rep, invalid("lines", "%d of %d lines are invalid; nothing was imported", rep.Invalid, rep.Lines)
+	}
+	for _, ch := range create {
+		if _, err := e.CreateChannel(ctx, NewChannel{ID: ch}); err != nil && !errors.Is(err, ErrExists) {
+			return rep, err
+		}
+		rep.ChannelsCreated = append(rep.ChannelsCreated, ch)
+	}
+	total, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return rep, fmt.Errorf("engine: import: %w", err)
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return rep, fmt.Errorf("engine: import: %w", err)
+	}
+	invalidLine := make(map[int]bool, len(rep.Errors))
+	for _, le := range rep.Errors {
+		invalidLine[le.Line] = true
+	}
+	var batch []NewMessage
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		res, err := e.StoreMessages(ctx, batch)
+		if err != nil {
+			return err
+		}
+		for _, r := range res {
+			if r.Created {
+				rep.Imported++
+			} else {
+				rep.AlreadyStored++
+			}
+		}
+		batch = batch[:0]
+		return nil
+	}
+	err = eachLine(r, func(n int, line []byte, off int64) error {
+		if invalidLine[n] {
+			return nil
+		}
+		m, err := parseImportLine(line)
+		if err != nil {
+			return fmt.Errorf("engine: import: line %d: %w (did the input change during the import?)", n, err)
+		}
+		batch = append(batch, m)
+		if len(batch) < opts.BatchSize {
+			return ctx.Err()
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		if opts.Progress != nil {
+			opts.Progress(Progress{Done: off, Total: total, Item: fmt.Sprintf("line %d", n)})
+		}
+		return ctx.Err()
+	})
+	if err == nil {
+		err = flush()
+	}
+	return rep, err
+}
+
+// checkImport is ImportMessages' first pass: it counts and validates every
+// line into rep and returns the plain channels to create.
+func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessagesOptions, rep *ImportMessagesReport) ([]string, error) {
+	plain := map[string][]int{} // plain channel -> its lines
+	var order []string
+	err := eachLine(r, func(n int, line []byte, _ int64) error {
+		rep.Lines++
+		m, err := parseImportLine(line)
+		var p prepared
+		if err == nil {
+			p, err = e.prepare(m)
+		}
+		if err != nil {
+			rep.Errors = append(rep.Errors, LineError{Line: n, Err: err})
+			return nil
+		}
+		if !p.channel.autoCreate {
+			if _, ok := plain[p.channel.id]; !ok {
+				order = append(order, p.channel.id)
+			}
+			plain[p.channel.id] = append(plain[p.channel.id], n)
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	var create []string
+	for _, ch := range order {
+		_, err := e.GetChannel(ctx, ch)
+		switch {
+		case err == nil:
+			continue
+		case !errors.Is(err, ErrNotFound):
+			return nil, err
+		case !opts.NoCreateChannels:
+			create = append(create, ch)
+			continue
+		}
+		for _, n := range plain[ch] {
+			rep.Errors = append(rep.Errors, LineError{Line: n, Err: fmt.Errorf("channel %q does not exist", ch)})
+		}
+	}
+	slices.SortStableFunc(rep.Errors, func(a, b LineError) int { return a.Line - b.Line })
+	rep.Invalid = len(rep.Errors)
+	return create, nil
+}
+
+// eachLine calls f for every non-blank line of r with its 1-based number and
+// the bytes read so far.
+func eachLine(r io.Reader, f func(n int, line []byte, offset int64) error) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var off int64
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		off += int64(len(line))
+		if len(bytes.TrimSpace(line)) > 0 {
+			if ferr := f(n, line, off); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("engine: import: %w", err)
+		}
+	}
+}
