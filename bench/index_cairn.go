@@ -16,14 +16,14 @@ type CairnPeer struct {
 	Idx *index.Index
 }
 
-// BuildCairn builds an L2 index over all rows with InsertBatch and the given
-// number of workers; GOMAXPROCS is set to workers during the build so that a
+// BuildCairn builds an L2 index over all rows, holding vectors in code, with
+// InsertBatch and the given number of workers; GOMAXPROCS is set to workers during the build so that a
 // single-thread build gets no help from a second core (the garbage collector
 // included).
 // It returns the wall and process CPU time of the build.
-func BuildCairn(ctx context.Context, base []float32, dim, m, efc, workers int, seed int64) (p *CairnPeer, wall, cpu time.Duration, err error) {
+func BuildCairn(ctx context.Context, base []float32, dim, m, efc, workers int, seed int64, code index.Code) (p *CairnPeer, wall, cpu time.Duration, err error) {
 	idx, err := index.New(index.Options{Space: index.L2, Dim: dim, M: m, EfConstruction: efc,
-		EfSearch: 100, Seed: seed, Workers: workers})
+		EfSearch: 100, Seed: seed, Workers: workers, Code: code})
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("bench: cairn index: %w", err)
 	}
@@ -72,3 +72,6 @@ func resultIDs(rs []index.Result) []uint32 {
 	}
 	return ids
 }
+
+// cairnPeers maps the cairn peer names to the index code each one uses.
+var cairnPeers = map[string]index.Code{"cairn": index.Float32, "cairn-sq8": index.SQ8}

@@ -147,10 +147,10 @@ func TestUnmarshalDamaged(t *testing.T) {
 		t.Errorf("trailing byte: %v", err)
 	}
 	newer := bytes.Clone(b)
-	binary.LittleEndian.PutUint32(newer[8:], 2)
+	binary.LittleEndian.PutUint32(newer[8:], 3)
 	fixCRC(newer)
 	if _, err := index.Unmarshal(newer); !errors.Is(err, index.ErrUnsupportedVersion) {
-		t.Errorf("version 2: %v", err)
+		t.Errorf("version 3: %v", err)
 	}
 	// A valid checksum over inconsistent content is still refused.
 	bad := bytes.Clone(b)
