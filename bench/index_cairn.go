@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -63,6 +65,24 @@ func (c *CairnPeer) QueryAllowed(q []float32, k, ef int, allow *roaring.Bitmap) 
 		panic(err)
 	}
 	return resultIDs(rs)
+}
+
+// QueryReranked asks for ef candidates (k = ef) and re-sorts them by their
+// exact distance to the float32 rows of base: what a caller holding the
+// exact vectors elsewhere can do with an SQ8 index.
+func (c *CairnPeer) QueryReranked(base []float32, dim int) QueryFunc {
+	return func(q []float32, k, ef int) []uint32 {
+		rs, err := c.Idx.Search(q, max(k, ef), index.SearchOptions{Ef: ef})
+		if err != nil {
+			panic(err)
+		}
+		for i := range rs {
+			id := int(rs[i].ID)
+			rs[i].Distance = L2Sq(q, base[id*dim:(id+1)*dim])
+		}
+		slices.SortFunc(rs, func(a, b index.Result) int { return cmp.Compare(a.Distance, b.Distance) })
+		return resultIDs(rs[:min(k, len(rs))])
+	}
 }
 
 func resultIDs(rs []index.Result) []uint32 {

@@ -271,6 +271,10 @@ func runCairn(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer strin
 	for _, ef := range cfg.Efs {
 		s := MeasureQueries(keep.Query, ds.Queries, dim, cfg.K, ef, ds.GT, cfg.Reps)
 		emit(queryRow(peer, ds, "query", ef, 0, s))
+		if cairnPeers[peer] == index.SQ8 {
+			s := MeasureQueries(keep.QueryReranked(ds.Base, dim), ds.Queries, dim, cfg.K, ef, ds.GT, cfg.Reps)
+			emit(queryRow(peer+"+rerank", ds, "query", ef, 0, s))
+		}
 	}
 	for _, f := range ds.Filters {
 		for _, ef := range cfg.FilterEfs {
