@@ -189,3 +189,25 @@ func benchIndexQueries(b *testing.B, p *bench.CairnPeer, spec bench.MixtureSpec,
 		})
 	}
 }
+
+// TestRunIndexBenchCodes runs both cairn codes through the harness on a
+// small data set and checks each reports sensible rows.
+func TestRunIndexBenchCodes(t *testing.T) {
+	cfg := bench.IndexConfig{CacheDir: t.TempDir(), N: 800, NQ: 20, Dim: 32, Efs: []int{40}, Reps: 1,
+		Datasets: []string{"easy"}, Peers: []string{"cairn", "cairn-sq8"}, Threads: []int{2}, Sels: []float64{0.5}}
+	got := map[string]bench.IndexRow{}
+	err := bench.RunIndexBench(context.Background(), cfg, func(r bench.IndexRow) { got[r.Peer+"/"+r.Kind] = r })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"cairn/build", "cairn-sq8/build", "cairn/query", "cairn-sq8/query", "cairn-sq8+rerank/query", "cairn/filter", "cairn-sq8/filter"} {
+		r, ok := got[key]
+		if !ok {
+			t.Errorf("no %s row", key)
+			continue
+		}
+		if r.Kind != "build" && r.Recall < 0.9 {
+			t.Errorf("%s: recall %.3f", key, r.Recall)
+		}
+	}
+}
