@@ -82,8 +82,6 @@ func (x *Index) InsertBatch(ctx context.Context, ids []uint32, vecs [][]float32)
 		x.placeLocked(ids[i], prepared[i])
 	}
 	x.mu.Unlock()
-	// Links are chosen with the exact vector as the query, also when the
-	// index keeps only its code.
 
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -198,7 +196,8 @@ func (x *Index) allocLevelsLocked(id uint32, level int) {
 }
 
 // linkLocked is the paper's Algorithm 1 for the pending node id, whose
-// prepared vector is v.
+// prepared vector is v: the exact vector is the query also when the index
+// keeps only a code of it.
 // REQUIRES: x.writeMu held (by the batch), x.mu held shared.
 func (x *Index) linkLocked(s *scratch, id uint32, v []float32) {
 	q := x.newQuery(v)
