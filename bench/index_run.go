@@ -393,6 +393,9 @@ func RunIndexMemory(ctx context.Context, cfg IndexConfig, n, workers int, emit f
 func cairnMemory(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer string, code index.Code, workers int, raw int64, emit func(IndexRow)) error {
 	n := ds.Spec.N
 	var ms runtime.MemStats
+	// Twice: an index built before is still reachable through its
+	// sync.Pool until the second collection after its last use.
+	runtime.GC()
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	before := ms.HeapAlloc
