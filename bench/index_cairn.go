@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -16,14 +18,14 @@ type CairnPeer struct {
 	Idx *index.Index
 }
 
-// BuildCairn builds an L2 index over all rows with InsertBatch and the given
-// number of workers; GOMAXPROCS is set to workers during the build so that a
+// BuildCairn builds an L2 index over all rows, holding vectors in code, with
+// InsertBatch and the given number of workers; GOMAXPROCS is set to workers during the build so that a
 // single-thread build gets no help from a second core (the garbage collector
 // included).
 // It returns the wall and process CPU time of the build.
-func BuildCairn(ctx context.Context, base []float32, dim, m, efc, workers int, seed int64) (p *CairnPeer, wall, cpu time.Duration, err error) {
+func BuildCairn(ctx context.Context, base []float32, dim, m, efc, workers int, seed int64, code index.Code) (p *CairnPeer, wall, cpu time.Duration, err error) {
 	idx, err := index.New(index.Options{Space: index.L2, Dim: dim, M: m, EfConstruction: efc,
-		EfSearch: 100, Seed: seed, Workers: workers})
+		EfSearch: 100, Seed: seed, Workers: workers, Code: code})
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("bench: cairn index: %w", err)
 	}
@@ -65,6 +67,24 @@ func (c *CairnPeer) QueryAllowed(q []float32, k, ef int, allow *roaring.Bitmap) 
 	return resultIDs(rs)
 }
 
+// QueryReranked asks for ef candidates (k = ef) and re-sorts them by their
+// exact distance to the float32 rows of base: what a caller holding the
+// exact vectors elsewhere can do with an SQ8 index.
+func (c *CairnPeer) QueryReranked(base []float32, dim int) QueryFunc {
+	return func(q []float32, k, ef int) []uint32 {
+		rs, err := c.Idx.Search(q, max(k, ef), index.SearchOptions{Ef: ef})
+		if err != nil {
+			panic(err)
+		}
+		for i := range rs {
+			id := int(rs[i].ID)
+			rs[i].Distance = L2Sq(q, base[id*dim:(id+1)*dim])
+		}
+		slices.SortFunc(rs, func(a, b index.Result) int { return cmp.Compare(a.Distance, b.Distance) })
+		return resultIDs(rs[:min(k, len(rs))])
+	}
+}
+
 func resultIDs(rs []index.Result) []uint32 {
 	ids := make([]uint32, len(rs))
 	for i, r := range rs {
@@ -72,3 +92,6 @@ func resultIDs(rs []index.Result) []uint32 {
 	}
 	return ids
 }
+
+// cairnPeers maps the cairn peer names to the index code each one uses.
+var cairnPeers = map[string]index.Code{"cairn": index.Float32, "cairn-sq8": index.SQ8}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/RoaringBitmap/roaring/v2"
+
+	"github.com/cairn-dev/cairn/index"
 )
 
 // IndexConfig drives RunIndexBench. Zero fields take the issue-3 defaults.
@@ -27,7 +29,7 @@ type IndexConfig struct {
 	Efs       []int     // ef_search curve
 	Reps      int       // query passes; medians are reported
 	Datasets  []string  // easy, hard
-	Peers     []string  // cairn, hnswlib-native, hnswlib-py, faiss, coder, exact
+	Peers     []string  // cairn, cairn-sq8, hnswlib-native, hnswlib-py, faiss, coder, exact
 	Threads   []int     // build thread counts (the curve uses the first build); hard uses the first only
 	Sels      []float64 // filter selectivities (fraction allowed), run on every data set
 	FilterEfs []int     // ef for filtered searches
@@ -207,8 +209,8 @@ func RunIndexBench(ctx context.Context, cfg IndexConfig, emit func(IndexRow)) er
 			}
 			fmt.Fprintf(log, "%s %s: %s\n", time.Now().Format("15:04:05"), name, peer)
 			switch peer {
-			case "cairn":
-				if err := runCairn(ctx, cfg, ds, threads, emit); err != nil {
+			case "cairn", "cairn-sq8":
+				if err := runCairn(ctx, cfg, ds, peer, threads, emit); err != nil {
 					return err
 				}
 			case "exact":
@@ -249,15 +251,15 @@ func RunIndexBench(ctx context.Context, cfg IndexConfig, emit func(IndexRow)) er
 	return nil
 }
 
-func runCairn(ctx context.Context, cfg IndexConfig, ds *IndexDataset, threads []int, emit func(IndexRow)) error {
+func runCairn(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer string, threads []int, emit func(IndexRow)) error {
 	n, dim := ds.Spec.N, ds.Spec.Dim
 	var keep *CairnPeer
 	for _, t := range threads {
-		p, d, c, err := BuildCairn(ctx, ds.Base, dim, cfg.M, cfg.Efc, t, cfg.Seed)
+		p, d, c, err := BuildCairn(ctx, ds.Base, dim, cfg.M, cfg.Efc, t, cfg.Seed, cairnPeers[peer])
 		if err != nil {
 			return err
 		}
-		emit(IndexRow{Peer: "cairn", Dataset: ds.Spec.Name, N: n, Kind: "build", Threads: t, BuildS: d.Seconds(), BuildC: c.Seconds()})
+		emit(IndexRow{Peer: peer, Dataset: ds.Spec.Name, N: n, Kind: "build", Threads: t, BuildS: d.Seconds(), BuildC: c.Seconds()})
 		if keep == nil {
 			keep = p
 		}
@@ -268,14 +270,18 @@ func runCairn(ctx context.Context, cfg IndexConfig, ds *IndexDataset, threads []
 	}
 	for _, ef := range cfg.Efs {
 		s := MeasureQueries(keep.Query, ds.Queries, dim, cfg.K, ef, ds.GT, cfg.Reps)
-		emit(queryRow("cairn", ds, "query", ef, 0, s))
+		emit(queryRow(peer, ds, "query", ef, 0, s))
+		if cairnPeers[peer] == index.SQ8 {
+			s := MeasureQueries(keep.QueryReranked(ds.Base, dim), ds.Queries, dim, cfg.K, ef, ds.GT, cfg.Reps)
+			emit(queryRow(peer+"+rerank", ds, "query", ef, 0, s))
+		}
 	}
 	for _, f := range ds.Filters {
 		for _, ef := range cfg.FilterEfs {
 			bm := f.Bitmap
 			q := func(q []float32, k, ef int) []uint32 { return keep.QueryAllowed(q, k, ef, bm) }
 			s := MeasureQueries(q, ds.Queries, dim, cfg.K, ef, f.GT, cfg.Reps)
-			emit(queryRow("cairn", ds, "filter", ef, f.Sel, s))
+			emit(queryRow(peer, ds, "filter", ef, f.Sel, s))
 		}
 	}
 	return nil
@@ -355,26 +361,14 @@ func RunIndexMemory(ctx context.Context, cfg IndexConfig, n, workers int, emit f
 		return err
 	}
 	raw := RawHNSWBytes(n, cfg.Dim, cfg.M)
-	if slices.Contains(cfg.Peers, "cairn") {
-		var ms runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		before := ms.HeapAlloc
-		p, d, c, err := BuildCairn(ctx, ds.Base, cfg.Dim, cfg.M, cfg.Efc, workers, cfg.Seed)
-		if err != nil {
+	for _, peer := range cfg.Peers {
+		code, ok := cairnPeers[peer]
+		if !ok {
+			continue
+		}
+		if err := cairnMemory(ctx, cfg, ds, peer, code, workers, raw, emit); err != nil {
 			return err
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&ms)
-		emit(IndexRow{Peer: "cairn", Dataset: "easy", N: n, Kind: "memory", Threads: workers, BuildS: d.Seconds(), BuildC: c.Seconds(),
-			Bytes: int64(ms.HeapAlloc) - int64(before), RawB: raw, Note: "bytes = live Go heap growth after build and GC"})
-		emit(IndexRow{Peer: "cairn (Stats.Bytes)", Dataset: "easy", N: n, Kind: "memory", Threads: workers, BuildS: d.Seconds(), BuildC: c.Seconds(),
-			Bytes: int64(p.Idx.Stats().Bytes), RawB: raw, Note: "index's own count of vectors, lists and slot metadata"})
-		for _, ef := range cfg.Efs {
-			s := MeasureQueries(p.Query, ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
-			emit(queryRow("cairn", ds, "query", ef, 0, s))
-		}
-		runtime.KeepAlive(p)
 	}
 	if slices.Contains(cfg.Peers, "hnswlib-native") && cfg.NativeBin != "" {
 		ds.Base = nil
@@ -391,5 +385,34 @@ func RunIndexMemory(ctx context.Context, cfg IndexConfig, n, workers int, emit f
 			return err
 		}
 	}
+	return nil
+}
+
+// cairnMemory builds one cairn index for RunIndexMemory and reports the
+// live heap it added, its own count, and its queries.
+func cairnMemory(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer string, code index.Code, workers int, raw int64, emit func(IndexRow)) error {
+	n := ds.Spec.N
+	var ms runtime.MemStats
+	// Twice: an index built before is still reachable through its
+	// sync.Pool until the second collection after its last use.
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	p, d, c, err := BuildCairn(ctx, ds.Base, cfg.Dim, cfg.M, cfg.Efc, workers, cfg.Seed, code)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	emit(IndexRow{Peer: peer, Dataset: "easy", N: n, Kind: "memory", Threads: workers, BuildS: d.Seconds(), BuildC: c.Seconds(),
+		Bytes: int64(ms.HeapAlloc) - int64(before), RawB: raw, Note: "bytes = live Go heap growth after build and GC"})
+	emit(IndexRow{Peer: peer + " (Stats.Bytes)", Dataset: "easy", N: n, Kind: "memory", Threads: workers, BuildS: d.Seconds(), BuildC: c.Seconds(),
+		Bytes: int64(p.Idx.Stats().Bytes), RawB: raw, Note: "index's own count of vectors, lists and slot metadata"})
+	for _, ef := range cfg.Efs {
+		s := MeasureQueries(p.Query, ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
+		emit(queryRow(peer, ds, "query", ef, 0, s))
+	}
+	runtime.KeepAlive(p)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/bench"
+	"github.com/cairn-dev/cairn/index"
 )
 
 func smallSpec() bench.MixtureSpec {
@@ -162,23 +163,51 @@ func BenchmarkIndexSearch(b *testing.B) {
 	for _, spec := range []bench.MixtureSpec{bench.EasySpec(n, 200, 384), bench.HardSpec(n, 200, 384)} {
 		base, queries := spec.Generate()
 		gt := bench.GroundTruth(base, queries, spec.Dim, 10, nil)
-		p, _, _, err := bench.BuildCairn(context.Background(), base, spec.Dim, 16, 200, 2, 1)
-		if err != nil {
-			b.Fatal(err)
+		for _, code := range []index.Code{index.Float32, index.SQ8} {
+			p, _, _, err := bench.BuildCairn(context.Background(), base, spec.Dim, 16, 200, 2, 1, code)
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchIndexQueries(b, p, spec, code, queries, gt)
 		}
-		for _, ef := range []int{40, 100} {
-			b.Run(fmt.Sprintf("%s/n=%d/dim=384/ef=%d", spec.Name, n, ef), func(b *testing.B) {
-				b.ReportAllocs()
-				var recall float64
-				i := 0
-				for b.Loop() {
-					qi := i % spec.Queries
-					got := p.Query(queries[qi*spec.Dim:(qi+1)*spec.Dim], 10, ef)
-					recall += bench.Recall(got, gt[qi])
-					i++
-				}
-				b.ReportMetric(recall/float64(i), "recall@10")
-			})
+	}
+}
+
+func benchIndexQueries(b *testing.B, p *bench.CairnPeer, spec bench.MixtureSpec, code index.Code, queries []float32, gt [][]uint32) {
+	for _, ef := range []int{40, 100} {
+		b.Run(fmt.Sprintf("%s/code=%v/n=%d/dim=384/ef=%d", spec.Name, code, spec.N, ef), func(b *testing.B) {
+			b.ReportAllocs()
+			var recall float64
+			i := 0
+			for b.Loop() {
+				qi := i % spec.Queries
+				got := p.Query(queries[qi*spec.Dim:(qi+1)*spec.Dim], 10, ef)
+				recall += bench.Recall(got, gt[qi])
+				i++
+			}
+			b.ReportMetric(recall/float64(i), "recall@10")
+		})
+	}
+}
+
+// TestRunIndexBenchCodes runs both cairn codes through the harness on a
+// small data set and checks each reports sensible rows.
+func TestRunIndexBenchCodes(t *testing.T) {
+	cfg := bench.IndexConfig{CacheDir: t.TempDir(), N: 800, NQ: 20, Dim: 32, Efs: []int{40}, Reps: 1,
+		Datasets: []string{"easy"}, Peers: []string{"cairn", "cairn-sq8"}, Threads: []int{2}, Sels: []float64{0.5}}
+	got := map[string]bench.IndexRow{}
+	err := bench.RunIndexBench(context.Background(), cfg, func(r bench.IndexRow) { got[r.Peer+"/"+r.Kind] = r })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{"cairn/build", "cairn-sq8/build", "cairn/query", "cairn-sq8/query", "cairn-sq8+rerank/query", "cairn/filter", "cairn-sq8/filter"} {
+		r, ok := got[key]
+		if !ok {
+			t.Errorf("no %s row", key)
+			continue
+		}
+		if r.Kind != "build" && r.Recall < 0.9 {
+			t.Errorf("%s: recall %.3f", key, r.Recall)
 		}
 	}
 }

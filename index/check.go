@@ -21,7 +21,11 @@ func (x *Index) Check() error {
 // REQUIRES: x.writeMu held, x.mu held; no linking in progress.
 func (x *Index) checkLocked() error {
 	n := len(x.mu.state)
-	if len(x.mu.vecs) != n*x.dim || len(x.mu.links0) != n*x.stride || len(x.mu.levels) != n ||
+	vecsOK := len(x.mu.vecs) == n*x.dim && len(x.mu.codes) == 0
+	if x.code == SQ8 {
+		vecsOK = len(x.mu.codes) == n*x.rowLen && len(x.mu.vecs) == 0
+	}
+	if !vecsOK || len(x.mu.links0) != n*x.stride || len(x.mu.levels) != n ||
 		len(x.mu.upperOff) != n || len(x.mu.upperCap) != n {
 		return fmt.Errorf("%w: slot arrays disagree on length %d", ErrInvariant, n)
 	}

@@ -111,7 +111,7 @@ func TestCompareDump(t *testing.T) {
 				s := x.getScratch(len(x.mu.state))
 				s.ndist = 0
 				x.mu.RLock()
-				x.searchLocked(s, q, ef, nil)
+				x.searchLocked(s, x.newQuery(q), ef, nil)
 				x.mu.RUnlock()
 				nd += s.ndist
 				x.putScratch(s)

@@ -12,14 +12,21 @@ import (
 // TestConcurrentSearchDuringWrites runs searches while batches insert,
 // replace and delete; run it under -race. Every result must be a live id at
 // some point of the search and never a deleted id that stays deleted.
+// Each code runs, and the index is recoded into the other while searches
+// run.
 func TestConcurrentSearchDuringWrites(t *testing.T) {
+	t.Run("float32", func(t *testing.T) { testConcurrentWrites(t, index.Float32, index.SQ8) })
+	t.Run("sq8", func(t *testing.T) { testConcurrentWrites(t, index.SQ8, index.Float32) })
+}
+
+func testConcurrentWrites(t *testing.T, code, recode index.Code) {
 	r := testRand(t)
 	n := 6000
 	if testing.Short() || index.RaceEnabled {
 		n = 2000
 	}
 	data := clustered(r, 2*n, 24, 30, 0.5)
-	x := newChecked(t, index.Options{Dim: 24, Space: index.Cosine, Seed: 9, Workers: 4})
+	x := newChecked(t, index.Options{Dim: 24, Space: index.Cosine, Seed: 9, Workers: 4, Code: code})
 	if err := x.InsertBatch(context.Background(), seqIDs(0, n/2), data[:n/2]); err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +78,9 @@ func TestConcurrentSearchDuringWrites(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+	if err := x.Recode(recode); err != nil {
+		t.Fatal(err)
 	}
 	stop.Store(true)
 	wg.Wait()

@@ -130,7 +130,7 @@ func (x *Index) repairListLocked(s *scratch, id uint32, layer int, dead []bool) 
 	}
 	gen := s.nextGen()
 	s.marks[id] = gen
-	vid := x.vecLocked(id)
+	vid := x.storedQueryLocked(vec(&s.vBase, x.dim), id)
 	s.buf = s.buf[:0]
 	s.hop = s.hop[:0]
 	add := func(c uint32) {
@@ -142,7 +142,7 @@ func (x *Index) repairListLocked(s *scratch, id uint32, layer int, dead []bool) 
 			s.hop = append(s.hop, c)
 			return
 		}
-		s.buf = append(s.buf, cand{x.dist(vid, x.vecLocked(c)), c})
+		s.buf = append(s.buf, cand{x.distLocked(vid, c), c})
 	}
 	for i := 1; i <= cnt; i++ {
 		add(atomic.LoadUint32(&blk[i]))
@@ -161,6 +161,6 @@ func (x *Index) repairListLocked(s *scratch, id uint32, layer int, dead []bool) 
 	// The heuristic costs up to maxN distances per candidate; the nearest
 	// 3*maxN are plenty to choose maxN from.
 	s.buf = s.buf[:min(len(s.buf), 3*maxN)]
-	s.sel = x.selectLocked(s.sel[:0], s.buf, maxN)
+	s.sel = x.selectLocked(s, s.sel[:0], s.buf, maxN)
 	x.setListLocked(id, layer, s.sel)
 }

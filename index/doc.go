@@ -33,12 +33,28 @@
 //
 // # Layout
 //
-// Vectors live in one contiguous []float32 slab (slot i at i*Dim); layer-0
-// neighbour lists in one []uint32 (2*M+1 words per slot: count, then ids);
-// upper layers in a second flat []uint32 of (M+1)-word blocks addressed by
-// a per-slot offset. Distance kernels use AVX-512 or AVX2+FMA assembly when
-// the CPU has it (chosen at run time through golang.org/x/sys/cpu), else
-// unrolled Go; the purego build tag forces the Go kernels.
+// Vectors live in one contiguous slab: with the Float32 code (the
+// default) a []float32, slot i at i*Dim; with SQ8 a []byte of rows holding
+// the vector's offset, step and decoded squared norm (three float32s) and
+// Dim 8-bit codes, padded to 4 bytes (396 bytes at dimension 384, against
+// 1536). Layer-0 neighbour lists live in one []uint32 (2*M+1 words per
+// slot: count, then ids); upper layers in a second flat []uint32 of
+// (M+1)-word blocks addressed by a per-slot offset. Distance kernels use
+// AVX-512 or AVX2+FMA assembly when the CPU has it (chosen at run time
+// through golang.org/x/sys/cpu), else unrolled Go; the purego build tag
+// forces the Go kernels. The SQ8 kernel (float32 query times uint8 codes)
+// has AVX2 and Go forms only.
+//
+// # Codes
+//
+// An SQ8 index keeps no float32 copy of its vectors. Distances are
+// asymmetric: the query stays float32 and is compared with each stored
+// vector's decoded form, through q·x̂ = lo*sum(q) + step*(q·c), so one pass
+// over the codes serves every space. Links are chosen with the inserted
+// vector as the exact query; the neighbour heuristic compares decoded
+// vectors. Results' distances are to the decoded vectors, and Vector
+// returns the decoded vector. Recode converts an index between codes in
+// place, keeping its graph.
 //
 // # Concurrency
 //
@@ -46,7 +62,7 @@
 // each other and with inserts: neighbour lists are read and written with
 // atomic loads and stores (a search may see a list mid-update, which only
 // costs accuracy, never safety), and list writers take a striped lock.
-// Mutations (Insert, InsertBatch, Delete, Repair, MarshalBinary) are
+// Mutations (Insert, InsertBatch, Delete, Repair, Recode, MarshalBinary) are
 // serialized by one mutex; InsertBatch and repairs fan out over
 // Options.Workers goroutines. Growing the slabs and reusing slots takes an
 // exclusive lock briefly, waiting for searches in flight. Lock order:
@@ -54,13 +70,15 @@
 //
 // # Format
 //
-// MarshalBinary writes format version 1: magic "CAIRNHNS", version, the
-// options, the level generator's position, the slot count and entry point,
-// then each slot (state, level, vector, neighbour lists), then a CRC-32C of
+// MarshalBinary writes format version 2: magic "CAIRNHNS", version, the
+// options (the code included), the level generator's position, the slot
+// count and entry point, then each slot (state, level, vector as float32s
+// or as SQ8 offset, step and codes, neighbour lists), then a CRC-32C of
 // everything before it (the layout is spelled out in marshal.go). Unmarshal
-// reads versions up to 1, returns ErrUnsupportedVersion for newer data and
-// ErrCorrupt for anything damaged or inconsistent, and never panics.
-// testdata/v1.bin is a frozen version-1 fixture.
+// reads versions 1 (float32 only, no code field) and 2, returns
+// ErrUnsupportedVersion for newer data and ErrCorrupt for anything damaged
+// or inconsistent, and never panics. testdata/v1.bin, v2-float32.bin and
+// v2-sq8.bin are frozen fixtures.
 //
 // # Imports
 //

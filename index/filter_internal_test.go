@@ -51,11 +51,11 @@ func filterPaths(x *Index, queries [][]float32, allow Allow, ef int) (exactP50, 
 		s := x.getScratch(len(x.mu.state))
 		x.mu.RLock()
 		t0 := threadCPU()
-		want := x.exactLocked(s, q, 10, allow)
+		want := x.exactLocked(s, x.newQuery(q), 10, allow)
 		le = append(le, threadCPU()-t0)
 		s.ndist = 0
 		t0 = threadCPU()
-		x.searchLocked(s, q, ef, allow)
+		x.searchLocked(s, x.newQuery(q), ef, allow)
 		got := toResults(s.res.drainSorted(s.w[:0]), 10)
 		lg = append(lg, threadCPU()-t0)
 		ndist += s.ndist
@@ -174,7 +174,7 @@ func TestExactParallelMatchesSerial(t *testing.T) {
 						s := x.getScratch(len(x.mu.state))
 						x.mu.RLock()
 						serial := x.exactLockedSerialForTest(s, q, k, allow)
-						par := x.exactParallelLocked(s, q, k, allow, 3)
+						par := x.exactParallelLocked(s, x.newQuery(q), k, allow, 3)
 						x.mu.RUnlock()
 						x.putScratch(s)
 						if !slices.Equal(serial, par) {
@@ -192,5 +192,5 @@ func (x *Index) exactLockedSerialForTest(s *scratch, q []float32, k int, allow A
 	w := x.opts.Workers
 	x.opts.Workers = 1
 	defer func() { x.opts.Workers = w }()
-	return x.exactLocked(s, q, k, allow)
+	return x.exactLocked(s, x.newQuery(q), k, allow)
 }

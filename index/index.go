@@ -97,6 +97,9 @@ type Options struct {
 	EfSearch       int   // default candidate list size while searching; default 100
 	Seed           int64 // seeds the level generator
 	Workers        int   // goroutines used by InsertBatch and repairs; default GOMAXPROCS
+	// Code is how vectors are held: Float32 (the default, exact) or SQ8
+	// (8-bit codes, about a quarter of the memory, approximate distances).
+	Code Code
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -125,6 +128,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: EfSearch %d outside [1, %d]", ErrInvalidOptions, o.EfSearch, maxEf)
 	case o.Workers < 1:
 		return o, fmt.Errorf("%w: Workers %d below 1", ErrInvalidOptions, o.Workers)
+	case o.Code != Float32 && o.Code != SQ8:
+		return o, fmt.Errorf("%w: unknown code %d", ErrInvalidOptions, int(o.Code))
 	}
 	return o, nil
 }
@@ -150,6 +155,8 @@ type Index struct {
 	ustr   int // m+1: uint32s per upper-layer block
 	mult   float64
 	kern   kernel
+	code   Code
+	rowLen int // bytes per slot in mu.codes (SQ8)
 	isL2   bool
 	norm   bool // normalize vectors on insert (cosine)
 
@@ -162,7 +169,8 @@ type Index struct {
 	// change under writeMu alone and are read and written atomically.
 	mu struct {
 		sync.RWMutex
-		vecs     []float32 // slot i at [i*dim, (i+1)*dim)
+		vecs     []float32 // Float32: slot i at [i*dim, (i+1)*dim)
+		codes    []byte    // SQ8: slot i at [i*rowLen, (i+1)*rowLen), see code.go
 		links0   []uint32  // slot i at [i*stride, (i+1)*stride): count, ids...
 		upper    []uint32  // blocks of ustr uint32s: count, ids...
 		upperOff []uint32  // slot i's first block in upper, if levels[i] > 0
@@ -202,6 +210,8 @@ func newIndex(o Options, k kernel) *Index {
 		ustr:   o.M + 1,
 		mult:   1 / math.Log(float64(o.M)),
 		kern:   k,
+		code:   o.Code,
+		rowLen: sq8Stride(o.Dim),
 		isL2:   o.Space == L2,
 		norm:   o.Space == Cosine,
 	}
@@ -210,7 +220,11 @@ func newIndex(o Options, k kernel) *Index {
 }
 
 // Options returns the options in effect, defaults filled in.
-func (x *Index) Options() Options { return x.opts }
+func (x *Index) Options() Options {
+	x.mu.RLock() // Recode changes Code
+	defer x.mu.RUnlock()
+	return x.opts
+}
 
 // Len returns the number of live vectors.
 func (x *Index) Len() int { return int(x.live.Load()) }
@@ -223,7 +237,7 @@ func (x *Index) Contains(id uint32) bool {
 }
 
 // Vector returns a copy of the vector stored at id (normalized, for the
-// cosine space) and whether id is live.
+// cosine space; decoded, for SQ8) and whether id is live.
 func (x *Index) Vector(id uint32) ([]float32, bool) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -231,7 +245,11 @@ func (x *Index) Vector(id uint32) ([]float32, bool) {
 		return nil, false
 	}
 	v := make([]float32, x.dim)
-	copy(v, x.vecLocked(id))
+	if x.code == SQ8 {
+		decodeSQ8(v, x.rowLocked(id))
+	} else {
+		copy(v, x.vecLocked(id))
+	}
 	return v, true
 }
 
@@ -241,7 +259,7 @@ type Stats struct {
 	Tombstones int // deleted vectors still linked in the graph
 	Slots      int // allocated slots (the highest id ever used, plus one)
 	MaxLevel   int // top layer, -1 when empty
-	Bytes      int // memory held by vectors, neighbour lists and slot metadata
+	Bytes      int // memory held by vectors (or codes), neighbour lists and slot metadata
 }
 
 // Stats returns counters describing the index.
@@ -255,7 +273,7 @@ func (x *Index) Stats() Stats {
 		s.MaxLevel = lvl
 	}
 	s.Bytes = 4*(cap(x.mu.vecs)+cap(x.mu.links0)+cap(x.mu.upper)+cap(x.mu.upperOff)+cap(x.mu.state)) +
-		cap(x.mu.upperCap) + cap(x.mu.levels)
+		cap(x.mu.upperCap) + cap(x.mu.levels) + cap(x.mu.codes)
 	return s
 }
 

@@ -105,7 +105,7 @@ func (x *Index) InsertBatch(ctx context.Context, ids []uint32, vecs [][]float32)
 					atomic.StoreUint32(&x.mu.state[id], stateEmpty)
 					continue
 				}
-				x.linkLocked(s, id)
+				x.linkLocked(s, id, prepared[order[j]])
 			}
 		}()
 	}
@@ -151,7 +151,11 @@ func (x *Index) growLocked(n int) {
 	if n < old+old/4 {
 		n = old + old/4
 	}
-	x.mu.vecs = grow(x.mu.vecs, n*x.dim)
+	if x.code == SQ8 {
+		x.mu.codes = grow(x.mu.codes, n*x.rowLen)
+	} else {
+		x.mu.vecs = grow(x.mu.vecs, n*x.dim)
+	}
 	x.mu.links0 = grow(x.mu.links0, n*x.stride)
 	x.mu.upperOff = grow(x.mu.upperOff, n)
 	x.mu.upperCap = grow(x.mu.upperCap, n)
@@ -169,7 +173,7 @@ func grow[T any](s []T, n int) []T {
 // its neighbour lists; the slot becomes pending until linked.
 // REQUIRES: x.writeMu held, x.mu held exclusively, slot id empty.
 func (x *Index) placeLocked(id uint32, v []float32) {
-	copy(x.vecLocked(id), v)
+	x.storeLocked(id, v)
 	level := int(-math.Log(1-x.rng.Float64()) * x.mult)
 	level = min(level, maxLevel)
 	x.draws++
@@ -191,10 +195,12 @@ func (x *Index) allocLevelsLocked(id uint32, level int) {
 	}
 }
 
-// linkLocked is the paper's Algorithm 1 for the pending node id.
+// linkLocked is the paper's Algorithm 1 for the pending node id, whose
+// prepared vector is v: the exact vector is the query also when the index
+// keeps only a code of it.
 // REQUIRES: x.writeMu held (by the batch), x.mu held shared.
-func (x *Index) linkLocked(s *scratch, id uint32) {
-	q := x.vecLocked(id)
+func (x *Index) linkLocked(s *scratch, id uint32, v []float32) {
+	q := x.newQuery(v)
 	level := int(x.mu.levels[id])
 	for {
 		if x.entry.Load() != 0 || x.entry.CompareAndSwap(0, packEntry(id, level)) {
@@ -203,7 +209,7 @@ func (x *Index) linkLocked(s *scratch, id uint32) {
 	}
 	ep, top, _ := x.entryPoint()
 	if ep != id {
-		d := x.dist(q, x.vecLocked(ep))
+		d := x.distLocked(q, ep)
 		for l := top; l > level; l-- {
 			ep, d = x.greedyLocked(q, ep, d, l)
 		}
@@ -217,7 +223,7 @@ func (x *Index) linkLocked(s *scratch, id uint32) {
 					w = append(w, c)
 				}
 			}
-			s.sel = x.selectLocked(s.sel[:0], w, x.m)
+			s.sel = x.selectLocked(s, s.sel[:0], w, x.m)
 			x.setListLocked(id, l, s.sel)
 			for _, c := range s.sel {
 				x.addLinkLocked(s, c.id, id, c.d, l)
@@ -240,7 +246,7 @@ func (x *Index) linkLocked(s *scratch, id uint32) {
 // base node, keep a candidate only if it is closer to the base than to
 // every candidate already kept. Fewer than m candidates are all kept.
 // REQUIRES: x.mu held.
-func (x *Index) selectLocked(dst, cands []cand, m int) []cand {
+func (x *Index) selectLocked(s *scratch, dst, cands []cand, m int) []cand {
 	if len(cands) <= m {
 		return append(dst, cands...)
 	}
@@ -248,10 +254,10 @@ func (x *Index) selectLocked(dst, cands []cand, m int) []cand {
 		if len(dst) >= m {
 			break
 		}
-		vc := x.vecLocked(c.id)
+		vc := x.storedQueryLocked(vec(&s.vCand, x.dim), c.id)
 		good := true
 		for _, r := range dst {
-			if x.dist(vc, x.vecLocked(r.id)) < c.d {
+			if x.distLocked(vc, r.id) < c.d {
 				good = false
 				break
 			}
@@ -298,15 +304,15 @@ func (x *Index) addLinkLocked(s *scratch, n, id uint32, d float32, layer int) {
 		atomic.StoreUint32(&blk[0], uint32(cnt+1))
 		return
 	}
-	vn := x.vecLocked(n)
+	vn := x.storedQueryLocked(vec(&s.vBase, x.dim), n)
 	s.buf = s.buf[:0]
 	for i := 1; i <= cnt; i++ {
 		e := atomic.LoadUint32(&blk[i])
-		s.buf = append(s.buf, cand{x.dist(vn, x.vecLocked(e)), e})
+		s.buf = append(s.buf, cand{x.distLocked(vn, e), e})
 	}
 	s.buf = append(s.buf, cand{d, id})
 	sortCands(s.buf)
-	s.tmp = x.selectLocked(s.tmp[:0], s.buf, maxN)
+	s.tmp = x.selectLocked(s, s.tmp[:0], s.buf, maxN)
 	sel := s.tmp
 	for i, c := range sel {
 		atomic.StoreUint32(&blk[1+i], c.id)

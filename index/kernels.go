@@ -11,9 +11,49 @@ type kernel struct {
 	// row and trust every id to be in range; len(out) >= len(ids).
 	dotBatch func(q, vecs []float32, dim int, ids []uint32, out []float32)
 	l2Batch  func(q, vecs []float32, dim int, ids []uint32, out []float32)
+	// dotU8 is sum q[i]*float32(c[i]) over len(q) (len(c) >= len(q)): the
+	// SQ8 code's distances are affine in it. dotU8Batch sets out[i] to
+	// dotU8 of q and the codes at byte ids[i]*stride+off of codes; like the
+	// float batches, the assembly version prefetches and trusts the ids.
+	dotU8      func(q []float32, c []byte) float32
+	dotU8Batch func(q []float32, codes []byte, stride, off int, ids []uint32, out []float32)
 }
 
-var genericKernel = kernel{name: "go", dot: dotGo, l2: l2Go, dotBatch: dotBatchGo, l2Batch: l2BatchGo}
+var genericKernel = kernel{name: "go", dot: dotGo, l2: l2Go, dotBatch: dotBatchGo, l2Batch: l2BatchGo,
+	dotU8: dotU8Go, dotU8Batch: dotU8BatchGo}
+
+func dotU8BatchGo(q []float32, codes []byte, stride, off int, ids []uint32, out []float32) {
+	out = out[:len(ids)]
+	for i, id := range ids {
+		o := int(id)*stride + off
+		out[i] = dotU8Go(q, codes[o:o+len(q):o+len(q)])
+	}
+}
+
+// dotU8Go is the portable float32 x uint8 dot product, with eight
+// accumulators like dotGo.
+func dotU8Go(q []float32, c []byte) float32 {
+	n := len(q)
+	c = c[:n]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		qq := q[i : i+8 : i+8]
+		cc := c[i : i+8 : i+8]
+		s0 += qq[0] * float32(cc[0])
+		s1 += qq[1] * float32(cc[1])
+		s2 += qq[2] * float32(cc[2])
+		s3 += qq[3] * float32(cc[3])
+		s4 += qq[4] * float32(cc[4])
+		s5 += qq[5] * float32(cc[5])
+		s6 += qq[6] * float32(cc[6])
+		s7 += qq[7] * float32(cc[7])
+	}
+	for ; i < n; i++ {
+		s0 += q[i] * float32(c[i])
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
 
 func dotBatchGo(q, vecs []float32, dim int, ids []uint32, out []float32) {
 	out = out[:len(ids)]

@@ -58,34 +58,41 @@ func TestIndexPerKernel(t *testing.T) {
 	}
 	for _, k := range kernels() {
 		for _, sp := range []Space{Cosine, L2, IP} {
-			o, _ := Options{Dim: dim, Space: sp, Workers: 1}.withDefaults()
-			x := newIndex(o, k)
-			for i, v := range vecs {
-				if err := x.Insert(uint32(i), v); err != nil {
-					t.Fatal(err)
-				}
-			}
-			if err := x.Check(); err != nil {
-				t.Fatal(err)
-			}
-			hit := 0
-			for _, q := range vecs[:50] {
-				got, _ := x.Search(q, 10, SearchOptions{})
-				want, _ := x.Exact(q, 10, nil)
-				ids := map[uint32]bool{}
-				for _, w := range want {
-					ids[w.ID] = true
-				}
-				for _, g := range got {
-					if ids[g.ID] {
-						hit++
-					}
-				}
-			}
-			if rec := float64(hit) / 500; rec < 0.95 {
-				t.Errorf("kernel %s space %v: recall %.3f", k.name, sp, rec)
+			for _, code := range []Code{Float32, SQ8} {
+				checkKernelIndex(t, k, sp, code, vecs)
 			}
 		}
+	}
+}
+
+func checkKernelIndex(t *testing.T, k kernel, sp Space, code Code, vecs [][]float32) {
+	dim := len(vecs[0])
+	o, _ := Options{Dim: dim, Space: sp, Workers: 1, Code: code}.withDefaults()
+	x := newIndex(o, k)
+	for i, v := range vecs {
+		if err := x.Insert(uint32(i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := x.Check(); err != nil {
+		t.Fatal(err)
+	}
+	hit := 0
+	for _, q := range vecs[:50] {
+		got, _ := x.Search(q, 10, SearchOptions{})
+		want, _ := x.Exact(q, 10, nil)
+		ids := map[uint32]bool{}
+		for _, w := range want {
+			ids[w.ID] = true
+		}
+		for _, g := range got {
+			if ids[g.ID] {
+				hit++
+			}
+		}
+	}
+	if rec := float64(hit) / 500; rec < 0.95 {
+		t.Errorf("kernel %s space %v code %v: recall %.3f", k.name, sp, code, rec)
 	}
 }
 

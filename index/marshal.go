@@ -10,25 +10,31 @@ import (
 	"sync/atomic"
 )
 
-// Serialized format (all integers little endian), version 1:
+// Serialized format (all integers little endian), version 2:
 //
 //	magic      [8]byte "CAIRNHNS"
-//	version    uint32 (1)
+//	version    uint32 (2)
 //	space      uint32
 //	dim, m, efConstruction, efSearch uint32
+//	code       uint32 (0 float32, 1 sq8)
 //	seed       int64
 //	draws      uint64 (levels drawn so far)
 //	slots      uint32
 //	entryID    uint32
 //	entryLevel uint32 (0xFFFFFFFF: empty graph)
 //	per slot:  state uint8 (0 empty, 1 live, 2 deleted); if not empty:
-//	           level uint8, dim float32s, then for layers 0..level:
+//	           level uint8, the vector, then for layers 0..level:
 //	           count uint16, count uint32 neighbour ids
 //	crc32c     uint32 (Castagnoli) of every byte before it
+//
+// The vector is dim float32s for the float32 code; for sq8 it is lo and
+// step (float32) and dim code bytes (the decoded norm is recomputed).
+// Version 1 is version 2 without the code field (always float32).
 const (
 	magic         = "CAIRNHNS"
-	formatVersion = 1
-	headerLen     = 8 + 4 + 4 + 16 + 8 + 8 + 12
+	formatVersion = 2
+	headerLenV1   = 8 + 4 + 4 + 16 + 8 + 8 + 12
+	headerLen     = headerLenV1 + 4
 	noEntry       = math.MaxUint32
 )
 
@@ -46,9 +52,13 @@ func (x *Index) MarshalBinary() ([]byte, error) {
 		n--
 	}
 	size := headerLen + n + 4
+	vecLen := 4 * x.dim
+	if x.code == SQ8 {
+		vecLen = 8 + x.dim
+	}
 	for id := range n {
 		if atomic.LoadUint32(&x.mu.state[id]) != stateEmpty {
-			size += 1 + 4*x.dim + int(x.mu.levels[id]+1)*2 + 4*int(x.mu.links0[id*x.stride])
+			size += 1 + vecLen + int(x.mu.levels[id]+1)*2 + 4*int(x.mu.links0[id*x.stride])
 			for l := 1; l <= int(x.mu.levels[id]); l++ {
 				size += 4 * int(x.listLocked(uint32(id), l)[0])
 			}
@@ -63,6 +73,7 @@ func (x *Index) MarshalBinary() ([]byte, error) {
 	b = le.AppendUint32(b, uint32(x.m))
 	b = le.AppendUint32(b, uint32(x.opts.EfConstruction))
 	b = le.AppendUint32(b, uint32(x.opts.EfSearch))
+	b = le.AppendUint32(b, uint32(x.code))
 	b = le.AppendUint64(b, uint64(x.opts.Seed))
 	b = le.AppendUint64(b, x.draws)
 	b = le.AppendUint32(b, uint32(n))
@@ -88,8 +99,14 @@ func (x *Index) MarshalBinary() ([]byte, error) {
 		}
 		lvl := int(x.mu.levels[id])
 		b = append(b, uint8(lvl))
-		for _, f := range x.vecLocked(uint32(id)) {
-			b = le.AppendUint32(b, math.Float32bits(f))
+		if x.code == SQ8 {
+			row := x.rowLocked(uint32(id))
+			b = append(b, row[:8]...)
+			b = append(b, row[sq8Header:sq8Header+x.dim]...)
+		} else {
+			for _, f := range x.vecLocked(uint32(id)) {
+				b = le.AppendUint32(b, math.Float32bits(f))
+			}
 		}
 		for l := 0; l <= lvl; l++ {
 			blk := x.listLocked(uint32(id), l)
@@ -169,15 +186,16 @@ func Unmarshal(data []byte) (*Index, error) {
 }
 
 func unmarshal(data []byte) (*Index, error) {
-	if len(data) < headerLen+4 || string(data[:8]) != magic {
+	if len(data) < headerLenV1+4 || string(data[:8]) != magic {
 		return nil, errors.New("bad magic or too short")
 	}
 	le := binary.LittleEndian
-	switch v := le.Uint32(data[8:]); {
-	case v > formatVersion:
-		return nil, fmt.Errorf("%w: %d (this build reads up to %d)", ErrUnsupportedVersion, v, formatVersion)
-	case v < 1:
-		return nil, fmt.Errorf("format version %d", v)
+	version := le.Uint32(data[8:])
+	switch {
+	case version > formatVersion:
+		return nil, fmt.Errorf("%w: %d (this build reads up to %d)", ErrUnsupportedVersion, version, formatVersion)
+	case version < 1:
+		return nil, fmt.Errorf("format version %d", version)
 	}
 	body := data[:len(data)-4]
 	if crc32.Checksum(body, castagnoli) != le.Uint32(data[len(data)-4:]) {
@@ -188,8 +206,11 @@ func unmarshal(data []byte) (*Index, error) {
 	opts := Options{
 		Space: space, Dim: int(d.u32()), M: int(d.u32()),
 		EfConstruction: int(d.u32()), EfSearch: int(d.u32()),
-		Seed: int64(d.u64()),
 	}
+	if version >= 2 {
+		opts.Code = Code(d.u32())
+	}
+	opts.Seed = int64(d.u64())
 	draws := d.u64()
 	n := int(d.u32())
 	epID, epLevel := d.u32(), d.u32()
@@ -208,6 +229,7 @@ func unmarshal(data []byte) (*Index, error) {
 		return nil, fmt.Errorf("%d slots in %d bytes", n, len(body)-d.off)
 	}
 	if n*(4*x.dim+4*x.stride+14) > maxDecodeAlloc(len(data)) {
+		// (an upper bound for SQ8 too, whose rows are smaller)
 		return nil, fmt.Errorf("%d slots of dimension %d too large for %d bytes", n, x.dim, len(data))
 	}
 	x.growLocked(n)
@@ -230,17 +252,8 @@ func unmarshal(data []byte) (*Index, error) {
 		if lvl > maxLevel {
 			return nil, fmt.Errorf("slot %d: level %d", id, lvl)
 		}
-		raw := d.take(4 * x.dim)
-		if raw == nil {
-			return nil, errShort
-		}
-		v := x.vecLocked(uint32(id))
-		for i := range v {
-			f := math.Float32frombits(le.Uint32(raw[4*i:]))
-			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-				return nil, fmt.Errorf("slot %d: non-finite vector component", id)
-			}
-			v[i] = f
+		if err := x.decodeVector(d, uint32(id)); err != nil {
+			return nil, err
 		}
 		if lvl*x.ustr > maxDecodeAlloc(len(data))/4-len(x.mu.upper) {
 			return nil, fmt.Errorf("slot %d: upper layers too large", id)
@@ -290,3 +303,39 @@ func unmarshal(data []byte) (*Index, error) {
 	}
 	return x, nil
 }
+
+// decodeVector reads slot id's vector from d.
+// REQUIRES: x.mu held exclusively (or x not shared yet), id in range.
+func (x *Index) decodeVector(d *decoder, id uint32) error {
+	le := binary.LittleEndian
+	if x.code == SQ8 {
+		raw := d.take(8 + x.dim)
+		if raw == nil {
+			return errShort
+		}
+		lo := math.Float32frombits(le.Uint32(raw))
+		step := math.Float32frombits(le.Uint32(raw[4:]))
+		if !finite(lo) || !finite(step) || step < 0 || !finite(lo+sq8Levels*step) {
+			return fmt.Errorf("slot %d: bad code parameters %v, %v", id, lo, step)
+		}
+		row := x.rowLocked(id)
+		copy(row[sq8Header:], raw[8:])
+		setParams(row, x.dim, lo, step)
+		return nil
+	}
+	raw := d.take(4 * x.dim)
+	if raw == nil {
+		return errShort
+	}
+	v := x.vecLocked(id)
+	for i := range v {
+		f := math.Float32frombits(le.Uint32(raw[4*i:]))
+		if !finite(f) {
+			return fmt.Errorf("slot %d: non-finite vector component", id)
+		}
+		v[i] = f
+	}
+	return nil
+}
+
+func finite(f float32) bool { return !math.IsNaN(float64(f)) && !math.IsInf(float64(f), 0) }

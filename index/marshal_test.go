@@ -131,11 +131,21 @@ func TestUnmarshalDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < len(b); i += 1 + i/64 {
-		d := bytes.Clone(b)
-		d[i] ^= 0x40
-		if _, err := index.Unmarshal(d); !errors.Is(err, index.ErrCorrupt) && !errors.Is(err, index.ErrUnsupportedVersion) {
-			t.Fatalf("flip byte %d: err = %v", i, err)
+	sq := smallIndex(t, index.L2)
+	if err := sq.Recode(index.SQ8); err != nil {
+		t.Fatal(err)
+	}
+	bsq, err := sq.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, enc := range [][]byte{b, bsq} {
+		for i := 0; i < len(enc); i += 1 + i/64 {
+			d := bytes.Clone(enc)
+			d[i] ^= 0x40
+			if _, err := index.Unmarshal(d); !errors.Is(err, index.ErrCorrupt) && !errors.Is(err, index.ErrUnsupportedVersion) {
+				t.Fatalf("flip byte %d: err = %v", i, err)
+			}
 		}
 	}
 	for _, n := range []int{0, 1, 8, 20, len(b) / 2, len(b) - 1} {
@@ -147,10 +157,10 @@ func TestUnmarshalDamaged(t *testing.T) {
 		t.Errorf("trailing byte: %v", err)
 	}
 	newer := bytes.Clone(b)
-	binary.LittleEndian.PutUint32(newer[8:], 2)
+	binary.LittleEndian.PutUint32(newer[8:], 3)
 	fixCRC(newer)
 	if _, err := index.Unmarshal(newer); !errors.Is(err, index.ErrUnsupportedVersion) {
-		t.Errorf("version 2: %v", err)
+		t.Errorf("version 3: %v", err)
 	}
 	// A valid checksum over inconsistent content is still refused.
 	bad := bytes.Clone(b)
@@ -173,8 +183,10 @@ func FuzzUnmarshal(f *testing.F) {
 	}
 	f.Add(b, false)
 	f.Add(b, true)
-	if fx, err := os.ReadFile(filepath.Join("testdata", "v1.bin")); err == nil {
-		f.Add(fx, true)
+	for _, name := range []string{"v1.bin", "v2-float32.bin", "v2-sq8.bin"} {
+		if fx, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
+			f.Add(fx, true)
+		}
 	}
 	f.Add([]byte("CAIRNHNS"), true)
 	f.Fuzz(func(t *testing.T, data []byte, withCRC bool) {

@@ -50,6 +50,17 @@ type scratch struct {
 	tmp   []cand
 	hop   []uint32 // repair: the deleted nodes next to a node
 	all   []uint32 // ids of a parallel exact scan
+	// Decoded SQ8 vectors: the base of a list being shrunk or repaired,
+	// and the candidate the heuristic is testing.
+	vBase, vCand []float32
+}
+
+// vec returns *p resized to n floats.
+func vec(p *[]float32, n int) []float32 {
+	if cap(*p) < n {
+		*p = make([]float32, n)
+	}
+	return (*p)[:n]
 }
 
 func (x *Index) getScratch(slots int) *scratch {
@@ -105,10 +116,11 @@ func (x *Index) Search(q []float32, k int, opts SearchOptions) ([]Result, error)
 	defer x.mu.RUnlock()
 	s := x.getScratch(len(x.mu.state))
 	defer x.putScratch(s)
-	qq, err := x.prepareQuery(s, q)
+	qv, err := x.prepareQuery(s, q)
 	if err != nil {
 		return nil, err
 	}
+	qq := x.newQuery(qv)
 	live := x.live.Load()
 	if live == 0 {
 		return nil, nil
@@ -202,13 +214,13 @@ func toResults(c []cand, k int) []Result {
 // searchLocked walks the graph from the entry point and leaves the ef best
 // accepted candidates in s.res.
 // REQUIRES: x.mu held shared.
-func (x *Index) searchLocked(s *scratch, q []float32, ef int, allow Allow) {
+func (x *Index) searchLocked(s *scratch, q query, ef int, allow Allow) {
 	s.res = s.res[:0]
 	ep, top, ok := x.entryPoint()
 	if !ok {
 		return
 	}
-	d := x.dist(q, x.vecLocked(ep))
+	d := x.distLocked(q, ep)
 	for l := top; l > 0; l-- {
 		ep, d = x.greedyLocked(q, ep, d, l)
 	}
@@ -218,14 +230,14 @@ func (x *Index) searchLocked(s *scratch, q []float32, ef int, allow Allow) {
 
 // greedyLocked descends layer from ep to a local minimum (ef = 1).
 // REQUIRES: x.mu held.
-func (x *Index) greedyLocked(q []float32, ep uint32, d float32, layer int) (uint32, float32) {
+func (x *Index) greedyLocked(q query, ep uint32, d float32, layer int) (uint32, float32) {
 	for changed := true; changed; {
 		changed = false
 		blk := x.listLocked(ep, layer)
 		n := min(int(atomic.LoadUint32(&blk[0])), len(blk)-1)
 		for i := 1; i <= n; i++ {
 			nb := atomic.LoadUint32(&blk[i])
-			if dn := x.dist(q, x.vecLocked(nb)); dn < d {
+			if dn := x.distLocked(q, nb); dn < d {
 				ep, d, changed = nb, dn, true
 			}
 		}
@@ -238,12 +250,10 @@ func (x *Index) greedyLocked(q []float32, ep uint32, d float32, layer int) (uint
 // live and allowed (construct: when it is in the graph at all); rejected
 // nodes are still expanded, so a filtered search walks through them.
 // REQUIRES: x.mu held.
-func (x *Index) searchLayerLocked(s *scratch, q []float32, seeds []cand, ef, layer int, allow Allow, construct bool) {
+func (x *Index) searchLayerLocked(s *scratch, q query, seeds []cand, ef, layer int, allow Allow, construct bool) {
 	gen := s.nextGen()
 	marks := s.marks
 	states := x.mu.state
-	vecs := x.mu.vecs[:len(states)*x.dim]
-	dim := x.dim
 	s.cands = s.cands[:0]
 	s.res = s.res[:0]
 	for _, c := range seeds {
@@ -260,10 +270,6 @@ func (x *Index) searchLayerLocked(s *scratch, q []float32, seeds []cand, ef, lay
 		s.res.pop()
 	}
 	s.ensure(x.m0)
-	batch := x.kern.dotBatch
-	if x.isL2 {
-		batch = x.kern.l2Batch
-	}
 	for len(s.cands) > 0 {
 		c := s.cands.pop()
 		if len(s.res) >= ef && c.d > s.res[0].d {
@@ -290,12 +296,9 @@ func (x *Index) searchLayerLocked(s *scratch, q []float32, seeds []cand, ef, lay
 		}
 		s.ndist += len(ids)
 		dists := s.dists[:len(ids)]
-		batch(q, vecs, dim, ids, dists)
+		x.distBatchLocked(q, ids, dists)
 		for i, nb := range ids {
 			d := dists[i]
-			if !x.isL2 {
-				d = 1 - d
-			}
 			if len(s.res) < ef || d < s.res[0].d {
 				s.cands.push(cand{d, nb})
 				if construct || x.accept(states, nb, allow) {
@@ -328,11 +331,11 @@ func (x *Index) Exact(q []float32, k int, allow Allow) ([]Result, error) {
 	defer x.mu.RUnlock()
 	s := x.getScratch(0)
 	defer x.putScratch(s)
-	qq, err := x.prepareQuery(s, q)
+	qv, err := x.prepareQuery(s, q)
 	if err != nil {
 		return nil, err
 	}
-	return x.exactLocked(s, qq, k, allow), nil
+	return x.exactLocked(s, x.newQuery(qv), k, allow), nil
 }
 
 // parallelExactMin is the number of ids from which an exact scan is split
@@ -346,7 +349,7 @@ const parallelExactMin = 8192
 // exactLocked scans every live vector (or every allowed one) and returns
 // the k nearest.
 // REQUIRES: x.mu held shared.
-func (x *Index) exactLocked(s *scratch, q []float32, k int, allow Allow) []Result {
+func (x *Index) exactLocked(s *scratch, q query, k int, allow Allow) []Result {
 	states := x.mu.state
 	workers := min(x.opts.Workers, runtime.GOMAXPROCS(0))
 	size := uint64(len(states))
@@ -391,7 +394,7 @@ func (x *Index) exactLocked(s *scratch, q []float32, k int, allow Allow) []Resul
 // (allowed) ids are collected, cut into one run per worker, each run keeps
 // its own k best, and the runs' bests are merged.
 // REQUIRES: x.mu held shared.
-func (x *Index) exactParallelLocked(s *scratch, q []float32, k int, allow Allow, workers int) []Result {
+func (x *Index) exactParallelLocked(s *scratch, q query, k int, allow Allow, workers int) []Result {
 	states := x.mu.state
 	all := s.all[:0]
 	if allow == nil {
@@ -445,22 +448,14 @@ func (x *Index) exactParallelLocked(s *scratch, q []float32, k int, allow Allow,
 
 // scanInto computes the distances from q to ids (len(ids) <= len(dists))
 // and keeps the k nearest in the max-heap h.
-func (x *Index) scanInto(h maxHeap, dists []float32, q []float32, k int, ids []uint32) maxHeap {
+func (x *Index) scanInto(h maxHeap, dists []float32, q query, k int, ids []uint32) maxHeap {
 	if len(ids) == 0 {
 		return h
 	}
-	batch := x.kern.dotBatch
-	if x.isL2 {
-		batch = x.kern.l2Batch
-	}
 	dists = dists[:len(ids)]
-	batch(q, x.mu.vecs[:len(x.mu.state)*x.dim], x.dim, ids, dists)
+	x.distBatchLocked(q, ids, dists)
 	for i, id := range ids {
-		d := dists[i]
-		if !x.isL2 {
-			d = 1 - d
-		}
-		h.keep(cand{d, id}, k)
+		h.keep(cand{dists[i], id}, k)
 	}
 	return h
 }

@@ -49,7 +49,7 @@ func run(ctx context.Context, args []string) error {
 		python    = fs.String("python", "/usr/bin/python3", "python with numpy, hnswlib and faiss")
 		peersDir  = fs.String("peers-dir", "bench/peers", "directory holding pypeer.py")
 		native    = fs.String("native", "", "compiled hnswlib_native (bench/peers/run.sh builds it)")
-		mem       = fs.Int("mem", 0, "instead of the comparison, build cairn and hnswlib-native at this n (e.g. 1000000) and report memory")
+		mem       = fs.Int("mem", 0, "instead of the comparison, build the cairn peers (cairn, cairn-sq8) and hnswlib-native at this n (e.g. 1000000) and report memory")
 		memW      = fs.Int("mem-workers", 2, "build threads for -mem")
 		out       = fs.String("out", "", "results file (JSON lines; default CACHE/results-TIME.jsonl)")
 		table     = fs.String("table", "", "only render the markdown table of these comma-separated results files")

@@ -1,0 +1,251 @@
+package index
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// Code is how the index holds its vectors.
+type Code int
+
+const (
+	// Float32 holds every vector as given (normalized, for cosine): 4 bytes
+	// per component, distances exact.
+	Float32 Code = iota
+	// SQ8 holds every vector as 8-bit codes with a per-vector offset and
+	// step (x[i] ≈ lo + step*c[i], lo and step from the vector's own
+	// minimum and maximum): about a quarter of Float32's bytes. Distances
+	// are computed between the float32 query and the decoded vector, so
+	// they are approximate (to about 1e-3 on unit vectors of dimension
+	// 384), and Vector returns the decoded vector.
+	SQ8
+)
+
+// String returns the code's name: "float32" or "sq8".
+func (c Code) String() string {
+	switch c {
+	case Float32:
+		return "float32"
+	case SQ8:
+		return "sq8"
+	}
+	return fmt.Sprintf("Code(%d)", int(c))
+}
+
+// ParseCode maps a code's name ("float32", "sq8") to a Code.
+func ParseCode(name string) (Code, error) {
+	switch name {
+	case "float32":
+		return Float32, nil
+	case "sq8":
+		return SQ8, nil
+	}
+	return 0, fmt.Errorf("%w: unknown code %q", ErrInvalidOptions, name)
+}
+
+// An SQ8 row is sq8Header bytes of parameters, then dim code bytes, padded
+// to a multiple of 4 so the float parameters of every row stay aligned:
+//
+//	lo   float32  decoded value of code 0
+//	step float32  decoded distance between adjacent codes
+//	sq   float32  squared norm of the decoded vector (for L2)
+//	c    [dim]uint8
+//
+// The parameters sit in front of the codes so that the cache lines a
+// distance reads are contiguous.
+const sq8Header = 12
+
+func sq8Stride(dim int) int { return (sq8Header + dim + 3) &^ 3 }
+
+// sq8Levels is the largest code.
+const sq8Levels = 255
+
+// encodeSQ8 writes v's row into row (len sq8Stride(len(v))).
+func encodeSQ8(row []byte, v []float32) {
+	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
+	for _, f := range v {
+		lo = min(lo, f)
+		hi = max(hi, f)
+	}
+	if len(v) == 0 {
+		lo, hi = 0, 0
+	}
+	// In float64, so that the range of two components near ±MaxFloat32
+	// does not overflow.
+	step := (float64(hi) - float64(lo)) / sq8Levels
+	codes := row[sq8Header : sq8Header+len(v)]
+	if step == 0 {
+		clear(codes)
+	} else {
+		inv := 1 / step
+		for i, f := range v {
+			c := int((float64(f)-float64(lo))*inv + 0.5)
+			codes[i] = uint8(max(0, min(sq8Levels, c)))
+		}
+	}
+	clear(row[sq8Header+len(v):])
+	setParams(row, len(v), lo, float32(step))
+}
+
+// setParams stores lo and step in row, whose codes are written, and the
+// squared norm they give the decoded vector of dimension dim.
+func setParams(row []byte, dim int, lo, step float32) {
+	var sq float64
+	for _, c := range row[sq8Header : sq8Header+dim] {
+		d := float64(lo + step*float32(c))
+		sq += d * d
+	}
+	binary.LittleEndian.PutUint32(row[0:], math.Float32bits(lo))
+	binary.LittleEndian.PutUint32(row[4:], math.Float32bits(step))
+	binary.LittleEndian.PutUint32(row[8:], math.Float32bits(float32(sq)))
+}
+
+// params returns an SQ8 row's lo, step and squared norm.
+func params(row []byte) (lo, step, sq float32) {
+	_ = row[11]
+	return math.Float32frombits(binary.LittleEndian.Uint32(row[0:])),
+		math.Float32frombits(binary.LittleEndian.Uint32(row[4:])),
+		math.Float32frombits(binary.LittleEndian.Uint32(row[8:]))
+}
+
+// decodeSQ8 writes the decoded vector of row into dst (len dim).
+func decodeSQ8(dst []float32, row []byte) {
+	lo, step, _ := params(row)
+	codes := row[sq8Header : sq8Header+len(dst)]
+	for i, c := range codes {
+		dst[i] = lo + step*float32(c)
+	}
+}
+
+// query is a vector prepared for distance computations against stored
+// vectors: for SQ8 its component sum and squared norm are computed once.
+type query struct {
+	v       []float32
+	sum, sq float32
+}
+
+// newQuery prepares v (len dim) as a query; it keeps v.
+func (x *Index) newQuery(v []float32) query {
+	q := query{v: v}
+	if x.code == SQ8 {
+		var sum, sq float32
+		for _, f := range v {
+			sum += f
+			sq += f * f
+		}
+		q.sum, q.sq = sum, sq
+	}
+	return q
+}
+
+// storedQueryLocked returns slot id's vector as a query: the stored vector
+// itself for Float32, decoded into buf (len dim) for SQ8.
+// REQUIRES: x.mu held and id in range.
+func (x *Index) storedQueryLocked(buf []float32, id uint32) query {
+	if x.code == Float32 {
+		return query{v: x.vecLocked(id)}
+	}
+	decodeSQ8(buf, x.rowLocked(id))
+	return x.newQuery(buf)
+}
+
+// rowLocked returns slot id's SQ8 row.
+// REQUIRES: x.mu held, x.code == SQ8 and id in range.
+func (x *Index) rowLocked(id uint32) []byte {
+	o := int(id) * x.rowLen
+	return x.mu.codes[o : o+x.rowLen : o+x.rowLen]
+}
+
+// distLocked is the space's distance from q to slot id.
+// REQUIRES: x.mu held and id in range.
+func (x *Index) distLocked(q query, id uint32) float32 {
+	if x.code == Float32 {
+		return x.dist(q.v, x.vecLocked(id))
+	}
+	row := x.rowLocked(id)
+	return x.sq8Dist(q, row, x.kern.dotU8(q.v, row[sq8Header:sq8Header+x.dim]))
+}
+
+// sq8Dist turns raw = q·codes into the space's distance from q to the
+// decoded row: q·x̂ = lo*sum(q) + step*raw, and for L2
+// |q - x̂|² = |q|² - 2 q·x̂ + |x̂|².
+func (x *Index) sq8Dist(q query, row []byte, raw float32) float32 {
+	lo, step, sq := params(row)
+	dot := lo*q.sum + step*raw
+	if x.isL2 {
+		return max(0, q.sq-2*dot+sq)
+	}
+	return 1 - dot
+}
+
+// distBatchLocked sets out[i] to the distance from q to slot ids[i].
+// REQUIRES: x.mu held, every id in range, len(out) >= len(ids).
+func (x *Index) distBatchLocked(q query, ids []uint32, out []float32) {
+	out = out[:len(ids)]
+	n := len(x.mu.state)
+	if x.code == Float32 {
+		vecs := x.mu.vecs[:n*x.dim]
+		if x.isL2 {
+			x.kern.l2Batch(q.v, vecs, x.dim, ids, out)
+			return
+		}
+		x.kern.dotBatch(q.v, vecs, x.dim, ids, out)
+		for i, d := range out {
+			out[i] = 1 - d
+		}
+		return
+	}
+	codes := x.mu.codes[:n*x.rowLen]
+	x.kern.dotU8Batch(q.v, codes, x.rowLen, sq8Header, ids, out)
+	for i, id := range ids {
+		o := int(id) * x.rowLen
+		out[i] = x.sq8Dist(q, codes[o:o+sq8Header], out[i])
+	}
+}
+
+// storeLocked writes the prepared vector v into slot id.
+// REQUIRES: x.mu held exclusively and id in range.
+func (x *Index) storeLocked(id uint32, v []float32) {
+	if x.code == Float32 {
+		copy(x.vecLocked(id), v)
+		return
+	}
+	encodeSQ8(x.rowLocked(id), v)
+}
+
+// Recode re-encodes every stored vector in code and keeps the graph, so a
+// Float32 index (one read from an older file, say) becomes SQ8 without
+// being rebuilt. Going from SQ8 to Float32 keeps the decoded vectors. It
+// waits for running mutations and searches, and blocks new ones meanwhile.
+func (x *Index) Recode(code Code) error {
+	if code != Float32 && code != SQ8 {
+		return fmt.Errorf("%w: unknown code %d", ErrInvalidOptions, int(code))
+	}
+	x.writeMu.Lock()
+	defer x.writeMu.Unlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if code == x.code {
+		return nil
+	}
+	n := len(x.mu.state)
+	buf := make([]float32, x.dim)
+	if code == SQ8 {
+		codes := make([]byte, n*x.rowLen)
+		for id := range n {
+			o := id * x.rowLen
+			encodeSQ8(codes[o:o+x.rowLen], x.vecLocked(uint32(id)))
+		}
+		x.mu.codes, x.mu.vecs = codes, nil
+	} else {
+		vecs := make([]float32, n*x.dim)
+		for id := range n {
+			decodeSQ8(buf, x.rowLocked(uint32(id)))
+			copy(vecs[id*x.dim:], buf)
+		}
+		x.mu.vecs, x.mu.codes = vecs, nil
+	}
+	x.code, x.opts.Code = code, code
+	return nil
+}
