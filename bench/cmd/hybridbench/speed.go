@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/embed"
+	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -388,10 +389,19 @@ func runSpeed(ctx context.Context, args []string) error {
 	return nil
 }
 
+// openSpeedModel opens the model in dir ("builtin": the model compiled
+// into the binary) with its cache off, so that every text is encoded.
+func openSpeedModel(ctx context.Context, dir string) (*embed.Model, error) {
+	if dir == "builtin" {
+		return builtin.Open(ctx, embed.Options{CacheSize: -1})
+	}
+	return embed.Open(ctx, dir, embed.Options{CacheSize: -1})
+}
+
 // encoderSpeed measures the encoder alone and the write pipeline with it:
 // with the encoder, it should be the only bottleneck.
 func encoderSpeed(ctx context.Context, modelDir string, msgs []engine.NewMessage, hybrid95 time.Duration, check func(string, bool, string, string)) error {
-	m, err := embed.Open(ctx, modelDir, embed.Options{CacheSize: -1})
+	m, err := openSpeedModel(ctx, modelDir)
 	if err != nil {
 		return err
 	}
@@ -420,7 +430,7 @@ func encoderSpeed(ctx context.Context, modelDir string, msgs []engine.NewMessage
 		return err
 	}
 	defer os.RemoveAll(dir)
-	m2, err := embed.Open(ctx, modelDir, embed.Options{CacheSize: -1})
+	m2, err := openSpeedModel(ctx, modelDir)
 	if err != nil {
 		return err
 	}
