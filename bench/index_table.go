@@ -57,6 +57,9 @@ func fmtUs(us float64, atFloor bool) string {
 //
 // When every query row carries thread CPU times, the tables use them (p50,
 // p99) and show the wall-time p50 beside them; otherwise wall time.
+//
+// It is long because it writes the tables one after another into one
+// document, each a short loop over the same rows.
 func IndexMarkdown(rows []IndexRow) string {
 	var b strings.Builder
 	useCPU := true

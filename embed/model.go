@@ -135,6 +135,57 @@ func open(ctx context.Context, fsys fs.FS, dir string, opts Options) (*Model, er
 	if where == "" {
 		where = "the model"
 	}
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	md, err := readModelDir(fsys, where)
+	if err != nil {
+		return nil, err
+	}
+	tok, maxTok, err := loadTokenizer(fsys, md, opts.MaxTokens)
+	if err != nil {
+		return nil, err
+	}
+	wf, err := weightsFile(fsys, where)
+	if err != nil {
+		return nil, err
+	}
+	weights, err := fs.ReadFile(fsys, wf)
+	if err != nil {
+		return nil, fmt.Errorf("embed: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(weights)
+	m := &Model{
+		opts:  opts,
+		md:    md,
+		tok:   tok,
+		id:    modelName(opts.Name, md, dir) + "@sha256:" + hex.EncodeToString(sum[:]),
+		queue: make(chan struct{}, opts.QueueSize),
+		run:   make(chan struct{}, 1),
+		done:  make(chan struct{}),
+	}
+	if m.prefix, err = textPrefix(opts, md); err != nil {
+		return nil, err
+	}
+	if opts.CacheSize > 0 {
+		m.cache = newLRU(opts.CacheSize)
+	}
+	if err := m.openEncoder(dir, wf, weights); err != nil {
+		return nil, err
+	}
+	m.loadDur = time.Since(start)
+	opts.Logger.Info("embed: model loaded", "id", m.id, "backend", opts.Backend, "kernels", m.kernels,
+		"dim", md.cfg.Hidden, "max_tokens", maxTok, "pooling", md.pooling, "took", m.loadDur)
+	return m, nil
+}
+
+// withDefaults returns a copy of opts with zero fields set to their
+// defaults, or an error naming an invalid field.
+func (opts Options) withDefaults() (Options, error) {
 	if opts.Backend == "" {
 		opts.Backend = BackendNative
 	}
@@ -151,13 +202,16 @@ func open(ctx context.Context, fsys fs.FS, dir string, opts Options) (*Model, er
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if opts.Overflow < OverflowTruncate || opts.Overflow > OverflowError {
-		return nil, fmt.Errorf("embed: invalid Overflow %d", opts.Overflow)
+		return opts, fmt.Errorf("embed: invalid Overflow %d", opts.Overflow)
 	}
-	md, err := readModelDir(fsys, where)
-	if err != nil {
-		return nil, err
-	}
-	maxTok := opts.MaxTokens
+	return opts, nil
+}
+
+// loadTokenizer parses tokenizer.json for inputs of at most maxTokens
+// tokens (0: the model's max_seq_length, else 256; never beyond its
+// position table) and returns it with that bound.
+func loadTokenizer(fsys fs.FS, md *modelDir, maxTokens int) (*Tokenizer, int, error) {
+	maxTok := maxTokens
 	if maxTok <= 0 {
 		maxTok = md.maxSeq
 	}
@@ -167,28 +221,21 @@ func open(ctx context.Context, fsys fs.FS, dir string, opts Options) (*Model, er
 	maxTok = min(maxTok, md.cfg.MaxPos)
 	tokJSON, err := fs.ReadFile(fsys, "tokenizer.json")
 	if err != nil {
-		return nil, fmt.Errorf("embed: read tokenizer: %w", err)
+		return nil, 0, fmt.Errorf("embed: read tokenizer: %w", err)
 	}
 	tok, err := ParseTokenizer(tokJSON, maxTok)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if tok.VocabSize() > md.cfg.Vocab {
-		return nil, fmt.Errorf("%w: tokenizer has %d ids, model vocabulary %d", ErrBadModel, tok.VocabSize(), md.cfg.Vocab)
+		return nil, 0, fmt.Errorf("%w: tokenizer has %d ids, model vocabulary %d", ErrBadModel, tok.VocabSize(), md.cfg.Vocab)
 	}
-	wf, err := weightsFile(fsys, where)
-	if err != nil {
-		return nil, err
-	}
-	weights, err := fs.ReadFile(fsys, wf)
-	if err != nil {
-		return nil, fmt.Errorf("embed: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(weights)
-	name := opts.Name
+	return tok, maxTok, nil
+}
+
+// modelName is the name part of the model id: Options.Name, else the name
+// in config.json, else the directory's base name, else "model".
+func modelName(name string, md *modelDir, dir string) string {
 	if name == "" && md.cfg.NameOrPath != "" {
 		name = filepath.Base(md.cfg.NameOrPath)
 	}
@@ -198,35 +245,35 @@ func open(ctx context.Context, fsys fs.FS, dir string, opts Options) (*Model, er
 	if name == "" {
 		name = "model"
 	}
-	m := &Model{
-		opts:  opts,
-		md:    md,
-		tok:   tok,
-		id:    name + "@sha256:" + hex.EncodeToString(sum[:]),
-		queue: make(chan struct{}, opts.QueueSize),
-		run:   make(chan struct{}, 1),
-		done:  make(chan struct{}),
-	}
+	return name
+}
+
+// textPrefix is the text put before every input: Options.Prefix, else the
+// named Options.Prompt, else the model's default prompt.
+func textPrefix(opts Options, md *modelDir) (string, error) {
 	switch {
 	case opts.Prefix != "":
-		m.prefix = opts.Prefix
+		return opts.Prefix, nil
 	case opts.Prompt != "":
 		p, ok := md.prompts[opts.Prompt]
 		if !ok {
-			return nil, fmt.Errorf("%w: no prompt %q in config_sentence_transformers.json", ErrBadModel, opts.Prompt)
+			return "", fmt.Errorf("%w: no prompt %q in config_sentence_transformers.json", ErrBadModel, opts.Prompt)
 		}
-		m.prefix = p
+		return p, nil
 	case md.defPrompt != "":
-		m.prefix = md.prompts[md.defPrompt]
+		return md.prompts[md.defPrompt], nil
 	}
-	if opts.CacheSize > 0 {
-		m.cache = newLRU(opts.CacheSize)
-	}
-	switch opts.Backend {
+	return "", nil
+}
+
+// openEncoder sets up m's encoder for its backend from weights, the
+// contents of weights file wf.
+func (m *Model) openEncoder(dir, wf string, weights []byte) error {
+	switch m.opts.Backend {
 	case BackendNative:
-		ks, err := selectKernels(opts.Kernels)
+		ks, err := selectKernels(m.opts.Kernels)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var ts map[string]rawTensor
 		if wf == "model.safetensors" {
@@ -235,31 +282,28 @@ func open(ctx context.Context, fsys fs.FS, dir string, opts Options) (*Model, er
 			ts, err = parseONNXWeights(weights)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		weights = nil
-		b, err := newBERT(md.cfg, ts, ks, opts.Workers)
+		b, err := newBERT(m.md.cfg, ts, ks, m.opts.Workers)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.enc, m.kernels = b, ks.name
 	case BackendHugot:
 		weights = nil
 		if dir == "" {
-			return nil, fmt.Errorf("%w: the hugot backend needs a model directory on disk", ErrUnsupported)
+			return fmt.Errorf("%w: the hugot backend needs a model directory on disk", ErrUnsupported)
 		}
-		h, err := newHugotEncoder(dir, md.cfg.Hidden)
+		h, err := newHugotEncoder(dir, m.md.cfg.Hidden)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		m.enc, m.closer = h, h.close
 	default:
-		return nil, fmt.Errorf("%w: backend %q", ErrUnsupported, opts.Backend)
+		return fmt.Errorf("%w: backend %q", ErrUnsupported, m.opts.Backend)
 	}
-	m.loadDur = time.Since(start)
-	opts.Logger.Info("embed: model loaded", "id", m.id, "backend", opts.Backend, "kernels", m.kernels,
-		"dim", md.cfg.Hidden, "max_tokens", maxTok, "pooling", md.pooling, "took", m.loadDur)
-	return m, nil
+	return nil
 }
 
 // Dim is the vector dimension.

@@ -129,7 +129,41 @@ func (e *Engine) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []prepared) ([
 	now := e.opts.Now().UnixMilli()
 	st := &stmts{tx: tx, m: map[string]*sql.Stmt{}}
 	defer st.close()
+	if err := e.ensureBatchChannelsTx(ctx, tx, ps, now); err != nil {
+		return nil, false, err
+	}
+	sets, err := liveSetIDsTx(ctx, tx)
+	if err != nil {
+		return nil, false, err
+	}
 	out := make([]WriteResult, len(ps))
+	var tot batchTotals
+	anyCreated := false
+	for i, p := range ps {
+		created := p.createdAt
+		if created == 0 {
+			created = now
+		}
+		tot.sender(p)
+		res, err := e.insertBatchMessageTx(ctx, st, p, created, sets)
+		if err != nil {
+			return nil, false, err
+		}
+		if res.Created {
+			tot.stored(p, created)
+			anyCreated = true
+		}
+		out[i] = res
+	}
+	if err := e.applyBatchTotalsTx(ctx, tx, &tot, now); err != nil {
+		return nil, false, err
+	}
+	return out, anyCreated, nil
+}
+
+// ensureBatchChannelsTx ensures each channel of the batch once. A refused
+// channel fails the batch with a BatchError naming its first message.
+func (e *Engine) ensureBatchChannelsTx(ctx context.Context, tx *sql.Tx, ps []prepared, now int64) error {
 	ensured := map[string]bool{}
 	for i, p := range ps {
 		if ensured[p.channel.id] {
@@ -138,101 +172,134 @@ func (e *Engine) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []prepared) ([
 		if err := e.ensureChannelTx(ctx, tx, p.channel, now); err != nil {
 			var inv *InvalidError
 			if errors.As(err, &inv) || errors.Is(err, ErrNotFound) {
-				return nil, false, &BatchError{Index: i, Err: err}
+				return &BatchError{Index: i, Err: err}
 			}
-			return nil, false, err
+			return err
 		}
 		ensured[p.channel.id] = true
 	}
+	return nil
+}
+
+// liveSetIDsTx returns the ids of the vector sets that are not retired: each
+// stored message is queued for each of them.
+func liveSetIDsTx(ctx context.Context, tx *sql.Tx) ([]int64, error) {
 	var sets []int64
 	rows, err := tx.QueryContext(ctx, "SELECT id FROM vector_sets WHERE state <> 'retired'")
 	if err != nil {
-		return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
+		return nil, fmt.Errorf("engine: store messages: %w", classify(err))
 	}
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			return nil, false, classify(err)
+			return nil, classify(err)
 		}
 		sets = append(sets, id)
 	}
 	rows.Close()
-	type agentKey struct{ name, project string }
-	agents := map[agentKey]int{}
-	var agentOrder []agentKey
-	type chanAgg struct {
-		n    int
-		last int64
-	}
-	chans := map[string]*chanAgg{}
-	var chanOrder []string
-	anyCreated := false
-	for i, p := range ps {
-		created := p.createdAt
-		if created == 0 {
-			created = now
-		}
-		res := WriteResult{ChannelID: p.channel.id, ContentHash: p.hash}
-		ak := agentKey{p.sender, p.project}
-		if _, ok := agents[ak]; !ok {
-			agents[ak] = 0
-			agentOrder = append(agentOrder, ak)
-		}
-		ins, err := st.get(ctx, `INSERT INTO messages
+	return sets, nil
+}
+
+// insertBatchMessageTx stores message p created at created, with its
+// keyword entry and an outbox row for each of sets. A message already
+// stored (or earlier in this batch) is not stored again: its id comes back
+// with Created false.
+func (e *Engine) insertBatchMessageTx(ctx context.Context, st *stmts, p prepared, created int64, sets []int64) (WriteResult, error) {
+	res := WriteResult{ChannelID: p.channel.id, ContentHash: p.hash}
+	ins, err := st.get(ctx, `INSERT INTO messages
 			(channel_id, sender_id, sender_project_id, content, content_hash, confidence, message_type, metadata, mentions, word_count, has_breadcrumbs, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (content_hash, channel_id, sender_id) DO NOTHING RETURNING id`)
-		if err != nil {
-			return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
-		}
-		err = ins.QueryRowContext(ctx, p.channel.id, p.sender, p.project, p.content, p.hash, p.confidence, p.typ, p.metadata, p.mentions, p.wordCount, p.hasBreadcrumbs, created).Scan(&res.ID)
-		if errors.Is(err, sql.ErrNoRows) { // already stored (or earlier in this batch)
-			sel, err := st.get(ctx, "SELECT id FROM messages WHERE content_hash = ? AND channel_id = ? AND sender_id = ?")
-			if err != nil {
-				return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
-			}
-			if err := sel.QueryRowContext(ctx, p.hash, p.channel.id, p.sender).Scan(&res.ID); err != nil {
-				return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
-			}
-			out[i] = res
-			continue
-		}
-		if err != nil {
-			return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
-		}
-		if err := e.fts.Insert(ctx, st, res.ID, p.content); err != nil {
-			return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
-		}
-		for _, set := range sets {
-			if _, err := st.ExecContext(ctx, "INSERT INTO vector_outbox (set_id, message_id, op) VALUES (?, ?, 0) ON CONFLICT DO NOTHING", set, res.ID); err != nil {
-				return nil, false, fmt.Errorf("engine: vector outbox: %w", classify(err))
-			}
-		}
-		c := chans[p.channel.id]
-		if c == nil {
-			c = &chanAgg{}
-			chans[p.channel.id] = c
-			chanOrder = append(chanOrder, p.channel.id)
-		}
-		c.n++
-		c.last = max(c.last, created)
-		agents[ak]++
-		res.Created = true
-		anyCreated = true
-		out[i] = res
+	if err != nil {
+		return res, fmt.Errorf("engine: store messages: %w", classify(err))
 	}
-	for _, id := range chanOrder {
-		c := chans[id]
+	err = ins.QueryRowContext(ctx, p.channel.id, p.sender, p.project, p.content, p.hash, p.confidence, p.typ, p.metadata, p.mentions, p.wordCount, p.hasBreadcrumbs, created).Scan(&res.ID)
+	if errors.Is(err, sql.ErrNoRows) { // already stored (or earlier in this batch)
+		sel, err := st.get(ctx, "SELECT id FROM messages WHERE content_hash = ? AND channel_id = ? AND sender_id = ?")
+		if err != nil {
+			return res, fmt.Errorf("engine: store messages: %w", classify(err))
+		}
+		if err := sel.QueryRowContext(ctx, p.hash, p.channel.id, p.sender).Scan(&res.ID); err != nil {
+			return res, fmt.Errorf("engine: store messages: %w", classify(err))
+		}
+		return res, nil
+	}
+	if err != nil {
+		return res, fmt.Errorf("engine: store messages: %w", classify(err))
+	}
+	if err := e.fts.Insert(ctx, st, res.ID, p.content); err != nil {
+		return res, fmt.Errorf("engine: store messages: %w", classify(err))
+	}
+	for _, set := range sets {
+		if _, err := st.ExecContext(ctx, "INSERT INTO vector_outbox (set_id, message_id, op) VALUES (?, ?, 0) ON CONFLICT DO NOTHING", set, res.ID); err != nil {
+			return res, fmt.Errorf("engine: vector outbox: %w", classify(err))
+		}
+	}
+	res.Created = true
+	return res, nil
+}
+
+// batchAgent is a sender of the batch.
+type batchAgent struct{ name, project string }
+
+// batchChannel totals the messages a batch stored in one channel.
+type batchChannel struct {
+	n    int
+	last int64
+}
+
+// batchTotals gathers the batch's per-channel and per-agent counts, in
+// first-seen order, so that each counter is updated once.
+type batchTotals struct {
+	agents     map[batchAgent]int
+	agentOrder []batchAgent
+	chans      map[string]*batchChannel
+	chanOrder  []string
+}
+
+// sender notes p's sender, whether or not p is then stored.
+func (t *batchTotals) sender(p prepared) {
+	if t.agents == nil {
+		t.agents = map[batchAgent]int{}
+	}
+	ak := batchAgent{p.sender, p.project}
+	if _, ok := t.agents[ak]; !ok {
+		t.agents[ak] = 0
+		t.agentOrder = append(t.agentOrder, ak)
+	}
+}
+
+// stored counts p, stored at created, for its channel and its sender.
+func (t *batchTotals) stored(p prepared, created int64) {
+	if t.chans == nil {
+		t.chans = map[string]*batchChannel{}
+	}
+	c := t.chans[p.channel.id]
+	if c == nil {
+		c = &batchChannel{}
+		t.chans[p.channel.id] = c
+		t.chanOrder = append(t.chanOrder, p.channel.id)
+	}
+	c.n++
+	c.last = max(c.last, created)
+	t.agents[batchAgent{p.sender, p.project}]++
+}
+
+// applyBatchTotalsTx updates each touched channel's counters, then each
+// sender's (every sender is touched, even with nothing stored).
+func (e *Engine) applyBatchTotalsTx(ctx context.Context, tx *sql.Tx, t *batchTotals, now int64) error {
+	for _, id := range t.chanOrder {
+		c := t.chans[id]
 		if _, err := tx.ExecContext(ctx,
 			"UPDATE channels SET message_count = message_count + ?, last_message_at = max(last_message_at, ?) WHERE id = ?",
 			c.n, c.last, id); err != nil {
-			return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
+			return fmt.Errorf("engine: store messages: %w", classify(err))
 		}
 	}
-	for _, a := range agentOrder {
-		if err := e.touchAgentTx(ctx, tx, a.name, a.project, now, agents[a]); err != nil {
-			return nil, false, err
+	for _, a := range t.agentOrder {
+		if err := e.touchAgentTx(ctx, tx, a.name, a.project, now, t.agents[a]); err != nil {
+			return err
 		}
 	}
-	return out, anyCreated, nil
+	return nil
 }

@@ -185,6 +185,12 @@ func Unmarshal(data []byte) (*Index, error) {
 	return x, nil
 }
 
+// unmarshal decodes an index written by MarshalBinary, checking every field
+// against the header and the data's size (errors here are wrapped as corrupt
+// by Unmarshal).
+//
+// It is long because it is a decoder reading the format field by field, in
+// the byte order MarshalBinary writes them.
 func unmarshal(data []byte) (*Index, error) {
 	if len(data) < headerLenV1+4 || string(data[:8]) != magic {
 		return nil, errors.New("bad magic or too short")

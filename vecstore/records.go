@@ -133,42 +133,17 @@ func (s *Store) Update(ctx context.Context, collID string, req UpdateRequest) er
 	return s.write(ctx, collID, kindUpdate, req)
 }
 
+// write is Add, Upsert and Update: it checks the batch, stages the new
+// record states, persists them with one change-log entry, and applies them to
+// memory once the transaction commits.
 func (s *Store) write(ctx context.Context, collID string, kind writeKind, req UpdateRequest) error {
 	cid, err := ParseCollectionID(collID)
 	if err != nil {
 		return err
 	}
-	n := len(req.IDs)
-	// Chroma 1.0.0's order: deserialization (422) first, then the
-	// embeddings themselves, then the collection's dimension (a mismatch
-	// wins over everything below; an unset dimension is fixed from the first
-	// embedding even when the batch is then refused), then the lengths, then
-	// empty ids (verified against the server, see cmd/cairn/chromaapi/testdata/chroma_ops.jsonl).
-	if kind == kindAdd {
-		for _, md := range req.Metadatas {
-			for k, v := range md {
-				if v.IsNull() {
-					e := unprocessableErr(RuleNullMetadata, "metadatas", "%s: values must not be null in add", k)
-					e.Key = k
-					return e
-				}
-			}
-		}
-	}
-	if kind != kindUpdate {
-		for _, e := range req.Embeddings {
-			if e == nil {
-				return unprocessableErr(RuleNullVector, "embeddings", "must not hold null entries")
-			}
-		}
-	}
-	dim, err := checkEmbeddings(req.Embeddings)
+	dim, refusal, err := checkWrite(kind, req)
 	if err != nil {
 		return err
-	}
-	refusal := checkLengths(n, len(req.Embeddings), req.Embeddings != nil, req.Documents, req.URIs, req.Metadatas)
-	if refusal == nil && slices.Contains(req.IDs, "") {
-		refusal = invalidErr(RuleEmptyID, "ids", "an id must have at least one character")
 	}
 	if refusal != nil && dim == 0 {
 		return refusal // no dimension to check or fix
@@ -178,7 +153,7 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 		if s.mu.infos[cid] == nil {
 			return nil, collNotFoundByID(cid)
 		}
-		if n == 0 && refusal == nil {
+		if len(req.IDs) == 0 && refusal == nil {
 			return nil, nil
 		}
 		mc, err := s.loadedLocked(tx, cid)
@@ -190,16 +165,8 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 			return nil, err
 		}
 		info := *ci
-		if dim > 0 {
-			if info.Dimension != 0 && info.Dimension != dim {
-				return nil, dimMismatch(info.Dimension, dim)
-			}
-			if req.Model != info.Model {
-				if !(info.Model == "" && info.Dimension == 0 && len(mc.byID) == 0) {
-					return nil, modelMismatch(&info, req.Model)
-				}
-				info.Model = req.Model
-			}
+		if err := adoptVectors(&info, mc, dim, req.Model); err != nil {
+			return nil, err
 		}
 		seq := readSeq(tx) + 1
 		dimFixed := false
@@ -209,135 +176,34 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 		}
 		if refusal != nil {
 			if dimFixed {
-				// Chroma fixes the dimension before refusing the batch.
-				if _, err := nextSeq(tx); err != nil {
-					return nil, err
-				}
-				if err := putCollInfo(tx, &info); err != nil {
-					return nil, err
-				}
-				ni := info
-				after := func() { s.mu.infos[cid] = &ni; mc.info = &ni; mc.applied = ni.LastSeq }
-				return after, &commitThenFail{refusal}
+				return s.fixDimensionThenRefuse(tx, mc, cid, info, refusal)
 			}
 			return nil, refusal
 		}
-		cb := tx.Bucket(collBucketName(cid))
-		if cb == nil {
-			return nil, corruptf(nil, "collection %s: missing data bucket", cid)
-		}
-		recB, vecB, logB := cb.Bucket(subRec), cb.Bucket(subVec), cb.Bucket(subLog)
-		fillBuckets(recB, vecB, logB)
-
-		// Dense-id allocator over memory's free set, then fresh ids.
-		freeIt := mc.free.Iterator()
-		nextDense := uint32(len(mc.byDense))
-		alloc := func() uint32 {
-			if freeIt.HasNext() {
-				return freeIt.Next()
-			}
-			d := nextDense
-			nextDense++
-			return d
-		}
-		states := make(map[string]*record)
-		vecs := make(map[uint32][]float32)
-		var touched []string
-		current := func(id string) *record {
-			if r, ok := states[id]; ok {
-				return r
-			}
-			return mc.byID[id]
-		}
-		for i, id := range req.IDs {
-			var md Metadata
-			if req.Metadatas != nil {
-				md = req.Metadatas[i]
-			}
-			md, reservedDoc := splitReserved(md)
-			var doc, uri *string
-			if req.Documents != nil {
-				doc = cloneStr(req.Documents[i])
-			}
-			if doc == nil && reservedDoc != nil {
-				doc = reservedDoc
-			}
-			if req.URIs != nil {
-				uri = cloneStr(req.URIs[i])
-			}
-			var emb []float32
-			if req.Embeddings != nil {
-				emb = req.Embeddings[i]
-			}
-			old := current(id)
-			var r *record
-			switch {
-			case old == nil && kind == kindUpdate:
-				continue
-			case old != nil && kind == kindAdd:
-				continue
-			case old == nil:
-				r = &record{id: id, dense: alloc(), order: info.NextOrder, vseq: seq, doc: doc, uri: uri}
-				info.NextOrder++
-				r.meta = mergeMeta(nil, md)
-			default:
-				nr := *old
-				r = &nr
-				if doc != nil {
-					r.doc = doc
-				}
-				if uri != nil {
-					r.uri = uri
-				}
-				r.meta = mergeMeta(old.meta, md)
-				if emb != nil {
-					r.vseq = seq
-				}
-			}
-			if _, seen := states[id]; !seen {
-				touched = append(touched, id)
-			}
-			states[id] = r
-			if emb != nil {
-				vecs[r.dense] = append([]float32(nil), emb...)
-				r.norm = vecNorm(emb)
-			}
-		}
-		if len(touched) == 0 && !dimFixed {
-			return nil, nil
-		}
-		if _, err := nextSeq(tx); err != nil {
+		bs, err := openRecordBuckets(tx, cid)
+		if err != nil {
 			return nil, err
 		}
-		for _, id := range touched {
-			r := states[id]
-			if err := recB.Put([]byte(id), encodeRecord(r)); err != nil {
-				return nil, err
-			}
-			if v, ok := vecs[r.dense]; ok {
-				if err := vecB.Put(u32(r.dense), encodeVector(v)); err != nil {
-					return nil, err
-				}
-			}
+		st := stageWriteLocked(mc, &info, kind, req, seq)
+		if len(st.touched) == 0 && !dimFixed {
+			return nil, nil
 		}
-		if len(touched) > 0 {
-			if err := logB.Put(u64(seq), encodeLogEntry(touched)); err != nil {
-				return nil, err
-			}
+		if err := st.persist(tx, bs, seq); err != nil {
+			return nil, err
 		}
 		info.LastSeq = seq
-		info.OpsSinceSnap += len(touched)
+		info.OpsSinceSnap += len(st.touched)
 		if err := putCollInfo(tx, &info); err != nil {
 			return nil, err
 		}
-		live := len(mc.byID) + len(touched)
+		live := len(mc.byID) + len(st.touched)
 		snapshotDue = info.OpsSinceSnap >= s.opts.SnapshotMinOps &&
 			float64(info.OpsSinceSnap) >= s.opts.SnapshotRatio*float64(live)
 		ni := info
 		return func() {
 			s.mu.infos[cid] = &ni
 			mc.info = &ni
-			if err := s.applyStatesLocked(mc, states, vecs); err != nil {
+			if err := s.applyStatesLocked(mc, st.states, st.vecs); err != nil {
 				// The write is committed; memory is rebuilt from the file on
 				// the next access.
 				s.log.Error("vecstore: applying a committed write to memory failed; reloading", "collection", cid, "err", err)
@@ -353,6 +219,204 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 		}
 	}
 	return err
+}
+
+// checkWrite checks a batch before the collection is read. It returns the
+// embeddings' dimension (0 when there are none) and, apart from err, a
+// refusal that still lets that dimension be checked or fixed first.
+//
+// Chroma 1.0.0's order: deserialization (422) first, then the embeddings
+// themselves, then the collection's dimension (a mismatch wins over
+// everything below; an unset dimension is fixed from the first embedding
+// even when the batch is then refused), then the lengths, then empty ids
+// (verified against the server, see cmd/cairn/chromaapi/testdata/chroma_ops.jsonl).
+func checkWrite(kind writeKind, req UpdateRequest) (dim int, refusal, err error) {
+	if kind == kindAdd {
+		for _, md := range req.Metadatas {
+			for k, v := range md {
+				if v.IsNull() {
+					e := unprocessableErr(RuleNullMetadata, "metadatas", "%s: values must not be null in add", k)
+					e.Key = k
+					return 0, nil, e
+				}
+			}
+		}
+	}
+	if kind != kindUpdate {
+		for _, e := range req.Embeddings {
+			if e == nil {
+				return 0, nil, unprocessableErr(RuleNullVector, "embeddings", "must not hold null entries")
+			}
+		}
+	}
+	dim, err = checkEmbeddings(req.Embeddings)
+	if err != nil {
+		return 0, nil, err
+	}
+	refusal = checkLengths(len(req.IDs), len(req.Embeddings), req.Embeddings != nil, req.Documents, req.URIs, req.Metadatas)
+	if refusal == nil && slices.Contains(req.IDs, "") {
+		refusal = invalidErr(RuleEmptyID, "ids", "an id must have at least one character")
+	}
+	return dim, refusal, nil
+}
+
+// adoptVectors checks embeddings of dimension dim from model against the
+// collection, and records model on a collection that has never held a
+// vector.
+func adoptVectors(info *collInfo, mc *memColl, dim int, model string) error {
+	if dim == 0 {
+		return nil
+	}
+	if info.Dimension != 0 && info.Dimension != dim {
+		return dimMismatch(info.Dimension, dim)
+	}
+	if model != info.Model {
+		if !(info.Model == "" && info.Dimension == 0 && len(mc.byID) == 0) {
+			return modelMismatch(info, model)
+		}
+		info.Model = model
+	}
+	return nil
+}
+
+// fixDimensionThenRefuse commits the dimension just fixed in info and then
+// fails with refusal: Chroma fixes the dimension before refusing the batch.
+func (s *Store) fixDimensionThenRefuse(tx *bolt.Tx, mc *memColl, cid string, info collInfo, refusal error) (func(), error) {
+	if _, err := nextSeq(tx); err != nil {
+		return nil, err
+	}
+	if err := putCollInfo(tx, &info); err != nil {
+		return nil, err
+	}
+	after := func() { s.mu.infos[cid] = &info; mc.info = &info; mc.applied = info.LastSeq }
+	return after, &commitThenFail{refusal}
+}
+
+// writeStage holds the record states a write produces, before they are
+// persisted or applied to memory.
+type writeStage struct {
+	states  map[string]*record   // new state by id
+	vecs    map[uint32][]float32 // new vectors by dense id
+	touched []string             // ids in first-touched order
+}
+
+// stageWriteLocked computes the new state of every record the batch changes.
+// New records take dense ids from memory's free set first, then fresh ones,
+// and insertion order from info.NextOrder.
+//
+// REQUIRES: Store.mu held exclusively.
+func stageWriteLocked(mc *memColl, info *collInfo, kind writeKind, req UpdateRequest, seq uint64) *writeStage {
+	freeIt := mc.free.Iterator()
+	nextDense := uint32(len(mc.byDense))
+	alloc := func() uint32 {
+		if freeIt.HasNext() {
+			return freeIt.Next()
+		}
+		d := nextDense
+		nextDense++
+		return d
+	}
+	st := &writeStage{states: make(map[string]*record), vecs: make(map[uint32][]float32)}
+	current := func(id string) *record {
+		if r, ok := st.states[id]; ok {
+			return r
+		}
+		return mc.byID[id]
+	}
+	for i, id := range req.IDs {
+		var md Metadata
+		if req.Metadatas != nil {
+			md = req.Metadatas[i]
+		}
+		md, reservedDoc := splitReserved(md)
+		var doc, uri *string
+		if req.Documents != nil {
+			doc = cloneStr(req.Documents[i])
+		}
+		if doc == nil && reservedDoc != nil {
+			doc = reservedDoc
+		}
+		if req.URIs != nil {
+			uri = cloneStr(req.URIs[i])
+		}
+		var emb []float32
+		if req.Embeddings != nil {
+			emb = req.Embeddings[i]
+		}
+		old := current(id)
+		var r *record
+		switch {
+		case old == nil && kind == kindUpdate:
+			continue
+		case old != nil && kind == kindAdd:
+			continue
+		case old == nil:
+			r = &record{id: id, dense: alloc(), order: info.NextOrder, vseq: seq, doc: doc, uri: uri}
+			info.NextOrder++
+			r.meta = mergeMeta(nil, md)
+		default:
+			nr := *old
+			r = &nr
+			if doc != nil {
+				r.doc = doc
+			}
+			if uri != nil {
+				r.uri = uri
+			}
+			r.meta = mergeMeta(old.meta, md)
+			if emb != nil {
+				r.vseq = seq
+			}
+		}
+		if _, seen := st.states[id]; !seen {
+			st.touched = append(st.touched, id)
+		}
+		st.states[id] = r
+		if emb != nil {
+			st.vecs[r.dense] = append([]float32(nil), emb...)
+			r.norm = vecNorm(emb)
+		}
+	}
+	return st
+}
+
+// recordBuckets are a collection's record, vector and change-log buckets.
+type recordBuckets struct{ rec, vec, log *bolt.Bucket }
+
+// openRecordBuckets opens collection cid's buckets for a write.
+func openRecordBuckets(tx *bolt.Tx, cid string) (recordBuckets, error) {
+	cb := tx.Bucket(collBucketName(cid))
+	if cb == nil {
+		return recordBuckets{}, corruptf(nil, "collection %s: missing data bucket", cid)
+	}
+	bs := recordBuckets{rec: cb.Bucket(subRec), vec: cb.Bucket(subVec), log: cb.Bucket(subLog)}
+	fillBuckets(bs.rec, bs.vec, bs.log)
+	return bs, nil
+}
+
+// persist writes the staged records, their vectors and, when any record
+// changed, the change-log entry seq, and takes seq from the store's sequence.
+func (st *writeStage) persist(tx *bolt.Tx, bs recordBuckets, seq uint64) error {
+	if _, err := nextSeq(tx); err != nil {
+		return err
+	}
+	for _, id := range st.touched {
+		r := st.states[id]
+		if err := bs.rec.Put([]byte(id), encodeRecord(r)); err != nil {
+			return err
+		}
+		if v, ok := st.vecs[r.dense]; ok {
+			if err := bs.vec.Put(u32(r.dense), encodeVector(v)); err != nil {
+				return err
+			}
+		}
+	}
+	if len(st.touched) > 0 {
+		if err := bs.log.Put(u64(seq), encodeLogEntry(st.touched)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mergeMeta applies md (Null deletes) on top of old; the result is nil when empty.
@@ -555,7 +619,7 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 	if err := req.WhereDocument.Validate(); err != nil {
 		return nil, filterErr("where_document", err)
 	}
-	res := &GetResult{IDs: []string{}, Include: inc}
+	var res *GetResult
 	err = s.readOp(ctx, cid, func() error {
 		mc := s.mu.colls[cid]
 		if mc == nil {
@@ -578,32 +642,9 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 			}
 			sel = append(sel, mc.byDense[d])
 		}
-		if incSet[IncludeEmbeddings] {
-			res.Embeddings = make([][]float32, 0, len(sel))
-		}
-		if incSet[IncludeDocuments] {
-			res.Documents = make([]*string, 0, len(sel))
-		}
-		if incSet[IncludeURIs] {
-			res.URIs = make([]*string, 0, len(sel))
-		}
-		if incSet[IncludeMetadatas] {
-			res.Metadatas = make([]Metadata, 0, len(sel))
-		}
+		res = newGetResult(inc, incSet, len(sel))
 		for _, r := range sel {
-			res.IDs = append(res.IDs, r.id)
-			if res.Embeddings != nil {
-				res.Embeddings = append(res.Embeddings, mc.vector(r.dense))
-			}
-			if res.Documents != nil {
-				res.Documents = append(res.Documents, cloneStr(r.doc))
-			}
-			if res.URIs != nil {
-				res.URIs = append(res.URIs, cloneStr(r.uri))
-			}
-			if res.Metadatas != nil {
-				res.Metadatas = append(res.Metadatas, resultMeta(r))
-			}
+			mc.appendRecordLocked(res, r)
 		}
 		return nil
 	})
@@ -611,6 +652,44 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 		return nil, err
 	}
 	return res, nil
+}
+
+// newGetResult makes an empty result with room for n records and a list for
+// each included field.
+func newGetResult(inc []Include, incSet map[Include]bool, n int) *GetResult {
+	res := &GetResult{IDs: make([]string, 0, n), Include: inc}
+	if incSet[IncludeEmbeddings] {
+		res.Embeddings = make([][]float32, 0, n)
+	}
+	if incSet[IncludeDocuments] {
+		res.Documents = make([]*string, 0, n)
+	}
+	if incSet[IncludeURIs] {
+		res.URIs = make([]*string, 0, n)
+	}
+	if incSet[IncludeMetadatas] {
+		res.Metadatas = make([]Metadata, 0, n)
+	}
+	return res
+}
+
+// appendRecordLocked adds r to the included fields of res.
+//
+// REQUIRES: Store.mu held shared.
+func (mc *memColl) appendRecordLocked(res *GetResult, r *record) {
+	res.IDs = append(res.IDs, r.id)
+	if res.Embeddings != nil {
+		res.Embeddings = append(res.Embeddings, mc.vector(r.dense))
+	}
+	if res.Documents != nil {
+		res.Documents = append(res.Documents, cloneStr(r.doc))
+	}
+	if res.URIs != nil {
+		res.URIs = append(res.URIs, cloneStr(r.uri))
+	}
+	if res.Metadatas != nil {
+		res.Metadatas = append(res.Metadatas, resultMeta(r))
+	}
 }
 
 // vector returns a record's embedding. Cosine graphs hold normalized
@@ -649,35 +728,110 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 	if err != nil {
 		return nil, err
 	}
+	qa, err := checkQuery(req)
+	if err != nil {
+		return nil, err
+	}
+	res := newQueryResult(qa.include, qa.incSet, len(req.Embeddings))
+	err = s.readOp(ctx, cid, func() error {
+		mc := s.mu.colls[cid]
+		if mc == nil {
+			return collNotFoundByID(cid)
+		}
+		if err := checkQueryVectors(mc.info, req, qa.dim); err != nil {
+			return err
+		}
+		mc.prepareReads()
+		var allowed *roaring.Bitmap
+		if req.IDs != nil || req.Where != nil || req.WhereDocument != nil {
+			var unknown bool
+			allowed, unknown = mc.filterLocked(req.IDs, req.Where, req.WhereDocument)
+			if unknown {
+				return refuse(ErrInternal, RuleUnknownID, "ids", "an id of the ids filter is not in the collection")
+			}
+		}
+		for _, q := range req.Embeddings {
+			hits, err := s.search(mc, q, qa.k, allowed, req.WhereDocument != nil)
+			if err != nil {
+				return err
+			}
+			if err := res.appendHitsLocked(mc, hits, qa.incSet); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// queryArgs are a query's checked arguments.
+type queryArgs struct {
+	include []Include
+	incSet  map[Include]bool
+	k       int // results per query embedding
+	dim     int // the embeddings' dimension, -1 when there are none
+}
+
+// checkQuery validates what a query can be judged on without the
+// collection, in Chroma's order: embeddings present, include, n_results,
+// filters, then one dimension for all embeddings.
+func checkQuery(req QueryRequest) (queryArgs, error) {
 	if req.Embeddings == nil {
-		return nil, unprocessableErr(RuleMissing, "query_embeddings", "required")
+		return queryArgs{}, unprocessableErr(RuleMissing, "query_embeddings", "required")
 	}
 	inc, incSet, err := checkIncludes(req.Include, []Include{IncludeDocuments, IncludeMetadatas, IncludeDistances})
 	if err != nil {
-		return nil, err
+		return queryArgs{}, err
 	}
 	k := 10
 	if req.NResults != nil {
 		k = *req.NResults
 	}
 	if k < 0 {
-		return nil, unprocessableErr(RuleNResults, "n_results", "must not be negative, got %d", k).withValue(itoa(k))
+		return queryArgs{}, unprocessableErr(RuleNResults, "n_results", "must not be negative, got %d", k).withValue(itoa(k))
 	}
 	if err := req.Where.Validate(); err != nil {
-		return nil, filterErr("where", err)
+		return queryArgs{}, filterErr("where", err)
 	}
 	if err := req.WhereDocument.Validate(); err != nil {
-		return nil, filterErr("where_document", err)
+		return queryArgs{}, filterErr("where_document", err)
 	}
 	dim := -1
 	for _, e := range req.Embeddings {
 		if dim == -1 {
 			dim = len(e)
 		} else if len(e) != dim {
-			return nil, invalidErr(RuleMixedDims, "query_embeddings", "all embeddings must have the same dimension")
+			return queryArgs{}, invalidErr(RuleMixedDims, "query_embeddings", "all embeddings must have the same dimension")
 		}
 	}
-	nq := len(req.Embeddings)
+	return queryArgs{include: inc, incSet: incSet, k: k, dim: dim}, nil
+}
+
+// checkQueryVectors checks the query embeddings against the collection:
+// dimension, model, then finite values.
+func checkQueryVectors(ci *collInfo, req QueryRequest, dim int) error {
+	if ci.Dimension != 0 && dim >= 0 && dim != ci.Dimension {
+		return dimMismatch(ci.Dimension, dim)
+	}
+	if ci.Dimension != 0 && len(req.Embeddings) > 0 && req.Model != ci.Model {
+		return modelMismatch(ci, req.Model)
+	}
+	for _, e := range req.Embeddings {
+		for _, f := range e {
+			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+				return invalidErr(RuleNonFinite, "query_embeddings", "must not contain NaN or infinite values")
+			}
+		}
+	}
+	return nil
+}
+
+// newQueryResult makes an empty result for nq queries with a list for each
+// included field.
+func newQueryResult(inc []Include, incSet map[Include]bool, nq int) *QueryResult {
 	res := &QueryResult{IDs: make([][]string, 0, nq), Include: inc}
 	if incSet[IncludeEmbeddings] {
 		res.Embeddings = make([][][]float32, 0, nq)
@@ -694,104 +848,45 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 	if incSet[IncludeDistances] {
 		res.Distances = make([][]float32, 0, nq)
 	}
-	err = s.readOp(ctx, cid, func() error {
-		mc := s.mu.colls[cid]
-		if mc == nil {
-			return collNotFoundByID(cid)
-		}
-		ci := mc.info
-		if ci.Dimension != 0 && dim >= 0 && dim != ci.Dimension {
-			return dimMismatch(ci.Dimension, dim)
-		}
-		if ci.Dimension != 0 && nq > 0 && req.Model != ci.Model {
-			return modelMismatch(ci, req.Model)
-		}
-		for _, e := range req.Embeddings {
-			for _, f := range e {
-				if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-					return invalidErr(RuleNonFinite, "query_embeddings", "must not contain NaN or infinite values")
-				}
-			}
-		}
-		mc.prepareReads()
-		var allowed *roaring.Bitmap
-		if req.IDs != nil || req.Where != nil || req.WhereDocument != nil {
-			var unknown bool
-			allowed, unknown = mc.filterLocked(req.IDs, req.Where, req.WhereDocument)
-			if unknown {
-				return refuse(ErrInternal, RuleUnknownID, "ids", "an id of the ids filter is not in the collection")
-			}
-		}
-		for _, q := range req.Embeddings {
-			hits, err := s.search(mc, q, k, allowed, req.WhereDocument != nil)
-			if err != nil {
-				return err
-			}
-			ids := make([]string, 0, len(hits))
-			var embs [][]float32
-			var docs, uris []*string
-			var metas []Metadata
-			var dists []float32
-			if res.Embeddings != nil {
-				embs = make([][]float32, 0, len(hits))
-			}
-			if res.Documents != nil {
-				docs = make([]*string, 0, len(hits))
-			}
-			if res.URIs != nil {
-				uris = make([]*string, 0, len(hits))
-			}
-			if res.Metadatas != nil {
-				metas = make([]Metadata, 0, len(hits))
-			}
-			if res.Distances != nil {
-				dists = make([]float32, 0, len(hits))
-			}
-			for _, h := range hits {
-				r := mc.byDense[h.ID]
-				if r == nil {
-					return fmt.Errorf("vecstore: index returned id %d with no record: %w", h.ID, ErrCorrupt)
-				}
-				ids = append(ids, r.id)
-				if embs != nil {
-					embs = append(embs, mc.vector(h.ID))
-				}
-				if docs != nil {
-					docs = append(docs, cloneStr(r.doc))
-				}
-				if uris != nil {
-					uris = append(uris, cloneStr(r.uri))
-				}
-				if metas != nil {
-					metas = append(metas, resultMeta(r))
-				}
-				if dists != nil {
-					dists = append(dists, h.Distance)
-				}
-			}
-			res.IDs = append(res.IDs, ids)
-			if res.Embeddings != nil {
-				res.Embeddings = append(res.Embeddings, embs)
-			}
-			if res.Documents != nil {
-				res.Documents = append(res.Documents, docs)
-			}
-			if res.URIs != nil {
-				res.URIs = append(res.URIs, uris)
-			}
-			if res.Metadatas != nil {
-				res.Metadatas = append(res.Metadatas, metas)
-			}
-			if res.Distances != nil {
-				res.Distances = append(res.Distances, dists)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+	return res
+}
+
+// appendHitsLocked adds one query's hits to res as its next row.
+//
+// REQUIRES: Store.mu held shared.
+func (res *QueryResult) appendHitsLocked(mc *memColl, hits []index.Result, incSet map[Include]bool) error {
+	row := newGetResult(nil, incSet, len(hits))
+	var dists []float32
+	if res.Distances != nil {
+		dists = make([]float32, 0, len(hits))
 	}
-	return res, nil
+	for _, h := range hits {
+		r := mc.byDense[h.ID]
+		if r == nil {
+			return fmt.Errorf("vecstore: index returned id %d with no record: %w", h.ID, ErrCorrupt)
+		}
+		mc.appendRecordLocked(row, r)
+		if dists != nil {
+			dists = append(dists, h.Distance)
+		}
+	}
+	res.IDs = append(res.IDs, row.IDs)
+	if res.Embeddings != nil {
+		res.Embeddings = append(res.Embeddings, row.Embeddings)
+	}
+	if res.Documents != nil {
+		res.Documents = append(res.Documents, row.Documents)
+	}
+	if res.URIs != nil {
+		res.URIs = append(res.URIs, row.URIs)
+	}
+	if res.Metadatas != nil {
+		res.Metadatas = append(res.Metadatas, row.Metadatas)
+	}
+	if res.Distances != nil {
+		res.Distances = append(res.Distances, dists)
+	}
+	return nil
 }
 
 // search is the planner: nil allowed means every record. docFiltered says

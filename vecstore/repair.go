@@ -61,47 +61,7 @@ func Repair(ctx context.Context, dir string, opts Options) (rep RepairReport, er
 	if s.opts.Seed == 0 {
 		s.opts.Seed = 1
 	}
-	var seq uint64
-	// Pass 1: top-level tables.
-	var infos []*collInfo
-	err = old.View(func(otx *bolt.Tx) (rerr error) {
-		defer guard(&rerr)
-		if err := checkFormat(otx); err != nil {
-			if errors.Is(err, ErrIncompatibleFormat) {
-				return err
-			}
-			// A damaged meta bucket: start the sequence high enough to
-			// force every process to reload.
-		} else {
-			seq = readSeq(otx)
-		}
-		return nw.Update(func(ntx *bolt.Tx) error {
-			if err := initLayout(ntx); err != nil {
-				return err
-			}
-			for _, name := range [][]byte{bktTenants, bktDatabases} {
-				ob := otx.Bucket(name)
-				if ob == nil {
-					rep.DroppedBuckets++
-					continue
-				}
-				if err := copyBucket(ob, ntx.Bucket(name), &rep); err != nil {
-					return err
-				}
-			}
-			if ob := otx.Bucket(bktColls); ob != nil {
-				safeForEach(ob, &rep, func(k, v []byte) {
-					ci, err := decodeCollInfo(v)
-					if err != nil || ci.ID != string(k) {
-						rep.DroppedBuckets++
-						return
-					}
-					infos = append(infos, ci)
-				})
-			}
-			return nil
-		})
-	})
+	seq, infos, err := copyTables(old, nw, &rep)
 	if err != nil {
 		return rep, err
 	}
@@ -125,23 +85,77 @@ func Repair(ctx context.Context, dir string, opts Options) (rep RepairReport, er
 		return rep, err
 	}
 	nw = nil
-	// Keep the damaged file, then move the new one in place while still
-	// holding the old file's exclusive lock.
+	bak, err := replaceWithRepaired(dir, path, tmp)
+	if err != nil {
+		return rep, err
+	}
+	writeSeqHint(filepath.Join(dir, seqFileName), seq)
+	rep.PreviousVersion = bak
+	return rep, nil
+}
+
+// copyTables copies the top-level tables (tenants, databases) of old into
+// nw and returns the old change-log sequence and the readable collections'
+// descriptions.
+func copyTables(old, nw *bolt.DB, rep *RepairReport) (seq uint64, infos []*collInfo, err error) {
+	err = old.View(func(otx *bolt.Tx) (rerr error) {
+		defer guard(&rerr)
+		if err := checkFormat(otx); err != nil {
+			if errors.Is(err, ErrIncompatibleFormat) {
+				return err
+			}
+			// A damaged meta bucket: start the sequence high enough to
+			// force every process to reload.
+		} else {
+			seq = readSeq(otx)
+		}
+		return nw.Update(func(ntx *bolt.Tx) error {
+			if err := initLayout(ntx); err != nil {
+				return err
+			}
+			for _, name := range [][]byte{bktTenants, bktDatabases} {
+				ob := otx.Bucket(name)
+				if ob == nil {
+					rep.DroppedBuckets++
+					continue
+				}
+				if err := copyBucket(ob, ntx.Bucket(name), rep); err != nil {
+					return err
+				}
+			}
+			if ob := otx.Bucket(bktColls); ob != nil {
+				safeForEach(ob, rep, func(k, v []byte) {
+					ci, err := decodeCollInfo(v)
+					if err != nil || ci.ID != string(k) {
+						rep.DroppedBuckets++
+						return
+					}
+					infos = append(infos, ci)
+				})
+			}
+			return nil
+		})
+	})
+	return seq, infos, err
+}
+
+// replaceWithRepaired keeps the damaged file at path as path.bak, then moves
+// the repaired file tmp in its place, while the caller still holds the old
+// file's exclusive lock. It returns the backup's path.
+func replaceWithRepaired(dir, path, tmp string) (string, error) {
 	bak := path + ".bak"
 	_ = os.Remove(bak)
 	if err := os.Link(path, bak); err != nil {
-		return rep, err
+		return "", err
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		return rep, err
+		return "", err
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}
-	writeSeqHint(filepath.Join(dir, seqFileName), seq)
-	rep.PreviousVersion = bak
-	return rep, nil
+	return bak, nil
 }
 
 func writeSeqHint(path string, seq uint64) {
@@ -176,12 +190,44 @@ func copyBucket(from, to *bolt.Bucket, rep *RepairReport) error {
 	return err
 }
 
+// repairItem is a record that survived repair, with its vector.
+type repairItem struct {
+	r *record
+	v []float32
+}
+
+// repairCollection copies collection ci's readable records from old into
+// nw, in insertion order, with a graph rebuilt from their vectors.
 func repairCollection(s *Store, old, nw *bolt.DB, ci *collInfo, seq uint64, rep *RepairReport) error {
-	type item struct {
-		r *record
-		v []float32
+	items, err := salvageRecords(old, ci, rep)
+	if err != nil {
+		return err
 	}
-	var items []item
+	sort.Slice(items, func(i, j int) bool { return items[i].r.order < items[j].r.order })
+	ni := *ci
+	ni.LastSeq = seq
+	ni.SnapSeq, ni.SnapNext, ni.SnapChunks, ni.SnapLen, ni.SnapCRC, ni.OpsSinceSnap = 0, 0, 0, 0, 0, 0
+	var comp []byte
+	var next uint32
+	if len(items) > 0 {
+		if ni.Dimension == 0 {
+			ni.Dimension = len(items[0].v)
+		}
+		if comp, next, err = s.rebuildSnapshot(&ni, items); err != nil {
+			return err
+		}
+		rep.GraphsRebuilt++
+	}
+	return nw.Update(func(tx *bolt.Tx) error {
+		return putRepairedCollection(tx, &ni, items, comp, next, seq, rep)
+	})
+}
+
+// salvageRecords reads collection ci's records whose record and vector
+// decode, counting the others as dropped. A dense id claimed twice keeps
+// its first record.
+func salvageRecords(old *bolt.DB, ci *collInfo, rep *RepairReport) ([]repairItem, error) {
+	var items []repairItem
 	err := old.View(func(otx *bolt.Tx) (rerr error) {
 		defer guard(&rerr)
 		cb := otx.Bucket(collBucketName(ci.ID))
@@ -211,92 +257,88 @@ func repairCollection(s *Store, old, nw *bolt.DB, ci *collInfo, seq uint64, rep 
 				return
 			}
 			used[r.dense] = true
-			items = append(items, item{r, vec})
+			items = append(items, repairItem{r, vec})
 		})
 		return nil
 	})
+	return items, err
+}
+
+// rebuildSnapshot builds collection ni's graph from items and returns its
+// compressed snapshot and the next free dense id.
+func (s *Store) rebuildSnapshot(ni *collInfo, items []repairItem) (comp []byte, next uint32, err error) {
+	g, err := s.newGraph(ni)
+	if err != nil {
+		return nil, 0, err
+	}
+	ids := make([]uint32, len(items))
+	vs := make([][]float32, len(items))
+	for i, it := range items {
+		ids[i], vs[i] = it.r.dense, it.v
+		if it.r.dense >= next {
+			next = it.r.dense + 1
+		}
+	}
+	if err := g.InsertBatch(context.Background(), ids, vs); err != nil {
+		return nil, 0, err
+	}
+	if err := g.Check(); err != nil {
+		return nil, 0, err
+	}
+	raw, err := g.MarshalBinary()
+	if err != nil {
+		return nil, 0, err
+	}
+	if comp, err = compressSnapshot(raw); err != nil {
+		return nil, 0, err
+	}
+	return comp, next, nil
+}
+
+// putRepairedCollection writes collection ni with its items and snapshot
+// comp (nil for none) into the repaired file. A collection whose name is
+// already taken is dropped.
+func putRepairedCollection(tx *bolt.Tx, ni *collInfo, items []repairItem, comp []byte, next uint32, seq uint64, rep *RepairReport) error {
+	if tx.Bucket(bktCollNames).Get(nameKey(ni.Tenant, ni.Database, ni.Name)) != nil {
+		rep.DroppedBuckets++
+		return nil
+	}
+	cb, err := tx.CreateBucket(collBucketName(ni.ID))
 	if err != nil {
 		return err
 	}
-	sort.Slice(items, func(i, j int) bool { return items[i].r.order < items[j].r.order })
-	ni := *ci
-	ni.LastSeq = seq
-	ni.SnapSeq, ni.SnapNext, ni.SnapChunks, ni.SnapLen, ni.SnapCRC, ni.OpsSinceSnap = 0, 0, 0, 0, 0, 0
-	var comp []byte
-	var next uint32
-	if len(items) > 0 {
-		if ni.Dimension == 0 {
-			ni.Dimension = len(items[0].v)
-		}
-		g, err := s.newGraph(&ni)
+	subs := map[string]*bolt.Bucket{}
+	for _, sub := range [][]byte{subRec, subVec, subLog, subSnap} {
+		b, err := cb.CreateBucket(sub)
 		if err != nil {
 			return err
 		}
-		ids := make([]uint32, len(items))
-		vs := make([][]float32, len(items))
-		for i, it := range items {
-			ids[i], vs[i] = it.r.dense, it.v
-			if it.r.dense >= next {
-				next = it.r.dense + 1
-			}
-		}
-		if err := g.InsertBatch(context.Background(), ids, vs); err != nil {
-			return err
-		}
-		if err := g.Check(); err != nil {
-			return err
-		}
-		raw, err := g.MarshalBinary()
-		if err != nil {
-			return err
-		}
-		if comp, err = compressSnapshot(raw); err != nil {
-			return err
-		}
-		rep.GraphsRebuilt++
+		b.FillPercent = 0.9
+		subs[string(sub)] = b
 	}
-	return nw.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(bktCollNames).Get(nameKey(ni.Tenant, ni.Database, ni.Name)) != nil {
-			rep.DroppedBuckets++
-			return nil
-		}
-		cb, err := tx.CreateBucket(collBucketName(ni.ID))
-		if err != nil {
+	for _, it := range items {
+		if err := subs["rec"].Put([]byte(it.r.id), encodeRecord(it.r)); err != nil {
 			return err
 		}
-		subs := map[string]*bolt.Bucket{}
-		for _, sub := range [][]byte{subRec, subVec, subLog, subSnap} {
-			b, err := cb.CreateBucket(sub)
-			if err != nil {
-				return err
-			}
-			b.FillPercent = 0.9
-			subs[string(sub)] = b
-		}
-		for _, it := range items {
-			if err := subs["rec"].Put([]byte(it.r.id), encodeRecord(it.r)); err != nil {
-				return err
-			}
-			if err := subs["vec"].Put(u32(it.r.dense), encodeVector(it.v)); err != nil {
-				return err
-			}
-			rep.Records++
-		}
-		if comp != nil {
-			chunks := 0
-			for off := 0; off < len(comp); off += snapChunk {
-				end := min(off+snapChunk, len(comp))
-				if err := subs["snap"].Put(u32(uint32(chunks)), comp[off:end]); err != nil {
-					return err
-				}
-				chunks++
-			}
-			ni.SnapSeq, ni.SnapNext, ni.SnapChunks, ni.SnapLen, ni.SnapCRC = seq, next, chunks, int64(len(comp)), crc(comp)
-		}
-		if err := putCollInfo(tx, &ni); err != nil {
+		if err := subs["vec"].Put(u32(it.r.dense), encodeVector(it.v)); err != nil {
 			return err
 		}
-		rep.Collections++
-		return tx.Bucket(bktCollNames).Put(nameKey(ni.Tenant, ni.Database, ni.Name), []byte(ni.ID))
-	})
+		rep.Records++
+	}
+	if comp != nil {
+		chunks := 0
+		for off := 0; off < len(comp); off += snapChunk {
+			end := min(off+snapChunk, len(comp))
+			if err := subs["snap"].Put(u32(uint32(chunks)), comp[off:end]); err != nil {
+				return err
+			}
+			chunks++
+		}
+		ni.SnapSeq, ni.SnapNext, ni.SnapChunks, ni.SnapLen, ni.SnapCRC = seq, next, chunks, int64(len(comp)), crc(comp)
+	}
+	if err := putCollInfo(tx, ni); err != nil {
+		return err
+	}
+	rep.Collections++
+	return tx.Bucket(bktCollNames).Put(nameKey(ni.Tenant, ni.Database, ni.Name), []byte(ni.ID))
 }

@@ -67,6 +67,34 @@ func runDemo(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer eng.Close()
 	say("cairn demo: a knowledge store for AI agents, in %s\n", dir)
+	if err := demoNotes(ctx, e, eng, say); err != nil {
+		return err
+	}
+	if opts.Embedder != nil {
+		if err := eng.SyncVectors(ctx, nil); err != nil {
+			return err
+		}
+	}
+	if err := demoSearches(ctx, e, eng, say, opts.Embedder != nil); err != nil {
+		return err
+	}
+	chs, err := eng.ListChannels(ctx, engine.Scope{})
+	if err != nil {
+		return err
+	}
+	say("4. Channels (notes channels and the project's decisions/patterns/policies were created on first write):")
+	for _, ch := range chs {
+		say("   %-28s %-12s %d messages", ch.ID, ch.ChannelType, ch.MessageCount)
+	}
+	if *keep || e.dataDir != "" {
+		say("\nThe data dir is kept: try  cairn --data-dir %s search sqlite", dir)
+	}
+	return nil
+}
+
+// demoNotes is the demo's first two steps: two agents write notes, then one
+// note is written again.
+func demoNotes(ctx context.Context, e *env, eng *engine.Engine, say func(string, ...any)) error {
 	say("1. Two agents write what they learned (cairn note --agent NAME --project ID TEXT):")
 	notes := []demoNote{
 		{"claude", "cairn", engine.TypeDecision, "SQLite is the source of truth; use WAL mode and a busy_timeout so several agents can write.", 0.9, []string{"engine/engine.go"}},
@@ -93,24 +121,26 @@ func runDemo(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	say("\n2. Writing the same note again is idempotent: id %d, created=%v.\n", res.ID, res.Created)
-	if opts.Embedder != nil {
-		if err := eng.SyncVectors(ctx, nil); err != nil {
-			return err
-		}
-	}
+	return nil
+}
 
-	type demoQuery struct {
-		query, why string
-		filter     engine.Filter
-		mode       engine.SearchMode
-		limit      int
-	}
+// demoQuery is one search of the demo and why it is shown.
+type demoQuery struct {
+	query, why string
+	filter     engine.Filter
+	mode       engine.SearchMode
+	limit      int
+}
+
+// demoSearches is the demo's third step: keyword searches, and one by
+// meaning when semantic (an embedding model is loaded).
+func demoSearches(ctx context.Context, e *env, eng *engine.Engine, say func(string, ...any), semantic bool) error {
 	queries := []demoQuery{
 		{"journal", "keyword search with stemming (BM25, matched terms marked):", engine.Filter{}, engine.ModeKeyword, 5},
 		{`schema OR "migrations" (NOT`, "any text is plain terms: OR, quotes and parentheses are just words/punctuation:", engine.Filter{}, engine.ModeKeyword, 5},
 		{"sqlite tests", "filtered to confidence >= 0.8:", engine.Filter{MinConfidence: 0.8}, engine.ModeKeyword, 5},
 	}
-	if opts.Embedder != nil {
+	if semantic {
 		queries = append(queries, demoQuery{"letting many processes update one file simultaneously",
 			"by meaning (the built-in all-MiniLM-L6-v2): the best match shares no word with the query:", engine.Filter{}, engine.ModeSemantic, 1})
 	} else {
@@ -136,17 +166,6 @@ func runDemo(ctx context.Context, e *env, c *command, args []string) error {
 			say("   #%d score %.3f  %s: %s", h.Message.ID, h.Score, h.Message.SenderID, text)
 		}
 		say("")
-	}
-	chs, err := eng.ListChannels(ctx, engine.Scope{})
-	if err != nil {
-		return err
-	}
-	say("4. Channels (notes channels and the project's decisions/patterns/policies were created on first write):")
-	for _, ch := range chs {
-		say("   %-28s %-12s %d messages", ch.ID, ch.ChannelType, ch.MessageCount)
-	}
-	if *keep || e.dataDir != "" {
-		say("\nThe data dir is kept: try  cairn --data-dir %s search sqlite", dir)
 	}
 	return nil
 }

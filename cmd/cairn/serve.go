@@ -50,53 +50,22 @@ type serveConfig struct {
 }
 
 func runServe(ctx context.Context, e *env, c *command, args []string) error {
-	fs := newFlagSet(e, c)
-	cfg := serveConfig{}
-	fs.StringVar(&cfg.host, "host", "127.0.0.1", "listen on `HOST` (beyond loopback only with a token or --insecure)")
-	fs.StringVar(&cfg.port, "port", "8000", "listen on `PORT` (Chroma's default is 8000; 0 picks a free one)")
-	fs.StringVar(&cfg.token, "auth-token", "", "require `TOKEN` as Authorization: Bearer or X-Chroma-Token (default $CAIRN_AUTH_TOKEN)")
-	fs.BoolVar(&cfg.insecure, "insecure", false, "allow listening beyond loopback without a token")
-	fs.BoolVar(&cfg.allowReset, "allow-reset", false, "enable POST /api/v2/reset, which deletes every collection")
-	fs.Int64Var(&cfg.maxBody, "max-body-bytes", 64<<20, "largest request body in `BYTES`")
-	fs.IntVar(&cfg.maxBatch, "max-batch", 100000, "most records in one Chroma add/upsert/update or query batch")
-	fs.IntVar(&cfg.maxResults, "max-results", 10000, "largest n_results / limit")
-	fs.IntVar(&cfg.maxDepth, "max-filter-depth", 32, "deepest nesting of a where filter or JSON body")
-	fs.DurationVar(&cfg.drain, "shutdown-timeout", 30*time.Second, "how long in-flight requests may finish after SIGINT/SIGTERM")
-	model := fs.String("model", "", modelUsage)
-	level := fs.String("log-level", "info", "log `LEVEL` on stderr: debug, info, warn or error")
-	fs.BoolVar(&cfg.logRequests, "log-requests", true, "log one structured line per request")
-	pos, err := parse(e, c, fs, args)
+	cfg, model, err := parseServeArgs(e, c, args)
 	if err != nil {
-		return err
-	}
-	if err := noArgs(c, pos); err != nil {
-		return err
-	}
-	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
-		return usagef(c.name, "--log-level must be debug, info, warn or error, got %q", *level)
-	}
-	if cfg.token == "" {
-		cfg.token = e.getenv("CAIRN_AUTH_TOKEN")
-	}
-	if err := cfg.check(c); err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewJSONHandler(e.stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
 
 	// Listen first: a taken port is reported before anything is opened.
-	addr := net.JoinHostPort(cfg.host, cfg.port)
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenServe(c, cfg)
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return usagef(c.name, "%s is already in use (another cairn or Chroma?); choose another with --port", addr)
-		}
-		return fmt.Errorf("listen on %s: %w", addr, err)
+		return err
 	}
 	defer ln.Close()
 
 	// The engine opens the vector store even without a model and hands it
 	// to the Chroma API: one store per process.
-	eng, closeModel, err := e.openWithModelVectors(ctx, *model, forServe,
+	eng, closeModel, err := e.openWithModelVectors(ctx, model, forServe,
 		engine.VectorStoreOptions{Open: true, AllowReset: cfg.allowReset})
 	if err != nil {
 		return err
@@ -130,16 +99,8 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 		_ = e.printJSON(map[string]string{"url": url, "data_dir": eng.Dir()})
 	}
 
-	select {
-	case err := <-served:
-		return fmt.Errorf("serve: %w", err)
-	case <-ctx.Done():
-	}
-	logger.Info("shutting down: letting in-flight requests finish", "timeout", cfg.drain.String())
-	sctx, cancel := context.WithTimeout(context.Background(), cfg.drain)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		logger.Warn("shutdown", "err", err)
+	if err := drainServer(ctx, logger, srv, served, cfg.drain); err != nil {
+		return err
 	}
 	jobs.Stop()
 	// Closing the engine (and with it the vector store) flushes graph
@@ -149,6 +110,74 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	logger.Info("stopped")
+	return nil
+}
+
+// parseServeArgs reads serve's flags and checks them; it returns the
+// configuration and the --model value.
+func parseServeArgs(e *env, c *command, args []string) (serveConfig, string, error) {
+	fs := newFlagSet(e, c)
+	cfg := serveConfig{}
+	fs.StringVar(&cfg.host, "host", "127.0.0.1", "listen on `HOST` (beyond loopback only with a token or --insecure)")
+	fs.StringVar(&cfg.port, "port", "8000", "listen on `PORT` (Chroma's default is 8000; 0 picks a free one)")
+	fs.StringVar(&cfg.token, "auth-token", "", "require `TOKEN` as Authorization: Bearer or X-Chroma-Token (default $CAIRN_AUTH_TOKEN)")
+	fs.BoolVar(&cfg.insecure, "insecure", false, "allow listening beyond loopback without a token")
+	fs.BoolVar(&cfg.allowReset, "allow-reset", false, "enable POST /api/v2/reset, which deletes every collection")
+	fs.Int64Var(&cfg.maxBody, "max-body-bytes", 64<<20, "largest request body in `BYTES`")
+	fs.IntVar(&cfg.maxBatch, "max-batch", 100000, "most records in one Chroma add/upsert/update or query batch")
+	fs.IntVar(&cfg.maxResults, "max-results", 10000, "largest n_results / limit")
+	fs.IntVar(&cfg.maxDepth, "max-filter-depth", 32, "deepest nesting of a where filter or JSON body")
+	fs.DurationVar(&cfg.drain, "shutdown-timeout", 30*time.Second, "how long in-flight requests may finish after SIGINT/SIGTERM")
+	model := fs.String("model", "", modelUsage)
+	level := fs.String("log-level", "info", "log `LEVEL` on stderr: debug, info, warn or error")
+	fs.BoolVar(&cfg.logRequests, "log-requests", true, "log one structured line per request")
+	pos, err := parse(e, c, fs, args)
+	if err != nil {
+		return cfg, "", err
+	}
+	if err := noArgs(c, pos); err != nil {
+		return cfg, "", err
+	}
+	if err := cfg.logLevel.UnmarshalText([]byte(*level)); err != nil {
+		return cfg, "", usagef(c.name, "--log-level must be debug, info, warn or error, got %q", *level)
+	}
+	if cfg.token == "" {
+		cfg.token = e.getenv("CAIRN_AUTH_TOKEN")
+	}
+	if err := cfg.check(c); err != nil {
+		return cfg, "", err
+	}
+	return cfg, *model, nil
+}
+
+// listenServe opens the listening socket; a taken port is a usage error.
+func listenServe(c *command, cfg serveConfig) (net.Listener, error) {
+	addr := net.JoinHostPort(cfg.host, cfg.port)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, usagef(c.name, "%s is already in use (another cairn or Chroma?); choose another with --port", addr)
+		}
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// drainServer waits until ctx is done, then lets in-flight requests finish
+// for up to drain. It returns the error that ended srv.Serve if that came
+// first.
+func drainServer(ctx context.Context, logger *slog.Logger, srv *http.Server, served <-chan error, drain time.Duration) error {
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: letting in-flight requests finish", "timeout", drain.String())
+	sctx, cancel := context.WithTimeout(context.Background(), drain)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		logger.Warn("shutdown", "err", err)
+	}
 	return nil
 }
 

@@ -126,6 +126,9 @@ type builtin struct {
 
 // builtins lists the built-in rules in the order they run. Private keys run
 // first so that a whole key block becomes one marker.
+//
+// It is long because it is a table of rules, one entry each with its
+// pattern and the reasoning behind it.
 func builtins() []builtin {
 	return []builtin{
 		{

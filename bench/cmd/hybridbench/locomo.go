@@ -23,6 +23,9 @@ import (
 // one message per turn in a channel per conversation, each question
 // searched in its channel through Engine.Search, turn-level recall@5,
 // recall@10 and hit@10 per category and overall.
+//
+// It is long because it is a benchmark driver: its flag list, then one
+// straight pass over models and conversations that prints as it goes.
 func runLoCoMo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("locomo", flag.ExitOnError)
 	data := fs.String("datasets", "../shared/datasets", "dev datasets `DIR` (reads DIR/locomo-dev)")

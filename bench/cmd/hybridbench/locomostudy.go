@@ -14,6 +14,9 @@ import (
 
 // runLoCoMoStudy replays LoCoMo retrieval offline for variants of what is
 // embedded, how the question is read, and fusion (bench/fusionstudy.go).
+//
+// It is long because it is a benchmark driver: its flag list, then one
+// straight pass over the variants that prints as it goes.
 func runLoCoMoStudy(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("locomo-study", flag.ExitOnError)
 	data := fs.String("datasets", "../shared/datasets", "dev datasets `DIR`")

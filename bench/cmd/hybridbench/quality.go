@@ -56,6 +56,11 @@ func openModel(ctx context.Context, spec, cacheDir string) (namedEmbedder, func(
 	return ne, closeFn, nil
 }
 
+// runQuality measures retrieval quality on the dev datasets for each model
+// and mode and prints the tables.
+//
+// It is long because it is a benchmark driver: its flag list, then one
+// straight pass over models, datasets and modes that prints as it goes.
 func runQuality(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("quality", flag.ExitOnError)
 	data := fs.String("datasets", "../shared/datasets", "dev datasets `DIR`")

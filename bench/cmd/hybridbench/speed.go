@@ -140,6 +140,11 @@ func (l lat) pct(p float64) time.Duration {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 
+// runSpeed measures the speed gates: batch and single writes, the model
+// arriving (backfill and embedding), queries, then the real encoder.
+//
+// It is long because it is one benchmark script: its numbered phases share
+// the engine, the corpus and the timings they print, in the order they run.
 func runSpeed(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("speed", flag.ExitOnError)
 	n := fs.Int("n", 100000, "messages")

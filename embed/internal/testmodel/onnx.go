@@ -196,6 +196,11 @@ func (g *graphBuilder) linear(scope, x string, w tensor, bias string) string {
 	return add
 }
 
+// onnx encodes the model of weights ts as the graph of a standard Hugging
+// Face BERT export (torch.onnx, opset 14).
+//
+// It is long because it lays out that graph node by node, in the order an
+// exported file holds them.
 func (s Spec) onnx(ts []tensor) []byte {
 	byName := map[string]tensor{}
 	g := &graphBuilder{}
