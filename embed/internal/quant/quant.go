@@ -13,10 +13,11 @@
 //     one scale per group of cols/groups consecutive values of a row, in the
 //     F32 tensor "name"+ScaleSuffix of shape [rows, groups] (row-major).
 //     Quantize writes groups of GroupSize values, or one group per row when
-//     GroupSize does not divide cols. Finer scales keep the error of the few
-//     large weights of a row away from the rest of it: with one scale per row
-//     some very short texts ("Thank you!") drifted below cosine 0.995 from
-//     the fp32 model.
+//     GroupSize does not divide cols. A row's few large weights then
+//     set the step of their own group only: with one scale per row the
+//     shortest texts (such as "Thank you!") fall below cosine 0.995 against
+//     the fp32 model, with one per 64 values every reference text stays
+//     above 0.998.
 //
 // Readers accept both versions and refuse another scheme or version. It is
 // safe for concurrent use (no state) and imports only the standard library.
