@@ -117,7 +117,7 @@ static: build
 	@echo "$(BIN) is a static binary ($$(du -h $(BIN) | cut -f1))"
 
 
-## build-nomodel: one static binary ($(BIN)-nomodel) without the built-in model (about 24 MB smaller);
+## build-nomodel: one static binary ($(BIN)-nomodel) without the built-in model (about 25 MB smaller);
 ## it uses a model added with `cairn model import DIR`.
 build-nomodel:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags nobuiltinmodel -o $(BIN)-nomodel ./cmd/cairn

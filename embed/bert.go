@@ -57,8 +57,7 @@ type bert struct {
 	k        *kernelSet
 	workers  int
 	word     []float32 // fp32 word embeddings, or:
-	wordQ    []byte    // int8 word embeddings (rows dequantized when looked up)
-	wordS    []float32 // their per-row scales
+	wordQ    rawTensor // int8 word embeddings (rows dequantized when looked up)
 	pos      []float32
 	typ      []float32 // token type 0 row
 	embLN    layerNormW
@@ -111,7 +110,7 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 	// The word table stays int8 when stored so: only the rows of the tokens
 	// seen are dequantized, which keeps load time and memory down.
 	if t := must("embeddings.word_embeddings.weight", cfg.Vocab, H); t.q != nil {
-		b.wordQ, b.wordS = t.q, t.scale
+		b.wordQ = t
 	} else {
 		b.word = t.data
 	}
@@ -284,8 +283,8 @@ func (b *bert) encode(ctx context.Context, seqs [][]int32, pool Pooling) ([][]fl
 			}
 			row := x[(offs[si]+j)*H : (offs[si]+j+1)*H]
 			w, p := row, b.pos[j*H:(j+1)*H]
-			if b.wordQ != nil {
-				dequantRow(row, b.wordQ[int(id)*H:], b.wordS[id])
+			if b.wordQ.q != nil {
+				b.wordQ.row(int(id), row)
 			} else {
 				w = b.word[int(id)*H : int(id+1)*H]
 			}

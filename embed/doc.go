@@ -12,7 +12,7 @@
 // Two backends run the same model directory:
 //
 //   - native (default): cairn's own BERT encoder. Weights come from
-//     model.safetensors (F32/F16/BF16, or I8 with per-row scales as
+//     model.safetensors (F32/F16/BF16, or I8 with per-row or per-group scales as
 //     embed/internal/quant describes: dequantized at load, except the word
 //     table, whose rows are dequantized when looked up) or, without it,
 //     from the initializers of a standard Hugging Face ONNX export (the anonymous MatMul weights
@@ -61,8 +61,8 @@
 // embed must not import any cairn package (its own internal packages
 // aside), and must not embed model weights: only importers of embed/builtin
 // carry them. It reads, but does not define, the int8 safetensors
-// convention of embed/internal/quant (format version 1, frozen fixture
-// testdata/quant_v1.safetensors).
+// convention of embed/internal/quant (format versions 1 and 2, frozen
+// fixtures testdata/quant_v1.safetensors and testdata/quant_v2.safetensors).
 //
 // Test models (seeded random weights, Go-generated) come from
 // embed/internal/testmodel (go run ./embed/testdata/gen -out DIR); the numpy

@@ -97,8 +97,10 @@ func TestMathApprox(t *testing.T) {
 func FuzzParseSafetensors(f *testing.F) {
 	f.Add([]byte("\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}\x00\x00\x80\x3f"))
 	f.Add([]byte{})
-	if b, err := os.ReadFile(filepath.Join("testdata", "quant_v1.safetensors")); err == nil {
-		f.Add(b)
+	for _, fixture := range []string{"quant_v1.safetensors", "quant_v2.safetensors"} {
+		if b, err := os.ReadFile(filepath.Join("testdata", fixture)); err == nil {
+			f.Add(b)
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		parseSafetensors(b)

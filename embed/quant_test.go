@@ -16,14 +16,15 @@ import (
 // int8 (embed/internal/quant) from a directory and from an fs.FS, against
 // the same model in float32.
 func TestInt8Weights(t *testing.T) {
-	for _, name := range []string{"tiny", "tiny-cls"} {
-		t.Run(name, func(t *testing.T) {
+	for _, tc := range []struct{ name, version string }{{"tiny", quant.V1}, {"tiny-cls", quant.V1}, {"tiny", quant.V2}, {"tiny-cls", quant.V2}} {
+		name := tc.name
+		t.Run(name+"/v"+tc.version, func(t *testing.T) {
 			dir := testModel(t, name)
 			src, err := os.ReadFile(filepath.Join(dir, "model.safetensors"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			q, err := quant.Quantize(src)
+			q, err := quant.Quantize(src, tc.version)
 			if err != nil {
 				t.Fatal(err)
 			}

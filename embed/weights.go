@@ -14,13 +14,14 @@ import (
 
 // rawTensor is one tensor of a weight file, in the layout of Hugging Face's
 // BertModel (Linear weights [out, in]): float32 data, or int8 values q with
-// one float32 scale per row (per index of the first dimension), the value
-// being float32(int8(q[i])) * scale[row].
+// one float32 scale per group of consecutive values within a row (a whole row
+// in format version 1), the value being float32(int8(q[i])) * scale[i/group].
 type rawTensor struct {
 	shape []int
 	data  []float32
 	q     []byte
 	scale []float32
+	group int // values per scale
 }
 
 func numel(shape []int) int {
@@ -37,9 +38,9 @@ func (t rawTensor) float32s() []float32 {
 		return t.data
 	}
 	out := make([]float32, len(t.q))
-	rowLen := len(t.q) / len(t.scale)
-	for r, s := range t.scale {
-		dequantRow(out[r*rowLen:(r+1)*rowLen], t.q[r*rowLen:], s)
+	g := t.group
+	for k, s := range t.scale {
+		dequantRow(out[k*g:(k+1)*g], t.q[k*g:], s)
 	}
 	return out
 }
@@ -51,7 +52,10 @@ func (t rawTensor) row(r int, dst []float32) {
 		copy(dst, t.data[r*n:(r+1)*n])
 		return
 	}
-	dequantRow(dst, t.q[r*n:], t.scale[r])
+	g := t.group
+	for k := 0; k < n; k += g {
+		dequantRow(dst[k:k+g], t.q[r*n+k:], t.scale[(r*n+k)/g])
+	}
 }
 
 // dequantRow sets dst[i] = int8(q[i]) * scale.
@@ -71,7 +75,7 @@ type safetensorsEntry struct {
 // parseSafetensors decodes a safetensors file: an 8-byte little-endian header
 // length, a JSON header {name: {dtype, shape, data_offsets}}, then the data.
 // F32, F16 and BF16 tensors are read (converted to float32); I8 tensors with
-// per-row scales (see embed/internal/quant) are kept as int8.
+// per-row or per-group scales (see embed/internal/quant) are kept as int8.
 func parseSafetensors(b []byte) (map[string]rawTensor, error) {
 	if len(b) < 8 {
 		return nil, fmt.Errorf("%w: safetensors: short file", ErrBadModel)
@@ -147,27 +151,52 @@ func parseSafetensors(b []byte) (map[string]rawTensor, error) {
 	return out, nil
 }
 
-// int8Tensor reads I8 tensor name with its per-row scales.
+// int8Tensor reads I8 tensor name with its scales: shape [rows] in format
+// version 1 (one per row), [rows, groups] in version 2 (groups dividing the
+// row's length).
 func int8Tensor(name string, h safetensorsEntry, seg []byte, entries map[string]safetensorsEntry, data []byte, meta map[string]string) (rawTensor, error) {
-	if q := meta[quant.Key]; q != quant.Int8PerRow {
-		return rawTensor{}, fmt.Errorf("%w: safetensors tensor %q is int8 but the file's %s is %q, want %q", ErrUnsupported, name, quant.Key, q, quant.Int8PerRow)
-	}
-	if v := meta[quant.VersionKey]; v != quant.V1 {
-		return rawTensor{}, fmt.Errorf("%w: safetensors %s %q (this build reads %q)", ErrUnsupported, quant.VersionKey, v, quant.V1)
+	scheme, version := meta[quant.Key], meta[quant.VersionKey]
+	switch {
+	case scheme == quant.Int8PerRow && version == quant.V1, scheme == quant.Int8PerGroup && version == quant.V2:
+	case scheme != quant.Int8PerRow && scheme != quant.Int8PerGroup:
+		return rawTensor{}, fmt.Errorf("%w: safetensors tensor %q is int8 but the file's %s is %q, want %q or %q", ErrUnsupported, name, quant.Key, scheme, quant.Int8PerRow, quant.Int8PerGroup)
+	default:
+		return rawTensor{}, fmt.Errorf("%w: safetensors %s %q with %s %q (this build reads %q with %q, %q with %q)", ErrUnsupported, quant.VersionKey, version, quant.Key, scheme,
+			quant.V1, quant.Int8PerRow, quant.V2, quant.Int8PerGroup)
 	}
 	sh, ok := entries[name+quant.ScaleSuffix]
-	if !ok || sh.Dtype != "F32" || len(h.Shape) == 0 || len(sh.Shape) != 1 || sh.Shape[0] != h.Shape[0] || h.Shape[0] == 0 {
-		return rawTensor{}, fmt.Errorf("%w: safetensors int8 tensor %q (shape %v) needs an F32 tensor %q of shape [%d]", ErrBadModel, name, h.Shape, name+quant.ScaleSuffix, h.Shape[0])
+	groups := 1
+	if ok && version == quant.V2 && len(sh.Shape) == 2 {
+		groups = sh.Shape[1]
+	}
+	wantRank := 1
+	if version == quant.V2 {
+		wantRank = 2
+	}
+	if !ok || sh.Dtype != "F32" || len(h.Shape) == 0 || len(sh.Shape) != wantRank || sh.Shape[0] != h.Shape[0] || h.Shape[0] == 0 ||
+		groups <= 0 || (numel(h.Shape)/h.Shape[0])%groups != 0 || numel(h.Shape) == 0 {
+		return rawTensor{}, fmt.Errorf("%w: safetensors int8 tensor %q (shape %v) needs an F32 tensor %q of shape %s", ErrBadModel, name, h.Shape, name+quant.ScaleSuffix, scaleShape(version, h.Shape))
 	}
 	ss := data[sh.Offsets[0]:sh.Offsets[1]]
-	scale := make([]float32, sh.Shape[0])
+	scale := make([]float32, numel(sh.Shape))
 	for i := range scale {
 		scale[i] = math.Float32frombits(binary.LittleEndian.Uint32(ss[4*i:]))
 		if math.IsNaN(float64(scale[i])) || math.IsInf(float64(scale[i]), 0) {
 			return rawTensor{}, fmt.Errorf("%w: safetensors tensor %q: scale %d is not finite", ErrBadModel, name+quant.ScaleSuffix, i)
 		}
 	}
-	return rawTensor{shape: h.Shape, q: seg, scale: scale}, nil
+	return rawTensor{shape: h.Shape, q: seg, scale: scale, group: numel(h.Shape) / len(scale)}, nil
+}
+
+// scaleShape describes the scale tensor a format version expects.
+func scaleShape(version string, shape []int) string {
+	switch {
+	case len(shape) == 0:
+		return "[rows]"
+	case version == quant.V2:
+		return fmt.Sprintf("[%d, groups] (groups dividing %d)", shape[0], numel(shape)/max(shape[0], 1))
+	}
+	return fmt.Sprintf("[%d]", shape[0])
 }
 
 func halfToFloat(h uint16) float32 {

@@ -1,9 +1,9 @@
 // Package builtin is the embedding model compiled into the binary:
 // all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0; LICENSE and NOTICE
 // in minilm/), 384 dimensions, mean pooling, 256 tokens, its weights int8
-// with one float32 scale per row (embed/internal/quant). Importing this
-// package adds about 24 MB to a binary; package embed itself carries no
-// weights.
+// with one float32 scale per group of 64 values of a row (embed/internal/quant,
+// format version 2). Importing this package adds about 25 MB to a binary;
+// package embed itself carries no weights.
 //
 // Open loads the model from the embedded bytes (nothing is extracted to
 // disk). The files in minilm/ are generated, byte-identically each time, by

@@ -3,8 +3,8 @@
 //
 //	go run ./embed/internal/builtingen -src DIR -out embed/builtin/minilm
 //
-// The weights become int8 with one float32 scale per row (embed/internal/quant)
-// for the word embeddings and every Linear weight; LayerNorm weights, biases,
+// The weights become int8 with one float32 scale per group of 64 values of a
+// row (embed/internal/quant, format version 2) for the word embeddings and every Linear weight; LayerNorm weights, biases,
 // position and token-type embeddings stay float32; integer buffers are
 // dropped. The configuration and tokenizer files are copied unchanged, and
 // LICENSE, NOTICE and SHA256SUMS are added. The output depends only on the
@@ -45,7 +45,8 @@ its model card is README.md.
 
 Modified by cairn: model.safetensors holds the original float32 weights with
 the word embeddings and every Linear weight quantized to int8 with one
-float32 scale per row (go run ./embed/internal/builtingen); the other files
+float32 scale per group of 64 values of a row (go run
+./embed/internal/builtingen); the other files
 are copied unchanged from the original model.
 `
 
@@ -93,7 +94,7 @@ func run(src, out string) error {
 	if err != nil {
 		return err
 	}
-	if files["model.safetensors"], err = quant.Quantize(st); err != nil {
+	if files["model.safetensors"], err = quant.Quantize(st, quant.V2); err != nil {
 		return fmt.Errorf("model.safetensors: %w", err)
 	}
 	var sums bytes.Buffer
