@@ -767,6 +767,10 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 	return res, nil
 }
 
+// DefaultNResults is a query's n_results when the request sets none
+// (Chroma's default).
+const DefaultNResults = 10
+
 // queryArgs are a query's checked arguments.
 type queryArgs struct {
 	include []Include
@@ -786,7 +790,7 @@ func checkQuery(req QueryRequest) (queryArgs, error) {
 	if err != nil {
 		return queryArgs{}, err
 	}
-	k := 10
+	k := DefaultNResults
 	if req.NResults != nil {
 		k = *req.NResults
 	}

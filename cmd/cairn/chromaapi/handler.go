@@ -25,9 +25,13 @@ const Version = "1.0.0"
 
 // Defaults for the limits in Options.
 const (
-	DefaultMaxBodyBytes = 256 << 20
-	DefaultMaxBatchSize = 100_000
-	DefaultMaxNResults  = 100_000
+	DefaultMaxBodyBytes     = 256 << 20
+	DefaultMaxBatchSize     = 100_000
+	DefaultMaxNResults      = 100_000
+	DefaultMaxQueryResults  = 100_000
+	DefaultMaxIDs           = 100_000
+	DefaultMaxFilterClauses = 500
+	DefaultMaxFilterValues  = 100_000
 )
 
 // Options configures the handler. The zero value of every field but
@@ -57,6 +61,20 @@ type Options struct {
 	// ($and/$or levels). 0 means only the JSON nesting limit of 128 that
 	// Chroma has too.
 	MaxFilterDepth int
+	// MaxQueryResults bounds the records one request may answer: query
+	// embeddings x n_results for a query, the records of a get (default
+	// 100,000): 400 naming the limit, so no single request makes the
+	// server build an unbounded answer.
+	MaxQueryResults int
+	// MaxIDs bounds the ids of one get, query or delete (default 100,000).
+	MaxIDs int
+	// MaxFilterClauses bounds the clauses of a where and of a
+	// where_document filter, $and/$or included (default 500); a
+	// where_document scan costs clauses x documents.
+	MaxFilterClauses int
+	// MaxFilterValues bounds the $in/$nin values of a where filter
+	// (default 100,000).
+	MaxFilterValues int
 	// Logger receives one structured line per request (nil: discard).
 	Logger *slog.Logger
 	// Now returns the current time for heartbeat (nil: time.Now).
@@ -110,6 +128,18 @@ func New(opts Options) *Handler {
 	}
 	if opts.MaxNResults <= 0 {
 		opts.MaxNResults = DefaultMaxNResults
+	}
+	if opts.MaxQueryResults <= 0 {
+		opts.MaxQueryResults = DefaultMaxQueryResults
+	}
+	if opts.MaxIDs <= 0 {
+		opts.MaxIDs = DefaultMaxIDs
+	}
+	if opts.MaxFilterClauses <= 0 {
+		opts.MaxFilterClauses = DefaultMaxFilterClauses
+	}
+	if opts.MaxFilterValues <= 0 {
+		opts.MaxFilterValues = DefaultMaxFilterValues
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
