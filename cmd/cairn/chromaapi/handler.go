@@ -25,13 +25,13 @@ const Version = "1.0.0"
 
 // Defaults for the limits in Options.
 const (
-	DefaultMaxBodyBytes     = 256 << 20
-	DefaultMaxBatchSize     = 100_000
-	DefaultMaxNResults      = 100_000
-	DefaultMaxQueryResults  = 100_000
-	DefaultMaxIDs           = 100_000
-	DefaultMaxFilterClauses = 500
-	DefaultMaxFilterValues  = 100_000
+	DefaultMaxBodyBytes      = 256 << 20
+	DefaultMaxBatchSize      = 100_000
+	DefaultMaxNResults       = 100_000
+	DefaultMaxRequestResults = 100_000
+	DefaultMaxIDs            = 100_000
+	DefaultMaxFilterClauses  = 500
+	DefaultMaxFilterValues   = 100_000
 )
 
 // Options configures the handler. The zero value of every field but
@@ -61,11 +61,11 @@ type Options struct {
 	// ($and/$or levels). 0 means only the JSON nesting limit of 128 that
 	// Chroma has too.
 	MaxFilterDepth int
-	// MaxQueryResults bounds the records one request may answer: query
+	// MaxRequestResults bounds the records one request may answer: query
 	// embeddings x n_results for a query, the records of a get (default
 	// 100,000): 400 naming the limit, so no single request makes the
 	// server build an unbounded answer.
-	MaxQueryResults int
+	MaxRequestResults int
 	// MaxIDs bounds the ids of one get, query or delete (default 100,000).
 	MaxIDs int
 	// MaxFilterClauses bounds the clauses of a where and of a
@@ -129,8 +129,8 @@ func New(opts Options) *Handler {
 	if opts.MaxNResults <= 0 {
 		opts.MaxNResults = DefaultMaxNResults
 	}
-	if opts.MaxQueryResults <= 0 {
-		opts.MaxQueryResults = DefaultMaxQueryResults
+	if opts.MaxRequestResults <= 0 {
+		opts.MaxRequestResults = DefaultMaxRequestResults
 	}
 	if opts.MaxIDs <= 0 {
 		opts.MaxIDs = DefaultMaxIDs

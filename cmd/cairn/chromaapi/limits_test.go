@@ -11,7 +11,7 @@ import (
 // TestRequestLimits: every request's work and answer is bounded; a request
 // over a limit gets a 400 naming it, and one at the limit works.
 func TestRequestLimits(t *testing.T) {
-	base, _ := cairnServer(t, chromaapi.Options{MaxQueryResults: 20, MaxIDs: 4, MaxFilterClauses: 6, MaxFilterValues: 3})
+	base, _ := cairnServer(t, chromaapi.Options{MaxRequestResults: 20, MaxIDs: 4, MaxFilterClauses: 6, MaxFilterValues: 3})
 	id := createCollection(t, base, "bounded", nil)
 	recs := collPath + "/" + id
 	if a := call(t, base, "POST", recs+"/add", `{"ids":["a","b","c","d","e"],"embeddings":[[1,0],[0,1],[1,1],[2,1],[1,2]],"documents":["x a","x b","x c","x d","x e"]}`, nil); a.status != 201 {
@@ -51,7 +51,7 @@ func TestRequestLimits(t *testing.T) {
 		})
 	}
 	// A get without a limit that would answer more records than allowed.
-	small, _ := cairnServer(t, chromaapi.Options{MaxQueryResults: 4})
+	small, _ := cairnServer(t, chromaapi.Options{MaxRequestResults: 4})
 	sid := createCollection(t, small, "small", nil)
 	if a := call(t, small, "POST", collPath+"/"+sid+"/add", `{"ids":["a","b","c","d","e"],"embeddings":[[1],[2],[3],[4],[5]]}`, nil); a.status != 201 {
 		t.Fatalf("add: %d %s", a.status, a.body)

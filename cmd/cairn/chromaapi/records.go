@@ -238,7 +238,7 @@ func (h *Handler) get(rq *request) ([]byte, int, *apiError) {
 	req.IDs, req.Where, req.WhereDocument = f.ids, f.where, f.doc
 	// Ask for one record over the limit to tell a get that fits from one
 	// that does not, without building the whole answer.
-	maxRes := h.opts.MaxQueryResults
+	maxRes := h.opts.MaxRequestResults
 	if req.Limit != nil && *req.Limit > maxRes {
 		return nil, 0, errInvalid("limit %d exceeds this server's limit of %d records per request", *req.Limit, maxRes)
 	}
@@ -297,9 +297,9 @@ func (h *Handler) query(rq *request) ([]byte, int, *apiError) {
 	if req.NResults != nil {
 		nres = *req.NResults
 	}
-	if total := len(req.Embeddings) * nres; total > h.opts.MaxQueryResults {
+	if total := len(req.Embeddings) * nres; total > h.opts.MaxRequestResults {
 		return nil, 0, errInvalid("%d query embeddings x n_results %d = %d results exceed this server's limit of %d results per request",
-			len(req.Embeddings), nres, total, h.opts.MaxQueryResults)
+			len(req.Embeddings), nres, total, h.opts.MaxRequestResults)
 	}
 	f, aerr := h.decodeFilters(rq.ctx, o, rq.segs[2])
 	if aerr != nil {
