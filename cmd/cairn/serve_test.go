@@ -136,8 +136,8 @@ func TestServeEndToEnd(t *testing.T) {
 
 	_, metrics := httpDo(t, "GET", p.url+"/metrics", token, "")
 	for _, want := range []string{
-		`cairn_http_requests_total{api="cairn",route="POST /api/cairn/v1/notes",code="201"} 1`,
-		`cairn_http_requests_total{api="chroma",route="POST /api/v2/tenants/{tenant}/databases/{database}/collections",code="200"} 1`,
+		`cairn_http_requests_total{api="cairn",code="201",route="POST /api/cairn/v1/notes"} 1`,
+		`cairn_http_requests_total{api="chroma",code="200",route="POST /api/v2/tenants/{tenant}/databases/{database}/collections"} 1`,
 		`cairn_http_request_duration_seconds_bucket{api="cairn",route="POST /api/cairn/v1/notes",le="+Inf"} 1`,
 		"# TYPE cairn_vector_records_loaded gauge",
 	} {
