@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -98,5 +99,61 @@ func TestLargeFilterIsUsageError(t *testing.T) {
 	var xe *exec.ExitError
 	if !errors.As(err, &xe) || xe.ExitCode() != 2 || !strings.Contains(string(out), "limit of 500") {
 		t.Errorf("search with 999 branches: %v %s, want exit 2 naming the limit", err, out)
+	}
+}
+
+// TestServeDiskFull: on a full disk (a small tmpfs, in a mount namespace
+// of its own) writes on both APIs answer 507 saying the disk is full,
+// naming no path, and reads keep working. Skipped where mount namespaces
+// are not allowed.
+func TestServeDiskFull(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare")
+	}
+	if out, err := exec.Command("unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs \"$0\"", t.TempDir()).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs in a mount namespace: %v %s", err, out)
+	}
+	bin := buildCairn(t)
+	data := t.TempDir()
+	p := startServeCmd(t, exec.Command("unshare", "-m", "sh", "-c",
+		`mount -t tmpfs -o size=3m tmpfs "$0" && exec "$1" serve --data-dir "$0" --port 0 --json`, data, bin))
+	const colls = "/api/v2/tenants/default_tenant/databases/default_database/collections"
+	code, body := httpDo(t, "POST", p.url+colls, "", `{"name":"docs"}`)
+	if code != 200 {
+		t.Fatalf("create collection: %d %s", code, body)
+	}
+	var coll struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &coll); err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Repeat("lorem ipsum ", 20_000)
+	fill := func(api, path string, body func(i int) string) (int, string) {
+		t.Helper()
+		for i := range 400 {
+			code, msg := httpDo(t, "POST", p.url+path, "", body(i))
+			if code >= 300 {
+				return code, msg
+			}
+		}
+		t.Fatalf("%s: 400 writes of %d bytes fitted on a 3 MiB disk", api, len(doc))
+		return 0, ""
+	}
+	code, msg := fill("chroma", colls+"/"+coll.ID+"/add", func(i int) string {
+		return fmt.Sprintf(`{"ids":["r%d"],"embeddings":[[1,2,3]],"documents":["%d %s"]}`, i, i, doc)
+	})
+	if code != http.StatusInsufficientStorage || !strings.Contains(msg, "Disk full") || strings.Contains(msg, data) || strings.Contains(msg, "/") {
+		t.Errorf("chroma add on a full disk: %d %s, want 507 saying the disk is full, no path", code, msg)
+	}
+	code, msg = fill("cairn", "/api/cairn/v1/notes", func(i int) string {
+		return fmt.Sprintf(`{"agent":"a","content":"%d %s"}`, i, doc)
+	})
+	if code != http.StatusInsufficientStorage || !strings.Contains(msg, `"disk_full"`) || strings.Contains(msg, data) || strings.Contains(msg, "/") {
+		t.Errorf("cairn note on a full disk: %d %s, want 507 disk_full, no path", code, msg)
+	}
+	if code, body := httpDo(t, "GET", p.url+colls+"/"+coll.ID+"/count", "", ""); code != 200 {
+		t.Errorf("count on a full disk: %d %s", code, body)
+	}
+	if code, body := httpDo(t, "GET", p.url+"/api/cairn/v1/agents", "", ""); code != 200 {
+		t.Errorf("agents on a full disk: %d %s", code, body)
 	}
 }

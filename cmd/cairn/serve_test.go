@@ -46,7 +46,13 @@ func (s *syncBuffer) String() string {
 func startServe(t *testing.T, bin, data string, extra ...string) *serveProc {
 	t.Helper()
 	args := append([]string{"serve", "--data-dir", data, "--port", "0", "--json"}, extra...)
-	cmd := exec.Command(bin, args...)
+	return startServeCmd(t, exec.Command(bin, args...))
+}
+
+// startServeCmd starts cmd, a `cairn serve --json` command line, and reads
+// the URL it prints.
+func startServeCmd(t *testing.T, cmd *exec.Cmd) *serveProc {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -189,7 +189,13 @@ func statusOf(err error) (int, apiError) {
 	}
 	for _, c := range errorStatuses() {
 		if errors.Is(err, c.class) {
-			return c.status, apiError{Error: c.code, Message: err.Error()}
+			msg := err.Error()
+			if c.class == engine.ErrDiskFull {
+				// The class's own text: the cause may be a file system
+				// error naming an absolute path.
+				msg = engine.ErrDiskFull.Error() + "; nothing was written"
+			}
+			return c.status, apiError{Error: c.code, Message: msg}
 		}
 	}
 	return http.StatusInternalServerError, apiError{Error: "internal", Message: err.Error()}
