@@ -502,3 +502,40 @@ func TestBatchMatchesSingleWrites(t *testing.T) {
 		t.Fatalf("batch and single writes differ:\n%v\n%v\n%v\n%v", ca, cb, ga, gb)
 	}
 }
+
+// TestLargeWhereFilters: a where filter too large for one SQL expression
+// is bad input naming the limit (not a SQLite error); one within the
+// limits runs.
+func TestLargeWhereFilters(t *testing.T) {
+	ctx := context.Background()
+	e, _ := openTest(t, engine.Options{})
+	or := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf(`{"word_count": %d}`, i)
+		}
+		return `{"$or": [` + strings.Join(parts, ",") + `]}`
+	}
+	in := func(n int) string {
+		vals := make([]string, n)
+		for i := range vals {
+			vals[i] = fmt.Sprintf(`"c%d"`, i)
+		}
+		return `{"channel_id": {"$in": [` + strings.Join(vals, ",") + `]}}`
+	}
+	for _, tc := range []struct{ name, where, limit string }{
+		{"999 branches", or(999), "limit of 500"},
+		{"100,000 $in values", in(100_000), "limit of 10000"},
+	} {
+		_, err := e.Search(ctx, engine.SearchRequest{Query: "x", Filter: engine.Filter{Where: []byte(tc.where)}})
+		var inv *engine.InvalidError
+		if !errors.As(err, &inv) || inv.Field != "where" || !strings.Contains(inv.Rule, tc.limit) {
+			t.Errorf("%s: got %v, want an InvalidError on where naming the %s", tc.name, err, tc.limit)
+		}
+	}
+	for _, w := range []string{or(engine.MaxWhereClauses - 1), in(engine.MaxWhereValues)} {
+		if _, err := e.Search(ctx, engine.SearchRequest{Query: "x", Filter: engine.Filter{Where: []byte(w)}}); err != nil {
+			t.Errorf("a filter within the limits (%d bytes): %v", len(w), err)
+		}
+	}
+}

@@ -49,6 +49,15 @@ func WhereKeys() []string {
 	return keys
 }
 
+// Bounds of a where filter over messages. The filter becomes one SQL
+// expression: SQLite refuses an expression tree deeper than 1000 and more
+// than 32766 bound values, so larger filters are refused as bad input
+// naming the limit instead of failing inside SQLite.
+const (
+	MaxWhereClauses = 500
+	MaxWhereValues  = 10000
+)
+
 // parseWhere parses a where filter over message metadata against
 // whereSchema. Empty input is no filter.
 func parseWhere(raw []byte) (*where.Expr, error) {
@@ -59,6 +68,12 @@ func parseWhere(raw []byte) (*where.Expr, error) {
 			return nil, invalid("where", "%s", we.Reason)
 		}
 		return nil, invalid("where", "%v", err)
+	}
+	switch sz := w.Size(); {
+	case sz.Clauses > MaxWhereClauses:
+		return nil, invalid("where", "has %d clauses, more than the limit of %d", sz.Clauses, MaxWhereClauses)
+	case sz.Values > MaxWhereValues:
+		return nil, invalid("where", "has %d $in/$nin values, more than the limit of %d", sz.Values, MaxWhereValues)
 	}
 	return w, nil
 }

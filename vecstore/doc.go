@@ -158,6 +158,14 @@
 // (and across processes by the file lock). Lock order: Store.ioMu, then
 // Store.mu, then memColl.lazyMu, then the index's own locks.
 //
+// A where_document scan (its cost is clauses x documents) runs with no
+// lock held: the candidates are listed under the shared lock, their
+// documents matched without it, and only records written in between are
+// matched again under the lock (records are immutable once published; a
+// write replaces them), so a costly scan never keeps writers waiting. Long
+// loops check the request's context every cancelEvery records, so a scan
+// whose client has gone stops.
+//
 // # Imports
 //
 // vecstore imports index and vecstore/where (and bbolt, roaring, zstd,

@@ -454,6 +454,10 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 	if err := req.WhereDocument.Validate(); err != nil {
 		return filterErr("where_document", err)
 	}
+	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
+	if err != nil {
+		return err
+	}
 	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		if s.mu.infos[cid] == nil {
 			return nil, collNotFoundByID(cid)
@@ -466,7 +470,10 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 			return nil, err
 		}
 		mc.prepareReads()
-		set, _ := mc.filterLocked(req.IDs, req.Where, req.WhereDocument)
+		set, _, err := mc.filterLocked(ctx, req.IDs, req.Where, req.WhereDocument, scan)
+		if err != nil {
+			return nil, err
+		}
 		if set.IsEmpty() {
 			return nil, nil
 		}
@@ -512,47 +519,6 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 			mc.applied = seq
 		}, nil
 	})
-}
-
-// filterLocked returns the live dense ids matching ids AND where AND
-// whereDoc, and whether an id of ids is unknown.
-// REQUIRES: Store.mu held (shared is enough) and prepareReads called.
-func (mc *memColl) filterLocked(ids []string, w *where.Expr, wd *where.DocExpr) (*roaring.Bitmap, bool) {
-	var set *roaring.Bitmap
-	unknown := false
-	if ids != nil {
-		set = roaring.New()
-		for _, id := range ids {
-			if r := mc.byID[id]; r != nil {
-				set.Add(r.dense)
-			} else {
-				unknown = true
-			}
-		}
-	}
-	if w != nil {
-		m := mc.idx.eval(w, mc.live)
-		if set == nil {
-			set = m
-		} else {
-			set.And(m)
-		}
-	}
-	if set == nil {
-		set = mc.live.Clone()
-	}
-	if wd != nil {
-		out := roaring.New()
-		it := set.Iterator()
-		for it.HasNext() {
-			d := it.Next()
-			if matchWhereDocument(wd, mc.byDense[d].doc) {
-				out.Add(d)
-			}
-		}
-		set = out
-	}
-	return set, unknown
 }
 
 // Count returns the number of records.
@@ -619,6 +585,10 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 	if err := req.WhereDocument.Validate(); err != nil {
 		return nil, filterErr("where_document", err)
 	}
+	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
+	if err != nil {
+		return nil, err
+	}
 	var res *GetResult
 	err = s.readOp(ctx, cid, func() error {
 		mc := s.mu.colls[cid]
@@ -626,10 +596,18 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 			return collNotFoundByID(cid)
 		}
 		mc.prepareReads()
-		set, _ := mc.filterLocked(req.IDs, req.Where, req.WhereDocument)
+		set, _, err := mc.filterLocked(ctx, req.IDs, req.Where, req.WhereDocument, scan)
+		if err != nil {
+			return err
+		}
 		var sel []*record
 		skip := req.Offset
-		for _, d := range mc.order {
+		for i, d := range mc.order {
+			if i%(16*cancelEvery) == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			if !set.Contains(d) {
 				continue
 			}
@@ -732,6 +710,10 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 	if err != nil {
 		return nil, err
 	}
+	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
+	if err != nil {
+		return nil, err
+	}
 	res := newQueryResult(qa.include, qa.incSet, len(req.Embeddings))
 	err = s.readOp(ctx, cid, func() error {
 		mc := s.mu.colls[cid]
@@ -745,12 +727,19 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 		var allowed *roaring.Bitmap
 		if req.IDs != nil || req.Where != nil || req.WhereDocument != nil {
 			var unknown bool
-			allowed, unknown = mc.filterLocked(req.IDs, req.Where, req.WhereDocument)
+			var err error
+			allowed, unknown, err = mc.filterLocked(ctx, req.IDs, req.Where, req.WhereDocument, scan)
+			if err != nil {
+				return err
+			}
 			if unknown {
 				return refuse(ErrInternal, RuleUnknownID, "ids", "an id of the ids filter is not in the collection")
 			}
 		}
 		for _, q := range req.Embeddings {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			hits, err := s.search(mc, q, qa.k, allowed, req.WhereDocument != nil)
 			if err != nil {
 				return err
@@ -766,6 +755,10 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 	}
 	return res, nil
 }
+
+// DefaultNResults is a query's n_results when the request sets none
+// (Chroma's default).
+const DefaultNResults = 10
 
 // queryArgs are a query's checked arguments.
 type queryArgs struct {
@@ -786,7 +779,7 @@ func checkQuery(req QueryRequest) (queryArgs, error) {
 	if err != nil {
 		return queryArgs{}, err
 	}
-	k := 10
+	k := DefaultNResults
 	if req.NResults != nil {
 		k = *req.NResults
 	}

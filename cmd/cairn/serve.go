@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
+	"github.com/cairn-dev/cairn/cmd/cairn/config"
 	"github.com/cairn-dev/cairn/cmd/cairn/server"
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -47,6 +50,9 @@ type serveConfig struct {
 	drain       time.Duration
 	logLevel    slog.Level
 	logRequests bool
+	// limits holds config.toml's [server] section with the flags above
+	// applied over it.
+	limits config.Server
 }
 
 func runServe(ctx context.Context, e *env, c *command, args []string) error {
@@ -78,8 +84,13 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: h,
+		// Stalled clients do not hold connections forever: headers, the
+		// whole request, the answer and idle keep-alives are each bounded.
+		ReadHeaderTimeout: time.Duration(cfg.limits.ReadHeaderTimeout),
+		ReadTimeout:       time.Duration(cfg.limits.ReadTimeout),
+		WriteTimeout:      time.Duration(cfg.limits.WriteTimeout),
+		IdleTimeout:       time.Duration(cfg.limits.IdleTimeout),
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
@@ -123,10 +134,11 @@ func parseServeArgs(e *env, c *command, args []string) (serveConfig, string, err
 	fs.StringVar(&cfg.token, "auth-token", "", "require `TOKEN` as Authorization: Bearer or X-Chroma-Token (default $CAIRN_AUTH_TOKEN)")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "allow listening beyond loopback without a token")
 	fs.BoolVar(&cfg.allowReset, "allow-reset", false, "enable POST /api/v2/reset, which deletes every collection")
-	fs.Int64Var(&cfg.maxBody, "max-body-bytes", 64<<20, "largest request body in `BYTES`")
-	fs.IntVar(&cfg.maxBatch, "max-batch", 100000, "most records in one Chroma add/upsert/update or query batch")
-	fs.IntVar(&cfg.maxResults, "max-results", 10000, "largest n_results / limit")
-	fs.IntVar(&cfg.maxDepth, "max-filter-depth", 32, "deepest nesting of a where filter or JSON body")
+	def := config.Default().Server
+	fs.Int64Var(&cfg.maxBody, "max-body-bytes", int64(def.MaxBodyBytes), "largest request body in `BYTES` (config: server.max_body_bytes)")
+	fs.IntVar(&cfg.maxBatch, "max-batch", def.MaxBatch, "most records in one Chroma add/upsert/update or query batch (config: server.max_batch)")
+	fs.IntVar(&cfg.maxResults, "max-results", def.MaxResults, "largest n_results / limit (config: server.max_results)")
+	fs.IntVar(&cfg.maxDepth, "max-filter-depth", def.MaxFilterDepth, "deepest nesting of a where filter or JSON body (config: server.max_filter_depth)")
 	fs.DurationVar(&cfg.drain, "shutdown-timeout", 30*time.Second, "how long in-flight requests may finish after SIGINT/SIGTERM")
 	model := fs.String("model", "", modelUsage)
 	level := fs.String("log-level", "info", "log `LEVEL` on stderr: debug, info, warn or error")
@@ -144,6 +156,11 @@ func parseServeArgs(e *env, c *command, args []string) (serveConfig, string, err
 	if cfg.token == "" {
 		cfg.token = e.getenv("CAIRN_AUTH_TOKEN")
 	}
+	conf, _, err := e.loadConfig()
+	if err != nil {
+		return cfg, "", err
+	}
+	cfg.applyLimits(fs, conf.Server)
 	if err := cfg.check(c); err != nil {
 		return cfg, "", err
 	}
@@ -181,6 +198,27 @@ func drainServer(ctx context.Context, logger *slog.Logger, srv *http.Server, ser
 	return nil
 }
 
+// applyLimits takes the [server] section of the configuration, then the
+// limit flags given on the command line over it (a flag not given leaves
+// the configured value).
+func (cfg *serveConfig) applyLimits(fs *flag.FlagSet, conf config.Server) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	pick := func(flag string, given, configured int) int {
+		if set[flag] {
+			return given
+		}
+		return configured
+	}
+	cfg.maxBody = int64(pick("max-body-bytes", int(cfg.maxBody), conf.MaxBodyBytes))
+	cfg.maxBatch = pick("max-batch", cfg.maxBatch, conf.MaxBatch)
+	cfg.maxResults = pick("max-results", cfg.maxResults, conf.MaxResults)
+	cfg.maxDepth = pick("max-filter-depth", cfg.maxDepth, conf.MaxFilterDepth)
+	conf.MaxBodyBytes, conf.MaxBatch, conf.MaxResults, conf.MaxFilterDepth = int(cfg.maxBody), cfg.maxBatch, cfg.maxResults, cfg.maxDepth
+	conf.BodyBudgetBytes = max(conf.BodyBudgetBytes, conf.MaxBodyBytes)
+	cfg.limits = conf
+}
+
 func (cfg serveConfig) check(c *command) error {
 	if n, err := strconv.Atoi(cfg.port); err != nil || n < 0 || n > 65535 {
 		return usagef(c.name, "--port must be a number from 0 to 65535, got %q", cfg.port)
@@ -210,15 +248,22 @@ func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (
 	if err != nil {
 		return nil, err
 	}
+	lim := cfg.limits
+	hosts := slices.Clone(lim.Hosts)
+	if net.ParseIP(strings.Trim(cfg.host, "[]")) == nil {
+		hosts = append(hosts, cfg.host) // a --host name is a name the server answers to
+	}
 	return server.New(server.Options{
 		Engine: eng,
 		Chroma: chromaapi.New(chromaapi.Options{
 			Collections: eng.VectorStore(), AuthToken: cfg.token, AllowReset: cfg.allowReset,
 			MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
-			MaxFilterDepth: cfg.maxDepth, Logger: logger,
+			MaxFilterDepth: cfg.maxDepth, MaxRequestResults: lim.MaxRequestResults, MaxIDs: lim.MaxIDs,
+			MaxFilterClauses: lim.MaxFilterClauses, MaxFilterValues: lim.MaxFilterValues, Logger: logger,
 		}),
 		Cairn:     own,
 		AuthToken: cfg.token, LogRequests: cfg.logRequests, Logger: logger,
+		Hosts: hosts, AllowedOrigins: lim.AllowedOrigins, BodyBudget: int64(lim.BodyBudgetBytes),
 	}), nil
 }
 

@@ -46,7 +46,13 @@ func (s *syncBuffer) String() string {
 func startServe(t *testing.T, bin, data string, extra ...string) *serveProc {
 	t.Helper()
 	args := append([]string{"serve", "--data-dir", data, "--port", "0", "--json"}, extra...)
-	cmd := exec.Command(bin, args...)
+	return startServeCmd(t, exec.Command(bin, args...))
+}
+
+// startServeCmd starts cmd, a `cairn serve --json` command line, and reads
+// the URL it prints.
+func startServeCmd(t *testing.T, cmd *exec.Cmd) *serveProc {
+	t.Helper()
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -136,8 +142,8 @@ func TestServeEndToEnd(t *testing.T) {
 
 	_, metrics := httpDo(t, "GET", p.url+"/metrics", token, "")
 	for _, want := range []string{
-		`cairn_http_requests_total{api="cairn",route="POST /api/cairn/v1/notes",code="201"} 1`,
-		`cairn_http_requests_total{api="chroma",route="POST /api/v2/tenants/{tenant}/databases/{database}/collections",code="200"} 1`,
+		`cairn_http_requests_total{api="cairn",code="201",route="POST /api/cairn/v1/notes"} 1`,
+		`cairn_http_requests_total{api="chroma",code="200",route="POST /api/v2/tenants/{tenant}/databases/{database}/collections"} 1`,
 		`cairn_http_request_duration_seconds_bucket{api="cairn",route="POST /api/cairn/v1/notes",le="+Inf"} 1`,
 		"# TYPE cairn_vector_records_loaded gauge",
 	} {

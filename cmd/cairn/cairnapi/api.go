@@ -10,13 +10,13 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairn-dev/cairn/cmd/cairn/httpguard"
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -168,6 +168,7 @@ func errorStatuses() []struct {
 		{context.DeadlineExceeded, http.StatusServiceUnavailable, "unavailable"},
 		{engine.ErrCorrupt, http.StatusInternalServerError, "corrupt"},
 		{engine.ErrIncompatibleFormat, http.StatusInternalServerError, "incompatible_format"},
+		{engine.ErrDiskFull, http.StatusInsufficientStorage, "disk_full"},
 	}
 }
 
@@ -183,10 +184,18 @@ func statusOf(err error) (int, apiError) {
 		return http.StatusRequestEntityTooLarge, apiError{Error: "payload_too_large", Message: err.Error()}
 	case errors.Is(err, errMediaType):
 		return http.StatusUnsupportedMediaType, apiError{Error: "unsupported_media_type", Message: err.Error()}
+	case errors.Is(err, httpguard.ErrBodyBudget):
+		return http.StatusServiceUnavailable, apiError{Error: "unavailable", Message: err.Error()}
 	}
 	for _, c := range errorStatuses() {
 		if errors.Is(err, c.class) {
-			return c.status, apiError{Error: c.code, Message: err.Error()}
+			msg := err.Error()
+			if c.class == engine.ErrDiskFull {
+				// The class's own text: the cause may be a file system
+				// error naming an absolute path.
+				msg = engine.ErrDiskFull.Error() + "; nothing was written"
+			}
+			return c.status, apiError{Error: c.code, Message: msg}
 		}
 	}
 	return http.StatusInternalServerError, apiError{Error: "internal", Message: err.Error()}
@@ -233,17 +242,17 @@ func (h *Handler) wrap(f func(*http.Request) (any, int, error)) http.Handler {
 	})
 }
 
-// decode reads r's JSON body into v: the body must be JSON (or carry no
-// Content-Type), within MaxBodyBytes, valid UTF-8, nested at most MaxDepth
+// decode reads r's JSON body into v: the body must be declared JSON
+// (Content-Type application/json, see httpguard.IsJSON), within MaxBodyBytes, valid UTF-8, nested at most MaxDepth
 // deep, one value, with no unknown fields.
 func (h *Handler) decode(r *http.Request, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || mt != "application/json" {
-			return fmt.Errorf("%w: Content-Type must be application/json, got %q (with curl: -H 'Content-Type: application/json')", errMediaType, ct)
-		}
+	if ct := r.Header.Get("Content-Type"); !httpguard.IsJSON(ct) {
+		return fmt.Errorf("%w: Content-Type must be application/json, got %q (with curl: -H 'Content-Type: application/json')", errMediaType, ct)
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.MaxBodyBytes+1))
+	if errors.Is(err, httpguard.ErrBodyBudget) {
+		return err
+	}
 	if err != nil {
 		return invalidf("body", "could not be read: %v", err)
 	}

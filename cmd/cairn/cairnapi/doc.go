@@ -6,9 +6,13 @@
 //
 // Every error is a JSON body {"error": class, "message": text, "field":
 // name}: 400 invalid_argument names the field and the rule, 404 not_found,
-// 409 already_exists or embedder_mismatch, 413 payload_too_large, 503
-// unavailable; nothing is written when a request fails. statusOf is the one
+// 409 already_exists or embedder_mismatch, 413 payload_too_large, 415
+// unsupported_media_type (a body must be declared JSON), 503 unavailable
+// (also when the server's body budget is spent), 507 disk_full (a fixed
+// message: the cause names file paths); nothing is written when a request
+// fails. statusOf is the one
 // mapping of engine error classes to this surface.
 //
-// A Handler is safe for concurrent use. It imports engine only.
+// A Handler is safe for concurrent use. It imports engine and httpguard
+// (the request rules it shares with the Chroma API) only.
 package cairnapi

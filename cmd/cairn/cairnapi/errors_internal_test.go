@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
@@ -16,7 +19,7 @@ func TestErrorStatusesCoverEveryClass(t *testing.T) {
 	for _, class := range engine.ErrorClasses() {
 		err := fmt.Errorf("message id 7: %w", class)
 		status, body := statusOf(err)
-		if body.Error == "internal" || body.Message != err.Error() {
+		if body.Error == "internal" || (body.Message != err.Error() && class != engine.ErrDiskFull) {
 			t.Errorf("%v: %d %+v", class, status, body)
 		}
 	}
@@ -30,5 +33,16 @@ func TestErrorStatusesCoverEveryClass(t *testing.T) {
 	}
 	if status, body := statusOf(errors.New("boom")); status != http.StatusInternalServerError || body.Error != "internal" {
 		t.Errorf("other: %d %+v", status, body)
+	}
+}
+
+// TestDiskFullAnswer: a write that found the disk full answers 507
+// disk_full with a message naming no path, whatever the cause's text.
+func TestDiskFullAnswer(t *testing.T) {
+	cause := &os.PathError{Op: "write", Path: "/home/someone/.local/share/cairn/cairn.db-wal", Err: syscall.ENOSPC}
+	status, body := statusOf(fmt.Errorf("engine: store message: %w: %w", engine.ErrDiskFull, cause))
+	if status != http.StatusInsufficientStorage || body.Error != "disk_full" || strings.Contains(body.Message, "/") ||
+		!strings.Contains(body.Message, "disk full") {
+		t.Errorf("disk full: %d %+v", status, body)
 	}
 }

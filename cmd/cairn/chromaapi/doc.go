@@ -21,9 +21,14 @@
 // name and words each rule as Chroma 1.0.0 does, in one table (fromStore).
 //
 // Limits (Options): body size (413), records per write and embeddings per
-// query, n_results, filter depth (400). Auth: a token in Authorization:
-// Bearer or X-Chroma-Token when Options.AuthToken is set; ignored otherwise,
-// as Chroma does. Stats reports per-route counters since New (the
+// query, n_results, records per answer (embeddings x n_results, or a get),
+// ids per request, filter depth, clauses and $in values (400 naming the
+// limit). A body must be declared JSON (415, as Chroma). A full disk
+// answers 507 with a fixed message (the cause names file paths). Auth: a
+// token in Authorization: Bearer or X-Chroma-Token (httpguard's parser,
+// shared with cairn's API) when Options.AuthToken is set, checked before
+// routing so an unauthenticated caller learns nothing about routes;
+// ignored otherwise, as Chroma does. Stats reports per-route counters since New (the
 // server's /metrics counts requests by route itself).
 //
 // Chroma compatibility is tested as data: testdata/chroma/cases/*.json holds
@@ -35,6 +40,6 @@
 // for the where languages (TestFiltersGolden, -rewrite).
 //
 // Imports: vecstore (the collections it serves; the engine hands over its one
-// store, engine.Engine.VectorStore), vecstore/where (the filter language)
-// and engine; never index or fts.
+// store, engine.Engine.VectorStore), vecstore/where (the filter language),
+// engine and httpguard; never index or fts.
 package chromaapi

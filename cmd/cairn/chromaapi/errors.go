@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
+	"syscall"
 
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/vecstore"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
@@ -64,6 +67,11 @@ var classes = []struct {
 	{context.DeadlineExceeded, 503, nameChroma},
 	{vecstore.ErrInternal, 500, nameInternal},
 }
+
+// diskFullMessage answers a write that found no space. A fixed text: the
+// cause (a file system error) names the file's absolute path, which a
+// client has no business seeing.
+const diskFullMessage = "Disk full: no space left on the device holding the data dir; nothing was written"
 
 // messages words each rule of the store the way Chroma 1.0.0 does for the
 // same request (or, for cairn's own rules, in Chroma's style). A rule
@@ -178,6 +186,11 @@ func fromStore(err error) *apiError {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		return ae
+	}
+	// Checked before the classes: a full disk is reported whatever class
+	// the store wrapped it in (507 Insufficient Storage, as cairn's API).
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, engine.ErrDiskFull) {
+		return &apiError{status: http.StatusInsufficientStorage, name: nameChroma, message: diskFullMessage}
 	}
 	out := &apiError{status: 500, name: nameInternal, message: err.Error()}
 	for _, c := range classes {

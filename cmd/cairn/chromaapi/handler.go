@@ -2,12 +2,10 @@ package chromaapi
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -17,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairn-dev/cairn/cmd/cairn/httpguard"
 	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
 	"github.com/cairn-dev/cairn/vecstore"
 )
@@ -26,9 +25,13 @@ const Version = "1.0.0"
 
 // Defaults for the limits in Options.
 const (
-	DefaultMaxBodyBytes = 256 << 20
-	DefaultMaxBatchSize = 100_000
-	DefaultMaxNResults  = 100_000
+	DefaultMaxBodyBytes      = 256 << 20
+	DefaultMaxBatchSize      = 100_000
+	DefaultMaxNResults       = 100_000
+	DefaultMaxRequestResults = 100_000
+	DefaultMaxIDs            = 100_000
+	DefaultMaxFilterClauses  = 500
+	DefaultMaxFilterValues   = 100_000
 )
 
 // Options configures the handler. The zero value of every field but
@@ -58,6 +61,20 @@ type Options struct {
 	// ($and/$or levels). 0 means only the JSON nesting limit of 128 that
 	// Chroma has too.
 	MaxFilterDepth int
+	// MaxRequestResults bounds the records one request may answer: query
+	// embeddings x n_results for a query, the records of a get (default
+	// 100,000): 400 naming the limit, so no single request makes the
+	// server build an unbounded answer.
+	MaxRequestResults int
+	// MaxIDs bounds the ids of one get, query or delete (default 100,000).
+	MaxIDs int
+	// MaxFilterClauses bounds the clauses of a where and of a
+	// where_document filter, $and/$or included (default 500); a
+	// where_document scan costs clauses x documents.
+	MaxFilterClauses int
+	// MaxFilterValues bounds the $in/$nin values of a where filter
+	// (default 100,000).
+	MaxFilterValues int
 	// Logger receives one structured line per request (nil: discard).
 	Logger *slog.Logger
 	// Now returns the current time for heartbeat (nil: time.Now).
@@ -111,6 +128,18 @@ func New(opts Options) *Handler {
 	}
 	if opts.MaxNResults <= 0 {
 		opts.MaxNResults = DefaultMaxNResults
+	}
+	if opts.MaxRequestResults <= 0 {
+		opts.MaxRequestResults = DefaultMaxRequestResults
+	}
+	if opts.MaxIDs <= 0 {
+		opts.MaxIDs = DefaultMaxIDs
+	}
+	if opts.MaxFilterClauses <= 0 {
+		opts.MaxFilterClauses = DefaultMaxFilterClauses
+	}
+	if opts.MaxFilterValues <= 0 {
+		opts.MaxFilterValues = DefaultMaxFilterValues
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -168,7 +197,7 @@ type request struct {
 
 // body reads and syntax-checks the request body.
 func (h *Handler) body(rq *request) (any, *apiError) {
-	if ct := rq.r.Header.Get("Content-Type"); ct != "" && !isJSONType(ct) {
+	if !httpguard.IsJSON(rq.r.Header.Get("Content-Type")) {
 		return nil, &apiError{status: 415, name: "ChromaError",
 			message: "Expected request with `Content-Type: application/json`"}
 	}
@@ -184,6 +213,9 @@ func (h *Handler) body(rq *request) (any, *apiError) {
 	}
 	if err != nil {
 		var mbe *http.MaxBytesError
+		if errors.Is(err, httpguard.ErrBodyBudget) {
+			return nil, &apiError{status: 503, name: nameChroma, message: "Server busy: request bodies in flight exceed its buffer budget; retry"}
+		}
 		if errors.As(err, &mbe) {
 			return nil, &apiError{status: 413, name: "ChromaError",
 				message: fmt.Sprintf("Request body exceeds the limit of %d bytes", h.opts.MaxBodyBytes)}
@@ -191,17 +223,6 @@ func (h *Handler) body(rq *request) (any, *apiError) {
 		return nil, errInvalid("Failed to read the request body: %v", err)
 	}
 	return parseBody(data)
-}
-
-// isJSONType accepts application/json and application/*+json, as Chroma's
-// framework does.
-func isJSONType(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
-	if err != nil {
-		return false
-	}
-	typ, sub, ok := strings.Cut(mt, "/")
-	return ok && typ == "application" && (sub == "json" || strings.HasSuffix(sub, "+json"))
 }
 
 // ServeHTTP routes a request.
@@ -247,6 +268,12 @@ type route struct {
 // serve answers r and returns the route name (for logs and metrics).
 func (h *Handler) serve(w http.ResponseWriter, r *http.Request) string {
 	segs, ok := splitPath(r.URL.EscapedPath())
+	// Authenticate before routing: an unauthenticated caller learns
+	// nothing about which routes or methods exist.
+	if !public(segs) && !httpguard.Authorized(r, h.opts.AuthToken) {
+		writeError(w, &apiError{status: 401, name: "AuthError", message: "Unauthorized"})
+		return "unknown"
+	}
 	if !ok {
 		writeError(w, errNotFoundRoute)
 		return "unknown"
@@ -278,10 +305,6 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) string {
 		writeError(w, &apiError{status: 405, allow: rt.allow})
 		return rt.name
 	}
-	if rt.name != "heartbeat" && rt.name != "version" && !h.authorized(r) {
-		writeError(w, &apiError{status: 401, name: "AuthError", message: "Unauthorized"})
-		return rt.name
-	}
 	body, status, aerr := fn(h, &request{r: r, ctx: r.Context(), segs: params})
 	if aerr != nil {
 		writeError(w, aerr)
@@ -297,19 +320,32 @@ func (h *Handler) serve(w http.ResponseWriter, r *http.Request) string {
 	return rt.name
 }
 
-// authorized checks the token when one is configured.
-func (h *Handler) authorized(r *http.Request) bool {
-	if h.opts.AuthToken == "" {
-		return true
+// public reports whether segs (the whole path) is a route Chroma answers
+// without a token: heartbeat and version.
+func public(segs []string) bool {
+	if len(segs) < 2 || segs[0] != "api" || segs[1] != "v2" {
+		return false
 	}
-	tok := r.Header.Get("X-Chroma-Token")
-	if tok == "" {
-		a := r.Header.Get("Authorization")
-		if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-			tok = strings.TrimSpace(a[7:])
-		}
+	rest := segs[2:]
+	return len(rest) == 0 || (len(rest) == 1 && (rest[0] == "heartbeat" || rest[0] == "version"))
+}
+
+// Route names the route r matches ("unknown" for none, "v1" for the
+// retired API), for metrics with a bounded label set.
+func (h *Handler) Route(r *http.Request) string {
+	segs, ok := splitPath(r.URL.EscapedPath())
+	switch {
+	case !ok:
+		return "unknown"
+	case len(segs) >= 3 && segs[0] == "api" && segs[1] == "v1":
+		return "v1"
+	case len(segs) < 2 || segs[0] != "api" || segs[1] != "v2":
+		return "unknown"
 	}
-	return tok != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(h.opts.AuthToken)) == 1
+	if rt, _ := match(segs[2:]); rt != nil {
+		return rt.name
+	}
+	return "unknown"
 }
 
 // splitPath splits an escaped path into unescaped segments. A trailing

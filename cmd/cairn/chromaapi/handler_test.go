@@ -80,6 +80,9 @@ func TestAuthToken(t *testing.T) {
 		{"heartbeat is open", "/api/v2/heartbeat", nil, 200},
 		{"version is open", "/api/v2/version", nil, 200},
 		{"pre-flight needs the token", "/api/v2/pre-flight-checks", nil, 401},
+		{"bearer with two spaces", collPath, map[string]string{"Authorization": "Bearer  s3cret"}, 401},
+		{"both headers must agree", collPath, map[string]string{"Authorization": "Bearer s3cret", "X-Chroma-Token": "nope"}, 401},
+		{"unknown route needs the token", "/api/v2/no/such/route", nil, 401},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := call(t, base, "GET", tc.path, "", tc.hdr)
@@ -92,6 +95,47 @@ func TestAuthToken(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAuthBeforeRouting: an unauthenticated caller gets 401 whatever the
+// method or path, so it cannot tell which routes exist.
+func TestAuthBeforeRouting(t *testing.T) {
+	base, _ := cairnServer(t, chromaapi.Options{AuthToken: "s3cret"})
+	for _, method := range []string{"DELETE", "PUT", "PATCH"} {
+		if a := call(t, base, method, collPath, "", nil); a.status != 401 {
+			t.Errorf("%s %s without a token = %d %s, want 401", method, collPath, a.status, a.body)
+		}
+	}
+	if a := call(t, base, "DELETE", collPath, "", map[string]string{"Authorization": "Bearer s3cret"}); a.status != 405 {
+		t.Errorf("DELETE %s with the token = %d, want 405", collPath, a.status)
+	}
+}
+
+// TestBodyMustBeJSON: a body without a JSON Content-Type (what a browser
+// sends cross-origin without a preflight) is refused, as Chroma does.
+func TestBodyMustBeJSON(t *testing.T) {
+	base, _ := cairnServer(t, chromaapi.Options{})
+	for _, ct := range []string{"", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
+		req, err := http.NewRequest("POST", base+collPath, strings.NewReader(`{"name":"from_a_page"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", ct)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 415 {
+			t.Errorf("Content-Type %q: %d, want 415", ct, resp.StatusCode)
+		}
+	}
+	if a := call(t, base, "POST", collPath, `{"name":"json_charset"}`, map[string]string{"Content-Type": "application/json; charset=utf-8"}); a.status != 200 {
+		t.Errorf("application/json; charset=utf-8: %d %s, want 200", a.status, a.body)
+	}
+	if a := call(t, base, "GET", collPath, "", nil); strings.Contains(a.body, "from_a_page") {
+		t.Errorf("a refused body created a collection: %s", a.body)
 	}
 }
 

@@ -5,13 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
+	"github.com/cairn-dev/cairn/cmd/cairn/server"
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // scenarioDivergences declares, by step name, where cairn deliberately
@@ -66,9 +70,30 @@ func (l scenarioLine) String() string {
 	return canonical(l.OK)
 }
 
+// frontServer serves the Chroma API as `cairn serve` does: behind the
+// server's front (Host, Origin and Content-Type checks, body budget,
+// metrics) over an engine's vector store, on 127.0.0.1.
+func frontServer(t *testing.T) string {
+	t.Helper()
+	eng, err := engine.Open(context.Background(), t.TempDir(), engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close() })
+	own, err := cairnapi.New(cairnapi.Options{Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.New(server.Options{Engine: eng, Cairn: own, BodyBudget: 256 << 20,
+		Chroma: chromaapi.New(chromaapi.Options{Collections: eng.VectorStore()})}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
 // TestJSClientScenario runs testdata/js/chroma_scenario.mjs with the real
-// chromadb JS clients (3.5.0 and 3.0.17) against cairn and against the real
-// Chroma 1.0.0 server, and compares every step.
+// chromadb JS clients (3.5.0 and 3.0.17) against cairn (behind the server's
+// front, as `cairn serve` runs it) and against the real Chroma 1.0.0
+// server, and compares every step.
 func TestJSClientScenario(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs node against two servers")
@@ -78,7 +103,7 @@ func TestJSClientScenario(t *testing.T) {
 		t.Run(client, func(t *testing.T) {
 			db := "scenario_" + strings.ReplaceAll(client, ".", "_")
 			want := runScenario(t, chroma, db, client)
-			base, _ := cairnServer(t, chromaapi.Options{})
+			base := frontServer(t)
 			got := runScenario(t, base, db, client)
 			if len(want) < 50 {
 				t.Fatalf("scenario produced only %d steps", len(want))

@@ -124,6 +124,9 @@ func (h *Handler) decodeFilters(ctx context.Context, o object, collID string) (f
 		if f.ids, aerr = asStrings(x, "ids"); aerr != nil {
 			return f, aerr
 		}
+		if len(f.ids) > h.opts.MaxIDs {
+			return f, errInvalid("%d ids exceed this server's limit of %d ids per request", len(f.ids), h.opts.MaxIDs)
+		}
 	}
 	wx, hasWhere := o.field("where")
 	dx, hasDoc := o.field("where_document")
@@ -138,6 +141,9 @@ func (h *Handler) decodeFilters(ctx context.Context, o object, collID string) (f
 		if err != nil {
 			return f, h.filterError(ctx, collID, err)
 		}
+		if aerr := h.checkFilterSize("where", w.Size()); aerr != nil {
+			return f, aerr
+		}
 		f.where = w
 	}
 	if hasDoc {
@@ -148,9 +154,24 @@ func (h *Handler) decodeFilters(ctx context.Context, o object, collID string) (f
 		if err != nil {
 			return f, h.filterError(ctx, collID, err)
 		}
+		if aerr := h.checkFilterSize("where_document", d.Size()); aerr != nil {
+			return f, aerr
+		}
 		f.doc = d
 	}
 	return f, nil
+}
+
+// checkFilterSize refuses a filter over the configured clause or value
+// limits.
+func (h *Handler) checkFilterSize(field string, sz where.Size) *apiError {
+	if sz.Clauses > h.opts.MaxFilterClauses {
+		return errInvalid("Invalid %s: %d clauses exceed this server's limit of %d", field, sz.Clauses, h.opts.MaxFilterClauses)
+	}
+	if sz.Values > h.opts.MaxFilterValues {
+		return errInvalid("Invalid %s: %d $in/$nin values exceed this server's limit of %d", field, sz.Values, h.opts.MaxFilterValues)
+	}
+	return nil
 }
 
 // filterError answers an invalid filter. Chroma looks the collection up
@@ -215,9 +236,23 @@ func (h *Handler) get(rq *request) ([]byte, int, *apiError) {
 		return nil, 0, aerr
 	}
 	req.IDs, req.Where, req.WhereDocument = f.ids, f.where, f.doc
+	// Ask for one record over the limit to tell a get that fits from one
+	// that does not, without building the whole answer.
+	maxRes := h.opts.MaxRequestResults
+	if req.Limit != nil && *req.Limit > maxRes {
+		return nil, 0, errInvalid("limit %d exceeds this server's limit of %d records per request", *req.Limit, maxRes)
+	}
+	capped := req.Limit == nil
+	if capped {
+		n := maxRes + 1
+		req.Limit = &n
+	}
 	res, err := h.coll.Get(rq.ctx, rq.segs[2], req)
 	if err != nil {
 		return nil, 0, fromStore(err)
+	}
+	if capped && len(res.IDs) > maxRes {
+		return nil, 0, errInvalid("get matches more than this server's limit of %d records per request; page with limit and offset", maxRes)
 	}
 	return appendGetResult(make([]byte, 0, 256), res), 200, nil
 }
@@ -257,6 +292,14 @@ func (h *Handler) query(rq *request) ([]byte, int, *apiError) {
 	}
 	if req.NResults != nil && *req.NResults > h.opts.MaxNResults {
 		return nil, 0, errInvalid("n_results %d exceeds this server's limit of %d", *req.NResults, h.opts.MaxNResults)
+	}
+	nres := vecstore.DefaultNResults
+	if req.NResults != nil {
+		nres = *req.NResults
+	}
+	if total := len(req.Embeddings) * nres; total > h.opts.MaxRequestResults {
+		return nil, 0, errInvalid("%d query embeddings x n_results %d = %d results exceed this server's limit of %d results per request",
+			len(req.Embeddings), nres, total, h.opts.MaxRequestResults)
 	}
 	f, aerr := h.decodeFilters(rq.ctx, o, rq.segs[2])
 	if aerr != nil {

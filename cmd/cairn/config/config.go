@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -80,6 +81,28 @@ type Config struct {
 	Retention Retention `toml:"retention" comment:"What cairn gc forgets. Pinned messages (metadata \"pinned\": true) and decision/policy\nmessages are kept forever unless a policy sets forget_pinned / forget_decisions."`
 	GC        GC        `toml:"gc" comment:"Garbage collection runs."`
 	Export    Export    `toml:"export" comment:"Session exports (cairn export)."`
+	Server    Server    `toml:"server" comment:"cairn serve: who may call it, and how much one request may ask for (over a limit: 4xx naming it)."`
+}
+
+// Server configures `cairn serve`: the Host and Origin policy, request
+// limits and connection timeouts. The serve flags of the same names
+// override these.
+type Server struct {
+	Hosts             []string `toml:"hosts" comment:"Host names the server answers to besides IP addresses, localhost and --host (DNS rebinding protection)."`
+	AllowedOrigins    []string `toml:"allowed_origins" comment:"Origins (\"http://host:port\") of other sites whose pages may call the APIs; the server's own origin always may."`
+	MaxBodyBytes      int      `toml:"max_body_bytes" comment:"Largest request body (413)."`
+	BodyBudgetBytes   int      `toml:"body_budget_bytes" comment:"Request body bytes buffered at once across all requests (503 beyond it)."`
+	MaxBatch          int      `toml:"max_batch" comment:"Most records in one Chroma add/upsert/update, most query embeddings in one query."`
+	MaxResults        int      `toml:"max_results" comment:"Largest n_results / limit."`
+	MaxRequestResults int      `toml:"max_request_results" comment:"Most records one request answers: query embeddings x n_results, or a Chroma get."`
+	MaxIDs            int      `toml:"max_ids" comment:"Most ids in one Chroma get, query or delete."`
+	MaxFilterDepth    int      `toml:"max_filter_depth" comment:"Deepest nesting of a where filter or JSON body."`
+	MaxFilterClauses  int      `toml:"max_filter_clauses" comment:"Most clauses in one where or where_document filter ($and/$or included)."`
+	MaxFilterValues   int      `toml:"max_filter_values" comment:"Most $in/$nin values in one where filter."`
+	ReadHeaderTimeout Duration `toml:"read_header_timeout" comment:"Time to send the request headers."`
+	ReadTimeout       Duration `toml:"read_timeout" comment:"Time to send the whole request, body included."`
+	WriteTimeout      Duration `toml:"write_timeout" comment:"Time from the end of the headers to the end of the answer."`
+	IdleTimeout       Duration `toml:"idle_timeout" comment:"How long an idle keep-alive connection stays open."`
 }
 
 // Import configures `cairn import claude-code`.
@@ -153,6 +176,14 @@ func Default() Config {
 		Retention: Retention{Policies: []Policy{}},
 		GC:        GC{Schedule: Duration(24 * time.Hour), Vacuum: true},
 		Export:    Export{Formats: []string{engine.FormatJSONL, engine.FormatMarkdown}},
+		Server: Server{
+			Hosts: []string{}, AllowedOrigins: []string{},
+			MaxBodyBytes: 64 << 20, BodyBudgetBytes: 256 << 20,
+			MaxBatch: 100_000, MaxResults: 10_000, MaxRequestResults: 100_000, MaxIDs: 100_000,
+			MaxFilterDepth: 32, MaxFilterClauses: 500, MaxFilterValues: 100_000,
+			ReadHeaderTimeout: Duration(10 * time.Second), ReadTimeout: Duration(2 * time.Minute),
+			WriteTimeout: Duration(5 * time.Minute), IdleTimeout: Duration(2 * time.Minute),
+		},
 	}
 }
 
@@ -245,9 +276,34 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
+	if err := c.Server.validate(); err != nil {
+		return fmt.Errorf("%w: server: %w", ErrInvalid, err)
+	}
 	for _, f := range c.Export.Formats {
 		if f != engine.FormatJSONL && f != engine.FormatMarkdown {
 			return fmt.Errorf("%w: export.formats: %q is not jsonl or md", ErrInvalid, f)
+		}
+	}
+	return nil
+}
+
+func (s Server) validate() error {
+	for _, v := range []struct {
+		key string
+		n   int
+	}{{"max_body_bytes", s.MaxBodyBytes}, {"body_budget_bytes", s.BodyBudgetBytes}, {"max_batch", s.MaxBatch},
+		{"max_results", s.MaxResults}, {"max_request_results", s.MaxRequestResults}, {"max_ids", s.MaxIDs},
+		{"max_filter_depth", s.MaxFilterDepth}, {"max_filter_clauses", s.MaxFilterClauses}, {"max_filter_values", s.MaxFilterValues}} {
+		if v.n <= 0 {
+			return fmt.Errorf("%s must be positive, got %d", v.key, v.n)
+		}
+	}
+	if s.BodyBudgetBytes < s.MaxBodyBytes {
+		return fmt.Errorf("body_budget_bytes (%d) must be at least max_body_bytes (%d)", s.BodyBudgetBytes, s.MaxBodyBytes)
+	}
+	for _, o := range s.AllowedOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return fmt.Errorf("allowed_origins: %q is not an origin like http://host:port", o)
 		}
 	}
 	return nil

@@ -123,6 +123,10 @@ func TestLoadErrors(t *testing.T) {
 		"bad threshold":     "[[retention.policy]]\nname = \"a\"\ncollapse_threshold = 2.0\n",
 		"bad export format": "[export]\nformats = [\"pdf\"]\n",
 		"wrong type":        "[import]\nmax_line_bytes = \"big\"\n",
+		"zero limit":        "[server]\nmax_ids = 0\n",
+		"budget below body": "[server]\nmax_body_bytes = 2000\nbody_budget_bytes = 1000\n",
+		"origin with path":  "[server]\nallowed_origins = [\"http://a.example/app\"]\n",
+		"origin no scheme":  "[server]\nallowed_origins = [\"a.example:3000\"]\n",
 	}
 	for name, body := range cases {
 		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".toml")
@@ -222,5 +226,25 @@ func TestLifecycleOptions(t *testing.T) {
 	c.Export.Dir = "/elsewhere"
 	if got := c.LifecycleOptions("/data").Export.OutDir; got != "/elsewhere" {
 		t.Errorf("export.dir = %q, want /elsewhere", got)
+	}
+}
+
+// TestServerSection: the [server] limits and policy come from the file and
+// the environment.
+func TestServerSection(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.toml")
+	body := "[server]\nhosts = [\"cairn.lan\"]\nallowed_origins = [\"http://console.lan:3000\"]\nmax_filter_clauses = 64\nread_timeout = \"30s\"\n"
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(p, func(k string) string { return map[string]string{"CAIRN_SERVER_MAX_IDS": "7"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cfg.Server
+	if !reflect.DeepEqual(s.Hosts, []string{"cairn.lan"}) || !reflect.DeepEqual(s.AllowedOrigins, []string{"http://console.lan:3000"}) ||
+		s.MaxFilterClauses != 64 || s.MaxIDs != 7 || time.Duration(s.ReadTimeout) != 30*time.Second ||
+		s.MaxRequestResults != config.Default().Server.MaxRequestResults {
+		t.Errorf("server section: %+v", s)
 	}
 }

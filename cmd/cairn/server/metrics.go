@@ -1,13 +1,15 @@
 package server
 
 import (
-	"bufio"
-	"fmt"
+	"context"
 	"net/http"
-	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
@@ -18,42 +20,53 @@ import (
 // resolution, since most requests answer within a few milliseconds.
 var latencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 
-// routeKey labels one series of request metrics.
-type routeKey struct {
-	api, route string
-	code       int
+// chromaRouter names the route of a Chroma API request ("unknown" when no
+// route matches); chromaapi.Handler implements it.
+type chromaRouter interface {
+	Route(r *http.Request) string
 }
 
-// histogram is one route's latency distribution.
-type histogram struct {
-	counts []uint64 // per bucket, not cumulative; len(latencyBuckets)+1
-	sum    float64
-	n      uint64
-}
-
-// metrics serves /metrics in the Prometheus text format: request counts
-// and latency histograms by route, index sizes, the embedding queue and the
-// embedding cache.
+// metrics serves /metrics: request counts and latency histograms by route,
+// the vector store, the embedding queue and cache, and the Go runtime and
+// process metrics, through the Prometheus client library (which owns the
+// exposition format, its escaping and content negotiation). The registry
+// is the server's own, not the library's global one.
 type metrics struct {
-	eng *engine.Engine
-	own *cairnapi.Handler
-
-	mu struct {
-		sync.Mutex
-		requests  map[routeKey]uint64
-		latencies map[[2]string]*histogram // by api, route
-	}
+	own      *cairnapi.Handler
+	chroma   chromaRouter // nil when the Chroma handler cannot name routes
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	handler  http.Handler
 }
 
-func newMetrics(eng *engine.Engine, own *cairnapi.Handler) *metrics {
-	m := &metrics{eng: eng, own: own}
-	m.mu.requests = map[routeKey]uint64{}
-	m.mu.latencies = map[[2]string]*histogram{}
+func newMetrics(eng *engine.Engine, own *cairnapi.Handler, chroma http.Handler) *metrics {
+	m := &metrics{own: own}
+	m.chroma, _ = chroma.(chromaRouter)
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "cairn_http_requests_total", Help: "HTTP requests by API, route and status code.",
+	}, []string{"api", "route", "code"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "cairn_http_request_duration_seconds", Help: "HTTP request latency by API and route.",
+		Buckets: latencyBuckets,
+	}, []string{"api", "route"})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m.requests, m.latency,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		engineCollector{eng: eng})
+	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return m
 }
 
-// route names r's route with a bounded label set (never raw paths, which
-// carry ids and would grow the series without bound).
+// knownMethods bounds the method part of route labels.
+var knownMethods = map[string]bool{
+	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
+	http.MethodPatch: true, http.MethodDelete: true, http.MethodOptions: true,
+}
+
+// route names r's route with a bounded label set: route patterns, never raw
+// paths (which carry ids and anything a caller invents); every path no
+// route matches shares the label "unknown".
 func (m *metrics) route(r *http.Request) (api, route string) {
 	p := r.URL.Path
 	switch {
@@ -65,13 +78,19 @@ func (m *metrics) route(r *http.Request) (api, route string) {
 	case p == "/metrics":
 		return "metrics", "/metrics"
 	case strings.HasPrefix(p, "/api/v2/"):
+		if m.chroma == nil || !knownMethods[r.Method] {
+			return "chroma", "unknown"
+		}
+		if name := m.chroma.Route(r); name == "unknown" || name == "" {
+			return "chroma", "unknown"
+		}
 		return "chroma", r.Method + " " + chromaRoute(p)
 	}
 	return "other", "unknown"
 }
 
-// chromaRoute collapses a Chroma v2 path to its route shape: tenant,
-// database and collection segments become placeholders.
+// chromaRoute collapses a Chroma v2 path that matched a route to its
+// shape: tenant, database and collection segments become placeholders.
 func chromaRoute(p string) string {
 	segs := strings.Split(strings.TrimPrefix(p, "/api/v2/"), "/")
 	names := map[string]string{"tenants": "{tenant}", "databases": "{database}", "collections": "{collection}"}
@@ -90,107 +109,76 @@ func (m *metrics) instrument(next http.Handler) http.Handler {
 		start := time.Now()
 		sw := reqlog.Wrap(w)
 		next.ServeHTTP(sw, r)
-		secs := time.Since(start).Seconds()
 		status := sw.Status()
 		if status == 0 {
 			status = http.StatusOK
 		}
 		api, route := m.route(r)
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.mu.requests[routeKey{api, route, status}]++
-		h := m.mu.latencies[[2]string{api, route}]
-		if h == nil {
-			h = &histogram{counts: make([]uint64, len(latencyBuckets)+1)}
-			m.mu.latencies[[2]string{api, route}] = h
-		}
-		i, _ := slices.BinarySearch(latencyBuckets, secs)
-		h.counts[i]++
-		h.sum += secs
-		h.n++
+		m.requests.WithLabelValues(api, route, strconv.Itoa(status)).Inc()
+		m.latency.WithLabelValues(api, route).Observe(time.Since(start).Seconds())
 	})
 }
 
-func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
-	bw := bufio.NewWriter(w)
-	defer bw.Flush()
-	m.writeRequests(bw)
+func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.handler.ServeHTTP(w, r) }
 
-	m.writeVectors(bw)
-	m.writeEngine(bw, r)
+// engineCollector reports the engine's vector store, embedding queue and
+// embedding cache at each scrape.
+type engineCollector struct{ eng *engine.Engine }
+
+var (
+	descCollections = prometheus.NewDesc("cairn_vector_collections_loaded", "Collections loaded in memory.", nil, nil)
+	descRecords     = prometheus.NewDesc("cairn_vector_records_loaded", "Vector records loaded in memory (index size).", nil, nil)
+	descExact       = prometheus.NewDesc("cairn_vector_queries_exact_total", "Vector queries answered by an exact scan of the allowed set.", nil, nil)
+	descHNSW        = prometheus.NewDesc("cairn_vector_queries_hnsw_total", "Vector queries answered by the (filtered) HNSW graph.", nil, nil)
+	descSyncs       = prometheus.NewDesc("cairn_vector_syncs_total", "Change-log replays of other processes' writes.", nil, nil)
+	descSnapshots   = prometheus.NewDesc("cairn_vector_snapshots_total", "Graph snapshots written.", nil, nil)
+	descQueue       = prometheus.NewDesc("cairn_embedding_queue", "Messages waiting to be embedded or to have their vectors deleted.", nil, nil)
+	descHits        = prometheus.NewDesc("cairn_embedding_cache_hits_total", "Embedding cache hits.", nil, nil)
+	descMisses      = prometheus.NewDesc("cairn_embedding_cache_misses_total", "Embedding cache misses.", nil, nil)
+	descHitRatio    = prometheus.NewDesc("cairn_embedding_cache_hit_ratio", "Embedding cache hits / lookups.", nil, nil)
+	descTexts       = prometheus.NewDesc("cairn_embedded_texts_total", "Texts embedded.", nil, nil)
+)
+
+func (c engineCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descCollections, descRecords, descExact, descHNSW, descSyncs,
+		descSnapshots, descQueue, descHits, descMisses, descHitRatio, descTexts} {
+		ch <- d
+	}
 }
 
-// writeVectors reports the engine's vector store, when it is open.
-func (m *metrics) writeVectors(bw *bufio.Writer) {
-	store := m.eng.VectorStore()
-	if store == nil {
+// scrapeTimeout bounds the engine query of one scrape (the collector
+// interface carries no context).
+const scrapeTimeout = 5 * time.Second
+
+func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.eng == nil {
 		return
 	}
-	vs := store.Stats()
-	gauge(bw, "cairn_vector_collections_loaded", "Collections loaded in memory.", float64(vs.Collections))
-	gauge(bw, "cairn_vector_records_loaded", "Vector records loaded in memory (index size).", float64(vs.Records))
-	counter(bw, "cairn_vector_queries_exact_total", "Vector queries answered by an exact scan of the allowed set.", float64(vs.ExactQueries))
-	counter(bw, "cairn_vector_queries_hnsw_total", "Vector queries answered by the (filtered) HNSW graph.", float64(vs.FilteredHNSW))
-	counter(bw, "cairn_vector_syncs_total", "Change-log replays of other processes' writes.", float64(vs.Syncs))
-	counter(bw, "cairn_vector_snapshots_total", "Graph snapshots written.", float64(vs.Snapshots))
-}
-
-func (m *metrics) writeEngine(bw *bufio.Writer, r *http.Request) {
-	if sets, err := m.eng.VectorSets(r.Context()); err == nil {
+	emit := func(d *prometheus.Desc, t prometheus.ValueType, v float64) {
+		ch <- prometheus.MustNewConstMetric(d, t, v)
+	}
+	if store := c.eng.VectorStore(); store != nil {
+		vs := store.Stats()
+		emit(descCollections, prometheus.GaugeValue, float64(vs.Collections))
+		emit(descRecords, prometheus.GaugeValue, float64(vs.Records))
+		emit(descExact, prometheus.CounterValue, float64(vs.ExactQueries))
+		emit(descHNSW, prometheus.CounterValue, float64(vs.FilteredHNSW))
+		emit(descSyncs, prometheus.CounterValue, float64(vs.Syncs))
+		emit(descSnapshots, prometheus.CounterValue, float64(vs.Snapshots))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	if sets, err := c.eng.VectorSets(ctx); err == nil {
 		var pending int64
 		for _, s := range sets {
 			pending += s.Pending
 		}
-		gauge(bw, "cairn_embedding_queue", "Messages waiting to be embedded or to have their vectors deleted.", float64(pending))
+		emit(descQueue, prometheus.GaugeValue, float64(pending))
 	}
-	if st, ok := m.eng.EmbedderStats(); ok {
-		counter(bw, "cairn_embedding_cache_hits_total", "Embedding cache hits.", float64(st.CacheHits))
-		counter(bw, "cairn_embedding_cache_misses_total", "Embedding cache misses.", float64(st.CacheMisses))
-		gauge(bw, "cairn_embedding_cache_hit_ratio", "Embedding cache hits / lookups.", st.HitRate)
-		counter(bw, "cairn_embedded_texts_total", "Texts embedded.", float64(st.Texts))
+	if st, ok := c.eng.EmbedderStats(); ok {
+		emit(descHits, prometheus.CounterValue, float64(st.CacheHits))
+		emit(descMisses, prometheus.CounterValue, float64(st.CacheMisses))
+		emit(descHitRatio, prometheus.GaugeValue, st.HitRate)
+		emit(descTexts, prometheus.CounterValue, float64(st.Texts))
 	}
-}
-
-func (m *metrics) writeRequests(bw *bufio.Writer) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	keys := make([]routeKey, 0, len(m.mu.requests))
-	for k := range m.mu.requests {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b routeKey) int {
-		return strings.Compare(fmt.Sprint(a.api, a.route, a.code), fmt.Sprint(b.api, b.route, b.code))
-	})
-	fmt.Fprintln(bw, "# HELP cairn_http_requests_total HTTP requests by API, route and status code.")
-	fmt.Fprintln(bw, "# TYPE cairn_http_requests_total counter")
-	for _, k := range keys {
-		fmt.Fprintf(bw, "cairn_http_requests_total{api=%q,route=%q,code=\"%d\"} %d\n", k.api, k.route, k.code, m.mu.requests[k])
-	}
-	routes := make([][2]string, 0, len(m.mu.latencies))
-	for k := range m.mu.latencies {
-		routes = append(routes, k)
-	}
-	slices.SortFunc(routes, func(a, b [2]string) int { return strings.Compare(a[0]+a[1], b[0]+b[1]) })
-	fmt.Fprintln(bw, "# HELP cairn_http_request_duration_seconds HTTP request latency by API and route.")
-	fmt.Fprintln(bw, "# TYPE cairn_http_request_duration_seconds histogram")
-	for _, k := range routes {
-		h := m.mu.latencies[k]
-		var cum uint64
-		for i, le := range latencyBuckets {
-			cum += h.counts[i]
-			fmt.Fprintf(bw, "cairn_http_request_duration_seconds_bucket{api=%q,route=%q,le=\"%g\"} %d\n", k[0], k[1], le, cum)
-		}
-		fmt.Fprintf(bw, "cairn_http_request_duration_seconds_bucket{api=%q,route=%q,le=\"+Inf\"} %d\n", k[0], k[1], h.n)
-		fmt.Fprintf(bw, "cairn_http_request_duration_seconds_sum{api=%q,route=%q} %g\n", k[0], k[1], h.sum)
-		fmt.Fprintf(bw, "cairn_http_request_duration_seconds_count{api=%q,route=%q} %d\n", k[0], k[1], h.n)
-	}
-}
-
-func gauge(bw *bufio.Writer, name, help string, v float64) {
-	fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s gauge\n%s %g\n", name, help, name, name, v)
-}
-
-func counter(bw *bufio.Writer, name, help string, v float64) {
-	fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s counter\n%s %g\n", name, help, name, name, v)
 }

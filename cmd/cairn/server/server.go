@@ -1,13 +1,12 @@
 package server
 
 import (
-	"crypto/subtle"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
+	"github.com/cairn-dev/cairn/cmd/cairn/httpguard"
 	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -28,6 +27,17 @@ type Options struct {
 	LogRequests bool
 	// Logger receives the request log; nil discards it.
 	Logger *slog.Logger
+	// Hosts lists the host names the server answers to besides IP
+	// literals and localhost (the listen name and configured names); a
+	// request naming another Host is refused (DNS rebinding).
+	Hosts []string
+	// AllowedOrigins lists the origins ("http://host:port") of other
+	// sites whose pages may call the APIs; requests from any other origin
+	// but the server's own are refused.
+	AllowedOrigins []string
+	// BodyBudget bounds the request body bytes buffered at once across
+	// all requests (503 beyond it); 0 means no bound.
+	BodyBudget int64
 }
 
 // New returns the handler of `cairn serve`.
@@ -35,12 +45,12 @@ func New(opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	m := newMetrics(opts.Engine, opts.Cairn)
+	m := newMetrics(opts.Engine, opts.Cairn, opts.Chroma)
 	mux := http.NewServeMux()
 	mux.Handle(cairnapi.Prefix+"/", requireToken(opts.AuthToken, opts.Cairn))
 	mux.Handle("/metrics", requireToken(opts.AuthToken, m))
 	mux.Handle("/", opts.Chroma)
-	h := m.instrument(mux)
+	h := m.instrument(newGuard(opts).wrap(mux))
 	if opts.LogRequests {
 		h = logRequests(opts.Logger, h)
 	}
@@ -48,17 +58,15 @@ func New(opts Options) http.Handler {
 }
 
 // requireToken answers 401 unless the request carries token (as Bearer or
-// X-Chroma-Token). An empty token means no auth.
+// X-Chroma-Token, parsed by httpguard as on the Chroma side), before any
+// routing, so an unauthenticated caller learns nothing about routes. An
+// empty token means no auth.
 func requireToken(token string, next http.Handler) http.Handler {
 	if token == "" {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got := r.Header.Get("X-Chroma-Token")
-		if a := r.Header.Get("Authorization"); got == "" && strings.HasPrefix(a, "Bearer ") {
-			got = strings.TrimPrefix(a, "Bearer ")
-		}
-		if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+		if !httpguard.Authorized(r, token) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusUnauthorized)

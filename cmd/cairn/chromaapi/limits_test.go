@@ -1,0 +1,65 @@
+package chromaapi_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
+)
+
+// TestRequestLimits: every request's work and answer is bounded; a request
+// over a limit gets a 400 naming it, and one at the limit works.
+func TestRequestLimits(t *testing.T) {
+	base, _ := cairnServer(t, chromaapi.Options{MaxRequestResults: 20, MaxIDs: 4, MaxFilterClauses: 6, MaxFilterValues: 3})
+	id := createCollection(t, base, "bounded", nil)
+	recs := collPath + "/" + id
+	if a := call(t, base, "POST", recs+"/add", `{"ids":["a","b","c","d","e"],"embeddings":[[1,0],[0,1],[1,1],[2,1],[1,2]],"documents":["x a","x b","x c","x d","x e"]}`, nil); a.status != 201 {
+		t.Fatalf("add: %d %s", a.status, a.body)
+	}
+	queries := func(n int) string {
+		return strings.TrimSuffix(strings.Repeat("[1,0],", n), ",")
+	}
+	branches := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf(`{"$contains":"w%d"}`, i)
+		}
+		return `{"$or":[` + strings.Join(parts, ",") + `]}`
+	}
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+		want             string
+	}{
+		{"embeddings x n_results over", "/query", `{"query_embeddings":[` + queries(3) + `],"n_results":7}`, 400, "limit of 20 results"},
+		{"embeddings x default n_results over", "/query", `{"query_embeddings":[` + queries(3) + `]}`, 400, "limit of 20 results"},
+		{"embeddings x n_results at the limit", "/query", `{"query_embeddings":[` + queries(4) + `],"n_results":5}`, 200, `"ids":[[`},
+		{"ids over", "/get", `{"ids":["a","b","c","d","e"]}`, 400, "limit of 4 ids"},
+		{"ids in delete over", "/delete", `{"ids":["a","b","c","d","e"]}`, 400, "limit of 4 ids"},
+		{"where_document branches over", "/get", `{"where_document":` + branches(6) + `}`, 400, "where_document: 7 clauses exceed this server's limit of 6"},
+		{"where branches over", "/query", `{"query_embeddings":[[1,0]],"where":{"$or":[{"k":1},{"k":2},{"k":3},{"k":4},{"k":5},{"k":6}]}}`, 400, "limit of 6"},
+		{"$in values over", "/get", `{"where":{"k":{"$in":[1,2,3,4]}}}`, 400, "4 $in/$nin values exceed this server's limit of 3"},
+		{"where_document at the limit", "/get", `{"where_document":` + branches(5) + `}`, 200, `"ids":[]`},
+		{"get limit over", "/get", `{"limit":21}`, 400, "limit of 20 records"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := call(t, base, "POST", recs+tc.path, tc.body, nil)
+			if a.status != tc.status || !strings.Contains(a.body, tc.want) {
+				t.Fatalf("%d %s, want %d with %q", a.status, a.body, tc.status, tc.want)
+			}
+		})
+	}
+	// A get without a limit that would answer more records than allowed.
+	small, _ := cairnServer(t, chromaapi.Options{MaxRequestResults: 4})
+	sid := createCollection(t, small, "small", nil)
+	if a := call(t, small, "POST", collPath+"/"+sid+"/add", `{"ids":["a","b","c","d","e"],"embeddings":[[1],[2],[3],[4],[5]]}`, nil); a.status != 201 {
+		t.Fatalf("add: %d %s", a.status, a.body)
+	}
+	if a := call(t, small, "POST", collPath+"/"+sid+"/get", `{}`, nil); a.status != 400 || !strings.Contains(a.body, "limit of 4 records") {
+		t.Errorf("unbounded get: %d %s, want 400 naming the limit", a.status, a.body)
+	}
+	if a := call(t, small, "POST", collPath+"/"+sid+"/get", `{"limit":4,"offset":1}`, nil); a.status != 200 || !strings.Contains(a.body, `"ids":["b","c","d","e"]`) {
+		t.Errorf("paged get: %d %s", a.status, a.body)
+	}
+}

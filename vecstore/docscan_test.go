@@ -1,0 +1,133 @@
+package vecstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/where"
+)
+
+// hookCtx calls hook (once) at its n-th Err call, and answers Canceled
+// from then on when cancel is set: a context that ends, or does something,
+// in the middle of a request.
+type hookCtx struct {
+	context.Context
+	mu     sync.Mutex
+	calls  int
+	n      int
+	cancel bool
+	hook   func()
+}
+
+func (c *hookCtx) Err() error {
+	c.mu.Lock()
+	c.calls++
+	fire := c.calls == c.n
+	calls := c.calls
+	c.mu.Unlock()
+	if fire && c.hook != nil {
+		c.hook()
+	}
+	if c.cancel && calls >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// docCollection makes a collection of n records whose documents all
+// contain "needle".
+func docCollection(t *testing.T, n int) (*vecstore.Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "docs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const batch = 5000
+	for lo := 0; lo < n; lo += batch {
+		var req vecstore.AddRequest
+		for i := lo; i < min(lo+batch, n); i++ {
+			doc := fmt.Sprintf("document %d with a needle in it", i)
+			req.IDs = append(req.IDs, fmt.Sprint("r", i))
+			req.Embeddings = append(req.Embeddings, []float32{float32(i%97) + 1, float32(i%89) + 1})
+			req.Documents = append(req.Documents, &doc)
+		}
+		if err := s.Add(ctx, c.ID, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, c.ID
+}
+
+// entryChecks is more than the context checks a request makes before its
+// scan starts, so a hook at this count fires inside the scan's loop.
+const entryChecks = 6
+
+// TestDocumentScanCancels: a where_document scan notices its context ending
+// while it runs (not only on entry), for get, query and delete.
+func TestDocumentScanCancels(t *testing.T) {
+	s, id := docCollection(t, 20_000)
+	wd := where.Contains("needle")
+	for name, op := range map[string]func(ctx context.Context) error{
+		"get": func(ctx context.Context) error {
+			_, err := s.Get(ctx, id, vecstore.GetRequest{WhereDocument: wd})
+			return err
+		},
+		"query": func(ctx context.Context) error {
+			_, err := s.Query(ctx, id, vecstore.QueryRequest{Embeddings: [][]float32{{1, 1}}, WhereDocument: wd})
+			return err
+		},
+		"delete": func(ctx context.Context) error {
+			return s.Delete(ctx, id, vecstore.DeleteRequest{WhereDocument: wd})
+		},
+	} {
+		ctx := &hookCtx{Context: context.Background(), n: entryChecks, cancel: true}
+		if err := op(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: %v after %d context checks, want context.Canceled", name, err, ctx.calls)
+		}
+	}
+	if n, err := s.Count(context.Background(), id); err != nil || n != 20_000 {
+		t.Errorf("count after the cancelled delete = %d, %v; want 20000", n, err)
+	}
+}
+
+// TestDocumentScanDoesNotBlockWriters: an add made while a where_document
+// scan runs completes during the scan, and the scan's answer includes it.
+func TestDocumentScanDoesNotBlockWriters(t *testing.T) {
+	s, id := docCollection(t, 20_000)
+	doc := "added during the scan, with a needle"
+	added := make(chan error, 1)
+	var addedDuringScan bool
+	ctx := &hookCtx{Context: context.Background(), n: entryChecks, hook: func() {
+		go func() {
+			added <- s.Add(context.Background(), id, vecstore.AddRequest{IDs: []string{"late"},
+				Embeddings: [][]float32{{3, 4}}, Documents: []*string{&doc}})
+		}()
+		select {
+		case err := <-added:
+			addedDuringScan = err == nil
+			if err != nil {
+				t.Errorf("add during the scan: %v", err)
+			}
+		case <-time.After(30 * time.Second): // a deadlock guard, not a measurement
+			t.Error("an add waited behind the where_document scan")
+		}
+	}}
+	res, err := s.Get(ctx, id, vecstore.GetRequest{WhereDocument: where.Contains("needle"), Include: []vecstore.Include{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !addedDuringScan {
+		t.Fatalf("the add did not run during the scan (%d context checks)", ctx.calls)
+	}
+	if len(res.IDs) != 20_001 || !slices.Contains(res.IDs, "late") {
+		t.Errorf("get answered %d records (late included: %v), want 20001 with the late one", len(res.IDs), slices.Contains(res.IDs, "late"))
+	}
+}
