@@ -80,6 +80,21 @@ type Config struct {
 	Retention Retention `toml:"retention" comment:"What cairn gc forgets. Pinned messages (metadata \"pinned\": true) and decision/policy\nmessages are kept forever unless a policy sets forget_pinned / forget_decisions."`
 	GC        GC        `toml:"gc" comment:"Garbage collection runs."`
 	Export    Export    `toml:"export" comment:"Session exports (cairn export)."`
+	Capture   Capture   `toml:"capture" comment:"Agent hooks that import the session's transcript (installed by cairn setup claude-code).\nOpt-in per trigger; false = the hook does nothing. Exclude and redaction settings apply."`
+	Recall    Recall    `toml:"recall" comment:"The session-start hook that puts the project's notes, decisions, patterns and policies\ninto the agent's context (installed by cairn setup claude-code|gemini)."`
+}
+
+// Capture configures which agent hook events import the session.
+type Capture struct {
+	SessionEnd bool `toml:"session_end" comment:"Import when a Claude Code session ends."`
+	PreCompact bool `toml:"pre_compact" comment:"Import before Claude Code compacts the context."`
+}
+
+// Recall configures the session-start hook.
+type Recall struct {
+	SessionStart bool `toml:"session_start" comment:"false = the hook adds nothing."`
+	MaxBytes     int  `toml:"max_bytes" comment:"Upper bound of the text added to the agent's context."`
+	MaxItems     int  `toml:"max_items" comment:"Upper bound of the records listed."`
 }
 
 // Import configures `cairn import claude-code`.
@@ -89,6 +104,7 @@ type Import struct {
 	MaxLineBytes  int      `toml:"max_line_bytes" comment:"Longer lines are skipped and reported."`
 	ChunkTokens   int      `toml:"chunk_tokens" comment:"Searchable chunk size in estimated tokens (see engine/chunk)."`
 	ChunkOverlap  int      `toml:"chunk_overlap" comment:"Tokens shared by consecutive chunks."`
+	HumanName     string   `toml:"human_name" comment:"Sender of the turns a person typed; the agent's side is sender \"claude-code\"."`
 }
 
 // Redaction configures the redactor.
@@ -148,11 +164,13 @@ func Default() Config {
 			MaxLineBytes: claudecode.DefaultMaxLineBytes,
 			ChunkTokens:  chunk.DefaultMaxTokens,
 			ChunkOverlap: chunk.DefaultOverlap,
+			HumanName:    engine.DefaultHumanSender,
 		},
 		Redaction: Redaction{Enabled: true, Enable: []string{}, Disable: []string{}, Custom: []CustomRule{}},
 		Retention: Retention{Policies: []Policy{}},
 		GC:        GC{Schedule: Duration(24 * time.Hour), Vacuum: true},
 		Export:    Export{Formats: []string{engine.FormatJSONL, engine.FormatMarkdown}},
+		Recall:    Recall{SessionStart: true, MaxBytes: 6000, MaxItems: 20},
 	}
 }
 
@@ -231,6 +249,9 @@ func (c Config) Validate() error {
 	}
 	if c.Import.MaxLineBytes < 0 || c.Import.ChunkTokens < 0 || c.Import.ChunkOverlap < 0 {
 		return fmt.Errorf("%w: import: sizes must be >= 0", ErrInvalid)
+	}
+	if c.Recall.MaxBytes < 0 || c.Recall.MaxItems < 0 {
+		return fmt.Errorf("%w: recall: max_bytes and max_items must be >= 0", ErrInvalid)
 	}
 	names := map[string]bool{}
 	for i, p := range c.Retention.Policies {
@@ -327,7 +348,7 @@ func (c Config) ImportOptions(root string, getenv func(string) string) (engine.I
 		}
 	}
 	return engine.ImportOptions{
-		Root: root, Exclude: c.Import.Exclude, Redactor: red, MaxLineBytes: c.Import.MaxLineBytes,
+		Root: root, Exclude: c.Import.Exclude, Redactor: red, MaxLineBytes: c.Import.MaxLineBytes, HumanSender: c.Import.HumanName,
 		Chunk: chunk.Options{MaxTokens: c.Import.ChunkTokens, Overlap: c.Import.ChunkOverlap},
 	}, nil
 }
