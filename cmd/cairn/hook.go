@@ -227,52 +227,56 @@ type recallItem struct {
 	score float64
 }
 
-// recallPool bounds the records of each kind recall ranks.
-const recallPool = 200
-
 // recallItems returns the project's notes, decisions, patterns and
 // policies, best first by the quality profile (relevance .4, recency .1
 // with a 30-day half-life, confidence .5). Relevance is 1 for a record
 // that names the working directory (its path below the project root, or
 // its name) and 0.5 for the rest of the project.
+//
+// The candidates are the newest MaxItems records of each of the
+// project's channels (project:{p}:decisions|patterns|policies and every
+// agent's agent-notes:{agent}:{p}): one indexed range read per channel,
+// where one query over all of them would read and sort every record of
+// the project.
 func recallItems(ctx context.Context, eng *engine.Engine, project, sub string, rc config.Recall, now time.Time) ([]recallItem, error) {
-	types := make([]string, len(recallTypes))
-	for i, t := range recallTypes {
-		types[i] = t.typ
+	wanted := map[string]bool{}
+	for _, t := range recallTypes {
+		wanted[t.typ] = true
 	}
-	var chans []string
-	for _, n := range engine.ProjectChannelNames() {
-		chans = append(chans, engine.ProjectChannelID(project, n))
-	}
-	seen := map[int64]bool{}
+	seen := map[string]bool{}
 	var items []recallItem
-	for _, f := range []engine.Filter{
-		{Project: project, MessageTypes: types},
-		{ChannelIDs: chans, MessageTypes: types},
-	} {
-		res, err := eng.Search(ctx, engine.SearchRequest{Filter: f, Limit: recallPool, Mode: engine.ModeKeyword})
+	for _, scope := range []engine.Scope{{Kind: engine.ScopeProject, Project: project}, {Kind: engine.ScopeNotes, Project: project}} {
+		chans, err := eng.ListChannels(ctx, scope)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range res {
-			if seen[r.Message.ID] {
+		for _, ch := range chans {
+			if seen[ch.ID] {
 				continue
 			}
-			seen[r.Message.ID] = true
-			rel := 0.5
-			if sub == "" || mentionsDir(r.Message.Content, sub) {
-				rel = 1
+			seen[ch.ID] = true
+			ms, err := eng.GetChannelMessages(ctx, ch.ID, 0, rc.MaxItems)
+			if err != nil {
+				return nil, err
 			}
-			age := now.Sub(r.Message.CreatedAt)
-			rec := math.Exp(-math.Ln2 * max(age.Hours(), 0) / (720))
-			items = append(items, recallItem{msg: r.Message, score: 0.4*rel + 0.1*rec + 0.5*r.Message.Confidence})
+			for _, m := range ms {
+				if !wanted[m.MessageType] {
+					continue
+				}
+				rel := 0.5
+				if sub == "" || mentionsDir(m.Content, sub) {
+					rel = 1
+				}
+				rec := math.Exp(-math.Ln2 * max(now.Sub(m.CreatedAt).Hours(), 0) / 720)
+				items = append(items, recallItem{msg: m, score: 0.4*rel + 0.1*rec + 0.5*m.Confidence})
+			}
 		}
 	}
 	sort.SliceStable(items, func(i, j int) bool {
 		if items[i].score != items[j].score {
 			return items[i].score > items[j].score
 		}
-		return items[i].msg.CreatedAt.After(items[j].msg.CreatedAt)
+		return items[i].msg.ID > items[j].msg.ID
 	})
 	if len(items) > rc.MaxItems {
 		items = items[:rc.MaxItems]
