@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ func hookCommand() *command {
 	return &command{
 		name:    "hook",
 		summary: "run as an agent's hook (installed by cairn setup): recall at session start, capture at session end",
-		usage:   "claude-code|gemini [--data-dir DIR]   (reads the hook's JSON on stdin)",
+		usage:   "claude-code|codex|gemini [--data-dir DIR]   (reads the hook's JSON on stdin)",
 		examples: []string{
 			`echo '{"hook_event_name":"SessionStart","cwd":"'$PWD'"}' | cairn hook claude-code`,
 		},
@@ -33,7 +34,7 @@ func hookCommand() *command {
 }
 
 // hookInput is the JSON an agent sends a command hook on stdin (Claude
-// Code's fields; Gemini CLI sends the same names).
+// Code's fields; Codex and Gemini CLI send the same names).
 type hookInput struct {
 	SessionID      string `json:"session_id"`
 	TranscriptPath string `json:"transcript_path"`
@@ -62,8 +63,8 @@ func runHook(ctx context.Context, e *env, c *command, args []string) (err error)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 || pos[0] != agentsetup.ClaudeCode && pos[0] != agentsetup.Gemini {
-		return usagef(c.name, "expected the agent: claude-code or gemini")
+	if len(pos) != 1 || !slices.Contains(agentsetup.Agents(), pos[0]) {
+		return usagef(c.name, "expected the agent: %s", strings.Join(agentsetup.Agents(), ", "))
 	}
 	defer func() {
 		if r := recover(); r != nil {

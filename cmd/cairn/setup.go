@@ -134,6 +134,9 @@ func (e *env) printSetup(agent string, changes []agentsetup.Change, dryRun, unin
 	case n == 0:
 		fmt.Fprintf(w, "%s: already set up\n", agent)
 	}
+	if !uninstall && !dryRun && agent == agentsetup.Codex {
+		fmt.Fprintln(w, "Codex runs the recall hook (hooks.json) only with [features] codex_hooks = true in its config.toml.")
+	}
 	if !uninstall && !dryRun && agent == agentsetup.ClaudeCode {
 		fmt.Fprintln(w, "Capture is opt-in: set [capture] session_end = true and/or pre_compact = true in config.toml (cairn config path)\nto import each session's transcript when it ends or before it is compacted. Restart Claude Code to load the changes.")
 	}

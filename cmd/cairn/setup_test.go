@@ -435,6 +435,15 @@ func TestSetupCodexAndGemini(t *testing.T) {
 		t.Errorf("gemini recall: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 
+	codexStart := hookCommands(t, readJSON(t, h.path(".codex/hooks.json")), "SessionStart")
+	if len(codexStart) != 1 {
+		t.Fatalf("codex hooks: %v", codexStart)
+	}
+	stdout, stderr, code = h.runHook(codexStart[0], dir, map[string]any{"session_id": "s2", "transcript_path": nil, "cwd": dir, "hook_event_name": "SessionStart", "source": "startup", "model": "gpt-5"})
+	if code != 0 || !strings.Contains(stdout, "Seed every random generator") {
+		t.Errorf("codex recall: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
 	// The user edits config.toml after setup: uninstall removes only cairn's table.
 	edited := installed[h.path(".codex/config.toml")]
 	edited = strings.Replace(edited, "model = \"o3\" # mine", "model = \"o3\" # mine\napproval_policy = \"never\"", 1)

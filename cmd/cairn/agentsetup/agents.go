@@ -89,6 +89,7 @@ func agentFiles(agent string, o Options) ([]file, error) {
 		for i, a := range mcpArgs {
 			quoted[i] = tomlString(a)
 		}
+		events := []hookEvent{{name: "SessionStart", entry: claudeHook(hookCmd(Codex), recallTimeoutSeconds)}}
 		table := "[mcp_servers." + ServerName + "]\n" +
 			"command = " + tomlString(o.Binary) + "\n" +
 			"args = [" + strings.Join(quoted, ", ") + "]\n"
@@ -96,6 +97,11 @@ func agentFiles(agent string, o Options) ([]file, error) {
 			{path: filepath.Join(dir, "config.toml"), mode: 0o600,
 				install: func(d []byte) ([]byte, error) { return setTOMLTable(d, "mcp_servers", ServerName, table) },
 				remove:  func(d []byte) ([]byte, error) { return removeTOMLTable(d, "mcp_servers", ServerName), nil }},
+			// Codex runs hooks.json (Claude Code's format) only with
+			// [features] codex_hooks = true, which stays the user's choice.
+			jsonFile(filepath.Join(dir, "hooks.json"),
+				func(doc *object) error { return setHooks(doc, events, Codex) },
+				func(doc *object) error { return removeHooks(doc, Codex) }),
 			md(filepath.Join(dir, "AGENTS.md")),
 		}, nil
 	case Gemini:
