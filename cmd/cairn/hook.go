@@ -194,8 +194,8 @@ func (e *env) hookRecall(ctx context.Context, in hookInput) error {
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil // a read never creates the store
+	if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); errors.Is(err, os.ErrNotExist) {
+		return nil // a read never creates the store (setup may have made the dir only)
 	}
 	project, sub := projectOf(in.CWD)
 	if project == "" {

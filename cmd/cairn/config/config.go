@@ -81,7 +81,7 @@ type Config struct {
 	GC        GC        `toml:"gc" comment:"Garbage collection runs."`
 	Export    Export    `toml:"export" comment:"Session exports (cairn export)."`
 	Capture   Capture   `toml:"capture" comment:"Agent hooks that import the session's transcript (installed by cairn setup claude-code).\nOpt-in per trigger; false = the hook does nothing. Exclude and redaction settings apply."`
-	Recall    Recall    `toml:"recall" comment:"The session-start hook that puts the project's notes, decisions, patterns and policies\ninto the agent's context (installed by cairn setup claude-code|gemini)."`
+	Recall    Recall    `toml:"recall" comment:"The session-start hook that puts the project's notes, decisions, patterns and policies\ninto the agent's context (installed by cairn setup claude-code|codex|gemini)."`
 }
 
 // Capture configures which agent hook events import the session.
@@ -104,7 +104,7 @@ type Import struct {
 	MaxLineBytes  int      `toml:"max_line_bytes" comment:"Longer lines are skipped and reported."`
 	ChunkTokens   int      `toml:"chunk_tokens" comment:"Searchable chunk size in estimated tokens (see engine/chunk)."`
 	ChunkOverlap  int      `toml:"chunk_overlap" comment:"Tokens shared by consecutive chunks."`
-	HumanName     string   `toml:"human_name" comment:"Sender of the turns a person typed; the agent's side is sender \"claude-code\"."`
+	HumanSender   string   `toml:"human_sender" comment:"Sender of the turns a person typed; the agent's side is sender \"claude-code\"."`
 }
 
 // Redaction configures the redactor.
@@ -164,7 +164,7 @@ func Default() Config {
 			MaxLineBytes: claudecode.DefaultMaxLineBytes,
 			ChunkTokens:  chunk.DefaultMaxTokens,
 			ChunkOverlap: chunk.DefaultOverlap,
-			HumanName:    engine.DefaultHumanSender,
+			HumanSender:  engine.DefaultHumanSender,
 		},
 		Redaction: Redaction{Enabled: true, Enable: []string{}, Disable: []string{}, Custom: []CustomRule{}},
 		Retention: Retention{Policies: []Policy{}},
@@ -348,7 +348,7 @@ func (c Config) ImportOptions(root string, getenv func(string) string) (engine.I
 		}
 	}
 	return engine.ImportOptions{
-		Root: root, Exclude: c.Import.Exclude, Redactor: red, MaxLineBytes: c.Import.MaxLineBytes, HumanSender: c.Import.HumanName,
+		Root: root, Exclude: c.Import.Exclude, Redactor: red, MaxLineBytes: c.Import.MaxLineBytes, HumanSender: c.Import.HumanSender,
 		Chunk: chunk.Options{MaxTokens: c.Import.ChunkTokens, Overlap: c.Import.ChunkOverlap},
 	}, nil
 }
