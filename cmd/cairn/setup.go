@@ -49,6 +49,9 @@ func runSetup(ctx context.Context, e *env, c *command, args []string) error {
 		}
 		return err
 	}
+	if !*uninstall && isTemporary(opts.Binary) {
+		fmt.Fprintf(e.stderr, "cairn setup: warning: %s looks temporary (go run, a test build); the agent will run that path\n", opts.Binary)
+	}
 	if !*dryRun {
 		if err := agentsetup.Apply(agent, opts, changes, *uninstall); err != nil {
 			return err
@@ -85,6 +88,21 @@ func (e *env) setupOptions(home string) (agentsetup.Options, error) {
 		return agentsetup.Options{}, err
 	}
 	return agentsetup.Options{Home: home, Getenv: e.getenv, Binary: bin, DataDir: dir, StateDir: filepath.Join(dir, "setup")}, nil
+}
+
+// isTemporary reports whether bin lives below the temp dir or Go's build
+// cache, where `go run` and test builds put binaries that soon disappear.
+func isTemporary(bin string) bool {
+	dirs := []string{os.TempDir()}
+	if cache, err := os.UserCacheDir(); err == nil {
+		dirs = append(dirs, filepath.Join(cache, "go-build"))
+	}
+	for _, dir := range dirs {
+		if rel, err := filepath.Rel(dir, bin); err == nil && !strings.HasPrefix(rel, "..") {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *env) printSetup(agent string, changes []agentsetup.Change, dryRun, uninstall bool) error {
