@@ -152,6 +152,9 @@ func (e *env) printSetup(agent string, changes []agentsetup.Change, dryRun, unin
 	case n == 0:
 		fmt.Fprintf(w, "%s: already set up\n", agent)
 	}
+	if !uninstall && !dryRun && agent == agentsetup.Gemini {
+		fmt.Fprintln(w, `Gemini CLI's stable channel runs hooks only with "hooksConfig": {"enabled": true} in its settings.json.`)
+	}
 	if !uninstall && !dryRun && agent == agentsetup.Codex {
 		fmt.Fprintln(w, "Codex runs the recall hook (hooks.json) only with [features] codex_hooks = true in its config.toml.")
 	}
