@@ -144,7 +144,7 @@ func (e *Engine) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []prepared) ([
 		if created == 0 {
 			created = now
 		}
-		tot.sender(p)
+		tot.sender(p, created)
 		res, err := e.insertBatchMessageTx(ctx, st, p, created, sets)
 		if err != nil {
 			return nil, false, err
@@ -251,22 +251,33 @@ type batchChannel struct {
 // batchTotals gathers the batch's per-channel and per-agent counts, in
 // first-seen order, so that each counter is updated once.
 type batchTotals struct {
-	agents     map[batchAgent]int
+	agents     map[batchAgent]*batchSender
 	agentOrder []batchAgent
 	chans      map[string]*batchChannel
 	chanOrder  []string
 }
 
-// sender notes p's sender, whether or not p is then stored.
-func (t *batchTotals) sender(p prepared) {
+// batchSender is what the batch did for one sender: messages stored, and
+// the earliest and latest time of what it wrote.
+type batchSender struct {
+	n           int
+	first, last int64
+}
+
+// sender notes p's sender, writing at created, whether or not p is then
+// stored.
+func (t *batchTotals) sender(p prepared, created int64) {
 	if t.agents == nil {
-		t.agents = map[batchAgent]int{}
+		t.agents = map[batchAgent]*batchSender{}
 	}
 	ak := batchAgent{p.sender, p.project}
-	if _, ok := t.agents[ak]; !ok {
-		t.agents[ak] = 0
+	s := t.agents[ak]
+	if s == nil {
+		s = &batchSender{first: created, last: created}
+		t.agents[ak] = s
 		t.agentOrder = append(t.agentOrder, ak)
 	}
+	s.first, s.last = min(s.first, created), max(s.last, created)
 }
 
 // stored counts p, stored at created, for its channel and its sender.
@@ -282,7 +293,7 @@ func (t *batchTotals) stored(p prepared, created int64) {
 	}
 	c.n++
 	c.last = max(c.last, created)
-	t.agents[batchAgent{p.sender, p.project}]++
+	t.agents[batchAgent{p.sender, p.project}].n++
 }
 
 // applyBatchTotalsTx updates each touched channel's counters, then each
@@ -297,7 +308,8 @@ func (e *Engine) applyBatchTotalsTx(ctx context.Context, tx *sql.Tx, t *batchTot
 		}
 	}
 	for _, a := range t.agentOrder {
-		if err := e.touchAgentTx(ctx, tx, a.name, a.project, now, t.agents[a]); err != nil {
+		s := t.agents[a]
+		if err := e.touchAgentTx(ctx, tx, a.name, a.project, now, s.first, s.last, s.n); err != nil {
 			return err
 		}
 	}

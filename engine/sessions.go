@@ -21,9 +21,18 @@ import (
 )
 
 // SessionChannel is the channel that holds the searchable chunks of
-// imported sessions. Chunk messages have type TypeSessionChunk and the
-// record's role (user, assistant, system, summary) as sender.
+// imported sessions. Chunk messages have type TypeSessionChunk; their
+// sender is SessionAgent for what the agent and its tools wrote, and
+// ImportOptions.HumanSender for what a person typed. The record's role
+// (user, assistant, system, summary) and model are in the metadata.
 const SessionChannel = "claude-code"
+
+// SessionAgent is the sender of the agent's side of imported sessions.
+const SessionAgent = "claude-code"
+
+// DefaultHumanSender is the sender of a person's turns in imported
+// sessions when ImportOptions.HumanSender is "".
+const DefaultHumanSender = "human"
 
 // TypeSessionChunk is the message type of session chunks.
 const TypeSessionChunk = "session"
@@ -45,6 +54,9 @@ type ImportOptions struct {
 	Redactor *redact.Redactor
 	// MaxLineBytes bounds a line (claudecode.DefaultMaxLineBytes if 0).
 	MaxLineBytes int
+	// HumanSender is the sender of the turns a person typed
+	// (DefaultHumanSender if ""); an agent name.
+	HumanSender string
 	// Chunk bounds the searchable chunks (chunk.DefaultMaxTokens tokens
 	// with chunk.DefaultOverlap overlap if zero).
 	Chunk chunk.Options
@@ -109,6 +121,12 @@ func (ses *Sessions) Import(ctx context.Context, opts ImportOptions) (*ImportRep
 	if err := claudecode.ValidateGlobs(opts.Exclude); err != nil {
 		return nil, invalid("exclude", "%v", err)
 	}
+	if opts.HumanSender == "" {
+		opts.HumanSender = DefaultHumanSender
+	}
+	if err := checkAgent("human_sender", opts.HumanSender); err != nil {
+		return nil, err
+	}
 	st, err := os.Stat(opts.Root)
 	if err != nil {
 		return nil, fmt.Errorf("engine: import: %w", err)
@@ -125,7 +143,10 @@ func (ses *Sessions) Import(ctx context.Context, opts ImportOptions) (*ImportRep
 		if err != nil {
 			return nil, err
 		}
-		f := claudecode.File{Path: abs, Rel: filepath.Base(abs), Project: filepath.Base(filepath.Dir(abs)), Stem: strings.TrimSuffix(filepath.Base(abs), ".jsonl"), Size: st.Size()}
+		project := filepath.Base(filepath.Dir(abs))
+		// Rel as Discover names it, so that exclude globs over
+		// "project/file.jsonl" match a file given alone too.
+		f := claudecode.File{Path: abs, Rel: project + "/" + filepath.Base(abs), Project: project, Stem: strings.TrimSuffix(filepath.Base(abs), ".jsonl"), Size: st.Size()}
 		if claudecode.Excluded(f, opts.Exclude) {
 			rep.FilesExcluded++
 		} else {
@@ -355,7 +376,7 @@ func (fi *fileImport) record(ctx context.Context, rec *claudecode.Record) error 
 		if rec.Timestamp.IsZero() {
 			created = fi.now
 		}
-		isNew, n, err := fi.ses.storeContentTx(ctx, fi.tx, h, content, rec, created, fi.opts.Chunk)
+		isNew, n, err := fi.ses.storeContentTx(ctx, fi.tx, h, content, rec, created, fi.opts)
 		if err != nil {
 			return err
 		}
@@ -454,7 +475,7 @@ func headHash(f *os.File, n int64) (string, error) {
 
 // storeContentTx stores a record's content once: a new content gets its
 // text chunked and each chunk stored as a message of SessionChannel.
-func (ses *Sessions) storeContentTx(ctx context.Context, tx *sql.Tx, hash string, content []byte, rec *claudecode.Record, created int64, co chunk.Options) (isNew bool, chunks int, err error) {
+func (ses *Sessions) storeContentTx(ctx context.Context, tx *sql.Tx, hash string, content []byte, rec *claudecode.Record, created int64, opts ImportOptions) (isNew bool, chunks int, err error) {
 	text := strings.ReplaceAll(rec.Text(), "\x00", "\uFFFD")
 	res, err := tx.ExecContext(ctx, "INSERT INTO session_contents (hash, content, text, tokens) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
 		hash, string(content), text, chunk.Tokens(text))
@@ -464,21 +485,25 @@ func (ses *Sessions) storeContentTx(ctx context.Context, tx *sql.Tx, hash string
 	if n, _ := res.RowsAffected(); n == 0 {
 		return false, 0, nil
 	}
-	cs := chunk.Split(text, co)
-	sender := rec.Role
-	if sender == "" || !agentRE.MatchString(sender) {
-		sender = rec.Type
+	cs := chunk.Split(text, opts.Chunk)
+	sender := SessionAgent
+	if rec.Human() {
+		sender = opts.HumanSender
 	}
 	for i, c := range cs {
 		if c.Tokens == 0 {
 			continue
 		}
-		md, _ := json.Marshal(map[string]any{"source": "claude-code", "content_hash": hash, "chunk": i, "chunks": len(cs), "tokens": c.Tokens})
+		md := map[string]any{"source": "claude-code", "content_hash": hash, "chunk": i, "chunks": len(cs), "tokens": c.Tokens, "role": rec.Role}
+		if rec.Model != "" {
+			md["model"] = rec.Model
+		}
+		mdJSON, _ := json.Marshal(md)
 		p, err := ses.msgs.prepare(NewMessage{
 			Channel:   SessionChannel,
 			Sender:    sender,
 			Content:   text[c.Start:c.End],
-			Metadata:  md,
+			Metadata:  mdJSON,
 			Type:      TypeSessionChunk,
 			CreatedAt: time.UnixMilli(created),
 		})

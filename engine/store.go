@@ -98,7 +98,9 @@ func (e *Engine) writeTx(ctx context.Context, tx *sql.Tx, p prepared) (WriteResu
 		p.hash, p.channel.id, p.sender).Scan(&res.ID)
 	switch {
 	case err == nil:
-		if err := e.touchAgentTx(ctx, tx, p.sender, p.project, now, 0); err != nil {
+		// An agent's activity is dated by what it wrote (an imported record
+		// keeps its own time), not by when it was stored.
+		if err := e.touchAgentTx(ctx, tx, p.sender, p.project, now, created, created, 0); err != nil {
 			return res, err
 		}
 		return res, nil
@@ -123,7 +125,7 @@ func (e *Engine) writeTx(ctx context.Context, tx *sql.Tx, p prepared) (WriteResu
 		created, p.channel.id); err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
-	if err := e.touchAgentTx(ctx, tx, p.sender, p.project, now, 1); err != nil {
+	if err := e.touchAgentTx(ctx, tx, p.sender, p.project, now, created, created, 1); err != nil {
 		return res, err
 	}
 	res.Created = true
@@ -169,13 +171,15 @@ func (e *Engine) ensureProjectTx(ctx context.Context, tx *sql.Tx, project string
 	return nil
 }
 
-// touchAgentTx records a write by agent (name, project): creates it on first
-// write, updates last_active, adds n to its message count.
-func (e *Engine) touchAgentTx(ctx context.Context, tx *sql.Tx, name, project string, now int64, n int) error {
+// touchAgentTx records writes by agent (name, project) of what it wrote
+// between first and last (the messages' own times): creates it on first
+// write, keeps created_at the earliest and last_active the latest, adds n
+// to its message count. now dates the project channels it may create.
+func (e *Engine) touchAgentTx(ctx context.Context, tx *sql.Tx, name, project string, now, first, last int64, n int) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO agents (name, project_id, message_count, created_at, last_active)
 		VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (name, project_id) DO UPDATE SET last_active = max(last_active, excluded.last_active), message_count = message_count + excluded.message_count`,
-		name, project, n, now, now)
+		ON CONFLICT (name, project_id) DO UPDATE SET created_at = min(created_at, excluded.created_at), last_active = max(last_active, excluded.last_active), message_count = message_count + excluded.message_count`,
+		name, project, n, first, last)
 	if err != nil {
 		return fmt.Errorf("engine: record agent %s: %w", name, classify(err))
 	}

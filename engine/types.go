@@ -166,10 +166,13 @@ type Scope struct {
 
 // Agent is a writer known to the store.
 type Agent struct {
-	Name         string    `json:"name"`
-	ProjectID    string    `json:"project_id"`
-	Description  string    `json:"description"`
-	MessageCount int64     `json:"message_count"`
-	CreatedAt    time.Time `json:"created_at"`
-	LastActive   time.Time `json:"last_active"`
+	Name         string `json:"name"`
+	ProjectID    string `json:"project_id"`
+	Description  string `json:"description"`
+	MessageCount int64  `json:"message_count"`
+	// CreatedAt and LastActive are the times of the agent's earliest and
+	// latest message (a message's own created_at, so an import dates the
+	// agent by what it wrote, not by when it was imported).
+	CreatedAt  time.Time `json:"created_at"`
+	LastActive time.Time `json:"last_active"`
 }

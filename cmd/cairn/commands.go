@@ -24,6 +24,8 @@ func commands() []*command {
 		modelCommand(),
 		checkCommand(),
 		rebuildCommand(),
+		setupCommand(),
+		hookCommand(),
 		serveCommand(),
 		mcpCommand(),
 		demoCommand(),

@@ -10,8 +10,9 @@
 // Package main is wiring: flags, output and exit codes. The work is done by
 // engine and by the adapter packages below cmd/cairn: config (config.toml
 // to engine options), cairnapi, chromaapi and mcpserver (the APIs), server
-// (the HTTP front of `cairn serve`: routing, auth, request log, /metrics)
-// and reqlog (the response recorder they share).
+// (the HTTP front of `cairn serve`: routing, auth, request log, /metrics),
+// reqlog (the response recorder they share) and agentsetup (the agents'
+// configuration files `cairn setup` edits).
 //
 // cmd/cairn imports engine (and embed only for main wiring); it must not
 // import fts, vecstore or index directly.

@@ -130,6 +130,8 @@ type Record struct {
 	SessionID   string
 	Timestamp   time.Time // zero when absent (summary records)
 	Role        string    // message.role, or the type for system and summary
+	Model       string    // message.model of assistant records
+	IsMeta      bool      // isMeta: a user record Claude Code wrote itself (command output, caveats)
 	IsSidechain bool
 	IsCompact   bool   // isCompactSummary, or a system compact_boundary
 	Summary     string // summary records
@@ -149,6 +151,21 @@ func (r *Record) Key() string {
 	}
 	sum := sha256.Sum256(r.JSON)
 	return "summary:" + hex.EncodeToString(sum[:16])
+}
+
+// Human reports whether a person wrote the record: a user record that is
+// not Claude Code's own (isMeta, compaction summaries) and carries text
+// rather than only tool results, which the agent's tools wrote.
+func (r *Record) Human() bool {
+	if r.Role != "user" || r.IsMeta || r.IsCompact || r.IsSidechain {
+		return false
+	}
+	for _, b := range r.Blocks {
+		if b.Type != "tool_result" {
+			return true
+		}
+	}
+	return false
 }
 
 // Block is one content block, reduced to what search and Markdown need.
@@ -315,6 +332,7 @@ type raw struct {
 	SessionID         *string         `json:"sessionId"`
 	Timestamp         *string         `json:"timestamp"`
 	IsSidechain       bool            `json:"isSidechain"`
+	IsMeta            bool            `json:"isMeta"`
 	IsCompactSummary  bool            `json:"isCompactSummary"`
 	Subtype           string          `json:"subtype"`
 	Content           json.RawMessage `json:"content"` // system records
@@ -322,6 +340,7 @@ type raw struct {
 	LeafUUID          *string         `json:"leafUuid"`
 	Message           *struct {
 		Role    string          `json:"role"`
+		Model   string          `json:"model"`
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
 }
@@ -338,7 +357,7 @@ func parse(text []byte, opts Options) (*Record, Reason, string) {
 	if err != nil {
 		return nil, ReasonMalformed, err.Error()
 	}
-	rec := &Record{Type: v.Type, IsSidechain: v.IsSidechain, JSON: canon}
+	rec := &Record{Type: v.Type, IsSidechain: v.IsSidechain, IsMeta: v.IsMeta, JSON: canon}
 	switch v.Type {
 	case "user", "assistant", "system", "summary":
 	case "":
@@ -407,7 +426,7 @@ func parse(text []byte, opts Options) (*Record, Reason, string) {
 	case v.Message == nil:
 		return nil, ReasonMissing, "message"
 	default:
-		rec.Role = v.Message.Role
+		rec.Role, rec.Model = v.Message.Role, v.Message.Model
 		if rec.Role == "" {
 			rec.Role = v.Type
 		}

@@ -82,6 +82,8 @@ type Config struct {
 	GC        GC        `toml:"gc" comment:"Garbage collection runs."`
 	Export    Export    `toml:"export" comment:"Session exports (cairn export)."`
 	Server    Server    `toml:"server" comment:"cairn serve: who may call it, and how much one request may ask for (over a limit: 4xx naming it)."`
+	Capture   Capture   `toml:"capture" comment:"Agent hooks that import the session's transcript (installed by cairn setup claude-code).\nOpt-in per trigger; false = the hook does nothing. Exclude and redaction settings apply."`
+	Recall    Recall    `toml:"recall" comment:"The session-start hook that puts the project's notes, decisions, patterns and policies\ninto the agent's context (installed by cairn setup claude-code|codex|gemini)."`
 }
 
 // Server configures `cairn serve`: the Host and Origin policy, request
@@ -105,6 +107,19 @@ type Server struct {
 	IdleTimeout       Duration `toml:"idle_timeout" comment:"How long an idle keep-alive connection stays open."`
 }
 
+// Capture configures which agent hook events import the session.
+type Capture struct {
+	SessionEnd bool `toml:"session_end" comment:"Import when a Claude Code session ends."`
+	PreCompact bool `toml:"pre_compact" comment:"Import before Claude Code compacts the context."`
+}
+
+// Recall configures the session-start hook.
+type Recall struct {
+	SessionStart bool `toml:"session_start" comment:"false = the hook adds nothing."`
+	MaxBytes     int  `toml:"max_bytes" comment:"Upper bound of the text added to the agent's context."`
+	MaxItems     int  `toml:"max_items" comment:"Upper bound of the records listed."`
+}
+
 // Import configures `cairn import claude-code`.
 type Import struct {
 	ClaudeCodeDir string   `toml:"claude_code_dir" comment:"Claude Code projects folder; \"\" = $CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects."`
@@ -112,6 +127,7 @@ type Import struct {
 	MaxLineBytes  int      `toml:"max_line_bytes" comment:"Longer lines are skipped and reported."`
 	ChunkTokens   int      `toml:"chunk_tokens" comment:"Searchable chunk size in estimated tokens (see engine/chunk)."`
 	ChunkOverlap  int      `toml:"chunk_overlap" comment:"Tokens shared by consecutive chunks."`
+	HumanSender   string   `toml:"human_sender" comment:"Sender of the turns a person typed; the agent's side is sender \"claude-code\"."`
 }
 
 // Redaction configures the redactor.
@@ -171,6 +187,7 @@ func Default() Config {
 			MaxLineBytes: claudecode.DefaultMaxLineBytes,
 			ChunkTokens:  chunk.DefaultMaxTokens,
 			ChunkOverlap: chunk.DefaultOverlap,
+			HumanSender:  engine.DefaultHumanSender,
 		},
 		Redaction: Redaction{Enabled: true, Enable: []string{}, Disable: []string{}, Custom: []CustomRule{}},
 		Retention: Retention{Policies: []Policy{}},
@@ -184,6 +201,7 @@ func Default() Config {
 			ReadHeaderTimeout: Duration(10 * time.Second), ReadTimeout: Duration(2 * time.Minute),
 			WriteTimeout: Duration(5 * time.Minute), IdleTimeout: Duration(2 * time.Minute),
 		},
+		Recall: Recall{SessionStart: true, MaxBytes: 6000, MaxItems: 20},
 	}
 }
 
@@ -262,6 +280,9 @@ func (c Config) Validate() error {
 	}
 	if c.Import.MaxLineBytes < 0 || c.Import.ChunkTokens < 0 || c.Import.ChunkOverlap < 0 {
 		return fmt.Errorf("%w: import: sizes must be >= 0", ErrInvalid)
+	}
+	if c.Recall.MaxBytes < 0 || c.Recall.MaxItems < 0 {
+		return fmt.Errorf("%w: recall: max_bytes and max_items must be >= 0", ErrInvalid)
 	}
 	names := map[string]bool{}
 	for i, p := range c.Retention.Policies {
@@ -383,7 +404,7 @@ func (c Config) ImportOptions(root string, getenv func(string) string) (engine.I
 		}
 	}
 	return engine.ImportOptions{
-		Root: root, Exclude: c.Import.Exclude, Redactor: red, MaxLineBytes: c.Import.MaxLineBytes,
+		Root: root, Exclude: c.Import.Exclude, Redactor: red, MaxLineBytes: c.Import.MaxLineBytes, HumanSender: c.Import.HumanSender,
 		Chunk: chunk.Options{MaxTokens: c.Import.ChunkTokens, Overlap: c.Import.ChunkOverlap},
 	}, nil
 }
