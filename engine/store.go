@@ -41,7 +41,7 @@ func (e *Engine) WriteNote(ctx context.Context, in NewNote) (WriteResult, error)
 		return WriteResult{}, err
 	}
 	typ := in.Type
-	if typ == "" {
+	if typ == "" && metadataType(in.Metadata) == "" {
 		typ = TypeReflection
 	}
 	return e.StoreMessage(ctx, NewMessage{

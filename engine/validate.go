@@ -150,11 +150,15 @@ func (e *Engine) prepare(in NewMessage) (prepared, error) {
 		p.confidence = c
 	}
 	p.typ = in.Type
+	typeField := "message_type"
+	if p.typ == "" {
+		p.typ, typeField = metadataType(in.Metadata), "metadata.type"
+	}
 	if p.typ == "" {
 		p.typ = TypeMessage
 	}
 	if !typeRE.MatchString(p.typ) {
-		return p, invalid("message_type", "%s, got %q", typeRule, p.typ)
+		return p, invalid(typeField, "%s, got %q", typeRule, p.typ)
 	}
 	md, has, err := e.normalizeMetadata(in.Metadata, in.Breadcrumbs)
 	if err != nil {
@@ -343,4 +347,18 @@ func isNameByte(c byte) bool {
 
 func isNameRune(r rune) bool {
 	return r < utf8.RuneSelf && isNameByte(byte(r)) || r >= utf8.RuneSelf && r != utf8.RuneError && (isLetterOrDigit(r))
+}
+
+// metadataType is the "type" string of a metadata object, "" without one:
+// the implementation plan keeps a message's type there, so it is the type
+// when the type field itself is absent.
+func metadataType(md json.RawMessage) string {
+	var v struct {
+		Type any `json:"type"`
+	}
+	if json.Unmarshal(md, &v) != nil {
+		return ""
+	}
+	t, _ := v.Type.(string)
+	return t
 }
