@@ -228,6 +228,13 @@ func mcpToolOutcome(t *testing.T, cs *mcp.ClientSession, tool, args string) stri
 	if f := invalidField(text, "invalid_argument: "); f != "" {
 		return f
 	}
+	// Bounds stated in the input schema are checked by the SDK first,
+	// naming the argument: "validating /properties/limit: minimum: ...".
+	if _, rest, ok := strings.Cut(text, "validating /properties/"); ok {
+		if field, _, ok := strings.Cut(rest, ":"); ok && !strings.Contains(field, "/") {
+			return "invalid " + field
+		}
+	}
 	if strings.HasPrefix(text, "no_model: ") {
 		return "no_model"
 	}
