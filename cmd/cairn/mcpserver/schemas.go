@@ -31,11 +31,15 @@ func between(lo, hi float64) bound { return bound{min: &lo, max: &hi} }
 // JSON objects; ranking_profile is a name or an object of weights.
 func inputSchema[T any](bounds map[string]bound) (*jsonschema.Schema, error) {
 	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[json.RawMessage]():       {Type: "object"},
-		reflect.TypeFor[engine.RankingProfile](): rankingProfileSchema(),
+		reflect.TypeFor[json.RawMessage](): {Type: "object"},
 	}})
 	if err != nil {
 		return nil, err
+	}
+	// Set whole: the schema of a pointer field would otherwise be given
+	// a "null" type that hides the anyOf.
+	if _, ok := s.Properties["ranking_profile"]; ok {
+		s.Properties["ranking_profile"] = rankingProfileSchema()
 	}
 	for name, b := range bounds {
 		p, ok := s.Properties[name]
