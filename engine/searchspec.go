@@ -17,7 +17,7 @@ type SearchSpec struct {
 	Mode string `json:"mode,omitempty" jsonschema:"hybrid (default: meaning and keywords), semantic or keyword"`
 	// Profile is a ranking profile (Profiles()); Weights make it custom.
 	Profile string   `json:"profile,omitempty" jsonschema:"ranking profile: similarity (default), balanced, recent, quality, multiplicative or custom"`
-	Weights *Weights `json:"weights,omitempty" jsonschema:"custom ranking weights (profile custom)"`
+	Weights *Weights `json:"weights,omitempty" jsonschema:"custom ranking weights (profile custom), divided by their sum"`
 	Fusion  string   `json:"fusion,omitempty" jsonschema:"hybrid fusion: minmax (default), weighted or rrf"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"number of results (default 20, at most 1000)"`
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -116,9 +117,16 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// drain waits until no request is pending, the connection closes or ctx
-// ends.
+// drainIdle bounds how long the end of input waits without any answer
+// being written: a request the server never answers (one the client
+// cancelled, say) must not keep the process alive.
+const drainIdle = time.Minute
+
+// drain waits until no request is pending, the connection closes, ctx
+// ends or no answer came for drainIdle.
 func (c *stdioConn) drain(ctx context.Context) {
+	idle := time.NewTimer(drainIdle)
+	defer idle.Stop()
 	for {
 		c.mu.Lock()
 		n := len(c.mu.pending)
@@ -128,9 +136,12 @@ func (c *stdioConn) drain(ctx context.Context) {
 		}
 		select {
 		case <-c.answered:
+			idle.Reset(drainIdle)
 		case <-c.closed:
 			return
 		case <-ctx.Done():
+			return
+		case <-idle.C:
 			return
 		}
 	}
