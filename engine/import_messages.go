@@ -212,7 +212,7 @@ func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessag
 			rep.Errors = append(rep.Errors, LineError{Line: n, Err: err})
 			return nil
 		}
-		if !p.channel.autoCreate {
+		if !p.channel.namespaced {
 			if _, ok := plain[p.channel.id]; !ok {
 				order = append(order, p.channel.id)
 			}

@@ -39,8 +39,8 @@ type Ranking struct {
 	// Profile is one of Profiles(); "" means DefaultProfile, or
 	// ProfileCustom when any weight or HalfLife is set.
 	Profile string `json:"profile,omitempty"`
-	// Weights and half-life of ProfileCustom (each weight >= 0, not all 0;
-	// HalfLife 0 means no decay).
+	// Weights and half-life of ProfileCustom (each weight >= 0, not all 0,
+	// used divided by their sum; HalfLife 0 means no decay).
 	Similarity float64       `json:"similarity,omitempty"`
 	Recency    float64       `json:"recency,omitempty"`
 	Confidence float64       `json:"confidence,omitempty"`
@@ -88,7 +88,10 @@ func (r Ranking) resolve() (Ranking, error) {
 		if r.HalfLife < 0 {
 			return r, invalid("weights.half_life_hours", "must not be negative, got %s", r.HalfLife)
 		}
-		out.Similarity, out.Recency, out.Confidence, out.HalfLife = r.Similarity, r.Recency, r.Confidence, r.HalfLife
+		// Normalized by their sum, as the designs combine them: a final
+		// score stays in [0,1] and weights 2/1/1 rank as 0.5/0.25/0.25.
+		sum := r.Similarity + r.Recency + r.Confidence
+		out.Similarity, out.Recency, out.Confidence, out.HalfLife = r.Similarity/sum, r.Recency/sum, r.Confidence/sum, r.HalfLife
 	default:
 		if !slices.Contains(Profiles(), p) {
 			return r, invalid("profile", "must be one of %s, got %q", strings.Join(Profiles(), ", "), r.Profile)

@@ -125,7 +125,7 @@ func checkType(field, v string) error {
 
 // sql renders the filter as a boolean SQL expression over the messages table
 // aliased as alias, with its arguments; "" when nothing filters.
-func (f Filter) sql(alias string) (string, []any, error) {
+func (f Filter) sql(alias string, now time.Time) (string, []any, error) {
 	b := &sqlFilter{alias: alias}
 	if err := f.identitySQL(b); err != nil {
 		return "", nil, err
@@ -161,7 +161,7 @@ func (f Filter) sql(alias string) (string, []any, error) {
 	if f.MinWordCount > 0 {
 		b.add(b.col("word_count")+" >= ?", f.MinWordCount)
 	}
-	if err := f.whereSQL(b); err != nil {
+	if err := f.whereSQL(b, now); err != nil {
 		return "", nil, err
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
@@ -198,11 +198,11 @@ func (f Filter) identitySQL(b *sqlFilter) error {
 }
 
 // whereSQL adds the Chroma-style where filter, rendered over alias c.
-func (f Filter) whereSQL(b *sqlFilter) error {
+func (f Filter) whereSQL(b *sqlFilter, now time.Time) error {
 	if len(f.Where) == 0 {
 		return nil
 	}
-	w, err := parseWhere(f.Where)
+	w, err := parseWhere(f.Where, now)
 	if err != nil || w == nil {
 		return err
 	}

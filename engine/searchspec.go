@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strings"
@@ -16,7 +17,7 @@ type SearchSpec struct {
 	Mode string `json:"mode,omitempty" jsonschema:"hybrid (default: meaning and keywords), semantic or keyword"`
 	// Profile is a ranking profile (Profiles()); Weights make it custom.
 	Profile string   `json:"profile,omitempty" jsonschema:"ranking profile: similarity (default), balanced, recent, quality, multiplicative or custom"`
-	Weights *Weights `json:"weights,omitempty" jsonschema:"custom ranking weights (profile custom)"`
+	Weights *Weights `json:"weights,omitempty" jsonschema:"custom ranking weights (profile custom), divided by their sum"`
 	Fusion  string   `json:"fusion,omitempty" jsonschema:"hybrid fusion: minmax (default), weighted or rrf"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"number of results (default 20, at most 1000)"`
 
@@ -32,7 +33,122 @@ type SearchSpec struct {
 	MaxAgeHours    float64         `json:"max_age_hours,omitempty" jsonschema:"only messages at most this many hours old (at most 1000000)"`
 	HasBreadcrumbs *bool           `json:"has_breadcrumbs,omitempty" jsonschema:"only messages with (true) or without (false) breadcrumbs"`
 	MinWordCount   int             `json:"min_word_count,omitempty" jsonschema:"only messages of at least this many words"`
-	Where          json.RawMessage `json:"where,omitempty" jsonschema:"Chroma-style where filter over channel_id, channel_type, agent_name, project_id, timestamp, confidence, message_type, word_count, has_breadcrumbs"`
+	Where          json.RawMessage `json:"where,omitempty" jsonschema:"Chroma-style where filter over channel_id, channel_type, agent_name, project_id, timestamp, age_days, confidence, message_type, word_count, has_breadcrumbs"`
+
+	// Filters and RankingProfile are the implementation plan's spelling of
+	// the same search (search_messages(query, filters, limit,
+	// ranking_profile)), accepted so that an agent written against it
+	// works unchanged; each may not be combined with its flat twin.
+	Filters        *SpecFilters    `json:"filters,omitempty" jsonschema:"the same filters grouped as the implementation plan writes them (alternative to the flat fields)"`
+	RankingProfile *RankingProfile `json:"ranking_profile,omitempty" jsonschema:"a profile name (balanced, recent, quality, similarity) or custom weights {similarity_weight, decay_weight, confidence_weight, decay_half_life_hours}; alternative to profile and weights"`
+}
+
+// SpecFilters are the implementation plan's grouped filters.
+type SpecFilters struct {
+	ChannelIDs    []string   `json:"channel_ids,omitempty" jsonschema:"only these channel ids (as channels)"`
+	SenderIDs     []string   `json:"sender_ids,omitempty" jsonschema:"only messages from these agents (as senders)"`
+	MessageType   string     `json:"message_type,omitempty" jsonschema:"only this message type (as types)"`
+	MinConfidence *float64   `json:"min_confidence,omitempty" jsonschema:"only messages with at least this confidence, 0 to 1"`
+	Since         *time.Time `json:"since,omitempty" jsonschema:"only messages created at or after this time (RFC 3339)"`
+}
+
+// RankingProfile is the plan's ranking_profile: a profile name or custom
+// weights. Weights left out take the plan's defaults (similarity 0.5,
+// decay 0.3, confidence 0.2, half-life 168 hours).
+type RankingProfile struct {
+	Name    string
+	Weights *PlanWeights
+}
+
+// PlanWeights are custom weights as the implementation plan names them.
+type PlanWeights struct {
+	SimilarityWeight   *float64 `json:"similarity_weight,omitempty"`
+	DecayWeight        *float64 `json:"decay_weight,omitempty"`
+	ConfidenceWeight   *float64 `json:"confidence_weight,omitempty"`
+	DecayHalfLifeHours *float64 `json:"decay_half_life_hours,omitempty"`
+}
+
+// UnmarshalJSON takes a JSON string (a profile name) or an object of
+// PlanWeights; unknown weight names are refused.
+func (r *RankingProfile) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, &r.Name); err == nil {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	r.Weights = &PlanWeights{}
+	if err := dec.Decode(r.Weights); err != nil {
+		return invalid("ranking_profile", "must be a profile name or an object of similarity_weight, decay_weight, confidence_weight and decay_half_life_hours: %v", err)
+	}
+	return nil
+}
+
+// MarshalJSON writes the name or the weights.
+func (r RankingProfile) MarshalJSON() ([]byte, error) {
+	if r.Weights != nil {
+		return json.Marshal(r.Weights)
+	}
+	return json.Marshal(r.Name)
+}
+
+// merge folds the plan's filters and ranking_profile into the flat fields.
+func (s SpecFilters) merge(into *SearchSpec) error {
+	for _, f := range []struct {
+		name       string
+		given, set bool
+	}{
+		{"channel_ids", s.ChannelIDs != nil, into.Channels != nil},
+		{"sender_ids", s.SenderIDs != nil, into.Senders != nil},
+		{"message_type", s.MessageType != "", into.Types != nil},
+		{"min_confidence", s.MinConfidence != nil, into.MinConfidence != 0},
+		{"since", s.Since != nil, into.Since != nil},
+	} {
+		if f.given && f.set {
+			return invalid("filters."+f.name, "is also given as a top-level filter; give it once")
+		}
+	}
+	if s.ChannelIDs != nil {
+		into.Channels = s.ChannelIDs
+	}
+	if s.SenderIDs != nil {
+		into.Senders = s.SenderIDs
+	}
+	if s.MessageType != "" {
+		into.Types = []string{s.MessageType}
+	}
+	if s.MinConfidence != nil {
+		c := *s.MinConfidence
+		if math.IsNaN(c) || c < 0 || c > 1 {
+			return invalid("filters.min_confidence", "must be from 0 to 1, got %v", c)
+		}
+		into.MinConfidence = c
+	}
+	if s.Since != nil {
+		into.Since = s.Since
+	}
+	return nil
+}
+
+func (r RankingProfile) merge(into *SearchSpec) error {
+	if into.Profile != "" || into.Weights != nil {
+		return invalid("ranking_profile", "give either ranking_profile or profile and weights, not both")
+	}
+	if r.Weights == nil {
+		into.Profile = r.Name
+		return nil
+	}
+	or := func(p *float64, def float64) float64 {
+		if p == nil {
+			return def
+		}
+		return *p
+	}
+	w := r.Weights
+	into.Weights = &Weights{
+		Similarity: or(w.SimilarityWeight, 0.5), Recency: or(w.DecayWeight, 0.3),
+		Confidence: or(w.ConfidenceWeight, 0.2), HalfLifeHours: or(w.DecayHalfLifeHours, 168),
+	}
+	return nil
 }
 
 // Weights are custom ranking weights and half-life; absent weights are 0.
@@ -59,6 +175,16 @@ const (
 // errors are *InvalidError naming the JSON field. CLI, HTTP and MCP all
 // build a SearchSpec, so they accept and reject the same searches.
 func (s SearchSpec) Request() (SearchRequest, error) {
+	if s.Filters != nil {
+		if err := s.Filters.merge(&s); err != nil {
+			return SearchRequest{}, err
+		}
+	}
+	if s.RankingProfile != nil {
+		if err := s.RankingProfile.merge(&s); err != nil {
+			return SearchRequest{}, err
+		}
+	}
 	if s.Limit < 0 || s.Limit > MaxSpecLimit {
 		return SearchRequest{}, invalid("limit", "must be from 1 to %d (0 means %d), got %d", MaxSpecLimit, DefaultSearchLimit, s.Limit)
 	}

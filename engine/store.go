@@ -41,7 +41,7 @@ func (e *Engine) WriteNote(ctx context.Context, in NewNote) (WriteResult, error)
 		return WriteResult{}, err
 	}
 	typ := in.Type
-	if typ == "" {
+	if typ == "" && metadataType(in.Metadata) == "" {
 		typ = TypeReflection
 	}
 	return e.StoreMessage(ctx, NewMessage{
@@ -132,28 +132,19 @@ func (e *Engine) writeTx(ctx context.Context, tx *sql.Tx, p prepared) (WriteResu
 	return res, nil
 }
 
-// ensureChannelTx creates an auto-created channel if missing, or returns
-// ErrNotFound for a missing plain channel.
+// ensureChannelTx creates the channel of a write if it is missing:
+// channels are namespaces, so writing to one creates it, on every surface
+// (a plain channel gets its id as its name and no description; CreateChannel
+// makes one with a description first).
 func (e *Engine) ensureChannelTx(ctx context.Context, tx *sql.Tx, c channelSpec, now int64) error {
-	if c.autoCreate {
-		_, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, owner_agent_name, owner_agent_project_id, project_id, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			c.id, c.typ, c.name, c.ownerAgent, c.ownerProj, c.project, now)
-		if err != nil {
-			return fmt.Errorf("engine: create channel %s: %w", c.id, classify(err))
-		}
-		if c.project != "" {
-			return e.ensureProjectTx(ctx, tx, c.project, now)
-		}
-		return nil
-	}
-	var one int
-	err := tx.QueryRowContext(ctx, "SELECT 1 FROM channels WHERE id = ?", c.id).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("channel %q: %w (create it first)", c.id, ErrNotFound)
-	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, owner_agent_name, owner_agent_project_id, project_id, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+		c.id, c.typ, c.name, c.ownerAgent, c.ownerProj, c.project, now)
 	if err != nil {
-		return fmt.Errorf("engine: channel %s: %w", c.id, classify(err))
+		return fmt.Errorf("engine: create channel %s: %w", c.id, classify(err))
+	}
+	if c.project != "" {
+		return e.ensureProjectTx(ctx, tx, c.project, now)
 	}
 	return nil
 }

@@ -65,7 +65,9 @@ type channelSpec struct {
 	id, typ, name         string
 	ownerAgent, ownerProj string
 	project               string
-	autoCreate            bool
+	// namespaced: an agent-notes: or project: channel, whose type, owner
+	// and project the id itself says.
+	namespaced bool
 }
 
 // parseChannel validates a channel id and classifies it.
@@ -80,14 +82,19 @@ func parseChannel(field, id string) (channelSpec, error) {
 		if !agentRE.MatchString(agent) || (project != "" || strings.HasSuffix(rest, ":")) && !projectRE.MatchString(project) {
 			return channelSpec{}, invalid(field, "a notes channel is agent-notes:{agent} or agent-notes:{agent}:{project} (agent %s; project %s), got %q", agentRule, projectRule, id)
 		}
-		return channelSpec{id: id, typ: ChannelAgentNotes, name: id, ownerAgent: agent, ownerProj: project, project: project, autoCreate: true}, nil
+		return channelSpec{id: id, typ: ChannelAgentNotes, name: id, ownerAgent: agent, ownerProj: project, project: project, namespaced: true}, nil
 	case strings.HasPrefix(id, projectPrefix):
-		rest := id[len(projectPrefix):]
-		i := strings.LastIndexByte(rest, ':')
-		if i < 0 || !projectRE.MatchString(rest[:i]) || !slices.Contains(ProjectChannelNames(), rest[i+1:]) {
-			return channelSpec{}, invalid(field, "a project channel is project:{project}:decisions, :patterns or :policies (project %s), got %q", projectRule, id)
+		// project:{project} is the project's own channel (the designs'
+		// project:backend); project:{project}:{name} one of its named
+		// channels (decisions, patterns, policies or any other name).
+		project, name, named := strings.Cut(id[len(projectPrefix):], ":")
+		if !projectRE.MatchString(project) || named && !typeRE.MatchString(name) {
+			return channelSpec{}, invalid(field, "a project channel is project:{project} or project:{project}:{name} such as project:{project}:decisions (project %s; name %s), got %q", projectRule, typeRule, id)
 		}
-		return channelSpec{id: id, typ: ChannelProject, name: rest[i+1:], project: rest[:i], autoCreate: true}, nil
+		if !named {
+			name = project
+		}
+		return channelSpec{id: id, typ: ChannelProject, name: name, project: project, namespaced: true}, nil
 	}
 	return channelSpec{id: id, typ: ChannelPlain, name: id}, nil
 }
@@ -143,11 +150,15 @@ func (e *Engine) prepare(in NewMessage) (prepared, error) {
 		p.confidence = c
 	}
 	p.typ = in.Type
+	typeField := "message_type"
+	if p.typ == "" {
+		p.typ, typeField = metadataType(in.Metadata), "metadata.type"
+	}
 	if p.typ == "" {
 		p.typ = TypeMessage
 	}
 	if !typeRE.MatchString(p.typ) {
-		return p, invalid("message_type", "%s, got %q", typeRule, p.typ)
+		return p, invalid(typeField, "%s, got %q", typeRule, p.typ)
 	}
 	md, has, err := e.normalizeMetadata(in.Metadata, in.Breadcrumbs)
 	if err != nil {
@@ -336,4 +347,18 @@ func isNameByte(c byte) bool {
 
 func isNameRune(r rune) bool {
 	return r < utf8.RuneSelf && isNameByte(byte(r)) || r >= utf8.RuneSelf && r != utf8.RuneError && (isLetterOrDigit(r))
+}
+
+// metadataType is the "type" string of a metadata object, "" without one:
+// the implementation plan keeps a message's type there, so it is the type
+// when the type field itself is absent.
+func metadataType(md json.RawMessage) string {
+	var v struct {
+		Type any `json:"type"`
+	}
+	if json.Unmarshal(md, &v) != nil {
+		return ""
+	}
+	t, _ := v.Type.(string)
+	return t
 }

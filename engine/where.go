@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -32,19 +33,21 @@ var whereKeys = map[string]struct {
 // with timestamp or word_count an int): SQL and vecstore then evaluate the
 // filter the same way.
 func whereSchema() where.Schema {
-	keys := make(map[string]where.Kind, len(whereKeys))
+	keys := make(map[string]where.Kind, len(whereKeys)+1)
 	for k, v := range whereKeys {
 		keys[k] = v.kind
 	}
+	keys[ageDaysKey] = where.KindFloat
 	return where.Schema{Keys: keys, MaxDepth: 32}
 }
 
 // WhereKeys lists the metadata keys a where filter may use.
 func WhereKeys() []string {
-	keys := make([]string, 0, len(whereKeys))
+	keys := make([]string, 0, len(whereKeys)+1)
 	for k := range whereKeys {
 		keys = append(keys, k)
 	}
+	keys = append(keys, ageDaysKey)
 	slices.Sort(keys)
 	return keys
 }
@@ -59,8 +62,9 @@ const (
 )
 
 // parseWhere parses a where filter over message metadata against
-// whereSchema. Empty input is no filter.
-func parseWhere(raw []byte) (*where.Expr, error) {
+// whereSchema, with age_days made a timestamp bound at now. Empty input is
+// no filter.
+func parseWhere(raw []byte, now time.Time) (*where.Expr, error) {
 	w, err := whereSchema().Parse(raw)
 	if err != nil {
 		var we *where.Error
@@ -75,7 +79,44 @@ func parseWhere(raw []byte) (*where.Expr, error) {
 	case sz.Values > MaxWhereValues:
 		return nil, invalid("where", "has %d $in/$nin values, more than the limit of %d", sz.Values, MaxWhereValues)
 	}
+	if err := ageDaysToTimestamp(w, now); err != nil {
+		return nil, err
+	}
 	return w, nil
+}
+
+// ageDaysKey is the vector-memory design's age filter: a message's age in
+// days at the time of the search. It is not stored; each comparison
+// becomes a bound on timestamp, so SQL and vecstore see the same filter.
+const ageDaysKey = "age_days"
+
+// maxAgeDays bounds an age_days operand (about 114 years, as max_age_hours).
+const maxAgeDays = MaxSpecHours / 24
+
+func ageDaysToTimestamp(w *where.Expr, now time.Time) error {
+	if w == nil {
+		return nil
+	}
+	for _, c := range w.Children {
+		if err := ageDaysToTimestamp(c, now); err != nil {
+			return err
+		}
+	}
+	if w.Key != ageDaysKey {
+		return nil
+	}
+	// Older than d days is created before now-d: the comparison flips.
+	flipped := map[where.Op]where.Op{where.OpLt: where.OpGt, where.OpLte: where.OpGte, where.OpGt: where.OpLt, where.OpGte: where.OpLte}
+	op, ok := flipped[w.Op]
+	if !ok {
+		return invalid("where", "age_days takes $lt, $lte, $gt or $gte, got %s", w.Op)
+	}
+	days := w.Value.Float
+	if math.IsNaN(days) || days < 0 || days > maxAgeDays {
+		return invalid("where", "age_days must be a number of days from 0 to %.0f, got %v", float64(maxAgeDays), days)
+	}
+	w.Key, w.Op, w.Value = "timestamp", op, where.Int(now.UnixMilli()-int64(days*float64(24*time.Hour/time.Millisecond)))
+	return nil
 }
 
 // whereSQL renders a normalized where as SQL over messages aliased c.
@@ -180,7 +221,7 @@ func resolveFilter(f Filter, now time.Time) (resolved, error) {
 			return resolved{}, invalid("channel_type", "must be %s, %s or %s, got %q", ChannelAgentNotes, ChannelProject, ChannelPlain, t)
 		}
 	}
-	sql, args, err := f.sql("c")
+	sql, args, err := f.sql("c", now)
 	if err != nil {
 		return resolved{}, err
 	}
@@ -227,7 +268,7 @@ func resolveFilter(f Filter, now time.Time) (resolved, error) {
 		ws = append(ws, where.Gte("word_count", where.Int(int64(f.MinWordCount))))
 	}
 	if len(f.Where) > 0 {
-		w, err := parseWhere(f.Where)
+		w, err := parseWhere(f.Where, now)
 		if err != nil {
 			return resolved{}, err
 		}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/mcpserver"
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func mcpCommand() *command {
@@ -61,7 +60,7 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 		_ = srv.Close()
 		_ = closeModel()
 	}()
-	return srv.Run(ctx, &mcp.IOTransport{Reader: readCloser(e.stdin), Writer: writeCloser(e.stdout)})
+	return srv.Run(ctx, &mcpserver.StdioTransport{Reader: readCloser(e.stdin), Writer: writeCloser(e.stdout)})
 }
 
 // readCloser and writeCloser let the transport close the streams it was

@@ -104,8 +104,8 @@ func TestMCPWithOfficialTypeScriptClient(t *testing.T) {
 	for _, tl := range step("list_tools")["tools"].([]any) {
 		tool := tl.(map[string]any)
 		names = append(names, tool["name"].(string))
-		if tool["has_description"] != true || tool["schema_type"] != "object" {
-			t.Errorf("tool %v lacks a description or an object schema", tool)
+		if tool["has_description"] != true || tool["schema_type"] != "object" || tool["title"] == "" || tool["open_world"] != false {
+			t.Errorf("tool %v lacks a description, an object schema, a title or openWorldHint false", tool)
 		}
 	}
 	for _, want := range []string{"store_message", "write_note", "search_messages", "get_message", "get_notes", "get_channel_messages", "list_channels"} {
@@ -172,6 +172,21 @@ func TestMCPWithOfficialTypeScriptClient(t *testing.T) {
 	}
 	if hits := structured("after")["results"].([]any); len(hits) == 0 {
 		t.Errorf("server stopped answering after bad calls")
+	}
+
+	plan := structured("plan_store")
+	if plan["channel_id"] != "global:general" || plan["created"] != true {
+		t.Errorf("plan store_message = %v", plan)
+	}
+	planHits := structured("plan_search")["results"].([]any)
+	if len(planHits) != 1 || planHits[0].(map[string]any)["id"] != plan["id"] || planHits[0].(map[string]any)["type"] != "decision" {
+		t.Errorf("plan search_messages = %v, want the decision %v", planHits, plan["id"])
+	}
+	if ch := structured("notes_channel")["channel_id"]; ch != "agent-notes:planner" {
+		t.Errorf("get_notes_channel = %v", ch)
+	}
+	if ch := structured("memory_store")["channel_id"]; ch != "agent-notes:planner" {
+		t.Errorf("memory_store went to %v", ch)
 	}
 }
 

@@ -48,6 +48,13 @@ func searchCases() []searchCase {
 		{"half-life over the bound", []string{"--w-similarity", "1", "--half-life-hours", "2e6", "wal"},
 			`{"query":"wal","weights":{"similarity":1,"half_life_hours":2e6}}`, "invalid weights.half_life_hours"},
 		{"max age", []string{"--max-age-days", "30", "wal"}, `{"query":"wal","max_age_hours":720}`, ""},
+		{"plan filters", []string{"--channel", "agent-notes:ann", "--min-confidence", "0.5", "wal"},
+			`{"query":"wal","filters":{"channel_ids":["agent-notes:ann"],"min_confidence":0.5}}`, ""},
+		{"plan ranking profile", []string{"--profile", "recent", "wal"}, `{"query":"wal","ranking_profile":"recent"}`, ""},
+		{"plan custom ranking", []string{"--w-similarity", "0.5", "--w-recency", "0.3", "--w-confidence", "0.2", "--half-life-hours", "168", "wal"},
+			`{"query":"wal","ranking_profile":{"similarity_weight":0.5}}`, ""},
+		{"age_days", []string{"--where", `{"age_days":{"$lt":7}}`, "wal"}, `{"query":"wal","where":{"age_days":{"$lt":7}}}`, ""},
+		{"age_days equality", []string{"--where", `{"age_days":3}`, "wal"}, `{"query":"wal","where":{"age_days":3}}`, "invalid where"},
 		{"max age over the bound", []string{"--max-age-days", "50000", "wal"}, `{"query":"wal","max_age_hours":1.2e6}`, "invalid max_age_hours"},
 		{"negative max age", []string{"--max-age-days", "-1", "wal"}, `{"query":"wal","max_age_hours":-24}`, "invalid max_age_hours"},
 		{"min confidence", []string{"--min-confidence", "2", "wal"}, `{"query":"wal","min_confidence":2}`, "invalid min_confidence"},
@@ -63,18 +70,13 @@ func searchCases() []searchCase {
 	}
 }
 
-// TestSearchSurfacesAgree runs every search of searchCases through the
-// CLI, the cairn HTTP API (a real server on 127.0.0.1) and the MCP tool
-// (the SDK's client over in-memory transports), each on its own store
-// without an embedding model: the three accept and reject the same
-// searches and name the same field.
-func TestSearchSurfacesAgree(t *testing.T) {
+// threeSurfaces opens three stores without a model: one for the CLI (its
+// environment), one behind the cairn HTTP API (its URL) and one behind the
+// MCP server (a connected client).
+func threeSurfaces(t *testing.T) (cliEnv func(string) string, httpURL string, cs *mcp.ClientSession) {
+	t.Helper()
 	ctx := context.Background()
-	cliDir := t.TempDir()
-	cliEnv := envMap(map[string]string{"CAIRN_DATA_DIR": cliDir, "CAIRN_MODEL": "none"})
-	if _, stderr, code := runCLI(t, cliEnv, "", "note", "--agent", "ann", "WAL mode lets readers run"); code != 0 {
-		t.Fatalf("note: %s", stderr)
-	}
+	cliEnv = envMap(map[string]string{"CAIRN_DATA_DIR": t.TempDir(), "CAIRN_MODEL": "none"})
 
 	eng, err := engine.Open(ctx, t.TempDir(), engine.Options{})
 	if err != nil {
@@ -104,7 +106,7 @@ func TestSearchSurfacesAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err = mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,12 +117,24 @@ func TestSearchSurfacesAgree(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	return cliEnv, ts.URL, cs
+}
 
+// TestSearchSurfacesAgree runs every search of searchCases through the
+// CLI, the cairn HTTP API (a real server on 127.0.0.1) and the MCP tool
+// (the SDK's client over in-memory transports), each on its own store
+// without an embedding model: the three accept and reject the same
+// searches and name the same field.
+func TestSearchSurfacesAgree(t *testing.T) {
+	cliEnv, url, cs := threeSurfaces(t)
+	if _, stderr, code := runCLI(t, cliEnv, "", "note", "--agent", "ann", "WAL mode lets readers run"); code != 0 {
+		t.Fatalf("note: %s", stderr)
+	}
 	for _, c := range searchCases() {
 		t.Run(c.name, func(t *testing.T) {
 			got := map[string]string{
 				"cli":  cliOutcome(t, cliEnv, c.cli),
-				"http": httpOutcome(t, ts.URL, c.json),
+				"http": httpOutcome(t, url, c.json),
 				"mcp":  mcpOutcome(t, cs, c.json),
 			}
 			for surface, g := range got {
@@ -164,7 +178,14 @@ func cliOutcome(t *testing.T, env func(string) string, args []string) string {
 
 func httpOutcome(t *testing.T, url, body string) string {
 	t.Helper()
-	resp, err := http.Post(url+cairnapi.Prefix+"/search", "application/json", strings.NewReader(body))
+	return httpPostOutcome(t, url+cairnapi.Prefix+"/search", body)
+}
+
+// httpPostOutcome posts body to url: "" for 200 or 201, "invalid FIELD"
+// for bad input, else the status and body.
+func httpPostOutcome(t *testing.T, url, body string) string {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +194,7 @@ func httpOutcome(t *testing.T, url, body string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.StatusCode == http.StatusOK {
+	if resp.StatusCode == http.StatusOK || resp.StatusCode == http.StatusCreated {
 		return ""
 	}
 	var e struct{ Error, Message, Field string }
@@ -191,7 +212,14 @@ func httpOutcome(t *testing.T, url, body string) string {
 
 func mcpOutcome(t *testing.T, cs *mcp.ClientSession, args string) string {
 	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "search_messages", Arguments: json.RawMessage(args)})
+	return mcpToolOutcome(t, cs, "search_messages", args)
+}
+
+// mcpToolOutcome calls tool: "" when it succeeds, "invalid FIELD" for bad
+// input, else the tool error.
+func mcpToolOutcome(t *testing.T, cs *mcp.ClientSession, tool, args string) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
 	if err != nil {
 		t.Fatalf("protocol error: %v", err)
 	}
@@ -206,6 +234,13 @@ func mcpOutcome(t *testing.T, cs *mcp.ClientSession, args string) string {
 	}
 	if f := invalidField(text, "invalid_argument: "); f != "" {
 		return f
+	}
+	// Bounds stated in the input schema are checked by the SDK first,
+	// naming the argument: "validating /properties/limit: minimum: ...".
+	if _, rest, ok := strings.Cut(text, "validating /properties/"); ok {
+		if field, _, ok := strings.Cut(rest, ":"); ok && !strings.Contains(field, "/") {
+			return "invalid " + field
+		}
 	}
 	if strings.HasPrefix(text, "no_model: ") {
 		return "no_model"

@@ -32,6 +32,8 @@ out("list_tools", {
     name: t.name,
     has_description: (t.description ?? "").length > 20,
     schema_type: t.inputSchema?.type,
+    title: t.title ?? t.annotations?.title ?? "",
+    open_world: t.annotations?.openWorldHint ?? null,
   })),
 });
 
@@ -80,5 +82,21 @@ await call("bad_limit", "search_messages", { query: "x", limit: -3 });
 await call("unknown_tool", "no_such_tool", {});
 // Still alive after all of that.
 await call("after", "search_messages", { query: "race tests" });
+// The implementation plan's and the vector-memory design's spellings.
+await call("plan_store", "store_message", {
+  channel_id: "global:general",
+  sender_id: "planner",
+  content: "Blue-green deploys removed the release downtime.",
+  metadata: { type: "decision" },
+  confidence: 0.8,
+});
+await call("plan_search", "search_messages", {
+  query: "release downtime",
+  filters: { channel_ids: ["global:general"], message_type: "decision", min_confidence: 0.5 },
+  limit: 5,
+  ranking_profile: { similarity_weight: 0.6, confidence_weight: 0.4, decay_weight: 0, decay_half_life_hours: 168 },
+});
+await call("notes_channel", "get_notes_channel", { agent_id: "planner" });
+await call("memory_store", "memory_store", { sender_id: "planner", content: "Staging credentials rotate every Monday." });
 
 await client.close();

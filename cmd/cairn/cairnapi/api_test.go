@@ -176,7 +176,7 @@ func TestBadInput(t *testing.T) {
 		{"POST", "/messages", `{"channel":"project:p:decisions","sender":"a","content":"x","metadata":[1,2]}`, 400, "metadata", "invalid_argument"},
 		{"POST", "/messages", `{"channel":"project:p:decisions","sender":"a","content":"x","metadata":` + deep + `}`, 400, "body", "invalid_argument"},
 		{"POST", "/messages", `{"channel":"project:p:decisions","sender":"a b","content":"x"}`, 400, "sender", "invalid_argument"},
-		{"POST", "/messages", `{"channel":"nope","sender":"a","content":"x"}`, 404, "", "not_found"},
+		{"POST", "/messages", `{"channel":"project:nope:","sender":"a","content":"x"}`, 400, "channel", "invalid_argument"},
 		{"POST", "/messages", `{"chanel":"project:p:decisions","sender":"a","content":"x"}`, 400, "chanel", "invalid_argument"},
 		{"POST", "/messages", `{"channel":"project:p:decisions","sender":"a","content":"x"} {}`, 400, "body", "invalid_argument"},
 		{"POST", "/messages", `{"channel":"project:p:decisions","sender":"a","content":"x"`, 400, "body", "invalid_argument"},

@@ -20,18 +20,6 @@ type DeleteOutput struct {
 	Deleted int64 `json:"deleted"`
 }
 
-func (s *Server) addAdminTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "memory_stats",
-		Description: "Counts of stored messages per channel, type and agent, imported sessions, and bytes on disk.",
-	}, s.stats)
-	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "memory_delete",
-		Description: "Delete one message for good (for example a wrong or leaked one). Guarded: confirm must be 'delete message ID' with the message's id. Deleted messages cannot be recovered.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)},
-	}, s.delete)
-}
-
 func ptr[T any](v T) *T { return &v }
 
 func (s *Server) stats(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, *engine.StoreStats, error) {

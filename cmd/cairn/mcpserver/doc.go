@@ -10,6 +10,12 @@
 // breadcrumbs) so a search never floods an agent's context; every reading
 // tool takes "full" for whole contents.
 //
+// StdioTransport carries the protocol over stdin/stdout and never ends a
+// session because of one bad line: it answers lines that are not JSON-RPC
+// messages with JSON-RPC errors itself, bounds line size and nesting, and
+// at the end of input answers every request already read before it
+// reports the end.
+//
 // Engine errors map to MCP tool errors (isError results whose text names the
 // field and the rule), never to protocol errors or crashes.
 //

@@ -47,10 +47,6 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	searchSchema, err := searchInputSchema()
-	if err != nil {
-		return nil, fmt.Errorf("mcpserver: %w", err)
-	}
 	s := &Server{opts: opts, ready: make(chan struct{})}
 	s.mcp = mcp.NewServer(&mcp.Implementation{
 		Name:    "cairn",
@@ -64,7 +60,9 @@ func New(opts Options) (*Server, error) {
 		// not compete with the handshake for the CPU.
 		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { s.start() },
 	})
-	s.addTools(searchSchema)
+	if err := s.addTools(); err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
 	return s, nil
 }
 

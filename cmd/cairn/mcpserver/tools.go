@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"reflect"
 	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -33,13 +31,18 @@ func (b *BreadcrumbsInput) engine() engine.Breadcrumbs {
 }
 
 // StoreMessageInput is store_message's arguments.
+// channel_id and sender_id are the implementation plan's names for
+// channel and sender (store_message(channel_id, sender_id, content,
+// metadata, confidence)); either spelling is accepted.
 type StoreMessageInput struct {
-	Channel     string            `json:"channel" jsonschema:"channel id, e.g. project:{project}:decisions, project:{project}:patterns, project:{project}:policies, or a channel created earlier"`
-	Sender      string            `json:"sender" jsonschema:"your agent name (letters, digits, . _ -)"`
+	Channel     string            `json:"channel,omitempty" jsonschema:"channel id (required; alias channel_id), e.g. project:{project}:decisions, project:{project}, global:general; writing creates a missing channel"`
+	ChannelID   string            `json:"channel_id,omitempty" jsonschema:"alias of channel"`
+	Sender      string            `json:"sender,omitempty" jsonschema:"your agent name (required; alias sender_id): letters, digits, . _ -"`
+	SenderID    string            `json:"sender_id,omitempty" jsonschema:"alias of sender"`
 	Project     string            `json:"project,omitempty" jsonschema:"your project id, if any"`
 	Content     string            `json:"content" jsonschema:"the message text (non-empty, at most 1 MiB)"`
 	Confidence  *float64          `json:"confidence,omitempty" jsonschema:"how sure you are, 0 to 1 (default 0.5)"`
-	Type        string            `json:"type,omitempty" jsonschema:"message type: reflection, decision, pattern, policy, message (default) or your own word"`
+	Type        string            `json:"type,omitempty" jsonschema:"message type: reflection, decision, pattern, policy, message (default: metadata.type, else message) or your own word"`
 	Metadata    map[string]any    `json:"metadata,omitempty" jsonschema:"any JSON object to keep with the message"`
 	Breadcrumbs *BreadcrumbsInput `json:"breadcrumbs,omitempty" jsonschema:"where the knowledge came from"`
 }
@@ -60,14 +63,6 @@ type WriteOutput struct {
 	ID        int64  `json:"id"`
 	ChannelID string `json:"channel_id"`
 	Created   bool   `json:"created" jsonschema:"false when the same content from the same sender was already in the channel (id is then the existing message)"`
-}
-
-// searchInputSchema is search_messages' input schema: SearchInput's, with
-// the where filter (raw JSON in Go) as the JSON object it is.
-func searchInputSchema() (*jsonschema.Schema, error) {
-	return jsonschema.For[SearchInput](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[json.RawMessage](): {Type: "object"},
-	}})
 }
 
 // SearchInput is search_messages' arguments: the engine's search (the
@@ -137,41 +132,47 @@ type ChannelsOutput struct {
 
 const maxToolLimit = 100
 
-func (s *Server) addTools(searchSchema *jsonschema.Schema) {
-	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "store_message",
-		Description: "Store a message in a channel so other agents can find it later. Use project:{project}:decisions, :patterns or :policies for project knowledge. Writing the same content twice to the same channel returns the existing id.",
-	}, s.storeMessage)
-	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "write_note",
-		Description: "Write a note to your own notes channel (agent-notes:{agent}, or agent-notes:{agent}:{project} with a project): reflections and lessons you want to find again in a later task.",
-	}, s.writeNote)
-	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "search_messages",
-		Description: "Search what agents stored, by meaning and by keyword, filtered first. Results are compact (id, score, first line, breadcrumbs); call get_message for one whole message or pass full=true.",
-		InputSchema: searchSchema,
-	}, s.search)
-	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "get_message",
-		Description: "Read one whole message by id: content, metadata, breadcrumbs.",
-	}, s.getMessage)
-	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "get_notes",
-		Description: "Read an agent's notes, newest first.",
-	}, s.getNotes)
-	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "get_channel_messages",
-		Description: "Read a channel's messages, newest first.",
-	}, s.channelMessages)
-	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "list_channels",
-		Description: "List channels with their message counts.",
-	}, s.listChannels)
-	s.addAdminTools()
-
+func (s *Server) storeMessage(ctx context.Context, _ *mcp.CallToolRequest, in StoreMessageInput) (*mcp.CallToolResult, WriteOutput, error) {
+	return s.store(ctx, in, false)
 }
 
-func (s *Server) storeMessage(ctx context.Context, _ *mcp.CallToolRequest, in StoreMessageInput) (*mcp.CallToolResult, WriteOutput, error) {
+// memoryStore is store_message with the channel optional: without one the
+// memory goes to the sender's notes channel.
+func (s *Server) memoryStore(ctx context.Context, _ *mcp.CallToolRequest, in StoreMessageInput) (*mcp.CallToolResult, WriteOutput, error) {
+	return s.store(ctx, in, true)
+}
+
+func (s *Server) store(ctx context.Context, in StoreMessageInput, notesByDefault bool) (*mcp.CallToolResult, WriteOutput, error) {
+	sender, err := aliased("sender", in.Sender, "sender_id", in.SenderID, true)
+	if err != nil {
+		return nil, WriteOutput{}, err
+	}
+	channel, err := aliased("channel", in.Channel, "channel_id", in.ChannelID, !notesByDefault)
+	if err != nil {
+		return nil, WriteOutput{}, err
+	}
+	if channel == "" {
+		channel = engine.NotesChannelID(sender, in.Project)
+	}
+	in.Channel, in.Sender = channel, sender
+	return s.storeResolved(ctx, in)
+}
+
+// aliased is the value of an argument that has two names: they must not
+// disagree, and a required one must be given under either.
+func aliased(name, v, aliasName, alias string, required bool) (string, error) {
+	switch {
+	case v != "" && alias != "" && v != alias:
+		return "", invalidArg(name, fmt.Sprintf("%s and its alias %s differ (%q, %q); give one", name, aliasName, v, alias))
+	case v == "" && alias == "" && required:
+		return "", invalidArg(name, fmt.Sprintf("is required (or %s)", aliasName))
+	case v == "":
+		return alias, nil
+	}
+	return v, nil
+}
+
+func (s *Server) storeResolved(ctx context.Context, in StoreMessageInput) (*mcp.CallToolResult, WriteOutput, error) {
 	eng, err := s.engine(ctx)
 	if err != nil {
 		return nil, WriteOutput{}, toolError(err)

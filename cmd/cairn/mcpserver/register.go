@@ -1,0 +1,119 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tool hints: every tool works on the local store only (openWorldHint
+// false); reads say so, writes are additive and idempotent (the same
+// content from the same sender in the same channel is stored once), and
+// only memory_delete destroys.
+func readHints(title string) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
+}
+
+func writeHints(title string) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)}
+}
+
+// addTools registers the tools. Beside cairn's own names it registers
+// the names the designs use that cairn lacked (get_notes_channel from the
+// implementation plan; memory_store, memory_search and memory_get from the
+// vector-memory design, over the same handlers as store_message,
+// search_messages and get_message); where only argument names differ
+// (channel_id, sender_id, filters, ranking_profile) the existing tool
+// takes both spellings instead of a second tool.
+func (s *Server) addTools() error {
+	storeSchema, err := inputSchema[StoreMessageInput](writeBounds())
+	if err != nil {
+		return err
+	}
+	noteSchema, err := inputSchema[WriteNoteInput](writeBounds())
+	if err != nil {
+		return err
+	}
+	searchSchema, err := inputSchema[SearchInput](searchBounds())
+	if err != nil {
+		return err
+	}
+	notesSchema, err := inputSchema[GetNotesInput](listBounds())
+	if err != nil {
+		return err
+	}
+	channelBounds := listBounds()
+	channelBounds["max_age_hours"] = between(0, engine.MaxSpecHours)
+	channelSchema, err := inputSchema[ChannelMessagesInput](channelBounds)
+	if err != nil {
+		return err
+	}
+	listSchema, err := inputSchema[ListChannelsInput](map[string]bound{"scope": oneOf(engine.ScopeAll, engine.ScopeNotes, engine.ScopeProject)})
+	if err != nil {
+		return err
+	}
+	idSchema, err := inputSchema[GetMessageInput](map[string]bound{"id": between(1, 1<<53)})
+	if err != nil {
+		return err
+	}
+	mcp.AddTool(s.mcp, tool("store_message", writeHints("Store a message"), storeSchema,
+		"Store a message in a channel so other agents can find it later. Use project:{project}:decisions, :patterns or :policies for project knowledge; writing to a channel that does not exist creates it. Writing the same content twice to the same channel returns the existing id."), s.storeMessage)
+	mcp.AddTool(s.mcp, tool("memory_store", writeHints("Store a memory"), storeSchema,
+		"store_message with the channel optional: without channel the memory goes to your notes channel (agent-notes:{sender})."), s.memoryStore)
+	mcp.AddTool(s.mcp, tool("write_note", writeHints("Write a note"), noteSchema,
+		"Write a note to your own notes channel (agent-notes:{agent}, or agent-notes:{agent}:{project} with a project): reflections and lessons you want to find again in a later task."), s.writeNote)
+	mcp.AddTool(s.mcp, tool("search_messages", readHints("Search messages"), searchSchema,
+		"Search what agents stored, by meaning and by keyword, filtered first. Results are compact (id, score, first line, breadcrumbs); call get_message for one whole message or pass full=true. Filters may also be grouped as filters{channel_ids, sender_ids, message_type, min_confidence, since} and ranking given as ranking_profile."), s.search)
+	mcp.AddTool(s.mcp, tool("memory_search", readHints("Search memories"), searchSchema,
+		"The same search as search_messages, under the vector-memory design's name."), s.search)
+	mcp.AddTool(s.mcp, tool("get_message", readHints("Read a message"), idSchema,
+		"Read one whole message by id: content, metadata, breadcrumbs."), s.getMessage)
+	mcp.AddTool(s.mcp, tool("memory_get", readHints("Read a memory"), idSchema,
+		"The same as get_message: one whole message by id."), s.getMessage)
+	mcp.AddTool(s.mcp, tool("get_notes", readHints("Read an agent's notes"), notesSchema,
+		"Read an agent's notes, newest first."), s.getNotes)
+	mcp.AddTool(s.mcp, tool("get_notes_channel", readHints("Name an agent's notes channel"), nil,
+		"The id of an agent's notes channel (agent-notes:{agent_id}, or agent-notes:{agent_id}:{project}), to read or search it."), s.notesChannel)
+	mcp.AddTool(s.mcp, tool("get_channel_messages", readHints("Read a channel"), channelSchema,
+		"Read a channel's messages, newest first."), s.channelMessages)
+	mcp.AddTool(s.mcp, tool("list_channels", readHints("List channels"), listSchema,
+		"List channels with their message counts."), s.listChannels)
+	mcp.AddTool(s.mcp, tool("memory_stats", readHints("Store statistics"), nil,
+		"Counts of stored messages per channel, type and agent, imported sessions, and bytes on disk."), s.stats)
+	mcp.AddTool(s.mcp, tool("memory_delete", &mcp.ToolAnnotations{Title: "Delete a message", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}, nil,
+		"Delete one message for good (for example a wrong or leaked one). Guarded: confirm must be 'delete message ID' with the message's id. Deleted messages cannot be recovered."), s.delete)
+	return nil
+}
+
+// tool is one tool's description; its title is the annotations' title.
+func tool(name string, hints *mcp.ToolAnnotations, schema *jsonschema.Schema, description string) *mcp.Tool {
+	t := &mcp.Tool{Name: name, Title: hints.Title, Description: description, Annotations: hints}
+	if schema != nil { // else the SDK infers it from the handler
+		t.InputSchema = schema
+	}
+	return t
+}
+
+// NotesChannelInput is get_notes_channel's arguments (agent_id as the
+// implementation plan names it; agent as cairn's other tools do).
+type NotesChannelInput struct {
+	AgentID string `json:"agent_id,omitempty" jsonschema:"the agent (required; alias agent)"`
+	Agent   string `json:"agent,omitempty" jsonschema:"alias of agent_id"`
+	Project string `json:"project,omitempty" jsonschema:"the project, for the agent's notes about one project"`
+}
+
+// NotesChannelOutput is an agent's notes channel id.
+type NotesChannelOutput struct {
+	ChannelID string `json:"channel_id"`
+}
+
+func (s *Server) notesChannel(_ context.Context, _ *mcp.CallToolRequest, in NotesChannelInput) (*mcp.CallToolResult, NotesChannelOutput, error) {
+	agent, err := aliased("agent_id", in.AgentID, "agent", in.Agent, true)
+	if err != nil {
+		return nil, NotesChannelOutput{}, err
+	}
+	id := engine.NotesChannelID(agent, in.Project)
+	return nil, NotesChannelOutput{ChannelID: id}, nil
+}
