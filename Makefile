@@ -67,7 +67,7 @@ py-env: $(PY_VENV)/.installed
 
 $(PY_VENV)/.installed: $(PY)/requirements.txt
 	$(PYTHON) -m venv $(PY_VENV)
-	$(PY_VENV)/bin/pip install $(PIP_FLAGS) -q -r $<
+	$(PY_VENV)/bin/pip install $(PIP_FLAGS) --only-binary=:all: -q -r $<
 	@touch $@
 
 ## py-reference: testdata/py/.venv-ref, the reference set (sentence-transformers on CPU torch, onnx;
