@@ -161,6 +161,7 @@ def raw(method, path, body=None):
 
 
 def finish():
+    step("client version", lambda: chromadb.__version__)
     step("network beyond loopback", lambda: outside)
     for line in lines:
         print(json.dumps(line, sort_keys=True, allow_nan=False, default=str))
@@ -426,6 +427,74 @@ step("function: get collection again", lambda: describe(client.get_collection("s
 step("function: upsert documents", lambda: efc.upsert(ids=["e1"], documents=["dddd"]))
 step("function: get embeddings", lambda: efc.get(include=["embeddings", "documents"]))
 
+# ---- values and sizes the Python client produces
+
+def edge_values():
+    col = client.create_collection("scenario_values", configuration={
+        "hnsw": {"space": "cosine", "ef_construction": 200, "max_neighbors": 32, "ef_search": 20}}, embedding_function=None)
+    out = {"configuration": col.configuration_json}
+    out["empty count"] = col.count()
+    out["empty peek"] = col.peek()
+    out["empty get"] = col.get(where={"x": 1})
+    col.add(ids=["héllo ✓", "with space", "slash/id", "🎉"],
+            embeddings=[[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]],
+            documents=["café crème", "naïve résumé", "日本語のテキスト", "emoji 🎉 party"],
+            metadatas=[{"big": 2 ** 62, "neg": -(2 ** 53) - 1, "tiny": 1e-300, "negzero": -0.0, "sum": 0.1 + 0.2},
+                       {"unicode": "héllo ✓", "empty": ""}, {"huge": 1.7976931348623157e308}, {"t": True, "f": False}])
+    out["get"] = col.get(include=["documents", "metadatas"])
+    out["where unicode"] = col.get(where={"unicode": "héllo ✓"}, include=[])["ids"]
+    out["where big int"] = col.get(where={"big": {"$gte": 2 ** 62}}, include=[])["ids"]
+    out["where_document unicode"] = col.get(where_document={"$contains": "résumé"}, include=[])["ids"]
+    out["where_document regex unicode"] = col.get(where_document={"$regex": "^日本"}, include=[])["ids"]
+    out["query cosine"] = col.query(query_embeddings=[[1, 0.5, 0]], n_results=4, include=["distances"])
+    out["get by unicode id"] = col.get(ids=["🎉", "slash/id"], include=["documents"])
+    client.delete_collection("scenario_values")
+    return out
+
+
+def many_records():
+    rng = np.random.default_rng(7)
+    vecs = rng.standard_normal((500, 16)).astype(np.float32)
+    col = client.create_collection("scenario_many", embedding_function=None)
+    col.add(ids=["m%03d" % i for i in range(500)], embeddings=vecs,
+            metadatas=[{"i": i, "even": i % 2 == 0} for i in range(500)])
+    queries = rng.standard_normal((6, 16)).astype(np.float32)
+    got = col.query(query_embeddings=queries, n_results=5, include=[])["ids"]
+    exact = [["m%03d" % i for i in np.argsort(((vecs - q) ** 2).sum(axis=1))[:5]] for q in queries]
+    found = sum(len(set(g) & set(e)) for g, e in zip(got, exact))
+    # An unfiltered query is approximate (HNSW) in both servers: compared by
+    # recall against the exact answer, not id by id.
+    out = {"count": col.count(),
+           "query recall@5 at least 0.9": found >= 0.9 * 5 * len(queries),
+           "query where": col.query(query_embeddings=queries, n_results=5, where={"even": True}, include=[])["ids"],
+           "get page": col.get(limit=3, offset=250, where={"i": {"$gte": 100}}, include=["metadatas"])}
+    client.delete_collection("scenario_many")
+    return out
+
+
+def too_big_batch():
+    n = client.get_max_batch_size() + 1
+    col = client.get_or_create_collection("scenario_batch", embedding_function=None)
+    try:
+        col.add(ids=["b%d" % i for i in range(n)], embeddings=[[0.5]] * n)
+        return col.count()
+    finally:
+        client.delete_collection("scenario_batch")
+
+
+step("edge values", edge_values)
+step("500 records", many_records)
+step("batch larger than max_batch_size (client refuses)", too_big_batch)
+step("list metadata value", lambda: coll.add(ids=["lm"], embeddings=[[1, 1, 1]], metadatas=[{"tags": ["a", "b"]}]))
+step("dict metadata value (client refuses)", lambda: coll.add(ids=["dm"], embeddings=[[1, 1, 1]], metadatas=[{"d": {"a": 1}}]))
+step("get limit 0", lambda: coll.get(limit=0, include=[])["ids"])
+step("modify metadata with hnsw key", lambda: cos.modify(metadata={"hnsw:space": "l2"}))
+step("get_or_create with other configuration", lambda: describe(client.get_or_create_collection(
+    "scenario_cos", configuration={"hnsw": {"space": "l2"}}, embedding_function=None)))
+step("update with uris", lambda: coll.update(ids=["u1"], uris=["file://u1-new"]))
+step("query with uris", lambda: coll.query(query_embeddings=[[3, 3, 3]], n_results=1, include=["uris", "embeddings"]))
+step("delete where matches nothing", lambda: coll.delete(where={"cat": "none-such"}))
+
 # ---- raw requests through the client's HTTP layer: the class it raises for each error answer
 
 cpath = "/tenants/%s/databases/%s/collections" % (tenant, database)
@@ -456,7 +525,8 @@ step("modify name and metadata", modify_name)
 step("modify configuration", modify_config)
 step("modify local collection object", lambda: {"name": coll.name, "metadata": coll.metadata})
 step("rename onto existing name", lambda: coll.modify(name="scenario_cos"))
-step("get collection by id", lambda: describe(client.get_collection_by_id(cos.id)) if hasattr(client, "get_collection_by_id") else None)
+if hasattr(client, "get_collection_by_id"):  # clients from 1.1 on
+    step("get collection by id", lambda: describe(client.get_collection_by_id(cos.id)))
 step("delete collection", lambda: client.delete_collection("scenario_ip"))
 step("use deleted collection", lambda: ip.count())
 step("delete missing collection", lambda: client.delete_collection("scenario_ip"))

@@ -46,7 +46,6 @@ func chromaPython(t *testing.T) string {
 	for _, p := range candidates {
 		out, err := exec.Command(p, "-c", "import chromadb; print(chromadb.__version__)").CombinedOutput()
 		if err == nil {
-			t.Logf("Python chromadb client %s (%s)", strings.TrimSpace(string(out)), p)
 			return p
 		}
 		why += fmt.Sprintf("\n%s: %v %s", p, err, bytes.TrimSpace(out))
@@ -101,21 +100,49 @@ func startCairnServe(t *testing.T, bin string, extra ...string) string {
 	return url
 }
 
+// pyClient is one version of the Python chromadb client: the interpreter,
+// and a directory put first on PYTHONPATH (empty for the client installed
+// in the environment itself).
+type pyClient struct {
+	version, python, path string
+}
+
+// pyClients returns the client versions `make py-env` installs: 1.5.9 in
+// the environment, 1.0.21 (the line of the Chroma 1.0.0 server) in
+// .venv/chromadb-1.0.
+func pyClients(t *testing.T, python string) map[string]pyClient {
+	t.Helper()
+	old := filepath.Join(filepath.Dir(filepath.Dir(python)), "chromadb-1.0")
+	if _, err := os.Stat(filepath.Join(old, "chromadb")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the chromadb 1.0 client is not installed (run `make py-env`): %v", err)
+		}
+		t.Logf("the chromadb 1.0 client is not installed (run `make py-env`): %v", err)
+		return map[string]pyClient{"1.5.9": {version: "1.5.9", python: python}}
+	}
+	return map[string]pyClient{"1.5.9": {version: "1.5.9", python: python},
+		"1.0.21": {version: "1.0.21", python: python, path: old}}
+}
+
 // runPyScenario runs the Python scenario against url and returns its steps
 // by name, in order.
-func runPyScenario(t *testing.T, python, url, database string, extra ...string) (map[string]scenarioLine, []string) {
+func runPyScenario(t *testing.T, client pyClient, url, database string, extra ...string) (map[string]scenarioLine, []string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	script, _ := filepath.Abs(filepath.Join(pyDir, "chroma_client_scenario.py"))
-	cmd := exec.CommandContext(ctx, python, append([]string{script, url, database}, extra...)...)
+	cmd := exec.CommandContext(ctx, client.python, append([]string{script, url, database}, extra...)...)
 	cmd.Dir = t.TempDir() // nothing the client might write lands in the repository
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+client.path)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("python chroma_client_scenario.py %s: %v\nstdout:\n%s\nstderr:\n%s", url, err, stdout.String(), stderr.String())
 	}
 	steps, order := parseScenario(t, stdout.String())
+	if s := steps["client version"]; string(s.OK) != `"`+client.version+`"` {
+		t.Fatalf("the scenario ran chromadb %s, want %s", s, client.version)
+	}
 	if s := steps["network beyond loopback"]; s.Error != "" || string(s.OK) != "[]" {
 		t.Errorf("the Python client tried the network beyond loopback: %s", s)
 	}
@@ -131,18 +158,22 @@ func TestPythonClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds cairn and runs the Python client against two servers")
 	}
-	python := chromaPython(t)
+	clients := pyClients(t, chromaPython(t))
 	bin := buildCairnBinary(t)
-	t.Run("scenario", func(t *testing.T) { pyScenario(t, python, bin) })
-	t.Run("token", func(t *testing.T) { pyToken(t, python, bin) })
+	for _, version := range []string{"1.5.9", "1.0.21"} {
+		if client, ok := clients[version]; ok {
+			t.Run("scenario/"+version, func(t *testing.T) { pyScenario(t, client, bin, version) })
+		}
+	}
+	t.Run("token", func(t *testing.T) { pyToken(t, clients["1.5.9"], bin) })
 }
 
-func pyScenario(t *testing.T, python, bin string) {
+func pyScenario(t *testing.T, client pyClient, bin, version string) {
 	chroma := chromaURL(t)
 	cairn := startCairnServe(t, bin)
-	const db = "py_scenario"
-	want, order := runPyScenario(t, python, chroma, db)
-	got, _ := runPyScenario(t, python, cairn, db)
+	db := "py_scenario_" + strings.ReplaceAll(version, ".", "_")
+	want, order := runPyScenario(t, client, chroma, db)
+	got, _ := runPyScenario(t, client, cairn, db)
 	if len(want) < 100 {
 		t.Fatalf("scenario produced only %d steps", len(want))
 	}
@@ -152,10 +183,10 @@ func pyScenario(t *testing.T, python, bin string) {
 // pyToken: both of the client's token transport headers work, and a
 // missing or wrong token raises its ChromaAuthError (the Chroma 1.0.0 server
 // the scenario compares with has no auth).
-func pyToken(t *testing.T, python, bin string) {
+func pyToken(t *testing.T, client pyClient, bin string) {
 	const token = "s3cret-token"
 	url := startCairnServe(t, bin, "--auth-token", token)
-	steps, _ := runPyScenario(t, python, url, "py_token", "--token", token)
+	steps, _ := runPyScenario(t, client, url, "py_token", "--token", token)
 	for _, name := range []string{"no token: connect", "wrong token: connect"} {
 		if s := steps[name]; s.Error != "ChromaAuthError" {
 			t.Errorf("%s: got %s, want ChromaAuthError", name, s)
