@@ -556,6 +556,21 @@ async def async_client():
 
 step("async client", lambda: asyncio.run(async_client()))
 
+
+def spaced_database():
+    name = "spaced db " + database
+    admin.create_database(name, tenant)
+    sc = chromadb.HttpClient(host=host, port=int(port), settings=settings, tenant=tenant, database=name)
+    col = sc.create_collection("in_spaced", embedding_function=None)
+    col.add(ids=["s"], embeddings=[[1.0]])
+    out = {"collections": [c.name for c in sc.list_collections()], "count": col.count(),
+           "database": admin.get_database(name, tenant)["name"]}
+    admin.delete_database(name, tenant)
+    return out
+
+
+step("database name with spaces", spaced_database)
+
 step("delete database", lambda: admin.delete_database(database, tenant))
 step("use collection of deleted database", lambda: cos.count())
 finish()
