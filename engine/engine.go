@@ -213,6 +213,11 @@ func dsn(path string, opts Options, readOnly bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		// secure_delete: SQLite overwrites deleted rows and freed pages with
+		// zeros, so a deleted message's text leaves the database file when
+		// the WAL is checkpointed (scrubDeleted) rather than lingering in
+		// page slack until a VACUUM.
+		q.Add("_pragma", "secure_delete(1)")
 		// The writer walks the messages, FTS5 and index b-trees on every
 		// batch; 64 MiB of page cache (SQLite's default is 2 MiB) keeps
 		// their inner pages out of read syscalls.
