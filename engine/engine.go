@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/fts"
@@ -241,14 +242,20 @@ func checkWritable(dir string) error {
 }
 
 // classify wraps SQLite errors that mean a damaged or foreign file as
-// ErrCorrupt, keeping the cause.
+// ErrCorrupt and a full disk (SQLITE_FULL, ENOSPC) as ErrDiskFull, keeping
+// the cause.
 func classify(err error) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() & 0xff {
 		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
 			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		case sqlite3.SQLITE_FULL:
+			return fmt.Errorf("%w: %w", ErrDiskFull, err)
 		}
+	}
+	if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, ErrDiskFull) {
+		return fmt.Errorf("%w: %w", ErrDiskFull, err)
 	}
 	return err
 }

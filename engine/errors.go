@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/cairn-dev/cairn/vecstore"
 )
@@ -31,6 +32,10 @@ var (
 	// ErrEmbedderMismatch: the embedder's model differs from the one the
 	// stored vectors were made with.
 	ErrEmbedderMismatch = errors.New("engine: embedder mismatch")
+	// ErrDiskFull: a write found no space left on the device holding the
+	// data dir (SQLite's SQLITE_FULL, ENOSPC). Nothing of the failed write
+	// was kept; reads still work. Its text names no path.
+	ErrDiskFull = errors.New("engine: disk full: no space left on the device holding the data dir")
 	// ErrNoModel: the operation needs an embedding model and none is
 	// configured. It is the no-model case of ErrEmbedderMismatch
 	// (errors.Is matches both), so a caller that handles mismatches
@@ -44,7 +49,7 @@ var (
 // covers every class.
 func ErrorClasses() []error {
 	return []error{ErrNotFound, ErrExists, ErrClosed, ErrCorrupt, ErrIncompatibleFormat,
-		ErrDimensionMismatch, ErrNoModel, ErrEmbedderMismatch}
+		ErrDimensionMismatch, ErrNoModel, ErrEmbedderMismatch, ErrDiskFull}
 }
 
 // subclassError is a sentinel that also matches its parent class.
@@ -94,6 +99,8 @@ func vecstoreClass(err error) error {
 		class = ErrDimensionMismatch
 	case errors.Is(err, vecstore.ErrEmbedderMismatch):
 		class = ErrEmbedderMismatch
+	case errors.Is(err, syscall.ENOSPC):
+		class = ErrDiskFull
 	default:
 		return err
 	}

@@ -269,6 +269,7 @@ func exitCodes() []struct {
 		{engine.ErrClosed, 1},
 		{engine.ErrCorrupt, 1},
 		{engine.ErrIncompatibleFormat, 1},
+		{engine.ErrDiskFull, 1},
 		{context.Canceled, 130},
 	}
 }

@@ -168,6 +168,7 @@ func errorStatuses() []struct {
 		{context.DeadlineExceeded, http.StatusServiceUnavailable, "unavailable"},
 		{engine.ErrCorrupt, http.StatusInternalServerError, "corrupt"},
 		{engine.ErrIncompatibleFormat, http.StatusInternalServerError, "incompatible_format"},
+		{engine.ErrDiskFull, http.StatusInsufficientStorage, "disk_full"},
 	}
 }
 

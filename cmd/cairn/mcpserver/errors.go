@@ -43,6 +43,7 @@ func toolErrorCodes() []struct {
 		{context.DeadlineExceeded, "unavailable"},
 		{engine.ErrCorrupt, "corrupt"},
 		{engine.ErrIncompatibleFormat, "incompatible_format"},
+		{engine.ErrDiskFull, "disk_full"},
 	}
 }
 
