@@ -142,10 +142,10 @@ func (bk *Backups) collect(ctx context.Context, stage string, opts BackupOptions
 	var entries []backupEntry
 	addStaged := func(rel string, write func(w io.Writer) error) error {
 		dst := filepath.Join(stage, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 			return err
 		}
-		f, err := os.Create(dst)
+		f, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 		if err != nil {
 			return err
 		}
@@ -282,7 +282,7 @@ func writeArchive(ctx context.Context, archive string, m *BackupManifest, entrie
 		return err
 	}
 	tw := tar.NewWriter(zw)
-	if err := tw.WriteHeader(&tar.Header{Name: ManifestName, Mode: 0o644, Size: int64(len(mj)), ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
+	if err := tw.WriteHeader(&tar.Header{Name: ManifestName, Mode: 0o600, Size: int64(len(mj)), ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
 		return err
 	}
 	if _, err := tw.Write(mj); err != nil {
@@ -292,7 +292,7 @@ func writeArchive(ctx context.Context, archive string, m *BackupManifest, entrie
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: en.Path, Mode: 0o644, Size: en.Size, ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Name: en.Path, Mode: 0o600, Size: en.Size, ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
 			return err
 		}
 		f, err := os.Open(en.src)
@@ -385,7 +385,7 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 		return nil, err
 	}
 	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, fmt.Errorf("engine: restore: %w", err)
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".restore-*")
@@ -401,10 +401,10 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 	n := 0
 	if _, err := readBackup(ctx, archive, func(f BackupFile, r io.Reader) error {
 		dst := filepath.Join(tmp, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 			return err
 		}
-		out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/cairn-dev/cairn/engine/redact"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -147,8 +148,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: data dir %q: %w", dir, err)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return nil, fmt.Errorf("engine: cannot create data dir: %w", err)
+	// Private by default: the dir 0700 and every file in it 0600 (a
+	// stricter umask narrows these further). A dir that exists keeps the
+	// mode its owner gave it; `cairn check` warns when others can read it.
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("engine: cannot create data dir: %w", classify(err))
 	}
 	if err := checkWritable(abs); err != nil {
 		return nil, err
@@ -162,6 +166,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e.retention = &Retention{db: e.db, fts: t, msgs: e}
 	e.backups = &Backups{db: e.db, store: e.VectorStore}
 	path := filepath.Join(abs, DBFile)
+	// SQLite would create the file 0644; created here first, it is 0600,
+	// and SQLite gives the WAL and shared-memory files the same mode.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("engine: create %s: %w", DBFile, classify(err))
+	}
 
 	e.w, err = sql.Open("sqlite", dsn(path, opts, false))
 	if err != nil {

@@ -91,7 +91,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if lg == nil {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("vecstore: create directory: %w", err)
 	}
 	s := &Store{dir: dir, path: filepath.Join(dir, dbFileName), seqPath: filepath.Join(dir, seqFileName),
@@ -279,7 +279,7 @@ func fillBuckets(bs ...*bolt.Bucket) {
 
 // openDB opens the bbolt file for one transaction.
 func (s *Store) openDB(readOnly bool) (*bolt.DB, error) {
-	db, err := bolt.Open(s.path, 0o644, &bolt.Options{Timeout: s.opts.LockTimeout, ReadOnly: readOnly,
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: s.opts.LockTimeout, ReadOnly: readOnly,
 		FreelistType: bolt.FreelistMapType, PageSize: pageSize})
 	if err != nil {
 		var pe *fs.PathError
@@ -402,7 +402,7 @@ func (s *Store) writeSeqFile(seq uint64) {
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:], seq)
 	binary.LittleEndian.PutUint64(b[8:], seq^0x5eb1ec7ab1e5eed5)
-	f, err := os.OpenFile(s.seqPath, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(s.seqPath, os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		s.log.Warn("vecstore: cannot write sequence hint", "err", err)
 		return
