@@ -1,0 +1,51 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFaultBackupCLI: `cairn backup FILE` refuses an existing FILE (exit 2,
+// the file untouched) unless --force; `cairn restore` leaves the backup's
+// config.toml out unless --config.
+func TestFaultBackupCLI(t *testing.T) {
+	data := t.TempDir()
+	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data})
+	if _, errOut, code := runCLI(t, getenv, "", "note", "--agent", "a", "keep me"); code != 0 {
+		t.Fatalf("note: %d %s", code, errOut)
+	}
+	if err := os.WriteFile(filepath.Join(data, "config.toml"), []byte("[redaction]\nenabled = false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "b.zst")
+	if err := os.WriteFile(file, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runCLI(t, getenv, "", "backup", file)
+	if code != 2 || !strings.Contains(errOut, "--force") {
+		t.Fatalf("backup over a file: exit %d, %s", code, errOut)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "precious" {
+		t.Fatal("backup replaced an existing file without --force")
+	}
+	if _, errOut, code := runCLI(t, getenv, "", "backup", "--force", file); code != 0 {
+		t.Fatalf("backup --force: %d %s", code, errOut)
+	}
+	dst := filepath.Join(t.TempDir(), "r")
+	out, errOut, code := runCLI(t, getenv, "", "restore", file, dst)
+	if code != 0 || !strings.Contains(out, "--config") {
+		t.Fatalf("restore: %d %s %s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dst, "config.toml")); err == nil {
+		t.Error("restore wrote the backup's config.toml without --config")
+	}
+	dst2 := filepath.Join(t.TempDir(), "r2")
+	if _, errOut, code := runCLI(t, getenv, "", "restore", "--config", file, dst2); code != 0 {
+		t.Fatalf("restore --config: %d %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dst2, "config.toml")); err != nil {
+		t.Errorf("restore --config: %v", err)
+	}
+}
