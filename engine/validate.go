@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -158,12 +159,32 @@ func (e *Engine) prepare(in NewMessage) (prepared, error) {
 	p.mentions = string(mentions)
 	p.wordCount = len(strings.Fields(in.Content))
 	if !in.CreatedAt.IsZero() {
-		p.createdAt = in.CreatedAt.UnixMilli()
-		if p.createdAt <= 0 {
-			return p, invalid("created_at", "must be after 1970-01-01T00:00:00Z, got %s", in.CreatedAt)
+		if err := e.checkCreatedAt(in.CreatedAt); err != nil {
+			return p, err
 		}
+		p.createdAt = in.CreatedAt.UnixMilli()
 	}
 	return p, nil
+}
+
+// MinCreatedAt is the earliest created_at accepted (2000-01-01 UTC); the
+// latest is MaxCreatedAtAhead past the engine's clock. A time far in the
+// future would sort first forever and escape max-age retention; one before
+// 2000 is a unit or parsing mistake (seconds read as milliseconds, a zero
+// date), not a record of an agent's memory.
+func MinCreatedAt() time.Time { return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) }
+
+// MaxCreatedAtAhead is how far past now a created_at may be (clock skew
+// between machines).
+const MaxCreatedAtAhead = 24 * time.Hour
+
+func (e *Engine) checkCreatedAt(t time.Time) error {
+	latest := e.opts.Now().Add(MaxCreatedAtAhead)
+	if t.Before(MinCreatedAt()) || t.After(latest) {
+		return invalid("created_at", "must be from %s to %s (now + %s), got %s", MinCreatedAt().Format(time.RFC3339),
+			latest.UTC().Truncate(time.Second).Format(time.RFC3339), MaxCreatedAtAhead, t.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 func (e *Engine) checkContent(c string) error {

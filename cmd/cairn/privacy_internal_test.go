@@ -49,3 +49,25 @@ func TestFaultBackupCLI(t *testing.T) {
 		t.Errorf("restore --config: %v", err)
 	}
 }
+
+// TestFaultImportMessagesLineCap: `cairn import messages` stops at a line
+// longer than 16 MiB with exit 2 and an error naming the line, and imports
+// nothing (before, the whole line was buffered: 300 MB took 1.46 GB).
+func TestFaultImportMessagesLineCap(t *testing.T) {
+	data := t.TempDir()
+	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data})
+	file := filepath.Join(t.TempDir(), "m.jsonl")
+	long := `{"channel":"general","sender":"a","content":"` + strings.Repeat("x", 17<<20) + `"}`
+	body := `{"channel":"general","sender":"a","content":"fine"}` + "\n" + long + "\n"
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runCLI(t, getenv, "", "import", "messages", file)
+	if code != 2 || !strings.Contains(errOut, "line 2") || !strings.Contains(errOut, "longer than") {
+		t.Fatalf("import of a 17 MiB line: exit %d, %s", code, errOut)
+	}
+	out, _, _ := runCLI(t, getenv, "", "stats", "--json")
+	if !strings.Contains(out, `"messages": 0`) && !strings.Contains(out, `"messages":0`) {
+		t.Errorf("something was imported: %s", out)
+	}
+}
