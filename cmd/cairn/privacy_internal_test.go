@@ -71,3 +71,29 @@ func TestFaultImportMessagesLineCap(t *testing.T) {
 		t.Errorf("something was imported: %s", out)
 	}
 }
+
+// TestFaultMetaRedactedCLI: `cairn note --meta` and breadcrumb flags are
+// redacted like the content.
+func TestFaultMetaRedactedCLI(t *testing.T) {
+	data := t.TempDir()
+	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data})
+	aws := "AKIA" + "IOSFODNN7EXAMPLE"
+	gh := "ghp_" + "16C7e42F292c6912E7710c838347Ae178B4a"
+	if _, errOut, code := runCLI(t, getenv, "", "note", "--agent", "a", "--meta", `{"aws":"`+aws+`"}`, "--file", "x/"+gh, "rotated keys"); code != 0 {
+		t.Fatalf("note: %d %s", code, errOut)
+	}
+	out, _, code := runCLI(t, getenv, "", "show", "1", "--json")
+	if code != 0 || strings.Contains(out, aws) || strings.Contains(out, gh) || !strings.Contains(out, "REDACTED") {
+		t.Errorf("show: %d %s", code, out)
+	}
+	raw, err := os.ReadFile(filepath.Join(data, "cairn.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wal, err := os.ReadFile(filepath.Join(data, "cairn.db-wal")); err == nil {
+		raw = append(raw, wal...)
+	}
+	if strings.Contains(string(raw), aws) || strings.Contains(string(raw), gh) {
+		t.Error("a secret given in metadata is in the database file")
+	}
+}
