@@ -97,3 +97,27 @@ func TestFaultMetaRedactedCLI(t *testing.T) {
 		t.Error("a secret given in metadata is in the database file")
 	}
 }
+
+// TestFaultGCCollapseCLI: `cairn gc` collapses near-duplicates from the
+// command line (it used to say "skipped: no vectors available" because it
+// opens the engine without the model; the stored vectors are enough).
+func TestFaultGCCollapseCLI(t *testing.T) {
+	if _, ok := builtinModel(); !ok {
+		t.Skip("built without the built-in model")
+	}
+	data := t.TempDir()
+	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data})
+	for _, text := range []string{"The build uses make and go test.", "The build uses make and go test!"} {
+		if _, errOut, code := runCLI(t, getenv, "", "note", "--agent", "a", text); code != 0 {
+			t.Fatalf("note: %d %s", code, errOut)
+		}
+	}
+	cfg := "[retention]\n[[retention.policy]]\nname = \"dedup\"\nchannels = [\"agent-notes:*\"]\ncollapse_threshold = 0.9\n"
+	if err := os.WriteFile(filepath.Join(data, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, getenv, "", "gc", "--dry-run")
+	if code != 0 || strings.Contains(out, "skipped") || !strings.Contains(out, "near-duplicate") {
+		t.Fatalf("gc --dry-run: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
