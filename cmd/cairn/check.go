@@ -16,7 +16,8 @@ func checkCommand() *command {
 			`cairn check`,
 			`cairn check --json`,
 		},
-		run: runCheck,
+		readOnly: true,
+		run:      runCheck,
 	}
 }
 
