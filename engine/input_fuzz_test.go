@@ -24,8 +24,10 @@ func FuzzImportMessages(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// One engine for every input: opening one per input would leave the
+	// fuzzer a few executions a minute. Inputs accumulate in it.
+	e := openFuzzEngine(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e, _ := openTest(t, engine.Options{})
 		rep, err := e.ImportMessages(context.Background(), bytes.NewReader(data), engine.ImportMessagesOptions{SkipInvalid: true, MaxLineBytes: 4096})
 		var inv *engine.InvalidError
 		if err != nil && !errors.As(err, &inv) {
@@ -48,12 +50,12 @@ func FuzzSearchWhere(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	e := openFuzzEngine(f)
+	corpus(f, e)
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		if !json.Valid(raw) {
 			return // the adapters refuse invalid JSON before the engine sees it
 		}
-		e, _ := openTest(t, engine.Options{})
-		corpus(t, e)
 		for _, q := range []string{"", "wal"} {
 			_, err := e.Search(context.Background(), engine.SearchRequest{Query: q, Filter: engine.Filter{Where: raw}, Mode: engine.ModeKeyword})
 			var inv *engine.InvalidError
@@ -62,4 +64,15 @@ func FuzzSearchWhere(f *testing.F) {
 			}
 		}
 	})
+}
+
+// openFuzzEngine opens an engine in f's temp dir, closed when the fuzz
+// target ends.
+func openFuzzEngine(f *testing.F) *engine.Engine {
+	e, err := engine.Open(context.Background(), f.TempDir(), engine.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { e.Close() })
+	return e
 }
