@@ -17,7 +17,7 @@ PY_REF      := $(PY)/.venv-ref
 PIP_FLAGS   := --disable-pip-version-check --no-input --no-deps
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: all build build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip py-reference parity-record bench-embed-peers embed-bench lint vet staticcheck fmt-check tidy-check static bench bench-index bench-gate bench-quality fuzz demo js-deps clean
+.PHONY: faults all build build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip py-reference parity-record bench-embed-peers embed-bench lint vet staticcheck fmt-check tidy-check static bench bench-index bench-gate bench-quality fuzz demo js-deps clean
 
 all: build
 
@@ -158,6 +158,17 @@ bench-gate:
 bench-quality:
 	$(GO) run ./bench/cmd/hybridbench quality -datasets $(or $(DATASETS),../shared/datasets) -models $(or $(MODELS),builtin=builtin) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache) -no-baselines -profiles
 	$(GO) run ./bench/cmd/hybridbench locomo -datasets $(or $(DATASETS),../shared/datasets) -models $(or $(MODELS),builtin=builtin) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache) -embed-context content,sender-date -profiles
+
+## faults: the fault suite (bounded, loopback only; `make unit` runs it too, with everything else): every TestFault* test
+## of issue 15 (deleted text on disk, redaction, file modes, backups, created_at, full disk, the
+## HTTP and MCP refusals of the other helpers' TestFault* tests), plus the SIGKILL and concurrency
+## series that already held (vecstore crash atomicity and multi-process, outbox crash repair,
+## backups under writers, concurrent opens, serve end to end). Prints the fault counts (requests
+## tried, kills survived, acknowledged writes lost, bytes of deleted text found).
+FAULT_TESTS = ^(TestFault.*|TestCrashAtomicity|TestMultiProcess|TestOutboxRepairsCrashes|TestBackupWhileWriting|TestConcurrentOpenMigratesOnce|TestServeEndToEnd|TestConcurrentSearchDuringWrites)$$
+faults:
+	@log=$$(mktemp) && CGO_ENABLED=0 $(GO) test -count=1 -v -run '$(FAULT_TESTS)' ./engine/ ./vecstore/ ./index/ ./cmd/cairn/... >$$log 2>&1; \
+		rc=$$?; grep -E '^(--- |ok|FAIL)|fault counts|\.go:[0-9]+: ' $$log; rm -f $$log; exit $$rc
 
 ## fuzz: every fuzz target for FUZZTIME each (the first run also builds instrumented SQLite: minutes).
 fuzz:

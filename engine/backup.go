@@ -15,6 +15,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -79,6 +80,9 @@ type BackupOptions struct {
 	SkipVectors bool
 	// Progress is called after each file.
 	Progress func(Progress)
+	// Overwrite replaces an existing file; without it Create fails with
+	// ErrExists and leaves the file alone.
+	Overwrite bool
 }
 
 // Backups writes backups of the data dir (Restore and VerifyBackup read
@@ -110,6 +114,9 @@ func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOption
 	if strings.HasPrefix(archive, bk.dir+string(filepath.Separator)) {
 		return nil, invalid("file", "the backup file must be outside the data dir %s", bk.dir)
 	}
+	if _, err := os.Lstat(archive); err == nil && !opts.Overwrite {
+		return nil, fmt.Errorf("backup file %s: %w (pass --force to replace it)", archive, ErrExists)
+	}
 	stage, err := os.MkdirTemp(filepath.Dir(archive), ".cairn-backup-*")
 	if err != nil {
 		return nil, fmt.Errorf("engine: backup: %w", err)
@@ -123,7 +130,7 @@ func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOption
 	for _, en := range entries {
 		m.Files = append(m.Files, en.BackupFile)
 	}
-	if err := writeArchive(ctx, archive, m, entries, opts.Progress); err != nil {
+	if err := writeArchive(ctx, archive, m, entries, opts.Overwrite, opts.Progress); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -142,10 +149,10 @@ func (bk *Backups) collect(ctx context.Context, stage string, opts BackupOptions
 	var entries []backupEntry
 	addStaged := func(rel string, write func(w io.Writer) error) error {
 		dst := filepath.Join(stage, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 			return err
 		}
-		f, err := os.Create(dst)
+		f, err := os.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 		if err != nil {
 			return err
 		}
@@ -217,9 +224,10 @@ func (bk *Backups) collect(ctx context.Context, stage string, opts BackupOptions
 	return entries, nil
 }
 
-// direct lists the data dir's files that are copied as they are: every
-// regular file not covered by a snapshot, skipping dot files (temporary
-// files of atomic replaces).
+// direct lists the data dir's files that are copied as they are: the
+// regular files a restore accepts (restorable) not covered by a snapshot,
+// skipping dot files (temporary files of atomic replaces). Anything else a
+// user left in the data dir stays out of the backup.
 func (bk *Backups) direct(covered map[string]bool, skipVectors bool) ([]backupEntry, error) {
 	var entries []backupEntry
 	err := filepath.WalkDir(bk.dir, func(p string, d fs.DirEntry, err error) error {
@@ -240,7 +248,7 @@ func (bk *Backups) direct(covered map[string]bool, skipVectors bool) ([]backupEn
 			}
 			return nil
 		}
-		if covered[rel] || strings.HasPrefix(path.Base(rel), ".") || !d.Type().IsRegular() {
+		if covered[rel] || strings.HasPrefix(path.Base(rel), ".") || !d.Type().IsRegular() || !restorable(rel) {
 			return nil
 		}
 		for c := range covered {
@@ -261,7 +269,7 @@ func (bk *Backups) direct(covered map[string]bool, skipVectors bool) ([]backupEn
 // writeArchive writes m and the entries to archive atomically: a
 // zstd-compressed tar in a temporary file, synced and renamed. An entry
 // whose bytes no longer match its hash fails the backup.
-func writeArchive(ctx context.Context, archive string, m *BackupManifest, entries []backupEntry, progress func(Progress)) error {
+func writeArchive(ctx context.Context, archive string, m *BackupManifest, entries []backupEntry, overwrite bool, progress func(Progress)) error {
 	mj, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -282,7 +290,7 @@ func writeArchive(ctx context.Context, archive string, m *BackupManifest, entrie
 		return err
 	}
 	tw := tar.NewWriter(zw)
-	if err := tw.WriteHeader(&tar.Header{Name: ManifestName, Mode: 0o644, Size: int64(len(mj)), ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
+	if err := tw.WriteHeader(&tar.Header{Name: ManifestName, Mode: 0o600, Size: int64(len(mj)), ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
 		return err
 	}
 	if _, err := tw.Write(mj); err != nil {
@@ -292,7 +300,7 @@ func writeArchive(ctx context.Context, archive string, m *BackupManifest, entrie
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: en.Path, Mode: 0o644, Size: en.Size, ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Name: en.Path, Mode: 0o600, Size: en.Size, ModTime: m.CreatedAt, Typeflag: tar.TypeReg}); err != nil {
 			return err
 		}
 		f, err := os.Open(en.src)
@@ -324,8 +332,20 @@ func writeArchive(ctx context.Context, archive string, m *BackupManifest, entrie
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), archive); err != nil {
-		return fmt.Errorf("engine: backup: %w", err)
+	if overwrite {
+		if err := os.Rename(tmp.Name(), archive); err != nil {
+			return fmt.Errorf("engine: backup: %w", err)
+		}
+	} else {
+		// A hard link fails if a file appeared meanwhile: never replaced
+		// without Overwrite, even in a race.
+		if err := os.Link(tmp.Name(), archive); err != nil {
+			if errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("backup file %s: %w (pass --force to replace it)", archive, ErrExists)
+			}
+			return fmt.Errorf("engine: backup: %w", err)
+		}
+		os.Remove(tmp.Name())
 	}
 	ok = true
 	return syncDir(filepath.Dir(archive))
@@ -354,15 +374,94 @@ func hashFile(p, rel string) (BackupFile, error) {
 	return BackupFile{Path: rel, Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
-// VerifyBackup reads a whole backup and checks it against its manifest
-// without writing anything.
+// ConfigFile is the configuration file's name inside the data dir.
+const ConfigFile = "config.toml"
+
+// restorable reports whether a backup may hold the file rel (slash
+// separated, relative to the data dir): the database, the vector store's
+// files, the configuration and imported models. A backup listing anything
+// else was not made by cairn and is refused.
+func restorable(rel string) bool {
+	return rel == DBFile || rel == ConfigFile || strings.HasPrefix(rel, VectorsDir+"/") || strings.HasPrefix(rel, "models/")
+}
+
+// HasConfig reports whether the backup holds a config.toml.
+func (m *BackupManifest) HasConfig() bool {
+	return slices.ContainsFunc(m.Files, func(f BackupFile) bool { return f.Path == ConfigFile })
+}
+
+// VerifyBackup reads a whole backup and checks it against its manifest,
+// then checks its database: it opens a copy of cairn.db in a temporary
+// folder and runs the same checks as Restore (SQLite quick_check, foreign
+// keys, FTS5 integrity). The data dir is not touched.
 func VerifyBackup(ctx context.Context, archive string) (*BackupManifest, error) {
-	return readBackup(ctx, archive, nil)
+	m, err := readBackup(ctx, archive, nil)
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", ".cairn-verify-*")
+	if err != nil {
+		return nil, fmt.Errorf("engine: verify backup: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if _, err := readBackup(ctx, archive, func(f BackupFile, r io.Reader) error {
+		if f.Path != DBFile {
+			return nil
+		}
+		return extractFile(filepath.Join(tmp, DBFile), r)
+	}); err != nil {
+		return nil, err
+	}
+	if err := checkRestored(ctx, tmp); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// checkRestored opens the store in dir and checks it.
+func checkRestored(ctx context.Context, dir string) error {
+	e, err := Open(ctx, dir, Options{})
+	if err != nil {
+		return fmt.Errorf("engine: restore: the backup's database does not open: %w", err)
+	}
+	cerr := e.Check(ctx)
+	if err := e.Close(); err != nil && cerr == nil {
+		cerr = err
+	}
+	if cerr != nil {
+		return fmt.Errorf("engine: restore: the backup's database fails its check: %w", cerr)
+	}
+	return nil
+}
+
+// extractFile writes r to a new file dst (0600) and syncs it.
+func extractFile(dst string, r io.Reader) error {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, r); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }
 
 // RestoreOptions configure Restore.
 type RestoreOptions struct {
 	Progress func(Progress)
+	// Config restores the backup's config.toml too. Without it the
+	// restored dir has none (defaults apply): a configuration can turn
+	// redaction off or send exports elsewhere, so it is taken from a
+	// backup only when asked.
+	Config bool
 }
 
 // Restore verifies the backup archive completely (manifest, every file's
@@ -385,7 +484,7 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 		return nil, err
 	}
 	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
+	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, fmt.Errorf("engine: restore: %w", err)
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".restore-*")
@@ -400,40 +499,19 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 	}()
 	n := 0
 	if _, err := readBackup(ctx, archive, func(f BackupFile, r io.Reader) error {
-		dst := filepath.Join(tmp, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(out, r); err != nil {
-			out.Close()
-			return err
-		}
-		if err := out.Sync(); err != nil {
-			out.Close()
-			return err
-		}
 		n++
 		if opts.Progress != nil {
-			opts.Progress(Progress{Done: int64(n), Total: int64(len(m.Files)), Item: f.Path})
+			defer opts.Progress(Progress{Done: int64(n), Total: int64(len(m.Files)), Item: f.Path})
 		}
-		return out.Close()
+		if f.Path == ConfigFile && !opts.Config {
+			return nil
+		}
+		return extractFile(filepath.Join(tmp, filepath.FromSlash(f.Path)), r)
 	}); err != nil {
 		return nil, err
 	}
-	e, err := Open(ctx, tmp, Options{})
-	if err != nil {
-		return nil, fmt.Errorf("engine: restore: the restored store does not open: %w", err)
-	}
-	cerr := e.Check(ctx)
-	if err := e.Close(); err != nil && cerr == nil {
-		cerr = err
-	}
-	if cerr != nil {
-		return nil, fmt.Errorf("engine: restore: the restored store fails its check: %w", cerr)
+	if err := checkRestored(ctx, tmp); err != nil {
+		return nil, err
 	}
 	// Opening may have left a WAL behind; it belongs to the restored db.
 	os.Remove(dir) // empty or missing, checked above
@@ -492,7 +570,13 @@ func readBackup(ctx context.Context, archive string, fn func(BackupFile, io.Read
 		if !filepath.IsLocal(filepath.FromSlash(bf.Path)) || bf.Path != path.Clean(bf.Path) || seen[bf.Path] || bf.Size < 0 || len(bf.SHA256) != 64 {
 			return nil, corrupt("manifest entry %q is not a safe, unique relative path with a size and checksum", bf.Path)
 		}
+		if !restorable(bf.Path) {
+			return nil, corrupt("unexpected entry %q (a backup holds %s, %s/, %s and models/ only)", bf.Path, DBFile, VectorsDir, ConfigFile)
+		}
 		seen[bf.Path] = true
+	}
+	if !seen[DBFile] {
+		return nil, corrupt("no %s: not a backup of a cairn data dir", DBFile)
 	}
 	for i := 0; ; i++ {
 		if err := ctx.Err(); err != nil {

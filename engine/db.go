@@ -20,6 +20,8 @@ type db struct {
 	}
 	w *sql.DB // one connection, BEGIN IMMEDIATE
 	r *sql.DB // read-only pool
+	// sharedConn: r is w (Options.ReadOnly's fallback on a full disk).
+	sharedConn bool
 }
 
 // enter guards an operation against Close; call the returned func when done.

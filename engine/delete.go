@@ -7,8 +7,10 @@ import (
 
 // DeleteMessage removes one message from SQLite, the keyword index and (via
 // the vector outbox, in the same transaction) its vectors. It returns
-// ErrNotFound for an unknown id. The freed space is reclaimed by the next
-// GC; use GC to make sure a deleted text is in no file of the data dir.
+// ErrNotFound for an unknown id. When it returns, the text is in no file of
+// the data dir: SQLite zeroes the deleted row (secure_delete), FTS5 drops
+// its entries (secure-delete) and the WAL is checkpointed and truncated
+// (scrubDeleted). GC also reclaims the freed space.
 func (e *Engine) DeleteMessage(ctx context.Context, id int64) error {
 	if id <= 0 {
 		return invalid("id", "must be a positive integer, got %d", id)
@@ -37,5 +39,26 @@ func (e *Engine) DeleteMessage(ctx context.Context, id int64) error {
 		return fmt.Errorf("engine: delete message: %w", classify(err))
 	}
 	e.wakeVectors()
+	return e.scrubDeleted(ctx)
+}
+
+// scrubDeleted moves a committed delete out of the WAL: the WAL frames
+// still hold the deleted text as it was written, so it checkpoints them
+// into the database file (where secure_delete has zeroed the row) and
+// truncates the WAL to zero bytes. A reader holding an old snapshot makes
+// SQLite wait (busy_timeout); if the checkpoint still cannot finish, the
+// next delete or GC completes it, and a warning is logged.
+func (d *db) scrubDeleted(ctx context.Context) error {
+	var busy, logFrames, checkpointed int
+	for range 3 {
+		err := d.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed)
+		if err != nil {
+			return fmt.Errorf("engine: checkpoint after delete: %w", classify(err))
+		}
+		if busy == 0 {
+			return nil
+		}
+	}
+	d.opts.Logger.Warn("checkpoint after delete blocked by readers; the deleted text stays in the WAL until the next delete or gc")
 	return nil
 }

@@ -11,6 +11,10 @@
 //	dir/models/       imported embedding models
 //	dir/config.toml   configuration
 //
+// A new dir is 0700 and the files cairn creates in it 0600 (a stricter
+// umask narrows them); an existing dir keeps its mode (Consistency warns).
+// Options.ReadOnly opens it without writing, on a full disk too.
+//
 // # On-disk format
 //
 // cairn.db is a SQLite 3 file whose header carries PRAGMA application_id =
@@ -35,6 +39,17 @@
 // decimal) the vector record id. Messages are immutable: there is no edit
 // API. Writing the same content by the same sender to the same channel again
 // returns the existing id with WriteResult.Created false.
+//
+// Deleted means gone: when DeleteMessage (or GC) returns, the text is in no
+// file of the data dir. The writer connection has secure_delete on (SQLite
+// zeroes deleted cells and freed pages), the FTS5 table has its
+// secure-delete option (set on the first delete: entries are removed, not
+// shadowed by delete markers), and the WAL, which still holds the frames
+// as written, is checkpointed and truncated after the commit. GC always
+// finishes with an FTS5 merge, VACUUM and a truncating checkpoint.
+// Redaction (Options.Redactor) covers the content, every string value of
+// the metadata and every breadcrumb; created_at lies from MinCreatedAt to
+// MaxCreatedAtAhead past the clock.
 //
 // # Concurrency
 //

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/cairn-dev/cairn/engine/redact"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
@@ -58,6 +59,14 @@ type Options struct {
 	// EmbedContent). Vectors already stored keep the text they were made
 	// from: changing it calls for a rebuild.
 	EmbedContext EmbedContext
+	// ReadOnly says the caller only reads (a one-shot search, show, stats
+	// or check). Open then skips its write check, and when SQLite cannot
+	// set up its shared-memory index (a full disk, a read-only medium) it
+	// falls back to one connection that keeps the index in its own memory
+	// under an exclusive lock held until Close: reads work, and writers in
+	// other processes wait for this one. Writes through such an engine
+	// fail (ErrDiskFull when the disk is full).
+	ReadOnly bool
 }
 
 // VectorStoreOptions configures the engine's vector store. The zero value
@@ -147,11 +156,16 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: data dir %q: %w", dir, err)
 	}
-	if err := os.MkdirAll(abs, 0o755); err != nil {
-		return nil, fmt.Errorf("engine: cannot create data dir: %w", err)
+	// Private by default: the dir 0700 and every file in it 0600 (a
+	// stricter umask narrows these further). A dir that exists keeps the
+	// mode its owner gave it; `cairn check` warns when others can read it.
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("engine: cannot create data dir: %w", classify(err))
 	}
-	if err := checkWritable(abs); err != nil {
-		return nil, err
+	if !opts.ReadOnly {
+		if err := checkWritable(abs); err != nil {
+			return nil, err
+		}
 	}
 	t, err := fts.New("messages_fts", "messages", "content", "id")
 	if err != nil {
@@ -162,10 +176,51 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e.retention = &Retention{db: e.db, fts: t, msgs: e}
 	e.backups = &Backups{db: e.db, store: e.VectorStore}
 	path := filepath.Join(abs, DBFile)
+	// SQLite would create the file 0644; created here first, it is 0600,
+	// and SQLite gives the WAL and shared-memory files the same mode.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("engine: create %s: %w", DBFile, classify(err))
+	}
 
-	e.w, err = sql.Open("sqlite", dsn(path, opts, false))
+	if err := e.openSQLite(ctx, path, false); err != nil {
+		if !noSharedMemory(err) {
+			return nil, err
+		}
+		if !opts.ReadOnly {
+			if diskNearlyFull(abs) && !errors.Is(err, ErrDiskFull) {
+				err = fmt.Errorf("%w: %w", ErrDiskFull, err)
+			}
+			return nil, err
+		}
+		opts.Logger.Warn("SQLite cannot set up its shared-memory index (disk full?); reading with an exclusive lock", "err", err)
+		if err := e.openSQLite(ctx, path, true); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.openVectors(ctx); err != nil { // engine/vectors.go
+		e.r.Close()
+		e.w.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// openSQLite opens the writer connection and the reader pool, applying
+// pending migrations. private is the ReadOnly fallback: one exclusive
+// connection, serving as writer and reader pool both, whose WAL index
+// lives in its own heap memory instead of the -shm file.
+func (e *Engine) openSQLite(ctx context.Context, path string, private bool) error {
+	opts := e.opts
+	var err error
+	if private {
+		e.w, err = sql.Open("sqlite", privateDSN(path, opts))
+	} else {
+		e.w, err = sql.Open("sqlite", dsn(path, opts, false))
+	}
 	if err != nil {
-		return nil, fmt.Errorf("engine: open %s: %w", path, err)
+		return fmt.Errorf("engine: open %s: %w", path, err)
 	}
 	e.w.SetMaxOpenConns(1)
 	e.w.SetMaxIdleConns(1)
@@ -173,12 +228,17 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e.w.SetConnMaxIdleTime(0)
 	if err := e.migrate(ctx, path); err != nil {
 		e.w.Close()
-		return nil, err
+		return err
+	}
+	if private {
+		e.r = e.w
+		e.sharedConn = true
+		return nil
 	}
 	e.r, err = sql.Open("sqlite", dsn(path, opts, true))
 	if err != nil {
 		e.w.Close()
-		return nil, fmt.Errorf("engine: open %s: %w", path, err)
+		return fmt.Errorf("engine: open %s: %w", path, err)
 	}
 	e.r.SetMaxOpenConns(opts.ReadConns)
 	e.r.SetMaxIdleConns(opts.ReadConns)
@@ -187,14 +247,36 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err := e.r.PingContext(ctx); err != nil {
 		e.r.Close()
 		e.w.Close()
-		return nil, fmt.Errorf("engine: open %s: %w", path, classify(err))
+		return fmt.Errorf("engine: open %s: %w", path, classify(err))
 	}
-	if err := e.openVectors(ctx); err != nil { // engine/vectors.go
-		e.r.Close()
-		e.w.Close()
-		return nil, err
+	return nil
+}
+
+// noSharedMemory reports whether err is SQLite failing to create or grow
+// its -shm file (SQLITE_IOERR_SHMOPEN, _SHMSIZE), or to write at all.
+func noSharedMemory(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return errors.Is(err, ErrDiskFull)
 	}
-	return e, nil
+	switch se.Code() {
+	case sqlite3.SQLITE_IOERR_SHMOPEN, sqlite3.SQLITE_IOERR_SHMSIZE, sqlite3.SQLITE_IOERR_SHMMAP, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
+		return true
+	}
+	return false
+}
+
+// privateDSN is the ReadOnly fallback's connection: locking_mode
+// EXCLUSIVE before the first access makes SQLite keep the WAL index in
+// heap memory, so it needs no -shm file (sqlite.org/wal.html#noshm).
+func privateDSN(path string, opts Options) string {
+	q := url.Values{}
+	q.Add("_pragma", "locking_mode(exclusive)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "temp_store(memory)")
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: filepath.ToSlash(path)}).EscapedPath(), RawQuery: q.Encode()}
+	return u.String()
 }
 
 func dsn(path string, opts Options, readOnly bool) string {
@@ -214,6 +296,11 @@ func dsn(path string, opts Options, readOnly bool) string {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		// secure_delete: SQLite overwrites deleted rows and freed pages with
+		// zeros, so a deleted message's text leaves the database file when
+		// the WAL is checkpointed (scrubDeleted) rather than lingering in
+		// page slack until a VACUUM.
+		q.Add("_pragma", "secure_delete(1)")
 		// The writer walks the messages, FTS5 and index b-trees on every
 		// batch; 64 MiB of page cache (SQLite's default is 2 MiB) keeps
 		// their inner pages out of read syscalls.
@@ -248,6 +335,12 @@ func classify(err error) error {
 		case sqlite3.SQLITE_FULL:
 			return fmt.Errorf("%w: %w", ErrDiskFull, err)
 		}
+		if se.Code() == sqlite3.SQLITE_IOERR_SHMSIZE {
+			return fmt.Errorf("%w: %w", ErrDiskFull, err)
+		}
+	}
+	if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, ErrDiskFull) {
+		return fmt.Errorf("%w: %w", ErrDiskFull, err)
 	}
 	if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, ErrDiskFull) {
 		return fmt.Errorf("%w: %w", ErrDiskFull, err)
@@ -271,6 +364,9 @@ func (e *Engine) Close() error {
 	e.kw.close()             // stops a keyword index build (engine/keyword_index.go)
 	verr := e.closeVectors() // stops the outbox worker first (engine/vectors.go)
 	err := e.r.Close()
+	if e.sharedConn {
+		err = nil // e.r is e.w, closed next
+	}
 	if werr := e.w.Close(); err == nil {
 		err = werr
 	}

@@ -90,7 +90,7 @@ func (ses *Sessions) Export(ctx context.Context, opts ExportOptions) ([]Exported
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := os.MkdirAll(out, 0o700); err != nil {
 		return nil, fmt.Errorf("engine: export: %w", err)
 	}
 	var files []ExportedFile
@@ -110,7 +110,7 @@ func (ses *Sessions) Export(ctx context.Context, opts ExportOptions) ([]Exported
 			if filepath.Dir(name) != out { // unreachable for a UUID; kept as the invariant
 				return files, invalid("session", "file name %q leaves the output folder", name)
 			}
-			if err := WriteFileAtomic(name, buf.Bytes(), 0o644); err != nil {
+			if err := WriteFileAtomic(name, buf.Bytes(), 0o600); err != nil {
 				return files, err
 			}
 			files = append(files, ExportedFile{Session: id, Format: f, Path: name, Bytes: int64(buf.Len())})
@@ -140,7 +140,13 @@ func WriteFileAtomic(name string, data []byte, perm os.FileMode) (err error) {
 	if _, err = tmp.Write(data); err != nil {
 		return fmt.Errorf("engine: write %s: %w", name, err)
 	}
-	if err = tmp.Chmod(perm); err != nil {
+	// perm only narrows the mode CreateTemp gave (0600 less the umask), so
+	// a stricter umask is honoured and nothing is ever widened to 0644.
+	fi, err := tmp.Stat()
+	if err != nil {
+		return fmt.Errorf("engine: write %s: %w", name, err)
+	}
+	if err = tmp.Chmod(fi.Mode().Perm() & perm); err != nil {
 		return fmt.Errorf("engine: write %s: %w", name, err)
 	}
 	if err = tmp.Sync(); err != nil {

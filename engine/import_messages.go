@@ -26,7 +26,16 @@ type ImportMessagesOptions struct {
 	NoCreateChannels bool
 	// Progress, when set, is called after each batch with the bytes read.
 	Progress func(Progress)
+	// MaxLineBytes is the longest line read, in bytes; 0 means
+	// DefaultMaxImportLine. A longer line stops the import (nothing is
+	// imported) with an error naming it, instead of being buffered whole.
+	MaxLineBytes int
 }
+
+// DefaultMaxImportLine is the line cap of ImportMessages (16 MiB, as for
+// Claude Code transcripts): a message is at most 1 MiB of content and
+// 1 MiB of metadata, so a longer line cannot be valid.
+const DefaultMaxImportLine = 16 << 20
 
 // ImportMessagesReport is what ImportMessages did.
 type ImportMessagesReport struct {
@@ -98,6 +107,9 @@ func parseImportLine(line []byte) (NewMessage, error) {
 		if err != nil {
 			return m, fmt.Errorf("created_at must be an RFC 3339 time, got %q", l.CreatedAt)
 		}
+		if t.IsZero() { // a zero time would mean "now"
+			return m, fmt.Errorf("created_at must not be before %s, got %q", MinCreatedAt().Format(time.RFC3339), l.CreatedAt)
+		}
 		m.CreatedAt = t
 	}
 	return m, nil
@@ -125,6 +137,12 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 	}
 	if opts.BatchSize < 1 || opts.BatchSize > MaxBatch {
 		return nil, invalid("BatchSize", "must be from 1 to %d, got %d", MaxBatch, opts.BatchSize)
+	}
+	if opts.MaxLineBytes < 0 {
+		return nil, invalid("MaxLineBytes", "must be >= 0, got %d", opts.MaxLineBytes)
+	}
+	if opts.MaxLineBytes == 0 {
+		opts.MaxLineBytes = DefaultMaxImportLine
 	}
 	rep := &ImportMessagesReport{}
 	create, err := e.checkImport(ctx, r, opts, rep)
@@ -170,7 +188,7 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 		batch = batch[:0]
 		return nil
 	}
-	err = eachLine(r, func(n int, line []byte, off int64) error {
+	err = eachLine(r, opts.MaxLineBytes, func(n int, line []byte, off int64) error {
 		if invalidLine[n] {
 			return nil
 		}
@@ -201,7 +219,7 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessagesOptions, rep *ImportMessagesReport) ([]string, error) {
 	plain := map[string][]int{} // plain channel -> its lines
 	var order []string
-	err := eachLine(r, func(n int, line []byte, _ int64) error {
+	err := eachLine(r, opts.MaxLineBytes, func(n int, line []byte, _ int64) error {
 		rep.Lines++
 		m, err := parseImportLine(line)
 		var p prepared
@@ -245,12 +263,17 @@ func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessag
 }
 
 // eachLine calls f for every non-blank line of r with its 1-based number and
-// the bytes read so far.
-func eachLine(r io.Reader, f func(n int, line []byte, offset int64) error) error {
+// the bytes read so far. A line longer than maxLine bytes (its newline not
+// counted) is an *InvalidError naming it, found before more than maxLine
+// bytes of it are held in memory.
+func eachLine(r io.Reader, maxLine int, f func(n int, line []byte, offset int64) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var off int64
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLineCapped(br, maxLine)
+		if errors.Is(err, errLineTooLong) {
+			return invalid(fmt.Sprintf("line %d", n), "is longer than %d bytes, the longest line an import reads (one message of at most 1 MiB of content and 1 MiB of metadata fits easily)", maxLine)
+		}
 		off += int64(len(line))
 		if len(bytes.TrimSpace(line)) > 0 {
 			if ferr := f(n, line, off); ferr != nil {
@@ -262,6 +285,29 @@ func eachLine(r io.Reader, f func(n int, line []byte, offset int64) error) error
 		}
 		if err != nil {
 			return fmt.Errorf("engine: import: %w", err)
+		}
+	}
+}
+
+var errLineTooLong = errors.New("engine: import: line too long")
+
+// readLineCapped reads one line (with its newline, if any) like
+// bufio.Reader.ReadBytes, but returns errLineTooLong as soon as the line
+// exceeds max bytes without its newline.
+func readLineCapped(br *bufio.Reader, max int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		body := len(line) + len(chunk)
+		if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+			body--
+		}
+		if body > max {
+			return nil, errLineTooLong
+		}
+		line = append(line, chunk...)
+		if err != bufio.ErrBufferFull {
+			return line, err
 		}
 	}
 }

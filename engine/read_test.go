@@ -61,7 +61,7 @@ func TestGetChannelMessages(t *testing.T) {
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}
-	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	base := time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
 	var all []int64
 	for i := range 10 {
 		all = append(all, mustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "m" + string(rune('a'+i)), CreatedAt: base.Add(time.Duration(i) * time.Hour)}))

@@ -45,6 +45,10 @@ type CheckReport struct {
 	Embedder string `json:"embedder,omitempty"`
 	// Problems lists every difference in words; empty when consistent.
 	Problems []string `json:"problems"`
+	// Warnings are not differences: files of the data dir other local
+	// users can read (a dir made before cairn created data dirs 0700, or
+	// widened by hand). cairn never changes a mode it did not set.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // OK reports whether nothing differs.
@@ -69,6 +73,7 @@ func (e *Engine) consistency(ctx context.Context) (CheckReport, error) {
 	var rep CheckReport
 	rep.Problems = []string{}
 	rep.Sets = []SetCheck{}
+	rep.Warnings = modeWarnings(e.dir)
 	if e.vec != nil && e.vec.emb != nil {
 		rep.Embedder = e.vec.emb.ModelID()
 	}

@@ -217,18 +217,27 @@ func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) 
 		return nil, err
 	}
 	progress(2, 3, "plan sessions")
-	if opts.DryRun || (len(rep.Messages) == 0 && len(rep.Sessions) == 0) {
+	if opts.DryRun {
 		rep.BytesAfter = rep.BytesBefore
 		progress(3, 3, "done")
 		return rep, nil
 	}
 
-	if err := rt.apply(ctx, rep, sessionIDs, orphans); err != nil {
-		return nil, err
+	if len(rep.Messages) > 0 || len(rep.Sessions) > 0 {
+		if err := rt.apply(ctx, rep, sessionIDs, orphans); err != nil {
+			return nil, err
+		}
+		// The vector deletions recorded in the outbox are applied by the
+		// vector worker; vecstore zeroes the pages they free.
+		rt.msgs.wakeVectors()
+		if err := rt.scrubDeleted(ctx); err != nil {
+			return rep, err
+		}
 	}
-	// The vector deletions recorded in the outbox are applied by the
-	// vector worker; vecstore compacts its file when it closes.
-	rt.msgs.wakeVectors()
+	// Reclaim even when nothing was selected: the deletes made since the
+	// last GC (API, MCP, a data dir from before secure delete) may have
+	// left text in free pages or FTS5 segments, and GC is the documented
+	// way to make sure no deleted text is in any file.
 	if !opts.NoVacuum {
 		if err := rt.reclaim(ctx); err != nil {
 			return rep, err
@@ -534,6 +543,9 @@ func (e *Engine) deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) 
 	if len(ids) == 0 {
 		return nil
 	}
+	if err := e.fts.SecureDelete(ctx, tx); err != nil {
+		return classify(err)
+	}
 	sel, err := tx.PrepareContext(ctx, "SELECT content, channel_id, sender_id, sender_project_id FROM messages WHERE id = ?")
 	if err != nil {
 		return classify(err)
@@ -591,10 +603,7 @@ func (rt *Retention) reclaim(ctx context.Context) error {
 	if _, err := rt.w.ExecContext(ctx, "VACUUM"); err != nil {
 		return fmt.Errorf("engine: gc: vacuum: %w", classify(err))
 	}
-	if _, err := rt.w.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
-		return fmt.Errorf("engine: gc: checkpoint: %w", classify(err))
-	}
-	return nil
+	return rt.scrubDeleted(ctx)
 }
 
 // diskBytes is the size of every file in the data dir.

@@ -9,14 +9,35 @@ import (
 	"github.com/cairn-dev/cairn/vecstore"
 )
 
-// storedVectors reads message vectors from the serving vector set, for
-// near-duplicate collapse. It is nil when the engine has no vectors this
-// process can read (no embedder, or only another model's vectors).
+// storedVectors reads message vectors for near-duplicate collapse: those
+// of the embedder's vector set, or with no embedder (a one-shot `cairn gc`
+// does not load the model: comparing stored vectors needs none) those of
+// the active set. It is nil when there is no such set.
 func (e *Engine) storedVectors() VectorLookup {
-	if e.vec == nil || e.vec.store == nil || e.vec.emb == nil {
+	if e.vec == nil || e.vec.store == nil {
+		return nil
+	}
+	if _, ok, err := e.collapseSet(context.Background()); err != nil || !ok {
 		return nil
 	}
 	return engineVectors{e}
+}
+
+// collapseSet is the vector set storedVectors reads.
+func (e *Engine) collapseSet(ctx context.Context) (VectorSet, bool, error) {
+	if e.vec.emb != nil {
+		return e.servingSet(ctx)
+	}
+	sets, err := e.liveSets(ctx, e.r)
+	if err != nil {
+		return VectorSet{}, false, err
+	}
+	for _, s := range sets {
+		if s.State == SetActive {
+			return s, true, nil
+		}
+	}
+	return VectorSet{}, false, nil
 }
 
 type engineVectors struct{ e *Engine }
@@ -24,7 +45,7 @@ type engineVectors struct{ e *Engine }
 // Vectors implements VectorLookup. The caller holds e.enter().
 func (v engineVectors) Vectors(ctx context.Context, ids []int64) (map[int64][]float32, error) {
 	out := map[int64][]float32{}
-	s, ok, err := v.e.servingSet(ctx)
+	s, ok, err := v.e.collapseSet(ctx)
 	if err != nil || !ok || len(ids) == 0 {
 		return out, err
 	}

@@ -20,7 +20,7 @@ func corpus(t testing.TB, e *engine.Engine) map[string]int64 {
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}
-	base := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	base := time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
 	docs := []struct {
 		label string
 		m     engine.NewMessage
@@ -116,7 +116,7 @@ func TestSearchFilters(t *testing.T) {
 	ctx := context.Background()
 	e, _ := openTest(t, engine.Options{})
 	id := corpus(t, e)
-	base := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	base := time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
 	all := []string{"wal", "wal2", "journal", "ops", "emoji", "policy"}
 	labels := func(ls ...string) []int64 {
 		var out []int64

@@ -160,12 +160,8 @@ func fileBytes(dir string, b *DiskStats) {
 // their indexes inside the SQLite file (dbstat counts pages of the main
 // file); without dbstat it says so in st.Notes.
 func (e *Engine) tableBytes(ctx context.Context, st *StoreStats) error {
-	rows, err := e.r.QueryContext(ctx, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
-	if err != nil {
-		st.Notes = append(st.Notes, "per-table sizes unavailable: "+err.Error())
-		return nil
-	}
-	defer rows.Close()
+	// The index names first: one query at a time, so that this also works
+	// on a single connection (Options.ReadOnly's fallback).
 	idx := map[string]string{}
 	irows, err := e.r.QueryContext(ctx, "SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")
 	if err == nil {
@@ -177,6 +173,12 @@ func (e *Engine) tableBytes(ctx context.Context, st *StoreStats) error {
 		}
 		irows.Close()
 	}
+	rows, err := e.r.QueryContext(ctx, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
+	if err != nil {
+		st.Notes = append(st.Notes, "per-table sizes unavailable: "+err.Error())
+		return nil
+	}
+	defer rows.Close()
 	for rows.Next() {
 		var name string
 		var n int64

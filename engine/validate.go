@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -129,10 +130,11 @@ func (e *Engine) prepare(in NewMessage) (prepared, error) {
 		return p, err
 	}
 	p.sender, p.project = in.Sender, in.Project
+	var redactions redact.Report
 	if e.opts.Redactor != nil {
 		var rep redact.Report
 		in.Content, rep = e.opts.Redactor.Redact(in.Content)
-		p.redactions = rep.String()
+		redactions.Add(rep)
 	}
 	if err := e.checkContent(in.Content); err != nil {
 		return p, err
@@ -160,21 +162,42 @@ func (e *Engine) prepare(in NewMessage) (prepared, error) {
 	if !typeRE.MatchString(p.typ) {
 		return p, invalid(typeField, "%s, got %q", typeRule, p.typ)
 	}
-	md, has, err := e.normalizeMetadata(in.Metadata, in.Breadcrumbs)
+	md, has, err := e.normalizeMetadata(in.Metadata, in.Breadcrumbs, &redactions)
 	if err != nil {
 		return p, err
 	}
+	p.redactions = redactions.String()
 	p.metadata, p.hasBreadcrumbs = md, has
 	mentions, _ := json.Marshal(Mentions(in.Content))
 	p.mentions = string(mentions)
 	p.wordCount = len(strings.Fields(in.Content))
 	if !in.CreatedAt.IsZero() {
-		p.createdAt = in.CreatedAt.UnixMilli()
-		if p.createdAt <= 0 {
-			return p, invalid("created_at", "must be after 1970-01-01T00:00:00Z, got %s", in.CreatedAt)
+		if err := e.checkCreatedAt(in.CreatedAt); err != nil {
+			return p, err
 		}
+		p.createdAt = in.CreatedAt.UnixMilli()
 	}
 	return p, nil
+}
+
+// MinCreatedAt is the earliest created_at accepted (2000-01-01 UTC); the
+// latest is MaxCreatedAtAhead past the engine's clock. A time far in the
+// future would sort first forever and escape max-age retention; one before
+// 2000 is a unit or parsing mistake (seconds read as milliseconds, a zero
+// date), not a record of an agent's memory.
+func MinCreatedAt() time.Time { return time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC) }
+
+// MaxCreatedAtAhead is how far past now a created_at may be (clock skew
+// between machines).
+const MaxCreatedAtAhead = 24 * time.Hour
+
+func (e *Engine) checkCreatedAt(t time.Time) error {
+	latest := e.opts.Now().Add(MaxCreatedAtAhead)
+	if t.Before(MinCreatedAt()) || t.After(latest) {
+		return invalid("created_at", "must be from %s to %s (now + %s), got %s", MinCreatedAt().Format(time.RFC3339),
+			latest.UTC().Truncate(time.Second).Format(time.RFC3339), MaxCreatedAtAhead, t.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
 }
 
 func (e *Engine) checkContent(c string) error {
@@ -193,8 +216,10 @@ func (e *Engine) checkContent(c string) error {
 
 // normalizeMetadata validates raw as a JSON object, merges bc into its
 // "breadcrumbs" and returns the compact JSON and whether any breadcrumb is
-// present.
-func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs) (string, bool, error) {
+// present. With a Redactor, every string value of the metadata and every
+// breadcrumb is redacted like the content (counts added to redactions).
+// The result, breadcrumbs included, is at most MaxContentBytes.
+func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs, redactions *redact.Report) (string, bool, error) {
 	if len(raw) > e.opts.MaxContentBytes {
 		return "", false, invalid("metadata", "must be at most %d bytes, got %d", e.opts.MaxContentBytes, len(raw))
 	}
@@ -217,6 +242,13 @@ func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs) (string,
 			return "", false, invalid("metadata", "must be a JSON object, got %s", jsonKind(v))
 		}
 		md = obj
+	}
+	if e.opts.Redactor != nil {
+		for k, v := range md {
+			if k != "breadcrumbs" {
+				md[k] = redactJSON(e.opts.Redactor, v, redactions)
+			}
+		}
 	}
 	var stored Breadcrumbs
 	if v, ok := md["breadcrumbs"]; ok {
@@ -255,10 +287,18 @@ func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs) (string,
 		}
 	}
 	merged := Breadcrumbs{
-		Files:   mergeStrings("breadcrumbs.files", stored.Files, bc.Files),
-		Commits: mergeStrings("breadcrumbs.commits", stored.Commits, bc.Commits),
-		Issues:  mergeStrings("breadcrumbs.issues", stored.Issues, bc.Issues),
-		PRs:     mergeStrings("breadcrumbs.prs", stored.PRs, bc.PRs),
+		Files:   mergeStrings(stored.Files, bc.Files),
+		Commits: mergeStrings(stored.Commits, bc.Commits),
+		Issues:  mergeStrings(stored.Issues, bc.Issues),
+		PRs:     mergeStrings(stored.PRs, bc.PRs),
+	}
+	if e.opts.Redactor != nil {
+		// merged's lists are fresh copies; two secrets redacted to the
+		// same marker are merged again.
+		for _, l := range []*[]string{&merged.Files, &merged.Commits, &merged.Issues, &merged.PRs} {
+			redactStrings(e.opts.Redactor, *l, redactions)
+			*l = mergeStrings(*l, nil)
+		}
 	}
 	for _, l := range [][]string{merged.Files, merged.Commits, merged.Issues, merged.PRs} {
 		for _, s := range l {
@@ -279,19 +319,55 @@ func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs) (string,
 	if err != nil {
 		return "", false, invalid("metadata", "cannot be encoded: %v", err)
 	}
+	if len(out) > e.opts.MaxContentBytes {
+		return "", false, invalid("metadata", "with its breadcrumbs must be at most %d bytes, got %d", e.opts.MaxContentBytes, len(out))
+	}
 	return string(out), !merged.Empty(), nil
 }
 
-func mergeStrings(_ string, a, b []string) []string {
+// mergeStrings returns a's then b's strings without duplicates, in order
+// of first appearance (a set, so 500,000 file names merge in linear time).
+func mergeStrings(a, b []string) []string {
 	var out []string
+	seen := make(map[string]struct{}, len(a)+len(b))
 	for _, l := range [][]string{a, b} {
 		for _, s := range l {
-			if !slices.Contains(out, s) {
+			if _, dup := seen[s]; !dup {
+				seen[s] = struct{}{}
 				out = append(out, s)
 			}
 		}
 	}
 	return out
+}
+
+// redactJSON returns v (decoded JSON) with every string in it redacted;
+// object keys are kept as they are.
+func redactJSON(r *redact.Redactor, v any, rep *redact.Report) any {
+	switch x := v.(type) {
+	case string:
+		s, n := r.Redact(x)
+		rep.Add(n)
+		return s
+	case []any:
+		for i := range x {
+			x[i] = redactJSON(r, x[i], rep)
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = redactJSON(r, x[k], rep)
+		}
+	}
+	return v
+}
+
+// redactStrings redacts every element of l in place.
+func redactStrings(r *redact.Redactor, l []string, rep *redact.Report) {
+	for i, s := range l {
+		var n redact.Report
+		l[i], n = r.Redact(s)
+		rep.Add(n)
+	}
 }
 
 func jsonKind(v any) string {

@@ -69,6 +69,27 @@ func (t *Table) Delete(ctx context.Context, q Querier, rowid int64, text string)
 	return nil
 }
 
+// SecureDelete turns on FTS5's secure-delete option (stored with the
+// table, SQLite 3.44+): a later Delete removes the row's entries from the
+// index b-tree instead of adding delete markers beside them, so the terms
+// of a deleted text leave the index at once instead of at the next merge.
+// It is a no-op when the option is already on.
+func (t *Table) SecureDelete(ctx context.Context, q Querier) error {
+	rows, err := q.QueryContext(ctx, "SELECT 1 FROM "+t.name+"_config WHERE k = 'secure-delete' AND v = 1")
+	if err != nil {
+		return fmt.Errorf("fts: secure-delete: %w", err)
+	}
+	on := rows.Next()
+	rows.Close()
+	if on {
+		return nil
+	}
+	if _, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+", rank) VALUES ('secure-delete', 1)"); err != nil {
+		return fmt.Errorf("fts: secure-delete: %w", err)
+	}
+	return nil
+}
+
 // Rebuild regenerates the whole index from the content table.
 func (t *Table) Rebuild(ctx context.Context, q Querier) error {
 	_, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+") VALUES ('rebuild')")

@@ -178,7 +178,7 @@ func page[T any](xs []T, limit *int, offset int) []T {
 
 // DeleteDatabase deletes a database and all its collections.
 func (s *Store) DeleteDatabase(ctx context.Context, tenant, name string) error {
-	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
+	return s.deleteOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		if _, ok := readDatabase(tx, tenant, name); !ok {
 			return nil, noDatabase(ErrNotFound, "DeleteDatabase", name)
 		}
@@ -594,7 +594,7 @@ func (s *Store) ModifyCollection(ctx context.Context, id string, req ModifyColle
 // DeleteCollection deletes a collection by name with its records, index and
 // snapshot; bbolt reuses the freed pages.
 func (s *Store) DeleteCollection(ctx context.Context, tenant, database, name string) error {
-	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
+	return s.deleteOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		id := tx.Bucket(bktCollNames).Get(nameKey(tenant, database, name))
 		if id == nil {
 			return nil, collNotFoundByName(name)
@@ -623,7 +623,7 @@ func (s *Store) Reset(ctx context.Context) error {
 	if !s.opts.AllowReset {
 		return refuse(ErrForbidden, RuleResetDisabled, "", "reset is disabled (Options.AllowReset)")
 	}
-	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
+	return s.deleteOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		for _, ci := range s.mu.infos {
 			if err := deleteCollectionTx(tx, ci); err != nil {
 				return nil, err

@@ -62,7 +62,7 @@ func (s *Store) compactLocked(ctx context.Context, force bool) (err error) {
 	}
 	tmp := s.path + ".compact"
 	_ = os.Remove(tmp)
-	dst, err := bolt.Open(tmp, 0o644, &bolt.Options{NoSync: true, PageSize: src.Info().PageSize,
+	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{NoSync: true, PageSize: src.Info().PageSize,
 		FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		return err

@@ -151,6 +151,13 @@
 // A crash between commit and the seq hint update only delays other readers'
 // view of that (unacknowledged) write until the next write or reopen.
 //
+// Deletes (Delete, DeleteCollection, DeleteDatabase, Reset) zero every free
+// page of the file after their commit and before they return (bbolt leaves
+// the bytes of copied-on-write pages in its free pages), so an acknowledged
+// delete leaves no copy of a document in the file, a kill -9 right after
+// it included. A document replaced by Update or Upsert is zeroed at the
+// next delete or compaction. Files are created 0600 and the dir 0700.
+//
 // # Concurrency
 //
 // A Store is safe for concurrent use. Queries from one process run in

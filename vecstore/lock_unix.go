@@ -18,7 +18,7 @@ import (
 type fileLock struct{ f *os.File }
 
 func lockFile(ctx context.Context, path string, exclusive bool, timeout time.Duration) (*fileLock, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("vecstore: open lock file: %w", err)
 	}

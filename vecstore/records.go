@@ -458,7 +458,7 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 	if err != nil {
 		return err
 	}
-	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
+	return s.deleteOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		if s.mu.infos[cid] == nil {
 			return nil, collNotFoundByID(cid)
 		}

@@ -42,12 +42,12 @@ func Repair(ctx context.Context, dir string, opts Options) (rep RepairReport, er
 		return rep, err
 	}
 	defer lk.unlock()
-	old, err := bolt.Open(path, 0o644, &bolt.Options{Timeout: timeout})
+	old, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
 	if err != nil {
 		return rep, corruptf(err, "cannot open %s even for repair", path)
 	}
 	defer old.Close()
-	nw, err := bolt.Open(tmp, 0o644, &bolt.Options{Timeout: timeout, NoSync: true, PageSize: pageSize})
+	nw, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: timeout, NoSync: true, PageSize: pageSize})
 	if err != nil {
 		return rep, err
 	}

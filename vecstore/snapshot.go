@@ -108,7 +108,7 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 		if newSeq != 0 {
 			s.writeSeqFile(newSeq)
 		}
-	})
+	}, false)
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 	if lg == nil {
 		lg = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("vecstore: create directory: %w", err)
 	}
 	s := &Store{dir: dir, path: filepath.Join(dir, dbFileName), seqPath: filepath.Join(dir, seqFileName),
@@ -118,7 +118,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Store, error) {
 		if seq, ok := s.readSeqFile(); !ok || seq != s.mu.applied {
 			s.writeSeqFile(s.mu.applied)
 		}
-	})
+	}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +279,7 @@ func fillBuckets(bs ...*bolt.Bucket) {
 
 // openDB opens the bbolt file for one transaction.
 func (s *Store) openDB(readOnly bool) (*bolt.DB, error) {
-	db, err := bolt.Open(s.path, 0o644, &bolt.Options{Timeout: s.opts.LockTimeout, ReadOnly: readOnly,
+	db, err := bolt.Open(s.path, 0o600, &bolt.Options{Timeout: s.opts.LockTimeout, ReadOnly: readOnly,
 		FreelistType: bolt.FreelistMapType, PageSize: pageSize})
 	if err != nil {
 		var pe *fs.PathError
@@ -304,8 +304,9 @@ func guard(err *error) {
 // update runs fn in a read-write transaction under the exclusive file lock.
 // REQUIRES: s.ioMu held by the caller or not needed (Open).
 // afterCommit, if not nil, runs after a successful commit while the lock is
-// still held.
-func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error, afterCommit func()) (err error) {
+// still held. With scrub, the pages the commit freed are zeroed before
+// afterCommit (scrubFreePages): fn deleted something.
+func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error, afterCommit func(), scrub bool) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer guard(&err)
 	if err := ctx.Err(); err != nil {
@@ -335,6 +336,9 @@ func (s *Store) update(ctx context.Context, fn func(tx *bolt.Tx) error, afterCom
 		}
 		return ferr
 	})
+	if err == nil && scrub {
+		err = scrubFreePages(db, s.path)
+	}
 	if err == nil && afterCommit != nil {
 		afterCommit()
 	}
@@ -398,7 +402,7 @@ func (s *Store) writeSeqFile(seq uint64) {
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:], seq)
 	binary.LittleEndian.PutUint64(b[8:], seq^0x5eb1ec7ab1e5eed5)
-	f, err := os.OpenFile(s.seqPath, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(s.seqPath, os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		s.log.Warn("vecstore: cannot write sequence hint", "err", err)
 		return
@@ -470,6 +474,17 @@ func (s *Store) refresh(ctx context.Context, id string) error {
 // store's write lock held. fn returns a function to run after a successful
 // commit (applying the change to memory), or nil.
 func (s *Store) writeOp(ctx context.Context, fn func(tx *bolt.Tx) (after func(), err error)) error {
+	return s.writeOpScrub(ctx, false, fn)
+}
+
+// deleteOp is writeOp for a write that deletes records or collections: the
+// pages the commit frees are zeroed before it returns, so an acknowledged
+// delete leaves no copy of a document in the file.
+func (s *Store) deleteOp(ctx context.Context, fn func(tx *bolt.Tx) (after func(), err error)) error {
+	return s.writeOpScrub(ctx, true, fn)
+}
+
+func (s *Store) writeOpScrub(ctx context.Context, scrub bool, fn func(tx *bolt.Tx) (after func(), err error)) error {
 	// Replay other processes' changes first under a shared lock, so that the
 	// exclusive section is short.
 	if err := s.refresh(ctx, ""); err != nil {
@@ -503,7 +518,7 @@ func (s *Store) writeOp(ctx context.Context, fn func(tx *bolt.Tx) (after func(),
 		}
 		after = a
 		return err
-	}, publish)
+	}, publish, scrub)
 	if committed && after != nil {
 		after()
 	}

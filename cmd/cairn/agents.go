@@ -13,6 +13,7 @@ func agentsCommand() *command {
 		summary:  "list the agents that wrote, with their last activity",
 		usage:    "[--project ID] [--json]",
 		examples: []string{`cairn agents`, `cairn agents --project cairn --json`},
+		readOnly: true,
 		run:      runAgents,
 	}
 }

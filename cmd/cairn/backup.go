@@ -11,7 +11,7 @@ func backupCommand() *command {
 	return &command{
 		name:     "backup",
 		summary:  "write a consistent online snapshot of the data dir (zstd archive, manifest, SHA-256)",
-		usage:    "FILE [--skip-vectors] [--json]",
+		usage:    "FILE [--force] [--skip-vectors] [--json]",
 		examples: []string{`cairn backup /backups/cairn-$(date +%F).cairn.zst`, `cairn backup --skip-vectors b.cairn.zst   # then: cairn rebuild after restoring`},
 		run:      runBackup,
 	}
@@ -20,6 +20,7 @@ func backupCommand() *command {
 func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
 	skipVectors := fs.Bool("skip-vectors", false, "leave the vector store out (derived data: run cairn rebuild after restoring)")
+	force := fs.Bool("force", false, "replace FILE if it exists")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err
@@ -29,7 +30,7 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	bar := e.progress("backup")
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		m, err := eng.Backups().Create(ctx, pos[0], engine.BackupOptions{SkipVectors: *skipVectors, Progress: bar.update})
+		m, err := eng.Backups().Create(ctx, pos[0], engine.BackupOptions{SkipVectors: *skipVectors, Overwrite: *force, Progress: bar.update})
 		bar.done()
 		if err != nil {
 			return err

@@ -16,7 +16,8 @@ func checkCommand() *command {
 			`cairn check`,
 			`cairn check --json`,
 		},
-		run: runCheck,
+		readOnly: true,
+		run:      runCheck,
 	}
 }
 
@@ -52,6 +53,9 @@ func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 			}
 			if rep.Embedder != "" {
 				fmt.Fprintf(w, "embedder      %s\n", rep.Embedder)
+			}
+			for _, w := range rep.Warnings {
+				fmt.Fprintf(e.stdout, "WARNING: %s\n", w)
 			}
 			for _, p := range rep.Problems {
 				fmt.Fprintf(w, "DIFFERENCE: %s\n", p)

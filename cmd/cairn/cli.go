@@ -32,6 +32,8 @@ type env struct {
 
 	dataDir string
 	json    bool
+	// readOnly: the running command only reads (command.readOnly).
+	readOnly bool
 }
 
 // command is one subcommand.
@@ -43,6 +45,9 @@ type command struct {
 	// flags declares the command's own flags on fs; the global --data-dir
 	// and --json are added by the caller.
 	run func(ctx context.Context, e *env, c *command, args []string) error
+	// readOnly: the command never writes to the data dir, so it opens the
+	// engine with engine.Options.ReadOnly and works on a full disk.
+	readOnly bool
 }
 
 // usageError is bad usage: printed with a hint and exit code 2.
@@ -99,6 +104,7 @@ func run(ctx context.Context, e *env, args []string) error {
 	if c == nil {
 		return usagef("", "unknown command %q", name)
 	}
+	e.readOnly = c.readOnly
 	return c.run(ctx, e, c, rest[1:])
 }
 
@@ -297,6 +303,10 @@ func report(stderr io.Writer, err error) int {
 	case errors.As(err, &inv):
 		fmt.Fprintf(stderr, "cairn: %s\n", err.Error())
 		return 2
+	case errors.Is(err, engine.ErrDiskFull):
+		// The class's own words: the chain names files by absolute path.
+		fmt.Fprintf(stderr, "cairn: the disk is full (%s); free some space and try again\n", strings.TrimPrefix(engine.ErrDiskFull.Error(), "engine: "))
+		return 1
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "cairn: interrupted")
 		return 130
@@ -374,7 +384,7 @@ func (e *env) engineOptions(dir string) (engine.Options, error) {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return engine.Options{}, fmt.Errorf("data dir %s is not a directory", dir)
 	}
-	opts := engine.Options{Now: e.now}
+	opts := engine.Options{Now: e.now, ReadOnly: e.readOnly}
 	if err := e.applyConfig(dir, &opts); err != nil { // config.toml and CAIRN_*: redaction
 		return opts, err
 	}

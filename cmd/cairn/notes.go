@@ -15,7 +15,8 @@ func notesCommand() *command {
 			`cairn notes --agent claude`,
 			`cairn notes --agent claude --project cairn --limit 10 --json`,
 		},
-		run: runNotes,
+		readOnly: true,
+		run:      runNotes,
 	}
 }
 

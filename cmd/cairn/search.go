@@ -22,7 +22,8 @@ func searchCommand() *command {
 			`cairn search --where '{"$or": [{"word_count": {"$gte": 50}}, {"agent_name": "claude"}]}' --json wal`,
 			`cairn search --w-similarity 0.7 --w-confidence 0.3 --half-life-hours 72 schema`,
 		},
-		run: runSearch,
+		readOnly: true,
+		run:      runSearch,
 	}
 }
 

@@ -17,7 +17,8 @@ func sessionsCommand() *command {
 			`cairn sessions --hit 42   # which session records hold search hit #42`,
 			`cairn sessions 0a1b2c3d-1111-4222-8333-444455556666 --json`,
 		},
-		run: runSessions,
+		readOnly: true,
+		run:      runSessions,
 	}
 }
 

@@ -14,6 +14,7 @@ func showCommand() *command {
 		summary:  "show one message with its metadata",
 		usage:    "ID [--json]",
 		examples: []string{`cairn show 42`, `cairn show 42 --json`},
+		readOnly: true,
 		run:      runShow,
 	}
 }

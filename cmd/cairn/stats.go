@@ -15,6 +15,7 @@ func statsCommand() *command {
 		summary:  "counts per channel, type and agent, sessions, and bytes on disk per part",
 		usage:    "[--json]",
 		examples: []string{`cairn stats`, `cairn stats --json`},
+		readOnly: true,
 		run:      runStats,
 	}
 }

@@ -19,8 +19,10 @@ type MessageInput struct {
 	Breadcrumbs engine.Breadcrumbs `json:"breadcrumbs,omitzero"`
 	Confidence  *float64           `json:"confidence,omitempty"`
 	Type        string             `json:"type,omitempty"`
-	// CreatedAt backdates an imported message; absent means now.
-	CreatedAt *time.Time `json:"created_at,omitempty"`
+	// CreatedAt backdates an imported message (RFC 3339); absent means
+	// now. A string here, parsed by storeMessage, so that a bad time is
+	// refused naming created_at rather than the whole body.
+	CreatedAt *string `json:"created_at,omitempty"`
 }
 
 // NoteInput is the body of POST /notes.
@@ -52,7 +54,14 @@ func (h *Handler) storeMessage(r *http.Request) (any, int, error) {
 		Metadata: in.Metadata, Breadcrumbs: in.Breadcrumbs, Confidence: in.Confidence, Type: in.Type,
 	}
 	if in.CreatedAt != nil {
-		nm.CreatedAt = *in.CreatedAt
+		t, err := time.Parse(time.RFC3339Nano, *in.CreatedAt)
+		if err != nil {
+			return nil, 0, invalidf("created_at", "must be an RFC 3339 time such as 2026-01-02T15:04:05Z, got %q", *in.CreatedAt)
+		}
+		if t.IsZero() { // the engine reads a zero time as "now"
+			return nil, 0, invalidf("created_at", "must not be before %s, got %q", engine.MinCreatedAt().Format(time.RFC3339), *in.CreatedAt)
+		}
+		nm.CreatedAt = t
 	}
 	res, err := h.opts.Engine.StoreMessage(r.Context(), nm)
 	return writeResult(res, err)

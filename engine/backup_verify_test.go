@@ -1,0 +1,100 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// TestFaultBackupStructure: a crafted archive is not trusted. Without
+// cairn.db, with an entry cairn never writes, or with a cairn.db that is
+// not a sound database it is refused by verify and restore alike, and
+// nothing is written; a backup's config.toml is restored only when asked.
+func TestFaultBackupStructure(t *testing.T) {
+	ctx := context.Background()
+	cfg := "[redaction]\nenabled = false\n"
+	cases := map[string][]byte{
+		"config only, no cairn.db": craftArchive(t, []engine.BackupFile{{Path: "config.toml", Size: int64(len(cfg))}}, map[string]string{"config.toml": cfg}),
+		"unexpected entry": craftArchive(t, []engine.BackupFile{{Path: "cairn.db", Size: 4}, {Path: "hooks/run.sh", Size: 4}},
+			map[string]string{"cairn.db": "evil", "hooks/run.sh": "evil"}),
+		"cairn.db not a database": craftArchive(t, []engine.BackupFile{{Path: "cairn.db", Size: 12}}, map[string]string{"cairn.db": "not a sqlite"}),
+	}
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "crafted.zst")
+			if err := os.WriteFile(p, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := engine.VerifyBackup(ctx, p); !errors.Is(err, engine.ErrCorrupt) {
+				t.Errorf("verify: %v, want ErrCorrupt", err)
+			}
+			parent := t.TempDir()
+			if _, err := engine.Restore(ctx, p, filepath.Join(parent, "r"), engine.RestoreOptions{Config: true}); !errors.Is(err, engine.ErrCorrupt) {
+				t.Errorf("restore: %v, want ErrCorrupt", err)
+			}
+			if ents, _ := os.ReadDir(parent); len(ents) != 0 {
+				t.Errorf("restore wrote %v", ents)
+			}
+		})
+	}
+
+	e := lcOpen(t, "", engine.Options{})
+	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
+	if err := os.WriteFile(filepath.Join(e.Dir(), "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(t.TempDir(), "b.zst")
+	m, err := e.Backups().Create(ctx, archive, engine.BackupOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.HasConfig() {
+		t.Fatal("the backup lacks config.toml")
+	}
+	plain := filepath.Join(t.TempDir(), "plain")
+	if _, err := engine.Restore(ctx, archive, plain, engine.RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(plain, "config.toml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("config.toml restored without being asked (stat: %v)", err)
+	}
+	withCfg := filepath.Join(t.TempDir(), "with")
+	if _, err := engine.Restore(ctx, archive, withCfg, engine.RestoreOptions{Config: true}); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(withCfg, "config.toml")); err != nil || string(b) != cfg {
+		t.Errorf("config.toml with Config: %q, %v", b, err)
+	}
+}
+
+// TestFaultBackupNoOverwrite: a backup never replaces an existing file
+// unless asked.
+func TestFaultBackupNoOverwrite(t *testing.T) {
+	ctx := context.Background()
+	e := lcOpen(t, "", engine.Options{})
+	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
+	archive := filepath.Join(t.TempDir(), "precious.txt")
+	if err := os.WriteFile(archive, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{}); !errors.Is(err, engine.ErrExists) {
+		t.Fatalf("backup over an existing file: %v, want ErrExists", err)
+	}
+	if b, _ := os.ReadFile(archive); string(b) != "precious" {
+		t.Fatalf("the existing file was changed to %d bytes", len(b))
+	}
+	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{Overwrite: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := engine.VerifyBackup(ctx, archive); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(archive)); len(ents) != 1 {
+		t.Errorf("temporary files left: %v", ents)
+	}
+}

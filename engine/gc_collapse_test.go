@@ -1,0 +1,52 @@
+package engine_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// TestFaultGCCollapseWithoutModel: near-duplicate collapse compares stored
+// vectors, so it runs in a process that opened the engine without an
+// embedder (a one-shot `cairn gc`), as long as a vector set is stored.
+func TestFaultGCCollapseWithoutModel(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	e, err := engine.Open(ctx, dir, engine.Options{Now: clock, Embedder: newHashEmbedder("hash-v1", 64), NoVectorWorker: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := 24 * time.Hour
+	// Same confidence: the newer one is kept.
+	dup := gcNoteAt(t, e, "a", "alpha beta gamma delta epsilon", now.Add(-10*day))
+	best := gcNoteAt(t, e, "a", "alpha beta gamma delta epsilon zeta", now.Add(-9*day))
+	gcNoteAt(t, e, "a", "completely different words here", now.Add(-8*day))
+	if err := e.SyncVectors(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	e, err = engine.Open(ctx, dir, engine.Options{Now: clock, NoVectorWorker: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	pol := []engine.RetentionPolicy{{Name: "dedup", Channels: []string{"agent-notes:*"}, CollapseThreshold: 0.85, CollapseMinAge: 2 * day}}
+	rep, err := e.Retention().GC(ctx, engine.GCOptions{Policies: pol, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Notes) != 0 {
+		t.Errorf("notes %q: collapse was skipped", rep.Notes)
+	}
+	if got := gcIDs(rep); !slices.Equal(got, []int64{dup}) || rep.Messages[0].DuplicateOf != best {
+		t.Fatalf("collapse without a model would delete %v (%+v), want [%d] as a duplicate of %d", got, rep.Messages, dup, best)
+	}
+}

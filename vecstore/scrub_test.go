@@ -1,0 +1,86 @@
+package vecstore_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cairn-dev/cairn/vecstore"
+)
+
+// markerFiles returns the files under dir whose raw bytes contain marker.
+func markerFiles(t *testing.T, dir, marker string) []string {
+	t.Helper()
+	var hits []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(marker)) {
+			hits = append(hits, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hits
+}
+
+// TestFaultDeletedDocumentLeavesFile: once Delete (or DeleteCollection)
+// returns, no byte of the deleted document is in any file of the store's
+// directory, while the store stays open (as after a kill -9: no Close, no
+// compaction).
+func TestFaultDeletedDocumentLeavesFile(t *testing.T) {
+	ctx := context.Background()
+	for _, how := range []string{"records", "collection"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := vecstore.Open(ctx, dir, vecstore.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "docs"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			marker := "zqx-deleted-document-7f3a"
+			// Several writes, so that bbolt copies the leaf holding the
+			// document to new pages a few times before the delete.
+			for i := range 20 {
+				doc := fmt.Sprintf("kept document %d", i)
+				if i == 3 {
+					doc = "secret " + marker + " text"
+				}
+				req := vecstore.AddRequest{IDs: []string{fmt.Sprint("id", i)}, Embeddings: [][]float32{{float32(i), 1, 0}}, Documents: []*string{&doc}}
+				if err := s.Add(ctx, c.ID, req); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if hits := markerFiles(t, dir, marker); len(hits) == 0 {
+				t.Fatal("marker not found before the delete: the test proves nothing")
+			}
+			switch how {
+			case "records":
+				if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: []string{"id3"}}); err != nil {
+					t.Fatal(err)
+				}
+			case "collection":
+				if err := s.DeleteCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "docs"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if hits := markerFiles(t, dir, marker); len(hits) != 0 {
+				t.Fatalf("deleted document still in %v", hits)
+			}
+		})
+	}
+}
