@@ -467,3 +467,47 @@ g8loop:
 	VMOVUPS Z15, 64(DI)
 	VZEROUPPER
 	RET
+
+// func dequantAVX2asm(q *byte, scale *float32, dst *float32, k, group, nr int)
+// dst[i][j] = float32(int8(q[i][j])) * scale[i/group][j] for i < k, j < nr
+// (rows of nr values; k > 0 a multiple of group > 0, nr a multiple of 16).
+TEXT ·dequantAVX2asm(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ scale+8(FP), BX
+	MOVQ dst+16(FP), DI
+	MOVQ k+24(FP), CX
+	MOVQ group+32(FP), R8
+	MOVQ nr+40(FP), R9
+	MOVQ R9, R11
+	SHLQ $2, R11
+
+dq_group:
+	MOVQ R8, R10
+
+dq_row:
+	XORQ DX, DX
+
+dq_col:
+	VPMOVSXBD (SI)(DX*1), Y0
+	VPMOVSXBD 8(SI)(DX*1), Y1
+	VCVTDQ2PS Y0, Y0
+	VCVTDQ2PS Y1, Y1
+	VMULPS    (BX)(DX*4), Y0, Y0
+	VMULPS    32(BX)(DX*4), Y1, Y1
+	VMOVUPS   Y0, (DI)(DX*4)
+	VMOVUPS   Y1, 32(DI)(DX*4)
+	ADDQ      $16, DX
+	CMPQ      DX, R9
+	JLT       dq_col
+	ADDQ      R9, SI
+	LEAQ      (DI)(R9*4), DI
+	DECQ      CX
+	JZ        dq_done
+	DECQ      R10
+	JNZ       dq_row
+	ADDQ      R11, BX
+	JMP       dq_group
+
+dq_done:
+	VZEROUPPER
+	RET
