@@ -172,39 +172,49 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	for l := 0; l < cfg.Layers; l++ {
+	// The Linear layers are laid out in parallel: the int8 ones are a
+	// transpose of every weight byte, a good part of the load time.
+	type packJob struct {
+		dst        **linear
+		w          []rawTensor // stacked by rows (query, key, value fused)
+		bias       []rawTensor
+		packed     *linear
+		packingErr error
+	}
+	var jobs []*packJob
+	b.layers = make([]bertLayer, cfg.Layers)
+	for l := range b.layers {
 		p := fmt.Sprintf("encoder.layer.%d.", l)
-		q, qb := must(p+"attention.self.query.weight", H, H), must(p+"attention.self.query.bias", H)
-		kk, kb := must(p+"attention.self.key.weight", H, H), must(p+"attention.self.key.bias", H)
-		v, vb := must(p+"attention.self.value.weight", H, H), must(p+"attention.self.value.bias", H)
-		if firstErr != nil {
-			return nil, firstErr
-		}
-		fused := fuseRows(q, kk, v)
-		fusedB := rawTensor{shape: []int{3 * H}, data: append(append(append(make([]float32, 0, 3*H), qb.float32s()...), kb.float32s()...), vb.float32s()...)}
-		var ly bertLayer
-		var err error
-		if ly.qkv, err = packLinear(fused, fusedB, k.nr); err != nil {
-			return nil, err
-		}
-		if ly.attnOut, err = packLinear(must(p+"attention.output.dense.weight", H, H), must(p+"attention.output.dense.bias", H), k.nr); err != nil {
-			return nil, err
-		}
-		if ly.inter, err = packLinear(must(p+"intermediate.dense.weight", cfg.Intermediate, H), must(p+"intermediate.dense.bias", cfg.Intermediate), k.nr); err != nil {
-			return nil, err
-		}
-		if ly.out, err = packLinear(must(p+"output.dense.weight", H, cfg.Intermediate), must(p+"output.dense.bias", H), k.nr); err != nil {
-			return nil, err
-		}
+		ly := &b.layers[l]
+		jobs = append(jobs,
+			&packJob{dst: &ly.qkv,
+				w:    []rawTensor{must(p+"attention.self.query.weight", H, H), must(p+"attention.self.key.weight", H, H), must(p+"attention.self.value.weight", H, H)},
+				bias: []rawTensor{must(p+"attention.self.query.bias", H), must(p+"attention.self.key.bias", H), must(p+"attention.self.value.bias", H)}},
+			&packJob{dst: &ly.attnOut, w: []rawTensor{must(p+"attention.output.dense.weight", H, H)}, bias: []rawTensor{must(p+"attention.output.dense.bias", H)}},
+			&packJob{dst: &ly.inter, w: []rawTensor{must(p+"intermediate.dense.weight", cfg.Intermediate, H)}, bias: []rawTensor{must(p+"intermediate.dense.bias", cfg.Intermediate)}},
+			&packJob{dst: &ly.out, w: []rawTensor{must(p+"output.dense.weight", H, cfg.Intermediate)}, bias: []rawTensor{must(p+"output.dense.bias", H)}})
 		ly.ln1 = layerNormW{must(p+"attention.output.LayerNorm.weight", H).float32s(), must(p+"attention.output.LayerNorm.bias", H).float32s()}
 		ly.ln2 = layerNormW{must(p+"output.LayerNorm.weight", H).float32s(), must(p+"output.LayerNorm.bias", H).float32s()}
 		if firstErr != nil {
 			return nil, firstErr
 		}
-		b.layers = append(b.layers, ly)
 	}
 	if b.workers <= 0 {
 		b.workers = runtime.GOMAXPROCS(0)
+	}
+	parallelFor(b.workers, len(jobs), func(i int) {
+		j := jobs[i]
+		w, bias := j.w[0], j.bias[0]
+		if len(j.w) > 1 {
+			w, bias = fuseRows(j.w...), fuseRows(j.bias...)
+		}
+		j.packed, j.packingErr = packLinear(w, bias, k.nr)
+	})
+	for _, j := range jobs {
+		if j.packingErr != nil {
+			return nil, j.packingErr
+		}
+		*j.dst = j.packed
 	}
 	return b, nil
 }
