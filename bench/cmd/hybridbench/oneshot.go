@@ -59,3 +59,40 @@ func runOneShotStore(ctx context.Context, args []string) error {
 	fmt.Printf("%d messages with stand-in vectors of %s in %s (%.1f s)\n", *n, builtin.ModelID(), *dir, time.Since(t0).Seconds())
 	return nil
 }
+
+// runEncoderGate runs only the encoder part of the speed suite (step 4 of
+// `speed -model`): the same 600 messages of the same corpus seed, the
+// encoder alone, the write pipeline with it and the query embedding, with
+// the same gates. It skips the 100,000-message store, so its combined p95
+// is the query embedding's alone. It prints the process CPU time too, for
+// comparisons on a shared machine.
+func runEncoderGate(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("encoder-gate", flag.ExitOnError)
+	model := fs.String("model", "builtin", "embedding model `DIR` (builtin: the built-in model)")
+	seed := fs.Uint64("seed", 1, "corpus seed (the speed suite's default)")
+	fs.Parse(args)
+	g := newGen(*seed)
+	msgs := make([]engine.NewMessage, 600)
+	for i := range msgs {
+		msgs[i] = g.message(i)
+	}
+	var fails gateFailure
+	check := func(name string, ok bool, figure, limit string) {
+		status := "ok"
+		if !ok {
+			status = "FAIL"
+			fails = append(fails, fmt.Sprintf("%s: %s, limit %s", name, figure, limit))
+		}
+		fmt.Printf("| gate | %s | %s | %s | %s |\n", name, figure, limit, status)
+	}
+	fmt.Println("| kind | measurement | figure | limit | status |\n|---|---|---|---|---|")
+	t0, c0 := time.Now(), cpuTime()
+	if err := encoderSpeed(ctx, *model, msgs, 0, check); err != nil {
+		return err
+	}
+	fmt.Printf("| figure | process CPU time / wall time of the encoder steps | %.2f s / %.2f s | | |\n", (cpuTime() - c0).Seconds(), time.Since(t0).Seconds())
+	if len(fails) > 0 {
+		return fails
+	}
+	return nil
+}
