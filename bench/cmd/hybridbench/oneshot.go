@@ -86,6 +86,18 @@ func runEncoderGate(ctx context.Context, args []string) error {
 		fmt.Printf("| gate | %s | %s | %s | %s |\n", name, figure, limit, status)
 	}
 	fmt.Println("| kind | measurement | figure | limit | status |\n|---|---|---|---|---|")
+	m, err := openSpeedModel(ctx, *model)
+	if err != nil {
+		return err
+	}
+	tokens, most := 0, 0
+	for _, x := range msgs {
+		ids, _ := m.Tokenizer().Encode(x.Content)
+		tokens += len(ids)
+		most = max(most, len(ids))
+	}
+	m.Close()
+	fmt.Printf("| figure | tokens per text, with [CLS] and [SEP] (mean / max) | %.1f / %d | | |\n", float64(tokens)/float64(len(msgs)), most)
 	t0, c0 := time.Now(), cpuTime()
 	if err := encoderSpeed(ctx, *model, msgs, 0, check); err != nil {
 		return err
