@@ -485,10 +485,9 @@ func (b *bert) attention(qkv, cx []float32, o, L, h int, scale float32) {
 			row[j] *= scale
 			mx = max(mx, row[j])
 		}
+		b.k.expShift(row, mx)
 		var sum float32
-		for j, v := range row {
-			e := exp32(v - mx)
-			row[j] = e
+		for _, e := range row {
 			sum += e
 		}
 		inv := 1 / sum

@@ -38,6 +38,9 @@ type kernelSet struct {
 	axpy func(alpha float32, x, y []float32)
 
 	dequant func(q []byte, scale []float32, group int, dst []float32)
+	// expShift: v[i] = exp32(v[i]-m), bit for bit, for v[i]-m <= 0 (a
+	// softmax row less its maximum).
+	expShift func(v []float32, m float32)
 }
 
 // AvailableKernels lists the kernel sets this CPU can run, fastest first.
@@ -60,7 +63,7 @@ func selectKernels(k Kernels) (*kernelSet, error) {
 	case KernelsAuto:
 		return selectKernels(AvailableKernels()[0])
 	case KernelsGo:
-		return &kernelSet{name: KernelsGo, mr: 4, nr: 16, gemm: gemm4Go, gelu: gelu, dot: dotGo, axpy: axpyGo, dequant: dequantGo(16)}, nil
+		return &kernelSet{name: KernelsGo, mr: 4, nr: 16, gemm: gemm4Go, gelu: gelu, dot: dotGo, axpy: axpyGo, dequant: dequantGo(16), expShift: expShiftGo}, nil
 	case KernelsAVX2:
 		if !hasAVX2() {
 			return nil, fmt.Errorf("%w: this CPU lacks AVX2+FMA", ErrUnsupported)
@@ -96,6 +99,12 @@ func gemm4Go(a []float32, lda int, b []float32, k int, bias, c []float32, ldc in
 	}
 	for r := 0; r < 4; r++ {
 		copy(c[r*ldc:r*ldc+nr], acc[r][:])
+	}
+}
+
+func expShiftGo(v []float32, m float32) {
+	for i, x := range v {
+		v[i] = exp32(x - m)
 	}
 }
 

@@ -20,6 +20,18 @@ func gemm8AVX512asm(a *float32, lda int, b *float32, k int, bias, c *float32, ld
 func dequantAVX2asm(q *byte, scale *float32, dst *float32, k, group, nr int)
 
 //go:noescape
+func expShiftAVX2asm(v *float32, n int, m float32)
+
+// expShiftAVX2 is the expShift kernel of both assembly sets.
+func expShiftAVX2(v []float32, m float32) {
+	n := len(v) &^ 7
+	if n > 0 {
+		expShiftAVX2asm(&v[0], n, m)
+	}
+	expShiftGo(v[n:], m)
+}
+
+//go:noescape
 func dotAVX2asm(a, b *float32, n int) float32
 
 //go:noescape
@@ -61,10 +73,11 @@ func dequantAVX2(nr int) func(q []byte, scale []float32, group int, dst []float3
 func avx2Kernels() *kernelSet {
 	const nr = 16
 	return &kernelSet{
-		name:    KernelsAVX2,
-		mr:      4,
-		nr:      nr,
-		dequant: dequantAVX2(nr),
+		name:     KernelsAVX2,
+		mr:       4,
+		nr:       nr,
+		dequant:  dequantAVX2(nr),
+		expShift: expShiftAVX2,
 		gemm: func(a []float32, lda int, b []float32, k int, bias, c []float32, ldc int) {
 			if k == 0 {
 				gemm4Go(a, lda, b, k, bias, c, ldc)
@@ -100,10 +113,11 @@ func avx2Kernels() *kernelSet {
 func avx512Kernels() *kernelSet {
 	const nr = 32
 	return &kernelSet{
-		name:    KernelsAVX512,
-		mr:      8,
-		nr:      nr,
-		dequant: dequantAVX2(nr),
+		name:     KernelsAVX512,
+		mr:       8,
+		nr:       nr,
+		dequant:  dequantAVX2(nr),
+		expShift: expShiftAVX2,
 		gemm: func(a []float32, lda int, b []float32, k int, bias, c []float32, ldc int) {
 			if k == 0 {
 				for r := 0; r < 8; r++ {

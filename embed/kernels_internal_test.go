@@ -166,3 +166,36 @@ func TestInt8PanelsMatchDequantized(t *testing.T) {
 		}
 	}
 }
+
+// TestExpShiftBitForBit holds every kernel set's expShift to exp32, bit
+// for bit, over the softmax range (arguments at most 0, past the cut at -87).
+func TestExpShiftBitForBit(t *testing.T) {
+	var xs []float32
+	for x := float32(-100); x <= 0; x += 0.0009765625 {
+		xs = append(xs, x)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	for range 5000 {
+		xs = append(xs, -float32(rng.ExpFloat64()*10))
+	}
+	xs = append(xs, 0, -87, -86.99999, -87.00001, float32(math.Copysign(0, -1)))
+	for _, name := range AvailableKernels() {
+		ks, err := selectKernels(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []float32{0, 1.5, -3.25} {
+			v := make([]float32, len(xs)+5) // a tail the vector loop leaves
+			for i := range v {
+				v[i] = xs[i%len(xs)] + m
+			}
+			in := append([]float32(nil), v...)
+			ks.expShift(v, m)
+			for i := range v {
+				if want := exp32(in[i] - m); math.Float32bits(v[i]) != math.Float32bits(want) {
+					t.Fatalf("%s: expShift(%g - %g) = %g, exp32 gives %g", name, in[i], m, v[i], want)
+				}
+			}
+		}
+	}
+}
