@@ -219,7 +219,11 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 	return b, nil
 }
 
-// parallelFor runs fn(i) for i in [0,n) on up to workers goroutines.
+// parallelFor runs fn(i) for i in [0,n) on up to workers goroutines. It
+// returns when every fn has returned, without waiting for helpers that
+// started too late to find work: at batch 1 the caller often runs every
+// task itself before a helper is scheduled, and waiting for that helper
+// to be scheduled cost more than the tasks.
 func parallelFor(workers, n int, fn func(i int)) {
 	if workers > n {
 		workers = n
@@ -231,7 +235,8 @@ func parallelFor(workers, n int, fn func(i int)) {
 		return
 	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	var pending sync.WaitGroup
+	pending.Add(n)
 	run := func() {
 		for {
 			i := int(next.Add(1)) - 1
@@ -239,14 +244,14 @@ func parallelFor(workers, n int, fn func(i int)) {
 				return
 			}
 			fn(i)
+			pending.Done()
 		}
 	}
-	wg.Add(workers - 1)
 	for w := 1; w < workers; w++ {
-		go func() { defer wg.Done(); run() }()
+		go run()
 	}
 	run()
-	wg.Wait()
+	pending.Wait()
 }
 
 // matmul computes y[r] = x[r] W^T + bias for rows r in [0,rows) (rows a
