@@ -10,11 +10,21 @@ import (
 )
 
 // linear is a Linear layer with its weight packed into column panels of
-// nr floats: panel p holds, for each input row k, W[p*nr:(p+1)*nr][k].
+// nr values: panel p holds, for each input row k, W[p*nr:(p+1)*nr][k].
+// The panels are float32 (w), or int8 (q) when the weights file stores the
+// layer so: then qs holds, for each panel and group of `group` input rows,
+// the nr scales of its columns, and a panel is dequantized (the value
+// float32(q)*scale, exactly as a dequantized file would give) into a
+// worker's scratch just before the rows are multiplied by it. That keeps a
+// quarter of the bytes resident and streamed per pass, and skips
+// dequantizing the model at load.
 type linear struct {
 	in, out int
 	panels  int
 	w       []float32 // panels * in * nr
+	q       []byte    // or int8: panels * in * nr
+	qs      []float32 // panels * (in/group) * nr
+	group   int
 	bias    []float32 // panels * nr, zero-padded
 }
 
@@ -26,6 +36,10 @@ func packLinear(w rawTensor, bias rawTensor, nr int) (*linear, error) {
 	l := &linear{in: in, out: out, panels: (out + nr - 1) / nr}
 	l.bias = make([]float32, l.panels*nr)
 	copy(l.bias, bias.float32s())
+	if w.q != nil && w.group > 0 && in%w.group == 0 {
+		packInt8Panels(l, w, nr)
+		return l, nil
+	}
 	l.w = make([]float32, l.panels*in*nr)
 	row := make([]float32, in)
 	for p := 0; p < l.panels; p++ {
@@ -44,6 +58,41 @@ func packLinear(w rawTensor, bias rawTensor, nr int) (*linear, error) {
 	return l, nil
 }
 
+// packInt8Panels lays out int8 tensor w (groups along each row) as l's
+// int8 panels and their scales; padding columns are zero.
+func packInt8Panels(l *linear, w rawTensor, nr int) {
+	in, out, g := l.in, l.out, w.group
+	groups := in / g
+	l.group = g
+	l.q = make([]byte, l.panels*in*nr)
+	l.qs = make([]float32, l.panels*groups*nr)
+	for o := 0; o < out; o++ {
+		p, j := o/nr, o%nr
+		dst := l.q[p*in*nr+j:]
+		src := w.q[o*in : (o+1)*in]
+		for k, v := range src {
+			dst[k*nr] = v
+		}
+		sc := l.qs[p*groups*nr+j:]
+		for gi := 0; gi < groups; gi++ {
+			sc[gi*nr] = w.scale[o*groups+gi]
+		}
+	}
+}
+
+// panel returns panel p of l as float32 values: l's own, or dequantized
+// into scratch (which must hold in*nr values).
+func (l *linear) panel(k *kernelSet, p int, scratch []float32) []float32 {
+	nr := k.nr
+	if l.q == nil {
+		return l.w[p*l.in*nr : (p+1)*l.in*nr]
+	}
+	groups := l.in / l.group
+	dst := scratch[:l.in*nr]
+	k.dequant(l.q[p*l.in*nr:(p+1)*l.in*nr], l.qs[p*groups*nr:(p+1)*groups*nr], l.group, dst)
+	return dst
+}
+
 type layerNormW struct{ g, b []float32 }
 
 type bertLayer struct {
@@ -53,17 +102,18 @@ type bertLayer struct {
 
 // bert is cairn's own BERT encoder.
 type bert struct {
-	cfg      bertConfig
-	k        *kernelSet
-	workers  int
-	word     []float32 // fp32 word embeddings, or:
-	wordQ    rawTensor // int8 word embeddings (rows dequantized when looked up)
-	pos      []float32
-	typ      []float32 // token type 0 row
-	embLN    layerNormW
-	layers   []bertLayer
-	bufPool  sync.Pool
-	attnPool sync.Pool
+	cfg       bertConfig
+	k         *kernelSet
+	workers   int
+	word      []float32 // fp32 word embeddings, or:
+	wordQ     rawTensor // int8 word embeddings (rows dequantized when looked up)
+	pos       []float32
+	typ       []float32 // token type 0 row
+	embLN     layerNormW
+	layers    []bertLayer
+	bufPool   sync.Pool
+	attnPool  sync.Pool
+	panelPool sync.Pool // *[]float32: a dequantized int8 panel
 }
 
 func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int) (*bert, error) {
@@ -122,44 +172,58 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	for l := 0; l < cfg.Layers; l++ {
+	// The Linear layers are laid out in parallel: the int8 ones are a
+	// transpose of every weight byte, a good part of the load time.
+	type packJob struct {
+		dst        **linear
+		w          []rawTensor // stacked by rows (query, key, value fused)
+		bias       []rawTensor
+		packed     *linear
+		packingErr error
+	}
+	var jobs []*packJob
+	b.layers = make([]bertLayer, cfg.Layers)
+	for l := range b.layers {
 		p := fmt.Sprintf("encoder.layer.%d.", l)
-		q, qb := must(p+"attention.self.query.weight", H, H), must(p+"attention.self.query.bias", H)
-		kk, kb := must(p+"attention.self.key.weight", H, H), must(p+"attention.self.key.bias", H)
-		v, vb := must(p+"attention.self.value.weight", H, H), must(p+"attention.self.value.bias", H)
-		if firstErr != nil {
-			return nil, firstErr
-		}
-		fused := rawTensor{shape: []int{3 * H, H}, data: append(append(append(make([]float32, 0, 3*H*H), q.float32s()...), kk.float32s()...), v.float32s()...)}
-		fusedB := rawTensor{shape: []int{3 * H}, data: append(append(append(make([]float32, 0, 3*H), qb.float32s()...), kb.float32s()...), vb.float32s()...)}
-		var ly bertLayer
-		var err error
-		if ly.qkv, err = packLinear(fused, fusedB, k.nr); err != nil {
-			return nil, err
-		}
-		if ly.attnOut, err = packLinear(must(p+"attention.output.dense.weight", H, H), must(p+"attention.output.dense.bias", H), k.nr); err != nil {
-			return nil, err
-		}
-		if ly.inter, err = packLinear(must(p+"intermediate.dense.weight", cfg.Intermediate, H), must(p+"intermediate.dense.bias", cfg.Intermediate), k.nr); err != nil {
-			return nil, err
-		}
-		if ly.out, err = packLinear(must(p+"output.dense.weight", H, cfg.Intermediate), must(p+"output.dense.bias", H), k.nr); err != nil {
-			return nil, err
-		}
+		ly := &b.layers[l]
+		jobs = append(jobs,
+			&packJob{dst: &ly.qkv,
+				w:    []rawTensor{must(p+"attention.self.query.weight", H, H), must(p+"attention.self.key.weight", H, H), must(p+"attention.self.value.weight", H, H)},
+				bias: []rawTensor{must(p+"attention.self.query.bias", H), must(p+"attention.self.key.bias", H), must(p+"attention.self.value.bias", H)}},
+			&packJob{dst: &ly.attnOut, w: []rawTensor{must(p+"attention.output.dense.weight", H, H)}, bias: []rawTensor{must(p+"attention.output.dense.bias", H)}},
+			&packJob{dst: &ly.inter, w: []rawTensor{must(p+"intermediate.dense.weight", cfg.Intermediate, H)}, bias: []rawTensor{must(p+"intermediate.dense.bias", cfg.Intermediate)}},
+			&packJob{dst: &ly.out, w: []rawTensor{must(p+"output.dense.weight", H, cfg.Intermediate)}, bias: []rawTensor{must(p+"output.dense.bias", H)}})
 		ly.ln1 = layerNormW{must(p+"attention.output.LayerNorm.weight", H).float32s(), must(p+"attention.output.LayerNorm.bias", H).float32s()}
 		ly.ln2 = layerNormW{must(p+"output.LayerNorm.weight", H).float32s(), must(p+"output.LayerNorm.bias", H).float32s()}
 		if firstErr != nil {
 			return nil, firstErr
 		}
-		b.layers = append(b.layers, ly)
 	}
 	if b.workers <= 0 {
 		b.workers = runtime.GOMAXPROCS(0)
 	}
+	parallelFor(b.workers, len(jobs), func(i int) {
+		j := jobs[i]
+		w, bias := j.w[0], j.bias[0]
+		if len(j.w) > 1 {
+			w, bias = fuseRows(j.w...), fuseRows(j.bias...)
+		}
+		j.packed, j.packingErr = packLinear(w, bias, k.nr)
+	})
+	for _, j := range jobs {
+		if j.packingErr != nil {
+			return nil, j.packingErr
+		}
+		*j.dst = j.packed
+	}
 	return b, nil
 }
 
-// parallelFor runs fn(i) for i in [0,n) on up to workers goroutines.
+// parallelFor runs fn(i) for i in [0,n) on up to workers goroutines. It
+// returns when every fn has returned, without waiting for helpers that
+// started too late to find work: at batch 1 the caller often runs every
+// task itself before a helper is scheduled, and waiting for that helper
+// to be scheduled cost more than the tasks.
 func parallelFor(workers, n int, fn func(i int)) {
 	if workers > n {
 		workers = n
@@ -171,7 +235,8 @@ func parallelFor(workers, n int, fn func(i int)) {
 		return
 	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	var pending sync.WaitGroup
+	pending.Add(n)
 	run := func() {
 		for {
 			i := int(next.Add(1)) - 1
@@ -179,14 +244,14 @@ func parallelFor(workers, n int, fn func(i int)) {
 				return
 			}
 			fn(i)
+			pending.Done()
 		}
 	}
-	wg.Add(workers - 1)
 	for w := 1; w < workers; w++ {
-		go func() { defer wg.Done(); run() }()
+		go run()
 	}
 	run()
-	wg.Wait()
+	pending.Wait()
 }
 
 // matmul computes y[r] = x[r] W^T + bias for rows r in [0,rows) (rows a
@@ -198,7 +263,18 @@ func (b *bert) matmul(x []float32, rows int, l *linear, y []float32) {
 	tasks := l.panels * rowBlocks
 	parallelFor(b.workers, tasks, func(t int) {
 		p, rb := t%l.panels, t/l.panels
-		panel := l.w[p*l.in*nr : (p+1)*l.in*nr]
+		var panel []float32
+		if l.q != nil {
+			sp, _ := b.panelPool.Get().(*[]float32)
+			if sp == nil || cap(*sp) < l.in*nr {
+				s := make([]float32, l.in*nr)
+				sp = &s
+			}
+			defer b.panelPool.Put(sp)
+			panel = l.panel(b.k, p, *sp)
+		} else {
+			panel = l.panel(b.k, p, nil)
+		}
 		col := p * nr
 		width := min(nr, l.out-col)
 		var scratch [8 * 32]float32
@@ -414,10 +490,9 @@ func (b *bert) attention(qkv, cx []float32, o, L, h int, scale float32) {
 			row[j] *= scale
 			mx = max(mx, row[j])
 		}
+		b.k.expShift(row, mx)
 		var sum float32
-		for j, v := range row {
-			e := exp32(v - mx)
-			row[j] = e
+		for _, e := range row {
 			sum += e
 		}
 		inv := 1 / sum

@@ -13,8 +13,10 @@
 //
 //   - native (default): cairn's own BERT encoder. Weights come from
 //     model.safetensors (F32/F16/BF16, or I8 with per-row or per-group scales as
-//     embed/internal/quant describes: dequantized at load, except the word
-//     table, whose rows are dequantized when looked up) or, without it,
+//     embed/internal/quant describes: kept as int8, the Linear weights laid out
+//     in the kernel's column panels and dequantized panel by panel as the rows
+//     are multiplied, the word table row by row when looked up; bit for bit
+//     what dequantizing at load gives) or, without it,
 //     from the initializers of a standard Hugging Face ONNX export (the anonymous MatMul weights
 //     are matched to layers by their node names). The sequences of a batch
 //     are packed into one matrix without padding; matrix multiplies and
@@ -39,6 +41,9 @@
 //
 // ModelID is the model's name, "@sha256:" and the SHA-256 of the weights
 // file (model.safetensors, else model.onnx), the same for both backends.
+// Options.Weights hands Open weights already in memory (the built-in model's
+// bytes in the binary), used in place and never written, with
+// Options.WeightsSHA256 when their hash is already known and checked.
 // Vectors are always L2-normalized.
 //
 // Model is safe for concurrent use: Embed calls wait in a bounded queue

@@ -25,6 +25,9 @@ const (
 //	gelu:  v[i] = v[i]*0.5*(1+erf(v[i]/sqrt2)) with erf32's approximation
 //	dot:   sum a[i]*b[i] over len(a)
 //	axpy:  y[i] += alpha*x[i] over len(x)
+//	dequant: dst[i][j] = float32(int8(q[i][j])) * scale[i/group][j], rows of nr
+//	       values, len(dst)/nr rows (a multiple of group): an int8 panel as
+//	       float32, bit for bit what dequantizing the weights file gives.
 type kernelSet struct {
 	name Kernels
 	mr   int // rows per gemm call
@@ -33,6 +36,11 @@ type kernelSet struct {
 	gelu func(v []float32)
 	dot  func(a, b []float32) float32
 	axpy func(alpha float32, x, y []float32)
+
+	dequant func(q []byte, scale []float32, group int, dst []float32)
+	// expShift: v[i] = exp32(v[i]-m), bit for bit, for v[i]-m <= 0 (a
+	// softmax row less its maximum).
+	expShift func(v []float32, m float32)
 }
 
 // AvailableKernels lists the kernel sets this CPU can run, fastest first.
@@ -55,7 +63,7 @@ func selectKernels(k Kernels) (*kernelSet, error) {
 	case KernelsAuto:
 		return selectKernels(AvailableKernels()[0])
 	case KernelsGo:
-		return &kernelSet{name: KernelsGo, mr: 4, nr: 16, gemm: gemm4Go, gelu: gelu, dot: dotGo, axpy: axpyGo}, nil
+		return &kernelSet{name: KernelsGo, mr: 4, nr: 16, gemm: gemm4Go, gelu: gelu, dot: dotGo, axpy: axpyGo, dequant: dequantGo(16), expShift: expShiftGo}, nil
 	case KernelsAVX2:
 		if !hasAVX2() {
 			return nil, fmt.Errorf("%w: this CPU lacks AVX2+FMA", ErrUnsupported)
@@ -91,6 +99,27 @@ func gemm4Go(a []float32, lda int, b []float32, k int, bias, c []float32, ldc in
 	}
 	for r := 0; r < 4; r++ {
 		copy(c[r*ldc:r*ldc+nr], acc[r][:])
+	}
+}
+
+func expShiftGo(v []float32, m float32) {
+	for i, x := range v {
+		v[i] = exp32(x - m)
+	}
+}
+
+// dequantGo is the portable dequant kernel for panels nr values wide.
+func dequantGo(nr int) func(q []byte, scale []float32, group int, dst []float32) {
+	return func(q []byte, scale []float32, group int, dst []float32) {
+		k := len(dst) / nr
+		q = q[:k*nr]
+		for i := 0; i < k; i++ {
+			sc := scale[(i/group)*nr : (i/group+1)*nr]
+			qr, dr := q[i*nr:(i+1)*nr], dst[i*nr:(i+1)*nr]
+			for j, v := range qr {
+				dr[j] = float32(int8(v)) * sc[j]
+			}
+		}
 	}
 }
 

@@ -17,6 +17,21 @@ func geluAVX512asm(v *float32, n int)
 func gemm8AVX512asm(a *float32, lda int, b *float32, k int, bias, c *float32, ldc int)
 
 //go:noescape
+func dequantAVX2asm(q *byte, scale *float32, dst *float32, k, group, nr int)
+
+//go:noescape
+func expShiftAVX2asm(v *float32, n int, m float32)
+
+// expShiftAVX2 is the expShift kernel of both assembly sets.
+func expShiftAVX2(v []float32, m float32) {
+	n := len(v) &^ 7
+	if n > 0 {
+		expShiftAVX2asm(&v[0], n, m)
+	}
+	expShiftGo(v[n:], m)
+}
+
+//go:noescape
 func dotAVX2asm(a, b *float32, n int) float32
 
 //go:noescape
@@ -37,12 +52,32 @@ func checkGemm(mr int, a []float32, lda int, b []float32, k int, bias, c []float
 	_ = c[(mr-1)*ldc+nr-1]
 }
 
+// dequantAVX2 is the dequant kernel of both assembly sets (nr a multiple
+// of 16); see kernelSet.
+func dequantAVX2(nr int) func(q []byte, scale []float32, group int, dst []float32) {
+	return func(q []byte, scale []float32, group int, dst []float32) {
+		k := len(dst) / nr
+		if k == 0 {
+			return
+		}
+		if group <= 0 || k%group != 0 || nr%16 != 0 {
+			dequantGo(nr)(q, scale, group, dst)
+			return
+		}
+		_ = q[k*nr-1]
+		_ = scale[(k/group)*nr-1]
+		dequantAVX2asm(&q[0], &scale[0], &dst[0], k, group, nr)
+	}
+}
+
 func avx2Kernels() *kernelSet {
 	const nr = 16
 	return &kernelSet{
-		name: KernelsAVX2,
-		mr:   4,
-		nr:   nr,
+		name:     KernelsAVX2,
+		mr:       4,
+		nr:       nr,
+		dequant:  dequantAVX2(nr),
+		expShift: expShiftAVX2,
 		gemm: func(a []float32, lda int, b []float32, k int, bias, c []float32, ldc int) {
 			if k == 0 {
 				gemm4Go(a, lda, b, k, bias, c, ldc)
@@ -78,9 +113,11 @@ func avx2Kernels() *kernelSet {
 func avx512Kernels() *kernelSet {
 	const nr = 32
 	return &kernelSet{
-		name: KernelsAVX512,
-		mr:   8,
-		nr:   nr,
+		name:     KernelsAVX512,
+		mr:       8,
+		nr:       nr,
+		dequant:  dequantAVX2(nr),
+		expShift: expShiftAVX2,
 		gemm: func(a []float32, lda int, b []float32, k int, bias, c []float32, ldc int) {
 			if k == 0 {
 				for r := 0; r < 8; r++ {

@@ -467,3 +467,117 @@ g8loop:
 	VMOVUPS Z15, 64(DI)
 	VZEROUPPER
 	RET
+
+// func dequantAVX2asm(q *byte, scale *float32, dst *float32, k, group, nr int)
+// dst[i][j] = float32(int8(q[i][j])) * scale[i/group][j] for i < k, j < nr
+// (rows of nr values; k > 0 a multiple of group > 0, nr a multiple of 16).
+TEXT ·dequantAVX2asm(SB), NOSPLIT, $0-48
+	MOVQ q+0(FP), SI
+	MOVQ scale+8(FP), BX
+	MOVQ dst+16(FP), DI
+	MOVQ k+24(FP), CX
+	MOVQ group+32(FP), R8
+	MOVQ nr+40(FP), R9
+	MOVQ R9, R11
+	SHLQ $2, R11
+
+dq_group:
+	MOVQ R8, R10
+
+dq_row:
+	XORQ DX, DX
+
+dq_col:
+	VPMOVSXBD (SI)(DX*1), Y0
+	VPMOVSXBD 8(SI)(DX*1), Y1
+	VCVTDQ2PS Y0, Y0
+	VCVTDQ2PS Y1, Y1
+	VMULPS    (BX)(DX*4), Y0, Y0
+	VMULPS    32(BX)(DX*4), Y1, Y1
+	VMOVUPS   Y0, (DI)(DX*4)
+	VMOVUPS   Y1, 32(DI)(DX*4)
+	ADDQ      $16, DX
+	CMPQ      DX, R9
+	JLT       dq_col
+	ADDQ      R9, SI
+	LEAQ      (DI)(R9*4), DI
+	DECQ      CX
+	JZ        dq_done
+	DECQ      R10
+	JNZ       dq_row
+	ADDQ      R11, BX
+	JMP       dq_group
+
+dq_done:
+	VZEROUPPER
+	RET
+
+DATA expconst<>+0(SB)/4, $0xc2ae0000
+DATA expconst<>+4(SB)/4, $0x3fb8aa3b
+DATA expconst<>+8(SB)/4, $0x3f000000
+DATA expconst<>+12(SB)/4, $0x3f317200
+DATA expconst<>+16(SB)/4, $0x35bfbe8e
+DATA expconst<>+20(SB)/4, $0x3ab60b61
+DATA expconst<>+24(SB)/4, $0x3c088889
+DATA expconst<>+28(SB)/4, $0x3d2aaaab
+DATA expconst<>+32(SB)/4, $0x3e2aaaab
+DATA expconst<>+36(SB)/4, $0x3f800000
+GLOBL expconst<>(SB), RODATA|NOPTR, $40
+
+// func expShiftAVX2asm(v *float32, n int, m float32)
+// v[i] = exp32(v[i]-m) for i < n (n a multiple of 8), bit for bit: the same
+// float32 operations in the same order (no fused multiply-add), x < -87 -> 0.
+// The arguments of a softmax are at most 0, so exp32's x > 88 case never arises.
+TEXT ·expShiftAVX2asm(SB), NOSPLIT, $0-20
+	MOVQ         v+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS m+16(FP), Y15
+	LEAQ         expconst<>(SB), BX
+	VBROADCASTSS 0(BX), Y14
+	VBROADCASTSS 4(BX), Y13
+	VBROADCASTSS 8(BX), Y12
+	VBROADCASTSS 12(BX), Y11
+	VBROADCASTSS 16(BX), Y10
+	VBROADCASTSS 20(BX), Y9
+	VBROADCASTSS 24(BX), Y8
+	VBROADCASTSS 28(BX), Y7
+	VBROADCASTSS 32(BX), Y6
+	VBROADCASTSS 36(BX), Y5
+
+exp8:
+	CMPQ        CX, $8
+	JLT         exp8_done
+	VMOVUPS     (SI), Y0
+	VSUBPS      Y15, Y0, Y0
+	VCMPPS      $1, Y14, Y0, Y4
+	VMULPS      Y13, Y0, Y1
+	VADDPS      Y12, Y1, Y1
+	VROUNDPS    $1, Y1, Y1
+	VMULPS      Y11, Y1, Y2
+	VSUBPS      Y2, Y0, Y2
+	VMULPS      Y10, Y1, Y3
+	VSUBPS      Y3, Y2, Y2
+	VMULPS      Y9, Y2, Y3
+	VADDPS      Y8, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VADDPS      Y7, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VADDPS      Y6, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VADDPS      Y12, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VADDPS      Y5, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VADDPS      Y5, Y3, Y3
+	VCVTTPS2DQ  Y1, Y1
+	VPSLLD      $23, Y1, Y1
+	VPADDD      Y1, Y3, Y3
+	VANDNPS     Y3, Y4, Y3
+	VMOVUPS     Y3, (SI)
+	ADDQ        $32, SI
+	SUBQ        $8, CX
+	JMP         exp8
+
+exp8_done:
+	VZEROUPPER
+	RET

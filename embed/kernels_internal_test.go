@@ -114,3 +114,88 @@ func FuzzParseONNXWeights(f *testing.F) {
 		parseONNXWeights(b)
 	})
 }
+
+// TestInt8PanelsMatchDequantized checks that a Linear layer kept as int8
+// panels (dequantized panel by panel while multiplying) gives bit for bit
+// what the same layer dequantized at load gives, for every kernel set,
+// group size and a width that leaves a partial panel.
+func TestInt8PanelsMatchDequantized(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, name := range AvailableKernels() {
+		ks, err := selectKernels(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, shape := range [][4]int{{5, 128, 40, 64}, {17, 384, 96, 64}, {8, 96, 33, 96}, {4, 64, 16, 32}} {
+			rows, in, out, group := shape[0], shape[1], shape[2], shape[3]
+			q := make([]byte, out*in)
+			for i := range q {
+				q[i] = byte(rng.IntN(256))
+			}
+			scale := make([]float32, out*in/group)
+			for i := range scale {
+				scale[i] = float32(rng.Float64()) / 100
+			}
+			w8 := rawTensor{shape: []int{out, in}, q: q, scale: scale, group: group}
+			w32 := rawTensor{shape: []int{out, in}, data: w8.float32s()}
+			bias := rawTensor{shape: []int{out}, data: randVec(rng, out)}
+			l8, err := packLinear(w8, bias, ks.nr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l32, err := packLinear(w32, bias, ks.nr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l8.q == nil {
+				t.Fatalf("%s %v: int8 weights were dequantized at load", name, shape)
+			}
+			padded := (rows + ks.mr - 1) / ks.mr * ks.mr
+			x := randVec(rng, padded*in)
+			y8, y32 := make([]float32, padded*out), make([]float32, padded*out)
+			for _, workers := range []int{1, 2} {
+				bt := &bert{k: ks, workers: workers}
+				bt.matmul(x, padded, l8, y8)
+				bt.matmul(x, padded, l32, y32)
+				for i := range y8 {
+					if math.Float32bits(y8[i]) != math.Float32bits(y32[i]) {
+						t.Fatalf("%s %v workers %d: y[%d] = %g from int8 panels, %g dequantized at load", name, shape, workers, i, y8[i], y32[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestExpShiftBitForBit holds every kernel set's expShift to exp32, bit
+// for bit, over the softmax range (arguments at most 0, past the cut at -87).
+func TestExpShiftBitForBit(t *testing.T) {
+	var xs []float32
+	for x := float32(-100); x <= 0; x += 0.0009765625 {
+		xs = append(xs, x)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	for range 5000 {
+		xs = append(xs, -float32(rng.ExpFloat64()*10))
+	}
+	xs = append(xs, 0, -87, -86.99999, -87.00001, float32(math.Copysign(0, -1)))
+	for _, name := range AvailableKernels() {
+		ks, err := selectKernels(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []float32{0, 1.5, -3.25} {
+			v := make([]float32, len(xs)+5) // a tail the vector loop leaves
+			for i := range v {
+				v[i] = xs[i%len(xs)] + m
+			}
+			in := append([]float32(nil), v...)
+			ks.expShift(v, m)
+			for i := range v {
+				if want := exp32(in[i] - m); math.Float32bits(v[i]) != math.Float32bits(want) {
+					t.Fatalf("%s: expShift(%g - %g) = %g, exp32 gives %g", name, in[i], m, v[i], want)
+				}
+			}
+		}
+	}
+}

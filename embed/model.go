@@ -70,6 +70,16 @@ type Options struct {
 	Workers int
 	// Logger receives load information (default: discard).
 	Logger *slog.Logger
+	// Weights, when not nil, is the content of the model's weights file
+	// (model.safetensors, else model.onnx) already in memory, such as bytes
+	// compiled into the binary: Open reads the weights from it instead of
+	// the file, and neither copies nor modifies it (it may be read-only
+	// memory; int8 weights are used from it in place).
+	Weights []byte
+	// WeightsSHA256 is the hex SHA-256 of Weights, when the caller holds a
+	// checked one (the built-in model's SHA256SUMS): Open uses it in the
+	// ModelID instead of hashing Weights. It needs Weights.
+	WeightsSHA256 string
 }
 
 // Stats are counters since Open.
@@ -143,44 +153,80 @@ func open(ctx context.Context, fsys fs.FS, dir string, opts Options) (*Model, er
 	if err != nil {
 		return nil, err
 	}
-	tok, maxTok, err := loadTokenizer(fsys, md, opts.MaxTokens)
+	// The tokenizer (a large JSON document) is parsed while the weights
+	// are read and laid out: each is a good part of the load time.
+	var (
+		tok       *Tokenizer
+		maxTok    int
+		tokErr    error
+		tokenized = make(chan struct{})
+	)
+	go func() {
+		defer close(tokenized)
+		tok, maxTok, tokErr = loadTokenizer(fsys, md, opts.MaxTokens)
+	}()
+	m, wf, weights, err := newModel(ctx, fsys, dir, where, md, opts)
+	if err == nil && opts.Backend == BackendNative {
+		err = m.openEncoder(dir, wf, weights)
+	}
+	<-tokenized
+	if tokErr != nil {
+		err = tokErr // the tokenizer is read first when both fail
+	}
 	if err != nil {
+		if m != nil && m.closer != nil {
+			_ = m.closer()
+		}
 		return nil, err
 	}
-	wf, err := weightsFile(fsys, where)
-	if err != nil {
-		return nil, err
-	}
-	weights, err := fs.ReadFile(fsys, wf)
-	if err != nil {
-		return nil, fmt.Errorf("embed: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	sum := sha256.Sum256(weights)
-	m := &Model{
-		opts:  opts,
-		md:    md,
-		tok:   tok,
-		id:    modelName(opts.Name, md, dir) + "@sha256:" + hex.EncodeToString(sum[:]),
-		queue: make(chan struct{}, opts.QueueSize),
-		run:   make(chan struct{}, 1),
-		done:  make(chan struct{}),
-	}
-	if m.prefix, err = textPrefix(opts, md); err != nil {
-		return nil, err
-	}
-	if opts.CacheSize > 0 {
-		m.cache = newLRU(opts.CacheSize)
-	}
-	if err := m.openEncoder(dir, wf, weights); err != nil {
-		return nil, err
+	m.tok = tok
+	if opts.Backend != BackendNative {
+		if err := m.openEncoder(dir, wf, weights); err != nil {
+			return nil, err
+		}
 	}
 	m.loadDur = time.Since(start)
 	opts.Logger.Info("embed: model loaded", "id", m.id, "backend", opts.Backend, "kernels", m.kernels,
 		"dim", md.cfg.Hidden, "max_tokens", maxTok, "pooling", md.pooling, "took", m.loadDur)
 	return m, nil
+}
+
+// newModel reads the weights (from opts.Weights, else file wf of fsys)
+// and returns the Model without its tokenizer and encoder.
+func newModel(ctx context.Context, fsys fs.FS, dir, where string, md *modelDir, opts Options) (*Model, string, []byte, error) {
+	wf, err := weightsFile(fsys, where)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	weights := opts.Weights
+	if weights == nil {
+		if weights, err = fs.ReadFile(fsys, wf); err != nil {
+			return nil, "", nil, fmt.Errorf("embed: %w", err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, "", nil, err
+	}
+	sum := opts.WeightsSHA256
+	if sum == "" {
+		h := sha256.Sum256(weights)
+		sum = hex.EncodeToString(h[:])
+	}
+	m := &Model{
+		opts:  opts,
+		md:    md,
+		id:    modelName(opts.Name, md, dir) + "@sha256:" + sum,
+		queue: make(chan struct{}, opts.QueueSize),
+		run:   make(chan struct{}, 1),
+		done:  make(chan struct{}),
+	}
+	if m.prefix, err = textPrefix(opts, md); err != nil {
+		return nil, "", nil, err
+	}
+	if opts.CacheSize > 0 {
+		m.cache = newLRU(opts.CacheSize)
+	}
+	return m, wf, weights, nil
 }
 
 // withDefaults returns a copy of opts with zero fields set to their
@@ -203,6 +249,11 @@ func (opts Options) withDefaults() (Options, error) {
 	}
 	if opts.Overflow < OverflowTruncate || opts.Overflow > OverflowError {
 		return opts, fmt.Errorf("embed: invalid Overflow %d", opts.Overflow)
+	}
+	if opts.WeightsSHA256 != "" {
+		if b, err := hex.DecodeString(opts.WeightsSHA256); err != nil || len(b) != sha256.Size || opts.Weights == nil {
+			return opts, fmt.Errorf("embed: invalid WeightsSHA256 %q: want the 64 hex digits of the SHA-256 of Options.Weights, set with it", opts.WeightsSHA256)
+		}
 	}
 	return opts, nil
 }

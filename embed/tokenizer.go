@@ -1,10 +1,12 @@
 package embed
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -57,12 +59,96 @@ type tokenizerJSON struct {
 		Type string `json:"type"`
 	} `json:"pre_tokenizer"`
 	Model struct {
-		Type                    string           `json:"type"`
-		UnkToken                string           `json:"unk_token"`
-		ContinuingSubwordPrefix *string          `json:"continuing_subword_prefix"`
-		MaxInputCharsPerWord    int              `json:"max_input_chars_per_word"`
-		Vocab                   map[string]int32 `json:"vocab"`
+		Type                    string    `json:"type"`
+		UnkToken                string    `json:"unk_token"`
+		ContinuingSubwordPrefix *string   `json:"continuing_subword_prefix"`
+		MaxInputCharsPerWord    int       `json:"max_input_chars_per_word"`
+		Vocab                   vocabJSON `json:"vocab"`
 	} `json:"model"`
+}
+
+// vocabJSON is WordPiece's vocabulary, {"token": id, ...}. Its decoder
+// reads the object directly: encoding/json's reflective map decoding of
+// 30,000 entries was most of a model's load time.
+type vocabJSON map[string]int32
+
+func (v *vocabJSON) UnmarshalJSON(b []byte) error {
+	bad := func(at int) error { return fmt.Errorf("vocab: malformed object at byte %d", at) }
+	i := 0
+	skip := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+	}
+	skip()
+	if i < len(b) && b[i] == 'n' && string(b[i:]) == "null" {
+		return nil
+	}
+	if i >= len(b) || b[i] != '{' {
+		return bad(i)
+	}
+	i++
+	m := make(vocabJSON, bytes.Count(b, []byte{':'}))
+	for first := true; ; first = false {
+		skip()
+		if i < len(b) && b[i] == '}' && first {
+			i++
+			break
+		}
+		// A key: a JSON string, decoded by encoding/json only when it
+		// holds an escape.
+		if i >= len(b) || b[i] != '"' {
+			return bad(i)
+		}
+		start, escaped := i, false
+		for i++; i < len(b) && b[i] != '"'; i++ {
+			if b[i] == '\\' {
+				escaped = true
+				i++
+			}
+		}
+		if i >= len(b) {
+			return bad(start)
+		}
+		i++
+		key := string(b[start+1 : i-1])
+		if escaped {
+			if err := json.Unmarshal(b[start:i], &key); err != nil {
+				return fmt.Errorf("vocab: key at byte %d: %v", start, err)
+			}
+		}
+		skip()
+		if i >= len(b) || b[i] != ':' {
+			return bad(i)
+		}
+		i++
+		skip()
+		numStart := i
+		for i < len(b) && (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) {
+			i++
+		}
+		id, err := strconv.ParseInt(string(b[numStart:i]), 10, 32)
+		if err != nil {
+			return fmt.Errorf("vocab: id of %q: %v", key, err)
+		}
+		m[key] = int32(id)
+		skip()
+		if i < len(b) && b[i] == ',' {
+			i++
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			i++
+			break
+		}
+		return bad(i)
+	}
+	skip()
+	if i != len(b) {
+		return bad(i)
+	}
+	*v = m
+	return nil
 }
 
 // LoadTokenizer reads a Hugging Face tokenizer.json describing a BERT
@@ -89,7 +175,7 @@ func ParseTokenizer(data []byte, maxLen int) (*Tokenizer, error) {
 		return nil, fmt.Errorf("%w: tokenizer.json has an empty vocabulary", ErrBadModel)
 	}
 	t := &Tokenizer{
-		vocab:        tj.Model.Vocab,
+		vocab:        map[string]int32(tj.Model.Vocab),
 		prefix:       "##",
 		maxWordChars: tj.Model.MaxInputCharsPerWord,
 		cleanText:    true,

@@ -408,3 +408,31 @@ func protoField(b []byte, num protowire.Number) ([]byte, error) {
 	})
 	return out, err
 }
+
+// fuseRows stacks tensors along their first dimension (the fused
+// query/key/value projection and its bias); the other dimensions must
+// agree. It stays int8 when all are int8 with the same group; otherwise
+// the values are dequantized.
+func fuseRows(ts ...rawTensor) rawTensor {
+	rows, n := 0, 0
+	int8Same := true
+	for _, t := range ts {
+		rows += t.shape[0]
+		n += numel(t.shape)
+		int8Same = int8Same && t.q != nil && t.group == ts[0].group
+	}
+	shape := append([]int{rows}, ts[0].shape[1:]...)
+	if int8Same {
+		f := rawTensor{shape: shape, group: ts[0].group, q: make([]byte, 0, n), scale: make([]float32, 0, n/ts[0].group)}
+		for _, t := range ts {
+			f.q = append(f.q, t.q[:numel(t.shape)]...)
+			f.scale = append(f.scale, t.scale...)
+		}
+		return f
+	}
+	f := rawTensor{shape: shape, data: make([]float32, 0, n)}
+	for _, t := range ts {
+		f.data = append(f.data, t.float32s()...)
+	}
+	return f
+}

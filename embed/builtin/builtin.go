@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"strings"
+	"unsafe"
 
 	cembed "github.com/cairn-dev/cairn/embed"
 )
@@ -31,6 +32,13 @@ var files embed.FS
 // weights is the file whose hash identifies the model (as embed.Open hashes it).
 const weights = "model.safetensors"
 
+// weightsBytes is the same file as a string: the linker keeps one copy of
+// the bytes in the binary's read-only data, which Open hands to the encoder
+// in place (reading it from files would copy 25 MB at every start).
+//
+//go:embed minilm/model.safetensors
+var weightsBytes string
+
 // Files returns the model directory: the files embed.Open reads, with
 // README.md (the model card), LICENSE, NOTICE and SHA256SUMS.
 func Files() fs.FS {
@@ -44,27 +52,34 @@ func Files() fs.FS {
 // ModelID is the ModelID of the model Open returns with no Options.Name:
 // Name, "@sha256:" and the SHA-256 of model.safetensors. It is known
 // without loading the model.
-func ModelID() string {
+func ModelID() string { return Name + "@sha256:" + weightsSHA256() }
+
+// weightsSHA256 is the hex SHA-256 of model.safetensors: its SHA256SUMS
+// entry (TestSHA256SUMS holds it to the bytes), else computed.
+func weightsSHA256() string {
 	sums, err := fs.ReadFile(Files(), "SHA256SUMS")
 	if err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(sums))
 		for sc.Scan() {
 			if sum, name, ok := strings.Cut(sc.Text(), "  "); ok && name == weights && len(sum) == 64 {
-				return Name + "@sha256:" + sum
+				return sum
 			}
 		}
 	}
-	// Without a usable SHA256SUMS entry, hash the weights as embed.Open does.
-	b, _ := fs.ReadFile(Files(), weights)
-	h := sha256.Sum256(b)
-	return Name + "@sha256:" + hex.EncodeToString(h[:])
+	h := sha256.Sum256([]byte(weightsBytes))
+	return hex.EncodeToString(h[:])
 }
 
-// Open loads the built-in model from the binary's own bytes. Options are
-// those of embed.Open; Options.Name defaults to Name.
+// Open loads the built-in model from the binary's own bytes, in place.
+// Options are those of embed.Open; Options.Name defaults to Name.
 func Open(ctx context.Context, opts cembed.Options) (*cembed.Model, error) {
 	if opts.Name == "" {
 		opts.Name = Name
+	}
+	if opts.Weights == nil {
+		// Read-only data: embed reads these bytes and never writes them.
+		opts.Weights = unsafe.Slice(unsafe.StringData(weightsBytes), len(weightsBytes))
+		opts.WeightsSHA256 = weightsSHA256()
 	}
 	return cembed.OpenFS(ctx, Files(), opts)
 }

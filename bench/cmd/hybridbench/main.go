@@ -16,7 +16,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|fusion|speed [flags]")
+		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|fusion|speed|oneshot-store|encoder-gate [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -31,6 +31,10 @@ func main() {
 		err = runLoCoMo(ctx, os.Args[2:])
 	case "speed":
 		err = runSpeed(ctx, os.Args[2:])
+	case "oneshot-store":
+		err = runOneShotStore(ctx, os.Args[2:])
+	case "encoder-gate":
+		err = runEncoderGate(ctx, os.Args[2:])
 	default:
 		fmt.Fprintf(os.Stderr, "unknown subcommand %q\n", os.Args[1])
 		os.Exit(2)
