@@ -39,7 +39,7 @@ func TestLifecycleCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(cli(0, "import", "claude-code", tree.Root, "--json")), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Added != tree.Records() || rep.Redactions["github-token"] == 0 {
+	if rep.Added != tree.Records() || rep.Redactions["github-pat"] == 0 {
 		t.Fatalf("import: %+v, want %d records and a redaction", rep, tree.Records())
 	}
 	if out := cli(0, "import", "claude-code", tree.Root); !strings.Contains(out, "0 records added") {
@@ -152,7 +152,7 @@ func TestNoteIsRedacted(t *testing.T) {
 		t.Fatalf("note: %d %s", code, errOut)
 	}
 	out, _, code := runCLI(t, getenv, "", "show", "1")
-	if code != 0 || strings.Contains(out, secret) || !strings.Contains(out, "[REDACTED:slack-token]") {
+	if code != 0 || strings.Contains(out, secret) || !strings.Contains(out, "[REDACTED:slack-bot-token]") {
 		t.Errorf("show: %d %s", code, out)
 	}
 	// Redaction can be turned off in the environment.

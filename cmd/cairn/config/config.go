@@ -94,8 +94,8 @@ type Import struct {
 // Redaction configures the redactor.
 type Redaction struct {
 	Enabled bool         `toml:"enabled" comment:"false stores text as it is (not recommended)."`
-	Enable  []string     `toml:"enable" comment:"Optional built-in rules to turn on: email, card-number, password-assignment."`
-	Disable []string     `toml:"disable" comment:"Built-in rules to turn off, e.g. [\"jwt\"]."`
+	Enable  []string     `toml:"enable" comment:"Optional built-in rules to turn on: email, card-number, password-assignment, generic-api-key."`
+	Disable []string     `toml:"disable" comment:"Built-in rules to turn off by name (gitleaks rule ids such as \"jwt\", or cairn's own: private-key, aws-secret-key, gcp-service-account, openai-key, url-password)."`
 	Custom  []CustomRule `toml:"custom" comment:"Extra rules: name, pattern (RE2), group (0 = whole match)."`
 }
 
