@@ -68,7 +68,7 @@ func TestLifecycleCLI(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "export")
 	cli(0, "export", "--all", "--out", out, "--format", "jsonl")
-	if ents, _ := os.ReadDir(out); len(ents) != len(tree.Sessions) {
+	if ents, _ := os.ReadDir(out); len(ents) != len(tree.Sessions)+1 { // and the messages folder
 		t.Errorf("export wrote %d files", len(ents))
 	}
 	cli(0, "export", "--session", sid, "--out", out, "--format", "md")
