@@ -12,6 +12,8 @@ func commands() []*command {
 		channelsCommand(),
 		agentsCommand(),
 		showCommand(),
+		deleteCommand(),
+		purgeCommand(),
 		importCommand(),
 		exportCommand(),
 		sessionsCommand(),

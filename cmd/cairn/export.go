@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -59,16 +63,16 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
 		var files []engine.ExportedFile
 		if *all || *messages || len(channels) > 0 {
-			fs, err := eng.ExportMessages(ctx, engine.MessageExportOptions{Channels: channels, Formats: formats, OutDir: dir, Progress: bar.update})
-			files = append(files, fs...)
+			got, err := eng.ExportMessages(ctx, engine.MessageExportOptions{Channels: channels, Formats: formats, OutDir: dir, Progress: bar.update})
+			files = append(files, got...)
 			if err != nil {
 				bar.done()
 				return err
 			}
 		}
 		if *all || len(sessions) > 0 {
-			fs, err := eng.Sessions().Export(ctx, engine.ExportOptions{Sessions: sessions, All: *all, Formats: formats, OutDir: dir, Progress: bar.update})
-			files = append(files, fs...)
+			got, err := eng.Sessions().Export(ctx, engine.ExportOptions{Sessions: sessions, All: *all, Formats: formats, OutDir: dir, Progress: bar.update})
+			files = append(files, got...)
 			if err != nil {
 				bar.done()
 				return err
@@ -108,6 +112,20 @@ func (e *env) keepExports(ctx context.Context, eng *engine.Engine, channels ...s
 	lo := cfg.LifecycleOptions(eng.Dir())
 	if _, err := eng.ExportMessages(ctx, engine.MessageExportOptions{Channels: channels, Formats: lo.Export.Formats, OutDir: lo.Export.OutDir}); err != nil {
 		fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)
+	}
+}
+
+// dropChannelExports removes a purged channel's continuous export files.
+func (e *env) dropChannelExports(eng *engine.Engine, channel string) {
+	cfg, _, err := e.loadConfig()
+	if err != nil || !cfg.Export.Continuous {
+		return
+	}
+	dir := filepath.Join(cfg.LifecycleOptions(eng.Dir()).Export.OutDir, engine.MessagesDir)
+	for _, f := range []string{engine.FormatJSONL, engine.FormatMarkdown} {
+		if err := os.Remove(filepath.Join(dir, engine.ChannelFileName(channel)+"."+f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)
+		}
 	}
 }
 

@@ -14,14 +14,7 @@ import (
 func TestExportMessagesCLI(t *testing.T) {
 	data := t.TempDir()
 	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data})
-	cli := func(want int, args ...string) string {
-		t.Helper()
-		out, errOut, code := runCLI(t, getenv, "", args...)
-		if code != want {
-			t.Fatalf("cairn %s: exit %d, want %d\n%s%s", strings.Join(args, " "), code, want, out, errOut)
-		}
-		return out + errOut
-	}
+	cli := cliExpect(t, getenv)
 	if out := cli(0, "export", "--all", "--out", filepath.Join(t.TempDir(), "x")); !strings.Contains(out, "nothing to export") {
 		t.Errorf("empty store: %q", out)
 	}
@@ -69,5 +62,18 @@ func TestContinuousExportCLI(t *testing.T) {
 		if strings.Contains(e.Name(), ".tmp-") {
 			t.Errorf("temp file left behind: %s", e.Name())
 		}
+	}
+}
+
+// cliExpect returns a runner of the CLI that fails the test when the exit
+// code is not the wanted one, and returns stdout and stderr together.
+func cliExpect(t *testing.T, getenv func(string) string) func(want int, args ...string) string {
+	return func(want int, args ...string) string {
+		t.Helper()
+		out, errOut, code := runCLI(t, getenv, "", args...)
+		if code != want {
+			t.Fatalf("cairn %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, out, errOut)
+		}
+		return out + errOut
 	}
 }

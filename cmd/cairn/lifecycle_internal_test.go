@@ -23,14 +23,7 @@ func TestLifecycleCLI(t *testing.T) {
 	}
 	data := t.TempDir()
 	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data, "HOME": t.TempDir()})
-	cli := func(want int, args ...string) string {
-		t.Helper()
-		out, errOut, code := runCLI(t, getenv, "", args...)
-		if code != want {
-			t.Fatalf("cairn %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, out, errOut)
-		}
-		return out + errOut
-	}
+	cli := cliExpect(t, getenv)
 
 	var rep struct {
 		Added      int            `json:"added"`

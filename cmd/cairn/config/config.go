@@ -131,13 +131,14 @@ type Policy struct {
 type GC struct {
 	Schedule Duration `toml:"schedule" comment:"How often cairn serve runs gc; \"0\" = never."`
 	Vacuum   bool     `toml:"vacuum" comment:"Reclaim disk space after deleting (VACUUM), so deleted text leaves the disk."`
+	MaxBytes int64    `toml:"max_bytes" comment:"Size quota of the data dir in bytes; gc deletes the oldest sessions, then the oldest messages (never pinned ones, decisions, policies) to fit. 0 = none."`
 }
 
 // Export configures session exports.
 type Export struct {
 	Dir        string   `toml:"dir" comment:"Default output folder; \"\" = ./cairn-export."`
 	Formats    []string `toml:"formats" comment:"jsonl and/or md."`
-	Continuous bool     `toml:"continuous" comment:"cairn serve re-exports sessions that change into dir."`
+	Continuous bool     `toml:"continuous" comment:"Keep dir in step: cairn serve re-exports the channels and sessions that change, CLI writes the channels they change."`
 }
 
 // Default returns the built-in defaults.
@@ -289,9 +290,11 @@ func (c Config) Policies() []engine.RetentionPolicy {
 // form.
 func (c Config) GCOptions() engine.GCOptions {
 	return engine.GCOptions{
-		Policies:      c.Policies(),
-		SessionMaxAge: time.Duration(c.Retention.SessionMaxAge),
-		NoVacuum:      !c.GC.Vacuum,
+		Policies:        c.Policies(),
+		SessionMaxAge:   time.Duration(c.Retention.SessionMaxAge),
+		ExcludeSessions: c.Import.Exclude,
+		MaxBytes:        c.GC.MaxBytes,
+		NoVacuum:        !c.GC.Vacuum,
 	}
 }
 
