@@ -30,5 +30,6 @@ func commands() []*command {
 		mcpCommand(),
 		demoCommand(),
 		versionCommand(),
+		completionCommand(),
 	}
 }
