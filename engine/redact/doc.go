@@ -10,9 +10,11 @@
 // Most rules are data: gitleaks' default rule set (rules/gitleaks.toml,
 // MIT-licensed, embedded unchanged; see rules/README.md to update it). A
 // data rule runs only on text containing one of its keywords (found for all
-// rules in one pass over the text), only on the windows around those
-// keywords when its matches have a bounded length, and its patterns compile
-// on first use. Its secret is the rule's secretGroup, else its first
+// rules in one pass over the text); when every match of its pattern starts
+// with a keyword (most rules, once the lazy "name before the keyword" lead
+// that never changes the secret is dropped), the pattern runs anchored at
+// the keyword's occurrences instead of scanning the text; its patterns
+// compile on first use. Its secret is the rule's secretGroup, else its first
 // non-empty capture group, else the whole match; a secret less random than
 // the rule's entropy, or allowlisted (the file's global and per-rule
 // regexes and stop words; path and commit conditions do not apply to text)

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/pelletier/go-toml/v2"
 )
@@ -61,11 +60,15 @@ type dataRule struct {
 	keywords    []string // lower case; the rule runs only if one occurs
 	allowSpecs  []allowlistSpec
 
-	once    sync.Once
-	re      *regexp.Regexp
-	maxLen  int // longest match in bytes, -1 if unbounded
-	allow   []allowlist
-	compErr error
+	once sync.Once
+	re   *regexp.Regexp
+	// anchored is the pattern anchored at its start, set when every match
+	// starts with one of the keywords; leadingBoundary says the pattern
+	// starts with \b, checked by hand against the byte before.
+	anchored        *regexp.Regexp
+	leadingBoundary bool
+	allow           []allowlist
+	compErr         error
 }
 
 type allowlist struct {
@@ -157,9 +160,13 @@ func (dr *dataRule) compile() error {
 			dr.allow = append(dr.allow, a)
 		}
 		dr.re = re
-		dr.maxLen = -1
 		if tree, err := syntax.Parse(dr.scanPattern(), syntax.Perl); err == nil {
-			dr.maxLen = maxMatchLen(tree.Simplify())
+			tree = tree.Simplify()
+			if prefixes, boundary, ok := literalPrefixes(tree); ok && dr.keywordsLead(prefixes) {
+				if a, err := regexp.Compile(`^(?:` + dr.scanPattern() + `)`); err == nil {
+					dr.anchored, dr.leadingBoundary = a, boundary
+				}
+			}
 		}
 	})
 	return dr.compErr
@@ -233,6 +240,9 @@ func (a *allowlist) allows(secret, match, line string) bool {
 // in one pass: keywords are bucketed by their first two bytes, and each
 // position of the text checks only its bucket.
 type keywordIndex struct {
+	// has marks the two-byte starts that have a bucket: most positions of
+	// a text miss, and a bit test is much cheaper than a map lookup.
+	has     [1 << 16 / 64]uint64
 	buckets map[uint16][]int32 // first two bytes -> keyword numbers
 	short   []int32            // one-byte keywords
 	words   []string
@@ -247,6 +257,7 @@ func newKeywordIndex(words []string) *keywordIndex {
 		}
 		k := uint16(w[0])<<8 | uint16(w[1])
 		ki.buckets[k] = append(ki.buckets[k], int32(i))
+		ki.has[k/64] |= 1 << (k % 64)
 	}
 	return ki
 }
@@ -264,10 +275,11 @@ func (ki *keywordIndex) occurrences(low string) [][]int {
 		if p+1 == len(low) {
 			break
 		}
-		b, ok := ki.buckets[uint16(low[p])<<8|uint16(low[p+1])]
-		if !ok {
+		k := uint16(low[p])<<8 | uint16(low[p+1])
+		if ki.has[k/64]&(1<<(k%64)) == 0 {
 			continue
 		}
+		b := ki.buckets[k]
 		for _, i := range b {
 			if strings.HasPrefix(low[p:], ki.words[i]) {
 				occ[i] = append(occ[i], p)
@@ -323,11 +335,7 @@ func newDataRules(set *ruleSet, rules []*dataRule) *dataRules {
 }
 
 // redact applies the data rules to s, adding counts to rep. A rule runs
-// only if one of its keywords occurs, and, when its matches have a bounded
-// length, only on the windows of text around its keywords' occurrences
-// (a match contains a keyword, so it lies within its maximum length of
-// one): on text where keywords are sparse, most of the text is never
-// scanned by most rules.
+// only if one of its keywords occurs (applyNear).
 func (d *dataRules) redact(s string, rep *Report) string {
 	if len(d.rules) == 0 || s == "" {
 		return s
@@ -360,84 +368,65 @@ func (d *dataRules) redact(s string, rep *Report) string {
 	return s
 }
 
-// applyNear is apply on the windows of s within r.maxLen of the offsets at
-// (keyword occurrences), or on all of s when the rule's matches are
-// unbounded or the windows would cover most of s anyway.
+// applyNear is apply on s where the rule's keywords occur at the offsets
+// at: anchored at them when every match starts with a keyword, else a scan
+// of all of s (a keyword anywhere in the text enables the rule, as in
+// gitleaks, so nothing narrower is exact).
 func (dr *dataRule) applyNear(s string, at []int, global *allowlist) (string, int) {
-	if dr.maxLen < 0 || len(s) <= 4*dr.maxLen {
-		return dr.apply(s, global)
+	if dr.anchored != nil {
+		slices.Sort(at)
+		return dr.applyAnchored(s, at, global)
 	}
-	slices.Sort(at)
-	type window struct{ lo, hi int }
-	var ws []window
-	for _, p := range at {
-		lo, hi := max(p-dr.maxLen, 0), min(p+dr.maxLen, len(s))
-		if len(ws) > 0 && lo <= ws[len(ws)-1].hi {
-			ws[len(ws)-1].hi = max(ws[len(ws)-1].hi, hi)
-			continue
-		}
-		ws = append(ws, window{lo, hi})
-	}
-	total := 0
-	for i := len(ws) - 1; i >= 0; i-- { // back to front: earlier offsets stay valid
-		w := ws[i]
-		out, n := dr.apply(s[w.lo:w.hi], global)
-		if n > 0 {
-			s = s[:w.lo] + out + s[w.hi:]
-			total += n
-		}
-	}
-	return s, total
+	return dr.apply(s, global)
 }
 
-// maxMatchLen is the longest text re can match, in bytes (UTF-8, so 4 per
-// rune), or -1 if unbounded.
-func maxMatchLen(re *syntax.Regexp) int {
+// literalPrefixes returns the literal texts (lower-cased) one of which
+// every match of re starts with, and whether re starts with \b; ok is
+// false when a match can start otherwise.
+func literalPrefixes(re *syntax.Regexp) (prefixes []string, boundary, ok bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
-		n := 0
-		for _, r := range re.Rune {
-			n += utf8.RuneLen(r)
-		}
-		return n
-	case syntax.OpCharClass:
-		if len(re.Rune) > 0 && re.Rune[len(re.Rune)-1] < utf8.RuneSelf {
-			return 1
-		}
-		return utf8.UTFMax
-	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		return utf8.UTFMax
+		return []string{asciiLower(string(re.Rune))}, false, true
 	case syntax.OpCapture:
-		return maxMatchLen(re.Sub[0])
-	case syntax.OpConcat, syntax.OpAlternate:
-		n := 0
+		return literalPrefixes(re.Sub[0])
+	case syntax.OpAlternate:
 		for _, sub := range re.Sub {
-			m := maxMatchLen(sub)
-			if m < 0 {
-				return -1
+			p, b, ok := literalPrefixes(sub)
+			if !ok || b {
+				return nil, false, false
 			}
-			if re.Op == syntax.OpConcat {
-				n += m
-			} else {
-				n = max(n, m)
+			prefixes = append(prefixes, p...)
+		}
+		return prefixes, false, true
+	case syntax.OpConcat:
+		for i, sub := range re.Sub {
+			if sub.Op == syntax.OpWordBoundary && i == 0 {
+				boundary = true
+				continue
 			}
+			p, b, ok := literalPrefixes(sub)
+			return p, boundary || b, ok
 		}
-		return n
-	case syntax.OpQuest:
-		return maxMatchLen(re.Sub[0])
-	case syntax.OpStar, syntax.OpPlus:
-		return -1
-	case syntax.OpRepeat:
-		if re.Max < 0 {
-			return -1
-		}
-		m := maxMatchLen(re.Sub[0])
-		if m < 0 {
-			return -1
-		}
-		return m * re.Max
 	}
-	return 0 // empty-width assertions
+	return nil, false, false
+}
+
+// keywordsLead reports whether each of prefixes starts with one of the
+// rule's keywords, so that every match starts at a keyword occurrence.
+func (dr *dataRule) keywordsLead(prefixes []string) bool {
+	for _, p := range prefixes {
+		lead := false
+		for _, k := range dr.keywords {
+			if strings.HasPrefix(p, k) {
+				lead = true
+				break
+			}
+		}
+		if !lead {
+			return false
+		}
+	}
+	return len(prefixes) > 0
 }
 
 // apply replaces every finding of the rule in s: the secret group (the
@@ -445,7 +434,41 @@ func maxMatchLen(re *syntax.Regexp) int {
 // match), when it is random enough (entropy), not allowlisted, and not
 // already a marker.
 func (dr *dataRule) apply(s string, global *allowlist) (string, int) {
-	locs := dr.re.FindAllStringSubmatchIndex(s, -1)
+	return dr.applyLocs(s, dr.re.FindAllStringSubmatchIndex(s, -1), global)
+}
+
+// applyAnchored is apply for a rule whose every match starts with one of
+// its keywords: the anchored pattern runs at each keyword offset in at
+// (ascending), and a try fails within a few bytes where there is no
+// secret, instead of the pattern scanning all of s.
+func (dr *dataRule) applyAnchored(s string, at []int, global *allowlist) (string, int) {
+	var locs [][]int
+	end := 0
+	for i, p := range at {
+		if p < end || i > 0 && p == at[i-1] {
+			continue
+		}
+		if dr.leadingBoundary && p > 0 && isWordByte(s[p-1]) == isWordByte(s[p]) {
+			continue
+		}
+		loc := dr.anchored.FindStringSubmatchIndex(s[p:])
+		if loc == nil {
+			continue
+		}
+		for j := range loc {
+			if loc[j] >= 0 {
+				loc[j] += p
+			}
+		}
+		locs = append(locs, loc)
+		end = max(loc[1], p+1)
+	}
+	return dr.applyLocs(s, locs, global)
+}
+
+// applyLocs replaces the secrets of the matches locs (ascending,
+// submatch indexes into s).
+func (dr *dataRule) applyLocs(s string, locs [][]int, global *allowlist) (string, int) {
 	if locs == nil {
 		return s, 0
 	}

@@ -19,6 +19,8 @@ func TestRuleDataCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	anchored := 0
+	defer func() { t.Logf("%d of %d rules run anchored at their keywords", anchored, len(set.rules)) }()
 	if len(set.rules) < 200 {
 		t.Fatalf("rule data has %d text rules, want the gitleaks default set (200+)", len(set.rules))
 	}
@@ -28,6 +30,9 @@ func TestRuleDataCompiles(t *testing.T) {
 		}
 		if len(r.keywords) == 0 {
 			t.Errorf("rule %s has no keywords: it would run on every text", r.info.Name)
+		}
+		if r.anchored != nil {
+			anchored++
 		}
 	}
 	if _, err := set.globalAllow(); err != nil {
@@ -81,6 +86,18 @@ func TestRuleSamples(t *testing.T) {
 		if secret == "" {
 			t.Errorf("%s: no sample of %q passes the rule's own checks (entropy, allowlists)", r.info.Name, r.pattern)
 			continue
+		}
+		// The prefiltered paths (anchored at keywords, or windows around
+		// them) find what the plain scan finds, also with text around.
+		padded := strings.Repeat("x = 1 and some key words: token, key, secret\n", 30) + sample + "\n" + strings.Repeat("more text ", 50)
+		want, _ := r.apply(padded, &global)
+		ki := newKeywordIndex(r.keywords)
+		var at []int
+		for _, o := range ki.occurrences(asciiLower(padded)) {
+			at = append(at, o...)
+		}
+		if got, _ := r.applyNear(padded, at, &global); got != want {
+			t.Errorf("%s: prefiltered scan differs from the plain one (anchored %v):\n got %q\nwant %q", r.info.Name, r.anchored != nil, got, want)
 		}
 		out, rep := red.Redact(sample)
 		if rep.Total() == 0 || strings.Contains(out, secret) {
