@@ -46,7 +46,9 @@ type Options struct {
 	// Disable turns off built-in rules by name (default or enabled ones).
 	Disable []string
 	// Enable turns on optional built-in rules by name ("email",
-	// "card-number", "password-assignment").
+	// "card-number", "password-assignment", "generic-api-key"); names of
+	// earlier versions (github-token, slack-token, ...) select the rules
+	// that replaced them.
 	Enable []string
 	// Custom rules run after the built-in ones, in order.
 	Custom []Rule
