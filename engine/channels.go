@@ -12,22 +12,12 @@ import (
 // taken and an *InvalidError for a bad id or one in the agent-notes: or
 // project: namespaces (those channels are created on first write).
 func (e *Engine) CreateChannel(ctx context.Context, in NewChannel) (Channel, error) {
-	spec, err := parseChannel("id", in.ID)
-	if err != nil {
-		return Channel{}, err
-	}
-	if spec.typ != ChannelPlain {
-		return Channel{}, invalid("id", "the %s and %s namespaces are created on first write, not by CreateChannel", notesPrefix, projectPrefix)
-	}
-	if err := checkProject("project", in.Project); err != nil {
+	if err := validateNewChannel(in); err != nil {
 		return Channel{}, err
 	}
 	name := in.Name
 	if name == "" {
 		name = in.ID
-	}
-	if len(name) > 256 || len(in.Description) > 4096 {
-		return Channel{}, invalid("name/description", "name must be at most 256 bytes and description at most 4096")
 	}
 	done, err := e.enter()
 	if err != nil {
@@ -57,6 +47,24 @@ func (e *Engine) CreateChannel(ctx context.Context, in NewChannel) (Channel, err
 		return Channel{}, fmt.Errorf("engine: create channel: %w", classify(err))
 	}
 	return Channel{ID: in.ID, ChannelType: ChannelPlain, Name: name, Description: in.Description, ProjectID: in.Project, CreatedAt: fromMillis(now)}, nil
+}
+
+// validateNewChannel checks CreateChannel's input.
+func validateNewChannel(in NewChannel) error {
+	spec, err := parseChannel("id", in.ID)
+	if err != nil {
+		return err
+	}
+	if spec.typ != ChannelPlain {
+		return invalid("id", "the %s and %s namespaces are created on first write, not by CreateChannel", notesPrefix, projectPrefix)
+	}
+	if err := checkProject("project", in.Project); err != nil {
+		return err
+	}
+	if len(in.Name) > 256 || len(in.Description) > 4096 {
+		return invalid("name/description", "name must be at most 256 bytes and description at most 4096")
+	}
+	return nil
 }
 
 const channelColumns = `id, channel_type, name, description, owner_agent_name, owner_agent_project_id, project_id, message_count, last_message_at, created_at`

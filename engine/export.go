@@ -35,7 +35,8 @@ type ExportOptions struct {
 
 // ExportedFile is one written file.
 type ExportedFile struct {
-	Session string `json:"session"`
+	Session string `json:"session,omitempty"`
+	Channel string `json:"channel,omitempty"`
 	Format  string `json:"format"`
 	Path    string `json:"path"`
 	Bytes   int64  `json:"bytes"`
@@ -49,14 +50,9 @@ func (ses *Sessions) Export(ctx context.Context, opts ExportOptions) ([]Exported
 	if opts.OutDir == "" {
 		return nil, invalid("out", "must name an output folder")
 	}
-	formats := opts.Formats
-	if len(formats) == 0 {
-		formats = []string{FormatJSONL, FormatMarkdown}
-	}
-	for _, f := range formats {
-		if f != FormatJSONL && f != FormatMarkdown {
-			return nil, invalid("format", "must be jsonl or md, got %q", f)
-		}
+	formats, err := checkFormats(opts.Formats)
+	if err != nil {
+		return nil, err
 	}
 	ids := make([]string, 0, len(opts.Sessions))
 	for _, s := range opts.Sessions {

@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"time"
 )
 
 // ImportMessagesOptions configure ImportMessages. The zero value imports in
@@ -57,72 +55,6 @@ type LineError struct {
 func (e LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 func (e LineError) Unwrap() error { return e.Err }
 
-// importLine is one line of a message import: the fields of NewMessage,
-// with the names of cairn's own JSON output accepted as aliases
-// (channel_id, sender_id, sender_project_id), so search results and
-// exported messages import again.
-type importLine struct {
-	Channel         string          `json:"channel"`
-	ChannelID       string          `json:"channel_id"`
-	Sender          string          `json:"sender"`
-	SenderID        string          `json:"sender_id"`
-	Project         string          `json:"project"`
-	SenderProjectID string          `json:"sender_project_id"`
-	Content         *string         `json:"content"`
-	Metadata        json.RawMessage `json:"metadata"`
-	Breadcrumbs     Breadcrumbs     `json:"breadcrumbs"`
-	Confidence      *float64        `json:"confidence"`
-	MessageType     string          `json:"message_type"`
-	CreatedAt       string          `json:"created_at"`
-}
-
-// parseImportLine decodes one line into a message, without validating it
-// beyond the line's own syntax.
-func parseImportLine(line []byte) (NewMessage, error) {
-	var l importLine
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if err := dec.Decode(&l); err != nil {
-		return NewMessage{}, err
-	}
-	if dec.More() {
-		return NewMessage{}, errors.New("more than one JSON value")
-	}
-	m := NewMessage{Channel: orElse(l.Channel, l.ChannelID), Sender: orElse(l.Sender, l.SenderID), Project: orElse(l.Project, l.SenderProjectID),
-		Metadata: l.Metadata, Breadcrumbs: l.Breadcrumbs, Confidence: l.Confidence, Type: l.MessageType}
-	if m.Channel == "" {
-		return m, errors.New(`missing "channel"`)
-	}
-	if m.Sender == "" {
-		return m, errors.New(`missing "sender"`)
-	}
-	if l.Content == nil {
-		return m, errors.New(`missing "content"`)
-	}
-	m.Content = *l.Content
-	if bytes.Equal(bytes.TrimSpace(m.Metadata), []byte("null")) {
-		m.Metadata = nil
-	}
-	if l.CreatedAt != "" {
-		t, err := time.Parse(time.RFC3339Nano, l.CreatedAt)
-		if err != nil {
-			return m, fmt.Errorf("created_at must be an RFC 3339 time, got %q", l.CreatedAt)
-		}
-		if t.IsZero() { // a zero time would mean "now"
-			return m, fmt.Errorf("created_at must not be before %s, got %q", MinCreatedAt().Format(time.RFC3339), l.CreatedAt)
-		}
-		m.CreatedAt = t
-	}
-	return m, nil
-}
-
-// orElse returns a, or b when a is empty.
-func orElse(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // ImportMessages stores the messages of r, one JSON object per line (the
 // fields of NewMessage; blank lines are skipped), idempotently: a message
 // already stored counts as AlreadyStored. It reads r twice: first it
@@ -153,10 +85,10 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 		return rep, invalid("lines", "%d of %d lines are invalid; nothing was imported", rep.Invalid, rep.Lines)
 	}
 	for _, ch := range create {
-		if _, err := e.CreateChannel(ctx, NewChannel{ID: ch}); err != nil && !errors.Is(err, ErrExists) {
+		if _, err := e.CreateChannel(ctx, ch); err != nil && !errors.Is(err, ErrExists) {
 			return rep, err
 		}
-		rep.ChannelsCreated = append(rep.ChannelsCreated, ch)
+		rep.ChannelsCreated = append(rep.ChannelsCreated, ch.ID)
 	}
 	total, err := r.Seek(0, io.SeekEnd)
 	if err != nil {
@@ -192,11 +124,14 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 		if invalidLine[n] {
 			return nil
 		}
-		m, err := parseImportLine(line)
+		rec, err := decodeImportLine(line)
 		if err != nil {
 			return fmt.Errorf("engine: import: line %d: %w (did the input change during the import?)", n, err)
 		}
-		batch = append(batch, m)
+		if rec.channel != nil {
+			return nil // created before the messages
+		}
+		batch = append(batch, rec.msg)
 		if len(batch) < opts.BatchSize {
 			return ctx.Err()
 		}
@@ -215,33 +150,31 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 }
 
 // checkImport is ImportMessages' first pass: it counts and validates every
-// line into rep and returns the plain channels to create.
-func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessagesOptions, rep *ImportMessagesReport) ([]string, error) {
+// line into rep and returns the plain channels to create (with the
+// description of their channel line, if any).
+func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessagesOptions, rep *ImportMessagesReport) ([]NewChannel, error) {
 	plain := map[string][]int{} // plain channel -> its lines
 	var order []string
+	described := map[string]NewChannel{}
 	err := eachLine(r, opts.MaxLineBytes, func(n int, line []byte, _ int64) error {
 		rep.Lines++
-		m, err := parseImportLine(line)
-		var p prepared
-		if err == nil {
-			p, err = e.prepare(m)
-		}
+		id, err := e.checkImportLine(line, described)
 		if err != nil {
 			rep.Errors = append(rep.Errors, LineError{Line: n, Err: err})
 			return nil
 		}
-		if !p.channel.namespaced {
-			if _, ok := plain[p.channel.id]; !ok {
-				order = append(order, p.channel.id)
+		if id != "" {
+			if _, ok := plain[id]; !ok {
+				order = append(order, id)
 			}
-			plain[p.channel.id] = append(plain[p.channel.id], n)
+			plain[id] = append(plain[id], n)
 		}
 		return ctx.Err()
 	})
 	if err != nil {
 		return nil, err
 	}
-	var create []string
+	var create []NewChannel
 	for _, ch := range order {
 		_, err := e.GetChannel(ctx, ch)
 		switch {
@@ -250,7 +183,11 @@ func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessag
 		case !errors.Is(err, ErrNotFound):
 			return nil, err
 		case !opts.NoCreateChannels:
-			create = append(create, ch)
+			nc, ok := described[ch]
+			if !ok {
+				nc = NewChannel{ID: ch}
+			}
+			create = append(create, nc)
 			continue
 		}
 		for _, n := range plain[ch] {
@@ -260,6 +197,33 @@ func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessag
 	slices.SortStableFunc(rep.Errors, func(a, b LineError) int { return a.Line - b.Line })
 	rep.Invalid = len(rep.Errors)
 	return create, nil
+}
+
+// checkImportLine validates one line and returns the plain channel it
+// needs ("" for none). A channel line's channel goes into described.
+func (e *Engine) checkImportLine(line []byte, described map[string]NewChannel) (string, error) {
+	rec, err := decodeImportLine(line)
+	if err != nil {
+		return "", err
+	}
+	if c := rec.channel; c != nil {
+		if err := validateNewChannel(*c); err != nil {
+			return "", err
+		}
+		if prev, ok := described[c.ID]; ok && prev != *c {
+			return "", fmt.Errorf("channel %q is described twice, differently", c.ID)
+		}
+		described[c.ID] = *c
+		return c.ID, nil
+	}
+	p, err := e.prepare(rec.msg)
+	if err != nil {
+		return "", err
+	}
+	if p.channel.namespaced {
+		return "", nil
+	}
+	return p.channel.id, nil
 }
 
 // eachLine calls f for every non-blank line of r with its 1-based number and

@@ -10,8 +10,8 @@ type LifecycleOptions struct {
 	// GCEvery runs GC with GC (DryRun is ignored) this often.
 	GCEvery time.Duration
 	GC      GCOptions
-	// ExportEvery re-exports the sessions that changed since the last
-	// export into Export.OutDir this often (the JSONL and Markdown copies
+	// ExportEvery re-exports the channels and sessions that changed since
+	// the last export into Export.OutDir this often (the JSONL and Markdown copies
 	// stay current; the database stays the source). Export.Sessions and
 	// Export.All are ignored: every changed session is exported.
 	ExportEvery time.Duration
@@ -23,9 +23,10 @@ type LifecycleOptions struct {
 }
 
 // RunLifecycle runs the scheduled lifecycle jobs of a long-running process
-// (cairn serve) until ctx ends: retention (GC) and continuous session
-// export. The first export runs at once and exports every session; later
-// ones export the sessions that changed since they were last exported
+// (cairn serve) until ctx ends: retention (GC) and continuous export of
+// channels (ExportMessages) and sessions. The first export runs at once and
+// exports everything; later ones export the channels and sessions that
+// changed since they were last exported
 // (sessions deleted by GC are not removed from the export folder). It
 // returns ctx's error.
 func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error {
@@ -42,12 +43,15 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 	}
 	// Changes are detected by state, not by time: a session is exported
 	// when its (updated_at, message_count) differs from the last export's.
-	type stamp struct {
-		updated time.Time
-		count   int
-	}
 	exported := map[string]stamp{}
+	channelsExported := map[string]stamp{}
 	export := func() {
+		files, err := e.exportChangedChannels(ctx, opts.Export, channelsExported)
+		if err != nil {
+			report(err)
+		} else if len(files) > 0 && opts.OnExport != nil {
+			opts.OnExport(files)
+		}
 		ss, err := e.sessions.List(ctx)
 		if err != nil {
 			report(err)
@@ -56,7 +60,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		var ids []string
 		stamps := map[string]stamp{}
 		for _, s := range ss {
-			st := stamp{s.UpdatedAt, s.MessageCount}
+			st := stamp{updated: s.UpdatedAt, count: s.MessageCount}
 			if exported[s.ID] != st {
 				ids = append(ids, s.ID)
 				stamps[s.ID] = st
@@ -67,7 +71,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		}
 		eo := opts.Export
 		eo.All, eo.Sessions = false, ids
-		files, err := e.sessions.Export(ctx, eo)
+		files, err = e.sessions.Export(ctx, eo)
 		if err != nil {
 			report(err)
 			return
@@ -104,6 +108,43 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 			export()
 		}
 	}
+}
+
+// exportChangedChannels exports the channels whose (last message time,
+// message count, description) differ from done's, and records them there.
+func (e *Engine) exportChangedChannels(ctx context.Context, eo ExportOptions, done map[string]stamp) ([]ExportedFile, error) {
+	chans, err := e.ListChannels(ctx, Scope{})
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	now := map[string]stamp{}
+	for _, c := range chans {
+		st := stamp{c.LastMessageAt, int(c.MessageCount), c.Description}
+		if (c.MessageCount > 0 || c.Description != "") && done[c.ID] != st {
+			ids = append(ids, c.ID)
+			now[c.ID] = st
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	files, err := e.ExportMessages(ctx, MessageExportOptions{Channels: ids, Formats: eo.Formats, OutDir: eo.OutDir})
+	if err != nil {
+		return files, err
+	}
+	for id, st := range now {
+		done[id] = st
+	}
+	return files, nil
+}
+
+// stamp is the state of an exported channel or session: it is exported
+// again when this changes.
+type stamp struct {
+	updated time.Time
+	count   int
+	desc    string
 }
 
 // Lifecycle is RunLifecycle running in the background (StartLifecycle).

@@ -120,6 +120,14 @@ type GCOptions struct {
 	// the engine's own vectors (the serving vector set), and when there are
 	// none collapse rules are skipped (reported in GCReport.Notes).
 	Vectors VectorLookup
+	// ExcludeSessions are the import's exclusion globs: imported sessions
+	// matching one (id, project folder, "project/id.jsonl") are deleted
+	// like sessions past SessionMaxAge.
+	ExcludeSessions []string
+	// MaxBytes, when > 0, is a size quota for the data dir: when it is
+	// larger, the oldest sessions and then the oldest messages (never
+	// pinned ones, decisions or policies) go until the estimated size fits.
+	MaxBytes int64
 	// NoVacuum skips reclaiming space (VACUUM) after deleting.
 	NoVacuum bool
 	// Progress is called as phases complete.
@@ -189,6 +197,9 @@ func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) 
 	if opts.SessionMaxAge < 0 {
 		return nil, invalid("retention.sessions.max_age", "must be >= 0")
 	}
+	if opts.MaxBytes < 0 {
+		return nil, invalid("gc.max_bytes", "must be >= 0 (0: no quota)")
+	}
 	done, err := rt.enter()
 	if err != nil {
 		return nil, err
@@ -212,6 +223,12 @@ func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) 
 		}
 	}
 	progress(1, 3, "plan messages")
+	if err := rt.excludedSessions(ctx, opts.ExcludeSessions, rep); err != nil {
+		return nil, err
+	}
+	if err := rt.overQuota(ctx, opts.MaxBytes, rep); err != nil {
+		return nil, err
+	}
 	sessionIDs, orphans, err := rt.planSessions(ctx, opts, now, rep)
 	if err != nil {
 		return nil, err
@@ -252,6 +269,10 @@ func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) 
 // the chunk messages only they use; it returns the sessions' ids and the
 // contents only they hold.
 func (rt *Retention) planSessions(ctx context.Context, opts GCOptions, now time.Time, rep *GCReport) (sessionIDs, orphans []string, _ error) {
+	plannedSession := map[string]bool{} // by exclusion or quota
+	for _, s := range rep.Sessions {
+		plannedSession[s.ID] = true
+	}
 	if opts.SessionMaxAge > 0 {
 		cutoff := now.Add(-opts.SessionMaxAge).UnixMilli()
 		rows, err := rt.r.QueryContext(ctx, "SELECT id, last_at FROM sessions WHERE last_at > 0 AND last_at < ? ORDER BY last_at", cutoff)
@@ -265,6 +286,9 @@ func (rt *Retention) planSessions(ctx context.Context, opts GCOptions, now time.
 				rows.Close()
 				return nil, nil, classify(err)
 			}
+			if plannedSession[s.ID] {
+				continue
+			}
 			s.LastAt = fromMillis(last)
 			s.Reason = fmt.Sprintf("last record older than %s", opts.SessionMaxAge)
 			rep.Sessions = append(rep.Sessions, s)
@@ -275,6 +299,7 @@ func (rt *Retention) planSessions(ctx context.Context, opts GCOptions, now time.
 		}
 	}
 	// Chunk messages only the deleted sessions use go with them.
+	sessionIDs = sessionIDs[:0]
 	for _, s := range rep.Sessions {
 		sessionIDs = append(sessionIDs, s.ID)
 	}

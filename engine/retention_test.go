@@ -272,11 +272,11 @@ func TestStoreRedacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Redactions != "github-token=1" {
+	if res.Redactions != "github-pat=1" {
 		t.Errorf("Redactions = %q", res.Redactions)
 	}
 	m, err := e.GetMessage(ctx, res.ID)
-	if err != nil || m.Content != "deploy with token [REDACTED:github-token] today" {
+	if err != nil || m.Content != "deploy with token [REDACTED:github-pat] today" {
 		t.Errorf("stored %q (%v)", m.Content, err)
 	}
 	// The same secret again is the same redacted content: idempotent.

@@ -79,7 +79,7 @@ func TestImportClaudeCode(t *testing.T) {
 	if rep.Added != tree.Records() || rep.FilesFailed != 0 || len(rep.Files) != 9 {
 		t.Fatalf("import: added %d of %d records, %d files, %d failed: %+v", rep.Added, tree.Records(), len(rep.Files), rep.FilesFailed, rep)
 	}
-	if rep.Redactions["github-token"] == 0 {
+	if rep.Redactions["github-pat"] == 0 {
 		t.Errorf("redactions = %v, want the fixture's token redacted", rep.Redactions)
 	}
 	// The shared instruction (and "Understood.") recur in all 6 sessions:
@@ -334,7 +334,7 @@ func TestExportRoundTrip(t *testing.T) {
 	}
 	// Markdown for people.
 	md, _ := os.ReadFile(filepath.Join(out1, tree.Sessions[0].ID+".md"))
-	for _, want := range []string{"# Session " + tree.Sessions[0].ID, "## 1. User", "<details><summary>Tool call:", "```go\nfunc step", "<details><summary>Thinking</summary>", "[REDACTED:github-token]", "Summary", "compacted context", "branch: replies to #"} {
+	for _, want := range []string{"# Session " + tree.Sessions[0].ID, "## 1. User", "<details><summary>Tool call:", "```go\nfunc step", "<details><summary>Thinking</summary>", "[REDACTED:github-pat]", "Summary", "compacted context", "branch: replies to #"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("markdown lacks %q", want)
 		}

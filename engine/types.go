@@ -110,7 +110,7 @@ type WriteResult struct {
 	Created     bool   `json:"created"`
 	ContentHash string `json:"content_hash"`
 	// Redactions counts the spans Options.Redactor replaced, per rule, as
-	// "rule=n" pairs sorted by rule ("github-token=1 jwt=2"); "" for none.
+	// "rule=n" pairs sorted by rule ("github-pat=1 jwt=2"); "" for none.
 	Redactions string `json:"redactions,omitempty"`
 }
 

@@ -48,6 +48,9 @@ type command struct {
 	// readOnly: the command never writes to the data dir, so it opens the
 	// engine with engine.Options.ReadOnly and works on a full disk.
 	readOnly bool
+	// helpFlags, for a command with several forms, returns the flag sets
+	// its help lists, one section each; nil means the one flag set.
+	helpFlags func(common *flag.FlagSet) []helpSection
 }
 
 // usageError is bad usage: printed with a hint and exit code 2.
@@ -77,12 +80,16 @@ func run(ctx context.Context, e *env, args []string) error {
 	global := flag.NewFlagSet("cairn", flag.ContinueOnError)
 	global.SetOutput(io.Discard)
 	addGlobalFlags(global, e)
+	version := global.Bool("version", false, "print the version and exit")
 	if err := global.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printMainHelp(e.stdout)
 			return errHelp
 		}
-		return usagef("", "%s", doubleDash(err.Error()))
+		return usagef("", "%s", flagError(err, global))
+	}
+	if *version {
+		return runVersion(ctx, e, versionCommand(), nil)
 	}
 	rest := global.Args()
 	if len(rest) == 0 {
@@ -92,17 +99,18 @@ func run(ctx context.Context, e *env, args []string) error {
 	if name == "help" {
 		if len(rest) > 1 {
 			if c := findCommand(rest[1]); c != nil {
-				printCommandHelp(e.stdout, c, newFlagSet(e, c))
-				return errHelp
+				// The command declares its flags as it runs: --help makes it
+				// print its help with all of them and do nothing else.
+				return c.run(ctx, e, c, []string{"--help"})
 			}
-			return usagef("", "unknown command %q", rest[1])
+			return usagef("", "unknown command %q%s", rest[1], didYouMean(rest[1], commandNames()))
 		}
 		printMainHelp(e.stdout)
 		return errHelp
 	}
 	c := findCommand(name)
 	if c == nil {
-		return usagef("", "unknown command %q", name)
+		return usagef("", "unknown command %q%s", name, didYouMean(name, commandNames()))
 	}
 	e.readOnly = c.readOnly
 	return c.run(ctx, e, c, rest[1:])
@@ -118,7 +126,7 @@ func findCommand(name string) *command {
 }
 
 func addGlobalFlags(fs *flag.FlagSet, e *env) {
-	fs.StringVar(&e.dataDir, "data-dir", e.dataDir, "data directory (default: $CAIRN_DATA_DIR, else the user data dir + /cairn)")
+	fs.StringVar(&e.dataDir, "data-dir", e.dataDir, "data directory `DIR` (default: $CAIRN_DATA_DIR, else the user data dir + /cairn)")
 	fs.BoolVar(&e.json, "json", e.json, "print JSON (one object per line for lists)")
 }
 
@@ -148,7 +156,7 @@ func parse(e *env, c *command, fs *flag.FlagSet, args []string) ([]string, error
 				printCommandHelp(e.stdout, c, fs)
 				return nil, errHelp
 			}
-			return nil, usagef(c.name, "%s", doubleDash(err.Error()))
+			return nil, usagef(c.name, "%s", flagError(err, fs))
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -216,6 +224,7 @@ Commands:
 Global flags (before or after the command):
   --data-dir DIR   data directory (default: $CAIRN_DATA_DIR, else the user data dir + /cairn)
   --json           print JSON (one object per line for lists)
+  --version        print the version (as 'cairn version')
 
 Examples:
   cairn note --agent claude --project cairn "SQLite WAL needs busy_timeout for concurrent writers"
@@ -228,7 +237,33 @@ Exit codes: 0 ok, 1 failure, 2 bad input or usage, 130 interrupted.
 }
 
 func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "cairn %s: %s\n\nUsage:\n  cairn %s %s\n\nFlags:\n", c.name, c.summary, c.name, c.usage)
+	fmt.Fprintf(w, "cairn %s: %s\n\nUsage:\n  cairn %s %s\n", c.name, c.summary, c.name, c.usage)
+	if c.helpFlags == nil {
+		fmt.Fprint(w, "\nFlags:\n")
+		printFlags(w, fs)
+	} else {
+		for _, sec := range c.helpFlags(fs) {
+			fmt.Fprintf(w, "\nFlags of %s:\n", sec.title)
+			printFlags(w, sec.fs)
+		}
+	}
+	if len(c.examples) > 0 {
+		fmt.Fprint(w, "\nExamples:\n")
+		for _, ex := range c.examples {
+			fmt.Fprintf(w, "  %s\n", ex)
+		}
+	}
+}
+
+// helpSection is one titled flag set of a command with several forms.
+type helpSection struct {
+	title string
+	fs    *flag.FlagSet
+}
+
+// printFlags lists every flag of fs, sorted, with its default when it has
+// one that the text does not already give.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
 	type row struct{ name, text string }
 	var rows []row
 	fs.VisitAll(func(f *flag.Flag) {
@@ -237,8 +272,11 @@ func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 		if typ != "" {
 			name += " " + typ
 		}
-		if _, ok := f.Value.(*stringList); ok {
+		if _, ok := f.Value.(*stringList); ok && !strings.Contains(usage, "repeatable") {
 			usage += " (repeatable)"
+		}
+		if d := f.DefValue; d != "" && d != "0" && d != "false" && !strings.Contains(usage, "default") {
+			usage += " (default " + d + ")"
 		}
 		rows = append(rows, row{name, usage})
 	})
@@ -246,12 +284,83 @@ func printCommandHelp(w io.Writer, c *command, fs *flag.FlagSet) {
 	for _, r := range rows {
 		fmt.Fprintf(w, "  %-24s %s\n", r.name, r.text)
 	}
-	if len(c.examples) > 0 {
-		fmt.Fprint(w, "\nExamples:\n")
-		for _, ex := range c.examples {
-			fmt.Fprintf(w, "  %s\n", ex)
+}
+
+// flagError is the flag package's parse error in the --name form the help
+// shows, with the nearest defined flag for an unknown one.
+func flagError(err error, fs *flag.FlagSet) string {
+	msg := doubleDash(err.Error())
+	const unknown = "flag provided but not defined: --"
+	if name, ok := strings.CutPrefix(msg, unknown); ok {
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if s := nearest(strings.TrimLeft(name, "-"), names); s != "" {
+			msg += fmt.Sprintf(" (did you mean --%s?)", s)
 		}
 	}
+	return msg
+}
+
+func commandNames() []string {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return names
+}
+
+// didYouMean is " (did you mean X?)" for the candidate nearest to name, or
+// "" when none is near.
+func didYouMean(name string, candidates []string) string {
+	if s := nearest(name, candidates); s != "" {
+		return fmt.Sprintf(" (did you mean %s?)", s)
+	}
+	return ""
+}
+
+// nearest returns the candidate with the smallest edit distance to name
+// (transpositions count as one edit), if it is at most a third of name's
+// length (at least 1, at most 3) or the candidate starts with name; ""
+// otherwise.
+func nearest(name string, candidates []string) string {
+	best, bestD := "", 0
+	limit := min(max(len(name)/3, 1), 3)
+	for _, c := range candidates {
+		d := editDistance(name, c)
+		if len(name) >= 3 && strings.HasPrefix(c, name) {
+			d = min(d, limit)
+		}
+		if d <= limit && (best == "" || d < bestD) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance of a and b
+// (insertions, deletions, substitutions and adjacent transpositions).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // exitCodes is the CLI's one mapping of the engine's error classes

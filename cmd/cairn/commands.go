@@ -12,6 +12,8 @@ func commands() []*command {
 		channelsCommand(),
 		agentsCommand(),
 		showCommand(),
+		deleteCommand(),
+		purgeCommand(),
 		importCommand(),
 		exportCommand(),
 		sessionsCommand(),
@@ -30,5 +32,6 @@ func commands() []*command {
 		mcpCommand(),
 		demoCommand(),
 		versionCommand(),
+		completionCommand(),
 	}
 }

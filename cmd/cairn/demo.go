@@ -163,7 +163,7 @@ func demoSearches(ctx context.Context, e *env, eng *engine.Engine, say func(stri
 			if text == "" {
 				text = h.Message.Content
 			}
-			say("   #%d score %.3f  %s: %s", h.Message.ID, h.Score, h.Message.SenderID, text)
+			say("   #%d %s  %s: %s", h.Message.ID, scoreText(h), h.Message.SenderID, text)
 		}
 		say("")
 	}

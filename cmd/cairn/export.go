@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -10,11 +14,13 @@ import (
 func exportCommand() *command {
 	return &command{
 		name:    "export",
-		summary: "export sessions as JSONL (round-trips) and Markdown (for people)",
-		usage:   "(--session ID... | --all) [--format jsonl|md]... [--out DIR] [--json]",
+		summary: "export messages and sessions as JSONL (imports back) and Markdown (for people)",
+		usage:   "(--all | --messages | --channel ID... | --session ID...) [--format jsonl|md]... [--out DIR] [--json]",
 		examples: []string{
+			`cairn export --all --out ./backup-text`,
+			`cairn export --channel team-log --format md`,
 			`cairn export --session 0a1b2c3d-1111-4222-8333-444455556666 --format md`,
-			`cairn export --all --out ./sessions`,
+			`cairn import messages ./cairn-export/messages/team-log.jsonl   # reads an export back`,
 		},
 		run: runExport,
 	}
@@ -22,10 +28,12 @@ func exportCommand() *command {
 
 func runExport(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
-	var sessions, formats stringList
-	fs.Var(&sessions, "session", "session `ID` (a UUID; repeatable)")
-	all := fs.Bool("all", false, "export every session")
-	fs.Var(&formats, "format", "`FORMAT` jsonl or md (repeatable; default: export.formats)")
+	var sessions, channels, formats stringList
+	fs.Var(&sessions, "session", "export the session `ID` (a UUID)")
+	fs.Var(&channels, "channel", "export the messages of channel `ID`")
+	messages := fs.Bool("messages", false, "export the messages of every channel")
+	all := fs.Bool("all", false, "export every channel's messages and every imported session")
+	fs.Var(&formats, "format", "`FORMAT` jsonl or md (default: export.formats, else both)")
 	out := fs.String("out", "", "output `DIR` (default: export.dir, else ./cairn-export)")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
@@ -34,8 +42,8 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 	if err := noArgs(c, pos); err != nil {
 		return err
 	}
-	if len(sessions) == 0 && !*all {
-		return usagef(c.name, "give --session ID or --all")
+	if len(sessions) == 0 && len(channels) == 0 && !*messages && !*all {
+		return usagef(c.name, "give --all, --messages, --channel ID or --session ID")
 	}
 	cfg, _, err := e.loadConfig()
 	if err != nil {
@@ -53,10 +61,26 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	bar := e.progress("export")
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		files, err := eng.Sessions().Export(ctx, engine.ExportOptions{Sessions: sessions, All: *all, Formats: formats, OutDir: dir, Progress: bar.update})
+		var files []engine.ExportedFile
+		if *all || *messages || len(channels) > 0 {
+			got, err := eng.ExportMessages(ctx, engine.MessageExportOptions{Channels: channels, Formats: formats, OutDir: dir, Progress: bar.update})
+			files = append(files, got...)
+			if err != nil {
+				bar.done()
+				return err
+			}
+		}
+		if *all || len(sessions) > 0 {
+			got, err := eng.Sessions().Export(ctx, engine.ExportOptions{Sessions: sessions, All: *all, Formats: formats, OutDir: dir, Progress: bar.update})
+			files = append(files, got...)
+			if err != nil {
+				bar.done()
+				return err
+			}
+		}
 		bar.done()
-		if err != nil {
-			return err
+		if len(files) == 0 {
+			fmt.Fprintln(e.stderr, "cairn export: nothing to export: the store has no messages, channel descriptions or imported sessions")
 		}
 		for _, f := range files {
 			if e.json {
@@ -65,8 +89,50 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 				}
 				continue
 			}
-			fmt.Fprintf(e.stdout, "%s  %s  %d bytes\n", f.Session, f.Path, f.Bytes)
+			what := f.Session
+			if f.Channel != "" {
+				what = f.Channel
+			}
+			fmt.Fprintf(e.stdout, "%s  %s  %d bytes\n", what, f.Path, f.Bytes)
 		}
 		return nil
 	})
+}
+
+// keepExports re-exports the messages of channels (every channel when
+// none is named) when export.continuous is configured, so that writes from
+// the CLI keep the JSONL and Markdown copies in step as `cairn serve`
+// does. The write itself is already durable: a failed export is reported
+// as a warning, not as the command's failure.
+func (e *env) keepExports(ctx context.Context, eng *engine.Engine, channels ...string) {
+	cfg, _, err := e.loadConfig()
+	if err != nil || !cfg.Export.Continuous {
+		return
+	}
+	lo := cfg.LifecycleOptions(eng.Dir())
+	if _, err := eng.ExportMessages(ctx, engine.MessageExportOptions{Channels: channels, Formats: lo.Export.Formats, OutDir: lo.Export.OutDir}); err != nil {
+		fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)
+	}
+}
+
+// dropChannelExports removes a purged channel's continuous export files.
+func (e *env) dropChannelExports(eng *engine.Engine, channel string) {
+	cfg, _, err := e.loadConfig()
+	if err != nil || !cfg.Export.Continuous {
+		return
+	}
+	dir := filepath.Join(cfg.LifecycleOptions(eng.Dir()).Export.OutDir, engine.MessagesDir)
+	for _, f := range []string{engine.FormatJSONL, engine.FormatMarkdown} {
+		if err := os.Remove(filepath.Join(dir, engine.ChannelFileName(channel)+"."+f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)
+		}
+	}
+}
+
+// afterWrite keeps the exports in step with a write and prints it.
+func (e *env) afterWrite(ctx context.Context, eng *engine.Engine, res engine.WriteResult) error {
+	if res.Created {
+		e.keepExports(ctx, eng, res.ChannelID)
+	}
+	return e.printWrite(res)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"sort"
 	"strings"
@@ -21,7 +22,33 @@ func importCommand() *command {
 			`cairn import messages notes.jsonl     # one {"channel","sender","content",...} per line`,
 		},
 		run: runImport,
+		helpFlags: func(*flag.FlagSet) []helpSection {
+			cc, msgs := newHelpFlagSet("import claude-code"), newHelpFlagSet("import messages")
+			declareImportCCFlags(cc)
+			declareImportMessagesFlags(msgs)
+			return []helpSection{{"import claude-code", cc}, {"import messages", msgs}}
+		},
 	}
+}
+
+// newHelpFlagSet is a flag set with the global flags, for help only.
+func newHelpFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	addGlobalFlags(fs, &env{})
+	return fs
+}
+
+// importCCFlags are the flags of `cairn import claude-code`.
+type importCCFlags struct {
+	exclude  stringList
+	noRedact *bool
+}
+
+func declareImportCCFlags(fs *flag.FlagSet) *importCCFlags {
+	f := &importCCFlags{}
+	fs.Var(&f.exclude, "exclude", "never store sessions matching `GLOB` (repeatable; adds to import.exclude)")
+	f.noRedact = fs.Bool("no-redact", false, "store text without redaction (overrides redaction.enabled)")
+	return f
 }
 
 func runImport(ctx context.Context, e *env, c *command, args []string) error {
@@ -29,9 +56,8 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 		return runImportMessages(ctx, e, c, args[1:])
 	}
 	fs := newFlagSet(e, c)
-	var exclude stringList
-	fs.Var(&exclude, "exclude", "never store sessions matching `GLOB` (repeatable; adds to import.exclude)")
-	noRedact := fs.Bool("no-redact", false, "store text without redaction (overrides redaction.enabled)")
+	flags := declareImportCCFlags(fs)
+	exclude, noRedact := &flags.exclude, flags.noRedact
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err
@@ -53,7 +79,7 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.Import.Exclude = append(cfg.Import.Exclude, exclude...)
+	cfg.Import.Exclude = append(cfg.Import.Exclude, *exclude...)
 	if *noRedact {
 		cfg.Redaction.Enabled = false
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -16,13 +17,27 @@ type importMessagesReport struct {
 	Embedded int64 `json:"embedded"`
 }
 
+// importMessagesFlags are the flags of `cairn import messages`.
+type importMessagesFlags struct {
+	batchSize                      *int
+	skipInvalid, noCreate, noEmbed *bool
+	model                          *string
+}
+
+func declareImportMessagesFlags(fs *flag.FlagSet) importMessagesFlags {
+	return importMessagesFlags{
+		batchSize:   fs.Int("batch", 1000, "`N` messages per transaction (1 to 10000)"),
+		skipInvalid: fs.Bool("skip-invalid", false, "import the valid lines even if some are invalid (default: import nothing then)"),
+		noCreate:    fs.Bool("no-create-channels", false, "treat lines naming a plain channel that does not exist as invalid (default: create it)"),
+		noEmbed:     fs.Bool("no-embed", false, "do not wait for the embeddings (another cairn process with the model embeds them later)"),
+		model:       fs.String("model", "", modelUsage),
+	}
+}
+
 func runImportMessages(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
-	batchSize := fs.Int("batch", 1000, "messages per transaction (1 to 10000)")
-	skipInvalid := fs.Bool("skip-invalid", false, "import the valid lines even if some are invalid (default: import nothing then)")
-	noCreate := fs.Bool("no-create-channels", false, "treat lines naming a plain channel that does not exist as invalid (default: create it)")
-	noEmbed := fs.Bool("no-embed", false, "do not wait for the embeddings (another cairn process with the model embeds them later)")
-	model := fs.String("model", "", modelUsage)
+	flags := declareImportMessagesFlags(fs)
+	batchSize, skipInvalid, noCreate, noEmbed, model := flags.batchSize, flags.skipInvalid, flags.noCreate, flags.noEmbed, flags.model
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err
@@ -62,6 +77,9 @@ func runImportMessages(ctx context.Context, e *env, c *command, args []string) e
 			return err
 		}
 		rep := importMessagesReport{ImportMessagesReport: res}
+		if res.Imported > 0 {
+			e.keepExports(ctx, eng)
+		}
 		if !*noEmbed {
 			ebar := e.progress("embed")
 			err := eng.SyncVectors(ctx, func(p engine.Progress) {

@@ -23,14 +23,7 @@ func TestLifecycleCLI(t *testing.T) {
 	}
 	data := t.TempDir()
 	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data, "HOME": t.TempDir()})
-	cli := func(want int, args ...string) string {
-		t.Helper()
-		out, errOut, code := runCLI(t, getenv, "", args...)
-		if code != want {
-			t.Fatalf("cairn %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, want, out, errOut)
-		}
-		return out + errOut
-	}
+	cli := cliExpect(t, getenv)
 
 	var rep struct {
 		Added      int            `json:"added"`
@@ -39,7 +32,7 @@ func TestLifecycleCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(cli(0, "import", "claude-code", tree.Root, "--json")), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Added != tree.Records() || rep.Redactions["github-token"] == 0 {
+	if rep.Added != tree.Records() || rep.Redactions["github-pat"] == 0 {
 		t.Fatalf("import: %+v, want %d records and a redaction", rep, tree.Records())
 	}
 	if out := cli(0, "import", "claude-code", tree.Root); !strings.Contains(out, "0 records added") {
@@ -68,7 +61,7 @@ func TestLifecycleCLI(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "export")
 	cli(0, "export", "--all", "--out", out, "--format", "jsonl")
-	if ents, _ := os.ReadDir(out); len(ents) != len(tree.Sessions) {
+	if ents, _ := os.ReadDir(out); len(ents) != len(tree.Sessions)+1 { // and the messages folder
 		t.Errorf("export wrote %d files", len(ents))
 	}
 	cli(0, "export", "--session", sid, "--out", out, "--format", "md")
@@ -152,7 +145,7 @@ func TestNoteIsRedacted(t *testing.T) {
 		t.Fatalf("note: %d %s", code, errOut)
 	}
 	out, _, code := runCLI(t, getenv, "", "show", "1")
-	if code != 0 || strings.Contains(out, secret) || !strings.Contains(out, "[REDACTED:slack-token]") {
+	if code != 0 || strings.Contains(out, secret) || !strings.Contains(out, "[REDACTED:slack-bot-token]") {
 		t.Errorf("show: %d %s", code, out)
 	}
 	// Redaction can be turned off in the environment.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -84,13 +85,42 @@ func (e *env) printResults(res []engine.SearchResult) error {
 	}
 	for _, r := range res {
 		extra := ""
+		if st := scoreText(r); st != "" {
+			extra = "  " + st
+		}
 		text := r.Message.Content
 		if r.Snippet != "" {
-			extra = "  score " + strconv.FormatFloat(r.Score, 'g', 3, 64)
 			text = r.Snippet
 		}
 		printMessageHeader(e.stdout, r.Message, extra)
 		fmt.Fprintf(e.stdout, "%s\n\n", indent(text))
 	}
 	return nil
+}
+
+// scoreText is a result's score for people, two decimals and never an
+// exponent: the ranking score and what it came from (keyword and meaning
+// relevance, each 0 to 1), or "" for a listing without a query.
+func scoreText(r engine.SearchResult) string {
+	sc := r.Scores
+	if sc.Keyword == 0 && sc.Similarity == 0 && sc.Fused == 0 && r.Snippet == "" {
+		return ""
+	}
+	parts := []string{"score " + twoDecimals(r.Score)}
+	if sc.Keyword > 0 {
+		parts = append(parts, "keyword "+twoDecimals(sc.Keyword))
+	}
+	if sc.Similarity > 0 {
+		parts = append(parts, "similarity "+twoDecimals(sc.Similarity))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// twoDecimals formats v with two decimals; a positive v too small to show
+// is "<0.01" rather than 0.00 or an exponent.
+func twoDecimals(v float64) string {
+	if v > 0 && v < 0.005 {
+		return "<0.01"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }

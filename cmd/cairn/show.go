@@ -25,12 +25,9 @@ func runShow(ctx context.Context, e *env, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usagef(c.name, "expected one message ID")
-	}
-	id, err := strconv.ParseInt(pos[0], 10, 64)
-	if err != nil || id <= 0 {
-		return &engine.InvalidError{Field: "id", Rule: fmt.Sprintf("must be a positive integer, got %q", pos[0])}
+	id, err := messageIDArg(c, pos)
+	if err != nil {
+		return err
 	}
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
 		m, err := eng.GetMessage(ctx, id)
@@ -58,4 +55,16 @@ func runShow(ctx context.Context, e *env, c *command, args []string) error {
 		fmt.Fprintf(w, "content hash: %s\n\n%s\n", m.ContentHash, m.Content)
 		return nil
 	})
+}
+
+// messageIDArg is the one message ID argument of commands like show.
+func messageIDArg(c *command, pos []string) (int64, error) {
+	if len(pos) != 1 {
+		return 0, usagef(c.name, "expected one message ID")
+	}
+	id, err := strconv.ParseInt(pos[0], 10, 64)
+	if err != nil || id <= 0 {
+		return 0, &engine.InvalidError{Field: "id", Rule: fmt.Sprintf("must be a positive integer, got %q", pos[0])}
+	}
+	return id, nil
 }

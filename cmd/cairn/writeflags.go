@@ -26,14 +26,14 @@ type writeFlags struct {
 
 func (w *writeFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&w.project, "project", "", "the writer's project `ID`")
-	fs.Var(&w.confidence, "confidence", "confidence from 0 to 1 (default 0.5)")
+	fs.Var(&w.confidence, "confidence", "confidence `X` from 0 to 1 (default 0.5)")
 	fs.StringVar(&w.typ, "type", "", "message `TYPE`: reflection, decision, pattern, policy, message or your own")
-	fs.StringVar(&w.meta, "meta", "", "metadata as a JSON object")
+	fs.StringVar(&w.meta, "meta", "", "metadata as a `JSON` object")
 	fs.StringVar(&w.metaFile, "meta-file", "", "read the metadata JSON object from `FILE`")
-	fs.Var(&w.files, "file", "breadcrumb: a file the knowledge is about")
-	fs.Var(&w.commits, "commit", "breadcrumb: a commit")
-	fs.Var(&w.issues, "issue", "breadcrumb: an issue")
-	fs.Var(&w.prs, "pr", "breadcrumb: a pull request")
+	fs.Var(&w.files, "file", "breadcrumb: a `FILE` the knowledge is about")
+	fs.Var(&w.commits, "commit", "breadcrumb: a `COMMIT`")
+	fs.Var(&w.issues, "issue", "breadcrumb: an `ISSUE`")
+	fs.Var(&w.prs, "pr", "breadcrumb: a pull request `PR`")
 }
 
 // metadata returns the metadata JSON from --meta or --meta-file.

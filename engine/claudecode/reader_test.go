@@ -78,8 +78,8 @@ func TestFixtureTree(t *testing.T) {
 			t.Errorf("session %s: read %d records, fixture wrote %d", s.ID, perSession[s.ID], s.Records)
 		}
 	}
-	if redactions.Counts["github-token"] != 2 { // tool_result content and toolUseResult.stdout
-		t.Errorf("redactions = %v, want github-token=2", redactions)
+	if redactions.Counts["github-pat"] != 2 { // tool_result content and toolUseResult.stdout
+		t.Errorf("redactions = %v, want github-pat=2", redactions)
 	}
 	for _, typ := range []string{"user", "assistant", "system", "summary"} {
 		if types[typ] == 0 {

@@ -2,22 +2,38 @@
 //
 // A Redactor holds an ordered set of rules. Each rule is a regular
 // expression (RE2, so matching is linear in the input and cannot blow up on
-// adversarial text), an optional capture group naming the part to hide, and an
-// optional validator (the Luhn check for card numbers, a character-mix check
-// for sk- keys). Every matched span is replaced by a marker naming the rule,
-// for example "[REDACTED:github-token]", and the number of replacements per
-// rule is returned with the result so callers can report it.
+// adversarial text) and the part of the match to hide. Every hidden span is
+// replaced by a marker naming the rule, for example
+// "[REDACTED:github-pat]", and the number of replacements per rule is
+// returned with the result so callers can report it.
 //
-// The default rules are on unless disabled by name: private key blocks, AWS
-// access key ids and secret keys, GCP API keys and service-account key ids,
-// GitHub tokens, Slack tokens and webhooks, OpenAI/Anthropic-style "sk-" keys,
-// Stripe live keys, JWTs and passwords embedded in URLs. Optional rules
-// (emails, card numbers, password assignments) are off unless enabled by name.
-// Callers may add their own rules.
+// Most rules are data: gitleaks' default rule set (rules/gitleaks.toml,
+// MIT-licensed, embedded unchanged; see rules/README.md to update it). A
+// data rule runs only on text containing one of its keywords (found for all
+// rules in one pass over the text); when every match of its pattern starts
+// with a keyword (most rules, once the lazy "name before the keyword" lead
+// that never changes the secret is dropped), the pattern runs anchored at
+// the keyword's occurrences instead of scanning the text; its patterns
+// compile on first use. Its secret is the rule's secretGroup, else its first
+// non-empty capture group, else the whole match; a secret less random than
+// the rule's entropy, or allowlisted (the file's global and per-rule
+// regexes and stop words; path and commit conditions do not apply to text)
+// is kept. generic-api-key is off unless enabled: in transcripts of code it
+// hides too much that is not a secret.
+//
+// cairn's own rules cover what the data does not: private-key (first, so a
+// whole key block, also truncated or with escaped newlines, becomes one
+// marker; it replaces the data's rule of the same name), aws-secret-key,
+// gcp-service-account, openai-key (any sk- key) and url-password, all on;
+// email, card-number (Luhn-checked) and password-assignment, off unless
+// enabled. Rule names of earlier versions (github-token, slack-token,
+// aws-access-key, stripe-key) still select the data rules that replaced
+// them. Callers may add their own rules.
 //
 // Redaction is idempotent: redacting already redacted text returns it
 // unchanged and counts nothing, so re-importing exported data is stable.
 //
-// A Redactor is immutable after New and safe for concurrent use.
+// A Redactor is safe for concurrent use. The parsed rule data is shared by
+// every Redactor of the process and never changes after it is built.
 // This package imports nothing from the project.
 package redact

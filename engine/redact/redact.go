@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -45,7 +46,9 @@ type Options struct {
 	// Disable turns off built-in rules by name (default or enabled ones).
 	Disable []string
 	// Enable turns on optional built-in rules by name ("email",
-	// "card-number", "password-assignment").
+	// "card-number", "password-assignment", "generic-api-key"); names of
+	// earlier versions (github-token, slack-token, ...) select the rules
+	// that replaced them.
 	Enable []string
 	// Custom rules run after the built-in ones, in order.
 	Custom []Rule
@@ -63,11 +66,15 @@ type rule struct {
 	quick []string
 	left  bool // see builtin.left
 	fold  bool // quick match is case-insensitive
+	first bool // runs before the rule data
 }
 
 // Redactor replaces secrets in text. It is safe for concurrent use.
 type Redactor struct {
-	rules []rule
+	rules      []rule // cairn's own and custom rules
+	selectData func(*ruleSet) []*dataRule
+	dataOnce   sync.Once
+	dataSel    *dataRules
 }
 
 // Report counts redactions per rule name.
@@ -139,12 +146,6 @@ func builtins() []builtin {
 			quick:   []string{"PRIVATE KEY"},
 		},
 		{
-			info:    RuleInfo{"aws-access-key", "AWS access key ids (AKIA..., ASIA..., 20 characters)", true},
-			pattern: `(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b`,
-			left:    true,
-			quick:   []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
-		},
-		{
 			info:    RuleInfo{"aws-secret-key", "AWS secret access keys (40 characters) next to an aws_secret_access_key / SecretAccessKey label", true},
 			pattern: `(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s*[:=]\s*["']?([A-Za-z0-9/+=]{40})\b`,
 			group:   1,
@@ -152,28 +153,10 @@ func builtins() []builtin {
 			fold:    true,
 		},
 		{
-			info:    RuleInfo{"gcp-api-key", "Google API keys (AIza + 35 characters)", true},
-			pattern: `AIza[0-9A-Za-z_\-]{35}`,
-			left:    true,
-			quick:   []string{"AIza"},
-		},
-		{
 			info:    RuleInfo{"gcp-service-account", "private_key_id of GCP service-account key files (the key itself is caught by private-key)", true},
 			pattern: `"private_key_id"\s*:\s*"([0-9a-f]{40})"`,
 			group:   1,
 			quick:   []string{"private_key_id"},
-		},
-		{
-			info:    RuleInfo{"github-token", "GitHub tokens: ghp_, gho_, ghu_, ghs_, ghr_ and fine-grained github_pat_", true},
-			pattern: `(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b`,
-			left:    true,
-			quick:   []string{"gh", "github_pat_"},
-		},
-		{
-			info:    RuleInfo{"slack-token", "Slack tokens (xoxb-, xoxp-, xoxa-, xoxo-, xoxs-, xoxr-, xoxe-) and incoming webhook URLs", true},
-			pattern: `xox[abposre](?:\.[A-Za-z0-9-]+)?-[A-Za-z0-9-]{10,250}\b|https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_-]{20,}`,
-			left:    true,
-			quick:   []string{"xox", "hooks.slack.com"},
 		},
 		{
 			info:    RuleInfo{"openai-key", "OpenAI-style secret keys: sk-, sk-proj-, sk-svcacct-, sk-ant-... (mixed case and digits, 20+ characters)", true},
@@ -196,18 +179,6 @@ func builtins() []builtin {
 				}
 				return up && low && dig
 			},
-		},
-		{
-			info:    RuleInfo{"stripe-key", "Stripe live secret and restricted keys (sk_live_, rk_live_)", true},
-			pattern: `[rs]k_live_[A-Za-z0-9]{20,}\b`,
-			left:    true,
-			quick:   []string{"k_live_"},
-		},
-		{
-			info:    RuleInfo{"jwt", "JSON Web Tokens (three base64url parts, header and payload starting with eyJ)", true},
-			pattern: `eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{10,}`,
-			left:    true,
-			quick:   []string{"eyJ"},
 		},
 		{
 			info:    RuleInfo{"url-password", "passwords in URLs (scheme://user:PASSWORD@host); only the password is replaced", true},
@@ -233,14 +204,49 @@ func builtins() []builtin {
 	}
 }
 
-// BuiltinRules lists the built-in rules in the order they run.
+// aliases are rule names of earlier cairn versions that the rule data now
+// covers, accepted in Options.Enable and Options.Disable.
+func aliases(set *ruleSet) map[string][]string {
+	al := map[string][]string{
+		"aws-access-key": {"aws-access-token"},
+		"github-token":   {"github-pat", "github-oauth", "github-app-token", "github-refresh-token", "github-fine-grained-pat"},
+		"stripe-key":     {"stripe-access-token"},
+	}
+	for _, r := range set.rules {
+		if strings.HasPrefix(r.info.Name, "slack-") {
+			al["slack-token"] = append(al["slack-token"], r.info.Name)
+		}
+	}
+	return al
+}
+
+// BuiltinRules lists the built-in rules in the order they run: cairn's own
+// private-key rule, the rule data (gitleaks' default rules, less the ones
+// cairn's own replace), then cairn's other own rules.
 func BuiltinRules() []RuleInfo {
-	bs := builtins()
-	out := make([]RuleInfo, len(bs))
-	for i, b := range bs {
-		out[i] = b.info
+	var out []RuleInfo
+	own := builtins()
+	out = append(out, own[0].info)
+	if set, err := loadRuleSet(); err == nil {
+		for _, r := range set.rules {
+			if !ownName(own, r.info.Name) {
+				out = append(out, r.info)
+			}
+		}
+	}
+	for _, b := range own[1:] {
+		out = append(out, b.info)
 	}
 	return out
+}
+
+func ownName(own []builtin, name string) bool {
+	for _, b := range own {
+		if b.info.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // validRuleName reports whether s is 1-64 lower-case letters, digits and
@@ -259,42 +265,76 @@ func validRuleName(s string) bool {
 	return true
 }
 
-// New builds a Redactor from opts, which it copies and validates.
+// New builds a Redactor from opts, which it copies and validates. The rule
+// data is parsed when opts names rules (to check the names) or on the
+// first Redact; its patterns compile when a text first contains one of
+// their keywords.
 func New(opts Options) (*Redactor, error) {
 	bs := builtins()
-	known := make(map[string]bool, len(bs))
-	for _, b := range bs {
-		known[b.info.Name] = true
-	}
-	enable := make(map[string]bool)
-	for _, n := range opts.Enable {
-		if !known[n] {
-			return nil, fmt.Errorf("%w: enable: unknown built-in rule %q", ErrInvalidRule, n)
-		}
-		enable[n] = true
-	}
-	disable := make(map[string]bool)
-	for _, n := range opts.Disable {
-		if !known[n] {
-			return nil, fmt.Errorf("%w: disable: unknown built-in rule %q", ErrInvalidRule, n)
-		}
-		disable[n] = true
-	}
 	r := &Redactor{}
-	for _, b := range bs {
+	needData := len(opts.Enable)+len(opts.Disable)+len(opts.Custom) > 0
+	var set *ruleSet
+	var al map[string][]string
+	if needData {
+		var err error
+		if set, err = loadRuleSet(); err != nil {
+			return nil, err
+		}
+		al = aliases(set)
+	}
+	known := func(n string) bool {
+		if ownName(bs, n) {
+			return true
+		}
+		_, isData := set.byID[n]
+		_, isAlias := al[n]
+		return isData || isAlias
+	}
+	expand := func(names []string, what string) (map[string]bool, error) {
+		m := make(map[string]bool)
+		for _, n := range names {
+			if !known(n) {
+				return nil, fmt.Errorf("%w: %s: unknown built-in rule %q", ErrInvalidRule, what, n)
+			}
+			m[n] = true
+			for _, a := range al[n] {
+				m[a] = true
+			}
+		}
+		return m, nil
+	}
+	enable, err := expand(opts.Enable, "enable")
+	if err != nil {
+		return nil, err
+	}
+	disable, err := expand(opts.Disable, "disable")
+	if err != nil {
+		return nil, err
+	}
+	for i, b := range bs {
 		on := (b.info.Default && !opts.None) || enable[b.info.Name]
 		if !on || disable[b.info.Name] {
 			continue
 		}
 		re := regexp.MustCompile(b.pattern)
-		r.rules = append(r.rules, rule{name: b.info.Name, re: re, group: b.group, validate: b.validate, quick: b.quick, fold: b.fold, left: b.left})
+		r.rules = append(r.rules, rule{name: b.info.Name, re: re, group: b.group, validate: b.validate, quick: b.quick, fold: b.fold, left: b.left, first: i == 0})
+	}
+	r.selectData = func(set *ruleSet) []*dataRule {
+		var out []*dataRule
+		for _, d := range set.rules {
+			on := (d.info.Default && !opts.None) || enable[d.info.Name]
+			if on && !disable[d.info.Name] && !ownName(bs, d.info.Name) {
+				out = append(out, d)
+			}
+		}
+		return out
 	}
 	seen := make(map[string]bool)
 	for _, c := range opts.Custom {
 		if !validRuleName(c.Name) {
 			return nil, fmt.Errorf("%w: custom rule name %q: want lower-case letters, digits and '-'", ErrInvalidRule, c.Name)
 		}
-		if known[c.Name] || seen[c.Name] {
+		if known(c.Name) || seen[c.Name] {
 			return nil, fmt.Errorf("%w: custom rule name %q is already used", ErrInvalidRule, c.Name)
 		}
 		seen[c.Name] = true
@@ -313,11 +353,34 @@ func New(opts Options) (*Redactor, error) {
 	return r, nil
 }
 
+// data returns the Redactor's data rules, selecting them on first use.
+func (r *Redactor) data() *dataRules {
+	r.dataOnce.Do(func() {
+		set, err := loadRuleSet()
+		if err != nil { // the embedded data parses (tested); nothing to run otherwise
+			r.dataSel = &dataRules{set: &ruleSet{}}
+			return
+		}
+		r.dataSel = newDataRules(set, r.selectData(set))
+	})
+	return r.dataSel
+}
+
 // Rules returns the names of the active rules in the order they run.
 func (r *Redactor) Rules() []string {
-	out := make([]string, len(r.rules))
-	for i, ru := range r.rules {
-		out[i] = ru.name
+	var out []string
+	for _, ru := range r.rules {
+		if ru.first {
+			out = append(out, ru.name)
+		}
+	}
+	for _, d := range r.data().rules {
+		out = append(out, d.info.Name)
+	}
+	for _, ru := range r.rules {
+		if !ru.first {
+			out = append(out, ru.name)
+		}
 	}
 	return out
 }
@@ -329,9 +392,18 @@ func (r *Redactor) Redact(s string) (string, Report) {
 	if r == nil {
 		return s, rep
 	}
+	s = r.redactOwn(s, true, &rep)
+	s = r.data().redact(s, &rep)
+	s = r.redactOwn(s, false, &rep)
+	return s, rep
+}
+
+// redactOwn runs cairn's own rules: the ones that run before the rule data
+// (first), or the rest.
+func (r *Redactor) redactOwn(s string, first bool, rep *Report) string {
 	for i := range r.rules {
 		ru := &r.rules[i]
-		if !ru.mayMatch(s) {
+		if ru.first != first || !ru.mayMatch(s) {
 			continue
 		}
 		var n int
@@ -343,7 +415,7 @@ func (r *Redactor) Redact(s string) (string, Report) {
 			rep.Counts[ru.name] += n
 		}
 	}
-	return s, rep
+	return s
 }
 
 func (ru *rule) mayMatch(s string) bool {
@@ -362,9 +434,8 @@ func (ru *rule) mayMatch(s string) bool {
 }
 
 func (ru *rule) apply(s string) (string, int) {
-	var b strings.Builder
-	last, n := 0, 0
-	marker := Marker(ru.name)
+	var spans []span
+	last := 0
 	for pos := 0; pos <= len(s); {
 		loc := ru.re.FindStringSubmatchIndex(s[pos:])
 		if loc == nil {
@@ -387,23 +458,37 @@ func (ru *rule) apply(s string) (string, int) {
 			continue
 		}
 		start, end = start+mStart-loc[0], end+mStart-loc[0]
-		span := s[start:end]
-		if start < last || strings.HasPrefix(span, markerPrefix) {
+		sp := s[start:end]
+		if start < last || strings.HasPrefix(sp, markerPrefix) {
 			continue // overlaps a replaced span, or already redacted
 		}
-		if ru.validate != nil && !ru.validate(span) {
+		if ru.validate != nil && !ru.validate(sp) {
 			continue
 		}
-		b.WriteString(s[last:start])
-		b.WriteString(marker)
+		spans = append(spans, span{start, end})
 		last = end
-		n++
 	}
-	if n == 0 {
+	return replaceSpans(s, Marker(ru.name), spans)
+}
+
+// span is a byte range [start, end) of a text.
+type span struct{ start, end int }
+
+// replaceSpans replaces the ascending, disjoint spans of s by marker and
+// returns the result and the number of spans.
+func replaceSpans(s, marker string, spans []span) (string, int) {
+	if len(spans) == 0 {
 		return s, 0
 	}
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		b.WriteString(s[last:sp.start])
+		b.WriteString(marker)
+		last = sp.end
+	}
 	b.WriteString(s[last:])
-	return b.String(), n
+	return b.String(), len(spans)
 }
 
 func isWordByte(c byte) bool {

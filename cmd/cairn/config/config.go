@@ -133,8 +133,8 @@ type Import struct {
 // Redaction configures the redactor.
 type Redaction struct {
 	Enabled bool         `toml:"enabled" comment:"false stores text as it is (not recommended)."`
-	Enable  []string     `toml:"enable" comment:"Optional built-in rules to turn on: email, card-number, password-assignment."`
-	Disable []string     `toml:"disable" comment:"Built-in rules to turn off, e.g. [\"jwt\"]."`
+	Enable  []string     `toml:"enable" comment:"Optional built-in rules to turn on: email, card-number, password-assignment, generic-api-key."`
+	Disable []string     `toml:"disable" comment:"Built-in rules to turn off by name (gitleaks rule ids such as \"jwt\", or cairn's own: private-key, aws-secret-key, gcp-service-account, openai-key, url-password)."`
 	Custom  []CustomRule `toml:"custom" comment:"Extra rules: name, pattern (RE2), group (0 = whole match)."`
 }
 
@@ -170,13 +170,14 @@ type Policy struct {
 type GC struct {
 	Schedule Duration `toml:"schedule" comment:"How often cairn serve runs gc; \"0\" = never."`
 	Vacuum   bool     `toml:"vacuum" comment:"Reclaim disk space after deleting (VACUUM), so deleted text leaves the disk."`
+	MaxBytes int64    `toml:"max_bytes" comment:"Size quota of the data dir in bytes; gc deletes the oldest sessions, then the oldest messages (never pinned ones, decisions, policies) to fit. 0 = none."`
 }
 
 // Export configures session exports.
 type Export struct {
 	Dir        string   `toml:"dir" comment:"Default output folder; \"\" = ./cairn-export."`
 	Formats    []string `toml:"formats" comment:"jsonl and/or md."`
-	Continuous bool     `toml:"continuous" comment:"cairn serve re-exports sessions that change into dir."`
+	Continuous bool     `toml:"continuous" comment:"Keep dir in step: cairn serve re-exports the channels and sessions that change, CLI writes the channels they change."`
 }
 
 // Default returns the built-in defaults.
@@ -366,9 +367,11 @@ func (c Config) Policies() []engine.RetentionPolicy {
 // form.
 func (c Config) GCOptions() engine.GCOptions {
 	return engine.GCOptions{
-		Policies:      c.Policies(),
-		SessionMaxAge: time.Duration(c.Retention.SessionMaxAge),
-		NoVacuum:      !c.GC.Vacuum,
+		Policies:        c.Policies(),
+		SessionMaxAge:   time.Duration(c.Retention.SessionMaxAge),
+		ExcludeSessions: c.Import.Exclude,
+		MaxBytes:        c.GC.MaxBytes,
+		NoVacuum:        !c.GC.Vacuum,
 	}
 }
 

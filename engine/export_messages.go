@@ -1,0 +1,235 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// MessagesDir is the folder, inside an export folder, of the per-channel
+// message files.
+const MessagesDir = "messages"
+
+// MessageExportOptions select what ExportMessages writes.
+type MessageExportOptions struct {
+	// Channels lists channel ids; empty means every channel with messages
+	// or a description.
+	Channels []string
+	// Formats: FormatJSONL and/or FormatMarkdown; empty means both.
+	Formats []string
+	// OutDir is the export folder; files go to OutDir/messages/
+	// {channel}.jsonl and .md, the channel id with ':' and '/' written as
+	// %3A and %2F (ChannelFileName).
+	OutDir string
+	// Progress is called after each channel.
+	Progress func(Progress)
+}
+
+// ChannelFileName is the file name (without extension) of a channel's
+// export: the id with every byte other than letters, digits, '.', '_' and
+// '-' percent-encoded, so it is a valid file name on every platform and
+// never leaves its folder.
+func ChannelFileName(id string) string {
+	var b strings.Builder
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.' && i > 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+// ExportMessages writes the messages of the selected channels, one JSONL
+// and/or Markdown file per channel, each atomically (WriteFileAtomic). The
+// JSONL is what ImportMessages reads back: a channel line (plain channels:
+// name, description, project) and then the channel's messages in id order.
+func (e *Engine) ExportMessages(ctx context.Context, opts MessageExportOptions) ([]ExportedFile, error) {
+	if opts.OutDir == "" {
+		return nil, invalid("out", "must name an output folder")
+	}
+	formats, err := checkFormats(opts.Formats)
+	if err != nil {
+		return nil, err
+	}
+	var chans []Channel
+	if len(opts.Channels) == 0 {
+		all, err := e.ListChannels(ctx, Scope{})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range all {
+			if c.MessageCount > 0 || c.Description != "" {
+				chans = append(chans, c)
+			}
+		}
+	} else {
+		for _, id := range opts.Channels {
+			c, err := e.GetChannel(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			chans = append(chans, c)
+		}
+	}
+	if len(chans) == 0 {
+		return nil, nil
+	}
+	out, err := filepath.Abs(filepath.Join(opts.OutDir, MessagesDir))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("engine: export: %w", err)
+	}
+	var files []ExportedFile
+	for i, c := range chans {
+		msgs, err := e.channelMessages(ctx, c.ID)
+		if err != nil {
+			return files, err
+		}
+		for _, f := range formats {
+			var buf bytes.Buffer
+			if f == FormatJSONL {
+				err = writeChannelJSONL(&buf, c, msgs)
+			} else {
+				err = writeChannelMarkdown(&buf, c, msgs)
+			}
+			if err != nil {
+				return files, err
+			}
+			name := filepath.Join(out, ChannelFileName(c.ID)+"."+f)
+			if err := WriteFileAtomic(name, buf.Bytes(), 0o644); err != nil {
+				return files, err
+			}
+			files = append(files, ExportedFile{Channel: c.ID, Format: f, Path: name, Bytes: int64(buf.Len())})
+		}
+		if opts.Progress != nil {
+			opts.Progress(Progress{Done: int64(i + 1), Total: int64(len(chans)), Item: c.ID})
+		}
+	}
+	return files, nil
+}
+
+func checkFormats(formats []string) ([]string, error) {
+	if len(formats) == 0 {
+		return []string{FormatJSONL, FormatMarkdown}, nil
+	}
+	for _, f := range formats {
+		if f != FormatJSONL && f != FormatMarkdown {
+			return nil, invalid("format", "must be jsonl or md, got %q", f)
+		}
+	}
+	return formats, nil
+}
+
+// channelMessages returns every message of a channel in id order.
+func (e *Engine) channelMessages(ctx context.Context, channel string) ([]Message, error) {
+	rows, err := e.r.QueryContext(ctx, "SELECT id FROM messages WHERE channel_id = ? ORDER BY id", channel)
+	if err != nil {
+		return nil, fmt.Errorf("engine: export: %w", classify(err))
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, classify(err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, classify(err)
+	}
+	var out []Message
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		ms, err := e.GetMessages(ctx, ids[:n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ms...)
+		ids = ids[n:]
+	}
+	return out, nil
+}
+
+// exportChannelLine and exportMessageLine are the JSONL records; their field
+// names are among those ImportMessages accepts.
+type exportChannelLine struct {
+	Kind        string `json:"kind"`
+	ID          string `json:"id"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	ProjectID   string `json:"project_id,omitempty"`
+}
+
+type exportMessageLine struct {
+	ChannelID       string          `json:"channel_id"`
+	SenderID        string          `json:"sender_id"`
+	SenderProjectID string          `json:"sender_project_id,omitempty"`
+	Content         string          `json:"content"`
+	Confidence      float64         `json:"confidence"`
+	MessageType     string          `json:"message_type"`
+	Metadata        json.RawMessage `json:"metadata,omitempty"`
+	CreatedAt       string          `json:"created_at"`
+}
+
+func writeChannelJSONL(w io.Writer, c Channel, msgs []Message) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	if c.ChannelType == ChannelPlain {
+		l := exportChannelLine{Kind: "channel", ID: c.ID, Description: c.Description, ProjectID: c.ProjectID}
+		if c.Name != c.ID {
+			l.Name = c.Name
+		}
+		if err := enc.Encode(l); err != nil {
+			return err
+		}
+	}
+	for _, m := range msgs {
+		md := m.Metadata
+		if bytes.Equal(bytes.TrimSpace(md), []byte("{}")) {
+			md = nil
+		}
+		if err := enc.Encode(exportMessageLine{ChannelID: m.ChannelID, SenderID: m.SenderID, SenderProjectID: m.SenderProjectID,
+			Content: m.Content, Confidence: m.Confidence, MessageType: m.MessageType, Metadata: md,
+			CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339Nano)}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeChannelMarkdown writes a channel for people: its description, then
+// one heading per message (id, sender, type, time) and the text as written.
+func writeChannelMarkdown(w io.Writer, c Channel, msgs []Message) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Channel %s\n\n", mdEscape(c.ID))
+	if c.Description != "" {
+		fmt.Fprintf(&b, "%s\n\n", mdEscape(c.Description))
+	}
+	if c.ProjectID != "" {
+		fmt.Fprintf(&b, "- Project: `%s`\n", c.ProjectID)
+	}
+	fmt.Fprintf(&b, "- Messages: %d\n", len(msgs))
+	for _, m := range msgs {
+		fmt.Fprintf(&b, "\n## #%d · %s · %s · %s\n\n", m.ID, mdEscape(m.SenderID), mdEscape(m.MessageType), mdTime(m.CreatedAt))
+		if m.Confidence != DefaultConfidence {
+			fmt.Fprintf(&b, "_confidence %.2f_\n\n", m.Confidence)
+		}
+		b.WriteString(strings.TrimRight(m.Content, "\n"))
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
