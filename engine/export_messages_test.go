@@ -51,7 +51,8 @@ func TestExportMessagesRoundTrip(t *testing.T) {
 		}
 	}
 
-	dst, _ := openTest(t, engine.Options{})
+	dst, dclk := openTest(t, engine.Options{})
+	dclk.Set(time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC))
 	for _, f := range files {
 		if f.Format != engine.FormatJSONL {
 			continue

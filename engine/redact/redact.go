@@ -153,6 +153,16 @@ func builtins() []builtin {
 			fold:    true,
 		},
 		{
+			// gitleaks' aws-access-token lets ids ending in EXAMPLE through
+			// (they are AWS's documentation keys); in agent memory a reader
+			// cannot tell a pasted example from a real id, so cairn
+			// redacts every id of the AWS form.
+			info:    RuleInfo{"aws-access-key-id", "AWS access key ids (AKIA..., ASIA..., 20 characters), documentation examples included", true},
+			pattern: `(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b`,
+			left:    true,
+			quick:   []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T"},
+		},
+		{
 			info:    RuleInfo{"gcp-service-account", "private_key_id of GCP service-account key files (the key itself is caught by private-key)", true},
 			pattern: `"private_key_id"\s*:\s*"([0-9a-f]{40})"`,
 			group:   1,
