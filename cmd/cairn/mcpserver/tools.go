@@ -168,6 +168,7 @@ func (s *Server) addTools(searchSchema *jsonschema.Schema) {
 		Description: "List channels with their message counts.",
 	}, s.listChannels)
 	s.addAdminTools()
+	s.addUnreadTools()
 
 }
 
