@@ -211,36 +211,28 @@ func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs) (string,
 	if v, ok := md["breadcrumbs"]; ok {
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return "", false, invalid("metadata.breadcrumbs", "must be an object of string arrays (files, commits, issues, prs), got %s", jsonKind(v))
+			return "", false, invalid("metadata.breadcrumbs", "must be an object of string arrays by kind (files, commits, issues, prs, modified_files, ...), got %s", jsonKind(v))
 		}
 		for k, list := range obj {
-			var dst *[]string
-			switch k {
-			case "files":
-				dst = &stored.Files
-			case "commits":
-				dst = &stored.Commits
-			case "issues":
-				dst = &stored.Issues
-			case "prs":
-				dst = &stored.PRs
-			default:
-				return "", false, invalid("metadata.breadcrumbs."+k, "unknown breadcrumb kind: use files, commits, issues or prs")
+			if !breadcrumbKindRE.MatchString(k) {
+				return "", false, invalid("metadata.breadcrumbs."+k, "a breadcrumb kind is a letter then letters, digits, _ or - (at most 64)")
 			}
 			arr, ok := list.([]any)
 			if !ok {
 				return "", false, invalid("metadata.breadcrumbs."+k, "must be an array of strings, got %s", jsonKind(list))
 			}
+			vals := make([]string, 0, len(arr))
 			for _, item := range arr {
 				switch s := item.(type) {
 				case string:
-					*dst = append(*dst, s)
+					vals = append(vals, s)
 				case json.Number:
-					*dst = append(*dst, s.String())
+					vals = append(vals, s.String())
 				default:
 					return "", false, invalid("metadata.breadcrumbs."+k, "must be an array of strings, got an element of type %s", jsonKind(item))
 				}
 			}
+			stored.set(k, vals)
 		}
 	}
 	merged := Breadcrumbs{
@@ -249,15 +241,16 @@ func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs) (string,
 		Issues:  mergeStrings("breadcrumbs.issues", stored.Issues, bc.Issues),
 		PRs:     mergeStrings("breadcrumbs.prs", stored.PRs, bc.PRs),
 	}
-	for _, l := range [][]string{merged.Files, merged.Commits, merged.Issues, merged.PRs} {
-		for _, s := range l {
-			if strings.TrimSpace(s) == "" {
-				return "", false, invalid("breadcrumbs", "must not contain empty strings")
+	for _, o := range []map[string][]string{stored.Other, bc.Other} {
+		for k := range o {
+			if !breadcrumbKindRE.MatchString(k) {
+				return "", false, invalid("breadcrumbs."+k, "a breadcrumb kind is a letter then letters, digits, _ or - (at most 64)")
 			}
-			if !utf8.ValidString(s) {
-				return "", false, invalid("breadcrumbs", "must be valid UTF-8")
-			}
+			merged.set(k, mergeStrings("breadcrumbs."+k, stored.Other[k], bc.Other[k]))
 		}
+	}
+	if err := merged.check(); err != nil {
+		return "", false, err
 	}
 	if merged.Empty() {
 		delete(md, "breadcrumbs")
