@@ -2,7 +2,9 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
@@ -242,4 +244,28 @@ func (b Breadcrumbs) check() error {
 		}
 	}
 	return nil
+}
+
+// MessagesWithBreadcrumbs returns up to limit messages that have
+// breadcrumbs and an id above afterID, in id order: a page of a walk over
+// every such message (cairn check --breadcrumbs). limit 0 means
+// DefaultLimit.
+func (e *Engine) MessagesWithBreadcrumbs(ctx context.Context, afterID int64, limit int) ([]Message, error) {
+	limit, err := checkLimit(limit)
+	if err != nil {
+		return nil, err
+	}
+	if limit == 0 {
+		limit = DefaultLimit
+	}
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id > ? AND m.has_breadcrumbs = 1 ORDER BY m.id LIMIT ?", afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("engine: messages with breadcrumbs: %w", err)
+	}
+	return ms, nil
 }
