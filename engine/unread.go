@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -127,7 +128,8 @@ func (e *Engine) Unread(ctx context.Context, req UnreadRequest) (Unread, error) 
 	// The lower bound every message of the scope is above: the cursors
 	// that cover all of it. It lets SQLite start at that id.
 	bounds := []string{""}
-	cond, args := unreadSQL("m", req.Agent)
+	var scopeCond string
+	var scopeArgs []any
 	switch {
 	case req.Channel != "":
 		var project string
@@ -142,12 +144,10 @@ func (e *Engine) Unread(ctx context.Context, req UnreadRequest) (Unread, error) 
 		if project != "" {
 			bounds = append(bounds, "project:"+project)
 		}
-		cond += " AND m.channel_id = ?"
-		args = append(args, req.Channel)
+		scopeCond, scopeArgs = " AND m.channel_id = ?", []any{req.Channel}
 	case req.Project != "":
 		bounds = append(bounds, scope)
-		cond += " AND m.channel_id IN (SELECT id FROM channels WHERE project_id = ?)"
-		args = append(args, req.Project)
+		scopeCond, scopeArgs = " AND m.channel_id IN (SELECT id FROM channels WHERE project_id = ?)", []any{req.Project}
 	}
 	var floor int64
 	err = tx.QueryRowContext(ctx, "SELECT coalesce(max(last_read_id), 0) FROM read_cursors WHERE agent = ? AND scope IN ("+placeholders(len(bounds))+")",
@@ -155,8 +155,28 @@ func (e *Engine) Unread(ctx context.Context, req UnreadRequest) (Unread, error) 
 	if err != nil {
 		return Unread{}, fmt.Errorf("engine: unread: %w", classify(err))
 	}
-	cond = "m.id > ? AND " + cond
-	args = append([]any{floor}, args...)
+	above, err := e.cursorsAboveTx(ctx, tx, req.Agent, floor)
+	if err != nil {
+		return Unread{}, err
+	}
+	cond := "m.id > ? AND m.sender_id <> ?" + scopeCond
+	args := append([]any{floor, req.Agent}, scopeArgs...)
+	if len(above) > maxCursorTerms {
+		c, a := unreadSQL("m", req.Agent)
+		cond, args = cond+" AND "+c, append(args, a...)
+	} else {
+		// The channel and project cursors above the floor, one term each:
+		// the few an agent has cost less than a lookup per message.
+		for _, c := range above {
+			if ch, ok := strings.CutPrefix(c.scope, "channel:"); ok {
+				cond += " AND NOT (m.channel_id = ? AND m.id <= ?)"
+				args = append(args, ch, c.id)
+			} else if p, ok := strings.CutPrefix(c.scope, "project:"); ok {
+				cond += " AND NOT (m.id <= ? AND m.channel_id IN (SELECT id FROM channels WHERE project_id = ?))"
+				args = append(args, c.id, p)
+			}
+		}
+	}
 
 	out := Unread{Agent: req.Agent, Channel: req.Channel, Project: req.Project, Messages: []Message{}}
 	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM messages m WHERE "+cond, args...).Scan(&out.Count); err != nil {
@@ -242,6 +262,33 @@ func (e *Engine) MarkRead(ctx context.Context, req MarkReadRequest) (ReadCursor,
 	}
 	cur.UpdatedAt = fromMillis(updated)
 	return cur, nil
+}
+
+// maxCursorTerms is the most cursors Unread writes into its query as
+// terms; beyond it a per-message lookup of the cursors is cheaper to plan.
+const maxCursorTerms = 64
+
+type cursorRow struct {
+	scope string
+	id    int64
+}
+
+// cursorsAboveTx returns agent's cursors above floor.
+func (e *Engine) cursorsAboveTx(ctx context.Context, tx *sql.Tx, agent string, floor int64) ([]cursorRow, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT scope, last_read_id FROM read_cursors WHERE agent = ? AND last_read_id > ? ORDER BY scope", agent, floor)
+	if err != nil {
+		return nil, fmt.Errorf("engine: unread: %w", classify(err))
+	}
+	defer rows.Close()
+	var out []cursorRow
+	for rows.Next() {
+		var c cursorRow
+		if err := rows.Scan(&c.scope, &c.id); err != nil {
+			return nil, fmt.Errorf("engine: unread: %w", classify(err))
+		}
+		out = append(out, c)
+	}
+	return out, classify(rows.Err())
 }
 
 // unreadAmong returns which of ids agent has not read (the semantic side

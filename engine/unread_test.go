@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
@@ -295,4 +296,87 @@ func TestUnreadNeverSkipsConcurrentWrites(t *testing.T) {
 	if len(seen) != len(all) {
 		t.Errorf("listed %d messages, written %d", len(seen), len(all))
 	}
+}
+
+// TestUnreadAgreesWithTheSearchFilter checks Unread (cursors as terms of
+// its query, or a lookup per message past maxCursorTerms) against the
+// search filter unread_by (always a lookup per message) after random
+// marks, for every scope.
+func TestUnreadAgreesWithTheSearchFilter(t *testing.T) {
+	ctx := context.Background()
+	seed := int64(1)
+	r := rand.New(rand.NewPCG(uint64(seed), 0))
+	t.Logf("seed %d", seed)
+	e := openDir(t, t.TempDir(), engine.Options{})
+	var channels []string
+	for i := range 80 {
+		id := fmt.Sprintf("ch%d", i)
+		project := ""
+		if i%3 == 0 {
+			project = fmt.Sprintf("p%d", i%4)
+		}
+		if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: id, Project: project}); err != nil {
+			t.Fatal(err)
+		}
+		channels = append(channels, id)
+	}
+	senders := []string{"ann", "bob", "cy"}
+	var msgs []engine.NewMessage
+	for i := range 600 {
+		msgs = append(msgs, engine.NewMessage{Channel: channels[r.IntN(len(channels))], Sender: senders[r.IntN(3)], Content: fmt.Sprintf("message %d", i)})
+	}
+	if _, err := e.StoreMessages(ctx, msgs); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step int) {
+		t.Helper()
+		for _, sc := range []engine.UnreadRequest{{}, {Project: "p0"}, {Project: "p3"}, {Channel: channels[r.IntN(len(channels))]}} {
+			sc.Agent, sc.Limit = "ann", engine.MaxLimit
+			u := unread(t, e, sc)
+			f := engine.Filter{UnreadBy: "ann"}
+			switch {
+			case sc.Channel != "":
+				f.ChannelIDs = []string{sc.Channel}
+			case sc.Project != "":
+				f.ChannelIDs = nil
+				var ids []string
+				for i, ch := range channels {
+					if i%3 == 0 && fmt.Sprintf("p%d", i%4) == sc.Project {
+						ids = append(ids, ch)
+					}
+				}
+				f.ChannelIDs = ids
+			}
+			rs, err := e.Search(ctx, engine.SearchRequest{Filter: f, Limit: engine.MaxLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := resultIDs(rs)
+			slices.Sort(want)
+			if got := ids(u.Messages); !slices.Equal(got, want) || u.Count != int64(len(want)) {
+				t.Fatalf("step %d scope %+v: unread %v (count %d), search %v", step, sc, got, u.Count, want)
+			}
+		}
+	}
+	check(0)
+	for step := 1; step <= 100; step++ {
+		req := engine.MarkReadRequest{Agent: "ann", UpTo: int64(1 + r.IntN(600))}
+		switch r.IntN(10) {
+		case 0:
+			req.UpTo = int64(1 + r.IntN(300)) // keeps channel cursors above it
+		case 1, 2:
+			req.Project = fmt.Sprintf("p%d", r.IntN(4))
+		default:
+			req.Channel = channels[r.IntN(len(channels))]
+		}
+		markRead(t, e, req)
+		if step%10 == 0 {
+			check(step)
+		}
+	}
+	// More cursors above the floor than Unread writes as terms.
+	for _, ch := range channels {
+		markRead(t, e, engine.MarkReadRequest{Agent: "ann", Channel: ch, UpTo: int64(301 + r.IntN(300))})
+	}
+	check(101)
 }
