@@ -36,6 +36,9 @@ func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 	if *breadcrumbs {
 		return runCheckBreadcrumbs(ctx, e, *repo)
 	}
+	if flagSet(fs, "repo") {
+		return usagef(c.name, "--repo goes with --breadcrumbs")
+	}
 	return e.withModelEngine(ctx, *model, forSelf, func(eng *engine.Engine) error {
 		rep, err := eng.Consistency(ctx)
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
@@ -67,4 +68,11 @@ func runCheckBreadcrumbs(ctx context.Context, e *env, repo string) error {
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -55,3 +55,10 @@ func TestCheckBreadcrumbsCommand(t *testing.T) {
 		t.Fatalf("outside a repository: exit %d %s", code, stderr)
 	}
 }
+
+func TestCheckRepoNeedsBreadcrumbs(t *testing.T) {
+	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": t.TempDir(), "CAIRN_MODEL": "none"})
+	if _, stderr, code := runCLI(t, getenv, "", "check", "--repo", "."); code != 2 || !strings.Contains(stderr, "--repo goes with --breadcrumbs") {
+		t.Fatalf("check --repo: exit %d %s", code, stderr)
+	}
+}
