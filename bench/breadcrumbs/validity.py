@@ -8,9 +8,11 @@ compares its marks with what the git binary says (git diff -M for renames
 and deletions, git show for the line ranges' text): cairn reads git with
 go-git, so this is an independent oracle.
 
-Usage: validity.py CAIRN_BINARY REPO [--commits N] [--files K]
+Usage: validity.py CAIRN_BINARY REPO [--commits N] [--files K] [--scale NOTES]
 Prints the validity rate, the check's wall time and the precision and
-recall of the stale marks (moved, changed or gone) against git.
+recall of the stale marks (moved, changed or gone) against git. With
+--scale, it then imports NOTES more notes (3 breadcrumbs each: two of the
+sampled file ranges and their commit) and times the check over all of them.
 """
 import argparse
 import json
@@ -40,6 +42,7 @@ def main():
     ap.add_argument("repo")
     ap.add_argument("--commits", type=int, default=30)
     ap.add_argument("--files", type=int, default=3)
+    ap.add_argument("--scale", type=int, default=0)
     a = ap.parse_args()
     repo = os.path.abspath(a.repo)
     head = git(repo, "rev-parse", "HEAD").stdout.strip()
@@ -128,6 +131,23 @@ def main():
     print(f"stale marks vs git: precision {prec:.3f} recall {rec:.3f} (tp {tp} fp {fp} fn {fn} tn {tn})")
     for d in disagreements[:20]:
         print("  disagree", *d)
+
+    if a.scale and crumbs:
+        path = os.path.join(data, "scale.jsonl")
+        with open(path, "w") as f:
+            for i in range(a.scale):
+                c, p1, lo1, hi1 = crumbs[i % len(crumbs)]
+                _, p2, lo2, hi2 = crumbs[(i * 7 + 3) % len(crumbs)]
+                f.write(json.dumps({"channel": "agent-notes:scale", "sender": "scale", "content": f"scale note {i}",
+                                    "breadcrumbs": {"files": [f"{p1}:{lo1}-{hi1}", f"{p2}:{lo2}-{hi2}"], "commits": [c]}}) + "\n")
+        subprocess.run([a.cairn, "import", "messages", path, "--no-embed"], env=env, check=True, capture_output=True)
+        t0 = time.perf_counter()
+        out = subprocess.run([a.cairn, "check", "--breadcrumbs", "--repo", repo, "--json"],
+                             env=env, check=True, capture_output=True, text=True).stdout
+        wall = time.perf_counter() - t0
+        rep = json.loads(out)
+        print(f"scale: {rep['messages']} notes, {rep['checked']} breadcrumbs checked in {wall:.2f} s "
+              f"({wall / max(1, rep['checked']) * 1e6:.0f} us each), validity {rep['validity_rate']:.3f}")
 
 
 if __name__ == "__main__":

@@ -55,6 +55,29 @@ type Checker struct {
 	history []dated                             // HEAD's reachable commits, oldest first (loaded once)
 	reach   map[plumbing.Hash]bool              // the same as a set
 	renames map[plumbing.Hash]map[string]string // base commit -> old path -> path at HEAD
+	lines   map[plumbing.Hash][]string          // blob -> its lines (bounded by maxCachedBlobs)
+	commits map[string]*object.Commit           // commit breadcrumb -> its commit (nil: none)
+}
+
+// maxCachedBlobs bounds the blobs whose lines a Checker keeps: notes
+// point at the same files again and again, and a blob is read and split
+// once rather than per breadcrumb.
+const maxCachedBlobs = 4096
+
+// fileLines returns f's lines, from the cache when it can.
+func (c *Checker) fileLines(f *object.File) ([]string, error) {
+	if l, ok := c.lines[f.Hash]; ok {
+		return l, nil
+	}
+	l, err := f.Lines()
+	if err != nil {
+		return nil, err
+	}
+	if len(c.lines) >= maxCachedBlobs {
+		clear(c.lines)
+	}
+	c.lines[f.Hash] = l
+	return l, nil
 }
 
 type dated struct {
@@ -71,7 +94,7 @@ func Open(dir string) (*Checker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gitcrumbs: open %s: %w", dir, err)
 	}
-	c := &Checker{repo: repo, renames: map[plumbing.Hash]map[string]string{}}
+	c := &Checker{repo: repo, renames: map[plumbing.Hash]map[string]string{}, lines: map[plumbing.Hash][]string{}, commits: map[string]*object.Commit{}}
 	if wt, err := repo.Worktree(); err == nil {
 		c.root = wt.Filesystem.Root()
 	}
@@ -120,11 +143,22 @@ func (c *Checker) loadHistory(ctx context.Context) error {
 
 // resolve returns the commit a (possibly abbreviated) hash names.
 func (c *Checker) resolve(ref string) (*object.Commit, error) {
-	h, err := c.repo.ResolveRevision(plumbing.Revision(ref))
-	if err != nil {
-		return nil, err
+	if cm, ok := c.commits[ref]; ok {
+		if cm == nil {
+			return nil, plumbing.ErrObjectNotFound
+		}
+		return cm, nil
 	}
-	return c.repo.CommitObject(*h)
+	var cm *object.Commit
+	h, err := c.repo.ResolveRevision(plumbing.Revision(ref))
+	if err == nil {
+		cm, err = c.repo.CommitObject(*h)
+	}
+	if len(c.commits) >= maxCachedBlobs {
+		clear(c.commits)
+	}
+	c.commits[ref] = cm
+	return cm, err
 }
 
 // base is the commit a message's file breadcrumbs are compared from: its
@@ -286,7 +320,7 @@ func (c *Checker) checkPath(ctx context.Context, r *Result, base *object.Commit)
 	if from == 0 {
 		return nil
 	}
-	lines, err := f.Lines()
+	lines, err := c.fileLines(f)
 	if err != nil {
 		return fmt.Errorf("gitcrumbs: read %s: %w", now, err)
 	}
@@ -305,7 +339,7 @@ func (c *Checker) checkPath(ctx context.Context, r *Result, base *object.Commit)
 	if err != nil {
 		return nil // the file is newer than the base: nothing to compare with
 	}
-	old, err := bf.Lines()
+	old, err := c.fileLines(bf)
 	if err != nil {
 		return fmt.Errorf("gitcrumbs: read %s at %s: %w", p, base.Hash, err)
 	}
