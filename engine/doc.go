@@ -83,6 +83,18 @@
 // write, or at Close when the process wrote or searched at least 64 times
 // (engine/searchstats.go).
 //
+// # Read cursors (engine/unread.go)
+//
+// read_cursors keeps, per agent, the last message id read over everything,
+// per channel and per project; a message is unread by an agent that did not
+// write it while its id is above every cursor covering it. Ids come from
+// AUTOINCREMENT inside a write transaction holding SQLite's one write lock,
+// so they grow in commit order across processes and are never reused: a
+// reader that marks read up to the largest id of one snapshot never passes
+// over a message committed later (TestUnreadNeverSkipsConcurrentWrites
+// holds it with writer processes). Cursors only move forward and never past
+// the largest id assigned.
+//
 // # Vectors and the outbox (engine/outbox.go, vectors.go, rebuild.go)
 //
 // SQLite is the source of truth; vectors follow it through a durable

@@ -375,9 +375,9 @@ func (e *Engine) semantic(ctx context.Context, r *searchRun) error {
 		return fmt.Errorf("%w: query vector has the wrong dimension", ErrDimensionMismatch)
 	}
 	r.qvec = vs[0]
-	hits, err := e.semanticSearch(ctx, set, r.qvec, r.plan.filter.where, r.plan.depth)
+	hits, err := e.nearest(ctx, r, set)
 	if err != nil {
-		return vecstoreClass(err)
+		return err
 	}
 	for i, h := range hits {
 		c := r.cands.get(h.id)
@@ -386,13 +386,47 @@ func (e *Engine) semantic(ctx context.Context, r *searchRun) error {
 	return nil
 }
 
+// nearest returns the plan's depth of nearest messages passing the
+// filter. Whether a message is unread is not in the vector metadata: a
+// search restricted to unread messages asks for four times as many
+// neighbours at a time (up to MaxLimit) and keeps the unread ones.
+func (e *Engine) nearest(ctx context.Context, r *searchRun, set VectorSet) ([]semanticHit, error) {
+	depth, agent := r.plan.depth, r.plan.filter.unreadBy
+	for k := depth; ; k = min(MaxLimit, 4*k) {
+		hits, err := e.semanticSearch(ctx, set, r.qvec, r.plan.filter.where, k)
+		if err != nil {
+			return nil, vecstoreClass(err)
+		}
+		if agent == "" {
+			return hits, nil
+		}
+		ids := make([]int64, len(hits))
+		for i, h := range hits {
+			ids[i] = h.id
+		}
+		unread, err := e.unreadAmong(ctx, agent, ids)
+		if err != nil {
+			return nil, err
+		}
+		kept := hits[:0]
+		for _, h := range hits {
+			if unread[h.id] {
+				kept = append(kept, h)
+			}
+		}
+		if len(kept) >= depth || len(hits) < k || k >= MaxLimit {
+			return kept[:min(len(kept), depth)], nil
+		}
+	}
+}
+
 // keyword is the BM25 step: it adds the best keyword hits passing the
 // filter to the candidates.
 func (e *Engine) keyword(ctx context.Context, r *searchRun) error {
 	if r.mode == ModeSemantic {
 		return nil
 	}
-	hits, q, err := e.keywordHits(ctx, fts.ParseQuery(r.query), r.plan.filter.sql, r.plan.filter.args, r.plan.depth)
+	hits, q, err := e.keywordHits(ctx, fts.ParseQuery(r.query), r.plan.filter, r.plan.depth)
 	if err != nil {
 		return err
 	}

@@ -57,10 +57,11 @@ func (e *Engine) startKeywordBuild(k *memKeywordIndex) {
 // passing the filter (SQL over alias c), best first, without snippets, and
 // the query that ranked them: q itself from the in-memory index, q without
 // its frequent terms from FTS5 (fts.Table.PruneFrequent).
-func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter string, args []any, depth int) ([]fts.Hit, fts.Query, error) {
+func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter resolved, depth int) ([]fts.Hit, fts.Query, error) {
 	// Filters depend only on the message row and its channel's type, which
-	// never change: the index may cache the rows a filter keeps.
-	req := fts.Request{Query: q, Filter: filter, Args: args, Limit: depth, NoSnippets: true, CacheFilter: true}
+	// never change, so the index may cache the rows a filter keeps; all
+	// but the unread filter, which changes as the agent's cursors move.
+	req := fts.Request{Query: q, Filter: filter.sql, Args: filter.args, Limit: depth, NoSnippets: true, CacheFilter: filter.unreadBy == ""}
 	if k := e.kw; k != nil && !k.off.Load() {
 		e.startKeywordBuild(k)
 		hits, ok, err := k.mem.Search(ctx, e.r, req)

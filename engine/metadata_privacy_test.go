@@ -20,9 +20,9 @@ func TestFaultMetadataIsRedacted(t *testing.T) {
 	e, _ := openTest(t, engine.Options{Redactor: defaultRedactor(t)})
 	aws := "AKIA" + "IOSFODNN7EXAMPLE"
 	gh := "ghp_" + "16C7e42F292c6912E7710c838347Ae178B4a"
-	bc := engine.Breadcrumbs{Files: []string{"notes/" + gh + ".txt", "main.go"}, Commits: []string{aws}}
+	bc := engine.Breadcrumbs{Files: []string{"notes/" + gh + ".txt", "main.go"}, Other: map[string][]string{"logs": {"deploy.log " + aws}}}
 	res, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "keys rotated",
-		Metadata:    json.RawMessage(`{"aws":"` + aws + `","nested":{"list":["x","token ` + gh + `"]},"n":3,"breadcrumbs":{"issues":["` + aws + `"]}}`),
+		Metadata:    json.RawMessage(`{"aws":"` + aws + `","nested":{"list":["x","token ` + gh + `"]},"n":3,"breadcrumbs":{"external_refs":["https://ci.example/run?key=` + aws + `"]}}`),
 		Breadcrumbs: bc})
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +41,7 @@ func TestFaultMetadataIsRedacted(t *testing.T) {
 	if res.Redactions == "" {
 		t.Errorf("no redactions reported for metadata secrets")
 	}
-	if bc.Files[0] != "notes/"+gh+".txt" || bc.Commits[0] != aws {
+	if bc.Files[0] != "notes/"+gh+".txt" || bc.Other["logs"][0] != "deploy.log "+aws {
 		t.Errorf("the caller's breadcrumbs were modified: %+v", bc)
 	}
 }

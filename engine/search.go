@@ -38,6 +38,8 @@ type Filter struct {
 	// message_type, word_count, has_breadcrumbs. It is evaluated in SQL on
 	// the keyword side and by vecstore on the semantic side.
 	Where json.RawMessage
+	// UnreadBy keeps the messages this agent has not read (engine/unread.go).
+	UnreadBy string
 }
 
 // SearchRequest is one search.
@@ -163,6 +165,13 @@ func (f Filter) sql(alias string, now time.Time) (string, []any, error) {
 	}
 	if err := f.whereSQL(b, now); err != nil {
 		return "", nil, err
+	}
+	if f.UnreadBy != "" {
+		if err := checkAgent("unread_by", f.UnreadBy); err != nil {
+			return "", nil, err
+		}
+		cond, args := unreadSQL(b.alias, f.UnreadBy)
+		b.add(cond, args...)
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
 		return "", nil, invalid("since/until", "since (%s) must be before until (%s)", f.Since.UTC().Format(time.RFC3339), f.Until.UTC().Format(time.RFC3339))

@@ -34,6 +34,7 @@ type SearchSpec struct {
 	HasBreadcrumbs *bool           `json:"has_breadcrumbs,omitempty" jsonschema:"only messages with (true) or without (false) breadcrumbs"`
 	MinWordCount   int             `json:"min_word_count,omitempty" jsonschema:"only messages of at least this many words"`
 	Where          json.RawMessage `json:"where,omitempty" jsonschema:"Chroma-style where filter over channel_id, channel_type, agent_name, project_id, timestamp, age_days, confidence, message_type, word_count, has_breadcrumbs"`
+	UnreadBy       string          `json:"unread_by,omitempty" jsonschema:"only messages this agent has not read yet (see get_unread)"`
 
 	// Filters and RankingProfile are the implementation plan's spelling of
 	// the same search (search_messages(query, filters, limit,
@@ -203,6 +204,7 @@ func (s SearchSpec) Request() (SearchRequest, error) {
 			ExcludeSender: s.ExcludeSender, Project: s.Project, MessageTypes: s.Types,
 			MinConfidence: s.MinConfidence, HasBreadcrumbs: s.HasBreadcrumbs,
 			MinWordCount: s.MinWordCount, Where: s.Where, MaxAge: maxAge,
+			UnreadBy: s.UnreadBy,
 		},
 	}
 	if s.Since != nil {

@@ -277,3 +277,29 @@ func BenchmarkListing(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUnread lists the oldest 50 unread messages and counts them all,
+// for an agent that read nothing (every message unread) and for one whose
+// cursor over everything is 100 messages from the end.
+func BenchmarkUnread(b *testing.B) {
+	c := getBenchCorpus(b)
+	ctx := context.Background()
+	st, err := c.e.StoreStats(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.e.MarkRead(ctx, engine.MarkReadRequest{Agent: "caught-up", UpTo: st.Messages - 100}); err != nil {
+		b.Fatal(err)
+	}
+	for _, agent := range []string{"new-reader", "caught-up"} {
+		b.Run(fmt.Sprintf("n=%d/agent=%s", benchN, agent), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.e.Unread(ctx, engine.UnreadRequest{Agent: agent, Limit: 50}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportMS(b)
+		})
+	}
+}

@@ -154,9 +154,21 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"metadata two objects", with(func(m *engine.NewMessage) { m.Metadata = json.RawMessage(`{} {}`) }), "metadata"},
 		{"metadata too big", with(func(m *engine.NewMessage) { m.Metadata = json.RawMessage(`{"a":"` + strings.Repeat("x", 200) + `"}`) }), "metadata"},
 		{"breadcrumbs not object", with(func(m *engine.NewMessage) { m.Metadata = json.RawMessage(`{"breadcrumbs": []}`) }), "metadata.breadcrumbs"},
-		{"breadcrumbs unknown kind", with(func(m *engine.NewMessage) { m.Metadata = json.RawMessage(`{"breadcrumbs": {"urls": []}}`) }), "metadata.breadcrumbs.urls"},
+		{"breadcrumb kind not a name", with(func(m *engine.NewMessage) { m.Metadata = json.RawMessage(`{"breadcrumbs": {"my urls": ["x"]}}`) }), "metadata.breadcrumbs.my urls"},
+		{"breadcrumb commit not a hash", with(func(m *engine.NewMessage) { m.Breadcrumbs.Commits = []string{"HEAD~1"} }), "breadcrumbs.commits"},
+		{"breadcrumb line range backwards", with(func(m *engine.NewMessage) { m.Breadcrumbs.Files = []string{"a.go:89-45"} }), "breadcrumbs.files"},
+		{"breadcrumb line 0", with(func(m *engine.NewMessage) { m.Breadcrumbs.Files = []string{"a.go:0"} }), "breadcrumbs.files"},
+		{"breadcrumb external ref not a URL", with(func(m *engine.NewMessage) {
+			m.Metadata = json.RawMessage(`{"breadcrumbs": {"external_refs": ["see the wiki"]}}`)
+		}), "breadcrumbs.external_refs"},
+		{"breadcrumb pull request", with(func(m *engine.NewMessage) {
+			m.Metadata = json.RawMessage(`{"breadcrumbs": {"pull_requests": ["next week"]}}`)
+		}), "breadcrumbs.pull_requests"},
+		{"breadcrumb on two lines", with(func(m *engine.NewMessage) {
+			m.Metadata = json.RawMessage(`{"breadcrumbs": {"decisions": ["a\nb"]}}`)
+		}), "breadcrumbs.decisions"},
 		{"breadcrumbs not strings", with(func(m *engine.NewMessage) { m.Metadata = json.RawMessage(`{"breadcrumbs": {"files": [{}]}}`) }), "metadata.breadcrumbs.files"},
-		{"breadcrumb empty", with(func(m *engine.NewMessage) { m.Breadcrumbs.Files = []string{" "} }), "breadcrumbs"},
+		{"breadcrumb empty", with(func(m *engine.NewMessage) { m.Breadcrumbs.Files = []string{" "} }), "breadcrumbs.files"},
 		{"channel empty", with(func(m *engine.NewMessage) { m.Channel = "" }), "channel"},
 		{"channel spaces", with(func(m *engine.NewMessage) { m.Channel = "a b" }), "channel"},
 		{"channel too long", with(func(m *engine.NewMessage) { m.Channel = strings.Repeat("c", 129) }), "channel"},

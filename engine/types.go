@@ -25,16 +25,26 @@ type Message struct {
 
 // Breadcrumbs point from a message to where its knowledge came from. They
 // are stored in the message's metadata under "breadcrumbs" as an object of
-// string arrays: {"files": [...], "commits": [...], "issues": [...], "prs": [...]}.
+// string arrays by kind: {"files": [...], "commits": [...], "issues": [...],
+// "prs": [...], "modified_files": [...], ...} (engine/breadcrumbs.go).
 type Breadcrumbs struct {
+	// Files are paths, each with an optional line range (path:45-89).
 	Files   []string `json:"files,omitempty"`
 	Commits []string `json:"commits,omitempty"`
 	Issues  []string `json:"issues,omitempty"`
 	PRs     []string `json:"prs,omitempty"`
+	// Other holds every other kind by name (BreadcrumbKinds lists those
+	// checked for form; other names are kept as given).
+	Other map[string][]string `json:"-"`
 }
 
 // Empty reports whether b has no breadcrumb.
 func (b Breadcrumbs) Empty() bool {
+	for _, l := range b.Other {
+		if len(l) > 0 {
+			return false
+		}
+	}
 	return len(b.Files) == 0 && len(b.Commits) == 0 && len(b.Issues) == 0 && len(b.PRs) == 0
 }
 

@@ -254,36 +254,28 @@ func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs, redactio
 	if v, ok := md["breadcrumbs"]; ok {
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return "", false, invalid("metadata.breadcrumbs", "must be an object of string arrays (files, commits, issues, prs), got %s", jsonKind(v))
+			return "", false, invalid("metadata.breadcrumbs", "must be an object of string arrays by kind (files, commits, issues, prs, modified_files, ...), got %s", jsonKind(v))
 		}
 		for k, list := range obj {
-			var dst *[]string
-			switch k {
-			case "files":
-				dst = &stored.Files
-			case "commits":
-				dst = &stored.Commits
-			case "issues":
-				dst = &stored.Issues
-			case "prs":
-				dst = &stored.PRs
-			default:
-				return "", false, invalid("metadata.breadcrumbs."+k, "unknown breadcrumb kind: use files, commits, issues or prs")
+			if !breadcrumbKindRE.MatchString(k) {
+				return "", false, invalid("metadata.breadcrumbs."+k, "a breadcrumb kind is a letter then letters, digits, _ or - (at most 64)")
 			}
 			arr, ok := list.([]any)
 			if !ok {
 				return "", false, invalid("metadata.breadcrumbs."+k, "must be an array of strings, got %s", jsonKind(list))
 			}
+			vals := make([]string, 0, len(arr))
 			for _, item := range arr {
 				switch s := item.(type) {
 				case string:
-					*dst = append(*dst, s)
+					vals = append(vals, s)
 				case json.Number:
-					*dst = append(*dst, s.String())
+					vals = append(vals, s.String())
 				default:
 					return "", false, invalid("metadata.breadcrumbs."+k, "must be an array of strings, got an element of type %s", jsonKind(item))
 				}
 			}
+			stored.set(k, vals)
 		}
 	}
 	merged := Breadcrumbs{
@@ -292,6 +284,19 @@ func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs, redactio
 		Issues:  mergeStrings(stored.Issues, bc.Issues),
 		PRs:     mergeStrings(stored.PRs, bc.PRs),
 	}
+	for _, o := range []map[string][]string{stored.Other, bc.Other} {
+		for k := range o {
+			if !breadcrumbKindRE.MatchString(k) {
+				return "", false, invalid("breadcrumbs."+k, "a breadcrumb kind is a letter then letters, digits, _ or - (at most 64)")
+			}
+			merged.set(k, mergeStrings(stored.Other[k], bc.Other[k]))
+		}
+	}
+	// Forms are checked on what the caller wrote: a redaction marker is no
+	// commit hash, and bad input is refused, not redacted.
+	if err := merged.check(); err != nil {
+		return "", false, err
+	}
 	if e.opts.Redactor != nil {
 		// merged's lists are fresh copies; two secrets redacted to the
 		// same marker are merged again.
@@ -299,15 +304,9 @@ func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs, redactio
 			redactStrings(e.opts.Redactor, *l, redactions)
 			*l = mergeStrings(*l, nil)
 		}
-	}
-	for _, l := range [][]string{merged.Files, merged.Commits, merged.Issues, merged.PRs} {
-		for _, s := range l {
-			if strings.TrimSpace(s) == "" {
-				return "", false, invalid("breadcrumbs", "must not contain empty strings")
-			}
-			if !utf8.ValidString(s) {
-				return "", false, invalid("breadcrumbs", "must be valid UTF-8")
-			}
+		for k, l := range merged.Other {
+			redactStrings(e.opts.Redactor, l, redactions)
+			merged.Other[k] = mergeStrings(l, nil)
 		}
 	}
 	if merged.Empty() {

@@ -200,6 +200,9 @@ type resolved struct {
 	sql   string
 	args  []any
 	where *where.Expr // the same filter for vecstore; nil = none
+	// unreadBy is Filter.UnreadBy: sql holds it, the vector metadata
+	// cannot, so the semantic side checks its hits (Engine.semantic).
+	unreadBy string
 }
 
 // resolveFilter checks f, turns MaxAge into a lower time bound (relative to
@@ -225,7 +228,7 @@ func resolveFilter(f Filter, now time.Time) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	r := resolved{sql: sql, args: args}
+	r := resolved{sql: sql, args: args, unreadBy: f.UnreadBy}
 	var ws []*where.Expr
 	strs := func(vs []string) []where.Value {
 		out := make([]where.Value, len(vs))

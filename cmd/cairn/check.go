@@ -11,10 +11,11 @@ func checkCommand() *command {
 	return &command{
 		name:    "check",
 		summary: "compare SQLite, the keyword index and the vectors (counts, ids, model) and print the differences",
-		usage:   "[--model DIR] [--json]",
+		usage:   "[--model DIR] [--breadcrumbs [--repo DIR]] [--json]",
 		examples: []string{
 			`cairn check`,
 			`cairn check --json`,
+			`cairn check --breadcrumbs --repo ~/src/cairn`,
 		},
 		readOnly: true,
 		run:      runCheck,
@@ -24,12 +25,20 @@ func checkCommand() *command {
 func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
 	model := fs.String("model", "", modelUsage)
+	breadcrumbs := fs.Bool("breadcrumbs", false, "check every breadcrumb against a git repository instead")
+	repo := fs.String("repo", ".", "with --breadcrumbs: the git repository `DIR`")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err
 	}
 	if err := noArgs(c, pos); err != nil {
 		return err
+	}
+	if *breadcrumbs {
+		return runCheckBreadcrumbs(ctx, e, *repo)
+	}
+	if flagSet(fs, "repo") {
+		return usagef(c.name, "--repo goes with --breadcrumbs")
 	}
 	return e.withModelEngine(ctx, *model, forSelf, func(eng *engine.Engine) error {
 		rep, err := eng.Consistency(ctx)

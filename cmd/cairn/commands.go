@@ -9,6 +9,7 @@ func commands() []*command {
 		postCommand(),
 		searchCommand(),
 		notesCommand(),
+		unreadCommand(),
 		channelsCommand(),
 		agentsCommand(),
 		showCommand(),

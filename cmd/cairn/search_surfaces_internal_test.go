@@ -66,6 +66,8 @@ func searchCases() []searchCase {
 			`{"query":"wal","since":"2026-01-02T00:00:00Z","until":"2026-01-01T00:00:00Z"}`, "invalid since/until"},
 		{"where", []string{"--where", `{"word_count":{"$gte":3}}`, "wal"}, `{"query":"wal","where":{"word_count":{"$gte":3}}}`, ""},
 		{"bad where", []string{"--where", `{"colour":"red"}`, "wal"}, `{"query":"wal","where":{"colour":"red"}}`, "invalid where"},
+		{"unread by", []string{"--unread-by", "ann", "wal"}, `{"query":"wal","unread_by":"ann"}`, ""},
+		{"bad unread by", []string{"--unread-by", "a b", "wal"}, `{"query":"wal","unread_by":"a b"}`, "invalid unread_by"},
 		{"semantic without a model", []string{"--mode", "semantic", "wal"}, `{"query":"wal","mode":"semantic"}`, "no_model"},
 	}
 }

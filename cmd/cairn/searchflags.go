@@ -48,6 +48,7 @@ func addSearchFlags(fs *flag.FlagSet) *searchFlags {
 	fs.StringVar(&f.until, "until", "", "only messages created before `TIME` (RFC 3339 or YYYY-MM-DD)")
 	fs.StringVar(&f.breadcrumbs, "has-breadcrumbs", "", "only messages with (true) or without (false) breadcrumbs")
 	fs.IntVar(&s.MinWordCount, "min-words", 0, "only messages of at least `N` words")
+	fs.StringVar(&s.UnreadBy, "unread-by", "", "only messages agent `NAME` has not read (cairn unread)")
 	fs.StringVar(&f.where, "where", "", "Chroma-style where `JSON` over channel_id, channel_type, agent_name, project_id, timestamp (Unix ms), confidence, message_type, word_count, has_breadcrumbs")
 	fs.StringVar(&f.model, "model", "", modelUsage)
 	return f
