@@ -84,6 +84,7 @@ func (s *Server) addTools() error {
 		"Counts of stored messages per channel, type and agent, imported sessions, and bytes on disk."), s.stats)
 	mcp.AddTool(s.mcp, tool("memory_delete", &mcp.ToolAnnotations{Title: "Delete a message", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}, nil,
 		"Delete one message for good (for example a wrong or leaked one). Guarded: confirm must be 'delete message ID' with the message's id. Deleted messages cannot be recovered."), s.delete)
+	s.addUnreadTools()
 	return nil
 }
 

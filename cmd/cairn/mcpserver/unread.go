@@ -32,18 +32,10 @@ type MarkReadInput struct {
 }
 
 func (s *Server) addUnreadTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "get_unread",
-		Title:       "What is new since I last looked",
-		Description: "List the messages you have not read yet (not written by you, above your read cursors), oldest first, per channel, per project or across every channel, with their count. Then call mark_read with last_id. search_messages takes unread_by to search only unread messages.",
-		Annotations: &mcp.ToolAnnotations{Title: "What is new since I last looked", ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-	}, s.getUnread)
-	mcp.AddTool(s.mcp, &mcp.Tool{
-		Name:        "mark_read",
-		Title:       "Mark messages read",
-		Description: "Mark every message of a scope (a channel, a project or everything) up to a message id as read by you. Cursors only move forward, so a repeated or late call never marks less.",
-		Annotations: &mcp.ToolAnnotations{Title: "Mark messages read", IdempotentHint: true, DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
-	}, s.markRead)
+	mcp.AddTool(s.mcp, tool("get_unread", readHints("What is new since I last looked"), nil,
+		"List the messages you have not read yet (not written by you, above your read cursors), oldest first, per channel, per project or across every channel, with their count. Then call mark_read with last_id. search_messages takes unread_by to search only unread messages."), s.getUnread)
+	mcp.AddTool(s.mcp, tool("mark_read", writeHints("Mark messages read"), nil,
+		"Mark every message of a scope (a channel, a project or everything) up to a message id as read by you. Cursors only move forward, so a repeated or late call never marks less."), s.markRead)
 }
 
 func (s *Server) getUnread(ctx context.Context, _ *mcp.CallToolRequest, in GetUnreadInput) (*mcp.CallToolResult, UnreadOutput, error) {
