@@ -198,10 +198,9 @@ func maxDecodeAlloc(inputLen int) int { return 64*inputLen + 256<<20 }
 func Unmarshal(data []byte) (*Index, error) { return UnmarshalGraph(data, nil) }
 
 // UnmarshalGraph decodes data written by MarshalGraph, taking each occupied
-// slot's vector from vector: for Float32, the vector as it was given to
-// Insert (it is prepared again, normalized for cosine); for SQ8, the
-// vector as the index held it (Vector's result; DecodeSQ8 of AppendSQ8 of
-// it is that vector again), which is encoded to the same codes. A slot whose vector is nil becomes a tombstone (its
+// slot's vector from vector: the vector as it was given to Insert, which is
+// prepared and encoded again exactly as Insert did (so an SQ8 caller that
+// inserts DecodeSQ8 of what it stores gets the same codes back). A slot whose vector is nil becomes a tombstone (its
 // record was deleted since the graph was written; it keeps routing
 // searches with a zero vector until the next repair). An error from vector
 // is returned wrapped, not as corruption. Data written by MarshalBinary
@@ -244,14 +243,6 @@ func (x *Index) fillVectors(vector func(id uint32) ([]float32, error)) error {
 				x.live.Add(-1)
 				x.tombstones++
 			}
-			continue
-		}
-		if x.code == SQ8 {
-			// Already as held: normalizing again would move the codes.
-			if len(v) != x.dim {
-				return fmt.Errorf("index: vector %d: %w: got %d, want %d", id, ErrDimensionMismatch, len(v), x.dim)
-			}
-			x.storeLocked(uint32(id), v)
 			continue
 		}
 		p, err := x.prepare(v, false)

@@ -83,6 +83,9 @@ type HNSWConfig struct {
 	MaxNeighbors   int     `json:"max_neighbors"`
 	ResizeFactor   float64 `json:"resize_factor"`
 	SyncThreshold  int     `json:"sync_threshold"`
+	// VectorCode is how the vectors are stored ("" = CodeFloat32), chosen
+	// at creation through the MetaVectorCode metadata key.
+	VectorCode VectorCode `json:"cairn_vector_code,omitempty"`
 }
 
 // DefaultHNSWConfig returns Chroma 1.0.0's defaults.
