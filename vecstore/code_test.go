@@ -250,7 +250,7 @@ func TestVectorsStoredOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("c:"+c.ID)).Bucket([]byte("snap")).ForEach(func(_, v []byte) error {
+		return tx.Bucket([]byte("c:" + c.ID)).Bucket([]byte("snap")).ForEach(func(_, v []byte) error {
 			snap += int64(len(v))
 			return nil
 		})
