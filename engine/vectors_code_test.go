@@ -92,6 +92,15 @@ func TestMessageVectorsAreSQ8(t *testing.T) {
 		t.Errorf("semantic top %q, want %q", got, msgs[9].Content)
 	}
 	mustConsistent(t, e)
+	// cairn stats shows the vectors' storage budget.
+	st, err := e.StoreStats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := st.Bytes
+	if b.Vectors == 0 || b.Messages == 0 || b.VectorsPerMessage != float64(b.Vectors)/30 || b.VectorsToMessages != float64(b.Vectors)/float64(b.Messages) {
+		t.Errorf("stats bytes %+v", b)
+	}
 }
 
 // TestFrozenVectorsV1 opens the frozen data dir written before message
