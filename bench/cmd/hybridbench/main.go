@@ -1,7 +1,9 @@
 // Command hybridbench measures cairn's search: `quality` reports nDCG@10,
 // recall@100 and MRR@10 of keyword, semantic and hybrid search on the dev
 // sets for each available embedder; `speed` runs the 100,000-message speed
-// suite and, with -gate, exits 1 when a gate fails (make bench-gate).
+// suite and, with -gate, exits 1 when a gate fails (make bench-gate);
+// `storage` measures message vectors on disk and in memory, float32 against
+// SQ8.
 package main
 
 import (
@@ -16,7 +18,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|fusion|speed [flags]")
+		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|fusion|speed|storage [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -31,6 +33,8 @@ func main() {
 		err = runLoCoMo(ctx, os.Args[2:])
 	case "speed":
 		err = runSpeed(ctx, os.Args[2:])
+	case "storage":
+		err = runStorage(ctx, os.Args[2:])
 	default:
 		fmt.Fprintf(os.Stderr, "unknown subcommand %q\n", os.Args[1])
 		os.Exit(2)
