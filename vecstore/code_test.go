@@ -179,6 +179,18 @@ func TestSQ8Collection(t *testing.T) {
 						t.Errorf("sq8 read-back of %s: %v, wrote %v", id, res.Embeddings[i][:4], want[:4])
 					}
 				}
+				// Filtered recall stays >= 0.95 at every selectivity.
+				for _, sel := range []float64{0.005, 0.05, 0.2, 0.5} {
+					limit := int(sel * float64(n))
+					var r float64
+					for _, q := range queries[:20] {
+						got := queryIDs(t, s, c.ID, q, 10, where.Lt("i", where.Int(int64(limit))))
+						r += recallOf(got, exactTop(vecs[:limit], q, 10, space == "cosine")) / 20
+					}
+					if r < 0.95 {
+						t.Errorf("%s: filtered recall@10 at selectivity %v: %.4f", code, sel, r)
+					}
+				}
 				if err := s.Close(); err != nil {
 					t.Fatal(err)
 				}
