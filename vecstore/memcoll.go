@@ -349,11 +349,22 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 	if raw != nil || snapErr != nil {
 		var g *index.Index
 		if snapErr == nil {
+			// index asks for the vectors in increasing id order, the
+			// bucket's key order: one pass of a cursor instead of a
+			// lookup per vector.
+			cur := vecB.Cursor()
+			k, v := cur.First()
 			g, snapErr = decodeSnapshot(raw, ci, func(d uint32) ([]float32, error) {
 				if !mc.live.Contains(d) {
 					return nil, nil // deleted since the snapshot
 				}
-				return readVector(vecB, ci, d)
+				for k != nil && u32key(k) < d {
+					k, v = cur.Next()
+				}
+				if k == nil || u32key(k) != d {
+					return nil, corruptf(nil, "vector %d missing", d)
+				}
+				return decodeStored(ci, v, fmt.Sprintf("vector %d", d))
 			})
 		}
 		if snapErr != nil {
