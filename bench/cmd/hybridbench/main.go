@@ -3,7 +3,7 @@
 // sets for each available embedder; `speed` runs the 100,000-message speed
 // suite and, with -gate, exits 1 when a gate fails (make bench-gate);
 // `storage` measures message vectors on disk and in memory, float32 against
-// SQ8.
+// SQ8; `storage-peers` the same vectors in cairn and in Chroma 1.0.0.
 package main
 
 import (
@@ -18,7 +18,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|fusion|speed|storage [flags]")
+		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|fusion|speed|storage|storage-peers [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -35,6 +35,10 @@ func main() {
 		err = runSpeed(ctx, os.Args[2:])
 	case "storage":
 		err = runStorage(ctx, os.Args[2:])
+	case "storage-peers":
+		err = runStoragePeers(ctx, os.Args[2:])
+	case "storage-load":
+		err = runStorageLoad(ctx, os.Args[2:])
 	default:
 		fmt.Fprintf(os.Stderr, "unknown subcommand %q\n", os.Args[1])
 		os.Exit(2)
