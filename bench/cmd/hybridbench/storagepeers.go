@@ -2,14 +2,10 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/vecstore"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
@@ -108,7 +105,7 @@ func runStoragePeers(ctx context.Context, args []string) error {
 	defer stopChroma(cmd)
 	base := url + "/api/v2/tenants/default_tenant/databases/default_database/collections"
 	var coll struct{ ID string }
-	if err := postJSON(ctx, base, map[string]any{"name": "peers", "configuration": map[string]any{"hnsw": map[string]any{"space": "cosine"}}}, &coll); err != nil {
+	if err := bench.ChromaPost(ctx, base, map[string]any{"name": "peers", "configuration": map[string]any{"hnsw": map[string]any{"space": "cosine"}}}, &coll); err != nil {
 		return err
 	}
 	for b := 0; b < *n; b += 1000 {
@@ -118,11 +115,11 @@ func runStoragePeers(ctx context.Context, args []string) error {
 			ids = append(ids, strconv.Itoa(i))
 			embs = append(embs, vecs[i])
 		}
-		if err := postJSON(ctx, base+"/"+coll.ID+"/add", map[string]any{"ids": ids, "embeddings": embs}, nil); err != nil {
+		if err := bench.ChromaPost(ctx, base+"/"+coll.ID+"/add", map[string]any{"ids": ids, "embeddings": embs}, nil); err != nil {
 			return err
 		}
 	}
-	if err := postJSON(ctx, base+"/"+coll.ID+"/query", map[string]any{"query_embeddings": [][]float32{vecs[0]}, "n_results": 10}, nil); err != nil {
+	if err := bench.ChromaPost(ctx, base+"/"+coll.ID+"/query", map[string]any{"query_embeddings": [][]float32{vecs[0]}, "n_results": 10}, nil); err != nil {
 		return err
 	}
 	rss := groupRSS(cmd.Process.Pid)
@@ -158,34 +155,6 @@ func runStorageLoad(ctx context.Context, args []string) error {
 	}
 	runtime.GC()
 	fmt.Println(groupRSS(os.Getpid()))
-	return nil
-}
-
-func postJSON(ctx context.Context, url string, body, out any) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	rb, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s: %s: %s", url, resp.Status, rb)
-	}
-	if out != nil {
-		return json.Unmarshal(rb, out)
-	}
 	return nil
 }
 
