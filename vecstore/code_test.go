@@ -277,6 +277,10 @@ func TestVectorsStoredOnce(t *testing.T) {
 	if float64(size) > 1.3*float64(raw+snap) {
 		t.Errorf("file %d bytes in use, over 1.3x raw+graph %d", size, raw+snap)
 	}
+	// The file itself grows in 1 MiB steps past its pages in use.
+	if fi, err := os.Stat(filepath.Join(dir, "vectors.db")); err != nil || fi.Size() > size+1<<20+16<<10 {
+		t.Errorf("file %d bytes for %d in use", fi.Size(), size)
+	}
 }
 
 // TestRecode converts a float32 collection to SQ8 and back in place while a

@@ -67,6 +67,7 @@ func (s *Store) compactLocked(ctx context.Context, force bool) (err error) {
 	if err != nil {
 		return err
 	}
+	dst.AllocSize = allocSize
 	if err := bolt.Compact(dst, src, 64<<20); err != nil {
 		dst.Close()
 		os.Remove(tmp)

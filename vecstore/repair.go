@@ -51,6 +51,7 @@ func Repair(ctx context.Context, dir string, opts Options) (rep RepairReport, er
 	if err != nil {
 		return rep, err
 	}
+	nw.AllocSize = allocSize
 	defer func() {
 		if nw != nil {
 			nw.Close()
