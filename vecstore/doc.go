@@ -122,7 +122,7 @@
 // word. It lets a reader skip opening bbolt when nothing changed.
 // DIR/vectors.lock is the inter-process lock file (below). New files use
 // 16 KiB bbolt pages; Close compacts the file (bbolt.Compact into a temp
-// file, fsync, rename) when more than a quarter of it is free pages, which
+// file, fsync, rename) when more than a tenth of it is free pages, which
 // snapshot rewrites leave behind. Vectors are stored once: the file is
 // about 1.2x the raw vector bytes plus the compressed graph at dimension
 // 384 (ten float32 vectors fill a 16 KiB page; bbolt grows the file in

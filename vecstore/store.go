@@ -243,7 +243,7 @@ func nameKey(tenant, db, name string) []byte { return []byte(tenant + "\x00" + d
 
 // Close releases the store. It writes a graph snapshot for collections this
 // process changed since their last snapshot, so that the next cold open does
-// not re-insert them, and compacts the file when more than a quarter of it
+// not re-insert them, and compacts the file when more than a tenth of it
 // is free pages. Close is idempotent.
 func (s *Store) Close() error {
 	s.ioMu.Lock()
