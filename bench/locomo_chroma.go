@@ -24,7 +24,7 @@ func EvaluateLoCoMoChroma(ctx context.Context, url string, convs []Conversation,
 	}
 	for _, c := range convs {
 		var coll struct{ ID string }
-		if err := chromaPost(ctx, base, map[string]any{"name": LoCoMoChannel(c), "metadata": map[string]any{"hnsw:space": "cosine"}}, &coll); err != nil {
+		if err := ChromaPost(ctx, base, map[string]any{"name": LoCoMoChannel(c), "metadata": map[string]any{"hnsw:space": "cosine"}}, &coll); err != nil {
 			return nil, err
 		}
 		ids := make([]string, len(c.Turns))
@@ -36,7 +36,7 @@ func EvaluateLoCoMoChroma(ctx context.Context, url string, convs []Conversation,
 		if err != nil {
 			return nil, err
 		}
-		if err := chromaPost(ctx, base+"/"+coll.ID+"/add", map[string]any{"ids": ids, "embeddings": vecs, "documents": docs}, nil); err != nil {
+		if err := ChromaPost(ctx, base+"/"+coll.ID+"/add", map[string]any{"ids": ids, "embeddings": vecs, "documents": docs}, nil); err != nil {
 			return nil, err
 		}
 		for _, q := range c.Questions {
@@ -45,7 +45,7 @@ func EvaluateLoCoMoChroma(ctx context.Context, url string, convs []Conversation,
 				return nil, err
 			}
 			var res struct{ IDs [][]string }
-			if err := chromaPost(ctx, base+"/"+coll.ID+"/query", map[string]any{"query_embeddings": qv, "n_results": 10, "include": []string{"distances"}}, &res); err != nil {
+			if err := ChromaPost(ctx, base+"/"+coll.ID+"/query", map[string]any{"query_embeddings": qv, "n_results": 10, "include": []string{"distances"}}, &res); err != nil {
 				return nil, err
 			}
 			if len(res.IDs) != 1 {
@@ -63,7 +63,9 @@ func EvaluateLoCoMoChroma(ctx context.Context, url string, convs []Conversation,
 	return out, nil
 }
 
-func chromaPost(ctx context.Context, url string, body, out any) error {
+// ChromaPost posts body as JSON to url of a Chroma server and decodes the
+// answer into out (when not nil); a non-2xx answer is an error with its body.
+func ChromaPost(ctx context.Context, url string, body, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err

@@ -9,11 +9,13 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/vecstore"
 )
 
 var seed = flag.Uint64("seed", 0, "seed of randomized tests (0 = time-based)")
@@ -33,6 +35,30 @@ type refCorpus struct {
 	now      time.Time
 	msgs     []engine.Message
 	chanType map[string]string
+	// vecs holds each message's vector as stored (message collections keep
+	// 8-bit codes), so that the reference computes the index's similarities.
+	vecs map[int64][]float32
+}
+
+// storedVectors reads every message vector back from the engine's store.
+func storedVectors(t *testing.T, e *engine.Engine) map[int64][]float32 {
+	t.Helper()
+	ctx := context.Background()
+	st := e.VectorStore()
+	colls, err := st.ListCollections(ctx, vecstore.DefaultTenant, "cairn", nil, 0)
+	if err != nil || len(colls) != 1 {
+		t.Fatalf("message collections: %v %v", colls, err)
+	}
+	res, err := st.Get(ctx, colls[0].ID, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[int64][]float32, len(res.IDs))
+	for i, id := range res.IDs {
+		n, _ := strconv.ParseInt(id, 10, 64)
+		out[n] = res.Embeddings[i]
+	}
+	return out
 }
 
 // buildRefCorpus stores n random messages across channel types, senders,
@@ -82,7 +108,7 @@ func buildRefCorpus(t *testing.T, r *rand.Rand, n int) *refCorpus {
 	if err != nil || len(all) != n {
 		t.Fatalf("listing: %d %v", len(all), err)
 	}
-	c := &refCorpus{e: e, emb: emb, now: now, chanType: map[string]string{}}
+	c := &refCorpus{e: e, emb: emb, now: now, chanType: map[string]string{}, vecs: storedVectors(t, e)}
 	for _, res := range all {
 		c.msgs = append(c.msgs, res.Message)
 	}
@@ -181,7 +207,7 @@ func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25 map[i
 		if !c.keep(req.Filter, m) {
 			continue
 		}
-		x := &cand{m: m, sim: cosine(qv, hashVector(c.emb.model, m.Content, c.emb.dim))}
+		x := &cand{m: m, sim: cosine(qv, c.vecs[m.ID])}
 		x.kw, x.isKw = bm25[m.ID]
 		if x.isKw {
 			best = max(best, x.kw)

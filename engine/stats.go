@@ -54,6 +54,12 @@ type DiskStats struct {
 	Graph    int64 `json:"graph"`    // graph/ (reserved in the data dir layout; 0 while nothing writes there)
 	Models   int64 `json:"models"`   // models/
 	Other    int64 `json:"other"`
+	// VectorsPerMessage is Vectors over the number of messages, and
+	// VectorsToMessages is Vectors over Messages: the storage budget of
+	// the vectors (the design asks for under 2x the messages table). Both
+	// are 0 without messages. Vectors counts Chroma collections too.
+	VectorsPerMessage float64 `json:"vector_bytes_per_message"`
+	VectorsToMessages float64 `json:"vectors_to_messages_table"`
 }
 
 // StoreStats counts messages per channel, type and agent, sessions, and
@@ -107,6 +113,10 @@ func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
 	fileBytes(e.dir, &st.Bytes)
 	if err := e.tableBytes(ctx, st); err != nil {
 		return nil, err
+	}
+	if st.Messages > 0 && st.Bytes.Messages > 0 {
+		st.Bytes.VectorsPerMessage = float64(st.Bytes.Vectors) / float64(st.Messages)
+		st.Bytes.VectorsToMessages = float64(st.Bytes.Vectors) / float64(st.Bytes.Messages)
 	}
 	if es, ok := e.EmbedderStats(); ok {
 		st.Embedder = &es

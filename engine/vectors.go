@@ -18,6 +18,15 @@ import (
 // default, which vecstore searches with twice the beam (its BeamFactor).
 const messageEfSearch = 100
 
+// messageEfConstruction is the ef_construction of message collections: the
+// design card's value (collections created before keep theirs).
+const messageEfConstruction = 200
+
+// messageCode is the vector code of message collections: their vectors can
+// always be recomputed from the messages, so they keep 8-bit codes (a
+// quarter of float32's bytes on disk and in memory) instead of exact floats.
+const messageCode = vecstore.CodeSQ8
+
 // VectorsDir is the vecstore directory inside the data dir.
 const VectorsDir = "vectors"
 
@@ -166,6 +175,9 @@ func (e *Engine) wakeVectors() {
 // (wakeVectors) and every second for other processes' writes.
 func (e *Engine) vectorWorker(ctx context.Context) {
 	defer e.vec.wg.Done()
+	if err := e.ConvertVectors(ctx, nil); err != nil && ctx.Err() == nil {
+		e.opts.Logger.Warn("vector worker: converting message vectors", "err", err)
+	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	backoff := time.Duration(0)
@@ -284,11 +296,12 @@ func (e *Engine) collection(ctx context.Context, s VectorSet, create bool) (stri
 			return "", fmt.Errorf("engine: vectors: %w", err)
 		}
 		space := vecstore.SpaceCosine
-		efSearch := messageEfSearch
+		efSearch, efConstruction := messageEfSearch, messageEfConstruction
 		c, err = e.vec.store.CreateCollection(ctx, vecstore.CreateCollectionRequest{
 			Tenant: vecstore.DefaultTenant, Database: vectorDatabase, Name: s.Collection,
-			Metadata:    vecstore.Metadata{"cairn": where.String("messages"), "model": where.String(s.ModelID)},
-			HNSW:        &vecstore.HNSWParams{Space: &space, EfSearch: &efSearch},
+			Metadata: vecstore.Metadata{"cairn": where.String("messages"), "model": where.String(s.ModelID),
+				vecstore.MetaVectorCode: where.String(string(messageCode))},
+			HNSW:        &vecstore.HNSWParams{Space: &space, EfSearch: &efSearch, EfConstruction: &efConstruction},
 			GetOrCreate: true, Model: s.ModelID, Dimension: s.Dim,
 		})
 	}

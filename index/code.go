@@ -249,3 +249,38 @@ func (x *Index) Recode(code Code) error {
 	x.code, x.opts.Code = code, code
 	return nil
 }
+
+// SQ8Len is the length of AppendSQ8's encoding of a vector of dimension dim.
+func SQ8Len(dim int) int { return 8 + dim }
+
+// AppendSQ8 appends v's SQ8 encoding to dst: lo and step (float32, little
+// endian), then one code byte per component, x[i] ≈ lo + step*c[i]. It is
+// the form an SQ8 index is built from and marshals, for callers that store
+// vectors themselves: DecodeSQ8 gives back the vector an SQ8 index would
+// hold, and inserting that vector into an SQ8 index reproduces the codes.
+func AppendSQ8(dst []byte, v []float32) []byte {
+	row := make([]byte, sq8Stride(len(v)))
+	encodeSQ8(row, v)
+	dst = append(dst, row[:8]...)
+	return append(dst, row[sq8Header:sq8Header+len(v)]...)
+}
+
+// DecodeSQ8 decodes AppendSQ8's encoding b of a vector of dimension
+// len(b)-8. It refuses (with ErrCorrupt) input too short or whose
+// parameters are not finite.
+func DecodeSQ8(b []byte) ([]float32, error) {
+	if len(b) < 8 {
+		return nil, fmt.Errorf("%w: SQ8 vector of %d bytes", ErrCorrupt, len(b))
+	}
+	le := binary.LittleEndian
+	lo := math.Float32frombits(le.Uint32(b))
+	step := math.Float32frombits(le.Uint32(b[4:]))
+	if !finite(lo) || !finite(step) || step < 0 || !finite(lo+sq8Levels*step) {
+		return nil, fmt.Errorf("%w: SQ8 parameters %v, %v", ErrCorrupt, lo, step)
+	}
+	v := make([]float32, len(b)-8)
+	for i, c := range b[8:] {
+		v[i] = lo + step*float32(c)
+	}
+	return v, nil
+}

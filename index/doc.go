@@ -70,15 +70,20 @@
 //
 // # Format
 //
-// MarshalBinary writes format version 2: magic "CAIRNHNS", version, the
-// options (the code included), the level generator's position, the slot
-// count and entry point, then each slot (state, level, vector as float32s
-// or as SQ8 offset, step and codes, neighbour lists), then a CRC-32C of
-// everything before it (the layout is spelled out in marshal.go). Unmarshal
-// reads versions 1 (float32 only, no code field) and 2, returns
-// ErrUnsupportedVersion for newer data and ErrCorrupt for anything damaged
-// or inconsistent, and never panics. testdata/v1.bin, v2-float32.bin and
-// v2-sq8.bin are frozen fixtures.
+// MarshalBinary writes format version 3: magic "CAIRNHNS", version, the
+// options (the code included), flags, the level generator's position, the
+// slot count and entry point, then each slot (state, level, vector as
+// float32s or as SQ8 offset, step and codes, neighbour lists), then a
+// CRC-32C of everything before it (the layout is spelled out in
+// marshal.go). MarshalGraph writes the same without the vectors (flag bit
+// 0), for callers that keep the vectors themselves so that they are
+// stored once; UnmarshalGraph takes them back through a callback (AppendSQ8
+// and DecodeSQ8 are the SQ8 form such callers store). Unmarshal reads
+// versions 1 (float32 only, no code field), 2 (no flags field) and 3,
+// returns ErrUnsupportedVersion for newer data and ErrCorrupt for anything
+// damaged or inconsistent, and never panics. testdata/v1.bin,
+// v2-float32.bin, v2-sq8.bin, v3-float32.bin and v3-sq8-graph.bin are
+// frozen fixtures.
 //
 // # Imports
 //

@@ -384,6 +384,9 @@ func (s *Store) CreateCollection(ctx context.Context, req CreateCollectionReques
 		if err != nil {
 			return nil, err
 		}
+		if cfg.VectorCode, err = vectorCodeFromMetadata(req.Metadata); err != nil {
+			return nil, err
+		}
 		ci := &collInfo{ID: uuid.NewString(), Name: req.Name, Tenant: req.Tenant, Database: req.Database,
 			Metadata: req.Metadata.Clone(), Config: CollectionConfig{HNSW: cfg, EmbeddingFunction: req.EmbeddingFunction},
 			Dimension: req.Dimension, Model: req.Model}

@@ -59,15 +59,28 @@
 // as configured, but cairn promises recall@10 ≥ 0.95 at every selectivity,
 // which Chroma's default of 100 misses on data of intrinsic dimension 32
 // (0.936, the same as Chroma's own hnswlib on that data; 0.986 at 200).
+// SQ8 collections widen it 1.5x more (sq8Beam, measured in bench/README.md).
+//
+// # Vector codes
+//
+// A collection stores its vectors as float32 (the default: Get returns
+// exactly the floats written) or, when created with the metadata key
+// "cairn:vector_code": "sq8" (MetaVectorCode, cairn's extension to Chroma's
+// configuration, read once at creation like the legacy "hnsw:*" keys), as
+// 8-bit codes with a per-vector offset and step (index.SQ8): 392 bytes per
+// vector at dimension 384 against 1,536, on disk and in the graph, Get
+// returning the decoded vector. Recode converts an existing collection in
+// one transaction, keeping its graph. The engine's message collections use
+// SQ8 (their vectors can be recomputed from the messages).
 //
 // Dense ids are assigned by vecstore, lowest free first, so ids
 // freed by deletes are reused.
 //
-// # File layout (format version 1)
+// # File layout (format version 2)
 //
 // DIR/vectors.db is a bbolt file:
 //
-//	meta        magic "cairn-vecstore\x00", version (u32 BE, =1), seq (u64 BE:
+//	meta        magic "cairn-vecstore\x00", version (u32 BE, =2), seq (u64 BE:
 //	            global change sequence, +1 per committed write)
 //	tenants     name -> "{}"
 //	databases   tenant\x00name -> {"id": uuid}
@@ -78,10 +91,14 @@
 //	c:<uuid>    rec:  id -> CRC + record (version byte, dense u32, order u64,
 //	                  vector seq u64, vector norm f32, flags, document, uri,
 //	                  typed metadata)
-//	            vec:  dense u32 BE -> CRC + little-endian float32s (as given)
+//	            vec:  dense u32 BE -> CRC + the vector: little-endian
+//	                  float32s as given, or for SQ8 collections
+//	                  index.AppendSQ8's lo, step and codes (of the
+//	                  normalized vector, in the cosine space)
 //	            log:  seq u64 BE -> CRC + ids touched by that write
 //	            snap: chunk u32 BE -> 4 MiB pieces of the zstd-compressed
-//	                  index.MarshalBinary of the graph as of snapshot seq
+//	                  index.MarshalGraph of the graph as of snapshot seq
+//	                  (no vectors: they are read from vec on load)
 //
 // Every value we lay out carries a CRC-32C; the magic and version are
 // checked on every open and every transaction, a newer version gives
@@ -92,18 +109,24 @@
 // record whose record and vector pass their checks into a fresh file
 // (recovering from bbolt panics page by page), rebuilds each graph from the
 // stored vectors, writes fresh snapshots and swaps the file in (the old one
-// is kept as vectors.db.bak). testdata/format-v1.db is a frozen version-1
-// fixture opened by TestFrozenFixture.
+// is kept as vectors.db.bak). testdata/format-v1.db and format-v2.db are
+// frozen fixtures opened by TestFrozenFixture and TestFrozenFixtureV2.
+//
+// Version 1 files are read as they are: their snapshots are
+// index.MarshalBinary, vectors included (collInfo.SnapGraph false). The
+// first transaction that writes records, collections or a snapshot marks
+// the file version 2 (reads never write); each collection's next snapshot
+// (after a write, at Close, or Checkpoint) replaces its old one.
 //
 // DIR/vectors.seq holds a 16-byte hint: the last committed seq and a check
 // word. It lets a reader skip opening bbolt when nothing changed.
 // DIR/vectors.lock is the inter-process lock file (below). New files use
 // 16 KiB bbolt pages; Close compacts the file (bbolt.Compact into a temp
-// file, fsync, rename) when more than a quarter of it is free pages, which
-// snapshot rewrites leave behind. File size is then about 2.2x the raw
-// vector bytes: the vectors are stored once as given (for Get, Repair and
-// log replay) and once inside the graph snapshot (zstd barely compresses
-// float32 data).
+// file, fsync, rename) when more than a tenth of it is free pages, which
+// snapshot rewrites leave behind. Vectors are stored once: the file is
+// about 1.2x the raw vector bytes plus the compressed graph at dimension
+// 384 (ten float32 vectors fill a 16 KiB page; bbolt grows the file in
+// steps of up to 16 MiB beyond that). Version 1 stored them twice (2.2x).
 //
 // # Several processes
 //

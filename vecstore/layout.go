@@ -11,10 +11,13 @@ import (
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
-// On-disk layout (format version 1). See doc.go for the description.
+// On-disk layout (format version 2; version 1 is read and upgraded by the
+// first write). See doc.go for the description.
 const (
 	formatMagic   = "cairn-vecstore\x00"
-	formatVersion = 1
+	formatVersion = 2
+	// minFormatVersion is the oldest version read.
+	minFormatVersion = 1
 	// recVersion is the version byte inside every record value.
 	recVersion = 1
 	// snapChunk is the size of one snapshot chunk value.
@@ -94,6 +97,10 @@ type collInfo struct {
 	SnapChunks int    `json:"snap_chunks,omitempty"`
 	SnapLen    int64  `json:"snap_len,omitempty"`
 	SnapCRC    uint32 `json:"snap_crc,omitempty"`
+	// SnapGraph: the snapshot is index.MarshalGraph (no vectors; they are
+	// read from the vec bucket). Snapshots written by format version 1
+	// are index.MarshalBinary, vectors included.
+	SnapGraph bool `json:"snap_graph,omitempty"`
 	// OpsSinceSnap counts records written since the snapshot.
 	OpsSinceSnap int `json:"ops_since_snap,omitempty"`
 }

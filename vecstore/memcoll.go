@@ -52,7 +52,8 @@ func indexSpace(s Space) index.Space {
 func (s *Store) newGraph(ci *collInfo) (*index.Index, error) {
 	g, err := index.New(index.Options{Space: indexSpace(ci.Config.HNSW.Space), Dim: ci.Dimension,
 		M: ci.Config.HNSW.MaxNeighbors, EfConstruction: ci.Config.HNSW.EfConstruction,
-		EfSearch: ci.Config.HNSW.EfSearch, Seed: s.opts.Seed, Workers: s.opts.IndexWorkers})
+		EfSearch: ci.Config.HNSW.EfSearch, Seed: s.opts.Seed, Workers: s.opts.IndexWorkers,
+		Code: ci.Config.HNSW.indexCode()})
 	if err != nil {
 		return nil, fmt.Errorf("vecstore: collection %s: %w", ci.ID, err)
 	}
@@ -259,7 +260,7 @@ func (s *Store) replayLocked(tx *bolt.Tx, mc *memColl, ni *collInfo) error {
 		}
 		states[id] = r
 		if old := mc.byID[id]; old == nil || old.dense != r.dense || old.vseq != r.vseq {
-			v, err := readVector(vecB, r.dense)
+			v, err := readVector(vecB, ni, r.dense)
 			if err != nil {
 				return fmt.Errorf("collection %s: record %q: %w", ni.ID, id, err)
 			}
@@ -274,12 +275,13 @@ func (s *Store) replayLocked(tx *bolt.Tx, mc *memColl, ni *collInfo) error {
 	return nil
 }
 
-func readVector(vecB *bolt.Bucket, dense uint32) ([]float32, error) {
+// readVector reads dense id's vector in collection ci's code (see decodeStored).
+func readVector(vecB *bolt.Bucket, ci *collInfo, dense uint32) ([]float32, error) {
 	val := vecB.Get(u32(dense))
 	if val == nil {
 		return nil, corruptf(nil, "vector %d missing", dense)
 	}
-	return decodeVector(val, fmt.Sprintf("vector %d", dense))
+	return decodeStored(ci, val, fmt.Sprintf("vector %d", dense))
 }
 
 // loadedLocked returns collection id loaded in memory, loading it if needed.
@@ -311,7 +313,7 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 	t0 := time.Now()
 	var tSnap time.Duration
 	// Decompress and decode the graph snapshot while the records are read.
-	var g *index.Index
+	var raw []byte
 	var snapErr error
 	var wg sync.WaitGroup
 	if ci.SnapSeq > 0 && ci.Dimension > 0 {
@@ -323,7 +325,7 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 		go func() {
 			defer wg.Done()
 			t1 := time.Now()
-			g, snapErr = decodeSnapshot(comp, ci)
+			raw, snapErr = decompressSnapshot(comp)
 			tSnap = time.Since(t1)
 		}()
 	}
@@ -343,7 +345,28 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 	if err != nil {
 		return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
 	}
-	if g != nil || snapErr != nil {
+	vecB := cb.Bucket(subVec)
+	if raw != nil || snapErr != nil {
+		var g *index.Index
+		if snapErr == nil {
+			// index asks for the vectors in increasing id order, the
+			// bucket's key order: one pass of a cursor instead of a
+			// lookup per vector.
+			cur := vecB.Cursor()
+			k, v := cur.First()
+			g, snapErr = decodeSnapshot(raw, ci, func(d uint32) ([]float32, error) {
+				if !mc.live.Contains(d) {
+					return nil, nil // deleted since the snapshot
+				}
+				for k != nil && u32key(k) < d {
+					k, v = cur.Next()
+				}
+				if k == nil || u32key(k) != d {
+					return nil, corruptf(nil, "vector %d missing", d)
+				}
+				return decodeStored(ci, v, fmt.Sprintf("vector %d", d))
+			})
+		}
 		if snapErr != nil {
 			return nil, fmt.Errorf("collection %s: %w (Repair rebuilds the graph from the stored vectors)", ci.ID, snapErr)
 		}
@@ -358,12 +381,11 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 	}
 	var ids []uint32
 	var vs [][]float32
-	vecB := cb.Bucket(subVec)
 	for _, r := range mc.byID {
 		if mc.graph != nil && r.vseq <= ci.SnapSeq && mc.graph.Contains(r.dense) {
 			continue
 		}
-		v, err := readVector(vecB, r.dense)
+		v, err := readVector(vecB, ci, r.dense)
 		if err != nil {
 			return nil, fmt.Errorf("collection %s: record %q: %w", ci.ID, r.id, err)
 		}
@@ -403,8 +425,8 @@ func readSnapshotBytes(sb *bolt.Bucket, ci *collInfo) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// decodeSnapshot decompresses and decodes a graph snapshot.
-func decodeSnapshot(comp []byte, ci *collInfo) (*index.Index, error) {
+// decompressSnapshot decompresses a graph snapshot.
+func decompressSnapshot(comp []byte) ([]byte, error) {
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(1<<36))
 	if err != nil {
 		return nil, err
@@ -414,13 +436,34 @@ func decodeSnapshot(comp []byte, ci *collInfo) (*index.Index, error) {
 	if err != nil {
 		return nil, corruptf(err, "graph snapshot: decompress")
 	}
-	g, err := index.Unmarshal(raw)
+	return raw, nil
+}
+
+// decodeSnapshot decodes a decompressed graph snapshot of collection ci,
+// taking the vectors of a graph-only snapshot from vector, and brings the
+// graph to the collection's code (a snapshot written before a Recode, or
+// by format version 1, holds another).
+func decodeSnapshot(raw []byte, ci *collInfo, vector func(uint32) ([]float32, error)) (*index.Index, error) {
+	var g *index.Index
+	var err error
+	if ci.SnapGraph {
+		g, err = index.UnmarshalGraph(raw, vector)
+	} else {
+		g, err = index.Unmarshal(raw)
+	}
 	if err != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			return nil, err // a damaged vector, already a vecstore corruption
+		}
 		return nil, corruptf(err, "graph snapshot: decode")
 	}
 	if g.Options().Dim != ci.Dimension || g.Options().Space != indexSpace(ci.Config.HNSW.Space) {
 		return nil, corruptf(nil, "graph snapshot does not match the collection (dim %d space %v)",
 			g.Options().Dim, g.Options().Space)
+	}
+	if err := g.Recode(ci.Config.HNSW.indexCode()); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
@@ -431,7 +474,7 @@ func compressSnapshot(raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	defer enc.Close()
-	// Graph snapshots are mostly float32 vectors, which zstd barely
+	// Graph snapshots are mostly neighbour ids, which zstd barely
 	// compresses: size the output for the worst case so that EncodeAll
 	// never regrows it (regrowing was 70% of the compression CPU).
 	return enc.EncodeAll(raw, make([]byte, 0, enc.MaxEncodedSize(len(raw)))), nil

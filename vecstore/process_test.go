@@ -39,6 +39,8 @@ func runHelper(role string) int {
 		err = crashWriter()
 	case "mp-worker":
 		err = mpWorker()
+	case "recoder":
+		err = recoder()
 	default:
 		err = fmt.Errorf("unknown helper role %q", role)
 	}
@@ -79,7 +81,8 @@ func crashWriter() error {
 	if err != nil {
 		return err
 	}
-	c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "crash", GetOrCreate: true})
+	c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "crash", GetOrCreate: true,
+		Metadata: vecstore.Metadata{vecstore.MetaVectorCode: where.String(os.Getenv("VS_CODE"))}})
 	if err != nil {
 		return err
 	}
@@ -117,12 +120,18 @@ func crashWriter() error {
 // TestCrashAtomicity kills a real writer process with SIGKILL at random
 // moments, repeatedly, and checks after each reopen that every batch is
 // wholly present or wholly absent, every acknowledged write survived, and
-// the graph and metadata index agree with the records (Store.Check).
+// the graph and metadata index agree with the records (Store.Check), in a
+// float32 and in an SQ8 collection.
 func TestCrashAtomicity(t *testing.T) {
 	rounds := 12
 	if testing.Short() {
 		rounds = 4
 	}
+	t.Run("float32", func(t *testing.T) { crashRounds(t, "float32", rounds) })
+	t.Run("sq8", func(t *testing.T) { crashRounds(t, "sq8", max(3, rounds/2)) })
+}
+
+func crashRounds(t *testing.T, code string, rounds int) {
 	seed := testSeed(t)
 	r := rand.New(rand.NewPCG(seed, 1))
 	dir := t.TempDir()
@@ -132,7 +141,7 @@ func TestCrashAtomicity(t *testing.T) {
 	next := 0
 	for round := 0; round < rounds; round++ {
 		cmd := helperCmd(t, "crash-writer", "VS_DIR="+dir, fmt.Sprintf("VS_SEED=%d", seed+uint64(round)),
-			fmt.Sprintf("VS_START=%d", next))
+			fmt.Sprintf("VS_START=%d", next), "VS_CODE="+code)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)

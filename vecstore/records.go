@@ -188,7 +188,7 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 		if len(st.touched) == 0 && !dimFixed {
 			return nil, nil
 		}
-		if err := st.persist(tx, bs, seq); err != nil {
+		if err := st.persist(tx, bs, &info, seq); err != nil {
 			return nil, err
 		}
 		info.LastSeq = seq
@@ -396,7 +396,9 @@ func openRecordBuckets(tx *bolt.Tx, cid string) (recordBuckets, error) {
 
 // persist writes the staged records, their vectors and, when any record
 // changed, the change-log entry seq, and takes seq from the store's sequence.
-func (st *writeStage) persist(tx *bolt.Tx, bs recordBuckets, seq uint64) error {
+// Vectors are encoded in the collection's code (ci); the staged vector is
+// replaced by what the graph should hold for it (see encodeStored).
+func (st *writeStage) persist(tx *bolt.Tx, bs recordBuckets, ci *collInfo, seq uint64) error {
 	if _, err := nextSeq(tx); err != nil {
 		return err
 	}
@@ -406,9 +408,11 @@ func (st *writeStage) persist(tx *bolt.Tx, bs recordBuckets, seq uint64) error {
 			return err
 		}
 		if v, ok := st.vecs[r.dense]; ok {
-			if err := bs.vec.Put(u32(r.dense), encodeVector(v)); err != nil {
+			val, gv := encodeStored(ci, v)
+			if err := bs.vec.Put(u32(r.dense), val); err != nil {
 				return err
 			}
+			st.vecs[r.dense] = gv
 		}
 	}
 	if len(st.touched) > 0 {
@@ -904,7 +908,7 @@ func (s *Store) search(mc *memColl, q []float32, k int, allowed *roaring.Bitmap,
 		return nil, nil
 	}
 	n := len(mc.byID)
-	ef := s.beam(mc.info.Config.HNSW.EfSearch, k)
+	ef := s.beam(mc.info.Config.HNSW, k)
 	if allowed == nil {
 		s.stats.hnsw.Add(1)
 		return mc.graph.Search(q, k, index.SearchOptions{Ef: ef})
@@ -928,10 +932,15 @@ func (s *Store) search(mc *memColl, q []float32, k int, allowed *roaring.Bitmap,
 }
 
 // beam is the candidate list size for a query of k results in a
-// collection configured with efSearch: Options.BeamFactor x efSearch,
-// never below k and within index's bound.
-func (s *Store) beam(efSearch, k int) int {
-	ef := min(int(math.Round(s.opts.BeamFactor*float64(efSearch))), 1<<16)
+// collection configured with cfg: Options.BeamFactor x ef_search (and
+// sq8Beam times that for SQ8 collections), never below k and within
+// index's bound.
+func (s *Store) beam(cfg HNSWConfig, k int) int {
+	f := s.opts.BeamFactor
+	if cfg.VectorCode == CodeSQ8 {
+		f *= sq8Beam
+	}
+	ef := min(int(math.Round(f*float64(cfg.EfSearch))), 1<<16)
 	return max(ef, k, 1)
 }
 

@@ -51,6 +51,7 @@ func Repair(ctx context.Context, dir string, opts Options) (rep RepairReport, er
 	if err != nil {
 		return rep, err
 	}
+	nw.AllocSize = allocSize
 	defer func() {
 		if nw != nil {
 			nw.Close()
@@ -206,7 +207,7 @@ func repairCollection(s *Store, old, nw *bolt.DB, ci *collInfo, seq uint64, rep 
 	sort.Slice(items, func(i, j int) bool { return items[i].r.order < items[j].r.order })
 	ni := *ci
 	ni.LastSeq = seq
-	ni.SnapSeq, ni.SnapNext, ni.SnapChunks, ni.SnapLen, ni.SnapCRC, ni.OpsSinceSnap = 0, 0, 0, 0, 0, 0
+	ni.SnapSeq, ni.SnapNext, ni.SnapChunks, ni.SnapLen, ni.SnapCRC, ni.OpsSinceSnap, ni.SnapGraph = 0, 0, 0, 0, 0, 0, false
 	var comp []byte
 	var next uint32
 	if len(items) > 0 {
@@ -250,7 +251,7 @@ func salvageRecords(old *bolt.DB, ci *collInfo, rep *RepairReport) ([]repairItem
 						err = corruptf(nil, "vector page")
 					}
 				}()
-				vec, err = readVector(vecB, r.dense)
+				vec, err = readVector(vecB, ci, r.dense)
 			}()
 			if err != nil || (ci.Dimension != 0 && len(vec) != ci.Dimension) {
 				rep.DroppedRecords++
@@ -285,7 +286,7 @@ func (s *Store) rebuildSnapshot(ni *collInfo, items []repairItem) (comp []byte, 
 	if err := g.Check(); err != nil {
 		return nil, 0, err
 	}
-	raw, err := g.MarshalBinary()
+	raw, err := g.MarshalGraph()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -320,7 +321,8 @@ func putRepairedCollection(tx *bolt.Tx, ni *collInfo, items []repairItem, comp [
 		if err := subs["rec"].Put([]byte(it.r.id), encodeRecord(it.r)); err != nil {
 			return err
 		}
-		if err := subs["vec"].Put(u32(it.r.dense), encodeVector(it.v)); err != nil {
+		val, _ := encodeStored(ni, it.v)
+		if err := subs["vec"].Put(u32(it.r.dense), val); err != nil {
 			return err
 		}
 		rep.Records++
@@ -335,6 +337,7 @@ func putRepairedCollection(tx *bolt.Tx, ni *collInfo, items []repairItem, comp [
 			chunks++
 		}
 		ni.SnapSeq, ni.SnapNext, ni.SnapChunks, ni.SnapLen, ni.SnapCRC = seq, next, chunks, int64(len(comp)), crc(comp)
+		ni.SnapGraph = true
 	}
 	if err := putCollInfo(tx, ni); err != nil {
 		return err

@@ -25,9 +25,11 @@ func (s *Store) Checkpoint(ctx context.Context, collID string) error {
 }
 
 // snapshot serializes the collection's graph (as of the sequence memory
-// reflects), compresses it with zstd and stores it in chunks, then trims the
-// change log up to that sequence. If another process wrote to the collection
-// in between, the snapshot is skipped (a later write retries).
+// reflects, without its vectors: they are in the vec bucket), compresses it
+// with zstd and stores it in chunks, then trims the change log up to that
+// sequence. If another process wrote to the collection in between, the
+// snapshot is skipped (a later write retries). A snapshot of the same state
+// in the older form, vectors included, is replaced.
 func (s *Store) snapshot(ctx context.Context, cid string) error {
 	s.ioMu.Lock()
 	defer s.ioMu.Unlock()
@@ -39,7 +41,7 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 	}
 	applied := mc.applied
 	next := uint32(len(mc.byDense))
-	raw, err := mc.graph.MarshalBinary()
+	raw, err := mc.graph.MarshalGraph()
 	s.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("vecstore: marshal graph: %w", err)
@@ -60,42 +62,15 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 		if err != nil {
 			return err
 		}
-		if ci.LastSeq != applied || ci.SnapSeq == applied {
+		if ci.LastSeq != applied || (ci.SnapSeq == applied && ci.SnapGraph) {
 			return nil // someone wrote since, or another process already snapshotted this state
 		}
-		cb := tx.Bucket(collBucketName(cid))
-		if cb == nil {
-			return corruptf(nil, "collection %s: missing data bucket", cid)
-		}
-		if err := cb.DeleteBucket(subSnap); err != nil {
+		if err := upgradeFormat(tx); err != nil {
 			return err
 		}
-		sb, err := cb.CreateBucket(subSnap)
-		if err != nil {
+		if err := putSnapshot(tx, ci, comp, applied, next); err != nil {
 			return err
 		}
-		chunks := 0
-		for off := 0; off < len(comp); off += snapChunk {
-			end := min(off+snapChunk, len(comp))
-			if err := sb.Put(u32(uint32(chunks)), comp[off:end]); err != nil {
-				return err
-			}
-			chunks++
-		}
-		// Trim the log up to the snapshot.
-		lb := cb.Bucket(subLog)
-		c := lb.Cursor()
-		for k, _ := c.First(); k != nil && string(k) <= string(u64(applied)); k, _ = c.First() {
-			if err := lb.Delete(k); err != nil {
-				return err
-			}
-		}
-		ci.SnapSeq = applied
-		ci.SnapNext = next
-		ci.SnapChunks = chunks
-		ci.SnapLen = int64(len(comp))
-		ci.SnapCRC = crc(comp)
-		ci.OpsSinceSnap = 0
 		ni = *ci
 		written = true
 		// Bump the global sequence so that every process re-reads the
@@ -123,5 +98,46 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 		}
 		s.mu.Unlock()
 	}
+	return nil
+}
+
+// putSnapshot replaces collection ci's snapshot with comp (a compressed
+// MarshalGraph of its graph as of sequence seq, next its dense-id bound),
+// trims the change log up to seq and sets ci's snapshot fields; the caller
+// stores ci.
+func putSnapshot(tx *bolt.Tx, ci *collInfo, comp []byte, seq uint64, next uint32) error {
+	cb := tx.Bucket(collBucketName(ci.ID))
+	if cb == nil {
+		return corruptf(nil, "collection %s: missing data bucket", ci.ID)
+	}
+	if err := cb.DeleteBucket(subSnap); err != nil {
+		return err
+	}
+	sb, err := cb.CreateBucket(subSnap)
+	if err != nil {
+		return err
+	}
+	chunks := 0
+	for off := 0; off < len(comp); off += snapChunk {
+		end := min(off+snapChunk, len(comp))
+		if err := sb.Put(u32(uint32(chunks)), comp[off:end]); err != nil {
+			return err
+		}
+		chunks++
+	}
+	lb := cb.Bucket(subLog)
+	c := lb.Cursor()
+	for k, _ := c.First(); k != nil && string(k) <= string(u64(seq)); k, _ = c.First() {
+		if err := lb.Delete(k); err != nil {
+			return err
+		}
+	}
+	ci.SnapSeq = seq
+	ci.SnapNext = next
+	ci.SnapChunks = chunks
+	ci.SnapLen = int64(len(comp))
+	ci.SnapCRC = crc(comp)
+	ci.SnapGraph = true
+	ci.OpsSinceSnap = 0
 	return nil
 }

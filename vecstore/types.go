@@ -53,7 +53,8 @@ type Options struct {
 	// 0.936 on data of intrinsic dimension 32 (BenchmarkStore; Chroma's
 	// own hnswlib gives 0.935 on the same data). Twice the beam gives
 	// 0.986 for about 0.26 ms more per query, still a third of Chroma's
-	// latency through HTTP.
+	// latency through HTTP. SQ8 collections search with 1.5 times this
+	// beam (their codes reorder near neighbours; see sq8Beam).
 	BeamFactor float64
 	// Seed seeds the graphs' level generators (0 means 1).
 	Seed int64
@@ -83,6 +84,9 @@ type HNSWConfig struct {
 	MaxNeighbors   int     `json:"max_neighbors"`
 	ResizeFactor   float64 `json:"resize_factor"`
 	SyncThreshold  int     `json:"sync_threshold"`
+	// VectorCode is how the vectors are stored ("" = CodeFloat32), chosen
+	// at creation through the MetaVectorCode metadata key.
+	VectorCode VectorCode `json:"cairn_vector_code,omitempty"`
 }
 
 // DefaultHNSWConfig returns Chroma 1.0.0's defaults.

@@ -80,7 +80,7 @@ func TestLifecycleCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(cli(0, "stats", "--json")), &st); err != nil || st.Sessions.Sessions != int64(len(tree.Sessions)) || st.Messages == 0 {
 		t.Errorf("stats: %+v %v", st, err)
 	}
-	if s := cli(0, "stats"); !strings.Contains(s, "bytes on disk") {
+	if s := cli(0, "stats"); !strings.Contains(s, "bytes on disk") || !strings.Contains(s, "per message") || !strings.Contains(s, "x the messages table") {
 		t.Errorf("stats text: %s", s)
 	}
 

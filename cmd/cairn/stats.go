@@ -45,8 +45,8 @@ func runStats(ctx context.Context, e *env, c *command, args []string) error {
 		s := st.Sessions
 		fmt.Fprintf(w, "sessions: %d, records %d, distinct contents %d (%.2f records per content), chunks %d\n", s.Sessions, s.Records, s.Contents, s.DedupRatio, s.Chunks)
 		b := st.Bytes
-		fmt.Fprintf(w, "bytes on disk: total %d\n  sqlite %d (messages %d, fts %d, sessions %d)\n  vectors %d\n  graph %d\n  models %d\n  other %d\n",
-			b.Total, b.SQLite, b.Messages, b.FTS, b.Sessions, b.Vectors, b.Graph, b.Models, b.Other)
+		fmt.Fprintf(w, "bytes on disk: total %d\n  sqlite %d (messages %d, fts %d, sessions %d)\n  vectors %d (%.0f per message, %.2fx the messages table)\n  graph %d\n  models %d\n  other %d\n",
+			b.Total, b.SQLite, b.Messages, b.FTS, b.Sessions, b.Vectors, b.VectorsPerMessage, b.VectorsToMessages, b.Graph, b.Models, b.Other)
 		fmt.Fprintf(w, "searches: %d, average %.2f ms\n", st.Search.Searches, st.Search.AvgMs)
 		if v := st.Vectors; v.Set == 0 {
 			fmt.Fprintf(w, "vectors: none yet (%d messages; the first command with a model queues them, 'cairn rebuild --vectors' embeds them)\n", v.Messages)

@@ -146,23 +146,30 @@ func runChromaPeer(ctx context.Context, jsDir string, convs []bench.Conversation
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	url, cmd, err := startChroma(ctx, jsDir, filepath.Join(dir, "data"))
 	if err != nil {
 		return nil, err
+	}
+	defer stopChroma(cmd)
+	return bench.EvaluateLoCoMoChroma(ctx, url, convs, emb, captions)
+}
+
+// startChroma starts the real Chroma server from jsDir on 127.0.0.1 with
+// its data in dataDir and waits for its heartbeat; stopChroma kills it.
+func startChroma(ctx context.Context, jsDir, dataDir string) (string, *exec.Cmd, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(jsDir, "node_modules", "chromadb", "dist", "cli.mjs"), "run",
-		"--path", filepath.Join(dir, "data"), "--host", "127.0.0.1", "--port", strconv.Itoa(port))
+		"--path", dataDir, "--host", "127.0.0.1", "--port", strconv.Itoa(port))
 	cmd.Dir = jsDir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	defer func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	}()
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	for start := time.Now(); ; time.Sleep(200 * time.Millisecond) {
 		resp, err := http.Get(url + "/api/v2/heartbeat")
@@ -173,8 +180,14 @@ func runChromaPeer(ctx context.Context, jsDir string, convs []bench.Conversation
 			}
 		}
 		if time.Since(start) > 2*time.Minute {
-			return nil, fmt.Errorf("chroma did not answer on %s within 2 minutes", url)
+			stopChroma(cmd)
+			return "", nil, fmt.Errorf("chroma did not answer on %s within 2 minutes", url)
 		}
 	}
-	return bench.EvaluateLoCoMoChroma(ctx, url, convs, emb, captions)
+	return url, cmd, nil
+}
+
+func stopChroma(cmd *exec.Cmd) {
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = cmd.Wait()
 }

@@ -1,7 +1,9 @@
 // Command hybridbench measures cairn's search: `quality` reports nDCG@10,
 // recall@100 and MRR@10 of keyword, semantic and hybrid search on the dev
 // sets for each available embedder; `speed` runs the 100,000-message speed
-// suite and, with -gate, exits 1 when a gate fails (make bench-gate).
+// suite and, with -gate, exits 1 when a gate fails (make bench-gate);
+// `storage` measures message vectors on disk and in memory, float32 against
+// SQ8; `storage-peers` the same vectors in cairn and in Chroma 1.0.0.
 package main
 
 import (
@@ -16,7 +18,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|fusion|speed|oneshot-store|encoder-gate [flags]")
+		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|fusion|speed|oneshot-store|encoder-gate|storage|storage-peers|storage-load [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -35,6 +37,12 @@ func main() {
 		err = runOneShotStore(ctx, os.Args[2:])
 	case "encoder-gate":
 		err = runEncoderGate(ctx, os.Args[2:])
+	case "storage":
+		err = runStorage(ctx, os.Args[2:])
+	case "storage-peers":
+		err = runStoragePeers(ctx, os.Args[2:])
+	case "storage-load":
+		err = runStorageLoad(ctx, os.Args[2:])
 	default:
 		fmt.Fprintf(os.Stderr, "unknown subcommand %q\n", os.Args[1])
 		os.Exit(2)

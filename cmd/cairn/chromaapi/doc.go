@@ -31,6 +31,11 @@
 // ignored otherwise, as Chroma does. Stats reports per-route counters since New (the
 // server's /metrics counts requests by route itself).
 //
+// cairn's one extension: a collection created with the metadata key
+// "cairn:vector_code": "sq8" stores 8-bit codes instead of float32 (a
+// quarter of the bytes; get returns embeddings within a quantization step
+// of those written); see vecstore.MetaVectorCode.
+//
 // Chroma compatibility is tested as data: testdata/chroma/cases/*.json holds
 // request sequences recorded from the real Chroma 1.0.0 server (go test
 // -record), replayed against this handler and, live, against the real server;

@@ -1,0 +1,177 @@
+package engine_test
+
+import (
+	"compress/gzip"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/vecstore"
+)
+
+// gunzipTo writes the decompressed file src to dst.
+func gunzipTo(t *testing.T, src, dst string) {
+	t.Helper()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, zr); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// vectorsV1Dir copies the frozen data dir testdata/vectors-v1 into a
+// temporary directory. It was written once by cairn before message vectors
+// were 8-bit codes (commit eff2db6: 40 messages of batch(40, 3), embedded
+// by newHashEmbedder("hash-fixture", 16) through SyncVectors, then Close):
+// float32 vectors, vecstore format version 1, ef_construction 100. Keep it
+// forever.
+func vectorsV1Dir(t *testing.T) string {
+	dir := t.TempDir()
+	gunzipTo(t, filepath.Join("testdata", "vectors-v1", "cairn.db.gz"), filepath.Join(dir, engine.DBFile))
+	gunzipTo(t, filepath.Join("testdata", "vectors-v1", "vectors.db.gz"), filepath.Join(dir, engine.VectorsDir, "vectors.db"))
+	return dir
+}
+
+func messageCollection(t *testing.T, e *engine.Engine) vecstore.Collection {
+	t.Helper()
+	colls, err := e.VectorStore().ListCollections(context.Background(), vecstore.DefaultTenant, "cairn", nil, 0)
+	if err != nil || len(colls) != 1 {
+		t.Fatalf("message collections: %v %v", colls, err)
+	}
+	return colls[0]
+}
+
+func semanticTop(t *testing.T, e *engine.Engine, q string) string {
+	t.Helper()
+	r, err := e.SearchDetailed(context.Background(), engine.SearchRequest{Query: q, Mode: engine.ModeSemantic, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Mode != engine.ModeSemantic || len(r.Results) == 0 {
+		t.Fatalf("semantic search %q: %+v", q, r)
+	}
+	return r.Results[0].Message.Content
+}
+
+// TestMessageVectorsAreSQ8 checks what a new store gets: message
+// collections with 8-bit codes and the design card's ef_construction 200.
+func TestMessageVectorsAreSQ8(t *testing.T) {
+	emb := newHashEmbedder("hash-a", 32)
+	e := openDir(t, t.TempDir(), engine.Options{Embedder: emb, NoVectorWorker: true})
+	msgs := batch(30, 2)
+	if _, err := e.StoreMessages(context.Background(), msgs); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, e)
+	c := messageCollection(t, e)
+	if c.Config.HNSW.VectorCode != vecstore.CodeSQ8 || c.Config.HNSW.EfConstruction != 200 || c.Config.HNSW.Space != vecstore.SpaceCosine {
+		t.Fatalf("message collection config %+v", c.Config.HNSW)
+	}
+	if got := semanticTop(t, e, msgs[9].Content); got != msgs[9].Content {
+		t.Errorf("semantic top %q, want %q", got, msgs[9].Content)
+	}
+	mustConsistent(t, e)
+	// cairn stats shows the vectors' storage budget.
+	st, err := e.StoreStats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := st.Bytes
+	if b.Vectors == 0 || b.Messages == 0 || b.VectorsPerMessage != float64(b.Vectors)/30 || b.VectorsToMessages != float64(b.Vectors)/float64(b.Messages) {
+		t.Errorf("stats bytes %+v", b)
+	}
+}
+
+// TestFrozenVectorsV1 opens the frozen data dir written before message
+// vectors were 8-bit codes: it is read as it is, then ConvertVectors turns
+// its message collection into SQ8 in place (with progress), and search
+// keeps finding the same messages before, after and across a reopen.
+func TestFrozenVectorsV1(t *testing.T) {
+	ctx := context.Background()
+	dir := vectorsV1Dir(t)
+	emb := newHashEmbedder("hash-fixture", 16)
+	msgs := batch(40, 3)
+	e, err := engine.Open(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := messageCollection(t, e)
+	if c.Config.HNSW.VectorCode != "" || c.Config.HNSW.EfConstruction != 100 {
+		t.Fatalf("fixture collection config %+v, want float32 with ef_construction 100", c.Config.HNSW)
+	}
+	for _, i := range []int{0, 17, 39} {
+		if got := semanticTop(t, e, msgs[i].Content); got != msgs[i].Content {
+			t.Fatalf("before converting: top %q, want %q", got, msgs[i].Content)
+		}
+	}
+	var calls, last, total int
+	if err := e.ConvertVectors(ctx, func(coll string, done, n int) { calls, last, total = calls+1, done, n }); err != nil {
+		t.Fatal(err)
+	}
+	if calls == 0 || last != 40 || total != 40 {
+		t.Errorf("progress: %d calls, last %d of %d", calls, last, total)
+	}
+	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != vecstore.CodeSQ8 {
+		t.Fatalf("after converting: %+v", c.Config.HNSW)
+	}
+	for _, i := range []int{0, 17, 39} {
+		if got := semanticTop(t, e, msgs[i].Content); got != msgs[i].Content {
+			t.Errorf("after converting: top %q, want %q", got, msgs[i].Content)
+		}
+	}
+	mustConsistent(t, e)
+	if err := e.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Converting again does nothing.
+	calls = 0
+	if err := e.ConvertVectors(ctx, func(string, int, int) { calls++ }); err != nil || calls != 0 {
+		t.Errorf("second conversion: %v, %d progress calls", err, calls)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != vecstore.CodeSQ8 {
+		t.Fatalf("after reopen: %+v", c.Config.HNSW)
+	}
+	if got := semanticTop(t, e, msgs[17].Content); got != msgs[17].Content {
+		t.Errorf("after reopen: top %q", got)
+	}
+}
+
+// TestWorkerConvertsVectors: the background worker (cairn serve) converts
+// an old store's message vectors when it starts.
+func TestWorkerConvertsVectors(t *testing.T) {
+	dir := vectorsV1Dir(t)
+	e := openDir(t, dir, engine.Options{Embedder: newHashEmbedder("hash-fixture", 16)})
+	deadline := time.Now().Add(20 * time.Second)
+	for messageCollection(t, e).Config.HNSW.VectorCode != vecstore.CodeSQ8 {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker did not convert the message vectors")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mustConsistent(t, e)
+}
