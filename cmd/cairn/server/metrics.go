@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
+	"github.com/cairn-dev/cairn/cmd/cairn/httpguard"
 	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -39,7 +40,7 @@ type metrics struct {
 	handler  http.Handler
 }
 
-func newMetrics(eng *engine.Engine, own *cairnapi.Handler, chroma http.Handler) *metrics {
+func newMetrics(eng *engine.Engine, own *cairnapi.Handler, chroma http.Handler, budget *httpguard.Budget) *metrics {
 	m := &metrics{own: own}
 	m.chroma, _ = chroma.(chromaRouter)
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -53,7 +54,13 @@ func newMetrics(eng *engine.Engine, own *cairnapi.Handler, chroma http.Handler) 
 	reg.MustRegister(m.requests, m.latency,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		engineCollector{eng: eng})
+		engineCollector{eng: eng},
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cairn_http_body_budget_bytes_in_use", Help: "Request body bytes held at once, against server.body_budget_bytes.",
+		}, func() float64 { return float64(budget.InUse()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "cairn_http_body_budget_bytes", Help: "server.body_budget_bytes: request body bytes that may be held at once (0: no budget).",
+		}, func() float64 { return float64(budget.Limit()) }))
 	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
 	return m
 }

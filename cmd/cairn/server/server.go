@@ -45,12 +45,13 @@ func New(opts Options) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	m := newMetrics(opts.Engine, opts.Cairn, opts.Chroma)
+	g := newGuard(opts)
+	m := newMetrics(opts.Engine, opts.Cairn, opts.Chroma, g.budget)
 	mux := http.NewServeMux()
 	mux.Handle(cairnapi.Prefix+"/", requireToken(opts.AuthToken, opts.Cairn))
 	mux.Handle("/metrics", requireToken(opts.AuthToken, m))
 	mux.Handle("/", opts.Chroma)
-	h := m.instrument(newGuard(opts).wrap(mux))
+	h := m.instrument(g.wrap(mux))
 	if opts.LogRequests {
 		h = logRequests(opts.Logger, h)
 	}
