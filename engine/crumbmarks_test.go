@@ -142,8 +142,6 @@ func TestBreadcrumbMarksGoWithTheMessage(t *testing.T) {
 	}
 }
 
-
-
 // TestSearchBreadcrumbsValid: the filter keeps the notes checked at HEAD
 // with every breadcrumb valid, on both sides of a search and in listings,
 // and follows HEAD and refreshes (the keyword side must not cache it).
