@@ -95,6 +95,18 @@
 // holds it with writer processes). Cursors only move forward and never past
 // the largest id assigned.
 //
+// # Breadcrumb marks (engine/crumbmarks.go)
+//
+// breadcrumb_marks caches, per message, what a check of its breadcrumbs
+// against a git repository found and the HEAD commit it was made at. The
+// engine never reads git itself: Options.BreadcrumbHead names the current
+// HEAD (a cheap file read), and the checks are handed in with
+// PutBreadcrumbMarks by cairn check --breadcrumbs or the background
+// refresher of cairn serve / cairn mcp. Reads attach the marks only when
+// they are of the current HEAD and otherwise say the cache is stale, so a
+// search waits for one indexed lookup, never for git. The rows are
+// deleted with their message (foreign key, ON DELETE CASCADE).
+//
 // # Vectors and the outbox (engine/outbox.go, vectors.go, rebuild.go)
 //
 // SQLite is the source of truth; vectors follow it through a durable

@@ -67,6 +67,10 @@ type Options struct {
 	// other processes wait for this one. Writes through such an engine
 	// fail (ErrDiskFull when the disk is full).
 	ReadOnly bool
+	// BreadcrumbHead gives the HEAD commit of the repository breadcrumbs
+	// are checked against; searches and message reads attach the cached
+	// marks of that commit (engine/crumbmarks.go). nil attaches none.
+	BreadcrumbHead BreadcrumbHead
 }
 
 // VectorStoreOptions configures the engine's vector store. The zero value

@@ -85,6 +85,9 @@ type Scores struct {
 	Recency    float64 `json:"recency"`
 	// Final orders the results (Ranking).
 	Final float64 `json:"final"`
+	// Demoted says Final was multiplied by Ranking.StaleFactor: the
+	// message's breadcrumbs changed or are gone at the repository's HEAD.
+	Demoted bool `json:"demoted,omitempty"`
 }
 
 // SearchResponse is Search's result with what the search actually did.
@@ -204,6 +207,9 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 			c.fused = boostSender(c.fused, f.SenderID, run.named)
 		}
 	}
+	if err := e.markStale(ctx, run); err != nil {
+		return SearchResponse{}, err
+	}
 	ranked := rankCandidates(p, facts, run.cands)
 	results, err := e.hydrate(ctx, run, ranked)
 	if err != nil {
@@ -222,6 +228,7 @@ type searchPlan struct {
 	rank   Ranking // resolved: the profile's weights
 	filter resolved
 	now    time.Time
+	head   string // the breadcrumb repository's HEAD, when demoting or filtering by it
 }
 
 // listing reports whether the plan is a filter-only listing (no query).
@@ -234,7 +241,32 @@ func candidateDepth(limit int) int { return min(MaxLimit, max(100, 2*limit)) }
 // plan validates req and applies its defaults: the first step of a search,
 // and the only one that rejects input.
 func (e *Engine) plan(req SearchRequest) (searchPlan, error) {
-	return planSearch(req, e.opts.Now())
+	var head string
+	if req.Filter.BreadcrumbsValid || req.Ranking.StaleFactor > 0 {
+		if head = e.breadcrumbHead(); head == "" && req.Filter.BreadcrumbsValid {
+			return searchPlan{}, noRepoForValid()
+		}
+		req.Filter.validAt = head
+	}
+	p, err := planSearch(req, e.opts.Now())
+	p.head = head
+	return p, err
+}
+
+// markStale marks the candidates whose breadcrumbs changed or are gone at
+// HEAD, when the ranking demotes them: one lookup in the marks cache.
+func (e *Engine) markStale(ctx context.Context, r *searchRun) error {
+	if r.plan.rank.StaleFactor == 0 || r.plan.head == "" {
+		return nil
+	}
+	stale, err := e.staleAmong(ctx, r.plan.head, r.cands.ids())
+	if err != nil {
+		return err
+	}
+	for id := range stale {
+		r.cands[id].stale = true
+	}
+	return nil
 }
 
 // planSearch is plan at the time now (SearchSpec.Request validates with it
@@ -281,6 +313,7 @@ type candidate struct {
 	hasSim     bool
 	semRank    int // 1-based, 0 = not in the vector list
 	fused      float64
+	stale      bool // breadcrumbs changed or gone: demoted by Ranking.StaleFactor
 }
 
 // candidates are the search's candidates by message id.
@@ -387,30 +420,31 @@ func (e *Engine) semantic(ctx context.Context, r *searchRun) error {
 }
 
 // nearest returns the plan's depth of nearest messages passing the
-// filter. Whether a message is unread is not in the vector metadata: a
-// search restricted to unread messages asks for four times as many
-// neighbours at a time (up to MaxLimit) and keeps the unread ones.
+// filter. Whether a message is unread, or its breadcrumbs valid, is not
+// in the vector metadata: a search restricted to either asks for four
+// times as many neighbours at a time (up to MaxLimit) and keeps those
+// that pass.
 func (e *Engine) nearest(ctx context.Context, r *searchRun, set VectorSet) ([]semanticHit, error) {
-	depth, agent := r.plan.depth, r.plan.filter.unreadBy
+	depth, f := r.plan.depth, r.plan.filter
 	for k := depth; ; k = min(MaxLimit, 4*k) {
-		hits, err := e.semanticSearch(ctx, set, r.qvec, r.plan.filter.where, k)
+		hits, err := e.semanticSearch(ctx, set, r.qvec, f.where, k)
 		if err != nil {
 			return nil, vecstoreClass(err)
 		}
-		if agent == "" {
+		if f.unreadBy == "" && f.validAt == "" {
 			return hits, nil
 		}
 		ids := make([]int64, len(hits))
 		for i, h := range hits {
 			ids[i] = h.id
 		}
-		unread, err := e.unreadAmong(ctx, agent, ids)
+		pass, err := e.sqlOnlyAmong(ctx, f, ids)
 		if err != nil {
 			return nil, err
 		}
 		kept := hits[:0]
 		for _, h := range hits {
-			if unread[h.id] {
+			if pass[h.id] {
 				kept = append(kept, h)
 			}
 		}
@@ -418,6 +452,36 @@ func (e *Engine) nearest(ctx context.Context, r *searchRun, set VectorSet) ([]se
 			return kept[:min(len(kept), depth)], nil
 		}
 	}
+}
+
+// sqlOnlyAmong returns the ids among ids that pass the parts of f the
+// vector metadata cannot hold (unread_by, breadcrumbs_valid).
+func (e *Engine) sqlOnlyAmong(ctx context.Context, f resolved, ids []int64) (map[int64]bool, error) {
+	pass := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		pass[id] = true
+	}
+	for _, among := range []struct {
+		on   bool
+		keep func() (map[int64]bool, error)
+	}{
+		{f.unreadBy != "", func() (map[int64]bool, error) { return e.unreadAmong(ctx, f.unreadBy, ids) }},
+		{f.validAt != "", func() (map[int64]bool, error) { return e.validAmong(ctx, f.validAt, ids) }},
+	} {
+		if !among.on {
+			continue
+		}
+		keep, err := among.keep()
+		if err != nil {
+			return nil, err
+		}
+		for id := range pass {
+			if !keep[id] {
+				delete(pass, id)
+			}
+		}
+	}
+	return pass, nil
 }
 
 // keyword is the BM25 step: it adds the best keyword hits passing the
@@ -539,9 +603,12 @@ func rankCandidates(p searchPlan, facts []Message, cands candidates) []SearchRes
 	for _, f := range facts {
 		c := cands[f.ID]
 		rec, fin := p.rank.final(c.fused, f.Confidence, p.now.Sub(f.CreatedAt))
+		if c.stale {
+			fin *= p.rank.StaleFactor
+		}
 		out = append(out, SearchResult{
 			Message: f, Score: fin, KeywordScore: c.kw,
-			Scores: Scores{Similarity: clamp01(c.sim), Keyword: c.kwNorm, Fused: c.fused, Confidence: f.Confidence, Recency: rec, Final: fin},
+			Scores: Scores{Similarity: clamp01(c.sim), Keyword: c.kwNorm, Fused: c.fused, Confidence: f.Confidence, Recency: rec, Final: fin, Demoted: c.stale},
 		})
 	}
 	sortResults(out)
@@ -584,6 +651,9 @@ func (e *Engine) hydrate(ctx context.Context, r *searchRun, ranked []SearchResul
 			res.VectorMissing = !r.vecUsed || pending[m.ID] || !r.cands[m.ID].hasSim
 		}
 		out = append(out, res)
+	}
+	if err := e.attachResultChecks(ctx, out); err != nil {
+		return nil, err
 	}
 	return out, e.snippets(ctx, r.kwQuery, out)
 }
@@ -652,7 +722,7 @@ func (e *Engine) listing(ctx context.Context, p searchPlan) (SearchResponse, err
 		resp.Results = append(resp.Results, SearchResult{Message: m, Score: rec,
 			Scores: Scores{Confidence: m.Confidence, Recency: rec, Final: rec}})
 	}
-	return resp, nil
+	return resp, e.attachResultChecks(ctx, resp.Results)
 }
 
 // noVectorsReason says why this process has no vectors to search.

@@ -61,7 +61,7 @@ func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter resolved, 
 	// Filters depend only on the message row and its channel's type, which
 	// never change, so the index may cache the rows a filter keeps; all
 	// but the unread filter, which changes as the agent's cursors move.
-	req := fts.Request{Query: q, Filter: filter.sql, Args: filter.args, Limit: depth, NoSnippets: true, CacheFilter: filter.unreadBy == ""}
+	req := fts.Request{Query: q, Filter: filter.sql, Args: filter.args, Limit: depth, NoSnippets: true, CacheFilter: filter.unreadBy == "" && filter.validAt == ""}
 	if k := e.kw; k != nil && !k.off.Load() {
 		e.startKeywordBuild(k)
 		hits, ok, err := k.mem.Search(ctx, e.r, req)

@@ -45,6 +45,11 @@ type Ranking struct {
 	Recency    float64       `json:"recency,omitempty"`
 	Confidence float64       `json:"confidence,omitempty"`
 	HalfLife   time.Duration `json:"half_life,omitempty"`
+	// StaleFactor, when above 0, multiplies the final score of messages
+	// whose breadcrumbs the marks cache says changed or are gone at the
+	// repository's HEAD (engine/crumbmarks.go): at most 1; 0 demotes
+	// nothing. It applies to searches with a query, not to listings.
+	StaleFactor float64 `json:"stale_factor,omitempty"`
 }
 
 // resolve returns the effective ranking with its profile's weights. Its
@@ -62,7 +67,10 @@ func (r Ranking) resolve() (Ranking, error) {
 	if custom && p != ProfileCustom {
 		return r, customOnly(p)
 	}
-	out := Ranking{Profile: p}
+	if math.IsNaN(r.StaleFactor) || r.StaleFactor < 0 || r.StaleFactor > 1 {
+		return r, invalid("demote_stale", "must be a factor from 0 (off) to 1, got %v", r.StaleFactor)
+	}
+	out := Ranking{Profile: p, StaleFactor: r.StaleFactor}
 	switch p {
 	case ProfileBalanced:
 		out.Similarity, out.Recency, out.Confidence, out.HalfLife = 0.34, 0.33, 0.33, 168*time.Hour

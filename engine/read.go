@@ -81,6 +81,9 @@ func (e *Engine) GetMessage(ctx context.Context, id int64) (Message, error) {
 	if err != nil {
 		return Message{}, fmt.Errorf("engine: get message %d: %w", id, classify(err))
 	}
+	if err := e.attachChecks(ctx, []*Message{&m}); err != nil {
+		return Message{}, err
+	}
 	return m, nil
 }
 

@@ -40,6 +40,14 @@ type Filter struct {
 	Where json.RawMessage
 	// UnreadBy keeps the messages this agent has not read (engine/unread.go).
 	UnreadBy string
+	// BreadcrumbsValid keeps the messages whose breadcrumbs the marks cache
+	// says are all valid at the repository's HEAD (engine/crumbmarks.go):
+	// messages without breadcrumbs, not checked yet, or checked at another
+	// commit are left out. It needs Options.BreadcrumbHead.
+	BreadcrumbsValid bool
+
+	// validAt is the HEAD BreadcrumbsValid holds at (set by Engine.plan).
+	validAt string
 }
 
 // SearchRequest is one search.
@@ -171,6 +179,10 @@ func (f Filter) sql(alias string, now time.Time) (string, []any, error) {
 			return "", nil, err
 		}
 		cond, args := unreadSQL(b.alias, f.UnreadBy)
+		b.add(cond, args...)
+	}
+	if f.BreadcrumbsValid {
+		cond, args := validSQL(b.alias, f.validAt)
 		b.add(cond, args...)
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {

@@ -35,6 +35,10 @@ type SearchSpec struct {
 	MinWordCount   int             `json:"min_word_count,omitempty" jsonschema:"only messages of at least this many words"`
 	Where          json.RawMessage `json:"where,omitempty" jsonschema:"Chroma-style where filter over channel_id, channel_type, agent_name, project_id, timestamp, age_days, confidence, message_type, word_count, has_breadcrumbs"`
 	UnreadBy       string          `json:"unread_by,omitempty" jsonschema:"only messages this agent has not read yet (see get_unread)"`
+	// BreadcrumbsValid and DemoteStale use the breadcrumb marks cache at
+	// the repository's HEAD (engine/crumbmarks.go).
+	BreadcrumbsValid bool    `json:"breadcrumbs_valid,omitempty" jsonschema:"only notes whose breadcrumbs were checked at the repository's current HEAD and are all still valid"`
+	DemoteStale      float64 `json:"demote_stale,omitempty" jsonschema:"multiply the score of notes whose breadcrumbs changed or are gone at the repository's HEAD by this factor (0 < f <= 1, e.g. 0.5; 0 = off)"`
 
 	// Filters and RankingProfile are the implementation plan's spelling of
 	// the same search (search_messages(query, filters, limit,
@@ -198,13 +202,13 @@ func (s SearchSpec) Request() (SearchRequest, error) {
 	}
 	req := SearchRequest{
 		Query: s.Query, Limit: s.Limit, Mode: SearchMode(s.Mode), Fusion: Fusion(s.Fusion),
-		Ranking: Ranking{Profile: s.Profile},
+		Ranking: Ranking{Profile: s.Profile, StaleFactor: s.DemoteStale},
 		Filter: Filter{
 			ChannelIDs: s.Channels, ChannelTypes: s.ChannelTypes, SenderIDs: s.Senders,
 			ExcludeSender: s.ExcludeSender, Project: s.Project, MessageTypes: s.Types,
 			MinConfidence: s.MinConfidence, HasBreadcrumbs: s.HasBreadcrumbs,
 			MinWordCount: s.MinWordCount, Where: s.Where, MaxAge: maxAge,
-			UnreadBy: s.UnreadBy,
+			UnreadBy: s.UnreadBy, BreadcrumbsValid: s.BreadcrumbsValid,
 		},
 	}
 	if s.Since != nil {

@@ -21,6 +21,10 @@ type Message struct {
 	WordCount       int             `json:"word_count"`
 	HasBreadcrumbs  bool            `json:"has_breadcrumbs"`
 	CreatedAt       time.Time       `json:"created_at"`
+	// BreadcrumbCheck is the cached check of the breadcrumbs at the
+	// repository's HEAD, set by searches and GetMessage when the engine has
+	// a repository (Options.BreadcrumbHead) and the message was checked.
+	BreadcrumbCheck *BreadcrumbCheck `json:"breadcrumb_check,omitempty"`
 }
 
 // Breadcrumbs point from a message to where its knowledge came from. They

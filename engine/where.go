@@ -203,6 +203,9 @@ type resolved struct {
 	// unreadBy is Filter.UnreadBy: sql holds it, the vector metadata
 	// cannot, so the semantic side checks its hits (Engine.semantic).
 	unreadBy string
+	// validAt is the HEAD of Filter.BreadcrumbsValid ("" = not set): like
+	// unreadBy, only sql holds it.
+	validAt string
 }
 
 // resolveFilter checks f, turns MaxAge into a lower time bound (relative to
@@ -229,6 +232,9 @@ func resolveFilter(f Filter, now time.Time) (resolved, error) {
 		return resolved{}, err
 	}
 	r := resolved{sql: sql, args: args, unreadBy: f.UnreadBy}
+	if f.BreadcrumbsValid {
+		r.validAt = f.validAt
+	}
 	var ws []*where.Expr
 	strs := func(vs []string) []where.Value {
 		out := make([]where.Value, len(vs))

@@ -26,7 +26,7 @@ func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
 	model := fs.String("model", "", modelUsage)
 	breadcrumbs := fs.Bool("breadcrumbs", false, "check every breadcrumb against a git repository instead")
-	repo := fs.String("repo", ".", "with --breadcrumbs: the git repository `DIR`")
+	repo := fs.String("repo", "", "with --breadcrumbs: a directory in the git repository `DIR` (default: config breadcrumbs.repo, else the working directory's)")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err

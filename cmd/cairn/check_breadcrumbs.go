@@ -5,14 +5,57 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/engine"
 )
 
+// breadcrumbRepoDir is the directory whose repository breadcrumbs are
+// checked against: config breadcrumbs.repo (CAIRN_BREADCRUMBS_REPO), else
+// the working directory.
+func breadcrumbRepoDir(configured string) string {
+	if configured != "" {
+		return configured
+	}
+	return "."
+}
+
+// findBreadcrumbRepo is the HEAD reader of the breadcrumb repository, nil
+// when there is none: reads then attach no marks.
+func findBreadcrumbRepo(configured string) *gitcrumbs.HeadFile {
+	hf, err := gitcrumbs.FindRepo(breadcrumbRepoDir(configured))
+	if err != nil {
+		return nil
+	}
+	return hf
+}
+
+// startBreadcrumbRefresh starts keeping eng's marks cache at the HEAD of
+// the breadcrumb repository (cairn serve, cairn mcp); nil without one.
+func (e *env) startBreadcrumbRefresh(ctx context.Context, eng *engine.Engine, logger *slog.Logger) *gitcrumbs.Refresher {
+	conf, _, err := e.loadConfig()
+	if err != nil {
+		return nil
+	}
+	hf := findBreadcrumbRepo(conf.Breadcrumbs.Repo)
+	if hf == nil {
+		return nil
+	}
+	return gitcrumbs.StartRefresher(ctx, eng, hf.Root(), gitcrumbs.RefresherOptions{Logger: logger})
+}
+
 // runCheckBreadcrumbs is cairn check --breadcrumbs: every breadcrumb of
-// every message against the repository at repo's HEAD.
+// every message against the repository at repo's HEAD ("" = the
+// configured one). The marks go to the cache searches and reads attach.
 func runCheckBreadcrumbs(ctx context.Context, e *env, repo string) error {
+	if repo == "" {
+		conf, _, err := e.loadConfig()
+		if err != nil {
+			return err
+		}
+		repo = breadcrumbRepoDir(conf.Breadcrumbs.Repo)
+	}
 	chk, err := gitcrumbs.Open(repo)
 	if errors.Is(err, gitcrumbs.ErrNoRepo) {
 		return &engine.InvalidError{Field: "repo", Rule: "must be a directory in a git repository: " + err.Error()}
@@ -21,6 +64,9 @@ func runCheckBreadcrumbs(ctx context.Context, e *env, repo string) error {
 		return err
 	}
 	rep := gitcrumbs.Report{Repo: repo, Head: chk.Head(), Stale: []gitcrumbs.Result{}, States: map[gitcrumbs.State]int{}}
+	cacheFailed := false
+	// The check fills the marks cache: the engine opens for writing.
+	e.readOnly = false
 	err = e.withEngine(ctx, func(eng *engine.Engine) error {
 		var after int64
 		for {
@@ -28,13 +74,21 @@ func runCheckBreadcrumbs(ctx context.Context, e *env, repo string) error {
 			if err != nil {
 				return err
 			}
+			marks := make(map[int64][]engine.BreadcrumbMark, len(ms))
 			for _, m := range ms {
 				rs, err := chk.Check(ctx, m)
 				if err != nil {
 					return err
 				}
 				rep.Add(rs)
+				marks[m.ID] = gitcrumbs.Marks(rs)
 				after = m.ID
+			}
+			if err := eng.PutBreadcrumbMarks(ctx, chk.Head(), marks); err != nil && !cacheFailed {
+				// The report stands without the cache (a full disk, a
+				// read-only medium): say so once.
+				cacheFailed = true
+				fmt.Fprintf(e.stderr, "warning: breadcrumb marks not cached: %v\n", err)
 			}
 			if len(ms) < 1000 {
 				return nil
@@ -68,6 +122,30 @@ func runCheckBreadcrumbs(ctx context.Context, e *env, repo string) error {
 		fmt.Fprintln(w)
 	}
 	return nil
+}
+
+// checkLines renders a message's cached breadcrumb check, one line a
+// breadcrumb ("valid files a.go:3-9", "moved files a.go -> b.go"), or one
+// line saying the cache is of another commit.
+func checkLines(c *engine.BreadcrumbCheck) []string {
+	if c == nil {
+		return nil
+	}
+	if c.Status != engine.CheckCurrent {
+		return []string{fmt.Sprintf("unknown: checked at %.12s, HEAD is now %.12s (cairn check --breadcrumbs refreshes)", c.CheckedAt, c.Head)}
+	}
+	out := make([]string, 0, len(c.Marks))
+	for _, m := range c.Marks {
+		l := fmt.Sprintf("%s %s %s", m.State, m.Kind, m.Ref)
+		if m.MovedTo != "" {
+			l += " -> " + m.MovedTo
+		}
+		if m.Reason != "" {
+			l += " (" + m.Reason + ")"
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // flagSet reports whether the flag name was given on the command line.

@@ -54,6 +54,41 @@ func TestCheckBreadcrumbsCommand(t *testing.T) {
 	if _, stderr, code := runCLI(t, getenv, "", "check", "--breadcrumbs", "--repo", t.TempDir()); code != 2 || !strings.Contains(stderr, "invalid repo") {
 		t.Fatalf("outside a repository: exit %d %s", code, stderr)
 	}
+
+	// With the repository configured, show and search attach the marks
+	// the check cached, and the filter leaves out the note with a gone file.
+	getenv = envMap(map[string]string{"CAIRN_DATA_DIR": t.TempDir(), "CAIRN_MODEL": "none", "CAIRN_BREADCRUMBS_REPO": repoDir})
+	if _, stderr, code := runCLI(t, getenv, "", "note", "--agent", "ann", "--meta", meta, "main is tiny"); code != 0 {
+		t.Fatalf("note: %s", stderr)
+	}
+	meta = `{"breadcrumbs":{"files":["main.go:1"]}}`
+	if _, stderr, code := runCLI(t, getenv, "", "note", "--agent", "ann", "--meta", meta, "main is small"); code != 0 {
+		t.Fatalf("note: %s", stderr)
+	}
+	out, _, _ = runCLI(t, getenv, "", "show", "1")
+	if strings.Contains(out, "breadcrumbs:") {
+		t.Fatalf("show before any check has marks:\n%s", out)
+	}
+	if out, stderr, code := runCLI(t, getenv, "", "check", "--breadcrumbs"); code != 0 || !strings.Contains(out, "at "+h.String()[:12]) {
+		t.Fatalf("check with the configured repository: exit %d\n%s%s", code, out, stderr)
+	}
+	out, _, _ = runCLI(t, getenv, "", "show", "1")
+	for _, want := range []string{"breadcrumbs:  gone files missing.go (not at HEAD)", "breadcrumbs:  valid files main.go:1", "breadcrumbs:  form pull_requests #3"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("show lacks %q:\n%s", want, out)
+		}
+	}
+	out, _, _ = runCLI(t, getenv, "", "search", "--mode", "keyword", "--breadcrumbs-valid", "--json", "main")
+	var hit struct {
+		ID              int64 `json:"id"`
+		BreadcrumbCheck struct {
+			Status string
+			Marks  []struct{ State string }
+		} `json:"breadcrumb_check"`
+	}
+	if err := json.Unmarshal([]byte(out), &hit); err != nil || strings.Count(out, "\n") != 1 || hit.ID != 2 || hit.BreadcrumbCheck.Status != "current" || len(hit.BreadcrumbCheck.Marks) != 1 || hit.BreadcrumbCheck.Marks[0].State != "valid" {
+		t.Fatalf("search --breadcrumbs-valid: %v\n%s", err, out)
+	}
 }
 
 func TestCheckRepoNeedsBreadcrumbs(t *testing.T) {

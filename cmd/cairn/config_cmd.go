@@ -105,5 +105,8 @@ func (e *env) applyConfig(dir string, opts *engine.Options) error {
 		return usagef("config", "%v", err)
 	}
 	opts.Redactor = red
+	if hf := findBreadcrumbRepo(cfg.Breadcrumbs.Repo); hf != nil {
+		opts.BreadcrumbHead = hf
+	}
 	return nil
 }

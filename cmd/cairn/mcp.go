@@ -5,7 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 
+	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/cmd/cairn/mcpserver"
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -45,10 +47,12 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 	// not wait for them); closeModel is set before the open finishes and
 	// read after srv.Close has waited for it.
 	closeModel := func() error { return nil }
+	var crumbs refresherSlot
 	open := func(ctx context.Context) (*engine.Engine, error) {
 		eng, cm, err := e.openWithModel(ctx, *model, forServe)
 		if err == nil {
 			closeModel = cm
+			crumbs.start(func() *gitcrumbs.Refresher { return e.startBreadcrumbRefresh(context.WithoutCancel(ctx), eng, logger) })
 		}
 		return eng, err
 	}
@@ -57,6 +61,7 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	defer func() {
+		crumbs.stop() // before the engine closes
 		_ = srv.Close()
 		_ = closeModel()
 	}()
@@ -81,4 +86,28 @@ func writeCloser(w io.Writer) io.WriteCloser {
 		return f
 	}
 	return nopWriteCloser{w}
+}
+
+// refresherSlot holds the breadcrumb refresher of an engine that opens in
+// the background: stop may come before, during or after the open, and a
+// refresher is never started after stop.
+type refresherSlot struct {
+	mu      sync.Mutex
+	r       *gitcrumbs.Refresher
+	stopped bool
+}
+
+func (s *refresherSlot) start(f func() *gitcrumbs.Refresher) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.stopped {
+		s.r = f()
+	}
+}
+
+func (s *refresherSlot) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	s.r.Stop()
 }

@@ -93,6 +93,9 @@ func (e *env) printResults(res []engine.SearchResult) error {
 			text = r.Snippet
 		}
 		printMessageHeader(e.stdout, r.Message, extra)
+		for _, l := range checkLines(r.Message.BreadcrumbCheck) {
+			fmt.Fprintf(e.stdout, "    %s\n", l)
+		}
 		fmt.Fprintf(e.stdout, "%s\n\n", indent(text))
 	}
 	return nil

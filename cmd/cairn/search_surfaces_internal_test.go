@@ -68,6 +68,9 @@ func searchCases() []searchCase {
 		{"bad where", []string{"--where", `{"colour":"red"}`, "wal"}, `{"query":"wal","where":{"colour":"red"}}`, "invalid where"},
 		{"unread by", []string{"--unread-by", "ann", "wal"}, `{"query":"wal","unread_by":"ann"}`, ""},
 		{"bad unread by", []string{"--unread-by", "a b", "wal"}, `{"query":"wal","unread_by":"a b"}`, "invalid unread_by"},
+		{"demote stale", []string{"--demote-stale", "0.5", "wal"}, `{"query":"wal","demote_stale":0.5}`, ""},
+		{"demote stale over 1", []string{"--demote-stale", "1.5", "wal"}, `{"query":"wal","demote_stale":1.5}`, "invalid demote_stale"},
+		{"breadcrumbs valid without a repository", []string{"--breadcrumbs-valid", "wal"}, `{"query":"wal","breadcrumbs_valid":true}`, "invalid breadcrumbs_valid"},
 		{"semantic without a model", []string{"--mode", "semantic", "wal"}, `{"query":"wal","mode":"semantic"}`, "no_model"},
 	}
 }
@@ -78,7 +81,9 @@ func searchCases() []searchCase {
 func threeSurfaces(t *testing.T) (cliEnv func(string) string, httpURL string, cs *mcp.ClientSession) {
 	t.Helper()
 	ctx := context.Background()
-	cliEnv = envMap(map[string]string{"CAIRN_DATA_DIR": t.TempDir(), "CAIRN_MODEL": "none"})
+	// No store has a breadcrumb repository (the CLI's would otherwise be
+	// the one containing the working directory).
+	cliEnv = envMap(map[string]string{"CAIRN_DATA_DIR": t.TempDir(), "CAIRN_MODEL": "none", "CAIRN_BREADCRUMBS_REPO": t.TempDir()})
 
 	eng, err := engine.Open(ctx, t.TempDir(), engine.Options{})
 	if err != nil {

@@ -49,6 +49,8 @@ func addSearchFlags(fs *flag.FlagSet) *searchFlags {
 	fs.StringVar(&f.breadcrumbs, "has-breadcrumbs", "", "only messages with (true) or without (false) breadcrumbs")
 	fs.IntVar(&s.MinWordCount, "min-words", 0, "only messages of at least `N` words")
 	fs.StringVar(&s.UnreadBy, "unread-by", "", "only messages agent `NAME` has not read (cairn unread)")
+	fs.BoolVar(&s.BreadcrumbsValid, "breadcrumbs-valid", false, "only notes whose breadcrumbs are all valid at the repository's HEAD (cairn check --breadcrumbs)")
+	fs.Float64Var(&s.DemoteStale, "demote-stale", 0, "multiply the score of notes with changed or gone breadcrumbs by `F` (0 < F <= 1; 0 = off)")
 	fs.StringVar(&f.where, "where", "", "Chroma-style where `JSON` over channel_id, channel_type, agent_name, project_id, timestamp (Unix ms), confidence, message_type, word_count, has_breadcrumbs")
 	fs.StringVar(&f.model, "model", "", modelUsage)
 	return f

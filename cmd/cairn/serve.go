@@ -102,6 +102,8 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	jobs := eng.StartLifecycle(context.WithoutCancel(ctx), lifecycleOptions(conf.LifecycleOptions(eng.Dir()), logger))
 	defer jobs.Stop()
+	crumbs := e.startBreadcrumbRefresh(context.WithoutCancel(ctx), eng, logger)
+	defer crumbs.Stop()
 	url := "http://" + ln.Addr().String()
 	logger.Info("cairn serving", "url", url, "data_dir", eng.Dir(), "auth", cfg.token != "")
 	if !e.json {
@@ -114,6 +116,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	jobs.Stop()
+	crumbs.Stop()
 	// Closing the engine (and with it the vector store) flushes graph
 	// snapshots and the vector outbox state; every acknowledged write was
 	// already committed.

@@ -52,6 +52,9 @@ func runShow(ctx context.Context, e *env, c *command, args []string) error {
 			fmt.Fprintf(w, "mentions:     %v\n", m.Mentions)
 		}
 		fmt.Fprintf(w, "metadata:     %s\n", m.Metadata)
+		for _, l := range checkLines(m.BreadcrumbCheck) {
+			fmt.Fprintf(w, "breadcrumbs:  %s\n", l)
+		}
 		fmt.Fprintf(w, "content hash: %s\n\n%s\n", m.ContentHash, m.Content)
 		return nil
 	})

@@ -76,14 +76,20 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 // Config is the whole configuration file.
 type Config struct {
-	Import    Import    `toml:"import" comment:"Importing Claude Code sessions (cairn import claude-code)."`
-	Redaction Redaction `toml:"redaction" comment:"Redaction of secrets before anything is stored (imports; rules: cairn config show)."`
-	Retention Retention `toml:"retention" comment:"What cairn gc forgets. Pinned messages (metadata \"pinned\": true) and decision/policy\nmessages are kept forever unless a policy sets forget_pinned / forget_decisions."`
-	GC        GC        `toml:"gc" comment:"Garbage collection runs."`
-	Export    Export    `toml:"export" comment:"Session exports (cairn export)."`
-	Server    Server    `toml:"server" comment:"cairn serve: who may call it, and how much one request may ask for (over a limit: 4xx naming it)."`
-	Capture   Capture   `toml:"capture" comment:"Agent hooks that import the session's transcript (installed by cairn setup claude-code).\nOpt-in per trigger; false = the hook does nothing. Exclude and redaction settings apply."`
-	Recall    Recall    `toml:"recall" comment:"The session-start hook that puts the project's notes, decisions, patterns and policies\ninto the agent's context (installed by cairn setup claude-code|codex|gemini)."`
+	Import      Import      `toml:"import" comment:"Importing Claude Code sessions (cairn import claude-code)."`
+	Redaction   Redaction   `toml:"redaction" comment:"Redaction of secrets before anything is stored (imports; rules: cairn config show)."`
+	Retention   Retention   `toml:"retention" comment:"What cairn gc forgets. Pinned messages (metadata \"pinned\": true) and decision/policy\nmessages are kept forever unless a policy sets forget_pinned / forget_decisions."`
+	GC          GC          `toml:"gc" comment:"Garbage collection runs."`
+	Export      Export      `toml:"export" comment:"Session exports (cairn export)."`
+	Server      Server      `toml:"server" comment:"cairn serve: who may call it, and how much one request may ask for (over a limit: 4xx naming it)."`
+	Capture     Capture     `toml:"capture" comment:"Agent hooks that import the session's transcript (installed by cairn setup claude-code).\nOpt-in per trigger; false = the hook does nothing. Exclude and redaction settings apply."`
+	Recall      Recall      `toml:"recall" comment:"The session-start hook that puts the project's notes, decisions, patterns and policies\ninto the agent's context (installed by cairn setup claude-code|codex|gemini)."`
+	Breadcrumbs Breadcrumbs `toml:"breadcrumbs" comment:"The git repository breadcrumbs are checked against (cairn check --breadcrumbs; the marks on\nsearch results and messages; the refresh cairn serve and cairn mcp run when HEAD moves)."`
+}
+
+// Breadcrumbs configures breadcrumb checks.
+type Breadcrumbs struct {
+	Repo string `toml:"repo" comment:"A directory in the repository; \"\" = the repository containing the working directory."`
 }
 
 // Server configures `cairn serve`: the Host and Origin policy, request

@@ -57,7 +57,54 @@ type Checker struct {
 	renames map[plumbing.Hash]map[string]string // base commit -> old path -> path at HEAD
 	lines   map[plumbing.Hash][]string          // blob -> its lines (bounded by maxCachedBlobs)
 	commits map[string]*object.Commit           // commit breadcrumb -> its commit (nil: none)
+	trees   map[plumbing.Hash]*object.Tree      // commit -> its tree
+	files   map[treePath]treeFile               // a path's file in a tree (or why not)
 }
+
+type treePath struct {
+	tree plumbing.Hash
+	path string
+}
+
+type treeFile struct {
+	f   *object.File
+	err error
+}
+
+// file returns the file at path p in tree t. Notes point at the same
+// files again and again: each lookup walks and decodes tree objects, so
+// it is done once per tree and path (bounded like the blobs).
+func (c *Checker) file(t *object.Tree, p string) (*object.File, error) {
+	k := treePath{t.Hash, p}
+	if e, ok := c.files[k]; ok {
+		return e.f, e.err
+	}
+	f, err := t.File(p)
+	if len(c.files) >= maxCachedFiles {
+		clear(c.files)
+	}
+	c.files[k] = treeFile{f, err}
+	return f, err
+}
+
+// treeOf returns cm's tree, decoded once.
+func (c *Checker) treeOf(cm *object.Commit) (*object.Tree, error) {
+	if t, ok := c.trees[cm.Hash]; ok {
+		return t, nil
+	}
+	t, err := cm.Tree()
+	if err != nil {
+		return nil, err
+	}
+	if len(c.trees) >= maxCachedBlobs {
+		clear(c.trees)
+	}
+	c.trees[cm.Hash] = t
+	return t, nil
+}
+
+// maxCachedFiles bounds the path lookups a Checker keeps.
+const maxCachedFiles = 1 << 16
 
 // maxCachedBlobs bounds the blobs whose lines a Checker keeps: notes
 // point at the same files again and again, and a blob is read and split
@@ -94,7 +141,7 @@ func Open(dir string) (*Checker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gitcrumbs: open %s: %w", dir, err)
 	}
-	c := &Checker{repo: repo, renames: map[plumbing.Hash]map[string]string{}, lines: map[plumbing.Hash][]string{}, commits: map[string]*object.Commit{}}
+	c := &Checker{repo: repo, renames: map[plumbing.Hash]map[string]string{}, lines: map[plumbing.Hash][]string{}, commits: map[string]*object.Commit{}, trees: map[plumbing.Hash]*object.Tree{}, files: map[treePath]treeFile{}}
 	if wt, err := repo.Worktree(); err == nil {
 		c.root = wt.Filesystem.Root()
 	}
@@ -187,7 +234,7 @@ func (c *Checker) renamesFrom(ctx context.Context, base *object.Commit) (map[str
 	if r, ok := c.renames[base.Hash]; ok {
 		return r, nil
 	}
-	bt, err := base.Tree()
+	bt, err := c.treeOf(base)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +324,7 @@ func (c *Checker) checkDeleted(r *Result) {
 		r.Reason = "outside the repository"
 		return
 	}
-	if _, err := c.tree.File(p); err == nil {
+	if _, err := c.file(c.tree, p); err == nil {
 		r.State, r.Reason = Changed, "exists again at HEAD"
 		return
 	}
@@ -292,7 +339,7 @@ func (c *Checker) checkPath(ctx context.Context, r *Result, base *object.Commit)
 		return nil
 	}
 	now := p
-	f, err := c.tree.File(p)
+	f, err := c.file(c.tree, p)
 	if err != nil {
 		if base == nil {
 			r.State, r.Reason = Gone, "not at HEAD"
@@ -307,7 +354,7 @@ func (c *Checker) checkPath(ctx context.Context, r *Result, base *object.Commit)
 			r.State, r.Reason = Gone, "not at HEAD"
 			return nil
 		}
-		if f, err = c.tree.File(moved); err != nil {
+		if f, err = c.file(c.tree, moved); err != nil {
 			r.State, r.Reason = Gone, "not at HEAD"
 			return nil
 		}
@@ -331,11 +378,11 @@ func (c *Checker) checkPath(ctx context.Context, r *Result, base *object.Commit)
 	if base == nil {
 		return nil
 	}
-	bt, err := base.Tree()
+	bt, err := c.treeOf(base)
 	if err != nil {
 		return fmt.Errorf("gitcrumbs: tree of %s: %w", base.Hash, err)
 	}
-	bf, err := bt.File(p)
+	bf, err := c.file(bt, p)
 	if err != nil {
 		return nil // the file is newer than the base: nothing to compare with
 	}

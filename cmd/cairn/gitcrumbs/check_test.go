@@ -21,14 +21,14 @@ import (
 // repo is a real repository in a temp dir, written with go-git (no git
 // binary needed), with a clock that advances a minute per commit.
 type repo struct {
-	t    *testing.T
+	t    testing.TB
 	dir  string
 	r    *git.Repository
 	wt   *git.Worktree
 	when time.Time
 }
 
-func newRepo(t *testing.T) *repo {
+func newRepo(t testing.TB) *repo {
 	dir := t.TempDir()
 	r, err := git.PlainInit(dir, false)
 	if err != nil {

@@ -88,6 +88,7 @@ func searchBounds() map[string]bound {
 		"min_confidence": between(0, 1),
 		"max_age_hours":  between(0, engine.MaxSpecHours),
 		"min_word_count": between(0, math32),
+		"demote_stale":   between(0, 1),
 	}
 }
 

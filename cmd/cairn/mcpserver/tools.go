@@ -90,6 +90,9 @@ type Hit struct {
 	Content       string              `json:"content,omitempty"`
 	Metadata      map[string]any      `json:"metadata,omitempty"`
 	Breadcrumbs   *engine.Breadcrumbs `json:"breadcrumbs,omitempty"`
+	// BreadcrumbCheck marks each breadcrumb valid, moved, changed or gone
+	// at the repository's HEAD, from the marks cache.
+	BreadcrumbCheck *engine.BreadcrumbCheck `json:"breadcrumb_check,omitempty"`
 }
 
 // HitsOutput is a list of messages.
@@ -345,6 +348,7 @@ func hit(m engine.Message, score float64, full bool) Hit {
 	if bc := m.Breadcrumbs(); !bc.Empty() {
 		h.Breadcrumbs = &bc
 	}
+	h.BreadcrumbCheck = m.BreadcrumbCheck
 	if full {
 		h.Content = m.Content
 		// Stored metadata is a JSON object (validated on write).

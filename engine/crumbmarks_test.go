@@ -1,0 +1,259 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// movableHead is a repository HEAD a test moves.
+type movableHead struct{ v atomic.Value }
+
+func (h *movableHead) Head() (string, error) { return h.v.Load().(string), nil }
+func (h *movableHead) set(s string)          { h.v.Store(s) }
+
+var (
+	head1 = strings.Repeat("a", 40)
+	head2 = strings.Repeat("b", 40)
+)
+
+// marksFixture writes three notes about the same thing with a file
+// breadcrumb each, and one without breadcrumbs, with vectors.
+func marksFixture(t *testing.T) (*engine.Engine, *movableHead, [4]int64) {
+	t.Helper()
+	h := &movableHead{}
+	h.set(head1)
+	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-m", 32), BreadcrumbHead: h})
+	var ids [4]int64
+	for i := range 3 {
+		ids[i] = mustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("retry loop backoff note %d", i),
+			Breadcrumbs: engine.Breadcrumbs{Files: []string{fmt.Sprintf("f%d.go:1-3", i)}}})
+	}
+	ids[3] = mustNote(t, e, engine.NewNote{Agent: "bob", Content: "retry loop backoff note without breadcrumbs"})
+	if err := e.SyncVectors(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	return e, h, ids
+}
+
+func mark(state engine.MarkState, ref string) []engine.BreadcrumbMark {
+	return []engine.BreadcrumbMark{{Kind: "files", Ref: ref, State: state}}
+}
+
+func search(t *testing.T, e *engine.Engine, spec engine.SearchSpec) []engine.SearchResult {
+	t.Helper()
+	req, err := spec.Request()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := e.Search(context.Background(), req)
+	if err != nil {
+		t.Fatalf("%+v: %v", spec, err)
+	}
+	return rs
+}
+
+// TestBreadcrumbMarksFollowHead: reads attach the marks of the current
+// HEAD, say "stale" once HEAD moves, and a refresh at the new HEAD brings
+// them back; the walk of messages to mark follows the same rule.
+func TestBreadcrumbMarksFollowHead(t *testing.T) {
+	ctx := context.Background()
+	e, h, ids := marksFixture(t)
+	if m, err := e.GetMessage(ctx, ids[0]); err != nil || m.BreadcrumbCheck != nil {
+		t.Fatalf("never checked: %+v, %v", m.BreadcrumbCheck, err)
+	}
+	todo, err := e.MessagesToMark(ctx, head1, 0, 10)
+	if err != nil || !slices.Equal(msgIDs(todo), ids[:3]) {
+		t.Fatalf("to mark: %v, %v", msgIDs(todo), err)
+	}
+	err = e.PutBreadcrumbMarks(ctx, head1, map[int64][]engine.BreadcrumbMark{
+		ids[0]: mark(engine.MarkValid, "f0.go:1-3"),
+		ids[1]: {{Kind: "files", Ref: "f1.go:1-3", State: engine.MarkMoved, MovedTo: "g1.go"}},
+		ids[2]: mark(engine.MarkChanged, "f2.go:1-3"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if todo, _ := e.MessagesToMark(ctx, head1, 0, 10); len(todo) != 0 {
+		t.Fatalf("still to mark at the same HEAD: %v", msgIDs(todo))
+	}
+	m, err := e.GetMessage(ctx, ids[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := m.BreadcrumbCheck; c == nil || c.Status != engine.CheckCurrent || c.Head != head1 || len(c.Marks) != 1 || c.Marks[0].State != engine.MarkMoved || c.Marks[0].MovedTo != "g1.go" {
+		t.Fatalf("check = %+v", m.BreadcrumbCheck)
+	}
+	for _, mode := range []string{"keyword", "semantic", "hybrid", ""} {
+		query := "retry backoff"
+		if mode == "" {
+			query = ""
+		}
+		for _, r := range search(t, e, engine.SearchSpec{Query: query, Mode: mode}) {
+			if (r.Message.ID == ids[3]) != (r.Message.BreadcrumbCheck == nil) {
+				t.Fatalf("%q: #%d check %+v", mode, r.Message.ID, r.Message.BreadcrumbCheck)
+			}
+		}
+	}
+
+	h.set(head2)
+	m, _ = e.GetMessage(ctx, ids[1])
+	if c := m.BreadcrumbCheck; c == nil || c.Status != engine.CheckStale || c.Head != head2 || c.CheckedAt != head1 || c.Marks != nil {
+		t.Fatalf("after HEAD moved: %+v", m.BreadcrumbCheck)
+	}
+	if todo, _ := e.MessagesToMark(ctx, head2, 0, 10); !slices.Equal(msgIDs(todo), ids[:3]) {
+		t.Fatalf("to mark at the new HEAD: %v", msgIDs(todo))
+	}
+	if err := e.PutBreadcrumbMarks(ctx, head2, map[int64][]engine.BreadcrumbMark{ids[1]: mark(engine.MarkGone, "f1.go:1-3")}); err != nil {
+		t.Fatal(err)
+	}
+	m, _ = e.GetMessage(ctx, ids[1])
+	if c := m.BreadcrumbCheck; c == nil || c.Status != engine.CheckCurrent || c.Marks[0].State != engine.MarkGone {
+		t.Fatalf("after the refresh: %+v", m.BreadcrumbCheck)
+	}
+}
+
+// TestBreadcrumbMarksGoWithTheMessage: a deleted message's marks are
+// deleted with it (they hold its breadcrumbs' text).
+func TestBreadcrumbMarksGoWithTheMessage(t *testing.T) {
+	ctx := context.Background()
+	e, _, ids := marksFixture(t)
+	if err := e.PutBreadcrumbMarks(ctx, head1, map[int64][]engine.BreadcrumbMark{ids[1]: mark(engine.MarkGone, "f1.go:1-3")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DeleteMessage(ctx, ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.PutBreadcrumbMarks(ctx, head1, map[int64][]engine.BreadcrumbMark{ids[1]: mark(engine.MarkGone, "f1.go:1-3")}); err != nil {
+		t.Fatal(err) // a message deleted since a check began is skipped
+	}
+	if todo, _ := e.MessagesToMark(ctx, strings.Repeat("c", 40), 0, 10); !slices.Equal(msgIDs(todo), []int64{ids[0], ids[2]}) {
+		t.Fatalf("after delete: %v", msgIDs(todo))
+	}
+	n, err := e.CountBreadcrumbMarks(ctx)
+	if err != nil || n != 0 {
+		t.Fatalf("marks rows after delete: %d, %v", n, err)
+	}
+}
+
+// TestSearchBreadcrumbsValid: the filter keeps the notes checked at HEAD
+// with every breadcrumb valid, on both sides of a search and in listings,
+// and follows HEAD and refreshes (the keyword side must not cache it).
+func TestSearchBreadcrumbsValid(t *testing.T) {
+	ctx := context.Background()
+	e, h, ids := marksFixture(t)
+	put := func(head string, states ...engine.MarkState) {
+		t.Helper()
+		marks := map[int64][]engine.BreadcrumbMark{}
+		for i, s := range states {
+			marks[ids[i]] = mark(s, "x")
+		}
+		if err := e.PutBreadcrumbMarks(ctx, head, marks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := func(mode string) []int64 {
+		t.Helper()
+		query := "retry backoff"
+		if mode == "" {
+			query = ""
+		}
+		out := resultIDs(search(t, e, engine.SearchSpec{Query: query, Mode: mode, BreadcrumbsValid: true}))
+		slices.Sort(out)
+		return out
+	}
+	modes := []string{"keyword", "semantic", "hybrid", ""}
+	for _, mode := range modes {
+		if g := got(mode); len(g) != 0 {
+			t.Fatalf("%q before any check: %v", mode, g)
+		}
+	}
+	put(head1, engine.MarkValid, engine.MarkMoved, engine.MarkValid)
+	for _, mode := range modes {
+		if g := got(mode); !slices.Equal(g, []int64{ids[0], ids[2]}) {
+			t.Fatalf("%q: %v, want %v", mode, g, []int64{ids[0], ids[2]})
+		}
+	}
+	h.set(head2)
+	for _, mode := range modes {
+		if g := got(mode); len(g) != 0 {
+			t.Fatalf("%q after HEAD moved, before a refresh: %v", mode, g)
+		}
+	}
+	put(head2, engine.MarkGone, engine.MarkValid, engine.MarkForm)
+	for _, mode := range modes {
+		if g := got(mode); !slices.Equal(g, []int64{ids[1], ids[2]}) {
+			t.Fatalf("%q after the refresh: %v, want %v", mode, g, []int64{ids[1], ids[2]})
+		}
+	}
+
+	// Without a repository the filter is refused, naming the field.
+	bare := openDir(t, t.TempDir(), engine.Options{})
+	req, err := engine.SearchSpec{Query: "x", BreadcrumbsValid: true}.Request()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inv *engine.InvalidError
+	if _, err := bare.Search(ctx, req); !errors.As(err, &inv) || inv.Field != "breadcrumbs_valid" {
+		t.Fatalf("no repository: %v", err)
+	}
+}
+
+// TestSearchDemoteStale: demote_stale multiplies the final score of notes
+// whose breadcrumbs changed or are gone at HEAD (not moved ones), enough
+// to reorder; out-of-range factors are refused.
+func TestSearchDemoteStale(t *testing.T) {
+	ctx := context.Background()
+	e, h, ids := marksFixture(t)
+	if err := e.PutBreadcrumbMarks(ctx, head1, map[int64][]engine.BreadcrumbMark{
+		ids[0]: mark(engine.MarkChanged, "x"), ids[1]: mark(engine.MarkMoved, "x"), ids[2]: mark(engine.MarkGone, "x"),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []string{"keyword", "semantic", "hybrid"} {
+		plain := search(t, e, engine.SearchSpec{Query: "retry loop backoff note", Mode: mode})
+		demoted := search(t, e, engine.SearchSpec{Query: "retry loop backoff note", Mode: mode, DemoteStale: 0.01})
+		base := map[int64]float64{}
+		for _, r := range plain {
+			base[r.Message.ID] = r.Score
+		}
+		sawStale := false
+		for i, r := range demoted {
+			stale := r.Message.ID == ids[0] || r.Message.ID == ids[2]
+			want := base[r.Message.ID]
+			if stale {
+				want *= 0.01
+			}
+			if r.Scores.Demoted != stale || r.Score != want {
+				t.Fatalf("%s: #%d demoted=%v score %v, want %v (plain %v)", mode, r.Message.ID, r.Scores.Demoted, r.Score, want, base[r.Message.ID])
+			}
+			// The stale notes come after every other note that scored.
+			if stale {
+				sawStale = true
+			} else if sawStale && r.Score > 0 {
+				t.Fatalf("%s: #%d (score %v) at rank %d ranks below a demoted note", mode, r.Message.ID, r.Score, i+1)
+			}
+		}
+	}
+	// At another HEAD the cache says nothing: nothing is demoted.
+	h.set(head2)
+	for _, r := range search(t, e, engine.SearchSpec{Query: "retry loop backoff note", Mode: "keyword", DemoteStale: 0.01}) {
+		if r.Scores.Demoted {
+			t.Fatalf("demoted by marks of another HEAD: #%d", r.Message.ID)
+		}
+	}
+	for _, f := range []float64{-0.5, 1.5} {
+		var inv *engine.InvalidError
+		if _, err := (engine.SearchSpec{Query: "x", DemoteStale: f}).Request(); !errors.As(err, &inv) || inv.Field != "demote_stale" {
+			t.Fatalf("demote_stale %v: %v", f, err)
+		}
+	}
+}
+
+func msgIDs(ms []engine.Message) []int64 { return ids(ms) }
