@@ -893,6 +893,8 @@ func (res *QueryResult) appendHitsLocked(mc *memColl, hits []index.Result, incSe
 // (an exact scan, split across cores, up to 4096 ids or below 25%; the
 // filtered graph walk above). vecstore scans exactly where it knows better
 // and hands the rest to index.Search:
+//   - unfiltered queries on collections of at most Options.ExactMax
+//     records;
 //   - allowed sets of at most k or Options.ExactMax records, or below
 //     Options.ExactRatio of the collection;
 //   - the cost model of exactIsCheaper (about 25% selectivity at 100,000
@@ -910,6 +912,13 @@ func (s *Store) search(mc *memColl, q []float32, k int, allowed *roaring.Bitmap,
 	n := len(mc.byID)
 	ef := s.beam(mc.info.Config.HNSW, k)
 	if allowed == nil {
+		if n <= s.opts.ExactMax {
+			// A small collection is scanned whole: as cheap as a graph walk
+			// at this beam, and exact (Chroma answers small collections by
+			// brute force too).
+			s.stats.exact.Add(1)
+			return mc.graph.Exact(q, k, nil)
+		}
 		s.stats.hnsw.Add(1)
 		return mc.graph.Search(q, k, index.SearchOptions{Ef: ef})
 	}

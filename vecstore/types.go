@@ -31,8 +31,10 @@ type Options struct {
 	// re-inserts at most a tenth of it (a quarter at 0.25).
 	SnapshotMinOps int
 	SnapshotRatio  float64
-	// ExactMax and ExactRatio: the planner always scans the allowed set
-	// exactly when it has at most ExactMax records (default 2048) or is a
+	// ExactMax and ExactRatio: the planner scans a whole collection of at
+	// most ExactMax records (default 2048) exactly, even unfiltered, and
+	// always scans the allowed set
+	// exactly when it has at most ExactMax records or is a
 	// smaller fraction than ExactRatio of the collection (default 0.02).
 	// Above that it scans exactly while its cost model says the scan is
 	// cheaper than a filtered walk (about 25% selectivity at 100,000
