@@ -15,7 +15,21 @@ func (e *Engine) Check(ctx context.Context) error {
 		return err
 	}
 	defer done()
-	rows, err := e.r.QueryContext(ctx, "PRAGMA quick_check")
+	// quick_check also runs FTS5's own check of its index, which reads the
+	// index structure a connection cached at its last FTS5 query without
+	// asking whether another connection changed it since (a secure-delete
+	// that dropped a segment leaves the cache naming pages that are gone:
+	// a false "corruption found"). An FTS5 query on the same connection
+	// first reloads the structure.
+	conn, err := e.r.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: check: %w", classify(err))
+	}
+	defer conn.Close()
+	if err := e.fts.Refresh(ctx, conn); err != nil {
+		return fmt.Errorf("engine: check: %w", classify(err))
+	}
+	rows, err := conn.QueryContext(ctx, "PRAGMA quick_check")
 	if err != nil {
 		return fmt.Errorf("engine: check: %w", classify(err))
 	}

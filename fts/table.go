@@ -90,6 +90,21 @@ func (t *Table) SecureDelete(ctx context.Context, q Querier) error {
 	return nil
 }
 
+// Refresh runs a query on the index through q, so that the connection
+// reloads the index structure if another connection changed it. FTS5's
+// integrity check (also run by PRAGMA quick_check) reads the structure the
+// connection last cached without that check.
+func (t *Table) Refresh(ctx context.Context, q Querier) error {
+	rows, err := q.QueryContext(ctx, "SELECT rowid FROM "+t.name+" WHERE "+t.name+" MATCH '\"cairnrefresh\"' LIMIT 1")
+	if err != nil {
+		return fmt.Errorf("fts: refresh: %w", err)
+	}
+	for rows.Next() {
+	}
+	rows.Close()
+	return rows.Err()
+}
+
 // Rebuild regenerates the whole index from the content table.
 func (t *Table) Rebuild(ctx context.Context, q Querier) error {
 	_, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+") VALUES ('rebuild')")
