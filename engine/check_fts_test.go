@@ -3,19 +3,19 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"testing"
-	"time"
 
 	"github.com/cairn-dev/cairn/engine"
 )
 
 // TestCheckAfterSecureDelete: a delete that empties an FTS5 segment, made
-// after reader connections cached the index structure (the first keyword
-// search starts the in-memory index, which reads through them), does not
+// after reader connections cached the index structure (a keyword search
+// before the in-memory index is built runs on FTS5 through them), does not
 // make Check report corruption in the same process.
 func TestCheckAfterSecureDelete(t *testing.T) {
 	ctx := context.Background()
-	for round := range 8 {
+	for round := range 40 {
 		e, err := engine.Open(ctx, t.TempDir(), engine.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -31,7 +31,11 @@ func TestCheckAfterSecureDelete(t *testing.T) {
 		if _, err := e.Search(ctx, req); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond) // the in-memory index builds in the background
+		// The search above ran on FTS5 through a reader and started the
+		// in-memory index in the background; wait until it holds the notes.
+		for e.KeywordIndexStats().Docs < 3 {
+			runtime.Gosched()
+		}
 		if err := e.DeleteMessage(ctx, ids[1]); err != nil {
 			t.Fatal(err)
 		}
