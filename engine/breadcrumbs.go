@@ -251,12 +251,9 @@ func (b Breadcrumbs) check() error {
 // every such message (cairn check --breadcrumbs). limit 0 means
 // DefaultLimit.
 func (e *Engine) MessagesWithBreadcrumbs(ctx context.Context, afterID int64, limit int) ([]Message, error) {
-	limit, err := checkLimit(limit)
+	limit, err := checkLimit(limit, DefaultLimit)
 	if err != nil {
 		return nil, err
-	}
-	if limit == 0 {
-		limit = DefaultLimit
 	}
 	done, err := e.enter()
 	if err != nil {

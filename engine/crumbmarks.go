@@ -165,12 +165,9 @@ func (e *Engine) MessagesToMark(ctx context.Context, head string, afterID int64,
 	if err := checkHead(head); err != nil {
 		return nil, err
 	}
-	limit, err := checkLimit(limit)
+	limit, err := checkLimit(limit, DefaultLimit)
 	if err != nil {
 		return nil, err
-	}
-	if limit == 0 {
-		limit = DefaultLimit
 	}
 	done, err := e.enter()
 	if err != nil {

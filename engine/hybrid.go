@@ -274,11 +274,8 @@ func (e *Engine) markStale(ctx context.Context, r *searchRun) error {
 func planSearch(req SearchRequest, now time.Time) (searchPlan, error) {
 	p := searchPlan{query: req.Query, mode: req.Mode, fusion: req.Fusion, now: now}
 	var err error
-	if p.limit, err = checkLimit(req.Limit); err != nil {
+	if p.limit, err = checkLimit(req.Limit, DefaultSearchLimit); err != nil {
 		return p, err
-	}
-	if p.limit == 0 {
-		p.limit = DefaultSearchLimit
 	}
 	p.depth = candidateDepth(p.limit)
 	switch p.mode {

@@ -57,9 +57,13 @@ func queryMessages(ctx context.Context, db *sql.DB, query string, args ...any) (
 	return out, classify(rows.Err())
 }
 
-func checkLimit(limit int) (int, error) {
+// checkLimit validates a limit field; 0 means def.
+func checkLimit(limit, def int) (int, error) {
 	if limit < 0 || limit > MaxLimit {
 		return 0, invalid("limit", "must be from 1 to %d (0 means the default), got %d", MaxLimit, limit)
+	}
+	if limit == 0 {
+		return def, nil
 	}
 	return limit, nil
 }
@@ -181,12 +185,9 @@ func (e *Engine) GetAgentNotes(ctx context.Context, agent, project string, limit
 	if err := checkProject("project", project); err != nil {
 		return nil, err
 	}
-	limit, err := checkLimit(limit)
+	limit, err := checkLimit(limit, DefaultLimit)
 	if err != nil {
 		return nil, err
-	}
-	if limit == 0 {
-		limit = DefaultLimit
 	}
 	done, err := e.enter()
 	if err != nil {
@@ -218,12 +219,9 @@ func (e *Engine) GetChannelMessages(ctx context.Context, channel string, maxAge 
 	if maxAge < 0 {
 		return nil, invalid("max_age", "must not be negative, got %s", maxAge)
 	}
-	limit, err := checkLimit(limit)
+	limit, err := checkLimit(limit, DefaultLimit)
 	if err != nil {
 		return nil, err
-	}
-	if limit == 0 {
-		limit = DefaultLimit
 	}
 	done, err := e.enter()
 	if err != nil {

@@ -108,12 +108,9 @@ func (e *Engine) Unread(ctx context.Context, req UnreadRequest) (Unread, error) 
 	if err != nil {
 		return Unread{}, err
 	}
-	limit, err := checkLimit(req.Limit)
+	limit, err := checkLimit(req.Limit, DefaultLimit)
 	if err != nil {
 		return Unread{}, err
-	}
-	if limit == 0 {
-		limit = DefaultLimit
 	}
 	done, err := e.enter()
 	if err != nil {
