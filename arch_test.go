@@ -56,6 +56,8 @@ func layers() []layer {
 		// Agent setup edits the agents' own files and knows nothing of the
 		// store.
 		{dir: "cmd/cairn/agentsetup"},
+		// Test support: finds bytes in a directory's files; tests only.
+		{dir: "internal/rawscan", stdlibOnly: true},
 		{dir: "bench", mayImport: []string{"engine", "vecstore", "vecstore/where", "index", "fts", "embed"}},
 	}
 }

@@ -10,26 +10,14 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/rawscan"
 	"github.com/klauspost/compress/zstd"
 )
 
 // filesContaining returns the files under dir whose raw bytes contain marker.
 func filesContaining(t *testing.T, dir, marker string) []string {
 	t.Helper()
-	var hits []string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if bytes.Contains(b, []byte(marker)) {
-			hits = append(hits, p)
-		}
-		return nil
-	})
+	hits, err := rawscan.FilesContaining(dir, marker)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,33 +1,18 @@
 package vecstore_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
+	"github.com/cairn-dev/cairn/internal/rawscan"
 	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // markerFiles returns the files under dir whose raw bytes contain marker.
 func markerFiles(t *testing.T, dir, marker string) []string {
 	t.Helper()
-	var hits []string
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if bytes.Contains(b, []byte(marker)) {
-			hits = append(hits, path)
-		}
-		return nil
-	})
+	hits, err := rawscan.FilesContaining(dir, marker)
 	if err != nil {
 		t.Fatal(err)
 	}
