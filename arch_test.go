@@ -58,6 +58,8 @@ func layers() []layer {
 		{dir: "cmd/cairn/agentsetup"},
 		// Test support: finds bytes in a directory's files; tests only.
 		{dir: "internal/rawscan", stdlibOnly: true},
+		// Test support: starts real PostgreSQL servers; tests and benches only.
+		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
 		{dir: "bench", mayImport: []string{"engine", "vecstore", "vecstore/where", "index", "fts", "embed"}},
 	}
 }
