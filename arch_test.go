@@ -53,6 +53,8 @@ func layers() []layer {
 		{dir: "cmd/cairn", mayImport: []string{"engine", "embed"}},
 		{dir: "cmd/cairn/", mayImport: []string{"engine", "vecstore/where"}},
 		{dir: "cmd/cairn/chromaapi", mayImport: []string{"engine", "vecstore", "vecstore/where"}},
+		// Chroma collections in PostgreSQL: vecstore's types and rules over pgx.
+		{dir: "pgcollections", mayImport: []string{"vecstore", "vecstore/where"}, mustNotDepend: []string{sqlite, module + "/fts", module + "/embed", module + "/engine", module + "/cmd/", module + "/bench"}},
 		// Agent setup edits the agents' own files and knows nothing of the
 		// store.
 		{dir: "cmd/cairn/agentsetup"},
