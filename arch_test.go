@@ -50,7 +50,7 @@ func layers() []layer {
 		// package main wires the embedder in; its adapter packages below use
 		// engine only, except the Chroma API, which serves vecstore's
 		// collections (the engine hands it its one store).
-		{dir: "cmd/cairn", mayImport: []string{"engine", "embed"}},
+		{dir: "cmd/cairn", mayImport: []string{"engine", "embed", "pgcollections"}},
 		{dir: "cmd/cairn/", mayImport: []string{"engine", "vecstore/where"}},
 		{dir: "cmd/cairn/chromaapi", mayImport: []string{"engine", "vecstore", "vecstore/where"}},
 		// Chroma collections in PostgreSQL: vecstore's types and rules over pgx.
