@@ -80,13 +80,8 @@ func (s *Store) ListDatabases(ctx context.Context, tenant string, limit *int, of
 	if err := vecstore.CheckPage(limit, offset); err != nil {
 		return nil, err
 	}
-	var lim *int64
-	if limit != nil {
-		l := int64(*limit)
-		lim = &l
-	}
 	rows, err := s.pool.Query(ctx, `SELECT id::text, name FROM chroma_databases WHERE tenant = $1 ORDER BY name LIMIT $2 OFFSET $3`,
-		tenant, lim, int64(offset))
+		tenant, sqlLimit(limit), int64(offset))
 	if err != nil {
 		return nil, s.mapErr(err)
 	}
@@ -242,13 +237,8 @@ func (s *Store) ListCollections(ctx context.Context, tenant, database string, li
 	if err := vecstore.CheckPage(limit, offset); err != nil {
 		return nil, err
 	}
-	var lim *int64
-	if limit != nil {
-		l := int64(*limit)
-		lim = &l
-	}
 	rows, err := s.pool.Query(ctx, `SELECT `+collectionColumns+` FROM chroma_collections WHERE tenant = $1 AND database = $2
-		ORDER BY id LIMIT $3 OFFSET $4`, tenant, database, lim, int64(offset))
+		ORDER BY id LIMIT $3 OFFSET $4`, tenant, database, sqlLimit(limit), int64(offset))
 	if err != nil {
 		return nil, s.mapErr(err)
 	}
@@ -356,4 +346,13 @@ func (s *Store) Reset(ctx context.Context) error {
 		}
 		return s.ensureDefaults(ctx, tx)
 	})
+}
+
+// sqlLimit is a LIMIT parameter: NULL (no limit) for nil.
+func sqlLimit(limit *int) *int64 {
+	if limit == nil {
+		return nil
+	}
+	l := int64(*limit)
+	return &l
 }

@@ -10,26 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/pgcollections"
 	"github.com/cairn-dev/cairn/vecstore"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
-// store is what both implementations offer (chromaapi.Collections).
-type store interface {
-	CreateCollection(ctx context.Context, req vecstore.CreateCollectionRequest) (vecstore.Collection, error)
-	GetCollection(ctx context.Context, tenant, database, name string) (vecstore.Collection, error)
-	ModifyCollection(ctx context.Context, id string, req vecstore.ModifyCollectionRequest) error
-	ListCollections(ctx context.Context, tenant, database string, limit *int, offset int) ([]vecstore.Collection, error)
-	Add(ctx context.Context, collID string, req vecstore.AddRequest) error
-	Upsert(ctx context.Context, collID string, req vecstore.AddRequest) error
-	Update(ctx context.Context, collID string, req vecstore.UpdateRequest) error
-	Delete(ctx context.Context, collID string, req vecstore.DeleteRequest) error
-	Count(ctx context.Context, collID string) (int, error)
-	Get(ctx context.Context, collID string, req vecstore.GetRequest) (*vecstore.GetResult, error)
-	Query(ctx context.Context, collID string, req vecstore.QueryRequest) (*vecstore.QueryResult, error)
-}
+// store is what both implementations offer.
+type store = chromaapi.Collections
 
 func openBoth(t *testing.T) (*vecstore.Store, *pgcollections.Store) {
 	t.Helper()

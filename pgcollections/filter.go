@@ -27,21 +27,11 @@ func (a *sqlArgs) add(v any) string {
 func whereSQL(w *where.Expr, a *sqlArgs) string {
 	switch w.Op {
 	case where.OpAnd, where.OpOr:
-		if len(w.Children) == 0 {
-			if w.Op == where.OpAnd {
-				return "TRUE"
-			}
-			return "FALSE"
-		}
 		parts := make([]string, len(w.Children))
 		for i, c := range w.Children {
 			parts[i] = whereSQL(c, a)
 		}
-		sep := " AND "
-		if w.Op == where.OpOr {
-			sep = " OR "
-		}
-		return "(" + strings.Join(parts, sep) + ")"
+		return joinSQL(w.Op == where.OpAnd, parts)
 	case where.OpEq:
 		return cmpSQL("=", w.Key, w.Value, a)
 	case where.OpNe:
@@ -137,21 +127,11 @@ func hasRegex(d *where.DocExpr) bool {
 func documentSQL(d *where.DocExpr, a *sqlArgs) string {
 	switch d.Op {
 	case where.DocAnd, where.DocOr:
-		if len(d.Children) == 0 {
-			if d.Op == where.DocAnd {
-				return "TRUE"
-			}
-			return "FALSE"
-		}
 		parts := make([]string, len(d.Children))
 		for i, c := range d.Children {
 			parts[i] = documentSQL(c, a)
 		}
-		sep := " AND "
-		if d.Op == where.DocOr {
-			sep = " OR "
-		}
-		return "(" + strings.Join(parts, sep) + ")"
+		return joinSQL(d.Op == where.DocAnd, parts)
 	case where.DocContains:
 		return "coalesce(strpos(document, " + a.add(d.Text) + ") > 0, FALSE)"
 	case where.DocNotContains:
@@ -160,28 +140,17 @@ func documentSQL(d *where.DocExpr, a *sqlArgs) string {
 	return "FALSE"
 }
 
-// matchDocument evaluates a document filter in Go (nil doc: no document),
-// with vecstore's semantics.
-func matchDocument(d *where.DocExpr, doc *string) bool {
-	switch d.Op {
-	case where.DocAnd:
-		for _, c := range d.Children {
-			if !matchDocument(c, doc) {
-				return false
-			}
+// joinSQL is the conjunction (and) or disjunction of conditions: $and []
+// matches everything, $or [] nothing.
+func joinSQL(and bool, parts []string) string {
+	if len(parts) == 0 {
+		if and {
+			return "TRUE"
 		}
-		return true
-	case where.DocOr:
-		for _, c := range d.Children {
-			if matchDocument(c, doc) {
-				return true
-			}
-		}
-		return false
-	case where.DocContains, where.DocRegex:
-		return doc != nil && d.MatchLeaf(*doc)
-	case where.DocNotContains, where.DocNotRegex:
-		return doc == nil || !d.MatchLeaf(*doc)
+		return "FALSE"
 	}
-	return false
+	if and {
+		return "(" + strings.Join(parts, " AND ") + ")"
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
 }

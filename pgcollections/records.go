@@ -329,7 +329,7 @@ func (s *Store) regexAllowed(ctx context.Context, q querier, cid string, ids []s
 		if err := rows.Scan(&id, &doc); err != nil {
 			return nil, err
 		}
-		if matchDocument(d, doc) {
+		if vecstore.MatchDocument(d, doc) {
 			out = append(out, id)
 		}
 	}
@@ -595,7 +595,7 @@ func (s *Store) Query(ctx context.Context, collID string, req vecstore.QueryRequ
 					return err
 				}
 			}
-			appendQueryRow(res, row, dists)
+			res.AppendRow(row, dists)
 		}
 		return nil
 	})
@@ -621,24 +621,4 @@ func (s *Store) setSearchParams(ctx context.Context, tx pgx.Tx, c vecstore.Colle
 		}
 	}
 	return nil
-}
-
-// appendQueryRow adds one query embedding's hits to res.
-func appendQueryRow(res *vecstore.QueryResult, row *vecstore.GetResult, dists []float32) {
-	res.IDs = append(res.IDs, row.IDs)
-	if res.Embeddings != nil {
-		res.Embeddings = append(res.Embeddings, row.Embeddings)
-	}
-	if res.Documents != nil {
-		res.Documents = append(res.Documents, row.Documents)
-	}
-	if res.URIs != nil {
-		res.URIs = append(res.URIs, row.URIs)
-	}
-	if res.Metadatas != nil {
-		res.Metadatas = append(res.Metadatas, row.Metadatas)
-	}
-	if res.Distances != nil {
-		res.Distances = append(res.Distances, dists)
-	}
 }

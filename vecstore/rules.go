@@ -1,5 +1,7 @@
 package vecstore
 
+import "github.com/cairn-dev/cairn/vecstore/where"
+
 // The checks of this file are the collection rules (Chroma 1.0.0's, plus
 // cairn's model and dimension checks) that do not depend on how records are
 // stored. They are exported so that another implementation of the same
@@ -211,10 +213,14 @@ func CheckDelete(req DeleteRequest) error {
 	if req.IDs != nil && len(req.IDs) == 0 && req.Where == nil && req.WhereDocument == nil {
 		return invalidErr(RuleNoSelector, "ids, where", "give ids or a where filter")
 	}
-	if err := req.Where.Validate(); err != nil {
+	return checkFilters(req.Where, req.WhereDocument)
+}
+
+func checkFilters(w *where.Expr, d *where.DocExpr) error {
+	if err := w.Validate(); err != nil {
 		return filterErr("where", err)
 	}
-	if err := req.WhereDocument.Validate(); err != nil {
+	if err := d.Validate(); err != nil {
 		return filterErr("where_document", err)
 	}
 	return nil
@@ -230,11 +236,8 @@ func CheckGet(req GetRequest) (*GetResult, error) {
 	if err := CheckPage(req.Limit, req.Offset); err != nil {
 		return nil, err
 	}
-	if err := req.Where.Validate(); err != nil {
-		return nil, filterErr("where", err)
-	}
-	if err := req.WhereDocument.Validate(); err != nil {
-		return nil, filterErr("where_document", err)
+	if err := checkFilters(req.Where, req.WhereDocument); err != nil {
+		return nil, err
 	}
 	return newGetResult(inc, incSet, 0), nil
 }
@@ -254,3 +257,28 @@ func CheckQuery(req QueryRequest) (k, dim int, res *QueryResult, err error) {
 func CheckQueryVectors(c Collection, req QueryRequest, dim int) error {
 	return checkQueryVectors(&collInfo{Name: c.Name, Model: c.Model, Dimension: c.Dimension}, req, dim)
 }
+
+// AppendRow adds one query embedding's records (row, shaped by the
+// result's include list) and their distances as res's next row.
+func (res *QueryResult) AppendRow(row *GetResult, dists []float32) {
+	res.IDs = append(res.IDs, row.IDs)
+	if res.Embeddings != nil {
+		res.Embeddings = append(res.Embeddings, row.Embeddings)
+	}
+	if res.Documents != nil {
+		res.Documents = append(res.Documents, row.Documents)
+	}
+	if res.URIs != nil {
+		res.URIs = append(res.URIs, row.URIs)
+	}
+	if res.Metadatas != nil {
+		res.Metadatas = append(res.Metadatas, row.Metadatas)
+	}
+	if res.Distances != nil {
+		res.Distances = append(res.Distances, dists)
+	}
+}
+
+// MatchDocument evaluates a document filter against one record's
+// document (nil: none), as the store does.
+func MatchDocument(d *where.DocExpr, doc *string) bool { return matchWhereDocument(d, doc) }
