@@ -608,7 +608,9 @@ func (s *Store) Query(ctx context.Context, collID string, req vecstore.QueryRequ
 // setSearchParams sets the transaction's HNSW search parameters: a beam of
 // BeamFactor x ef_search (at least k, at most pgvector's 1000) and, where
 // pgvector has them, iterative scans in strict order so that filtered
-// queries keep collecting rows until they have k.
+// queries keep collecting rows until they have k. Whether the HNSW index
+// is used is PostgreSQL's plan (it is, once the collection is large enough
+// for a graph walk to cost less than a sort).
 func (s *Store) setSearchParams(ctx context.Context, tx pgx.Tx, c vecstore.Collection, k int) error {
 	ef := int(math.Round(s.opts.BeamFactor * float64(c.Config.HNSW.EfSearch)))
 	ef = min(max(ef, k, 1), 1000)
