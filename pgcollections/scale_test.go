@@ -23,6 +23,9 @@ import (
 // passing 2% of the records still fills n_results, with recall@10 against
 // the exact answer (a store scanning everything exactly) of at least 0.9.
 func TestFilteredHNSW(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 3,000-record HNSW index")
+	}
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
 	pg, err := pgcollections.Open(ctx, dsn, pgcollections.Options{ExactMax: 50})
