@@ -362,3 +362,27 @@ func TestEmbeddingsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestUnstorable: what PostgreSQL cannot store (NUL in text, NaN in jsonb)
+// is refused as invalid, and nothing is written.
+func TestUnstorable(t *testing.T) {
+	ctx := context.Background()
+	_, pg := openBoth(t)
+	c, err := pg.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "unstorable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, req := range map[string]vecstore.AddRequest{
+		"nul document": {IDs: []string{"a"}, Embeddings: [][]float32{{1}}, Documents: []*string{strp("a\x00b")}},
+		"nul id":       {IDs: []string{"a\x00"}, Embeddings: [][]float32{{1}}},
+		"nul metadata": {IDs: []string{"a"}, Embeddings: [][]float32{{1}}, Metadatas: []vecstore.Metadata{{"k": where.String("\x00")}}},
+		"nan metadata": {IDs: []string{"a"}, Embeddings: [][]float32{{1}}, Metadatas: []vecstore.Metadata{{"k": where.Float(math.NaN())}}},
+	} {
+		if err := pg.Add(ctx, c.ID, req); !errors.Is(err, vecstore.ErrInvalid) {
+			t.Errorf("%s: got %v, want ErrInvalid", name, err)
+		}
+	}
+	if n, err := pg.Count(ctx, c.ID); err != nil || n != 0 {
+		t.Errorf("count = %d (%v), want 0", n, err)
+	}
+}

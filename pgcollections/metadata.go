@@ -37,7 +37,7 @@ func encodeMetadata(md vecstore.Metadata, field string) (obj, floatKeys []byte, 
 			plain[k] = v.Int
 		case where.KindFloat:
 			if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
-				return nil, nil, &vecstore.Error{Class: vecstore.ErrInvalid, Rule: vecstore.RuleNonFinite, Field: field, Key: k,
+				return nil, nil, &vecstore.Error{Class: vecstore.ErrInvalid, Rule: RuleUnstorable, Field: field, Key: k,
 					Reason: k + ": PostgreSQL's jsonb cannot hold NaN or infinite values"}
 			}
 			plain[k] = json.Number(strconv.FormatFloat(v.Float, 'g', -1, 64))
@@ -58,8 +58,13 @@ func encodeMetadata(md vecstore.Metadata, field string) (obj, floatKeys []byte, 
 	return obj, floatKeys, nil
 }
 
+// RuleUnstorable refuses a value PostgreSQL cannot store: the NUL
+// character in text, a non-finite float in jsonb (Field, Key). Surfaces
+// without a wording of their own show the error's text.
+const RuleUnstorable vecstore.Rule = "unstorable"
+
 func nulRefusal(field string) error {
-	return &vecstore.Error{Class: vecstore.ErrInvalid, Rule: vecstore.RuleRange, Field: field,
+	return &vecstore.Error{Class: vecstore.ErrInvalid, Rule: RuleUnstorable, Field: field,
 		Reason: "PostgreSQL cannot store the NUL character"}
 }
 

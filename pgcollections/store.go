@@ -259,8 +259,9 @@ func (s *Store) mapErr(err error) error {
 	if errors.As(err, &pe) {
 		switch pe.Code {
 		case "22P05", "22021": // untranslatable character: NUL in text or jsonb
-			return &vecstore.Error{Class: vecstore.ErrInvalid, Rule: vecstore.RuleRange, Field: "documents, metadatas",
-				Reason: "PostgreSQL cannot store the NUL character", Err: err}
+			e := nulRefusal("documents, uris, ids").(*vecstore.Error)
+			e.Err = err
+			return e
 		}
 	}
 	return err
