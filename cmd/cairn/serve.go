@@ -53,6 +53,9 @@ type serveConfig struct {
 	// limits holds config.toml's [server] section with the flags above
 	// applied over it.
 	limits config.Server
+	// chroma is what the Chroma API serves when not the engine's vector
+	// store (PostgreSQL collections; see openChromaCollections).
+	chroma chromaapi.Collections
 }
 
 func runServe(ctx context.Context, e *env, c *command, args []string) error {
@@ -78,6 +81,12 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer closeModel()
 	defer eng.Close()
+	chroma, closeChroma, err := openChromaCollections(ctx, e.getenv(chromaStoreEnv), cfg.allowReset, logger)
+	if err != nil {
+		return err
+	}
+	defer closeChroma()
+	cfg.chroma = chroma
 
 	h, err := newServeHandler(eng, cfg, logger)
 	if err != nil {
@@ -259,7 +268,7 @@ func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (
 	return server.New(server.Options{
 		Engine: eng,
 		Chroma: chromaapi.New(chromaapi.Options{
-			Collections: eng.VectorStore(), AuthToken: cfg.token, AllowReset: cfg.allowReset,
+			Collections: chromaCollections(eng, cfg), AuthToken: cfg.token, AllowReset: cfg.allowReset,
 			MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
 			MaxFilterDepth: cfg.maxDepth, MaxRequestResults: lim.MaxRequestResults, MaxIDs: lim.MaxIDs,
 			MaxFilterClauses: lim.MaxFilterClauses, MaxFilterValues: lim.MaxFilterValues, Logger: logger,
