@@ -38,4 +38,3 @@ func TestNeighbours(t *testing.T) {
 		t.Errorf("too many before: %v", err)
 	}
 }
-
