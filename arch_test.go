@@ -56,6 +56,9 @@ func layers() []layer {
 		// Agent setup edits the agents' own files and knows nothing of the
 		// store.
 		{dir: "cmd/cairn/agentsetup"},
+		// The web console is static files; it reaches the engine only
+		// through cairn's HTTP API, from the browser.
+		{dir: "cmd/cairn/console", stdlibOnly: true},
 		// Test support: finds bytes in a directory's files; tests only.
 		{dir: "internal/rawscan", stdlibOnly: true},
 		{dir: "bench", mayImport: []string{"engine", "vecstore", "vecstore/where", "index", "fts", "embed"}},
