@@ -49,6 +49,9 @@ export function askToken(why) {
   const input = document.getElementById('token-input');
   document.getElementById('token-why').textContent = why;
   input.value = '';
+  // Cancel is a plain button: Enter in the field submits the form with its
+  // one submit button, "Use token".
+  document.getElementById('token-cancel').onclick = () => dialog.close('cancel');
   pending = new Promise((resolve) => {
     dialog.addEventListener('close', () => {
       pending = null;

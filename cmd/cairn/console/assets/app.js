@@ -277,6 +277,9 @@ async function searchPage(view, r) {
   let seq = 0;
   const run = async () => {
     clearTimeout(timer);
+    // A change event or a timer may fire after the page was left (a click
+    // on a result blurs the query): this page no longer owns the address.
+    if (!form.isConnected) return;
     let spec;
     let params;
     try {
