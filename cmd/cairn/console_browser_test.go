@@ -50,7 +50,9 @@ func consoleSeed(now time.Time) string {
 		Metadata    map[string]any `json:"metadata,omitempty"`
 	}
 	day := 24 * time.Hour
-	at := func(daysAgo float64) string { return now.Add(-time.Duration(daysAgo * float64(day))).UTC().Format(time.RFC3339) }
+	at := func(daysAgo float64) string {
+		return now.Add(-time.Duration(daysAgo * float64(day))).UTC().Format(time.RFC3339)
+	}
 	recs := []rec{
 		{Channel: "project:cairn:decisions", Sender: "claude", Project: "cairn", Type: "decision", Confidence: 0.9, CreatedAt: at(20),
 			Content:     "Writes go through one SQLite connection; readers use a separate pool and never block on the writer.",

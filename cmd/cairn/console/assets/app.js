@@ -306,6 +306,7 @@ async function searchPage(view, r) {
       clearError();
       const withScores = Boolean(spec.query);
       results.replaceChildren(...resp.results.map((x) => resultItem(x, withScores)));
+      results.dataset.query = spec.query || ''; // which search the list shows (tests and timings read it)
       const n = resp.results.length;
       status.textContent = `${n} result${n === 1 ? '' : 's'}` +
         (spec.query ? ` · ${resp.mode}, profile ${resp.profile}${resp.fusion ? ', fusion ' + resp.fusion : ''}` : ' · newest first') +
