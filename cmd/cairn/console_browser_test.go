@@ -229,6 +229,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 		name, _ := m["step"].(string)
 		steps[name] = m
+		t.Logf("%s: ok=%v %v", name, m["ok"], m["detail"])
 		if m["ok"] != true {
 			failed = true
 			t.Errorf("step %s failed (the steps after it did not run): %v", name, m["detail"])
