@@ -2,7 +2,9 @@
 // from the last keystroke to the results of that query on screen, in
 // Debian's chromium through playwright-core.
 // Usage: node console_typing_bench.mjs URL [TOKEN] [ROUNDS]
-// Prints one JSON object: the queries, each delay in ms, p50, p95, max.
+// Prints one JSON object: the queries, each delay in ms with p50, p95 and max,
+// and the same queries sent straight to the API from the page (the server's
+// part, measured in the same run).
 import { chromium } from 'playwright-core';
 
 const [url, token = '', roundsArg = '3'] = process.argv.slice(2);
@@ -20,7 +22,7 @@ try {
   await page.goto(url + '/#/search');
   await page.waitForSelector('#results[aria-busy="false"]');
   // Query words from the data itself: the newest messages' words.
-  const words = await page.$$eval('#results .result .text', (ts) => [...new Set(ts.join(' ').toLowerCase().match(/[a-z]{4,}/g) || [])]);
+  const words = await page.$$eval('#results .result .text', (ts) => [...new Set(ts.map((t) => t.textContent).join(' ').toLowerCase().match(/[a-z]{4,}/g) || [])]);
   const queries = [];
   for (let i = 0; i + 1 < words.length && queries.length < 10; i += 2) queries.push(`${words[i]} ${words[i + 1]}`);
   // In the page: when the last key went down, and when the status line
@@ -29,7 +31,11 @@ try {
     window.__lastKey = 0;
     document.addEventListener('keydown', () => { window.__lastKey = performance.now(); }, true);
   });
+  // Warm-up: the first search after start loads the vectors into memory.
+  await page.fill('#q', queries[0]);
+  await page.waitForFunction((q) => document.getElementById('results').dataset.query === q, queries[0], { timeout: 60000 });
   const delays = [];
+  const apiTimes = [];
   for (let r = 0; r < rounds; r++) {
     for (const q of queries) {
       await page.fill('#q', '');
@@ -50,11 +56,27 @@ try {
       // 120 ms a key (a quick typist): the debounce fires between keys too.
       await page.type('#q', q, { delay: 120 });
       delays.push(await wait);
+      // The same query straight to the API from the page: the server's part.
+      apiTimes.push(await page.evaluate(async (query) => {
+        const t = sessionStorage.getItem('cairn.token');
+        const t0 = performance.now();
+        const r = await fetch('/api/cairn/v1/search', { method: 'POST', body: JSON.stringify({ query }),
+          headers: { 'Content-Type': 'application/json', ...(t ? { Authorization: 'Bearer ' + t } : {}) } });
+        await r.json();
+        return performance.now() - t0;
+      }, q));
     }
   }
-  const s = delays.slice().sort((a, b) => a - b);
-  const pct = (p) => s[Math.min(s.length - 1, Math.floor(p * s.length))];
-  console.log(JSON.stringify({ queries, n: s.length, p50_ms: Math.round(pct(0.5)), p95_ms: Math.round(pct(0.95)), max_ms: Math.round(s[s.length - 1]), delays_ms: delays.map(Math.round) }));
+  const pct = (xs, p) => {
+    const s = xs.slice().sort((a, b) => a - b);
+    return Math.round(s[Math.min(s.length - 1, Math.floor(p * s.length))]);
+  };
+  console.log(JSON.stringify({
+    queries, n: delays.length,
+    typed_p50_ms: pct(delays, 0.5), typed_p95_ms: pct(delays, 0.95), typed_max_ms: pct(delays, 1),
+    api_p50_ms: pct(apiTimes, 0.5), api_p95_ms: pct(apiTimes, 0.95),
+    typed_ms: delays.map(Math.round), api_ms: apiTimes.map(Math.round),
+  }));
 } finally {
   await browser.close();
 }

@@ -144,7 +144,7 @@ function focusHeading(view) {
 
 const PROFILES = ['similarity', 'balanced', 'recent', 'quality', 'multiplicative'];
 const SCORE_BARS = ['similarity', 'keyword', 'confidence', 'recency', 'final'];
-const DEBOUNCE_MS = 60;
+const DEBOUNCE_MS = 40;
 const searchTimes = []; // round trips of this tab's searches, ms
 let lastSearchHash = '#/search';
 
