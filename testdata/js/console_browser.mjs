@@ -306,6 +306,12 @@ try {
     }
     await page.goto(url + '/#/search?query=upload');
     await settle();
+    const top = await page.$eval('#results', (r) => r.getBoundingClientRect().top);
+    for (const q of ['wal checkpoint', 'upload']) {
+      await page.fill('#q', q);
+      await settle();
+      expect(await page.$eval('#results', (r) => r.getBoundingClientRect().top) === top, `results moved at 400px while searching ${q}`);
+    }
     await shot('search-narrow');
   });
 
