@@ -237,7 +237,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 	for _, want := range []string{"auth prompt", "wrong token", "search", "score bars", "no layout shift", "filters",
 		"open message", "breadcrumbs", "neighbours", "keyboard", "api error", "bad where", "delete", "gone from search",
-		"channels", "stats", "gc dry run", "gc forget", "narrow window", "wide window", "same origin only"} {
+		"channels", "stats", "gc dry run", "gc changed since review", "gc forget", "narrow window", "wide window", "same origin only"} {
 		if _, ok := steps[want]; !ok && !failed {
 			t.Errorf("step %q did not run; output:\n%s\nstderr:\n%s", want, out, stderr.String())
 		}

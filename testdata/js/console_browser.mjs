@@ -284,11 +284,32 @@ try {
     return rows;
   });
 
+  await step('gc changed since review', async () => {
+    // Another old scratch message arrives after the dry run: the reviewed
+    // list no longer matches, so nothing goes and the new list is shown.
+    const created = new Date(Date.now() - 10 * 86400e3).toISOString().replace(/\.\d+Z$/, 'Z');
+    const code = await page.evaluate(async (c) => {
+      const r = await fetch('/api/cairn/v1/messages', { method: 'POST', headers: { 'Content-Type': 'application/json',
+        Authorization: 'Bearer ' + sessionStorage.getItem('cairn.token') },
+      body: JSON.stringify({ channel: 'scratch', sender: 'gemini', content: 'scratch: a late note', created_at: c }) });
+      return r.status;
+    }, created);
+    expect(code === 201, `storing the late note: ${code}`);
+    await page.click('#gc-forget');
+    await page.waitForSelector('#confirm-dialog[open]');
+    await page.click('#confirm-ok');
+    await page.waitForSelector('#alert:not([hidden])');
+    const text = await page.textContent('#alert');
+    expect(/nothing was deleted/.test(text) && /409/.test(text), `alert: ${text}`);
+    await page.waitForFunction(() => document.querySelectorAll('#gc-plan tbody tr').length === 3);
+    return text;
+  });
+
   await step('gc forget', async () => {
     await page.click('#gc-forget');
     await page.waitForSelector('#confirm-dialog[open]');
     await page.click('#confirm-ok');
-    await page.waitForFunction(() => [...document.querySelectorAll('[role="status"]')].some((s) => /Forgot 2 messages/.test(s.textContent)));
+    await page.waitForFunction(() => [...document.querySelectorAll('[role="status"]')].some((s) => /Forgot 3 messages/.test(s.textContent)));
     await page.goto(url + '/#/search?query=scratch');
     await settle();
     const texts = await resultTexts();

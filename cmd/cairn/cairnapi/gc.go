@@ -20,7 +20,7 @@ type GCInput struct {
 }
 
 // errConflict marks a real gc whose plan differs from the reviewed one.
-var errConflict = errors.New("conflict")
+var errConflict = errors.New("the gc plan changed since the dry run")
 
 // gc runs retention with the server's policies (Options.GC).
 func (h *Handler) gc(r *http.Request) (any, int, error) {
@@ -47,7 +47,7 @@ func (h *Handler) gc(r *http.Request) (any, int, error) {
 			sess = append(sess, s.ID)
 		}
 		if !sameSet(msgs, in.ExpectMessages) || !sameSet(sess, in.ExpectSessions) {
-			return nil, 0, fmt.Errorf("%w: gc would now forget %d messages and %d sessions, not the %d and %d reviewed; nothing was deleted: run a dry run again",
+			return nil, 0, fmt.Errorf("%w: it would now forget %d messages and %d sessions, not the %d and %d reviewed; nothing was deleted: run a dry run again",
 				errConflict, len(msgs), len(sess), len(in.ExpectMessages), len(in.ExpectSessions))
 		}
 	}

@@ -579,7 +579,7 @@ async function curationPage(view) {
   view.append(h('section', { 'aria-labelledby': 'h-gc' }, h('h2', { id: 'h-gc' }, 'Retention (gc)'),
     h('p', {}, 'Runs the retention policies of config.toml. The dry run lists what would go and changes nothing; only the list you saw can then be forgotten.'),
     dry, gcStatus, out));
-  dry.addEventListener('click', async () => {
+  const runDry = async () => {
     gcStatus.textContent = 'Running a dry run…';
     try {
       const plan = await api('POST', '/gc', { dry_run: true });
@@ -589,7 +589,8 @@ async function curationPage(view) {
       gcStatus.textContent = '';
       showError('Could not run the gc dry run', e);
     }
-  });
+  };
+  dry.addEventListener('click', runDry);
   function showPlan(plan) {
     const n = plan.messages.length;
     const s = plan.sessions.length;
@@ -619,6 +620,8 @@ async function curationPage(view) {
           gcStatus.textContent = `Forgot ${rep.messages.length} messages and ${rep.sessions.length} sessions; the data dir went from ${fmtBytes(rep.bytes_before)} to ${fmtBytes(rep.bytes_after)}.`;
         } catch (e) {
           gcStatus.textContent = '';
+          // 409: the policies would now forget something else; show the new list.
+          if (e instanceof ApiError && e.status === 409) await runDry();
           showError('gc did not run', e);
         }
       });
