@@ -58,6 +58,9 @@ func layers() []layer {
 		// Agent setup edits the agents' own files and knows nothing of the
 		// store.
 		{dir: "cmd/cairn/agentsetup"},
+		// The web console is static files; it reaches the engine only
+		// through cairn's HTTP API, from the browser.
+		{dir: "cmd/cairn/console", stdlibOnly: true},
 		// Test support: finds bytes in a directory's files; tests only.
 		{dir: "internal/rawscan", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.

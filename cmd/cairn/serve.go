@@ -56,6 +56,9 @@ type serveConfig struct {
 	// chroma is what the Chroma API serves when not the engine's vector
 	// store (PostgreSQL collections; see openChromaCollections).
 	chroma chromaapi.Collections
+	// gc holds the retention policies and storage budget of config.toml,
+	// for the API's gc and stats.
+	gc engine.GCOptions
 }
 
 func runServe(ctx context.Context, e *env, c *command, args []string) error {
@@ -173,6 +176,7 @@ func parseServeArgs(e *env, c *command, args []string) (serveConfig, string, err
 		return cfg, "", err
 	}
 	cfg.applyLimits(fs, conf.Server)
+	cfg.gc = conf.GCOptions()
 	if err := cfg.check(c); err != nil {
 		return cfg, "", err
 	}
@@ -256,7 +260,7 @@ func isLoopback(host string) bool {
 // newServeHandler builds the APIs over eng and its vector store behind the
 // HTTP front.
 func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (http.Handler, error) {
-	own, err := cairnapi.New(cairnapi.Options{Engine: eng, MaxBodyBytes: cfg.maxBody, MaxLimit: cfg.maxResults, MaxDepth: cfg.maxDepth, Logger: logger})
+	own, err := cairnapi.New(cairnapi.Options{Engine: eng, MaxBodyBytes: cfg.maxBody, MaxLimit: cfg.maxResults, MaxDepth: cfg.maxDepth, GC: cfg.gc, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
