@@ -40,8 +40,8 @@ type IndexConfig struct {
 	// footprint subcommand); empty FootprintDir or Self skips them.
 	FootprintDir string
 	Self         string
-	Seed      int64
-	Log       io.Writer
+	Seed         int64
+	Log          io.Writer
 }
 
 func (c *IndexConfig) defaults() {
