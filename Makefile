@@ -18,7 +18,7 @@ PG          := testdata/pg
 PIP_FLAGS   := --disable-pip-version-check --no-input --no-deps
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip py-reference parity-record bench-embed-peers embed-bench lint vet staticcheck fmt-check tidy-check static bench bench-index bench-gate bench-quality fuzz demo js-deps clean
+.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-quality fuzz demo js-deps clean
 
 all: build
 
@@ -219,9 +219,15 @@ static: build
 build-nomodel:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags nobuiltinmodel -o $(BIN)-nomodel ./cmd/cairn
 
-## bench-index: index/ vs native hnswlib, hnswlib-py, faiss, coder/hnsw and an exact scan (checks prerequisites;
-## see bench/README.md). ARGS passes flags, e.g. ARGS='-mem 1000000'.
-bench-index:
+## bench-index-deps: the index peers' Debian packages (python3-hnswlib, libhnswlib-dev, python3-faiss,
+## python3-numpy), installed only if `apt-get -s` shows that nothing is removed and nodejs is untouched;
+## does nothing when they are installed. Needs root or sudo.
+bench-index-deps:
+	bench/peers/install-debs.sh
+
+## bench-index: index/ vs native hnswlib, hnswlib-py, faiss (HNSW float32 and SQ8), coder/hnsw and an exact
+## scan (checks prerequisites; see bench/README.md). ARGS passes flags, e.g. ARGS='-mem 1000000'.
+bench-index: bench-index-deps
 	bench/peers/run.sh $(ARGS)
 
 ## embed-bench: embed's native encoder vs hugot on the MiniLM-shaped test model (generated from a seed).
