@@ -103,11 +103,18 @@ func (e *Engine) senderMentions(ctx context.Context, query string) (string, map[
 const senderBoost = 0.1
 
 // boostSender raises the relevance of a message whose sender the query
-// named: (fused + senderBoost) / (1 + senderBoost), which keeps it in [0,1]
-// and orders like adding senderBoost.
+// named by senderBoost: every candidate's relevance becomes (fused +
+// senderBoost if named) / (1 + senderBoost), which keeps it in [0,1] and
+// orders exactly like adding senderBoost (the other candidates are scaled
+// too; scaling only the boosted ones would shrink the boost against the
+// best candidates, where it matters). A query that names no sender leaves
+// relevance as it is.
 func boostSender(fused float64, sender string, named map[string]bool) float64 {
-	if !named[strings.ToLower(sender)] {
+	if len(named) == 0 {
 		return fused
 	}
-	return (fused + senderBoost) / (1 + senderBoost)
+	if named[strings.ToLower(sender)] {
+		fused += senderBoost
+	}
+	return fused / (1 + senderBoost)
 }

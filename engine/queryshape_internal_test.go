@@ -1,0 +1,33 @@
+package engine
+
+import "testing"
+
+// The sender boost orders candidates exactly as adding senderBoost to the
+// named sender's relevance would, at the top of the list too, and keeps
+// every relevance in [0,1].
+func TestBoostSenderOrdersLikeAddition(t *testing.T) {
+	named := map[string]bool{"caroline": true}
+	cases := []struct {
+		name            string
+		boosted, other  float64
+		wantBoostedWins bool
+	}{
+		{"near the top: 0.81+0.1 beats 0.9", 0.81, 0.9, true},
+		{"at the top: 0.95+0.1 beats 1", 0.95, 1, true},
+		{"too far behind: 0.7+0.1 loses to 0.9", 0.7, 0.9, false},
+		{"low scores: 0.2+0.1 beats 0.25", 0.2, 0.25, true},
+	}
+	for _, c := range cases {
+		b := boostSender(c.boosted, "Caroline", named)
+		o := boostSender(c.other, "Melanie", named)
+		if (b > o) != c.wantBoostedWins {
+			t.Errorf("%s: boosted %v -> %v, other %v -> %v", c.name, c.boosted, b, c.other, o)
+		}
+		if b < 0 || b > 1 || o < 0 || o > 1 {
+			t.Errorf("%s: out of [0,1]: %v %v", c.name, b, o)
+		}
+	}
+	if got := boostSender(0.42, "Melanie", nil); got != 0.42 {
+		t.Errorf("no sender named: relevance changed to %v", got)
+	}
+}
