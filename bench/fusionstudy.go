@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -55,6 +56,17 @@ type Study struct {
 	// its PRFDepth most similar items, by PRFWeight (0 = off).
 	PRFDepth  int
 	PRFWeight float64
+	// Next is each item's reply (the next turn of its session, -1 =
+	// none); with ReplyWeight > 0 a reply's fused relevance is at least
+	// ReplyWeight times that of the candidate it answers, and a reply of
+	// one of the ReplyTop best candidates becomes a candidate itself.
+	Next        []int
+	ReplyWeight float64
+	ReplyTop    int
+	// Asks says which items ask something (a question mark); with
+	// ReplyAsksOnly only their replies are lifted.
+	Asks          []bool
+	ReplyAsksOnly bool
 }
 
 // Fuser is one fusion setting: it returns the fused relevance of a
@@ -184,6 +196,35 @@ func (s *Study) rank(q StudyQuery, f Fuser) []int {
 	out := make([]scored, 0, len(cands))
 	for it, c := range cands {
 		out = append(out, scored{it, f.F(*c, mm) + s.BoostWeight*q.Boost[it]})
+	}
+	if s.ReplyWeight > 0 {
+		sort.Slice(out, func(a, b int) bool {
+			if out[a].f != out[b].f {
+				return out[a].f > out[b].f
+			}
+			return out[a].it > out[b].it
+		})
+		at := map[int]int{}
+		for i, x := range out {
+			at[x.it] = i
+		}
+		top := out[:min(len(out), s.ReplyTop)]
+		lift := map[int]float64{}
+		for _, x := range top {
+			if s.ReplyAsksOnly && !s.Asks[x.it] {
+				continue
+			}
+			if n := s.Next[x.it]; n >= 0 {
+				lift[n] = max(lift[n], s.ReplyWeight*x.f)
+			}
+		}
+		for n, v := range lift {
+			if i, ok := at[n]; ok {
+				out[i].f = max(out[i].f, v)
+			} else {
+				out = append(out, scored{n, v})
+			}
+		}
 	}
 	sort.Slice(out, func(a, b int) bool {
 		if out[a].f != out[b].f {
@@ -336,6 +377,8 @@ func StudyLoCoMo(ctx context.Context, lc *LoCoMoCorpus, emb engine.Embedder, o L
 	}
 	s.Items = vecs
 	s.Nbr = make([][]int, len(texts))
+	s.Next = make([]int, len(texts))
+	s.Asks = make([]bool, len(texts))
 	var alt []string
 	for _, c := range lc.Convs {
 		ch := LoCoMoChannel(c)
@@ -344,8 +387,11 @@ func StudyLoCoMo(ctx context.Context, lc *LoCoMoCorpus, emb engine.Embedder, o L
 			if i > 0 && c.Turns[i-1].Session == t.Session {
 				s.Nbr[it] = append(s.Nbr[it], it-1)
 			}
+			s.Next[it] = -1
+			s.Asks[it] = strings.Contains(t.Text, "?")
 			if i+1 < len(c.Turns) && c.Turns[i+1].Session == t.Session {
 				s.Nbr[it] = append(s.Nbr[it], it+1)
+				s.Next[it] = it + 1
 			}
 			if o.AltText != nil {
 				alt = append(alt, o.AltText(c, i))

@@ -172,7 +172,8 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // The search is a pipeline of steps, each a method or function of its own
 // (engine/hybrid.go): plan (validate and resolve the request), semantic
 // (nearest vectors), keyword (BM25), exactSimilarities (cosine for keyword
-// hits the vector list missed), fuse (one relevance per candidate),
+// hits the vector list missed), fuse (one relevance per candidate), the
+// sender boost and liftReplies (engine/queryshape.go, engine/replies.go),
 // rankCandidates (ranking profile, order, limit) and hydrate (full
 // messages, vector_missing, snippets).
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
@@ -214,6 +215,18 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 		if c := run.cands[f.ID]; c != nil {
 			c.fused = boostSender(c.fused, f.SenderID, run.named)
 		}
+	}
+	// Replies to the best candidates that ask something (engine/replies.go).
+	added, err := e.liftReplies(ctx, run)
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	if len(added) > 0 {
+		more, err := e.rankFacts(ctx, added)
+		if err != nil {
+			return SearchResponse{}, err
+		}
+		facts = append(facts, more...)
 	}
 	if err := e.markStale(ctx, run); err != nil {
 		return SearchResponse{}, err

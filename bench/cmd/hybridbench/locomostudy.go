@@ -25,6 +25,7 @@ func runLoCoMoStudy(ctx context.Context, args []string) error {
 	grid := fs.String("grid", "weighted:0.2,weighted:0.3,weighted:0.4,weighted:0.5,weighted:0.6,weighted:0.7,minmax:0.3,minmax:0.5,rrf:60:0.5,rrf:60:0.3", "fusers")
 	variants := fs.String("variants", "", "semicolon-separated variant names (\"\" = all)")
 	nbrs := fs.String("nbr", "0", "comma-separated neighbour weights: a turn's similarity gains this times its best same-session neighbour's")
+	replies := fs.String("reply", "0:0", "comma-separated WEIGHT:TOP reply settings: the next turn after each of the TOP best candidates gets at least WEIGHT times its relevance (0:0 = off)")
 	prfs := fs.String("prf", "0:0", "comma-separated DEPTH:WEIGHT pseudo-relevance feedback settings (0:0 = off)")
 	fs.Parse(args)
 	ne, closeFn, err := openModel(ctx, *model, *cache)
@@ -140,13 +141,17 @@ func runLoCoMoStudy(ctx context.Context, args []string) error {
 		for _, b := range boosts {
 			for _, nw := range strings.Split(*nbrs, ",") {
 				for _, prf := range strings.Split(*prfs, ",") {
-					s.BoostWeight = b
-					fmt.Sscan(nw, &s.NbrWeight)
-					ds, ws, _ := strings.Cut(prf, ":")
-					fmt.Sscan(ds, &s.PRFDepth)
-					fmt.Sscan(ws, &s.PRFWeight)
-					for _, f := range append([]bench.Fuser{bench.Weighted(1), bench.Weighted(0)}, fusers...) {
-						r := s.Run(f)
+					for _, rp := range strings.Split(*replies, ",") {
+						s.BoostWeight = b
+						fmt.Sscan(nw, &s.NbrWeight)
+						ds, ws, _ := strings.Cut(prf, ":")
+						fmt.Sscan(ds, &s.PRFDepth)
+						fmt.Sscan(ws, &s.PRFWeight)
+						rw, rt, _ := strings.Cut(rp, ":")
+						fmt.Sscan(rw, &s.ReplyWeight)
+						rt, asks := strings.CutSuffix(rt, "q")
+						s.ReplyAsksOnly = asks
+						fmt.Sscan(rt, &s.ReplyTop)
 						name := v.name
 						if b != 0 {
 							name = fmt.Sprintf("%s %.2f", v.name, b)
@@ -157,11 +162,17 @@ func runLoCoMoStudy(ctx context.Context, args []string) error {
 						if s.PRFWeight != 0 {
 							name += " prf " + prf
 						}
-						fmt.Printf("| %s | %s | %.3f | %.3f | %.3f |", name, f.Name, r["R@10"], r["R@5"], r["hit@10"])
-						for _, c := range cats {
-							fmt.Printf(" %.3f |", r[c+"/R@10"])
+						if s.ReplyWeight != 0 {
+							name += " reply " + rp
 						}
-						fmt.Println()
+						for _, f := range append([]bench.Fuser{bench.Weighted(1), bench.Weighted(0)}, fusers...) {
+							r := s.Run(f)
+							fmt.Printf("| %s | %s | %.3f | %.3f | %.3f |", name, f.Name, r["R@10"], r["R@5"], r["hit@10"])
+							for _, c := range cats {
+								fmt.Printf(" %.3f |", r[c+"/R@10"])
+							}
+							fmt.Println()
+						}
 					}
 				}
 			}

@@ -1,0 +1,134 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// In a conversation the answer to a question is the next message, and it
+// rarely repeats the question's words: "How long have you been married?"
+// is found, "5 years already!" is not. A hybrid search therefore lifts
+// the reply to a message that asks something among its best candidates:
+// the reply's relevance becomes at least replyWeight times the asker's,
+// and the reply joins the candidates when neither side found it. What is
+// stored and returned does not change; only the order does.
+//
+// A reply is the next message of the same channel (by created_at, then
+// id), from another sender, at most replyWithin later; it must pass the
+// search's filter. A channel written by one sender (notes, documents,
+// imported corpora) has no replies, so nothing changes there.
+//
+// Measured on the LoCoMo dev conversations (bench/README.md): replies of
+// the 10 best candidates, weight 0.9, only when the asker contains a
+// question mark. Lifting every candidate's reply, or at weight 1, pushes
+// other evidence out of the first page and loses more than it gains.
+const (
+	replyWeight = 0.9
+	replyTop    = 10
+	replyWithin = 12 * time.Hour
+)
+
+// liftReplies is the reply step of hybrid search (see replyWeight). It
+// returns the ids of the candidates it added.
+func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error) {
+	if r.mode != ModeHybrid || len(r.cands) == 0 {
+		return nil, nil
+	}
+	best := r.cands.ids()
+	sort.Slice(best, func(i, j int) bool {
+		a, b := r.cands[best[i]], r.cands[best[j]]
+		if a.fused != b.fused {
+			return a.fused > b.fused
+		}
+		return best[i] > best[j]
+	})
+	best = best[:min(len(best), replyTop)]
+	rows, err := e.r.QueryContext(ctx, `SELECT a.id, (SELECT x.id FROM messages x
+		WHERE x.channel_id = a.channel_id AND (x.created_at > a.created_at OR (x.created_at = a.created_at AND x.id > a.id))
+		ORDER BY x.created_at, x.id LIMIT 1) AS reply
+		FROM messages a WHERE a.id IN (`+placeholders(len(best))+`) AND instr(a.content, '?') > 0`, int64Args(best)...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: search: %w", classify(err))
+	}
+	replyOf := map[int64]int64{} // reply -> asker
+	var replies []int64
+	for rows.Next() {
+		var asker int64
+		var reply *int64
+		if err := rows.Scan(&asker, &reply); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("engine: search: %w", classify(err))
+		}
+		if reply != nil {
+			if _, dup := replyOf[*reply]; !dup {
+				replies = append(replies, *reply)
+			}
+			if prev, ok := replyOf[*reply]; !ok || r.cands[asker].fused > r.cands[prev].fused {
+				replyOf[*reply] = asker
+			}
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("engine: search: %w", classify(err))
+	}
+	if len(replies) == 0 {
+		return nil, nil
+	}
+	keep, err := e.repliesPassing(ctx, r.plan.filter, replyOf, replies)
+	if err != nil {
+		return nil, err
+	}
+	var added []int64
+	for _, id := range replies {
+		if !keep[id] {
+			continue
+		}
+		lift := replyWeight * r.cands[replyOf[id]].fused
+		c, found := r.cands[id]
+		if !found {
+			c = r.cands.get(id)
+			added = append(added, id)
+		}
+		c.fused = max(c.fused, lift)
+	}
+	if len(added) > 0 {
+		// The added replies' similarity is shown in their scores and says
+		// they have a vector.
+		sims, err := e.similarities(ctx, r.set, r.qvec, added)
+		if err != nil {
+			return nil, vecstoreClass(err)
+		}
+		for id, s := range sims {
+			c := r.cands[id]
+			c.sim, c.hasSim = s, true
+		}
+	}
+	return added, nil
+}
+
+// repliesPassing returns the replies that are replies (another sender than
+// their asker's, at most replyWithin later) and pass the search's filter.
+func (e *Engine) repliesPassing(ctx context.Context, f resolved, replyOf map[int64]int64, replies []int64) (map[int64]bool, error) {
+	q := `SELECT c.id, a.id FROM messages c JOIN messages a ON a.id = ?
+		WHERE c.id = ? AND c.sender_id <> a.sender_id AND c.created_at - a.created_at <= ?`
+	if f.sql != "" {
+		q += " AND " + f.sql
+	}
+	keep := map[int64]bool{}
+	for _, id := range replies {
+		args := append([]any{replyOf[id], id, replyWithin.Milliseconds()}, f.args...)
+		rows, err := e.r.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("engine: search: %w", classify(err))
+		}
+		keep[id] = rows.Next()
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("engine: search: %w", classify(err))
+		}
+	}
+	return keep, nil
+}
