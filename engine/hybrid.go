@@ -73,10 +73,10 @@ const KeywordWeight = 0.1
 // there the words a question shares with its answer (names, places,
 // objects) carry more than in a query of keywords, where the model is
 // better at matching paraphrases and code. Measured on LoCoMo (minmax
-// hybrid R@10 0.719 at 0.1, 0.750 at 0.2, a plateau to 0.3) and Cranfield
-// (nDCG@10 0.403 at 0.1, 0.413 at 0.2); 7 of CoSQA's 500 queries have
-// this shape (bench/README.md).
-const QuestionKeywordWeight = 0.2
+// hybrid R@10 with the reply lift: 0.753 at 0.15, 0.771 at 0.2, 0.782-0.786
+// from 0.25 to 0.35) and Cranfield (nDCG@10 0.403 at 0.1, 0.414 at 0.3);
+// 7 of CoSQA's 500 queries have this shape (bench/README.md).
+const QuestionKeywordWeight = 0.3
 
 // Scores is a result's score breakdown. Every component is in [0,1].
 type Scores struct {
@@ -196,7 +196,9 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if err != nil {
 		return SearchResponse{}, err
 	}
-	run := &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, named: named}
+	// Likewise the times it names (engine/timeexpr.go).
+	query, ranges := timeMentions(query, p.now)
+	run := &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, boosts: queryBoosts{named: named, ranges: ranges}}
 	if err := e.semantic(ctx, run); err != nil {
 		return SearchResponse{}, err
 	}
@@ -213,7 +215,7 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	}
 	for _, f := range facts {
 		if c := run.cands[f.ID]; c != nil {
-			c.fused = boostSender(c.fused, f.SenderID, run.named)
+			c.fused = run.boosts.apply(c.fused, f.SenderID, f.CreatedAt)
 		}
 	}
 	// Replies to the best candidates that ask something (engine/replies.go).
@@ -359,11 +361,11 @@ func (cs candidates) ids() []int64 {
 type searchRun struct {
 	plan searchPlan
 	// query is the text both sides search: the plan's query without the
-	// sender names it mentions (named, lower-cased).
-	query string
-	named map[string]bool
-	mode  SearchMode // the mode that runs: hybrid may fall back to keyword
-	notes []SearchNote
+	// sender names and the dates it mentions, which boost instead.
+	query  string
+	boosts queryBoosts
+	mode   SearchMode // the mode that runs: hybrid may fall back to keyword
+	notes  []SearchNote
 	// The vector side: the set searched (vecUsed) and the query's vector.
 	set     VectorSet
 	vecUsed bool

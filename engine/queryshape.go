@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 )
 
@@ -102,21 +103,38 @@ func (e *Engine) senderMentions(ctx context.Context, query string) (string, map[
 // and 0.2 (bench/README.md).
 const senderBoost = 0.1
 
-// boostSender raises the relevance of a message whose sender the query
-// named by senderBoost: every candidate's relevance becomes (fused +
-// senderBoost if named) / (1 + senderBoost), which keeps it in [0,1] and
-// orders exactly like adding senderBoost (the other candidates are scaled
-// too; scaling only the boosted ones would shrink the boost against the
-// best candidates, where it matters). A query that names no sender leaves
-// relevance as it is.
-func boostSender(fused float64, sender string, named map[string]bool) float64 {
-	if len(named) == 0 {
+// queryBoosts are what a query names besides its words: senders
+// (senderMentions) and times (timeMentions).
+type queryBoosts struct {
+	named  map[string]bool
+	ranges []timeRange
+}
+
+// apply raises the relevance of a message whose sender the query named by
+// senderBoost and of one created within a named time by timeBoost: every
+// candidate's relevance becomes (fused + the boosts it earns) / (1 + the
+// boosts the query offers), which keeps it in [0,1] and orders exactly
+// like adding the boosts (the other candidates are scaled too; scaling
+// only the boosted ones would shrink a boost against the best candidates,
+// where it matters). A query that names nothing leaves relevance as it is.
+func (b queryBoosts) apply(fused float64, sender string, created time.Time) float64 {
+	offered, earned := 0.0, 0.0
+	if len(b.named) > 0 {
+		offered += senderBoost
+		if b.named[strings.ToLower(sender)] {
+			earned += senderBoost
+		}
+	}
+	if len(b.ranges) > 0 {
+		offered += timeBoost
+		if inRanges(created, b.ranges) {
+			earned += timeBoost
+		}
+	}
+	if offered == 0 {
 		return fused
 	}
-	if named[strings.ToLower(sender)] {
-		fused += senderBoost
-	}
-	return fused / (1 + senderBoost)
+	return (fused + earned) / (1 + offered)
 }
 
 // interrogatives are the words a question in words starts with.

@@ -1,12 +1,16 @@
 package engine
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // The sender boost orders candidates exactly as adding senderBoost to the
 // named sender's relevance would, at the top of the list too, and keeps
 // every relevance in [0,1].
 func TestBoostSenderOrdersLikeAddition(t *testing.T) {
-	named := map[string]bool{"caroline": true}
+	b := queryBoosts{named: map[string]bool{"caroline": true}}
+	var at time.Time
 	cases := []struct {
 		name            string
 		boosted, other  float64
@@ -18,16 +22,16 @@ func TestBoostSenderOrdersLikeAddition(t *testing.T) {
 		{"low scores: 0.2+0.1 beats 0.25", 0.2, 0.25, true},
 	}
 	for _, c := range cases {
-		b := boostSender(c.boosted, "Caroline", named)
-		o := boostSender(c.other, "Melanie", named)
-		if (b > o) != c.wantBoostedWins {
-			t.Errorf("%s: boosted %v -> %v, other %v -> %v", c.name, c.boosted, b, c.other, o)
+		x := b.apply(c.boosted, "Caroline", at)
+		o := b.apply(c.other, "Melanie", at)
+		if (x > o) != c.wantBoostedWins {
+			t.Errorf("%s: boosted %v -> %v, other %v -> %v", c.name, c.boosted, x, c.other, o)
 		}
-		if b < 0 || b > 1 || o < 0 || o > 1 {
-			t.Errorf("%s: out of [0,1]: %v %v", c.name, b, o)
+		if x < 0 || x > 1 || o < 0 || o > 1 {
+			t.Errorf("%s: out of [0,1]: %v %v", c.name, x, o)
 		}
 	}
-	if got := boostSender(0.42, "Melanie", nil); got != 0.42 {
+	if got := (queryBoosts{}).apply(0.42, "Melanie", at); got != 0.42 {
 		t.Errorf("no sender named: relevance changed to %v", got)
 	}
 }
