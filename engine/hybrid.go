@@ -192,12 +192,18 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	}
 	// Both sides search the query without the senders it names; their
 	// messages are boosted instead (engine/queryshape.go).
-	query, named, err := e.senderMentions(ctx, p.query)
-	if err != nil {
-		return SearchResponse{}, err
+	qa := e.opts.QueryAnalysis
+	query, named := p.query, map[string]bool(nil)
+	if !qa.NoSenderNames {
+		if query, named, err = e.senderMentions(ctx, query); err != nil {
+			return SearchResponse{}, err
+		}
 	}
 	// Likewise the times it names (engine/timeexpr.go).
-	query, ranges := timeMentions(query, p.now)
+	var ranges []timeRange
+	if !qa.NoTimes {
+		query, ranges = timeMentions(query, p.now)
+	}
 	run := &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, boosts: queryBoosts{named: named, ranges: ranges}}
 	if err := e.semantic(ctx, run); err != nil {
 		return SearchResponse{}, err
@@ -208,7 +214,7 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if err := e.exactSimilarities(ctx, run); err != nil {
 		return SearchResponse{}, err
 	}
-	fuse(run.mode, p.fusion, keywordWeight(query), run.cands)
+	fuse(run.mode, p.fusion, keywordWeight(query, qa), run.cands)
 	facts, err := e.rankFacts(ctx, run.cands.ids())
 	if err != nil {
 		return SearchResponse{}, err

@@ -8,6 +8,22 @@ import (
 	"unicode"
 )
 
+// QueryAnalysis switches off parts of how a search reads its query, to
+// measure what each does (bench/cmd/hybridbench locomo) or to search a
+// query's words exactly as given. The zero value keeps them all.
+type QueryAnalysis struct {
+	// NoSenderNames keeps the names of senders in the query and boosts
+	// nobody's messages (senderMentions).
+	NoSenderNames bool
+	// NoTimes keeps dates in the query and boosts no time (timeMentions).
+	NoTimes bool
+	// NoQuestionWeight fuses a question in words like a query of keywords
+	// (QuestionKeywordWeight).
+	NoQuestionWeight bool
+	// NoReplies lifts no replies (liftReplies).
+	NoReplies bool
+}
+
 // senderMentions finds the capitalized words of query that name a sender
 // (an agent) of stored messages, "Caroline's" included. It returns query without them
 // when another word remains (else query unchanged) and the names found,
@@ -161,10 +177,10 @@ func isQuestion(query string) bool {
 }
 
 // keywordWeight is the keyword side's share in the fusion of query's two
-// lists: QuestionKeywordWeight for a question in words, else
-// KeywordWeight.
-func keywordWeight(query string) float64 {
-	if isQuestion(query) {
+// lists: QuestionKeywordWeight for a question in words (unless a says
+// otherwise), else KeywordWeight.
+func keywordWeight(query string, a QueryAnalysis) float64 {
+	if !a.NoQuestionWeight && isQuestion(query) {
 		return QuestionKeywordWeight
 	}
 	return KeywordWeight

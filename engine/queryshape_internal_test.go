@@ -64,8 +64,11 @@ func TestQueryShape(t *testing.T) {
 		if c.question {
 			want = QuestionKeywordWeight
 		}
-		if got := keywordWeight(c.query); got != want {
+		if got := keywordWeight(c.query, QueryAnalysis{}); got != want {
 			t.Errorf("keywordWeight(%q) = %v, want %v", c.query, got, want)
+		}
+		if got := keywordWeight(c.query, QueryAnalysis{NoQuestionWeight: true}); got != KeywordWeight {
+			t.Errorf("keywordWeight(%q) with NoQuestionWeight = %v, want %v", c.query, got, KeywordWeight)
 		}
 	}
 }

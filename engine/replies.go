@@ -33,7 +33,7 @@ const (
 // liftReplies is the reply step of hybrid search (see replyWeight). It
 // returns the ids of the candidates it added.
 func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error) {
-	if r.mode != ModeHybrid || len(r.cands) == 0 {
+	if r.mode != ModeHybrid || len(r.cands) == 0 || e.opts.QueryAnalysis.NoReplies {
 		return nil, nil
 	}
 	best := r.cands.ids()
