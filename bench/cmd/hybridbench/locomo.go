@@ -166,6 +166,11 @@ func runChromaPeer(ctx context.Context, jsDir string, convs []bench.Conversation
 // startChroma starts the real Chroma server from jsDir on 127.0.0.1 with
 // its data in dataDir and waits for its heartbeat; stopChroma kills it.
 func startChroma(ctx context.Context, jsDir, dataDir string) (string, *exec.Cmd, error) {
+	// node runs in jsDir: the script's path must not be relative to ours.
+	jsDir, err := filepath.Abs(jsDir)
+	if err != nil {
+		return "", nil, err
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
