@@ -65,8 +65,8 @@ func TestSearchLiftsReplies(t *testing.T) {
 	if rankOf(res, asker) != 1 || rankOf(res, reply) != 2 {
 		t.Fatalf("hybrid: results %v, want the question %d then its reply %d", resultIDs(res), asker, reply)
 	}
-	if got, want := res[1].Scores.Fused, 0.9*res[0].Scores.Fused; math.Abs(got-want) > 1e-9 {
-		t.Errorf("reply's relevance %v, want 0.9 x the question's = %v", got, want)
+	if got, want := res[1].Scores.Fused, 0.95*res[0].Scores.Fused; math.Abs(got-want) > 1e-9 {
+		t.Errorf("reply's relevance %v, want 0.95 x the question's = %v", got, want)
 	}
 	if res[1].VectorMissing {
 		t.Errorf("the lifted reply is reported without a vector")
