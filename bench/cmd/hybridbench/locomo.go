@@ -87,7 +87,9 @@ func runLoCoMo(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	if err := run(nil, "", engine.QueryAnalysis{}, true, "BM25 alone (FTS5 scoring, senders anonymous)", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword"}); err != nil {
+	// BM25 alone: no query analysis either (no names, no times).
+	plain := queryAnalysisAblations()[len(queryAnalysisAblations())-1].qa
+	if err := run(nil, "", plain, true, "BM25 alone (FTS5 scoring, senders anonymous, no query analysis)", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword"}); err != nil {
 		return err
 	}
 	if err := run(nil, "", engine.QueryAnalysis{}, false, "cairn", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword"}); err != nil {
