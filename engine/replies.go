@@ -47,47 +47,45 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 		return best[i] > best[j]
 	})
 	best = best[:min(len(best), replyTop)]
-	rows, err := e.r.QueryContext(ctx, `SELECT a.id, (SELECT x.id FROM messages x
+	// One read: the askers among them, each one's next message in its
+	// channel (c), kept when it is a reply and passes the search's filter
+	// (whose SQL names the message c).
+	q := `SELECT a.id, c.id FROM messages a JOIN messages c ON c.id = (SELECT x.id FROM messages x
 		WHERE x.channel_id = a.channel_id AND (x.created_at > a.created_at OR (x.created_at = a.created_at AND x.id > a.id))
-		ORDER BY x.created_at, x.id LIMIT 1) AS reply
-		FROM messages a WHERE a.id IN (`+placeholders(len(best))+`) AND instr(a.content, '?') > 0`, int64Args(best)...)
+		ORDER BY x.created_at, x.id LIMIT 1)
+		WHERE a.id IN (` + placeholders(len(best)) + `) AND instr(a.content, '?') > 0
+		AND c.sender_id <> a.sender_id AND c.created_at - a.created_at <= ?`
+	args := append(int64Args(best), replyWithin.Milliseconds())
+	if f := r.plan.filter; f.sql != "" {
+		q += " AND " + f.sql
+		args = append(args, f.args...)
+	}
+	rows, err := e.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: search: %w", classify(err))
 	}
-	replyOf := map[int64]int64{} // reply -> asker
+	replyOf := map[int64]int64{} // reply -> its asker with the best relevance
 	var replies []int64
 	for rows.Next() {
-		var asker int64
-		var reply *int64
+		var asker, reply int64
 		if err := rows.Scan(&asker, &reply); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("engine: search: %w", classify(err))
 		}
-		if reply != nil {
-			if _, dup := replyOf[*reply]; !dup {
-				replies = append(replies, *reply)
-			}
-			if prev, ok := replyOf[*reply]; !ok || r.cands[asker].fused > r.cands[prev].fused {
-				replyOf[*reply] = asker
-			}
+		prev, seen := replyOf[reply]
+		if !seen {
+			replies = append(replies, reply)
+		}
+		if !seen || r.cands[asker].fused > r.cands[prev].fused {
+			replyOf[reply] = asker
 		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("engine: search: %w", classify(err))
 	}
-	if len(replies) == 0 {
-		return nil, nil
-	}
-	keep, err := e.repliesPassing(ctx, r.plan.filter, replyOf, replies)
-	if err != nil {
-		return nil, err
-	}
 	var added []int64
 	for _, id := range replies {
-		if !keep[id] {
-			continue
-		}
 		lift := replyWeight * r.cands[replyOf[id]].fused
 		c, found := r.cands[id]
 		if !found {
@@ -109,28 +107,4 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 		}
 	}
 	return added, nil
-}
-
-// repliesPassing returns the replies that are replies (another sender than
-// their asker's, at most replyWithin later) and pass the search's filter.
-func (e *Engine) repliesPassing(ctx context.Context, f resolved, replyOf map[int64]int64, replies []int64) (map[int64]bool, error) {
-	q := `SELECT c.id, a.id FROM messages c JOIN messages a ON a.id = ?
-		WHERE c.id = ? AND c.sender_id <> a.sender_id AND c.created_at - a.created_at <= ?`
-	if f.sql != "" {
-		q += " AND " + f.sql
-	}
-	keep := map[int64]bool{}
-	for _, id := range replies {
-		args := append([]any{replyOf[id], id, replyWithin.Milliseconds()}, f.args...)
-		rows, err := e.r.QueryContext(ctx, q, args...)
-		if err != nil {
-			return nil, fmt.Errorf("engine: search: %w", classify(err))
-		}
-		keep[id] = rows.Next()
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("engine: search: %w", classify(err))
-		}
-	}
-	return keep, nil
 }
