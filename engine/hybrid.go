@@ -173,7 +173,8 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // (engine/hybrid.go): plan (validate and resolve the request), semantic
 // (nearest vectors), keyword (BM25), exactSimilarities (cosine for keyword
 // hits the vector list missed), fuse (one relevance per candidate), the
-// sender boost and liftReplies (engine/queryshape.go, engine/replies.go),
+// boosts of the senders and times the query names and liftReplies
+// (engine/queryshape.go, engine/timeexpr.go, engine/replies.go),
 // rankCandidates (ranking profile, order, limit) and hydrate (full
 // messages, vector_missing, snippets).
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
