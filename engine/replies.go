@@ -49,9 +49,12 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 	best = best[:min(len(best), replyTop)]
 	// One read: the askers among them, each one's next message in its
 	// channel (c), kept when it is a reply and passes the search's filter
-	// (whose SQL names the message c).
+	// (whose SQL names the message c). The row-value comparison lets
+	// SQLite seek the (channel_id, created_at) index; the same condition
+	// written with OR scans the channel (8.5 ms against 0.04 ms for 10
+	// askers in channels of 10,000 messages).
 	q := `SELECT a.id, c.id FROM messages a JOIN messages c ON c.id = (SELECT x.id FROM messages x
-		WHERE x.channel_id = a.channel_id AND (x.created_at > a.created_at OR (x.created_at = a.created_at AND x.id > a.id))
+		WHERE x.channel_id = a.channel_id AND (x.created_at, x.id) > (a.created_at, a.id)
 		ORDER BY x.created_at, x.id LIMIT 1)
 		WHERE a.id IN (` + placeholders(len(best)) + `) AND instr(a.content, '?') > 0
 		AND c.sender_id <> a.sender_id AND c.created_at - a.created_at <= ?`
