@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -44,6 +45,28 @@ type Study struct {
 	Limit   int
 	// BoostWeight scales StudyQuery.Boost.
 	BoostWeight float64
+	// Alt are second vectors of the items (nil = none): an item's
+	// similarity is then the larger of its two.
+	Alt [][]float32
+	// Nbr are each item's neighbours (nil = none); an item's similarity
+	// gains NbrWeight times its best neighbour's.
+	Nbr       [][]int
+	NbrWeight float64
+	// PRFDepth and PRFWeight: the query vector moves towards the mean of
+	// its PRFDepth most similar items, by PRFWeight (0 = off).
+	PRFDepth  int
+	PRFWeight float64
+	// Next is each item's reply (the next turn of its session, -1 =
+	// none); with ReplyWeight > 0 a reply's fused relevance is at least
+	// ReplyWeight times that of the candidate it answers, and a reply of
+	// one of the ReplyTop best candidates becomes a candidate itself.
+	Next        []int
+	ReplyWeight float64
+	ReplyTop    int
+	// Asks says which items ask something (a question mark); with
+	// ReplyAsksOnly only their replies are lifted.
+	Asks          []bool
+	ReplyAsksOnly bool
 }
 
 // Fuser is one fusion setting: it returns the fused relevance of a
@@ -99,10 +122,39 @@ func (s *Study) rank(q StudyQuery, f Fuser) []int {
 	sims := make(map[int]float64, len(pool))
 	order := make([]int, len(pool))
 	copy(order, pool)
+	qv := q.Vec
+	simOf := func(it int) float64 {
+		v := dot(qv, s.Items[it])
+		if s.Alt != nil {
+			v = max(v, dot(qv, s.Alt[it]))
+		}
+		return v
+	}
 	for _, it := range pool {
-		sims[it] = dot(q.Vec, s.Items[it])
+		sims[it] = simOf(it)
 	}
 	sort.SliceStable(order, func(a, b int) bool { return sims[order[a]] > sims[order[b]] })
+	if s.PRFWeight > 0 && s.PRFDepth > 0 {
+		nv := make([]float32, len(qv))
+		for _, it := range order[:min(s.PRFDepth, len(order))] {
+			for d, x := range s.Items[it] {
+				nv[d] += x * float32(s.PRFWeight/float64(s.PRFDepth))
+			}
+		}
+		var n float64
+		for d := range nv {
+			nv[d] += qv[d]
+			n += float64(nv[d]) * float64(nv[d])
+		}
+		for d := range nv {
+			nv[d] /= float32(math.Sqrt(n))
+		}
+		qv = nv
+		for _, it := range pool {
+			sims[it] = simOf(it)
+		}
+		sort.SliceStable(order, func(a, b int) bool { return sims[order[a]] > sims[order[b]] })
+	}
 	cands := map[int]*StudyCand{}
 	get := func(it int) *StudyCand {
 		c := cands[it]
@@ -119,6 +171,19 @@ func (s *Study) rank(q StudyQuery, f Fuser) []int {
 		c := get(h.Item)
 		c.KW, c.KWRank = h.Norm, i+1
 	}
+	if s.Nbr != nil && s.NbrWeight != 0 {
+		adj := map[int]float64{}
+		for it := range cands {
+			best := 0.0
+			for _, n := range s.Nbr[it] {
+				best = max(best, sims[n])
+			}
+			adj[it] = sims[it] + s.NbrWeight*best
+		}
+		for it, c := range cands {
+			c.Sim = adj[it]
+		}
+	}
 	mm := MinMax{math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)}
 	for _, c := range cands {
 		mm.KLo, mm.KHi = min(mm.KLo, c.KW), max(mm.KHi, c.KW)
@@ -131,6 +196,35 @@ func (s *Study) rank(q StudyQuery, f Fuser) []int {
 	out := make([]scored, 0, len(cands))
 	for it, c := range cands {
 		out = append(out, scored{it, f.F(*c, mm) + s.BoostWeight*q.Boost[it]})
+	}
+	if s.ReplyWeight > 0 {
+		sort.Slice(out, func(a, b int) bool {
+			if out[a].f != out[b].f {
+				return out[a].f > out[b].f
+			}
+			return out[a].it > out[b].it
+		})
+		at := map[int]int{}
+		for i, x := range out {
+			at[x.it] = i
+		}
+		top := out[:min(len(out), s.ReplyTop)]
+		lift := map[int]float64{}
+		for _, x := range top {
+			if s.ReplyAsksOnly && !s.Asks[x.it] {
+				continue
+			}
+			if n := s.Next[x.it]; n >= 0 {
+				lift[n] = max(lift[n], s.ReplyWeight*x.f)
+			}
+		}
+		for n, v := range lift {
+			if i, ok := at[n]; ok {
+				out[i].f = max(out[i].f, v)
+			} else {
+				out = append(out, scored{n, v})
+			}
+		}
 	}
 	sort.Slice(out, func(a, b int) bool {
 		if out[a].f != out[b].f {
@@ -244,6 +338,9 @@ type LoCoMoStudyOptions struct {
 	SemQuery, KWQuery func(Conversation, string) string
 	// Boost gives an item's boost for a question (nil = none).
 	Boost func(Conversation, Turn, string) float64
+	// AltText is a second text embedded for the turn at index i (nil =
+	// none): Study.Alt.
+	AltText func(c Conversation, i int) string
 }
 
 // StudyLoCoMo builds a study of the LoCoMo dev protocol from a keyword-only
@@ -279,6 +376,33 @@ func StudyLoCoMo(ctx context.Context, lc *LoCoMoCorpus, emb engine.Embedder, o L
 		return nil, err
 	}
 	s.Items = vecs
+	s.Nbr = make([][]int, len(texts))
+	s.Next = make([]int, len(texts))
+	s.Asks = make([]bool, len(texts))
+	var alt []string
+	for _, c := range lc.Convs {
+		ch := LoCoMoChannel(c)
+		for i, t := range c.Turns {
+			it := itemOf[ch+"/"+t.DiaID]
+			if i > 0 && c.Turns[i-1].Session == t.Session {
+				s.Nbr[it] = append(s.Nbr[it], it-1)
+			}
+			s.Next[it] = -1
+			s.Asks[it] = strings.Contains(t.Text, "?")
+			if i+1 < len(c.Turns) && c.Turns[i+1].Session == t.Session {
+				s.Nbr[it] = append(s.Nbr[it], it+1)
+				s.Next[it] = it + 1
+			}
+			if o.AltText != nil {
+				alt = append(alt, o.AltText(c, i))
+			}
+		}
+	}
+	if o.AltText != nil {
+		if s.Alt, err = embedAll(ctx, emb, alt); err != nil {
+			return nil, err
+		}
+	}
 	for _, c := range lc.Convs {
 		ch := LoCoMoChannel(c)
 		for _, q := range c.Questions {

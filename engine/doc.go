@@ -153,7 +153,15 @@
 // A search is a pipeline of named steps (engine/hybrid.go): plan (the
 // only step that rejects input; SearchSpec.Request runs it too, so every
 // surface validates alike), semantic, keyword, exactSimilarities, fuse,
-// rankCandidates and hydrate.
+// the query boosts, liftReplies, rankCandidates and hydrate.
+//
+// Before the two sides run, the query is read (engine/queryshape.go,
+// engine/timeexpr.go): the capitalized names of senders and the dates it
+// mentions are taken out of the text both sides search and boost the
+// messages of those senders and times instead; a question in words fuses
+// with more keyword weight than a query of keywords; in hybrid mode the
+// reply to a best candidate that asks something is lifted behind it
+// (engine/replies.go). Options.QueryAnalysis switches each part off.
 //
 // Filters are applied before similarity on both sides: as a SQL WHERE on
 // the FTS5 query and as a vecstore where (filter-first planner) on the

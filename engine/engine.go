@@ -67,6 +67,9 @@ type Options struct {
 	// other processes wait for this one. Writes through such an engine
 	// fail (ErrDiskFull when the disk is full).
 	ReadOnly bool
+	// QueryAnalysis switches off parts of how a search reads its query
+	// (the zero value keeps them all; engine/queryshape.go).
+	QueryAnalysis QueryAnalysis
 	// BreadcrumbHead gives the HEAD commit of the repository breadcrumbs
 	// are checked against; searches and message reads attach the cached
 	// marks of that commit (engine/crumbmarks.go). nil attaches none.

@@ -56,7 +56,9 @@ const DefaultFusion = FusionMinMax
 const rrfK = 60
 
 // KeywordWeight is the keyword side's share in FusionWeighted and
-// FusionMinMax (the semantic side has the rest). With all-MiniLM-L6-v2 the
+// FusionMinMax (the semantic side has the rest) for a query of keywords;
+// a question in words has QuestionKeywordWeight (engine/queryshape.go).
+// With all-MiniLM-L6-v2 the
 // semantic side is the stronger one on every dev set (CoSQA: nDCG@10 0.603
 // against BM25's 0.384); minmax at 0.1 is the only setting of the measured
 // grid at least as good as the better side on all four (0.05-0.12 on
@@ -65,10 +67,16 @@ const rrfK = 60
 // DefaultFusion.
 const KeywordWeight = 0.1
 
-const (
-	fusionKeywordWeight  = KeywordWeight
-	fusionSemanticWeight = 1 - KeywordWeight
-)
+// QuestionKeywordWeight is the keyword side's share for a query shaped as
+// a question in words ("When did Caroline go to the support group?",
+// Cranfield's "what problems of heat conduction ... have been solved ."):
+// there the words a question shares with its answer (names, places,
+// objects) carry more than in a query of keywords, where the model is
+// better at matching paraphrases and code. Measured on LoCoMo (minmax
+// hybrid R@10 with the reply lift: 0.753 at 0.15, 0.771 at 0.2, 0.782-0.786
+// from 0.25 to 0.35) and Cranfield (nDCG@10 0.403 at 0.1, 0.414 at 0.3);
+// 7 of CoSQA's 500 queries have this shape (bench/README.md).
+const QuestionKeywordWeight = 0.3
 
 // Scores is a result's score breakdown. Every component is in [0,1].
 type Scores struct {
@@ -164,7 +172,9 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // The search is a pipeline of steps, each a method or function of its own
 // (engine/hybrid.go): plan (validate and resolve the request), semantic
 // (nearest vectors), keyword (BM25), exactSimilarities (cosine for keyword
-// hits the vector list missed), fuse (one relevance per candidate),
+// hits the vector list missed), fuse (one relevance per candidate), the
+// boosts of the senders and times the query names and liftReplies
+// (engine/queryshape.go, engine/timeexpr.go, engine/replies.go),
 // rankCandidates (ranking profile, order, limit) and hydrate (full
 // messages, vector_missing, snippets).
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
@@ -183,11 +193,19 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	}
 	// Both sides search the query without the senders it names; their
 	// messages are boosted instead (engine/queryshape.go).
-	query, named, err := e.senderMentions(ctx, p.query)
-	if err != nil {
-		return SearchResponse{}, err
+	qa := e.opts.QueryAnalysis
+	query, named := p.query, map[string]bool(nil)
+	if !qa.NoSenderNames {
+		if query, named, err = e.senderMentions(ctx, query); err != nil {
+			return SearchResponse{}, err
+		}
 	}
-	run := &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, named: named}
+	// Likewise the times it names (engine/timeexpr.go).
+	var ranges []timeRange
+	if !qa.NoTimes {
+		query, ranges = timeMentions(query, p.now)
+	}
+	run := &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, boosts: queryBoosts{named: named, ranges: ranges}}
 	if err := e.semantic(ctx, run); err != nil {
 		return SearchResponse{}, err
 	}
@@ -197,15 +215,27 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if err := e.exactSimilarities(ctx, run); err != nil {
 		return SearchResponse{}, err
 	}
-	fuse(run.mode, p.fusion, run.cands)
+	fuse(run.mode, p.fusion, keywordWeight(query, qa), run.cands)
 	facts, err := e.rankFacts(ctx, run.cands.ids())
 	if err != nil {
 		return SearchResponse{}, err
 	}
 	for _, f := range facts {
 		if c := run.cands[f.ID]; c != nil {
-			c.fused = boostSender(c.fused, f.SenderID, run.named)
+			c.fused = run.boosts.apply(c.fused, f.SenderID, f.CreatedAt)
 		}
+	}
+	// Replies to the best candidates that ask something (engine/replies.go).
+	added, err := e.liftReplies(ctx, run)
+	if err != nil {
+		return SearchResponse{}, err
+	}
+	if len(added) > 0 {
+		more, err := e.rankFacts(ctx, added)
+		if err != nil {
+			return SearchResponse{}, err
+		}
+		facts = append(facts, more...)
 	}
 	if err := e.markStale(ctx, run); err != nil {
 		return SearchResponse{}, err
@@ -338,11 +368,11 @@ func (cs candidates) ids() []int64 {
 type searchRun struct {
 	plan searchPlan
 	// query is the text both sides search: the plan's query without the
-	// sender names it mentions (named, lower-cased).
-	query string
-	named map[string]bool
-	mode  SearchMode // the mode that runs: hybrid may fall back to keyword
-	notes []SearchNote
+	// sender names and the dates it mentions, which boost instead.
+	query  string
+	boosts queryBoosts
+	mode   SearchMode // the mode that runs: hybrid may fall back to keyword
+	notes  []SearchNote
 	// The vector side: the set searched (vecUsed) and the query's vector.
 	set     VectorSet
 	vecUsed bool
@@ -532,8 +562,9 @@ func (e *Engine) exactSimilarities(ctx context.Context, r *searchRun) error {
 
 // fuse sets each candidate's relevance in [0,1]: the normalized keyword
 // score in keyword mode, the similarity in semantic mode, the fusion of
-// both in hybrid mode.
-func fuse(mode SearchMode, fusion Fusion, cands candidates) {
+// both in hybrid mode, where the keyword side has the share kw in the
+// weighted and minmax fusions.
+func fuse(mode SearchMode, fusion Fusion, kw float64, cands candidates) {
 	switch {
 	case mode == ModeKeyword:
 		for _, c := range cands {
@@ -555,17 +586,17 @@ func fuse(mode SearchMode, fusion Fusion, cands candidates) {
 			c.fused = s / (2.0 / float64(rrfK+1))
 		}
 	case fusion == FusionMinMax:
-		fuseMinMax(cands)
+		fuseMinMax(kw, cands)
 	default: // FusionWeighted
 		for _, c := range cands {
-			c.fused = fusionKeywordWeight*c.kwNorm + fusionSemanticWeight*clamp01(c.sim)
+			c.fused = kw*c.kwNorm + (1-kw)*clamp01(c.sim)
 		}
 	}
 }
 
 // fuseMinMax is FusionMinMax: both sides min-max normalized over the
-// candidates.
-func fuseMinMax(cands candidates) {
+// candidates, the keyword side with the share kw.
+func fuseMinMax(kw float64, cands candidates) {
 	klo, khi, slo, shi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, c := range cands {
 		klo, khi = min(klo, c.kw), max(khi, c.kw)
@@ -587,7 +618,7 @@ func fuseMinMax(cands candidates) {
 				s = 1
 			}
 		}
-		c.fused = fusionKeywordWeight*k + fusionSemanticWeight*s
+		c.fused = kw*k + (1-kw)*s
 	}
 }
 

@@ -55,7 +55,7 @@ func TestFuse(t *testing.T) {
 		}
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
-	kw, sw := fusionKeywordWeight, fusionSemanticWeight
+	kw, sw := KeywordWeight, 1-KeywordWeight
 	for _, c := range []struct {
 		mode   SearchMode
 		fusion Fusion
@@ -69,7 +69,7 @@ func TestFuse(t *testing.T) {
 		{ModeHybrid, FusionRRF, map[int64]float64{1: (1.0/61 + 1.0/62) * 61 / 2, 2: 1.0 / 62 * 61 / 2, 3: 0.5, 4: 1.0 / 63 * 61 / 2}},
 	} {
 		cs := mk()
-		fuse(c.mode, c.fusion, cs)
+		fuse(c.mode, c.fusion, KeywordWeight, cs)
 		for id, want := range c.want {
 			if !near(cs[id].fused, want) {
 				t.Errorf("%s/%s: candidate %d fused %v, want %v", c.mode, c.fusion, id, cs[id].fused, want)

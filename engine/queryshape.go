@@ -4,8 +4,25 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 )
+
+// QueryAnalysis switches off parts of how a search reads its query, to
+// measure what each does (bench/cmd/hybridbench locomo) or to search a
+// query's words exactly as given. The zero value keeps them all.
+type QueryAnalysis struct {
+	// NoSenderNames keeps the names of senders in the query and boosts
+	// nobody's messages (senderMentions).
+	NoSenderNames bool
+	// NoTimes keeps dates in the query and boosts no time (timeMentions).
+	NoTimes bool
+	// NoQuestionWeight fuses a question in words like a query of keywords
+	// (QuestionKeywordWeight).
+	NoQuestionWeight bool
+	// NoReplies lifts no replies (liftReplies).
+	NoReplies bool
+}
 
 // senderMentions finds the capitalized words of query that name a sender
 // (an agent) of stored messages, "Caroline's" included. It returns query without them
@@ -102,12 +119,69 @@ func (e *Engine) senderMentions(ctx context.Context, query string) (string, map[
 // and 0.2 (bench/README.md).
 const senderBoost = 0.1
 
-// boostSender raises the relevance of a message whose sender the query
-// named: (fused + senderBoost) / (1 + senderBoost), which keeps it in [0,1]
-// and orders like adding senderBoost.
-func boostSender(fused float64, sender string, named map[string]bool) float64 {
-	if !named[strings.ToLower(sender)] {
+// queryBoosts are what a query names besides its words: senders
+// (senderMentions) and times (timeMentions).
+type queryBoosts struct {
+	named  map[string]bool
+	ranges []timeRange
+}
+
+// apply raises the relevance of a message whose sender the query named by
+// senderBoost and of one created within a named time by timeBoost: every
+// candidate's relevance becomes (fused + the boosts it earns) / (1 + the
+// boosts the query offers), which keeps it in [0,1] and orders exactly
+// like adding the boosts (the other candidates are scaled too; scaling
+// only the boosted ones would shrink a boost against the best candidates,
+// where it matters). A query that names nothing leaves relevance as it is.
+func (b queryBoosts) apply(fused float64, sender string, created time.Time) float64 {
+	offered, earned := 0.0, 0.0
+	if len(b.named) > 0 {
+		offered += senderBoost
+		if b.named[strings.ToLower(sender)] {
+			earned += senderBoost
+		}
+	}
+	if len(b.ranges) > 0 {
+		offered += timeBoost
+		if inRanges(created, b.ranges) {
+			earned += timeBoost
+		}
+	}
+	if offered == 0 {
 		return fused
 	}
-	return (fused + senderBoost) / (1 + senderBoost)
+	return (fused + earned) / (1 + offered)
+}
+
+// interrogatives are the words a question in words starts with.
+var interrogatives = map[string]bool{
+	"what": true, "when": true, "where": true, "who": true, "whom": true, "whose": true, "which": true, "why": true, "how": true,
+	"did": true, "does": true, "do": true, "is": true, "are": true, "was": true, "were": true,
+	"can": true, "could": true, "has": true, "have": true, "had": true, "will": true, "would": true, "should": true,
+}
+
+// isQuestion reports whether query is shaped as a question in words: it
+// ends with a question mark, or it has at least four words and starts
+// with an interrogative not followed by "to" ("what are the structural
+// problems of ..." is a question; "how to read a file python" is a query
+// of keywords, as typed into a web search engine).
+func isQuestion(query string) bool {
+	q := strings.TrimSpace(query)
+	if strings.HasSuffix(q, "?") {
+		return true
+	}
+	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) // "what's" gives "what", "s"
+	})
+	return len(words) >= 4 && interrogatives[words[0]] && words[1] != "to"
+}
+
+// keywordWeight is the keyword side's share in the fusion of query's two
+// lists: QuestionKeywordWeight for a question in words (unless a says
+// otherwise), else KeywordWeight.
+func keywordWeight(query string, a QueryAnalysis) float64 {
+	if !a.NoQuestionWeight && isQuestion(query) {
+		return QuestionKeywordWeight
+	}
+	return KeywordWeight
 }

@@ -35,6 +35,7 @@ func runLoCoMo(ctx context.Context, args []string) error {
 	profiles := fs.Bool("profiles", false, "also run hybrid search under every ranking profile")
 	chromaJS := fs.String("chroma", "", "testdata/js `DIR` with the chromadb package installed (make js-deps): also run Chroma 1.0.0 as a peer with each model's embeddings")
 	contexts := fs.String("embed-context", "content", "comma-separated engine EmbedContext values to run each model with (content, sender-date)")
+	ablations := fs.Bool("ablations", true, "also run default hybrid search with each part of the query analysis switched off, and all of them")
 	fs.Parse(args)
 
 	convs, err := bench.LoadLoCoMo(filepath.Join(*data, "locomo-dev"))
@@ -66,13 +67,13 @@ func runLoCoMo(ctx context.Context, args []string) error {
 		}
 		fmt.Println()
 	}
-	run := func(emb engine.Embedder, ec engine.EmbedContext, anonymous bool, system string, reqs []engine.SearchRequest, names []string) error {
+	run := func(emb engine.Embedder, ec engine.EmbedContext, qa engine.QueryAnalysis, anonymous bool, system string, reqs []engine.SearchRequest, names []string) error {
 		dir, err := os.MkdirTemp("", "locomobench-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		lc, err := bench.LoadLoCoMoCorpus(ctx, dir, convs, bench.LoCoMoOptions{Captions: *captions, AnonymousSenders: anonymous, Engine: engine.Options{Embedder: emb, EmbedContext: ec}})
+		lc, err := bench.LoadLoCoMoCorpus(ctx, dir, convs, bench.LoCoMoOptions{Captions: *captions, AnonymousSenders: anonymous, Engine: engine.Options{Embedder: emb, EmbedContext: ec, QueryAnalysis: qa}})
 		if err != nil {
 			return err
 		}
@@ -86,10 +87,12 @@ func runLoCoMo(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	if err := run(nil, "", true, "BM25 alone (FTS5 scoring, senders anonymous)", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword"}); err != nil {
+	// BM25 alone: no query analysis either (no names, no times).
+	plain := queryAnalysisAblations()[len(queryAnalysisAblations())-1].qa
+	if err := run(nil, "", plain, true, "BM25 alone (FTS5 scoring, senders anonymous, no query analysis)", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword"}); err != nil {
 		return err
 	}
-	if err := run(nil, "", false, "cairn", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword"}); err != nil {
+	if err := run(nil, "", engine.QueryAnalysis{}, false, "cairn", []engine.SearchRequest{{Mode: engine.ModeKeyword}}, []string{"keyword"}); err != nil {
 		return err
 	}
 	for _, spec := range strings.Split(*models, ",") {
@@ -126,8 +129,16 @@ func runLoCoMo(ctx context.Context, args []string) error {
 			row("Chroma 1.0.0, "+ne.name+" embeddings", "vector query", r)
 		}
 		for _, ec := range strings.Split(*contexts, ",") {
-			if err = run(ne.emb, engine.EmbedContext(ec), false, "cairn "+ne.name+", embed "+ec, reqs, names); err != nil {
+			if err = run(ne.emb, engine.EmbedContext(ec), engine.QueryAnalysis{}, false, "cairn "+ne.name+", embed "+ec, reqs, names); err != nil {
 				break
+			}
+		}
+		if err == nil && *ablations {
+			for _, a := range queryAnalysisAblations() {
+				hyb := []engine.SearchRequest{{Mode: engine.ModeSemantic}, {Mode: engine.ModeHybrid}}
+				if err = run(ne.emb, "", a.qa, false, "cairn "+ne.name+", "+a.name, hyb, []string{"semantic", "hybrid (default)"}); err != nil {
+					break
+				}
 			}
 		}
 		closeFn()
@@ -157,6 +168,11 @@ func runChromaPeer(ctx context.Context, jsDir string, convs []bench.Conversation
 // startChroma starts the real Chroma server from jsDir on 127.0.0.1 with
 // its data in dataDir and waits for its heartbeat; stopChroma kills it.
 func startChroma(ctx context.Context, jsDir, dataDir string) (string, *exec.Cmd, error) {
+	// node runs in jsDir: the script's path must not be relative to ours.
+	jsDir, err := filepath.Abs(jsDir)
+	if err != nil {
+		return "", nil, err
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
@@ -190,4 +206,22 @@ func startChroma(ctx context.Context, jsDir, dataDir string) (string, *exec.Cmd,
 func stopChroma(cmd *exec.Cmd) {
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	_ = cmd.Wait()
+}
+
+// queryAnalysisAblations are the engine's query analysis with each part
+// switched off, then all of them.
+func queryAnalysisAblations() []struct {
+	name string
+	qa   engine.QueryAnalysis
+} {
+	return []struct {
+		name string
+		qa   engine.QueryAnalysis
+	}{
+		{"without sender names", engine.QueryAnalysis{NoSenderNames: true}},
+		{"without time expressions", engine.QueryAnalysis{NoTimes: true}},
+		{"without the question weight", engine.QueryAnalysis{NoQuestionWeight: true}},
+		{"without the reply lift", engine.QueryAnalysis{NoReplies: true}},
+		{"without any of them", engine.QueryAnalysis{NoSenderNames: true, NoTimes: true, NoQuestionWeight: true, NoReplies: true}},
+	}
 }

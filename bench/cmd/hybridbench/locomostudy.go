@@ -24,6 +24,9 @@ func runLoCoMoStudy(ctx context.Context, args []string) error {
 	cache := fs.String("cache", "/tmp/cairn-quality-cache", "embedding cache `DIR`")
 	grid := fs.String("grid", "weighted:0.2,weighted:0.3,weighted:0.4,weighted:0.5,weighted:0.6,weighted:0.7,minmax:0.3,minmax:0.5,rrf:60:0.5,rrf:60:0.3", "fusers")
 	variants := fs.String("variants", "", "semicolon-separated variant names (\"\" = all)")
+	nbrs := fs.String("nbr", "0", "comma-separated neighbour weights: a turn's similarity gains this times its best same-session neighbour's")
+	replies := fs.String("reply", "0:0", "comma-separated WEIGHT:TOP reply settings: the next turn after each of the TOP best candidates gets at least WEIGHT times its relevance (0:0 = off)")
+	prfs := fs.String("prf", "0:0", "comma-separated DEPTH:WEIGHT pseudo-relevance feedback settings (0:0 = off)")
 	fs.Parse(args)
 	ne, closeFn, err := openModel(ctx, *model, *cache)
 	if err != nil {
@@ -66,6 +69,28 @@ func runLoCoMoStudy(ctx context.Context, args []string) error {
 		}
 		return 0
 	}
+	withPrev := func(c bench.Conversation, i int) string {
+		t := c.Turns[i]
+		if i > 0 && c.Turns[i-1].Session == t.Session {
+			return bench.TurnContent(c.Turns[i-1], true) + "\n" + bench.TurnContent(t, true)
+		}
+		return bench.TurnContent(t, true)
+	}
+	withNext := func(c bench.Conversation, i int) string {
+		t := c.Turns[i]
+		if i+1 < len(c.Turns) && c.Turns[i+1].Session == t.Session {
+			return bench.TurnContent(t, true) + "\n" + bench.TurnContent(c.Turns[i+1], true)
+		}
+		return bench.TurnContent(t, true)
+	}
+	prevItem := func(c bench.Conversation, t bench.Turn) string {
+		for i := range c.Turns {
+			if c.Turns[i].DiaID == t.DiaID {
+				return withPrev(c, i)
+			}
+		}
+		return bench.TurnContent(t, true)
+	}
 	type variant struct {
 		name  string
 		o     bench.LoCoMoStudyOptions
@@ -84,6 +109,10 @@ func runLoCoMoStudy(ctx context.Context, args []string) error {
 		{"embed speaker+date, names out of both", bench.LoCoMoStudyOptions{ItemText: speakerDate, SemQuery: names, KWQuery: names}, nil},
 		{"embed speaker+date, names out of both + sender boost", bench.LoCoMoStudyOptions{ItemText: speakerDate, SemQuery: names, KWQuery: names, Boost: senderBoost}, []float64{0.02, 0.05, 0.1}},
 		{"embed speaker+date, names out of semantic", bench.LoCoMoStudyOptions{ItemText: speakerDate, SemQuery: names}, nil},
+		{"engine", bench.LoCoMoStudyOptions{SemQuery: names, KWQuery: names, Boost: senderBoost}, []float64{0.1}},
+		{"engine, embed with previous turn", bench.LoCoMoStudyOptions{ItemText: prevItem, SemQuery: names, KWQuery: names, Boost: senderBoost}, []float64{0.1}},
+		{"engine, max-sim with previous turn", bench.LoCoMoStudyOptions{AltText: withPrev, SemQuery: names, KWQuery: names, Boost: senderBoost}, []float64{0.1}},
+		{"engine, max-sim with next turn", bench.LoCoMoStudyOptions{AltText: withNext, SemQuery: names, KWQuery: names, Boost: senderBoost}, []float64{0.1}},
 	}
 	want := map[string]bool{}
 	for _, v := range strings.Split(*variants, ";") {
@@ -110,18 +139,42 @@ func runLoCoMoStudy(ctx context.Context, args []string) error {
 			boosts = []float64{0}
 		}
 		for _, b := range boosts {
-			s.BoostWeight = b
-			for _, f := range append([]bench.Fuser{bench.Weighted(1), bench.Weighted(0)}, fusers...) {
-				r := s.Run(f)
-				name := v.name
-				if b != 0 {
-					name = fmt.Sprintf("%s %.2f", v.name, b)
+			for _, nw := range strings.Split(*nbrs, ",") {
+				for _, prf := range strings.Split(*prfs, ",") {
+					for _, rp := range strings.Split(*replies, ",") {
+						s.BoostWeight = b
+						fmt.Sscan(nw, &s.NbrWeight)
+						ds, ws, _ := strings.Cut(prf, ":")
+						fmt.Sscan(ds, &s.PRFDepth)
+						fmt.Sscan(ws, &s.PRFWeight)
+						rw, rt, _ := strings.Cut(rp, ":")
+						fmt.Sscan(rw, &s.ReplyWeight)
+						rt, asks := strings.CutSuffix(rt, "q")
+						s.ReplyAsksOnly = asks
+						fmt.Sscan(rt, &s.ReplyTop)
+						name := v.name
+						if b != 0 {
+							name = fmt.Sprintf("%s %.2f", v.name, b)
+						}
+						if s.NbrWeight != 0 {
+							name += " nbr " + nw
+						}
+						if s.PRFWeight != 0 {
+							name += " prf " + prf
+						}
+						if s.ReplyWeight != 0 {
+							name += " reply " + rp
+						}
+						for _, f := range append([]bench.Fuser{bench.Weighted(1), bench.Weighted(0)}, fusers...) {
+							r := s.Run(f)
+							fmt.Printf("| %s | %s | %.3f | %.3f | %.3f |", name, f.Name, r["R@10"], r["R@5"], r["hit@10"])
+							for _, c := range cats {
+								fmt.Printf(" %.3f |", r[c+"/R@10"])
+							}
+							fmt.Println()
+						}
+					}
 				}
-				fmt.Printf("| %s | %s | %.3f | %.3f | %.3f |", name, f.Name, r["R@10"], r["R@5"], r["hit@10"])
-				for _, c := range cats {
-					fmt.Printf(" %.3f |", r[c+"/R@10"])
-				}
-				fmt.Println()
 			}
 		}
 	}

@@ -378,6 +378,12 @@ func runSpeed(ctx context.Context, args []string) error {
 	h10 := res["hybrid top 20, 10% filter"].pct(.5)
 	check("ratio: hybrid p50 at 10% filter vs unfiltered", h10 <= 3*hyb50+2*time.Millisecond, fmt.Sprintf("%s vs %s", ms(h10), ms(hyb50)), "<= 3x + 2 ms")
 
+	// 3b. A question as an agent asks it: the built-in model's query
+	// embedding plus hybrid search (bench/cmd/hybridbench/latencygate.go).
+	if err := questionLatencyGate(ctx, e, g, *queries, check); err != nil {
+		return err
+	}
+
 	// 4. The real encoder (random weights: speed only).
 	if *model != "" {
 		if err := encoderSpeed(ctx, *model, msgs[:600], res["hybrid top 20"].pct(.95)-emb95, check); err != nil {
