@@ -109,6 +109,9 @@ const (
 
 // ListChannels returns the channels in scope ordered by id.
 func (e *Engine) ListChannels(ctx context.Context, scope Scope) ([]Channel, error) {
+	if e.bs != nil {
+		return e.backendListChannels(ctx, scope)
+	}
 	var where []string
 	var args []any
 	switch scope.Kind {

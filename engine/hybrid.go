@@ -173,6 +173,9 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if err != nil {
 		return SearchResponse{}, err
 	}
+	if e.bs != nil {
+		return e.backendSearch(ctx, p)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return SearchResponse{}, err
