@@ -249,3 +249,121 @@ func TestDifferentialReadsFiltersIDs(t *testing.T) {
 		}
 	}
 }
+
+// Semantic and hybrid search after the vectors are built: the embedded
+// store searches vecstore's graph, PostgreSQL pgvector's HNSW, both
+// approximate, and the embedded store's similarities come from 8-bit
+// codes. The stated tolerance: each top-10 overlaps in at least 9 of 10
+// ids, or every id only one side has scores within 5e-3 of the other
+// side's last score (a tie at the cut) or under 0.05 (noise); and the
+// similarities of the shared ids
+// agree to 5e-3 (the embedded store keeps message vectors as 8-bit codes,
+// PostgreSQL as float32).
+func TestDifferentialRankedSearch(t *testing.T) {
+	ctx := context.Background()
+	a, b := openPair(t, wordsEmbedder{dim: 64})
+	workload(t, a)
+	workload(t, b)
+	for _, e := range []*engine.Engine{a, b} {
+		if err := e.SyncVectors(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queries := []string{"the outbox", "HNSW recall filters", "Caroline decisions", "build cache go.mod", "postgres SQLite store", "tokenizer folds diacritics", "flaky timer test"}
+	filters := []engine.Filter{{}, {ChannelIDs: []string{"general"}}, {SenderIDs: []string{"bob", "carol"}, MinConfidence: 0.5},
+		{Where: json.RawMessage(`{"word_count": {"$gte": 12}}`)}}
+	for _, mode := range []engine.SearchMode{engine.ModeSemantic, engine.ModeHybrid} {
+		for fi, f := range filters {
+			for _, q := range queries {
+				req := engine.SearchRequest{Query: q, Filter: f, Limit: 10, Mode: mode}
+				ra, err := a.SearchDetailed(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rb, err := b.SearchDetailed(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ra.Mode != rb.Mode || len(ra.Notes) != len(rb.Notes) {
+					t.Fatalf("%s %q: sqlite ran %s %v, postgres %s %v", mode, q, ra.Mode, ra.Notes, rb.Mode, rb.Notes)
+				}
+				if noSignal(ra.Results) {
+					// Min-max fusion stretches similarities that are all
+					// about 0 (no message is near the query) to [0,1]: the
+					// embedded store's 8-bit codes then rank their rounding
+					// noise, and no order is meaningful to compare.
+					continue
+				}
+				if len(ra.Results) != len(rb.Results) || !similarTop(ra.Results, rb.Results) {
+					for i := range ra.Results {
+						t.Logf("%d %.6f | %d %.6f", ra.Results[i].Message.ID, ra.Results[i].Score, rb.Results[i].Message.ID, rb.Results[i].Score)
+					}
+					t.Fatalf("%s filter %d %q: top-10 overlap %d of %d/%d, beyond ties at the cut", mode, fi, q, overlap(ra.Results, rb.Results), len(ra.Results), len(rb.Results))
+				}
+				sims := map[int64]float64{}
+				for _, r := range ra.Results {
+					sims[r.Message.ID] = r.Scores.Similarity
+				}
+				for _, r := range rb.Results {
+					if s, ok := sims[r.Message.ID]; ok && math.Abs(s-r.Scores.Similarity) > 5e-3 {
+						t.Fatalf("%s %q message %d: similarity %v on sqlite, %v on postgres", mode, q, r.Message.ID, s, r.Scores.Similarity)
+					}
+					if r.VectorMissing {
+						t.Fatalf("%s %q message %d: vector missing after sync", mode, q, r.Message.ID)
+					}
+				}
+			}
+		}
+	}
+}
+
+func overlap(a, b []engine.SearchResult) int {
+	in := map[int64]bool{}
+	for _, r := range a {
+		in[r.Message.ID] = true
+	}
+	n := 0
+	for _, r := range b {
+		if in[r.Message.ID] {
+			n++
+		}
+	}
+	return n
+}
+
+// noSignal reports whether no result is near the query (similarity
+// under 0.1).
+func noSignal(rs []engine.SearchResult) bool {
+	for _, r := range rs {
+		if r.Scores.Similarity >= 0.1 {
+			return false
+		}
+	}
+	return true
+}
+
+// similarTop reports whether two top lists agree within the tolerance of
+// TestDifferentialRankedSearch.
+func similarTop(a, b []engine.SearchResult) bool {
+	if overlap(a, b) >= min(9, len(a)) {
+		return true
+	}
+	return tiesAtCut(a, b) && tiesAtCut(b, a)
+}
+
+// tiesAtCut reports whether every result of b missing from a scores within
+// 5e-3 of a's last result or under 0.05 (near nothing: the order of such
+// results is rounding noise).
+func tiesAtCut(a, b []engine.SearchResult) bool {
+	in := map[int64]bool{}
+	for _, r := range a {
+		in[r.Message.ID] = true
+	}
+	last := a[len(a)-1].Score
+	for _, r := range b {
+		if !in[r.Message.ID] && r.Score >= 0.05 && math.Abs(r.Score-last) > 5e-3 {
+			return false
+		}
+	}
+	return true
+}
