@@ -36,8 +36,8 @@ type Backend interface {
 	// Messages returns the stored messages among ids, in any order.
 	Messages(ctx context.Context, ids []int64) ([]Message, error)
 	// List returns up to limit messages passing f (nil: all), newest
-	// first, then higher confidence, then larger id.
-	List(ctx context.Context, f *where.Expr, limit int) ([]Message, error)
+	// first, then (ListByConfidence) higher confidence, then larger id.
+	List(ctx context.Context, f *where.Expr, limit int, order ListOrder) ([]Message, error)
 	// Keyword returns the depth best BM25 hits of terms (stems) among the
 	// messages passing f, best first, ties by smaller id.
 	Keyword(ctx context.Context, terms []string, f *where.Expr, depth int) ([]ScoredID, error)
@@ -51,6 +51,11 @@ type Backend interface {
 	// vectors, updating the channel and agent counts; false when no such
 	// message exists.
 	Delete(ctx context.Context, id int64) (bool, error)
+	// Agents returns the agents, ordered by name then project; with
+	// project != "" only that project's.
+	Agents(ctx context.Context, project string) ([]Agent, error)
+	// Count returns the number of stored messages.
+	Count(ctx context.Context) (int64, error)
 	// Channels returns every channel, by id.
 	Channels(ctx context.Context) ([]Channel, error)
 	// Senders returns which of names (lower-cased) name an agent, compared
@@ -75,6 +80,17 @@ type Backend interface {
 	// Close releases the store's connections.
 	Close() error
 }
+
+// ListOrder is the order of Backend.List: newest first, then larger id
+// (ListByTime), or newest first, then higher confidence, then larger id
+// (ListByConfidence, a filter-only search).
+type ListOrder int
+
+// List orders.
+const (
+	ListByTime ListOrder = iota
+	ListByConfidence
+)
 
 // StoredMessage is a validated, normalized message as a Backend stores it.
 type StoredMessage struct {

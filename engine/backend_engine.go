@@ -4,12 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/cairn-dev/cairn/fts"
+	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // backendState is an Engine's Backend and its vector worker.
@@ -33,12 +38,25 @@ type backendState struct {
 // Engine creates its model's vector set when none exists and, unless
 // Options.NoVectorWorker, embeds queued messages in the background as the
 // SQLite engine does. The Engine owns be: Close closes it.
-func OpenBackend(ctx context.Context, be Backend, kind string, opts Options) (*Engine, error) {
+//
+// dir is the data dir that still holds config.toml and the models ("" for
+// none); with Options.VectorStore.Open the Engine opens DIR/vectors for
+// the collections a process serves besides messages (VectorStore), which
+// therefore stay local to that data dir.
+func OpenBackend(ctx context.Context, be Backend, kind, dir string, opts Options) (*Engine, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: &db{opts: opts, backend: kind}, bs: &backendState{be: be, wake: make(chan struct{}, 1)}}
+	e := &Engine{db: &db{dir: dir, opts: opts, backend: kind}, bs: &backendState{be: be, wake: make(chan struct{}, 1)}}
+	if opts.VectorStore.Open && dir != "" {
+		st, err := vecstore.Open(ctx, filepath.Join(dir, VectorsDir),
+			vecstore.Options{Logger: opts.Logger, AllowReset: opts.VectorStore.AllowReset})
+		if err != nil {
+			return nil, fmt.Errorf("engine: open vectors: %w", err)
+		}
+		e.vec = &vectors{store: st, wake: make(chan struct{}, 1)}
+	}
 	if emb := opts.Embedder; emb != nil {
 		sets, err := be.Sets(ctx)
 		if err != nil {
@@ -84,9 +102,23 @@ func (e *Engine) enterBackend() (func(), error) {
 }
 
 // unsupportedOnBackend is the error of an operation a Backend engine does
-// not serve.
+// not serve, naming the exported method that was called.
 func unsupportedOnBackend(kind string) error {
-	return invalid("store", "this operation is not available on a %s store (it needs a data dir)", kind)
+	op := "this operation"
+	pcs := make([]uintptr, 8)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		f, more := frames.Next()
+		name := f.Function[strings.LastIndex(f.Function, ".")+1:]
+		if name != "" && unicode.IsUpper(rune(name[0])) && strings.Contains(f.Function, "/engine.") {
+			op = name
+			break
+		}
+		if !more {
+			break
+		}
+	}
+	return invalid("store", "%s is not available on a %s store yet (it needs a data dir)", op, kind)
 }
 
 func (e *Engine) closeBackend() error {
@@ -94,7 +126,13 @@ func (e *Engine) closeBackend() error {
 		e.bs.cancel()
 		e.bs.wg.Wait()
 	}
-	return e.bs.be.Close()
+	err := e.bs.be.Close()
+	if e.vec != nil && e.vec.store != nil {
+		if verr := e.vec.store.Close(); err == nil {
+			err = verr
+		}
+	}
+	return err
 }
 
 func (p prepared) stored(now time.Time) StoredMessage {
@@ -213,7 +251,7 @@ func (e *Engine) backendSearch(ctx context.Context, p searchPlan) (SearchRespons
 		return SearchResponse{}, unsupportedOnBackend(e.backend)
 	}
 	if p.listing() {
-		ms, err := be.List(ctx, p.filter.where, p.limit)
+		ms, err := be.List(ctx, p.filter.where, p.limit, ListByConfidence)
 		if err != nil {
 			return SearchResponse{}, err
 		}
@@ -482,4 +520,98 @@ func (e *Engine) backendListChannels(ctx context.Context, scope Scope) ([]Channe
 	}
 	slices.SortFunc(out, func(a, b Channel) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
+}
+
+// backendVectorBacklog is VectorBacklog on a Backend.
+func (e *Engine) backendVectorBacklog(ctx context.Context, model string) (VectorBacklog, error) {
+	done, err := e.enterBackend()
+	if err != nil {
+		return VectorBacklog{}, err
+	}
+	defer done()
+	var b VectorBacklog
+	if b.Messages, err = e.bs.be.Count(ctx); err != nil {
+		return b, err
+	}
+	sets, err := e.bs.be.Sets(ctx)
+	if err != nil {
+		return b, err
+	}
+	for _, s := range sets {
+		if s.State == SetActive {
+			b.Active = s.ModelID
+		}
+	}
+	b.Model = model
+	if b.Model == "" && e.opts.Embedder != nil {
+		b.Model = e.opts.Embedder.ModelID()
+	}
+	if b.Model == "" {
+		b.Model = b.Active
+	}
+	b.Queued = b.Messages
+	for _, s := range sets {
+		if s.ModelID == b.Model {
+			b.Set, b.Queued = s.ID, s.Pending
+		}
+	}
+	return b, nil
+}
+
+func (e *Engine) backendAgents(ctx context.Context, project string) ([]Agent, error) {
+	done, err := e.enterBackend()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return e.bs.be.Agents(ctx, project)
+}
+
+// backendAgentNotes is GetAgentNotes on a Backend.
+func (e *Engine) backendAgentNotes(ctx context.Context, agent, project string, limit int) ([]Message, error) {
+	done, err := e.enterBackend()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	var chans []where.Value
+	if project != "" {
+		chans = append(chans, where.String(NotesChannelID(agent, project)))
+	} else {
+		all, err := e.bs.be.Channels(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range all {
+			if c.ChannelType == ChannelAgentNotes && c.OwnerAgentName == agent {
+				chans = append(chans, where.String(c.ID))
+			}
+		}
+		if len(chans) == 0 {
+			return []Message{}, nil
+		}
+	}
+	return e.bs.be.List(ctx, where.In("channel_id", chans...), limit, ListByTime)
+}
+
+// backendChannelMessages is GetChannelMessages on a Backend.
+func (e *Engine) backendChannelMessages(ctx context.Context, channel string, maxAge time.Duration, limit int) ([]Message, error) {
+	done, err := e.enterBackend()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	all, err := e.bs.be.Channels(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(all, func(c Channel) bool { return c.ID == channel }) {
+		return nil, fmt.Errorf("channel %q: %w", channel, ErrNotFound)
+	}
+	since := int64(0)
+	if maxAge > 0 {
+		since = e.opts.Now().Add(-maxAge).UnixMilli()
+	}
+	f := where.And(where.Eq("channel_id", where.String(channel)), where.Gte("timestamp", where.Int(since)))
+	return e.bs.be.List(ctx, f, limit, ListByTime)
 }

@@ -180,6 +180,9 @@ func (e *Engine) ListAgents(ctx context.Context, project string) ([]Agent, error
 	if err := checkProject("project", project); err != nil {
 		return nil, err
 	}
+	if e.bs != nil {
+		return e.backendAgents(ctx, project)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return nil, err

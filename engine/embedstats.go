@@ -54,6 +54,9 @@ type VectorBacklog struct {
 // VectorBacklog.Model for an empty model). It reads SQLite only: no
 // model or vector store is needed.
 func (e *Engine) VectorBacklog(ctx context.Context, model string) (VectorBacklog, error) {
+	if e.bs != nil {
+		return e.backendVectorBacklog(ctx, model)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return VectorBacklog{}, err

@@ -202,6 +202,9 @@ func (e *Engine) GetAgentNotes(ctx context.Context, agent, project string, limit
 	if err != nil {
 		return nil, err
 	}
+	if e.bs != nil {
+		return e.backendAgentNotes(ctx, agent, project, limit)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return nil, err
@@ -235,6 +238,9 @@ func (e *Engine) GetChannelMessages(ctx context.Context, channel string, maxAge 
 	limit, err := checkLimit(limit, DefaultLimit)
 	if err != nil {
 		return nil, err
+	}
+	if e.bs != nil {
+		return e.backendChannelMessages(ctx, channel, maxAge, limit)
 	}
 	done, err := e.enter()
 	if err != nil {

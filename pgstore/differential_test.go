@@ -76,7 +76,7 @@ func openPair(t *testing.T, emb engine.Embedder) (sqlite, pg *engine.Engine) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := engine.OpenBackend(ctx, st, pgstore.Kind, opts)
+	b, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", opts)
 	if err != nil {
 		st.Close()
 		t.Fatal(err)
@@ -204,6 +204,27 @@ func TestDifferentialReadsFiltersIDs(t *testing.T) {
 	if ja, jb := jsonOf(t, ca), jsonOf(t, cb); ja != jb {
 		t.Fatalf("channels differ:\nsqlite   %s\npostgres %s", ja, jb)
 	}
+	same := func(what string, f func(e *engine.Engine) (any, error)) {
+		t.Helper()
+		va, errA := f(a)
+		vb, errB := f(b)
+		if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() {
+			t.Fatalf("%s: sqlite %v, postgres %v", what, errA, errB)
+		}
+		if ja, jb := jsonOf(t, va), jsonOf(t, vb); ja != jb {
+			t.Fatalf("%s differs:\nsqlite   %s\npostgres %s", what, ja, jb)
+		}
+	}
+	for _, project := range []string{"", "cairn", "none"} {
+		same("agents of "+project, func(e *engine.Engine) (any, error) { return e.ListAgents(ctx, project) })
+		same("alice's notes in "+project, func(e *engine.Engine) (any, error) { return e.GetAgentNotes(ctx, "alice", project, 0) })
+		same("bob's notes in "+project, func(e *engine.Engine) (any, error) { return e.GetAgentNotes(ctx, "bob", project, 3) })
+	}
+	for _, ch := range []string{"general", "ops", "project:cairn:decisions", "missing"} {
+		same("channel "+ch, func(e *engine.Engine) (any, error) { return e.GetChannelMessages(ctx, ch, 0, 0) })
+		same("channel "+ch+" last 40 days", func(e *engine.Engine) (any, error) { return e.GetChannelMessages(ctx, ch, 40*24*time.Hour, 5) })
+	}
+	same("channels of project cairn", func(e *engine.Engine) (any, error) { return e.ListChannels(ctx, engine.Scope{Project: "cairn"}) })
 	yes := true
 	filters := []engine.Filter{
 		{},

@@ -53,14 +53,17 @@ func (s *Store) Messages(ctx context.Context, ids []int64) ([]engine.Message, er
 }
 
 // List implements engine.Backend.
-func (s *Store) List(ctx context.Context, f *where.Expr, limit int) ([]engine.Message, error) {
+func (s *Store) List(ctx context.Context, f *where.Expr, limit int, order engine.ListOrder) ([]engine.Message, error) {
 	args := &sqlArgs{}
 	cond, err := filterSQL(f, args)
 	if err != nil {
 		return nil, err
 	}
-	q := "SELECT " + messageColumns + " FROM messages m WHERE " + cond +
-		" ORDER BY m.created_at DESC, m.confidence DESC, m.id DESC LIMIT " + args.add(limit)
+	by := " ORDER BY m.created_at DESC, m.id DESC"
+	if order == engine.ListByConfidence {
+		by = " ORDER BY m.created_at DESC, m.confidence DESC, m.id DESC"
+	}
+	q := "SELECT " + messageColumns + " FROM messages m WHERE " + cond + by + " LIMIT " + args.add(limit)
 	rows, err := s.pool.Query(ctx, q, args.vals...)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: list messages: %w", err)
@@ -70,6 +73,35 @@ func (s *Store) List(ctx context.Context, f *where.Expr, limit int) ([]engine.Me
 		return nil, fmt.Errorf("pgstore: list messages: %w", err)
 	}
 	return ms, nil
+}
+
+// Agents implements engine.Backend.
+func (s *Store) Agents(ctx context.Context, project string) ([]engine.Agent, error) {
+	rows, err := s.pool.Query(ctx, `SELECT name, project_id, description, message_count, created_at, last_active FROM agents
+		WHERE $1 = '' OR project_id = $1 ORDER BY name COLLATE "C", project_id COLLATE "C"`, project)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: agents: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Agent, error) {
+		var a engine.Agent
+		var created, last int64
+		err := r.Scan(&a.Name, &a.ProjectID, &a.Description, &a.MessageCount, &created, &last)
+		a.CreatedAt, a.LastActive = time.UnixMilli(created).UTC(), time.UnixMilli(last).UTC()
+		return a, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: agents: %w", err)
+	}
+	return out, nil
+}
+
+// Count implements engine.Backend.
+func (s *Store) Count(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.pool.QueryRow(ctx, "SELECT coalesce(sum(docs), 0) FROM keyword_stats").Scan(&n); err != nil {
+		return 0, fmt.Errorf("pgstore: count messages: %w", err)
+	}
+	return n, nil
 }
 
 // Channels implements engine.Backend.

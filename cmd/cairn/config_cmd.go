@@ -105,6 +105,7 @@ func (e *env) applyConfig(dir string, opts *engine.Options) error {
 		return usagef("config", "%v", err)
 	}
 	opts.Redactor = red
+	e.configStore = cfg.Store
 	if hf := findBreadcrumbRepo(cfg.Breadcrumbs.Repo); hf != nil {
 		opts.BreadcrumbHead = hf
 	}
