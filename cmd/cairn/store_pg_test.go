@@ -1,0 +1,170 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/cairn-dev/cairn/internal/pgtest"
+)
+
+// --store, CAIRN_STORE and config.toml's store put the messages in
+// PostgreSQL; a bad URL is a usage error (exit 2), an unreachable server
+// an error naming it (exit 1), and an operation that needs a data dir
+// says so (exit 2).
+func TestStoreFlagPostgres(t *testing.T) {
+	dsn := pgtest.Database(t)
+	data := t.TempDir()
+	env := envMap(map[string]string{"CAIRN_DATA_DIR": data, "CAIRN_MODEL": "none"})
+	out, errOut, code := runCLI(t, env, "", "--store", dsn, "post", "--channel", "general", "--sender", "alice", "--json", "the build cache is invalidated when go.mod changes")
+	if code != 0 || !strings.Contains(out, `"id":1`) {
+		t.Fatalf("post: exit %d %s %s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(data, "cairn.db")); err == nil {
+		t.Fatal("post with --store wrote a SQLite database in the data dir")
+	}
+	// The environment and config.toml name the same store.
+	envStore := envMap(map[string]string{"CAIRN_DATA_DIR": data, "CAIRN_MODEL": "none", "CAIRN_STORE": dsn})
+	out, errOut, code = runCLI(t, envStore, "", "search", "--json", "build cache")
+	if code != 0 || !strings.Contains(out, `"id":1`) {
+		t.Fatalf("search with CAIRN_STORE: exit %d %s %s", code, out, errOut)
+	}
+	if err := os.WriteFile(filepath.Join(data, "config.toml"), []byte(fmt.Sprintf("store = %q\n", dsn)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = runCLI(t, env, "", "show", "--json", "1")
+	if code != 0 || !strings.Contains(out, "go.mod") {
+		t.Fatalf("show with config.toml store: exit %d %s %s", code, out, errOut)
+	}
+	_, errOut, code = runCLI(t, env, "", "stats")
+	if code != 2 || !strings.Contains(errOut, "StoreStats is not available on a PostgreSQL store") {
+		t.Fatalf("stats on PostgreSQL: exit %d %s", code, errOut)
+	}
+	if err := os.WriteFile(filepath.Join(data, "config.toml"), []byte("store = \"mysql://db\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code = runCLI(t, env, "", "show", "1"); code != 2 || !strings.Contains(errOut, "store") {
+		t.Fatalf("config store mysql://: exit %d %s", code, errOut)
+	}
+	if err := os.Remove(filepath.Join(data, "config.toml")); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code = runCLI(t, env, "", "--store", "mysql://db", "show", "1"); code != 2 || !strings.Contains(errOut, "--store") {
+		t.Fatalf("--store mysql://: exit %d %s", code, errOut)
+	}
+	_, errOut, code = runCLI(t, env, "", "--store", "postgres://u:hunter2@127.0.0.1:1/db?connect_timeout=2", "show", "1")
+	if code != 1 || !strings.Contains(errOut, "127.0.0.1:1") || strings.Contains(errOut, "hunter2") {
+		t.Fatalf("unreachable server: exit %d %s", code, errOut)
+	}
+}
+
+// Three real `cairn serve` processes share one database while 30 agents
+// write through them at random, half of the writes repeating another
+// agent's (idempotent across processes), and one process is killed
+// (SIGKILL) half way: every acknowledged write is there with one id, no id
+// is given twice, and the counters add up.
+func TestServeProcessesShareOneDatabase(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cairn and runs three servers")
+	}
+	bin := buildCairn(t)
+	dsn := pgtest.Database(t)
+	procs := make([]*serveProc, 3)
+	for i := range procs {
+		procs[i] = startServe(t, bin, t.TempDir(), "--store", dsn, "--model", "none")
+	}
+	const agents, writes = 30, 20
+	var mu sync.Mutex
+	acked := map[string]map[int64]bool{} // content -> ids
+	var killOnce sync.Once
+	var wg sync.WaitGroup
+	failed := 0
+	for a := 0; a < agents; a++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w := 0; w < writes; w++ {
+				if a == 0 && w == writes/2 {
+					killOnce.Do(func() { _ = procs[2].cmd.Process.Signal(syscall.SIGKILL) })
+				}
+				content := fmt.Sprintf("agent %d finding %d", a, w)
+				sender := fmt.Sprintf("agent-%d", a)
+				if w%2 == 0 {
+					content, sender = fmt.Sprintf("shared finding %d", w), "team"
+				}
+				p := procs[rand.IntN(len(procs))]
+				body := fmt.Sprintf(`{"channel":"team-%d","sender":%q,"content":%q}`, w%3, sender, content)
+				req, _ := http.NewRequest("POST", p.url+"/api/cairn/v1/messages", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					mu.Lock()
+					failed++ // the killed process: not acknowledged
+					mu.Unlock()
+					continue
+				}
+				var r struct{ ID int64 }
+				err = json.NewDecoder(resp.Body).Decode(&r)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK || err != nil || r.ID == 0 {
+					t.Errorf("POST to %s: %d %v", p.url, resp.StatusCode, err)
+					continue
+				}
+				mu.Lock()
+				if acked[content] == nil {
+					acked[content] = map[int64]bool{}
+				}
+				acked[content][r.ID] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if failed == 0 {
+		t.Log("no request reached the killed process")
+	}
+	owner := map[int64]string{}
+	for content, ids := range acked {
+		if len(ids) != 1 {
+			t.Fatalf("%q got ids %v", content, ids)
+		}
+		for id := range ids {
+			if other, dup := owner[id]; dup {
+				t.Fatalf("id %d given to %q and %q", id, other, content)
+			}
+			owner[id] = content
+		}
+	}
+	live := procs[0]
+	for id, content := range owner {
+		code, body := httpDo(t, "GET", fmt.Sprintf("%s/api/cairn/v1/messages/%d", live.url, id), "", "")
+		if code != 200 || !strings.Contains(body, content) {
+			t.Fatalf("acknowledged message %d (%q): %d %s", id, content, code, body)
+		}
+	}
+	code, body := httpDo(t, "GET", live.url+"/api/cairn/v1/channels", "", "")
+	if code != 200 {
+		t.Fatalf("channels: %d %s", code, body)
+	}
+	var chans struct{ Results []struct{ MessageCount int64 `json:"message_count"` } }
+	if err := json.Unmarshal([]byte(body), &chans); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, c := range chans.Results {
+		total += c.MessageCount
+	}
+	// Writes the killed process committed but could not acknowledge are
+	// there too; never fewer than acknowledged, never more than attempted.
+	if attempted := int64(writes/2 + agents*writes/2); total < int64(len(owner)) || total > attempted {
+		t.Fatalf("channels count %d messages; %d acknowledged, %d distinct attempted", total, len(owner), attempted)
+	}
+}
+
