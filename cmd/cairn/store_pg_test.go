@@ -153,7 +153,11 @@ func TestServeProcessesShareOneDatabase(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("channels: %d %s", code, body)
 	}
-	var chans struct{ Results []struct{ MessageCount int64 `json:"message_count"` } }
+	var chans struct {
+		Results []struct {
+			MessageCount int64 `json:"message_count"`
+		}
+	}
 	if err := json.Unmarshal([]byte(body), &chans); err != nil {
 		t.Fatal(err)
 	}
@@ -167,4 +171,3 @@ func TestServeProcessesShareOneDatabase(t *testing.T) {
 		t.Fatalf("channels count %d messages; %d acknowledged, %d distinct attempted", total, len(owner), attempted)
 	}
 }
-
