@@ -62,7 +62,7 @@ func layers() []layer {
 		{dir: "internal/rawscan", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
-		{dir: "bench", mayImport: []string{"engine", "vecstore", "vecstore/where", "index", "fts", "embed", "pgstore"}},
+		{dir: "bench", mayImport: []string{"engine", "vecstore", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},
 	}
 }
 

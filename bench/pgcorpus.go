@@ -1,0 +1,25 @@
+package bench
+
+import (
+	"context"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// Ranked runs query q with req as template (Query and Limit set) and
+// returns the ranked document ids and the results.
+func (c *Corpus) Ranked(ctx context.Context, req engine.SearchRequest, q Query, limit int) ([]string, []engine.SearchResult, error) {
+	req.Query, req.Limit = q.Text, limit
+	res, err := c.Engine.Search(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ranked []string
+	for _, x := range res {
+		ranked = append(ranked, c.docsOf[x.Message.ID]...)
+	}
+	return ranked, res, nil
+}
+
+// NDCG is nDCG@k of ranked against the query's judgements (linear gains).
+func NDCG(ranked []string, rel map[string]float64, k int) float64 { return ndcg(ranked, rel, k) }
