@@ -223,7 +223,9 @@ func semanticRecall(ctx context.Context, e *engine.Engine, queries []string, qve
 				all = append(all, cand{ids[i], bench.Cosine(qvecs[qi], vecs[i])})
 			}
 		}
-		sort.Slice(all, func(i, j int) bool { return all[i].sim > all[j].sim || all[i].sim == all[j].sim && all[i].id < all[j].id })
+		sort.Slice(all, func(i, j int) bool {
+			return all[i].sim > all[j].sim || all[i].sim == all[j].sim && all[i].id < all[j].id
+		})
 		want := map[int64]bool{}
 		for _, c := range all[:min(10, len(all))] {
 			want[c.id] = true
