@@ -26,31 +26,26 @@ func (s *Store) Keyword(ctx context.Context, terms []string, f *where.Expr, dept
 		return []engine.ScoredID{}, nil
 	}
 	avgdl := float64(tokens) / float64(n)
-	// Document frequencies over every message (as FTS5's idf), one
-	// indexed count per distinct term.
+	// Document frequencies over every message (as FTS5's idf), in one
+	// pass over the messages holding any of the terms.
 	distinct := uniq(terms)
-	lexemes := make([]string, len(distinct))
+	dfArgs := &sqlArgs{}
+	counts := make([]string, len(distinct))
 	for i, t := range distinct {
-		lexemes[i] = quoteLexeme(t)
+		counts[i] = "count(*) FILTER (WHERE tsv @@ " + dfArgs.add(quoteLexeme(t)) + "::tsquery)"
 	}
-	rows, err := s.pool.Query(ctx, `SELECT x.t, (SELECT count(*) FROM messages WHERE tsv @@ x.q::tsquery)
-		FROM unnest($1::text[], $2::text[]) AS x(t, q)`, distinct, lexemes)
-	if err != nil {
+	dfQuery := "SELECT " + strings.Join(counts, ", ") + " FROM messages WHERE tsv @@ " + dfArgs.add(tsquery(distinct)) + "::tsquery"
+	got := make([]int64, len(distinct))
+	dest := make([]any, len(distinct))
+	for i := range got {
+		dest[i] = &got[i]
+	}
+	if err := s.pool.QueryRow(ctx, dfQuery, dfArgs.vals...).Scan(dest...); err != nil {
 		return nil, fmt.Errorf("pgstore: keyword search: %w", err)
 	}
 	df := map[string]int64{}
-	for rows.Next() {
-		var t string
-		var c int64
-		if err := rows.Scan(&t, &c); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("pgstore: keyword search: %w", err)
-		}
-		df[t] = c
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("pgstore: keyword search: %w", err)
+	for i, t := range distinct {
+		df[t] = got[i]
 	}
 	var qterms []string
 	var idfs []float64
@@ -78,13 +73,16 @@ func (s *Store) Keyword(ctx context.Context, terms []string, f *where.Expr, dept
 	if err != nil {
 		return nil, err
 	}
+	// Each matching message scores only the query's terms: their
+	// frequencies are looked up in the message's term array, not unnested.
 	q := `WITH q AS (SELECT term, idf FROM unnest(` + pTerms + `::text[], ` + pIdfs + `::float8[]) AS q(term, idf))
-		SELECT m.id, sum(q.idf * ((u.tf * 2.2::float8) / (u.tf + 1.2::float8 * (1::float8 - 0.75::float8 + (0.75::float8 * m.doc_len) / ` + pAvg + `::float8)))) AS score
-		FROM messages m
-		CROSS JOIN LATERAL unnest(m.terms, m.tfs) AS u(term, tf)
-		JOIN q ON q.term = u.term
+		SELECT m.id, s.score FROM messages m
+		CROSS JOIN LATERAL (
+			SELECT sum(q.idf * ((t.tf * 2.2::float8) / (t.tf + 1.2::float8 * (1::float8 - 0.75::float8 + (0.75::float8 * m.doc_len) / ` + pAvg + `::float8)))) AS score
+			FROM q CROSS JOIN LATERAL (SELECT m.tfs[array_position(m.terms, q.term)]::float8 AS tf) t
+			WHERE t.tf IS NOT NULL) s
 		WHERE m.tsv @@ ` + pMatch + `::tsquery AND ` + cond + `
-		GROUP BY m.id ORDER BY score DESC, m.id LIMIT ` + args.add(depth)
+		ORDER BY s.score DESC, m.id LIMIT ` + args.add(depth)
 	return s.scored(ctx, "keyword search", q, args.vals...)
 }
 

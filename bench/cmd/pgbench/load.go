@@ -85,8 +85,8 @@ func runLoad(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("%d messages, %d queries per filter, embedding %s (dimension %d)\n\n", len(docs), len(queries), emb.ModelID(), emb.Dim())
-	fmt.Println("| store | write msg/s | embed+index msg/s | filter | hybrid p50 ms | hybrid p95 ms | semantic recall@10 |")
-	fmt.Println("|---|---:|---:|---|---:|---:|---:|")
+	fmt.Println("| store | write msg/s | embed+index msg/s | filter | keyword p50 ms | semantic p50 ms | hybrid p50 ms | hybrid p95 ms | semantic recall@10 |")
+	fmt.Println("|---|---:|---:|---|---:|---:|---:|---:|---:|")
 	for _, st := range []struct {
 		name string
 		e    *engine.Engine
@@ -96,16 +96,19 @@ func runLoad(ctx context.Context, args []string) error {
 			return fmt.Errorf("%s: %w", st.name, err)
 		}
 		for _, sel := range selectivities() {
-			p50, p95, err := latency(ctx, st.e, queries, sel.filter)
-			if err != nil {
-				return fmt.Errorf("%s: %w", st.name, err)
+			var p50s [3]time.Duration
+			var p95 time.Duration
+			for i, mode := range []engine.SearchMode{engine.ModeKeyword, engine.ModeSemantic, engine.ModeHybrid} {
+				if p50s[i], p95, err = latency(ctx, st.e, queries, sel.filter, mode); err != nil {
+					return fmt.Errorf("%s: %w", st.name, err)
+				}
 			}
 			rec, err := semanticRecall(ctx, st.e, queries, qvecs, vecs, ids, docs, sel)
 			if err != nil {
 				return fmt.Errorf("%s: %w", st.name, err)
 			}
-			fmt.Printf("| %s | %.0f | %.0f | %s | %.2f | %.2f | %.3f |\n", st.name, float64(len(docs))/write.Seconds(), float64(len(docs))/index.Seconds(),
-				sel.name, ms(p50), ms(p95), rec)
+			fmt.Printf("| %s | %.0f | %.0f | %s | %.2f | %.2f | %.2f | %.2f | %.3f |\n", st.name, float64(len(docs))/write.Seconds(), float64(len(docs))/index.Seconds(),
+				sel.name, ms(p50s[0]), ms(p50s[1]), ms(p50s[2]), ms(p95), rec)
 		}
 	}
 	return nil
@@ -188,18 +191,18 @@ func fill(ctx context.Context, e *engine.Engine, docs []loadDoc) ([]int64, time.
 	return ids, write, time.Since(start), nil
 }
 
-// latency runs every query in hybrid mode (limit 10) with filter f, after
-// one warm-up pass, and returns p50 and p95.
-func latency(ctx context.Context, e *engine.Engine, queries []string, f engine.Filter) (time.Duration, time.Duration, error) {
+// latency runs every query in mode (limit 10) with filter f, after a
+// warm-up, and returns p50 and p95.
+func latency(ctx context.Context, e *engine.Engine, queries []string, f engine.Filter, mode engine.SearchMode) (time.Duration, time.Duration, error) {
 	for _, q := range queries[:min(20, len(queries))] {
-		if _, err := e.Search(ctx, engine.SearchRequest{Query: q, Filter: f, Limit: 10}); err != nil {
+		if _, err := e.Search(ctx, engine.SearchRequest{Query: q, Filter: f, Limit: 10, Mode: mode}); err != nil {
 			return 0, 0, err
 		}
 	}
 	ds := make([]time.Duration, len(queries))
 	for i, q := range queries {
 		start := time.Now()
-		if _, err := e.Search(ctx, engine.SearchRequest{Query: q, Filter: f, Limit: 10}); err != nil {
+		if _, err := e.Search(ctx, engine.SearchRequest{Query: q, Filter: f, Limit: 10, Mode: mode}); err != nil {
 			return 0, 0, err
 		}
 		ds[i] = time.Since(start)
