@@ -54,6 +54,8 @@ type Backend interface {
 	// Agents returns the agents, ordered by name then project; with
 	// project != "" only that project's.
 	Agents(ctx context.Context, project string) ([]Agent, error)
+	// After returns up to limit messages with ids above after, in id order.
+	After(ctx context.Context, after int64, limit int) ([]Message, error)
 	// Count returns the number of stored messages.
 	Count(ctx context.Context) (int64, error)
 	// Channels returns every channel, by id.

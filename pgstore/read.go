@@ -95,6 +95,19 @@ func (s *Store) Agents(ctx context.Context, project string) ([]engine.Agent, err
 	return out, nil
 }
 
+// After implements engine.Backend.
+func (s *Store) After(ctx context.Context, after int64, limit int) ([]engine.Message, error) {
+	rows, err := s.pool.Query(ctx, "SELECT "+messageColumns+" FROM messages m WHERE m.id > $1 ORDER BY m.id LIMIT $2", after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: read messages: %w", err)
+	}
+	ms, err := scanMessages(rows)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: read messages: %w", err)
+	}
+	return ms, nil
+}
+
 // Count implements engine.Backend.
 func (s *Store) Count(ctx context.Context) (int64, error) {
 	var n int64
