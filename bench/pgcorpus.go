@@ -2,6 +2,8 @@ package bench
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -23,3 +25,18 @@ func (c *Corpus) Ranked(ctx context.Context, req engine.SearchRequest, q Query, 
 
 // NDCG is nDCG@k of ranked against the query's judgements (linear gains).
 func NDCG(ranked []string, rel map[string]float64, k int) float64 { return ndcg(ranked, rel, k) }
+
+// LoadDevSet loads dev set name (cranfield, cosqa or stsb) from the
+// datasets folder data.
+func LoadDevSet(data, name string) (*RetrievalSet, error) {
+	switch name {
+	case "cranfield":
+		return LoadBEIR("cranfield", filepath.Join(data, "cranfield"))
+	case "cosqa":
+		return LoadBEIR("cosqa-dev", filepath.Join(data, "cosqa", "dev"))
+	case "stsb":
+		s, _, err := LoadSTSBRetrieval(filepath.Join(data, "stsb", "dev", "pairs.tsv"))
+		return s, err
+	}
+	return nil, fmt.Errorf("unknown set %q", name)
+}

@@ -350,6 +350,30 @@ func (r *searchRun) addKeywordHits(hits []ScoredID) {
 	}
 }
 
+// embedQuery searches set: it notes a backlog and embeds the query into
+// r.qvec. ok is false when the semantic side stops: with an error, or
+// without one when hybrid mode fell back to keyword (the query could not
+// be embedded).
+func (r *searchRun) embedQuery(ctx context.Context, emb Embedder, set VectorSet) (ok bool, err error) {
+	r.set, r.vecUsed = set, true
+	if note, ok := backlogNote(set); ok {
+		r.notes = append(r.notes, note)
+	}
+	vs, err := emb.Embed(ctx, []string{r.query})
+	switch {
+	case err != nil && (r.mode == ModeSemantic || ctx.Err() != nil):
+		return false, fmt.Errorf("engine: embed query: %w", err)
+	case err != nil:
+		// Hybrid degrades to keyword rather than failing.
+		r.fallBack(NoteEmbedFailed, "the query could not be embedded: "+err.Error())
+		return false, nil
+	case len(vs) != 1 || len(vs[0]) != set.Dim:
+		return false, fmt.Errorf("%w: query vector has the wrong dimension", ErrDimensionMismatch)
+	}
+	r.qvec = vs[0]
+	return true, nil
+}
+
 // backendSemantic is the semantic step on a Backend.
 func (e *Engine) backendSemantic(ctx context.Context, r *searchRun) error {
 	if r.mode == ModeKeyword {
@@ -375,21 +399,9 @@ func (e *Engine) backendSemantic(ctx context.Context, r *searchRun) error {
 			}
 		}
 	}
-	r.set, r.vecUsed = set, true
-	if note, ok := backlogNote(set); ok {
-		r.notes = append(r.notes, note)
+	if ok, err := r.embedQuery(ctx, emb, set); !ok {
+		return err
 	}
-	vs, err := emb.Embed(ctx, []string{r.query})
-	switch {
-	case err != nil && (r.mode == ModeSemantic || ctx.Err() != nil):
-		return fmt.Errorf("engine: embed query: %w", err)
-	case err != nil:
-		r.fallBack(NoteEmbedFailed, "the query could not be embedded: "+err.Error())
-		return nil
-	case len(vs) != 1 || len(vs[0]) != set.Dim:
-		return fmt.Errorf("%w: query vector has the wrong dimension", ErrDimensionMismatch)
-	}
-	r.qvec = vs[0]
 	hits, err := e.bs.be.Nearest(ctx, set.ID, r.qvec, r.plan.filter.where, r.plan.depth)
 	if err != nil {
 		return err
@@ -461,8 +473,8 @@ func (e *Engine) backendDrainOnce(ctx context.Context) (int, error) {
 }
 
 // backendSyncVectors is SyncVectors on a Backend: it embeds what is queued
-// for this process's set until nothing is left that is not leased by
-// another process.
+// for this process's set until nothing is queued, waiting for the rows
+// another process has leased (they come back to the queue if it dies).
 func (e *Engine) backendSyncVectors(ctx context.Context, progress func(Progress)) error {
 	done, err := e.enterBackend()
 	if err != nil {
@@ -482,8 +494,20 @@ func (e *Engine) backendSyncVectors(ctx context.Context, progress func(Progress)
 		if progress != nil {
 			progress(Progress{Done: total, Total: total, Item: "embedding"})
 		}
-		if n == 0 {
+		if n > 0 {
+			continue
+		}
+		sets, err := e.bs.be.Sets(ctx)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(sets, func(s VectorSet) bool { return s.ID == e.bs.set.ID && s.Pending > 0 }) {
 			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
@@ -537,18 +561,7 @@ func (e *Engine) backendVectorBacklog(ctx context.Context, model string) (Vector
 	if err != nil {
 		return b, err
 	}
-	for _, s := range sets {
-		if s.State == SetActive {
-			b.Active = s.ModelID
-		}
-	}
-	b.Model = model
-	if b.Model == "" && e.opts.Embedder != nil {
-		b.Model = e.opts.Embedder.ModelID()
-	}
-	if b.Model == "" {
-		b.Model = b.Active
-	}
+	b.chooseModel(model, e.opts.Embedder, sets)
 	b.Queued = b.Messages
 	for _, s := range sets {
 		if s.ModelID == b.Model {

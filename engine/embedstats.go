@@ -65,6 +65,23 @@ func (e *Engine) VectorBacklog(ctx context.Context, model string) (VectorBacklog
 	return e.vectorBacklog(ctx, model)
 }
 
+// chooseModel sets Active from sets and Model: model, else emb's, else
+// the active set's.
+func (b *VectorBacklog) chooseModel(model string, emb Embedder, sets []VectorSet) {
+	for _, s := range sets {
+		if s.State == SetActive {
+			b.Active = s.ModelID
+		}
+	}
+	b.Model = model
+	if b.Model == "" && emb != nil {
+		b.Model = emb.ModelID()
+	}
+	if b.Model == "" {
+		b.Model = b.Active
+	}
+}
+
 func (e *Engine) vectorBacklog(ctx context.Context, model string) (VectorBacklog, error) {
 	var b VectorBacklog
 	if err := e.r.QueryRowContext(ctx, "SELECT count(*) FROM messages").Scan(&b.Messages); err != nil {
@@ -74,18 +91,7 @@ func (e *Engine) vectorBacklog(ctx context.Context, model string) (VectorBacklog
 	if err != nil {
 		return b, err
 	}
-	for _, s := range sets {
-		if s.State == SetActive {
-			b.Active = s.ModelID
-		}
-	}
-	b.Model = model
-	if b.Model == "" && e.opts.Embedder != nil {
-		b.Model = e.opts.Embedder.ModelID()
-	}
-	if b.Model == "" {
-		b.Model = b.Active
-	}
+	b.chooseModel(model, e.opts.Embedder, sets)
 	if b.Model == "" {
 		b.Queued = b.Messages
 		return b, nil

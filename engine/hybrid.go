@@ -392,22 +392,9 @@ func (e *Engine) semantic(ctx context.Context, r *searchRun) error {
 		r.fallBack(kind, reason)
 		return nil
 	}
-	r.set, r.vecUsed = set, true
-	if note, ok := backlogNote(set); ok {
-		r.notes = append(r.notes, note)
+	if ok, err := r.embedQuery(ctx, e.vec.emb, set); !ok {
+		return err
 	}
-	vs, err := e.vec.emb.Embed(ctx, []string{r.query})
-	switch {
-	case err != nil && (r.mode == ModeSemantic || ctx.Err() != nil):
-		return fmt.Errorf("engine: embed query: %w", err)
-	case err != nil:
-		// Hybrid degrades to keyword rather than failing.
-		r.fallBack(NoteEmbedFailed, "the query could not be embedded: "+err.Error())
-		return nil
-	case len(vs) != 1 || len(vs[0]) != set.Dim:
-		return fmt.Errorf("%w: query vector has the wrong dimension", ErrDimensionMismatch)
-	}
-	r.qvec = vs[0]
 	hits, err := e.nearest(ctx, r, set)
 	if err != nil {
 		return err

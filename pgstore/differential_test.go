@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 
+	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/pgstore"
@@ -20,40 +19,9 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// wordsEmbedder is a deterministic embedder for tests: a feature-hashed
-// bag of words, L2-normalized, so texts sharing words are near.
-type wordsEmbedder struct{ dim int }
-
-func (w wordsEmbedder) Dim() int        { return w.dim }
-func (w wordsEmbedder) ModelID() string { return fmt.Sprintf("test-words-%d", w.dim) }
-func (w wordsEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v := make([]float32, w.dim)
-		for _, word := range strings.FieldsFunc(strings.ToLower(t), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-			h := fnv.New64a()
-			h.Write([]byte(word))
-			x := h.Sum64()
-			sign := float32(1)
-			if x>>63 == 1 {
-				sign = -1
-			}
-			v[x%uint64(w.dim)] += sign
-		}
-		var n float64
-		for _, x := range v {
-			n += float64(x) * float64(x)
-		}
-		if n == 0 {
-			v[0], n = 1, 1
-		}
-		for j := range v {
-			v[j] /= float32(math.Sqrt(n))
-		}
-		out[i] = v
-	}
-	return out, nil
-}
+// wordsEmbedder is the tests' deterministic embedder: a feature-hashed bag
+// of words (bench.LexicalEmbedder), so texts sharing words are near.
+func wordsEmbedder(dim int) engine.Embedder { return bench.LexicalEmbedder{D: dim} }
 
 // clock is a fixed, advancing test clock shared by both stores' runs.
 func clock() func() time.Time {
@@ -282,7 +250,7 @@ func TestDifferentialReadsFiltersIDs(t *testing.T) {
 // PostgreSQL as float32).
 func TestDifferentialRankedSearch(t *testing.T) {
 	ctx := context.Background()
-	a, b := openPair(t, wordsEmbedder{dim: 64})
+	a, b := openPair(t, wordsEmbedder(64))
 	workload(t, a)
 	workload(t, b)
 	for _, e := range []*engine.Engine{a, b} {

@@ -82,7 +82,7 @@ func TestConcurrentEnginesOneDatabase(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := engine.OpenBackend(ctx, s, pgstore.Kind, "", engine.Options{Embedder: wordsEmbedder{dim: 32}})
+		e, err := engine.OpenBackend(ctx, s, pgstore.Kind, "", engine.Options{Embedder: wordsEmbedder(32)})
 		if err != nil {
 			t.Fatal(err)
 		}

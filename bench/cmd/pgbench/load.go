@@ -129,7 +129,7 @@ func contents(docs []loadDoc) []string {
 func loadWorkload(data string, n, nq int) ([]loadDoc, []string, error) {
 	var texts, queries []string
 	for _, name := range []string{"cosqa", "cranfield"} {
-		s, err := loadSet(data, name)
+		s, err := bench.LoadDevSet(data, name)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -29,7 +29,6 @@ import (
 	"math"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -113,7 +112,7 @@ func runKeyword(ctx context.Context, args []string) error {
 	fmt.Println("| set | queries | identical top-10 | mean top-10 overlap | max score diff | nDCG@10 embedded | nDCG@10 PostgreSQL |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
 	for _, name := range strings.Split(*sets, ",") {
-		s, err := loadSet(*data, name)
+		s, err := bench.LoadDevSet(*data, name)
 		if err != nil {
 			return err
 		}
@@ -214,17 +213,4 @@ func topOverlap(a, b []string, k int) float64 {
 		}
 	}
 	return float64(hit) / float64(max(len(a), len(b)))
-}
-
-func loadSet(data, name string) (*bench.RetrievalSet, error) {
-	switch name {
-	case "cranfield":
-		return bench.LoadBEIR("cranfield", filepath.Join(data, "cranfield"))
-	case "cosqa":
-		return bench.LoadBEIR("cosqa-dev", filepath.Join(data, "cosqa", "dev"))
-	case "stsb":
-		s, _, err := bench.LoadSTSBRetrieval(filepath.Join(data, "stsb", "dev", "pairs.tsv"))
-		return s, err
-	}
-	return nil, fmt.Errorf("unknown set %q", name)
 }
