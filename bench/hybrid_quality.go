@@ -190,17 +190,31 @@ type Corpus struct {
 // in a fresh engine in dir with embedder emb (nil = keyword only), and
 // waits for every vector.
 func LoadCorpus(ctx context.Context, dir string, s *RetrievalSet, emb engine.Embedder) (*Corpus, error) {
-	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	e, err := engine.Open(ctx, dir, engine.Options{Embedder: emb, Now: func() time.Time { return at }})
+	e, err := engine.Open(ctx, dir, engine.Options{Embedder: emb, Now: func() time.Time { return corpusTime }})
 	if err != nil {
 		return nil, err
 	}
-	c := &Corpus{Set: s, Engine: e, docsOf: map[int64][]string{}}
-	start := time.Now()
-	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "bench"}); err != nil {
+	c, err := LoadCorpusInto(ctx, e, s)
+	if err != nil {
 		e.Close()
 		return nil, err
 	}
+	return c, nil
+}
+
+// corpusTime is every corpus message's time (and the engine's clock).
+var corpusTime = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// CorpusClock is the engine clock LoadCorpusInto expects, so that recency
+// plays no part in the ranking.
+func CorpusClock() time.Time { return corpusTime }
+
+// LoadCorpusInto is LoadCorpus on an open, empty engine e (whose clock
+// should be CorpusClock), which the Corpus then owns.
+func LoadCorpusInto(ctx context.Context, e *engine.Engine, s *RetrievalSet) (*Corpus, error) {
+	at := corpusTime
+	c := &Corpus{Set: s, Engine: e, docsOf: map[int64][]string{}}
+	start := time.Now()
 	for i := 0; i < len(s.Docs); i += 1000 {
 		part := s.Docs[i:min(i+1000, len(s.Docs))]
 		in := make([]engine.NewMessage, len(part))
@@ -209,7 +223,6 @@ func LoadCorpus(ctx context.Context, dir string, s *RetrievalSet, emb engine.Emb
 		}
 		res, err := e.StoreMessages(ctx, in)
 		if err != nil {
-			e.Close()
 			return nil, err
 		}
 		for j, r := range res {
@@ -217,7 +230,6 @@ func LoadCorpus(ctx context.Context, dir string, s *RetrievalSet, emb engine.Emb
 		}
 	}
 	if err := e.SyncVectors(ctx, nil); err != nil {
-		e.Close()
 		return nil, err
 	}
 	c.Load = time.Since(start)

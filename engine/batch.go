@@ -43,6 +43,9 @@ func (e *Engine) StoreMessages(ctx context.Context, in []NewMessage) ([]WriteRes
 		}
 		ps[i] = p
 	}
+	if e.bs != nil && len(ps) > 0 {
+		return e.backendWrite(ctx, ps)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return nil, err

@@ -109,6 +109,9 @@ const (
 
 // ListChannels returns the channels in scope ordered by id.
 func (e *Engine) ListChannels(ctx context.Context, scope Scope) ([]Channel, error) {
+	if e.bs != nil {
+		return e.backendListChannels(ctx, scope)
+	}
 	var where []string
 	var args []any
 	switch scope.Kind {
@@ -176,6 +179,9 @@ func (e *Engine) ListChannels(ctx context.Context, scope Scope) ([]Channel, erro
 func (e *Engine) ListAgents(ctx context.Context, project string) ([]Agent, error) {
 	if err := checkProject("project", project); err != nil {
 		return nil, err
+	}
+	if e.bs != nil {
+		return e.backendAgents(ctx, project)
 	}
 	done, err := e.enter()
 	if err != nil {

@@ -22,6 +22,9 @@ type db struct {
 	r *sql.DB // read-only pool
 	// sharedConn: r is w (Options.ReadOnly's fallback on a full disk).
 	sharedConn bool
+	// backend names the store of an Engine over a Backend ("": this
+	// SQLite database); operations that need SQLite refuse it.
+	backend string
 }
 
 // enter guards an operation against Close; call the returned func when done.
@@ -30,6 +33,10 @@ func (d *db) enter() (func(), error) {
 	if d.mu.closed {
 		d.mu.RUnlock()
 		return nil, ErrClosed
+	}
+	if d.backend != "" {
+		d.mu.RUnlock()
+		return nil, unsupportedOnBackend(d.backend)
 	}
 	return d.mu.RUnlock, nil
 }

@@ -15,6 +15,9 @@ func (e *Engine) DeleteMessage(ctx context.Context, id int64) error {
 	if id <= 0 {
 		return invalid("id", "must be a positive integer, got %d", id)
 	}
+	if e.bs != nil {
+		return e.backendDelete(ctx, id)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return err

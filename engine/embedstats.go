@@ -54,12 +54,32 @@ type VectorBacklog struct {
 // VectorBacklog.Model for an empty model). It reads SQLite only: no
 // model or vector store is needed.
 func (e *Engine) VectorBacklog(ctx context.Context, model string) (VectorBacklog, error) {
+	if e.bs != nil {
+		return e.backendVectorBacklog(ctx, model)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return VectorBacklog{}, err
 	}
 	defer done()
 	return e.vectorBacklog(ctx, model)
+}
+
+// chooseModel sets Active from sets and Model: model, else emb's, else
+// the active set's.
+func (b *VectorBacklog) chooseModel(model string, emb Embedder, sets []VectorSet) {
+	for _, s := range sets {
+		if s.State == SetActive {
+			b.Active = s.ModelID
+		}
+	}
+	b.Model = model
+	if b.Model == "" && emb != nil {
+		b.Model = emb.ModelID()
+	}
+	if b.Model == "" {
+		b.Model = b.Active
+	}
 }
 
 func (e *Engine) vectorBacklog(ctx context.Context, model string) (VectorBacklog, error) {
@@ -71,18 +91,7 @@ func (e *Engine) vectorBacklog(ctx context.Context, model string) (VectorBacklog
 	if err != nil {
 		return b, err
 	}
-	for _, s := range sets {
-		if s.State == SetActive {
-			b.Active = s.ModelID
-		}
-	}
-	b.Model = model
-	if b.Model == "" && e.opts.Embedder != nil {
-		b.Model = e.opts.Embedder.ModelID()
-	}
-	if b.Model == "" {
-		b.Model = b.Active
-	}
+	b.chooseModel(model, e.opts.Embedder, sets)
 	if b.Model == "" {
 		b.Queued = b.Messages
 		return b, nil

@@ -144,6 +144,8 @@ type Engine struct {
 	kw *memKeywordIndex // in-memory keyword index, fts.Index (engine/keyword_index.go)
 
 	searches searchCounter // this process's searches not yet stored (engine/searchstats.go)
+
+	bs *backendState // non-nil: the store is a Backend (engine/backend_engine.go)
 }
 
 // Open opens (creating if needed) the data dir dir and its database,
@@ -367,6 +369,9 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.mu.closed = true
+	if e.bs != nil {
+		return e.closeBackend()
+	}
 	e.flushSearchesAtClose(context.Background())
 	e.kw.close()             // stops a keyword index build (engine/keyword_index.go)
 	verr := e.closeVectors() // stops the outbox worker first (engine/vectors.go)

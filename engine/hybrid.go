@@ -183,6 +183,9 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if err != nil {
 		return SearchResponse{}, err
 	}
+	if e.bs != nil {
+		return e.backendSearch(ctx, p)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return SearchResponse{}, err
@@ -191,21 +194,10 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if p.listing() {
 		return e.listing(ctx, p)
 	}
-	// Both sides search the query without the senders it names; their
-	// messages are boosted instead (engine/queryshape.go).
-	qa := e.opts.QueryAnalysis
-	query, named := p.query, map[string]bool(nil)
-	if !qa.NoSenderNames {
-		if query, named, err = e.senderMentions(ctx, query); err != nil {
-			return SearchResponse{}, err
-		}
+	run, err := e.newSearchRun(ctx, p)
+	if err != nil {
+		return SearchResponse{}, err
 	}
-	// Likewise the times it names (engine/timeexpr.go).
-	var ranges []timeRange
-	if !qa.NoTimes {
-		query, ranges = timeMentions(query, p.now)
-	}
-	run := &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, boosts: queryBoosts{named: named, ranges: ranges}}
 	if err := e.semantic(ctx, run); err != nil {
 		return SearchResponse{}, err
 	}
@@ -215,7 +207,7 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if err := e.exactSimilarities(ctx, run); err != nil {
 		return SearchResponse{}, err
 	}
-	fuse(run.mode, p.fusion, keywordWeight(query, qa), run.cands)
+	fuse(run.mode, p.fusion, keywordWeight(run.query, e.opts.QueryAnalysis), run.cands)
 	facts, err := e.rankFacts(ctx, run.cands.ids())
 	if err != nil {
 		return SearchResponse{}, err
@@ -383,6 +375,26 @@ type searchRun struct {
 	cands   candidates
 }
 
+// newSearchRun starts a search: both sides search the query without the
+// senders it names, whose messages are boosted instead
+// (engine/queryshape.go), and likewise without the times it names
+// (engine/timeexpr.go).
+func (e *Engine) newSearchRun(ctx context.Context, p searchPlan) (*searchRun, error) {
+	qa := e.opts.QueryAnalysis
+	query, named := p.query, map[string]bool(nil)
+	if !qa.NoSenderNames {
+		var err error
+		if query, named, err = e.senderMentions(ctx, query); err != nil {
+			return nil, err
+		}
+	}
+	var ranges []timeRange
+	if !qa.NoTimes {
+		query, ranges = timeMentions(query, p.now)
+	}
+	return &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, boosts: queryBoosts{named: named, ranges: ranges}}, nil
+}
+
 // fallBack makes a hybrid search a keyword one, saying why.
 func (r *searchRun) fallBack(kind NoteKind, msg string) {
 	r.notes = append(r.notes, SearchNote{Kind: kind, Message: "keyword search only: " + msg})
@@ -419,22 +431,9 @@ func (e *Engine) semantic(ctx context.Context, r *searchRun) error {
 		r.fallBack(kind, reason)
 		return nil
 	}
-	r.set, r.vecUsed = set, true
-	if note, ok := backlogNote(set); ok {
-		r.notes = append(r.notes, note)
+	if ok, err := r.embedQuery(ctx, e.vec.emb, set); !ok {
+		return err
 	}
-	vs, err := e.vec.emb.Embed(ctx, []string{r.query})
-	switch {
-	case err != nil && (r.mode == ModeSemantic || ctx.Err() != nil):
-		return fmt.Errorf("engine: embed query: %w", err)
-	case err != nil:
-		// Hybrid degrades to keyword rather than failing.
-		r.fallBack(NoteEmbedFailed, "the query could not be embedded: "+err.Error())
-		return nil
-	case len(vs) != 1 || len(vs[0]) != set.Dim:
-		return fmt.Errorf("%w: query vector has the wrong dimension", ErrDimensionMismatch)
-	}
-	r.qvec = vs[0]
 	hits, err := e.nearest(ctx, r, set)
 	if err != nil {
 		return err

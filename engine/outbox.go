@@ -170,6 +170,9 @@ func (e *Engine) liveSets(ctx context.Context, db *sql.DB) ([]VectorSet, error) 
 
 // VectorSets lists the vector sets with their pending outbox rows.
 func (e *Engine) VectorSets(ctx context.Context) ([]VectorSet, error) {
+	if e.bs != nil {
+		return e.backendVectorSets(ctx)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return nil, err

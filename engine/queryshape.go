@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 	"unicode"
@@ -77,22 +76,9 @@ func (e *Engine) senderMentions(ctx context.Context, query string) (string, map[
 	if len(args) == 0 {
 		return query, nil, nil
 	}
-	rows, err := e.r.QueryContext(ctx, "SELECT DISTINCT lower(name) FROM agents WHERE lower(name) IN ("+placeholders(len(args))+")", args...)
+	names, err := e.agentNamesAmong(ctx, args)
 	if err != nil {
-		return "", nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	names := map[string]bool{}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return "", nil, fmt.Errorf("engine: search: %w", classify(err))
-		}
-		names[n] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return "", nil, fmt.Errorf("engine: search: %w", classify(err))
+		return "", nil, err
 	}
 	if len(names) == 0 {
 		return query, nil, nil

@@ -73,6 +73,16 @@ func (e *Engine) GetMessage(ctx context.Context, id int64) (Message, error) {
 	if id <= 0 {
 		return Message{}, invalid("id", "must be a positive integer, got %d", id)
 	}
+	if e.bs != nil {
+		ms, err := e.backendGetMessages(ctx, []int64{id})
+		if err != nil {
+			return Message{}, err
+		}
+		if len(ms) == 0 {
+			return Message{}, fmt.Errorf("message id %d: %w", id, ErrNotFound)
+		}
+		return ms[0], nil
+	}
 	done, err := e.enter()
 	if err != nil {
 		return Message{}, err
@@ -94,6 +104,9 @@ func (e *Engine) GetMessage(ctx context.Context, id int64) (Message, error) {
 // GetMessages returns the messages with the given ids that exist, in the
 // order of ids.
 func (e *Engine) GetMessages(ctx context.Context, ids []int64) ([]Message, error) {
+	if e.bs != nil {
+		return e.backendGetMessages(ctx, ids)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return nil, err
@@ -189,6 +202,9 @@ func (e *Engine) GetAgentNotes(ctx context.Context, agent, project string, limit
 	if err != nil {
 		return nil, err
 	}
+	if e.bs != nil {
+		return e.backendAgentNotes(ctx, agent, project, limit)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return nil, err
@@ -222,6 +238,9 @@ func (e *Engine) GetChannelMessages(ctx context.Context, channel string, maxAge 
 	limit, err := checkLimit(limit, DefaultLimit)
 	if err != nil {
 		return nil, err
+	}
+	if e.bs != nil {
+		return e.backendChannelMessages(ctx, channel, maxAge, limit)
 	}
 	done, err := e.enter()
 	if err != nil {

@@ -21,6 +21,13 @@ func (e *Engine) StoreMessage(ctx context.Context, in NewMessage) (WriteResult, 
 	if err != nil {
 		return WriteResult{}, err
 	}
+	if e.bs != nil {
+		res, err := e.backendWrite(ctx, []prepared{p})
+		if err != nil {
+			return WriteResult{}, err
+		}
+		return res[0], nil
+	}
 	done, err := e.enter()
 	if err != nil {
 		return WriteResult{}, err

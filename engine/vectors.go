@@ -503,6 +503,9 @@ func backlogNote(s VectorSet) (SearchNote, bool) {
 // pending at the start. It returns when nothing this process can do is
 // left.
 func (e *Engine) SyncVectors(ctx context.Context, progress func(Progress)) error {
+	if e.bs != nil {
+		return e.backendSyncVectors(ctx, progress)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return err

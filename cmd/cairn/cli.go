@@ -31,7 +31,11 @@ type env struct {
 	stdinIsTerminal func() bool
 
 	dataDir string
-	json    bool
+	// store is --store: where messages are kept ("" = config.toml's
+	// store, else the data dir); configStore is config.toml's (or
+	// CAIRN_STORE's), set by applyConfig.
+	store, configStore string
+	json               bool
 	// readOnly: the running command only reads (command.readOnly).
 	readOnly bool
 }
@@ -127,6 +131,7 @@ func findCommand(name string) *command {
 
 func addGlobalFlags(fs *flag.FlagSet, e *env) {
 	fs.StringVar(&e.dataDir, "data-dir", e.dataDir, "data directory `DIR` (default: $CAIRN_DATA_DIR, else the user data dir + /cairn)")
+	fs.StringVar(&e.store, "store", e.store, "where messages are kept: a postgres:// `URL` (default: $CAIRN_STORE, else config.toml's store, else the data dir)")
 	fs.BoolVar(&e.json, "json", e.json, "print JSON (one object per line for lists)")
 }
 
@@ -482,7 +487,7 @@ func (e *env) open(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Open(ctx, dir, opts)
+	return e.openEngine(ctx, dir, opts)
 }
 
 // engineOptions are the engine options of data dir dir: the clock and what

@@ -15,6 +15,7 @@ func commands() []*command {
 		showCommand(),
 		deleteCommand(),
 		purgeCommand(),
+		migrateCommand(),
 		importCommand(),
 		exportCommand(),
 		sessionsCommand(),

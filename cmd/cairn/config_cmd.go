@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/pgstore"
 )
 
 func configCommand() *command {
@@ -54,6 +55,9 @@ func runConfig(ctx context.Context, e *env, c *command, args []string) error {
 			if cfg, path, err = e.loadConfig(); err != nil {
 				return err
 			}
+		}
+		if cfg.Store != "" {
+			cfg.Store = pgstore.Redact(cfg.Store) // a password stays in the file
 		}
 		if e.json {
 			return e.printJSON(map[string]any{"path": path, "config": cfg})
@@ -105,6 +109,7 @@ func (e *env) applyConfig(dir string, opts *engine.Options) error {
 		return usagef("config", "%v", err)
 	}
 	opts.Redactor = red
+	e.configStore = cfg.Store
 	if hf := findBreadcrumbRepo(cfg.Breadcrumbs.Repo); hf != nil {
 		opts.BreadcrumbHead = hf
 	}

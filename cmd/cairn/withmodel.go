@@ -73,7 +73,7 @@ func (e *env) openWithModelVectors(ctx context.Context, flagModel string, use mo
 		opts.Embedder, closeModel = m, m.Close
 	}
 	opts.NoVectorWorker = use != forServe
-	eng, err := engine.Open(ctx, dataDir, opts)
+	eng, err := e.openEngine(ctx, dataDir, opts)
 	if err != nil {
 		_ = closeModel()
 		return nil, nil, err

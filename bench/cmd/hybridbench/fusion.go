@@ -130,14 +130,5 @@ func parseGrid(g string) ([]bench.Fuser, error) {
 }
 
 func loadRetrievalSet(data, name string) (*bench.RetrievalSet, error) {
-	switch name {
-	case "cranfield":
-		return bench.LoadBEIR("cranfield", filepath.Join(data, "cranfield"))
-	case "cosqa":
-		return bench.LoadBEIR("cosqa-dev", filepath.Join(data, "cosqa", "dev"))
-	case "stsb":
-		s, _, err := bench.LoadSTSBRetrieval(filepath.Join(data, "stsb", "dev", "pairs.tsv"))
-		return s, err
-	}
-	return nil, fmt.Errorf("unknown set %q", name)
+	return bench.LoadDevSet(data, name)
 }

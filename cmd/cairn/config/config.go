@@ -76,6 +76,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 
 // Config is the whole configuration file.
 type Config struct {
+	Store       string      `toml:"store" comment:"Where messages are kept: \"\" = this data dir (SQLite); postgres://user@host:port/db = a PostgreSQL\ndatabase with pgvector shared by every cairn that names it (the data dir keeps config and models)."`
 	Import      Import      `toml:"import" comment:"Importing Claude Code sessions (cairn import claude-code)."`
 	Redaction   Redaction   `toml:"redaction" comment:"Redaction of secrets before anything is stored (imports; rules: cairn config show)."`
 	Retention   Retention   `toml:"retention" comment:"What cairn gc forgets. Pinned messages (metadata \"pinned\": true) and decision/policy\nmessages are kept forever unless a policy sets forget_pinned / forget_decisions."`
@@ -304,6 +305,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%w: %w", ErrInvalid, err)
 		}
 	}
+	if err := validateStore(c.Store); err != nil {
+		return err
+	}
 	if err := c.Server.validate(); err != nil {
 		return fmt.Errorf("%w: server: %w", ErrInvalid, err)
 	}
@@ -311,6 +315,18 @@ func (c Config) Validate() error {
 		if f != engine.FormatJSONL && f != engine.FormatMarkdown {
 			return fmt.Errorf("%w: export.formats: %q is not jsonl or md", ErrInvalid, f)
 		}
+	}
+	return nil
+}
+
+// validateStore checks store: "" or a postgres:// (postgresql://) URL.
+func validateStore(store string) error {
+	if store == "" {
+		return nil
+	}
+	u, err := url.Parse(store)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return fmt.Errorf("%w: store: want \"\" (the data dir) or a postgres://user@host:port/database URL", ErrInvalid)
 	}
 	return nil
 }
@@ -483,6 +499,12 @@ func walkEnv(v reflect.Value, fn func(name string, f reflect.Value) error) error
 	for i := range t.NumField() {
 		section := t.Field(i).Tag.Get("toml")
 		sv := v.Field(i)
+		if sv.Kind() == reflect.String { // a top-level key (store)
+			if err := fn("CAIRN_"+strings.ToUpper(section), sv); err != nil {
+				return err
+			}
+			continue
+		}
 		st := sv.Type()
 		for j := range st.NumField() {
 			key := st.Field(j).Tag.Get("toml")

@@ -248,3 +248,41 @@ func TestServerSection(t *testing.T) {
 		t.Errorf("server section: %+v", s)
 	}
 }
+
+// store is "" or a postgres:// URL, from the file or CAIRN_STORE.
+func TestStoreKey(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, config.FileName)
+	for _, tc := range []struct {
+		file, env, want string
+		ok              bool
+	}{
+		{"", "", "", true},
+		{`store = "postgres://cairn@db:5432/cairn"`, "", "postgres://cairn@db:5432/cairn", true},
+		{`store = "postgresql://cairn@db/cairn?sslmode=require"`, "", "postgresql://cairn@db/cairn?sslmode=require", true},
+		{`store = "postgres://cairn@db:5432/cairn"`, "postgres://other@db2/x", "postgres://other@db2/x", true},
+		{`store = "mysql://db/x"`, "", "", false},
+		{`store = "postgres:///no-host"`, "", "", false},
+		{`store = "/var/lib/cairn"`, "", "", false},
+	} {
+		if err := os.WriteFile(path, []byte(tc.file+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		getenv := noEnv
+		if tc.env != "" {
+			getenv = func(k string) string {
+				if k == "CAIRN_STORE" {
+					return tc.env
+				}
+				return ""
+			}
+		}
+		cfg, err := config.Load(path, getenv)
+		if tc.ok != (err == nil) || tc.ok && cfg.Store != tc.want {
+			t.Errorf("%q (CAIRN_STORE %q): store %q, %v; want %q, ok %v", tc.file, tc.env, cfg.Store, err, tc.want, tc.ok)
+		}
+		if !tc.ok && !errors.Is(err, config.ErrInvalid) {
+			t.Errorf("%q: %v does not wrap ErrInvalid", tc.file, err)
+		}
+	}
+}

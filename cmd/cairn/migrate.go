@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/pgstore"
+)
+
+func migrateCommand() *command {
+	return &command{
+		name:    "migrate",
+		summary: "copy every message between a data dir and a PostgreSQL store, either way (resumable: run it again)",
+		usage:   "--from DIR|URL --to DIR|URL [--json]",
+		examples: []string{
+			`cairn migrate --from ~/.local/share/cairn --to postgres://cairn@db.internal:5432/cairn`,
+			`cairn migrate --from postgres://cairn@db.internal:5432/cairn --to ./cairn-copy`,
+		},
+		run: runMigrate,
+	}
+}
+
+func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
+	fs := newFlagSet(e, c)
+	from := fs.String("from", "", "copy from data dir `DIR` or PostgreSQL `URL`")
+	to := fs.String("to", "", "copy to data dir `DIR` or PostgreSQL `URL`")
+	pos, err := parse(e, c, fs, args)
+	if err != nil {
+		return err
+	}
+	if err := noArgs(c, pos); err != nil {
+		return err
+	}
+	if *from == "" || *to == "" {
+		return usagef(c.name, "give both --from and --to")
+	}
+	if *from == *to {
+		return usagef(c.name, "--from and --to name the same store")
+	}
+	src, err := openLocation(ctx, *from, engine.Options{Now: e.now, NoVectorWorker: true, ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("--from %s: %w", pgstore.Redact(*from), err)
+	}
+	defer src.Close()
+	dst, err := openLocation(ctx, *to, engine.Options{Now: e.now, NoVectorWorker: true})
+	if err != nil {
+		return fmt.Errorf("--to %s: %w", pgstore.Redact(*to), err)
+	}
+	defer dst.Close()
+	bar := e.progress("migrate")
+	rep, err := src.CopyMessagesTo(ctx, dst, bar.update)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if rep.Target < rep.Source {
+		return fmt.Errorf("%w: the target holds %d messages, fewer than the source's %d", engine.ErrCorrupt, rep.Target, rep.Source)
+	}
+	if e.json {
+		return e.printJSON(rep)
+	}
+	fmt.Fprintf(e.stdout, "copied %d messages, %d were there already; the source holds %d, the target %d\n", rep.Copied, rep.Present, rep.Source, rep.Target)
+	return nil
+}
+
+// openLocation opens a data dir or, for a postgres:// URL, a PostgreSQL
+// store, with opts (no configuration file, no model: messages are copied
+// as stored, and vectors are made by the target's own processes).
+func openLocation(ctx context.Context, loc string, opts engine.Options) (*engine.Engine, error) {
+	if !pgstore.IsDSN(loc) {
+		return engine.Open(ctx, loc, opts)
+	}
+	return openPostgres(ctx, loc, "", opts)
+}

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/pgstore"
+)
+
+// storeURL is where this command's messages are kept: --store, else
+// CAIRN_STORE or config.toml's store (applyConfig), else "" (the data dir).
+func (e *env) storeURL() string {
+	if e.store != "" {
+		return e.store
+	}
+	return e.configStore
+}
+
+// openEngine opens the engine over the store the command names: the data
+// dir dir (SQLite), or a PostgreSQL database (pgstore), where dir still
+// holds config.toml and the models.
+func (e *env) openEngine(ctx context.Context, dir string, opts engine.Options) (*engine.Engine, error) {
+	store := e.storeURL()
+	if store == "" {
+		return engine.Open(ctx, dir, opts)
+	}
+	if !pgstore.IsDSN(store) {
+		return nil, usagef("", "--store: want a postgres://user@host:port/database URL, got %q", pgstore.Redact(store))
+	}
+	return openPostgres(ctx, store, dir, opts)
+}
+
+// openPostgres opens the engine over the PostgreSQL store at url, with
+// dir as the data dir of config.toml and the models ("" for none).
+func openPostgres(ctx context.Context, url, dir string, opts engine.Options) (*engine.Engine, error) {
+	st, err := pgstore.Open(ctx, url, pgstore.Options{})
+	if err != nil {
+		return nil, err
+	}
+	eng, err := engine.OpenBackend(ctx, st, pgstore.Kind, dir, opts)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return eng, nil
+}

@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+)
+
+// copyBatch is how many messages CopyMessagesTo reads and writes at once.
+const copyBatch = 1000
+
+// CopyReport says what CopyMessagesTo did.
+type CopyReport struct {
+	// Source and Target count the messages on each side at the end.
+	Source int64 `json:"source_messages"`
+	Target int64 `json:"target_messages"`
+	// Copied were written now; Present were in the target already (an
+	// earlier, interrupted copy, or the same message written to both).
+	Copied  int64 `json:"copied"`
+	Present int64 `json:"present"`
+}
+
+// CopyMessagesTo copies every message of e to dst, between a data dir and
+// a Backend either way, in id order and batches of 1000: channel, sender,
+// project, content, metadata (breadcrumbs included), confidence, type and
+// created_at are kept; dst assigns its own ids. Writes are idempotent, so
+// an interrupted copy resumes by running again (what is there is found,
+// not written twice), and a copy into a store that already holds some of
+// the messages adds only the others. Channel descriptions are not copied.
+// progress, if not nil, is called after each batch. The report's counts
+// let the caller verify the copy (every source message is in the target).
+func (e *Engine) CopyMessagesTo(ctx context.Context, dst *Engine, progress func(Progress)) (CopyReport, error) {
+	var rep CopyReport
+	total, err := e.messageCount(ctx)
+	if err != nil {
+		return rep, err
+	}
+	var after int64
+	for {
+		ms, err := e.messagesAfter(ctx, after, copyBatch)
+		if err != nil {
+			return rep, err
+		}
+		if len(ms) == 0 {
+			break
+		}
+		in := make([]NewMessage, len(ms))
+		for i, m := range ms {
+			conf := m.Confidence
+			in[i] = NewMessage{Channel: m.ChannelID, Sender: m.SenderID, Project: m.SenderProjectID, Content: m.Content,
+				Metadata: m.Metadata, Confidence: &conf, Type: m.MessageType, CreatedAt: m.CreatedAt}
+		}
+		res, err := dst.StoreMessages(ctx, in)
+		if err != nil {
+			return rep, fmt.Errorf("engine: copy messages after id %d: %w", after, err)
+		}
+		for i, r := range res {
+			if r.ContentHash != ms[i].ContentHash {
+				return rep, fmt.Errorf("%w: message %d: the copy's content hash differs (a redactor or content limit of the target changed it)", ErrCorrupt, ms[i].ID)
+			}
+			if r.Created {
+				rep.Copied++
+			} else {
+				rep.Present++
+			}
+		}
+		after = ms[len(ms)-1].ID
+		if progress != nil {
+			progress(Progress{Done: rep.Copied + rep.Present, Total: total, Item: "messages"})
+		}
+	}
+	if rep.Source, err = e.messageCount(ctx); err != nil {
+		return rep, err
+	}
+	if rep.Target, err = dst.messageCount(ctx); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// messageCount is the number of stored messages.
+func (e *Engine) messageCount(ctx context.Context) (int64, error) {
+	if e.bs != nil {
+		done, err := e.enterBackend()
+		if err != nil {
+			return 0, err
+		}
+		defer done()
+		return e.bs.be.Count(ctx)
+	}
+	done, err := e.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	var n int64
+	if err := e.r.QueryRowContext(ctx, "SELECT count(*) FROM messages").Scan(&n); err != nil {
+		return 0, fmt.Errorf("engine: count messages: %w", classify(err))
+	}
+	return n, nil
+}
+
+// messagesAfter returns up to limit messages with ids above after, in id
+// order.
+func (e *Engine) messagesAfter(ctx context.Context, after int64, limit int) ([]Message, error) {
+	if e.bs != nil {
+		done, err := e.enterBackend()
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		return e.bs.be.After(ctx, after, limit)
+	}
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id > ? ORDER BY m.id LIMIT ?", after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("engine: read messages: %w", err)
+	}
+	return ms, nil
+}

@@ -1,0 +1,56 @@
+package fts
+
+// DocTerms returns what BM25 needs of a document, tokenized exactly as the
+// FTS5 table and Index tokenize it ('porter unicode61'): its distinct
+// stemmed terms with their frequencies, and its length in tokens. A store
+// other than SQLite keeps these to rank with the same BM25 as FTS5.
+func DocTerms(text string) (terms []string, tfs []int32, length int) {
+	counts := map[string]int32{}
+	var buf, sbuf []byte
+	buf = tokenize(text, buf, func(tok []byte, _, _ int) {
+		sbuf = porterStem(tok, sbuf)
+		s := string(sbuf)
+		if counts[s] == 0 {
+			terms = append(terms, s)
+		}
+		counts[s]++
+		length++
+	})
+	tfs = make([]int32, len(terms))
+	for i, t := range terms {
+		tfs[i] = counts[t]
+	}
+	return terms, tfs, length
+}
+
+// Stems returns the query's stemmed terms, one per FTS5 phrase of its
+// MATCH expression in order (the terms BM25 sums over), and ok false when
+// a term is not one token (FTS5 reads it as a phrase, which a term-level
+// ranking cannot mirror exactly; its tokens are then returned as terms).
+func (q Query) Stems() (stems []string, ok bool) {
+	if s, ok := queryPhrases(q); ok {
+		return s, true
+	}
+	seen := map[string]bool{}
+	for _, toks := range q.tokens {
+		for _, t := range toks {
+			if !seen[t] {
+				seen[t] = true
+				stems = append(stems, t)
+			}
+		}
+	}
+	return stems, false
+}
+
+// SnippetOf cuts the snippet of req (its Query, marks and length) from
+// text exactly as Snippets does from a content row; ok is false when text
+// does not match.
+func SnippetOf(req Request, text string) (string, bool) {
+	want := snippetTerms(req.Query)
+	if len(want) == 0 {
+		return "", false
+	}
+	ms, me, el, n := snippetOptions(req)
+	return snippet(text, want, ms, me, el, n)
+}

@@ -1,0 +1,358 @@
+package pgstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/bench"
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/pgtest"
+	"github.com/cairn-dev/cairn/pgstore"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// wordsEmbedder is the tests' deterministic embedder: a feature-hashed bag
+// of words (bench.LexicalEmbedder), so texts sharing words are near.
+func wordsEmbedder(dim int) engine.Embedder { return bench.LexicalEmbedder{D: dim} }
+
+// clock is a fixed, advancing test clock shared by both stores' runs.
+func clock() func() time.Time {
+	t := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	return func() time.Time { return t }
+}
+
+// openPair opens the embedded store in a temporary dir and the PostgreSQL
+// store on a fresh database, with the same options.
+func openPair(t *testing.T, emb engine.Embedder) (sqlite, pg *engine.Engine) {
+	t.Helper()
+	ctx := context.Background()
+	opts := engine.Options{Now: clock(), Embedder: emb, NoVectorWorker: true}
+	a, err := engine.Open(ctx, t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	st, err := pgstore.Open(ctx, pgtest.Database(t), pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", opts)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return a, b
+}
+
+var topics = []string{
+	"the build cache is invalidated when the go.mod file changes",
+	"postgres connection pool exhausted under load, raise max_connections",
+	"flaky test in the retry loop: the timer fires before the context is cancelled",
+	"we decided to keep SQLite as the default store for laptops",
+	"HNSW recall drops with selective filters unless iterative scans are on",
+	"the tokenizer folds diacritics: café and cafe are one term",
+	"deploy failed: the migration 0004 took a lock on messages for 30 seconds",
+	"Caroline asked whether the search ranks recent decisions higher",
+	"BM25 keeps rare terms strong; frequent terms like the and a add little",
+	"vector outbox rows are claimed with a lease so two workers never embed twice",
+}
+
+// workload stores the same messages through e: singles, a batch with a
+// duplicate, notes, a repeat, metadata and breadcrumbs, then deletes one.
+func workload(t *testing.T, e *engine.Engine) []int64 {
+	t.Helper()
+	ctx := context.Background()
+	var ids []int64
+	conf := 0.9
+	for i := 0; i < 60; i++ {
+		m := engine.NewMessage{
+			Channel:   []string{"general", "ops", "project:cairn:decisions", "agent-notes:alice"}[i%4],
+			Sender:    []string{"alice", "bob", "carol"}[i%3],
+			Project:   []string{"", "cairn"}[i%2],
+			Content:   fmt.Sprintf("%s (note %d)", topics[i%len(topics)], i),
+			Type:      []string{"", engine.TypeDecision, engine.TypePattern}[i%3],
+			CreatedAt: time.Date(2026, 10, 1+i%28, i%24, 0, 0, 0, time.UTC),
+		}
+		if i%5 == 0 {
+			m.Confidence = &conf
+			m.Metadata = json.RawMessage(`{"ticket": "CAIRN-` + fmt.Sprint(i) + `", "tags": ["a", "b"]}`)
+			m.Breadcrumbs = engine.Breadcrumbs{Files: []string{"engine/hybrid.go:10-20"}}
+		}
+		if m.Channel == "agent-notes:alice" {
+			m.Sender = "alice"
+		}
+		r, err := e.StoreMessage(ctx, m)
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		if !r.Created {
+			t.Fatalf("message %d not created", i)
+		}
+		ids = append(ids, r.ID)
+	}
+	batch := []engine.NewMessage{
+		{Channel: "general", Sender: "dave", Content: "batch one: the outbox drains in batches of 256"},
+		{Channel: "general", Sender: "dave", Content: "batch two: Caroline likes the console"},
+		{Channel: "general", Sender: "dave", Content: "batch one: the outbox drains in batches of 256"},
+		{Channel: "ops", Sender: "erin", Project: "infra", Content: topics[1] + " (note 1)"},
+	}
+	rs, err := e.StoreMessages(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		ids = append(ids, r.ID)
+	}
+	again, err := e.StoreMessage(ctx, engine.NewMessage{Channel: "general", Sender: "alice", Content: fmt.Sprintf("%s (note %d)", topics[0], 0)})
+	if err != nil || again.Created || again.ID != ids[0] {
+		t.Fatalf("repeat: %+v, %v; want id %d, not created", again, err, ids[0])
+	}
+	if _, err := e.WriteNote(ctx, engine.NewNote{Agent: "bob", Project: "cairn", Content: "remember: the differential test compares both stores"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DeleteMessage(ctx, ids[7]); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DeleteMessage(ctx, ids[7]); !errorsIs(err, engine.ErrNotFound) {
+		t.Fatalf("second delete: %v, want ErrNotFound", err)
+	}
+	return ids
+}
+
+func errorsIs(err, target error) bool {
+	return err != nil && strings.Contains(err.Error(), target.Error()) || err == target
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The same operations on the embedded store and on PostgreSQL give the
+// same ids, messages, channels and filtered listings, and keyword search
+// the same ranking (BM25 computed alike; scores equal to 1e-9).
+func TestDifferentialReadsFiltersIDs(t *testing.T) {
+	ctx := context.Background()
+	a, b := openPair(t, nil)
+	idsA, idsB := workload(t, a), workload(t, b)
+	if !reflect.DeepEqual(idsA, idsB) {
+		t.Fatalf("ids differ:\nsqlite   %v\npostgres %v", idsA, idsB)
+	}
+	for id := int64(1); id <= idsA[len(idsA)-1]+2; id++ {
+		ma, errA := a.GetMessage(ctx, id)
+		mb, errB := b.GetMessage(ctx, id)
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("message %d: sqlite %v, postgres %v", id, errA, errB)
+		}
+		if ja, jb := jsonOf(t, ma), jsonOf(t, mb); ja != jb {
+			t.Fatalf("message %d differs:\nsqlite   %s\npostgres %s", id, ja, jb)
+		}
+	}
+	ca, err := a.ListChannels(ctx, engine.Scope{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := b.ListChannels(ctx, engine.Scope{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ja, jb := jsonOf(t, ca), jsonOf(t, cb); ja != jb {
+		t.Fatalf("channels differ:\nsqlite   %s\npostgres %s", ja, jb)
+	}
+	same := func(what string, f func(e *engine.Engine) (any, error)) {
+		t.Helper()
+		va, errA := f(a)
+		vb, errB := f(b)
+		if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() {
+			t.Fatalf("%s: sqlite %v, postgres %v", what, errA, errB)
+		}
+		if ja, jb := jsonOf(t, va), jsonOf(t, vb); ja != jb {
+			t.Fatalf("%s differs:\nsqlite   %s\npostgres %s", what, ja, jb)
+		}
+	}
+	for _, project := range []string{"", "cairn", "none"} {
+		same("agents of "+project, func(e *engine.Engine) (any, error) { return e.ListAgents(ctx, project) })
+		same("alice's notes in "+project, func(e *engine.Engine) (any, error) { return e.GetAgentNotes(ctx, "alice", project, 0) })
+		same("bob's notes in "+project, func(e *engine.Engine) (any, error) { return e.GetAgentNotes(ctx, "bob", project, 3) })
+	}
+	for _, ch := range []string{"general", "ops", "project:cairn:decisions", "missing"} {
+		same("channel "+ch, func(e *engine.Engine) (any, error) { return e.GetChannelMessages(ctx, ch, 0, 0) })
+		same("channel "+ch+" last 40 days", func(e *engine.Engine) (any, error) { return e.GetChannelMessages(ctx, ch, 40*24*time.Hour, 5) })
+	}
+	same("channels of project cairn", func(e *engine.Engine) (any, error) { return e.ListChannels(ctx, engine.Scope{Project: "cairn"}) })
+	yes := true
+	filters := []engine.Filter{
+		{},
+		{ChannelIDs: []string{"general", "ops"}},
+		{SenderIDs: []string{"bob"}, MessageTypes: []string{engine.TypeDecision}},
+		{ExcludeSender: "alice", Project: "cairn"},
+		{MinConfidence: 0.8},
+		{ChannelTypes: []string{engine.ChannelProject, engine.ChannelAgentNotes}},
+		{Since: time.Date(2026, 10, 10, 0, 0, 0, 0, time.UTC), Until: time.Date(2026, 10, 20, 0, 0, 0, 0, time.UTC)},
+		{HasBreadcrumbs: &yes},
+		{MinWordCount: 12},
+		{MaxAge: 30 * 24 * time.Hour},
+		{Where: json.RawMessage(`{"$or": [{"channel_id": {"$eq": "ops"}}, {"word_count": {"$lte": 9}}, {"confidence": {"$ne": 0.5}}]}`)},
+		{Where: json.RawMessage(`{"$and": [{"agent_name": {"$nin": ["carol"]}}, {"age_days": {"$lt": 45}}, {"has_breadcrumbs": false}]}`)},
+		{Where: json.RawMessage(`{"channel_type": {"$in": []}}`)},
+		{Where: json.RawMessage(`{"message_type": {"$in": ["decision", "pattern"]}}`)},
+	}
+	queries := []string{"", "the outbox", "HNSW recall filters", "Caroline decisions", "café", "build cache go.mod", "postgres SQLite store", "zzzz nothing"}
+	for fi, f := range filters {
+		for _, q := range queries {
+			for _, limit := range []int{3, 10, 100} {
+				req := engine.SearchRequest{Query: q, Filter: f, Limit: limit, Mode: engine.ModeKeyword}
+				ra, errA := a.SearchDetailed(ctx, req)
+				rb, errB := b.SearchDetailed(ctx, req)
+				if errA != nil || errB != nil {
+					// Validation is shared: both refuse alike.
+					if errA == nil || errB == nil || errA.Error() != errB.Error() {
+						t.Fatalf("filter %d %q: sqlite %v, postgres %v", fi, q, errA, errB)
+					}
+					continue
+				}
+				if len(ra.Results) != len(rb.Results) {
+					t.Fatalf("filter %d %q limit %d: %d results on sqlite, %d on postgres", fi, q, limit, len(ra.Results), len(rb.Results))
+				}
+				for i := range ra.Results {
+					x, y := ra.Results[i], rb.Results[i]
+					if x.Message.ID != y.Message.ID || math.Abs(x.Score-y.Score) > 1e-9 || math.Abs(x.KeywordScore-y.KeywordScore) > 1e-9*max(1, x.KeywordScore) || x.Snippet != y.Snippet {
+						t.Fatalf("filter %d %q limit %d, result %d:\nsqlite   %d %v %v %q\npostgres %d %v %v %q", fi, q, limit, i,
+							x.Message.ID, x.Score, x.KeywordScore, x.Snippet, y.Message.ID, y.Score, y.KeywordScore, y.Snippet)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Semantic and hybrid search after the vectors are built: the embedded
+// store searches vecstore's graph, PostgreSQL pgvector's HNSW, both
+// approximate, and the embedded store's similarities come from 8-bit
+// codes. The stated tolerance: each top-10 overlaps in at least 9 of 10
+// ids, or every id only one side has scores within 5e-3 of the other
+// side's last score (a tie at the cut) or under 0.05 (noise); and the
+// similarities of the shared ids
+// agree to 5e-3 (the embedded store keeps message vectors as 8-bit codes,
+// PostgreSQL as float32).
+func TestDifferentialRankedSearch(t *testing.T) {
+	ctx := context.Background()
+	a, b := openPair(t, wordsEmbedder(64))
+	workload(t, a)
+	workload(t, b)
+	for _, e := range []*engine.Engine{a, b} {
+		if err := e.SyncVectors(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queries := []string{"the outbox", "HNSW recall filters", "Caroline decisions", "build cache go.mod", "postgres SQLite store", "tokenizer folds diacritics", "flaky timer test"}
+	filters := []engine.Filter{{}, {ChannelIDs: []string{"general"}}, {SenderIDs: []string{"bob", "carol"}, MinConfidence: 0.5},
+		{Where: json.RawMessage(`{"word_count": {"$gte": 12}}`)}}
+	for _, mode := range []engine.SearchMode{engine.ModeSemantic, engine.ModeHybrid} {
+		for fi, f := range filters {
+			for _, q := range queries {
+				req := engine.SearchRequest{Query: q, Filter: f, Limit: 10, Mode: mode}
+				ra, err := a.SearchDetailed(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rb, err := b.SearchDetailed(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ra.Mode != rb.Mode || len(ra.Notes) != len(rb.Notes) {
+					t.Fatalf("%s %q: sqlite ran %s %v, postgres %s %v", mode, q, ra.Mode, ra.Notes, rb.Mode, rb.Notes)
+				}
+				if noSignal(ra.Results) {
+					// Min-max fusion stretches similarities that are all
+					// about 0 (no message is near the query) to [0,1]: the
+					// embedded store's 8-bit codes then rank their rounding
+					// noise, and no order is meaningful to compare.
+					continue
+				}
+				if len(ra.Results) != len(rb.Results) || !similarTop(ra.Results, rb.Results) {
+					for i := range ra.Results {
+						t.Logf("%d %.6f | %d %.6f", ra.Results[i].Message.ID, ra.Results[i].Score, rb.Results[i].Message.ID, rb.Results[i].Score)
+					}
+					t.Fatalf("%s filter %d %q: top-10 overlap %d of %d/%d, beyond ties at the cut", mode, fi, q, overlap(ra.Results, rb.Results), len(ra.Results), len(rb.Results))
+				}
+				sims := map[int64]float64{}
+				for _, r := range ra.Results {
+					sims[r.Message.ID] = r.Scores.Similarity
+				}
+				for _, r := range rb.Results {
+					if s, ok := sims[r.Message.ID]; ok && math.Abs(s-r.Scores.Similarity) > 5e-3 {
+						t.Fatalf("%s %q message %d: similarity %v on sqlite, %v on postgres", mode, q, r.Message.ID, s, r.Scores.Similarity)
+					}
+					if r.VectorMissing {
+						t.Fatalf("%s %q message %d: vector missing after sync", mode, q, r.Message.ID)
+					}
+				}
+			}
+		}
+	}
+}
+
+func overlap(a, b []engine.SearchResult) int {
+	in := map[int64]bool{}
+	for _, r := range a {
+		in[r.Message.ID] = true
+	}
+	n := 0
+	for _, r := range b {
+		if in[r.Message.ID] {
+			n++
+		}
+	}
+	return n
+}
+
+// noSignal reports whether no result is near the query (similarity
+// under 0.1).
+func noSignal(rs []engine.SearchResult) bool {
+	for _, r := range rs {
+		if r.Scores.Similarity >= 0.1 {
+			return false
+		}
+	}
+	return true
+}
+
+// similarTop reports whether two top lists agree within the tolerance of
+// TestDifferentialRankedSearch.
+func similarTop(a, b []engine.SearchResult) bool {
+	if overlap(a, b) >= min(9, len(a)) {
+		return true
+	}
+	return tiesAtCut(a, b) && tiesAtCut(b, a)
+}
+
+// tiesAtCut reports whether every result of b missing from a scores within
+// 5e-3 of a's last result or under 0.05 (near nothing: the order of such
+// results is rounding noise).
+func tiesAtCut(a, b []engine.SearchResult) bool {
+	in := map[int64]bool{}
+	for _, r := range a {
+		in[r.Message.ID] = true
+	}
+	last := a[len(a)-1].Score
+	for _, r := range b {
+		if !in[r.Message.ID] && r.Score >= 0.05 && math.Abs(r.Score-last) > 5e-3 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,45 @@
+// Package pgstore keeps cairn's messages in PostgreSQL with pgvector: the
+// engine.Backend that `cairn serve --store postgres://...` (and the CLI,
+// MCP and config.toml's store) open with engine.OpenBackend. Several cairn
+// processes, on one host or many, share one database with no coordination
+// beyond it.
+//
+// # Schema and migrations
+//
+// migrations/NNNN_name.sql are applied in order at Open, each in its own
+// transaction with the version bump in cairn_format (app 'cairn', version
+// = migrations applied), under an advisory lock so that processes starting
+// together apply each once. A database whose version is newer than this
+// build knows is refused (engine.ErrIncompatibleFormat), as is a database
+// whose cairn_format names another application. The tables mirror the
+// SQLite store's: channels, agents and messages with the same constraints
+// and the same idempotency key (content_hash, channel_id, sender_id).
+//
+// # Keyword search
+//
+// The cairn process tokenizes and stems each message as its FTS5 table
+// does (fts.DocTerms) and stores the distinct terms, their frequencies and
+// the length; a GIN index over the terms as a tsvector finds the messages
+// holding a query term, and the score is BM25 computed in SQL with FTS5's
+// constants (k1 1.2, b 0.75, idf log((N-n+0.5)/(n+0.5)) floored at 1e-6),
+// the document count and token total coming from keyword_stats. The
+// ranking is therefore cairn's BM25, not ts_rank, and differs from the
+// embedded store's only by floating-point summation order.
+//
+// # Vectors
+//
+// Each vector set's vectors live in vectors_{set} (vector(dim)) with an
+// HNSW index (vector_cosine_ops, Options.M and EfConstruction). A filtered
+// search joins messages and runs with hnsw.iterative_scan = strict_order
+// when the vector extension is 0.8 or later, so that a selective filter
+// still returns k rows; earlier versions search without it (a selective
+// filter may then return fewer). The outbox (vector_outbox) is claimed
+// with leases (FOR UPDATE SKIP LOCKED) by the engine's worker in whichever
+// process has the model; vectors and outbox rows go with their message
+// (ON DELETE CASCADE).
+//
+// # Imports
+//
+// pgstore may import engine, fts and vecstore/where (and pgx); it must
+// not depend on net/http, embed or cmd/....
+package pgstore
