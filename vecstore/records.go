@@ -2,6 +2,7 @@ package vecstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -589,6 +590,11 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 	if err := req.WhereDocument.Validate(); err != nil {
 		return nil, filterErr("where_document", err)
 	}
+	if req.IDs != nil && req.Where == nil && req.WhereDocument == nil && s.inPlaceOK(cid) {
+		if res, err := s.getInPlace(ctx, cid, req, inc, incSet); !errors.Is(err, errNotInPlace) {
+			return res, err
+		}
+	}
 	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
 	if err != nil {
 		return nil, err
@@ -713,6 +719,11 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 	qa, err := checkQuery(req)
 	if err != nil {
 		return nil, err
+	}
+	if req.IDs == nil && req.Where == nil && req.WhereDocument == nil && s.inPlaceOK(cid) {
+		if res, err := s.queryInPlace(ctx, cid, req, qa); !errors.Is(err, errNotInPlace) {
+			return res, err
+		}
 	}
 	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
 	if err != nil {

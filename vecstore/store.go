@@ -255,7 +255,8 @@ func (s *Store) Close() error {
 	}
 	var todo []*memColl
 	for _, mc := range s.mu.colls {
-		if mc.info.OpsSinceSnap > 0 && mc.graph != nil {
+		// A snapshot in an older form is rewritten raw, for one-shot readers.
+		if mc.graph != nil && (mc.info.OpsSinceSnap > 0 || (!mc.info.SnapRaw && !s.opts.OneShot)) {
 			todo = append(todo, mc)
 		}
 	}

@@ -64,6 +64,13 @@ type Options struct {
 	IndexWorkers int
 	// AllowReset enables Store.Reset (Chroma's allow_reset).
 	AllowReset bool
+	// OneShot is for a process that makes a few reads and exits (a CLI
+	// command): a Query without filters and a Get by ids alone, of a
+	// collection not loaded yet, are answered from the file where it lies
+	// instead of loading the collection (inplace.go), and Close leaves
+	// snapshots in older forms as they are (a reader writes nothing).
+	// Writes still work and load the collection.
+	OneShot bool
 }
 
 // Space is a collection's distance function, with Chroma's names and formulas:
