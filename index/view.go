@@ -265,16 +265,22 @@ func (v *View) Search(q Query, ef int, vector StoredVector) ([]Result, error) {
 		}
 		return d, true, nil
 	}
-	ep := v.epID
+	n := uint32(len(v.off))
+	ep, top := v.epID, v.epLevel
 	d, ok, err := dist(ep)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w: entry point %d has no vector", ErrCorrupt, ep)
+		// The entry point's record is gone (a tombstone that kept routing
+		// in the graph): start from its first neighbour that has a vector,
+		// at the highest layer that has one, else from any slot.
+		ep, top, d, ok, err = v.substituteEntry(dist)
+		if err != nil || !ok {
+			return nil, err
+		}
 	}
-	n := uint32(len(v.off))
-	for l := v.epLevel; l > 0; l-- {
+	for l := top; l > 0; l-- {
 		for changed := true; changed; {
 			changed = false
 			nbs := v.neighbours(ep, l)
@@ -343,6 +349,32 @@ func (v *View) Search(q Query, ef int, vector StoredVector) ([]Result, error) {
 		}
 	}
 	return toResults(res.drainSorted(nil), ef), nil
+}
+
+// substituteEntry finds a start for a search whose entry point has no
+// vector; ok is false when no slot has one.
+func (v *View) substituteEntry(dist func(uint32) (float32, bool, error)) (id uint32, level int, d float32, ok bool, err error) {
+	for l := v.epLevel; l >= 0; l-- {
+		nbs := v.neighbours(v.epID, l)
+		for i := 0; i+4 <= len(nbs); i += 4 {
+			nb := binary.LittleEndian.Uint32(nbs[i:])
+			if int(nb) >= len(v.off) || v.off[nb] == 0 {
+				continue
+			}
+			if d, ok, err = dist(nb); err != nil || ok {
+				return nb, min(l, int(v.data[v.off[nb]])), d, ok, err
+			}
+		}
+	}
+	for i, o := range v.off {
+		if o == 0 {
+			continue
+		}
+		if d, ok, err = dist(uint32(i)); err != nil || ok {
+			return uint32(i), int(v.data[o]), d, ok, err
+		}
+	}
+	return 0, 0, 0, false, nil
 }
 
 // header is the fixed part of MarshalBinary's and MarshalGraph's format.

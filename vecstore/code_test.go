@@ -571,7 +571,7 @@ func fileVersion(t *testing.T, dir string) (version uint32, graphOnly bool) {
 }
 
 // TestFormatV1Upgrade opens the frozen version-1 file: reads leave it as it
-// is (a read never writes); the first write marks it version 2, and the
+// is (a read never writes); the first write marks it version 3, and the
 // next snapshot replaces the old one (vectors included) by a graph without
 // vectors; everything reads back the same.
 func TestFormatV1Upgrade(t *testing.T) {
@@ -608,7 +608,7 @@ func TestFormatV1Upgrade(t *testing.T) {
 	if err := s.Checkpoint(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	if v, graph := fileVersion(t, dir); v != 2 || !graph {
+	if v, graph := fileVersion(t, dir); v != 3 || !graph {
 		t.Fatalf("after a write and a snapshot: version %d, graph-only snapshot %v", v, graph)
 	}
 	s2 := openStore(t, dir)

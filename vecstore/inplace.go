@@ -143,7 +143,7 @@ func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, 
 			}
 			res.appendRow(row, dists)
 		}
-		s.stats.hnsw.Add(uint64(len(req.Embeddings)))
+		s.stats.inPlace.Add(1)
 		return nil
 	})
 	if err != nil {
@@ -226,6 +226,7 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc 
 				return err
 			}
 		}
+		s.stats.inPlace.Add(1)
 		return nil
 	})
 	if err != nil {

@@ -979,7 +979,7 @@ func (s *Store) Stats() Stats {
 	defer s.mu.RUnlock()
 	st := Stats{Collections: len(s.mu.colls), AppliedSeq: s.mu.applied,
 		Syncs: s.stats.syncs.Load(), FullReloads: s.stats.reloads.Load(), Snapshots: s.stats.snapshots.Load(),
-		ExactQueries: s.stats.exact.Load(), FilteredHNSW: s.stats.hnsw.Load()}
+		ExactQueries: s.stats.exact.Load(), FilteredHNSW: s.stats.hnsw.Load(), InPlaceReads: s.stats.inPlace.Load()}
 	for _, mc := range s.mu.colls {
 		st.Records += len(mc.byID)
 	}

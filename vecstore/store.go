@@ -51,8 +51,10 @@ type Store struct {
 	}
 
 	stats struct {
-		syncs, reloads, snapshots, exact, hnsw atomic.Uint64
+		syncs, reloads, snapshots, exact, hnsw, inPlace atomic.Uint64
 	}
+	// wrote: a write of this process (writeOp, deleteOp) committed.
+	wrote atomic.Bool
 }
 
 // Open opens (creating if needed) the store in directory dir. The directory
@@ -255,8 +257,9 @@ func (s *Store) Close() error {
 	}
 	var todo []*memColl
 	for _, mc := range s.mu.colls {
-		// A snapshot in an older form is rewritten raw, for one-shot readers.
-		if mc.graph != nil && (mc.info.OpsSinceSnap > 0 || (!mc.info.SnapRaw && !s.opts.OneShot)) {
+		// A process that wrote rewrites a snapshot in an older form raw,
+		// for one-shot readers (a process that only read writes nothing).
+		if mc.graph != nil && (mc.info.OpsSinceSnap > 0 || (!mc.info.SnapRaw && s.wrote.Load())) {
 			todo = append(todo, mc)
 		}
 	}
@@ -529,6 +532,7 @@ func (s *Store) writeOpScrub(ctx context.Context, scrub bool, fn func(tx *bolt.T
 	committed := false
 	publish := func() {
 		committed = true
+		s.wrote.Store(true)
 		if newSeq != 0 {
 			s.writeSeqFile(newSeq)
 			s.mu.applied = newSeq

@@ -288,6 +288,7 @@ type Stats struct {
 	Snapshots    uint64 // graph snapshots written by this process
 	ExactQueries uint64 // queries vecstore answered by exact scan
 	FilteredHNSW uint64 // queries handed to index.Search (which itself scans exactly small filtered sets)
+	InPlaceReads uint64 // queries and gets answered from the file in place (Options.OneShot)
 }
 
 // Metadata is a flat map of metadata values. In add, a nil Metadata means "no
