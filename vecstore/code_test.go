@@ -207,7 +207,10 @@ func TestSQ8Collection(t *testing.T) {
 			if recall["sq8"] < recall["float32"]-0.01 || recall["sq8"] < 0.9 {
 				t.Errorf("sq8 recall@10 %.4f, float32 %.4f", recall["sq8"], recall["float32"])
 			}
-			if float64(sizes["sq8"]) > 0.65*float64(sizes["float32"]) {
+			// At dimension 64 the graph weighs as much as the codes, and its
+			// snapshot is stored uncompressed (read in place by one-shot
+			// processes), the same bytes in both files.
+			if float64(sizes["sq8"]) > 0.7*float64(sizes["float32"]) {
 				t.Errorf("sq8 file %d bytes, float32 %d", sizes["sq8"], sizes["float32"])
 			}
 		})
