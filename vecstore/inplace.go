@@ -32,6 +32,9 @@ import (
 // Anything else (a filter, a collection already loaded, a snapshot in an
 // older form, a collection small enough to scan exactly) takes the
 // ordinary path, which loads the collection.
+//
+// A Store with Options.LoadInBackground reads in place the same way until
+// the collection, whose load its first read started, is loaded.
 
 // encodeSnapIDs encodes the record id of each dense id ("" for a free
 // one): a count, then each id's length and bytes (uvarints), sealed.
@@ -86,15 +89,59 @@ func (s snapIDs) id(d uint32) string {
 }
 
 // inPlaceOK says whether a read of collection cid may be answered in place:
-// the store is one-shot and the collection is not loaded.
+// the store is one-shot, or loads in the background (and this starts the
+// load), and the collection is not loaded.
 func (s *Store) inPlaceOK(cid string) bool {
-	if !s.opts.OneShot {
+	if !s.opts.OneShot && !s.opts.LoadInBackground {
 		return false
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	_, loaded := s.mu.colls[cid]
-	return !s.mu.closed && !loaded
+	if _, loaded := s.mu.colls[cid]; loaded || s.mu.closed || s.mu.closing {
+		return false
+	}
+	if s.opts.LoadInBackground {
+		if _, started := s.loading.LoadOrStore(cid, true); !started {
+			s.loads.Add(1) // under Store.mu, before Close's Wait (closing)
+			go func() {
+				defer s.loads.Done()
+				// A failure shows again on the next read that loads it.
+				if err := s.loadInBackground(cid); err != nil && !errors.Is(err, ErrClosed) {
+					s.log.Warn("vecstore: background load failed", "collection", cid, "err", err)
+				}
+			}()
+		}
+	}
+	return true
+}
+
+// loadInBackground loads collection cid holding Store.ioMu, which every
+// change to memory takes, but not Store.mu, so that reads in place go on
+// meanwhile; the loaded collection is published at the end.
+func (s *Store) loadInBackground(cid string) error {
+	s.ioMu.Lock()
+	defer s.ioMu.Unlock()
+	return s.view(context.Background(), func(tx *bolt.Tx) error {
+		s.mu.Lock()
+		err := s.syncLocked(tx, false)
+		ci := s.mu.infos[cid]
+		_, loaded := s.mu.colls[cid]
+		closed := s.mu.closed
+		s.mu.Unlock()
+		if err != nil || ci == nil || loaded || closed {
+			return err
+		}
+		mc, err := s.loadCollLocked(tx, ci)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		if !s.mu.closed && s.mu.colls[cid] == nil && s.mu.infos[cid] == ci {
+			s.mu.colls[cid] = mc
+		}
+		s.mu.Unlock()
+		return nil
+	})
 }
 
 // errNotInPlace says a read cannot be answered in place; the caller takes

@@ -57,7 +57,7 @@ func sameAnswer(t *testing.T, what string, got, want *vecstore.QueryResult, tol 
 		if d := math.Abs(float64(got.Distances[0][i] - want.Distances[0][i])); d > tol {
 			t.Errorf("%s: %s distance %v, want %v", what, g[i], got.Distances[0][i], want.Distances[0][i])
 		}
-		if *got.Documents[0][i] != *want.Documents[0][i] || !reflect.DeepEqual(got.Metadatas[0][i], want.Metadatas[0][i]) {
+		if !reflect.DeepEqual(got.Documents[0][i], want.Documents[0][i]) || !reflect.DeepEqual(got.Metadatas[0][i], want.Metadatas[0][i]) {
 			t.Errorf("%s: %s document or metadata differ", what, g[i])
 		}
 		for c := range want.Embeddings[0][i] {
@@ -250,4 +250,50 @@ func TestOneShotOlderSnapshot(t *testing.T) {
 	}
 	read(openOneShot(t, dir))
 	read(openStore(t, dir))
+}
+
+// TestLoadInBackground: a store that loads in the background answers the
+// first query in place while the collection loads, then from memory, the
+// same answer both times; writes work after.
+func TestLoadInBackground(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(9, 9))
+	w := openStore(t, dir)
+	c := mustCreate(t, w, vecstore.CreateCollectionRequest{Name: "coll", Metadata: sq8Meta("cosine")})
+	vecs := clusteredVecs(r, 2500, 32)
+	addVecs(t, w, c.ID, vecs)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := vecstore.Open(ctx, dir, vecstore.Options{LoadInBackground: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	q := vecs[17]
+	first := queryAll(t, s, c.ID, q, 10)
+	if st := s.Stats(); st.InPlaceReads != 1 {
+		t.Fatalf("first query not in place: %+v", st)
+	}
+	if _, err := s.Count(ctx, c.ID); err != nil { // waits for the load
+		t.Fatal(err)
+	}
+	second := queryAll(t, s, c.ID, q, 10)
+	if st := s.Stats(); st.Collections != 1 || st.InPlaceReads != 1 {
+		t.Fatalf("after the load: %+v", st)
+	}
+	sameAnswer(t, "in place, then loaded", first, second, 2e-3)
+	if first.IDs[0][0] != "id17" {
+		t.Errorf("nearest to id17's vector: %s", first.IDs[0][0])
+	}
+	if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: []string{"id17"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := queryIDs(t, s, c.ID, q, 1, nil); got[0] == "id17" {
+		t.Error("deleted record returned")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -45,6 +45,7 @@ type Store struct {
 	mu struct {
 		sync.RWMutex
 		closed  bool
+		closing bool                 // Close is waiting for background loads
 		applied uint64               // last global sequence reflected in memory
 		infos   map[string]*collInfo // every collection, by id
 		colls   map[string]*memColl  // collections loaded in memory, by id
@@ -55,6 +56,10 @@ type Store struct {
 	}
 	// wrote: a write of this process (writeOp, deleteOp) committed.
 	wrote atomic.Bool
+	// loading: collections whose background load was started
+	// (Options.LoadInBackground); loads counts the loads running.
+	loading sync.Map
+	loads   sync.WaitGroup
 }
 
 // Open opens (creating if needed) the store in directory dir. The directory
@@ -248,6 +253,10 @@ func nameKey(tenant, db, name string) []byte { return []byte(tenant + "\x00" + d
 // not re-insert them, and compacts the file when more than a tenth of it
 // is free pages. Close is idempotent.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	s.mu.closing = true
+	s.mu.Unlock()
+	s.loads.Wait()
 	s.ioMu.Lock()
 	s.mu.Lock()
 	if s.mu.closed {

@@ -71,6 +71,12 @@ type Options struct {
 	// snapshots in older forms as they are (a reader writes nothing).
 	// Writes still work and load the collection.
 	OneShot bool
+	// LoadInBackground is for a long-lived process (a server): the first
+	// read of a collection starts loading it in the background, and the
+	// reads that arrive before it is loaded are answered in place as with
+	// OneShot when they can be, so a cold open does not wait for the load.
+	// Close waits for a load in progress.
+	LoadInBackground bool
 }
 
 // Space is a collection's distance function, with Chroma's names and formulas:
