@@ -11,8 +11,8 @@ import (
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
-// On-disk layout (format version 2; version 1 is read and upgraded by the
-// first write). See doc.go for the description.
+// On-disk layout (format version 3; versions 1 and 2 are read and upgraded
+// by the first write). See doc.go for the description.
 const (
 	formatMagic   = "cairn-vecstore\x00"
 	formatVersion = 3
