@@ -39,7 +39,8 @@ type View struct {
 // the encoding of AppendSQ8 (of the normalized vector, in the cosine
 // space), otherwise dim little-endian float32s as given to Insert. It
 // returns nil when the slot has no vector (its record is gone): the search
-// then neither returns nor expands it.
+// then routes through it with the zero vector, as an Index decoded by
+// UnmarshalGraph does, and never returns it.
 type StoredVector func(id uint32) []byte
 
 // OpenView checks data written by MarshalGraph (or MarshalBinary) and
@@ -229,6 +230,18 @@ func (v *View) sq8Row(stored []byte) []byte {
 	return row
 }
 
+// zeroDistance is the distance from q to the zero vector.
+func (v *View) zeroDistance(q Query) float32 {
+	x := v.x
+	if !x.isL2 {
+		return 1
+	}
+	if x.code == SQ8 {
+		return max(0, q.q.sq)
+	}
+	return x.dist(q.q.v, make([]float32, x.dim))
+}
+
 // Query is a query vector prepared for a View's space and code.
 type Query struct{ q query }
 
@@ -254,10 +267,13 @@ func (v *View) Search(q Query, ef int, vector StoredVector) ([]Result, error) {
 	if !v.hasEntry || v.nLive == 0 {
 		return nil, nil
 	}
+	// A slot without a vector (its record is gone) routes with the zero
+	// vector, as UnmarshalGraph leaves it, and is never returned.
+	zero := v.zeroDistance(q)
 	dist := func(id uint32) (float32, bool, error) {
 		s := vector(id)
 		if s == nil {
-			return 0, false, nil
+			return zero, false, nil
 		}
 		d, ok := v.Distance(q, s)
 		if !ok {
@@ -266,35 +282,26 @@ func (v *View) Search(q Query, ef int, vector StoredVector) ([]Result, error) {
 		return d, true, nil
 	}
 	n := uint32(len(v.off))
-	ep, top := v.epID, v.epLevel
-	d, ok, err := dist(ep)
+	ep := v.epID
+	d, hasVec, err := dist(ep)
 	if err != nil {
 		return nil, err
 	}
-	if !ok {
-		// The entry point's record is gone (a tombstone that kept routing
-		// in the graph): start from its first neighbour that has a vector,
-		// at the highest layer that has one, else from any slot.
-		ep, top, d, ok, err = v.substituteEntry(dist)
-		if err != nil || !ok {
-			return nil, err
-		}
-	}
-	for l := top; l > 0; l-- {
+	for l := v.epLevel; l > 0; l-- {
 		for changed := true; changed; {
 			changed = false
 			nbs := v.neighbours(ep, l)
 			for i := 0; i+4 <= len(nbs); i += 4 {
 				nb := binary.LittleEndian.Uint32(nbs[i:])
-				if nb >= n {
+				if nb >= n || v.off[nb] == 0 {
 					continue
 				}
-				dn, ok, err := dist(nb)
+				dn, has, err := dist(nb)
 				if err != nil {
 					return nil, err
 				}
-				if ok && dn < d {
-					ep, d, changed = nb, dn, true
+				if dn < d {
+					ep, d, hasVec, changed = nb, dn, has, true
 				}
 			}
 		}
@@ -312,9 +319,11 @@ func (v *View) Search(q Query, ef int, vector StoredVector) ([]Result, error) {
 	gen, marks := v.gen, v.marks
 	var cands minHeap
 	var res maxHeap
+	// returnable marks the candidates that have a vector.
+	returnable := func(id uint32, has bool) bool { return has && v.live[id] }
 	marks[ep] = gen
 	cands.push(cand{d, ep})
-	if v.live[ep] {
+	if returnable(ep, hasVec) {
 		res.push(cand{d, ep})
 	}
 	for len(cands) > 0 {
@@ -325,20 +334,17 @@ func (v *View) Search(q Query, ef int, vector StoredVector) ([]Result, error) {
 		nbs := v.neighbours(c.id, 0)
 		for i := 0; i+4 <= len(nbs); i += 4 {
 			nb := binary.LittleEndian.Uint32(nbs[i:])
-			if nb >= n || marks[nb] == gen {
+			if nb >= n || marks[nb] == gen || v.off[nb] == 0 {
 				continue
 			}
 			marks[nb] = gen
-			dn, ok, err := dist(nb)
+			dn, has, err := dist(nb)
 			if err != nil {
 				return nil, err
 			}
-			if !ok {
-				continue
-			}
 			if len(res) < ef || dn < res[0].d {
 				cands.push(cand{dn, nb})
-				if v.live[nb] {
+				if returnable(nb, has) {
 					if len(res) < ef {
 						res.push(cand{dn, nb})
 					} else {
@@ -349,32 +355,6 @@ func (v *View) Search(q Query, ef int, vector StoredVector) ([]Result, error) {
 		}
 	}
 	return toResults(res.drainSorted(nil), ef), nil
-}
-
-// substituteEntry finds a start for a search whose entry point has no
-// vector; ok is false when no slot has one.
-func (v *View) substituteEntry(dist func(uint32) (float32, bool, error)) (id uint32, level int, d float32, ok bool, err error) {
-	for l := v.epLevel; l >= 0; l-- {
-		nbs := v.neighbours(v.epID, l)
-		for i := 0; i+4 <= len(nbs); i += 4 {
-			nb := binary.LittleEndian.Uint32(nbs[i:])
-			if int(nb) >= len(v.off) || v.off[nb] == 0 {
-				continue
-			}
-			if d, ok, err = dist(nb); err != nil || ok {
-				return nb, min(l, int(v.data[v.off[nb]])), d, ok, err
-			}
-		}
-	}
-	for i, o := range v.off {
-		if o == 0 {
-			continue
-		}
-		if d, ok, err = dist(uint32(i)); err != nil || ok {
-			return uint32(i), int(v.data[o]), d, ok, err
-		}
-	}
-	return 0, 0, 0, false, nil
 }
 
 // header is the fixed part of MarshalBinary's and MarshalGraph's format.
