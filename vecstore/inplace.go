@@ -152,14 +152,7 @@ var errNotInPlace = errors.New("vecstore: not answerable in place")
 // returns errNotInPlace.
 func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, qa queryArgs) (*QueryResult, error) {
 	var res *QueryResult
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		if err := checkFormat(tx); err != nil {
-			return err
-		}
-		ci, err := freshInfo(tx, cid)
-		if err != nil {
-			return errNotInPlace // the ordinary path words the refusal
-		}
+	err := s.viewInPlace(ctx, cid, func(tx *bolt.Tx, ci *collInfo) error {
 		if err := checkQueryVectors(ci, req, qa.dim); err != nil {
 			return err
 		}
@@ -199,6 +192,22 @@ func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, 
 	return res, nil
 }
 
+// viewInPlace runs fn in a read transaction with collection cid's info
+// as committed; a collection that is not there is errNotInPlace (the
+// ordinary path words the refusal).
+func (s *Store) viewInPlace(ctx context.Context, cid string, fn func(tx *bolt.Tx, ci *collInfo) error) error {
+	return s.view(ctx, func(tx *bolt.Tx) error {
+		if err := checkFormat(tx); err != nil {
+			return err
+		}
+		ci, err := freshInfo(tx, cid)
+		if err != nil {
+			return errNotInPlace
+		}
+		return fn(tx, ci)
+	})
+}
+
 // appendRow adds one query's records and distances to res.
 func (res *QueryResult) appendRow(row *GetResult, dists []float32) {
 	res.IDs = append(res.IDs, row.IDs)
@@ -226,14 +235,7 @@ func (res *QueryResult) appendRow(row *GetResult, dists []float32) {
 // Records come in insertion order, as on the ordinary path.
 func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc []Include, incSet map[Include]bool) (*GetResult, error) {
 	var res *GetResult
-	err := s.view(ctx, func(tx *bolt.Tx) error {
-		if err := checkFormat(tx); err != nil {
-			return err
-		}
-		ci, err := freshInfo(tx, cid)
-		if err != nil {
-			return errNotInPlace
-		}
+	err := s.viewInPlace(ctx, cid, func(tx *bolt.Tx, ci *collInfo) error {
 		cb := tx.Bucket(collBucketName(ci.ID))
 		if cb == nil {
 			return corruptf(nil, "collection %s: missing data bucket", ci.ID)

@@ -878,22 +878,7 @@ func (res *QueryResult) appendHitsLocked(mc *memColl, hits []index.Result, incSe
 			dists = append(dists, h.Distance)
 		}
 	}
-	res.IDs = append(res.IDs, row.IDs)
-	if res.Embeddings != nil {
-		res.Embeddings = append(res.Embeddings, row.Embeddings)
-	}
-	if res.Documents != nil {
-		res.Documents = append(res.Documents, row.Documents)
-	}
-	if res.URIs != nil {
-		res.URIs = append(res.URIs, row.URIs)
-	}
-	if res.Metadatas != nil {
-		res.Metadatas = append(res.Metadatas, row.Metadatas)
-	}
-	if res.Distances != nil {
-		res.Distances = append(res.Distances, dists)
-	}
+	res.appendRow(row, dists)
 	return nil
 }
 
