@@ -100,28 +100,12 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 	return nil
 }
 
-// putSnapshot replaces collection ci's snapshot with comp (a compressed
-// MarshalGraph of its graph as of sequence seq, next its dense-id bound),
-// trims the change log up to seq and sets ci's snapshot fields; the caller
-// stores ci.
-func putSnapshot(tx *bolt.Tx, ci *collInfo, comp []byte, seq uint64, next uint32) error {
-	return replaceSnapshot(tx, ci, seq, next, func(sb *bolt.Bucket) error {
-		chunks := 0
-		for off := 0; off < len(comp); off += snapChunk {
-			end := min(off+snapChunk, len(comp))
-			if err := sb.Put(u32(uint32(chunks)), comp[off:end]); err != nil {
-				return err
-			}
-			chunks++
-		}
-		ci.SnapChunks, ci.SnapLen, ci.SnapCRC, ci.SnapRaw = chunks, int64(len(comp)), crc(comp), false
-		return nil
-	})
-}
-
-// putRawSnapshot is putSnapshot for an uncompressed MarshalGraph raw, kept
+// putRawSnapshot replaces collection ci's snapshot with raw (MarshalGraph
+// of its graph as of sequence seq, next its dense-id bound), uncompressed
 // in one value so that it lies contiguous in the mapped file, with the
-// record ids of the dense ids below next (encodeSnapIDs) beside it.
+// record ids of the dense ids below next (encodeSnapIDs) beside it; it
+// trims the change log up to seq and sets ci's snapshot fields (the
+// caller stores ci).
 func putRawSnapshot(tx *bolt.Tx, ci *collInfo, raw, ids []byte, seq uint64, next uint32) error {
 	return replaceSnapshot(tx, ci, seq, next, func(sb *bolt.Bucket) error {
 		if err := sb.Put(u32(0), raw); err != nil {
