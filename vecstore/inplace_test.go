@@ -2,6 +2,7 @@ package vecstore_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/vecstore"
 	"github.com/cairn-dev/cairn/vecstore/where"
+	bolt "go.etcd.io/bbolt"
 )
 
 func openOneShot(t testing.TB, dir string) *vecstore.Store {
@@ -347,4 +349,59 @@ func exactCurrent(current map[string][]float32, q []float32, k int, cosine bool)
 		out[i] = ids[j]
 	}
 	return out
+}
+
+// TestOneShotDamagedVectors: a vector whose checksum fails is reported as
+// corruption by a read in place, never a panic or a silent wrong answer.
+func TestOneShotDamagedVectors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := vecstore.Open(ctx, dir, vecstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCreate(t, w, vecstore.CreateCollectionRequest{Name: "coll", Metadata: sq8Meta("cosine")})
+	vecs := clusteredVecs(rand.New(rand.NewPCG(3, 3)), 2500, 16)
+	addVecs(t, w, c.ID, vecs)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, "vectors.db"), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte("c:" + c.ID)).Bucket([]byte("vec"))
+		damaged := map[string][]byte{}
+		if err := b.ForEach(func(k, v []byte) error {
+			d := slices.Clone(v)
+			d[len(d)-1] ^= 1
+			damaged[string(k)] = d
+			return nil
+		}); err != nil {
+			return err
+		}
+		for k, v := range damaged {
+			if err := b.Put([]byte(k), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := openOneShot(t, dir)
+	k := 5
+	_, err = one.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{vecs[0]}, NResults: &k})
+	if !errors.Is(err, vecstore.ErrCorrupt) {
+		t.Fatalf("query over damaged vectors: %v", err)
+	}
+	_, err = one.Get(ctx, c.ID, vecstore.GetRequest{IDs: []string{"id1"}, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	if !errors.Is(err, vecstore.ErrCorrupt) {
+		t.Fatalf("get of a damaged vector: %v", err)
+	}
 }
