@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -29,16 +28,7 @@ func searchCommand() *command {
 	}
 }
 
-// oneShotMemoryLimit bounds the heap of a one-shot search, whose
-// collector is off until the heap reaches it.
-const oneShotMemoryLimit = 1 << 30
-
 func runSearch(ctx context.Context, e *env, c *command, args []string) error {
-	// A search process allocates a few tens of MB and exits: collecting
-	// them costs it about a fifth of its CPU time and frees nothing it
-	// needs. The limit keeps a runaway heap in check.
-	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(oneShotMemoryLimit))
 	fs := newFlagSet(e, c)
 	f := addSearchFlags(fs)
 	pos, err := parse(e, c, fs, args)
