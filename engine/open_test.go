@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,5 +251,46 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	}
 	for _, e := range engines {
 		e.Close()
+	}
+}
+
+// Processes that open a new store at the same moment with the same model
+// share one vector set: the set is looked for again under the write lock,
+// so none of them creates a second one whose collection the others lack.
+func TestConcurrentOpenWithModelMakesOneSet(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	var wg sync.WaitGroup
+	engines := make([]*engine.Engine, 4)
+	errs := make([]error, 4)
+	for i := range engines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			engines[i], errs[i] = engine.Open(ctx, dir, engine.Options{Embedder: newHashEmbedder("m", 16)})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+	}
+	defer func() {
+		for _, e := range engines {
+			e.Close()
+		}
+	}()
+	for i, e := range engines {
+		if _, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: fmt.Sprintf("note %d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sets, err := engines[0].VectorSets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sets) != 1 || sets[0].State != engine.SetActive {
+		t.Fatalf("vector sets after 4 concurrent opens: %+v, want one active set", sets)
 	}
 }

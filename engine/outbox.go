@@ -75,15 +75,19 @@ func collectionName(setID int64, model string) string {
 // createSet registers a new vector set for model (state SetActive when no
 // set is active, else SetBuilding) and queues every stored message for it,
 // in one transaction. If a building set for model exists it is returned
-// instead (a rebuild resumes it).
-func (e *Engine) createSet(ctx context.Context, model string, dim int) (VectorSet, error) {
+// instead (a rebuild resumes it), and so is an active one when
+// reuseActive is set (opening a store: another process may have created
+// the model's first set since this one looked).
+func (e *Engine) createSet(ctx context.Context, model string, dim int, reuseActive bool) (VectorSet, error) {
 	tx, err := e.w.BeginTx(ctx, nil)
 	if err != nil {
 		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
 	}
 	defer tx.Rollback()
 	var s VectorSet
-	err = tx.QueryRowContext(ctx, "SELECT id FROM vector_sets WHERE model_id = ? AND state = 'building'", model).Scan(&s.ID)
+	// Looked for under the write lock, so that processes opening one store
+	// at the same moment agree on the set.
+	err = tx.QueryRowContext(ctx, "SELECT id FROM vector_sets WHERE model_id = ? AND (state = 'building' OR (? AND state = 'active')) ORDER BY state = 'active' DESC LIMIT 1", model, reuseActive).Scan(&s.ID)
 	if err == nil {
 		tx.Rollback() // the writer pool has one connection: free it first
 		return e.getSet(ctx, s.ID)

@@ -235,7 +235,7 @@ func (e *Engine) rebuildTarget(ctx context.Context) (VectorSet, bool, error) {
 			return s, true, nil
 		}
 	}
-	s, err := e.createSet(ctx, emb.ModelID(), emb.Dim())
+	s, err := e.createSet(ctx, emb.ModelID(), emb.Dim(), false)
 	return s, false, err
 }
 

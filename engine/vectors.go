@@ -116,7 +116,7 @@ func (e *Engine) openVectorStore(ctx context.Context, sets []VectorSet) error {
 		case active == nil:
 			// First model (or the active set was lost): the set is
 			// filled in the background, or by SyncVectors.
-			s, err := e.createSet(ctx, emb.ModelID(), emb.Dim())
+			s, err := e.createSet(ctx, emb.ModelID(), emb.Dim(), true)
 			if err != nil {
 				st.Close()
 				return err

@@ -348,20 +348,8 @@ func validateCollectionMetadata(md Metadata, field string) error {
 // CreateCollection creates a collection, or with GetOrCreate returns the
 // existing one unchanged (the request's metadata and configuration ignored).
 func (s *Store) CreateCollection(ctx context.Context, req CreateCollectionRequest) (Collection, error) {
-	if req.Tenant == "" {
-		req.Tenant = DefaultTenant
-	}
-	if req.Database == "" {
-		req.Database = DefaultDatabase
-	}
-	if err := ValidateCollectionName(req.Name); err != nil {
+	if err := CheckCreateCollection(&req); err != nil {
 		return Collection{}, err
-	}
-	if err := validateCollectionMetadata(req.Metadata, "metadata"); err != nil {
-		return Collection{}, err
-	}
-	if req.Dimension < 0 {
-		return Collection{}, invalidErr(RuleNegative, "dimension", "must not be negative")
 	}
 	var out Collection
 	err := s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
@@ -507,28 +495,9 @@ func (s *Store) CountCollections(ctx context.Context, tenant, database string) (
 // its mutable configuration (ef_search and Chroma's accepted-but-unused keys).
 // Renaming onto an existing name gives ErrExists (Chroma 1.0.0 answers 500).
 func (s *Store) ModifyCollection(ctx context.Context, id string, req ModifyCollectionRequest) error {
-	cid, err := ParseCollectionID(id)
+	cid, err := CheckModifyCollection(id, req)
 	if err != nil {
 		return err
-	}
-	if req.NewName != nil {
-		if err := validateName(*req.NewName, "new_name"); err != nil {
-			return err
-		}
-	}
-	if req.NewMetadataSet || req.NewMetadata != nil {
-		if req.NewMetadata != nil && len(req.NewMetadata) == 0 {
-			return invalidErr(RuleEmptyMetadata, "new_metadata", "must not be an empty map (leave it out)")
-		}
-		if req.NewMetadata == nil {
-			return invalidErr(RuleEmptyMetadata, "new_metadata", "must not be an empty map (leave it out)")
-		}
-	}
-	if req.HNSW != nil && req.SPANN != nil {
-		return invalidErr(RuleOneIndex, "new_configuration", "set hnsw or spann, not both")
-	}
-	if req.HNSW != nil && (req.HNSW.Space != nil || req.HNSW.EfConstruction != nil) {
-		return unprocessableErr(RuleImmutable, "new_configuration.hnsw", "space and ef_construction cannot be changed")
 	}
 	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		if s.mu.infos[cid] == nil {
@@ -553,32 +522,11 @@ func (s *Store) ModifyCollection(ctx context.Context, id string, req ModifyColle
 			}
 			ci.Name = *req.NewName
 		}
-		if req.NewMetadata != nil {
-			md := Metadata{}
-			for k, v := range req.NewMetadata {
-				if !v.IsNull() {
-					md[k] = v
-				}
-			}
-			if len(md) == 0 {
-				md = nil
-			}
-			ci.Metadata = md
+		pub := ci.public()
+		if err := ApplyModifyCollection(&pub, req); err != nil {
+			return nil, err
 		}
-		if h := req.HNSW; h != nil {
-			setInt(&ci.Config.HNSW.EfSearch, h.EfSearch)
-			setInt(&ci.Config.HNSW.MaxNeighbors, h.MaxNeighbors)
-			setInt(&ci.Config.HNSW.SyncThreshold, h.SyncThreshold)
-			if h.ResizeFactor != nil {
-				ci.Config.HNSW.ResizeFactor = *h.ResizeFactor
-			}
-			if err := validateHNSW(ci.Config.HNSW); err != nil {
-				return nil, err
-			}
-		}
-		if req.EmbeddingFunctionSet {
-			ci.Config.EmbeddingFunction = req.EmbeddingFunction
-		}
+		ci.Metadata, ci.Config = pub.Metadata, pub.Config
 		if _, err := nextSeq(tx); err != nil {
 			return nil, err
 		}

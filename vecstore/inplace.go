@@ -174,14 +174,14 @@ func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, 
 				return err
 			}
 			row := newGetResult(nil, qa.incSet, len(hits))
-			var dists []float32
+			dists := make([]float32, 0, len(hits))
 			for _, h := range hits {
 				if err := c.appendRecord(row, h.r); err != nil {
 					return err
 				}
 				dists = append(dists, h.d)
 			}
-			res.appendRow(row, dists)
+			res.AppendRow(row, dists)
 		}
 		s.stats.inPlace.Add(1)
 		return nil
@@ -206,29 +206,6 @@ func (s *Store) viewInPlace(ctx context.Context, cid string, fn func(tx *bolt.Tx
 		}
 		return fn(tx, ci)
 	})
-}
-
-// appendRow adds one query's records and distances to res.
-func (res *QueryResult) appendRow(row *GetResult, dists []float32) {
-	res.IDs = append(res.IDs, row.IDs)
-	if res.Embeddings != nil {
-		res.Embeddings = append(res.Embeddings, row.Embeddings)
-	}
-	if res.Documents != nil {
-		res.Documents = append(res.Documents, row.Documents)
-	}
-	if res.URIs != nil {
-		res.URIs = append(res.URIs, row.URIs)
-	}
-	if res.Metadatas != nil {
-		res.Metadatas = append(res.Metadatas, row.Metadatas)
-	}
-	if res.Distances != nil {
-		if dists == nil {
-			dists = []float32{}
-		}
-		res.Distances = append(res.Distances, dists)
-	}
 }
 
 // getInPlace answers a Get by ids alone in place, or returns errNotInPlace.

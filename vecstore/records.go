@@ -450,14 +450,8 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 	if err != nil {
 		return err
 	}
-	if req.IDs != nil && len(req.IDs) == 0 && req.Where == nil && req.WhereDocument == nil {
-		return invalidErr(RuleNoSelector, "ids, where", "give ids or a where filter")
-	}
-	if err := req.Where.Validate(); err != nil {
-		return filterErr("where", err)
-	}
-	if err := req.WhereDocument.Validate(); err != nil {
-		return filterErr("where_document", err)
+	if err := CheckDelete(req); err != nil {
+		return err
 	}
 	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
 	if err != nil {
@@ -878,7 +872,7 @@ func (res *QueryResult) appendHitsLocked(mc *memColl, hits []index.Result, incSe
 			dists = append(dists, h.Distance)
 		}
 	}
-	res.appendRow(row, dists)
+	res.AppendRow(row, dists)
 	return nil
 }
 

@@ -4,7 +4,7 @@ sentence-transformers on CPU torch. Prints the same JSON result as cairn's
 bench/embedspeed program.
 
     python peers.py --runtime ort-fp32|ort-int8|st-torch --threads N --model FP32_DIR \
-        [--onnx FILE] --sentences FILE --batches 1,8,32
+        [--onnx FILE] --sentences FILE --batches 1,8,32 [--no-spin]
 """
 
 import argparse
@@ -32,7 +32,7 @@ class OnnxEncoder:
     """Tokenizer (Hugging Face tokenizers, as sentence-transformers does), ONNX Runtime
     forward pass, attention-masked mean pooling and L2 normalization."""
 
-    def __init__(self, onnx_path, model_dir, threads):
+    def __init__(self, onnx_path, model_dir, threads, spin=True):
         import numpy as np
         import onnxruntime as ort
         from tokenizers import Tokenizer
@@ -43,6 +43,8 @@ class OnnxEncoder:
         so.inter_op_num_threads = 1
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if not spin:
+            so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.sess = ort.InferenceSession(onnx_path, sess_options=so, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.sess.get_inputs()}
         self.tok = Tokenizer.from_file(os.path.join(model_dir, "tokenizer.json"))
@@ -84,6 +86,7 @@ def main():
     ap.add_argument("--onnx", help="ONNX file for ort-*")
     ap.add_argument("--sentences", required=True)
     ap.add_argument("--batches", default="1,8,32")
+    ap.add_argument("--no-spin", action="store_true", help="ONNX Runtime's intra-op threads sleep while they wait")
     a = ap.parse_args()
     with open(a.sentences, encoding="utf-8") as f:
         sets = json.load(f)
@@ -101,7 +104,7 @@ def main():
     if a.runtime == "st-torch":
         enc = TorchEncoder(a.model, a.threads)
     else:
-        enc = OnnxEncoder(a.onnx, a.model, a.threads)
+        enc = OnnxEncoder(a.onnx, a.model, a.threads, spin=not a.no_spin)
     res = {"runtime": a.runtime, "threads": a.threads, "load_ms": (time.perf_counter() - t0) * 1000,
            "throughput": {}, "per_cpu_sec": {}, "p50_ms": {}, "p99_ms": {}}
     names = sorted(sets)

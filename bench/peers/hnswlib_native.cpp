@@ -5,8 +5,12 @@
 // at a time, and prints one JSON object per line (fields of bench.IndexRow).
 //
 // Build: g++ -O3 -march=native -std=c++17 -pthread -o hnswlib_native hnswlib_native.cpp
-// Usage: hnswlib_native dataset base.fvecs query.fvecs gt.ivecs M efc efs threads reps [k]
-//   efs and threads are comma lists, e.g. 10,20,40 and 1,2; efs "-" skips queries.
+// Usage: hnswlib_native dataset base.fvecs query.fvecs gt.ivecs M efc efs threads reps [k [save]]
+//   efs and threads are comma lists, e.g. 10,20,40 and 1,2; efs "-" skips queries;
+//   save: write the first build's index there (saveIndex) after the queries.
+//        hnswlib_native load index.bin query.fvecs dataset
+//   loads a saved index, answers the first query and prints its footprint
+//   (file bytes, VmRSS, and the RSS the load added).
 #include <hnswlib/hnswlib.h>
 
 #include <algorithm>
@@ -104,7 +108,28 @@ static double med(std::vector<double> v) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+static int load_footprint(const char *path, const char *query, const char *dataset) {
+    size_t qdim, nq;
+    std::vector<float> xq = read_fvecs(query, qdim, nq);
+    long before = rss_bytes();
+    hnswlib::L2Space space(qdim);
+    auto *alg = new hnswlib::HierarchicalNSW<float>(&space, path);
+    alg->setEf(100);
+    auto res = alg->searchKnn(xq.data(), 10);
+    long after = rss_bytes();
+    std::ifstream f(path, std::ios::binary | std::ios::ate);
+    long disk = (long)f.tellg();
+    printf("{\"peer\":\"hnswlib-native\",\"dataset\":\"%s\",\"n\":%zu,\"kind\":\"footprint\","
+           "\"disk_bytes\":%ld,\"rss_bytes\":%ld,\"bytes\":%ld,\"note\":\"loadIndex + 1 query\"}\n",
+           dataset, (size_t)alg->cur_element_count, disk, after, after - before);
+    fflush(stdout);
+    (void)res;
+    delete alg;
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 5 && strcmp(argv[1], "load") == 0) return load_footprint(argv[2], argv[3], argv[4]);
     if (argc < 10) {
         fprintf(stderr, "usage: %s dataset base query gt M efc efs threads reps [k]\n", argv[0]);
         return 2;
@@ -191,6 +216,7 @@ int main(int argc, char **argv) {
                dataset, n, ef, rec / nq, med(p50s), med(p99s), med(means), med(c50s), med(c99s));
         fflush(stdout);
     }
+    if (argc > 11) keep->saveIndex(argv[11]);
     delete keep;
     return 0;
 }

@@ -1,14 +1,20 @@
 #!/usr/bin/python3
-"""Python peers of cairn's index comparison: hnswlib (Debian python3-hnswlib)
-and faiss IndexHNSWFlat (Debian python3-faiss).
+"""Python peers of cairn's index comparison: hnswlib (Debian python3-hnswlib),
+faiss IndexHNSWFlat and faiss IndexHNSWSQ with 8-bit scalar codes (faiss-sq8,
+the nearest faiss flavour of cairn's SQ8; faiss trains one range per
+dimension where cairn keeps one per vector) from Debian python3-faiss.
 
 Reads the fvecs/ivecs files written by `go run ./bench/cmd/indexbench`, builds
 the index with the given threads, times single-threaded queries one at a time
-and prints one JSON object per line (fields of bench.IndexRow).
+and prints one JSON object per line (fields of bench.IndexRow). With --save
+it writes the first build's index to a file; --load FILE is the footprint
+process: it loads that file, answers one query and prints the bytes on disk
+and its resident memory.
 Run by indexbench; not meant to be run by hand except for debugging.
 """
 import argparse
 import json
+import os
 import resource
 import sys
 import time
@@ -69,13 +75,54 @@ def measure(query_one, xq, gt, k, reps):
                 mean_us=float(np.median(means)), cpu_p50_us=float(np.median(c50s)), cpu_p99_us=float(np.median(c99s)))
 
 
+PEERS = {"hnswlib": "hnswlib-py", "faiss": "faiss", "faiss-sq8": "faiss-sq8"}
+
+
+def rss_bytes():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def footprint(a):
+    """Load a saved index, answer the first query, print the footprint row."""
+    xq = read_fvecs(a.query)
+    d = xq.shape[1]
+    if a.lib == "hnswlib":
+        import hnswlib
+    else:
+        import faiss
+    before = rss_bytes()
+    if a.lib == "hnswlib":
+        p = hnswlib.Index(space=a.space, dim=d)
+        p.load_index(a.load)
+        p.set_ef(100)
+        p.knn_query(xq[:1], k=10, num_threads=1)
+        n = p.get_current_count()
+    else:
+        p = faiss.read_index(a.load)
+        p.hnsw.efSearch = 100
+        p.search(xq[:1], 10)
+        n = p.ntotal
+    after = rss_bytes()
+    emit(peer=PEERS[a.lib], dataset=a.dataset, n=int(n), kind="footprint", disk_bytes=os.path.getsize(a.load),
+         rss_bytes=after, bytes=after - before, note="load + 1 query; bytes = RSS added by the load (python %d MB before)"
+         % (before >> 20))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True, choices=["hnswlib", "faiss"])
+    ap.add_argument("--lib", required=True, choices=sorted(PEERS))
     ap.add_argument("--dataset", required=True)
-    ap.add_argument("--base", required=True)
+    ap.add_argument("--base")
     ap.add_argument("--query", required=True)
-    ap.add_argument("--gt", required=True)
+    ap.add_argument("--gt")
+    ap.add_argument("--space", default="l2", choices=["l2", "cosine"],
+                    help="cosine: hnswlib's cosine space; faiss inner product on normalized vectors")
+    ap.add_argument("--save", help="write the first build's index here")
+    ap.add_argument("--load", help="footprint only: load this saved index")
     ap.add_argument("--M", type=int, default=16)
     ap.add_argument("--efc", type=int, default=200)
     ap.add_argument("--efs", default="10,20,40,80,100,200,400")
@@ -85,15 +132,22 @@ def main():
     ap.add_argument("--filters", default="", help="sel:allowfile:gtfile,... (faiss only)")
     ap.add_argument("--filter-efs", default="100")
     a = ap.parse_args()
+    if a.load:
+        return footprint(a)
 
     xb, xq = read_fvecs(a.base), read_fvecs(a.query)
-    gt = read_ivecs(a.gt)
+    gt = read_ivecs(a.gt) if a.gt else []
     n, d = xb.shape
-    peer = "hnswlib-py" if a.lib == "hnswlib" else "faiss"
-    if a.lib == "faiss":
-        import faiss
-    else:
+    peer = PEERS[a.lib]
+    if a.lib == "hnswlib":
         import hnswlib
+    else:
+        import faiss
+        metric = faiss.METRIC_L2
+        if a.space == "cosine":
+            faiss.normalize_L2(xb)
+            faiss.normalize_L2(xq)
+            metric = faiss.METRIC_INNER_PRODUCT
 
     def cpu_s():
         ru = resource.getrusage(resource.RUSAGE_SELF)
@@ -101,15 +155,20 @@ def main():
 
     def build(threads):
         if a.lib == "hnswlib":
-            p = hnswlib.Index(space="l2", dim=d)
+            p = hnswlib.Index(space=a.space, dim=d)
             p.init_index(max_elements=n, ef_construction=a.efc, M=a.M, random_seed=100)
             c0, t0 = cpu_s(), time.perf_counter()
             p.add_items(xb, np.arange(n), num_threads=threads)
             return p, time.perf_counter() - t0, cpu_s() - c0
         faiss.omp_set_num_threads(threads)
-        p = faiss.IndexHNSWFlat(d, a.M)
+        if a.lib == "faiss-sq8":
+            p = faiss.IndexHNSWSQ(d, faiss.ScalarQuantizer.QT_8bit, a.M, metric)
+        else:
+            p = faiss.IndexHNSWFlat(d, a.M, metric)
         p.hnsw.efConstruction = a.efc
         c0, t0 = cpu_s(), time.perf_counter()
+        if not p.is_trained:
+            p.train(xb)  # the scalar quantizer's per-dimension ranges: part of the build
         p.add(xb)
         return p, time.perf_counter() - t0, cpu_s() - c0
 
@@ -134,14 +193,14 @@ def main():
             _, ids = p.search(q, k)
             return ids[0]
 
-    for ef in [int(x) for x in a.efs.split(",") if x]:
+    for ef in [int(x) for x in a.efs.split(",") if x and gt]:
         if a.lib == "hnswlib":
             p.set_ef(max(ef, a.k))
         else:
             p.hnsw.efSearch = max(ef, a.k)
         emit(peer=peer, dataset=a.dataset, n=n, kind="query", ef=ef, **measure(one, xq, gt, a.k, a.reps))
 
-    if a.filters and a.lib == "faiss":
+    if a.filters and a.lib != "hnswlib":
         for spec in a.filters.split(","):
             sel, allow_path, gt_path = spec.split(":")
             allow = read_ivecs(allow_path)[0]
@@ -158,6 +217,12 @@ def main():
 
                 emit(peer=peer, dataset=a.dataset, n=n, kind="filter", sel=float(sel), ef=ef,
                      **measure(onef, xq, fgt, a.k, a.reps))
+
+    if a.save:
+        if a.lib == "hnswlib":
+            p.save_index(a.save)
+        else:
+            faiss.write_index(p, a.save)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 #!/bin/sh
-# bench/peers/run.sh: cairn's index/ against hnswlib (native C++ and Debian's
-# Python module), faiss IndexHNSWFlat, coder/hnsw v0.6.1 and an exact scan,
-# on the same seeded data, in one run. Installs nothing: it checks the
-# prerequisites and says what is missing.
+# bench/peers/run.sh: cairn's index/ (and whole vecstore) against hnswlib
+# (native C++ and Debian's Python module), faiss IndexHNSWFlat and IndexHNSWSQ
+# (8-bit), coder/hnsw v0.6.1 and an exact scan, on the same seeded data, in
+# one run. Installs nothing: it checks the prerequisites and says what is
+# missing (make bench-index-deps installs them).
 #
 # Usage (from the repository root):
 #   bench/peers/run.sh [indexbench flags...]
@@ -29,9 +30,8 @@ else
 fi
 if [ -n "$missing" ]; then
 	echo "bench/peers/run.sh: missing:$missing" >&2
-	echo "install on Debian with (check first that nothing is removed):" >&2
-	echo "  apt-get update && apt-get -s install python3-hnswlib libhnswlib-dev python3-faiss python3-numpy" >&2
-	echo "  apt-get install python3-hnswlib libhnswlib-dev python3-faiss python3-numpy" >&2
+	echo "install them on Debian with: make bench-index-deps" >&2
+	echo "  (bench/peers/install-debs.sh: simulates with apt-get -s first and refuses if anything would be removed)" >&2
 	exit 2
 fi
 

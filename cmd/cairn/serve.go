@@ -53,6 +53,12 @@ type serveConfig struct {
 	// limits holds config.toml's [server] section with the flags above
 	// applied over it.
 	limits config.Server
+	// chroma is what the Chroma API serves when not the engine's vector
+	// store (PostgreSQL collections; see openChromaCollections).
+	chroma chromaapi.Collections
+	// gc holds the retention policies and storage budget of config.toml,
+	// for the API's gc and stats.
+	gc engine.GCOptions
 }
 
 func runServe(ctx context.Context, e *env, c *command, args []string) error {
@@ -78,6 +84,12 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer closeModel()
 	defer eng.Close()
+	chroma, closeChroma, err := openChromaCollections(ctx, e.getenv(chromaStoreEnv), cfg.allowReset, logger)
+	if err != nil {
+		return err
+	}
+	defer closeChroma()
+	cfg.chroma = chroma
 
 	h, err := newServeHandler(eng, cfg, logger)
 	if err != nil {
@@ -164,6 +176,7 @@ func parseServeArgs(e *env, c *command, args []string) (serveConfig, string, err
 		return cfg, "", err
 	}
 	cfg.applyLimits(fs, conf.Server)
+	cfg.gc = conf.GCOptions()
 	if err := cfg.check(c); err != nil {
 		return cfg, "", err
 	}
@@ -247,7 +260,7 @@ func isLoopback(host string) bool {
 // newServeHandler builds the APIs over eng and its vector store behind the
 // HTTP front.
 func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (http.Handler, error) {
-	own, err := cairnapi.New(cairnapi.Options{Engine: eng, MaxBodyBytes: cfg.maxBody, MaxLimit: cfg.maxResults, MaxDepth: cfg.maxDepth, Logger: logger})
+	own, err := cairnapi.New(cairnapi.Options{Engine: eng, MaxBodyBytes: cfg.maxBody, MaxLimit: cfg.maxResults, MaxDepth: cfg.maxDepth, GC: cfg.gc, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +272,7 @@ func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (
 	return server.New(server.Options{
 		Engine: eng,
 		Chroma: chromaapi.New(chromaapi.Options{
-			Collections: eng.VectorStore(), AuthToken: cfg.token, AllowReset: cfg.allowReset,
+			Collections: chromaCollections(eng, cfg), AuthToken: cfg.token, AllowReset: cfg.allowReset,
 			MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
 			MaxFilterDepth: cfg.maxDepth, MaxRequestResults: lim.MaxRequestResults, MaxIDs: lim.MaxIDs,
 			MaxFilterClauses: lim.MaxFilterClauses, MaxFilterValues: lim.MaxFilterValues, Logger: logger,

@@ -1,7 +1,9 @@
-// Command indexbench runs cairn's index/ side by side with hnswlib (native
-// C++ and Debian's Python module), faiss IndexHNSWFlat, coder/hnsw v0.6.1 and
+// Command indexbench runs cairn's index/ (float32 and SQ8, alone and inside
+// a whole vecstore) side by side with hnswlib (native C++ and Debian's Python
+// module), faiss (IndexHNSWFlat and IndexHNSWSQ 8-bit), coder/hnsw v0.6.1 and
 // an exact scan on the same seeded data, and prints a markdown table of
-// ratios. bench/peers/run.sh checks the prerequisites and calls it.
+// ratios, including each peer's bytes on disk and resident memory after a
+// fresh load. bench/peers/run.sh checks the prerequisites and calls it.
 package main
 
 import (
@@ -30,6 +32,9 @@ func main() {
 }
 
 func run(ctx context.Context, args []string) error {
+	if len(args) > 0 && args[0] == "footprint" {
+		return runFootprint(ctx, args[1:])
+	}
 	fs := flag.NewFlagSet("indexbench", flag.ContinueOnError)
 	cache, _ := os.UserCacheDir()
 	var (
@@ -42,14 +47,15 @@ func run(ctx context.Context, args []string) error {
 		efs       = fs.String("efs", "10,20,40,80,100,200,400", "ef_search curve")
 		reps      = fs.Int("reps", 3, "query passes (medians reported)")
 		datasets  = fs.String("datasets", "easy,hard", "data sets")
-		peers     = fs.String("peers", "cairn,hnswlib-native,hnswlib-py,faiss,coder,exact", "peers, run in this order")
+		peers     = fs.String("peers", "cairn,hnswlib-native,hnswlib-py,faiss,coder,exact", "peers, run in this order: cairn, cairn-sq8, vecstore, vecstore-sq8 (the whole store), hnswlib-native, hnswlib-py, faiss, faiss-sq8 (IndexHNSWSQ 8-bit), coder, exact")
 		threads   = fs.String("threads", "1,2", "build thread counts (first data set; later ones use the first)")
 		sels      = fs.String("sels", "0.5,0.1,0.01,0.001", "filter selectivities (fraction of ids allowed)")
 		filterEfs = fs.String("filter-efs", "100", "ef for filtered searches")
 		python    = fs.String("python", "/usr/bin/python3", "python with numpy, hnswlib and faiss")
 		peersDir  = fs.String("peers-dir", "bench/peers", "directory holding pypeer.py")
 		native    = fs.String("native", "", "compiled hnswlib_native (bench/peers/run.sh builds it)")
-		mem       = fs.Int("mem", 0, "instead of the comparison, build the cairn peers (cairn, cairn-sq8) and hnswlib-native at this n (e.g. 1000000) and report memory")
+		mem       = fs.Int("mem", 0, "instead of the comparison, build the peers at this n (e.g. 1000000) on the easy data and report memory (filters, coder and exact are not run)")
+		footprint = fs.Bool("footprint", true, "save each peer's index and report its bytes on disk and the RSS of a fresh process that loads it and answers one query")
 		memW      = fs.Int("mem-workers", 2, "build threads for -mem")
 		out       = fs.String("out", "", "results file (JSON lines; default CACHE/results-TIME.jsonl)")
 		table     = fs.String("table", "", "only render the markdown table of these comma-separated results files")
@@ -72,6 +78,13 @@ func run(ctx context.Context, args []string) error {
 	cfg := bench.IndexConfig{CacheDir: *cacheDir, N: *n, NQ: *nq, Dim: *dim, M: *m, Efc: *efc, Reps: *reps,
 		Datasets: split(*datasets), Peers: split(*peers), Python: *python, PeersDir: *peersDir, NativeBin: *native,
 		Log: os.Stderr}
+	if *footprint {
+		self, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		cfg.Self, cfg.FootprintDir = self, filepath.Join(*cacheDir, "footprint")
+	}
 	var err error
 	if cfg.Efs, err = ints(*efs); err != nil {
 		return err
@@ -156,4 +169,37 @@ func ints(s string) ([]int, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// runFootprint is the child process of a footprint: it loads a saved cairn
+// index or vecstore and prints its rows as JSON lines.
+func runFootprint(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("indexbench footprint", flag.ContinueOnError)
+	var (
+		kind    = fs.String("kind", "cairn", "cairn (a MarshalBinary file) or vecstore (a store directory)")
+		path    = fs.String("path", "", "the saved index")
+		query   = fs.String("query", "", "fvecs of queries (the first one is the footprint's query)")
+		gt      = fs.String("gt", "", "ivecs of the queries' exact neighbours: also measure them (vecstore)")
+		reps    = fs.Int("reps", 1, "query passes")
+		peer    = fs.String("peer", "", "peer name of the rows")
+		dataset = fs.String("dataset", "", "data set name of the rows")
+	)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	qs, dim, err := bench.ReadFvecs(*query)
+	if err != nil {
+		return err
+	}
+	req := bench.FootprintRequest{Kind: *kind, Path: *path, Peer: *peer, Dataset: *dataset, Query: qs[:dim], Reps: *reps}
+	if *gt != "" {
+		if req.GT, err = bench.ReadIvecs(*gt); err != nil {
+			return err
+		}
+		req.Queries = qs
+	}
+	return bench.MeasureFootprint(ctx, req, func(r bench.IndexRow) {
+		line, _ := json.Marshal(r)
+		fmt.Println(string(line))
+	})
 }

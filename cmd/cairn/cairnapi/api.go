@@ -45,6 +45,9 @@ type Options struct {
 	// MaxDepth limits the JSON nesting of a body (metadata, where); 0
 	// means DefaultMaxDepth.
 	MaxDepth int
+	// GC holds the retention policies POST /gc applies (Progress is
+	// ignored); its MaxBytes is the storage budget GET /stats reports.
+	GC engine.GCOptions
 	// Logger receives operational errors; nil discards them.
 	Logger *slog.Logger
 }
@@ -62,6 +65,7 @@ func Routes() []string {
 		"POST " + Prefix + "/messages",
 		"GET " + Prefix + "/messages/{id}",
 		"DELETE " + Prefix + "/messages/{id}",
+		"GET " + Prefix + "/messages/{id}/neighbours",
 		"POST " + Prefix + "/notes",
 		"POST " + Prefix + "/search",
 		"GET " + Prefix + "/agents",
@@ -72,6 +76,8 @@ func Routes() []string {
 		"POST " + Prefix + "/channels",
 		"GET " + Prefix + "/channels/{channel}/messages",
 		"GET " + Prefix + "/stats",
+		"GET " + Prefix + "/stats/timeline",
+		"POST " + Prefix + "/gc",
 		"GET " + Prefix + "/openapi.json",
 	}
 }
@@ -98,6 +104,7 @@ func New(opts Options) (*Handler, error) {
 		"POST " + Prefix + "/messages":                   h.storeMessage,
 		"GET " + Prefix + "/messages/{id}":               h.getMessage,
 		"DELETE " + Prefix + "/messages/{id}":            h.deleteMessage,
+		"GET " + Prefix + "/messages/{id}/neighbours":    h.neighbours,
 		"POST " + Prefix + "/notes":                      h.writeNote,
 		"POST " + Prefix + "/search":                     h.search,
 		"GET " + Prefix + "/agents":                      h.agents,
@@ -108,6 +115,8 @@ func New(opts Options) (*Handler, error) {
 		"POST " + Prefix + "/channels":                   h.createChannel,
 		"GET " + Prefix + "/channels/{channel}/messages": h.channelMessages,
 		"GET " + Prefix + "/stats":                       h.stats,
+		"GET " + Prefix + "/stats/timeline":              h.timeline,
+		"POST " + Prefix + "/gc":                         h.gc,
 	}
 	for route, f := range handlers {
 		h.mux.Handle(route, h.wrap(f))
@@ -127,7 +136,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 // apiError is every error body.
 type apiError struct {
 	// Error is the class: invalid_argument, not_found, already_exists,
-	// no_model, embedder_mismatch, dimension_mismatch, payload_too_large,
+	// no_model, embedder_mismatch, dimension_mismatch, conflict, payload_too_large,
 	// unsupported_media_type, unavailable, corrupt, incompatible_format,
 	// internal.
 	Error   string `json:"error"`
@@ -186,6 +195,8 @@ func statusOf(err error) (int, apiError) {
 		return http.StatusBadRequest, apiError{Error: "invalid_argument", Message: inv.Error(), Field: inv.Field}
 	case errors.As(err, &mbe), errors.Is(err, errTooLarge):
 		return http.StatusRequestEntityTooLarge, apiError{Error: "payload_too_large", Message: err.Error()}
+	case errors.Is(err, errConflict):
+		return http.StatusConflict, apiError{Error: "conflict", Message: err.Error()}
 	case errors.Is(err, errMediaType):
 		return http.StatusUnsupportedMediaType, apiError{Error: "unsupported_media_type", Message: err.Error()}
 	case errors.Is(err, httpguard.ErrBodyBudget):

@@ -205,11 +205,3 @@ func (h *Handler) agents(r *http.Request) (any, int, error) {
 	}
 	return list(as), http.StatusOK, nil
 }
-
-func (h *Handler) stats(r *http.Request) (any, int, error) {
-	st, err := h.opts.Engine.StoreStats(r.Context())
-	if err != nil {
-		return nil, 0, err
-	}
-	return st, http.StatusOK, nil
-}

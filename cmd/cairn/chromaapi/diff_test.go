@@ -102,6 +102,19 @@ func TestChromaDifferential(t *testing.T) {
 	t.Run("ops", func(t *testing.T) { diffOps(t, cs, g) })
 }
 
+// TestChromaDifferentialPostgres is TestChromaDifferential with cairn's
+// collections in PostgreSQL (package pgcollections).
+func TestChromaDifferentialPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("differential test against the real Chroma server skipped in -short mode")
+	}
+	cs := &httpSide{base: freshChroma(t) + "/api/v2"}
+	g := &httpSide{base: cairnPGServer(t, chromaapi.Options{}) + "/api/v2"}
+
+	t.Run("filters", func(t *testing.T) { diffFilters(t, cs, g) })
+	t.Run("ops", func(t *testing.T) { diffOps(t, cs, g) })
+}
+
 // diffFilters replays testdata/filters.txt on both sides.
 func diffFilters(t *testing.T, cs, g *httpSide) {
 	_, cases := readGolden(t, "testdata/filters.txt")

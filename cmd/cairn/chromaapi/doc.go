@@ -44,7 +44,11 @@
 // TestChromaDifferential; filters.txt is also this handler's golden file
 // for the where languages (TestFiltersGolden, -rewrite).
 //
-// Imports: vecstore (the collections it serves; the engine hands over its one
-// store, engine.Engine.VectorStore), vecstore/where (the filter language),
+// The store is the Collections interface: vecstore's Store (the engine hands
+// over its one store, engine.Engine.VectorStore) or pgcollections' Store
+// (PostgreSQL); both refuse with vecstore's error classes and rules.
+//
+// Imports: vecstore (the types and errors of the collections it serves),
+// vecstore/where (the filter language),
 // engine and httpguard; never index or fts.
 package chromaapi

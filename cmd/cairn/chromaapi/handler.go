@@ -17,7 +17,6 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/httpguard"
 	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
-	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // Version is the Chroma server version this adapter answers as.
@@ -39,8 +38,9 @@ const (
 type Options struct {
 	// Collections is the collection store the API serves (required): in
 	// cairn serve the engine's own store (engine.Engine.VectorStore), so
-	// that one process holds one Store per directory.
-	Collections *vecstore.Store
+	// that one process holds one Store per directory, or the PostgreSQL
+	// collections of a PostgreSQL-backed server.
+	Collections Collections
 	// AuthToken, when not empty, is required on every request except
 	// heartbeat and version, as "Authorization: Bearer <token>" or
 	// "X-Chroma-Token: <token>". When empty, those headers are ignored (as
@@ -85,7 +85,7 @@ type Options struct {
 // the way Chroma 1.0.0 does). It is safe for concurrent use.
 type Handler struct {
 	opts  Options
-	coll  *vecstore.Store
+	coll  Collections
 	stats map[string]*routeStats // by route name; the map is fixed at New
 }
 

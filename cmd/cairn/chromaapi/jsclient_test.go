@@ -157,18 +157,24 @@ func TestJSClientScenario(t *testing.T) {
 	for _, client := range []string{"3.5.0", "3.0.17"} {
 		t.Run(client, func(t *testing.T) {
 			db := "scenario_" + strings.ReplaceAll(client, ".", "_")
-			want := runScenario(t, chroma, db, client)
-			base := frontServer(t)
-			got := runScenario(t, base, db, client)
-			if len(want) < 50 {
-				t.Fatalf("scenario produced only %d steps", len(want))
-			}
-			names := make([]string, 0, len(want))
-			for name := range want {
-				names = append(names, name)
-			}
-			sort.Strings(names)
-			compareScenario(t, want, got, names, scenarioDivergences, base, chroma)
+			jsScenario(t, chroma, frontServer(t), db, client)
 		})
 	}
+}
+
+// jsScenario runs the JS scenario with client against the real Chroma
+// server and against cairn, in database db, and compares every step.
+func jsScenario(t *testing.T, chroma, cairn, db, client string) {
+	t.Helper()
+	want := runScenario(t, chroma, db, client)
+	got := runScenario(t, cairn, db, client)
+	if len(want) < 50 {
+		t.Fatalf("scenario produced only %d steps", len(want))
+	}
+	names := make([]string, 0, len(want))
+	for name := range want {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	compareScenario(t, want, got, names, scenarioDivergences, cairn, chroma)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/cairn-dev/cairn/vecstore"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +18,9 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
+	"github.com/cairn-dev/cairn/internal/pgtest"
+	"github.com/cairn-dev/cairn/pgcollections"
+	"github.com/cairn-dev/cairn/vecstore"
 )
 
 var (
@@ -42,7 +44,7 @@ var realChroma struct {
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	code := m.Run()
+	code := pgtest.Main(m)
 	if c := realChroma.cmd; c != nil && c.Process != nil {
 		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
 		_ = c.Wait()
@@ -102,9 +104,17 @@ func startChroma() (string, error) {
 		return "", err
 	}
 	realChroma.dir = dir
+	url, cmd, err := startChromaIn(dir)
+	realChroma.cmd = cmd
+	return url, err
+}
+
+// startChromaIn starts a real Chroma 1.0.0 server with its data and log in
+// dir, in its own process group, and waits for its heartbeat.
+func startChromaIn(dir string) (string, *exec.Cmd, error) {
 	port, err := freePort()
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	cli, _ := filepath.Abs(filepath.Join(jsDir, "node_modules", "chromadb", "dist", "cli.mjs"))
 	cmd := exec.Command("node", cli, "run", "--path", filepath.Join(dir, "data"), "--host", "127.0.0.1",
@@ -112,20 +122,43 @@ func startChroma() (string, error) {
 	cmd.Dir = jsDir
 	log, err := os.Create(filepath.Join(dir, "chroma.log"))
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	realChroma.cmd = cmd
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	if !awaitHeartbeat(url, 60*time.Second) {
 		out, _ := os.ReadFile(filepath.Join(dir, "chroma.log"))
-		return "", errors.New("no heartbeat within 60s; log:\n" + string(out))
+		return "", cmd, errors.New("no heartbeat within 60s; log:\n" + string(out))
 	}
-	return url, nil
+	return url, cmd, nil
+}
+
+// freshChroma starts a real Chroma 1.0.0 server of the test's own (empty),
+// for comparisons that need a server no other test wrote to; it is killed
+// when the test ends.
+func freshChroma(t *testing.T) string {
+	t.Helper()
+	if *flagNoLive && !*flagRecord {
+		t.Skip("-no-live")
+	}
+	if !nodeAvailable(t) {
+		return ""
+	}
+	url, cmd, err := startChromaIn(t.TempDir())
+	if cmd != nil {
+		t.Cleanup(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+		})
+	}
+	if err != nil {
+		t.Fatalf("starting a real Chroma server: %v", err)
+	}
+	return url
 }
 
 // awaitHeartbeat polls a Chroma-compatible server's heartbeat until it
@@ -161,4 +194,22 @@ func cairnServer(t testing.TB, opts chromaapi.Options) (string, *vecstore.Store)
 		}
 	})
 	return srv.URL, coll
+}
+
+// cairnPGServer serves fresh PostgreSQL collections (a new database on the
+// test PostgreSQL server) through the Chroma adapter on 127.0.0.1 and
+// returns its URL.
+func cairnPGServer(t testing.TB, opts chromaapi.Options) string {
+	t.Helper()
+	pg, err := pgcollections.Open(context.Background(), pgtest.Database(t), pgcollections.Options{AllowReset: opts.AllowReset})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Collections = pg
+	srv := httptest.NewServer(chromaapi.New(opts))
+	t.Cleanup(func() {
+		srv.Close()
+		_ = pg.Close()
+	})
+	return srv.URL
 }

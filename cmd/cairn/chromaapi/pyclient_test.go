@@ -169,9 +169,14 @@ func TestPythonClient(t *testing.T) {
 }
 
 func pyScenario(t *testing.T, client pyClient, bin, version string) {
-	chroma := chromaURL(t)
-	cairn := startCairnServe(t, bin)
 	db := "py_scenario_" + strings.ReplaceAll(version, ".", "_")
+	comparePyScenario(t, client, chromaURL(t), startCairnServe(t, bin), db)
+}
+
+// comparePyScenario runs the Python scenario against the real Chroma
+// server and against cairn, in database db, and compares every step.
+func comparePyScenario(t *testing.T, client pyClient, chroma, cairn, db string) {
+	t.Helper()
 	want, order := runPyScenario(t, client, chroma, db)
 	got, _ := runPyScenario(t, client, cairn, db)
 	if len(want) < 100 {

@@ -1,6 +1,8 @@
 // Package server is the HTTP front of `cairn serve`: one handler that routes
-// /api/v2 and /api/v1 to the Chroma API, /api/cairn/v1 to cairn's own API
-// and /metrics to the Prometheus exposition; behind bearer-token auth (the
+// /api/v2 and /api/v1 to the Chroma API, /api/cairn/v1 to cairn's own API,
+// /metrics to the Prometheus exposition, and GET / and /console/ to the web
+// console (package console: static files that hold no data, so served
+// without the token); behind bearer-token auth (the
 // Chroma API does its own, as Chroma does, with the same parser,
 // httpguard), a structured request log and the request metrics.
 //

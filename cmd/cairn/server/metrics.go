@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
+	"github.com/cairn-dev/cairn/cmd/cairn/console"
 	"github.com/cairn-dev/cairn/cmd/cairn/httpguard"
 	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
 	"github.com/cairn-dev/cairn/engine"
@@ -84,6 +85,10 @@ func (m *metrics) route(r *http.Request) (api, route string) {
 		return "cairn", "unknown"
 	case p == "/metrics":
 		return "metrics", "/metrics"
+	case p == "/":
+		return "console", "/"
+	case strings.HasPrefix(p, console.AssetPrefix):
+		return "console", console.AssetPrefix
 	case strings.HasPrefix(p, "/api/v2/"):
 		if m.chroma == nil || !knownMethods[r.Method] {
 			return "chroma", "unknown"

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
+	"github.com/cairn-dev/cairn/cmd/cairn/console"
 	"github.com/cairn-dev/cairn/cmd/cairn/httpguard"
 	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
 	"github.com/cairn-dev/cairn/engine"
@@ -50,6 +51,11 @@ func New(opts Options) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle(cairnapi.Prefix+"/", requireToken(opts.AuthToken, opts.Cairn))
 	mux.Handle("/metrics", requireToken(opts.AuthToken, m))
+	// The console's files hold no data (the page asks the API, with the
+	// token, for everything it shows), so they are served without it.
+	ui := console.Handler()
+	mux.Handle("GET /{$}", ui)
+	mux.Handle("GET "+console.AssetPrefix, ui)
 	mux.Handle("/", opts.Chroma)
 	h := m.instrument(g.wrap(mux))
 	if opts.LogRequests {

@@ -1,0 +1,13 @@
+package pgcollections
+
+import "testing"
+
+// Iterative scans are used only from pgvector 0.8.0 on.
+func TestVersionAtLeast(t *testing.T) {
+	for v, want := range map[string]bool{"0.8.0": true, "0.8.5": true, "0.10.1": true, "1.0": true,
+		"0.7.4": false, "0.5.1": false, "": false, "x.y": false} {
+		if got := versionAtLeast(v, 0, 8); got != want {
+			t.Errorf("versionAtLeast(%q, 0, 8) = %v, want %v", v, got, want)
+		}
+	}
+}
