@@ -18,7 +18,7 @@ PG          := testdata/pg
 PIP_FLAGS   := --disable-pip-version-check --no-input --no-deps
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-quality fuzz demo js-deps clean
+.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-oneshot bench-quality fuzz demo js-deps clean
 
 all: build
 
@@ -252,6 +252,14 @@ bench:
 ## each failed gate, its figure and its limit. MODEL=DIR adds the encoder gates (MODEL=builtin: the built-in all-MiniLM-L6-v2).
 bench-gate:
 	$(GO) run ./bench/cmd/hybridbench speed -n 100000 -gate $(if $(MODEL),-model $(MODEL),)
+
+## bench-oneshot: one-shot `cairn search` processes at 100,000 messages timed whole (wall, CPU, peak RSS), on a
+## store cached in ONESHOT_STORE (written once by oneshot-store, ~5 min). BASE=BIN times a baseline binary interleaved,
+## on BASE_STORE (a store it can read: one written by its own oneshot-store); GATE=50ms fails on a slower median.
+ONESHOT_STORE ?= /tmp/cairn-oneshot-100k
+bench-oneshot: build
+	test -d $(ONESHOT_STORE) || $(GO) run ./bench/cmd/hybridbench oneshot-store -n 100000 -out $(ONESHOT_STORE)
+	$(GO) run ./bench/cmd/hybridbench oneshot -bin $(BIN) -store $(ONESHOT_STORE) $(if $(BASE),-base $(BASE) -base-store $(BASE_STORE),) $(if $(GATE),-gate $(GATE),)
 
 ## bench-quality: nDCG@10 / recall@100 of keyword, semantic and hybrid search on ../shared/datasets, then
 ## the LoCoMo dev protocol (turn recall@5/@10, hit@10 per category). MODELS: comma-separated [LABEL=]DIR

@@ -13,8 +13,8 @@ import (
 // memKeywordIndex owns the in-memory keyword index of the messages, an
 // fts.Index: the BM25 twin of the FTS5 table (not to be confused with
 // index/, the HNSW graphs of the vectors). It is built in the background
-// after the first keyword search of the process (a one-shot CLI search
-// never pays for it), then caught up from SQLite at every search, so it
+// after the first keyword search of the process (not at all in a read-only
+// engine, a one-shot command's), then caught up from SQLite at every search, so it
 // ranks exactly like FTS5 at a fraction of the cost. Until it is ready, and
 // for queries it cannot rank exactly, searches run on FTS5.
 type memKeywordIndex struct {
@@ -62,7 +62,9 @@ func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter resolved, 
 	// never change, so the index may cache the rows a filter keeps; all
 	// but the unread filter, which changes as the agent's cursors move.
 	req := fts.Request{Query: q, Filter: filter.sql, Args: filter.args, Limit: depth, NoSnippets: true, CacheFilter: filter.unreadBy == "" && filter.validAt == ""}
-	if k := e.kw; k != nil && !k.off.Load() {
+	// A read-only engine serves a one-shot command: building the index
+	// would cost that process more CPU than its whole search.
+	if k := e.kw; k != nil && !k.off.Load() && !e.opts.ReadOnly {
 		e.startKeywordBuild(k)
 		hits, ok, err := k.mem.Search(ctx, e.r, req)
 		if err != nil {

@@ -56,6 +56,15 @@
 // returns the decoded vector. Recode converts an index between codes in
 // place, keeping its graph.
 //
+// # Reading in place
+//
+// View searches the output of MarshalGraph where it lies (a memory-mapped
+// file) without decoding it: OpenView checks the checksum and notes where
+// each slot starts, and Search walks the graph like Index.Search without a
+// filter, reading only the lists it visits and asking the caller for each
+// visited vector in its stored form. It serves processes that answer one
+// query and exit.
+//
 // # Concurrency
 //
 // All methods are safe for concurrent use. Searches run in parallel with

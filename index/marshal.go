@@ -263,51 +263,14 @@ func (x *Index) fillVectors(vector func(id uint32) ([]float32, error)) error {
 //
 // missing reports data written by MarshalGraph: the vectors are left zero.
 func unmarshal(data []byte) (x *Index, missing bool, err error) {
-	if len(data) < headerLenV1+4 || string(data[:8]) != magic {
-		return nil, false, errors.New("bad magic or too short")
-	}
-	le := binary.LittleEndian
-	version := le.Uint32(data[8:])
-	switch {
-	case version > formatVersion:
-		return nil, false, fmt.Errorf("%w: %d (this build reads up to %d)", ErrUnsupportedVersion, version, formatVersion)
-	case version < 1:
-		return nil, false, fmt.Errorf("format version %d", version)
-	}
-	body := data[:len(data)-4]
-	if crc32.Checksum(body, castagnoli) != le.Uint32(data[len(data)-4:]) {
-		return nil, false, errors.New("checksum mismatch")
-	}
-	d := &decoder{b: body, off: 12}
-	space := Space(d.u32())
-	opts := Options{
-		Space: space, Dim: int(d.u32()), M: int(d.u32()),
-		EfConstruction: int(d.u32()), EfSearch: int(d.u32()),
-	}
-	if version >= 2 {
-		opts.Code = Code(d.u32())
-	}
-	if version >= 3 {
-		flags := d.u32()
-		if flags&^flagNoVectors != 0 {
-			return nil, false, fmt.Errorf("unknown flags %#x", flags)
-		}
-		missing = flags&flagNoVectors != 0
-	}
-	opts.Seed = int64(d.u64())
-	draws := d.u64()
-	n := int(d.u32())
-	epID, epLevel := d.u32(), d.u32()
-	if d.bad {
-		return nil, false, errShort
-	}
-	if opts.Dim == 0 || opts.M == 0 || opts.EfConstruction == 0 || opts.EfSearch == 0 {
-		return nil, false, errors.New("zero parameter in header")
-	}
-	o, err := opts.withDefaults()
+	h, err := readHeader(data)
 	if err != nil {
 		return nil, false, err
 	}
+	le := binary.LittleEndian
+	body := data[:len(data)-4]
+	d := &decoder{b: body, off: h.off}
+	o, missing, draws, n, epID, epLevel := h.opts, h.missing, h.draws, h.n, h.epID, h.epLevel
 	x = newIndex(o, bestKernel())
 	if n > len(body)-d.off {
 		return nil, false, fmt.Errorf("%d slots in %d bytes", n, len(body)-d.off)

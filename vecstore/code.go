@@ -231,12 +231,8 @@ func (s *Store) Recode(ctx context.Context, collID string, code VectorCode, prog
 			if err != nil {
 				return nil, fmt.Errorf("vecstore: marshal graph: %w", err)
 			}
-			comp, err := compressSnapshot(raw)
-			if err != nil {
-				return nil, err
-			}
 			ni.LastSeq = seq
-			if err := putSnapshot(tx, &ni, comp, seq, uint32(len(mc.byDense))); err != nil {
+			if err := putRawSnapshot(tx, &ni, raw, encodeSnapIDs(mc.byDense), seq, uint32(len(mc.byDense))); err != nil {
 				return nil, err
 			}
 		}

@@ -207,7 +207,10 @@ func TestSQ8Collection(t *testing.T) {
 			if recall["sq8"] < recall["float32"]-0.01 || recall["sq8"] < 0.9 {
 				t.Errorf("sq8 recall@10 %.4f, float32 %.4f", recall["sq8"], recall["float32"])
 			}
-			if float64(sizes["sq8"]) > 0.65*float64(sizes["float32"]) {
+			// At dimension 64 the graph weighs as much as the codes, and its
+			// snapshot is stored uncompressed (read in place by one-shot
+			// processes), the same bytes in both files.
+			if float64(sizes["sq8"]) > 0.7*float64(sizes["float32"]) {
 				t.Errorf("sq8 file %d bytes, float32 %d", sizes["sq8"], sizes["float32"])
 			}
 		})
@@ -571,7 +574,7 @@ func fileVersion(t *testing.T, dir string) (version uint32, graphOnly bool) {
 }
 
 // TestFormatV1Upgrade opens the frozen version-1 file: reads leave it as it
-// is (a read never writes); the first write marks it version 2, and the
+// is (a read never writes); the first write marks it version 3, and the
 // next snapshot replaces the old one (vectors included) by a graph without
 // vectors; everything reads back the same.
 func TestFormatV1Upgrade(t *testing.T) {
@@ -608,7 +611,7 @@ func TestFormatV1Upgrade(t *testing.T) {
 	if err := s.Checkpoint(ctx, c.ID); err != nil {
 		t.Fatal(err)
 	}
-	if v, graph := fileVersion(t, dir); v != 2 || !graph {
+	if v, graph := fileVersion(t, dir); v != 3 || !graph {
 		t.Fatalf("after a write and a snapshot: version %d, graph-only snapshot %v", v, graph)
 	}
 	s2 := openStore(t, dir)

@@ -76,11 +76,11 @@
 // Dense ids are assigned by vecstore, lowest free first, so ids
 // freed by deletes are reused.
 //
-// # File layout (format version 2)
+// # File layout (format version 3)
 //
 // DIR/vectors.db is a bbolt file:
 //
-//	meta        magic "cairn-vecstore\x00", version (u32 BE, =2), seq (u64 BE:
+//	meta        magic "cairn-vecstore\x00", version (u32 BE, =3), seq (u64 BE:
 //	            global change sequence, +1 per committed write)
 //	tenants     name -> "{}"
 //	databases   tenant\x00name -> {"id": uuid}
@@ -96,9 +96,15 @@
 //	                  index.AppendSQ8's lo, step and codes (of the
 //	                  normalized vector, in the cosine space)
 //	            log:  seq u64 BE -> CRC + ids touched by that write
-//	            snap: chunk u32 BE -> 4 MiB pieces of the zstd-compressed
-//	                  index.MarshalGraph of the graph as of snapshot seq
-//	                  (no vectors: they are read from vec on load)
+//	            snap: chunk 0 -> index.MarshalGraph of the graph as of
+//	                  snapshot seq, uncompressed, in one value (no
+//	                  vectors: they are read from vec), so that it lies
+//	                  contiguous in the mapped file and is searched
+//	                  there (collInfo.SnapRaw); "ids" -> CRC + the
+//	                  record id of each dense id at that seq.
+//	                  Snapshots of version 2 (and Recode, Repair) are
+//	                  chunk u32 BE -> 4 MiB pieces of the zstd-compressed
+//	                  graph.
 //
 // Every value we lay out carries a CRC-32C; the magic and version are
 // checked on every open and every transaction, a newer version gives
@@ -112,7 +118,11 @@
 // is kept as vectors.db.bak). testdata/format-v1.db and format-v2.db are
 // frozen fixtures opened by TestFrozenFixture and TestFrozenFixtureV2.
 //
-// Version 1 files are read as they are: their snapshots are
+// Older files are read as they are. Version 2 snapshots are compressed:
+// they are decoded on load, and a one-shot store loads the collection
+// instead of reading it in place; the first write marks the file version
+// 3, and a process that wrote rewrites such a snapshot raw at Close (a
+// process that only reads never writes). Version 1 files: their snapshots are
 // index.MarshalBinary, vectors included (collInfo.SnapGraph false). The
 // first transaction that writes records, collections or a snapshot marks
 // the file version 2 (reads never write); each collection's next snapshot
@@ -124,9 +134,28 @@
 // 16 KiB bbolt pages; Close compacts the file (bbolt.Compact into a temp
 // file, fsync, rename) when more than a tenth of it is free pages, which
 // snapshot rewrites leave behind. Vectors are stored once: the file is
-// about 1.2x the raw vector bytes plus the compressed graph at dimension
+// about 1.2x the raw vector bytes plus the graph at dimension
 // 384 (ten float32 vectors fill a 16 KiB page; bbolt grows the file in
 // steps of up to 16 MiB beyond that). Version 1 stored them twice (2.2x).
+//
+// # Reads in place
+//
+// Loading a collection (records into maps, the metadata index, the graph
+// and every vector) takes about a second at 100,000 records. A Store
+// opened with Options.OneShot (a CLI command that reads and exits)
+// answers a query without filters, and a Get by ids alone, without
+// loading: in one read transaction, index.View walks the raw snapshot
+// where it lies in bbolt's memory map, each visited vector is read from
+// the vec bucket (SQ8 codes used as stored), only the hits' records are
+// decoded, and the records written since the snapshot (the change log
+// after it) are compared exactly and merged, graph hits whose records
+// changed since being dropped. Anything else (a filter, a small
+// collection scanned exactly, an older snapshot) loads the collection as
+// before. Options.LoadInBackground (the engine's long-lived processes)
+// starts loading a collection on its first read and answers reads in
+// place until it is loaded, so a cold open does not wait for the load.
+// Answers in place equal the loaded path's up to float round-off (SQ8
+// distances are to the stored codes, which the loaded graph re-derives).
 //
 // # Several processes
 //

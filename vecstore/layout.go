@@ -11,11 +11,11 @@ import (
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
-// On-disk layout (format version 2; version 1 is read and upgraded by the
-// first write). See doc.go for the description.
+// On-disk layout (format version 3; versions 1 and 2 are read and upgraded
+// by the first write). See doc.go for the description.
 const (
 	formatMagic   = "cairn-vecstore\x00"
-	formatVersion = 2
+	formatVersion = 3
 	// minFormatVersion is the oldest version read.
 	minFormatVersion = 1
 	// recVersion is the version byte inside every record value.
@@ -39,6 +39,10 @@ var (
 	subVec  = []byte("vec")
 	subLog  = []byte("log")
 	subSnap = []byte("snap")
+
+	// keySnapIDs holds, in the snap bucket of a raw snapshot, the record id
+	// of each dense id (encodeSnapIDs).
+	keySnapIDs = []byte("ids")
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -101,6 +105,10 @@ type collInfo struct {
 	// read from the vec bucket). Snapshots written by format version 1
 	// are index.MarshalBinary, vectors included.
 	SnapGraph bool `json:"snap_graph,omitempty"`
+	// SnapRaw: the snapshot is one uncompressed value (chunk 0), with the
+	// record id of each dense id under keySnapIDs (format version 3);
+	// otherwise it is zstd-compressed in chunks.
+	SnapRaw bool `json:"snap_raw,omitempty"`
 	// OpsSinceSnap counts records written since the snapshot.
 	OpsSinceSnap int `json:"ops_since_snap,omitempty"`
 }

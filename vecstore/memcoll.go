@@ -325,7 +325,11 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 		go func() {
 			defer wg.Done()
 			t1 := time.Now()
-			raw, snapErr = decompressSnapshot(comp)
+			if ci.SnapRaw {
+				raw = comp
+			} else {
+				raw, snapErr = decompressSnapshot(comp)
+			}
 			tSnap = time.Since(t1)
 		}()
 	}
@@ -401,11 +405,24 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 	return mc, nil
 }
 
-// readSnapshotBytes copies the compressed snapshot out of the transaction
-// and verifies its length and checksum.
+// readSnapshotBytes returns the snapshot's bytes and verifies their length
+// and checksum: a snapshot in one chunk where it lies in the transaction
+// (valid while it is open), one in several chunks copied out of it.
 func readSnapshotBytes(sb *bolt.Bucket, ci *collInfo) ([]byte, error) {
 	if sb == nil {
 		return nil, corruptf(nil, "graph snapshot missing")
+	}
+	if ci.SnapChunks == 1 {
+		p := sb.Get(u32(0))
+		switch {
+		case p == nil:
+			return nil, corruptf(nil, "graph snapshot chunk 0 missing")
+		case int64(len(p)) != ci.SnapLen:
+			return nil, corruptf(nil, "graph snapshot length %d, want %d", len(p), ci.SnapLen)
+		case crc(p) != ci.SnapCRC:
+			return nil, corruptf(nil, "graph snapshot checksum mismatch")
+		}
+		return p, nil
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(ci.SnapLen))

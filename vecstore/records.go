@@ -2,6 +2,7 @@ package vecstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -583,6 +584,11 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 	if err := req.WhereDocument.Validate(); err != nil {
 		return nil, filterErr("where_document", err)
 	}
+	if req.IDs != nil && req.Where == nil && req.WhereDocument == nil && s.inPlaceOK(cid) {
+		if res, err := s.getInPlace(ctx, cid, req, inc, incSet); !errors.Is(err, errNotInPlace) {
+			return res, err
+		}
+	}
 	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
 	if err != nil {
 		return nil, err
@@ -707,6 +713,11 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 	qa, err := checkQuery(req)
 	if err != nil {
 		return nil, err
+	}
+	if req.IDs == nil && req.Where == nil && req.WhereDocument == nil && s.inPlaceOK(cid) {
+		if res, err := s.queryInPlace(ctx, cid, req, qa); !errors.Is(err, errNotInPlace) {
+			return res, err
+		}
 	}
 	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
 	if err != nil {
@@ -947,7 +958,7 @@ func (s *Store) Stats() Stats {
 	defer s.mu.RUnlock()
 	st := Stats{Collections: len(s.mu.colls), AppliedSeq: s.mu.applied,
 		Syncs: s.stats.syncs.Load(), FullReloads: s.stats.reloads.Load(), Snapshots: s.stats.snapshots.Load(),
-		ExactQueries: s.stats.exact.Load(), FilteredHNSW: s.stats.hnsw.Load()}
+		ExactQueries: s.stats.exact.Load(), FilteredHNSW: s.stats.hnsw.Load(), InPlaceReads: s.stats.inPlace.Load()}
 	for _, mc := range s.mu.colls {
 		st.Records += len(mc.byID)
 	}

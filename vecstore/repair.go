@@ -207,7 +207,7 @@ func repairCollection(s *Store, old, nw *bolt.DB, ci *collInfo, seq uint64, rep 
 	sort.Slice(items, func(i, j int) bool { return items[i].r.order < items[j].r.order })
 	ni := *ci
 	ni.LastSeq = seq
-	ni.SnapSeq, ni.SnapNext, ni.SnapChunks, ni.SnapLen, ni.SnapCRC, ni.OpsSinceSnap, ni.SnapGraph = 0, 0, 0, 0, 0, 0, false
+	ni.SnapSeq, ni.SnapNext, ni.SnapChunks, ni.SnapLen, ni.SnapCRC, ni.OpsSinceSnap, ni.SnapGraph, ni.SnapRaw = 0, 0, 0, 0, 0, 0, false, false
 	var comp []byte
 	var next uint32
 	if len(items) > 0 {

@@ -25,11 +25,13 @@ func (s *Store) Checkpoint(ctx context.Context, collID string) error {
 }
 
 // snapshot serializes the collection's graph (as of the sequence memory
-// reflects, without its vectors: they are in the vec bucket), compresses it
-// with zstd and stores it in chunks, then trims the change log up to that
-// sequence. If another process wrote to the collection in between, the
-// snapshot is skipped (a later write retries). A snapshot of the same state
-// in the older form, vectors included, is replaced.
+// reflects, without its vectors: they are in the vec bucket) and the
+// record id of each dense id, stores both uncompressed (so that a reader
+// can search them where they lie in the mapped file, see inplace.go), then
+// trims the change log up to that sequence. If another process wrote to the
+// collection in between, the snapshot is skipped (a later write retries). A
+// snapshot of the same state in an older form (compressed, or vectors
+// included) is replaced.
 func (s *Store) snapshot(ctx context.Context, cid string) error {
 	s.ioMu.Lock()
 	defer s.ioMu.Unlock()
@@ -42,13 +44,10 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 	applied := mc.applied
 	next := uint32(len(mc.byDense))
 	raw, err := mc.graph.MarshalGraph()
+	ids := encodeSnapIDs(mc.byDense)
 	s.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("vecstore: marshal graph: %w", err)
-	}
-	comp, err := compressSnapshot(raw)
-	if err != nil {
-		return err
 	}
 	var ni collInfo
 	var newSeq uint64
@@ -62,13 +61,13 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 		if err != nil {
 			return err
 		}
-		if ci.LastSeq != applied || (ci.SnapSeq == applied && ci.SnapGraph) {
+		if ci.LastSeq != applied || (ci.SnapSeq == applied && ci.SnapRaw) {
 			return nil // someone wrote since, or another process already snapshotted this state
 		}
 		if err := upgradeFormat(tx); err != nil {
 			return err
 		}
-		if err := putSnapshot(tx, ci, comp, applied, next); err != nil {
+		if err := putRawSnapshot(tx, ci, raw, ids, applied, next); err != nil {
 			return err
 		}
 		ni = *ci
@@ -101,11 +100,28 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 	return nil
 }
 
-// putSnapshot replaces collection ci's snapshot with comp (a compressed
-// MarshalGraph of its graph as of sequence seq, next its dense-id bound),
-// trims the change log up to seq and sets ci's snapshot fields; the caller
-// stores ci.
-func putSnapshot(tx *bolt.Tx, ci *collInfo, comp []byte, seq uint64, next uint32) error {
+// putRawSnapshot replaces collection ci's snapshot with raw (MarshalGraph
+// of its graph as of sequence seq, next its dense-id bound), uncompressed
+// in one value so that it lies contiguous in the mapped file, with the
+// record ids of the dense ids below next (encodeSnapIDs) beside it; it
+// trims the change log up to seq and sets ci's snapshot fields (the
+// caller stores ci).
+func putRawSnapshot(tx *bolt.Tx, ci *collInfo, raw, ids []byte, seq uint64, next uint32) error {
+	return replaceSnapshot(tx, ci, seq, next, func(sb *bolt.Bucket) error {
+		if err := sb.Put(u32(0), raw); err != nil {
+			return err
+		}
+		if err := sb.Put(keySnapIDs, ids); err != nil {
+			return err
+		}
+		ci.SnapChunks, ci.SnapLen, ci.SnapCRC, ci.SnapRaw = 1, int64(len(raw)), crc(raw), true
+		return nil
+	})
+}
+
+// replaceSnapshot empties collection ci's snap bucket, lets put fill it,
+// trims the change log up to seq and sets ci's other snapshot fields.
+func replaceSnapshot(tx *bolt.Tx, ci *collInfo, seq uint64, next uint32, put func(sb *bolt.Bucket) error) error {
 	cb := tx.Bucket(collBucketName(ci.ID))
 	if cb == nil {
 		return corruptf(nil, "collection %s: missing data bucket", ci.ID)
@@ -117,13 +133,8 @@ func putSnapshot(tx *bolt.Tx, ci *collInfo, comp []byte, seq uint64, next uint32
 	if err != nil {
 		return err
 	}
-	chunks := 0
-	for off := 0; off < len(comp); off += snapChunk {
-		end := min(off+snapChunk, len(comp))
-		if err := sb.Put(u32(uint32(chunks)), comp[off:end]); err != nil {
-			return err
-		}
-		chunks++
+	if err := put(sb); err != nil {
+		return err
 	}
 	lb := cb.Bucket(subLog)
 	c := lb.Cursor()
@@ -134,9 +145,6 @@ func putSnapshot(tx *bolt.Tx, ci *collInfo, comp []byte, seq uint64, next uint32
 	}
 	ci.SnapSeq = seq
 	ci.SnapNext = next
-	ci.SnapChunks = chunks
-	ci.SnapLen = int64(len(comp))
-	ci.SnapCRC = crc(comp)
 	ci.SnapGraph = true
 	ci.OpsSinceSnap = 0
 	return nil

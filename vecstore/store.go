@@ -45,14 +45,21 @@ type Store struct {
 	mu struct {
 		sync.RWMutex
 		closed  bool
+		closing bool                 // Close is waiting for background loads
 		applied uint64               // last global sequence reflected in memory
 		infos   map[string]*collInfo // every collection, by id
 		colls   map[string]*memColl  // collections loaded in memory, by id
 	}
 
 	stats struct {
-		syncs, reloads, snapshots, exact, hnsw atomic.Uint64
+		syncs, reloads, snapshots, exact, hnsw, inPlace atomic.Uint64
 	}
+	// wrote: a write of this process (writeOp, deleteOp) committed.
+	wrote atomic.Bool
+	// loading: collections whose background load was started
+	// (Options.LoadInBackground); loads counts the loads running.
+	loading sync.Map
+	loads   sync.WaitGroup
 }
 
 // Open opens (creating if needed) the store in directory dir. The directory
@@ -246,6 +253,10 @@ func nameKey(tenant, db, name string) []byte { return []byte(tenant + "\x00" + d
 // not re-insert them, and compacts the file when more than a tenth of it
 // is free pages. Close is idempotent.
 func (s *Store) Close() error {
+	s.mu.Lock()
+	s.mu.closing = true
+	s.mu.Unlock()
+	s.loads.Wait()
 	s.ioMu.Lock()
 	s.mu.Lock()
 	if s.mu.closed {
@@ -255,7 +266,9 @@ func (s *Store) Close() error {
 	}
 	var todo []*memColl
 	for _, mc := range s.mu.colls {
-		if mc.info.OpsSinceSnap > 0 && mc.graph != nil {
+		// A process that wrote rewrites a snapshot in an older form raw,
+		// for one-shot readers (a process that only read writes nothing).
+		if mc.graph != nil && (mc.info.OpsSinceSnap > 0 || (!mc.info.SnapRaw && s.wrote.Load())) {
 			todo = append(todo, mc)
 		}
 	}
@@ -528,6 +541,7 @@ func (s *Store) writeOpScrub(ctx context.Context, scrub bool, fn func(tx *bolt.T
 	committed := false
 	publish := func() {
 		committed = true
+		s.wrote.Store(true)
 		if newSeq != 0 {
 			s.writeSeqFile(newSeq)
 			s.mu.applied = newSeq

@@ -64,6 +64,19 @@ type Options struct {
 	IndexWorkers int
 	// AllowReset enables Store.Reset (Chroma's allow_reset).
 	AllowReset bool
+	// OneShot is for a process that makes a few reads and exits (a CLI
+	// command): a Query without filters and a Get by ids alone, of a
+	// collection not loaded yet, are answered from the file where it lies
+	// instead of loading the collection (inplace.go), and Close leaves
+	// snapshots in older forms as they are (a reader writes nothing).
+	// Writes still work and load the collection.
+	OneShot bool
+	// LoadInBackground is for a long-lived process (a server): the first
+	// read of a collection starts loading it in the background, and the
+	// reads that arrive before it is loaded are answered in place as with
+	// OneShot when they can be, so a cold open does not wait for the load.
+	// Close waits for a load in progress.
+	LoadInBackground bool
 }
 
 // Space is a collection's distance function, with Chroma's names and formulas:
@@ -281,6 +294,7 @@ type Stats struct {
 	Snapshots    uint64 // graph snapshots written by this process
 	ExactQueries uint64 // queries vecstore answered by exact scan
 	FilteredHNSW uint64 // queries handed to index.Search (which itself scans exactly small filtered sets)
+	InPlaceReads uint64 // queries and gets answered from the file in place (Options.OneShot)
 }
 
 // Metadata is a flat map of metadata values. In add, a nil Metadata means "no

@@ -18,7 +18,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|fusion|speed|oneshot-store|encoder-gate|storage|storage-peers|storage-load [flags]")
+		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|fusion|speed|oneshot-store|oneshot|encoder-gate|storage|storage-peers|storage-load [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -35,6 +35,8 @@ func main() {
 		err = runSpeed(ctx, os.Args[2:])
 	case "oneshot-store":
 		err = runOneShotStore(ctx, os.Args[2:])
+	case "oneshot":
+		err = runOneShot(ctx, os.Args[2:])
 	case "encoder-gate":
 		err = runEncoderGate(ctx, os.Args[2:])
 	case "storage":

@@ -1,0 +1,478 @@
+package vecstore
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/cairn-dev/cairn/index"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Reads in place (Options.OneShot).
+//
+// Loading a collection decodes every record, builds its metadata index and
+// decodes its graph and vectors: about a second at 100,000 records, which a
+// process answering one query and exiting pays in full. A one-shot Store
+// instead answers a query without filters, and a Get by ids, from the file
+// as it lies in bbolt's memory map, in one read transaction:
+//   - the graph is the raw snapshot (index.MarshalGraph, uncompressed, in
+//     one value), searched by index.View, which reads only the neighbour
+//     lists it visits;
+//   - each visited vector is read from the vec bucket (its CRC checked),
+//     SQ8 codes used as they are;
+//   - the hits' records are read by id (the snapshot's ids value maps
+//     dense ids to record ids);
+//   - records written since the snapshot (the change log after it) are
+//     compared exactly and merged, and graph hits whose record changed
+//     since are dropped, so the answer reflects every committed write.
+//
+// Anything else (a filter, a collection already loaded, a snapshot in an
+// older form, a collection small enough to scan exactly) takes the
+// ordinary path, which loads the collection.
+//
+// A Store with Options.LoadInBackground reads in place the same way until
+// the collection, whose load its first read started, is loaded.
+
+// encodeSnapIDs encodes the record id of each dense id ("" for a free
+// one): a count, then each id's length and bytes (uvarints), sealed.
+func encodeSnapIDs(byDense []*record) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(byDense)))
+	for _, r := range byDense {
+		if r == nil {
+			b = appendString(b, "")
+		} else {
+			b = appendString(b, r.id)
+		}
+	}
+	return sealed(b)
+}
+
+// snapIDs is a view of encodeSnapIDs' value: dense id d's record id is
+// p[off[2d]:off[2d+1]].
+type snapIDs struct {
+	p   []byte
+	off []uint32
+}
+
+func decodeSnapIDs(val []byte) (snapIDs, error) {
+	p, err := unseal(val, "snapshot ids")
+	if err != nil {
+		return snapIDs{}, err
+	}
+	d := &decoder{b: p}
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		return snapIDs{}, corruptf(nil, "snapshot ids: bad count")
+	}
+	ids := snapIDs{p: p, off: make([]uint32, 0, 2*n)}
+	for i := uint64(0); i < n && d.err == nil; i++ {
+		l := d.uvarint()
+		start := len(p) - len(d.b)
+		d.bytes(int(min(l, uint64(len(d.b))+1)))
+		ids.off = append(ids.off, uint32(start), uint32(len(p)-len(d.b)))
+	}
+	if d.err != nil || len(d.b) != 0 {
+		return snapIDs{}, corruptf(d.err, "snapshot ids")
+	}
+	return ids, nil
+}
+
+// id returns dense id d's record id at the snapshot ("" when none).
+func (s snapIDs) id(d uint32) string {
+	if 2*int(d)+1 >= len(s.off) {
+		return ""
+	}
+	return string(s.p[s.off[2*d]:s.off[2*d+1]])
+}
+
+// inPlaceOK says whether a read of collection cid may be answered in place:
+// the store is one-shot, or loads in the background (and this starts the
+// load), and the collection is not loaded.
+func (s *Store) inPlaceOK(cid string) bool {
+	if !s.opts.OneShot && !s.opts.LoadInBackground {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if _, loaded := s.mu.colls[cid]; loaded || s.mu.closed || s.mu.closing {
+		return false
+	}
+	if s.opts.LoadInBackground {
+		if _, started := s.loading.LoadOrStore(cid, true); !started {
+			s.loads.Add(1) // under Store.mu, before Close's Wait (closing)
+			go func() {
+				defer s.loads.Done()
+				// A failure shows again on the next read that loads it.
+				if err := s.loadInBackground(cid); err != nil && !errors.Is(err, ErrClosed) {
+					s.log.Warn("vecstore: background load failed", "collection", cid, "err", err)
+				}
+			}()
+		}
+	}
+	return true
+}
+
+// loadInBackground loads collection cid holding Store.ioMu, which every
+// change to memory takes, but not Store.mu, so that reads in place go on
+// meanwhile; the loaded collection is published at the end.
+func (s *Store) loadInBackground(cid string) error {
+	s.ioMu.Lock()
+	defer s.ioMu.Unlock()
+	return s.view(context.Background(), func(tx *bolt.Tx) error {
+		s.mu.Lock()
+		err := s.syncLocked(tx, false)
+		ci := s.mu.infos[cid]
+		_, loaded := s.mu.colls[cid]
+		closed := s.mu.closed
+		s.mu.Unlock()
+		if err != nil || ci == nil || loaded || closed {
+			return err
+		}
+		mc, err := s.loadCollLocked(tx, ci)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		if !s.mu.closed && s.mu.colls[cid] == nil && s.mu.infos[cid] == ci {
+			s.mu.colls[cid] = mc
+		}
+		s.mu.Unlock()
+		return nil
+	})
+}
+
+// errNotInPlace says a read cannot be answered in place; the caller takes
+// the ordinary path.
+var errNotInPlace = errors.New("vecstore: not answerable in place")
+
+// queryInPlace answers an unfiltered query in place (see above), or
+// returns errNotInPlace.
+func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, qa queryArgs) (*QueryResult, error) {
+	var res *QueryResult
+	err := s.viewInPlace(ctx, cid, func(tx *bolt.Tx, ci *collInfo) error {
+		if err := checkQueryVectors(ci, req, qa.dim); err != nil {
+			return err
+		}
+		c, err := s.openInPlace(tx, ci)
+		if err != nil {
+			return err
+		}
+		if c.graph.Len()+len(c.fresh) <= s.opts.ExactMax {
+			return errNotInPlace // scanned exactly on the ordinary path
+		}
+		res = newQueryResult(qa.include, qa.incSet, len(req.Embeddings))
+		ef := s.beam(ci.Config.HNSW, qa.k)
+		for _, q := range req.Embeddings {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			hits, err := c.search(q, qa.k, ef)
+			if err != nil {
+				return err
+			}
+			row := newGetResult(nil, qa.incSet, len(hits))
+			dists := make([]float32, 0, len(hits))
+			for _, h := range hits {
+				if err := c.appendRecord(row, h.r); err != nil {
+					return err
+				}
+				dists = append(dists, h.d)
+			}
+			res.AppendRow(row, dists)
+		}
+		s.stats.inPlace.Add(1)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// viewInPlace runs fn in a read transaction with collection cid's info
+// as committed; a collection that is not there is errNotInPlace (the
+// ordinary path words the refusal).
+func (s *Store) viewInPlace(ctx context.Context, cid string, fn func(tx *bolt.Tx, ci *collInfo) error) error {
+	return s.view(ctx, func(tx *bolt.Tx) error {
+		if err := checkFormat(tx); err != nil {
+			return err
+		}
+		ci, err := freshInfo(tx, cid)
+		if err != nil {
+			return errNotInPlace
+		}
+		return fn(tx, ci)
+	})
+}
+
+// getInPlace answers a Get by ids alone in place, or returns errNotInPlace.
+// Records come in insertion order, as on the ordinary path.
+func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc []Include, incSet map[Include]bool) (*GetResult, error) {
+	var res *GetResult
+	err := s.viewInPlace(ctx, cid, func(tx *bolt.Tx, ci *collInfo) error {
+		cb := tx.Bucket(collBucketName(ci.ID))
+		if cb == nil {
+			return corruptf(nil, "collection %s: missing data bucket", ci.ID)
+		}
+		c := &inPlace{ci: ci, rec: cb.Bucket(subRec), vec: cb.Bucket(subVec)}
+		var recs []*record
+		seen := make(map[string]bool, len(req.IDs))
+		for _, id := range req.IDs {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			r, err := c.record(id)
+			if err != nil {
+				return err
+			}
+			if r != nil {
+				recs = append(recs, r)
+			}
+		}
+		slices.SortFunc(recs, func(a, b *record) int {
+			switch {
+			case a.order < b.order:
+				return -1
+			case a.order > b.order:
+				return 1
+			}
+			return 0
+		})
+		recs = recs[min(req.Offset, len(recs)):]
+		if req.Limit != nil && len(recs) > *req.Limit {
+			recs = recs[:*req.Limit]
+		}
+		res = newGetResult(inc, incSet, len(recs))
+		for _, r := range recs {
+			if err := c.appendRecord(res, r); err != nil {
+				return err
+			}
+		}
+		s.stats.inPlace.Add(1)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// inPlace is one collection read where it lies, for one transaction.
+type inPlace struct {
+	ci    *collInfo
+	rec   *bolt.Bucket
+	vec   *bolt.Bucket
+	graph *index.View
+	ids   snapIDs
+	// fresh holds the records written since the snapshot, by id (nil:
+	// deleted since); freshDense their dense ids.
+	fresh      map[string]*record
+	freshDense map[uint32]bool
+}
+
+// openInPlace opens collection ci's raw snapshot and reads the records
+// written since it, or returns errNotInPlace when the snapshot is in an
+// older form.
+func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
+	if !ci.SnapRaw || ci.SnapChunks != 1 || ci.SnapSeq == 0 || ci.Dimension == 0 {
+		return nil, errNotInPlace
+	}
+	cb := tx.Bucket(collBucketName(ci.ID))
+	if cb == nil {
+		return nil, corruptf(nil, "collection %s: missing data bucket", ci.ID)
+	}
+	c := &inPlace{ci: ci, rec: cb.Bucket(subRec), vec: cb.Bucket(subVec)}
+	sb := cb.Bucket(subSnap)
+	if sb == nil {
+		return nil, corruptf(nil, "collection %s: graph snapshot missing", ci.ID)
+	}
+	// The graph's own checksum, which OpenView checks, covers the same
+	// bytes as the snapshot's: one pass instead of two.
+	raw := sb.Get(u32(0))
+	if int64(len(raw)) != ci.SnapLen {
+		return nil, corruptf(nil, "collection %s: graph snapshot length %d, want %d", ci.ID, len(raw), ci.SnapLen)
+	}
+	var err error
+	if c.graph, err = index.OpenView(raw); err != nil {
+		return nil, corruptf(err, "collection %s: graph snapshot", ci.ID)
+	}
+	if o := c.graph.Options(); o.Dim != ci.Dimension || o.Space != indexSpace(ci.Config.HNSW.Space) || o.Code != ci.Config.HNSW.indexCode() {
+		return nil, errNotInPlace // written before a Recode: the ordinary path re-encodes it
+	}
+	idsVal := sb.Get(keySnapIDs)
+	if idsVal == nil {
+		return nil, corruptf(nil, "collection %s: snapshot ids missing", ci.ID)
+	}
+	if c.ids, err = decodeSnapIDs(idsVal); err != nil {
+		return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
+	}
+	c.fresh = map[string]*record{}
+	c.freshDense = map[uint32]bool{}
+	cur := cb.Bucket(subLog).Cursor()
+	for k, v := cur.Seek(u64(ci.SnapSeq + 1)); k != nil; k, v = cur.Next() {
+		ids, err := decodeLogEntry(v)
+		if err != nil {
+			return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
+		}
+		for _, id := range ids {
+			if _, done := c.fresh[id]; done {
+				continue
+			}
+			r, err := c.record(id)
+			if err != nil {
+				return nil, err
+			}
+			c.fresh[id] = r
+			if r != nil {
+				c.freshDense[r.dense] = true
+			}
+		}
+	}
+	return c, nil
+}
+
+// record reads record id, nil when absent.
+func (c *inPlace) record(id string) (*record, error) {
+	val := c.rec.Get([]byte(id))
+	if val == nil {
+		return nil, nil
+	}
+	r, err := decodeRecord(id, val)
+	if err != nil {
+		return nil, fmt.Errorf("collection %s: %w", c.ci.ID, err)
+	}
+	return r, nil
+}
+
+// stored returns dense id d's vector payload as stored (CRC checked), nil
+// when there is none; a damaged one is reported through *bad.
+func (c *inPlace) stored(d uint32, bad *error) []byte {
+	val := c.vec.Get(u32(d))
+	if val == nil {
+		return nil
+	}
+	if len(val) >= 4 && crc(val[4:]) == binary.BigEndian.Uint32(val) {
+		return val[4:] // (unseal, without formatting its message per vector)
+	}
+	_, err := unseal(val, fmt.Sprintf("vector %d", d))
+	if *bad == nil {
+		*bad = fmt.Errorf("collection %s: %w", c.ci.ID, err)
+	}
+	return nil
+}
+
+// inPlaceHit is a record and its distance to the query.
+type inPlaceHit struct {
+	r *record
+	d float32
+}
+
+// search returns the k nearest records to q: the graph's ef best whose
+// records have not changed since the snapshot, merged with the records
+// written since, compared exactly.
+func (c *inPlace) search(q []float32, k, ef int) ([]inPlaceHit, error) {
+	if k == 0 {
+		return nil, nil
+	}
+	pq, err := c.graph.Prepare(q)
+	if err != nil {
+		return nil, invalidErr(RuleNonFinite, "query_embeddings", "%v", err)
+	}
+	var bad error
+	res, err := c.graph.Search(pq, ef, func(d uint32) []byte { return c.stored(d, &bad) })
+	if bad != nil {
+		return nil, bad
+	}
+	if err != nil {
+		return nil, corruptf(err, "collection %s: graph search", c.ci.ID)
+	}
+	hits := make([]inPlaceHit, 0, k+len(c.fresh))
+	for _, h := range res {
+		if len(hits) == k {
+			break
+		}
+		if c.freshDense[h.ID] {
+			continue
+		}
+		id := c.ids.id(h.ID)
+		if _, changed := c.fresh[id]; changed || id == "" {
+			continue
+		}
+		r, err := c.record(id)
+		if err != nil {
+			return nil, err
+		}
+		if r == nil || r.dense != h.ID {
+			continue // not the snapshot's record (Check reports such damage)
+		}
+		hits = append(hits, inPlaceHit{r: r, d: h.Distance})
+	}
+	for _, r := range c.fresh {
+		if r == nil {
+			continue
+		}
+		p := c.stored(r.dense, &bad)
+		if bad != nil {
+			return nil, bad
+		}
+		if p == nil {
+			return nil, corruptf(nil, "collection %s: record %q: vector %d missing", c.ci.ID, r.id, r.dense)
+		}
+		d, ok := c.graph.Distance(pq, p)
+		if !ok {
+			return nil, corruptf(nil, "collection %s: record %q: vector %d malformed", c.ci.ID, r.id, r.dense)
+		}
+		hits = append(hits, inPlaceHit{r: r, d: d})
+	}
+	slices.SortStableFunc(hits, func(a, b inPlaceHit) int {
+		switch {
+		case a.d < b.d:
+			return -1
+		case a.d > b.d:
+			return 1
+		case a.r.dense < b.r.dense:
+			return -1
+		case a.r.dense > b.r.dense:
+			return 1
+		}
+		return 0
+	})
+	return hits[:min(k, len(hits))], nil
+}
+
+// appendRecord adds r to the included fields of res, its embedding read
+// from the vec bucket (scaled back by its norm in the cosine space, as
+// memColl.vector does).
+func (c *inPlace) appendRecord(res *GetResult, r *record) error {
+	res.IDs = append(res.IDs, r.id)
+	if res.Embeddings != nil {
+		val := c.vec.Get(u32(r.dense))
+		if val == nil {
+			return corruptf(nil, "collection %s: record %q: vector %d missing", c.ci.ID, r.id, r.dense)
+		}
+		v, err := decodeStored(c.ci, val, fmt.Sprintf("vector %d", r.dense))
+		if err != nil {
+			return fmt.Errorf("collection %s: %w", c.ci.ID, err)
+		}
+		if c.ci.Config.HNSW.VectorCode == CodeSQ8 && c.ci.Config.HNSW.Space == SpaceCosine && r.norm > 0 {
+			for i := range v {
+				v[i] *= r.norm
+			}
+		}
+		res.Embeddings = append(res.Embeddings, v)
+	}
+	if res.Documents != nil {
+		res.Documents = append(res.Documents, cloneStr(r.doc))
+	}
+	if res.URIs != nil {
+		res.URIs = append(res.URIs, cloneStr(r.uri))
+	}
+	if res.Metadatas != nil {
+		res.Metadatas = append(res.Metadatas, resultMeta(r))
+	}
+	return nil
+}
