@@ -84,7 +84,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer closeModel()
 	defer eng.Close()
-	chroma, closeChroma, err := openChromaCollections(ctx, e.getenv(chromaStoreEnv), cfg.allowReset, logger)
+	chroma, closeChroma, err := openChromaCollections(ctx, e.storeURL(), cfg.allowReset, logger)
 	if err != nil {
 		return err
 	}

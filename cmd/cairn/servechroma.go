@@ -4,32 +4,23 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/pgcollections"
+	"github.com/cairn-dev/cairn/pgstore"
 )
 
-// chromaStoreEnv names the environment variable that puts the Chroma API's
-// collections in PostgreSQL: a postgres:// connection string. Unset, they
-// live in the engine's vector store (the data directory).
-const chromaStoreEnv = "CAIRN_CHROMA_STORE"
-
-// isPostgresDSN reports whether dsn names a PostgreSQL database.
-func isPostgresDSN(dsn string) bool {
-	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
-}
-
-// openChromaCollections opens the PostgreSQL collections named by dsn for
-// the Chroma API; with dsn empty it returns nil (the engine's vector store
-// serves them). The returned func closes what was opened.
+// openChromaCollections opens the PostgreSQL collections of the store
+// named by dsn (the command's --store) for the Chroma API; with dsn empty
+// it returns nil (the engine's vector store in the data dir serves them).
+// The returned func closes what was opened.
 func openChromaCollections(ctx context.Context, dsn string, allowReset bool, logger *slog.Logger) (chromaapi.Collections, func(), error) {
 	if dsn == "" {
 		return nil, func() {}, nil
 	}
-	if !isPostgresDSN(dsn) {
-		return nil, nil, usagef("serve", "%s must be a postgres:// connection string", chromaStoreEnv)
+	if !pgstore.IsDSN(dsn) {
+		return nil, nil, usagef("serve", "--store must be a postgres:// connection string")
 	}
 	pg, err := pgcollections.Open(ctx, dsn, pgcollections.Options{AllowReset: allowReset, Logger: logger})
 	if err != nil {

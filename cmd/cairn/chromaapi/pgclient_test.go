@@ -11,7 +11,7 @@ import (
 
 // TestClientsOnPostgres runs the JS and Python client scenarios (chromadb
 // 3.5.0 and 1.5.9) against a real `cairn serve` whose Chroma collections
-// live in PostgreSQL (CAIRN_CHROMA_STORE) and against the real Chroma 1.0.0
+// live in PostgreSQL (the store CAIRN_STORE names) and against the real Chroma 1.0.0
 // server, and compares every step, with the same declared divergences as
 // the embedded store.
 func TestClientsOnPostgres(t *testing.T) {
@@ -21,7 +21,7 @@ func TestClientsOnPostgres(t *testing.T) {
 	chroma := chromaURL(t)
 	dsn := pgtest.Database(t)
 	bin := buildCairnBinary(t)
-	t.Setenv("CAIRN_CHROMA_STORE", dsn)
+	t.Setenv("CAIRN_STORE", dsn)
 	cairn := startCairnServe(t, bin)
 
 	t.Run("js/3.5.0", func(t *testing.T) { jsScenario(t, chroma, cairn, "pg_scenario_js", "3.5.0") })
