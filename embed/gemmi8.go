@@ -237,11 +237,14 @@ func (b *bert) matmulI8(x []float32, rows int, l *linear, y []float32) {
 		col := p * i8nr
 		width := min(i8nr, l.out-col)
 		bias := l.bias[col : col+i8nr]
-		var scratch [i8mr * i8nr]float32
+		var scratch []float32 // a partial panel's outputs
+		if width < i8nr {
+			scratch = make([]float32, i8mr*i8nr)
+		}
 		for r := rb * rowBlock; r < min(rows, (rb+1)*rowBlock); r += i8mr {
 			c, ldc := y[r*l.out+col:], l.out
 			if width < i8nr {
-				c, ldc = scratch[:], i8nr
+				c, ldc = scratch, i8nr
 			}
 			for i := 0; i < i8mr; i++ {
 				copy(c[i*ldc:i*ldc+i8nr], bias)
