@@ -41,7 +41,7 @@ func packLinear(w rawTensor, bias rawTensor, nr int, geluInput bool) (*linear, e
 	copy(l.bias, bias.float32s())
 	if w.q != nil && w.group > 0 && in%w.group == 0 {
 		if w.group%4 == 0 {
-			packI8Panels(l, w, geluInput)
+			packI8Panels(l, w, geluInput, actGroup(w.group))
 		} else {
 			packInt8Panels(l, w, nr)
 		}

@@ -206,7 +206,8 @@ func TestExpShiftBitForBit(t *testing.T) {
 // GELU output), with every kernel set, 1 and 2 workers and partial panels,
 // bit for bit to a direct evaluation of its definition: activations
 // quantized per row and group, exact integer sums per group, then the group
-// sums scaled and added in float32 in order.
+// sums scaled and added in float32 in order, each by the scale of the weight
+// group holding it.
 func TestGemmI8MatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 12))
 	for _, name := range AvailableKernels() {
@@ -215,18 +216,20 @@ func TestGemmI8MatchesReference(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, unsigned := range []bool{false, true} {
-			for _, shape := range [][4]int{{5, 128, 40, 64}, {17, 384, 96, 64}, {8, 96, 33, 96}, {4, 64, 16, 32}, {9, 1536, 48, 64}, {4, 8, 20, 4}} {
-				rows, in, out, group := shape[0], shape[1], shape[2], shape[3]
-				groups := in / group
+			// Weight groups of 64 and 96 hold two and three activation groups.
+			for _, shape := range [][4]int{{5, 128, 40, 64}, {17, 384, 96, 64}, {8, 96, 33, 96}, {4, 64, 16, 32}, {9, 1536, 48, 64}, {4, 8, 20, 4}, {4, 72, 16, 36}} {
+				rows, in, out, wgroup := shape[0], shape[1], shape[2], shape[3]
+				group := actGroup(wgroup)
+				groups, wgroups := in/group, in/wgroup
 				q := make([]byte, out*in)
 				for i := range q {
 					q[i] = byte(rng.IntN(256)) // -128 included
 				}
-				scale := make([]float32, out*groups)
+				scale := make([]float32, out*wgroups)
 				for i := range scale {
 					scale[i] = float32(rng.Float64()) / 100
 				}
-				w8 := rawTensor{shape: []int{out, in}, q: q, scale: scale, group: group}
+				w8 := rawTensor{shape: []int{out, in}, q: q, scale: scale, group: wgroup}
 				bias := rawTensor{shape: []int{out}, data: randVec(rng, out)}
 				l, err := packLinear(w8, bias, ks.nr, unsigned)
 				if err != nil {
@@ -278,7 +281,7 @@ func TestGemmI8MatchesReference(t *testing.T) {
 							if unsigned {
 								d = float32(d - float32(za[g]*float32(wsum)))
 							}
-							c += float32(d * float32(scale[o*groups+g]*sa[g]))
+							c += float32(d * float32(scale[o*wgroups+g*group/wgroup]*sa[g]))
 						}
 						want[r*out+o] = c
 					}
