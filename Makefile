@@ -18,7 +18,7 @@ PG          := testdata/pg
 PIP_FLAGS   := --disable-pip-version-check --no-input --no-deps
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-oneshot bench-quality fuzz demo js-deps clean
+.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench encoder-ab lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-oneshot bench-quality fuzz demo js-deps clean
 
 all: build
 
@@ -229,6 +229,13 @@ bench-index-deps:
 ## scan (checks prerequisites; see bench/README.md). ARGS passes flags, e.g. ARGS='-mem 1000000'.
 bench-index: bench-index-deps
 	bench/peers/run.sh $(ARGS)
+
+## encoder-ab: bench-gate's encoder gates (600 texts of the speed suite, query embedding), alternately with this
+## tree's encoder and with REF's (a commit, default main), ROUNDS times each; print each run's figures and load.
+REF ?= main
+ROUNDS ?= 3
+encoder-ab:
+	bench/encoder-ab.sh $(REF) $(ROUNDS) $(or $(MODEL),builtin)
 
 ## embed-bench: embed's native encoder vs hugot on the MiniLM-shaped test model (generated from a seed).
 EMBED_MODELS ?= /tmp/cairn-embed-models

@@ -24,11 +24,14 @@ type linear struct {
 	w       []float32 // panels * in * nr
 	q       []byte    // or int8: panels * in * nr
 	qs      []float32 // panels * (in/group) * nr
+	i8      *i8Panels // or int8 for the integer kernel (see gemmi8.go)
 	group   int
 	bias    []float32 // panels * nr, zero-padded
 }
 
-func packLinear(w rawTensor, bias rawTensor, nr int) (*linear, error) {
+// packLinear lays out a Linear layer for the kernels; geluInput says its
+// input is a GELU output (see gemmi8.go).
+func packLinear(w rawTensor, bias rawTensor, nr int, geluInput bool) (*linear, error) {
 	if len(w.shape) != 2 || len(bias.shape) != 1 || bias.shape[0] != w.shape[0] {
 		return nil, fmt.Errorf("%w: linear shapes %v / %v", ErrBadModel, w.shape, bias.shape)
 	}
@@ -37,7 +40,11 @@ func packLinear(w rawTensor, bias rawTensor, nr int) (*linear, error) {
 	l.bias = make([]float32, l.panels*nr)
 	copy(l.bias, bias.float32s())
 	if w.q != nil && w.group > 0 && in%w.group == 0 {
-		packInt8Panels(l, w, nr)
+		if w.group%4 == 0 {
+			packI8Panels(l, w, geluInput, actGroup(w.group))
+		} else {
+			packInt8Panels(l, w, nr)
+		}
 		return l, nil
 	}
 	l.w = make([]float32, l.panels*in*nr)
@@ -114,6 +121,7 @@ type bert struct {
 	bufPool   sync.Pool
 	attnPool  sync.Pool
 	panelPool sync.Pool // *[]float32: a dequantized int8 panel
+	actPool   sync.Pool // *actBuf: quantized activations
 }
 
 func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int) (*bert, error) {
@@ -178,6 +186,7 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 		dst        **linear
 		w          []rawTensor // stacked by rows (query, key, value fused)
 		bias       []rawTensor
+		geluInput  bool
 		packed     *linear
 		packingErr error
 	}
@@ -192,7 +201,7 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 				bias: []rawTensor{must(p+"attention.self.query.bias", H), must(p+"attention.self.key.bias", H), must(p+"attention.self.value.bias", H)}},
 			&packJob{dst: &ly.attnOut, w: []rawTensor{must(p+"attention.output.dense.weight", H, H)}, bias: []rawTensor{must(p+"attention.output.dense.bias", H)}},
 			&packJob{dst: &ly.inter, w: []rawTensor{must(p+"intermediate.dense.weight", cfg.Intermediate, H)}, bias: []rawTensor{must(p+"intermediate.dense.bias", cfg.Intermediate)}},
-			&packJob{dst: &ly.out, w: []rawTensor{must(p+"output.dense.weight", H, cfg.Intermediate)}, bias: []rawTensor{must(p+"output.dense.bias", H)}})
+			&packJob{dst: &ly.out, geluInput: true, w: []rawTensor{must(p+"output.dense.weight", H, cfg.Intermediate)}, bias: []rawTensor{must(p+"output.dense.bias", H)}})
 		ly.ln1 = layerNormW{must(p+"attention.output.LayerNorm.weight", H).float32s(), must(p+"attention.output.LayerNorm.bias", H).float32s()}
 		ly.ln2 = layerNormW{must(p+"output.LayerNorm.weight", H).float32s(), must(p+"output.LayerNorm.bias", H).float32s()}
 		if firstErr != nil {
@@ -208,7 +217,7 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 		if len(j.w) > 1 {
 			w, bias = fuseRows(j.w...), fuseRows(j.bias...)
 		}
-		j.packed, j.packingErr = packLinear(w, bias, k.nr)
+		j.packed, j.packingErr = packLinear(w, bias, k.nr, j.geluInput)
 	})
 	for _, j := range jobs {
 		if j.packingErr != nil {
@@ -257,6 +266,10 @@ func parallelFor(workers, n int, fn func(i int)) {
 // matmul computes y[r] = x[r] W^T + bias for rows r in [0,rows) (rows a
 // multiple of the kernel's mr); x has row stride l.in, y row stride l.out.
 func (b *bert) matmul(x []float32, rows int, l *linear, y []float32) {
+	if l.i8 != nil {
+		b.matmulI8(x, rows, l, y)
+		return
+	}
 	nr, mr := b.k.nr, b.k.mr
 	const rowBlock = 64
 	rowBlocks := (rows + rowBlock - 1) / rowBlock

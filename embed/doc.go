@@ -13,10 +13,11 @@
 //
 //   - native (default): cairn's own BERT encoder. Weights come from
 //     model.safetensors (F32/F16/BF16, or I8 with per-row or per-group scales as
-//     embed/internal/quant describes: kept as int8, the Linear weights laid out
-//     in the kernel's column panels and dequantized panel by panel as the rows
-//     are multiplied, the word table row by row when looked up; bit for bit
-//     what dequantizing at load gives) or, without it,
+//     embed/internal/quant describes: kept as int8; the Linear weights are
+//     multiplied in integers by activations quantized to int8 per token and
+//     group (gemmi8.go: AVX2 VPMADDUBSW/VPMADDWD, exact int32 sums per group,
+//     scales applied in float32; a pure-Go twin gives the same bits), the word
+//     table dequantized row by row when looked up) or, without it,
 //     from the initializers of a standard Hugging Face ONNX export (the anonymous MatMul weights
 //     are matched to layers by their node names). The sequences of a batch
 //     are packed into one matrix without padding; matrix multiplies and

@@ -41,6 +41,11 @@ type kernelSet struct {
 	// expShift: v[i] = exp32(v[i]-m), bit for bit, for v[i]-m <= 0 (a
 	// softmax row less its maximum).
 	expShift func(v []float32, m float32)
+	// gemmI8: the integer kernel of int8 layers (gemmi8.go).
+	gemmI8 func(a []byte, lda int, as []float32, asStride int, b []byte, k, group int, ws []float32, c []float32, ldc int, unsigned bool)
+	// quantize, quantizeU: an activation row to int8 (quantizeRowGo,
+	// quantizeRowUGo).
+	quantize, quantizeU func(x []float32, group int, q []byte, s []float32)
 }
 
 // AvailableKernels lists the kernel sets this CPU can run, fastest first.
@@ -63,7 +68,7 @@ func selectKernels(k Kernels) (*kernelSet, error) {
 	case KernelsAuto:
 		return selectKernels(AvailableKernels()[0])
 	case KernelsGo:
-		return &kernelSet{name: KernelsGo, mr: 4, nr: 16, gemm: gemm4Go, gelu: gelu, dot: dotGo, axpy: axpyGo, dequant: dequantGo(16), expShift: expShiftGo}, nil
+		return &kernelSet{name: KernelsGo, mr: 4, nr: 16, gemm: gemm4Go, gelu: gelu, dot: dotGo, axpy: axpyGo, dequant: dequantGo(16), expShift: expShiftGo, gemmI8: gemmI8Go, quantize: quantizeRowGo, quantizeU: quantizeRowUGo}, nil
 	case KernelsAVX2:
 		if !hasAVX2() {
 			return nil, fmt.Errorf("%w: this CPU lacks AVX2+FMA", ErrUnsupported)

@@ -126,7 +126,8 @@ func TestInt8PanelsMatchDequantized(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, shape := range [][4]int{{5, 128, 40, 64}, {17, 384, 96, 64}, {8, 96, 33, 96}, {4, 64, 16, 32}} {
+		// Groups that are not a multiple of 4 (the integer kernel's quads).
+		for _, shape := range [][4]int{{5, 126, 40, 42}, {17, 385, 96, 77}, {8, 90, 33, 90}, {4, 66, 16, 33}} {
 			rows, in, out, group := shape[0], shape[1], shape[2], shape[3]
 			q := make([]byte, out*in)
 			for i := range q {
@@ -139,11 +140,11 @@ func TestInt8PanelsMatchDequantized(t *testing.T) {
 			w8 := rawTensor{shape: []int{out, in}, q: q, scale: scale, group: group}
 			w32 := rawTensor{shape: []int{out, in}, data: w8.float32s()}
 			bias := rawTensor{shape: []int{out}, data: randVec(rng, out)}
-			l8, err := packLinear(w8, bias, ks.nr)
+			l8, err := packLinear(w8, bias, ks.nr, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			l32, err := packLinear(w32, bias, ks.nr)
+			l32, err := packLinear(w32, bias, ks.nr, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,5 +198,203 @@ func TestExpShiftBitForBit(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestGemmI8MatchesReference holds the integer path of an int8 layer, both
+// forms (symmetric activations, and unsigned ones with a zero point for a
+// GELU output), with every kernel set, 1 and 2 workers and partial panels,
+// bit for bit to a direct evaluation of its definition: activations
+// quantized per row and group, exact integer sums per group, then the group
+// sums scaled and added in float32 in order, each by the scale of the weight
+// group holding it.
+func TestGemmI8MatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 12))
+	for _, name := range AvailableKernels() {
+		ks, err := selectKernels(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, unsigned := range []bool{false, true} {
+			// Weight groups of 64 and 96 hold two and three activation groups.
+			for _, shape := range [][4]int{{5, 128, 40, 64}, {17, 384, 96, 64}, {8, 96, 33, 96}, {4, 64, 16, 32}, {9, 1536, 48, 64}, {4, 8, 20, 4}, {4, 72, 16, 36}} {
+				rows, in, out, wgroup := shape[0], shape[1], shape[2], shape[3]
+				group := actGroup(wgroup)
+				groups, wgroups := in/group, in/wgroup
+				q := make([]byte, out*in)
+				for i := range q {
+					q[i] = byte(rng.IntN(256)) // -128 included
+				}
+				scale := make([]float32, out*wgroups)
+				for i := range scale {
+					scale[i] = float32(rng.Float64()) / 100
+				}
+				w8 := rawTensor{shape: []int{out, in}, q: q, scale: scale, group: wgroup}
+				bias := rawTensor{shape: []int{out}, data: randVec(rng, out)}
+				l, err := packLinear(w8, bias, ks.nr, unsigned)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l.i8 == nil || l.i8.unsigned != unsigned {
+					t.Fatalf("%s %v: no integer panels of the asked form", name, shape)
+				}
+				padded := (rows + ks.mr - 1) / ks.mr * ks.mr
+				x := randVec(rng, padded*in)
+				for i := range x {
+					switch rng.IntN(50) {
+					case 0:
+						x[i] *= 40 // outliers
+					case 1:
+						x[i] = 0
+					}
+					if unsigned && rng.IntN(4) > 0 {
+						x[i] = float32(math.Abs(float64(x[i]))) // mostly positive, as a GELU output
+					}
+				}
+				clear(x[in : 2*in]) // a row of zeros
+				want := make([]float32, padded*out)
+				qa := make([]byte, in)
+				for r := 0; r < padded; r++ {
+					sa, za := make([]float32, groups), make([]float32, groups)
+					if unsigned {
+						sz := make([]float32, 2*groups)
+						quantizeRowUGo(x[r*in:(r+1)*in], group, qa, sz)
+						for g := range sa {
+							sa[g], za[g] = sz[2*g], sz[2*g+1]
+						}
+					} else {
+						quantizeRowGo(x[r*in:(r+1)*in], group, qa, sa)
+					}
+					for o := 0; o < out; o++ {
+						c := bias.data[o]
+						for g := 0; g < groups; g++ {
+							var sum, wsum int64
+							for k := g * group; k < (g+1)*group; k++ {
+								a := int64(int8(qa[k]))
+								if unsigned {
+									a = int64(qa[k])
+									wsum += int64(int8(q[o*in+k]))
+								}
+								sum += a * int64(int8(q[o*in+k]))
+							}
+							d := float32(sum)
+							if unsigned {
+								d = float32(d - float32(za[g]*float32(wsum)))
+							}
+							c += float32(d * float32(scale[o*wgroups+g*group/wgroup]*sa[g]))
+						}
+						want[r*out+o] = c
+					}
+				}
+				for _, workers := range []int{1, 2} {
+					y := make([]float32, padded*out)
+					(&bert{k: ks, workers: workers}).matmul(x, padded, l, y)
+					for i := range y {
+						if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s %v unsigned %v workers %d: y[%d] = %g, the definition gives %g", name, shape, unsigned, workers, i, y[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestQuantizeRowU checks the unsigned quantization of a GELU output: the
+// range includes 0, the zero point maps 0 exactly, values stay in [0, 127].
+func TestQuantizeRowU(t *testing.T) {
+	x := []float32{-0.17, 0, 1, 2.37, 0, 0, 0, 0, 5, 4, 3, 1}
+	q, sz := make([]byte, len(x)), make([]float32, 6)
+	quantizeRowUGo(x, 4, q, sz)
+	if sz[2] != 0 || sz[3] != 0 || q[4] != 0 {
+		t.Fatalf("a zero group: scale %g zero point %g q %d", sz[2], sz[3], q[4])
+	}
+	for g := 0; g < 3; g++ {
+		for i := g * 4; i < g*4+4; i++ {
+			if q[i] > 127 {
+				t.Fatalf("q[%d] = %d, above 127", i, q[i])
+			}
+			if got := sz[2*g] * (float32(q[i]) - sz[2*g+1]); math.Abs(float64(got-x[i])) > float64(sz[2*g])/2*1.0001 {
+				t.Fatalf("x[%d] = %g comes back as %g (scale %g)", i, x[i], got, sz[2*g])
+			}
+		}
+	}
+	if z := sz[1]; q[1] != byte(z) {
+		t.Fatalf("0 is %d, the zero point %g", q[1], z)
+	}
+	if sz[5] != 0 || q[11] != 25 {
+		t.Fatalf("an all-positive group: zero point %g, q(1) = %d, want 0 and 25", sz[5], q[11])
+	}
+}
+
+// TestQuantizeKernels holds every kernel set's activation quantizations to
+// quantizeRowGo and quantizeRowUGo, byte for byte, on rows with outliers, ties, zero and
+// infinite groups.
+func TestQuantizeKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, name := range AvailableKernels() {
+		ks, err := selectKernels(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, group := range []int{64, 32, 8, 12, 384} {
+			x := randVec(rng, 3*384)
+			for i := range x {
+				switch rng.IntN(40) {
+				case 0:
+					x[i] *= 100
+				case 1:
+					x[i] = float32(rng.IntN(255)-127) / 2 // ties once scaled by 127/127
+				}
+			}
+			clear(x[:group])
+			x[len(x)-1] = float32(math.Inf(1))
+			groups := len(x) / group
+			q, s := make([]byte, len(x)), make([]float32, groups)
+			wq, ws := make([]byte, len(x)), make([]float32, groups)
+			ks.quantize(x, group, q, s)
+			quantizeRowGo(x, group, wq, ws)
+			uq, us := make([]byte, len(x)), make([]float32, 2*groups)
+			wuq, wus := make([]byte, len(x)), make([]float32, 2*groups)
+			ks.quantizeU(x, group, uq, us)
+			quantizeRowUGo(x, group, wuq, wus)
+			for i := range uq {
+				if uq[i] != wuq[i] {
+					t.Fatalf("%s group %d: unsigned q[%d] = %d, want %d (x %g)", name, group, i, uq[i], wuq[i], x[i])
+				}
+			}
+			for i := range us {
+				if math.Float32bits(us[i]) != math.Float32bits(wus[i]) {
+					t.Fatalf("%s group %d: unsigned scale/zero point [%d] = %g, want %g", name, group, i, us[i], wus[i])
+				}
+			}
+			for i := range q {
+				if q[i] != wq[i] {
+					t.Fatalf("%s group %d: q[%d] = %d, want %d (x %g)", name, group, i, int8(q[i]), int8(wq[i]), x[i])
+				}
+			}
+			for i := range s {
+				if math.Float32bits(s[i]) != math.Float32bits(ws[i]) {
+					t.Fatalf("%s group %d: scale[%d] = %g, want %g", name, group, i, s[i], ws[i])
+				}
+			}
+		}
+	}
+}
+
+// TestQuantizeRow checks the activation quantization: scale max|x|/127 per
+// group, values rounded to nearest within [-127, 127], zeros for a zero group.
+func TestQuantizeRow(t *testing.T) {
+	x := []float32{1, -2, 0.5, 127, 0, 0, 0, 0, -3e-8, 1e-8, 2e-8, 0}
+	q, s := make([]byte, len(x)), make([]float32, 3)
+	quantizeRowGo(x, 4, q, s)
+	wantQ := []int8{1, -2, 0, 127, 0, 0, 0, 0, -127, 42, 85, 0}
+	for i, v := range wantQ {
+		if int8(q[i]) != v {
+			t.Fatalf("q = %v, want %v", q, wantQ)
+		}
+	}
+	if s[0] != 1 || s[1] != 0 || s[2] != float32(3e-8)/127 {
+		t.Fatalf("scales = %v", s)
 	}
 }
