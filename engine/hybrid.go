@@ -521,17 +521,11 @@ func (e *Engine) keyword(ctx context.Context, r *searchRun) error {
 		return err
 	}
 	r.kwQuery = q
-	best := 0.0
-	for _, h := range hits {
-		best = max(best, h.Score)
-	}
+	scored := make([]ScoredID, len(hits))
 	for i, h := range hits {
-		c := r.cands.get(h.RowID)
-		c.kw, c.kwRank = h.Score, i+1
-		if best > 0 {
-			c.kwNorm = h.Score / best
-		}
+		scored[i] = ScoredID{ID: h.RowID, Score: h.Score}
 	}
+	r.addKeywordHits(scored)
 	return nil
 }
 

@@ -214,22 +214,8 @@ func TestOpenBadOptions(t *testing.T) {
 func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
+	engines := openConcurrently(t, dir, 4, func() engine.Options { return engine.Options{} })
 	var wg sync.WaitGroup
-	engines := make([]*engine.Engine, 4)
-	errs := make([]error, 4)
-	for i := range engines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			engines[i], errs[i] = engine.Open(ctx, dir, engine.Options{})
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("open %d: %v", i, err)
-		}
-	}
 	// All of them write concurrently through their own connections.
 	for i, e := range engines {
 		wg.Add(1)
@@ -260,22 +246,9 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 func TestConcurrentOpenWithModelMakesOneSet(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	var wg sync.WaitGroup
-	engines := make([]*engine.Engine, 4)
-	errs := make([]error, 4)
-	for i := range engines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			engines[i], errs[i] = engine.Open(ctx, dir, engine.Options{Embedder: newHashEmbedder("m", 16)})
-		}()
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("open %d: %v", i, err)
-		}
-	}
+	engines := openConcurrently(t, dir, 4, func() engine.Options {
+		return engine.Options{Embedder: newHashEmbedder("m", 16)}
+	})
 	defer func() {
 		for _, e := range engines {
 			e.Close()
@@ -293,4 +266,27 @@ func TestConcurrentOpenWithModelMakesOneSet(t *testing.T) {
 	if len(sets) != 1 || sets[0].State != engine.SetActive {
 		t.Fatalf("vector sets after 4 concurrent opens: %+v, want one active set", sets)
 	}
+}
+
+// openConcurrently opens n engines on dir at the same moment, as n
+// processes starting together would.
+func openConcurrently(t *testing.T, dir string, n int, opts func() engine.Options) []*engine.Engine {
+	t.Helper()
+	var wg sync.WaitGroup
+	engines := make([]*engine.Engine, n)
+	errs := make([]error, n)
+	for i := range engines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			engines[i], errs[i] = engine.Open(context.Background(), dir, opts())
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+	}
+	return engines
 }

@@ -529,14 +529,7 @@ func TestFrozenFixtureV2(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b, err := os.ReadFile(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "vectors.db"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := fixtureDir(t, fixture)
 	s := openStore(t, dir)
 	for _, code := range []string{"float32", "sq8"} {
 		c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "fixture-"+code)

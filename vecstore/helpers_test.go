@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/cairn-dev/cairn/vecstore"
@@ -27,4 +29,20 @@ func openStore(t testing.TB, dir string) *vecstore.Store {
 		}
 	})
 	return s
+}
+
+// fixtureDir returns a new store dir holding a copy of the frozen store
+// file fixture, so a test that opens (and may migrate) it leaves the
+// fixture as committed.
+func fixtureDir(t testing.TB, fixture string) string {
+	t.Helper()
+	b, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "vectors.db"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -362,14 +362,7 @@ func TestFrozenFixture(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b, err := os.ReadFile(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "vectors.db"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := fixtureDir(t, fixture)
 	s := openStore(t, dir)
 	c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "fixture")
 	if err != nil {
