@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cairn-dev/cairn/embed/internal/quant"
 )
 
 // linear is a Linear layer with its weight packed into column panels of
@@ -39,9 +41,16 @@ func packLinear(w rawTensor, bias rawTensor, nr int, geluInput bool) (*linear, e
 	l := &linear{in: in, out: out, panels: (out + nr - 1) / nr}
 	l.bias = make([]float32, l.panels*nr)
 	copy(l.bias, bias.float32s())
+	if w.panels != nil {
+		if w.panels.unsigned != geluInput {
+			return nil, fmt.Errorf("%w: a packed Linear weight laid out for %s activations feeds on %s ones", ErrBadModel, signedness(w.panels.unsigned), signedness(geluInput))
+		}
+		l.i8, l.group = w.panels, w.group
+		return l, nil
+	}
 	if w.q != nil && w.group > 0 && in%w.group == 0 {
 		if w.group%4 == 0 {
-			packI8Panels(l, w, geluInput, actGroup(w.group))
+			packI8Panels(l, w, geluInput)
 		} else {
 			packInt8Panels(l, w, nr)
 		}
@@ -63,6 +72,14 @@ func packLinear(w rawTensor, bias rawTensor, nr int, geluInput bool) (*linear, e
 		}
 	}
 	return l, nil
+}
+
+// signedness names how a layer's activations are quantized.
+func signedness(unsigned bool) string {
+	if unsigned {
+		return "unsigned (GELU output)"
+	}
+	return "signed"
 }
 
 // packInt8Panels lays out int8 tensor w (groups along each row) as l's
@@ -195,10 +212,13 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 	for l := range b.layers {
 		p := fmt.Sprintf("encoder.layer.%d.", l)
 		ly := &b.layers[l]
-		jobs = append(jobs,
-			&packJob{dst: &ly.qkv,
-				w:    []rawTensor{must(p+"attention.self.query.weight", H, H), must(p+"attention.self.key.weight", H, H), must(p+"attention.self.value.weight", H, H)},
-				bias: []rawTensor{must(p+"attention.self.query.bias", H), must(p+"attention.self.key.bias", H), must(p+"attention.self.value.bias", H)}},
+		qkv := &packJob{dst: &ly.qkv, bias: []rawTensor{must(p+"attention.self.query.bias", H), must(p+"attention.self.key.bias", H), must(p+"attention.self.value.bias", H)}}
+		if _, fused := ts[p+quant.QKV]; fused {
+			qkv.w = []rawTensor{must(p+quant.QKV, 3*H, H)}
+		} else {
+			qkv.w = []rawTensor{must(p+"attention.self.query.weight", H, H), must(p+"attention.self.key.weight", H, H), must(p+"attention.self.value.weight", H, H)}
+		}
+		jobs = append(jobs, qkv,
 			&packJob{dst: &ly.attnOut, w: []rawTensor{must(p+"attention.output.dense.weight", H, H)}, bias: []rawTensor{must(p+"attention.output.dense.bias", H)}},
 			&packJob{dst: &ly.inter, w: []rawTensor{must(p+"intermediate.dense.weight", cfg.Intermediate, H)}, bias: []rawTensor{must(p+"intermediate.dense.bias", cfg.Intermediate)}},
 			&packJob{dst: &ly.out, geluInput: true, w: []rawTensor{must(p+"output.dense.weight", H, cfg.Intermediate)}, bias: []rawTensor{must(p+"output.dense.bias", H)}})
@@ -215,7 +235,10 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 		j := jobs[i]
 		w, bias := j.w[0], j.bias[0]
 		if len(j.w) > 1 {
-			w, bias = fuseRows(j.w...), fuseRows(j.bias...)
+			w = fuseRows(j.w...)
+		}
+		if len(j.bias) > 1 {
+			bias = fuseRows(j.bias...)
 		}
 		j.packed, j.packingErr = packLinear(w, bias, k.nr, j.geluInput)
 	})

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cairn-dev/cairn/embed/internal/quant"
 )
 
 func randVec(rng *rand.Rand, n int) []float32 {
@@ -219,7 +221,7 @@ func TestGemmI8MatchesReference(t *testing.T) {
 			// Weight groups of 64 and 96 hold two and three activation groups.
 			for _, shape := range [][4]int{{5, 128, 40, 64}, {17, 384, 96, 64}, {8, 96, 33, 96}, {4, 64, 16, 32}, {9, 1536, 48, 64}, {4, 8, 20, 4}, {4, 72, 16, 36}} {
 				rows, in, out, wgroup := shape[0], shape[1], shape[2], shape[3]
-				group := actGroup(wgroup)
+				group := quant.ActGroup(wgroup)
 				groups, wgroups := in/group, in/wgroup
 				q := make([]byte, out*in)
 				for i := range q {
