@@ -209,7 +209,7 @@ func stringEnd(b []byte, i int) (int, bool) {
 // laid out so (the caller then decodes it all).
 func cutVocab(doc []byte) (rest []byte, vocab *vocabTable, ok bool, err error) {
 	depth, vs, ve := 0, -1, -1
-	var key []byte    // the last key read at this depth
+	var key []byte   // the last key read at this depth
 	inModel := false // inside the top-level "model" object
 	for i := 0; i < len(doc); {
 		switch c := doc[i]; c {
