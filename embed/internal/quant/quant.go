@@ -19,8 +19,13 @@
 //     the fp32 model, with one per 64 values every reference text stays
 //     above 0.998.
 //
-// Readers accept both versions and refuse another scheme or version. It is
-// safe for concurrent use (no state) and imports only the standard library.
+//   - V3 (packed.go): V2 with the BERT encoder's Linear weights laid out as
+//     embed's integer kernels read them, recording the SHA-256 of the V2 file
+//     it unpacks to.
+//
+// Readers accept these versions and refuse another scheme, version or panel
+// layout. It is safe for concurrent use (no state) and imports only the
+// standard library.
 package quant
 
 import (
