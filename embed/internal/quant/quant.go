@@ -9,6 +9,7 @@
 //
 //   - V1, Key = Int8PerRow: an I8 tensor "name" of shape [rows, ...] has one
 //     scale per row, in the F32 tensor "name"+ScaleSuffix of shape [rows].
+//
 //   - V2, Key = Int8PerGroup: an I8 tensor "name" of shape [rows, cols] has
 //     one scale per group of cols/groups consecutive values of a row, in the
 //     F32 tensor "name"+ScaleSuffix of shape [rows, groups] (row-major).
