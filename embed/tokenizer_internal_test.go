@@ -92,10 +92,10 @@ func TestCutVocab(t *testing.T) {
 			continue
 		}
 		want := map[string]int32{}
-		if whole.Model.Vocab.t != nil {
-			for i, sl := range whole.Model.Vocab.t.slots {
-				if sl.used {
-					want[whole.Model.Vocab.t.keys[sl.off:sl.off+sl.len]] = whole.Model.Vocab.t.slots[i].id
+		if v := whole.Model.Vocab.t; v != nil {
+			for _, k := range v.slots {
+				if k != 0 {
+					want[v.key(k-1)] = v.ids[k-1]
 				}
 			}
 		}

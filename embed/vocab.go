@@ -10,23 +10,22 @@ import (
 )
 
 // vocabTable maps WordPiece tokens to ids. The tokens are concatenated in
-// one string and the slots of an open-addressing table hold offsets, so a
-// 30,000-token vocabulary is three allocations with no pointer per entry:
-// a Go map of strings cost most of a model's load time (an allocation and
-// a map insertion per token, then the collector scanning them).
+// one string, in the order read, and an open-addressing table of token
+// indexes finds them, so a 30,000-token vocabulary is a few allocations
+// with no pointer per entry: a Go map of strings cost most of a model's
+// load time (an allocation and a map insertion per token, then the
+// collector scanning them).
 type vocabTable struct {
-	keys  string
-	slots []vocabSlot // a power of two, at most half full
+	keys  string   // token i is keys[offs[i]:offs[i+1]]
+	offs  []uint32 // len(ids)+1
+	ids   []int32
+	slots []uint32 // token index + 1, or 0 for an empty slot; a power of two, at most half full
 	seed  maphash.Seed
-	n     int // tokens
+	n     int // distinct tokens
 	maxID int32
 }
 
-type vocabSlot struct {
-	off, len uint32
-	id       int32
-	used     bool
-}
+func (v *vocabTable) key(i uint32) string { return v.keys[v.offs[i]:v.offs[i+1]] }
 
 func (v *vocabTable) get(s string) (int32, bool) {
 	if v.n == 0 {
@@ -34,17 +33,17 @@ func (v *vocabTable) get(s string) (int32, bool) {
 	}
 	mask := uint64(len(v.slots) - 1)
 	for i := maphash.String(v.seed, s) & mask; ; i = (i + 1) & mask {
-		sl := &v.slots[i]
-		if !sl.used {
+		k := v.slots[i]
+		if k == 0 {
 			return 0, false
 		}
-		if int(sl.len) == len(s) && v.keys[sl.off:sl.off+sl.len] == s {
-			return sl.id, true
+		if v.key(k-1) == s {
+			return v.ids[k-1], true
 		}
 	}
 }
 
-// size is the number of tokens.
+// size is the number of distinct tokens.
 func (v *vocabTable) size() int { return v.n }
 
 // vocabBuilder collects tokens before the table is laid out; a later
@@ -62,26 +61,19 @@ func (b *vocabBuilder) add(key []byte, id int32) {
 }
 
 func (b *vocabBuilder) table() *vocabTable {
-	v := &vocabTable{keys: b.keys.String(), seed: maphash.MakeSeed(), maxID: -1}
-	v.slots = make([]vocabSlot, max(2, 1<<bits.Len(uint(2*len(b.ids)))))
+	v := &vocabTable{keys: b.keys.String(), offs: append(b.offs, uint32(b.keys.Len())), ids: b.ids, seed: maphash.MakeSeed(), maxID: -1}
+	v.slots = make([]uint32, max(2, 1<<bits.Len(uint(2*len(b.ids)))))
 	mask := uint64(len(v.slots) - 1)
-	for k, off := range b.offs {
-		end := uint32(len(v.keys))
-		if k+1 < len(b.offs) {
-			end = b.offs[k+1]
-		}
-		key := v.keys[off:end]
+	for k := range v.ids {
+		key := v.key(uint32(k))
 		i := maphash.String(v.seed, key) & mask
-		for ; v.slots[i].used; i = (i + 1) & mask {
-			if sl := v.slots[i]; v.keys[sl.off:sl.off+sl.len] == key {
-				break
-			}
+		for ; v.slots[i] != 0 && v.key(v.slots[i]-1) != key; i = (i + 1) & mask {
 		}
-		if !v.slots[i].used {
+		if v.slots[i] == 0 {
 			v.n++
 		}
-		v.slots[i] = vocabSlot{off: off, len: end - off, id: b.ids[k], used: true}
-		v.maxID = max(v.maxID, b.ids[k])
+		v.slots[i] = uint32(k) + 1
+		v.maxID = max(v.maxID, v.ids[k])
 	}
 	return v
 }
