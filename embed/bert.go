@@ -289,9 +289,19 @@ func parallelFor(workers, n int, fn func(i int)) {
 // matmul computes y[r] = x[r] W^T + bias for rows r in [0,rows) (rows a
 // multiple of the kernel's mr); x has row stride l.in, y row stride l.out.
 func (b *bert) matmul(x []float32, rows int, l *linear, y []float32) {
+	b.matmulAfter(x, rows, l, y, 0, nil)
+}
+
+// matmulAfter is matmul after before(r) has run on each row r < n of x
+// (before may be nil): for an int8 layer, in the pass that quantizes the
+// rows.
+func (b *bert) matmulAfter(x []float32, rows int, l *linear, y []float32, n int, before func(r int)) {
 	if l.i8 != nil {
-		b.matmulI8(x, rows, l, y)
+		b.matmulI8(x, rows, l, y, n, before)
 		return
+	}
+	if before != nil {
+		b.rowwise(n, before)
 	}
 	nr, mr := b.k.nr, b.k.mr
 	const rowBlock = 64
@@ -428,16 +438,20 @@ func (b *bert) encode(ctx context.Context, seqs [][]int32, pool Pooling) ([][]fl
 	}
 	scale := float32(1 / math.Sqrt(float64(dh)))
 	nt := len(seqs) * nh
+	// Each row step (residual and LayerNorm, GELU) runs in the pass over
+	// the rows that quantizes them for the next layer: one hand-off to the
+	// workers instead of two, which at batch 1 cost as much as the step.
+	var pending func(r int) // the previous layer's last step
 	for _, ly := range b.layers {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		b.matmul(x, Tp, ly.qkv, qkv)
+		b.matmulAfter(x, Tp, ly.qkv, qkv, T, pending)
 		parallelFor(b.workers, nt, func(t int) {
 			b.attention(qkv, cx, offs[t/nh], offs[t/nh+1]-offs[t/nh], t%nh, scale)
 		})
 		b.matmul(cx, Tp, ly.attnOut, tmp)
-		b.rowwise(T, func(r int) {
+		b.matmulAfter(tmp, Tp, ly.inter, inter, T, func(r int) {
 			row := tmp[r*H : (r+1)*H]
 			res := x[r*H : (r+1)*H]
 			for d := range row {
@@ -445,17 +459,18 @@ func (b *bert) encode(ctx context.Context, seqs [][]int32, pool Pooling) ([][]fl
 			}
 			layerNorm(row, ly.ln1, b.cfg.Eps)
 		})
-		b.matmul(tmp, Tp, ly.inter, inter)
-		b.rowwise(T, func(r int) { b.k.gelu(inter[r*I : (r+1)*I]) })
-		b.matmul(inter, Tp, ly.out, x)
-		b.rowwise(T, func(r int) {
+		b.matmulAfter(inter, Tp, ly.out, x, T, func(r int) { b.k.gelu(inter[r*I : (r+1)*I]) })
+		pending = func(r int) {
 			row := x[r*H : (r+1)*H]
 			res := tmp[r*H : (r+1)*H]
 			for d := range row {
 				row[d] += res[d]
 			}
 			layerNorm(row, ly.ln2, b.cfg.Eps)
-		})
+		}
+	}
+	if pending != nil {
+		b.rowwise(T, pending)
 	}
 	out := make([][]float32, len(seqs))
 	for si := range seqs {

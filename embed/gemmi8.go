@@ -187,8 +187,8 @@ type actBuf struct {
 	s []float32
 }
 
-// matmulI8 is matmul for a layer with integer panels.
-func (b *bert) matmulI8(x []float32, rows int, l *linear, y []float32) {
+// matmulI8 is matmulAfter for a layer with integer panels.
+func (b *bert) matmulI8(x []float32, rows int, l *linear, y []float32, n int, before func(r int)) {
 	in, g := l.in, l.group
 	groups := in / g
 	per, ss := 1, l.i8.scaleStride()
@@ -212,6 +212,9 @@ func (b *bert) matmulI8(x []float32, rows int, l *linear, y []float32) {
 		quantize = b.k.quantizeU
 	}
 	b.rowwise(rows, func(r int) {
+		if before != nil && r < n {
+			before(r)
+		}
 		quantize(x[r*in:(r+1)*in], g, qa[r*in:(r+1)*in], sa[r*groups*per:(r+1)*groups*per])
 	})
 	panels := (l.out + i8nr - 1) / i8nr
