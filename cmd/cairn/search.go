@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -40,9 +39,9 @@ func runSearch(ctx context.Context, e *env, c *command, args []string) error {
 	// (the peak resident size is the same without it). The memory limit
 	// brings the collector back for a heap that grows past it; GOGC or
 	// GOMEMLIMIT set in the environment are left to rule.
-	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(-1))
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(oneShotMemoryLimit))
+	if e.wholeProcess && e.getenv("GOGC") == "" && e.getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(oneShotMemoryLimit)
 	}
 	fs := newFlagSet(e, c)
 	f := addSearchFlags(fs)
