@@ -35,14 +35,7 @@ func TestInt8Weights(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(qdir, "model.safetensors"), q, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			mem := fstest.MapFS{"model.safetensors": {Data: q}}
-			for _, f := range []string{"config.json", "tokenizer.json", "modules.json", "1_Pooling/config.json"} {
-				b, err := os.ReadFile(filepath.Join(dir, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				mem[f] = &fstest.MapFile{Data: b}
-			}
+			mem := memModel(t, dir, q)
 			ref := openModel(t, dir, embed.Options{CacheSize: -1})
 			fromDir := openModel(t, qdir, embed.Options{CacheSize: -1})
 			modelName, _, _ := strings.Cut(ref.ModelID(), "@")
@@ -89,6 +82,21 @@ func TestInt8Weights(t *testing.T) {
 	}
 }
 
+// memModel is the model directory dir in memory with weights as its
+// model.safetensors.
+func memModel(t *testing.T, dir string, weights []byte) fstest.MapFS {
+	t.Helper()
+	m := fstest.MapFS{"model.safetensors": {Data: weights}}
+	for _, f := range []string{"config.json", "tokenizer.json", "modules.json", "1_Pooling/config.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[f] = &fstest.MapFile{Data: b}
+	}
+	return m
+}
+
 // TestPackedWeights checks format version 3 (quant.Pack) on generated
 // models: it unpacks to the version-2 file byte for byte, and the model
 // opened from it has that file's ModelID and gives bit for bit its
@@ -119,17 +127,7 @@ func TestPackedWeights(t *testing.T) {
 			if _, err := quant.Pack(v3); err == nil {
 				t.Fatal("Pack accepted a packed file")
 			}
-			mem := func(weights []byte) fstest.MapFS {
-				m := fstest.MapFS{"model.safetensors": {Data: weights}}
-				for _, f := range []string{"config.json", "tokenizer.json", "modules.json", "1_Pooling/config.json"} {
-					b, err := os.ReadFile(filepath.Join(dir, f))
-					if err != nil {
-						t.Fatal(err)
-					}
-					m[f] = &fstest.MapFile{Data: b}
-				}
-				return m
-			}
+			mem := func(weights []byte) fstest.MapFS { return memModel(t, dir, weights) }
 			var texts []string
 			for _, c := range loadReference(t, name) {
 				texts = append(texts, c.Text)

@@ -27,9 +27,6 @@ const Dim = 384
 //go:embed all:minilm
 var files embed.FS
 
-// weights is the file whose hash identifies the model (as embed.Open hashes it).
-const weights = "model.safetensors"
-
 // weightsBytes is the same file as a string: the linker keeps one copy of
 // the bytes in the binary's read-only data, which Open hands to the encoder
 // in place (reading it from files would copy 25 MB at every start).
