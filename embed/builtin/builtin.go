@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"io/fs"
+	"sync"
 	"unsafe"
 
 	cembed "github.com/cairn-dev/cairn/embed"
@@ -53,15 +54,15 @@ func Files() fs.FS {
 func ModelID() string { return Name + "@sha256:" + weightsSHA256() }
 
 // weightsSHA256 is the SHA-256 recorded in model.safetensors' header
-// (TestPackedWeights holds it to the unpacked bytes).
-func weightsSHA256() string {
+// (TestPackedWeights holds it to the unpacked bytes), read once.
+var weightsSHA256 = sync.OnceValue(func() string {
 	b := unsafe.Slice(unsafe.StringData(weightsBytes), len(weightsBytes))
 	if sum, ok := quant.UnpackedSHA256(b); ok {
 		return sum
 	}
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
-}
+})
 
 // Open loads the built-in model from the binary's own bytes, in place.
 // Options are those of embed.Open; Options.Name defaults to Name.
