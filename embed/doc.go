@@ -41,7 +41,10 @@
 // panics on any input, including invalid UTF-8.
 //
 // ModelID is the model's name, "@sha256:" and the SHA-256 of the weights
-// file (model.safetensors, else model.onnx), the same for both backends.
+// file (model.safetensors, else model.onnx), the same for both backends;
+// for a packed file (quant format version 3: the same numbers laid out for
+// the kernels) the SHA-256 it records of the file it unpacks to, so that
+// packing does not change a model's identity.
 // Options.Weights hands Open weights already in memory (the built-in model's
 // bytes in the binary), used in place and never written, with
 // Options.WeightsSHA256 when their hash is already known and checked.
@@ -67,8 +70,11 @@
 // embed must not import any cairn package (its own internal packages
 // aside), and must not embed model weights: only importers of embed/builtin
 // carry them. It reads, but does not define, the int8 safetensors
-// convention of embed/internal/quant (format versions 1 and 2, frozen
-// fixtures testdata/quant_v1.safetensors and testdata/quant_v2.safetensors).
+// convention of embed/internal/quant (format versions 1, 2 and 3, frozen
+// fixtures testdata/quant_v1.safetensors, quant_v2.safetensors and
+// quant_v3.safetensors); a version-3 file's panels, scales and float32
+// tensors are used where they lie (for the built-in model: the binary's
+// read-only data, so opening it copies and rearranges nothing).
 //
 // Test models (seeded random weights, Go-generated) come from
 // embed/internal/testmodel (go run ./embed/testdata/gen -out DIR); the numpy

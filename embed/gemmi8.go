@@ -1,6 +1,10 @@
 package embed
 
-import "math"
+import (
+	"math"
+
+	"github.com/cairn-dev/cairn/embed/internal/quant"
+)
 
 // The integer path of an int8 Linear layer. Its weights stay int8 and the
 // activations are quantized to int8 too, per row (token) and per group of
@@ -32,7 +36,7 @@ import "math"
 // i8nr is the width of an int8 panel and i8mr the rows per kernel call,
 // whatever the float kernels' panel width is.
 const (
-	i8nr = 16
+	i8nr = quant.PanelCols
 	i8mr = 4
 )
 
@@ -55,50 +59,16 @@ func (p *i8Panels) scaleStride() int {
 	return i8nr
 }
 
-// actGroup is the activation group for weights in groups of wgroup (a
-// multiple of 4): 32 values when it divides wgroup, else wgroup. Groups of
-// 64 cost the shortest texts, whose few tokens average out little error,
-// up to 0.0005 of cosine to the reference ("Thank you!" fell to 0.9946,
-// under the 0.995 floor); groups of 32 cost about 5 % more time.
-func actGroup(wgroup int) int {
-	if wgroup%32 == 0 {
-		return 32
-	}
-	return wgroup
-}
-
 // packI8Panels lays out int8 tensor w (groups along each row, a group a
-// multiple of 4) as l's integer panels for activations in groups of
-// actGroup (which divides w's group: each weight scale is repeated for
-// each activation group it covers); padding columns are zero.
-func packI8Panels(l *linear, w rawTensor, unsigned bool, actGroup int) {
-	in, out, g := l.in, l.out, actGroup
-	groups := in / g
-	wgroups := in / w.group
-	panels := (out + i8nr - 1) / i8nr
-	l.group = g
-	l.i8 = &i8Panels{q: make([]byte, panels*in*i8nr), unsigned: unsigned}
-	ss := l.i8.scaleStride()
-	l.i8.scales = make([]float32, panels*groups*ss)
-	for o := 0; o < out; o++ {
-		p, j := o/i8nr, o%i8nr
-		dst := l.i8.q[p*in*i8nr+4*j:]
-		src := w.q[o*in : (o+1)*in]
-		for k := 0; k < in; k += 4 {
-			copy(dst[k*i8nr:k*i8nr+4], src[k:k+4])
-		}
-		sc := l.i8.scales[p*groups*ss+j:]
-		for gi := 0; gi < groups; gi++ {
-			sc[gi*ss] = w.scale[o*wgroups+gi*g/w.group]
-			if unsigned {
-				var sum int32
-				for _, v := range src[gi*g : (gi+1)*g] {
-					sum += int32(int8(v))
-				}
-				sc[gi*ss+i8nr] = float32(sum)
-			}
-		}
-	}
+// multiple of 4) as l's integer panels (quant.Panels: the layout a packed
+// weights file stores, activation groups of quant.ActGroup, whose groups
+// of 32 rather than 64 keep the shortest texts, whose few tokens average
+// out little error, above cosine 0.995 to the reference: "Thank you!" fell
+// to 0.9946 with 64, for about 5 % more time).
+func packI8Panels(l *linear, w rawTensor, unsigned bool) {
+	q, scales := quant.Panels(w.q, w.scale, l.out, l.in, w.group, unsigned)
+	l.group = quant.ActGroup(w.group)
+	l.i8 = &i8Panels{q: q, scales: scales, unsigned: unsigned}
 }
 
 // quantizeRowGo quantizes x (one row of activations) to int8 in groups of
@@ -217,8 +187,8 @@ type actBuf struct {
 	s []float32
 }
 
-// matmulI8 is matmul for a layer with integer panels.
-func (b *bert) matmulI8(x []float32, rows int, l *linear, y []float32) {
+// matmulI8 is matmulAfter for a layer with integer panels.
+func (b *bert) matmulI8(x []float32, rows int, l *linear, y []float32, n int, before func(r int)) {
 	in, g := l.in, l.group
 	groups := in / g
 	per, ss := 1, l.i8.scaleStride()
@@ -242,6 +212,9 @@ func (b *bert) matmulI8(x []float32, rows int, l *linear, y []float32) {
 		quantize = b.k.quantizeU
 	}
 	b.rowwise(rows, func(r int) {
+		if before != nil && r < n {
+			before(r)
+		}
 		quantize(x[r*in:(r+1)*in], g, qa[r*in:(r+1)*in], sa[r*groups*per:(r+1)*groups*per])
 	})
 	panels := (l.out + i8nr - 1) / i8nr

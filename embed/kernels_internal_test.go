@@ -1,11 +1,14 @@
 package embed
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cairn-dev/cairn/embed/internal/quant"
 )
 
 func randVec(rng *rand.Rand, n int) []float32 {
@@ -97,7 +100,7 @@ func TestMathApprox(t *testing.T) {
 func FuzzParseSafetensors(f *testing.F) {
 	f.Add([]byte("\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}\x00\x00\x80\x3f"))
 	f.Add([]byte{})
-	for _, fixture := range []string{"quant_v1.safetensors", "quant_v2.safetensors"} {
+	for _, fixture := range []string{"quant_v1.safetensors", "quant_v2.safetensors", "quant_v3.safetensors"} {
 		if b, err := os.ReadFile(filepath.Join("testdata", fixture)); err == nil {
 			f.Add(b)
 		}
@@ -105,6 +108,64 @@ func FuzzParseSafetensors(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		parseSafetensors(b)
 	})
+}
+
+// TestQuantV3Fixture opens the frozen packed-format fixture (one GELU-fed
+// Linear layer): it unpacks to a version-2 file, and its layer, used in
+// place, multiplies bit for bit as the unpacked one laid out at load; the
+// same panels refuse to feed on signed activations.
+func TestQuantV3Fixture(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "quant_v3.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := quant.Unpack(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, err := parseSafetensors(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := parseSafetensors(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "encoder.layer.0.output.dense"
+	if packed[name+".weight"].panels == nil || plain[name+".weight"].q == nil {
+		t.Fatalf("packed %+v, plain %+v", packed[name+".weight"], plain[name+".weight"])
+	}
+	if _, err := packLinear(packed[name+".weight"], packed[name+".bias"], 8, false); !errors.Is(err, ErrBadModel) {
+		t.Fatalf("unsigned panels fed signed activations: %v", err)
+	}
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, k := range AvailableKernels() {
+		ks, err := selectKernels(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lp, err := packLinear(packed[name+".weight"], packed[name+".bias"], ks.nr, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lq, err := packLinear(plain[name+".weight"], plain[name+".bias"], ks.nr, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := randVec(rng, 8*lp.in)
+		for i := range x {
+			x[i] = float32(math.Abs(float64(x[i])))
+		}
+		yp, yq := make([]float32, 8*lp.out), make([]float32, 8*lp.out)
+		bt := &bert{k: ks, workers: 1}
+		bt.matmul(x, 8, lp, yp)
+		bt.matmul(x, 8, lq, yq)
+		for i := range yp {
+			if math.Float32bits(yp[i]) != math.Float32bits(yq[i]) {
+				t.Fatalf("%s: y[%d] = %g packed, %g unpacked", k, i, yp[i], yq[i])
+			}
+		}
+	}
 }
 
 func FuzzParseONNXWeights(f *testing.F) {
@@ -219,7 +280,7 @@ func TestGemmI8MatchesReference(t *testing.T) {
 			// Weight groups of 64 and 96 hold two and three activation groups.
 			for _, shape := range [][4]int{{5, 128, 40, 64}, {17, 384, 96, 64}, {8, 96, 33, 96}, {4, 64, 16, 32}, {9, 1536, 48, 64}, {4, 8, 20, 4}, {4, 72, 16, 36}} {
 				rows, in, out, wgroup := shape[0], shape[1], shape[2], shape[3]
-				group := actGroup(wgroup)
+				group := quant.ActGroup(wgroup)
 				groups, wgroups := in/group, in/wgroup
 				q := make([]byte, out*in)
 				for i := range q {

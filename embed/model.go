@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cairn-dev/cairn/embed/internal/quant"
 )
 
 // Backend selects the encoder implementation.
@@ -76,9 +78,10 @@ type Options struct {
 	// the file, and neither copies nor modifies it (it may be read-only
 	// memory; int8 weights are used from it in place).
 	Weights []byte
-	// WeightsSHA256 is the hex SHA-256 of Weights, when the caller holds a
-	// checked one (the built-in model's SHA256SUMS): Open uses it in the
-	// ModelID instead of hashing Weights. It needs Weights.
+	// WeightsSHA256 is the hex SHA-256 in the ModelID of Weights (that of
+	// Weights, or for a packed file the one it records), when the caller
+	// holds a checked one (the built-in model's): Open uses it instead of
+	// hashing Weights. It needs Weights.
 	WeightsSHA256 string
 }
 
@@ -209,8 +212,7 @@ func newModel(ctx context.Context, fsys fs.FS, dir, where string, md *modelDir, 
 	}
 	sum := opts.WeightsSHA256
 	if sum == "" {
-		h := sha256.Sum256(weights)
-		sum = hex.EncodeToString(h[:])
+		sum = weightsSHA256(weights)
 	}
 	m := &Model{
 		opts:  opts,
@@ -227,6 +229,18 @@ func newModel(ctx context.Context, fsys fs.FS, dir, where string, md *modelDir, 
 		m.cache = newLRU(opts.CacheSize)
 	}
 	return m, wf, weights, nil
+}
+
+// weightsSHA256 is the hash in a model's id: the SHA-256 of its weights
+// file, or for a packed file (format version 3 of embed/internal/quant, the
+// same numbers laid out for the kernels) that of the file it unpacks to,
+// which it records, so packing does not change the model's identity.
+func weightsSHA256(weights []byte) string {
+	if sum, ok := quant.UnpackedSHA256(weights); ok {
+		return sum
+	}
+	h := sha256.Sum256(weights)
+	return hex.EncodeToString(h[:])
 }
 
 // withDefaults returns a copy of opts with zero fields set to their

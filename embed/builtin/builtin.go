@@ -1,17 +1,16 @@
 package builtin
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
 	"io/fs"
-	"strings"
+	"sync"
 	"unsafe"
 
 	cembed "github.com/cairn-dev/cairn/embed"
+	"github.com/cairn-dev/cairn/embed/internal/quant"
 )
 
 // Name is the built-in model's name, the prefix of its ModelID.
@@ -28,9 +27,6 @@ const Dim = 384
 //
 //go:embed all:minilm
 var files embed.FS
-
-// weights is the file whose hash identifies the model (as embed.Open hashes it).
-const weights = "model.safetensors"
 
 // weightsBytes is the same file as a string: the linker keeps one copy of
 // the bytes in the binary's read-only data, which Open hands to the encoder
@@ -50,25 +46,23 @@ func Files() fs.FS {
 }
 
 // ModelID is the ModelID of the model Open returns with no Options.Name:
-// Name, "@sha256:" and the SHA-256 of model.safetensors. It is known
-// without loading the model.
+// Name, "@sha256:" and the SHA-256 of the weights (of model.safetensors
+// unpacked: the file stores the Linear weights laid out for the encoder and
+// records the hash of the plain int8 file they come from, so the identity
+// of the numbers does not depend on their layout). It is known without
+// loading the model.
 func ModelID() string { return Name + "@sha256:" + weightsSHA256() }
 
-// weightsSHA256 is the hex SHA-256 of model.safetensors: its SHA256SUMS
-// entry (TestSHA256SUMS holds it to the bytes), else computed.
-func weightsSHA256() string {
-	sums, err := fs.ReadFile(Files(), "SHA256SUMS")
-	if err == nil {
-		sc := bufio.NewScanner(bytes.NewReader(sums))
-		for sc.Scan() {
-			if sum, name, ok := strings.Cut(sc.Text(), "  "); ok && name == weights && len(sum) == 64 {
-				return sum
-			}
-		}
+// weightsSHA256 is the SHA-256 recorded in model.safetensors' header
+// (TestPackedWeights holds it to the unpacked bytes), read once.
+var weightsSHA256 = sync.OnceValue(func() string {
+	b := unsafe.Slice(unsafe.StringData(weightsBytes), len(weightsBytes))
+	if sum, ok := quant.UnpackedSHA256(b); ok {
+		return sum
 	}
-	h := sha256.Sum256([]byte(weightsBytes))
+	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
-}
+})
 
 // Open loads the built-in model from the binary's own bytes, in place.
 // Options are those of embed.Open; Options.Name defaults to Name.

@@ -7,13 +7,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
+	"math"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/embed/builtin"
+	"github.com/cairn-dev/cairn/embed/internal/quant"
 )
 
 // TestSHA256SUMS checks every embedded file against SHA256SUMS, and that
@@ -147,5 +150,79 @@ func BenchmarkOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 		m.Close()
+	}
+}
+
+// unpackedSHA256 is the SHA-256 of the built-in weights as plain int8 with
+// per-group scales (format version 2), the model.safetensors committed
+// before its Linear weights were stored packed: the model's identity.
+const unpackedSHA256 = "ffba142c712dea6e1c5c7376e9069a70a12ef3210c626d427aad932ffc9fa4ed"
+
+// TestPackedWeights checks that the packed weights are the plain int8
+// file's numbers in another layout: they unpack to the file whose SHA-256
+// is the model's id, and the model opened from that file (whose Linear
+// weights are laid out at load) gives bit for bit the same vectors, with
+// the same id, as the built-in one read in place.
+func TestPackedWeights(t *testing.T) {
+	packed, err := fs.ReadFile(builtin.Files(), "model.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := quant.Unpack(packed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha256.Sum256(plain)
+	if got := hex.EncodeToString(h[:]); got != unpackedSHA256 || builtin.ModelID() != builtin.Name+"@sha256:"+unpackedSHA256 {
+		t.Fatalf("unpacked weights hash to %s, ModelID %s, want %s", got, builtin.ModelID(), unpackedSHA256)
+	}
+	fsys := fstest.MapFS{"model.safetensors": {Data: plain}}
+	err = fs.WalkDir(builtin.Files(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || p == "model.safetensors" {
+			return err
+		}
+		b, err := fs.ReadFile(builtin.Files(), p)
+		fsys[p] = &fstest.MapFile{Data: b}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{
+		"Thank you!",
+		"How do I reset my password?",
+		"Café crème brûlée, naïve façade, 東京 and 🙂 emoji",
+		"the retry policy: exponential backoff, capped at 30 seconds, with jitter",
+		strings.Repeat("a longer text, with punctuation; ", 12),
+	}
+	for _, k := range embed.AvailableKernels() {
+		texts := texts
+		if k == embed.KernelsGo {
+			texts = texts[:2] // the pure-Go kernels are slow; the layout is the same
+		}
+		m := openBuiltin(t, embed.Options{Kernels: k, CacheSize: -1})
+		ref, err := embed.OpenFS(context.Background(), fsys, embed.Options{Kernels: k, CacheSize: -1, Name: builtin.Name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ref.ModelID() != m.ModelID() {
+			t.Errorf("%s: ModelID %s unpacked, %s packed", k, ref.ModelID(), m.ModelID())
+		}
+		want, err := ref.Embed(context.Background(), texts)
+		ref.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range texts {
+			for d := range want[i] {
+				if math.Float32bits(got[i][d]) != math.Float32bits(want[i][d]) {
+					t.Fatalf("%s: text %d dimension %d: %g packed, %g unpacked", k, i, d, got[i][d], want[i][d])
+				}
+			}
+		}
 	}
 }

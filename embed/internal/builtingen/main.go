@@ -6,7 +6,10 @@
 // The weights become int8 with one float32 scale per group of 64 values of a
 // row (embed/internal/quant, format version 2) for the word embeddings and every Linear weight; LayerNorm weights, biases,
 // position and token-type embeddings stay float32; integer buffers are
-// dropped. The configuration and tokenizer files are copied unchanged, and
+// dropped. The Linear weights are then stored in the layout the encoder's
+// integer kernels read (format version 3: the same numbers, used in place
+// at load; the file records the SHA-256 of the version-2 file it unpacks
+// to, which stays the model's identity). The configuration and tokenizer files are copied unchanged, and
 // LICENSE, NOTICE and SHA256SUMS are added. The output depends only on the
 // input files' bytes (sorted tensor order, no timestamps), so running it
 // again gives byte-identical files.
@@ -45,9 +48,9 @@ its model card is README.md.
 
 Modified by cairn: model.safetensors holds the original float32 weights with
 the word embeddings and every Linear weight quantized to int8 with one
-float32 scale per group of 64 values of a row (go run
-./embed/internal/builtingen); the other files
-are copied unchanged from the original model.
+float32 scale per group of 64 values of a row, the Linear weights laid out
+in column panels for cairn's encoder (go run ./embed/internal/builtingen);
+the other files are copied unchanged from the original model.
 `
 
 // copied are the files taken unchanged from the source directory; the
@@ -94,7 +97,11 @@ func run(src, out string) error {
 	if err != nil {
 		return err
 	}
-	if files["model.safetensors"], err = quant.Quantize(st, quant.V2); err != nil {
+	q, err := quant.Quantize(st, quant.V2)
+	if err != nil {
+		return fmt.Errorf("model.safetensors: %w", err)
+	}
+	if files["model.safetensors"], err = quant.Pack(q); err != nil {
 		return fmt.Errorf("model.safetensors: %w", err)
 	}
 	var sums bytes.Buffer

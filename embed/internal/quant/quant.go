@@ -9,6 +9,7 @@
 //
 //   - V1, Key = Int8PerRow: an I8 tensor "name" of shape [rows, ...] has one
 //     scale per row, in the F32 tensor "name"+ScaleSuffix of shape [rows].
+//
 //   - V2, Key = Int8PerGroup: an I8 tensor "name" of shape [rows, cols] has
 //     one scale per group of cols/groups consecutive values of a row, in the
 //     F32 tensor "name"+ScaleSuffix of shape [rows, groups] (row-major).
@@ -19,8 +20,13 @@
 //     the fp32 model, with one per 64 values every reference text stays
 //     above 0.998.
 //
-// Readers accept both versions and refuse another scheme or version. It is
-// safe for concurrent use (no state) and imports only the standard library.
+//   - V3 (packed.go): V2 with the BERT encoder's Linear weights laid out as
+//     embed's integer kernels read them, recording the SHA-256 of the V2 file
+//     it unpacks to.
+//
+// Readers accept these versions and refuse another scheme, version or panel
+// layout. It is safe for concurrent use (no state) and imports only the
+// standard library.
 package quant
 
 import (
@@ -107,45 +113,23 @@ func Quantize(b []byte, version string) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("unknown format version %q (want %q or %q)", version, V1, V2)
 	}
-	if len(b) < 8 {
-		return nil, errors.New("short file")
-	}
-	hl := binary.LittleEndian.Uint64(b)
-	if hl > uint64(len(b)-8) {
-		return nil, errors.New("header length exceeds the file")
-	}
-	var header map[string]json.RawMessage
-	if err := json.Unmarshal(b[8:8+hl], &header); err != nil {
+	ts, _, err := read(b)
+	if err != nil {
 		return nil, err
 	}
-	data := b[8+hl:]
-	var ts []tensor
-	for name, raw := range header {
-		if name == "__metadata__" {
-			continue
-		}
-		var h struct {
-			Dtype   string   `json:"dtype"`
-			Shape   []int    `json:"shape"`
-			Offsets []uint64 `json:"data_offsets"`
-		}
-		if err := json.Unmarshal(raw, &h); err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		if len(h.Offsets) != 2 || h.Offsets[0] > h.Offsets[1] || h.Offsets[1] > uint64(len(data)) {
-			return nil, fmt.Errorf("%s: bad offsets %v", name, h.Offsets)
-		}
-		seg := data[h.Offsets[0]:h.Offsets[1]]
+	var out []tensor
+	for _, t := range ts {
 		switch {
-		case h.Dtype != "F32":
+		case t.dtype != "F32":
 			continue // integer buffers (position_ids) are not weights
-		case len(seg) != 4*numel(h.Shape):
-			return nil, fmt.Errorf("%s: %d bytes for shape %v", name, len(seg), h.Shape)
-		case !quantized(name, h.Shape):
-			ts = append(ts, tensor{name, "F32", h.Shape, seg})
+		case len(t.data) != 4*numel(t.shape):
+			return nil, fmt.Errorf("%s: %d bytes for shape %v", t.name, len(t.data), t.shape)
+		case !quantized(t.name, t.shape):
+			out = append(out, t)
 			continue
 		}
-		rows, cols := h.Shape[0], h.Shape[1]
+		name, seg := t.name, t.data
+		rows, cols := t.shape[0], t.shape[1]
 		g, scaleShape := cols, []int{rows}
 		if version == V2 {
 			if cols >= GroupSize && cols%GroupSize == 0 {
@@ -167,15 +151,69 @@ func Quantize(b []byte, version string) ([]byte, error) {
 		for i, v := range q {
 			qb[i] = byte(v)
 		}
-		ts = append(ts, tensor{name, "I8", h.Shape, qb}, tensor{name + ScaleSuffix, "F32", scaleShape, scales})
+		out = append(out, tensor{name, "I8", t.shape, qb}, tensor{name + ScaleSuffix, "F32", scaleShape, scales})
 	}
-	// float32 tensors first, so every one starts 4-byte aligned; then by name.
-	slices.SortFunc(ts, func(a, b tensor) int {
-		if (a.dtype == "I8") != (b.dtype == "I8") {
-			if a.dtype == "I8" {
-				return 1
+	return write(out, map[string]string{"format": "pt", Key: scheme, VersionKey: version})
+}
+
+// read splits a safetensors file into its tensors (in header order, sorted
+// by name) and its metadata.
+func read(b []byte) ([]tensor, map[string]string, error) {
+	if len(b) < 8 {
+		return nil, nil, errors.New("short file")
+	}
+	hl := binary.LittleEndian.Uint64(b)
+	if hl > uint64(len(b)-8) {
+		return nil, nil, errors.New("header length exceeds the file")
+	}
+	var header map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+hl], &header); err != nil {
+		return nil, nil, err
+	}
+	data := b[8+hl:]
+	var meta map[string]string
+	var ts []tensor
+	for name, raw := range header {
+		if name == "__metadata__" {
+			if err := json.Unmarshal(raw, &meta); err != nil {
+				return nil, nil, fmt.Errorf("__metadata__: %w", err)
 			}
-			return -1
+			continue
+		}
+		var h struct {
+			Dtype   string   `json:"dtype"`
+			Shape   []int    `json:"shape"`
+			Offsets []uint64 `json:"data_offsets"`
+		}
+		if err := json.Unmarshal(raw, &h); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if len(h.Offsets) != 2 || h.Offsets[0] > h.Offsets[1] || h.Offsets[1] > uint64(len(data)) {
+			return nil, nil, fmt.Errorf("%s: bad offsets %v", name, h.Offsets)
+		}
+		for _, d := range h.Shape {
+			if d < 0 || d > math.MaxInt32 {
+				return nil, nil, fmt.Errorf("%s: bad shape %v", name, h.Shape)
+			}
+		}
+		ts = append(ts, tensor{name, h.Dtype, h.Shape, data[h.Offsets[0]:h.Offsets[1]]})
+	}
+	slices.SortFunc(ts, func(a, b tensor) int { return strings.Compare(a.name, b.name) })
+	return ts, meta, nil
+}
+
+// write lays out a safetensors file: float32 tensors first, so every one
+// starts 4-byte aligned (the data starts 8-byte aligned), then the others,
+// each sorted by name; the header's keys are sorted. The bytes depend only
+// on ts and meta.
+func write(ts []tensor, meta map[string]string) ([]byte, error) {
+	ts = slices.Clone(ts)
+	slices.SortFunc(ts, func(a, b tensor) int {
+		if (a.dtype == "F32") != (b.dtype == "F32") {
+			if a.dtype == "F32" {
+				return -1
+			}
+			return 1
 		}
 		return strings.Compare(a.name, b.name)
 	})
@@ -184,7 +222,7 @@ func Quantize(b []byte, version string) ([]byte, error) {
 		Shape   []int    `json:"shape"`
 		Offsets []uint64 `json:"data_offsets"`
 	}
-	hdr := map[string]any{"__metadata__": map[string]string{"format": "pt", Key: scheme, VersionKey: version}}
+	hdr := map[string]any{"__metadata__": meta}
 	var off uint64
 	for _, t := range ts {
 		hdr[t.name] = entry{t.dtype, t.shape, []uint64{off, off + uint64(len(t.data))}}
@@ -198,6 +236,7 @@ func Quantize(b []byte, version string) ([]byte, error) {
 		hj = append(hj, ' ')
 	}
 	var buf bytes.Buffer
+	buf.Grow(8 + len(hj) + int(off))
 	binary.Write(&buf, binary.LittleEndian, uint64(len(hj)))
 	buf.Write(hj)
 	for _, t := range ts {
