@@ -53,9 +53,9 @@ func (s *Store) Messages(ctx context.Context, ids []int64) ([]engine.Message, er
 }
 
 // List implements engine.Backend.
-func (s *Store) List(ctx context.Context, f *where.Expr, limit int, order engine.ListOrder) ([]engine.Message, error) {
+func (s *Store) List(ctx context.Context, f engine.Selection, limit int, order engine.ListOrder) ([]engine.Message, error) {
 	args := &sqlArgs{}
-	cond, err := filterSQL(f, args)
+	cond, err := filterSQL(f.Where, args)
 	if err != nil {
 		return nil, err
 	}
