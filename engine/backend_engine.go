@@ -345,28 +345,3 @@ func (e *Engine) backendVectorSets(ctx context.Context) ([]VectorSet, error) {
 	defer done()
 	return e.store.Sets(ctx)
 }
-
-// backendVectorBacklog is VectorBacklog on a Backend.
-func (e *Engine) backendVectorBacklog(ctx context.Context, model string) (VectorBacklog, error) {
-	done, err := e.enterStore()
-	if err != nil {
-		return VectorBacklog{}, err
-	}
-	defer done()
-	var b VectorBacklog
-	if b.Messages, err = e.store.Count(ctx); err != nil {
-		return b, err
-	}
-	sets, err := e.store.Sets(ctx)
-	if err != nil {
-		return b, err
-	}
-	b.chooseModel(model, e.opts.Embedder, sets)
-	b.Queued = b.Messages
-	for _, s := range sets {
-		if s.ModelID == b.Model {
-			b.Set, b.Queued = s.ID, s.Pending
-		}
-	}
-	return b, nil
-}

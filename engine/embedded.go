@@ -383,13 +383,9 @@ func (s embeddedStore) Senders(ctx context.Context, names []string) (map[string]
 }
 
 // Sets returns the live sets, active first, each with the messages still
-// queued for its vector. Without a vector store open there is nothing to
-// search: no sets.
+// queued for its vector.
 func (s embeddedStore) Sets(ctx context.Context) ([]VectorSet, error) {
 	e := s.e
-	if e.vec == nil || e.vec.store == nil {
-		return nil, nil
-	}
 	sets, err := e.liveSets(ctx, e.r)
 	if err != nil {
 		return nil, err
