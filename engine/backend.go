@@ -74,6 +74,8 @@ type Backend interface {
 	Count(ctx context.Context) (int64, error)
 	// Channels returns every channel, by id.
 	Channels(ctx context.Context) ([]Channel, error)
+	// Channel returns the channel id; false when there is none.
+	Channel(ctx context.Context, id string) (Channel, bool, error)
 	// Senders returns which of names (lower-cased) name an agent, compared
 	// lower-cased.
 	Senders(ctx context.Context, names []string) (map[string]bool, error)

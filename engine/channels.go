@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -86,17 +84,17 @@ func (e *Engine) GetChannel(ctx context.Context, id string) (Channel, error) {
 	if _, err := parseChannel("channel", id); err != nil {
 		return Channel{}, err
 	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return Channel{}, err
 	}
 	defer done()
-	c, err := scanChannel(e.r.QueryRowContext(ctx, "SELECT "+channelColumns+" FROM channels WHERE id = ?", id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Channel{}, fmt.Errorf("channel %q: %w", id, ErrNotFound)
-	}
+	c, ok, err := e.store.Channel(ctx, id)
 	if err != nil {
-		return Channel{}, fmt.Errorf("engine: channel %s: %w", id, classify(err))
+		return Channel{}, err
+	}
+	if !ok {
+		return Channel{}, fmt.Errorf("channel %q: %w", id, ErrNotFound)
 	}
 	return c, nil
 }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -353,6 +355,17 @@ func (s embeddedStore) Channels(ctx context.Context) ([]Channel, error) {
 		return nil, fmt.Errorf("engine: list channels: %w", classify(err))
 	}
 	return out, nil
+}
+
+func (s embeddedStore) Channel(ctx context.Context, id string) (Channel, bool, error) {
+	c, err := scanChannel(s.e.r.QueryRowContext(ctx, "SELECT "+channelColumns+" FROM channels WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Channel{}, false, nil
+	}
+	if err != nil {
+		return Channel{}, false, fmt.Errorf("engine: channel %s: %w", id, classify(err))
+	}
+	return c, true, nil
 }
 
 func (s embeddedStore) Senders(ctx context.Context, names []string) (map[string]bool, error) {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -245,11 +244,9 @@ func (e *Engine) GetChannelMessages(ctx context.Context, channel string, maxAge 
 		return nil, err
 	}
 	defer done()
-	all, err := e.store.Channels(ctx)
-	if err != nil {
+	if _, ok, err := e.store.Channel(ctx, channel); err != nil {
 		return nil, err
-	}
-	if !slices.ContainsFunc(all, func(c Channel) bool { return c.ID == channel }) {
+	} else if !ok {
 		return nil, fmt.Errorf("channel %q: %w", channel, ErrNotFound)
 	}
 	since := int64(0)

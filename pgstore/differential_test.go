@@ -191,10 +191,14 @@ func TestDifferentialReadsFiltersIDs(t *testing.T) {
 		same("bob's notes in "+project, func(e *engine.Engine) (any, error) { return e.GetAgentNotes(ctx, "bob", project, 3) })
 	}
 	for _, ch := range []string{"general", "ops", "project:cairn:decisions", "missing"} {
+		same("get channel "+ch, func(e *engine.Engine) (any, error) { return e.GetChannel(ctx, ch) })
 		same("channel "+ch, func(e *engine.Engine) (any, error) { return e.GetChannelMessages(ctx, ch, 0, 0) })
 		same("channel "+ch+" last 40 days", func(e *engine.Engine) (any, error) { return e.GetChannelMessages(ctx, ch, 40*24*time.Hour, 5) })
 	}
 	same("channels of project cairn", func(e *engine.Engine) (any, error) { return e.ListChannels(ctx, engine.Scope{Project: "cairn"}) })
+	for _, scope := range []engine.Scope{{Kind: engine.ScopeNotes}, {Kind: engine.ScopeNotes, Project: "cairn"}, {Kind: engine.ScopeProject}, {Agent: "alice"}} {
+		same(fmt.Sprintf("channels in %+v", scope), func(e *engine.Engine) (any, error) { return e.ListChannels(ctx, scope) })
+	}
 	yes := true
 	filters := []engine.Filter{
 		{},
