@@ -146,12 +146,20 @@ type RankFacts interface {
 	RankFacts(ctx context.Context, ids []int64) ([]Message, error)
 }
 
+// SetHistory is the capability of a Backend that keeps retired vector
+// sets: AllSets returns every set, each with all its outbox rows, and
+// VectorSets lists them (else the live sets).
+type SetHistory interface {
+	AllSets(ctx context.Context) ([]VectorSet, error)
+}
+
 // storeCaps are the optional capabilities of an Engine's Backend, checked
 // once when the Engine opens it (nil: the Backend has none).
 type storeCaps struct {
 	unread, valid bool
 	checks        BreadcrumbChecks
 	facts         RankFacts
+	history       SetHistory
 }
 
 func capsOf(be Backend) storeCaps {
@@ -161,6 +169,7 @@ func capsOf(be Backend) storeCaps {
 	}
 	c.checks, _ = be.(BreadcrumbChecks)
 	c.facts, _ = be.(RankFacts)
+	c.history, _ = be.(SetHistory)
 	return c
 }
 

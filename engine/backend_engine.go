@@ -49,6 +49,7 @@ func OpenBackend(ctx context.Context, be Backend, kind, dir string, opts Options
 		return nil, err
 	}
 	e := &Engine{db: &db{dir: dir, opts: opts, backend: kind}, store: be, caps: capsOf(be), bs: &backendState{wake: make(chan struct{}, 1)}}
+	e.fillVectors = e.backendSyncVectors
 	if opts.VectorStore.Open && dir != "" {
 		st, err := vecstore.Open(ctx, filepath.Join(dir, VectorsDir),
 			vecstore.Options{Logger: opts.Logger, AllowReset: opts.VectorStore.AllowReset})
@@ -301,11 +302,6 @@ func (e *Engine) backendDrainOnce(ctx context.Context) (int, error) {
 // for this process's set until nothing is queued, waiting for the rows
 // another process has leased (they come back to the queue if it dies).
 func (e *Engine) backendSyncVectors(ctx context.Context, progress func(Progress)) error {
-	done, err := e.enterStore()
-	if err != nil {
-		return err
-	}
-	defer done()
 	if !e.bs.hasSet || e.opts.Embedder == nil {
 		return nil
 	}
@@ -335,13 +331,4 @@ func (e *Engine) backendSyncVectors(ctx context.Context, progress func(Progress)
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-}
-
-func (e *Engine) backendVectorSets(ctx context.Context) ([]VectorSet, error) {
-	done, err := e.enterStore()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return e.store.Sets(ctx)
 }

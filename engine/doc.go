@@ -93,7 +93,8 @@
 // orchestration above it (validation, search planning, query analysis,
 // fusion, the reply lift, ranking, snippets) is one copy. What only some
 // stores can do is an optional capability checked once at open
-// (storeCaps: MarkFilters, BreadcrumbChecks, RankFacts, VectorQueue); the
+// (storeCaps: MarkFilters, BreadcrumbChecks, RankFacts, SetHistory,
+// VectorQueue); the
 // operations that need the data dir itself (sessions, retention, backups,
 // rebuilds, exports) use db directly and refuse another store (db.enter).
 // Each store fills its own vectors: the embedded one with its outbox

@@ -19,8 +19,8 @@ import (
 // dir has (sessions, retention, backups, rebuilds, exports) keep using
 // them directly.
 //
-// Besides Backend it has every optional capability: MarkFilters,
-// BreadcrumbChecks and RankFacts. Its vectors are filled by the Engine's
+// Besides Backend it has the optional capabilities MarkFilters,
+// BreadcrumbChecks, RankFacts and SetHistory. Its vectors are filled by the Engine's
 // own worker (promotion of rebuilt sets, SQ8 codes), so it is not a
 // VectorQueue.
 type embeddedStore struct{ e *Engine }
@@ -30,6 +30,7 @@ var (
 	_ MarkFilters      = embeddedStore{}
 	_ BreadcrumbChecks = embeddedStore{}
 	_ RankFacts        = embeddedStore{}
+	_ SetHistory       = embeddedStore{}
 )
 
 // sqlOf is f as SQL over messages aliased c, with its arguments ("" when

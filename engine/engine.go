@@ -152,6 +152,9 @@ type Engine struct {
 	caps  storeCaps
 
 	bs *backendState // a Backend's vector worker (engine/backend_engine.go); nil for the embedded store
+	// fillVectors is SyncVectors's work: the embedded store's outbox
+	// worker (syncVectors) or a VectorQueue's (backendSyncVectors).
+	fillVectors func(ctx context.Context, progress func(Progress)) error
 }
 
 // Open opens (creating if needed) the data dir dir and its database,
@@ -189,6 +192,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t)}
 	e.store = embeddedStore{e}
 	e.caps = capsOf(e.store)
+	e.fillVectors = e.syncVectors
 	e.sessions = &Sessions{db: e.db, msgs: e}
 	e.retention = &Retention{db: e.db, fts: t, msgs: e}
 	e.backups = &Backups{db: e.db, store: e.VectorStore}

@@ -483,15 +483,12 @@ func backlogNote(s VectorSet) (SearchNote, bool) {
 // pending at the start. It returns when nothing this process can do is
 // left.
 func (e *Engine) SyncVectors(ctx context.Context, progress func(Progress)) error {
-	if e.bs != nil {
-		return e.backendSyncVectors(ctx, progress)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return err
 	}
 	defer done()
-	return e.syncVectors(ctx, progress)
+	return e.fillVectors(ctx, progress)
 }
 
 func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error {
