@@ -602,9 +602,17 @@ func (e *Engine) hydrate(ctx context.Context, r *searchRun, ranked []SearchResul
 	for i, res := range ranked {
 		ids[i] = res.Message.ID
 	}
-	ms, err := e.store.Messages(ctx, ids)
-	if err != nil {
-		return nil, err
+	var ms []Message
+	var err error
+	if e.caps.facts != nil {
+		if ms, err = e.store.Messages(ctx, ids); err != nil {
+			return nil, err
+		}
+	} else {
+		// Without RankFacts the facts were whole messages already.
+		for _, res := range ranked {
+			ms = append(ms, res.Message)
+		}
 	}
 	var pending map[int64]bool
 	if r.vecUsed {
