@@ -4,24 +4,31 @@ import (
 	"context"
 	"time"
 
+	"github.com/cairn-dev/cairn/fts"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
-// Backend is a message store other than the data dir's SQLite database
-// (package pgstore: PostgreSQL with pgvector), opened with OpenBackend.
-// It is the storage boundary: it keeps messages, channels, agents, the
-// keyword statistics, vectors and the vector outbox, and answers filtered
-// candidate retrieval for each side of a search. Everything above it is
-// the Engine's one copy: validation and normalization of writes (prepare),
-// search planning and filters (plan, resolveFilter), query shape, fusion,
-// ranking profiles, results, and embedding (the Engine embeds; the
-// Backend stores vectors).
+// Backend is the storage boundary of an Engine. It has two
+// implementations: the data dir's embedded store (SQLite, FTS5 with the
+// in-memory BM25 index, vecstore; engine/embedded.go), which Open uses,
+// and PostgreSQL with pgvector (package pgstore), which OpenBackend takes.
+// A Backend keeps messages, channels, agents, the keyword statistics,
+// vectors and the vector outbox, and answers filtered candidate retrieval
+// for each side of a search. Everything above it is the Engine's one copy
+// for both: validation and normalization of writes (prepare), search
+// planning and filters (plan, resolveFilter), query shape, fusion, reply
+// lift, ranking profiles, results and snippets, and embedding (the Engine
+// embeds; the Backend stores vectors).
 //
-// Filters reach a Backend as the normalized where expression over the
-// vector metadata keys (WhereKeys): one expression holds every Filter
-// field except UnreadBy and BreadcrumbsValid, which a Backend engine
-// refuses as bad input. Scores are BM25 (as fts.Index computes it: k1 1.2,
-// b 0.75, idf floored at 1e-6) and cosine similarity.
+// Filters reach a Backend as a Selection: the normalized where expression
+// over the vector metadata keys (WhereKeys) holds every Filter field
+// except UnreadBy and BreadcrumbsValid, which only a Backend with the
+// MarkFilters capability serves (an Engine over another refuses them as
+// bad input). Scores are BM25 (as fts.Index computes it: k1 1.2, b 0.75,
+// idf floored at 1e-6) and cosine similarity.
+//
+// What only some stores can do is an optional capability, a small
+// interface below that the Engine checks once when it opens the store.
 //
 // Implementations are safe for concurrent use by several processes on one
 // store: writes are idempotent across processes and ids are never reused.
@@ -35,18 +42,25 @@ type Backend interface {
 	Write(ctx context.Context, ms []StoredMessage, now time.Time) ([]WriteResult, error)
 	// Messages returns the stored messages among ids, in any order.
 	Messages(ctx context.Context, ids []int64) ([]Message, error)
-	// List returns up to limit messages passing f (nil: all), newest
-	// first, then (ListByConfidence) higher confidence, then larger id.
-	List(ctx context.Context, f *where.Expr, limit int, order ListOrder) ([]Message, error)
-	// Keyword returns the depth best BM25 hits of terms (stems) among the
-	// messages passing f, best first, ties by smaller id.
-	Keyword(ctx context.Context, terms []string, f *where.Expr, depth int) ([]ScoredID, error)
+	// List returns up to limit messages passing f, newest first, then
+	// (ListByConfidence) higher confidence, then larger id.
+	List(ctx context.Context, f Selection, limit int, order ListOrder) ([]Message, error)
+	// Keyword returns the depth best BM25 hits of q among the messages
+	// passing f, best first, ties by smaller id, and the query that ranked
+	// them (q, or q without terms the store left out; the snippets mark
+	// its terms).
+	Keyword(ctx context.Context, q fts.Query, f Selection, depth int) ([]ScoredID, fts.Query, error)
 	// Nearest returns up to k messages passing f whose vectors in set are
 	// nearest to q by cosine, nearest first; Score is the similarity.
-	Nearest(ctx context.Context, set int64, q []float32, f *where.Expr, k int) ([]ScoredID, error)
+	Nearest(ctx context.Context, set VectorSet, q []float32, f Selection, k int) ([]ScoredID, error)
 	// Similarities returns the cosine similarity of q to the vectors in
 	// set of those ids that have one.
-	Similarities(ctx context.Context, set int64, q []float32, ids []int64) (map[int64]float64, error)
+	Similarities(ctx context.Context, set VectorSet, q []float32, ids []int64) (map[int64]float64, error)
+	// Replies returns, for those of askers whose content holds a question
+	// mark, the next message of the same channel (by created_at, then id)
+	// when it is from another sender, at most within later, and passes f
+	// (engine/replies.go). An asker without such a reply is left out.
+	Replies(ctx context.Context, askers []int64, within time.Duration, f Selection) ([]Reply, error)
 	// Delete deletes the message with id, its keyword entry and its
 	// vectors, updating the channel and agent counts; false when no such
 	// message exists.
@@ -60,12 +74,111 @@ type Backend interface {
 	Count(ctx context.Context) (int64, error)
 	// Channels returns every channel, by id.
 	Channels(ctx context.Context) ([]Channel, error)
+	// Channel returns the channel id; false when there is none.
+	Channel(ctx context.Context, id string) (Channel, bool, error)
 	// Senders returns which of names (lower-cased) name an agent, compared
 	// lower-cased.
 	Senders(ctx context.Context, names []string) (map[string]bool, error)
-	// Sets returns the vector sets that are not retired, with their
-	// Pending counts.
+	// Sets returns the vector sets that are not retired, active first,
+	// each with Pending: its messages still queued for a vector.
 	Sets(ctx context.Context) ([]VectorSet, error)
+	// Pending returns which of ids are still queued for set.
+	Pending(ctx context.Context, set int64, ids []int64) (map[int64]bool, error)
+	// Close releases the store's connections.
+	Close() error
+}
+
+// Selection is the filter of a Backend read.
+type Selection struct {
+	// Where is the filter over the WhereColumns keys; nil keeps every
+	// message.
+	Where *where.Expr
+	// UnreadBy keeps the messages this agent has not read; ValidAt the
+	// messages whose breadcrumbs are all valid at this HEAD commit. Set
+	// only for a Backend with MarkFilters.
+	UnreadBy, ValidAt string
+
+	// sql and args are the whole selection as SQL over messages aliased c,
+	// when the Engine resolved it from a Filter (rendered): the embedded
+	// store's form of it.
+	sql      string
+	args     []any
+	rendered bool
+}
+
+// SelectWhere is the Selection of the messages passing w (nil: all).
+func SelectWhere(w *where.Expr) Selection { return Selection{Where: w} }
+
+// selection is f as a Backend receives it.
+func (f resolved) selection() Selection {
+	return Selection{Where: f.where, UnreadBy: f.unreadBy, ValidAt: f.validAt, sql: f.sql, args: f.args, rendered: true}
+}
+
+// Reply is a message that answers the question of another (Asker).
+type Reply struct {
+	Asker, Reply int64
+}
+
+// MarkFilters is the capability of a Backend whose List, Keyword, Nearest
+// and Replies honour Selection.UnreadBy (read cursors, engine/unread.go)
+// and Selection.ValidAt (breadcrumb marks, engine/crumbmarks.go); each
+// result says which of the two it serves.
+type MarkFilters interface {
+	MarkFilters() (unread, breadcrumbsValid bool)
+}
+
+// BreadcrumbChecks is the capability of a Backend that keeps the cache of
+// breadcrumb checks (engine/crumbmarks.go): reads attach each message's
+// check at the repository's HEAD, and a ranking with a StaleFactor
+// demotes the messages whose breadcrumbs changed or are gone.
+type BreadcrumbChecks interface {
+	// AttachChecks sets the BreadcrumbCheck of those of ms the cache holds.
+	AttachChecks(ctx context.Context, ms []*Message) error
+	// StaleAmong returns the ids among ids whose marks at head say a
+	// breadcrumb changed or is gone.
+	StaleAmong(ctx context.Context, head string, ids []int64) (map[int64]bool, error)
+}
+
+// RankFacts is the capability of a Backend that reads what ranking needs
+// of messages (ID, SenderID, Confidence, CreatedAt) cheaper than whole
+// messages; without it the Engine reads them with Messages.
+type RankFacts interface {
+	RankFacts(ctx context.Context, ids []int64) ([]Message, error)
+}
+
+// SetHistory is the capability of a Backend that keeps retired vector
+// sets: AllSets returns every set, each with all its outbox rows, and
+// VectorSets lists them (else the live sets).
+type SetHistory interface {
+	AllSets(ctx context.Context) ([]VectorSet, error)
+}
+
+// storeCaps are the optional capabilities of an Engine's Backend, checked
+// once when the Engine opens it (nil: the Backend has none).
+type storeCaps struct {
+	unread, valid bool
+	checks        BreadcrumbChecks
+	facts         RankFacts
+	history       SetHistory
+}
+
+func capsOf(be Backend) storeCaps {
+	var c storeCaps
+	if m, ok := be.(MarkFilters); ok {
+		c.unread, c.valid = m.MarkFilters()
+	}
+	c.checks, _ = be.(BreadcrumbChecks)
+	c.facts, _ = be.(RankFacts)
+	c.history, _ = be.(SetHistory)
+	return c
+}
+
+// VectorQueue is the capability of a Backend whose vectors the Engine's
+// generic worker fills from the outbox (pgstore). OpenBackend needs it
+// when an embedder is configured. The embedded store fills its vectors
+// with its own worker instead (engine/vectors.go: rebuilds promote a set,
+// vectors are kept as SQ8 codes).
+type VectorQueue interface {
 	// CreateSet creates the active vector set of model (dim) and queues
 	// every stored message for it, unless a live set exists: it then
 	// returns that one.
@@ -77,10 +190,6 @@ type Backend interface {
 	// ids[i]) in set and removes their outbox rows, in one transaction. A
 	// message deleted since it was claimed is skipped.
 	PutVectors(ctx context.Context, set int64, ids []int64, vecs [][]float32) error
-	// Pending returns which of ids are still queued for set.
-	Pending(ctx context.Context, set int64, ids []int64) (map[int64]bool, error)
-	// Close releases the store's connections.
-	Close() error
 }
 
 // ListOrder is the order of Backend.List: newest first, then larger id

@@ -43,36 +43,7 @@ func (e *Engine) StoreMessages(ctx context.Context, in []NewMessage) ([]WriteRes
 		}
 		ps[i] = p
 	}
-	if e.bs != nil && len(ps) > 0 {
-		return e.backendWrite(ctx, ps)
-	}
-	done, err := e.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if len(ps) == 0 {
-		return []WriteResult{}, nil
-	}
-	tx, err := e.w.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("engine: store messages: %w", classify(err))
-	}
-	defer tx.Rollback()
-	out, created, err := e.writeBatchTx(ctx, tx, ps)
-	if err != nil {
-		return nil, err
-	}
-	counted := e.addSearchesTx(ctx, tx)
-	err = tx.Commit()
-	counted(err == nil)
-	if err != nil {
-		return nil, fmt.Errorf("engine: store messages: %w", classify(err))
-	}
-	if created {
-		e.wakeVectors()
-	}
-	return out, nil
+	return e.writePrepared(ctx, ps)
 }
 
 // ValidateMessage checks m as StoreMessage would, without writing: an
@@ -127,9 +98,8 @@ func (s *stmts) close() {
 // writeBatchTx is writeTx (store.go) for many messages in one transaction,
 // with the same effects: channels ensured once each, per-channel and
 // per-agent counters updated once each with the batch's totals, prepared
-// statements reused. Keep it in step with writeTx.
-func (e *Engine) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []prepared) ([]WriteResult, bool, error) {
-	now := e.opts.Now().UnixMilli()
+// statements reused, at now (Unix ms). Keep it in step with writeTx.
+func (e *Engine) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []prepared, now int64) ([]WriteResult, bool, error) {
 	st := &stmts{tx: tx, m: map[string]*sql.Stmt{}}
 	defer st.close()
 	if err := e.ensureBatchChannelsTx(ctx, tx, ps, now); err != nil {

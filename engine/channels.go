@@ -2,9 +2,8 @@ package engine
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -85,17 +84,17 @@ func (e *Engine) GetChannel(ctx context.Context, id string) (Channel, error) {
 	if _, err := parseChannel("channel", id); err != nil {
 		return Channel{}, err
 	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return Channel{}, err
 	}
 	defer done()
-	c, err := scanChannel(e.r.QueryRowContext(ctx, "SELECT "+channelColumns+" FROM channels WHERE id = ?", id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Channel{}, fmt.Errorf("channel %q: %w", id, ErrNotFound)
-	}
+	c, ok, err := e.store.Channel(ctx, id)
 	if err != nil {
-		return Channel{}, fmt.Errorf("engine: channel %s: %w", id, classify(err))
+		return Channel{}, err
+	}
+	if !ok {
+		return Channel{}, fmt.Errorf("channel %q: %w", id, ErrNotFound)
 	}
 	return c, nil
 }
@@ -109,28 +108,21 @@ const (
 
 // ListChannels returns the channels in scope ordered by id.
 func (e *Engine) ListChannels(ctx context.Context, scope Scope) ([]Channel, error) {
-	if e.bs != nil {
-		return e.backendListChannels(ctx, scope)
-	}
-	var where []string
-	var args []any
+	var keep []func(Channel) bool
 	switch scope.Kind {
 	case "", ScopeAll:
 		if scope.Project != "" {
-			where = append(where, "project_id = ?")
-			args = append(args, scope.Project)
+			keep = append(keep, func(c Channel) bool { return c.ProjectID == scope.Project })
 		}
 	case ScopeNotes:
-		where = append(where, "channel_type = 'agent-notes'")
+		keep = append(keep, func(c Channel) bool { return c.ChannelType == ChannelAgentNotes })
 		if scope.Project != "" {
-			where = append(where, "owner_agent_project_id = ?")
-			args = append(args, scope.Project)
+			keep = append(keep, func(c Channel) bool { return c.OwnerAgentProjectID == scope.Project })
 		}
 	case ScopeProject:
-		where = append(where, "project_id <> '' AND channel_type <> 'agent-notes'")
+		keep = append(keep, func(c Channel) bool { return c.ProjectID != "" && c.ChannelType != ChannelAgentNotes })
 		if scope.Project != "" {
-			where = append(where, "project_id = ?")
-			args = append(args, scope.Project)
+			keep = append(keep, func(c Channel) bool { return c.ProjectID == scope.Project })
 		}
 	default:
 		return nil, invalid("scope", "must be all, notes or project, got %q", scope.Kind)
@@ -142,35 +134,24 @@ func (e *Engine) ListChannels(ctx context.Context, scope Scope) ([]Channel, erro
 		if err := checkAgent("agent", scope.Agent); err != nil {
 			return nil, err
 		}
-		where = append(where, "owner_agent_name = ?")
-		args = append(args, scope.Agent)
+		keep = append(keep, func(c Channel) bool { return c.OwnerAgentName == scope.Agent })
 	}
-	q := "SELECT " + channelColumns + " FROM channels"
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY id"
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	rows, err := e.r.QueryContext(ctx, q, args...)
+	all, err := e.store.Channels(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("engine: list channels: %w", classify(err))
+		return nil, err
 	}
-	defer rows.Close()
 	out := []Channel{}
-	for rows.Next() {
-		c, err := scanChannel(rows)
-		if err != nil {
-			return nil, fmt.Errorf("engine: list channels: %w", classify(err))
+	for _, c := range all {
+		if !slices.ContainsFunc(keep, func(k func(Channel) bool) bool { return !k(c) }) {
+			out = append(out, c)
 		}
-		out = append(out, c)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: list channels: %w", classify(err))
-	}
+	slices.SortFunc(out, func(a, b Channel) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 
@@ -180,38 +161,10 @@ func (e *Engine) ListAgents(ctx context.Context, project string) ([]Agent, error
 	if err := checkProject("project", project); err != nil {
 		return nil, err
 	}
-	if e.bs != nil {
-		return e.backendAgents(ctx, project)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	q := "SELECT name, project_id, description, message_count, created_at, last_active FROM agents"
-	var args []any
-	if project != "" {
-		q += " WHERE project_id = ?"
-		args = append(args, project)
-	}
-	q += " ORDER BY name, project_id"
-	rows, err := e.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: list agents: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []Agent{}
-	for rows.Next() {
-		var a Agent
-		var created, last int64
-		if err := rows.Scan(&a.Name, &a.ProjectID, &a.Description, &a.MessageCount, &created, &last); err != nil {
-			return nil, fmt.Errorf("engine: list agents: %w", classify(err))
-		}
-		a.CreatedAt, a.LastActive = fromMillis(created), fromMillis(last)
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: list agents: %w", classify(err))
-	}
-	return out, nil
+	return e.store.Agents(ctx, project)
 }

@@ -79,45 +79,21 @@ func (e *Engine) CopyMessagesTo(ctx context.Context, dst *Engine, progress func(
 
 // messageCount is the number of stored messages.
 func (e *Engine) messageCount(ctx context.Context) (int64, error) {
-	if e.bs != nil {
-		done, err := e.enterBackend()
-		if err != nil {
-			return 0, err
-		}
-		defer done()
-		return e.bs.be.Count(ctx)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return 0, err
 	}
 	defer done()
-	var n int64
-	if err := e.r.QueryRowContext(ctx, "SELECT count(*) FROM messages").Scan(&n); err != nil {
-		return 0, fmt.Errorf("engine: count messages: %w", classify(err))
-	}
-	return n, nil
+	return e.store.Count(ctx)
 }
 
 // messagesAfter returns up to limit messages with ids above after, in id
 // order.
 func (e *Engine) messagesAfter(ctx context.Context, after int64, limit int) ([]Message, error) {
-	if e.bs != nil {
-		done, err := e.enterBackend()
-		if err != nil {
-			return nil, err
-		}
-		defer done()
-		return e.bs.be.After(ctx, after, limit)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id > ? ORDER BY m.id LIMIT ?", after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("engine: read messages: %w", err)
-	}
-	return ms, nil
+	return e.store.After(ctx, after, limit)
 }

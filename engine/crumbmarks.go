@@ -231,13 +231,17 @@ func (e *Engine) attachChecks(ctx context.Context, ms []*Message) error {
 	return nil
 }
 
-// attachResultChecks is attachChecks for search results.
+// attachResultChecks is attachChecks for search results, on a store that
+// keeps the checks (BreadcrumbChecks).
 func (e *Engine) attachResultChecks(ctx context.Context, rs []SearchResult) error {
+	if e.caps.checks == nil {
+		return nil
+	}
 	ms := make([]*Message, len(rs))
 	for i := range rs {
 		ms[i] = &rs[i].Message
 	}
-	return e.attachChecks(ctx, ms)
+	return e.caps.checks.AttachChecks(ctx, ms)
 }
 
 // staleAmong returns the ids among ids whose marks at head say a

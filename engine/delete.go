@@ -15,34 +15,19 @@ func (e *Engine) DeleteMessage(ctx context.Context, id int64) error {
 	if id <= 0 {
 		return invalid("id", "must be a positive integer, got %d", id)
 	}
-	if e.bs != nil {
-		return e.backendDelete(ctx, id)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return err
 	}
 	defer done()
-	tx, err := e.w.BeginTx(ctx, nil)
+	ok, err := e.store.Delete(ctx, id)
 	if err != nil {
-		return fmt.Errorf("engine: delete message: %w", classify(err))
-	}
-	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM messages WHERE id = ?", id).Scan(&n); err != nil {
-		return fmt.Errorf("engine: delete message: %w", classify(err))
-	}
-	if n == 0 {
-		return fmt.Errorf("message id %d: %w", id, ErrNotFound)
-	}
-	if err := e.deleteMessagesTx(ctx, tx, []int64{id}); err != nil {
 		return err
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("engine: delete message: %w", classify(err))
+	if !ok {
+		return fmt.Errorf("message id %d: %w", id, ErrNotFound)
 	}
-	e.wakeVectors()
-	return e.scrubDeleted(ctx)
+	return nil
 }
 
 // scrubDeleted moves a committed delete out of the WAL: the WAL frames

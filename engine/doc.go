@@ -83,6 +83,24 @@
 // write, or at Close when the process wrote or searched at least 64 times
 // (engine/searchstats.go).
 //
+// # The storage boundary (engine/backend.go, embedded.go)
+//
+// Every operation both stores serve goes through Backend: writes, reads,
+// listings, deletes, channels, agents, keyword and vector candidate
+// retrieval, the reply lookup and the vector sets. Open's store is
+// embeddedStore (this SQLite database, FTS5 and the in-memory BM25 index,
+// vecstore); OpenBackend takes another (package pgstore: PostgreSQL). The
+// orchestration above it (validation, search planning, query analysis,
+// fusion, the reply lift, ranking, snippets) is one copy. What only some
+// stores can do is an optional capability checked once at open
+// (storeCaps: MarkFilters, BreadcrumbChecks, RankFacts, SetHistory,
+// VectorQueue); the
+// operations that need the data dir itself (sessions, retention, backups,
+// rebuilds, exports) use db directly and refuse another store (db.enter).
+// Each store fills its own vectors: the embedded one with its outbox
+// worker (below), a VectorQueue with the Engine's generic worker
+// (engine/backend_engine.go).
+//
 // # Read cursors (engine/unread.go)
 //
 // read_cursors keeps, per agent, the last message id read over everything,
@@ -150,10 +168,11 @@
 //
 // # Search (engine/hybrid.go, ranking.go, where.go)
 //
-// A search is a pipeline of named steps (engine/hybrid.go): plan (the
-// only step that rejects input; SearchSpec.Request runs it too, so every
-// surface validates alike), semantic, keyword, exactSimilarities, fuse,
-// the query boosts, liftReplies, rankCandidates and hydrate.
+// A search is a pipeline of named steps (engine/hybrid.go), the same for
+// every store: plan (the only step that rejects input; SearchSpec.Request
+// runs it too, so every surface validates alike), semantic, keyword,
+// exactSimilarities, fuse, the query boosts, liftReplies, rankCandidates
+// and hydrate; each asks the store (Backend) for what it retrieves.
 //
 // Before the two sides run, the query is read (engine/queryshape.go,
 // engine/timeexpr.go): the capitalized names of senders and the dates it

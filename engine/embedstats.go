@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 )
 
 // EmbedderCache reports an embedder's cache counters. Embedders that keep
@@ -54,10 +53,7 @@ type VectorBacklog struct {
 // VectorBacklog.Model for an empty model). It reads SQLite only: no
 // model or vector store is needed.
 func (e *Engine) VectorBacklog(ctx context.Context, model string) (VectorBacklog, error) {
-	if e.bs != nil {
-		return e.backendVectorBacklog(ctx, model)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return VectorBacklog{}, err
 	}
@@ -84,25 +80,21 @@ func (b *VectorBacklog) chooseModel(model string, emb Embedder, sets []VectorSet
 
 func (e *Engine) vectorBacklog(ctx context.Context, model string) (VectorBacklog, error) {
 	var b VectorBacklog
-	if err := e.r.QueryRowContext(ctx, "SELECT count(*) FROM messages").Scan(&b.Messages); err != nil {
-		return b, fmt.Errorf("engine: vector backlog: %w", classify(err))
+	var err error
+	if b.Messages, err = e.store.Count(ctx); err != nil {
+		return b, err
 	}
-	sets, err := e.liveSets(ctx, e.r)
+	sets, err := e.store.Sets(ctx)
 	if err != nil {
 		return b, err
 	}
 	b.chooseModel(model, e.opts.Embedder, sets)
-	if b.Model == "" {
-		b.Queued = b.Messages
-		return b, nil
-	}
+	b.Queued = b.Messages
 	for _, s := range sets { // active first
-		if s.ModelID == b.Model {
-			b.Set = s.ID
-			b.Queued, err = e.queued(ctx, s.ID)
-			return b, err
+		if b.Model != "" && s.ModelID == b.Model {
+			b.Set, b.Queued = s.ID, s.Pending
+			break
 		}
 	}
-	b.Queued = b.Messages
 	return b, nil
 }

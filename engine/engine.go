@@ -145,7 +145,16 @@ type Engine struct {
 
 	searches searchCounter // this process's searches not yet stored (engine/searchstats.go)
 
-	bs *backendState // non-nil: the store is a Backend (engine/backend_engine.go)
+	// store is the storage boundary every shared operation goes through:
+	// the data dir's embeddedStore (engine/embedded.go) or the Backend
+	// OpenBackend took; caps are its optional capabilities.
+	store Backend
+	caps  storeCaps
+
+	bs *backendState // a Backend's vector worker (engine/backend_engine.go); nil for the embedded store
+	// fillVectors is SyncVectors's work: the embedded store's outbox
+	// worker (syncVectors) or a VectorQueue's (backendSyncVectors).
+	fillVectors func(ctx context.Context, progress func(Progress)) error
 }
 
 // Open opens (creating if needed) the data dir dir and its database,
@@ -181,6 +190,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t)}
+	e.store = embeddedStore{e}
+	e.caps = capsOf(e.store)
+	e.fillVectors = e.syncVectors
 	e.sessions = &Sessions{db: e.db, msgs: e}
 	e.retention = &Retention{db: e.db, fts: t, msgs: e}
 	e.backups = &Backups{db: e.db, store: e.VectorStore}
@@ -372,20 +384,7 @@ func (e *Engine) Close() error {
 	if e.bs != nil {
 		return e.closeBackend()
 	}
-	e.flushSearchesAtClose(context.Background())
-	e.kw.close()             // stops a keyword index build (engine/keyword_index.go)
-	verr := e.closeVectors() // stops the outbox worker first (engine/vectors.go)
-	err := e.r.Close()
-	if e.sharedConn {
-		err = nil // e.r is e.w, closed next
-	}
-	if werr := e.w.Close(); err == nil {
-		err = werr
-	}
-	if err == nil {
-		err = verr
-	}
-	return err
+	return e.store.Close()
 }
 
 // Sessions returns the imported sessions: import, reads and export.

@@ -183,14 +183,14 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if err != nil {
 		return SearchResponse{}, err
 	}
-	if e.bs != nil {
-		return e.backendSearch(ctx, p)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return SearchResponse{}, err
 	}
 	defer done()
+	if (p.filter.unreadBy != "" && !e.caps.unread) || (p.filter.validAt != "" && !e.caps.valid) {
+		return SearchResponse{}, unsupportedOnBackend(e.backend)
+	}
 	if p.listing() {
 		return e.listing(ctx, p)
 	}
@@ -208,7 +208,7 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 		return SearchResponse{}, err
 	}
 	fuse(run.mode, p.fusion, keywordWeight(run.query, e.opts.QueryAnalysis), run.cands)
-	facts, err := e.rankFacts(ctx, run.cands.ids())
+	facts, err := e.facts(ctx, run.cands.ids())
 	if err != nil {
 		return SearchResponse{}, err
 	}
@@ -223,7 +223,7 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 		return SearchResponse{}, err
 	}
 	if len(added) > 0 {
-		more, err := e.rankFacts(ctx, added)
+		more, err := e.facts(ctx, added)
 		if err != nil {
 			return SearchResponse{}, err
 		}
@@ -278,10 +278,10 @@ func (e *Engine) plan(req SearchRequest) (searchPlan, error) {
 // markStale marks the candidates whose breadcrumbs changed or are gone at
 // HEAD, when the ranking demotes them: one lookup in the marks cache.
 func (e *Engine) markStale(ctx context.Context, r *searchRun) error {
-	if r.plan.rank.StaleFactor == 0 || r.plan.head == "" {
+	if r.plan.rank.StaleFactor == 0 || r.plan.head == "" || e.caps.checks == nil {
 		return nil
 	}
-	stale, err := e.staleAmong(ctx, r.plan.head, r.cands.ids())
+	stale, err := e.caps.checks.StaleAmong(ctx, r.plan.head, r.cands.ids())
 	if err != nil {
 		return err
 	}
@@ -431,83 +431,39 @@ func (e *Engine) semantic(ctx context.Context, r *searchRun) error {
 		r.fallBack(kind, reason)
 		return nil
 	}
-	if ok, err := r.embedQuery(ctx, e.vec.emb, set); !ok {
+	if ok, err := r.embedQuery(ctx, e.opts.Embedder, set); !ok {
 		return err
 	}
-	hits, err := e.nearest(ctx, r, set)
+	hits, err := e.store.Nearest(ctx, set, r.qvec, r.plan.filter.selection(), r.plan.depth)
 	if err != nil {
 		return err
 	}
 	for i, h := range hits {
-		c := r.cands.get(h.id)
-		c.sim, c.hasSim, c.semRank = h.sim, true, i+1
+		c := r.cands.get(h.ID)
+		c.sim, c.hasSim, c.semRank = h.Score, true, i+1
 	}
 	return nil
 }
 
-// nearest returns the plan's depth of nearest messages passing the
-// filter. Whether a message is unread, or its breadcrumbs valid, is not
-// in the vector metadata: a search restricted to either asks for four
-// times as many neighbours at a time (up to MaxLimit) and keeps those
-// that pass.
-func (e *Engine) nearest(ctx context.Context, r *searchRun, set VectorSet) ([]semanticHit, error) {
-	depth, f := r.plan.depth, r.plan.filter
-	for k := depth; ; k = min(MaxLimit, 4*k) {
-		hits, err := e.semanticSearch(ctx, set, r.qvec, f.where, k)
-		if err != nil {
-			return nil, vecstoreClass(err)
-		}
-		if f.unreadBy == "" && f.validAt == "" {
-			return hits, nil
-		}
-		ids := make([]int64, len(hits))
-		for i, h := range hits {
-			ids[i] = h.id
-		}
-		pass, err := e.sqlOnlyAmong(ctx, f, ids)
-		if err != nil {
-			return nil, err
-		}
-		kept := hits[:0]
-		for _, h := range hits {
-			if pass[h.id] {
-				kept = append(kept, h)
-			}
-		}
-		if len(kept) >= depth || len(hits) < k || k >= MaxLimit {
-			return kept[:min(len(kept), depth)], nil
+// servingSet returns the set this process answers semantic queries from:
+// the active set when its model is the embedder's, else a building set of
+// the embedder's model (partial: its missing vectors are reported). ok is
+// false when there is none (no embedder, or another model's vectors only).
+func (e *Engine) servingSet(ctx context.Context) (VectorSet, bool, error) {
+	emb := e.opts.Embedder
+	if emb == nil {
+		return VectorSet{}, false, nil
+	}
+	sets, err := e.store.Sets(ctx)
+	if err != nil {
+		return VectorSet{}, false, err
+	}
+	for _, s := range sets { // active first
+		if s.ModelID == emb.ModelID() {
+			return s, true, nil
 		}
 	}
-}
-
-// sqlOnlyAmong returns the ids among ids that pass the parts of f the
-// vector metadata cannot hold (unread_by, breadcrumbs_valid).
-func (e *Engine) sqlOnlyAmong(ctx context.Context, f resolved, ids []int64) (map[int64]bool, error) {
-	pass := make(map[int64]bool, len(ids))
-	for _, id := range ids {
-		pass[id] = true
-	}
-	for _, among := range []struct {
-		on   bool
-		keep func() (map[int64]bool, error)
-	}{
-		{f.unreadBy != "", func() (map[int64]bool, error) { return e.unreadAmong(ctx, f.unreadBy, ids) }},
-		{f.validAt != "", func() (map[int64]bool, error) { return e.validAmong(ctx, f.validAt, ids) }},
-	} {
-		if !among.on {
-			continue
-		}
-		keep, err := among.keep()
-		if err != nil {
-			return nil, err
-		}
-		for id := range pass {
-			if !keep[id] {
-				delete(pass, id)
-			}
-		}
-	}
-	return pass, nil
+	return VectorSet{}, false, nil
 }
 
 // keyword is the BM25 step: it adds the best keyword hits passing the
@@ -516,16 +472,12 @@ func (e *Engine) keyword(ctx context.Context, r *searchRun) error {
 	if r.mode == ModeSemantic {
 		return nil
 	}
-	hits, q, err := e.keywordHits(ctx, fts.ParseQuery(r.query), r.plan.filter, r.plan.depth)
+	hits, q, err := e.store.Keyword(ctx, fts.ParseQuery(r.query), r.plan.filter.selection(), r.plan.depth)
 	if err != nil {
 		return err
 	}
 	r.kwQuery = q
-	scored := make([]ScoredID, len(hits))
-	for i, h := range hits {
-		scored[i] = ScoredID{ID: h.RowID, Score: h.Score}
-	}
-	r.addKeywordHits(scored)
+	r.addKeywordHits(hits)
 	return nil
 }
 
@@ -542,9 +494,12 @@ func (e *Engine) exactSimilarities(ctx context.Context, r *searchRun) error {
 			need = append(need, id)
 		}
 	}
-	sims, err := e.similarities(ctx, r.set, r.qvec, need)
+	if len(need) == 0 {
+		return nil
+	}
+	sims, err := e.store.Similarities(ctx, r.set, r.qvec, need)
 	if err != nil {
-		return vecstoreClass(err)
+		return err
 	}
 	for id, s := range sims {
 		c := r.cands[id]
@@ -647,13 +602,21 @@ func (e *Engine) hydrate(ctx context.Context, r *searchRun, ranked []SearchResul
 	for i, res := range ranked {
 		ids[i] = res.Message.ID
 	}
-	ms, err := e.getMessages(ctx, ids)
-	if err != nil {
-		return nil, err
+	var ms []Message
+	var err error
+	if e.caps.facts != nil {
+		if ms, err = e.store.Messages(ctx, ids); err != nil {
+			return nil, err
+		}
+	} else {
+		// Without RankFacts the facts were whole messages already.
+		for _, res := range ranked {
+			ms = append(ms, res.Message)
+		}
 	}
 	var pending map[int64]bool
 	if r.vecUsed {
-		if pending, err = e.pendingIDs(ctx, r.set.ID, ids); err != nil {
+		if pending, err = e.store.Pending(ctx, r.set.ID, ids); err != nil {
 			return nil, err
 		}
 	}
@@ -676,29 +639,22 @@ func (e *Engine) hydrate(ctx context.Context, r *searchRun, ranked []SearchResul
 	if err := e.attachResultChecks(ctx, out); err != nil {
 		return nil, err
 	}
-	return out, e.snippets(ctx, r.kwQuery, out)
+	snippets(r.kwQuery, out)
+	return out, nil
 }
 
 // snippets sets the snippets of the results that matched a keyword (only
-// for the results: cutting one reads and tokenizes the message).
-func (e *Engine) snippets(ctx context.Context, q fts.Query, results []SearchResult) error {
+// for the results: cutting one tokenizes the message).
+func snippets(q fts.Query, results []SearchResult) {
 	if q.Empty() {
-		return nil
+		return
 	}
-	var ids []int64
-	for _, res := range results {
-		if res.KeywordScore > 0 {
-			ids = append(ids, res.Message.ID)
+	req := fts.Request{Query: q}
+	for i := range results {
+		if r := &results[i]; r.KeywordScore > 0 {
+			r.Snippet, _ = fts.SnippetOf(req, r.Message.Content)
 		}
 	}
-	snips, err := e.fts.Snippets(ctx, e.r, fts.Request{Query: q}, ids)
-	if err != nil {
-		return fmt.Errorf("engine: search: %w", classify(err))
-	}
-	for i := range results {
-		results[i].Snippet = snips[results[i].Message.ID]
-	}
-	return nil
 }
 
 // sortResults orders by final score, then fused relevance, then newer id.
@@ -729,14 +685,9 @@ func clamp01(x float64) float64 {
 // confidence, with recency scores.
 func (e *Engine) listing(ctx context.Context, p searchPlan) (SearchResponse, error) {
 	resp := SearchResponse{Mode: p.mode, Profile: p.rank.Profile, Results: []SearchResult{}}
-	q := "SELECT " + strings.ReplaceAll(messageColumns, "m.", "c.") + " FROM messages c"
-	if p.filter.sql != "" {
-		q += " WHERE " + p.filter.sql
-	}
-	q += " ORDER BY c.created_at DESC, c.confidence DESC, c.id DESC LIMIT ?"
-	ms, err := queryMessages(ctx, e.r, q, append(p.filter.args, p.limit)...)
+	ms, err := e.store.List(ctx, p.filter.selection(), p.limit, ListByConfidence)
 	if err != nil {
-		return SearchResponse{}, fmt.Errorf("engine: search: %w", err)
+		return SearchResponse{}, err
 	}
 	for _, m := range ms {
 		rec := p.rank.listingRecency(p.now.Sub(m.CreatedAt))
@@ -746,20 +697,30 @@ func (e *Engine) listing(ctx context.Context, p searchPlan) (SearchResponse, err
 	return resp, e.attachResultChecks(ctx, resp.Results)
 }
 
+// facts reads what ranking needs of the messages in ids (RankFacts when
+// the store has it).
+func (e *Engine) facts(ctx context.Context, ids []int64) ([]Message, error) {
+	if e.caps.facts != nil {
+		return e.caps.facts.RankFacts(ctx, ids)
+	}
+	return e.store.Messages(ctx, ids)
+}
+
 // noVectorsReason says why this process has no vectors to search.
 func (e *Engine) noVectorsReason(ctx context.Context) (NoteKind, string) {
-	if e.vec == nil || e.vec.emb == nil {
+	emb := e.opts.Embedder
+	if emb == nil {
 		return NoteNoModel, "no embedding model is configured"
 	}
-	sets, err := e.liveSets(ctx, e.r)
+	sets, err := e.store.Sets(ctx)
 	if err == nil {
 		for _, s := range sets {
 			if s.State == SetActive {
-				return NoteOtherModel, fmt.Sprintf("the stored vectors are of model %s, this process embeds with %s (run cairn rebuild with this model to switch)", s.ModelID, e.vec.emb.ModelID())
+				return NoteOtherModel, fmt.Sprintf("the stored vectors are of model %s, this process embeds with %s (run cairn rebuild with this model to switch)", s.ModelID, emb.ModelID())
 			}
 		}
 	}
-	return NoteNoVectors, "no vectors for model " + e.vec.emb.ModelID()
+	return NoteNoVectors, "no vectors for model " + emb.ModelID()
 }
 
 // noSemanticSearch is the error of a semantic search without usable

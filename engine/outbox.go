@@ -168,16 +168,24 @@ func (e *Engine) liveSets(ctx context.Context, db *sql.DB) ([]VectorSet, error) 
 	return out, classify(rows.Err())
 }
 
-// VectorSets lists the vector sets with their pending outbox rows.
+// VectorSets lists the vector sets with their pending outbox rows: every
+// set a store with SetHistory ever had, else the live ones.
 func (e *Engine) VectorSets(ctx context.Context) ([]VectorSet, error) {
-	if e.bs != nil {
-		return e.backendVectorSets(ctx)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
+	if e.caps.history != nil {
+		return e.caps.history.AllSets(ctx)
+	}
+	return e.store.Sets(ctx)
+}
+
+// AllSets implements SetHistory: the retired sets too, each with all its
+// outbox rows (deletions included).
+func (s embeddedStore) AllSets(ctx context.Context) ([]VectorSet, error) {
+	e := s.e
 	rows, err := e.r.QueryContext(ctx, "SELECT "+setColumns+", (SELECT count(*) FROM vector_outbox o WHERE o.set_id = s.id) FROM vector_sets s ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("engine: vector sets: %w", classify(err))

@@ -4,10 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // MaxLimit is the largest limit a listing or search accepts.
@@ -73,30 +74,23 @@ func (e *Engine) GetMessage(ctx context.Context, id int64) (Message, error) {
 	if id <= 0 {
 		return Message{}, invalid("id", "must be a positive integer, got %d", id)
 	}
-	if e.bs != nil {
-		ms, err := e.backendGetMessages(ctx, []int64{id})
-		if err != nil {
-			return Message{}, err
-		}
-		if len(ms) == 0 {
-			return Message{}, fmt.Errorf("message id %d: %w", id, ErrNotFound)
-		}
-		return ms[0], nil
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return Message{}, err
 	}
 	defer done()
-	m, err := scanMessage(e.r.QueryRowContext(ctx, "SELECT "+messageColumns+" FROM messages m WHERE m.id = ?", id))
-	if errors.Is(err, sql.ErrNoRows) {
+	ms, err := e.store.Messages(ctx, []int64{id})
+	if err != nil {
+		return Message{}, err
+	}
+	if len(ms) == 0 {
 		return Message{}, fmt.Errorf("message id %d: %w", id, ErrNotFound)
 	}
-	if err != nil {
-		return Message{}, fmt.Errorf("engine: get message %d: %w", id, classify(err))
-	}
-	if err := e.attachChecks(ctx, []*Message{&m}); err != nil {
-		return Message{}, err
+	m := ms[0]
+	if e.caps.checks != nil {
+		if err := e.caps.checks.AttachChecks(ctx, []*Message{&m}); err != nil {
+			return Message{}, err
+		}
 	}
 	return m, nil
 }
@@ -104,15 +98,19 @@ func (e *Engine) GetMessage(ctx context.Context, id int64) (Message, error) {
 // GetMessages returns the messages with the given ids that exist, in the
 // order of ids.
 func (e *Engine) GetMessages(ctx context.Context, ids []int64) ([]Message, error) {
-	if e.bs != nil {
-		return e.backendGetMessages(ctx, ids)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	return e.getMessages(ctx, ids)
+	if len(ids) == 0 {
+		return []Message{}, nil
+	}
+	ms, err := e.store.Messages(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	return inOrder(ids, ms), nil
 }
 
 func (e *Engine) getMessages(ctx context.Context, ids []int64) ([]Message, error) {
@@ -202,27 +200,29 @@ func (e *Engine) GetAgentNotes(ctx context.Context, agent, project string, limit
 	if err != nil {
 		return nil, err
 	}
-	if e.bs != nil {
-		return e.backendAgentNotes(ctx, agent, project, limit)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	var ms []Message
+	var chans []where.Value
 	if project != "" {
-		ms, err = queryMessages(ctx, e.r, "SELECT "+messageColumns+" FROM messages m WHERE m.channel_id = ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?",
-			NotesChannelID(agent, project), limit)
+		chans = append(chans, where.String(NotesChannelID(agent, project)))
 	} else {
-		ms, err = queryMessages(ctx, e.r, "SELECT "+messageColumns+` FROM messages m WHERE m.channel_id IN
-			(SELECT id FROM channels WHERE channel_type = 'agent-notes' AND owner_agent_name = ?)
-			ORDER BY m.created_at DESC, m.id DESC LIMIT ?`, agent, limit)
+		all, err := e.store.Channels(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range all {
+			if c.ChannelType == ChannelAgentNotes && c.OwnerAgentName == agent {
+				chans = append(chans, where.String(c.ID))
+			}
+		}
+		if len(chans) == 0 {
+			return []Message{}, nil
+		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("engine: notes of %s: %w", agent, err)
-	}
-	return ms, nil
+	return e.store.List(ctx, SelectWhere(where.In("channel_id", chans...)), limit, ListByTime)
 }
 
 // GetChannelMessages returns channel's messages, newest first, no older
@@ -239,30 +239,20 @@ func (e *Engine) GetChannelMessages(ctx context.Context, channel string, maxAge 
 	if err != nil {
 		return nil, err
 	}
-	if e.bs != nil {
-		return e.backendChannelMessages(ctx, channel, maxAge, limit)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	var one int
-	err = e.r.QueryRowContext(ctx, "SELECT 1 FROM channels WHERE id = ?", channel).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
+	if _, ok, err := e.store.Channel(ctx, channel); err != nil {
+		return nil, err
+	} else if !ok {
 		return nil, fmt.Errorf("channel %q: %w", channel, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("engine: channel %s: %w", channel, classify(err))
 	}
 	since := int64(0)
 	if maxAge > 0 {
 		since = e.opts.Now().Add(-maxAge).UnixMilli()
 	}
-	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+` FROM messages m
-		WHERE m.channel_id = ? AND m.created_at >= ? ORDER BY m.created_at DESC, m.id DESC LIMIT ?`, channel, since, limit)
-	if err != nil {
-		return nil, fmt.Errorf("engine: messages of %s: %w", channel, err)
-	}
-	return ms, nil
+	f := where.And(where.Eq("channel_id", where.String(channel)), where.Gte("timestamp", where.Int(since)))
+	return e.store.List(ctx, SelectWhere(f), limit, ListByTime)
 }

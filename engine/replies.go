@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"time"
 )
@@ -47,45 +46,20 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 		return best[i] > best[j]
 	})
 	best = best[:min(len(best), replyTop)]
-	// One read: the askers among them, each one's next message in its
-	// channel (c), kept when it is a reply and passes the search's filter
-	// (whose SQL names the message c). The row-value comparison lets
-	// SQLite seek the (channel_id, created_at) index; the same condition
-	// written with OR scans the channel (8.5 ms against 0.04 ms for 10
-	// askers in channels of 10,000 messages).
-	q := `SELECT a.id, c.id FROM messages a JOIN messages c ON c.id = (SELECT x.id FROM messages x
-		WHERE x.channel_id = a.channel_id AND (x.created_at, x.id) > (a.created_at, a.id)
-		ORDER BY x.created_at, x.id LIMIT 1)
-		WHERE a.id IN (` + placeholders(len(best)) + `) AND instr(a.content, '?') > 0
-		AND c.sender_id <> a.sender_id AND c.created_at - a.created_at <= ?`
-	args := append(int64Args(best), replyWithin.Milliseconds())
-	if f := r.plan.filter; f.sql != "" {
-		q += " AND " + f.sql
-		args = append(args, f.args...)
-	}
-	rows, err := e.r.QueryContext(ctx, q, args...)
+	pairs, err := e.store.Replies(ctx, best, replyWithin, r.plan.filter.selection())
 	if err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
+		return nil, err
 	}
 	replyOf := map[int64]int64{} // reply -> its asker with the best relevance
 	var replies []int64
-	for rows.Next() {
-		var asker, reply int64
-		if err := rows.Scan(&asker, &reply); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("engine: search: %w", classify(err))
-		}
-		prev, seen := replyOf[reply]
+	for _, p := range pairs {
+		prev, seen := replyOf[p.Reply]
 		if !seen {
-			replies = append(replies, reply)
+			replies = append(replies, p.Reply)
 		}
-		if !seen || r.cands[asker].fused > r.cands[prev].fused {
-			replyOf[reply] = asker
+		if !seen || r.cands[p.Asker].fused > r.cands[prev].fused {
+			replyOf[p.Reply] = p.Asker
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
 	}
 	var added []int64
 	for _, id := range replies {
@@ -100,9 +74,9 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 	if len(added) > 0 {
 		// The added replies' similarity is shown in their scores and says
 		// they have a vector.
-		sims, err := e.similarities(ctx, r.set, r.qvec, added)
+		sims, err := e.store.Similarities(ctx, r.set, r.qvec, added)
 		if err != nil {
-			return nil, vecstoreClass(err)
+			return nil, err
 		}
 		for id, s := range sims {
 			c := r.cands[id]

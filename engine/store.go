@@ -21,21 +21,11 @@ func (e *Engine) StoreMessage(ctx context.Context, in NewMessage) (WriteResult, 
 	if err != nil {
 		return WriteResult{}, err
 	}
-	if e.bs != nil {
-		res, err := e.backendWrite(ctx, []prepared{p})
-		if err != nil {
-			return WriteResult{}, err
-		}
-		return res[0], nil
-	}
-	done, err := e.enter()
+	res, err := e.writePrepared(ctx, []prepared{p})
 	if err != nil {
 		return WriteResult{}, err
 	}
-	defer done()
-	res, err := e.write(ctx, p)
-	res.Redactions = p.redactions
-	return res, err
+	return res[0], nil
 }
 
 // WriteNote stores a note from in.Agent in its notes channel
@@ -64,14 +54,14 @@ func (e *Engine) WriteNote(ctx context.Context, in NewNote) (WriteResult, error)
 	})
 }
 
-// write runs one prepared write in its own transaction.
-func (e *Engine) write(ctx context.Context, p prepared) (WriteResult, error) {
+// write runs one prepared write in its own transaction, at now (Unix ms).
+func (e *Engine) write(ctx context.Context, p prepared, now int64) (WriteResult, error) {
 	tx, err := e.w.BeginTx(ctx, nil)
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("engine: store message: %w", classify(err))
 	}
 	defer tx.Rollback()
-	res, err := e.writeTx(ctx, tx, p)
+	res, err := e.writeTxAt(ctx, tx, p, now)
 	if err != nil {
 		return WriteResult{}, err
 	}
@@ -91,7 +81,11 @@ func (e *Engine) write(ctx context.Context, p prepared) (WriteResult, error) {
 // outbox rows in one transaction, so the keyword index and the vectors can
 // never miss a committed message.
 func (e *Engine) writeTx(ctx context.Context, tx *sql.Tx, p prepared) (WriteResult, error) {
-	now := e.opts.Now().UnixMilli()
+	return e.writeTxAt(ctx, tx, p, e.opts.Now().UnixMilli())
+}
+
+// writeTxAt is writeTx at now (Unix ms).
+func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int64) (WriteResult, error) {
 	created := p.createdAt
 	if created == 0 {
 		created = now

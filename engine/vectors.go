@@ -454,27 +454,6 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 	return e.complete(ctx, s.ID, doneIDs, lease)
 }
 
-// servingSet returns the set this process answers semantic queries from:
-// the active set when its model is the embedder's, else a building set of
-// the embedder's model (partial: its missing vectors are reported). ok is
-// false when there is none (no embedder, or another model's vectors only).
-func (e *Engine) servingSet(ctx context.Context) (VectorSet, bool, error) {
-	if e.vec == nil || e.vec.emb == nil || e.vec.store == nil {
-		return VectorSet{}, false, nil
-	}
-	sets, err := e.liveSets(ctx, e.r)
-	if err != nil {
-		return VectorSet{}, false, err
-	}
-	for _, s := range sets { // active first
-		if s.ModelID == e.vec.emb.ModelID() {
-			s.Pending, err = e.queued(ctx, s.ID)
-			return s, err == nil, err
-		}
-	}
-	return VectorSet{}, false, nil
-}
-
 // queued counts the messages waiting for their vector in set.
 func (e *Engine) queued(ctx context.Context, set int64) (int64, error) {
 	var n int64
@@ -504,15 +483,12 @@ func backlogNote(s VectorSet) (SearchNote, bool) {
 // pending at the start. It returns when nothing this process can do is
 // left.
 func (e *Engine) SyncVectors(ctx context.Context, progress func(Progress)) error {
-	if e.bs != nil {
-		return e.backendSyncVectors(ctx, progress)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return err
 	}
 	defer done()
-	return e.syncVectors(ctx, progress)
+	return e.fillVectors(ctx, progress)
 }
 
 func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error {

@@ -1,12 +1,14 @@
 package pgstore_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,10 +191,14 @@ func TestDifferentialReadsFiltersIDs(t *testing.T) {
 		same("bob's notes in "+project, func(e *engine.Engine) (any, error) { return e.GetAgentNotes(ctx, "bob", project, 3) })
 	}
 	for _, ch := range []string{"general", "ops", "project:cairn:decisions", "missing"} {
+		same("get channel "+ch, func(e *engine.Engine) (any, error) { return e.GetChannel(ctx, ch) })
 		same("channel "+ch, func(e *engine.Engine) (any, error) { return e.GetChannelMessages(ctx, ch, 0, 0) })
 		same("channel "+ch+" last 40 days", func(e *engine.Engine) (any, error) { return e.GetChannelMessages(ctx, ch, 40*24*time.Hour, 5) })
 	}
 	same("channels of project cairn", func(e *engine.Engine) (any, error) { return e.ListChannels(ctx, engine.Scope{Project: "cairn"}) })
+	for _, scope := range []engine.Scope{{Kind: engine.ScopeNotes}, {Kind: engine.ScopeNotes, Project: "cairn"}, {Kind: engine.ScopeProject}, {Agent: "alice"}} {
+		same(fmt.Sprintf("channels in %+v", scope), func(e *engine.Engine) (any, error) { return e.ListChannels(ctx, scope) })
+	}
 	yes := true
 	filters := []engine.Filter{
 		{},
@@ -355,4 +361,106 @@ func tiesAtCut(a, b []engine.SearchResult) bool {
 		}
 	}
 	return true
+}
+
+// The reply lift (engine/replies.go) ranks alike on both stores: the reply
+// to a best candidate that asks something joins the results with at least
+// 0.95 of its asker's relevance, only when it is the next message of the
+// channel, from another sender, within 12 hours, and passes the filter.
+func TestDifferentialReplyLift(t *testing.T) {
+	ctx := context.Background()
+	a, b := openPair(t, wordsEmbedder(64))
+	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
+	conversation := []engine.NewMessage{
+		{Channel: "chat", Sender: "alice", Content: "How long have you been married to Melanie?", CreatedAt: t0},
+		{Channel: "chat", Sender: "bob", Content: "five years already, we met in Lisbon", CreatedAt: t0.Add(time.Hour)},
+		{Channel: "chat", Sender: "alice", Content: "Where do you keep the spare keys?", CreatedAt: t0.Add(2 * time.Hour)},
+		{Channel: "chat", Sender: "alice", Content: "never mind, found them", CreatedAt: t0.Add(3 * time.Hour)},
+		{Channel: "chat", Sender: "bob", Content: "Did you water the tomato plants?", CreatedAt: t0.Add(4 * time.Hour)},
+		{Channel: "chat", Sender: "alice", Content: "twice, in the morning", CreatedAt: t0.Add(17 * time.Hour)},
+		{Channel: "ops", Sender: "carol", Content: "Did the nightly deploy finish?", CreatedAt: t0},
+		{Channel: "ops", Sender: "dave", Content: "yes, green at noon", CreatedAt: t0.Add(30 * time.Minute)},
+	}
+	ids := map[string]int64{}
+	for _, e := range []*engine.Engine{a, b} {
+		workload(t, e)
+		rs, err := e.StoreMessages(ctx, conversation)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rs {
+			if id, ok := ids[conversation[i].Content]; ok && id != r.ID {
+				t.Fatalf("%q: id %d on one store, %d on the other", conversation[i].Content, id, r.ID)
+			}
+			ids[conversation[i].Content] = r.ID
+		}
+		if err := e.SyncVectors(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name   string
+		query  string
+		filter engine.Filter
+		asker  string
+		reply  string // "" = no reply lifted
+	}{
+		{"asked and answered", "married Melanie", engine.Filter{}, conversation[0].Content, conversation[1].Content},
+		{"the reply filtered out", "married Melanie", engine.Filter{ExcludeSender: "bob"}, conversation[0].Content, ""},
+		{"another channel", "nightly deploy finish", engine.Filter{}, conversation[6].Content, conversation[7].Content},
+		{"only the asker's sender", "nightly deploy finish", engine.Filter{ChannelIDs: []string{"ops"}, SenderIDs: []string{"carol"}}, conversation[6].Content, ""},
+		{"next message by the asker", "spare keys", engine.Filter{}, conversation[2].Content, ""},
+		{"next message too late", "water tomato plants", engine.Filter{}, conversation[4].Content, ""},
+	}
+	for _, c := range cases {
+		req := engine.SearchRequest{Query: c.query, Filter: c.filter, Limit: 10, Mode: engine.ModeHybrid}
+		var got [2]map[int64]engine.SearchResult
+		for i, e := range []*engine.Engine{a, b} {
+			resp, err := e.SearchDetailed(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[i] = map[int64]engine.SearchResult{}
+			for _, r := range resp.Results {
+				got[i][r.Message.ID] = r
+			}
+		}
+		for i, store := range []string{"sqlite", "postgres"} {
+			asker, ok := got[i][ids[c.asker]]
+			if !ok {
+				t.Fatalf("%s %s: the asker is not among the results", store, c.name)
+			}
+			for id, r := range got[i] {
+				lifted := r.Scores.Fused >= 0.95*asker.Scores.Fused-1e-9 && id != asker.Message.ID && r.Scores.Keyword == 0
+				if lifted && ids[c.reply] != id {
+					t.Errorf("%s %s: message %d %q lifted, want %q", store, c.name, id, r.Message.Content, c.reply)
+				}
+			}
+			if c.reply == "" {
+				continue
+			}
+			r, ok := got[i][ids[c.reply]]
+			if !ok || math.Abs(r.Scores.Fused-0.95*asker.Scores.Fused) > 1e-9 {
+				t.Errorf("%s %s: reply %q has fused %v (found %v), want 0.95 × the asker's %v", store, c.name, c.reply, r.Scores.Fused, ok, asker.Scores.Fused)
+			}
+		}
+		if !similarTop(sorted(got[0]), sorted(got[1])) {
+			t.Errorf("%s: the two stores' results differ beyond the ranked-search tolerance", c.name)
+		}
+	}
+}
+
+// sorted returns the results of m best first.
+func sorted(m map[int64]engine.SearchResult) []engine.SearchResult {
+	out := make([]engine.SearchResult, 0, len(m))
+	for _, r := range m {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(x, y engine.SearchResult) int {
+		if x.Score != y.Score {
+			return cmp.Compare(y.Score, x.Score)
+		}
+		return cmp.Compare(y.Message.ID, x.Message.ID)
+	})
+	return out
 }

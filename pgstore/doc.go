@@ -38,6 +38,13 @@
 // process has the model; vectors and outbox rows go with their message
 // (ON DELETE CASCADE).
 //
+// # Replies
+//
+// Replies (the reply lift of hybrid search) finds each asker's next
+// message in its channel through messages_channel_time, as the embedded
+// store does through its (channel_id, created_at) index, so both stores
+// lift the same replies.
+//
 // # Imports
 //
 // pgstore may import engine, fts and vecstore/where (and pgx); it must

@@ -53,9 +53,9 @@ func (s *Store) Messages(ctx context.Context, ids []int64) ([]engine.Message, er
 }
 
 // List implements engine.Backend.
-func (s *Store) List(ctx context.Context, f *where.Expr, limit int, order engine.ListOrder) ([]engine.Message, error) {
+func (s *Store) List(ctx context.Context, f engine.Selection, limit int, order engine.ListOrder) ([]engine.Message, error) {
 	args := &sqlArgs{}
-	cond, err := filterSQL(f, args)
+	cond, err := filterSQL(f.Where, args)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +119,22 @@ func (s *Store) Count(ctx context.Context) (int64, error) {
 
 // Channels implements engine.Backend.
 func (s *Store) Channels(ctx context.Context) ([]engine.Channel, error) {
+	return s.channels(ctx, `ORDER BY id COLLATE "C"`)
+}
+
+// Channel implements engine.Backend.
+func (s *Store) Channel(ctx context.Context, id string) (engine.Channel, bool, error) {
+	cs, err := s.channels(ctx, "WHERE id = $1", id)
+	if err != nil || len(cs) == 0 {
+		return engine.Channel{}, false, err
+	}
+	return cs[0], true, nil
+}
+
+// channels returns the channels a clause (WHERE, ORDER BY) selects.
+func (s *Store) channels(ctx context.Context, clause string, args ...any) ([]engine.Channel, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, channel_type, name, description, owner_agent_name, owner_agent_project_id, project_id,
-		message_count, last_message_at, created_at FROM channels ORDER BY id COLLATE "C"`)
+		message_count, last_message_at, created_at FROM channels `+clause, args...)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: channels: %w", err)
 	}

@@ -6,15 +6,25 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/fts"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
-// Keyword implements engine.Backend: BM25 as fts.Index computes it.
-func (s *Store) Keyword(ctx context.Context, terms []string, f *where.Expr, depth int) ([]engine.ScoredID, error) {
+// Keyword implements engine.Backend: BM25 over q's stems as fts.Index
+// computes it (q ranks whole: no term is left out).
+func (s *Store) Keyword(ctx context.Context, q fts.Query, f engine.Selection, depth int) ([]engine.ScoredID, fts.Query, error) {
+	stems, _ := q.Stems()
+	hits, err := s.keyword(ctx, stems, f.Where, depth)
+	return hits, q, err
+}
+
+// keyword is Keyword over stemmed terms.
+func (s *Store) keyword(ctx context.Context, terms []string, f *where.Expr, depth int) ([]engine.ScoredID, error) {
 	if len(terms) == 0 {
 		return []engine.ScoredID{}, nil
 	}
@@ -143,14 +153,15 @@ func vectorText(v []float32) string {
 }
 
 // Nearest implements engine.Backend.
-func (s *Store) Nearest(ctx context.Context, set int64, q []float32, f *where.Expr, k int) ([]engine.ScoredID, error) {
+func (s *Store) Nearest(ctx context.Context, set engine.VectorSet, q []float32, sel engine.Selection, k int) ([]engine.ScoredID, error) {
+	f := sel.Where
 	args := &sqlArgs{}
 	pq := args.add(vectorText(q))
 	cond, err := filterSQL(f, args)
 	if err != nil {
 		return nil, err
 	}
-	table := vectorTable(set)
+	table := vectorTable(set.ID)
 	sqlq := `SELECT v.message_id, 1 - (v.embedding <=> ` + pq + `::vector) FROM ` + table + ` v`
 	if f != nil {
 		sqlq += ` JOIN messages m ON m.id = v.message_id WHERE ` + cond
@@ -184,8 +195,8 @@ func (s *Store) Nearest(ctx context.Context, set int64, q []float32, f *where.Ex
 }
 
 // Similarities implements engine.Backend.
-func (s *Store) Similarities(ctx context.Context, set int64, q []float32, ids []int64) (map[int64]float64, error) {
-	hits, err := s.scored(ctx, "similarities", `SELECT message_id, 1 - (embedding <=> $1::vector) FROM `+vectorTable(set)+` WHERE message_id = ANY($2)`,
+func (s *Store) Similarities(ctx context.Context, set engine.VectorSet, q []float32, ids []int64) (map[int64]float64, error) {
+	hits, err := s.scored(ctx, "similarities", `SELECT message_id, 1 - (embedding <=> $1::vector) FROM `+vectorTable(set.ID)+` WHERE message_id = ANY($2)`,
 		vectorText(q), ids)
 	if err != nil {
 		return nil, err
@@ -193,6 +204,41 @@ func (s *Store) Similarities(ctx context.Context, set int64, q []float32, ids []
 	out := make(map[int64]float64, len(hits))
 	for _, h := range hits {
 		out[h.ID] = h.Score
+	}
+	return out, nil
+}
+
+// Replies implements engine.Backend: each asker's next message in its
+// channel (m) is found through messages_channel_time, then kept when it
+// is a reply and passes f.
+func (s *Store) Replies(ctx context.Context, askers []int64, within time.Duration, f engine.Selection) ([]engine.Reply, error) {
+	if len(askers) == 0 {
+		return nil, nil
+	}
+	args := &sqlArgs{}
+	pAskers, pWithin := args.add(askers), args.add(within.Milliseconds())
+	cond, err := filterSQL(f.Where, args)
+	if err != nil {
+		return nil, err
+	}
+	q := `SELECT a.id, m.id FROM messages a
+		CROSS JOIN LATERAL (SELECT x.id FROM messages x
+			WHERE x.channel_id = a.channel_id AND (x.created_at, x.id) > (a.created_at, a.id)
+			ORDER BY x.created_at, x.id LIMIT 1) n
+		JOIN messages m ON m.id = n.id
+		WHERE a.id = ANY(` + pAskers + `) AND strpos(a.content, '?') > 0
+		AND m.sender_id <> a.sender_id AND m.created_at - a.created_at <= ` + pWithin + ` AND ` + cond
+	rows, err := s.pool.Query(ctx, q, args.vals...)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: replies: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.Reply, error) {
+		var p engine.Reply
+		err := r.Scan(&p.Asker, &p.Reply)
+		return p, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: replies: %w", err)
 	}
 	return out, nil
 }

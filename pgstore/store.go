@@ -43,7 +43,10 @@ type Store struct {
 	vectorVersion string
 }
 
-var _ engine.Backend = (*Store)(nil)
+var (
+	_ engine.Backend     = (*Store)(nil)
+	_ engine.VectorQueue = (*Store)(nil)
+)
 
 // IsDSN reports whether s names a PostgreSQL store (a postgres:// or
 // postgresql:// URL) rather than a data dir.
