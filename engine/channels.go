@@ -19,6 +19,9 @@ func (e *Engine) CreateChannel(ctx context.Context, in NewChannel) (Channel, err
 	if name == "" {
 		name = in.ID
 	}
+	if e.bs != nil {
+		return e.backendCreateChannel(ctx, in, name)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return Channel{}, err
@@ -85,6 +88,9 @@ func (e *Engine) GetChannel(ctx context.Context, id string) (Channel, error) {
 	if _, err := parseChannel("channel", id); err != nil {
 		return Channel{}, err
 	}
+	if e.bs != nil {
+		return e.backendGetChannel(ctx, id)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return Channel{}, err
@@ -109,9 +115,6 @@ const (
 
 // ListChannels returns the channels in scope ordered by id.
 func (e *Engine) ListChannels(ctx context.Context, scope Scope) ([]Channel, error) {
-	if e.bs != nil {
-		return e.backendListChannels(ctx, scope)
-	}
 	var where []string
 	var args []any
 	switch scope.Kind {
@@ -144,6 +147,13 @@ func (e *Engine) ListChannels(ctx context.Context, scope Scope) ([]Channel, erro
 		}
 		where = append(where, "owner_agent_name = ?")
 		args = append(args, scope.Agent)
+	}
+	if e.bs != nil {
+		all, err := e.backendListChannels(ctx, Scope{})
+		if err != nil {
+			return nil, err
+		}
+		return channelsInScope(all, scope), nil
 	}
 	q := "SELECT " + channelColumns + " FROM channels"
 	if len(where) > 0 {

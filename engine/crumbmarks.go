@@ -123,6 +123,9 @@ func (e *Engine) PutBreadcrumbMarks(ctx context.Context, head string, marks map[
 			}
 		}
 	}
+	if e.bs != nil {
+		return e.backendPutMarks(ctx, head, marks)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return err
@@ -168,6 +171,9 @@ func (e *Engine) MessagesToMark(ctx context.Context, head string, afterID int64,
 	limit, err := checkLimit(limit, DefaultLimit)
 	if err != nil {
 		return nil, err
+	}
+	if e.bs != nil {
+		return e.backendMessagesToMark(ctx, head, afterID, limit)
 	}
 	done, err := e.enter()
 	if err != nil {

@@ -61,6 +61,9 @@ const maxListedIDs = 20
 // model id and dimension recorded by the collection). Vectors still queued
 // in the outbox are not differences.
 func (e *Engine) Consistency(ctx context.Context) (CheckReport, error) {
+	if e.bs != nil {
+		return e.backendConsistency(ctx)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return CheckReport{}, err

@@ -118,6 +118,9 @@ func (ses *Sessions) Import(ctx context.Context, opts ImportOptions) (*ImportRep
 	if opts.Root == "" {
 		return nil, invalid("root", "must name the Claude Code projects folder or a .jsonl file")
 	}
+	if ses.backend != "" {
+		return nil, unsupportedOnBackend(ses.backend)
+	}
 	if err := claudecode.ValidateGlobs(opts.Exclude); err != nil {
 		return nil, invalid("exclude", "%v", err)
 	}

@@ -65,6 +65,9 @@ type DiskStats struct {
 // StoreStats counts messages per channel, type and agent, sessions, and
 // bytes on disk per part.
 func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
+	if e.bs != nil {
+		return e.backendStoreStats(ctx)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return nil, err

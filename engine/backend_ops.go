@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// The operations beyond messages and search that a Backend may serve.
+// Each is an optional interface, checked with a type assertion where the
+// Engine's method starts: a Backend that lacks one keeps refusing that
+// operation with an *InvalidError naming the store (unsupportedOnBackend).
+// Validation stays in the Engine's method, before the Backend is asked.
+
+// ChannelStore keeps plain channels created by name (with a display name
+// and a description) on a Backend.
+type ChannelStore interface {
+	// CreateChannel inserts c, a plain channel, and the channels of its
+	// project (c.ProjectID != "") as a first write does; false when the id
+	// is taken (nothing is changed then).
+	CreateChannel(ctx context.Context, c Channel) (bool, error)
+	// Channel returns the channel with id; false when there is none.
+	Channel(ctx context.Context, id string) (Channel, bool, error)
+	// ChannelMessageIDs returns the ids of a channel's messages in id
+	// order.
+	ChannelMessageIDs(ctx context.Context, channel string) ([]int64, error)
+}
+
+// StatsStore counts what a Backend holds, for StoreStats.
+type StatsStore interface {
+	Stats(ctx context.Context) (BackendStats, error)
+}
+
+// BackendStats is what a StatsStore counts: messages per channel, type
+// and agent ("name" or "name@project"), and the bytes of the store's
+// parts (Bytes.SQLite stays 0; Bytes.Total is the whole store).
+type BackendStats struct {
+	ByChannel, ByType, ByAgent map[string]int64
+	Bytes                      DiskStats
+	// Searches and SearchMicros are the searches other processes recorded
+	// and their total time.
+	Searches, SearchMicros int64
+}
+
+// ConsistencyStore compares a Backend's messages with its keyword entries,
+// its counters and its vector sets, for Consistency and Check.
+type ConsistencyStore interface {
+	// Consistency fills a CheckReport: Messages, FTSRows (messages whose
+	// keyword entry matches their terms), FTSMissing/FTSExtra,
+	// FTSIntegrity ("ok" or what differs in the keyword statistics), one
+	// SetCheck per live vector set, and Problems in words (counters of
+	// channels and agents included).
+	Consistency(ctx context.Context) (CheckReport, error)
+}
+
+// CursorStore keeps the agents' read cursors (Unread, MarkRead) on a
+// Backend. Scopes are cursorScope's keys: "" (every
+// channel), "channel:ID", "project:P".
+type CursorStore interface {
+	// Unread returns up to limit messages of scope (channel or project,
+	// both "" for every channel) that agent did not write and has not
+	// read, in id order, and their count. ErrNotFound for an unknown
+	// channel. No message written concurrently may later commit with an
+	// id at or below the last one returned.
+	Unread(ctx context.Context, agent, channel, project string, limit int) ([]Message, int64, error)
+	// MarkRead moves agent's cursor of scope to upTo (0: the newest id
+	// given so far), never back; an id not given yet is an *InvalidError
+	// on up_to. ErrNotFound for an unknown channel.
+	MarkRead(ctx context.Context, agent, scope, channel string, upTo int64, now time.Time) (ReadCursor, error)
+}
+
+// MarkStore keeps the breadcrumb marks cache on a Backend.
+type MarkStore interface {
+	// PutMarks stores each message's marks (JSON) and worst state at head,
+	// replacing what was cached of it; ids of deleted messages are
+	// skipped.
+	PutMarks(ctx context.Context, head string, marks map[int64]MarkRow) error
+	// MessagesToMark returns up to limit messages with breadcrumbs, an id
+	// above after and no marks at head, in id order.
+	MessagesToMark(ctx context.Context, head string, after int64, limit int) ([]Message, error)
+}
+
+// MarkRow is one message's cached breadcrumb check.
+type MarkRow struct {
+	Head  string
+	Worst int
+	Marks string // JSON array of BreadcrumbMark
+}

@@ -1,0 +1,56 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+var _ engine.StatsStore = (*Store)(nil)
+
+// Stats implements engine.StatsStore. Bytes are PostgreSQL's relation
+// sizes: Messages is the messages table with its TOAST and indexes except
+// the keyword (GIN) index, FTS that index and keyword_stats, Vectors the
+// vector sets' tables and the outbox, Total the whole database (the Chroma
+// collections and the catalogs too), Other what is left of it.
+func (s *Store) Stats(ctx context.Context) (engine.BackendStats, error) {
+	st := engine.BackendStats{ByChannel: map[string]int64{}, ByType: map[string]int64{}, ByAgent: map[string]int64{}}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return st, fmt.Errorf("pgstore: stats: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	for _, g := range []struct {
+		q    string
+		into map[string]int64
+	}{
+		{"SELECT channel_id, count(*) FROM messages GROUP BY channel_id", st.ByChannel},
+		{"SELECT message_type, count(*) FROM messages GROUP BY message_type", st.ByType},
+		{"SELECT CASE WHEN sender_project_id = '' THEN sender_id ELSE sender_id || '@' || sender_project_id END, count(*) FROM messages GROUP BY 1", st.ByAgent},
+	} {
+		rows, err := tx.Query(ctx, g.q)
+		if err != nil {
+			return st, fmt.Errorf("pgstore: stats: %w", err)
+		}
+		var k string
+		var n int64
+		if _, err := pgx.ForEachRow(rows, []any{&k, &n}, func() error { g.into[k] = n; return nil }); err != nil {
+			return st, fmt.Errorf("pgstore: stats: %w", err)
+		}
+	}
+	b := &st.Bytes
+	err = tx.QueryRow(ctx, `SELECT pg_database_size(current_database()),
+		pg_total_relation_size('messages') - pg_relation_size('messages_tsv'),
+		pg_relation_size('messages_tsv') + pg_total_relation_size('keyword_stats'),
+		pg_total_relation_size('vector_outbox') + coalesce((SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c
+			WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace AND c.relname ~ '^vectors_[0-9]+$'), 0)`).
+		Scan(&b.Total, &b.Messages, &b.FTS, &b.Vectors)
+	if err != nil {
+		return st, fmt.Errorf("pgstore: stats: %w", err)
+	}
+	b.Other = max(0, b.Total-b.Messages-b.FTS-b.Vectors)
+	return st, nil
+}

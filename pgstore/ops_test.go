@@ -1,0 +1,316 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/pgtest"
+	"github.com/cairn-dev/cairn/pgstore"
+)
+
+// both runs op on the embedded store and on PostgreSQL and fails unless
+// the results (as JSON) and the errors are the same.
+func both[T any](t *testing.T, what string, a, b *engine.Engine, op func(*engine.Engine) (T, error)) T {
+	t.Helper()
+	ra, errA := op(a)
+	rb, errB := op(b)
+	if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() {
+		t.Fatalf("%s: errors differ:\nsqlite   %v\npostgres %v", what, errA, errB)
+	}
+	if ja, jb := jsonOf(t, ra), jsonOf(t, rb); ja != jb {
+		t.Fatalf("%s differs:\nsqlite   %s\npostgres %s", what, ja, jb)
+	}
+	return ra
+}
+
+const importJSONL = `{"kind": "channel", "id": "design", "name": "Design", "description": "how cairn is built", "project": "cairn"}
+{"channel": "design", "sender": "alice", "project": "cairn", "content": "the storage boundary keeps one orchestration", "created_at": "2026-10-03T10:00:00Z"}
+{"channel": "design", "sender": "bob", "content": "operations are optional capabilities", "type": "decision", "created_at": "2026-10-03T11:00:00Z"}
+{"channel": "imported", "sender": "bob", "content": "a channel created by the import", "created_at": "2026-10-03T12:00:00Z"}
+{"channel": "general", "sender": "alice", "content": "the build cache is invalidated when the go.mod file changes (note 0)"}
+`
+
+// Channels with descriptions, imports, listings by scope, stats, the
+// consistency check, exports, unread cursors and breadcrumb marks give the
+// same results on both stores.
+func TestDifferentialOperations(t *testing.T) {
+	ctx := context.Background()
+	a, b := openPair(t, wordsEmbedder(32))
+	for _, in := range []engine.NewChannel{
+		{ID: "planning", Name: "Planning", Description: "what comes next", Project: "cairn"},
+		{ID: "planning"},
+		{ID: "project:cairn:x"},
+		{ID: "quiet", Description: "no messages yet"},
+	} {
+		both(t, "create channel "+in.ID, a, b, func(e *engine.Engine) (engine.Channel, error) { return e.CreateChannel(ctx, in) })
+	}
+	both(t, "get channel", a, b, func(e *engine.Engine) (engine.Channel, error) { return e.GetChannel(ctx, "planning") })
+	both(t, "get missing channel", a, b, func(e *engine.Engine) (engine.Channel, error) { return e.GetChannel(ctx, "nope") })
+	if idsA, idsB := workload(t, a), workload(t, b); jsonOf(t, idsA) != jsonOf(t, idsB) {
+		t.Fatalf("ids differ: %v, %v", idsA, idsB)
+	}
+	both(t, "import messages", a, b, func(e *engine.Engine) (*engine.ImportMessagesReport, error) {
+		return e.ImportMessages(ctx, strings.NewReader(importJSONL), engine.ImportMessagesOptions{BatchSize: 2})
+	})
+	both(t, "import again", a, b, func(e *engine.Engine) (*engine.ImportMessagesReport, error) {
+		return e.ImportMessages(ctx, strings.NewReader(importJSONL), engine.ImportMessagesOptions{})
+	})
+	both(t, "import of a missing channel", a, b, func(e *engine.Engine) (*engine.ImportMessagesReport, error) {
+		return e.ImportMessages(ctx, strings.NewReader(`{"channel": "absent", "sender": "x", "content": "y"}`), engine.ImportMessagesOptions{NoCreateChannels: true})
+	})
+	for _, sc := range []engine.Scope{{}, {Kind: engine.ScopeNotes}, {Kind: engine.ScopeNotes, Project: "cairn"},
+		{Kind: engine.ScopeProject}, {Kind: engine.ScopeProject, Project: "cairn"}, {Project: "cairn"}, {Kind: engine.ScopeNotes, Agent: "alice"}} {
+		both(t, "channels "+jsonOf(t, sc), a, b, func(e *engine.Engine) ([]engine.Channel, error) { return e.ListChannels(ctx, sc) })
+	}
+
+	for _, e := range []*engine.Engine{a, b} {
+		if err := e.SyncVectors(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sa, err := a.StoreStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := b.StoreStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		a, b any
+	}{{"messages", sa.Messages, sb.Messages}, {"by channel", sa.ByChannel, sb.ByChannel}, {"by type", sa.ByType, sb.ByType},
+		{"by agent", sa.ByAgent, sb.ByAgent}, {"vectors", sa.Vectors.Queued, sb.Vectors.Queued}} {
+		if ja, jb := jsonOf(t, c.a), jsonOf(t, c.b); ja != jb {
+			t.Errorf("stats %s: sqlite %s, postgres %s", c.name, ja, jb)
+		}
+	}
+	if sb.Bytes.Total <= 0 || sb.Bytes.Messages <= 0 || sb.Bytes.FTS <= 0 || sb.Bytes.Vectors <= 0 {
+		t.Errorf("postgres bytes %+v: want every part > 0", sb.Bytes)
+	}
+
+	ra, err := a.Consistency(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := b.Consistency(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ra.OK() || !rb.OK() || ra.Messages != rb.Messages || rb.FTSRows != rb.Messages || len(rb.Sets) != 1 ||
+		rb.Sets[0].Vectors != ra.Sets[0].Vectors || rb.Sets[0].CollectionDim != 32 {
+		t.Fatalf("consistency:\nsqlite   %s\npostgres %s", jsonOf(t, ra), jsonOf(t, rb))
+	}
+	for _, e := range []*engine.Engine{a, b} {
+		if err := e.Check(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	dirA, dirB := t.TempDir(), t.TempDir()
+	both(t, "export all", a, b, func(e *engine.Engine) (int, error) {
+		dir := map[*engine.Engine]string{a: dirA, b: dirB}[e]
+		fs, err := e.ExportMessages(ctx, engine.MessageExportOptions{OutDir: dir})
+		return len(fs), err
+	})
+	names, _ := filepath.Glob(filepath.Join(dirA, engine.MessagesDir, "*"))
+	if len(names) < 10 {
+		t.Fatalf("exported %v", names)
+	}
+	for _, n := range names {
+		fa, _ := os.ReadFile(n)
+		fb, err := os.ReadFile(filepath.Join(dirB, engine.MessagesDir, filepath.Base(n)))
+		if err != nil || string(fa) != string(fb) {
+			t.Fatalf("export %s differs (%v):\nsqlite\n%s\npostgres\n%s", filepath.Base(n), err, fa, fb)
+		}
+	}
+
+	for i, op := range []func(*engine.Engine) (any, error){
+		func(e *engine.Engine) (any, error) { return e.Unread(ctx, engine.UnreadRequest{Agent: "bob", Limit: 5}) },
+		func(e *engine.Engine) (any, error) { return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", UpTo: 5}) },
+		func(e *engine.Engine) (any, error) { return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", UpTo: 3}) },
+		func(e *engine.Engine) (any, error) { return e.Unread(ctx, engine.UnreadRequest{Agent: "bob", Limit: 3}) },
+		func(e *engine.Engine) (any, error) {
+			return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", Channel: "general", UpTo: 40})
+		},
+		func(e *engine.Engine) (any, error) { return e.Unread(ctx, engine.UnreadRequest{Agent: "bob", Channel: "general"}) },
+		func(e *engine.Engine) (any, error) { return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "carol", Project: "cairn"}) },
+		func(e *engine.Engine) (any, error) { return e.Unread(ctx, engine.UnreadRequest{Agent: "carol", Project: "cairn"}) },
+		func(e *engine.Engine) (any, error) { return e.Unread(ctx, engine.UnreadRequest{Agent: "carol"}) },
+		func(e *engine.Engine) (any, error) { return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", UpTo: 9999}) },
+		func(e *engine.Engine) (any, error) { return e.Unread(ctx, engine.UnreadRequest{Agent: "bob", Channel: "nope"}) },
+		func(e *engine.Engine) (any, error) { return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", Channel: "nope"}) },
+	} {
+		both(t, "cursor step "+string(rune('a'+i)), a, b, op)
+	}
+
+	const head = "0123456789abcdef0123456789abcdef01234567"
+	toMark := both(t, "messages to mark", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, head, 0, 0) })
+	if len(toMark) == 0 {
+		t.Fatal("no message with breadcrumbs")
+	}
+	marks := map[int64][]engine.BreadcrumbMark{toMark[0].ID: {{Kind: "file", Ref: "engine/hybrid.go:10-20", State: engine.MarkValid}}, 99999: nil}
+	both(t, "put marks", a, b, func(e *engine.Engine) (int, error) { return 0, e.PutBreadcrumbMarks(ctx, head, marks) })
+	both(t, "messages to mark after", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, head, 0, 0) })
+	both(t, "bad mark", a, b, func(e *engine.Engine) (int, error) {
+		return 0, e.PutBreadcrumbMarks(ctx, head, map[int64][]engine.BreadcrumbMark{1: {{State: "odd"}}})
+	})
+}
+
+// What PostgreSQL does not serve is refused as bad input naming the store
+// (no panic), and a backup names PostgreSQL's own tools.
+func TestOperationsRefusedOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	_, b := openPair(t, nil)
+	var inv *engine.InvalidError
+	_, err := b.Backups().Create(ctx, filepath.Join(t.TempDir(), "x.tar"), engine.BackupOptions{})
+	if !errors.As(err, &inv) || inv.Field != "store" || !strings.Contains(err.Error(), "pg_dump") {
+		t.Errorf("backup: %v", err)
+	}
+	if _, err := b.Sessions().List(ctx); !errors.As(err, &inv) || inv.Field != "store" {
+		t.Errorf("sessions: %v", err)
+	}
+	if _, err := b.Sessions().Import(ctx, engine.ImportOptions{Root: t.TempDir()}); !errors.As(err, &inv) || !strings.Contains(err.Error(), "Import") {
+		t.Errorf("session import: %v", err)
+	}
+	if _, err := b.Retention().GC(ctx, engine.GCOptions{}); !errors.As(err, &inv) || inv.Field != "store" {
+		t.Errorf("gc: %v", err)
+	}
+}
+
+// Consistency finds counters and keyword entries that disagree with the
+// messages, and Check reports them as corruption.
+func TestConsistencyFindsDrift(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Database(t)
+	st, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", engine.Options{Embedder: wordsEmbedder(16), NoVectorWorker: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	workload(t, e)
+	if err := e.Check(ctx); err != nil {
+		t.Fatalf("before: %v", err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{
+		"UPDATE channels SET message_count = message_count + 1 WHERE id = 'general'",
+		"UPDATE keyword_stats SET docs = docs + 1 WHERE shard = 0",
+		"UPDATE messages SET tsv = to_tsvector('simple', 'other words') WHERE id = 2",
+		"DELETE FROM vector_outbox WHERE message_id = 3",
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := e.Consistency(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1 messages have a keyword entry", "keyword statistics count", "channel general counts", "1 messages have no vector"}
+	if len(rep.Problems) != len(want) {
+		t.Fatalf("problems %q, want %d", rep.Problems, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(rep.Problems[i], w) {
+			t.Errorf("problem %d: %q, want it to say %q", i, rep.Problems[i], w)
+		}
+	}
+	if err := e.Check(ctx); !errors.Is(err, engine.ErrCorrupt) {
+		t.Fatalf("check: %v, want ErrCorrupt", err)
+	}
+}
+
+// A message that takes its id before another but commits after it is not
+// passed over: Unread waits for writers holding ids, so the cursor never
+// moves past an id that is not committed yet.
+func TestUnreadWaitsForEarlierIDs(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Database(t)
+	st, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := e.StoreMessage(ctx, engine.NewMessage{Channel: "general", Sender: "alice", Content: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	slow, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close(ctx)
+	tx, err := slow.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var early int64
+	if err := tx.QueryRow(ctx, `INSERT INTO messages (channel_id, channel_type, sender_id, content, content_hash, created_at, terms, tfs, doc_len, tsv)
+		VALUES ('general', 'channel', 'alice', 'slow', 'h-slow', 0, '{slow}', '{1}', 1, 'slow') RETURNING id`).Scan(&early); err != nil {
+		t.Fatal(err)
+	}
+	late, err := e.StoreMessage(ctx, engine.NewMessage{Channel: "general", Sender: "alice", Content: "fast"})
+	if err != nil || late.ID <= early {
+		t.Fatalf("late write %+v (%v), want an id above %d", late, err, early)
+	}
+	got := make(chan engine.Unread, 1)
+	go func() {
+		u, err := e.Unread(ctx, engine.UnreadRequest{Agent: "bob"})
+		if err != nil {
+			t.Error(err)
+		}
+		got <- u
+	}()
+	// Commit once Unread waits for the lock (or has answered without).
+	watch, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
+	var u engine.Unread
+	answered := false
+	for waiting := 0; waiting == 0 && !answered; {
+		select {
+		case u = <-got:
+			answered = true
+		default:
+			if err := watch.QueryRow(ctx, "SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'messages'::regclass").Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !answered {
+		u = <-got
+	}
+	var ids []int64
+	for _, m := range u.Messages {
+		ids = append(ids, m.ID)
+	}
+	if len(ids) != 3 || ids[1] != early || ids[2] != late.ID {
+		t.Fatalf("unread %v, want 3 with %d before %d", ids, early, late.ID)
+	}
+}
