@@ -85,3 +85,38 @@ type MarkRow struct {
 	Worst int
 	Marks string // JSON array of BreadcrumbMark
 }
+
+// RetentionStore lets GC and Purge delete messages on a Backend. Imported
+// sessions are not kept on a Backend, so their parts of GC and Purge have
+// nothing to do there.
+type RetentionStore interface {
+	// RetentionRows returns every message's retention facts, ordered by
+	// channel, then confidence, time and id, all descending.
+	RetentionRows(ctx context.Context) ([]RetentionRow, error)
+	// MessageIDsOf returns, in id order, the ids of the messages of channel
+	// (channel != "") or else those agent sent under any project; false
+	// when there is no such channel or agent.
+	MessageIDsOf(ctx context.Context, channel, agent string) ([]int64, bool, error)
+	// DeleteMessages deletes the messages among ids that exist, with
+	// their keyword entries, vectors and marks, keeping the counters
+	// right, in one transaction; with dropChannel != "" that channel goes
+	// too when no message of it is left.
+	DeleteMessages(ctx context.Context, ids []int64, dropChannel string) error
+	// Vectors returns the vectors in set of those ids that have one.
+	Vectors(ctx context.Context, set int64, ids []int64) (map[int64][]float32, error)
+	// Reclaim lets the store reuse the space of deleted rows.
+	Reclaim(ctx context.Context) error
+	// Size is the store's size in bytes.
+	Size(ctx context.Context) (int64, error)
+}
+
+// RetentionRow is what retention policies read of a message.
+type RetentionRow struct {
+	ID         int64
+	Channel    string
+	Type       string
+	Confidence float64
+	CreatedAt  time.Time
+	// Pinned: metadata "pinned" is true, 1 or "true".
+	Pinned bool
+}

@@ -401,7 +401,7 @@ func (e *Engine) Sessions() *Sessions {
 // every method refuses (*InvalidError on store).
 func (e *Engine) Retention() *Retention {
 	if e.retention == nil {
-		return &Retention{db: e.db, msgs: e}
+		return &Retention{db: e.db, msgs: e, over: e}
 	}
 	return e.retention
 }

@@ -134,20 +134,40 @@ func TestDifferentialOperations(t *testing.T) {
 	}
 
 	for i, op := range []func(*engine.Engine) (any, error){
-		func(e *engine.Engine) (any, error) { return e.Unread(ctx, engine.UnreadRequest{Agent: "bob", Limit: 5}) },
-		func(e *engine.Engine) (any, error) { return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", UpTo: 5}) },
-		func(e *engine.Engine) (any, error) { return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", UpTo: 3}) },
-		func(e *engine.Engine) (any, error) { return e.Unread(ctx, engine.UnreadRequest{Agent: "bob", Limit: 3}) },
+		func(e *engine.Engine) (any, error) {
+			return e.Unread(ctx, engine.UnreadRequest{Agent: "bob", Limit: 5})
+		},
+		func(e *engine.Engine) (any, error) {
+			return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", UpTo: 5})
+		},
+		func(e *engine.Engine) (any, error) {
+			return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", UpTo: 3})
+		},
+		func(e *engine.Engine) (any, error) {
+			return e.Unread(ctx, engine.UnreadRequest{Agent: "bob", Limit: 3})
+		},
 		func(e *engine.Engine) (any, error) {
 			return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", Channel: "general", UpTo: 40})
 		},
-		func(e *engine.Engine) (any, error) { return e.Unread(ctx, engine.UnreadRequest{Agent: "bob", Channel: "general"}) },
-		func(e *engine.Engine) (any, error) { return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "carol", Project: "cairn"}) },
-		func(e *engine.Engine) (any, error) { return e.Unread(ctx, engine.UnreadRequest{Agent: "carol", Project: "cairn"}) },
+		func(e *engine.Engine) (any, error) {
+			return e.Unread(ctx, engine.UnreadRequest{Agent: "bob", Channel: "general"})
+		},
+		func(e *engine.Engine) (any, error) {
+			return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "carol", Project: "cairn"})
+		},
+		func(e *engine.Engine) (any, error) {
+			return e.Unread(ctx, engine.UnreadRequest{Agent: "carol", Project: "cairn"})
+		},
 		func(e *engine.Engine) (any, error) { return e.Unread(ctx, engine.UnreadRequest{Agent: "carol"}) },
-		func(e *engine.Engine) (any, error) { return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", UpTo: 9999}) },
-		func(e *engine.Engine) (any, error) { return e.Unread(ctx, engine.UnreadRequest{Agent: "bob", Channel: "nope"}) },
-		func(e *engine.Engine) (any, error) { return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", Channel: "nope"}) },
+		func(e *engine.Engine) (any, error) {
+			return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", UpTo: 9999})
+		},
+		func(e *engine.Engine) (any, error) {
+			return e.Unread(ctx, engine.UnreadRequest{Agent: "bob", Channel: "nope"})
+		},
+		func(e *engine.Engine) (any, error) {
+			return e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", Channel: "nope"})
+		},
 	} {
 		both(t, "cursor step "+string(rune('a'+i)), a, b, op)
 	}
@@ -312,5 +332,77 @@ func TestUnreadWaitsForEarlierIDs(t *testing.T) {
 	}
 	if len(ids) != 3 || ids[1] != early || ids[2] != late.ID {
 		t.Fatalf("unread %v, want 3 with %d before %d", ids, early, late.ID)
+	}
+}
+
+// GC with retention policies (age, items per channel, kept-forever types
+// and pins, near-duplicate collapse) and Purge of a channel and of an
+// agent delete the same messages on both stores, and leave PostgreSQL
+// consistent.
+func TestDifferentialRetention(t *testing.T) {
+	ctx := context.Background()
+	a, b := openPair(t, wordsEmbedder(32))
+	workload(t, a)
+	workload(t, b)
+	for _, e := range []*engine.Engine{a, b} {
+		for i, c := range []string{"alpha beta gamma delta", "delta gamma beta alpha", "beta alpha delta gamma", "something else entirely"} {
+			m := engine.NewMessage{Channel: "dups", Sender: "dave", Content: c, CreatedAt: time.Date(2026, 10, 20, i, 0, 0, 0, time.UTC)}
+			if i == 2 {
+				m.Metadata = []byte(`{"pinned": true}`)
+			}
+			if _, err := e.StoreMessage(ctx, m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.SyncVectors(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := engine.GCOptions{Policies: []engine.RetentionPolicy{
+		{Name: "dups", Channels: []string{"dups"}, CollapseThreshold: 0.99},
+		{Name: "notes", Channels: []string{"agent-notes:*"}, MaxItems: 3},
+		{Name: "old", MaxAge: 20 * 24 * time.Hour},
+	}}
+	gc := func(dry bool) func(*engine.Engine) (any, error) {
+		return func(e *engine.Engine) (any, error) {
+			o := opts
+			o.DryRun = dry
+			rep, err := e.Retention().GC(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return []any{rep.Messages, rep.KeptForever, rep.Sessions}, nil
+		}
+	}
+	planned := both(t, "gc dry run", a, b, gc(true)).([]any)
+	if len(planned[0].([]engine.GCItem)) < 10 {
+		t.Fatalf("gc plans %v", planned[0])
+	}
+	both(t, "gc", a, b, gc(false))
+	both(t, "gc again", a, b, gc(false))
+	both(t, "channels after gc", a, b, func(e *engine.Engine) ([]engine.Channel, error) { return e.ListChannels(ctx, engine.Scope{}) })
+	purge := func(o engine.PurgeOptions) func(*engine.Engine) (any, error) {
+		return func(e *engine.Engine) (any, error) {
+			rep, err := e.Retention().Purge(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return []any{rep.Messages, rep.Channels, rep.DryRun}, nil
+		}
+	}
+	both(t, "purge channel dry", a, b, purge(engine.PurgeOptions{Channel: "ops", DryRun: true}))
+	both(t, "purge channel", a, b, purge(engine.PurgeOptions{Channel: "ops"}))
+	both(t, "purge agent", a, b, purge(engine.PurgeOptions{Agent: "dave"}))
+	both(t, "purge unknown agent", a, b, purge(engine.PurgeOptions{Agent: "zed"}))
+	both(t, "purge unknown channel", a, b, purge(engine.PurgeOptions{Channel: "ops"}))
+	both(t, "channels after purge", a, b, func(e *engine.Engine) ([]engine.Channel, error) { return e.ListChannels(ctx, engine.Scope{}) })
+	both(t, "agents after purge", a, b, func(e *engine.Engine) ([]engine.Agent, error) { return e.ListAgents(ctx, "") })
+	if err := b.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sa, _ := a.StoreStats(ctx)
+	sb, _ := b.StoreStats(ctx)
+	if jsonOf(t, sa.ByChannel) != jsonOf(t, sb.ByChannel) {
+		t.Fatalf("after gc: %v, %v", sa.ByChannel, sb.ByChannel)
 	}
 }
