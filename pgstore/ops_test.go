@@ -375,8 +375,15 @@ func TestDifferentialRetention(t *testing.T) {
 		}
 	}
 	planned := both(t, "gc dry run", a, b, gc(true)).([]any)
-	if len(planned[0].([]engine.GCItem)) < 10 {
-		t.Fatalf("gc plans %v", planned[0])
+	items := planned[0].([]engine.GCItem)
+	collapsed := 0
+	for _, it := range items {
+		if it.DuplicateOf != 0 {
+			collapsed++
+		}
+	}
+	if len(items) < 10 || collapsed != 1 || planned[1].(int) == 0 {
+		t.Fatalf("gc plans %d items, %d collapsed (want 1: the other duplicate is pinned), %v kept forever", len(items), collapsed, planned[1])
 	}
 	both(t, "gc", a, b, gc(false))
 	both(t, "gc again", a, b, gc(false))
