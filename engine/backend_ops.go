@@ -25,9 +25,19 @@ type ChannelStore interface {
 	ChannelMessageIDs(ctx context.Context, channel string) ([]int64, error)
 }
 
-// StatsStore counts what a Backend holds, for StoreStats.
+// StatsStore counts what a Backend holds, for StoreStats and Timeline.
 type StatsStore interface {
 	Stats(ctx context.Context) (BackendStats, error)
+	// TimelineCounts counts the messages created in [start, end) (Unix
+	// ms) per channel type and bucket (created_at - start) / width.
+	TimelineCounts(ctx context.Context, start, width, end int64) ([]TimelineCount, error)
+}
+
+// TimelineCount is the number of messages of one channel type in one
+// bucket of a timeline.
+type TimelineCount struct {
+	ChannelType   string
+	Bucket, Count int64
 }
 
 // BackendStats is what a StatsStore counts: messages per channel, type

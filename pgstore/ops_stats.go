@@ -54,3 +54,21 @@ func (s *Store) Stats(ctx context.Context) (engine.BackendStats, error) {
 	b.Other = max(0, b.Total-b.Messages-b.FTS-b.Vectors)
 	return st, nil
 }
+
+// TimelineCounts implements engine.StatsStore.
+func (s *Store) TimelineCounts(ctx context.Context, start, width, end int64) ([]engine.TimelineCount, error) {
+	rows, err := s.pool.Query(ctx, `SELECT channel_type, (created_at - $1) / $2, count(*) FROM messages
+		WHERE created_at >= $1 AND created_at < $3 GROUP BY 1, 2`, start, width, end)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: timeline: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.TimelineCount, error) {
+		var c engine.TimelineCount
+		err := r.Scan(&c.ChannelType, &c.Bucket, &c.Count)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: timeline: %w", err)
+	}
+	return out, nil
+}

@@ -93,6 +93,11 @@ func TestDifferentialOperations(t *testing.T) {
 			t.Errorf("stats %s: sqlite %s, postgres %s", c.name, ja, jb)
 		}
 	}
+	if tl := both(t, "timeline", a, b, func(e *engine.Engine) (engine.Timeline, error) {
+		return e.Timeline(ctx, engine.TimelineRequest{Bucket: 24 * time.Hour, Buckets: 60})
+	}); len(tl.Series) != 3 {
+		t.Errorf("timeline %+v: want 3 channel types", tl)
+	}
 	if sb.Bytes.Total <= 0 || sb.Bytes.Messages <= 0 || sb.Bytes.FTS <= 0 || sb.Bytes.Vectors <= 0 {
 		t.Errorf("postgres bytes %+v: want every part > 0", sb.Bytes)
 	}
