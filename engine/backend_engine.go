@@ -243,12 +243,9 @@ func (e *Engine) backendSearch(ctx context.Context, p searchPlan) (SearchRespons
 		return SearchResponse{}, err
 	}
 	defer done()
-	be := e.bs.be
-	if p.filter.unreadBy != "" {
-		return SearchResponse{}, unsupportedOnBackend(e.backend)
-	}
-	if p.filter.validAt != "" {
-		return SearchResponse{}, unsupportedOnBackend(e.backend)
+	be, err := e.searchBackend(p) // engine/backend_filter.go
+	if err != nil {
+		return SearchResponse{}, err
 	}
 	if p.listing() {
 		ms, err := be.List(ctx, p.filter.where, p.limit, ListByConfidence)
@@ -402,7 +399,11 @@ func (e *Engine) backendSemantic(ctx context.Context, r *searchRun) error {
 	if ok, err := r.embedQuery(ctx, emb, set); !ok {
 		return err
 	}
-	hits, err := e.bs.be.Nearest(ctx, set.ID, r.qvec, r.plan.filter.where, r.plan.depth)
+	be, err := e.searchBackend(r.plan)
+	if err != nil {
+		return err
+	}
+	hits, err := be.Nearest(ctx, set.ID, r.qvec, r.plan.filter.where, r.plan.depth)
 	if err != nil {
 		return err
 	}

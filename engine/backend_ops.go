@@ -62,8 +62,8 @@ type ConsistencyStore interface {
 	Consistency(ctx context.Context) (CheckReport, error)
 }
 
-// CursorStore keeps the agents' read cursors (Unread, MarkRead) on a
-// Backend. Scopes are cursorScope's keys: "" (every
+// CursorStore keeps the agents' read cursors (Unread, MarkRead, the
+// unread_by filter) on a Backend. Scopes are cursorScope's keys: "" (every
 // channel), "channel:ID", "project:P".
 type CursorStore interface {
 	// Unread returns up to limit messages of scope (channel or project,
@@ -76,9 +76,13 @@ type CursorStore interface {
 	// given so far), never back; an id not given yet is an *InvalidError
 	// on up_to. ErrNotFound for an unknown channel.
 	MarkRead(ctx context.Context, agent, scope, channel string, upTo int64, now time.Time) (ReadCursor, error)
+	// UnreadAmong returns which of ids agent did not write and has not
+	// read.
+	UnreadAmong(ctx context.Context, agent string, ids []int64) (map[int64]bool, error)
 }
 
-// MarkStore keeps the breadcrumb marks cache on a Backend.
+// MarkStore keeps the breadcrumb marks cache (and the breadcrumbs_valid
+// filter) on a Backend.
 type MarkStore interface {
 	// PutMarks stores each message's marks (JSON) and worst state at head,
 	// replacing what was cached of it; ids of deleted messages are
@@ -87,6 +91,9 @@ type MarkStore interface {
 	// MessagesToMark returns up to limit messages with breadcrumbs, an id
 	// above after and no marks at head, in id order.
 	MessagesToMark(ctx context.Context, head string, after int64, limit int) ([]Message, error)
+	// ValidAmong returns which of ids have marks at head saying every
+	// breadcrumb is valid.
+	ValidAmong(ctx context.Context, head string, ids []int64) (map[int64]bool, error)
 }
 
 // MarkRow is one message's cached breadcrumb check.

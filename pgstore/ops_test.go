@@ -418,3 +418,107 @@ func TestDifferentialRetention(t *testing.T) {
 		t.Fatalf("after gc: %v, %v", sa.ByChannel, sb.ByChannel)
 	}
 }
+
+// fixedHead is a repository whose HEAD never moves.
+type fixedHead string
+
+func (h fixedHead) Head() (string, error) { return string(h), nil }
+
+// Searches restricted to what an agent has not read, or to notes whose
+// breadcrumbs are valid at HEAD, return the same messages on both stores:
+// identical for keyword search and listings, within the ranked tolerance
+// for semantic and hybrid search; every result passes the filter.
+func TestDifferentialSearchFilters(t *testing.T) {
+	ctx := context.Background()
+	const head = "89abcdef0123456789abcdef0123456789abcdef"
+	opts := engine.Options{Now: clock(), Embedder: wordsEmbedder(64), NoVectorWorker: true, BreadcrumbHead: fixedHead(head)}
+	a, err := engine.Open(ctx, t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	st, err := pgstore.Open(ctx, pgtest.Database(t), pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", opts)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	workload(t, a)
+	workload(t, b)
+	valid := map[int64]bool{}
+	for _, e := range []*engine.Engine{a, b} {
+		if err := e.SyncVectors(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", UpTo: 30}); err != nil {
+			t.Fatal(err)
+		}
+		ms, err := e.MessagesToMark(ctx, head, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marks := map[int64][]engine.BreadcrumbMark{}
+		for i, m := range ms {
+			state := engine.MarkValid
+			if i%3 == 1 {
+				state = engine.MarkChanged
+			}
+			valid[m.ID] = state == engine.MarkValid
+			marks[m.ID] = []engine.BreadcrumbMark{{Kind: "file", Ref: "engine/hybrid.go:10-20", State: state}}
+		}
+		if err := e.PutBreadcrumbMarks(ctx, head, marks); err != nil {
+			t.Fatal(err)
+		}
+	}
+	filters := []engine.Filter{{UnreadBy: "bob"}, {BreadcrumbsValid: true}, {UnreadBy: "bob", BreadcrumbsValid: true},
+		{UnreadBy: "carol", ChannelIDs: []string{"general", "ops"}}}
+	passes := func(f engine.Filter, m engine.Message) bool {
+		if f.UnreadBy == "bob" && (m.ID <= 30 || m.SenderID == "bob") || f.UnreadBy == "carol" && m.SenderID == "carol" {
+			return false
+		}
+		return !f.BreadcrumbsValid || valid[m.ID]
+	}
+	found := make([]int, len(filters))
+	for _, mode := range []engine.SearchMode{engine.ModeKeyword, engine.ModeSemantic, engine.ModeHybrid} {
+		for fi, f := range filters {
+			for _, q := range []string{"", "the outbox", "HNSW recall filters", "build cache go.mod", "Caroline decisions"} {
+				req := engine.SearchRequest{Query: q, Filter: f, Limit: 5, Mode: mode}
+				ra, err := a.SearchDetailed(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rb, err := b.SearchDetailed(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				found[fi] += len(rb.Results)
+				for _, r := range rb.Results {
+					if !passes(f, r.Message) {
+						t.Fatalf("%s filter %d %q: postgres returned %d, which the filter excludes", mode, fi, q, r.Message.ID)
+					}
+				}
+				if len(ra.Results) != len(rb.Results) {
+					t.Fatalf("%s filter %d %q: sqlite %d results, postgres %d", mode, fi, q, len(ra.Results), len(rb.Results))
+				}
+				if mode == engine.ModeKeyword || q == "" {
+					for i := range ra.Results {
+						if ra.Results[i].Message.ID != rb.Results[i].Message.ID {
+							t.Fatalf("%s filter %d %q: result %d: sqlite %d, postgres %d", mode, fi, q, i, ra.Results[i].Message.ID, rb.Results[i].Message.ID)
+						}
+					}
+				} else if !noSignal(ra.Results) && !similarTop(ra.Results, rb.Results) {
+					t.Fatalf("%s filter %d %q: overlap %d of %d", mode, fi, q, overlap(ra.Results, rb.Results), len(ra.Results))
+				}
+			}
+		}
+	}
+	for fi, n := range found {
+		if n < 20 {
+			t.Errorf("filter %d: %d results in all, want the filter to keep some", fi, n)
+		}
+	}
+}
