@@ -1,12 +1,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
+	"github.com/cairn-dev/cairn/cmd/cairn/mcpserver"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
@@ -80,5 +90,96 @@ func TestOperationsOnPostgresCLI(t *testing.T) {
 	}
 	if out := cli(2, "import", "claude-code", t.TempDir()); !strings.Contains(out, "PostgreSQL") {
 		t.Fatalf("claude-code import: %s", out)
+	}
+}
+
+// Over MCP and the cairn HTTP API, a PostgreSQL store serves stats,
+// unread cursors and the unread_by filter, channel descriptions and gc.
+func TestOperationsOnPostgresMCPAndHTTP(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.Database(t)
+	open := func(ctx context.Context) (*engine.Engine, error) { return openPostgres(ctx, dsn, "", engine.Options{}) }
+	srv, err := mcpserver.New(mcpserver.Options{Open: open, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(ctx, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cs.Close()
+		ss.Wait()
+		srv.Close()
+	}()
+	call := func(name string, args map[string]any) map[string]any {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", name, err, res)
+		}
+		var out map[string]any
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &out)
+		return out
+	}
+	for _, n := range []struct{ agent, content string }{{"bob", "bob's first"}, {"ann", "ann's own"}, {"bob", "bob's second"}} {
+		call("write_note", map[string]any{"agent": n.agent, "project": "p1", "content": n.content})
+	}
+	if out := call("get_unread", map[string]any{"agent": "ann", "project": "p1", "limit": 1}); out["unread"] != 2.0 || out["last_id"] != 1.0 {
+		t.Fatalf("get_unread: %v", out)
+	}
+	call("mark_read", map[string]any{"agent": "ann", "up_to": 1})
+	if hs, _ := call("search_messages", map[string]any{"unread_by": "ann"})["results"].([]any); len(hs) != 1 || hs[0].(map[string]any)["id"] != 3.0 {
+		t.Fatalf("search unread_by: %v", hs)
+	}
+	if out := call("memory_stats", nil); out["messages"] != 3.0 {
+		t.Fatalf("memory_stats: %v", out)
+	}
+
+	eng, err := open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	h, err := newServeHandler(eng, serveConfig{maxBody: 1 << 20, maxBatch: 100, maxResults: 100, maxDepth: 8}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	web := httptest.NewServer(h)
+	defer web.Close()
+	do := func(method, path, body string, want int) string {
+		t.Helper()
+		req, _ := http.NewRequest(method, web.URL+cairnapi.Prefix+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != want {
+			t.Fatalf("%s %s: %d %s, want %d", method, path, resp.StatusCode, raw, want)
+		}
+		return string(raw)
+	}
+	do("POST", "/channels", `{"id": "plans", "description": "what comes next"}`, http.StatusCreated)
+	do("POST", "/channels", `{"id": "plans"}`, http.StatusConflict)
+	if out := do("GET", "/channels", "", http.StatusOK); !strings.Contains(out, `"description":"what comes next"`) {
+		t.Fatalf("channels: %s", out)
+	}
+	if out := do("GET", "/stats", "", http.StatusOK); !strings.Contains(out, `"messages":3`) {
+		t.Fatalf("stats: %s", out)
+	}
+	if out := do("GET", "/agents/ann/unread", "", http.StatusOK); !strings.Contains(out, `"unread":1`) {
+		t.Fatalf("unread: %s", out)
+	}
+	if out := do("POST", "/gc", `{"dry_run": true}`, http.StatusOK); !strings.Contains(out, `"dry_run":true`) {
+		t.Fatalf("gc: %s", out)
 	}
 }
