@@ -270,6 +270,9 @@ type RebuildReport struct {
 // instead of building a second set: each message is embedded once. Without
 // an embedder, vectors are skipped.
 func (e *Engine) Rebuild(ctx context.Context, opts RebuildOptions) (RebuildReport, error) {
+	if e.bs != nil {
+		return e.backendRebuild(ctx, opts)
+	}
 	var rep RebuildReport
 	done, err := e.enter()
 	if err != nil {

@@ -191,7 +191,8 @@ func TestDifferentialOperations(t *testing.T) {
 }
 
 // What PostgreSQL does not serve is refused as bad input naming the store
-// (no panic), and a backup names PostgreSQL's own tools.
+// (no panic), a backup names PostgreSQL's own tools, and no session is
+// there to purge.
 func TestOperationsRefusedOnPostgres(t *testing.T) {
 	ctx := context.Background()
 	_, b := openPair(t, nil)
@@ -206,8 +207,8 @@ func TestOperationsRefusedOnPostgres(t *testing.T) {
 	if _, err := b.Sessions().Import(ctx, engine.ImportOptions{Root: t.TempDir()}); !errors.As(err, &inv) || !strings.Contains(err.Error(), "Import") {
 		t.Errorf("session import: %v", err)
 	}
-	if _, err := b.Retention().GC(ctx, engine.GCOptions{}); !errors.As(err, &inv) || inv.Field != "store" {
-		t.Errorf("gc: %v", err)
+	if _, err := b.Retention().Purge(ctx, engine.PurgeOptions{Session: "0b7e2f4a-3c1d-4e5f-8a9b-0c1d2e3f4a5b"}); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("purge of a session: %v", err)
 	}
 }
 
@@ -216,15 +217,7 @@ func TestOperationsRefusedOnPostgres(t *testing.T) {
 func TestConsistencyFindsDrift(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
-	st, err := pgstore.Open(ctx, dsn, pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", engine.Options{Embedder: wordsEmbedder(16), NoVectorWorker: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := openPG(t, dsn, engine.Options{Embedder: wordsEmbedder(16), NoVectorWorker: true})
 	workload(t, e)
 	if err := e.Check(ctx); err != nil {
 		t.Fatalf("before: %v", err)
@@ -268,15 +261,7 @@ func TestConsistencyFindsDrift(t *testing.T) {
 func TestUnreadWaitsForEarlierIDs(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
-	st, err := pgstore.Open(ctx, dsn, pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
+	e := openPG(t, dsn, engine.Options{})
 	if _, err := e.StoreMessage(ctx, engine.NewMessage{Channel: "general", Sender: "alice", Content: "first"}); err != nil {
 		t.Fatal(err)
 	}
@@ -437,16 +422,7 @@ func TestDifferentialSearchFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	st, err := pgstore.Open(ctx, pgtest.Database(t), pgstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", opts)
-	if err != nil {
-		st.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
+	b := openPG(t, pgtest.Database(t), opts)
 	workload(t, a)
 	workload(t, b)
 	valid := map[int64]bool{}
@@ -521,4 +497,95 @@ func TestDifferentialSearchFilters(t *testing.T) {
 			t.Errorf("filter %d: %d results in all, want the filter to keep some", fi, n)
 		}
 	}
+}
+
+// Rebuild recomputes keyword entries that drifted (keyword search then
+// ranks as on the embedded store again) and switches a shared store to
+// another model: a new set is built, becomes the only live one, and
+// semantic search answers from it.
+func TestRebuildOnPostgres(t *testing.T) {
+	ctx := context.Background()
+	opts := engine.Options{Now: clock(), Embedder: wordsEmbedder(32), NoVectorWorker: true}
+	a, err := engine.Open(ctx, t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	dsn := pgtest.Database(t)
+	b := openPG(t, dsn, opts)
+	workload(t, a)
+	workload(t, b)
+	if err := b.SyncVectors(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, q := range []string{"UPDATE messages SET tsv = to_tsvector('simple', 'x'), terms = '{x}', tfs = '{1}', doc_len = 1 WHERE id % 7 = 0",
+		"UPDATE keyword_stats SET docs = docs + 5"} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep, err := b.Consistency(ctx); err != nil || rep.OK() {
+		t.Fatalf("drift not found: %v %v", rep.Problems, err)
+	}
+	rep, err := b.Rebuild(ctx, engine.RebuildOptions{SkipVectors: true})
+	if err != nil || !rep.FTSRebuilt || rep.Set.ID != 0 {
+		t.Fatalf("rebuild keywords: %+v %v", rep, err)
+	}
+	if err := b.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"the outbox", "build cache go.mod", "Caroline decisions"} {
+		both(t, "keyword "+q, a, b, func(e *engine.Engine) ([]int64, error) {
+			r, err := e.SearchDetailed(ctx, engine.SearchRequest{Query: q, Mode: engine.ModeKeyword})
+			var ids []int64
+			for _, h := range r.Results {
+				ids = append(ids, h.Message.ID)
+			}
+			return ids, err
+		})
+	}
+
+	// Another model: a process with it searches by keyword only until the
+	// rebuild switches the store to its model.
+	c := openPG(t, dsn, engine.Options{Now: clock(), Embedder: wordsEmbedder(48), NoVectorWorker: true})
+	if _, err := c.SearchDetailed(ctx, engine.SearchRequest{Query: "the outbox", Mode: engine.ModeSemantic}); err == nil {
+		t.Fatal("semantic search with another model than the store's succeeded")
+	}
+	rep, err = c.Rebuild(ctx, engine.RebuildOptions{})
+	if err != nil || rep.Set.ModelID != "lexical-hash-bow-48" || rep.Set.State != engine.SetActive || rep.Resumed || rep.Embedded == 0 {
+		t.Fatalf("rebuild with another model: %+v %v", rep, err)
+	}
+	sets, err := c.VectorSets(ctx)
+	if err != nil || len(sets) != 1 || sets[0].ID != rep.Set.ID || sets[0].Pending != 0 {
+		t.Fatalf("sets after the switch: %+v %v", sets, err)
+	}
+	r, err := c.SearchDetailed(ctx, engine.SearchRequest{Query: "vector outbox rows are claimed with a lease", Mode: engine.ModeSemantic, Limit: 3})
+	if err != nil || len(r.Results) != 3 || !strings.Contains(r.Results[0].Message.Content, "outbox") {
+		t.Fatalf("semantic search after the switch: %+v %v", r, err)
+	}
+	if err := c.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openPG opens an engine over the PostgreSQL database dsn, closed when
+// the test ends.
+func openPG(t *testing.T, dsn string, opts engine.Options) *engine.Engine {
+	t.Helper()
+	st, err := pgstore.Open(context.Background(), dsn, pgstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.OpenBackend(context.Background(), st, pgstore.Kind, "", opts)
+	if err != nil {
+		st.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
 }
