@@ -52,6 +52,9 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		} else if len(files) > 0 && opts.OnExport != nil {
 			opts.OnExport(files)
 		}
+		if e.bs != nil {
+			return // a Backend keeps no imported sessions
+		}
 		ss, err := e.sessions.List(ctx)
 		if err != nil {
 			report(err)
@@ -96,7 +99,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		case <-gcTick:
 			g := opts.GC
 			g.DryRun = false
-			rep, err := e.retention.GC(ctx, g)
+			rep, err := e.Retention().GC(ctx, g)
 			if err != nil {
 				report(err)
 				continue

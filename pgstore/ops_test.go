@@ -589,3 +589,49 @@ func openPG(t *testing.T, dsn string, opts engine.Options) *engine.Engine {
 	t.Cleanup(func() { e.Close() })
 	return e
 }
+
+// A serving process's scheduled jobs run on PostgreSQL: retention deletes
+// what the policy no longer keeps and the continuous export writes the
+// channels, with no error (sessions have nothing to export there).
+func TestLifecycleOnPostgres(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e := openPG(t, pgtest.Database(t), engine.Options{Now: time.Now})
+	old, err := e.WriteNote(ctx, engine.NewNote{Agent: "tmp", Content: "scratch", CreatedAt: time.Now().Add(-2 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	errs := make(chan error, 100)
+	done := make(chan error, 1)
+	go func() {
+		done <- e.RunLifecycle(ctx, engine.LifecycleOptions{
+			GCEvery:     20 * time.Millisecond,
+			GC:          engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:tmp"}, MaxAge: time.Hour}}, NoVacuum: true},
+			ExportEvery: 20 * time.Millisecond,
+			Export:      engine.ExportOptions{OutDir: out, Formats: []string{engine.FormatJSONL}},
+			OnError:     func(err error) { errs <- err },
+		})
+	}()
+	if _, err := e.StoreMessage(ctx, engine.NewMessage{Channel: "general", Sender: "alice", Content: "exported continuously"}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		_, gone := e.GetMessage(ctx, old.ID)
+		b, _ := os.ReadFile(filepath.Join(out, engine.MessagesDir, "general.jsonl"))
+		if errors.Is(gone, engine.ErrNotFound) && strings.Contains(string(b), "exported continuously") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("scheduled gc and export not done: %v, %q", gone, b)
+		}
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("RunLifecycle returned %v", err)
+	}
+	close(errs)
+	for err := range errs {
+		t.Errorf("lifecycle error: %v", err)
+	}
+}
