@@ -45,10 +45,8 @@ type TimelineCount struct {
 // parts (Bytes.SQLite stays 0; Bytes.Total is the whole store).
 type BackendStats struct {
 	ByChannel, ByType, ByAgent map[string]int64
+	Sessions                   SessionStats
 	Bytes                      DiskStats
-	// Searches and SearchMicros are the searches other processes recorded
-	// and their total time.
-	Searches, SearchMicros int64
 }
 
 // ConsistencyStore compares a Backend's messages with its keyword entries,
@@ -152,4 +150,74 @@ type RebuildStore interface {
 	// live set, dropping its vectors, once nothing is queued for it; false
 	// when something still is.
 	ActivateSet(ctx context.Context, set int64, now time.Time) (bool, error)
+}
+
+// SessionStore keeps imported Claude Code sessions on a Backend: the
+// import runs the Engine's reading and chunking, writing through a
+// SessionTx and the store's message write, one transaction per file.
+type SessionStore interface {
+	// ImportSessions runs fn in one transaction (all of it or nothing),
+	// with write storing messages in that transaction as Write does. It
+	// may run fn again when the store retries the transaction.
+	ImportSessions(ctx context.Context, fn func(tx SessionTx, write func(context.Context, StoredMessage) (WriteResult, error)) error) error
+	// Sessions returns the session with id ("" for every one), most
+	// recent first.
+	Sessions(ctx context.Context, id string) ([]Session, error)
+	// SessionRecords returns a session's records in order; false when the
+	// session does not exist.
+	SessionRecords(ctx context.Context, id string) ([]SessionRecord, bool, error)
+	// SessionRefs returns the records holding the chunk stored as message
+	// id, oldest first.
+	SessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error)
+}
+
+// SessionTx is what one file's import writes of sessions (the tables of
+// migrations/0002_sessions.sql), inside one transaction.
+type SessionTx interface {
+	// FileState is where the last import of path stopped; false if none.
+	FileState(ctx context.Context, path string) (SessionFile, bool, error)
+	// PutFileState records where this import of path stopped.
+	PutFileState(ctx context.Context, path string, f SessionFile, now int64) error
+	// EnsureChannel creates the sessions' channel with its description.
+	EnsureChannel(ctx context.Context, id, description string, now int64) error
+	// StartSession creates the session's row unless it exists and returns
+	// its last record number (0 for none).
+	StartSession(ctx context.Context, id, project string, now int64) (int, error)
+	// RecordKnown reports whether the session holds a record with key.
+	RecordKnown(ctx context.Context, session, key string) (bool, error)
+	// PutContent stores a content once; false when it was stored already.
+	PutContent(ctx context.Context, hash, content, text string, tokens int) (bool, error)
+	// PutChunk records that chunk idx of content hash is message id.
+	PutChunk(ctx context.Context, hash string, idx, start, end, tokens int, messageID int64) error
+	// PutRecord stores one record of a session.
+	PutRecord(ctx context.Context, r SessionRow) error
+	// FinishSession adds an import's records and time span to a session.
+	FinishSession(ctx context.Context, s SessionUpdate) error
+}
+
+// SessionFile is where the import of a file stopped: bytes and lines
+// consumed, and the SHA-256 of the file's head.
+type SessionFile struct {
+	End   int64
+	Lines int
+	Head  string
+}
+
+// SessionRow is one record as a SessionTx stores it.
+type SessionRow struct {
+	Session, Key, UUID, ParentUUID, Type, Role string
+	Seq                                        int
+	CreatedAt                                  int64 // Unix ms, 0 for none
+	IsSidechain, IsCompact                     bool
+	ContentHash                                string // "" for none
+	Envelope                                   string
+}
+
+// SessionUpdate is what one import adds to a session: records, the time
+// span of their timestamps (0: none), and cwd and branch when unknown.
+type SessionUpdate struct {
+	ID               string
+	Added            int
+	First, Last, Now int64
+	CWD, GitBranch   string
 }

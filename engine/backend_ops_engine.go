@@ -130,7 +130,7 @@ func (e *Engine) backendStoreStats(ctx context.Context) (*StoreStats, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &StoreStats{ByChannel: bst.ByChannel, ByType: bst.ByType, ByAgent: bst.ByAgent, Bytes: bst.Bytes, Vectors: backlog}
+	st := &StoreStats{ByChannel: bst.ByChannel, ByType: bst.ByType, ByAgent: bst.ByAgent, Sessions: bst.Sessions, Bytes: bst.Bytes, Vectors: backlog}
 	for _, n := range st.ByChannel {
 		st.Messages += n
 	}

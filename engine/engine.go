@@ -392,7 +392,7 @@ func (e *Engine) Close() error {
 // Backend without them every method refuses (*InvalidError on store).
 func (e *Engine) Sessions() *Sessions {
 	if e.sessions == nil {
-		return &Sessions{db: e.db, msgs: e}
+		return &Sessions{db: e.db, msgs: e, over: e}
 	}
 	return e.sessions
 }

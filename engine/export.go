@@ -62,9 +62,6 @@ func (ses *Sessions) Export(ctx context.Context, opts ExportOptions) ([]Exported
 		}
 		ids = append(ids, id)
 	}
-	if opts.All && ses.backend != "" && len(ids) == 0 {
-		return nil, nil // a Backend keeps no imported sessions
-	}
 	if opts.All {
 		all, err := ses.List(ctx)
 		if err != nil {

@@ -52,10 +52,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		} else if len(files) > 0 && opts.OnExport != nil {
 			opts.OnExport(files)
 		}
-		if e.bs != nil {
-			return // a Backend keeps no imported sessions
-		}
-		ss, err := e.sessions.List(ctx)
+		ss, err := e.Sessions().List(ctx)
 		if err != nil {
 			report(err)
 			return
@@ -74,7 +71,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		}
 		eo := opts.Export
 		eo.All, eo.Sessions = false, ids
-		files, err = e.sessions.Export(ctx, eo)
+		files, err = e.Sessions().Export(ctx, eo)
 		if err != nil {
 			report(err)
 			return

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/pgstore"
 )
@@ -633,5 +635,84 @@ func TestLifecycleOnPostgres(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Errorf("lifecycle error: %v", err)
+	}
+}
+
+// Importing Claude Code sessions gives the same report, sessions, records,
+// chunk messages (same ids), references, exports and stats on both stores;
+// a second import finds everything known, and a grown file resumes.
+func TestDifferentialSessions(t *testing.T) {
+	ctx := context.Background()
+	a, b := openPair(t, nil)
+	tree, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(3, 4)), Projects: 2, SessionsPerProject: 2, Turns: 4,
+		SharedInstruction: "follow the repository's style guide", Compact: true, Branch: true, Sidechain: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp := func(e *engine.Engine) (*engine.ImportReport, error) {
+		return e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root})
+	}
+	rep := both(t, "import", a, b, imp)
+	if rep.Added == 0 || rep.Chunks == 0 || rep.ContentsShared == 0 || rep.FilesFailed != 0 {
+		t.Fatalf("import: %+v", rep)
+	}
+	if again := both(t, "import again", a, b, imp); again.Added != 0 {
+		t.Fatalf("second import added %d", again.Added)
+	}
+	appendFile(t, tree.Sessions[0].Path, `{"type":"user","uuid":"ffffffff-0000-4000-8000-000000000001","parentUuid":null,"sessionId":"`+
+		tree.Sessions[0].ID+`","timestamp":"2026-01-06T10:00:00.000Z","message":{"role":"user","content":"one more \u0000 question"}}`+"\n")
+	if grown := both(t, "import of a grown file", a, b, imp); grown.Added != 1 {
+		t.Fatalf("grown import: %+v", grown)
+	}
+	sessions := both(t, "sessions", a, b, func(e *engine.Engine) ([]engine.Session, error) { return e.Sessions().List(ctx) })
+	for _, s := range sessions {
+		both(t, "records "+s.ID, a, b, func(e *engine.Engine) ([]engine.SessionRecord, error) { return e.Sessions().Messages(ctx, s.ID) })
+		both(t, "jsonl "+s.ID, a, b, func(e *engine.Engine) (string, error) {
+			var buf strings.Builder
+			err := e.Sessions().WriteJSONL(ctx, s.ID, &buf)
+			return buf.String(), err
+		})
+	}
+	both(t, "missing session", a, b, func(e *engine.Engine) (engine.Session, error) {
+		return e.Sessions().Get(ctx, "0b7e2f4a-3c1d-4e5f-8a9b-0c1d2e3f4a5b")
+	})
+	hits := both(t, "chunk search", a, b, func(e *engine.Engine) ([]int64, error) {
+		r, err := e.SearchDetailed(ctx, engine.SearchRequest{Query: "style guide", Mode: engine.ModeKeyword, Filter: engine.Filter{ChannelIDs: []string{engine.SessionChannel}}})
+		var ids []int64
+		for _, h := range r.Results {
+			ids = append(ids, h.Message.ID)
+		}
+		return ids, err
+	})
+	if len(hits) == 0 {
+		t.Fatal("no chunk found")
+	}
+	both(t, "refs", a, b, func(e *engine.Engine) ([]engine.SessionRef, error) { return e.Sessions().Refs(ctx, hits[0]) })
+	both(t, "session stats", a, b, func(e *engine.Engine) (engine.SessionStats, error) {
+		st, err := e.StoreStats(ctx)
+		if err != nil {
+			return engine.SessionStats{}, err
+		}
+		return st.Sessions, nil
+	})
+	dirA, dirB := t.TempDir(), t.TempDir()
+	both(t, "export sessions", a, b, func(e *engine.Engine) (int, error) {
+		fs, err := e.Sessions().Export(ctx, engine.ExportOptions{All: true, OutDir: map[*engine.Engine]string{a: dirA, b: dirB}[e]})
+		return len(fs), err
+	})
+	if err := b.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
 	}
 }
