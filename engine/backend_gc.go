@@ -3,12 +3,14 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // backendGC is Retention.GC on a Backend: the same policies and plan over
-// the Backend's retention facts, one delete transaction, then the store's
-// own reclaim. Sessions are not kept on a Backend; a size quota is
-// PostgreSQL's to keep (both are said in the report's notes).
+// the Backend's retention facts and sessions, one delete transaction, then
+// the store's own reclaim. A size quota is the database's to keep (said in
+// the report's notes).
 func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	rs, err := backendOp[RetentionStore](e)
 	if err != nil {
@@ -50,17 +52,31 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 		}
 	}
 	progress(1, "plan messages")
+	var sessionIDs, orphans []string
+	if opts.SessionMaxAge > 0 || len(opts.ExcludeSessions) > 0 {
+		if sessionIDs, orphans, err = e.backendPlanSessions(ctx, opts, rep); err != nil {
+			return nil, err
+		}
+	}
 	progress(2, "plan sessions")
 	if opts.DryRun {
 		rep.BytesAfter = rep.BytesBefore
 		progress(3, "done")
 		return rep, nil
 	}
-	if len(rep.Messages) > 0 {
-		ids := make([]int64, len(rep.Messages))
-		for i, it := range rep.Messages {
-			ids[i] = it.ID
+	ids := make([]int64, len(rep.Messages))
+	for i, it := range rep.Messages {
+		ids[i] = it.ID
+	}
+	if len(sessionIDs) > 0 {
+		ss, err := backendOp[SessionStore](e)
+		if err != nil {
+			return nil, err
 		}
+		if err := ss.DeleteSessions(ctx, sessionIDs, orphans, ids); err != nil {
+			return nil, err
+		}
+	} else if len(ids) > 0 {
 		if err := rs.DeleteMessages(ctx, ids, ""); err != nil {
 			return nil, err
 		}
@@ -75,6 +91,69 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 	}
 	progress(3, "done")
 	return rep, nil
+}
+
+// backendPlanSessions adds to rep the sessions that match an exclusion
+// glob (by id) and then those whose last record is older than
+// opts.SessionMaxAge (oldest first), as planSessions does on a data dir,
+// with the chunk messages only they use; it returns the sessions' ids and
+// the contents only they hold.
+func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *GCReport) (sessionIDs, orphans []string, _ error) {
+	ss, err := backendOp[SessionStore](e)
+	if err != nil {
+		return nil, nil, err
+	}
+	all, err := ss.Sessions(ctx, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	planned := map[string]bool{}
+	if len(opts.ExcludeSessions) > 0 {
+		byID := slices.Clone(all)
+		slices.SortFunc(byID, func(a, b Session) int { return strings.Compare(a.ID, b.ID) })
+		for _, s := range byID {
+			if g := matchGlob(opts.ExcludeSessions, s.ID, s.Project, s.Project+"/"+s.ID+".jsonl"); g != "" {
+				rep.Sessions = append(rep.Sessions, GCSession{ID: s.ID, LastAt: s.LastAt, Reason: fmt.Sprintf("matches import.exclude %q", g)})
+				planned[s.ID] = true
+			}
+		}
+	}
+	if opts.SessionMaxAge > 0 {
+		cutoff := e.opts.Now().Add(-opts.SessionMaxAge).UnixMilli()
+		old := slices.DeleteFunc(slices.Clone(all), func(s Session) bool {
+			last := s.LastAt.UnixMilli()
+			return planned[s.ID] || last <= 0 || last >= cutoff
+		})
+		slices.SortStableFunc(old, func(a, b Session) int { return a.LastAt.Compare(b.LastAt) })
+		for _, s := range old {
+			rep.Sessions = append(rep.Sessions, GCSession{ID: s.ID, LastAt: s.LastAt, Reason: fmt.Sprintf("last record older than %s", opts.SessionMaxAge)})
+		}
+	}
+	for _, s := range rep.Sessions {
+		sessionIDs = append(sessionIDs, s.ID)
+	}
+	orphans, chunkMsgs, err := ss.SessionOrphans(ctx, sessionIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.ContentsDeleted = len(orphans)
+	inPlan := map[int64]bool{}
+	for _, m := range rep.Messages {
+		inPlan[m.ID] = true
+	}
+	if len(chunkMsgs) > 0 {
+		ms, err := e.bs.be.Messages(ctx, chunkMsgs)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, m := range inOrder(chunkMsgs, ms) {
+			if !inPlan[m.ID] {
+				rep.Messages = append(rep.Messages, GCItem{ID: m.ID, ChannelID: m.ChannelID, MessageType: m.MessageType, Confidence: m.Confidence,
+					CreatedAt: m.CreatedAt, Policy: "sessions", Reason: "chunk of deleted sessions only"})
+			}
+		}
+	}
+	return sessionIDs, orphans, nil
 }
 
 // backendCollapseVectors is the VectorLookup of near-duplicate collapse on
@@ -117,12 +196,12 @@ func (e *Engine) backendPurge(ctx context.Context, opts PurgeOptions) (*PurgeRep
 		return nil, err
 	}
 	defer done()
-	if opts.Session != "" {
-		return nil, fmt.Errorf("session %s: %w (sessions are not kept on a %s store)", opts.Session, ErrNotFound, e.backend)
-	}
 	rep := &PurgeReport{DryRun: opts.DryRun}
 	if rep.BytesBefore, err = rs.Size(ctx); err != nil {
 		return nil, err
+	}
+	if opts.Session != "" {
+		return e.backendPurgeSession(ctx, rs, opts, rep)
 	}
 	ids, found, err := rs.MessageIDsOf(ctx, opts.Channel, opts.Agent)
 	if err != nil {
@@ -143,6 +222,44 @@ func (e *Engine) backendPurge(ctx context.Context, opts PurgeOptions) (*PurgeRep
 		return rep, nil
 	}
 	if err := rs.DeleteMessages(ctx, ids, opts.Channel); err != nil {
+		return nil, err
+	}
+	if !opts.NoVacuum {
+		if err := rs.Reclaim(ctx); err != nil {
+			return rep, err
+		}
+	}
+	if rep.BytesAfter, err = rs.Size(ctx); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// backendPurgeSession is Purge of a session on a Backend: the session, the
+// contents only it holds and the chunk messages only those use.
+func (e *Engine) backendPurgeSession(ctx context.Context, rs RetentionStore, opts PurgeOptions, rep *PurgeReport) (*PurgeReport, error) {
+	ss, err := backendOp[SessionStore](e)
+	if err != nil {
+		return nil, err
+	}
+	found, err := ss.Sessions(ctx, opts.Session)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("session %s: %w", opts.Session, ErrNotFound)
+	}
+	sessions := []string{opts.Session}
+	orphans, ids, err := ss.SessionOrphans(ctx, sessions)
+	if err != nil {
+		return nil, err
+	}
+	rep.Messages, rep.Sessions, rep.ContentsDeleted = len(ids), sessions, len(orphans)
+	if opts.DryRun {
+		rep.BytesAfter = rep.BytesBefore
+		return rep, nil
+	}
+	if err := ss.DeleteSessions(ctx, sessions, orphans, ids); err != nil {
 		return nil, err
 	}
 	if !opts.NoVacuum {

@@ -169,6 +169,12 @@ type SessionStore interface {
 	// SessionRefs returns the records holding the chunk stored as message
 	// id, oldest first.
 	SessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error)
+	// SessionOrphans returns the contents only the given sessions hold and
+	// the chunk messages (in id order) only those contents use.
+	SessionOrphans(ctx context.Context, sessions []string) ([]string, []int64, error)
+	// DeleteSessions deletes the sessions, the contents and the messages
+	// (as RetentionStore.DeleteMessages does) in one transaction.
+	DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error
 }
 
 // SessionTx is what one file's import writes of sessions (the tables of

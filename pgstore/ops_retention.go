@@ -60,51 +60,8 @@ func (s *Store) MessageIDsOf(ctx context.Context, channel, agent string) ([]int6
 // marks go with their messages (ON DELETE CASCADE).
 func (s *Store) DeleteMessages(ctx context.Context, ids []int64, dropChannel string) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `WITH gone AS (DELETE FROM messages WHERE id = ANY($1)
-				RETURNING channel_id, sender_id, sender_project_id, doc_len)
-			SELECT channel_id, sender_id, sender_project_id, count(*), sum(doc_len) FROM gone
-			GROUP BY channel_id, sender_id, sender_project_id ORDER BY 1, 2, 3`, ids)
-		if err != nil {
+		if err := deleteMessagesTx(ctx, tx, ids); err != nil {
 			return err
-		}
-		type agentKey struct{ name, project string }
-		channels, agents := map[string]int64{}, map[agentKey]int64{}
-		var chOrder []string
-		var agOrder []agentKey
-		var docs, tokens int64
-		var ch, sender, project string
-		var n, toks int64
-		if _, err := pgx.ForEachRow(rows, []any{&ch, &sender, &project, &n, &toks}, func() error {
-			if _, ok := channels[ch]; !ok {
-				chOrder = append(chOrder, ch)
-			}
-			channels[ch] += n
-			k := agentKey{sender, project}
-			if _, ok := agents[k]; !ok {
-				agOrder = append(agOrder, k)
-			}
-			agents[k] += n
-			docs, tokens = docs+n, tokens+toks
-			return nil
-		}); err != nil {
-			return err
-		}
-		for _, ch := range chOrder {
-			if _, err := tx.Exec(ctx, `UPDATE channels SET message_count = message_count - $1,
-				last_message_at = coalesce((SELECT max(created_at) FROM messages WHERE channel_id = $2), 0) WHERE id = $2`, channels[ch], ch); err != nil {
-				return err
-			}
-		}
-		for _, a := range agOrder {
-			if _, err := tx.Exec(ctx, "UPDATE agents SET message_count = greatest(message_count - $1, 0) WHERE name = $2 AND project_id = $3",
-				agents[a], a.name, a.project); err != nil {
-				return err
-			}
-		}
-		if docs > 0 {
-			if _, err := tx.Exec(ctx, "UPDATE keyword_stats SET docs = docs - $1, tokens = tokens - $2 WHERE shard = $3", docs, tokens, rand.IntN(16)); err != nil {
-				return err
-			}
 		}
 		if dropChannel != "" {
 			_, err := tx.Exec(ctx, "DELETE FROM channels WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM messages WHERE channel_id = $1)", dropChannel)
@@ -114,6 +71,58 @@ func (s *Store) DeleteMessages(ctx context.Context, ids []int64, dropChannel str
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: delete messages: %w", err)
+	}
+	return nil
+}
+
+// deleteMessagesTx deletes the messages among ids that exist in tx and
+// keeps the channel, agent and BM25 counters right.
+func deleteMessagesTx(ctx context.Context, tx pgx.Tx, ids []int64) error {
+	rows, err := tx.Query(ctx, `WITH gone AS (DELETE FROM messages WHERE id = ANY($1)
+			RETURNING channel_id, sender_id, sender_project_id, doc_len)
+		SELECT channel_id, sender_id, sender_project_id, count(*), sum(doc_len) FROM gone
+		GROUP BY channel_id, sender_id, sender_project_id ORDER BY 1, 2, 3`, ids)
+	if err != nil {
+		return err
+	}
+	type agentKey struct{ name, project string }
+	channels, agents := map[string]int64{}, map[agentKey]int64{}
+	var chOrder []string
+	var agOrder []agentKey
+	var docs, tokens int64
+	var ch, sender, project string
+	var n, toks int64
+	if _, err := pgx.ForEachRow(rows, []any{&ch, &sender, &project, &n, &toks}, func() error {
+		if _, ok := channels[ch]; !ok {
+			chOrder = append(chOrder, ch)
+		}
+		channels[ch] += n
+		k := agentKey{sender, project}
+		if _, ok := agents[k]; !ok {
+			agOrder = append(agOrder, k)
+		}
+		agents[k] += n
+		docs, tokens = docs+n, tokens+toks
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, ch := range chOrder {
+		if _, err := tx.Exec(ctx, `UPDATE channels SET message_count = message_count - $1,
+			last_message_at = coalesce((SELECT max(created_at) FROM messages WHERE channel_id = $2), 0) WHERE id = $2`, channels[ch], ch); err != nil {
+			return err
+		}
+	}
+	for _, a := range agOrder {
+		if _, err := tx.Exec(ctx, "UPDATE agents SET message_count = greatest(message_count - $1, 0) WHERE name = $2 AND project_id = $3",
+			agents[a], a.name, a.project); err != nil {
+			return err
+		}
+	}
+	if docs > 0 {
+		if _, err := tx.Exec(ctx, "UPDATE keyword_stats SET docs = docs - $1, tokens = tokens - $2 WHERE shard = $3", docs, tokens, rand.IntN(16)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

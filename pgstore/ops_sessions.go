@@ -191,3 +191,58 @@ func (s *Store) SessionRefs(ctx context.Context, messageID int64) ([]engine.Sess
 	}
 	return out, nil
 }
+
+// SessionOrphans implements engine.SessionStore.
+func (s *Store) SessionOrphans(ctx context.Context, sessions []string) ([]string, []int64, error) {
+	if len(sessions) == 0 {
+		return nil, nil, nil
+	}
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, nil, fmt.Errorf("pgstore: gc: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	rows, err := tx.Query(ctx, `SELECT DISTINCT content_hash FROM session_messages
+		WHERE session_id = ANY($1) AND content_hash IS NOT NULL
+		AND content_hash NOT IN (SELECT content_hash FROM session_messages
+			WHERE session_id <> ALL($1) AND content_hash IS NOT NULL)
+		ORDER BY 1`, sessions)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pgstore: gc: %w", err)
+	}
+	orphans, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(orphans) == 0 {
+		return nil, nil, err
+	}
+	rows, err = tx.Query(ctx, `SELECT DISTINCT message_id FROM session_chunks
+		WHERE content_hash = ANY($1) AND message_id IS NOT NULL
+		AND message_id NOT IN (SELECT message_id FROM session_chunks
+			WHERE content_hash <> ALL($1) AND message_id IS NOT NULL)
+		ORDER BY message_id`, orphans)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pgstore: gc: %w", err)
+	}
+	msgs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, nil, fmt.Errorf("pgstore: gc: %w", err)
+	}
+	return orphans, msgs, nil
+}
+
+// DeleteSessions implements engine.SessionStore. Records go with their
+// session, chunk rows with their content (ON DELETE CASCADE).
+func (s *Store) DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error {
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "DELETE FROM sessions WHERE id = ANY($1)", sessions); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM session_contents WHERE hash = ANY($1)", contents); err != nil {
+			return err
+		}
+		return deleteMessagesTx(ctx, tx, messages)
+	})
+	if err != nil {
+		return fmt.Errorf("pgstore: delete sessions: %w", err)
+	}
+	return nil
+}

@@ -703,6 +703,48 @@ func TestDifferentialSessions(t *testing.T) {
 	if err := b.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
+
+	// Retention of sessions: an excluded one, a purged one, then the rest
+	// by age, each with the contents and chunks only it holds.
+	gc := func(o engine.GCOptions) func(*engine.Engine) (any, error) {
+		return func(e *engine.Engine) (any, error) {
+			rep, err := e.Retention().GC(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return []any{rep.Messages, rep.Sessions, rep.ContentsDeleted}, nil
+		}
+	}
+	purge := func(o engine.PurgeOptions) func(*engine.Engine) (any, error) {
+		return func(e *engine.Engine) (any, error) {
+			rep, err := e.Retention().Purge(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return []any{rep.Messages, rep.Sessions, rep.ContentsDeleted}, nil
+		}
+	}
+	both(t, "gc excluded dry run", a, b, gc(engine.GCOptions{ExcludeSessions: []string{sessions[0].ID}, DryRun: true}))
+	if r := both(t, "gc excluded", a, b, gc(engine.GCOptions{ExcludeSessions: []string{sessions[0].ID}})).([]any); len(r[1].([]engine.GCSession)) != 1 || len(r[0].([]engine.GCItem)) == 0 {
+		t.Fatalf("gc of an excluded session: %v", r)
+	}
+	both(t, "purge session dry run", a, b, purge(engine.PurgeOptions{Session: sessions[1].ID, DryRun: true}))
+	both(t, "purge session", a, b, purge(engine.PurgeOptions{Session: sessions[1].ID}))
+	both(t, "purge session again", a, b, purge(engine.PurgeOptions{Session: sessions[1].ID}))
+	both(t, "gc by age", a, b, gc(engine.GCOptions{SessionMaxAge: 200 * 24 * time.Hour}))
+	if left := both(t, "sessions after gc", a, b, func(e *engine.Engine) ([]engine.Session, error) { return e.Sessions().List(ctx) }); len(left) != 0 {
+		t.Fatalf("sessions left after gc by age: %v", left)
+	}
+	both(t, "stats after gc", a, b, func(e *engine.Engine) (any, error) {
+		st, err := e.StoreStats(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return []any{st.Sessions, st.ByChannel}, nil
+	})
+	if err := b.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func appendFile(t *testing.T, path, text string) {
