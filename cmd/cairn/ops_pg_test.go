@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,13 +18,14 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/cmd/cairn/mcpserver"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
 // The operations beyond messages and search work from the CLI on a
-// PostgreSQL store: channels with descriptions, imports, stats, check,
-// exports, unread cursors, gc and purge; a backup and the Claude Code
-// import are refused with what to do instead.
+// PostgreSQL store: channels with descriptions, imports of messages and
+// Claude Code sessions, stats, check, exports, unread cursors, gc and
+// purge; a backup is refused with what to do instead.
 func TestOperationsOnPostgresCLI(t *testing.T) {
 	dsn := pgtest.Database(t)
 	data := t.TempDir()
@@ -88,9 +90,21 @@ func TestOperationsOnPostgresCLI(t *testing.T) {
 	if out := cli(2, "backup", filepath.Join(t.TempDir(), "b.tar")); !strings.Contains(out, "pg_dump") {
 		t.Fatalf("backup: %s", out)
 	}
-	if out := cli(2, "import", "claude-code", t.TempDir()); !strings.Contains(out, "PostgreSQL") {
+	tree, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(5, 6)), Projects: 1, SessionsPerProject: 2, Turns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := cli(0, "import", "claude-code", tree.Root, "--json"); !strings.Contains(out, `"files_failed":0`) || strings.Contains(out, `"added":0,"known":0,"skipped"`) {
 		t.Fatalf("claude-code import: %s", out)
 	}
+	if out := cli(0, "sessions", "--json"); !strings.Contains(out, tree.Sessions[0].ID) || !strings.Contains(out, tree.Sessions[1].ID) {
+		t.Fatalf("sessions: %s", out)
+	}
+	if out := cli(0, "sessions", tree.Sessions[0].ID); !strings.Contains(out, "user") {
+		t.Fatalf("sessions ID: %s", out)
+	}
+	cli(0, "purge", "--session", tree.Sessions[0].ID, "--yes")
+	cli(0, "check")
 }
 
 // Over MCP and the cairn HTTP API, a PostgreSQL store serves stats,
