@@ -184,8 +184,8 @@ func (v backendVectors) Vectors(ctx context.Context, ids []int64) (map[int64][]f
 	return v.rs.Vectors(ctx, v.set, ids)
 }
 
-// backendPurge is Retention.Purge on a Backend: a channel's or an agent's
-// messages (a session is never on a Backend: ErrNotFound).
+// backendPurge is Retention.Purge on a Backend: a channel's, an agent's
+// or a session's messages (a session's with the contents only it holds).
 func (e *Engine) backendPurge(ctx context.Context, opts PurgeOptions) (*PurgeReport, error) {
 	rs, err := backendOp[RetentionStore](e)
 	if err != nil {
@@ -200,28 +200,20 @@ func (e *Engine) backendPurge(ctx context.Context, opts PurgeOptions) (*PurgeRep
 	if rep.BytesBefore, err = rs.Size(ctx); err != nil {
 		return nil, err
 	}
+	var del func() error
 	if opts.Session != "" {
-		return e.backendPurgeSession(ctx, rs, opts, rep)
+		del, err = e.planPurgeSession(ctx, opts.Session, rep)
+	} else {
+		del, err = planPurgeMessages(ctx, rs, opts, rep)
 	}
-	ids, found, err := rs.MessageIDsOf(ctx, opts.Channel, opts.Agent)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case !found && opts.Channel != "":
-		return nil, fmt.Errorf("channel %q: %w", opts.Channel, ErrNotFound)
-	case !found:
-		return nil, fmt.Errorf("agent %q: %w", opts.Agent, ErrNotFound)
-	}
-	if opts.Channel != "" {
-		rep.Channels = []string{opts.Channel}
-	}
-	rep.Messages = len(ids)
 	if opts.DryRun {
 		rep.BytesAfter = rep.BytesBefore
 		return rep, nil
 	}
-	if err := rs.DeleteMessages(ctx, ids, opts.Channel); err != nil {
+	if err := del(); err != nil {
 		return nil, err
 	}
 	if !opts.NoVacuum {
@@ -235,40 +227,44 @@ func (e *Engine) backendPurge(ctx context.Context, opts PurgeOptions) (*PurgeRep
 	return rep, nil
 }
 
-// backendPurgeSession is Purge of a session on a Backend: the session, the
-// contents only it holds and the chunk messages only those use.
-func (e *Engine) backendPurgeSession(ctx context.Context, rs RetentionStore, opts PurgeOptions, rep *PurgeReport) (*PurgeReport, error) {
+// planPurgeMessages fills rep with a channel's or an agent's messages and
+// returns their deletion.
+func planPurgeMessages(ctx context.Context, rs RetentionStore, opts PurgeOptions, rep *PurgeReport) (func() error, error) {
+	ids, found, err := rs.MessageIDsOf(ctx, opts.Channel, opts.Agent)
+	switch {
+	case err != nil:
+		return nil, err
+	case !found && opts.Channel != "":
+		return nil, fmt.Errorf("channel %q: %w", opts.Channel, ErrNotFound)
+	case !found:
+		return nil, fmt.Errorf("agent %q: %w", opts.Agent, ErrNotFound)
+	}
+	if opts.Channel != "" {
+		rep.Channels = []string{opts.Channel}
+	}
+	rep.Messages = len(ids)
+	return func() error { return rs.DeleteMessages(ctx, ids, opts.Channel) }, nil
+}
+
+// planPurgeSession fills rep with a session, the contents only it holds
+// and the chunk messages only those use, and returns their deletion.
+func (e *Engine) planPurgeSession(ctx context.Context, session string, rep *PurgeReport) (func() error, error) {
 	ss, err := backendOp[SessionStore](e)
 	if err != nil {
 		return nil, err
 	}
-	found, err := ss.Sessions(ctx, opts.Session)
+	found, err := ss.Sessions(ctx, session)
 	if err != nil {
 		return nil, err
 	}
 	if len(found) == 0 {
-		return nil, fmt.Errorf("session %s: %w", opts.Session, ErrNotFound)
+		return nil, fmt.Errorf("session %s: %w", session, ErrNotFound)
 	}
-	sessions := []string{opts.Session}
+	sessions := []string{session}
 	orphans, ids, err := ss.SessionOrphans(ctx, sessions)
 	if err != nil {
 		return nil, err
 	}
 	rep.Messages, rep.Sessions, rep.ContentsDeleted = len(ids), sessions, len(orphans)
-	if opts.DryRun {
-		rep.BytesAfter = rep.BytesBefore
-		return rep, nil
-	}
-	if err := ss.DeleteSessions(ctx, sessions, orphans, ids); err != nil {
-		return nil, err
-	}
-	if !opts.NoVacuum {
-		if err := rs.Reclaim(ctx); err != nil {
-			return rep, err
-		}
-	}
-	if rep.BytesAfter, err = rs.Size(ctx); err != nil {
-		return rep, err
-	}
-	return rep, nil
+	return func() error { return ss.DeleteSessions(ctx, sessions, orphans, ids) }, nil
 }

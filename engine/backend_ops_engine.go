@@ -21,48 +21,47 @@ func backendOp[C any](e *Engine) (C, error) {
 	return c, nil
 }
 
-// backendCreateChannel is CreateChannel on a Backend.
-func (e *Engine) backendCreateChannel(ctx context.Context, in NewChannel, name string) (Channel, error) {
-	cs, err := backendOp[ChannelStore](e)
+// onBackend runs fn with e's Backend as a C, guarded against Close; the
+// refusal when the Backend lacks C.
+func onBackend[C, R any](e *Engine, fn func(C) (R, error)) (R, error) {
+	var zero R
+	c, err := backendOp[C](e)
 	if err != nil {
-		return Channel{}, err
+		return zero, err
 	}
 	done, err := e.enterBackend()
 	if err != nil {
-		return Channel{}, err
+		return zero, err
 	}
 	defer done()
-	c := Channel{ID: in.ID, ChannelType: ChannelPlain, Name: name, Description: in.Description, ProjectID: in.Project,
-		CreatedAt: fromMillis(e.opts.Now().UnixMilli())}
-	created, err := cs.CreateChannel(ctx, c)
-	if err != nil {
-		return Channel{}, err
-	}
-	if !created {
-		return Channel{}, fmt.Errorf("channel %q: %w", in.ID, ErrExists)
-	}
-	return c, nil
+	return fn(c)
+}
+
+// backendCreateChannel is CreateChannel on a Backend.
+func (e *Engine) backendCreateChannel(ctx context.Context, in NewChannel, name string) (Channel, error) {
+	return onBackend(e, func(cs ChannelStore) (Channel, error) {
+		c := Channel{ID: in.ID, ChannelType: ChannelPlain, Name: name, Description: in.Description, ProjectID: in.Project,
+			CreatedAt: fromMillis(e.opts.Now().UnixMilli())}
+		created, err := cs.CreateChannel(ctx, c)
+		if err != nil {
+			return Channel{}, err
+		}
+		if !created {
+			return Channel{}, fmt.Errorf("channel %q: %w", in.ID, ErrExists)
+		}
+		return c, nil
+	})
 }
 
 // backendGetChannel is GetChannel on a Backend.
 func (e *Engine) backendGetChannel(ctx context.Context, id string) (Channel, error) {
-	cs, err := backendOp[ChannelStore](e)
-	if err != nil {
-		return Channel{}, err
-	}
-	done, err := e.enterBackend()
-	if err != nil {
-		return Channel{}, err
-	}
-	defer done()
-	c, ok, err := cs.Channel(ctx, id)
-	if err != nil {
-		return Channel{}, err
-	}
-	if !ok {
-		return Channel{}, fmt.Errorf("channel %q: %w", id, ErrNotFound)
-	}
-	return c, nil
+	return onBackend(e, func(cs ChannelStore) (Channel, error) {
+		c, ok, err := cs.Channel(ctx, id)
+		if err == nil && !ok {
+			err = fmt.Errorf("channel %q: %w", id, ErrNotFound)
+		}
+		return c, err
+	})
 }
 
 // channelsInScope keeps the channels of all (ordered by id) that scope
@@ -89,11 +88,7 @@ func channelsInScope(all []Channel, scope Scope) []Channel {
 // backendAllOfChannel is channelMessages (every message of a channel,
 // in id order) on a Backend.
 func (e *Engine) backendAllOfChannel(ctx context.Context, channel string) ([]Message, error) {
-	cs, err := backendOp[ChannelStore](e)
-	if err != nil {
-		return nil, err
-	}
-	ids, err := cs.ChannelMessageIDs(ctx, channel)
+	ids, err := onBackend(e, func(cs ChannelStore) ([]int64, error) { return cs.ChannelMessageIDs(ctx, channel) })
 	if err != nil {
 		return nil, err
 	}
@@ -113,20 +108,14 @@ func (e *Engine) backendAllOfChannel(ctx context.Context, channel string) ([]Mes
 // backendStoreStats is StoreStats on a Backend. Search counts are this
 // process's: processes sharing a Backend do not add theirs up.
 func (e *Engine) backendStoreStats(ctx context.Context) (*StoreStats, error) {
-	ss, err := backendOp[StatsStore](e)
-	if err != nil {
+	if _, err := backendOp[StatsStore](e); err != nil {
 		return nil, err
 	}
 	backlog, err := e.backendVectorBacklog(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	done, err := e.enterBackend()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	bst, err := ss.Stats(ctx)
+	bst, err := onBackend(e, func(ss StatsStore) (BackendStats, error) { return ss.Stats(ctx) })
 	if err != nil {
 		return nil, err
 	}
@@ -140,10 +129,7 @@ func (e *Engine) backendStoreStats(ctx context.Context) (*StoreStats, error) {
 		st.Bytes.Models = local.Models
 		st.Bytes.Total += local.Models
 	}
-	if st.Messages > 0 && st.Bytes.Messages > 0 {
-		st.Bytes.VectorsPerMessage = float64(st.Bytes.Vectors) / float64(st.Messages)
-		st.Bytes.VectorsToMessages = float64(st.Bytes.Vectors) / float64(st.Bytes.Messages)
-	}
+	st.Bytes.perMessage(st.Messages)
 	if es, ok := e.EmbedderStats(); ok {
 		st.Embedder = &es
 	} else {
@@ -160,29 +146,22 @@ func (e *Engine) backendStoreStats(ctx context.Context) (*StoreStats, error) {
 
 // backendConsistency is Consistency on a Backend.
 func (e *Engine) backendConsistency(ctx context.Context) (CheckReport, error) {
-	cs, err := backendOp[ConsistencyStore](e)
-	if err != nil {
-		return CheckReport{}, err
-	}
-	done, err := e.enterBackend()
-	if err != nil {
-		return CheckReport{}, err
-	}
-	defer done()
-	rep, err := cs.Consistency(ctx)
-	if err != nil {
-		return rep, err
-	}
-	if rep.Problems == nil {
-		rep.Problems = []string{}
-	}
-	if rep.Sets == nil {
-		rep.Sets = []SetCheck{}
-	}
-	if emb := e.opts.Embedder; emb != nil {
-		rep.Embedder = emb.ModelID()
-	}
-	return rep, nil
+	return onBackend(e, func(cs ConsistencyStore) (CheckReport, error) {
+		rep, err := cs.Consistency(ctx)
+		if err != nil {
+			return rep, err
+		}
+		if rep.Problems == nil {
+			rep.Problems = []string{}
+		}
+		if rep.Sets == nil {
+			rep.Sets = []SetCheck{}
+		}
+		if emb := e.opts.Embedder; emb != nil {
+			rep.Embedder = emb.ModelID()
+		}
+		return rep, nil
+	})
 }
 
 // backendCheck is Check on a Backend: the consistency report's problems
@@ -200,87 +179,60 @@ func (e *Engine) backendCheck(ctx context.Context) error {
 
 // backendUnread is Unread on a Backend, after validation.
 func (e *Engine) backendUnread(ctx context.Context, req UnreadRequest, limit int) (Unread, error) {
-	cs, err := backendOp[CursorStore](e)
-	if err != nil {
-		return Unread{}, err
-	}
-	done, err := e.enterBackend()
-	if err != nil {
-		return Unread{}, err
-	}
-	defer done()
-	ms, n, err := cs.Unread(ctx, req.Agent, req.Channel, req.Project, limit)
-	if err != nil {
-		return Unread{}, err
-	}
-	out := Unread{Agent: req.Agent, Channel: req.Channel, Project: req.Project, Messages: ms, Count: n}
-	if out.Messages == nil {
-		out.Messages = []Message{}
-	}
-	if len(ms) > 0 {
-		out.LastID = ms[len(ms)-1].ID
-	}
-	return out, nil
+	return onBackend(e, func(cs CursorStore) (Unread, error) {
+		ms, n, err := cs.Unread(ctx, req.Agent, req.Channel, req.Project, limit)
+		if err != nil {
+			return Unread{}, err
+		}
+		out := Unread{Agent: req.Agent, Channel: req.Channel, Project: req.Project, Messages: ms, Count: n}
+		if out.Messages == nil {
+			out.Messages = []Message{}
+		}
+		if len(ms) > 0 {
+			out.LastID = ms[len(ms)-1].ID
+		}
+		return out, nil
+	})
 }
 
 // backendMarkRead is MarkRead on a Backend, after validation.
 func (e *Engine) backendMarkRead(ctx context.Context, req MarkReadRequest, scope string) (ReadCursor, error) {
-	cs, err := backendOp[CursorStore](e)
-	if err != nil {
-		return ReadCursor{}, err
-	}
-	done, err := e.enterBackend()
-	if err != nil {
-		return ReadCursor{}, err
-	}
-	defer done()
-	cur, err := cs.MarkRead(ctx, req.Agent, scope, req.Channel, req.UpTo, e.opts.Now())
-	if err != nil {
-		return ReadCursor{}, err
-	}
-	cur.Agent, cur.Channel, cur.Project = req.Agent, req.Channel, req.Project
-	return cur, nil
+	return onBackend(e, func(cs CursorStore) (ReadCursor, error) {
+		cur, err := cs.MarkRead(ctx, req.Agent, scope, req.Channel, req.UpTo, e.opts.Now())
+		if err != nil {
+			return ReadCursor{}, err
+		}
+		cur.Agent, cur.Channel, cur.Project = req.Agent, req.Channel, req.Project
+		return cur, nil
+	})
 }
 
 // backendPutMarks is PutBreadcrumbMarks on a Backend, after validation.
 func (e *Engine) backendPutMarks(ctx context.Context, head string, marks map[int64][]BreadcrumbMark) error {
-	ms, err := backendOp[MarkStore](e)
-	if err != nil {
-		return err
-	}
-	done, err := e.enterBackend()
-	if err != nil {
-		return err
-	}
-	defer done()
-	rows := make(map[int64]MarkRow, len(marks))
-	for id, m := range marks {
-		if m == nil {
-			m = []BreadcrumbMark{}
+	_, err := onBackend(e, func(ms MarkStore) (struct{}, error) {
+		rows := make(map[int64]MarkRow, len(marks))
+		for id, m := range marks {
+			if m == nil {
+				m = []BreadcrumbMark{}
+			}
+			b, err := json.Marshal(m)
+			if err != nil {
+				return struct{}{}, fmt.Errorf("engine: put breadcrumb marks: %w", err)
+			}
+			rows[id] = MarkRow{Head: head, Worst: worstOf(m), Marks: string(b)}
 		}
-		b, err := json.Marshal(m)
-		if err != nil {
-			return fmt.Errorf("engine: put breadcrumb marks: %w", err)
-		}
-		rows[id] = MarkRow{Head: head, Worst: worstOf(m), Marks: string(b)}
-	}
-	return ms.PutMarks(ctx, head, rows)
+		return struct{}{}, ms.PutMarks(ctx, head, rows)
+	})
+	return err
 }
 
 // backendMessagesToMark is MessagesToMark on a Backend, after validation.
 func (e *Engine) backendMessagesToMark(ctx context.Context, head string, after int64, limit int) ([]Message, error) {
-	ms, err := backendOp[MarkStore](e)
-	if err != nil {
-		return nil, err
-	}
-	done, err := e.enterBackend()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	out, err := ms.MessagesToMark(ctx, head, after, limit)
-	if out == nil {
-		out = []Message{}
-	}
-	return out, err
+	return onBackend(e, func(ms MarkStore) ([]Message, error) {
+		out, err := ms.MessagesToMark(ctx, head, after, limit)
+		if out == nil {
+			out = []Message{}
+		}
+		return out, err
+	})
 }

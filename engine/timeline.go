@@ -86,16 +86,7 @@ func (e *Engine) Timeline(ctx context.Context, req TimelineRequest) (Timeline, e
 // type and bucket.
 func (e *Engine) timelineCounts(ctx context.Context, start, width, end int64) ([]TimelineCount, error) {
 	if e.bs != nil {
-		ss, err := backendOp[StatsStore](e)
-		if err != nil {
-			return nil, err
-		}
-		done, err := e.enterBackend()
-		if err != nil {
-			return nil, err
-		}
-		defer done()
-		return ss.TimelineCounts(ctx, start, width, end)
+		return onBackend(e, func(ss StatsStore) ([]TimelineCount, error) { return ss.TimelineCounts(ctx, start, width, end) })
 	}
 	done, err := e.enter()
 	if err != nil {

@@ -192,9 +192,9 @@ func TestDifferentialOperations(t *testing.T) {
 	})
 }
 
-// What PostgreSQL does not serve is refused as bad input naming the store
-// (no panic), a backup names PostgreSQL's own tools, and no session is
-// there to purge.
+// A backup of a PostgreSQL store is refused as bad input naming the store
+// and PostgreSQL's own tools; an empty store lists no session and has
+// none to purge.
 func TestOperationsRefusedOnPostgres(t *testing.T) {
 	ctx := context.Background()
 	_, b := openPair(t, nil)
@@ -203,11 +203,8 @@ func TestOperationsRefusedOnPostgres(t *testing.T) {
 	if !errors.As(err, &inv) || inv.Field != "store" || !strings.Contains(err.Error(), "pg_dump") {
 		t.Errorf("backup: %v", err)
 	}
-	if _, err := b.Sessions().List(ctx); !errors.As(err, &inv) || inv.Field != "store" {
-		t.Errorf("sessions: %v", err)
-	}
-	if _, err := b.Sessions().Import(ctx, engine.ImportOptions{Root: t.TempDir()}); !errors.As(err, &inv) || !strings.Contains(err.Error(), "Import") {
-		t.Errorf("session import: %v", err)
+	if ss, err := b.Sessions().List(ctx); err != nil || len(ss) != 0 {
+		t.Errorf("sessions of an empty store: %v %v", ss, err)
 	}
 	if _, err := b.Retention().Purge(ctx, engine.PurgeOptions{Session: "0b7e2f4a-3c1d-4e5f-8a9b-0c1d2e3f4a5b"}); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("purge of a session: %v", err)
