@@ -755,3 +755,38 @@ func appendFile(t *testing.T, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+// After `cairn migrate` (CopyMessagesTo) of a data dir with imported
+// sessions, importing the same Claude Code folder into PostgreSQL makes
+// the sessions again over the chunk messages already copied: none is
+// stored twice.
+func TestSessionsAfterMigrate(t *testing.T) {
+	ctx := context.Background()
+	a, b := openPair(t, nil)
+	tree, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(7, 8)), Projects: 1, SessionsPerProject: 2, Turns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra, err := a.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root})
+	if err != nil || ra.Chunks == 0 {
+		t.Fatalf("import: %+v %v", ra, err)
+	}
+	if _, err := a.CopyChannelsTo(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	cp, err := a.CopyMessagesTo(ctx, b, nil)
+	if err != nil || cp.Target != cp.Source {
+		t.Fatalf("copy: %+v %v", cp, err)
+	}
+	rb, err := b.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root})
+	if err != nil || rb.Chunks != 0 || rb.Added != ra.Added || rb.FilesFailed != 0 {
+		t.Fatalf("import after the copy: %+v %v (want %d records and no new chunk)", rb, err, ra.Added)
+	}
+	sb, err := b.StoreStats(ctx)
+	if err != nil || sb.Messages != cp.Source || sb.Sessions.Chunks != int64(ra.Chunks) {
+		t.Fatalf("stats after: %+v %v", sb, err)
+	}
+	if err := b.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
