@@ -30,11 +30,9 @@ type backendState struct {
 
 // OpenBackend opens an Engine over be (see Backend): messages, channels,
 // search and vectors live in be, and the Engine keeps no data dir. The
-// operations a Backend engine serves are StoreMessage, StoreMessages,
-// WriteNote, GetMessage, GetMessages, Search, SearchDetailed,
-// DeleteMessage, ListChannels, VectorSets and SyncVectors; the others
-// (sessions, retention, backups, unread cursors, breadcrumb marks,
-// exports) return an *InvalidError naming the store. With an embedder the
+// operations beyond messages and search are served when be has their
+// optional capability (engine/backend_ops.go); without it, and for
+// backups, they return an *InvalidError naming the store. With an embedder the
 // Engine creates its model's vector set when none exists and, unless
 // Options.NoVectorWorker, embeds queued messages in the background as the
 // SQLite engine does. The Engine owns be: Close closes it.
