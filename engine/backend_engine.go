@@ -256,7 +256,7 @@ func (e *Engine) backendSearch(ctx context.Context, p searchPlan) (SearchRespons
 			resp.Results = append(resp.Results, SearchResult{Message: m, Score: rec,
 				Scores: Scores{Confidence: m.Confidence, Recency: rec, Final: rec}})
 		}
-		return resp, nil
+		return resp, e.attachResultChecks(ctx, resp.Results)
 	}
 	run, err := e.newSearchRun(ctx, p)
 	if err != nil {
@@ -305,6 +305,9 @@ func (e *Engine) backendSearch(ctx context.Context, p searchPlan) (SearchRespons
 			c.fused = run.boosts.apply(c.fused, f.SenderID, f.CreatedAt)
 		}
 	}
+	if err := e.markStale(ctx, run); err != nil {
+		return SearchResponse{}, err
+	}
 	ranked := rankCandidates(p, facts, run.cands)
 	var pending map[int64]bool
 	if run.vecUsed {
@@ -325,6 +328,9 @@ func (e *Engine) backendSearch(ctx context.Context, p searchPlan) (SearchRespons
 		if r.KeywordScore > 0 {
 			r.Snippet, _ = fts.SnippetOf(req, r.Message.Content)
 		}
+	}
+	if err := e.attachResultChecks(ctx, ranked); err != nil {
+		return SearchResponse{}, err
 	}
 	return run.response(ranked), nil
 }

@@ -92,6 +92,8 @@ type MarkStore interface {
 	// ValidAmong returns which of ids have marks at head saying every
 	// breadcrumb is valid.
 	ValidAmong(ctx context.Context, head string, ids []int64) (map[int64]bool, error)
+	// Marks returns the cached rows of those of ids that have one.
+	Marks(ctx context.Context, ids []int64) (map[int64]MarkRow, error)
 }
 
 // MarkRow is one message's cached breadcrumb check.

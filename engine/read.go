@@ -81,7 +81,7 @@ func (e *Engine) GetMessage(ctx context.Context, id int64) (Message, error) {
 		if len(ms) == 0 {
 			return Message{}, fmt.Errorf("message id %d: %w", id, ErrNotFound)
 		}
-		return ms[0], nil
+		return ms[0], e.attachChecks(ctx, []*Message{&ms[0]})
 	}
 	done, err := e.enter()
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -49,4 +51,19 @@ func (s *Store) MessagesToMark(ctx context.Context, head string, after int64, li
 // ValidAmong implements engine.MarkStore.
 func (s *Store) ValidAmong(ctx context.Context, head string, ids []int64) (map[int64]bool, error) {
 	return s.idsWhere(ctx, "SELECT message_id FROM breadcrumb_marks WHERE head = $1 AND worst = 0 AND message_id = ANY($2)", head, ids)
+}
+
+// Marks implements engine.MarkStore.
+func (s *Store) Marks(ctx context.Context, ids []int64) (map[int64]engine.MarkRow, error) {
+	rows, err := s.pool.Query(ctx, "SELECT message_id, head, worst, marks FROM breadcrumb_marks WHERE message_id = ANY($1)", ids)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: breadcrumb marks: %w", err)
+	}
+	out := make(map[int64]engine.MarkRow, len(ids))
+	var id int64
+	var r engine.MarkRow
+	if _, err := pgx.ForEachRow(rows, []any{&id, &r.Head, &r.Worst, &r.Marks}, func() error { out[id] = r; return nil }); err != nil {
+		return nil, fmt.Errorf("pgstore: breadcrumb marks: %w", err)
+	}
+	return out, nil
 }

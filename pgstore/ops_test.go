@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -495,6 +496,21 @@ func TestDifferentialSearchFilters(t *testing.T) {
 		if n < 20 {
 			t.Errorf("filter %d: %d results in all, want the filter to keep some", fi, n)
 		}
+	}
+	// Results and reads carry the cached check at HEAD; stale notes are
+	// demoted alike.
+	for id := range valid {
+		both(t, fmt.Sprintf("message %d with its check", id), a, b, func(e *engine.Engine) (engine.Message, error) { return e.GetMessage(ctx, id) })
+	}
+	for _, q := range []string{"", "build cache go.mod"} {
+		both(t, "stale demoted "+q, a, b, func(e *engine.Engine) ([]any, error) {
+			r, err := e.SearchDetailed(ctx, engine.SearchRequest{Query: q, Mode: engine.ModeKeyword, Limit: 30, Ranking: engine.Ranking{StaleFactor: 0.5}})
+			var out []any
+			for _, h := range r.Results {
+				out = append(out, h.Message.ID, h.Message.BreadcrumbCheck)
+			}
+			return out, err
+		})
 	}
 }
 
