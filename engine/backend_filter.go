@@ -31,7 +31,14 @@ func (e *Engine) searchBackend(p searchPlan) (Backend, error) {
 			return nil, err
 		}
 		lookups = append(lookups, func(ctx context.Context, ids []int64) (map[int64]bool, error) {
-			return ms.ValidAmong(ctx, f.validAt, ids)
+			rows, err := ms.Marks(ctx, ids)
+			valid := make(map[int64]bool, len(rows))
+			for id, r := range rows {
+				if r.Head == f.validAt && r.Worst == 0 {
+					valid[id] = true
+				}
+			}
+			return valid, err
 		})
 	}
 	return filteredBackend{Backend: e.bs.be, lookups: lookups}, nil

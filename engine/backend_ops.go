@@ -89,9 +89,6 @@ type MarkStore interface {
 	// MessagesToMark returns up to limit messages with breadcrumbs, an id
 	// above after and no marks at head, in id order.
 	MessagesToMark(ctx context.Context, head string, after int64, limit int) ([]Message, error)
-	// ValidAmong returns which of ids have marks at head saying every
-	// breadcrumb is valid.
-	ValidAmong(ctx context.Context, head string, ids []int64) (map[int64]bool, error)
 	// Marks returns the cached rows of those of ids that have one.
 	Marks(ctx context.Context, ids []int64) (map[int64]MarkRow, error)
 }

@@ -48,11 +48,6 @@ func (s *Store) MessagesToMark(ctx context.Context, head string, after int64, li
 	return ms, nil
 }
 
-// ValidAmong implements engine.MarkStore.
-func (s *Store) ValidAmong(ctx context.Context, head string, ids []int64) (map[int64]bool, error) {
-	return s.idsWhere(ctx, "SELECT message_id FROM breadcrumb_marks WHERE head = $1 AND worst = 0 AND message_id = ANY($2)", head, ids)
-}
-
 // Marks implements engine.MarkStore.
 func (s *Store) Marks(ctx context.Context, ids []int64) (map[int64]engine.MarkRow, error) {
 	rows, err := s.pool.Query(ctx, "SELECT message_id, head, worst, marks FROM breadcrumb_marks WHERE message_id = ANY($1)", ids)
