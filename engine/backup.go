@@ -102,6 +102,11 @@ type Backups struct {
 // folder is refused unless a source covers it, since copying a live bbolt
 // file is not consistent.
 func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOptions) (*BackupManifest, error) {
+	if bk.backend != "" {
+		return nil, invalid("store", "cairn backup archives a data dir; a %s store is backed up with its own tools "+
+			"(pg_dump for the database, pg_basebackup for the server), or copied into a data dir with "+
+			"`cairn migrate --from URL --to DIR` and that dir backed up", bk.backend)
+	}
 	done, err := bk.enter()
 	if err != nil {
 		return nil, err

@@ -18,6 +18,9 @@ func (e *Engine) CreateChannel(ctx context.Context, in NewChannel) (Channel, err
 	if name == "" {
 		name = in.ID
 	}
+	if e.bs != nil {
+		return e.backendCreateChannel(ctx, in, name)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return Channel{}, err

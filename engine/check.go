@@ -10,6 +10,9 @@ import (
 // that the keyword index matches the messages exactly. It returns an error
 // wrapping ErrCorrupt describing the first problems found.
 func (e *Engine) Check(ctx context.Context) error {
+	if e.bs != nil {
+		return e.backendCheck(ctx)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return err

@@ -25,7 +25,8 @@ type CopyReport struct {
 // created_at are kept; dst assigns its own ids. Writes are idempotent, so
 // an interrupted copy resumes by running again (what is there is found,
 // not written twice), and a copy into a store that already holds some of
-// the messages adds only the others. Channel descriptions are not copied.
+// the messages adds only the others. Channel names and descriptions are
+// CopyChannelsTo's, run first.
 // progress, if not nil, is called after each batch. The report's counts
 // let the caller verify the copy (every source message is in the target).
 func (e *Engine) CopyMessagesTo(ctx context.Context, dst *Engine, progress func(Progress)) (CopyReport, error) {

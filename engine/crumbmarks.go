@@ -123,6 +123,9 @@ func (e *Engine) PutBreadcrumbMarks(ctx context.Context, head string, marks map[
 			}
 		}
 	}
+	if e.bs != nil {
+		return e.backendPutMarks(ctx, head, marks)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return err
@@ -169,6 +172,9 @@ func (e *Engine) MessagesToMark(ctx context.Context, head string, afterID int64,
 	if err != nil {
 		return nil, err
 	}
+	if e.bs != nil {
+		return e.backendMessagesToMark(ctx, head, afterID, limit)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return nil, err
@@ -201,34 +207,55 @@ func (e *Engine) attachChecks(ctx context.Context, ms []*Message) error {
 	if head == "" {
 		return nil
 	}
-	rows, err := e.r.QueryContext(ctx, "SELECT message_id, head, marks FROM breadcrumb_marks WHERE message_id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
+	rows, err := e.markRows(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
+		return err
 	}
-	defer rows.Close()
 	checks := map[int64]*BreadcrumbCheck{}
-	for rows.Next() {
-		var id int64
-		var at, marks string
-		if err := rows.Scan(&id, &at, &marks); err != nil {
-			return fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
-		}
-		c := &BreadcrumbCheck{Status: CheckStale, Head: head, CheckedAt: at}
-		if at == head {
+	for id, r := range rows {
+		c := &BreadcrumbCheck{Status: CheckStale, Head: head, CheckedAt: r.Head}
+		if r.Head == head {
 			c.Status, c.CheckedAt = CheckCurrent, ""
-			if err := json.Unmarshal([]byte(marks), &c.Marks); err != nil {
+			if err := json.Unmarshal([]byte(r.Marks), &c.Marks); err != nil {
 				return fmt.Errorf("%w: breadcrumb marks of message %d: %v", ErrCorrupt, id, err)
 			}
 		}
 		checks[id] = c
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
-	}
 	for _, m := range ms {
 		m.BreadcrumbCheck = checks[m.ID]
 	}
 	return nil
+}
+
+// markRows returns the cached marks of those of ids that have them: from
+// the store's MarkStore when it has one, else from the data dir's table
+// (none on another Backend).
+func (e *Engine) markRows(ctx context.Context, ids []int64) (map[int64]MarkRow, error) {
+	if ms, ok := e.store.(MarkStore); ok {
+		return ms.Marks(ctx, ids)
+	}
+	if e.bs != nil {
+		return map[int64]MarkRow{}, nil
+	}
+	rows, err := e.r.QueryContext(ctx, "SELECT message_id, head, worst, marks FROM breadcrumb_marks WHERE message_id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
+	}
+	defer rows.Close()
+	out := map[int64]MarkRow{}
+	for rows.Next() {
+		var id int64
+		var r MarkRow
+		if err := rows.Scan(&id, &r.Head, &r.Worst, &r.Marks); err != nil {
+			return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
+		}
+		out[id] = r
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
+	}
+	return out, nil
 }
 
 // attachResultChecks is attachChecks for search results, on a store that
@@ -247,6 +274,16 @@ func (e *Engine) attachResultChecks(ctx context.Context, rs []SearchResult) erro
 // staleAmong returns the ids among ids whose marks at head say a
 // breadcrumb changed or is gone.
 func (e *Engine) staleAmong(ctx context.Context, head string, ids []int64) (map[int64]bool, error) {
+	if e.bs != nil {
+		rows, err := e.markRows(ctx, ids)
+		out := map[int64]bool{}
+		for id, r := range rows {
+			if r.Head == head && r.Worst >= staleWorst {
+				out[id] = true
+			}
+		}
+		return out, err
+	}
 	return e.marksAmong(ctx, "head = ? AND worst >= ?", []any{head, staleWorst}, ids)
 }
 

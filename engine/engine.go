@@ -387,11 +387,29 @@ func (e *Engine) Close() error {
 	return e.store.Close()
 }
 
-// Sessions returns the imported sessions: import, reads and export.
-func (e *Engine) Sessions() *Sessions { return e.sessions }
+// Sessions returns the imported sessions: import, reads and export. On a
+// Backend without them every method refuses (*InvalidError on store).
+func (e *Engine) Sessions() *Sessions {
+	if e.sessions == nil {
+		return &Sessions{db: e.db, msgs: e, over: e}
+	}
+	return e.sessions
+}
 
-// Retention returns garbage collection by retention policy.
-func (e *Engine) Retention() *Retention { return e.retention }
+// Retention returns garbage collection by retention policy. On a Backend
+// every method refuses (*InvalidError on store).
+func (e *Engine) Retention() *Retention {
+	if e.retention == nil {
+		return &Retention{db: e.db, msgs: e, over: e}
+	}
+	return e.retention
+}
 
-// Backups returns backups of the data dir.
-func (e *Engine) Backups() *Backups { return e.backups }
+// Backups returns backups of the data dir. On a Backend, Create refuses
+// and names the store's own tools.
+func (e *Engine) Backups() *Backups {
+	if e.backups == nil {
+		return &Backups{db: e.db, store: e.VectorStore}
+	}
+	return e.backups
+}

@@ -133,6 +133,9 @@ func checkFormats(formats []string) ([]string, error) {
 
 // channelMessages returns every message of a channel in id order.
 func (e *Engine) channelMessages(ctx context.Context, channel string) ([]Message, error) {
+	if e.bs != nil {
+		return e.backendAllOfChannel(ctx, channel)
+	}
 	rows, err := e.r.QueryContext(ctx, "SELECT id FROM messages WHERE channel_id = ? ORDER BY id", channel)
 	if err != nil {
 		return nil, fmt.Errorf("engine: export: %w", classify(err))

@@ -188,8 +188,8 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 		return SearchResponse{}, err
 	}
 	defer done()
-	if (p.filter.unreadBy != "" && !e.caps.unread) || (p.filter.validAt != "" && !e.caps.valid) {
-		return SearchResponse{}, unsupportedOnBackend(e.backend)
+	if p.store, err = e.searchStore(p.filter); err != nil { // engine/backend_filter.go
+		return SearchResponse{}, err
 	}
 	if p.listing() {
 		return e.listing(ctx, p)
@@ -250,7 +250,16 @@ type searchPlan struct {
 	rank   Ranking // resolved: the profile's weights
 	filter resolved
 	now    time.Time
-	head   string // the breadcrumb repository's HEAD, when demoting or filtering by it
+	head   string  // the breadcrumb repository's HEAD, when demoting or filtering by it
+	store  Backend // what retrieval reads (searchStore); nil: the Engine's store
+}
+
+// from is the Backend p's retrieval reads.
+func (p searchPlan) from(e *Engine) Backend {
+	if p.store != nil {
+		return p.store
+	}
+	return e.store
 }
 
 // listing reports whether the plan is a filter-only listing (no query).
@@ -434,7 +443,7 @@ func (e *Engine) semantic(ctx context.Context, r *searchRun) error {
 	if ok, err := r.embedQuery(ctx, e.opts.Embedder, set); !ok {
 		return err
 	}
-	hits, err := e.store.Nearest(ctx, set, r.qvec, r.plan.filter.selection(), r.plan.depth)
+	hits, err := r.plan.from(e).Nearest(ctx, set, r.qvec, r.plan.filter.selection(), r.plan.depth)
 	if err != nil {
 		return err
 	}
@@ -472,7 +481,7 @@ func (e *Engine) keyword(ctx context.Context, r *searchRun) error {
 	if r.mode == ModeSemantic {
 		return nil
 	}
-	hits, q, err := e.store.Keyword(ctx, fts.ParseQuery(r.query), r.plan.filter.selection(), r.plan.depth)
+	hits, q, err := r.plan.from(e).Keyword(ctx, fts.ParseQuery(r.query), r.plan.filter.selection(), r.plan.depth)
 	if err != nil {
 		return err
 	}
@@ -685,7 +694,7 @@ func clamp01(x float64) float64 {
 // confidence, with recency scores.
 func (e *Engine) listing(ctx context.Context, p searchPlan) (SearchResponse, error) {
 	resp := SearchResponse{Mode: p.mode, Profile: p.rank.Profile, Results: []SearchResult{}}
-	ms, err := e.store.List(ctx, p.filter.selection(), p.limit, ListByConfidence)
+	ms, err := p.from(e).List(ctx, p.filter.selection(), p.limit, ListByConfidence)
 	if err != nil {
 		return SearchResponse{}, err
 	}

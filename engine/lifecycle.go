@@ -52,7 +52,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		} else if len(files) > 0 && opts.OnExport != nil {
 			opts.OnExport(files)
 		}
-		ss, err := e.sessions.List(ctx)
+		ss, err := e.Sessions().List(ctx)
 		if err != nil {
 			report(err)
 			return
@@ -71,7 +71,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		}
 		eo := opts.Export
 		eo.All, eo.Sessions = false, ids
-		files, err = e.sessions.Export(ctx, eo)
+		files, err = e.Sessions().Export(ctx, eo)
 		if err != nil {
 			report(err)
 			return
@@ -96,7 +96,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 		case <-gcTick:
 			g := opts.GC
 			g.DryRun = false
-			rep, err := e.retention.GC(ctx, g)
+			rep, err := e.Retention().GC(ctx, g)
 			if err != nil {
 				report(err)
 				continue

@@ -55,6 +55,9 @@ func (rt *Retention) Purge(ctx context.Context, opts PurgeOptions) (*PurgeReport
 		}
 		opts.Session = id
 	}
+	if rt.over != nil {
+		return rt.over.backendPurge(ctx, opts)
+	}
 	done, err := rt.enter()
 	if err != nil {
 		return nil, err

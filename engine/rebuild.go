@@ -61,6 +61,9 @@ const maxListedIDs = 20
 // model id and dimension recorded by the collection). Vectors still queued
 // in the outbox are not differences.
 func (e *Engine) Consistency(ctx context.Context) (CheckReport, error) {
+	if e.bs != nil {
+		return e.backendConsistency(ctx)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return CheckReport{}, err
@@ -267,6 +270,9 @@ type RebuildReport struct {
 // instead of building a second set: each message is embedded once. Without
 // an embedder, vectors are skipped.
 func (e *Engine) Rebuild(ctx context.Context, opts RebuildOptions) (RebuildReport, error) {
+	if e.bs != nil {
+		return e.backendRebuild(ctx, opts)
+	}
 	var rep RebuildReport
 	done, err := e.enter()
 	if err != nil {

@@ -46,7 +46,7 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 		return best[i] > best[j]
 	})
 	best = best[:min(len(best), replyTop)]
-	pairs, err := e.store.Replies(ctx, best, replyWithin, r.plan.filter.selection())
+	pairs, err := r.plan.from(e).Replies(ctx, best, replyWithin, r.plan.filter.selection())
 	if err != nil {
 		return nil, err
 	}

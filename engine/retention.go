@@ -181,6 +181,8 @@ type Retention struct {
 	*db
 	fts  *fts.Table
 	msgs messageStore
+	// over is the Engine of a Backend (nil on a data dir).
+	over *Engine
 }
 
 // GC applies retention: it selects messages and sessions to forget, then
@@ -199,6 +201,9 @@ func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) 
 	}
 	if opts.MaxBytes < 0 {
 		return nil, invalid("gc.max_bytes", "must be >= 0 (0: no quota)")
+	}
+	if rt.over != nil {
+		return rt.over.backendGC(ctx, opts)
 	}
 	done, err := rt.enter()
 	if err != nil {
@@ -415,18 +420,33 @@ func (rt *Retention) planMessages(ctx context.Context, opts GCOptions, now time.
 	if err != nil {
 		return fmt.Errorf("engine: gc: %w", classify(err))
 	}
-	type groupKey struct {
-		policy  int
-		channel string
-	}
-	groups := map[groupKey][]gcRow{}
-	var keys []groupKey
+	var all []gcRow
 	for rows.Next() {
 		var r gcRow
 		if err := rows.Scan(&r.id, &r.channel, &r.typ, &r.confidence, &r.created, &r.pinned); err != nil {
 			rows.Close()
 			return classify(err)
 		}
+		all = append(all, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return classify(err)
+	}
+	return planMessageRows(ctx, opts, now, rep, all)
+}
+
+// planMessageRows fills rep.Messages from the policies over every
+// message's retention facts, ordered by channel, then confidence, time and
+// id, all descending.
+func planMessageRows(ctx context.Context, opts GCOptions, now time.Time, rep *GCReport, all []gcRow) error {
+	type groupKey struct {
+		policy  int
+		channel string
+	}
+	groups := map[groupKey][]gcRow{}
+	var keys []groupKey
+	for _, r := range all {
 		for i, p := range opts.Policies {
 			if !p.matches(r.channel, r.typ) {
 				continue
@@ -442,10 +462,6 @@ func (rt *Retention) planMessages(ctx context.Context, opts GCOptions, now time.
 			groups[k] = append(groups[k], r)
 			break
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return classify(err)
 	}
 	nowMs := now.UnixMilli()
 	collapseSkipped := false

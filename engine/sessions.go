@@ -106,6 +106,8 @@ type ImportReport struct {
 type Sessions struct {
 	*db
 	msgs messageStore
+	// over is the Engine of a Backend (nil on a data dir).
+	over *Engine
 }
 
 // Import imports Claude Code session files below opts.Root (or the
@@ -117,6 +119,11 @@ type Sessions struct {
 func (ses *Sessions) Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 	if opts.Root == "" {
 		return nil, invalid("root", "must name the Claude Code projects folder or a .jsonl file")
+	}
+	if ses.over != nil {
+		if _, err := backendOp[SessionStore](ses.over); err != nil {
+			return nil, err
+		}
 	}
 	if err := claudecode.ValidateGlobs(opts.Exclude); err != nil {
 		return nil, invalid("exclude", "%v", err)
@@ -202,18 +209,11 @@ type sessionState struct {
 
 func (ses *Sessions) importFile(ctx context.Context, f claudecode.File, opts ImportOptions) (FileReport, importStats) {
 	fr := FileReport{Path: f.Path}
-	done, err := ses.enter()
-	if err != nil {
-		fr.Error = err.Error()
-		return fr, importStats{}
-	}
-	defer done()
 	fail := func(err error) (FileReport, importStats) {
 		fr.Error = err.Error()
 		fr.Added, fr.Known, fr.Excluded, fr.Sessions, fr.Redactions = 0, 0, 0, nil, nil
 		return fr, importStats{}
 	}
-
 	fh, err := os.Open(f.Path)
 	if err != nil {
 		return fail(err)
@@ -223,32 +223,63 @@ func (ses *Sessions) importFile(ctx context.Context, f claudecode.File, opts Imp
 	if err != nil {
 		return fail(err)
 	}
+	var st importStats
+	run := func(stx SessionTx, write func(context.Context, prepared) (WriteResult, error)) error {
+		fr = FileReport{Path: f.Path}
+		st, err = ses.importFileTx(ctx, stx, write, fh, info.Size(), f, opts, &fr)
+		return err
+	}
+	if ses.over != nil {
+		err = ses.over.backendImportSessions(ctx, run)
+	} else {
+		err = ses.importFileSQLite(ctx, run)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return fr, st
+}
 
+// importFileSQLite runs one file's import in a write transaction of the
+// data dir.
+func (ses *Sessions) importFileSQLite(ctx context.Context, run func(SessionTx, func(context.Context, prepared) (WriteResult, error)) error) error {
+	done, err := ses.enter()
+	if err != nil {
+		return err
+	}
+	defer done()
 	tx, err := ses.w.BeginTx(ctx, nil)
 	if err != nil {
-		return fail(classify(err))
+		return classify(err)
 	}
 	defer tx.Rollback()
+	write := func(ctx context.Context, p prepared) (WriteResult, error) { return ses.msgs.writeTx(ctx, tx, p) }
+	if err := run(sqliteSessionTx{tx}, write); err != nil {
+		return err
+	}
+	return classify(tx.Commit())
+}
 
-	start, startLine, err := resumePoint(ctx, tx, fh, f.Path, info.Size())
+// importFileTx imports one file through stx, writing chunk messages with
+// write; fr is filled as it goes.
+func (ses *Sessions) importFileTx(ctx context.Context, stx SessionTx, write func(context.Context, prepared) (WriteResult, error),
+	fh *os.File, size int64, f claudecode.File, opts ImportOptions, fr *FileReport) (importStats, error) {
+	start, startLine, err := resumePoint(ctx, stx, fh, f.Path, size)
 	if err != nil {
-		return fail(err)
+		return importStats{}, err
 	}
 	fr.Resumed = start > 0
-	if start == info.Size() && start > 0 {
+	if start == size && start > 0 {
 		fr.Unchanged = true
-		return fr, importStats{}
+		return importStats{}, nil
 	}
 	if _, err := fh.Seek(start, io.SeekStart); err != nil {
-		return fail(err)
+		return importStats{}, err
 	}
-
-	fi := &fileImport{ses: ses, tx: tx, file: f, opts: opts, now: ses.opts.Now().UnixMilli(), fr: &fr,
+	fi := &fileImport{ses: ses, stx: stx, write: write, file: f, opts: opts, now: ses.opts.Now().UnixMilli(), fr: fr,
 		sessions: map[string]*sessionState{}, excluded: map[string]bool{}}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, description, created_at)
-		VALUES (?, 'channel', ?, 'Searchable chunks of imported Claude Code sessions', ?) ON CONFLICT (id) DO NOTHING`,
-		SessionChannel, SessionChannel, fi.now); err != nil {
-		return fail(classify(err))
+	if err := stx.EnsureChannel(ctx, SessionChannel, "Searchable chunks of imported Claude Code sessions", fi.now); err != nil {
+		return importStats{}, err
 	}
 	rrep, err := claudecode.Read(ctx, fh, claudecode.Options{
 		MaxLineBytes:     opts.MaxLineBytes,
@@ -258,53 +289,46 @@ func (ses *Sessions) importFile(ctx context.Context, f claudecode.File, opts Imp
 		DefaultSessionID: f.SessionID(),
 	}, func(rec *claudecode.Record) error { return fi.record(ctx, rec) })
 	if err != nil {
-		return fail(err)
+		return importStats{}, err
 	}
 	fr.Skipped, fr.Samples = rrep.Skipped, rrep.Samples
 	if rrep.Redactions.Total() > 0 {
 		fr.Redactions = rrep.Redactions.Counts
 	}
 	if err := fi.finish(ctx, fh, rrep, startLine); err != nil {
-		return fail(err)
+		return importStats{}, err
 	}
-	if err := tx.Commit(); err != nil {
-		return fail(classify(err))
-	}
-	return fr, fi.st
+	return fi.st, nil
 }
 
 // resumePoint returns where the last import of path stopped (offset and
 // line) when the file only grew since: the bytes before that offset hash as
 // they did. Otherwise the file is read from the start.
-func resumePoint(ctx context.Context, tx *sql.Tx, fh *os.File, path string, size int64) (int64, int, error) {
-	var prevOff int64
-	var prevLines int
-	var prevHead string
-	err := tx.QueryRowContext(ctx, "SELECT end_offset, lines, head_sha256 FROM session_files WHERE path = ?", path).Scan(&prevOff, &prevLines, &prevHead)
+func resumePoint(ctx context.Context, stx SessionTx, fh *os.File, path string, size int64) (int64, int, error) {
+	prev, found, err := stx.FileState(ctx, path)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return 0, 0, nil
 	case err != nil:
-		return 0, 0, classify(err)
-	case prevOff > size:
+		return 0, 0, err
+	case !found || prev.End > size:
 		return 0, 0, nil
 	}
-	h, err := headHash(fh, prevOff)
-	if err != nil || h != prevHead {
+	h, err := headHash(fh, prev.End)
+	if err != nil || h != prev.Head {
 		return 0, 0, err
 	}
-	return prevOff, prevLines, nil
+	return prev.End, prev.Lines, nil
 }
 
 // fileImport is the state of one file's import, inside its transaction.
 type fileImport struct {
-	ses  *Sessions
-	tx   *sql.Tx
-	file claudecode.File
-	opts ImportOptions
-	now  int64 // Unix ms
-	fr   *FileReport
-	st   importStats
+	ses   *Sessions
+	stx   SessionTx
+	write func(context.Context, prepared) (WriteResult, error)
+	file  claudecode.File
+	opts  ImportOptions
+	now   int64 // Unix ms
+	fr    *FileReport
+	st    importStats
 
 	sessions map[string]*sessionState
 	order    []string        // session ids in first-seen order
@@ -331,12 +355,9 @@ func (fi *fileImport) session(ctx context.Context, id string) (*sessionState, er
 		return ss, nil
 	}
 	ss := &sessionState{prj: fi.file.Project}
-	if err := fi.tx.QueryRowContext(ctx, "SELECT coalesce(max(seq), 0) FROM session_messages WHERE session_id = ?", id).Scan(&ss.seq); err != nil {
-		return nil, classify(err)
-	}
-	if _, err := fi.tx.ExecContext(ctx, `INSERT INTO sessions (id, project, imported_at, updated_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (id) DO NOTHING`, id, fi.file.Project, fi.now, fi.now); err != nil {
-		return nil, classify(err)
+	var err error
+	if ss.seq, err = fi.stx.StartSession(ctx, id, fi.file.Project, fi.now); err != nil {
+		return nil, err
 	}
 	fi.sessions[id] = ss
 	fi.order = append(fi.order, id)
@@ -355,11 +376,11 @@ func (fi *fileImport) record(ctx context.Context, rec *claudecode.Record) error 
 	if err != nil {
 		return err
 	}
-	var exists int
-	if err := fi.tx.QueryRowContext(ctx, "SELECT count(*) FROM session_messages WHERE session_id = ? AND key = ?", rec.SessionID, rec.Key()).Scan(&exists); err != nil {
-		return classify(err)
+	known, err := fi.stx.RecordKnown(ctx, rec.SessionID, rec.Key())
+	if err != nil {
+		return err
 	}
-	if exists > 0 {
+	if known {
 		fi.fr.Known++
 		return nil
 	}
@@ -367,16 +388,15 @@ func (fi *fileImport) record(ctx context.Context, rec *claudecode.Record) error 
 	if err != nil {
 		return err
 	}
-	var hash any
+	var hash string
 	if content != nil {
 		sum := sha256.Sum256(content)
-		h := hex.EncodeToString(sum[:])
-		hash = h
+		hash = hex.EncodeToString(sum[:])
 		created := rec.Timestamp.UnixMilli()
 		if rec.Timestamp.IsZero() {
 			created = fi.now
 		}
-		isNew, n, err := fi.ses.storeContentTx(ctx, fi.tx, h, content, rec, created, fi.opts)
+		isNew, n, err := fi.storeContent(ctx, hash, content, rec, created)
 		if err != nil {
 			return err
 		}
@@ -411,13 +431,10 @@ func (fi *fileImport) record(ctx context.Context, rec *claudecode.Record) error 
 			ss.branch = env.GitBranch
 		}
 	}
-	_, err = fi.tx.ExecContext(ctx, `INSERT INTO session_messages
-		(session_id, seq, key, uuid, parent_uuid, type, role, created_at, is_sidechain, is_compact, content_hash, envelope)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		rec.SessionID, ss.seq, rec.Key(), rec.UUID, rec.ParentUUID, rec.Type, rec.Role, ts,
-		rec.IsSidechain, rec.IsCompact, hash, string(envelope))
-	if err != nil {
-		return classify(err)
+	if err := fi.stx.PutRecord(ctx, SessionRow{Session: rec.SessionID, Seq: ss.seq, Key: rec.Key(), UUID: rec.UUID, ParentUUID: rec.ParentUUID,
+		Type: rec.Type, Role: rec.Role, CreatedAt: ts, IsSidechain: rec.IsSidechain, IsCompact: rec.IsCompact, ContentHash: hash,
+		Envelope: string(envelope)}); err != nil {
+		return err
 	}
 	ss.added++
 	fi.fr.Added++
@@ -430,29 +447,16 @@ func (fi *fileImport) finish(ctx context.Context, fh *os.File, rrep *claudecode.
 	for _, id := range fi.order {
 		ss := fi.sessions[id]
 		fi.fr.Sessions = append(fi.fr.Sessions, id)
-		_, err := fi.tx.ExecContext(ctx, `UPDATE sessions SET
-				message_count = message_count + ?,
-				first_at = CASE WHEN first_at = 0 OR (? <> 0 AND ? < first_at) THEN ? ELSE first_at END,
-				last_at = max(last_at, ?),
-				cwd = CASE WHEN cwd = '' THEN ? ELSE cwd END,
-				git_branch = CASE WHEN git_branch = '' THEN ? ELSE git_branch END,
-				updated_at = ?
-			WHERE id = ?`,
-			ss.added, ss.first, ss.first, ss.first, ss.last, ss.cwd, ss.branch, fi.now, id)
-		if err != nil {
-			return classify(err)
+		if err := fi.stx.FinishSession(ctx, SessionUpdate{ID: id, Added: ss.added, First: ss.first, Last: ss.last, Now: fi.now,
+			CWD: ss.cwd, GitBranch: ss.branch}); err != nil {
+			return err
 		}
 	}
 	head, err := headHash(fh, rrep.EndOffset)
 	if err != nil {
 		return err
 	}
-	if _, err := fi.tx.ExecContext(ctx, `INSERT INTO session_files (path, end_offset, lines, head_sha256, imported_at) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (path) DO UPDATE SET end_offset = excluded.end_offset, lines = excluded.lines, head_sha256 = excluded.head_sha256, imported_at = excluded.imported_at`,
-		fi.file.Path, rrep.EndOffset, startLine+linesConsumed(rrep), head, fi.now); err != nil {
-		return classify(err)
-	}
-	return nil
+	return fi.stx.PutFileState(ctx, fi.file.Path, SessionFile{End: rrep.EndOffset, Lines: startLine + linesConsumed(rrep), Head: head}, fi.now)
 }
 
 // linesConsumed is the number of complete lines a read consumed (a
@@ -473,22 +477,17 @@ func headHash(f *os.File, n int64) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// storeContentTx stores a record's content once: a new content gets its
+// storeContent stores a record's content once: a new content gets its
 // text chunked and each chunk stored as a message of SessionChannel.
-func (ses *Sessions) storeContentTx(ctx context.Context, tx *sql.Tx, hash string, content []byte, rec *claudecode.Record, created int64, opts ImportOptions) (isNew bool, chunks int, err error) {
+func (fi *fileImport) storeContent(ctx context.Context, hash string, content []byte, rec *claudecode.Record, created int64) (isNew bool, chunks int, err error) {
 	text := strings.ReplaceAll(rec.Text(), "\x00", "\uFFFD")
-	res, err := tx.ExecContext(ctx, "INSERT INTO session_contents (hash, content, text, tokens) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
-		hash, string(content), text, chunk.Tokens(text))
-	if err != nil {
-		return false, 0, classify(err)
+	if isNew, err = fi.stx.PutContent(ctx, hash, string(content), text, chunk.Tokens(text)); err != nil || !isNew {
+		return false, 0, err
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return false, 0, nil
-	}
-	cs := chunk.Split(text, opts.Chunk)
+	cs := chunk.Split(text, fi.opts.Chunk)
 	sender := SessionAgent
 	if rec.Human() {
-		sender = opts.HumanSender
+		sender = fi.opts.HumanSender
 	}
 	for i, c := range cs {
 		if c.Tokens == 0 {
@@ -499,7 +498,7 @@ func (ses *Sessions) storeContentTx(ctx context.Context, tx *sql.Tx, hash string
 			md["model"] = rec.Model
 		}
 		mdJSON, _ := json.Marshal(md)
-		p, err := ses.msgs.prepare(NewMessage{
+		p, err := fi.ses.msgs.prepare(NewMessage{
 			Channel:   SessionChannel,
 			Sender:    sender,
 			Content:   text[c.Start:c.End],
@@ -510,13 +509,12 @@ func (ses *Sessions) storeContentTx(ctx context.Context, tx *sql.Tx, hash string
 		if err != nil {
 			return false, 0, fmt.Errorf("engine: chunk %d of content %s: %w", i, hash[:12], err)
 		}
-		wr, err := ses.msgs.writeTx(ctx, tx, p)
+		wr, err := fi.write(ctx, p)
 		if err != nil {
 			return false, 0, err
 		}
-		if _, err := tx.ExecContext(ctx, "INSERT INTO session_chunks (content_hash, idx, start_byte, end_byte, tokens, message_id) VALUES (?, ?, ?, ?, ?, ?)",
-			hash, i, c.Start, c.End, c.Tokens, wr.ID); err != nil {
-			return false, 0, classify(err)
+		if err := fi.stx.PutChunk(ctx, hash, i, c.Start, c.End, c.Tokens, wr.ID); err != nil {
+			return false, 0, err
 		}
 		if wr.Created {
 			chunks++
@@ -578,12 +576,12 @@ func (ses *Sessions) Get(ctx context.Context, id string) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	done, err := ses.enter()
-	if err != nil {
-		return Session{}, err
+	var ss []Session
+	if ses.over != nil {
+		ss, err = ses.over.backendSessions(ctx, id)
+	} else {
+		ss, err = ses.get(ctx, id)
 	}
-	defer done()
-	ss, err := ses.list(ctx, "WHERE id = ?", id)
 	if err != nil {
 		return Session{}, err
 	}
@@ -593,8 +591,21 @@ func (ses *Sessions) Get(ctx context.Context, id string) (Session, error) {
 	return ss[0], nil
 }
 
+// get is Get on a data dir.
+func (ses *Sessions) get(ctx context.Context, id string) ([]Session, error) {
+	done, err := ses.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return ses.list(ctx, "WHERE id = ?", id)
+}
+
 // List returns every imported session, most recent first.
 func (ses *Sessions) List(ctx context.Context) ([]Session, error) {
+	if ses.over != nil {
+		return ses.over.backendSessions(ctx, "")
+	}
 	done, err := ses.enter()
 	if err != nil {
 		return nil, err
@@ -629,6 +640,9 @@ func (ses *Sessions) Messages(ctx context.Context, id string) ([]SessionRecord, 
 	id, err := checkSessionID(id)
 	if err != nil {
 		return nil, err
+	}
+	if ses.over != nil {
+		return ses.over.backendSessionRecords(ctx, id)
 	}
 	done, err := ses.enter()
 	if err != nil {
@@ -694,6 +708,9 @@ type SessionRef struct {
 // message id (a search hit in SessionChannel), oldest session first. It is
 // empty for messages that are not session chunks.
 func (ses *Sessions) Refs(ctx context.Context, messageID int64) ([]SessionRef, error) {
+	if ses.over != nil {
+		return ses.over.backendSessionRefs(ctx, messageID)
+	}
 	done, err := ses.enter()
 	if err != nil {
 		return nil, err

@@ -65,6 +65,9 @@ type DiskStats struct {
 // StoreStats counts messages per channel, type and agent, sessions, and
 // bytes on disk per part.
 func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
+	if e.bs != nil {
+		return e.backendStoreStats(ctx)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return nil, err
@@ -114,10 +117,7 @@ func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
 	if err := e.tableBytes(ctx, st); err != nil {
 		return nil, err
 	}
-	if st.Messages > 0 && st.Bytes.Messages > 0 {
-		st.Bytes.VectorsPerMessage = float64(st.Bytes.Vectors) / float64(st.Messages)
-		st.Bytes.VectorsToMessages = float64(st.Bytes.Vectors) / float64(st.Bytes.Messages)
-	}
+	st.Bytes.perMessage(st.Messages)
 	if es, ok := e.EmbedderStats(); ok {
 		st.Embedder = &es
 	} else {
@@ -132,6 +132,15 @@ func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
 	}
 	st.Search = ss
 	return st, nil
+}
+
+// perMessage sets the vectors' bytes per message and per byte of the
+// messages table (both 0 without messages).
+func (b *DiskStats) perMessage(messages int64) {
+	if messages > 0 && b.Messages > 0 {
+		b.VectorsPerMessage = float64(b.Vectors) / float64(messages)
+		b.VectorsToMessages = float64(b.Vectors) / float64(b.Messages)
+	}
 }
 
 // fileBytes adds up the sizes of the files of the data dir dir by part.

@@ -55,35 +55,19 @@ func (e *Engine) Timeline(ctx context.Context, req TimelineRequest) (Timeline, e
 	}
 	start := since.UnixMilli() / width * width
 	end := start + int64(req.Buckets)*width
-	done, err := e.enter()
+	counts, err := e.timelineCounts(ctx, start, width, end)
 	if err != nil {
 		return Timeline{}, err
 	}
-	defer done()
-	rows, err := e.r.QueryContext(ctx, `SELECT c.channel_type, (m.created_at - ?) / ?, count(*)
-		FROM messages m JOIN channels c ON c.id = m.channel_id
-		WHERE m.created_at >= ? AND m.created_at < ? GROUP BY 1, 2`, start, width, start, end)
-	if err != nil {
-		return Timeline{}, fmt.Errorf("engine: timeline: %w", classify(err))
-	}
-	defer rows.Close()
 	byType := map[string][]int64{}
-	for rows.Next() {
-		var typ string
-		var b, n int64
-		if err := rows.Scan(&typ, &b, &n); err != nil {
-			return Timeline{}, fmt.Errorf("engine: timeline: %w", classify(err))
-		}
-		if b < 0 || b >= int64(req.Buckets) {
+	for _, c := range counts {
+		if c.Bucket < 0 || c.Bucket >= int64(req.Buckets) {
 			continue
 		}
-		if byType[typ] == nil {
-			byType[typ] = make([]int64, req.Buckets)
+		if byType[c.ChannelType] == nil {
+			byType[c.ChannelType] = make([]int64, req.Buckets)
 		}
-		byType[typ][b] += n
-	}
-	if err := rows.Err(); err != nil {
-		return Timeline{}, fmt.Errorf("engine: timeline: %w", classify(err))
+		byType[c.ChannelType][c.Bucket] += c.Count
 	}
 	t := Timeline{Start: fromMillis(start), Bucket: req.Bucket.String(), BucketSeconds: width / 1000, Series: []TimelineSeries{}}
 	for typ, counts := range byType {
@@ -96,4 +80,36 @@ func (e *Engine) Timeline(ctx context.Context, req TimelineRequest) (Timeline, e
 		return 1
 	})
 	return t, nil
+}
+
+// timelineCounts counts the messages created in [start, end) per channel
+// type and bucket.
+func (e *Engine) timelineCounts(ctx context.Context, start, width, end int64) ([]TimelineCount, error) {
+	if e.bs != nil {
+		return onBackend(e, func(ss StatsStore) ([]TimelineCount, error) { return ss.TimelineCounts(ctx, start, width, end) })
+	}
+	done, err := e.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rows, err := e.r.QueryContext(ctx, `SELECT c.channel_type, (m.created_at - ?) / ?, count(*)
+		FROM messages m JOIN channels c ON c.id = m.channel_id
+		WHERE m.created_at >= ? AND m.created_at < ? GROUP BY 1, 2`, start, width, start, end)
+	if err != nil {
+		return nil, fmt.Errorf("engine: timeline: %w", classify(err))
+	}
+	defer rows.Close()
+	var out []TimelineCount
+	for rows.Next() {
+		var c TimelineCount
+		if err := rows.Scan(&c.ChannelType, &c.Bucket, &c.Count); err != nil {
+			return nil, fmt.Errorf("engine: timeline: %w", classify(err))
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("engine: timeline: %w", classify(err))
+	}
+	return out, nil
 }

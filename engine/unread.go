@@ -112,6 +112,9 @@ func (e *Engine) Unread(ctx context.Context, req UnreadRequest) (Unread, error) 
 	if err != nil {
 		return Unread{}, err
 	}
+	if e.bs != nil {
+		return e.backendUnread(ctx, req, limit)
+	}
 	done, err := e.enter()
 	if err != nil {
 		return Unread{}, err
@@ -211,6 +214,9 @@ func (e *Engine) MarkRead(ctx context.Context, req MarkReadRequest) (ReadCursor,
 	}
 	if req.UpTo < 0 {
 		return ReadCursor{}, invalid("up_to", "must be a message id (0 means the newest), got %d", req.UpTo)
+	}
+	if e.bs != nil {
+		return e.backendMarkRead(ctx, req, scope)
 	}
 	done, err := e.enter()
 	if err != nil {

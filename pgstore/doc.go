@@ -45,6 +45,17 @@
 // store does through its (channel_id, created_at) index, so both stores
 // lift the same replies.
 //
+// # Operations
+//
+// Besides engine.Backend the store implements the engine's optional
+// capabilities (engine/backend_ops.go) in ops_*.go: channels with
+// descriptions, stats and the timeline, the consistency check, read
+// cursors (Unread takes a SHARE lock on messages for an instant, so that
+// no id below the last one listed can still be uncommitted: ids come from
+// a sequence, not in commit order), breadcrumb marks, retention (gc,
+// purge), Claude Code sessions and rebuild (keyword entries, a vector set
+// of another model). Migrations 0002 and 0003 add their tables.
+//
 // # Imports
 //
 // pgstore may import engine, fts and vecstore/where (and pgx); it must

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/pgstore"
@@ -48,6 +49,10 @@ func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
 		return fmt.Errorf("--to %s: %w", pgstore.Redact(*to), err)
 	}
 	defer dst.Close()
+	channels, err := src.CopyChannelsTo(ctx, dst)
+	if err != nil {
+		return err
+	}
 	bar := e.progress("migrate")
 	rep, err := src.CopyMessagesTo(ctx, dst, bar.update)
 	bar.done()
@@ -57,10 +62,27 @@ func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
 	if rep.Target < rep.Source {
 		return fmt.Errorf("%w: the target holds %d messages, fewer than the source's %d", engine.ErrCorrupt, rep.Target, rep.Source)
 	}
-	if e.json {
-		return e.printJSON(rep)
+	// Both sides pass cairn check's comparison before the copy counts as done.
+	for _, side := range []struct {
+		name string
+		eng  *engine.Engine
+	}{{"source", src}, {"target", dst}} {
+		chk, err := side.eng.Consistency(ctx)
+		if err != nil {
+			return fmt.Errorf("check the %s: %w", side.name, err)
+		}
+		if !chk.OK() {
+			return fmt.Errorf("%w: the %s differs: %s", engine.ErrCorrupt, side.name, strings.Join(chk.Problems, "; "))
+		}
 	}
-	fmt.Fprintf(e.stdout, "copied %d messages, %d were there already; the source holds %d, the target %d\n", rep.Copied, rep.Present, rep.Source, rep.Target)
+	if e.json {
+		return e.printJSON(struct {
+			engine.CopyReport
+			Channels int `json:"channels_created"`
+		}{rep, channels})
+	}
+	fmt.Fprintf(e.stdout, "copied %d messages, %d were there already; the source holds %d, the target %d; %d channels created with their descriptions; both pass cairn check\n",
+		rep.Copied, rep.Present, rep.Source, rep.Target, channels)
 	return nil
 }
 

@@ -43,9 +43,9 @@ func TestStoreFlagPostgres(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "go.mod") {
 		t.Fatalf("show with config.toml store: exit %d %s %s", code, out, errOut)
 	}
-	_, errOut, code = runCLI(t, env, "", "stats")
-	if code != 2 || !strings.Contains(errOut, "StoreStats is not available on a PostgreSQL store") {
-		t.Fatalf("stats on PostgreSQL: exit %d %s", code, errOut)
+	_, errOut, code = runCLI(t, env, "", "backup", filepath.Join(t.TempDir(), "b.tar"))
+	if code != 2 || !strings.Contains(errOut, "pg_dump") {
+		t.Fatalf("backup on PostgreSQL: exit %d %s", code, errOut)
 	}
 	if err := os.WriteFile(filepath.Join(data, "config.toml"), []byte("store = \"mysql://db\"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -192,6 +192,12 @@ func TestMigrateDataDirPostgresAndBack(t *testing.T) {
 	if _, errOut, code := runCLI(t, env, "", "--data-dir", src, "delete", "--yes", "7"); code != 0 {
 		t.Fatalf("delete: exit %d %s", code, errOut)
 	}
+	if _, errOut, code := runCLI(t, env, "", "--data-dir", src, "channels", "create", "team-0", "--description", "what team 0 found"); code != 2 || !strings.Contains(errOut, "exists") {
+		t.Fatalf("create of a used channel: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, env, "", "--data-dir", src, "channels", "create", "plans", "--name", "Plans", "--description", "what comes next"); code != 0 {
+		t.Fatalf("channels create: exit %d %s", code, errOut)
+	}
 	migrate := func(from, to string) map[string]int64 {
 		t.Helper()
 		out, errOut, code := runCLI(t, env, "", "migrate", "--json", "--from", from, "--to", to)
@@ -204,8 +210,17 @@ func TestMigrateDataDirPostgresAndBack(t *testing.T) {
 		}
 		return rep
 	}
-	if rep := migrate(src, dsn); rep["copied"] != 29 || rep["present"] != 0 || rep["target_messages"] != 29 {
+	if rep := migrate(src, dsn); rep["copied"] != 29 || rep["present"] != 0 || rep["target_messages"] != 29 || rep["channels_created"] != 1 {
 		t.Fatalf("first copy: %v", rep)
+	}
+	for _, at := range [][]string{{"--data-dir", src}, {"--store", dsn, "--data-dir", t.TempDir()}} {
+		out, errOut, code := runCLI(t, env, "", append(at, "channels", "--json")...)
+		if code != 0 || !strings.Contains(out, `"id":"plans","channel_type":"channel","name":"Plans","description":"what comes next"`) {
+			t.Fatalf("channels %v: exit %d %s %s", at, code, out, errOut)
+		}
+	}
+	if out, errOut, code := runCLI(t, env, "", "--store", dsn, "--data-dir", t.TempDir(), "check"); code != 0 || !strings.Contains(out, "ok") {
+		t.Fatalf("check on PostgreSQL: exit %d %s %s", code, out, errOut)
 	}
 	post(src, "--channel", "team-0", "--sender", "agent-9", "one more finding after the copy")
 	if rep := migrate(src, dsn); rep["copied"] != 1 || rep["present"] != 29 || rep["target_messages"] != 30 {

@@ -1,0 +1,270 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// backendGC is Retention.GC on a Backend: the same policies and plan over
+// the Backend's retention facts and sessions, one delete transaction, then
+// the store's own reclaim. A size quota is the database's to keep (said in
+// the report's notes).
+func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, error) {
+	rs, err := backendOp[RetentionStore](e)
+	if err != nil {
+		return nil, err
+	}
+	done, err := e.enterStore()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rep := &GCReport{DryRun: opts.DryRun, Messages: []GCItem{}, Sessions: []GCSession{}}
+	if rep.BytesBefore, err = rs.Size(ctx); err != nil {
+		return nil, err
+	}
+	progress := func(done int64, item string) {
+		if opts.Progress != nil {
+			opts.Progress(Progress{Done: done, Total: 3, Item: item})
+		}
+	}
+	if opts.MaxBytes > 0 {
+		rep.Notes = append(rep.Notes, "gc.max_bytes is not applied to a "+e.backend+" store: its size is the database's, kept with its own tools")
+	}
+	if len(opts.Policies) > 0 {
+		if opts.Vectors == nil {
+			if opts.Vectors, err = e.backendCollapseVectors(ctx, rs); err != nil {
+				return nil, err
+			}
+		}
+		rows, err := rs.RetentionRows(ctx)
+		if err != nil {
+			return nil, err
+		}
+		all := make([]gcRow, len(rows))
+		for i, r := range rows {
+			all[i] = gcRow{id: r.ID, channel: r.Channel, typ: r.Type, confidence: r.Confidence, created: r.CreatedAt.UnixMilli(), pinned: r.Pinned}
+		}
+		if err := planMessageRows(ctx, opts, e.opts.Now(), rep, all); err != nil {
+			return nil, err
+		}
+	}
+	progress(1, "plan messages")
+	var sessionIDs, orphans []string
+	if opts.SessionMaxAge > 0 || len(opts.ExcludeSessions) > 0 {
+		if sessionIDs, orphans, err = e.backendPlanSessions(ctx, opts, rep); err != nil {
+			return nil, err
+		}
+	}
+	progress(2, "plan sessions")
+	if opts.DryRun {
+		rep.BytesAfter = rep.BytesBefore
+		progress(3, "done")
+		return rep, nil
+	}
+	ids := make([]int64, len(rep.Messages))
+	for i, it := range rep.Messages {
+		ids[i] = it.ID
+	}
+	if len(sessionIDs) > 0 {
+		ss, err := backendOp[SessionStore](e)
+		if err != nil {
+			return nil, err
+		}
+		if err := ss.DeleteSessions(ctx, sessionIDs, orphans, ids); err != nil {
+			return nil, err
+		}
+	} else if len(ids) > 0 {
+		if err := rs.DeleteMessages(ctx, ids, ""); err != nil {
+			return nil, err
+		}
+	}
+	if !opts.NoVacuum {
+		if err := rs.Reclaim(ctx); err != nil {
+			return rep, err
+		}
+	}
+	if rep.BytesAfter, err = rs.Size(ctx); err != nil {
+		return rep, err
+	}
+	progress(3, "done")
+	return rep, nil
+}
+
+// backendPlanSessions adds to rep the sessions that match an exclusion
+// glob (by id) and then those whose last record is older than
+// opts.SessionMaxAge (oldest first), as planSessions does on a data dir,
+// with the chunk messages only they use; it returns the sessions' ids and
+// the contents only they hold.
+func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *GCReport) (sessionIDs, orphans []string, _ error) {
+	ss, err := backendOp[SessionStore](e)
+	if err != nil {
+		return nil, nil, err
+	}
+	all, err := ss.Sessions(ctx, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	planned := map[string]bool{}
+	if len(opts.ExcludeSessions) > 0 {
+		byID := slices.Clone(all)
+		slices.SortFunc(byID, func(a, b Session) int { return strings.Compare(a.ID, b.ID) })
+		for _, s := range byID {
+			if g := matchGlob(opts.ExcludeSessions, s.ID, s.Project, s.Project+"/"+s.ID+".jsonl"); g != "" {
+				rep.Sessions = append(rep.Sessions, GCSession{ID: s.ID, LastAt: s.LastAt, Reason: fmt.Sprintf("matches import.exclude %q", g)})
+				planned[s.ID] = true
+			}
+		}
+	}
+	if opts.SessionMaxAge > 0 {
+		cutoff := e.opts.Now().Add(-opts.SessionMaxAge).UnixMilli()
+		old := slices.DeleteFunc(slices.Clone(all), func(s Session) bool {
+			last := s.LastAt.UnixMilli()
+			return planned[s.ID] || last <= 0 || last >= cutoff
+		})
+		slices.SortStableFunc(old, func(a, b Session) int { return a.LastAt.Compare(b.LastAt) })
+		for _, s := range old {
+			rep.Sessions = append(rep.Sessions, GCSession{ID: s.ID, LastAt: s.LastAt, Reason: fmt.Sprintf("last record older than %s", opts.SessionMaxAge)})
+		}
+	}
+	for _, s := range rep.Sessions {
+		sessionIDs = append(sessionIDs, s.ID)
+	}
+	orphans, chunkMsgs, err := ss.SessionOrphans(ctx, sessionIDs)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.ContentsDeleted = len(orphans)
+	inPlan := map[int64]bool{}
+	for _, m := range rep.Messages {
+		inPlan[m.ID] = true
+	}
+	if len(chunkMsgs) > 0 {
+		ms, err := e.store.Messages(ctx, chunkMsgs)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, m := range inOrder(chunkMsgs, ms) {
+			if !inPlan[m.ID] {
+				rep.Messages = append(rep.Messages, GCItem{ID: m.ID, ChannelID: m.ChannelID, MessageType: m.MessageType, Confidence: m.Confidence,
+					CreatedAt: m.CreatedAt, Policy: "sessions", Reason: "chunk of deleted sessions only"})
+			}
+		}
+	}
+	return sessionIDs, orphans, nil
+}
+
+// backendCollapseVectors is the VectorLookup of near-duplicate collapse on
+// a Backend: the vectors of this process's model's set, else of the
+// active set; nil when there is none.
+func (e *Engine) backendCollapseVectors(ctx context.Context, rs RetentionStore) (VectorLookup, error) {
+	if e.bs.hasSet {
+		return backendVectors{rs, e.bs.set.ID}, nil
+	}
+	sets, err := e.store.Sets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range sets {
+		if s.State == SetActive {
+			return backendVectors{rs, s.ID}, nil
+		}
+	}
+	return nil, nil
+}
+
+type backendVectors struct {
+	rs  RetentionStore
+	set int64
+}
+
+func (v backendVectors) Vectors(ctx context.Context, ids []int64) (map[int64][]float32, error) {
+	return v.rs.Vectors(ctx, v.set, ids)
+}
+
+// backendPurge is Retention.Purge on a Backend: a channel's, an agent's
+// or a session's messages (a session's with the contents only it holds).
+func (e *Engine) backendPurge(ctx context.Context, opts PurgeOptions) (*PurgeReport, error) {
+	rs, err := backendOp[RetentionStore](e)
+	if err != nil {
+		return nil, err
+	}
+	done, err := e.enterStore()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	rep := &PurgeReport{DryRun: opts.DryRun}
+	if rep.BytesBefore, err = rs.Size(ctx); err != nil {
+		return nil, err
+	}
+	var del func() error
+	if opts.Session != "" {
+		del, err = e.planPurgeSession(ctx, opts.Session, rep)
+	} else {
+		del, err = planPurgeMessages(ctx, rs, opts, rep)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if opts.DryRun {
+		rep.BytesAfter = rep.BytesBefore
+		return rep, nil
+	}
+	if err := del(); err != nil {
+		return nil, err
+	}
+	if !opts.NoVacuum {
+		if err := rs.Reclaim(ctx); err != nil {
+			return rep, err
+		}
+	}
+	if rep.BytesAfter, err = rs.Size(ctx); err != nil {
+		return rep, err
+	}
+	return rep, nil
+}
+
+// planPurgeMessages fills rep with a channel's or an agent's messages and
+// returns their deletion.
+func planPurgeMessages(ctx context.Context, rs RetentionStore, opts PurgeOptions, rep *PurgeReport) (func() error, error) {
+	ids, found, err := rs.MessageIDsOf(ctx, opts.Channel, opts.Agent)
+	switch {
+	case err != nil:
+		return nil, err
+	case !found && opts.Channel != "":
+		return nil, fmt.Errorf("channel %q: %w", opts.Channel, ErrNotFound)
+	case !found:
+		return nil, fmt.Errorf("agent %q: %w", opts.Agent, ErrNotFound)
+	}
+	if opts.Channel != "" {
+		rep.Channels = []string{opts.Channel}
+	}
+	rep.Messages = len(ids)
+	return func() error { return rs.DeleteMessages(ctx, ids, opts.Channel) }, nil
+}
+
+// planPurgeSession fills rep with a session, the contents only it holds
+// and the chunk messages only those use, and returns their deletion.
+func (e *Engine) planPurgeSession(ctx context.Context, session string, rep *PurgeReport) (func() error, error) {
+	ss, err := backendOp[SessionStore](e)
+	if err != nil {
+		return nil, err
+	}
+	found, err := ss.Sessions(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("session %s: %w", session, ErrNotFound)
+	}
+	sessions := []string{session}
+	orphans, ids, err := ss.SessionOrphans(ctx, sessions)
+	if err != nil {
+		return nil, err
+	}
+	rep.Messages, rep.Sessions, rep.ContentsDeleted = len(ids), sessions, len(orphans)
+	return func() error { return ss.DeleteSessions(ctx, sessions, orphans, ids) }, nil
+}

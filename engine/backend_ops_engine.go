@@ -1,0 +1,206 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// The Engine's side of the optional Backend operations (backend_ops.go):
+// each runs after the Engine's method validated its input, and refuses
+// the operation when the Backend lacks the capability.
+
+// backendOp returns e's Backend as a C, or the refusal naming the
+// Engine's method that was called.
+func backendOp[C any](e *Engine) (C, error) {
+	c, ok := e.store.(C)
+	if !ok {
+		return c, unsupportedOnBackend(e.backend)
+	}
+	return c, nil
+}
+
+// onBackend runs fn with e's Backend as a C, guarded against Close; the
+// refusal when the Backend lacks C.
+func onBackend[C, R any](e *Engine, fn func(C) (R, error)) (R, error) {
+	var zero R
+	c, err := backendOp[C](e)
+	if err != nil {
+		return zero, err
+	}
+	done, err := e.enterStore()
+	if err != nil {
+		return zero, err
+	}
+	defer done()
+	return fn(c)
+}
+
+// backendCreateChannel is CreateChannel on a Backend.
+func (e *Engine) backendCreateChannel(ctx context.Context, in NewChannel, name string) (Channel, error) {
+	return onBackend(e, func(cs ChannelStore) (Channel, error) {
+		c := Channel{ID: in.ID, ChannelType: ChannelPlain, Name: name, Description: in.Description, ProjectID: in.Project,
+			CreatedAt: fromMillis(e.opts.Now().UnixMilli())}
+		created, err := cs.CreateChannel(ctx, c)
+		if err != nil {
+			return Channel{}, err
+		}
+		if !created {
+			return Channel{}, fmt.Errorf("channel %q: %w", in.ID, ErrExists)
+		}
+		return c, nil
+	})
+}
+
+// backendAllOfChannel is channelMessages (every message of a channel,
+// in id order) on a Backend.
+func (e *Engine) backendAllOfChannel(ctx context.Context, channel string) ([]Message, error) {
+	ids, err := onBackend(e, func(cs ChannelStore) ([]int64, error) { return cs.ChannelMessageIDs(ctx, channel) })
+	if err != nil {
+		return nil, err
+	}
+	var out []Message
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		ms, err := e.GetMessages(ctx, ids[:n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ms...)
+		ids = ids[n:]
+	}
+	return out, nil
+}
+
+// backendStoreStats is StoreStats on a Backend. Search counts are this
+// process's: processes sharing a Backend do not add theirs up.
+func (e *Engine) backendStoreStats(ctx context.Context) (*StoreStats, error) {
+	if _, err := backendOp[StatsStore](e); err != nil {
+		return nil, err
+	}
+	backlog, err := e.VectorBacklog(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	bst, err := onBackend(e, func(ss StatsStore) (BackendStats, error) { return ss.Stats(ctx) })
+	if err != nil {
+		return nil, err
+	}
+	st := &StoreStats{ByChannel: bst.ByChannel, ByType: bst.ByType, ByAgent: bst.ByAgent, Sessions: bst.Sessions, Bytes: bst.Bytes, Vectors: backlog}
+	for _, n := range st.ByChannel {
+		st.Messages += n
+	}
+	if e.dir != "" {
+		var local DiskStats
+		fileBytes(e.dir, &local)
+		st.Bytes.Models = local.Models
+		st.Bytes.Total += local.Models
+	}
+	st.Bytes.perMessage(st.Messages)
+	if es, ok := e.EmbedderStats(); ok {
+		st.Embedder = &es
+	} else {
+		st.Notes = append(st.Notes, "embedding cache hit rate: no embedder with a cache in this process")
+	}
+	n, us := e.searches.n.Load(), e.searches.us.Load()
+	st.Search = SearchStats{Searches: n}
+	if n > 0 {
+		st.Search.AvgMs = float64(us) / float64(n) / 1000
+	}
+	st.Notes = append(st.Notes, "search counts are this process's: processes sharing a "+e.backend+" store keep their own")
+	return st, nil
+}
+
+// backendConsistency is Consistency on a Backend.
+func (e *Engine) backendConsistency(ctx context.Context) (CheckReport, error) {
+	return onBackend(e, func(cs ConsistencyStore) (CheckReport, error) {
+		rep, err := cs.Consistency(ctx)
+		if err != nil {
+			return rep, err
+		}
+		if rep.Problems == nil {
+			rep.Problems = []string{}
+		}
+		if rep.Sets == nil {
+			rep.Sets = []SetCheck{}
+		}
+		if emb := e.opts.Embedder; emb != nil {
+			rep.Embedder = emb.ModelID()
+		}
+		return rep, nil
+	})
+}
+
+// backendCheck is Check on a Backend: the consistency report's problems
+// are corruption.
+func (e *Engine) backendCheck(ctx context.Context) error {
+	rep, err := e.backendConsistency(ctx)
+	if err != nil {
+		return err
+	}
+	if len(rep.Problems) > 0 {
+		return fmt.Errorf("%w: %s", ErrCorrupt, strings.Join(rep.Problems, "; "))
+	}
+	return nil
+}
+
+// backendUnread is Unread on a Backend, after validation.
+func (e *Engine) backendUnread(ctx context.Context, req UnreadRequest, limit int) (Unread, error) {
+	return onBackend(e, func(cs CursorStore) (Unread, error) {
+		ms, n, err := cs.Unread(ctx, req.Agent, req.Channel, req.Project, limit)
+		if err != nil {
+			return Unread{}, err
+		}
+		out := Unread{Agent: req.Agent, Channel: req.Channel, Project: req.Project, Messages: ms, Count: n}
+		if out.Messages == nil {
+			out.Messages = []Message{}
+		}
+		if len(ms) > 0 {
+			out.LastID = ms[len(ms)-1].ID
+		}
+		return out, nil
+	})
+}
+
+// backendMarkRead is MarkRead on a Backend, after validation.
+func (e *Engine) backendMarkRead(ctx context.Context, req MarkReadRequest, scope string) (ReadCursor, error) {
+	return onBackend(e, func(cs CursorStore) (ReadCursor, error) {
+		cur, err := cs.MarkRead(ctx, req.Agent, scope, req.Channel, req.UpTo, e.opts.Now())
+		if err != nil {
+			return ReadCursor{}, err
+		}
+		cur.Agent, cur.Channel, cur.Project = req.Agent, req.Channel, req.Project
+		return cur, nil
+	})
+}
+
+// backendPutMarks is PutBreadcrumbMarks on a Backend, after validation.
+func (e *Engine) backendPutMarks(ctx context.Context, head string, marks map[int64][]BreadcrumbMark) error {
+	_, err := onBackend(e, func(ms MarkStore) (struct{}, error) {
+		rows := make(map[int64]MarkRow, len(marks))
+		for id, m := range marks {
+			if m == nil {
+				m = []BreadcrumbMark{}
+			}
+			b, err := json.Marshal(m)
+			if err != nil {
+				return struct{}{}, fmt.Errorf("engine: put breadcrumb marks: %w", err)
+			}
+			rows[id] = MarkRow{Head: head, Worst: worstOf(m), Marks: string(b)}
+		}
+		return struct{}{}, ms.PutMarks(ctx, head, rows)
+	})
+	return err
+}
+
+// backendMessagesToMark is MessagesToMark on a Backend, after validation.
+func (e *Engine) backendMessagesToMark(ctx context.Context, head string, after int64, limit int) ([]Message, error) {
+	return onBackend(e, func(ms MarkStore) ([]Message, error) {
+		out, err := ms.MessagesToMark(ctx, head, after, limit)
+		if out == nil {
+			out = []Message{}
+		}
+		return out, err
+	})
+}
