@@ -16,7 +16,7 @@ const keywordTermShards = 16
 
 // termTotals is what one transaction adds to a term's statistics.
 type termTotals struct {
-	df           int64
+	df            int64
 	maxTF, minLen int32
 }
 
