@@ -1,0 +1,80 @@
+package pgstore_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"testing"
+
+	"github.com/cairn-dev/cairn/bench"
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/fts"
+	"github.com/cairn-dev/cairn/internal/pgtest"
+	"github.com/cairn-dev/cairn/pgstore"
+)
+
+var (
+	benchMessages = flag.Int("bench.messages", 20000, "messages of BenchmarkKeyword (dev set documents, repeated)")
+	benchData     = flag.String("bench.data", "/work/shared/datasets", "dev sets directory of BenchmarkKeyword")
+)
+
+// BenchmarkKeyword times one keyword search (depth 100, the engine's
+// candidate depth) with pruning and with every match scored, on the same
+// database: the dev sets' documents (cosqa, cranfield) repeated to
+// -bench.messages, their queries in turn.
+func BenchmarkKeyword(b *testing.B) {
+	ctx := context.Background()
+	var texts []string
+	var queries [][]string
+	for _, name := range []string{"cosqa", "cranfield"} {
+		s, err := bench.LoadDevSet(*benchData, name)
+		if err != nil {
+			b.Skip(err)
+		}
+		for _, d := range s.Docs {
+			texts = append(texts, bench.DocContent(d))
+		}
+		for _, q := range s.Queries {
+			if terms, _ := fts.ParseQuery(q.Text).Stems(); len(terms) > 0 {
+				queries = append(queries, terms)
+			}
+		}
+	}
+	st, err := pgstore.Open(ctx, pgtest.Database(b), pgstore.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", engine.Options{NoVectorWorker: true})
+	if err != nil {
+		st.Close()
+		b.Fatal(err)
+	}
+	defer e.Close()
+	for i := 0; i < *benchMessages; i += 500 {
+		var in []engine.NewMessage
+		for j := i; j < min(i+500, *benchMessages); j++ {
+			in = append(in, engine.NewMessage{Channel: fmt.Sprintf("c-%02d", j%100), Sender: "s",
+				Content: fmt.Sprintf("%s (copy %d)", texts[j%len(texts)], j/len(texts))})
+		}
+		if _, err := e.StoreMessages(ctx, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		keyword func(context.Context, []string) ([]engine.ScoredID, error)
+	}{
+		{"pruned", func(ctx context.Context, t []string) ([]engine.ScoredID, error) { return st.Keyword(ctx, t, nil, 100) }},
+		{"exhaustive", func(ctx context.Context, t []string) ([]engine.ScoredID, error) {
+			return st.KeywordExhaustive(ctx, t, nil, 100)
+		}},
+	} {
+		b.Run(fmt.Sprintf("n=%d/%s", *benchMessages, c.name), func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				if _, err := c.keyword(ctx, queries[i%len(queries)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
