@@ -20,16 +20,25 @@ type termTotals struct {
 	maxTF, minLen int32
 }
 
-// countTerms adds the terms of the messages the transaction created
-// (out[i].Created) to keyword_terms: one statement for the whole batch,
-// terms in order (every writer locks them in the same order), on one shard.
-func countTerms(ctx context.Context, tx pgx.Tx, docs []docTerms, out []engine.WriteResult) error {
+// indexTerms adds the terms of the messages the transaction created
+// (out[i].Created) to keyword_postings and keyword_terms, one statement
+// each for the whole batch; keyword_terms in term order (every writer
+// locks its rows in the same order), on one shard.
+func indexTerms(ctx context.Context, tx pgx.Tx, docs []docTerms, out []engine.WriteResult) error {
 	totals := map[string]*termTotals{}
+	var pTerms []string
+	var pIDs []int64
+	var pTFs, pLens []int32
 	for i, d := range docs {
 		if !out[i].Created {
 			continue
 		}
 		for j, t := range d.terms {
+			if len(t) > maxLexemeBytes { // never searched, and too long for an index row
+				continue
+			}
+			pTerms, pIDs = append(pTerms, t), append(pIDs, out[i].ID)
+			pTFs, pLens = append(pTFs, d.tfs[j]), append(pLens, int32(d.length))
 			tt := totals[t]
 			if tt == nil {
 				tt = &termTotals{maxTF: d.tfs[j], minLen: int32(d.length)}
@@ -42,6 +51,10 @@ func countTerms(ctx context.Context, tx pgx.Tx, docs []docTerms, out []engine.Wr
 	}
 	if len(totals) == 0 {
 		return nil
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO keyword_postings (term, message_id, tf, doc_len)
+		SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[])`, pTerms, pIDs, pTFs, pLens); err != nil {
+		return err
 	}
 	terms := make([]string, 0, len(totals))
 	for t := range totals {

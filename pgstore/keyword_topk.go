@@ -59,6 +59,12 @@ func (s *Store) keywordTopK(ctx context.Context, terms []string, f *where.Expr, 
 		return nil, err
 	}
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		// Postings are read by their index, whatever the statistics say:
+		// right after a bulk write they say nothing yet, and a sequential
+		// scan of every posting is never the better plan.
+		if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+			return err
+		}
 		var n, tokens int64
 		if err := tx.QueryRow(ctx, "SELECT coalesce(sum(docs), 0), coalesce(sum(tokens), 0) FROM keyword_stats").Scan(&n, &tokens); err != nil {
 			return err
@@ -103,14 +109,26 @@ func (s *Store) keywordTopK(ctx context.Context, terms []string, f *where.Expr, 
 		for i, qt := range qts {
 			cum[i+1] = cum[i] + qt.df
 		}
+		// A round over a prefix probes every query term's postings for
+		// its candidates: it pays only when the prefix holds far fewer
+		// postings than all the terms do, else every term is read.
+		total := cum[len(qts)]
+		cheaper := func(p int) int {
+			if cum[p]*2 > total {
+				return len(qts)
+			}
+			return p
+		}
 		p := len(qts)
 		if prune {
-			p = prefixHolding(cum, int64(2*depth))
+			p = cheaper(prefixHolding(cum, int64(2*depth)))
 		}
 		for {
-			match := make([]string, p)
-			for i := range match {
-				match[i] = qts[i].term
+			var match []string // nil: every term
+			if p < len(qts) {
+				for _, qt := range qts[:p] {
+					match = append(match, qt.term)
+				}
 			}
 			hits, err := scoreMatches(ctx, tx, qterms, idfs, avgdl, match, cond, args.vals, depth)
 			if err != nil {
@@ -121,7 +139,7 @@ func (s *Store) keywordTopK(ctx context.Context, terms []string, f *where.Expr, 
 				return nil
 			}
 			if len(hits) < depth {
-				p = prefixHolding(cum, 4*cum[p])
+				p = cheaper(prefixHolding(cum, 4*cum[p]))
 				continue
 			}
 			theta := hits[len(hits)-1].Score
@@ -133,7 +151,7 @@ func (s *Store) keywordTopK(ctx context.Context, terms []string, f *where.Expr, 
 				out = hits
 				return nil
 			}
-			p = need
+			p = cheaper(need)
 		}
 	})
 	if err != nil {
@@ -203,23 +221,37 @@ func queryTerms(ctx context.Context, tx pgx.Tx, terms []string, n, avgdl float64
 	return out, nil
 }
 
-// scoreMatches scores every message holding one of match and passing
-// cond (over messages aliased m, with its arguments condArgs first) by
-// BM25 over all of qterms, and returns the depth best.
+// scoreMatches scores every message holding one of match (all terms when
+// match is nil) and passing cond (over messages aliased m, with its
+// arguments condArgs first) by BM25 over all of qterms, from
+// keyword_postings, and returns the depth best. Each score is summed in
+// query order, as the embedded store sums it.
 func scoreMatches(ctx context.Context, tx pgx.Tx, qterms []string, idfs []float64, avgdl float64, match []string, cond string, condArgs []any, depth int) ([]engine.ScoredID, error) {
 	args := &sqlArgs{vals: slices.Clone(condArgs)}
 	pTerms, pIdfs, pAvg := args.add(qterms), args.add(idfs), args.add(avgdl)
-	pMatch := args.add(tsquery(match))
-	// Each matching message scores only the query's terms: their
-	// frequencies are looked up in the message's term array, not unnested.
-	q := `WITH q AS (SELECT term, idf FROM unnest(` + pTerms + `::text[], ` + pIdfs + `::float8[]) AS q(term, idf))
-		SELECT m.id, s.score FROM messages m
-		CROSS JOIN LATERAL (
-			SELECT sum(q.idf * ((t.tf * 2.2::float8) / (t.tf + 1.2::float8 * (1::float8 - 0.75::float8 + (0.75::float8 * m.doc_len) / ` + pAvg + `::float8)))) AS score
-			FROM q CROSS JOIN LATERAL (SELECT m.tfs[array_position(m.terms, q.term)]::float8 AS tf) t
-			WHERE t.tf IS NOT NULL) s
-		WHERE m.tsv @@ ` + pMatch + `::tsquery AND ` + cond + `
-		ORDER BY s.score DESC, m.id LIMIT ` + args.add(depth)
+	q := `WITH q AS (SELECT term, idf, ord FROM unnest(` + pTerms + `::text[], ` + pIdfs + `::float8[]) WITH ORDINALITY AS q(term, idf, ord)),
+		s AS (SELECT p.message_id AS id,
+				sum(q.idf * ((p.tf::float8 * 2.2::float8) / (p.tf::float8 + 1.2::float8 * (1::float8 - 0.75::float8 + (0.75::float8 * p.doc_len) / ` + pAvg + `::float8))) ORDER BY q.ord) AS score
+			FROM q JOIN keyword_postings p ON p.term = q.term`
+	if match != nil {
+		// The candidates as one array: the postings of every query term
+		// are then probed for those messages only.
+		var ids []int64
+		rows, err := tx.Query(ctx, "SELECT DISTINCT message_id FROM keyword_postings WHERE term = ANY($1::text[]) ORDER BY message_id", match)
+		if err != nil {
+			return nil, err
+		}
+		if ids, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+			return nil, err
+		}
+		q += ` AND p.message_id = ANY(` + args.add(ids) + `::bigint[])`
+	}
+	q += ` GROUP BY p.message_id)
+		SELECT s.id, s.score FROM s`
+	if cond != "true" {
+		q += ` JOIN messages m ON m.id = s.id WHERE ` + cond
+	}
+	q += ` ORDER BY s.score DESC, s.id LIMIT ` + args.add(depth)
 	rows, err := tx.Query(ctx, q, args.vals...)
 	if err != nil {
 		return nil, err

@@ -154,4 +154,14 @@ func checkKeywordTerms(t *testing.T, dsn string) {
 	if bad > 0 {
 		t.Fatalf("keyword_terms disagrees with the messages on %d terms (first %q)", bad, example)
 	}
+	err = conn.QueryRow(ctx, `WITH actual AS (
+			SELECT u.term, m.id AS message_id, u.tf, m.doc_len FROM messages m CROSS JOIN LATERAL unnest(m.terms, m.tfs) AS u(term, tf))
+		SELECT count(*) FROM actual a FULL JOIN keyword_postings p USING (term, message_id)
+		WHERE a.tf IS DISTINCT FROM p.tf OR a.doc_len IS DISTINCT FROM p.doc_len`).Scan(&bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad > 0 {
+		t.Fatalf("keyword_postings disagrees with the messages on %d postings", bad)
+	}
 }

@@ -1,11 +1,14 @@
--- cairn on PostgreSQL, format 2: per-term keyword statistics, so that a
+-- cairn on PostgreSQL, format 2: an inverted index of the keyword terms
+-- (postings with their frequencies) and per-term statistics, so that a
 -- keyword search reads each query term's document frequency instead of
--- counting it, and bounds the term's BM25 contribution (top-k pruning).
+-- counting it, bounds the term's BM25 contribution (top-k pruning) and
+-- scores from narrow index rows instead of each message's term arrays.
 -- Frozen: change the schema with a new numbered file, never by editing this one.
 
 -- For each stemmed term: how many messages hold it (df, summed over the
 -- shards), the largest frequency it has in one message (max_tf) and the
--- shortest message holding it (min_len). max_tf and min_len are bounds:
+-- shortest message holding it (min_len); terms longer than a lexeme
+-- (2046 bytes) are left out, as no query term is that long. max_tf and min_len are bounds:
 -- a delete leaves them as they were, so they stay valid but may loosen.
 -- Writes add to one shard chosen per transaction, so that concurrent
 -- writers rarely wait for one another's rows; a shard's df may go
@@ -22,19 +25,40 @@ CREATE TABLE keyword_terms (
 INSERT INTO keyword_terms (term, shard, df, max_tf, min_len)
 SELECT t.term, 0, count(*), max(t.tf), min(m.doc_len)
 FROM messages m CROSS JOIN LATERAL unnest(m.terms, m.tfs) AS t(term, tf)
+WHERE octet_length(t.term) <= 2046
 GROUP BY t.term;
+
+-- One row per (term, message holding it): the term's frequency in the
+-- message and the message's length, all a BM25 score needs, read by
+-- index-only scans.
+CREATE TABLE keyword_postings (
+    term       text NOT NULL,
+    message_id bigint NOT NULL,
+    tf         integer NOT NULL,
+    doc_len    integer NOT NULL,
+    PRIMARY KEY (term, message_id) INCLUDE (tf, doc_len)
+);
+
+INSERT INTO keyword_postings (term, message_id, tf, doc_len)
+SELECT t.term, m.id, t.tf, m.doc_len
+FROM messages m CROSS JOIN LATERAL unnest(m.terms, m.tfs) AS t(term, tf)
+WHERE octet_length(t.term) <= 2046;
 
 -- Inserts are counted by the writer, once per transaction (a row trigger
 -- would update a frequent term's row once per message, and PostgreSQL
 -- walks every earlier version of that row in the same transaction).
 -- Deletes come from several paths and are rare: a statement trigger
--- subtracts what each statement deleted, in term order (the writers'
--- lock order).
+-- removes the postings of what each statement deleted and subtracts its
+-- counts, in term order (the writers' lock order).
 CREATE FUNCTION keyword_terms_forget() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    DELETE FROM keyword_postings p
+    USING (SELECT gone.id, t.term FROM gone CROSS JOIN LATERAL unnest(gone.terms) AS t(term)) d
+    WHERE p.term = d.term AND p.message_id = d.id;
     INSERT INTO keyword_terms (term, shard, df, max_tf, min_len)
     SELECT t.term, floor(random() * 16)::integer, -count(*), 0, 2147483647
     FROM gone CROSS JOIN LATERAL unnest(gone.terms) AS t(term)
+    WHERE octet_length(t.term) <= 2046
     GROUP BY t.term ORDER BY t.term
     ON CONFLICT (term, shard) DO UPDATE SET df = keyword_terms.df + excluded.df;
     RETURN NULL;
