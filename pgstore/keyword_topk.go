@@ -34,18 +34,21 @@ type queryTerm struct {
 
 // keywordTopK returns the depth best BM25 hits of terms among the messages
 // passing f, best first, ties by smaller id: the same hits and scores as
-// scoring every message holding a query term, found by scoring fewer.
+// scoring every message holding a query term.
 //
-// It is MaxScore over SQL: terms are taken by decreasing bound; only the
-// messages holding one of the first p terms are scored (fully, with every
-// query term). If the depth-th score θ of that round exceeds the sum of
-// the bounds of the remaining terms, no message holding only those can
-// reach θ, and the round's hits are the answer; otherwise p grows to the
-// shortest prefix whose remainder is below θ (θ only rises as the set of
-// scored messages grows, so that round is the last), or, when the round
-// found fewer than depth hits, by a factor of the document count. With
-// prune false every message holding a term is scored (the reference the
-// tests compare against).
+// Scores come from keyword_postings (one index row per term and message:
+// its frequency and the message's length), summed in query order. On top
+// of that it is MaxScore: terms are taken by decreasing bound, and a
+// round scores only the messages holding one of the first p terms (fully,
+// with every query term). If the depth-th score θ of that round exceeds
+// the sum of the bounds of the remaining terms, no message holding only
+// those can reach θ, and the round's hits are the answer; otherwise p
+// grows to the shortest prefix whose remainder is below θ (θ only rises
+// as the set of scored messages grows, so that round is the last), or,
+// when the round found fewer than depth hits, by a factor of the document
+// count. A prefix holding more than half of the terms' postings is not
+// worth a round: every term is read instead. With prune false every
+// message holding a term is scored in one round (the tests' reference).
 //
 // Statistics and scores are read in one snapshot.
 func (s *Store) keywordTopK(ctx context.Context, terms []string, f *where.Expr, depth int, prune bool) ([]engine.ScoredID, error) {
