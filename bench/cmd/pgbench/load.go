@@ -70,7 +70,7 @@ func runLoad(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
-	b, err := dbs.open(ctx, emb, opts)
+	b, _, err := dbs.open(ctx, emb, opts)
 	if err != nil {
 		return err
 	}

@@ -94,22 +94,21 @@ func newDatabases(ctx context.Context, dsn string) (*databases, error) {
 	return &databases{srv: srv}, nil
 }
 
-func (d *databases) open(ctx context.Context, emb engine.Embedder, opts engine.Options) (*engine.Engine, error) {
-	dsn, err := d.srv.NewDatabase(ctx)
-	if err != nil {
-		return nil, err
+// open opens an engine on a new database; dsn names the database.
+func (d *databases) open(ctx context.Context, emb engine.Embedder, opts engine.Options) (e *engine.Engine, dsn string, err error) {
+	if dsn, err = d.srv.NewDatabase(ctx); err != nil {
+		return nil, "", err
 	}
 	st, err := pgstore.Open(ctx, dsn, pgstore.Options{})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	opts.Embedder = emb
-	e, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", opts)
-	if err != nil {
+	if e, err = engine.OpenBackend(ctx, st, pgstore.Kind, "", opts); err != nil {
 		st.Close()
-		return nil, err
+		return nil, "", err
 	}
-	return e, nil
+	return e, dsn, nil
 }
 
 func (d *databases) close() { _ = d.srv.Stop() }
@@ -149,7 +148,7 @@ func runKeyword(ctx context.Context, args []string) error {
 		if err := warmKeywordIndex(ctx, ca); err != nil {
 			return err
 		}
-		b, err := dbs.open(ctx, nil, opts)
+		b, _, err := dbs.open(ctx, nil, opts)
 		if err != nil {
 			return err
 		}

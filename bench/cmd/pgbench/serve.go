@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/pgstore"
 )
 
 // serveRun is one run of the agents against a set of serve processes.
@@ -93,15 +92,7 @@ func runServe(ctx context.Context, args []string) error {
 	}()
 	if *embedded {
 		dir := filepath.Join(tmp, "embedded")
-		e, err := engine.Open(ctx, dir, engine.Options{NoVectorWorker: true})
-		if err != nil {
-			return err
-		}
-		if _, _, err := fillMessages(ctx, e, docs); err != nil {
-			e.Close()
-			return err
-		}
-		if err := e.Close(); err != nil {
+		if err := seedAndClose(ctx, docs)(engine.Open(ctx, dir, engine.Options{NoVectorWorker: true})); err != nil {
 			return err
 		}
 		p, err := startServe(ctx, *bin, dir, "--model", *model)
@@ -110,24 +101,8 @@ func runServe(ctx context.Context, args []string) error {
 		}
 		runs = append(runs, serveRun{name: "embedded, 1 process", procs: []*serveProc{p}})
 	}
-	dsn, err := dbs.srv.NewDatabase(ctx)
-	if err != nil {
-		return err
-	}
-	st, err := pgstore.Open(ctx, dsn, pgstore.Options{})
-	if err != nil {
-		return err
-	}
-	e, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", engine.Options{NoVectorWorker: true})
-	if err != nil {
-		st.Close()
-		return err
-	}
-	if _, _, err := fillMessages(ctx, e, docs); err != nil {
-		e.Close()
-		return err
-	}
-	if err := e.Close(); err != nil {
+	e, dsn, err := dbs.open(ctx, nil, engine.Options{NoVectorWorker: true})
+	if err := seedAndClose(ctx, docs)(e, err); err != nil {
 		return err
 	}
 	pg := serveRun{name: fmt.Sprintf("PostgreSQL, %d processes", *procs)}
@@ -150,6 +125,21 @@ func runServe(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
+}
+
+// seedAndClose returns a function that stores docs in the engine it is
+// given (unless opening it failed) and closes it.
+func seedAndClose(ctx context.Context, docs []loadDoc) func(*engine.Engine, error) error {
+	return func(e *engine.Engine, err error) error {
+		if err != nil {
+			return err
+		}
+		if _, _, err := fillMessages(ctx, e, docs); err != nil {
+			e.Close()
+			return err
+		}
+		return e.Close()
+	}
 }
 
 // fillMessages stores docs in batches of 500 and returns their ids and
