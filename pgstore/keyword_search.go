@@ -39,6 +39,12 @@ func (s *Store) keywordSearch(ctx context.Context, terms []string, f *where.Expr
 		return nil, err
 	}
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		// Postings are read by their index, term by term, whatever the
+		// statistics say: right after a bulk write they say nothing yet,
+		// and the planner would then scan every posting.
+		if _, err := tx.Exec(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+			return err
+		}
 		var n, tokens int64
 		if err := tx.QueryRow(ctx, "SELECT coalesce(sum(docs), 0), coalesce(sum(tokens), 0) FROM keyword_stats").Scan(&n, &tokens); err != nil {
 			return err
