@@ -9,6 +9,12 @@ import (
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
+// KeywordJoined is Keyword with every filter checked on the best scores
+// rather than probed by id.
+func (s *Store) KeywordJoined(ctx context.Context, terms []string, f *where.Expr, depth int) ([]engine.ScoredID, error) {
+	return s.keywordSearch(ctx, terms, f, depth, 0)
+}
+
 // KeywordFromMessages is the reference of the keyword tests: document
 // frequencies counted over the messages' tsvectors and each matching
 // message scored from its own term arrays, with no keyword_terms or

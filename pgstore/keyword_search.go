@@ -19,16 +19,17 @@ import (
 // Document frequencies come from keyword_terms (one read per term, not a
 // count over the messages), scores from keyword_postings (one index row
 // per term and message: its frequency and the message's length), summed
-// in query order as the embedded store sums them. A filter that keeps few
-// messages is applied first, as a list of ids whose postings are probed;
-// one that keeps many is joined. Statistics and scores are read in one
+// in query order as the embedded store sums them. A filter that keeps at
+// most fewKept messages is applied first, as a list of ids whose postings
+// are probed; one that keeps more is checked on the best scores first,
+// until depth of them pass. Statistics and scores are read in one
 // snapshot.
 //
 // Top-k pruning (MaxScore over per-term bounds, scoring only the messages
 // holding the terms that can still lift a message into the top depth)
 // was measured slower than this one pass at the engine's depth of 100:
 // the terms a query needs to reach 100 hits hold most of its postings.
-func (s *Store) keywordSearch(ctx context.Context, terms []string, f *where.Expr, depth int) ([]engine.ScoredID, error) {
+func (s *Store) keywordSearch(ctx context.Context, terms []string, f *where.Expr, depth, fewKept int) ([]engine.ScoredID, error) {
 	out := []engine.ScoredID{}
 	if len(terms) == 0 || depth <= 0 {
 		return out, nil
@@ -77,7 +78,7 @@ func (s *Store) keywordSearch(ctx context.Context, terms []string, f *where.Expr
 		if len(qterms) == 0 {
 			return nil
 		}
-		out, err = scorePostings(ctx, tx, qterms, idfs, float64(tokens)/float64(n), cond, args.vals, depth)
+		out, err = scorePostings(ctx, tx, qterms, idfs, float64(tokens)/float64(n), cond, args.vals, depth, fewKept)
 		return err
 	})
 	if err != nil {
@@ -96,13 +97,13 @@ func idf(n, nHit float64) float64 {
 }
 
 // fewKept is the most messages a filter may keep for their ids to be
-// probed one by one; a filter keeping more is joined instead.
+// probed one by one (keywordSearch).
 const fewKept = 4096
 
 // scorePostings scores every message holding one of qterms and passing
 // cond (over messages aliased m, with its arguments condArgs first) by
 // BM25 from keyword_postings, and returns the depth best.
-func scorePostings(ctx context.Context, tx pgx.Tx, qterms []string, idfs []float64, avgdl float64, cond string, condArgs []any, depth int) ([]engine.ScoredID, error) {
+func scorePostings(ctx context.Context, tx pgx.Tx, qterms []string, idfs []float64, avgdl float64, cond string, condArgs []any, depth, fewKept int) ([]engine.ScoredID, error) {
 	var kept []int64
 	joinFilter := false
 	if cond != "true" {
@@ -129,14 +130,19 @@ func scorePostings(ctx context.Context, tx pgx.Tx, qterms []string, idfs []float
 		s AS (SELECT p.message_id AS id,
 				sum(q.idf * ((p.tf::float8 * 2.2::float8) / (p.tf::float8 + 1.2::float8 * (1::float8 - 0.75::float8 + (0.75::float8 * p.doc_len) / ` + pAvg + `::float8))) ORDER BY q.ord) AS score
 			FROM q JOIN keyword_postings p ON p.term = q.term`
-	switch {
-	case joinFilter:
-		q += ` WHERE p.message_id IN (SELECT m.id FROM messages m WHERE ` + cond + `)`
-	case kept != nil:
+	if kept != nil && !joinFilter {
 		q += ` WHERE p.message_id = ANY(` + args.add(kept) + `::bigint[])`
 	}
-	q += ` GROUP BY p.message_id)
-		SELECT s.id, s.score FROM s ORDER BY s.score DESC, s.id LIMIT ` + args.add(depth)
+	q += ` GROUP BY p.message_id)`
+	if joinFilter {
+		// Best first, each checked by its primary key until depth pass:
+		// a wide filter passes most, so few are checked.
+		q += ` SELECT o.id, o.score FROM (SELECT s.id, s.score FROM s ORDER BY s.score DESC, s.id) o
+			WHERE EXISTS (SELECT 1 FROM messages m WHERE m.id = o.id AND ` + cond + `)`
+	} else {
+		q += ` SELECT s.id, s.score FROM s`
+	}
+	q += ` ORDER BY 2 DESC, 1 LIMIT ` + args.add(depth)
 	rows, err := tx.Query(ctx, q, args.vals...)
 	if err != nil {
 		return nil, err

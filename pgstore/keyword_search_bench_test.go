@@ -79,10 +79,14 @@ func BenchmarkKeyword(b *testing.B) {
 		b.Fatal(err)
 	}
 	oneChannel := &where.Expr{Op: where.OpEq, Key: "channel_id", Value: where.String("c-07")}
+	halfChannels := &where.Expr{Op: where.OpIn, Key: "channel_id"}
+	for c := range 50 {
+		halfChannels.Values = append(halfChannels.Values, where.String(fmt.Sprintf("c-%02d", c)))
+	}
 	for _, filter := range []struct {
 		name string
 		f    *where.Expr
-	}{{"all", nil}, {"1%", oneChannel}} {
+	}{{"all", nil}, {"1%", oneChannel}, {"50%", halfChannels}} {
 		for _, c := range []struct {
 			name    string
 			keyword func(context.Context, []string, *where.Expr, int) ([]engine.ScoredID, error)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -109,9 +110,16 @@ func TestKeywordSearchFromPostings(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
+					joined, err := st.KeywordJoined(ctx, terms, f, depth)
+					if err != nil {
+						t.Fatal(err)
+					}
 					want, err := st.KeywordFromMessages(ctx, terms, f, depth)
 					if err != nil {
 						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(got, joined) {
+						t.Fatalf("%s: terms %q, filter %d, depth %d: probed by id %v, joined %v", round, terms, fi, depth, got, joined)
 					}
 					if !sameHits(got, want) {
 						t.Fatalf("%s: terms %q, filter %d, depth %d:\n got %v\nwant %v", round, terms, fi, depth, got, want)

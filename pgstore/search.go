@@ -14,7 +14,7 @@ import (
 
 // Keyword implements engine.Backend: BM25 as fts.Index computes it.
 func (s *Store) Keyword(ctx context.Context, terms []string, f *where.Expr, depth int) ([]engine.ScoredID, error) {
-	return s.keywordSearch(ctx, terms, f, depth)
+	return s.keywordSearch(ctx, terms, f, depth, fewKept)
 }
 
 func (s *Store) scored(ctx context.Context, what, q string, args ...any) ([]engine.ScoredID, error) {
