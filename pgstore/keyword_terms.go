@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -43,11 +42,7 @@ func indexTerms(ctx context.Context, tx pgx.Tx, docs []docTerms, out []engine.Wr
 		SELECT * FROM unnest($1::text[], $2::bigint[], $3::integer[], $4::integer[])`, pTerms, pIDs, pTFs, pLens); err != nil {
 		return err
 	}
-	terms := make([]string, 0, len(dfOf))
-	for t := range dfOf {
-		terms = append(terms, t)
-	}
-	slices.Sort(terms)
+	terms := sortedKeys(dfOf)
 	dfs := make([]int64, len(terms))
 	for i, t := range terms {
 		dfs[i] = dfOf[t]
