@@ -18,7 +18,7 @@ PG          := testdata/pg
 PIP_FLAGS   := --disable-pip-version-check --no-input --no-deps
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench encoder-ab lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-oneshot bench-quality fuzz demo js-deps clean
+.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench encoder-ab lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-oneshot bench-pg bench-quality fuzz demo js-deps clean
 
 all: build
 
@@ -268,6 +268,15 @@ ONESHOT_STORE ?= /tmp/cairn-oneshot-100k
 bench-oneshot: build
 	test -d $(ONESHOT_STORE) || $(GO) run ./bench/cmd/hybridbench oneshot-store -n 100000 -out $(ONESHOT_STORE)
 	$(GO) run ./bench/cmd/hybridbench oneshot -bin $(BIN) -store $(ONESHOT_STORE) $(if $(BASE),-base $(BASE) -base-store $(BASE_STORE),) $(if $(GATE),-gate $(GATE),)
+
+## bench-pg: the embedded store against PostgreSQL (bench/README.md): keyword ranking on the dev sets, then at
+## PG_N messages (default 100,000) writes, keyword/semantic/hybrid p50/p95 with filters of 1/10/50% and filtered
+## recall@10, then PG_PROCS `cairn serve --store postgres://` processes with PG_AGENTS concurrent agents (loopback).
+## Starts its own PostgreSQL (make pg-env). Long at 100,000: see bench/README.md for the time it takes.
+bench-pg: build pg-env
+	$(GO) run ./bench/cmd/pgbench keyword
+	$(GO) run ./bench/cmd/pgbench load --n $(or $(PG_N),100000) --queries $(or $(PG_QUERIES),200)
+	$(GO) run ./bench/cmd/pgbench serve --seed $(or $(PG_N),100000) --procs $(or $(PG_PROCS),3) --agents $(or $(PG_AGENTS),50) --ops $(or $(PG_OPS),40) --cairn $(BIN)
 
 ## bench-quality: nDCG@10 / recall@100 of keyword, semantic and hybrid search on ../shared/datasets, then
 ## the LoCoMo dev protocol (turn recall@5/@10, hit@10 per category). MODELS: comma-separated [LABEL=]DIR

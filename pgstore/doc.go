@@ -19,12 +19,14 @@
 //
 // The cairn process tokenizes and stems each message as its FTS5 table
 // does (fts.DocTerms) and stores the distinct terms, their frequencies and
-// the length; a GIN index over the terms as a tsvector finds the messages
-// holding a query term, and the score is BM25 computed in SQL with FTS5's
-// constants (k1 1.2, b 0.75, idf log((N-n+0.5)/(n+0.5)) floored at 1e-6),
-// the document count and token total coming from keyword_stats. The
-// ranking is therefore cairn's BM25, not ts_rank, and differs from the
-// embedded store's only by floating-point summation order.
+// the length, and a tsvector of the terms (GIN). The writer also adds one
+// row per term to keyword_postings (term, message, frequency, length) and
+// counts the term in keyword_terms (its document frequency); a statement trigger takes deleted messages out of
+// both (migrations/0004). The score is BM25 computed in SQL from the
+// postings with FTS5's constants (k1 1.2, b 0.75, idf log((N-n+0.5)/(n+0.5))
+// floored at 1e-6), summed in query order, N and the token total coming
+// from keyword_stats (keyword_search.go). The ranking is therefore
+// cairn's BM25, not ts_rank, with the embedded store's scores.
 //
 // # Vectors
 //

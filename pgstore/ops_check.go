@@ -57,6 +57,21 @@ func (s *Store) Consistency(ctx context.Context) (engine.CheckReport, error) {
 		rep.FTSIntegrity = fmt.Sprintf("keyword statistics count %d documents and %d tokens, the messages are %d with %d tokens", docs, statTokens, rep.Messages, tokens)
 		problem("fts: integrity: %s", rep.FTSIntegrity)
 	}
+	// The keyword search reads postings and per-term counts, not the
+	// message rows: they must hold one entry per searchable term.
+	var postings, searchable, dfs int64
+	if err := tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM keyword_postings),
+		(SELECT count(*) FROM messages m CROSS JOIN LATERAL unnest(m.terms) AS t(term) WHERE octet_length(t.term) <= 2046),
+		(SELECT coalesce(sum(df), 0) FROM keyword_terms)`).Scan(&postings, &searchable, &dfs); err != nil {
+		return fail(err)
+	}
+	if postings != searchable || dfs != searchable {
+		msg := fmt.Sprintf("keyword postings hold %d entries and term counts sum to %d, the messages have %d searchable terms", postings, dfs, searchable)
+		if rep.FTSIntegrity == "ok" {
+			rep.FTSIntegrity = msg
+		}
+		problem("fts: integrity: %s", msg)
+	}
 
 	rows, err := tx.Query(ctx, `SELECT c.id, c.message_count, count(m.id) FROM channels c LEFT JOIN messages m ON m.channel_id = c.id
 		GROUP BY c.id, c.message_count HAVING c.message_count <> count(m.id) ORDER BY c.id COLLATE "C" LIMIT $1`, maxListedIDs)

@@ -56,8 +56,10 @@ func (s *Store) RebuildKeywords(ctx context.Context) error {
 			}
 			after = ids[len(ids)-1]
 		}
-		_, err := tx.Exec(ctx, "UPDATE keyword_stats SET docs = CASE shard WHEN 0 THEN $1 ELSE 0 END, tokens = CASE shard WHEN 0 THEN $2 ELSE 0 END", docs, tokens)
-		return err
+		if _, err := tx.Exec(ctx, "UPDATE keyword_stats SET docs = CASE shard WHEN 0 THEN $1 ELSE 0 END, tokens = CASE shard WHEN 0 THEN $2 ELSE 0 END", docs, tokens); err != nil {
+			return err
+		}
+		return reindexTerms(ctx, tx)
 	})
 	if err != nil {
 		return fmt.Errorf("pgstore: rebuild keyword entries: %w", err)
@@ -145,4 +147,25 @@ func (s *Store) ActivateSet(ctx context.Context, set int64, now time.Time) (bool
 		return false, fmt.Errorf("pgstore: activate vector set %d: %w", set, err)
 	}
 	return ok, nil
+}
+
+// reindexTerms rebuilds the keyword search's postings and per-term
+// document counts (migrations/0004_keyword_terms.sql) from the messages'
+// terms, as that migration first built them.
+func reindexTerms(ctx context.Context, tx pgx.Tx) error {
+	for _, q := range []string{
+		"DELETE FROM keyword_postings",
+		"DELETE FROM keyword_terms",
+		`INSERT INTO keyword_terms (term, shard, df)
+		SELECT t.term, 0, count(*) FROM messages m CROSS JOIN LATERAL unnest(m.terms) AS t(term)
+		WHERE octet_length(t.term) <= 2046 GROUP BY t.term`,
+		`INSERT INTO keyword_postings (term, message_id, tf, doc_len)
+		SELECT t.term, m.id, t.tf, m.doc_len FROM messages m CROSS JOIN LATERAL unnest(m.terms, m.tfs) AS t(term, tf)
+		WHERE octet_length(t.term) <= 2046`,
+	} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -539,7 +539,7 @@ func TestRebuildOnPostgres(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	for _, q := range []string{"UPDATE messages SET tsv = to_tsvector('simple', 'x'), terms = '{x}', tfs = '{1}', doc_len = 1 WHERE id % 7 = 0",
-		"UPDATE keyword_stats SET docs = docs + 5"} {
+		"UPDATE keyword_stats SET docs = docs + 5", "DELETE FROM keyword_postings WHERE message_id % 5 = 0"} {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatal(err)
 		}

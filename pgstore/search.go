@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -25,75 +24,7 @@ func (s *Store) Keyword(ctx context.Context, q fts.Query, f engine.Selection, de
 
 // keyword is Keyword over stemmed terms.
 func (s *Store) keyword(ctx context.Context, terms []string, f *where.Expr, depth int) ([]engine.ScoredID, error) {
-	if len(terms) == 0 {
-		return []engine.ScoredID{}, nil
-	}
-	var n, tokens int64
-	if err := s.pool.QueryRow(ctx, "SELECT coalesce(sum(docs), 0), coalesce(sum(tokens), 0) FROM keyword_stats").Scan(&n, &tokens); err != nil {
-		return nil, fmt.Errorf("pgstore: keyword search: %w", err)
-	}
-	if n <= 0 {
-		return []engine.ScoredID{}, nil
-	}
-	avgdl := float64(tokens) / float64(n)
-	// Document frequencies over every message (as FTS5's idf), in one
-	// pass over the messages holding any of the terms.
-	distinct := uniq(terms)
-	dfArgs := &sqlArgs{}
-	counts := make([]string, len(distinct))
-	for i, t := range distinct {
-		counts[i] = "count(*) FILTER (WHERE tsv @@ " + dfArgs.add(quoteLexeme(t)) + "::tsquery)"
-	}
-	dfQuery := "SELECT " + strings.Join(counts, ", ") + " FROM messages WHERE tsv @@ " + dfArgs.add(tsquery(distinct)) + "::tsquery"
-	got := make([]int64, len(distinct))
-	dest := make([]any, len(distinct))
-	for i := range got {
-		dest[i] = &got[i]
-	}
-	if err := s.pool.QueryRow(ctx, dfQuery, dfArgs.vals...).Scan(dest...); err != nil {
-		return nil, fmt.Errorf("pgstore: keyword search: %w", err)
-	}
-	df := map[string]int64{}
-	for i, t := range distinct {
-		df[t] = got[i]
-	}
-	var qterms []string
-	var idfs []float64
-	var match []string
-	for _, t := range terms {
-		if df[t] == 0 {
-			continue
-		}
-		nHit := float64(df[t])
-		idf := math.Log((float64(n) - nHit + 0.5) / (nHit + 0.5))
-		if idf <= 0 {
-			idf = 1e-6
-		}
-		qterms = append(qterms, t)
-		idfs = append(idfs, idf)
-		match = append(match, t)
-	}
-	if len(qterms) == 0 {
-		return []engine.ScoredID{}, nil
-	}
-	args := &sqlArgs{}
-	pTerms, pIdfs, pAvg := args.add(qterms), args.add(idfs), args.add(avgdl)
-	pMatch := args.add(tsquery(uniq(match)))
-	cond, err := filterSQL(f, args)
-	if err != nil {
-		return nil, err
-	}
-	// Each matching message scores only the query's terms: their
-	// frequencies are looked up in the message's term array, not unnested.
-	q := `WITH q AS (SELECT term, idf FROM unnest(` + pTerms + `::text[], ` + pIdfs + `::float8[]) AS q(term, idf))
-		SELECT m.id, s.score FROM messages m
-		CROSS JOIN LATERAL (
-			SELECT sum(q.idf * ((t.tf * 2.2::float8) / (t.tf + 1.2::float8 * (1::float8 - 0.75::float8 + (0.75::float8 * m.doc_len) / ` + pAvg + `::float8)))) AS score
-			FROM q CROSS JOIN LATERAL (SELECT m.tfs[array_position(m.terms, q.term)]::float8 AS tf) t
-			WHERE t.tf IS NOT NULL) s
-		WHERE m.tsv @@ ` + pMatch + `::tsquery AND ` + cond + `
-		ORDER BY s.score DESC, m.id LIMIT ` + args.add(depth)
-	return s.scored(ctx, "keyword search", q, args.vals...)
+	return s.keywordSearch(ctx, terms, f, depth, fewKept)
 }
 
 func (s *Store) scored(ctx context.Context, what, q string, args ...any) ([]engine.ScoredID, error) {

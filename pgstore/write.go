@@ -213,6 +213,9 @@ func (s *Store) writeTx(ctx context.Context, tx pgx.Tx, ms []engine.StoredMessag
 			return nil, err
 		}
 	}
+	if err := indexTerms(ctx, tx, docs, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

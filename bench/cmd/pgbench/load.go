@@ -70,7 +70,7 @@ func runLoad(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
-	b, err := dbs.open(ctx, emb, opts)
+	b, _, err := dbs.open(ctx, emb, opts)
 	if err != nil {
 		return err
 	}
@@ -164,27 +164,14 @@ func loadWorkload(data string, n, nq int) ([]loadDoc, []string, error) {
 	return docs, queries, nil
 }
 
-// fill stores docs in batches of 500 and then embeds and indexes them;
-// it returns the message ids and both times.
+// fill stores docs (fillMessages) and then embeds and indexes them; it
+// returns the message ids and both times.
 func fill(ctx context.Context, e *engine.Engine, docs []loadDoc) ([]int64, time.Duration, time.Duration, error) {
-	ids := make([]int64, 0, len(docs))
-	start := time.Now()
-	for i := 0; i < len(docs); i += 500 {
-		part := docs[i:min(i+500, len(docs))]
-		in := make([]engine.NewMessage, len(part))
-		for j, d := range part {
-			in[j] = engine.NewMessage{Channel: d.channel, Sender: d.sender, Content: d.content, Type: d.typ}
-		}
-		rs, err := e.StoreMessages(ctx, in)
-		if err != nil {
-			return nil, 0, 0, err
-		}
-		for _, r := range rs {
-			ids = append(ids, r.ID)
-		}
+	ids, write, err := fillMessages(ctx, e, docs)
+	if err != nil {
+		return nil, 0, 0, err
 	}
-	write := time.Since(start)
-	start = time.Now()
+	start := time.Now()
 	if err := e.SyncVectors(ctx, nil); err != nil {
 		return nil, 0, 0, err
 	}

@@ -18,7 +18,21 @@
 // bag of words (bench.LexicalEmbedder) in both: the figures measure the
 // stores, not a model.
 //
-// Without --dsn both start a PostgreSQL server of their own
+//	pgbench serve [--seed 10000] [--procs 3] [--agents 50] [--ops 40] [--model none] [--cairn BIN]
+//
+// serve stores seed messages in PostgreSQL, starts procs `cairn serve
+// --store postgres://...` processes on loopback ports and runs agents
+// concurrent simulated agents of ops requests each (half writes, some of
+// them the same write from every agent; hybrid searches; reads of an
+// acknowledged write), spread over the processes; then it reads every
+// acknowledged write back from another process. It reports requests and
+// writes per second, p50/p95 per kind of request, errors, lost writes and
+// ids given twice, and the same for one serve process on the embedded
+// store with the same seed (--embedded=false skips it). With --model none
+// (the default) searches are keyword only: no model runs in the serve
+// processes.
+//
+// Each subcommand starts a PostgreSQL server of its own
 // (internal/pgtest: `make pg-env` installs it).
 package main
 
@@ -42,7 +56,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: pgbench keyword|load [flags]")
+		fmt.Fprintln(os.Stderr, "usage: pgbench keyword|load|serve [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -51,6 +65,8 @@ func main() {
 		err = runKeyword(ctx, os.Args[2:])
 	case "load":
 		err = runLoad(ctx, os.Args[2:])
+	case "serve":
+		err = runServe(ctx, os.Args[2:])
 	default:
 		fmt.Fprintf(os.Stderr, "unknown subcommand %q\n", os.Args[1])
 		os.Exit(2)
@@ -78,22 +94,21 @@ func newDatabases(ctx context.Context, dsn string) (*databases, error) {
 	return &databases{srv: srv}, nil
 }
 
-func (d *databases) open(ctx context.Context, emb engine.Embedder, opts engine.Options) (*engine.Engine, error) {
-	dsn, err := d.srv.NewDatabase(ctx)
-	if err != nil {
-		return nil, err
+// open opens an engine on a new database; dsn names the database.
+func (d *databases) open(ctx context.Context, emb engine.Embedder, opts engine.Options) (e *engine.Engine, dsn string, err error) {
+	if dsn, err = d.srv.NewDatabase(ctx); err != nil {
+		return nil, "", err
 	}
 	st, err := pgstore.Open(ctx, dsn, pgstore.Options{})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	opts.Embedder = emb
-	e, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", opts)
-	if err != nil {
+	if e, err = engine.OpenBackend(ctx, st, pgstore.Kind, "", opts); err != nil {
 		st.Close()
-		return nil, err
+		return nil, "", err
 	}
-	return e, nil
+	return e, dsn, nil
 }
 
 func (d *databases) close() { _ = d.srv.Stop() }
@@ -133,7 +148,7 @@ func runKeyword(ctx context.Context, args []string) error {
 		if err := warmKeywordIndex(ctx, ca); err != nil {
 			return err
 		}
-		b, err := dbs.open(ctx, nil, opts)
+		b, _, err := dbs.open(ctx, nil, opts)
 		if err != nil {
 			return err
 		}
