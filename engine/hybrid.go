@@ -207,6 +207,10 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if err := e.exactSimilarities(ctx, run); err != nil {
 		return SearchResponse{}, err
 	}
+	// Turns scored with their neighbours (engine/turncontext.go).
+	if err := e.turnContext(ctx, run); err != nil {
+		return SearchResponse{}, err
+	}
 	fuse(run.mode, p.fusion, keywordWeight(run.query, e.opts.QueryAnalysis), run.cands)
 	facts, err := e.rankFacts(ctx, run.cands.ids())
 	if err != nil {
@@ -330,7 +334,8 @@ type candidate struct {
 	kwRank     int     // 1-based, 0 = not a keyword hit
 	sim        float64 // cosine similarity
 	hasSim     bool
-	semRank    int // 1-based, 0 = not in the vector list
+	semRank    int     // 1-based, 0 = not in the vector list
+	ctxSim     float64 // similarity with a neighbouring turn (engine/turncontext.go)
 	fused      float64
 	stale      bool // breadcrumbs changed or gone: demoted by Ranking.StaleFactor
 }
@@ -565,7 +570,7 @@ func fuse(mode SearchMode, fusion Fusion, kw float64, cands candidates) {
 		}
 	case mode == ModeSemantic:
 		for _, c := range cands {
-			c.fused = clamp01(c.sim)
+			c.fused = clamp01(c.fusionSim())
 		}
 	case fusion == FusionRRF:
 		for _, c := range cands {
@@ -582,7 +587,7 @@ func fuse(mode SearchMode, fusion Fusion, kw float64, cands candidates) {
 		fuseMinMax(kw, cands)
 	default: // FusionWeighted
 		for _, c := range cands {
-			c.fused = kw*c.kwNorm + (1-kw)*clamp01(c.sim)
+			c.fused = kw*c.kwNorm + (1-kw)*clamp01(c.fusionSim())
 		}
 	}
 }
@@ -594,7 +599,7 @@ func fuseMinMax(kw float64, cands candidates) {
 	for _, c := range cands {
 		klo, khi = min(klo, c.kw), max(khi, c.kw)
 		if c.hasSim {
-			slo, shi = min(slo, c.sim), max(shi, c.sim)
+			slo, shi = min(slo, c.fusionSim()), max(shi, c.fusionSim())
 		}
 	}
 	for _, c := range cands {
@@ -606,7 +611,7 @@ func fuseMinMax(kw float64, cands candidates) {
 		}
 		if c.hasSim {
 			if shi > slo {
-				s = (c.sim - slo) / (shi - slo)
+				s = (c.fusionSim() - slo) / (shi - slo)
 			} else {
 				s = 1
 			}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 )
 
@@ -38,15 +37,7 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 	if r.mode != ModeHybrid || len(r.cands) == 0 || e.opts.QueryAnalysis.NoReplies {
 		return nil, nil
 	}
-	best := r.cands.ids()
-	sort.Slice(best, func(i, j int) bool {
-		a, b := r.cands[best[i]], r.cands[best[j]]
-		if a.fused != b.fused {
-			return a.fused > b.fused
-		}
-		return best[i] > best[j]
-	})
-	best = best[:min(len(best), replyTop)]
+	best := r.cands.best(replyTop, func(c *candidate) (float64, bool) { return c.fused, true })
 	// One read: the askers among them, each one's next message in its
 	// channel (c), kept when it is a reply and passes the search's filter
 	// (whose SQL names the message c). The row-value comparison lets
