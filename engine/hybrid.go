@@ -336,6 +336,7 @@ type candidate struct {
 	hasSim     bool
 	semRank    int     // 1-based, 0 = not in the vector list
 	ctxSim     float64 // similarity with a neighbouring turn (engine/turncontext.go)
+	hasCtx     bool
 	fused      float64
 	stale      bool // breadcrumbs changed or gone: demoted by Ranking.StaleFactor
 }
