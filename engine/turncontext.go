@@ -34,23 +34,25 @@ import (
 // a channel written by one sender (notes, documents, imported corpora) has
 // no neighbours, so nothing changes there.
 //
-// Measured on the LoCoMo dev conversations (bench/README.md): semantic
-// R@10 0.705 -> 0.795 (best of weights 0.8-1.0), hybrid R@10 unchanged
-// within one question (0.805 -> 0.804; 0.800-0.811 over weights 0.8-1.0
-// and the 10-100 best) and R@5 0.676 -> 0.703: in hybrid mode the reply
-// lift already finds most of these turns.
+// It runs in semantic mode only. Measured on the LoCoMo dev conversations
+// (bench/README.md): semantic R@10 0.705 -> 0.795 (best of weights
+// 0.8-1.0); in hybrid mode R@10 did not move (0.805 -> 0.804; 0.800-0.811
+// over weights 0.8-1.0 and the 10-100 best), because the reply lift
+// (engine/replies.go) already finds these turns there, while it cost 1.5 ms
+// of CPU a query at 20,000 messages (BenchmarkTurnContextCPU: 3.4 -> 4.9
+// ms), which the hybrid latency budget cannot spare.
 const (
 	contextWeight = 0.9
 	contextTop    = 30
 	contextWithin = time.Hour
 )
 
-// turnContext is the context step of a search with vectors (see
+// turnContext is the context step of semantic search (see
 // contextWeight): it sets the context similarity of the contextTop
 // candidates most similar to the query and of the turns after them, which
 // join the candidates when they pass the filter.
 func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
-	if r.mode == ModeKeyword || !r.vecUsed || len(r.cands) == 0 || e.opts.QueryAnalysis.NoTurnContext {
+	if r.mode != ModeSemantic || !r.vecUsed || len(r.cands) == 0 || e.opts.QueryAnalysis.NoTurnContext {
 		return nil
 	}
 	best := r.cands.best(contextTop, func(c *candidate) (float64, bool) { return c.sim, c.hasSim })
