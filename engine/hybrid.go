@@ -172,7 +172,9 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // The search is a pipeline of steps, each a method or function of its own
 // (engine/hybrid.go): plan (validate and resolve the request), semantic
 // (nearest vectors), keyword (BM25), exactSimilarities (cosine for keyword
-// hits the vector list missed), fuse (one relevance per candidate), the
+// hits the vector list missed), turnContext (semantic mode: conversation
+// turns also scored with their neighbours, engine/turncontext.go), fuse
+// (one relevance per candidate), the
 // boosts of the senders and times the query names and liftReplies
 // (engine/queryshape.go, engine/timeexpr.go, engine/replies.go),
 // rankCandidates (ranking profile, order, limit) and hydrate (full
