@@ -292,15 +292,10 @@ func (lc *LoCoMoCorpus) Evaluate(ctx context.Context, req engine.SearchRequest) 
 	for _, c := range lc.Convs {
 		for _, q := range c.Questions {
 			r := req
-			r.Query, r.Limit = q.Text, 10
-			r.Filter.ChannelIDs = []string{LoCoMoChannel(c)}
-			res, err := lc.Engine.Search(ctx, r)
+			r.Limit = 10
+			ranked, err := lc.Ranked(ctx, r, c, q)
 			if err != nil {
-				return nil, fmt.Errorf("question %q: %w", q.Text, err)
-			}
-			ranked := make([]string, len(res))
-			for i, x := range res {
-				ranked[i] = lc.diaOf[x.Message.ID]
+				return nil, err
 			}
 			acc[q.Category].add(ranked, q.Evidence)
 			acc["overall"].add(ranked, q.Evidence)
@@ -312,4 +307,24 @@ func (lc *LoCoMoCorpus) Evaluate(ctx context.Context, req engine.SearchRequest) 
 		out[k] = *m
 	}
 	return out, nil
+}
+
+// Ranked searches question q of conversation c in its channel with req as
+// template (Query and the channel filter are set; Limit is req's, 10 when
+// 0) and returns the dia_ids of the results in rank order.
+func (lc *LoCoMoCorpus) Ranked(ctx context.Context, req engine.SearchRequest, c Conversation, q Question) ([]string, error) {
+	req.Query = q.Text
+	if req.Limit == 0 {
+		req.Limit = 10
+	}
+	req.Filter.ChannelIDs = []string{LoCoMoChannel(c)}
+	res, err := lc.Engine.Search(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("question %q: %w", q.Text, err)
+	}
+	ranked := make([]string, len(res))
+	for i, x := range res {
+		ranked[i] = lc.diaOf[x.Message.ID]
+	}
+	return ranked, nil
 }

@@ -171,8 +171,9 @@
 // A search is a pipeline of named steps (engine/hybrid.go), the same for
 // every store: plan (the only step that rejects input; SearchSpec.Request
 // runs it too, so every surface validates alike), semantic, keyword,
-// exactSimilarities, fuse, the query boosts, liftReplies, rankCandidates
-// and hydrate; each asks the store (Backend) for what it retrieves.
+// exactSimilarities, turnContext, fuse, the query boosts, liftReplies,
+// rankCandidates and hydrate; each asks the store (Backend) for what it
+// retrieves.
 //
 // Before the two sides run, the query is read (engine/queryshape.go,
 // engine/timeexpr.go): the capitalized names of senders and the dates it
@@ -180,7 +181,9 @@
 // messages of those senders and times instead; a question in words fuses
 // with more keyword weight than a query of keywords; in hybrid mode the
 // reply to a best candidate that asks something is lifted behind it
-// (engine/replies.go). Options.QueryAnalysis switches each part off.
+// (engine/replies.go); in semantic mode a conversation turn is also
+// scored with its neighbouring turns (engine/turncontext.go).
+// Options.QueryAnalysis switches each part off.
 //
 // Filters are applied before similarity on both sides: as a SQL WHERE on
 // the FTS5 query and as a vecstore where (filter-first planner) on the

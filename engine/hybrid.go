@@ -172,7 +172,9 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // The search is a pipeline of steps, each a method or function of its own
 // (engine/hybrid.go): plan (validate and resolve the request), semantic
 // (nearest vectors), keyword (BM25), exactSimilarities (cosine for keyword
-// hits the vector list missed), fuse (one relevance per candidate), the
+// hits the vector list missed), turnContext (semantic mode: conversation
+// turns also scored with their neighbours, engine/turncontext.go), fuse
+// (one relevance per candidate), the
 // boosts of the senders and times the query names and liftReplies
 // (engine/queryshape.go, engine/timeexpr.go, engine/replies.go),
 // rankCandidates (ranking profile, order, limit) and hydrate (full
@@ -205,6 +207,10 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 		return SearchResponse{}, err
 	}
 	if err := e.exactSimilarities(ctx, run); err != nil {
+		return SearchResponse{}, err
+	}
+	// Turns scored with their neighbours (engine/turncontext.go).
+	if err := e.turnContext(ctx, run); err != nil {
 		return SearchResponse{}, err
 	}
 	fuse(run.mode, p.fusion, keywordWeight(run.query, e.opts.QueryAnalysis), run.cands)
@@ -339,7 +345,9 @@ type candidate struct {
 	kwRank     int     // 1-based, 0 = not a keyword hit
 	sim        float64 // cosine similarity
 	hasSim     bool
-	semRank    int // 1-based, 0 = not in the vector list
+	semRank    int     // 1-based, 0 = not in the vector list
+	ctxSim     float64 // similarity with a neighbouring turn (engine/turncontext.go)
+	hasCtx     bool
 	fused      float64
 	stale      bool // breadcrumbs changed or gone: demoted by Ranking.StaleFactor
 }
@@ -529,7 +537,7 @@ func fuse(mode SearchMode, fusion Fusion, kw float64, cands candidates) {
 		}
 	case mode == ModeSemantic:
 		for _, c := range cands {
-			c.fused = clamp01(c.sim)
+			c.fused = clamp01(c.fusionSim())
 		}
 	case fusion == FusionRRF:
 		for _, c := range cands {
@@ -546,7 +554,7 @@ func fuse(mode SearchMode, fusion Fusion, kw float64, cands candidates) {
 		fuseMinMax(kw, cands)
 	default: // FusionWeighted
 		for _, c := range cands {
-			c.fused = kw*c.kwNorm + (1-kw)*clamp01(c.sim)
+			c.fused = kw*c.kwNorm + (1-kw)*clamp01(c.fusionSim())
 		}
 	}
 }
@@ -558,7 +566,7 @@ func fuseMinMax(kw float64, cands candidates) {
 	for _, c := range cands {
 		klo, khi = min(klo, c.kw), max(khi, c.kw)
 		if c.hasSim {
-			slo, shi = min(slo, c.sim), max(shi, c.sim)
+			slo, shi = min(slo, c.fusionSim()), max(shi, c.fusionSim())
 		}
 	}
 	for _, c := range cands {
@@ -570,7 +578,7 @@ func fuseMinMax(kw float64, cands candidates) {
 		}
 		if c.hasSim {
 			if shi > slo {
-				s = (c.sim - slo) / (shi - slo)
+				s = (c.fusionSim() - slo) / (shi - slo)
 			} else {
 				s = 1
 			}

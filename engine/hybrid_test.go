@@ -68,7 +68,9 @@ func buildRefCorpus(t *testing.T, r *rand.Rand, n int) *refCorpus {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	emb := newHashEmbedder("hash-ref", 24)
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: emb, Now: func() time.Time { return now }})
+	// The reference scores a message by its own cosine: turn context (its
+	// own tests in turncontext_test.go) would also score it by neighbours.
+	e := openDir(t, t.TempDir(), engine.Options{Embedder: emb, Now: func() time.Time { return now }, QueryAnalysis: engine.QueryAnalysis{NoTurnContext: true}})
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}

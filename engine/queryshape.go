@@ -21,6 +21,9 @@ type QueryAnalysis struct {
 	NoQuestionWeight bool
 	// NoReplies lifts no replies (liftReplies).
 	NoReplies bool
+	// NoTurnContext scores conversation turns by their own vectors only
+	// (turnContext).
+	NoTurnContext bool
 }
 
 // senderMentions finds the capitalized words of query that name a sender

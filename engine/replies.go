@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"sort"
 	"time"
 )
 
@@ -37,15 +36,7 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 	if r.mode != ModeHybrid || len(r.cands) == 0 || e.opts.QueryAnalysis.NoReplies {
 		return nil, nil
 	}
-	best := r.cands.ids()
-	sort.Slice(best, func(i, j int) bool {
-		a, b := r.cands[best[i]], r.cands[best[j]]
-		if a.fused != b.fused {
-			return a.fused > b.fused
-		}
-		return best[i] > best[j]
-	})
-	best = best[:min(len(best), replyTop)]
+	best := r.cands.best(replyTop, func(c *candidate) (float64, bool) { return c.fused, true })
 	pairs, err := r.plan.from(e).Replies(ctx, best, replyWithin, r.plan.filter.selection())
 	if err != nil {
 		return nil, err

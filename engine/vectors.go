@@ -585,41 +585,14 @@ func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32
 // similarities returns the exact cosine similarity of qvec to the stored
 // vectors of ids (those that have one).
 func (e *Engine) similarities(ctx context.Context, s VectorSet, qvec []float32, ids []int64) (map[int64]float64, error) {
-	out := map[int64]float64{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	coll, err := e.collection(ctx, s, false)
-	if errors.Is(err, vecstore.ErrNotFound) {
-		return out, nil
-	}
+	vecs, err := e.vectorsOf(ctx, s, ids)
 	if err != nil {
 		return nil, err
 	}
-	strIDs := make([]string, len(ids))
-	for i, id := range ids {
-		strIDs[i] = strconv.FormatInt(id, 10)
-	}
-	got, err := e.vec.store.Get(ctx, coll, vecstore.GetRequest{IDs: strIDs, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
-	if err != nil {
-		return nil, fmt.Errorf("engine: vectors: %w", err)
-	}
-	qn := norm(qvec)
-	for i, sid := range got.IDs {
-		id, err := strconv.ParseInt(sid, 10, 64)
-		if err != nil || i >= len(got.Embeddings) {
-			continue
-		}
-		v := got.Embeddings[i]
-		if len(v) != len(qvec) || qn == 0 {
-			continue
-		}
-		var dot float64
-		for j := range v {
-			dot += float64(v[j]) * float64(qvec[j])
-		}
-		if vn := norm(v); vn > 0 {
-			out[id] = dot / (qn * vn)
+	out := make(map[int64]float64, len(vecs))
+	for id, v := range vecs {
+		if len(v) == len(qvec) && norm(v) > 0 && norm(qvec) > 0 {
+			out[id] = cosine(qvec, v)
 		}
 	}
 	return out, nil

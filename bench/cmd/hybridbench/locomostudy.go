@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/bench"
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // runLoCoMoStudy replays LoCoMo retrieval offline for variants of what is
@@ -28,25 +29,11 @@ func runLoCoMoStudy(ctx context.Context, args []string) error {
 	replies := fs.String("reply", "0:0", "comma-separated WEIGHT:TOP reply settings: the next turn after each of the TOP best candidates gets at least WEIGHT times its relevance (0:0 = off)")
 	prfs := fs.String("prf", "0:0", "comma-separated DEPTH:WEIGHT pseudo-relevance feedback settings (0:0 = off)")
 	fs.Parse(args)
-	ne, closeFn, err := openModel(ctx, *model, *cache)
+	lc, ne, closeFn, err := openLoCoMo(ctx, *data, *model, *cache, false)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	convs, err := bench.LoadLoCoMo(filepath.Join(*data, "locomo-dev"))
-	if err != nil {
-		return err
-	}
-	dir, err := os.MkdirTemp("", "locomostudy-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	lc, err := bench.LoadLoCoMoCorpus(ctx, dir, convs, bench.LoCoMoOptions{Captions: true})
-	if err != nil {
-		return err
-	}
-	defer lc.Close()
 	fusers, err := parseGrid(*grid)
 	if err != nil {
 		return err
@@ -179,4 +166,36 @@ func runLoCoMoStudy(ctx context.Context, args []string) error {
 		}
 	}
 	return nil
+}
+
+// openLoCoMo opens the embedding model spec (behind the cache) and the
+// LoCoMo dev conversations of data stored in a fresh engine, which embeds
+// with the model when embedded is set. closeFn closes both and removes
+// the engine's directory.
+func openLoCoMo(ctx context.Context, data, spec, cache string, embedded bool) (*bench.LoCoMoCorpus, namedEmbedder, func(), error) {
+	ne, closeModel, err := openModel(ctx, spec, cache)
+	if err != nil {
+		return nil, ne, nil, err
+	}
+	convs, err := bench.LoadLoCoMo(filepath.Join(data, "locomo-dev"))
+	if err != nil {
+		closeModel()
+		return nil, ne, nil, err
+	}
+	dir, err := os.MkdirTemp("", "locomo-")
+	if err != nil {
+		closeModel()
+		return nil, ne, nil, err
+	}
+	var eo engine.Options
+	if embedded {
+		eo.Embedder = ne.emb
+	}
+	lc, err := bench.LoadLoCoMoCorpus(ctx, dir, convs, bench.LoCoMoOptions{Captions: true, Engine: eo})
+	if err != nil {
+		os.RemoveAll(dir)
+		closeModel()
+		return nil, ne, nil, err
+	}
+	return lc, ne, func() { lc.Close(); os.RemoveAll(dir); closeModel() }, nil
 }

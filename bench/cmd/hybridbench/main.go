@@ -18,7 +18,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|fusion|speed|oneshot-store|oneshot|encoder-gate|storage|storage-peers|storage-load [flags]")
+		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|locomo-misses|fusion|speed|oneshot-store|oneshot|encoder-gate|storage|storage-peers|storage-load [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -29,6 +29,8 @@ func main() {
 		err = runFusion(ctx, os.Args[2:])
 	case "locomo-study":
 		err = runLoCoMoStudy(ctx, os.Args[2:])
+	case "locomo-misses":
+		err = runLoCoMoMisses(ctx, os.Args[2:])
 	case "locomo":
 		err = runLoCoMo(ctx, os.Args[2:])
 	case "speed":
