@@ -18,7 +18,9 @@ const (
 	// minimum and maximum): about a quarter of Float32's bytes. Distances
 	// are computed between the float32 query and the decoded vector, so
 	// they are approximate (to about 1e-3 on unit vectors of dimension
-	// 384), and Vector returns the decoded vector.
+	// 384), and Vector returns the decoded vector. In the cosine space lo
+	// and step are scaled so that the decoded vector has unit norm (see
+	// encodeSQ8).
 	SQ8
 )
 
@@ -61,8 +63,18 @@ func sq8Stride(dim int) int { return (sq8Header + dim + 3) &^ 3 }
 // sq8Levels is the largest code.
 const sq8Levels = 255
 
-// encodeSQ8 writes v's row into row (len sq8Stride(len(v))).
-func encodeSQ8(row []byte, v []float32) {
+// encodeSQ8 writes v's row into row (len sq8Stride(len(v))). With unit
+// (v of unit norm: the cosine space) lo and step are then scaled so that
+// the decoded vector has unit norm too. A cosine distance depends only on
+// the decoded vector's direction, and the scaling removes the part of the
+// rounding error e along the vector x itself: what is left of q·e is
+// (q - (q·x)x)·e, whose variance is 1 - (q·x)² times that of q·e, so the
+// distances to a query's near neighbours, the ones that decide recall, are
+// the most exact (at 1,000,000 vectors of the bench's easy set, the exact
+// ranking by SQ8 distances found 0.978 of the true top 10 without the
+// scaling and 0.9905 with it). The codes are those of the unscaled range,
+// so encoding the decoded vector again gives the same codes.
+func encodeSQ8(row []byte, v []float32, unit bool) {
 	lo, hi := float32(math.Inf(1)), float32(math.Inf(-1))
 	for _, f := range v {
 		lo = min(lo, f)
@@ -85,20 +97,39 @@ func encodeSQ8(row []byte, v []float32) {
 		}
 	}
 	clear(row[sq8Header+len(v):])
-	setParams(row, len(v), lo, float32(step))
+	setParams(row, len(v), lo, float32(step), unit)
 }
 
 // setParams stores lo and step in row, whose codes are written, and the
-// squared norm they give the decoded vector of dimension dim.
-func setParams(row []byte, dim int, lo, step float32) {
-	var sq float64
-	for _, c := range row[sq8Header : sq8Header+dim] {
-		d := float64(lo + step*float32(c))
-		sq += d * d
+// squared norm they give the decoded vector of dimension dim; with unit,
+// lo and step are first scaled so that the decoded vector has unit norm
+// (see encodeSQ8). A row already of unit norm to rounding is left as it
+// is, so that loading a scaled row again gives it back bit for bit.
+func setParams(row []byte, dim int, lo, step float32, unit bool) {
+	sq := decodedNorm2(row[sq8Header:sq8Header+dim], lo, step)
+	if unit && sq > 0 && math.Abs(sq-1) > unitTolerance {
+		s := 1 / math.Sqrt(sq)
+		lo, step = float32(float64(lo)*s), float32(float64(step)*s)
+		sq = decodedNorm2(row[sq8Header:sq8Header+dim], lo, step)
 	}
 	binary.LittleEndian.PutUint32(row[0:], math.Float32bits(lo))
 	binary.LittleEndian.PutUint32(row[4:], math.Float32bits(step))
 	binary.LittleEndian.PutUint32(row[8:], math.Float32bits(float32(sq)))
+}
+
+// unitTolerance is how far from 1 the squared norm of a row scaled by
+// setParams may be: float32 rounding of lo, step and the decoded
+// components (relative 6e-8 each) moves it by a few 1e-7.
+const unitTolerance = 1e-6
+
+// decodedNorm2 is the squared norm of the vector that codes decode to.
+func decodedNorm2(codes []byte, lo, step float32) float64 {
+	var sq float64
+	for _, c := range codes {
+		d := float64(lo + step*float32(c))
+		sq += d * d
+	}
+	return sq
 }
 
 // params returns an SQ8 row's lo, step and squared norm.
@@ -211,7 +242,7 @@ func (x *Index) storeLocked(id uint32, v []float32) {
 		copy(x.vecLocked(id), v)
 		return
 	}
-	encodeSQ8(x.rowLocked(id), v)
+	encodeSQ8(x.rowLocked(id), v, x.norm)
 }
 
 // Recode re-encodes every stored vector in code and keeps the graph, so a
@@ -235,7 +266,7 @@ func (x *Index) Recode(code Code) error {
 		codes := make([]byte, n*x.rowLen)
 		for id := range n {
 			o := id * x.rowLen
-			encodeSQ8(codes[o:o+x.rowLen], x.vecLocked(uint32(id)))
+			encodeSQ8(codes[o:o+x.rowLen], x.vecLocked(uint32(id)), x.norm)
 		}
 		x.mu.codes, x.mu.vecs = codes, nil
 	} else {
@@ -258,9 +289,18 @@ func SQ8Len(dim int) int { return 8 + dim }
 // the form an SQ8 index is built from and marshals, for callers that store
 // vectors themselves: DecodeSQ8 gives back the vector an SQ8 index would
 // hold, and inserting that vector into an SQ8 index reproduces the codes.
-func AppendSQ8(dst []byte, v []float32) []byte {
+func AppendSQ8(dst []byte, v []float32) []byte { return appendSQ8(dst, v, false) }
+
+// AppendSQ8Unit is AppendSQ8 for a vector of unit norm, as an SQ8 index in
+// the cosine space holds it: lo and step are scaled so that the decoded
+// vector has unit norm too, which makes cosine distances to it more exact
+// (the codes are AppendSQ8's). An index in the cosine space given the
+// decoded vector reproduces the codes and, to rounding, lo and step.
+func AppendSQ8Unit(dst []byte, v []float32) []byte { return appendSQ8(dst, v, true) }
+
+func appendSQ8(dst []byte, v []float32, unit bool) []byte {
 	row := make([]byte, sq8Stride(len(v)))
-	encodeSQ8(row, v)
+	encodeSQ8(row, v, unit)
 	dst = append(dst, row[:8]...)
 	return append(dst, row[sq8Header:sq8Header+len(v)]...)
 }

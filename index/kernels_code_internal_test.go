@@ -103,7 +103,7 @@ func TestSQ8RoundTrip(t *testing.T) {
 				}
 			}
 			row := make([]byte, sq8Stride(dim))
-			encodeSQ8(row, v)
+			encodeSQ8(row, v, false)
 			lo, step, sq := params(row)
 			got := make([]float32, dim)
 			decodeSQ8(got, row)

@@ -369,7 +369,7 @@ func (x *Index) decodeVector(d *decoder, id uint32) error {
 		}
 		row := x.rowLocked(id)
 		copy(row[sq8Header:], raw[8:])
-		setParams(row, x.dim, lo, step)
+		setParams(row, x.dim, lo, step, x.norm)
 		return nil
 	}
 	raw := d.take(4 * x.dim)

@@ -36,8 +36,8 @@ type View struct {
 }
 
 // StoredVector returns slot id's vector as the caller stored it: for SQ8
-// the encoding of AppendSQ8 (of the normalized vector, in the cosine
-// space), otherwise dim little-endian float32s as given to Insert. It
+// the encoding of AppendSQ8 (AppendSQ8Unit of the normalized vector, in the
+// cosine space: a View takes lo and step as stored), otherwise dim little-endian float32s as given to Insert. It
 // returns nil when the slot has no vector (its record is gone): the search
 // then routes through it with the zero vector, as an Index decoded by
 // UnmarshalGraph does, and never returns it.
@@ -221,7 +221,7 @@ func (v *View) sq8Row(stored []byte) []byte {
 	}
 	copy(row[sq8Header:], stored[8:])
 	if x.isL2 {
-		setParams(row, x.dim, lo, step)
+		setParams(row, x.dim, lo, step, false)
 	} else {
 		// Only L2 reads the squared norm.
 		le.PutUint32(row[0:], math.Float32bits(lo))

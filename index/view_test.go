@@ -13,7 +13,7 @@ import (
 
 // viewFixture is an index with tombstones, its vectors as given, and the
 // stored form of each (little-endian float32s, or AppendSQ8 of the vector
-// the index holds).
+// the index holds, AppendSQ8Unit in the cosine space).
 func viewFixture(t testing.TB, space index.Space, code index.Code) (*index.Index, [][]float32, func(uint32) []byte) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(21, 22))
@@ -37,7 +37,11 @@ func viewFixture(t testing.TB, space index.Space, code index.Code) (*index.Index
 					held = unit(v)
 				}
 			}
-			stored[i] = index.AppendSQ8(nil, held)
+			if space == index.Cosine {
+				stored[i] = index.AppendSQ8Unit(nil, held)
+			} else {
+				stored[i] = index.AppendSQ8(nil, held)
+			}
 			continue
 		}
 		for _, f := range v {

@@ -80,11 +80,12 @@ func encodeStored(ci *collInfo, v []float32) (val []byte, graphVec []float32) {
 	if ci.Config.HNSW.VectorCode != CodeSQ8 {
 		return encodeVector(v), v
 	}
-	held := v
+	var raw []byte
 	if ci.Config.HNSW.Space == SpaceCosine {
-		held = normalized(v)
+		raw = index.AppendSQ8Unit(nil, normalized(v))
+	} else {
+		raw = index.AppendSQ8(nil, v)
 	}
-	raw := index.AppendSQ8(nil, held)
 	dec, err := index.DecodeSQ8(raw)
 	if err != nil { // finite input always encodes to finite parameters
 		panic(fmt.Sprintf("vecstore: SQ8 round trip: %v", err))

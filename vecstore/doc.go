@@ -93,8 +93,10 @@
 //	                  typed metadata)
 //	            vec:  dense u32 BE -> CRC + the vector: little-endian
 //	                  float32s as given, or for SQ8 collections
-//	                  index.AppendSQ8's lo, step and codes (of the
-//	                  normalized vector, in the cosine space)
+//	                  index.AppendSQ8's lo, step and codes
+//	                  (AppendSQ8Unit of the normalized vector, in the
+//	                  cosine space: the same layout, lo and step scaled
+//	                  so the decoded vector has unit norm)
 //	            log:  seq u64 BE -> CRC + ids touched by that write
 //	            snap: chunk 0 -> index.MarshalGraph of the graph as of
 //	                  snapshot seq, uncompressed, in one value (no
@@ -155,7 +157,9 @@
 // starts loading a collection on its first read and answers reads in
 // place until it is loaded, so a cold open does not wait for the load.
 // Answers in place equal the loaded path's up to float round-off (SQ8
-// distances are to the stored codes, which the loaded graph re-derives).
+// distances are to the stored codes, which the loaded graph re-derives;
+// cosine codes written before their lo and step were scaled to unit norm
+// are scaled by the loaded graph only, a difference of about 1e-4).
 //
 // # Several processes
 //
