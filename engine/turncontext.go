@@ -56,28 +56,30 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 	if r.mode != ModeSemantic || !r.vecUsed || len(r.cands) == 0 || e.opts.QueryAnalysis.NoTurnContext {
 		return nil
 	}
-	ts, ok := e.store.(turnContextStore)
-	if !ok {
+	// A store wrapped for filters it does not serve itself (searchStore)
+	// could not say whether a neighbour passes them: no context then.
+	ts, ok := e.store.(TurnContext)
+	if !ok || r.plan.from(e) != e.store {
 		return nil
 	}
 	best := r.cands.best(contextTop, func(c *candidate) (float64, bool) { return c.sim, c.hasSim })
 	if len(best) == 0 {
 		return nil
 	}
-	prev, next, err := ts.turnNeighbours(ctx, r, best)
+	nbs, err := ts.Neighbours(ctx, best, contextWithin, r.plan.filter.selection())
 	if err != nil {
 		return err
 	}
 	ids := append([]int64(nil), best...)
 	for _, id := range best {
-		if p, ok := prev[id]; ok {
-			ids = append(ids, p)
+		if nb := nbs[id]; nb.Prev != 0 {
+			ids = append(ids, nb.Prev)
 		}
-		if n, ok := next[id]; ok {
-			ids = append(ids, n.id)
+		if nb := nbs[id]; nb.Next != 0 {
+			ids = append(ids, nb.Next)
 		}
 	}
-	vecs, err := ts.vectorsOf(ctx, r.set, ids)
+	vecs, err := ts.SetVectors(ctx, r.set, ids)
 	if err != nil {
 		return vecstoreClass(err)
 	}
@@ -89,61 +91,59 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 		}
 	}
 	for _, id := range best {
-		c := r.cands[id]
-		if p, ok := prev[id]; ok {
-			with(c, p, id)
+		c, nb := r.cands[id], nbs[id]
+		if nb.Prev != 0 {
+			with(c, nb.Prev, id)
 		}
-		n, ok := next[id]
-		if !ok {
+		if nb.Next == 0 {
 			continue
 		}
-		with(c, id, n.id)
-		if v := vecs[n.id]; n.passes && v != nil {
-			nc, found := r.cands[n.id]
+		with(c, id, nb.Next)
+		if v := vecs[nb.Next]; nb.NextPasses && v != nil {
+			nc, found := r.cands[nb.Next]
 			if !found {
-				nc = r.cands.get(n.id)
+				nc = r.cands.get(nb.Next)
 				nc.sim, nc.hasSim = cosine(r.qvec, v), true
 			}
-			with(nc, id, n.id)
+			with(nc, id, nb.Next)
 		}
 	}
 	return nil
 }
 
-// turnContextStore is what the context step reads from a store: each
-// turn's neighbours and the stored vectors. Only the embedded store has
-// it so far; on another store semantic search scores every message by its
-// own vector.
-type turnContextStore interface {
-	turnNeighbours(ctx context.Context, r *searchRun, ids []int64) (map[int64]int64, map[int64]turnNeighbour, error)
-	vectorsOf(ctx context.Context, s VectorSet, ids []int64) (map[int64][]float32, error)
+// TurnContext is the capability of a Backend that serves the context step
+// of semantic search: without it a store's semantic search scores every
+// message by its own vector.
+type TurnContext interface {
+	// Neighbours returns, for those of ids that have one, the message
+	// just before and just after each in its channel (by created_at,
+	// then id) when it is from another sender and at most within away,
+	// and whether the one after passes f.
+	Neighbours(ctx context.Context, ids []int64, within time.Duration, f Selection) (map[int64]TurnNeighbours, error)
+	// SetVectors returns the vectors in set of those of ids that have one.
+	SetVectors(ctx context.Context, set VectorSet, ids []int64) (map[int64][]float32, error)
 }
 
-func (s embeddedStore) turnNeighbours(ctx context.Context, r *searchRun, ids []int64) (map[int64]int64, map[int64]turnNeighbour, error) {
-	return s.e.turnNeighbours(ctx, r, ids)
+// TurnNeighbours are a message's neighbouring turns (0: none).
+type TurnNeighbours struct {
+	Prev, Next int64
+	NextPasses bool // the turn after passes the search's filter, so it may join the candidates
 }
 
-func (s embeddedStore) vectorsOf(ctx context.Context, set VectorSet, ids []int64) (map[int64][]float32, error) {
+func (s embeddedStore) SetVectors(ctx context.Context, set VectorSet, ids []int64) (map[int64][]float32, error) {
 	return s.e.vectorsOf(ctx, set, ids)
 }
 
-// turnNeighbour is the message after a candidate, and whether it passes
-// the search's filter (only then may it join the candidates).
-type turnNeighbour struct {
-	id     int64
-	passes bool
-}
-
-// turnNeighbours returns the message before and after each of ids that
-// is a neighbour (see contextWithin), in one read.
-func (e *Engine) turnNeighbours(ctx context.Context, r *searchRun, ids []int64) (map[int64]int64, map[int64]turnNeighbour, error) {
+// Neighbours reads them in one query.
+func (s embeddedStore) Neighbours(ctx context.Context, ids []int64, within time.Duration, f Selection) (map[int64]TurnNeighbours, error) {
+	e := s.e
 	passes := "1"
 	var fargs []any
-	if f := r.plan.filter; f.sql != "" {
+	if f.sql != "" {
 		// The filter's SQL names the message c.
 		passes, fargs = f.sql, f.args
 	}
-	within := contextWithin.Milliseconds()
+	ms := within.Milliseconds()
 	q := `SELECT a.id, p.id, p.sender_id <> a.sender_id AND a.created_at - p.created_at <= ?,
 		c.id, c.sender_id <> a.sender_id AND c.created_at - a.created_at <= ?, ` + passes + `
 		FROM messages a
@@ -154,32 +154,36 @@ func (e *Engine) turnNeighbours(ctx context.Context, r *searchRun, ids []int64) 
 			WHERE x.channel_id = a.channel_id AND (x.created_at, x.id) > (a.created_at, a.id)
 			ORDER BY x.created_at, x.id LIMIT 1)
 		WHERE a.id IN (` + placeholders(len(ids)) + `)`
-	args := append([]any{within, within}, fargs...)
+	args := append([]any{ms, ms}, fargs...)
 	args = append(args, int64Args(ids)...)
 	rows, err := e.r.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, nil, fmt.Errorf("engine: search: %w", classify(err))
+		return nil, fmt.Errorf("engine: search: %w", classify(err))
 	}
 	defer rows.Close()
-	prev, next := map[int64]int64{}, map[int64]turnNeighbour{}
+	out := map[int64]TurnNeighbours{}
 	for rows.Next() {
 		var a int64
 		var p, n *int64
 		var pOK, nOK, nPasses *bool
 		if err := rows.Scan(&a, &p, &pOK, &n, &nOK, &nPasses); err != nil {
-			return nil, nil, fmt.Errorf("engine: search: %w", classify(err))
+			return nil, fmt.Errorf("engine: search: %w", classify(err))
 		}
+		var nb TurnNeighbours
 		if p != nil && pOK != nil && *pOK {
-			prev[a] = *p
+			nb.Prev = *p
 		}
 		if n != nil && nOK != nil && *nOK {
-			next[a] = turnNeighbour{id: *n, passes: nPasses != nil && *nPasses}
+			nb.Next, nb.NextPasses = *n, nPasses != nil && *nPasses
+		}
+		if nb != (TurnNeighbours{}) {
+			out[a] = nb
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("engine: search: %w", classify(err))
+		return nil, fmt.Errorf("engine: search: %w", classify(err))
 	}
-	return prev, next, nil
+	return out, nil
 }
 
 // vectorsOf returns the stored vectors of those of ids that have one.

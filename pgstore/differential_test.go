@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"reflect"
@@ -463,4 +464,63 @@ func sorted(m map[int64]engine.SearchResult) []engine.SearchResult {
 		return cmp.Compare(y.Message.ID, x.Message.ID)
 	})
 	return out
+}
+
+// Semantic search scores a conversation turn with its neighbours on both
+// stores alike: the same turns get a context similarity above their own,
+// and the results agree within the ranked-search tolerance.
+func TestDifferentialTurnContext(t *testing.T) {
+	ctx := context.Background()
+	a, b := openPair(t, wordsEmbedder(64))
+	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
+	conversation := []engine.NewMessage{
+		{Channel: "chat", Sender: "alice", Content: "We finally adopted a dog from the shelter last weekend", CreatedAt: t0},
+		{Channel: "chat", Sender: "bob", Content: "That is wonderful news, congratulations!", CreatedAt: t0.Add(10 * time.Minute)},
+		{Channel: "chat", Sender: "alice", Content: "She loves long walks by the river", CreatedAt: t0.Add(20 * time.Minute)},
+		{Channel: "chat", Sender: "bob", Content: "Thanks, I will bring treats", CreatedAt: t0.Add(3 * time.Hour)},
+		{Channel: "notes", Sender: "carol", Content: "the shelter dog needs a vaccination in May", CreatedAt: t0},
+		{Channel: "notes", Sender: "carol", Content: "congratulations card for the team", CreatedAt: t0.Add(time.Minute)},
+	}
+	for _, e := range []*engine.Engine{a, b} {
+		workload(t, e)
+		if _, err := e.StoreMessages(ctx, conversation); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SyncVectors(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{"adopted dog shelter", "river walks", "congratulations", "treats"} {
+		req := engine.SearchRequest{Query: q, Limit: 10, Mode: engine.ModeSemantic}
+		var got [2]map[int64]engine.SearchResult
+		for i, e := range []*engine.Engine{a, b} {
+			resp, err := e.SearchDetailed(ctx, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[i] = map[int64]engine.SearchResult{}
+			for _, r := range resp.Results {
+				got[i][r.Message.ID] = r
+			}
+		}
+		lifted := func(m map[int64]engine.SearchResult) map[int64]bool {
+			out := map[int64]bool{}
+			for id, r := range m {
+				if r.Scores.Fused > r.Scores.Similarity+1e-9 {
+					out[id] = true
+				}
+			}
+			return out
+		}
+		la, lb := lifted(got[0]), lifted(got[1])
+		if q == "adopted dog shelter" && len(la) == 0 {
+			t.Errorf("%q: no turn scored with its context on the embedded store", q)
+		}
+		if !maps.Equal(la, lb) {
+			t.Errorf("%q: turns scored with context: embedded %v, PostgreSQL %v", q, la, lb)
+		}
+		if !similarTop(sorted(got[0]), sorted(got[1])) {
+			t.Errorf("%q: the two stores' results differ beyond the ranked-search tolerance", q)
+		}
+	}
 }

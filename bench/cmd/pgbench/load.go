@@ -62,7 +62,10 @@ func runLoad(ctx context.Context, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	opts := engine.Options{NoVectorWorker: true}
+	// Recall measures retrieval (the vector index under filters), so
+	// semantic search scores each message by its own vector: no turn
+	// context, which ranks a turn with its neighbours.
+	opts := engine.Options{NoVectorWorker: true, QueryAnalysis: engine.QueryAnalysis{NoTurnContext: true}}
 	embOpts := opts
 	embOpts.Embedder = emb
 	a, err := engine.Open(ctx, dir, embOpts)
