@@ -94,9 +94,13 @@
 // fusion, the reply lift, ranking, snippets) is one copy. What only some
 // stores can do is an optional capability checked once at open
 // (storeCaps: MarkFilters, BreadcrumbChecks, RankFacts, SetHistory,
-// VectorQueue); the
-// operations that need the data dir itself (sessions, retention, backups,
-// rebuilds, exports) use db directly and refuse another store (db.enter).
+// VectorQueue, TurnContext). The operations beyond messages and search
+// (sessions, retention, stats, check, cursors, breadcrumb marks,
+// rebuilds, exports) use db directly on the data dir and, on another
+// store, its optional interfaces (engine/backend_ops.go), refusing the
+// operation when it lacks them; a search whose unread_by or
+// breadcrumbs_valid filter the store does not serve itself reads through
+// searchStore (engine/backend_filter.go). Backups need the data dir.
 // Each store fills its own vectors: the embedded one with its outbox
 // worker (below), a VectorQueue with the Engine's generic worker
 // (engine/backend_engine.go).

@@ -45,7 +45,9 @@
 // Replies (the reply lift of hybrid search) finds each asker's next
 // message in its channel through messages_channel_time, as the embedded
 // store does through its (channel_id, created_at) index, so both stores
-// lift the same replies.
+// lift the same replies. Neighbours (the turn context of semantic search,
+// engine.TurnContext) reads each turn's previous and next message the
+// same way.
 //
 // # Operations
 //

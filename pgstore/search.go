@@ -100,7 +100,7 @@ func (s *Store) Nearest(ctx context.Context, set engine.VectorSet, q []float32, 
 	sqlq += ` ORDER BY v.embedding <=> ` + pq + `::vector LIMIT ` + args.add(k)
 	var out []engine.ScoredID
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT set_config('hnsw.ef_search', $1, true)", strconv.Itoa(max(s.opts.EfSearch, k))); err != nil {
+		if _, err := tx.Exec(ctx, "SELECT set_config('hnsw.ef_search', $1, true)", strconv.Itoa(efSearch(s.opts.EfSearch, k))); err != nil {
 			return err
 		}
 		if s.iterative {
@@ -173,5 +173,10 @@ func (s *Store) Replies(ctx context.Context, askers []int64, within time.Duratio
 	}
 	return out, nil
 }
+
+// efSearch is hnsw.ef_search for k nearest: at least twice k, as the
+// embedded store's float32 search widens its beam, within pgvector's
+// 1,000.
+func efSearch(configured, k int) int { return min(1000, max(configured, 2*k)) }
 
 func vectorTable(set int64) string { return "vectors_" + strconv.FormatInt(set, 10) }
