@@ -369,7 +369,6 @@ func tiesAtCut(a, b []engine.SearchResult) bool {
 // 0.95 of its asker's relevance, only when it is the next message of the
 // channel, from another sender, within 12 hours, and passes the filter.
 func TestDifferentialReplyLift(t *testing.T) {
-	ctx := context.Background()
 	a, b := openPair(t, wordsEmbedder(64))
 	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
 	conversation := []engine.NewMessage{
@@ -385,18 +384,11 @@ func TestDifferentialReplyLift(t *testing.T) {
 	ids := map[string]int64{}
 	for _, e := range []*engine.Engine{a, b} {
 		workload(t, e)
-		rs, err := e.StoreMessages(ctx, conversation)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, r := range rs {
+		for i, r := range storeAndEmbed(t, e, conversation) {
 			if id, ok := ids[conversation[i].Content]; ok && id != r.ID {
 				t.Fatalf("%q: id %d on one store, %d on the other", conversation[i].Content, id, r.ID)
 			}
 			ids[conversation[i].Content] = r.ID
-		}
-		if err := e.SyncVectors(ctx, nil); err != nil {
-			t.Fatal(err)
 		}
 	}
 	cases := []struct {
@@ -415,17 +407,7 @@ func TestDifferentialReplyLift(t *testing.T) {
 	}
 	for _, c := range cases {
 		req := engine.SearchRequest{Query: c.query, Filter: c.filter, Limit: 10, Mode: engine.ModeHybrid}
-		var got [2]map[int64]engine.SearchResult
-		for i, e := range []*engine.Engine{a, b} {
-			resp, err := e.SearchDetailed(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got[i] = map[int64]engine.SearchResult{}
-			for _, r := range resp.Results {
-				got[i][r.Message.ID] = r
-			}
-		}
+		got := searchBoth(t, req, a, b)
 		for i, store := range []string{"sqlite", "postgres"} {
 			asker, ok := got[i][ids[c.asker]]
 			if !ok {
@@ -470,7 +452,6 @@ func sorted(m map[int64]engine.SearchResult) []engine.SearchResult {
 // stores alike: the same turns get a context similarity above their own,
 // and the results agree within the ranked-search tolerance.
 func TestDifferentialTurnContext(t *testing.T) {
-	ctx := context.Background()
 	a, b := openPair(t, wordsEmbedder(64))
 	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
 	conversation := []engine.NewMessage{
@@ -483,26 +464,11 @@ func TestDifferentialTurnContext(t *testing.T) {
 	}
 	for _, e := range []*engine.Engine{a, b} {
 		workload(t, e)
-		if _, err := e.StoreMessages(ctx, conversation); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.SyncVectors(ctx, nil); err != nil {
-			t.Fatal(err)
-		}
+		storeAndEmbed(t, e, conversation)
 	}
 	for _, q := range []string{"adopted dog shelter", "river walks", "congratulations", "treats"} {
 		req := engine.SearchRequest{Query: q, Limit: 10, Mode: engine.ModeSemantic}
-		var got [2]map[int64]engine.SearchResult
-		for i, e := range []*engine.Engine{a, b} {
-			resp, err := e.SearchDetailed(ctx, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got[i] = map[int64]engine.SearchResult{}
-			for _, r := range resp.Results {
-				got[i][r.Message.ID] = r
-			}
-		}
+		got := searchBoth(t, req, a, b)
 		lifted := func(m map[int64]engine.SearchResult) map[int64]bool {
 			out := map[int64]bool{}
 			for id, r := range m {
@@ -523,4 +489,36 @@ func TestDifferentialTurnContext(t *testing.T) {
 			t.Errorf("%q: the two stores' results differ beyond the ranked-search tolerance", q)
 		}
 	}
+}
+
+// storeAndEmbed stores ms in e and fills their vectors.
+func storeAndEmbed(t *testing.T, e *engine.Engine, ms []engine.NewMessage) []engine.WriteResult {
+	t.Helper()
+	ctx := context.Background()
+	rs, err := e.StoreMessages(ctx, ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SyncVectors(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// searchBoth runs req on each engine and returns each one's results by
+// message id.
+func searchBoth(t *testing.T, req engine.SearchRequest, es ...*engine.Engine) [2]map[int64]engine.SearchResult {
+	t.Helper()
+	var got [2]map[int64]engine.SearchResult
+	for i, e := range es {
+		resp, err := e.SearchDetailed(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = map[int64]engine.SearchResult{}
+		for _, r := range resp.Results {
+			got[i][r.Message.ID] = r
+		}
+	}
+	return got
 }

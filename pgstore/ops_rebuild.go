@@ -83,14 +83,7 @@ func (s *Store) BuildSet(ctx context.Context, model string, dim int, now time.Ti
 			model, dim, now.UnixMilli()).Scan(&id); err != nil {
 			return err
 		}
-		table := vectorTable(id)
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (
-			message_id bigint PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
-			embedding  vector(%d) NOT NULL)`, table, dim)); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE INDEX %s_hnsw ON %s USING hnsw (embedding vector_cosine_ops) WITH (m = %d, ef_construction = %d)`,
-			table, table, s.opts.M, s.opts.EfConstruction)); err != nil {
+		if err := s.createSetTable(ctx, tx, id, dim); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, "INSERT INTO vector_outbox (set_id, message_id) SELECT $1, id FROM messages", id)

@@ -55,14 +55,7 @@ func (s *Store) CreateSet(ctx context.Context, model string, dim int, now time.T
 			VALUES ($1, $2, 'active', $3, $3) RETURNING id`, model, dim, now.UnixMilli()).Scan(&id); err != nil {
 			return err
 		}
-		table := vectorTable(id)
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (
-			message_id bigint PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
-			embedding  vector(%d) NOT NULL)`, table, dim)); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE INDEX %s_hnsw ON %s USING hnsw (embedding vector_cosine_ops) WITH (m = %d, ef_construction = %d)`,
-			table, table, s.opts.M, s.opts.EfConstruction)); err != nil {
+		if err := s.createSetTable(ctx, tx, id, dim); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, "INSERT INTO vector_outbox (set_id, message_id) SELECT $1, id FROM messages", id)
@@ -145,4 +138,18 @@ func (s *Store) Pending(ctx context.Context, set int64, ids []int64) (map[int64]
 		out[id] = true
 	}
 	return out, nil
+}
+
+// createSetTable creates the vector table of set id (dimension dim) and
+// its HNSW index, in tx.
+func (s *Store) createSetTable(ctx context.Context, tx pgx.Tx, id int64, dim int) error {
+	table := vectorTable(id)
+	if _, err := tx.Exec(ctx, fmt.Sprintf(`CREATE TABLE %s (
+		message_id bigint PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,
+		embedding  vector(%d) NOT NULL)`, table, dim)); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, fmt.Sprintf(`CREATE INDEX %s_hnsw ON %s USING hnsw (embedding vector_cosine_ops) WITH (m = %d, ef_construction = %d)`,
+		table, table, s.opts.M, s.opts.EfConstruction))
+	return err
 }
