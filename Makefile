@@ -264,10 +264,11 @@ bench-gate:
 ## bench-oneshot: one-shot `cairn search` processes at 100,000 messages timed whole (wall, CPU, peak RSS), on a
 ## store cached in ONESHOT_STORE (written once by oneshot-store, ~5 min). BASE=BIN times a baseline binary interleaved,
 ## on BASE_STORE (a store it can read: one written by its own oneshot-store); GATE=50ms fails on a slower median.
+## ONESHOT_RUNS processes per binary (default 60: a median of 20 moves by a few ms on this machine).
 ONESHOT_STORE ?= /tmp/cairn-oneshot-100k
 bench-oneshot: build
 	test -d $(ONESHOT_STORE) || $(GO) run ./bench/cmd/hybridbench oneshot-store -n 100000 -out $(ONESHOT_STORE)
-	$(GO) run ./bench/cmd/hybridbench oneshot -bin $(BIN) -store $(ONESHOT_STORE) $(if $(BASE),-base $(BASE) -base-store $(BASE_STORE),) $(if $(GATE),-gate $(GATE),)
+	$(GO) run ./bench/cmd/hybridbench oneshot -runs $(or $(ONESHOT_RUNS),60) -bin $(BIN) -store $(ONESHOT_STORE) $(if $(BASE),-base $(BASE) -base-store $(BASE_STORE),) $(if $(GATE),-gate $(GATE),)
 
 ## bench-pg: the embedded store against PostgreSQL (bench/README.md): keyword ranking on the dev sets, then at
 ## PG_N messages (default 100,000) writes, keyword/semantic/hybrid p50/p95 with filters of 1/10/50% and filtered
