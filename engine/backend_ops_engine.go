@@ -60,17 +60,7 @@ func (e *Engine) backendAllOfChannel(ctx context.Context, channel string) ([]Mes
 	if err != nil {
 		return nil, err
 	}
-	var out []Message
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		ms, err := e.GetMessages(ctx, ids[:n])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ms...)
-		ids = ids[n:]
-	}
-	return out, nil
+	return e.messagesInBatches(ctx, ids)
 }
 
 // backendStoreStats is StoreStats on a Backend. Search counts are this

@@ -153,17 +153,7 @@ func (e *Engine) channelMessages(ctx context.Context, channel string) ([]Message
 	if err := rows.Err(); err != nil {
 		return nil, classify(err)
 	}
-	var out []Message
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		ms, err := e.GetMessages(ctx, ids[:n])
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ms...)
-		ids = ids[n:]
-	}
-	return out, nil
+	return e.messagesInBatches(ctx, ids)
 }
 
 // exportChannelLine and exportMessageLine are the JSONL records; their field
@@ -235,4 +225,20 @@ func writeChannelMarkdown(w io.Writer, c Channel, msgs []Message) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// messagesInBatches reads the messages of ids, in that order, 500 at a
+// time (a bound on the query's parameters).
+func (e *Engine) messagesInBatches(ctx context.Context, ids []int64) ([]Message, error) {
+	var out []Message
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		ms, err := e.GetMessages(ctx, ids[:n])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ms...)
+		ids = ids[n:]
+	}
+	return out, nil
 }

@@ -175,30 +175,19 @@ func TestDifferentialReadsFiltersIDs(t *testing.T) {
 	if ja, jb := jsonOf(t, ca), jsonOf(t, cb); ja != jb {
 		t.Fatalf("channels differ:\nsqlite   %s\npostgres %s", ja, jb)
 	}
-	same := func(what string, f func(e *engine.Engine) (any, error)) {
-		t.Helper()
-		va, errA := f(a)
-		vb, errB := f(b)
-		if (errA == nil) != (errB == nil) || errA != nil && errA.Error() != errB.Error() {
-			t.Fatalf("%s: sqlite %v, postgres %v", what, errA, errB)
-		}
-		if ja, jb := jsonOf(t, va), jsonOf(t, vb); ja != jb {
-			t.Fatalf("%s differs:\nsqlite   %s\npostgres %s", what, ja, jb)
-		}
-	}
 	for _, project := range []string{"", "cairn", "none"} {
-		same("agents of "+project, func(e *engine.Engine) (any, error) { return e.ListAgents(ctx, project) })
-		same("alice's notes in "+project, func(e *engine.Engine) (any, error) { return e.GetAgentNotes(ctx, "alice", project, 0) })
-		same("bob's notes in "+project, func(e *engine.Engine) (any, error) { return e.GetAgentNotes(ctx, "bob", project, 3) })
+		both(t, "agents of "+project, a, b, func(e *engine.Engine) (any, error) { return e.ListAgents(ctx, project) })
+		both(t, "alice's notes in "+project, a, b, func(e *engine.Engine) (any, error) { return e.GetAgentNotes(ctx, "alice", project, 0) })
+		both(t, "bob's notes in "+project, a, b, func(e *engine.Engine) (any, error) { return e.GetAgentNotes(ctx, "bob", project, 3) })
 	}
 	for _, ch := range []string{"general", "ops", "project:cairn:decisions", "missing"} {
-		same("get channel "+ch, func(e *engine.Engine) (any, error) { return e.GetChannel(ctx, ch) })
-		same("channel "+ch, func(e *engine.Engine) (any, error) { return e.GetChannelMessages(ctx, ch, 0, 0) })
-		same("channel "+ch+" last 40 days", func(e *engine.Engine) (any, error) { return e.GetChannelMessages(ctx, ch, 40*24*time.Hour, 5) })
+		both(t, "get channel "+ch, a, b, func(e *engine.Engine) (any, error) { return e.GetChannel(ctx, ch) })
+		both(t, "channel "+ch, a, b, func(e *engine.Engine) (any, error) { return e.GetChannelMessages(ctx, ch, 0, 0) })
+		both(t, "channel "+ch+" last 40 days", a, b, func(e *engine.Engine) (any, error) { return e.GetChannelMessages(ctx, ch, 40*24*time.Hour, 5) })
 	}
-	same("channels of project cairn", func(e *engine.Engine) (any, error) { return e.ListChannels(ctx, engine.Scope{Project: "cairn"}) })
+	both(t, "channels of project cairn", a, b, func(e *engine.Engine) (any, error) { return e.ListChannels(ctx, engine.Scope{Project: "cairn"}) })
 	for _, scope := range []engine.Scope{{Kind: engine.ScopeNotes}, {Kind: engine.ScopeNotes, Project: "cairn"}, {Kind: engine.ScopeProject}, {Agent: "alice"}} {
-		same(fmt.Sprintf("channels in %+v", scope), func(e *engine.Engine) (any, error) { return e.ListChannels(ctx, scope) })
+		both(t, fmt.Sprintf("channels in %+v", scope), a, b, func(e *engine.Engine) (any, error) { return e.ListChannels(ctx, scope) })
 	}
 	yes := true
 	filters := []engine.Filter{

@@ -149,18 +149,19 @@ func (s *Store) MarkRead(ctx context.Context, agent, scope, channel string, upTo
 
 // UnreadAmong implements engine.CursorStore.
 func (s *Store) UnreadAmong(ctx context.Context, agent string, ids []int64) (map[int64]bool, error) {
-	return s.idsWhere(ctx, "SELECT m.id FROM messages m WHERE m.id = ANY($2) AND "+unreadCond, agent, ids)
+	return s.idsWhere(ctx, "search", "SELECT m.id FROM messages m WHERE m.id = ANY($2) AND "+unreadCond, agent, ids)
 }
 
-// idsWhere runs q (arguments args) and returns the ids it selects as a set.
-func (s *Store) idsWhere(ctx context.Context, q string, args ...any) (map[int64]bool, error) {
+// idsWhere runs q (arguments args) and returns the ids it selects as a
+// set; what names the query in errors.
+func (s *Store) idsWhere(ctx context.Context, what, q string, args ...any) (map[int64]bool, error) {
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: search: %w", err)
+		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 	}
 	got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: search: %w", err)
+		return nil, fmt.Errorf("pgstore: %s: %w", what, err)
 	}
 	out := make(map[int64]bool, len(got))
 	for _, id := range got {

@@ -125,19 +125,7 @@ func (s *Store) PutVectors(ctx context.Context, set int64, ids []int64, vecs [][
 
 // Pending implements engine.Backend.
 func (s *Store) Pending(ctx context.Context, set int64, ids []int64) (map[int64]bool, error) {
-	rows, err := s.pool.Query(ctx, "SELECT message_id FROM vector_outbox WHERE set_id = $1 AND message_id = ANY($2)", set, ids)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: vector outbox: %w", err)
-	}
-	got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: vector outbox: %w", err)
-	}
-	out := make(map[int64]bool, len(got))
-	for _, id := range got {
-		out[id] = true
-	}
-	return out, nil
+	return s.idsWhere(ctx, "vector outbox", "SELECT message_id FROM vector_outbox WHERE set_id = $1 AND message_id = ANY($2)", set, ids)
 }
 
 // createSetTable creates the vector table of set id (dimension dim) and
