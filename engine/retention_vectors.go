@@ -2,11 +2,8 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
-
-	"github.com/cairn-dev/cairn/vecstore"
+	"maps"
 )
 
 // storedVectors reads message vectors for near-duplicate collapse: those
@@ -49,31 +46,13 @@ func (v engineVectors) Vectors(ctx context.Context, ids []int64) (map[int64][]fl
 	if err != nil || !ok || len(ids) == 0 {
 		return out, err
 	}
-	coll, err := v.e.collection(ctx, s, false)
-	if errors.Is(err, vecstore.ErrNotFound) {
-		return out, nil
-	}
-	if err != nil {
-		return nil, err
-	}
 	const batch = 1000
 	for start := 0; start < len(ids); start += batch {
-		part := ids[start:min(start+batch, len(ids))]
-		strIDs := make([]string, len(part))
-		for i, id := range part {
-			strIDs[i] = strconv.FormatInt(id, 10)
-		}
-		got, err := v.e.vec.store.Get(ctx, coll, vecstore.GetRequest{IDs: strIDs, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+		got, err := v.e.vectorsOf(ctx, s, ids[start:min(start+batch, len(ids))])
 		if err != nil {
-			return nil, fmt.Errorf("engine: gc: vectors: %w", err)
+			return nil, fmt.Errorf("engine: gc: %w", err)
 		}
-		for i, sid := range got.IDs {
-			id, err := strconv.ParseInt(sid, 10, 64)
-			if err != nil || i >= len(got.Embeddings) {
-				continue
-			}
-			out[id] = got.Embeddings[i]
-		}
+		maps.Copy(out, got)
 	}
 	return out, nil
 }
