@@ -19,7 +19,7 @@
 //
 // The cairn process tokenizes and stems each message as its FTS5 table
 // does (fts.DocTerms) and stores the distinct terms, their frequencies and
-// the length, and a tsvector of the terms (GIN). The writer also adds one
+// the length. The writer also adds one
 // row per term to keyword_postings (term, message, frequency, length) and
 // counts the term in keyword_terms (its document frequency); a statement trigger takes deleted messages out of
 // both (migrations/0004). The score is BM25 computed in SQL from the

@@ -16,7 +16,7 @@ func (s *Store) KeywordJoined(ctx context.Context, terms []string, f *where.Expr
 }
 
 // KeywordFromMessages is the reference of the keyword tests: document
-// frequencies counted over the messages' tsvectors and each matching
+// frequencies counted over the messages' term arrays and each matching
 // message scored from its own term arrays, with no keyword_terms or
 // keyword_postings involved.
 func (s *Store) KeywordFromMessages(ctx context.Context, terms []string, f *where.Expr, depth int) ([]engine.ScoredID, error) {
@@ -37,9 +37,9 @@ func (s *Store) KeywordFromMessages(ctx context.Context, terms []string, f *wher
 	dfArgs := &sqlArgs{}
 	counts := make([]string, len(distinct))
 	for i, t := range distinct {
-		counts[i] = "count(*) FILTER (WHERE tsv @@ " + dfArgs.add(quoteLexeme(t)) + "::tsquery)"
+		counts[i] = "count(*) FILTER (WHERE terms @> ARRAY[" + dfArgs.add(t) + "::text])"
 	}
-	dfQuery := "SELECT " + strings.Join(counts, ", ") + " FROM messages WHERE tsv @@ " + dfArgs.add(tsquery(distinct)) + "::tsquery"
+	dfQuery := "SELECT " + strings.Join(counts, ", ") + " FROM messages WHERE terms && " + dfArgs.add(distinct) + "::text[]"
 	got := make([]int64, len(distinct))
 	dest := make([]any, len(distinct))
 	for i := range got {
@@ -69,7 +69,7 @@ func (s *Store) KeywordFromMessages(ctx context.Context, terms []string, f *wher
 	}
 	args := &sqlArgs{}
 	pTerms, pIdfs, pAvg := args.add(qterms), args.add(idfs), args.add(avgdl)
-	pMatch := args.add(tsquery(uniq(match)))
+	pMatch := args.add(uniq(match))
 	cond, err := filterSQL(f, args)
 	if err != nil {
 		return nil, err
@@ -82,7 +82,7 @@ func (s *Store) KeywordFromMessages(ctx context.Context, terms []string, f *wher
 			SELECT sum(q.idf * ((t.tf * 2.2::float8) / (t.tf + 1.2::float8 * (1::float8 - 0.75::float8 + (0.75::float8 * m.doc_len) / ` + pAvg + `::float8)))) AS score
 			FROM q CROSS JOIN LATERAL (SELECT m.tfs[array_position(m.terms, q.term)]::float8 AS tf) t
 			WHERE t.tf IS NOT NULL) s
-		WHERE m.tsv @@ ` + pMatch + `::tsquery AND ` + cond + `
+		WHERE m.terms && ` + pMatch + `::text[] AND ` + cond + `
 		ORDER BY s.score DESC, m.id LIMIT ` + args.add(depth)
 	return s.scored(ctx, "keyword search", q, args.vals...)
 }

@@ -33,7 +33,7 @@ var (
 
 // BenchmarkKeyword times one keyword search (depth 100, the engine's
 // candidate depth) from keyword_terms and keyword_postings and from the
-// messages' own tsvectors and term arrays, on the same database: the dev sets' documents (cosqa, cranfield) repeated to
+// messages' own term arrays, on the same database: the dev sets' documents (cosqa, cranfield) repeated to
 // -bench.messages, their queries in turn.
 func BenchmarkKeyword(b *testing.B) {
 	ctx := context.Background()

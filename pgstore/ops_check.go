@@ -16,10 +16,9 @@ const maxListedIDs = 20
 
 // keywordEntryOK is the condition "the message's keyword entry matches
 // its terms" over messages aliased m: as many frequencies as terms, a
-// length that is their sum, and the tsvector of the searchable terms.
+// length that is their sum.
 const keywordEntryOK = `cardinality(m.terms) = cardinality(m.tfs)
-	AND m.doc_len = (SELECT coalesce(sum(f), 0) FROM unnest(m.tfs) f)
-	AND m.tsv = array_to_tsvector(ARRAY(SELECT t FROM unnest(m.terms) t WHERE octet_length(t) <= 2046))`
+	AND m.doc_len = (SELECT coalesce(sum(f), 0) FROM unnest(m.tfs) f)`
 
 // Consistency implements engine.ConsistencyStore, in one snapshot. Keyword
 // entries live in the message rows, so FTSExtra is always 0 and FTSRows

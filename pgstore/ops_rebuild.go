@@ -47,8 +47,8 @@ func (s *Store) RebuildKeywords(ctx context.Context) error {
 			b := &pgx.Batch{}
 			for i, id := range ids {
 				d := termsOf(contents[i])
-				b.Queue(`UPDATE messages SET terms = $2, tfs = $3, doc_len = $4, tsv = array_to_tsvector($5::text[]) WHERE id = $1`,
-					id, d.terms, d.tfs, d.length, d.lexemes)
+				b.Queue(`UPDATE messages SET terms = $2, tfs = $3, doc_len = $4 WHERE id = $1`,
+					id, d.terms, d.tfs, d.length)
 				docs, tokens = docs+1, tokens+int64(d.length)
 			}
 			if err := tx.SendBatch(ctx, b).Close(); err != nil {

@@ -12,8 +12,8 @@ import (
 var _ engine.StatsStore = (*Store)(nil)
 
 // Stats implements engine.StatsStore. Bytes are PostgreSQL's relation
-// sizes: Messages is the messages table with its TOAST and indexes except
-// the keyword (GIN) index, FTS that index and keyword_stats, Vectors the
+// sizes: Messages is the messages table with its TOAST and indexes, FTS
+// the keyword postings, term counts and keyword_stats, Vectors the
 // vector sets' tables and the outbox, Sessions the session tables, Total the whole database (the Chroma
 // collections and the catalogs too), Other what is left of it.
 func (s *Store) Stats(ctx context.Context) (engine.BackendStats, error) {
@@ -55,8 +55,8 @@ func (s *Store) Stats(ctx context.Context) (engine.BackendStats, error) {
 	err = tx.QueryRow(ctx, `SELECT pg_database_size(current_database()),
 		pg_total_relation_size('sessions') + pg_total_relation_size('session_messages') + pg_total_relation_size('session_contents')
 			+ pg_total_relation_size('session_chunks') + pg_total_relation_size('session_files'),
-		pg_total_relation_size('messages') - pg_relation_size('messages_tsv'),
-		pg_relation_size('messages_tsv') + pg_total_relation_size('keyword_stats'),
+		pg_total_relation_size('messages'),
+		pg_total_relation_size('keyword_postings') + pg_total_relation_size('keyword_terms') + pg_total_relation_size('keyword_stats'),
 		pg_total_relation_size('vector_outbox') + coalesce((SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c
 			WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace AND c.relname ~ '^vectors_[0-9]+$'), 0)`).
 		Scan(&b.Total, &b.Sessions, &b.Messages, &b.FTS, &b.Vectors)

@@ -230,7 +230,7 @@ func TestConsistencyFindsDrift(t *testing.T) {
 	for _, q := range []string{
 		"UPDATE channels SET message_count = message_count + 1 WHERE id = 'general'",
 		"UPDATE keyword_stats SET docs = docs + 1 WHERE shard = 0",
-		"UPDATE messages SET tsv = to_tsvector('simple', 'other words') WHERE id = 2",
+		"UPDATE messages SET tfs = tfs || 7 WHERE id = 2",
 		"DELETE FROM vector_outbox WHERE message_id = 3",
 	} {
 		if _, err := conn.Exec(ctx, q); err != nil {
@@ -275,8 +275,8 @@ func TestUnreadWaitsForEarlierIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var early int64
-	if err := tx.QueryRow(ctx, `INSERT INTO messages (channel_id, channel_type, sender_id, content, content_hash, created_at, terms, tfs, doc_len, tsv)
-		VALUES ('general', 'channel', 'alice', 'slow', 'h-slow', 0, '{slow}', '{1}', 1, 'slow') RETURNING id`).Scan(&early); err != nil {
+	if err := tx.QueryRow(ctx, `INSERT INTO messages (channel_id, channel_type, sender_id, content, content_hash, created_at, terms, tfs, doc_len)
+		VALUES ('general', 'channel', 'alice', 'slow', 'h-slow', 0, '{slow}', '{1}', 1) RETURNING id`).Scan(&early); err != nil {
 		t.Fatal(err)
 	}
 	late, err := e.StoreMessage(ctx, engine.NewMessage{Channel: "general", Sender: "alice", Content: "fast"})
@@ -538,7 +538,7 @@ func TestRebuildOnPostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	for _, q := range []string{"UPDATE messages SET tsv = to_tsvector('simple', 'x'), terms = '{x}', tfs = '{1}', doc_len = 1 WHERE id % 7 = 0",
+	for _, q := range []string{"UPDATE messages SET terms = '{x}', tfs = '{1}', doc_len = 1 WHERE id % 7 = 0",
 		"UPDATE keyword_stats SET docs = docs + 5", "DELETE FROM keyword_postings WHERE message_id % 5 = 0"} {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -53,21 +52,6 @@ func uniq(ts []string) []string {
 		}
 	}
 	return out
-}
-
-// tsquery is the tsquery matching any of terms, each quoted as one
-// lexeme (no parsing or normalization by PostgreSQL).
-func tsquery(terms []string) string {
-	parts := make([]string, len(terms))
-	for i, t := range terms {
-		parts[i] = quoteLexeme(t)
-	}
-	return strings.Join(parts, " | ")
-}
-
-func quoteLexeme(t string) string {
-	t = strings.ReplaceAll(t, `\`, `\\`)
-	return "'" + strings.ReplaceAll(t, "'", "''") + "'"
 }
 
 // vectorText is v in pgvector's text form; float32 values round-trip.

@@ -15,9 +15,9 @@ import (
 	"github.com/cairn-dev/cairn/fts"
 )
 
-// maxLexemeBytes is the longest lexeme a tsvector holds; longer terms
-// stay in terms (and count in the length) but cannot be searched, as no
-// query term is that long.
+// maxLexemeBytes is the longest term keyword_postings holds (a bound of
+// its index rows); longer terms stay in terms (and count in the length)
+// but cannot be searched, as no query term is that long.
 const maxLexemeBytes = 2046
 
 // Write implements engine.Backend.
@@ -39,24 +39,16 @@ func (s *Store) Write(ctx context.Context, ms []engine.StoredMessage, now time.T
 }
 
 type docTerms struct {
-	terms, lexemes []string
-	tfs            []int32
-	length         int
+	terms  []string
+	tfs    []int32
+	length int
 }
 
 func termsOf(content string) docTerms {
 	d := docTerms{}
 	d.terms, d.tfs, d.length = fts.DocTerms(content)
-	for _, t := range d.terms {
-		if len(t) <= maxLexemeBytes {
-			d.lexemes = append(d.lexemes, t)
-		}
-	}
 	if d.terms == nil {
-		d.terms, d.tfs, d.lexemes = []string{}, []int32{}, []string{}
-	}
-	if d.lexemes == nil {
-		d.lexemes = []string{}
+		d.terms, d.tfs = []string{}, []int32{}
 	}
 	return d
 }
@@ -144,11 +136,11 @@ func (s *Store) writeTx(ctx context.Context, tx pgx.Tx, ms []engine.StoredMessag
 		d := docs[i]
 		err := tx.QueryRow(ctx, `INSERT INTO messages
 			(channel_id, channel_type, sender_id, sender_project_id, content, content_hash, confidence, message_type, metadata, mentions,
-			 word_count, has_breadcrumbs, created_at, terms, tfs, doc_len, tsv)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, array_to_tsvector($17::text[]))
+			 word_count, has_breadcrumbs, created_at, terms, tfs, doc_len)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 			ON CONFLICT (content_hash, channel_id, sender_id) DO NOTHING RETURNING id`,
 			m.Channel.ID, m.Channel.ChannelType, m.Sender, m.Project, m.Content, m.ContentHash, m.Confidence, m.Type, m.Metadata, m.Mentions,
-			m.WordCount, m.HasBreadcrumbs, created, d.terms, d.tfs, d.length, d.lexemes).Scan(&res.ID)
+			m.WordCount, m.HasBreadcrumbs, created, d.terms, d.tfs, d.length).Scan(&res.ID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			// Stored already: by an earlier message of the batch, before,
 			// or by another process since the look above (and committed).
