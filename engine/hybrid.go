@@ -235,6 +235,9 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 		}
 		facts = append(facts, more...)
 	}
+	// Fused ranks blended with semantic ones in conversations
+	// (engine/rankblend.go).
+	e.blendRanks(run, facts)
 	if err := e.markStale(ctx, run); err != nil {
 		return SearchResponse{}, err
 	}
@@ -554,7 +557,7 @@ func fuse(mode SearchMode, fusion Fusion, kw float64, cands candidates) {
 		fuseMinMax(kw, cands)
 	default: // FusionWeighted
 		for _, c := range cands {
-			c.fused = kw*c.kwNorm + (1-kw)*clamp01(c.fusionSim())
+			c.fused = kw*c.kwNorm + (1-kw)*clamp01(c.sim)
 		}
 	}
 }
@@ -566,7 +569,7 @@ func fuseMinMax(kw float64, cands candidates) {
 	for _, c := range cands {
 		klo, khi = min(klo, c.kw), max(khi, c.kw)
 		if c.hasSim {
-			slo, shi = min(slo, c.fusionSim()), max(shi, c.fusionSim())
+			slo, shi = min(slo, c.sim), max(shi, c.sim)
 		}
 	}
 	for _, c := range cands {
@@ -578,7 +581,7 @@ func fuseMinMax(kw float64, cands candidates) {
 		}
 		if c.hasSim {
 			if shi > slo {
-				s = (c.fusionSim() - slo) / (shi - slo)
+				s = (c.sim - slo) / (shi - slo)
 			} else {
 				s = 1
 			}
