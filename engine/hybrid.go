@@ -172,12 +172,13 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // The search is a pipeline of steps, each a method or function of its own
 // (engine/hybrid.go): plan (validate and resolve the request), semantic
 // (nearest vectors), keyword (BM25), exactSimilarities (cosine for keyword
-// hits the vector list missed), turnContext (semantic mode: conversation
-// turns also scored with their neighbours, engine/turncontext.go), fuse
+// hits the vector list missed), turnContext (conversation turns also
+// scored with their neighbours, engine/turncontext.go), fuse
 // (one relevance per candidate), the
 // boosts of the senders and times the query names and liftReplies
 // (engine/queryshape.go, engine/timeexpr.go, engine/replies.go),
-// rankCandidates (ranking profile, order, limit) and hydrate (full
+// blendRanks (hybrid mode in a conversation: fused ranks blended with
+// semantic ranks with turn context, engine/rankblend.go), rankCandidates (ranking profile, order, limit) and hydrate (full
 // messages, vector_missing, snippets).
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	defer e.noteSearch(time.Now()) // for stats (engine/searchstats.go)
