@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -79,9 +80,11 @@ func TestSearchBlendsRanksInConversations(t *testing.T) {
 	if len(soloOn) != len(soloOff) {
 		t.Fatalf("one sender: %d results with the blend, %d without", len(soloOn), len(soloOff))
 	}
+	near := func(x, y float64) bool { return math.Abs(x-y) < 1e-9 } // BM25 sums may differ in the last bits
 	for i := range soloOn {
 		// The two engines hold the same messages under the same ids.
-		if a, b := soloOn[i], soloOff[i]; a.Message.ID != b.Message.ID || a.Scores != b.Scores {
+		a, b := soloOn[i], soloOff[i]
+		if a.Message.ID != b.Message.ID || !near(a.Scores.Fused, b.Scores.Fused) || !near(a.Scores.Similarity, b.Scores.Similarity) || !near(a.Scores.Keyword, b.Scores.Keyword) {
 			t.Errorf("one sender, result %d: %d %+v with the blend, %d %+v without: want the same ranking", i, a.Message.ID, a.Scores, b.Message.ID, b.Scores)
 		}
 	}
