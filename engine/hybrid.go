@@ -178,8 +178,9 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // boosts of the senders and times the query names and liftReplies
 // (engine/queryshape.go, engine/timeexpr.go, engine/replies.go),
 // blendRanks (hybrid mode in a conversation: fused ranks blended with
-// semantic ranks with turn context, engine/rankblend.go), rankCandidates (ranking profile, order, limit) and hydrate (full
-// messages, vector_missing, snippets).
+// semantic ranks with turn context, engine/rankblend.go), rankCandidates
+// (ranking profile, order, limit) and hydrate (full messages,
+// vector_missing, snippets).
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	defer e.noteSearch(time.Now()) // for stats (engine/searchstats.go)
 	p, err := e.plan(req)
