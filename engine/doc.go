@@ -176,7 +176,7 @@
 // every store: plan (the only step that rejects input; SearchSpec.Request
 // runs it too, so every surface validates alike), semantic, keyword,
 // exactSimilarities, turnContext, fuse, the query boosts, liftReplies,
-// rankCandidates and hydrate; each asks the store (Backend) for what it
+// blendRanks, rankCandidates and hydrate; each asks the store (Backend) for what it
 // retrieves.
 //
 // Before the two sides run, the query is read (engine/queryshape.go,
@@ -186,7 +186,9 @@
 // with more keyword weight than a query of keywords; in hybrid mode the
 // reply to a best candidate that asks something is lifted behind it
 // (engine/replies.go); in semantic mode a conversation turn is also
-// scored with its neighbouring turns (engine/turncontext.go).
+// scored with its neighbouring turns (engine/turncontext.go), and in
+// hybrid mode a conversation's fused ranks are blended with those
+// semantic ranks (engine/rankblend.go).
 // Options.QueryAnalysis switches each part off.
 //
 // Filters are applied before similarity on both sides: as a SQL WHERE on

@@ -172,13 +172,15 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // The search is a pipeline of steps, each a method or function of its own
 // (engine/hybrid.go): plan (validate and resolve the request), semantic
 // (nearest vectors), keyword (BM25), exactSimilarities (cosine for keyword
-// hits the vector list missed), turnContext (semantic mode: conversation
-// turns also scored with their neighbours, engine/turncontext.go), fuse
+// hits the vector list missed), turnContext (conversation turns also
+// scored with their neighbours, engine/turncontext.go), fuse
 // (one relevance per candidate), the
 // boosts of the senders and times the query names and liftReplies
 // (engine/queryshape.go, engine/timeexpr.go, engine/replies.go),
-// rankCandidates (ranking profile, order, limit) and hydrate (full
-// messages, vector_missing, snippets).
+// blendRanks (hybrid mode in a conversation: fused ranks blended with
+// semantic ranks with turn context, engine/rankblend.go), rankCandidates
+// (ranking profile, order, limit) and hydrate (full messages,
+// vector_missing, snippets).
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	defer e.noteSearch(time.Now()) // for stats (engine/searchstats.go)
 	p, err := e.plan(req)
@@ -235,6 +237,9 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 		}
 		facts = append(facts, more...)
 	}
+	// Fused ranks blended with semantic ones in conversations
+	// (engine/rankblend.go).
+	e.blendRanks(run, facts)
 	if err := e.markStale(ctx, run); err != nil {
 		return SearchResponse{}, err
 	}
@@ -554,7 +559,7 @@ func fuse(mode SearchMode, fusion Fusion, kw float64, cands candidates) {
 		fuseMinMax(kw, cands)
 	default: // FusionWeighted
 		for _, c := range cands {
-			c.fused = kw*c.kwNorm + (1-kw)*clamp01(c.fusionSim())
+			c.fused = kw*c.kwNorm + (1-kw)*clamp01(c.sim)
 		}
 	}
 }
@@ -566,7 +571,7 @@ func fuseMinMax(kw float64, cands candidates) {
 	for _, c := range cands {
 		klo, khi = min(klo, c.kw), max(khi, c.kw)
 		if c.hasSim {
-			slo, shi = min(slo, c.fusionSim()), max(shi, c.fusionSim())
+			slo, shi = min(slo, c.sim), max(shi, c.sim)
 		}
 	}
 	for _, c := range cands {
@@ -578,7 +583,7 @@ func fuseMinMax(kw float64, cands candidates) {
 		}
 		if c.hasSim {
 			if shi > slo {
-				s = (c.fusionSim() - slo) / (shi - slo)
+				s = (c.sim - slo) / (shi - slo)
 			} else {
 				s = 1
 			}

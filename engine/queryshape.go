@@ -22,8 +22,12 @@ type QueryAnalysis struct {
 	// NoReplies lifts no replies (liftReplies).
 	NoReplies bool
 	// NoTurnContext scores conversation turns by their own vectors only
-	// (turnContext).
+	// (turnContext), and so blends no ranks either.
 	NoTurnContext bool
+	// NoRankBlend ranks hybrid search's results by their fused relevance
+	// alone, not blended with the ranks of semantic search with turn
+	// context (blendRanks).
+	NoRankBlend bool
 }
 
 // senderMentions finds the capitalized words of query that name a sender

@@ -34,26 +34,29 @@ import (
 // a channel written by one sender (notes, documents, imported corpora) has
 // no neighbours, so nothing changes there.
 //
-// It runs in semantic mode only. Measured on the LoCoMo dev conversations
-// (bench/README.md): semantic R@10 0.705 -> 0.795 (best of weights
-// 0.8-1.0); in hybrid mode R@10 did not move (0.805 -> 0.804; 0.800-0.811
-// over weights 0.8-1.0 and the 10-100 best), because the reply lift
-// (engine/replies.go) already finds these turns there, while it cost 1.5 ms
-// of CPU a query at 20,000 messages (BenchmarkTurnContextCPU: hybrid 3.4 ->
-// 4.9 ms, semantic 2.0 -> 3.4 ms), which the hybrid latency budget cannot
-// spare for nothing.
+// It runs in semantic mode, and in hybrid mode for the rank blend
+// (engine/rankblend.go), which ranks by it beside the fusion: inside the
+// fusion's relevance it did not help. Measured on the LoCoMo dev
+// conversations (bench/README.md): semantic R@10 0.705 -> 0.795 (best of
+// weights 0.8-1.0); as hybrid's similarity R@10 did not move (0.805 ->
+// 0.804; 0.800-0.811 over weights 0.8-1.0 and the 10-100 best), because
+// the reply lift (engine/replies.go) already finds these turns there. It
+// costs 1.5-1.9 ms of CPU a query at 20,000 messages
+// (BenchmarkTurnContextCPU), mostly the neighbours' SQL read and the
+// vector read.
 const (
 	contextWeight = 0.9
 	contextTop    = 30
 	contextWithin = time.Hour
 )
 
-// turnContext is the context step of semantic search (see
+// turnContext is the context step of semantic search and of hybrid
+// search's rank blend (see
 // contextWeight): it sets the context similarity of the contextTop
 // candidates most similar to the query and of the turns after them, which
 // join the candidates when they pass the filter.
 func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
-	if r.mode != ModeSemantic || !r.vecUsed || len(r.cands) == 0 || e.opts.QueryAnalysis.NoTurnContext {
+	if (r.mode != ModeSemantic && !e.blends(r)) || !r.vecUsed || len(r.cands) == 0 || e.opts.QueryAnalysis.NoTurnContext {
 		return nil
 	}
 	// A store wrapped for filters it does not serve itself (searchStore)
@@ -235,8 +238,10 @@ func pairSimilarity(q, a, b []float32) float64 {
 	return dot / math.Sqrt(nn*qq)
 }
 
-// fusionSim is the similarity fusion uses: the message's own, or its
+// fusionSim is the similarity semantic search ranks by (and the semantic
+// ranks of the rank blend, engine/rankblend.go): the message's own, or its
 // context similarity (turnContext) times contextWeight when larger.
+// Hybrid search's fusion reads the own similarity.
 func (c *candidate) fusionSim() float64 {
 	if c.hasCtx {
 		return max(c.sim, contextWeight*c.ctxSim)

@@ -12,12 +12,13 @@ import (
 )
 
 // BenchmarkTurnContextCPU measures what scoring turns with their
-// neighbours costs a search: two engines hold the same
+// neighbours costs a search (in hybrid mode with the rank blend that uses
+// it, engine/rankblend.go): two engines hold the same
 // conversations (n messages, two senders taking turns a minute apart in
 // each of 10 channels), one with turn context and one without, and answer
 // the same questions interleaved, so both see the same machine load. It
 // reports process CPU per query (cpu-ms/op), which load distorts far less
-// than wall time, for each, and their difference.
+// than wall time, for each, and their difference, per search mode.
 //
 // Run: go test -run '^$' -bench TurnContextCPU -benchtime 200x ./engine/
 func BenchmarkTurnContextCPU(b *testing.B) {
@@ -58,26 +59,30 @@ func BenchmarkTurnContextCPU(b *testing.B) {
 		return e
 	}
 	on, off := open(engine.QueryAnalysis{}), open(engine.QueryAnalysis{NoTurnContext: true})
-	search := func(e *engine.Engine, q string) time.Duration {
-		t0 := cpuNow(0) // RUSAGE_SELF
-		if _, err := e.Search(ctx, engine.SearchRequest{Query: q, Limit: 10, Mode: engine.ModeSemantic}); err != nil {
-			b.Fatal(err)
-		}
-		return cpuNow(0) - t0
+	for _, mode := range []engine.SearchMode{engine.ModeSemantic, engine.ModeHybrid} {
+		b.Run("n=20000/dim=384/mode="+string(mode), func(b *testing.B) {
+			search := func(e *engine.Engine, q string) time.Duration {
+				t0 := cpuNow(0) // RUSAGE_SELF
+				if _, err := e.Search(ctx, engine.SearchRequest{Query: q, Limit: 10, Mode: mode}); err != nil {
+					b.Fatal(err)
+				}
+				return cpuNow(0) - t0
+			}
+			for _, q := range queries[:5] { // warm both
+				search(on, q)
+				search(off, q)
+			}
+			var cpuOn, cpuOff time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				q := queries[i%len(queries)]
+				cpuOn += search(on, q)
+				cpuOff += search(off, q)
+			}
+			per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+			b.ReportMetric(per(cpuOn), "on-cpu-ms/op")
+			b.ReportMetric(per(cpuOff), "off-cpu-ms/op")
+			b.ReportMetric(per(cpuOn)-per(cpuOff), "context-cpu-ms/op")
+		})
 	}
-	for _, q := range queries[:5] { // warm both
-		search(on, q)
-		search(off, q)
-	}
-	var cpuOn, cpuOff time.Duration
-	b.ResetTimer()
-	for i := range b.N {
-		q := queries[i%len(queries)]
-		cpuOn += search(on, q)
-		cpuOff += search(off, q)
-	}
-	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
-	b.ReportMetric(per(cpuOn), "on-cpu-ms/op")
-	b.ReportMetric(per(cpuOff), "off-cpu-ms/op")
-	b.ReportMetric(per(cpuOn)-per(cpuOff), "context-cpu-ms/op")
 }

@@ -36,8 +36,14 @@ func clock() func() time.Time {
 // store on a fresh database, with the same options.
 func openPair(t *testing.T, emb engine.Embedder) (sqlite, pg *engine.Engine) {
 	t.Helper()
+	return openPairWith(t, emb, engine.QueryAnalysis{})
+}
+
+// openPairWith is openPair with the engines' query analysis set to qa.
+func openPairWith(t *testing.T, emb engine.Embedder, qa engine.QueryAnalysis) (sqlite, pg *engine.Engine) {
+	t.Helper()
 	ctx := context.Background()
-	opts := engine.Options{Now: clock(), Embedder: emb, NoVectorWorker: true}
+	opts := engine.Options{Now: clock(), Embedder: emb, NoVectorWorker: true, QueryAnalysis: qa}
 	a, err := engine.Open(ctx, t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -357,8 +363,10 @@ func tiesAtCut(a, b []engine.SearchResult) bool {
 // to a best candidate that asks something joins the results with at least
 // 0.95 of its asker's relevance, only when it is the next message of the
 // channel, from another sender, within 12 hours, and passes the filter.
+// The engines blend no ranks, which would replace the relevance the lift
+// sets (engine/rankblend.go; TestDifferentialTurnContext compares it).
 func TestDifferentialReplyLift(t *testing.T) {
-	a, b := openPair(t, wordsEmbedder(64))
+	a, b := openPairWith(t, wordsEmbedder(64), engine.QueryAnalysis{NoRankBlend: true})
 	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
 	conversation := []engine.NewMessage{
 		{Channel: "chat", Sender: "alice", Content: "How long have you been married to Melanie?", CreatedAt: t0},
@@ -439,7 +447,8 @@ func sorted(m map[int64]engine.SearchResult) []engine.SearchResult {
 
 // Semantic search scores a conversation turn with its neighbours on both
 // stores alike: the same turns get a context similarity above their own,
-// and the results agree within the ranked-search tolerance.
+// and the results agree within the ranked-search tolerance; so do hybrid
+// search's, whose ranks are blended with those semantic ranks.
 func TestDifferentialTurnContext(t *testing.T) {
 	a, b := openPair(t, wordsEmbedder(64))
 	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
@@ -476,6 +485,10 @@ func TestDifferentialTurnContext(t *testing.T) {
 		}
 		if !similarTop(sorted(got[0]), sorted(got[1])) {
 			t.Errorf("%q: the two stores' results differ beyond the ranked-search tolerance", q)
+		}
+		req.Mode = engine.ModeHybrid
+		if got := searchBoth(t, req, a, b); !similarTop(sorted(got[0]), sorted(got[1])) {
+			t.Errorf("%q, hybrid (rank blend): the two stores' results differ beyond the ranked-search tolerance", q)
 		}
 	}
 }

@@ -222,7 +222,8 @@ func queryAnalysisAblations() []struct {
 		{"without time expressions", engine.QueryAnalysis{NoTimes: true}},
 		{"without the question weight", engine.QueryAnalysis{NoQuestionWeight: true}},
 		{"without the reply lift", engine.QueryAnalysis{NoReplies: true}},
-		{"without turn context", engine.QueryAnalysis{NoTurnContext: true}},
-		{"without any of them", engine.QueryAnalysis{NoSenderNames: true, NoTimes: true, NoQuestionWeight: true, NoReplies: true, NoTurnContext: true}},
+		{"without turn context (and so without the rank blend)", engine.QueryAnalysis{NoTurnContext: true}},
+		{"without the rank blend", engine.QueryAnalysis{NoRankBlend: true}},
+		{"without any of them", engine.QueryAnalysis{NoSenderNames: true, NoTimes: true, NoQuestionWeight: true, NoReplies: true, NoTurnContext: true, NoRankBlend: true}},
 	}
 }
