@@ -118,7 +118,7 @@ func (e *Engine) backendConsistency(ctx context.Context) (CheckReport, error) {
 		if emb := e.opts.Embedder; emb != nil {
 			rep.Embedder = emb.ModelID()
 		}
-		return rep, nil
+		return rep, e.checkPartsLocked(ctx, &rep)
 	})
 }
 
