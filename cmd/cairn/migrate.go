@@ -90,5 +90,5 @@ func openLocation(ctx context.Context, loc string, opts engine.Options) (*engine
 	if !pgstore.IsDSN(loc) {
 		return engine.Open(ctx, loc, opts)
 	}
-	return openPostgres(ctx, loc, "", opts)
+	return openPostgres(ctx, loc, "", pgstore.Options{}, opts)
 }
