@@ -326,3 +326,38 @@ type MarkedRow struct {
 	MessageID int64
 	MarkRow
 }
+
+// QuotaStore lets GC keep a Backend within gc.max_bytes, with the plan of
+// a data dir: the oldest sessions, then the oldest messages (never pinned
+// ones, decisions or policies), until the estimated size fits.
+// RetentionStore.Size is the size the quota compares.
+type QuotaStore interface {
+	// QuotaSessions returns every session, least recently active first
+	// (last_at, then id), with the length (in characters, as the data
+	// dir's estimate counts) of the contents it references.
+	QuotaSessions(ctx context.Context) ([]QuotaSession, error)
+	// QuotaMessages returns the messages the quota may delete (not
+	// decisions, policies or pinned), oldest first (created_at, then id),
+	// with the length of their content and metadata in characters.
+	QuotaMessages(ctx context.Context) ([]QuotaMessage, error)
+	// Compact gives the space of deleted rows back, so that Size drops
+	// by what was deleted.
+	Compact(ctx context.Context) error
+}
+
+// QuotaSession is a session as the quota weighs it.
+type QuotaSession struct {
+	ID     string
+	LastAt time.Time
+	Length int64
+}
+
+// QuotaMessage is a message as the quota weighs it.
+type QuotaMessage struct {
+	ID         int64
+	Channel    string
+	Type       string
+	Confidence float64
+	CreatedAt  time.Time
+	Length     int64
+}

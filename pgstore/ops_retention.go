@@ -154,11 +154,6 @@ func (s *Store) Reclaim(ctx context.Context) error {
 	return nil
 }
 
-// Size implements engine.RetentionStore: the database's size.
-func (s *Store) Size(ctx context.Context) (int64, error) {
-	var n int64
-	if err := s.pool.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&n); err != nil {
-		return 0, fmt.Errorf("pgstore: size: %w", err)
-	}
-	return n, nil
-}
+// Size implements engine.RetentionStore: the bytes of the store's tables
+// (ops_quota.go says which).
+func (s *Store) Size(ctx context.Context) (int64, error) { return s.size(ctx) }
