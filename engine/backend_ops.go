@@ -361,3 +361,15 @@ type QuotaMessage struct {
 	CreatedAt  time.Time
 	Length     int64
 }
+
+// SearchCountStore keeps the search counts of every process sharing a
+// Backend, for StoreStats. A process adds its pending counts after one of
+// its writes (at most every searchFlushInterval, or once
+// searchFlushEvery searches are pending) and at Close, as the data dir's
+// processes do: a search alone writes nothing.
+type SearchCountStore interface {
+	// AddSearches adds n searches that took us microseconds in all.
+	AddSearches(ctx context.Context, n, us int64) error
+	// SearchTotals returns the searches added so far and their time.
+	SearchTotals(ctx context.Context) (n, us int64, err error)
+}

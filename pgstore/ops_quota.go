@@ -22,7 +22,7 @@ var _ engine.QuotaStore = (*Store)(nil)
 // cairnTables are the tables of this store's migrations besides the
 // vector sets' vectors_N.
 var cairnTables = []string{
-	"cairn_format", "channels", "agents", "messages", "keyword_stats", "keyword_terms", "keyword_postings",
+	"cairn_format", "channels", "agents", "messages", "keyword_stats", "keyword_terms", "keyword_postings", "search_stats",
 	"vector_sets", "vector_outbox", "read_cursors", "breadcrumb_marks",
 	"sessions", "session_contents", "session_messages", "session_chunks", "session_files",
 }
