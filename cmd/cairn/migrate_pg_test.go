@@ -7,45 +7,18 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
-
-// breadcrumbRepo makes a git repository holding main.go, committed.
-func breadcrumbRepo(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	r, err := git.PlainInit(dir, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wt, err := r.Worktree()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := wt.Add("main.go"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := wt.Commit("init", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}}); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // cairn migrate copies a data dir with imported Claude Code sessions, read
 // cursors and breadcrumb marks to PostgreSQL and back to a new data dir:
@@ -55,7 +28,7 @@ func breadcrumbRepo(t *testing.T) string {
 func TestMigrateWholeStoreBothWays(t *testing.T) {
 	dsn := pgtest.Database(t)
 	src, back := t.TempDir(), t.TempDir()
-	env := envMap(map[string]string{"CAIRN_MODEL": "none", "CAIRN_BREADCRUMBS_REPO": breadcrumbRepo(t)})
+	env := envMap(map[string]string{"CAIRN_MODEL": "none", "CAIRN_BREADCRUMBS_REPO": gitRepo(t)})
 	cli := func(want int, args ...string) string {
 		t.Helper()
 		out, errOut, code := runCLI(t, env, "", args...)
@@ -65,7 +38,7 @@ func TestMigrateWholeStoreBothWays(t *testing.T) {
 		return out
 	}
 	for i := 0; i < 12; i++ {
-		meta := `{"breadcrumbs":{"files":["main.go:1"]}}`
+		meta := `{"breadcrumbs":{"files":["store.go:1"]}}`
 		if i%3 == 0 {
 			meta = `{"breadcrumbs":{"files":["gone.go"]}}`
 		}
