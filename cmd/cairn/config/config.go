@@ -91,7 +91,7 @@ type Config struct {
 
 // Postgres configures searches on a PostgreSQL store.
 type Postgres struct {
-	EfSearch int `toml:"ef_search" comment:"pgvector's hnsw.ef_search for searches by meaning, 1..1000: higher finds more of the true\nnearest neighbours and reads more of the index; at least twice the candidates a search asks for\n(200) is always used. 0 = the default (200)."`
+	EfSearch int `toml:"ef_search" comment:"pgvector's hnsw.ef_search for searches by meaning, 1..1000: higher finds more of the true\nnearest neighbours and reads more of the index; at least twice the candidates a search asks for\n(200) is always used. 0 = the default (800)."`
 }
 
 // MaxEfSearch is the largest postgres.ef_search (pgvector's own limit).
