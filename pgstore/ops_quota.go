@@ -27,6 +27,10 @@ var cairnTables = []string{
 	"sessions", "session_contents", "session_messages", "session_chunks", "session_files",
 }
 
+// pinnedSQL is whether a message is pinned (metadata "pinned" true, 1 or
+// "true"), which retention never deletes unless a policy says so.
+const pinnedSQL = `coalesce(metadata::jsonb -> 'pinned' IN ('true'::jsonb, '1'::jsonb, '"true"'::jsonb), false)`
+
 // cairnTablesSQL selects the oid of every table of the store.
 const cairnTablesSQL = `SELECT c.oid FROM pg_class c WHERE c.relkind = 'r' AND c.relnamespace = current_schema()::regnamespace
 	AND (c.relname = ANY($1) OR c.relname ~ '^vectors_[0-9]+$')`
@@ -61,8 +65,7 @@ func (s *Store) QuotaSessions(ctx context.Context) ([]engine.QuotaSession, error
 // QuotaMessages implements engine.QuotaStore.
 func (s *Store) QuotaMessages(ctx context.Context) ([]engine.QuotaMessage, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, channel_id, message_type, confidence, created_at, (length(content) + length(metadata))::bigint
-		FROM messages WHERE message_type NOT IN ('decision', 'policy')
-		AND NOT coalesce(metadata::jsonb -> 'pinned' IN ('true'::jsonb, '1'::jsonb, '"true"'::jsonb), false)
+		FROM messages WHERE message_type NOT IN ('decision', 'policy') AND NOT `+pinnedSQL+`
 		ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: quota messages: %w", err)

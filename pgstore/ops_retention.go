@@ -15,8 +15,7 @@ var _ engine.RetentionStore = (*Store)(nil)
 
 // RetentionRows implements engine.RetentionStore.
 func (s *Store) RetentionRows(ctx context.Context) ([]engine.RetentionRow, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, channel_id, message_type, confidence, created_at,
-		coalesce(metadata::jsonb -> 'pinned' IN ('true'::jsonb, '1'::jsonb, '"true"'::jsonb), false)
+	rows, err := s.pool.Query(ctx, `SELECT id, channel_id, message_type, confidence, created_at, `+pinnedSQL+`
 		FROM messages ORDER BY channel_id COLLATE "C", confidence DESC, created_at DESC, id DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: gc: %w", err)
