@@ -149,9 +149,10 @@ func dropIDs(v any) any {
 	return v
 }
 
-// A real `cairn migrate` killed with SIGKILL while it copies finishes when
-// run again, and nothing is stored twice: the target holds exactly the
-// source's messages, sessions, cursors and marks.
+// A real `cairn migrate` killed with SIGKILL while it copies messages, and
+// again while it copies sessions, finishes when run again, and nothing is
+// stored twice: the target holds exactly the source's messages, sessions,
+// cursors and marks.
 func TestMigrateKilledResumes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds cairn and copies 6,000 messages")
@@ -173,7 +174,9 @@ func TestMigrateKilledResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	tree, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(11, 12)), Projects: 2, SessionsPerProject: 3, Turns: 4})
+	// Enough sessions (each copied in a transaction of its own) to stop
+	// the copy among them.
+	tree, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(11, 12)), Projects: 4, SessionsPerProject: 60, Turns: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,35 +209,49 @@ func TestMigrateKilledResumes(t *testing.T) {
 		}
 		return c
 	}
-	cmd := exec.Command(bin, "migrate", "--from", src, "--to", dsn)
-	cmd.Env = append(os.Environ(), "CAIRN_MODEL=none", "CAIRN_DATA_DIR="+t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for c := count(); c < 1000; c = count() {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatalf("no batch copied in 2 minutes (%d)", c)
+	sessions := func() int64 {
+		var c int64
+		if err := conn.QueryRow(ctx, "SELECT count(*) FROM sessions").Scan(&c); err != nil {
+			return -1
 		}
-		time.Sleep(5 * time.Millisecond)
+		return c
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	// killWhen starts a migrate and SIGKILLs it once ready says so, and
+	// checks that it was still copying then.
+	killWhen := func(what string, ready func() bool) {
+		t.Helper()
+		cmd := exec.Command(bin, "migrate", "--from", src, "--to", dsn)
+		cmd.Env = append(os.Environ(), "CAIRN_MODEL=none", "CAIRN_DATA_DIR="+t.TempDir())
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(2 * time.Minute)
+		for !ready() {
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("%s: not reached in 2 minutes", what)
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		err := cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+			t.Fatalf("%s: migrate ended before the kill: %v", what, err)
+		}
+		m, s := count(), sessions()
+		if m >= int64(n)+want.Parts.Chunks && s == want.Parts.Sessions {
+			t.Fatalf("%s: the copy was complete when killed (%d messages, %d sessions)", what, m, s)
+		}
+		t.Logf("%s: killed with %d messages and %d of %d sessions copied", what, m, s, want.Parts.Sessions)
 	}
-	err = cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-		t.Fatalf("migrate ended before the kill: %v", err)
-	}
-	var sessions int64
-	if err := conn.QueryRow(ctx, "SELECT count(*) FROM sessions").Scan(&sessions); err != nil {
-		t.Fatal(err)
-	}
+	killWhen("copying messages", func() bool { return count() >= 1000 })
 	killedAt := count()
-	if killedAt >= int64(n) && sessions == want.Parts.Sessions {
-		t.Fatalf("the copy was complete when killed (%d messages, %d sessions)", killedAt, sessions)
+	killWhen("copying sessions", func() bool { return sessions() >= 1 })
+	if s := sessions(); s >= want.Parts.Sessions {
+		t.Fatalf("every session was copied when killed (%d)", s)
 	}
-	t.Logf("killed with %d of %d messages and %d of %d sessions copied", killedAt, n, sessions, want.Parts.Sessions)
 	out, err := exec.Command(bin, "--data-dir", t.TempDir(), "migrate", "--json", "--from", src, "--to", dsn).CombinedOutput()
 	if err != nil {
 		t.Fatalf("migrate again: %v\n%s", err, out)
