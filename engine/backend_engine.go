@@ -134,6 +134,7 @@ func (e *Engine) closeBackend() error {
 		e.bs.cancel()
 		e.bs.wg.Wait()
 	}
+	e.flushSearchesToBackendAtClose(context.Background())
 	err := e.store.Close()
 	if e.vec != nil && e.vec.store != nil {
 		if verr := e.vec.store.Close(); err == nil {
@@ -176,6 +177,9 @@ func (e *Engine) writePrepared(ctx context.Context, ps []prepared) ([]WriteResul
 	out, err := e.store.Write(ctx, ms, now)
 	if err != nil {
 		return nil, err
+	}
+	if sc, ok := e.store.(SearchCountStore); ok {
+		e.addSearchesToBackend(ctx, sc)
 	}
 	for i := range out {
 		out[i].Redactions = ps[i].redactions

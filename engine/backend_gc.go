@@ -9,8 +9,9 @@ import (
 
 // backendGC is Retention.GC on a Backend: the same policies and plan over
 // the Backend's retention facts and sessions, one delete transaction, then
-// the store's own reclaim. A size quota is the database's to keep (said in
-// the report's notes).
+// the store's own reclaim. A size quota (QuotaStore) plans as on a data
+// dir; after it deleted something the store is compacted, so that its
+// size drops.
 func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	rs, err := backendOp[RetentionStore](e)
 	if err != nil {
@@ -30,7 +31,8 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 			opts.Progress(Progress{Done: done, Total: 3, Item: item})
 		}
 	}
-	if opts.MaxBytes > 0 {
+	quota, hasQuota := e.store.(QuotaStore)
+	if opts.MaxBytes > 0 && !hasQuota {
 		rep.Notes = append(rep.Notes, "gc.max_bytes is not applied to a "+e.backend+" store: its size is the database's, kept with its own tools")
 	}
 	if len(opts.Policies) > 0 {
@@ -53,8 +55,18 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 	}
 	progress(1, "plan messages")
 	var sessionIDs, orphans []string
-	if opts.SessionMaxAge > 0 || len(opts.ExcludeSessions) > 0 {
-		if sessionIDs, orphans, err = e.backendPlanSessions(ctx, opts, rep); err != nil {
+	var quotaPlanned bool
+	if opts.SessionMaxAge > 0 || len(opts.ExcludeSessions) > 0 || opts.MaxBytes > 0 && hasQuota {
+		overQuota := func() error { return nil }
+		if hasQuota {
+			overQuota = func() error {
+				before := len(rep.Messages) + len(rep.Sessions)
+				err := backendOverQuota(ctx, quota, opts.MaxBytes, rep, e.backend)
+				quotaPlanned = len(rep.Messages)+len(rep.Sessions) > before
+				return err
+			}
+		}
+		if sessionIDs, orphans, err = e.backendPlanSessions(ctx, opts, rep, overQuota); err != nil {
 			return nil, err
 		}
 	}
@@ -81,7 +93,13 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 			return nil, err
 		}
 	}
-	if !opts.NoVacuum {
+	switch {
+	case opts.NoVacuum:
+	case quotaPlanned:
+		if err := quota.Compact(ctx); err != nil {
+			return rep, err
+		}
+	default:
 		if err := rs.Reclaim(ctx); err != nil {
 			return rep, err
 		}
@@ -94,11 +112,11 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 }
 
 // backendPlanSessions adds to rep the sessions that match an exclusion
-// glob (by id) and then those whose last record is older than
-// opts.SessionMaxAge (oldest first), as planSessions does on a data dir,
-// with the chunk messages only they use; it returns the sessions' ids and
-// the contents only they hold.
-func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *GCReport) (sessionIDs, orphans []string, _ error) {
+// glob (by id), then what overQuota plans, then the sessions whose last
+// record is older than opts.SessionMaxAge (oldest first), as GC does on a
+// data dir, with the chunk messages only they use; it returns the
+// sessions' ids and the contents only they hold.
+func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *GCReport, overQuota func() error) (sessionIDs, orphans []string, _ error) {
 	ss, err := backendOp[SessionStore](e)
 	if err != nil {
 		return nil, nil, err
@@ -117,6 +135,12 @@ func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *G
 				planned[s.ID] = true
 			}
 		}
+	}
+	if err := overQuota(); err != nil {
+		return nil, nil, err
+	}
+	for _, s := range rep.Sessions {
+		planned[s.ID] = true
 	}
 	if opts.SessionMaxAge > 0 {
 		cutoff := e.opts.Now().Add(-opts.SessionMaxAge).UnixMilli()
@@ -267,4 +291,34 @@ func (e *Engine) planPurgeSession(ctx context.Context, session string, rep *Purg
 	}
 	rep.Messages, rep.Sessions, rep.ContentsDeleted = len(ids), sessions, len(orphans)
 	return func() error { return ss.DeleteSessions(ctx, sessions, orphans, ids) }, nil
+}
+
+// backendOverQuota is overQuota on a Backend: the same plan over the
+// store's sessions and candidate messages.
+func backendOverQuota(ctx context.Context, qs QuotaStore, maxBytes int64, rep *GCReport, kind string) error {
+	q := newQuotaPlan(maxBytes, rep, kind+" store")
+	if q == nil {
+		return nil
+	}
+	ss, err := qs.QuotaSessions(ctx)
+	if err != nil {
+		return err
+	}
+	for _, s := range ss {
+		if !q.session(s.ID, s.LastAt, s.Length) {
+			return nil
+		}
+	}
+	ms, err := qs.QuotaMessages(ctx)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		it := GCItem{ID: m.ID, ChannelID: m.Channel, MessageType: m.Type, Confidence: m.Confidence, CreatedAt: m.CreatedAt}
+		if !q.message(it, m.Length) {
+			return nil
+		}
+	}
+	q.finish()
+	return nil
 }

@@ -224,3 +224,152 @@ type SessionUpdate struct {
 	First, Last, Now int64
 	CWD, GitBranch   string
 }
+
+// TransferStore reads and writes, as stored, what a store holds besides
+// messages and channels: imported sessions (records, contents with their
+// chunks, where each file's import stopped), the agents' read cursors and
+// the breadcrumb marks cache. cairn migrate copies them with it between
+// any two stores (the data dir's embeddedStore implements it too). Message
+// ids are the store's own: the caller translates them between stores.
+// Every Put is idempotent, so an interrupted copy resumes by running again.
+type TransferStore interface {
+	// PartCounts counts each part.
+	PartCounts(ctx context.Context) (PartCounts, error)
+	// SessionContentsAfter returns up to limit contents with a hash above
+	// after, in hash order, each with its chunks in order.
+	SessionContentsAfter(ctx context.Context, after string, limit int) ([]ContentRow, error)
+	// PutSessionContents stores the contents and chunks not stored yet,
+	// in one transaction; it returns how many contents were new. A chunk's
+	// MessageID must name a message of this store (0: none).
+	PutSessionContents(ctx context.Context, cs []ContentRow) (int, error)
+	// SessionsAfter returns up to limit sessions with an id above after,
+	// in id order, each with every record.
+	SessionsAfter(ctx context.Context, after string, limit int) ([]SessionArchive, error)
+	// PutSession stores a session with its records in one transaction;
+	// false (nothing written) when the store has a session of that id.
+	PutSession(ctx context.Context, s SessionArchive) (bool, error)
+	// SessionFiles returns where each file's import stopped.
+	SessionFiles(ctx context.Context) ([]FileRow, error)
+	// PutSessionFiles stores the file states of paths it has none of.
+	PutSessionFiles(ctx context.Context, fs []FileRow) error
+	// ReadCursors returns every read cursor.
+	ReadCursors(ctx context.Context) ([]CursorRow, error)
+	// PutReadCursors stores each cursor, never moving one back.
+	PutReadCursors(ctx context.Context, cs []CursorRow) error
+	// MarksAfter returns up to limit cached marks of messages with an id
+	// above after, in id order.
+	MarksAfter(ctx context.Context, after int64, limit int) ([]MarkedRow, error)
+	// PutMarkRows stores each message's marks, replacing what was cached
+	// of it; rows of messages that do not exist are skipped.
+	PutMarkRows(ctx context.Context, ms []MarkedRow) error
+	// PutAgents stores the agents the store does not know (with no
+	// message: the messages' writes count them) and widens the times of
+	// those it knows to the earlier CreatedAt and the later LastActive
+	// (an agent keeps the times of messages deleted since).
+	PutAgents(ctx context.Context, as []Agent) error
+}
+
+// PartCounts counts what a TransferStore holds of each part.
+type PartCounts struct {
+	Sessions int64 `json:"sessions"`
+	Records  int64 `json:"session_records"`
+	Contents int64 `json:"session_contents"`
+	Chunks   int64 `json:"session_chunks"`
+	Files    int64 `json:"session_files"`
+	Cursors  int64 `json:"read_cursors"`
+	Marks    int64 `json:"breadcrumb_marks"`
+	// RecordsMiscounted are sessions whose message_count is not their
+	// number of records.
+	RecordsMiscounted []string `json:"sessions_miscounted,omitempty"`
+}
+
+// ContentRow is one session content as stored, with its chunks.
+type ContentRow struct {
+	Hash, Content, Text string
+	Tokens              int
+	Chunks              []ChunkRow
+}
+
+// ChunkRow is one chunk of a content: text[Start:End], stored as message
+// MessageID (0: the message was deleted).
+type ChunkRow struct {
+	Idx, Start, End, Tokens int
+	MessageID               int64
+}
+
+// SessionArchive is one session as stored: its row and its records (Seq
+// order; Session is the archive's ID).
+type SessionArchive struct {
+	ID, Source, Project, CWD, GitBranch string
+	MessageCount                        int
+	FirstAt, LastAt                     int64 // Unix ms, 0 for none
+	ImportedAt, UpdatedAt               int64 // Unix ms
+	Records                             []SessionRow
+}
+
+// FileRow is where the import of one file stopped.
+type FileRow struct {
+	Path string
+	SessionFile
+	ImportedAt int64 // Unix ms
+}
+
+// CursorRow is one read cursor as stored (Scope as in CursorStore).
+type CursorRow struct {
+	Agent, Scope string
+	LastReadID   int64
+	UpdatedAt    int64 // Unix ms
+}
+
+// MarkedRow is one message's cached breadcrumb check.
+type MarkedRow struct {
+	MessageID int64
+	MarkRow
+}
+
+// QuotaStore lets GC keep a Backend within gc.max_bytes, with the plan of
+// a data dir: the oldest sessions, then the oldest messages (never pinned
+// ones, decisions or policies), until the estimated size fits.
+// RetentionStore.Size is the size the quota compares.
+type QuotaStore interface {
+	// QuotaSessions returns every session, least recently active first
+	// (last_at, then id), with the length (in characters, as the data
+	// dir's estimate counts) of the contents it references.
+	QuotaSessions(ctx context.Context) ([]QuotaSession, error)
+	// QuotaMessages returns the messages the quota may delete (not
+	// decisions, policies or pinned), oldest first (created_at, then id),
+	// with the length of their content and metadata in characters.
+	QuotaMessages(ctx context.Context) ([]QuotaMessage, error)
+	// Compact gives the space of deleted rows back, so that Size drops
+	// by what was deleted.
+	Compact(ctx context.Context) error
+}
+
+// QuotaSession is a session as the quota weighs it.
+type QuotaSession struct {
+	ID     string
+	LastAt time.Time
+	Length int64
+}
+
+// QuotaMessage is a message as the quota weighs it.
+type QuotaMessage struct {
+	ID         int64
+	Channel    string
+	Type       string
+	Confidence float64
+	CreatedAt  time.Time
+	Length     int64
+}
+
+// SearchCountStore keeps the search counts of every process sharing a
+// Backend, for StoreStats. A process adds its pending counts after one of
+// its writes (at most every searchFlushInterval, or once
+// searchFlushEvery searches are pending) and at Close, as the data dir's
+// processes do: a search alone writes nothing.
+type SearchCountStore interface {
+	// AddSearches adds n searches that took us microseconds in all.
+	AddSearches(ctx context.Context, n, us int64) error
+	// SearchTotals returns the searches added so far and their time.
+	SearchTotals(ctx context.Context) (n, us int64, err error)
+}

@@ -94,11 +94,22 @@ func (e *Engine) backendStoreStats(ctx context.Context) (*StoreStats, error) {
 		st.Notes = append(st.Notes, "embedding cache hit rate: no embedder with a cache in this process")
 	}
 	n, us := e.searches.n.Load(), e.searches.us.Load()
+	if _, ok := e.store.(SearchCountStore); ok {
+		stored, err := onBackend(e, func(sc SearchCountStore) ([2]int64, error) {
+			n, us, err := sc.SearchTotals(ctx)
+			return [2]int64{n, us}, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		n, us = n+stored[0], us+stored[1]
+	} else {
+		st.Notes = append(st.Notes, "search counts are this process's: processes sharing a "+e.backend+" store keep their own")
+	}
 	st.Search = SearchStats{Searches: n}
 	if n > 0 {
 		st.Search.AvgMs = float64(us) / float64(n) / 1000
 	}
-	st.Notes = append(st.Notes, "search counts are this process's: processes sharing a "+e.backend+" store keep their own")
 	return st, nil
 }
 
@@ -118,7 +129,7 @@ func (e *Engine) backendConsistency(ctx context.Context) (CheckReport, error) {
 		if emb := e.opts.Embedder; emb != nil {
 			rep.Embedder = emb.ModelID()
 		}
-		return rep, nil
+		return rep, e.checkPartsLocked(ctx, &rep)
 	})
 }
 

@@ -71,7 +71,11 @@ func (e *Engine) Check(ctx context.Context) error {
 		problems = append(problems, err.Error())
 	}
 	// Vectors vs messages: every live set holds a vector or an outbox row per message.
-	if rep, err := e.consistency(ctx); err != nil {
+	rep, err := e.consistency(ctx)
+	if err == nil {
+		err = e.checkPartsLocked(ctx, &rep)
+	}
+	if err != nil {
 		problems = append(problems, err.Error())
 	} else {
 		for _, p := range rep.Problems {

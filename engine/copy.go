@@ -30,6 +30,12 @@ type CopyReport struct {
 // progress, if not nil, is called after each batch. The report's counts
 // let the caller verify the copy (every source message is in the target).
 func (e *Engine) CopyMessagesTo(ctx context.Context, dst *Engine, progress func(Progress)) (CopyReport, error) {
+	return e.copyMessages(ctx, dst, progress, nil)
+}
+
+// copyMessages is CopyMessagesTo; mapped, if not nil, is called with each
+// source message's id and its id in dst.
+func (e *Engine) copyMessages(ctx context.Context, dst *Engine, progress func(Progress), mapped func(from, to int64)) (CopyReport, error) {
 	var rep CopyReport
 	total, err := e.messageCount(ctx)
 	if err != nil {
@@ -57,6 +63,9 @@ func (e *Engine) CopyMessagesTo(ctx context.Context, dst *Engine, progress func(
 		for i, r := range res {
 			if r.ContentHash != ms[i].ContentHash {
 				return rep, fmt.Errorf("%w: message %d: the copy's content hash differs (a redactor or content limit of the target changed it)", ErrCorrupt, ms[i].ID)
+			}
+			if mapped != nil {
+				mapped(ms[i].ID, r.ID)
 			}
 			if r.Created {
 				rep.Copied++

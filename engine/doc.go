@@ -80,8 +80,9 @@
 //
 // A read makes no durable write: a search counts itself in memory, and the
 // counts reach the search_stats row inside the process's next message
-// write, or at Close when the process wrote or searched at least 64 times
-// (engine/searchstats.go).
+// write (on a Backend: after it, at most every 10 s unless 64 are
+// pending), or at Close when the process wrote or searched at least 64
+// times (engine/searchstats.go).
 //
 // # The storage boundary (engine/backend.go, embedded.go)
 //
@@ -101,6 +102,10 @@
 // operation when it lacks them; a search whose unread_by or
 // breadcrumbs_valid filter the store does not serve itself reads through
 // searchStore (engine/backend_filter.go). Backups need the data dir.
+// TransferStore (both stores) reads and writes sessions, cursors, marks
+// and agents as stored for TransferTo (cairn migrate, engine/transfer.go);
+// QuotaStore serves gc.max_bytes with the data dir's plan (quotaPlan);
+// SearchCountStore keeps every process's search counts on a Backend.
 // Each store fills its own vectors: the embedded one with its outbox
 // worker (below), a VectorQueue with the Engine's generic worker
 // (engine/backend_engine.go).

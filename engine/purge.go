@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"time"
 )
 
 // PurgeOptions select what Retention.Purge deletes: exactly one of
@@ -200,45 +201,27 @@ const (
 // oldest sessions and then the oldest messages (never pinned ones,
 // decisions or policies) until the estimated size fits.
 func (rt *Retention) overQuota(ctx context.Context, maxBytes int64, rep *GCReport) error {
-	if maxBytes <= 0 {
+	q := newQuotaPlan(maxBytes, rep, "data dir")
+	if q == nil {
 		return nil
 	}
-	over := rep.BytesBefore - maxBytes
-	if over <= 0 {
-		return nil
-	}
-	planned := map[int64]bool{}
-	for _, m := range rep.Messages {
-		planned[m.ID] = true
-	}
-	plannedSession := map[string]bool{}
-	for _, s := range rep.Sessions {
-		plannedSession[s.ID] = true
-	}
-	reason := fmt.Sprintf("data dir over gc.max_bytes %d (oldest first)", maxBytes)
-	var sessions []GCSession
 	rows, err := rt.r.QueryContext(ctx, `SELECT s.id, s.last_at, coalesce((SELECT sum(length(c.content)) FROM session_contents c
 		WHERE c.hash IN (SELECT content_hash FROM session_messages WHERE session_id = s.id)), 0) FROM sessions s ORDER BY s.last_at, s.id`)
 	if err != nil {
 		return fmt.Errorf("engine: gc: %w", classify(err))
 	}
-	for rows.Next() && over > 0 {
-		var s GCSession
+	more := true
+	for more && rows.Next() {
+		var id string
 		var last, size int64
-		if err := rows.Scan(&s.ID, &last, &size); err != nil {
+		if err := rows.Scan(&id, &last, &size); err != nil {
 			rows.Close()
 			return classify(err)
 		}
-		if plannedSession[s.ID] {
-			continue
-		}
-		s.LastAt, s.Reason = fromMillis(last), reason
-		sessions = append(sessions, s)
-		over -= size * quotaTextFactor
+		more = q.session(id, fromMillis(last), size)
 	}
 	rows.Close()
-	rep.Sessions = append(rep.Sessions, sessions...)
-	if over <= 0 {
+	if !more {
 		return nil
 	}
 	rows, err = rt.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at, length(content) + length(metadata) FROM messages
@@ -248,21 +231,75 @@ func (rt *Retention) overQuota(ctx context.Context, maxBytes int64, rep *GCRepor
 		return fmt.Errorf("engine: gc: %w", classify(err))
 	}
 	defer rows.Close()
-	for rows.Next() && over > 0 {
+	for more && rows.Next() {
 		var it GCItem
 		var created, size int64
 		if err := rows.Scan(&it.ID, &it.ChannelID, &it.MessageType, &it.Confidence, &created, &size); err != nil {
 			return classify(err)
 		}
-		if planned[it.ID] {
-			continue
-		}
-		it.CreatedAt, it.Policy, it.Reason = fromMillis(created), "quota", reason
-		rep.Messages = append(rep.Messages, it)
-		over -= size*quotaTextFactor + quotaMessageExtra
+		it.CreatedAt = fromMillis(created)
+		more = q.message(it, size)
 	}
-	if over > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("gc.max_bytes %d: what is left (pinned messages, decisions, policies) is estimated to stay %d bytes over", maxBytes, over))
-	}
+	q.finish()
 	return classify(rows.Err())
+}
+
+// quotaPlan adds to a GC plan what gc.max_bytes deletes, fed the
+// candidates in order (sessions least recently active first, then
+// messages oldest first): each is taken unless planned already, and its
+// estimated size subtracted, until the store is estimated to fit.
+type quotaPlan struct {
+	rep      *GCReport
+	maxBytes int64
+	over     int64
+	reason   string
+	messages map[int64]bool
+	sessions map[string]bool
+}
+
+// newQuotaPlan starts the quota's part of rep's plan; nil when there is no
+// quota or the store (named what in the reasons) fits it.
+func newQuotaPlan(maxBytes int64, rep *GCReport, what string) *quotaPlan {
+	if maxBytes <= 0 || rep.BytesBefore <= maxBytes {
+		return nil
+	}
+	q := &quotaPlan{rep: rep, maxBytes: maxBytes, over: rep.BytesBefore - maxBytes, messages: map[int64]bool{}, sessions: map[string]bool{},
+		reason: fmt.Sprintf("%s over gc.max_bytes %d (oldest first)", what, maxBytes)}
+	for _, m := range rep.Messages {
+		q.messages[m.ID] = true
+	}
+	for _, s := range rep.Sessions {
+		q.sessions[s.ID] = true
+	}
+	return q
+}
+
+// session plans deleting a session of size content bytes; false once the
+// store fits.
+func (q *quotaPlan) session(id string, last time.Time, size int64) bool {
+	if !q.sessions[id] {
+		q.sessions[id] = true
+		q.rep.Sessions = append(q.rep.Sessions, GCSession{ID: id, LastAt: last, Reason: q.reason})
+		q.over -= size * quotaTextFactor
+	}
+	return q.over > 0
+}
+
+// message plans deleting it (size: its content and metadata bytes); false
+// once the store fits.
+func (q *quotaPlan) message(it GCItem, size int64) bool {
+	if !q.messages[it.ID] {
+		q.messages[it.ID] = true
+		it.Policy, it.Reason = "quota", q.reason
+		q.rep.Messages = append(q.rep.Messages, it)
+		q.over -= size*quotaTextFactor + quotaMessageExtra
+	}
+	return q.over > 0
+}
+
+// finish notes what stays over the quota.
+func (q *quotaPlan) finish() {
+	if q.over > 0 {
+		q.rep.Notes = append(q.rep.Notes, fmt.Sprintf("gc.max_bytes %d: what is left (pinned messages, decisions, policies) is estimated to stay %d bytes over", q.maxBytes, q.over))
+	}
 }

@@ -41,6 +41,10 @@ type CheckReport struct {
 	// FTSIntegrity is "ok" or FTS5's integrity-check error.
 	FTSIntegrity string     `json:"fts_integrity"`
 	Sets         []SetCheck `json:"vector_sets"`
+	// Parts counts what the store holds besides messages (sessions, read
+	// cursors, breadcrumb marks): cairn migrate compares them across
+	// stores.
+	Parts *PartCounts `json:"parts,omitempty"`
 	// Embedder is this process's embedding model ("" for none).
 	Embedder string `json:"embedder,omitempty"`
 	// Problems lists every difference in words; empty when consistent.
@@ -69,7 +73,11 @@ func (e *Engine) Consistency(ctx context.Context) (CheckReport, error) {
 		return CheckReport{}, err
 	}
 	defer done()
-	return e.consistency(ctx)
+	rep, err := e.consistency(ctx)
+	if err != nil {
+		return rep, err
+	}
+	return rep, e.checkPartsLocked(ctx, &rep)
 }
 
 func (e *Engine) consistency(ctx context.Context) (CheckReport, error) {

@@ -21,6 +21,8 @@ const searchFlushEvery = 64
 type searchCounter struct {
 	n, us atomic.Int64
 	wrote atomic.Bool // this process committed a message write
+	// flushed is when (Unix ns) the counts last went to a Backend.
+	flushed atomic.Int64
 }
 
 // addSearchStats adds a number of searches and their total time to the
@@ -99,4 +101,50 @@ func (e *Engine) searchStats(ctx context.Context) (SearchStats, error) {
 		st.AvgMs = float64(us) / float64(n) / 1000
 	}
 	return st, nil
+}
+
+// searchFlushInterval is how often, at most, a process writing to a
+// Backend adds its pending search counts after a write.
+const searchFlushInterval = 10 * time.Second
+
+// addSearchesToBackend adds the pending counts to a SearchCountStore
+// after a write of this process: when searchFlushEvery are pending or
+// searchFlushInterval passed since the last time. A failure keeps them
+// pending.
+func (e *Engine) addSearchesToBackend(ctx context.Context, sc SearchCountStore) {
+	c := &e.searches
+	c.wrote.Store(true)
+	n := c.n.Load()
+	last := c.flushed.Load()
+	now := time.Now().UnixNano()
+	if n == 0 || n < searchFlushEvery && now-last < int64(searchFlushInterval) || !c.flushed.CompareAndSwap(last, now) {
+		return
+	}
+	e.moveSearchesToBackend(ctx, sc)
+}
+
+// moveSearchesToBackend adds what is pending to sc.
+func (e *Engine) moveSearchesToBackend(ctx context.Context, sc SearchCountStore) {
+	c := &e.searches
+	n, us := c.n.Swap(0), c.us.Swap(0)
+	if n == 0 {
+		return
+	}
+	if err := sc.AddSearches(ctx, n, us); err != nil {
+		e.opts.Logger.Warn("search stats not saved", "err", err)
+		c.n.Add(n)
+		c.us.Add(us)
+	}
+}
+
+// flushSearchesToBackendAtClose is flushSearchesAtClose on a Backend.
+func (e *Engine) flushSearchesToBackendAtClose(ctx context.Context) {
+	sc, ok := e.store.(SearchCountStore)
+	if !ok {
+		return
+	}
+	if n := e.searches.n.Load(); n == 0 || (!e.searches.wrote.Load() && n < searchFlushEvery) {
+		return
+	}
+	e.moveSearchesToBackend(ctx, sc)
 }

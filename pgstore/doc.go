@@ -58,7 +58,11 @@
 // no id below the last one listed can still be uncommitted: ids come from
 // a sequence, not in commit order), breadcrumb marks, retention (gc,
 // purge), Claude Code sessions and rebuild (keyword entries, a vector set
-// of another model). Migrations 0002 and 0003 add their tables.
+// of another model). Migrations 0002 and 0003 add their tables. Also:
+// the whole store read and written as stored for cairn migrate
+// (ops_transfer.go), gc.max_bytes over the size of cairn's own tables with
+// VACUUM FULL after a quota deletion (ops_quota.go), and the search counts
+// of every process (ops_searchstats.go, migration 0006).
 //
 // # Imports
 //

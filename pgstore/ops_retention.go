@@ -15,8 +15,7 @@ var _ engine.RetentionStore = (*Store)(nil)
 
 // RetentionRows implements engine.RetentionStore.
 func (s *Store) RetentionRows(ctx context.Context) ([]engine.RetentionRow, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, channel_id, message_type, confidence, created_at,
-		coalesce(metadata::jsonb -> 'pinned' IN ('true'::jsonb, '1'::jsonb, '"true"'::jsonb), false)
+	rows, err := s.pool.Query(ctx, `SELECT id, channel_id, message_type, confidence, created_at, `+pinnedSQL+`
 		FROM messages ORDER BY channel_id COLLATE "C", confidence DESC, created_at DESC, id DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: gc: %w", err)
@@ -154,11 +153,6 @@ func (s *Store) Reclaim(ctx context.Context) error {
 	return nil
 }
 
-// Size implements engine.RetentionStore: the database's size.
-func (s *Store) Size(ctx context.Context) (int64, error) {
-	var n int64
-	if err := s.pool.QueryRow(ctx, "SELECT pg_database_size(current_database())").Scan(&n); err != nil {
-		return 0, fmt.Errorf("pgstore: size: %w", err)
-	}
-	return n, nil
-}
+// Size implements engine.RetentionStore: the bytes of the store's tables
+// (ops_quota.go says which).
+func (s *Store) Size(ctx context.Context) (int64, error) { return s.size(ctx) }

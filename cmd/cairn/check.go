@@ -63,6 +63,10 @@ func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 			if rep.Embedder != "" {
 				fmt.Fprintf(w, "embedder      %s\n", rep.Embedder)
 			}
+			if p := rep.Parts; p != nil {
+				fmt.Fprintf(w, "sessions      %d with %d records, %d contents in %d chunks, %d imported files\n", p.Sessions, p.Records, p.Contents, p.Chunks, p.Files)
+				fmt.Fprintf(w, "read cursors  %d, breadcrumb marks %d\n", p.Cursors, p.Marks)
+			}
 			for _, w := range rep.Warnings {
 				fmt.Fprintf(e.stdout, "WARNING: %s\n", w)
 			}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/pgstore"
 )
 
 // env is what a command runs with: its streams, environment and the global
@@ -41,6 +42,9 @@ type env struct {
 	json               bool
 	// readOnly: the running command only reads (command.readOnly).
 	readOnly bool
+	// pgOptions are config.toml's settings of a PostgreSQL store, set by
+	// applyConfig.
+	pgOptions pgstore.Options
 }
 
 // command is one subcommand.

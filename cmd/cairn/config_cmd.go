@@ -110,6 +110,7 @@ func (e *env) applyConfig(dir string, opts *engine.Options) error {
 	}
 	opts.Redactor = red
 	e.configStore = cfg.Store
+	e.pgOptions = pgstore.Options{EfSearch: cfg.Postgres.EfSearch}
 	if hf := findBreadcrumbRepo(cfg.Breadcrumbs.Repo); hf != nil {
 		opts.BreadcrumbHead = hf
 	}

@@ -12,7 +12,7 @@ import (
 func migrateCommand() *command {
 	return &command{
 		name:    "migrate",
-		summary: "copy every message between a data dir and a PostgreSQL store, either way (resumable: run it again)",
+		summary: "copy a whole store (messages, channels, imported sessions, read cursors, breadcrumb marks) between a data dir and PostgreSQL, either way (resumable: run it again)",
 		usage:   "--from DIR|URL --to DIR|URL [--json]",
 		examples: []string{
 			`cairn migrate --from ~/.local/share/cairn --to postgres://cairn@db.internal:5432/cairn`,
@@ -49,12 +49,8 @@ func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
 		return fmt.Errorf("--to %s: %w", pgstore.Redact(*to), err)
 	}
 	defer dst.Close()
-	channels, err := src.CopyChannelsTo(ctx, dst)
-	if err != nil {
-		return err
-	}
 	bar := e.progress("migrate")
-	rep, err := src.CopyMessagesTo(ctx, dst, bar.update)
+	rep, err := src.TransferTo(ctx, dst, bar.update)
 	bar.done()
 	if err != nil {
 		return err
@@ -76,13 +72,14 @@ func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
 		}
 	}
 	if e.json {
-		return e.printJSON(struct {
-			engine.CopyReport
-			Channels int `json:"channels_created"`
-		}{rep, channels})
+		return e.printJSON(rep)
 	}
-	fmt.Fprintf(e.stdout, "copied %d messages, %d were there already; the source holds %d, the target %d; %d channels created with their descriptions; both pass cairn check\n",
-		rep.Copied, rep.Present, rep.Source, rep.Target, channels)
+	p := rep.TargetParts
+	fmt.Fprintf(e.stdout, "copied %d messages, %d were there already; the source holds %d, the target %d; %d channels created with their descriptions\n",
+		rep.Copied, rep.Present, rep.Source, rep.Target, rep.ChannelsCreated)
+	fmt.Fprintf(e.stdout, "the target holds %d sessions (%d copied now) with %d records, %d session contents (%d copied now) in %d chunks, %d imported files, %d read cursors, %d breadcrumb marks\n",
+		p.Sessions, rep.SessionsCopied, p.Records, p.Contents, rep.ContentsCopied, p.Chunks, p.Files, p.Cursors, p.Marks)
+	fmt.Fprintln(e.stdout, "every part matches the source, and both pass cairn check")
 	return nil
 }
 
@@ -93,5 +90,5 @@ func openLocation(ctx context.Context, loc string, opts engine.Options) (*engine
 	if !pgstore.IsDSN(loc) {
 		return engine.Open(ctx, loc, opts)
 	}
-	return openPostgres(ctx, loc, "", opts)
+	return openPostgres(ctx, loc, "", pgstore.Options{}, opts)
 }

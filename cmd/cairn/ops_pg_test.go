@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/internal/pgtest"
+	"github.com/cairn-dev/cairn/pgstore"
 )
 
 // The operations beyond messages and search work from the CLI on a
@@ -112,7 +113,9 @@ func TestOperationsOnPostgresCLI(t *testing.T) {
 func TestOperationsOnPostgresMCPAndHTTP(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
-	open := func(ctx context.Context) (*engine.Engine, error) { return openPostgres(ctx, dsn, "", engine.Options{}) }
+	open := func(ctx context.Context) (*engine.Engine, error) {
+		return openPostgres(ctx, dsn, "", pgstore.Options{}, engine.Options{})
+	}
 	srv, err := mcpserver.New(mcpserver.Options{Open: open, Version: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -27,13 +27,14 @@ func (e *env) openEngine(ctx context.Context, dir string, opts engine.Options) (
 	if !pgstore.IsDSN(store) {
 		return nil, usagef("", "--store: want a postgres://user@host:port/database URL, got %q", pgstore.Redact(store))
 	}
-	return openPostgres(ctx, store, dir, opts)
+	return openPostgres(ctx, store, dir, e.pgOptions, opts)
 }
 
-// openPostgres opens the engine over the PostgreSQL store at url, with
-// dir as the data dir of config.toml and the models ("" for none).
-func openPostgres(ctx context.Context, url, dir string, opts engine.Options) (*engine.Engine, error) {
-	st, err := pgstore.Open(ctx, url, pgstore.Options{})
+// openPostgres opens the engine over the PostgreSQL store at url with
+// pgOpts, with dir as the data dir of config.toml and the models ("" for
+// none).
+func openPostgres(ctx context.Context, url, dir string, pgOpts pgstore.Options, opts engine.Options) (*engine.Engine, error) {
+	st, err := pgstore.Open(ctx, url, pgOpts)
 	if err != nil {
 		return nil, err
 	}

@@ -204,9 +204,15 @@ func TestMigrateDataDirPostgresAndBack(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("migrate %s -> %s: exit %d %s", from, to, code, errOut)
 		}
-		var rep map[string]int64
-		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		var raw map[string]any
+		if err := json.Unmarshal([]byte(out), &raw); err != nil {
 			t.Fatalf("migrate output %q: %v", out, err)
+		}
+		rep := map[string]int64{}
+		for k, v := range raw {
+			if n, ok := v.(float64); ok {
+				rep[k] = int64(n)
+			}
 		}
 		return rep
 	}

@@ -8,10 +8,13 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/pgstore"
 )
 
 // loadDoc is one synthetic message of the load run and the values its
@@ -46,7 +49,12 @@ func runLoad(ctx context.Context, args []string) error {
 	nq := fs.Int("queries", 200, "queries per filter")
 	dim := fs.Int("dim", 384, "embedding dimension")
 	dsn := fs.String("dsn", "", "PostgreSQL server `URL` (default: start one)")
+	efList := fs.String("ef-search", "", "also search PostgreSQL with each hnsw.ef_search in `LIST` (comma-separated, e.g. 400,800), after the default, on the same loaded database")
 	fs.Parse(args)
+	efs, err := parseEfList(*efList)
+	if err != nil {
+		return err
+	}
 	docs, queries, err := loadWorkload(*data, *n, *nq)
 	if err != nil {
 		return err
@@ -73,7 +81,7 @@ func runLoad(ctx context.Context, args []string) error {
 		return err
 	}
 	defer a.Close()
-	b, _, err := dbs.open(ctx, emb, opts)
+	b, pgDSN, err := dbs.open(ctx, emb, opts)
 	if err != nil {
 		return err
 	}
@@ -98,23 +106,64 @@ func runLoad(ctx context.Context, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", st.name, err)
 		}
-		for _, sel := range selectivities() {
-			var p50s [3]time.Duration
-			var p95 time.Duration
-			for i, mode := range []engine.SearchMode{engine.ModeKeyword, engine.ModeSemantic, engine.ModeHybrid} {
-				if p50s[i], p95, err = latency(ctx, st.e, queries, sel.filter, mode); err != nil {
-					return fmt.Errorf("%s: %w", st.name, err)
-				}
-			}
-			rec, err := semanticRecall(ctx, st.e, queries, qvecs, vecs, ids, docs, sel)
+		rates := fmt.Sprintf("%.0f | %.0f", float64(len(docs))/write.Seconds(), float64(len(docs))/index.Seconds())
+		if err := searchRows(ctx, st.name, rates, st.e, queries, qvecs, vecs, ids, docs); err != nil {
+			return err
+		}
+		if st.e != b {
+			continue
+		}
+		for _, ef := range efs {
+			c, err := openPostgresEngine(ctx, pgDSN, pgstore.Options{EfSearch: ef}, emb, opts)
 			if err != nil {
-				return fmt.Errorf("%s: %w", st.name, err)
+				return err
 			}
-			fmt.Printf("| %s | %.0f | %.0f | %s | %.2f | %.2f | %.2f | %.2f | %.3f |\n", st.name, float64(len(docs))/write.Seconds(), float64(len(docs))/index.Seconds(),
-				sel.name, ms(p50s[0]), ms(p50s[1]), ms(p50s[2]), ms(p95), rec)
+			err = searchRows(ctx, fmt.Sprintf("%s, ef_search %d", st.name, ef), rates, c, queries, qvecs, vecs, ids, docs)
+			c.Close()
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// searchRows prints one table row per selectivity: e's keyword, semantic
+// and hybrid p50, hybrid p95 and semantic recall@10.
+func searchRows(ctx context.Context, name, rates string, e *engine.Engine, queries []string, qvecs, vecs [][]float32, ids []int64, docs []loadDoc) error {
+	for _, sel := range selectivities() {
+		var p50s [3]time.Duration
+		var p95 time.Duration
+		var err error
+		for i, mode := range []engine.SearchMode{engine.ModeKeyword, engine.ModeSemantic, engine.ModeHybrid} {
+			if p50s[i], p95, err = latency(ctx, e, queries, sel.filter, mode); err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		rec, err := semanticRecall(ctx, e, queries, qvecs, vecs, ids, docs, sel)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		fmt.Printf("| %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.3f |\n", name, rates,
+			sel.name, ms(p50s[0]), ms(p50s[1]), ms(p50s[2]), ms(p95), rec)
+	}
+	return nil
+}
+
+// parseEfList reads --ef-search's comma-separated values.
+func parseEfList(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 || v > 1000 {
+			return nil, fmt.Errorf("--ef-search: each value must be an integer 1..1000, got %q", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -9,14 +9,15 @@
 // their mean overlap, the largest score difference and nDCG@10 on each
 // side.
 //
-//	pgbench load [--n 10000] [--queries 200] [--dim 384] [--dsn URL]
+//	pgbench load [--n 10000] [--queries 200] [--dim 384] [--ef-search LIST] [--dsn URL]
 //
 // load writes n synthetic messages to each store (batches of 500) and
 // reports write throughput, hybrid search p50/p95 without and with filters
 // of 1%, 10% and 50% selectivity, and recall@10 of the semantic side at
 // each selectivity against an exact scan. Embedding is a feature-hashed
 // bag of words (bench.LexicalEmbedder) in both: the figures measure the
-// stores, not a model.
+// stores, not a model. --ef-search 400,800 searches PostgreSQL's loaded
+// database again with each of those hnsw.ef_search values.
 //
 //	pgbench serve [--seed 10000] [--procs 3] [--agents 50] [--ops 40] [--model none] [--cairn BIN]
 //
@@ -99,16 +100,23 @@ func (d *databases) open(ctx context.Context, emb engine.Embedder, opts engine.O
 	if dsn, err = d.srv.NewDatabase(ctx); err != nil {
 		return nil, "", err
 	}
-	st, err := pgstore.Open(ctx, dsn, pgstore.Options{})
+	e, err = openPostgresEngine(ctx, dsn, pgstore.Options{}, emb, opts)
+	return e, dsn, err
+}
+
+// openPostgresEngine opens an engine on the PostgreSQL database dsn.
+func openPostgresEngine(ctx context.Context, dsn string, pgOpts pgstore.Options, emb engine.Embedder, opts engine.Options) (*engine.Engine, error) {
+	st, err := pgstore.Open(ctx, dsn, pgOpts)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	opts.Embedder = emb
-	if e, err = engine.OpenBackend(ctx, st, pgstore.Kind, "", opts); err != nil {
+	e, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", opts)
+	if err != nil {
 		st.Close()
-		return nil, "", err
+		return nil, err
 	}
-	return e, dsn, nil
+	return e, nil
 }
 
 func (d *databases) close() { _ = d.srv.Stop() }

@@ -77,6 +77,7 @@ func (d *Duration) UnmarshalText(b []byte) error {
 // Config is the whole configuration file.
 type Config struct {
 	Store       string      `toml:"store" comment:"Where messages are kept: \"\" = this data dir (SQLite); postgres://user@host:port/db = a PostgreSQL\ndatabase with pgvector shared by every cairn that names it (the data dir keeps config and models)."`
+	Postgres    Postgres    `toml:"postgres" comment:"Searches on a postgres:// store (see store)."`
 	Import      Import      `toml:"import" comment:"Importing Claude Code sessions (cairn import claude-code)."`
 	Redaction   Redaction   `toml:"redaction" comment:"Redaction of secrets before anything is stored (imports; rules: cairn config show)."`
 	Retention   Retention   `toml:"retention" comment:"What cairn gc forgets. Pinned messages (metadata \"pinned\": true) and decision/policy\nmessages are kept forever unless a policy sets forget_pinned / forget_decisions."`
@@ -87,6 +88,14 @@ type Config struct {
 	Recall      Recall      `toml:"recall" comment:"The session-start hook that puts the project's notes, decisions, patterns and policies\ninto the agent's context (installed by cairn setup claude-code|codex|gemini)."`
 	Breadcrumbs Breadcrumbs `toml:"breadcrumbs" comment:"The git repository breadcrumbs are checked against (cairn check --breadcrumbs; the marks on\nsearch results and messages; the refresh cairn serve and cairn mcp run when HEAD moves)."`
 }
+
+// Postgres configures searches on a PostgreSQL store.
+type Postgres struct {
+	EfSearch int `toml:"ef_search" comment:"pgvector's hnsw.ef_search for searches by meaning, 1..1000: higher finds more of the true\nnearest neighbours and reads more of the index; at least twice the candidates a search asks for\n(200) is always used. 0 = the default (800)."`
+}
+
+// MaxEfSearch is the largest postgres.ef_search (pgvector's own limit).
+const MaxEfSearch = 1000
 
 // Breadcrumbs configures breadcrumb checks.
 type Breadcrumbs struct {
@@ -307,6 +316,9 @@ func (c Config) Validate() error {
 	}
 	if err := validateStore(c.Store); err != nil {
 		return err
+	}
+	if ef := c.Postgres.EfSearch; ef < 0 || ef > MaxEfSearch {
+		return fmt.Errorf("%w: postgres.ef_search: must be 1..%d (0 = the default), got %d", ErrInvalid, MaxEfSearch, ef)
 	}
 	if err := c.Server.validate(); err != nil {
 		return fmt.Errorf("%w: server: %w", ErrInvalid, err)

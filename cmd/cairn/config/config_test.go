@@ -286,3 +286,40 @@ func TestStoreKey(t *testing.T) {
 		}
 	}
 }
+
+// postgres.ef_search: 0 (the default) or 1..1000, from the file or
+// CAIRN_POSTGRES_EF_SEARCH; anything else is refused naming the key and
+// the rule.
+func TestPostgresEfSearch(t *testing.T) {
+	path := filepath.Join(t.TempDir(), config.FileName)
+	for _, tc := range []struct {
+		file, env string
+		want      int
+		ok        bool
+	}{
+		{"", "", 0, true},
+		{"[postgres]\nef_search = 400", "", 400, true},
+		{"[postgres]\nef_search = 400", "1000", 1000, true},
+		{"[postgres]\nef_search = 1001", "", 0, false},
+		{"[postgres]\nef_search = -1", "", 0, false},
+		{"", "lots", 0, false},
+		{"", "5000", 0, false},
+	} {
+		if err := os.WriteFile(path, []byte(tc.file+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		getenv := func(k string) string {
+			if k == "CAIRN_POSTGRES_EF_SEARCH" {
+				return tc.env
+			}
+			return ""
+		}
+		cfg, err := config.Load(path, getenv)
+		if tc.ok != (err == nil) || tc.ok && cfg.Postgres.EfSearch != tc.want {
+			t.Errorf("%q (env %q): ef_search %d, %v; want %d, ok %v", tc.file, tc.env, cfg.Postgres.EfSearch, err, tc.want, tc.ok)
+		}
+		if !tc.ok && (!errors.Is(err, config.ErrInvalid) || !strings.Contains(strings.ToLower(err.Error()), "ef_search")) {
+			t.Errorf("%q (env %q): %v does not wrap ErrInvalid naming ef_search", tc.file, tc.env, err)
+		}
+	}
+}

@@ -1,0 +1,276 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// The data dir's side of TransferStore: the tables of
+// migrations/0002_sessions.sql, 0006_read_cursors.sql and
+// 0007_breadcrumb_marks.sql read and written as stored.
+
+var _ TransferStore = embeddedStore{}
+
+func (s embeddedStore) PartCounts(ctx context.Context) (PartCounts, error) {
+	var c PartCounts
+	err := s.e.r.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM sessions), (SELECT count(*) FROM session_messages),
+		(SELECT count(*) FROM session_contents), (SELECT count(*) FROM session_chunks),
+		(SELECT count(*) FROM session_files), (SELECT count(*) FROM read_cursors),
+		(SELECT count(*) FROM breadcrumb_marks)`).
+		Scan(&c.Sessions, &c.Records, &c.Contents, &c.Chunks, &c.Files, &c.Cursors, &c.Marks)
+	if err != nil {
+		return c, fmt.Errorf("engine: count sessions, cursors and marks: %w", classify(err))
+	}
+	rows, err := s.e.r.QueryContext(ctx, `SELECT s.id FROM sessions s
+		WHERE s.message_count <> (SELECT count(*) FROM session_messages m WHERE m.session_id = s.id) ORDER BY s.id`)
+	if err != nil {
+		return c, fmt.Errorf("engine: count session records: %w", classify(err))
+	}
+	c.RecordsMiscounted, err = scanAll(rows, func(r *sql.Rows) (string, error) {
+		var id string
+		return id, r.Scan(&id)
+	})
+	return c, err
+}
+
+func (s embeddedStore) SessionContentsAfter(ctx context.Context, after string, limit int) ([]ContentRow, error) {
+	rows, err := s.e.r.QueryContext(ctx, "SELECT hash, content, text, tokens FROM session_contents WHERE hash > ? ORDER BY hash LIMIT ?", after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("engine: read session contents: %w", classify(err))
+	}
+	out, err := scanAll(rows, func(r *sql.Rows) (ContentRow, error) {
+		var c ContentRow
+		return c, r.Scan(&c.Hash, &c.Content, &c.Text, &c.Tokens)
+	})
+	if err != nil || len(out) == 0 {
+		return out, err
+	}
+	rows, err = s.e.r.QueryContext(ctx, `SELECT content_hash, idx, start_byte, end_byte, tokens, coalesce(message_id, 0) FROM session_chunks
+		WHERE content_hash > ? AND content_hash <= ? ORDER BY content_hash, idx`, after, out[len(out)-1].Hash)
+	if err != nil {
+		return nil, fmt.Errorf("engine: read session chunks: %w", classify(err))
+	}
+	byHash := make(map[string]*ContentRow, len(out))
+	for i := range out {
+		byHash[out[i].Hash] = &out[i]
+	}
+	_, err = scanAll(rows, func(r *sql.Rows) (struct{}, error) {
+		var hash string
+		var ch ChunkRow
+		if err := r.Scan(&hash, &ch.Idx, &ch.Start, &ch.End, &ch.Tokens, &ch.MessageID); err != nil {
+			return struct{}{}, err
+		}
+		if c := byHash[hash]; c != nil {
+			c.Chunks = append(c.Chunks, ch)
+		}
+		return struct{}{}, nil
+	})
+	return out, err
+}
+
+func (s embeddedStore) PutSessionContents(ctx context.Context, cs []ContentRow) (int, error) {
+	added := 0
+	err := s.e.transferTx(ctx, "store session contents", func(tx *sql.Tx) error {
+		added = 0
+		for _, c := range cs {
+			res, err := tx.ExecContext(ctx, "INSERT INTO session_contents (hash, content, text, tokens) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
+				c.Hash, c.Content, c.Text, c.Tokens)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				added++
+			}
+			for _, ch := range c.Chunks {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO session_chunks (content_hash, idx, start_byte, end_byte, tokens, message_id)
+					VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (content_hash, idx) DO NOTHING`,
+					c.Hash, ch.Idx, ch.Start, ch.End, ch.Tokens, nullID(ch.MessageID)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return added, err
+}
+
+func (s embeddedStore) SessionsAfter(ctx context.Context, after string, limit int) ([]SessionArchive, error) {
+	rows, err := s.e.r.QueryContext(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
+		FROM sessions WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("engine: read sessions: %w", classify(err))
+	}
+	out, err := scanAll(rows, func(r *sql.Rows) (SessionArchive, error) {
+		var a SessionArchive
+		return a, r.Scan(&a.ID, &a.Source, &a.Project, &a.CWD, &a.GitBranch, &a.MessageCount, &a.FirstAt, &a.LastAt, &a.ImportedAt, &a.UpdatedAt)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		rows, err := s.e.r.QueryContext(ctx, `SELECT session_id, seq, key, uuid, parent_uuid, type, role, created_at, is_sidechain, is_compact,
+			coalesce(content_hash, ''), envelope FROM session_messages WHERE session_id = ? ORDER BY seq`, out[i].ID)
+		if err != nil {
+			return nil, fmt.Errorf("engine: read session records: %w", classify(err))
+		}
+		if out[i].Records, err = scanAll(rows, func(r *sql.Rows) (SessionRow, error) {
+			var x SessionRow
+			return x, r.Scan(&x.Session, &x.Seq, &x.Key, &x.UUID, &x.ParentUUID, &x.Type, &x.Role, &x.CreatedAt, &x.IsSidechain, &x.IsCompact, &x.ContentHash, &x.Envelope)
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s embeddedStore) PutSession(ctx context.Context, a SessionArchive) (bool, error) {
+	put := false
+	err := s.e.transferTx(ctx, "store session "+a.ID, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+			a.ID, a.Source, a.Project, a.CWD, a.GitBranch, a.MessageCount, a.FirstAt, a.LastAt, a.ImportedAt, a.UpdatedAt)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			put = false
+			return nil
+		}
+		put = true
+		st := sqliteSessionTx{tx}
+		for _, r := range a.Records {
+			r.Session = a.ID
+			if err := st.PutRecord(ctx, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return put, err
+}
+
+func (s embeddedStore) SessionFiles(ctx context.Context) ([]FileRow, error) {
+	rows, err := s.e.r.QueryContext(ctx, "SELECT path, end_offset, lines, head_sha256, imported_at FROM session_files ORDER BY path")
+	if err != nil {
+		return nil, fmt.Errorf("engine: read session files: %w", classify(err))
+	}
+	return scanAll(rows, func(r *sql.Rows) (FileRow, error) {
+		var f FileRow
+		return f, r.Scan(&f.Path, &f.End, &f.Lines, &f.Head, &f.ImportedAt)
+	})
+}
+
+func (s embeddedStore) PutSessionFiles(ctx context.Context, fs []FileRow) error {
+	return s.e.transferTx(ctx, "store session files", func(tx *sql.Tx) error {
+		for _, f := range fs {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO session_files (path, end_offset, lines, head_sha256, imported_at) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT (path) DO NOTHING`, f.Path, f.End, f.Lines, f.Head, f.ImportedAt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s embeddedStore) ReadCursors(ctx context.Context) ([]CursorRow, error) {
+	rows, err := s.e.r.QueryContext(ctx, "SELECT agent, scope, last_read_id, updated_at FROM read_cursors ORDER BY agent, scope")
+	if err != nil {
+		return nil, fmt.Errorf("engine: read cursors: %w", classify(err))
+	}
+	return scanAll(rows, func(r *sql.Rows) (CursorRow, error) {
+		var c CursorRow
+		return c, r.Scan(&c.Agent, &c.Scope, &c.LastReadID, &c.UpdatedAt)
+	})
+}
+
+func (s embeddedStore) PutReadCursors(ctx context.Context, cs []CursorRow) error {
+	return s.e.transferTx(ctx, "store read cursors", func(tx *sql.Tx) error {
+		for _, c := range cs {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO read_cursors (agent, scope, last_read_id, updated_at) VALUES (?, ?, ?, ?)
+				ON CONFLICT (agent, scope) DO UPDATE SET last_read_id = excluded.last_read_id, updated_at = excluded.updated_at
+				WHERE excluded.last_read_id > read_cursors.last_read_id`, c.Agent, c.Scope, c.LastReadID, c.UpdatedAt); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func (s embeddedStore) MarksAfter(ctx context.Context, after int64, limit int) ([]MarkedRow, error) {
+	rows, err := s.e.r.QueryContext(ctx, "SELECT message_id, head, worst, marks FROM breadcrumb_marks WHERE message_id > ? ORDER BY message_id LIMIT ?", after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("engine: read breadcrumb marks: %w", classify(err))
+	}
+	return scanAll(rows, func(r *sql.Rows) (MarkedRow, error) {
+		var m MarkedRow
+		return m, r.Scan(&m.MessageID, &m.Head, &m.Worst, &m.Marks)
+	})
+}
+
+func (s embeddedStore) PutMarkRows(ctx context.Context, ms []MarkedRow) error {
+	return s.e.transferTx(ctx, "store breadcrumb marks", func(tx *sql.Tx) error {
+		for _, m := range ms {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO breadcrumb_marks (message_id, head, worst, marks)
+				SELECT id, ?, ?, ? FROM messages WHERE id = ?
+				ON CONFLICT (message_id) DO UPDATE SET head = excluded.head, worst = excluded.worst, marks = excluded.marks`,
+				m.Head, m.Worst, m.Marks, m.MessageID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// transferTx runs fn in one write transaction of the data dir; what names
+// the work in the error.
+func (e *Engine) transferTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
+	tx, err := e.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("engine: %s: %w", what, classify(err))
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return fmt.Errorf("engine: %s: %w", what, classify(err))
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("engine: %s: %w", what, classify(err))
+	}
+	return nil
+}
+
+// nullID is a message id as a nullable column: 0 is NULL.
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}
+
+// scanAll reads every row with scan and closes rows.
+func scanAll[T any](rows *sql.Rows, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, classify(err)
+		}
+		out = append(out, v)
+	}
+	return out, classify(rows.Err())
+}
+
+func (s embeddedStore) PutAgents(ctx context.Context, as []Agent) error {
+	return s.e.transferTx(ctx, "store agents", func(tx *sql.Tx) error {
+		for _, a := range as {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO agents (name, project_id, message_count, created_at, last_active) VALUES (?, ?, 0, ?, ?)
+				ON CONFLICT (name, project_id) DO UPDATE SET created_at = min(created_at, excluded.created_at), last_active = max(last_active, excluded.last_active)`,
+				a.Name, a.ProjectID, a.CreatedAt.UnixMilli(), a.LastActive.UnixMilli()); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
