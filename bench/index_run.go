@@ -41,7 +41,12 @@ type IndexConfig struct {
 	FootprintDir string
 	Self         string
 	Seed         int64
-	Log          io.Writer
+	// Space of cairn's index and vecstore peers (the zero value is cosine,
+	// what the engine's message collections use; the other peers always
+	// build L2). The data has unit norm, so the exact neighbours are the
+	// same in both.
+	Space index.Space
+	Log   io.Writer
 }
 
 func (c *IndexConfig) defaults() {
@@ -324,7 +329,7 @@ func runVecstore(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer st
 		return err
 	}
 	defer os.RemoveAll(dir)
-	wall, cpu, err := BuildVecstore(ctx, dir, ds.Base, ds.Spec.Dim, cfg.M, cfg.Efc, workers, vecstorePeers[peer])
+	wall, cpu, err := BuildVecstore(ctx, dir, ds.Base, ds.Spec.Dim, cfg.M, cfg.Efc, workers, cfg.Space, vecstorePeers[peer])
 	if err != nil {
 		return err
 	}
@@ -341,7 +346,7 @@ func runCairn(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer strin
 	n, dim := ds.Spec.N, ds.Spec.Dim
 	var keep *CairnPeer
 	for _, t := range threads {
-		p, d, c, err := BuildCairn(ctx, ds.Base, dim, cfg.M, cfg.Efc, t, cfg.Seed, cairnPeers[peer])
+		p, d, c, err := BuildCairn(ctx, ds.Base, dim, cfg.M, cfg.Efc, t, cfg.Seed, cfg.Space, cairnPeers[peer])
 		if err != nil {
 			return err
 		}
@@ -500,7 +505,7 @@ func cairnMemory(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer st
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	before := ms.HeapAlloc
-	p, d, c, err := BuildCairn(ctx, ds.Base, cfg.Dim, cfg.M, cfg.Efc, workers, cfg.Seed, code)
+	p, d, c, err := BuildCairn(ctx, ds.Base, cfg.Dim, cfg.M, cfg.Efc, workers, cfg.Seed, cfg.Space, code)
 	if err != nil {
 		return err
 	}
