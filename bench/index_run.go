@@ -46,7 +46,13 @@ type IndexConfig struct {
 	// build L2). The data has unit norm, so the exact neighbours are the
 	// same in both.
 	Space index.Space
-	Log   io.Writer
+	// Decompose (RunIndexMemory): the SQ8 index is also queried with an
+	// exact float32 re-rank of its ef candidates, and the float32 index,
+	// once measured, is recoded to SQ8 and queried again (float32's graph,
+	// SQ8's distances), which separates what SQ8 loses in the graph it
+	// builds from what it loses in the search.
+	Decompose bool
+	Log       io.Writer
 }
 
 func (c *IndexConfig) defaults() {
@@ -518,6 +524,27 @@ func cairnMemory(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer st
 	for _, ef := range cfg.Efs {
 		s := MeasureQueries(p.Query, ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
 		emit(queryRow(peer, ds, "query", ef, 0, s))
+		if code == index.SQ8 && cfg.Decompose {
+			s := MeasureQueries(p.QueryReranked(ds.Base, cfg.Dim), ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
+			emit(queryRow(peer+"+rerank", ds, "query", ef, 0, s))
+		}
 	}
-	return cairnFootprint(ctx, cfg, ds, peer, p, emit)
+	if err := cairnFootprint(ctx, cfg, ds, peer, p, emit); err != nil {
+		return err
+	}
+	if code != index.Float32 || !cfg.Decompose {
+		return nil
+	}
+	// The float32 graph searched with SQ8 codes: what the code loses at
+	// search time alone, the graph being float32's.
+	if err := p.Idx.Recode(index.SQ8); err != nil {
+		return err
+	}
+	for _, ef := range cfg.Efs {
+		s := MeasureQueries(p.Query, ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
+		emit(queryRow(peer+"-graph+sq8", ds, "query", ef, 0, s))
+		s = MeasureQueries(p.QueryReranked(ds.Base, cfg.Dim), ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
+		emit(queryRow(peer+"-graph+sq8+rerank", ds, "query", ef, 0, s))
+	}
+	return nil
 }

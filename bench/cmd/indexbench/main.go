@@ -58,6 +58,7 @@ func run(ctx context.Context, args []string) error {
 		mem       = fs.Int("mem", 0, "instead of the comparison, build the peers at this n (e.g. 1000000) on the easy data and report memory (filters, coder and exact are not run)")
 		footprint = fs.Bool("footprint", true, "save each peer's index and report its bytes on disk and the RSS of a fresh process that loads it and answers one query")
 		memW      = fs.Int("mem-workers", 2, "build threads for -mem")
+		decompose = fs.Bool("decompose", false, "with -mem: also query cairn-sq8 with a float32 re-rank of its candidates, and cairn's float32 graph recoded to SQ8 (with and without the re-rank)")
 		space     = fs.String("space", "l2", "space of cairn's index and vecstore peers: l2 or cosine (the engine's message collections); the other peers build l2, and the unit-norm data has the same neighbours in both")
 		out       = fs.String("out", "", "results file (JSON lines; default CACHE/results-TIME.jsonl)")
 		table     = fs.String("table", "", "only render the markdown table of these comma-separated results files")
@@ -83,7 +84,7 @@ func run(ctx context.Context, args []string) error {
 	}
 	cfg := bench.IndexConfig{CacheDir: *cacheDir, N: *n, NQ: *nq, Dim: *dim, M: *m, Efc: *efc, Reps: *reps,
 		Datasets: split(*datasets), Peers: split(*peers), Python: *python, PeersDir: *peersDir, NativeBin: *native,
-		Space: sp, Log: os.Stderr}
+		Space: sp, Decompose: *decompose, Log: os.Stderr}
 	if *footprint {
 		self, err := os.Executable()
 		if err != nil {
