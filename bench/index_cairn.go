@@ -18,13 +18,13 @@ type CairnPeer struct {
 	Idx *index.Index
 }
 
-// BuildCairn builds an L2 index over all rows, holding vectors in code, with
+// BuildCairn builds an index in space over all rows, holding vectors in code, with
 // InsertBatch and the given number of workers; GOMAXPROCS is set to workers during the build so that a
 // single-thread build gets no help from a second core (the garbage collector
 // included).
 // It returns the wall and process CPU time of the build.
-func BuildCairn(ctx context.Context, base []float32, dim, m, efc, workers int, seed int64, code index.Code) (p *CairnPeer, wall, cpu time.Duration, err error) {
-	idx, err := index.New(index.Options{Space: index.L2, Dim: dim, M: m, EfConstruction: efc,
+func BuildCairn(ctx context.Context, base []float32, dim, m, efc, workers int, seed int64, space index.Space, code index.Code) (p *CairnPeer, wall, cpu time.Duration, err error) {
+	idx, err := index.New(index.Options{Space: space, Dim: dim, M: m, EfConstruction: efc,
 		EfSearch: 100, Seed: seed, Workers: workers, Code: code})
 	if err != nil {
 		return nil, 0, 0, fmt.Errorf("bench: cairn index: %w", err)
@@ -69,7 +69,8 @@ func (c *CairnPeer) QueryAllowed(q []float32, k, ef int, allow *roaring.Bitmap) 
 
 // QueryReranked asks for ef candidates (k = ef) and re-sorts them by their
 // exact distance to the float32 rows of base: what a caller holding the
-// exact vectors elsewhere can do with an SQ8 index.
+// exact vectors elsewhere can do with an SQ8 index. The bench's vectors
+// have unit norm, so the L2 order is also the cosine order.
 func (c *CairnPeer) QueryReranked(base []float32, dim int) QueryFunc {
 	return func(q []float32, k, ef int) []uint32 {
 		rs, err := c.Idx.Search(q, max(k, ef), index.SearchOptions{Ef: ef})

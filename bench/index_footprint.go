@@ -184,11 +184,11 @@ const vecstoreEfSearch = 100
 // vecstorePeers maps the vecstore peer names to their vector code.
 var vecstorePeers = map[string]string{"vecstore": "float32", "vecstore-sq8": "sq8"}
 
-// BuildVecstore writes every row of base into a new store in dir (one L2
-// collection, M and ef_construction as given, ids "0".."n-1"), in batches of
+// BuildVecstore writes every row of base into a new store in dir (one
+// collection in space, M and ef_construction as given, ids "0".."n-1"), in batches of
 // 1,000, with workers graph-insert goroutines, and closes it: the whole
 // store as cairn keeps it (records, graph, vectors), not only the index.
-func BuildVecstore(ctx context.Context, dir string, base []float32, dim, m, efc, workers int, code string) (wall, cpu time.Duration, err error) {
+func BuildVecstore(ctx context.Context, dir string, base []float32, dim, m, efc, workers int, space index.Space, code string) (wall, cpu time.Duration, err error) {
 	s, err := vecstore.Open(ctx, dir, vecstore.Options{IndexWorkers: workers})
 	if err != nil {
 		return 0, 0, err
@@ -199,7 +199,7 @@ func BuildVecstore(ctx context.Context, dir string, base []float32, dim, m, efc,
 		}
 	}()
 	c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: vecstoreBenchCollection, Metadata: vecstore.Metadata{
-		"hnsw:space": where.String("l2"), "hnsw:M": where.Int(int64(m)), "hnsw:construction_ef": where.Int(int64(efc)),
+		"hnsw:space": where.String(space.String()), "hnsw:M": where.Int(int64(m)), "hnsw:construction_ef": where.Int(int64(efc)),
 		"hnsw:search_ef": where.Int(vecstoreEfSearch), vecstore.MetaVectorCode: where.String(code)}})
 	if err != nil {
 		return 0, 0, err

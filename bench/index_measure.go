@@ -32,6 +32,7 @@ type IndexRow struct {
 	DiskB   int64   `json:"disk_bytes,omitempty"` // footprint: the saved index (file or directory)
 	RSSB    int64   `json:"rss_bytes,omitempty"`  // footprint: VmRSS of a process that loaded it and answered one query
 	Note    string  `json:"note,omitempty"`
+	Space   string  `json:"space,omitempty"` // cairn's and vecstore's rows: the space they were built in
 }
 
 // QueryFunc answers one k-NN query at the given ef.

@@ -41,7 +41,18 @@ type IndexConfig struct {
 	FootprintDir string
 	Self         string
 	Seed         int64
-	Log          io.Writer
+	// Space of cairn's index and vecstore peers (the zero value is cosine,
+	// what the engine's message collections use; the other peers always
+	// build L2). The data has unit norm, so the exact neighbours are the
+	// same in both.
+	Space index.Space
+	// Decompose (RunIndexMemory): the SQ8 index is also queried with an
+	// exact float32 re-rank of its ef candidates, and the float32 index,
+	// once measured, is recoded to SQ8 and queried again (float32's graph,
+	// SQ8's distances), which separates what SQ8 loses in the graph it
+	// builds from what it loses in the search.
+	Decompose bool
+	Log       io.Writer
 }
 
 func (c *IndexConfig) defaults() {
@@ -324,7 +335,7 @@ func runVecstore(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer st
 		return err
 	}
 	defer os.RemoveAll(dir)
-	wall, cpu, err := BuildVecstore(ctx, dir, ds.Base, ds.Spec.Dim, cfg.M, cfg.Efc, workers, vecstorePeers[peer])
+	wall, cpu, err := BuildVecstore(ctx, dir, ds.Base, ds.Spec.Dim, cfg.M, cfg.Efc, workers, cfg.Space, vecstorePeers[peer])
 	if err != nil {
 		return err
 	}
@@ -341,7 +352,7 @@ func runCairn(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer strin
 	n, dim := ds.Spec.N, ds.Spec.Dim
 	var keep *CairnPeer
 	for _, t := range threads {
-		p, d, c, err := BuildCairn(ctx, ds.Base, dim, cfg.M, cfg.Efc, t, cfg.Seed, cairnPeers[peer])
+		p, d, c, err := BuildCairn(ctx, ds.Base, dim, cfg.M, cfg.Efc, t, cfg.Seed, cfg.Space, cairnPeers[peer])
 		if err != nil {
 			return err
 		}
@@ -500,7 +511,7 @@ func cairnMemory(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer st
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	before := ms.HeapAlloc
-	p, d, c, err := BuildCairn(ctx, ds.Base, cfg.Dim, cfg.M, cfg.Efc, workers, cfg.Seed, code)
+	p, d, c, err := BuildCairn(ctx, ds.Base, cfg.Dim, cfg.M, cfg.Efc, workers, cfg.Seed, cfg.Space, code)
 	if err != nil {
 		return err
 	}
@@ -513,6 +524,27 @@ func cairnMemory(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer st
 	for _, ef := range cfg.Efs {
 		s := MeasureQueries(p.Query, ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
 		emit(queryRow(peer, ds, "query", ef, 0, s))
+		if code == index.SQ8 && cfg.Decompose {
+			s := MeasureQueries(p.QueryReranked(ds.Base, cfg.Dim), ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
+			emit(queryRow(peer+"+rerank", ds, "query", ef, 0, s))
+		}
 	}
-	return cairnFootprint(ctx, cfg, ds, peer, p, emit)
+	if err := cairnFootprint(ctx, cfg, ds, peer, p, emit); err != nil {
+		return err
+	}
+	if code != index.Float32 || !cfg.Decompose {
+		return nil
+	}
+	// The float32 graph searched with SQ8 codes: what the code loses at
+	// search time alone, the graph being float32's.
+	if err := p.Idx.Recode(index.SQ8); err != nil {
+		return err
+	}
+	for _, ef := range cfg.Efs {
+		s := MeasureQueries(p.Query, ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
+		emit(queryRow(peer+"-graph+sq8", ds, "query", ef, 0, s))
+		s = MeasureQueries(p.QueryReranked(ds.Base, cfg.Dim), ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
+		emit(queryRow(peer+"-graph+sq8+rerank", ds, "query", ef, 0, s))
+	}
+	return nil
 }

@@ -164,7 +164,7 @@ func BenchmarkIndexSearch(b *testing.B) {
 		base, queries := spec.Generate()
 		gt := bench.GroundTruth(base, queries, spec.Dim, 10, nil)
 		for _, code := range []index.Code{index.Float32, index.SQ8} {
-			p, _, _, err := bench.BuildCairn(context.Background(), base, spec.Dim, 16, 200, 2, 1, code)
+			p, _, _, err := bench.BuildCairn(context.Background(), base, spec.Dim, 16, 200, 2, 1, index.L2, code)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -225,7 +225,7 @@ func TestFootprint(t *testing.T) {
 	var rows []bench.IndexRow
 	emit := func(r bench.IndexRow) { rows = append(rows, r) }
 
-	p, _, _, err := bench.BuildCairn(ctx, base, s.Dim, 16, 100, 2, 1, index.SQ8)
+	p, _, _, err := bench.BuildCairn(ctx, base, s.Dim, 16, 100, 2, 1, index.Cosine, index.SQ8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +240,7 @@ func TestFootprint(t *testing.T) {
 	}
 
 	store := filepath.Join(dir, "store")
-	if _, _, err := bench.BuildVecstore(ctx, store, base, s.Dim, 16, 100, 2, "float32"); err != nil {
+	if _, _, err := bench.BuildVecstore(ctx, store, base, s.Dim, 16, 100, 2, index.Cosine, "float32"); err != nil {
 		t.Fatal(err)
 	}
 	err = bench.MeasureFootprint(ctx, bench.FootprintRequest{Kind: "vecstore", Path: store, Peer: "vecstore", Dataset: s.Name,

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/bench"
+	"github.com/cairn-dev/cairn/index"
 )
 
 func main() {
@@ -57,6 +58,8 @@ func run(ctx context.Context, args []string) error {
 		mem       = fs.Int("mem", 0, "instead of the comparison, build the peers at this n (e.g. 1000000) on the easy data and report memory (filters, coder and exact are not run)")
 		footprint = fs.Bool("footprint", true, "save each peer's index and report its bytes on disk and the RSS of a fresh process that loads it and answers one query")
 		memW      = fs.Int("mem-workers", 2, "build threads for -mem")
+		decompose = fs.Bool("decompose", false, "with -mem: also query cairn-sq8 with a float32 re-rank of its candidates, and cairn's float32 graph recoded to SQ8 (with and without the re-rank)")
+		space     = fs.String("space", "l2", "space of cairn's index and vecstore peers: l2 or cosine (the engine's message collections); the other peers build l2, and the unit-norm data has the same neighbours in both")
 		out       = fs.String("out", "", "results file (JSON lines; default CACHE/results-TIME.jsonl)")
 		table     = fs.String("table", "", "only render the markdown table of these comma-separated results files")
 	)
@@ -75,9 +78,13 @@ func run(ctx context.Context, args []string) error {
 		fmt.Print(bench.IndexMarkdown(rows))
 		return nil
 	}
+	sp, err := index.ParseSpace(*space)
+	if err != nil || sp == index.IP {
+		return fmt.Errorf("-space: %q is not l2 or cosine", *space)
+	}
 	cfg := bench.IndexConfig{CacheDir: *cacheDir, N: *n, NQ: *nq, Dim: *dim, M: *m, Efc: *efc, Reps: *reps,
 		Datasets: split(*datasets), Peers: split(*peers), Python: *python, PeersDir: *peersDir, NativeBin: *native,
-		Log: os.Stderr}
+		Space: sp, Decompose: *decompose, Log: os.Stderr}
 	if *footprint {
 		self, err := os.Executable()
 		if err != nil {
@@ -85,7 +92,6 @@ func run(ctx context.Context, args []string) error {
 		}
 		cfg.Self, cfg.FootprintDir = self, filepath.Join(*cacheDir, "footprint")
 	}
-	var err error
 	if cfg.Efs, err = ints(*efs); err != nil {
 		return err
 	}
@@ -116,6 +122,9 @@ func run(ctx context.Context, args []string) error {
 	defer f.Close()
 	var rows []bench.IndexRow
 	emit := func(r bench.IndexRow) {
+		if strings.HasPrefix(r.Peer, "cairn") || strings.HasPrefix(r.Peer, "vecstore") {
+			r.Space = sp.String()
+		}
 		rows = append(rows, r)
 		line, _ := json.Marshal(r)
 		f.Write(append(line, '\n'))
