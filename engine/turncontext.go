@@ -41,7 +41,7 @@ import (
 // weights 0.8-1.0); as hybrid's similarity R@10 did not move (0.805 ->
 // 0.804; 0.800-0.811 over weights 0.8-1.0 and the 10-100 best), because
 // the reply lift (engine/replies.go) already finds these turns there. It
-// costs 1.5-1.9 ms of CPU a query at 20,000 messages
+// costs 0.9-1.3 ms of CPU a query at 20,000 messages
 // (BenchmarkTurnContextCPU), mostly the neighbours' SQL read and the
 // vector read.
 const (

@@ -520,3 +520,44 @@ func isNoDatabase(err error, name string) bool {
 	var e *vecstore.Error
 	return errors.As(err, &e) && errors.Is(err, vecstore.ErrInvalid) && e.Rule == vecstore.RuleNoDatabase && e.Value == name
 }
+
+// TestGetFewIDsInInsertionOrder holds Get by a few ids of a large
+// collection (the records sorted by insertion order, not a walk over all of
+// them) to the same answer as by many: insertion order, offset and limit,
+// unknown and deleted ids left out.
+func TestGetFewIDsInInsertionOrder(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "few", Dimension: 2})
+	var req vecstore.AddRequest
+	for i := range 200 {
+		req.IDs = append(req.IDs, fmt.Sprintf("r%d", (i*37)%200))
+		req.Embeddings = append(req.Embeddings, []float32{float32(i + 1), 1})
+	}
+	if err := s.Add(ctx, c.ID, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: []string{"r74"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Added in the order r0, r37, r74, r111, r148, r185, r22, ...
+	ask := []string{"r22", "nope", "r185", "r74", "r0", "r111"}
+	two := 2
+	for _, tc := range []struct {
+		offset int
+		limit  *int
+		want   []string
+	}{
+		{0, nil, []string{"r0", "r111", "r185", "r22"}},
+		{1, &two, []string{"r111", "r185"}},
+		{5, nil, nil},
+	} {
+		got, err := s.Get(ctx, c.ID, vecstore.GetRequest{IDs: ask, Offset: tc.offset, Limit: tc.limit, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.IDs, tc.want) || len(got.Embeddings) != len(tc.want) {
+			t.Errorf("offset %d limit %v: ids %v (%d embeddings), want %v", tc.offset, tc.limit, got.IDs, len(got.Embeddings), tc.want)
+		}
+	}
+}
