@@ -283,6 +283,20 @@ type PartCounts struct {
 	RecordsMiscounted []string `json:"sessions_miscounted,omitempty"`
 }
 
+// PartCountsQuery counts the parts in the tables both stores name alike,
+// in SQL both dialects read the same way; a store scans its one row with
+// PartCounts.Targets.
+const PartCountsQuery = `SELECT
+	(SELECT count(*) FROM sessions), (SELECT count(*) FROM session_messages),
+	(SELECT count(*) FROM session_contents), (SELECT count(*) FROM session_chunks),
+	(SELECT count(*) FROM session_files), (SELECT count(*) FROM read_cursors),
+	(SELECT count(*) FROM breadcrumb_marks)`
+
+// Targets are the scan destinations of PartCountsQuery's columns.
+func (c *PartCounts) Targets() []any {
+	return []any{&c.Sessions, &c.Records, &c.Contents, &c.Chunks, &c.Files, &c.Cursors, &c.Marks}
+}
+
 // ContentRow is one session content as stored, with its chunks.
 type ContentRow struct {
 	Hash, Content, Text string

@@ -14,12 +14,7 @@ var _ TransferStore = embeddedStore{}
 
 func (s embeddedStore) PartCounts(ctx context.Context) (PartCounts, error) {
 	var c PartCounts
-	err := s.e.r.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM sessions), (SELECT count(*) FROM session_messages),
-		(SELECT count(*) FROM session_contents), (SELECT count(*) FROM session_chunks),
-		(SELECT count(*) FROM session_files), (SELECT count(*) FROM read_cursors),
-		(SELECT count(*) FROM breadcrumb_marks)`).
-		Scan(&c.Sessions, &c.Records, &c.Contents, &c.Chunks, &c.Files, &c.Cursors, &c.Marks)
+	err := s.e.r.QueryRowContext(ctx, PartCountsQuery).Scan(c.Targets()...)
 	if err != nil {
 		return c, fmt.Errorf("engine: count sessions, cursors and marks: %w", classify(err))
 	}

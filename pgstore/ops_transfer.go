@@ -19,12 +19,7 @@ var _ engine.TransferStore = (*Store)(nil)
 // PartCounts implements engine.TransferStore.
 func (s *Store) PartCounts(ctx context.Context) (engine.PartCounts, error) {
 	var c engine.PartCounts
-	err := s.pool.QueryRow(ctx, `SELECT
-		(SELECT count(*) FROM sessions), (SELECT count(*) FROM session_messages),
-		(SELECT count(*) FROM session_contents), (SELECT count(*) FROM session_chunks),
-		(SELECT count(*) FROM session_files), (SELECT count(*) FROM read_cursors),
-		(SELECT count(*) FROM breadcrumb_marks)`).
-		Scan(&c.Sessions, &c.Records, &c.Contents, &c.Chunks, &c.Files, &c.Cursors, &c.Marks)
+	err := s.pool.QueryRow(ctx, engine.PartCountsQuery).Scan(c.Targets()...)
 	if err != nil {
 		return c, fmt.Errorf("pgstore: count sessions, cursors and marks: %w", err)
 	}

@@ -540,16 +540,17 @@ func TestGetFewIDsInInsertionOrder(t *testing.T) {
 	if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: []string{"r74"}}); err != nil {
 		t.Fatal(err)
 	}
-	// Added in the order r0, r37, r74, r111, r148, r185, r22, ...
-	ask := []string{"r22", "nope", "r185", "r74", "r0", "r111"}
+	// Added in the order r0, r37, r74, r111, r148, r185, r22, r59, r96, ...:
+	// neither the order asked nor the ids' own order.
+	ask := []string{"r96", "nope", "r59", "r22", "r185", "r74", "r37"}
 	two := 2
 	for _, tc := range []struct {
 		offset int
 		limit  *int
 		want   []string
 	}{
-		{0, nil, []string{"r0", "r111", "r185", "r22"}},
-		{1, &two, []string{"r111", "r185"}},
+		{0, nil, []string{"r37", "r185", "r22", "r59", "r96"}},
+		{1, &two, []string{"r185", "r22"}},
 		{5, nil, nil},
 	} {
 		got, err := s.Get(ctx, c.ID, vecstore.GetRequest{IDs: ask, Offset: tc.offset, Limit: tc.limit, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
