@@ -60,6 +60,9 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 	defer x.writeMu.Unlock()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	if x.code == SQ8Residual {
+		return nil, fmt.Errorf("%w: code sq8r has no serialized form yet", ErrInvalidOptions)
+	}
 	n := len(x.mu.state)
 	for n > 0 && atomic.LoadUint32(&x.mu.state[n-1]) == stateEmpty {
 		n--

@@ -394,6 +394,9 @@ func readHeader(data []byte) (header, error) {
 	}
 	if h.version >= 2 {
 		opts.Code = Code(d.u32())
+		if opts.Code == SQ8Residual {
+			return h, errors.New("code sq8r has no serialized form yet")
+		}
 	}
 	if h.version >= 3 {
 		flags := d.u32()
