@@ -171,7 +171,29 @@ func decodeSQ8(dst []float32, row []byte) {
 type query struct {
 	v       []float32
 	sum, sq float32
-	qc      []float32 // SQ8Residual: q·centroid, NaN until computed
+	qc      *centroidDots // SQ8Residual: q·centroid, computed when first needed
+}
+
+// centroidDots holds a query's dot products with the centroids: vals[k] is
+// NaN until computed; touched lists the computed ones, so that reusing the
+// buffer for another query resets only those.
+type centroidDots struct {
+	vals    []float32
+	touched []uint16
+}
+
+func (c *centroidDots) reset() {
+	nan := float32(math.NaN())
+	if c.vals == nil {
+		c.vals = make([]float32, residualCentroids)
+		for i := range c.vals {
+			c.vals[i] = nan
+		}
+	}
+	for _, k := range c.touched {
+		c.vals[k] = nan
+	}
+	c.touched = c.touched[:0]
 }
 
 // newQuery prepares v (len dim) as a query; it keeps v.
@@ -179,18 +201,15 @@ func (x *Index) newQuery(v []float32) query {
 	return x.newQueryBuf(v, nil)
 }
 
-// newQueryBuf is newQuery with the centroid dots of SQ8Residual in qc
-// (len residualCentroids), allocated when nil.
-func (x *Index) newQueryBuf(v, qc []float32) query {
+// newQueryBuf is newQuery keeping the centroid dots of SQ8Residual in qc,
+// allocated when nil.
+func (x *Index) newQueryBuf(v []float32, qc *centroidDots) query {
 	q := query{v: v}
 	if x.code == SQ8Residual {
 		if qc == nil {
-			qc = make([]float32, residualCentroids)
+			qc = &centroidDots{}
 		}
-		nan := float32(math.NaN())
-		for i := range qc {
-			qc[i] = nan
-		}
+		qc.reset()
 		q.qc = qc
 	}
 	if x.code != Float32 {
@@ -207,24 +226,12 @@ func (x *Index) newQueryBuf(v, qc []float32) query {
 // storedQueryLocked returns slot id's vector as a query: the stored vector
 // itself for Float32, decoded into buf (len dim) for SQ8.
 // REQUIRES: x.mu held and id in range.
-func (x *Index) storedQueryLocked(buf []float32, id uint32) query {
+func (x *Index) storedQueryLocked(buf []float32, qc *centroidDots, id uint32) query {
 	if x.code == Float32 {
 		return query{v: x.vecLocked(id)}
 	}
-	v := buf[:x.dim]
-	x.decodeRowLocked(v, id)
-	if x.code == SQ8Residual {
-		return x.newQueryBuf(v, buf[x.dim:x.dim+residualCentroids])
-	}
-	return x.newQuery(v)
-}
-
-// qbufLen is the length of the buffer storedQueryLocked needs.
-func (x *Index) qbufLen() int {
-	if x.code == SQ8Residual {
-		return x.dim + residualCentroids
-	}
-	return x.dim
+	x.decodeRowLocked(buf, id)
+	return x.newQueryBuf(buf, qc)
 }
 
 // decodeRowLocked writes slot id's decoded vector into dst (len dim).

@@ -169,17 +169,17 @@ type Index struct {
 	// change under writeMu alone and are read and written atomically.
 	mu struct {
 		sync.RWMutex
-		vecs     []float32 // Float32: slot i at [i*dim, (i+1)*dim)
-		codes    []byte    // SQ8: slot i at [i*rowLen, (i+1)*rowLen), see code.go
+		vecs  []float32 // Float32: slot i at [i*dim, (i+1)*dim)
+		codes []byte    // SQ8: slot i at [i*rowLen, (i+1)*rowLen), see code.go
 		// SQ8Residual: the centroids (residualCentroids*dim) and half
 		// their squared norms, empty until trained (residual.go).
 		centroids, halfNorm []float32
-		links0   []uint32  // slot i at [i*stride, (i+1)*stride): count, ids...
-		upper    []uint32  // blocks of ustr uint32s: count, ids...
-		upperOff []uint32  // slot i's first block in upper, if levels[i] > 0
-		upperCap []uint8   // number of blocks allocated at upperOff[i]
-		levels   []uint8
-		state    []uint32
+		links0              []uint32 // slot i at [i*stride, (i+1)*stride): count, ids...
+		upper               []uint32 // blocks of ustr uint32s: count, ids...
+		upperOff            []uint32 // slot i's first block in upper, if levels[i] > 0
+		upperCap            []uint8  // number of blocks allocated at upperOff[i]
+		levels              []uint8
+		state               []uint32
 	}
 
 	entry atomic.Uint64 // 0, or 1<<63 | level<<32 | id

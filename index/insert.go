@@ -267,7 +267,7 @@ func (x *Index) selectLocked(s *scratch, dst, cands []cand, m int) []cand {
 		if len(dst) >= m {
 			break
 		}
-		vc := x.storedQueryLocked(vec(&s.vCand, x.qbufLen()), c.id)
+		vc := x.storedQueryLocked(vec(&s.vCand, x.dim), &s.qcCand, c.id)
 		good := true
 		for _, r := range dst {
 			if x.distLocked(vc, r.id) < c.d {
@@ -317,7 +317,7 @@ func (x *Index) addLinkLocked(s *scratch, n, id uint32, d float32, layer int) {
 		atomic.StoreUint32(&blk[0], uint32(cnt+1))
 		return
 	}
-	vn := x.storedQueryLocked(vec(&s.vBase, x.qbufLen()), n)
+	vn := x.storedQueryLocked(vec(&s.vBase, x.dim), &s.qcBase, n)
 	s.buf = s.buf[:0]
 	for i := 1; i <= cnt; i++ {
 		e := atomic.LoadUint32(&blk[i])

@@ -20,7 +20,7 @@ import (
 // so q·x̂ = s*(q·c_k) + lo*sum(q) + step*(q·codes), q·c_k computed once per
 // query and centroid, when first needed.
 const (
-	residualCentroids = 256
+	residualCentroids = 1024
 	noCentroid        = math.MaxUint16
 	// trainSample bounds the vectors k-means reads.
 	trainSample = 16384
@@ -39,10 +39,11 @@ func (x *Index) centroidDot(q query, k int) float32 {
 	if k == noCentroid {
 		return 0
 	}
-	d := q.qc[k]
+	d := q.qc.vals[k]
 	if d != d { // NaN: not yet computed
 		d = x.kern.dot(q.v, x.mu.centroids[k*x.dim:(k+1)*x.dim])
-		q.qc[k] = d
+		q.qc.vals[k] = d
+		q.qc.touched = append(q.qc.touched, uint16(k))
 	}
 	return d
 }
