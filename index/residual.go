@@ -27,10 +27,20 @@ const (
 	trainIters  = 8
 )
 
+// residualRecord is the bytes before the codes in a serialized sq8r vector.
+const residualRecord = sq8Header + 2
+
 func residualStride(dim int) int { return (sq8Header + dim + 2 + 3) &^ 3 }
 
+// centroidOf returns row's centroid, noCentroid for none (or for the
+// zero row of a slot never written).
+// REQUIRES: x.mu held.
 func (x *Index) centroidOf(row []byte) int {
-	return int(binary.LittleEndian.Uint16(row[sq8Header+x.dim:]))
+	k := int(binary.LittleEndian.Uint16(row[sq8Header+x.dim:]))
+	if k >= len(x.mu.halfNorm) {
+		return noCentroid
+	}
+	return k
 }
 
 // centroidDot returns q·c_k, computing it on first use.
@@ -188,8 +198,16 @@ func (x *Index) trainLocked(vecs [][]float32) {
 			}
 		}
 	}
-	for k := range kc {
-		half[k] = x.kern.dot(cent[k*dim:(k+1)*dim], cent[k*dim:(k+1)*dim]) / 2
+	x.setCentroidsLocked(cent)
+}
+
+// setCentroidsLocked installs the centroid table cent (k*dim).
+// REQUIRES: x.mu held exclusively (or x not shared yet).
+func (x *Index) setCentroidsLocked(cent []float32) {
+	half := make([]float32, len(cent)/x.dim)
+	for k := range half {
+		c := cent[k*x.dim : (k+1)*x.dim]
+		half[k] = x.kern.dot(c, c) / 2
 	}
 	x.mu.centroids, x.mu.halfNorm = cent, half
 }
