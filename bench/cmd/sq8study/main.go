@@ -1,7 +1,17 @@
 // Command sq8study measures, for candidate 8-bit vector codes, the recall@10
-// of the exact ranking by the code's distances (every base vector scored,
-// what a graph search converges to as ef grows), against float32's true top
-// 10, on the index harness's cached data.
+// of the exact ranking by the code's cosine distances against float32's true
+// top 10: what a graph search with that code converges to as ef grows. It
+// reads a data set directory of the index harness (base.fvecs and
+// query.fvecs of unit vectors), finds each query's float32 top -depth once
+// (cached next to the data) and ranks those candidates by each code; the
+// deepest candidate a code's top 10 used is printed, so that a depth too
+// small shows. Codes: f32, plain (per-vector min/max, 8 bits), unit (the
+// same, decoded to unit norm: index.SQ8 in the cosine space), opt (a
+// per-vector range search for the best cosine), rot and rotopt (a random
+// orthogonal rotation first), resK and resoptK (the residual to the nearest
+// of K k-means centroids trained on -sample vectors).
+//
+//	go run ./bench/cmd/sq8study -data DIR -codes unit,rot,res256,res1024
 package main
 
 import (
@@ -22,10 +32,10 @@ import (
 )
 
 func main() {
-	dir := flag.String("data", "", "data set directory (base.fvecs, query.fvecs, gt-k10.ivecs)")
+	dir := flag.String("data", "", "data set directory (base.fvecs, query.fvecs)")
 	nq := flag.Int("nq", 1000, "queries")
 	depth := flag.Int("depth", 100, "candidates per query (float32 exact top)")
-	ks := flag.String("codes", "unit,opt,rot,res256,res1024", "codes")
+	ks := flag.String("codes", "unit,opt,rot,res256,res1024", "codes (see the package comment)")
 	sample := flag.Int("sample", 20000, "k-means training sample")
 	iters := flag.Int("iters", 8, "k-means iterations")
 	flag.Parse()
