@@ -308,7 +308,7 @@ func (c *IndexConfig) footprintPath(peer string, ds *IndexDataset) string {
 // cairnFootprint saves p and has a fresh indexbench process load it.
 func cairnFootprint(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer string, p *CairnPeer, emit func(IndexRow)) error {
 	path := cfg.footprintPath(peer, ds)
-	if path == "" || p.Idx.Options().Code == index.SQ8Residual {
+	if path == "" {
 		return nil
 	}
 	defer os.Remove(path)
