@@ -230,6 +230,14 @@ func (x *Index) storedQueryLocked(buf []float32, qc *centroidDots, id uint32) qu
 	if x.code == Float32 {
 		return query{v: x.vecLocked(id)}
 	}
+	if x.code == SQ8Residual {
+		sum, sq := x.decodeResidual(buf, x.rowLocked(id))
+		if qc == nil {
+			qc = &centroidDots{}
+		}
+		qc.reset()
+		return query{v: buf, sum: sum, sq: sq, qc: qc}
+	}
 	x.decodeRowLocked(buf, id)
 	return x.newQueryBuf(buf, qc)
 }

@@ -71,25 +71,37 @@ func (x *Index) residualDist(q query, row []byte, raw float32) float32 {
 	return 1 - (cd + lo*q.sum + step*raw)
 }
 
-// decodeResidual writes row's decoded vector into dst.
+// decodeResidual writes row's decoded vector into dst and returns its
+// component sum and squared norm (what a query needs), in one pass: the
+// neighbour heuristic decodes a stored vector for every candidate it tests.
 // REQUIRES: x.mu held.
-func (x *Index) decodeResidual(dst []float32, row []byte) {
+func (x *Index) decodeResidual(dst []float32, row []byte) (sum, sq float32) {
 	lo, step, t := params(row)
 	codes := row[sq8Header : sq8Header+x.dim]
-	for i, c := range codes {
-		dst[i] = lo + step*float32(c)
-	}
+	dst = dst[:len(codes)]
 	k := x.centroidOf(row)
 	if k == noCentroid {
-		return
+		for i, c := range codes {
+			f := lo + step*float32(c)
+			dst[i] = f
+			sum += f
+			sq += f * f
+		}
+		return sum, sq
 	}
 	s := float32(1)
 	if x.norm {
 		s = t
 	}
-	for i, c := range x.mu.centroids[k*x.dim : (k+1)*x.dim] {
-		dst[i] += s * c
+	cent := x.mu.centroids[k*x.dim : (k+1)*x.dim]
+	cent = cent[:len(codes)]
+	for i, c := range codes {
+		f := lo + step*float32(c) + s*cent[i]
+		dst[i] = f
+		sum += f
+		sq += f * f
 	}
+	return sum, sq
 }
 
 // nearestCentroid returns the centroid nearest v (L2), or noCentroid.
