@@ -76,10 +76,24 @@ func (x *Index) InsertBatch(ctx context.Context, ids []uint32, vecs [][]float32)
 		x.repairWriteLocked()
 	}
 
+	var hints []int
+	if x.code == SQ8Residual {
+		x.mu.Lock()
+		x.trainLocked(prepared)
+		x.mu.Unlock()
+		x.mu.RLock()
+		hints = x.assignParallel(prepared)
+		x.mu.RUnlock()
+	}
 	x.mu.Lock()
 	x.growLocked(int(maxID) + 1)
 	for _, i := range order {
-		x.placeLocked(ids[i], prepared[i])
+		if hints != nil {
+			x.encodeResidual(x.rowLocked(ids[i]), prepared[i], hints[i])
+		} else {
+			x.storeLocked(ids[i], prepared[i])
+		}
+		x.placeLocked(ids[i])
 	}
 	x.mu.Unlock()
 
@@ -151,7 +165,7 @@ func (x *Index) growLocked(n int) {
 	if n < old+old/4 {
 		n = old + old/4
 	}
-	if x.code == SQ8 {
+	if x.code != Float32 {
 		x.mu.codes = grow(x.mu.codes, n*x.rowLen)
 	} else {
 		x.mu.vecs = grow(x.mu.vecs, n*x.dim)
@@ -172,8 +186,7 @@ func grow[T any](s []T, n int) []T {
 // placeLocked writes v into the empty slot id, draws its level and clears
 // its neighbour lists; the slot becomes pending until linked.
 // REQUIRES: x.writeMu held, x.mu held exclusively, slot id empty.
-func (x *Index) placeLocked(id uint32, v []float32) {
-	x.storeLocked(id, v)
+func (x *Index) placeLocked(id uint32) {
 	level := int(-math.Log(1-x.rng.Float64()) * x.mult)
 	level = min(level, maxLevel)
 	x.draws++
@@ -254,7 +267,7 @@ func (x *Index) selectLocked(s *scratch, dst, cands []cand, m int) []cand {
 		if len(dst) >= m {
 			break
 		}
-		vc := x.storedQueryLocked(vec(&s.vCand, x.dim), c.id)
+		vc := x.storedQueryLocked(vec(&s.vCand, x.dim), &s.qcCand, c.id)
 		good := true
 		for _, r := range dst {
 			if x.distLocked(vc, r.id) < c.d {
@@ -304,7 +317,7 @@ func (x *Index) addLinkLocked(s *scratch, n, id uint32, d float32, layer int) {
 		atomic.StoreUint32(&blk[0], uint32(cnt+1))
 		return
 	}
-	vn := x.storedQueryLocked(vec(&s.vBase, x.dim), n)
+	vn := x.storedQueryLocked(vec(&s.vBase, x.dim), &s.qcBase, n)
 	s.buf = s.buf[:0]
 	for i := 1; i <= cnt; i++ {
 		e := atomic.LoadUint32(&blk[i])

@@ -31,11 +31,19 @@ import (
 //
 // The vector is dim float32s for the float32 code; for sq8 it is lo and
 // step (float32) and dim code bytes (the decoded norm is recomputed).
+// Version 4 (written for the sq8r code only; the others are still written
+// as version 3) adds after entryLevel the centroid table:
+//
+//	centroids  uint32 (count k)
+//	           k*dim float32
+//
+// and an sq8r vector is lo, step, t (float32), the centroid id (uint16,
+// 0xFFFF for none) and dim code bytes (see residual.go).
 // Version 2 is version 3 without the flags field (vectors always
 // present); version 1 is version 2 without the code field (always float32).
 const (
 	magic         = "CAIRNHNS"
-	formatVersion = 3
+	formatVersion = 4
 	headerLenV1   = 8 + 4 + 4 + 16 + 8 + 8 + 12
 	headerLen     = headerLenV1 + 8
 	noEntry       = math.MaxUint32
@@ -64,10 +72,13 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 	for n > 0 && atomic.LoadUint32(&x.mu.state[n-1]) == stateEmpty {
 		n--
 	}
-	size := headerLen + n + 4
+	size := headerLen + n + 4 + 4 + 4*len(x.mu.centroids)
 	vecLen := 4 * x.dim
-	if x.code == SQ8 {
+	switch x.code {
+	case SQ8:
 		vecLen = 8 + x.dim
+	case SQ8Residual:
+		vecLen = residualRecord + x.dim
 	}
 	var flags uint32
 	if !withVectors {
@@ -84,7 +95,11 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 	b := make([]byte, 0, size)
 	b = append(b, magic...)
 	le := binary.LittleEndian
-	b = le.AppendUint32(b, formatVersion)
+	version := uint32(3) // what readers before the sq8r code read
+	if x.code == SQ8Residual {
+		version = formatVersion
+	}
+	b = le.AppendUint32(b, version)
 	b = le.AppendUint32(b, uint32(x.opts.Space))
 	b = le.AppendUint32(b, uint32(x.dim))
 	b = le.AppendUint32(b, uint32(x.m))
@@ -101,6 +116,12 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 	} else {
 		b = le.AppendUint32(b, 0)
 		b = le.AppendUint32(b, noEntry)
+	}
+	if version >= 4 {
+		b = le.AppendUint32(b, uint32(len(x.mu.halfNorm)))
+		for _, f := range x.mu.centroids {
+			b = le.AppendUint32(b, math.Float32bits(f))
+		}
 	}
 	for id := range n {
 		st := atomic.LoadUint32(&x.mu.state[id])
@@ -119,6 +140,11 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 		b = append(b, uint8(lvl))
 		switch {
 		case !withVectors:
+		case x.code == SQ8Residual:
+			row := x.rowLocked(uint32(id))
+			b = append(b, row[:sq8Header]...)
+			b = append(b, row[sq8Header+x.dim:sq8Header+x.dim+2]...)
+			b = append(b, row[sq8Header:sq8Header+x.dim]...)
 		case x.code == SQ8:
 			row := x.rowLocked(uint32(id))
 			b = append(b, row[:8]...)
@@ -272,6 +298,9 @@ func unmarshal(data []byte) (x *Index, missing bool, err error) {
 	d := &decoder{b: body, off: h.off}
 	o, missing, draws, n, epID, epLevel := h.opts, h.missing, h.draws, h.n, h.epID, h.epLevel
 	x = newIndex(o, bestKernel())
+	if len(h.centroids) > 0 {
+		x.setCentroidsLocked(h.centroids)
+	}
 	if n > len(body)-d.off {
 		return nil, false, fmt.Errorf("%d slots in %d bytes", n, len(body)-d.off)
 	}
@@ -357,6 +386,27 @@ func unmarshal(data []byte) (x *Index, missing bool, err error) {
 // REQUIRES: x.mu held exclusively (or x not shared yet), id in range.
 func (x *Index) decodeVector(d *decoder, id uint32) error {
 	le := binary.LittleEndian
+	if x.code == SQ8Residual {
+		raw := d.take(residualRecord + x.dim)
+		if raw == nil {
+			return errShort
+		}
+		lo := math.Float32frombits(le.Uint32(raw))
+		step := math.Float32frombits(le.Uint32(raw[4:]))
+		t := math.Float32frombits(le.Uint32(raw[8:]))
+		k := int(le.Uint16(raw[12:]))
+		if !finite(lo) || !finite(step) || step < 0 || !finite(lo+sq8Levels*step) || !finite(t) {
+			return fmt.Errorf("slot %d: bad code parameters %v, %v, %v", id, lo, step, t)
+		}
+		if k != noCentroid && k >= len(x.mu.halfNorm) {
+			return fmt.Errorf("slot %d: centroid %d of %d", id, k, len(x.mu.halfNorm))
+		}
+		row := x.rowLocked(id)
+		copy(row, raw[:sq8Header])
+		copy(row[sq8Header:], raw[residualRecord:])
+		le.PutUint16(row[sq8Header+x.dim:], uint16(k))
+		return nil
+	}
 	if x.code == SQ8 {
 		raw := d.take(8 + x.dim)
 		if raw == nil {

@@ -53,6 +53,8 @@ type scratch struct {
 	// Decoded SQ8 vectors: the base of a list being shrunk or repaired,
 	// and the candidate the heuristic is testing.
 	vBase, vCand []float32
+	// Their centroid dots (SQ8Residual).
+	qcBase, qcCand centroidDots
 }
 
 // vec returns *p resized to n floats.

@@ -53,6 +53,9 @@ func OpenView(data []byte) (*View, error) {
 		}
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
+	if h.opts.Code == SQ8Residual {
+		return nil, fmt.Errorf("%w: a View of code sq8r", ErrInvalidOptions)
+	}
 	v := &View{x: newIndex(h.opts, bestKernel()), data: data[:len(data)-4]}
 	if err := v.indexSlots(h); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
@@ -365,7 +368,8 @@ type header struct {
 	draws         uint64
 	n             int
 	epID, epLevel uint32
-	off           int // offset of the first slot
+	off           int       // offset of the first slot
+	centroids     []float32 // version 4, code sq8r: the centroid table
 }
 
 // readHeader checks data's magic, version and checksum and reads its
@@ -395,6 +399,9 @@ func readHeader(data []byte) (header, error) {
 	if h.version >= 2 {
 		opts.Code = Code(d.u32())
 	}
+	if opts.Code == SQ8Residual && h.version < 4 {
+		return h, fmt.Errorf("code sq8r in a version %d file", h.version)
+	}
 	if h.version >= 3 {
 		flags := d.u32()
 		if flags&^flagNoVectors != 0 {
@@ -406,6 +413,23 @@ func readHeader(data []byte) (header, error) {
 	h.draws = d.u64()
 	h.n = int(d.u32())
 	h.epID, h.epLevel = d.u32(), d.u32()
+	if h.version >= 4 {
+		k := int(d.u32())
+		if k > residualCentroids || opts.Dim <= 0 || opts.Dim > MaxDim || k*opts.Dim*4 > len(body)-d.off {
+			return h, fmt.Errorf("%d centroids", k)
+		}
+		if k > 0 && opts.Code != SQ8Residual {
+			return h, fmt.Errorf("%d centroids for code %v", k, opts.Code)
+		}
+		h.centroids = make([]float32, k*opts.Dim)
+		for i := range h.centroids {
+			f := math.Float32frombits(d.u32())
+			if !finite(f) {
+				return h, errors.New("non-finite centroid component")
+			}
+			h.centroids[i] = f
+		}
+	}
 	if d.bad {
 		return h, errShort
 	}

@@ -1,0 +1,244 @@
+package index
+
+import (
+	"encoding/binary"
+	"math"
+	"sync"
+)
+
+// An SQ8Residual row codes the residual of a vector to its nearest trained
+// centroid c_k (k-means over the index's vectors) with SQ8's per-vector
+// range: x̂ = s*(c_k + lo + step*codes). Its layout is SQ8's row, the
+// centroid id (uint16) after the codes:
+//
+//	lo   float32  s*lo of the residual
+//	step float32  s*step of the residual
+//	t    float32  cosine: s (scaling x̂ to unit norm); L2: |x̂|²; IP: unused
+//	c    [dim]uint8
+//	k    uint16   centroid, noCentroid for none (x̂ is the residual alone)
+//
+// so q·x̂ = s*(q·c_k) + lo*sum(q) + step*(q·codes), q·c_k computed once per
+// query and centroid, when first needed.
+const (
+	residualCentroids = 1024
+	noCentroid        = math.MaxUint16
+	// trainSample bounds the vectors k-means reads.
+	trainSample = 16384
+	trainIters  = 8
+)
+
+// residualRecord is the bytes before the codes in a serialized sq8r vector.
+const residualRecord = sq8Header + 2
+
+func residualStride(dim int) int { return (sq8Header + dim + 2 + 3) &^ 3 }
+
+// centroidOf returns row's centroid, noCentroid for none (or for the
+// zero row of a slot never written).
+// REQUIRES: x.mu held.
+func (x *Index) centroidOf(row []byte) int {
+	k := int(binary.LittleEndian.Uint16(row[sq8Header+x.dim:]))
+	if k >= len(x.mu.halfNorm) {
+		return noCentroid
+	}
+	return k
+}
+
+// centroidDot returns q·c_k, computing it on first use.
+// REQUIRES: x.mu held.
+func (x *Index) centroidDot(q query, k int) float32 {
+	if k == noCentroid {
+		return 0
+	}
+	d := q.qc.vals[k]
+	if d != d { // NaN: not yet computed
+		d = x.kern.dot(q.v, x.mu.centroids[k*x.dim:(k+1)*x.dim])
+		q.qc.vals[k] = d
+		q.qc.touched = append(q.qc.touched, uint16(k))
+	}
+	return d
+}
+
+// residualDist is sq8Dist for an SQ8Residual row.
+func (x *Index) residualDist(q query, row []byte, raw float32) float32 {
+	lo, step, t := params(row)
+	cd := x.centroidDot(q, x.centroidOf(row))
+	switch {
+	case x.norm:
+		return 1 - (t*cd + lo*q.sum + step*raw)
+	case x.isL2:
+		return max(0, q.sq-2*(cd+lo*q.sum+step*raw)+t)
+	}
+	return 1 - (cd + lo*q.sum + step*raw)
+}
+
+// decodeResidual writes row's decoded vector into dst and returns its
+// component sum and squared norm (what a query needs), in one pass: the
+// neighbour heuristic decodes a stored vector for every candidate it tests.
+// REQUIRES: x.mu held.
+func (x *Index) decodeResidual(dst []float32, row []byte) (sum, sq float32) {
+	lo, step, t := params(row)
+	codes := row[sq8Header : sq8Header+x.dim]
+	dst = dst[:len(codes)]
+	k := x.centroidOf(row)
+	if k == noCentroid {
+		for i, c := range codes {
+			f := lo + step*float32(c)
+			dst[i] = f
+			sum += f
+			sq += f * f
+		}
+		return sum, sq
+	}
+	s := float32(1)
+	if x.norm {
+		s = t
+	}
+	cent := x.mu.centroids[k*x.dim : (k+1)*x.dim]
+	cent = cent[:len(codes)]
+	for i, c := range codes {
+		f := lo + step*float32(c) + s*cent[i]
+		dst[i] = f
+		sum += f
+		sq += f * f
+	}
+	return sum, sq
+}
+
+// nearestCentroid returns the centroid nearest v (L2), or noCentroid.
+// REQUIRES: x.mu held.
+func (x *Index) nearestCentroid(v []float32) int {
+	best, bd := noCentroid, float32(math.Inf(-1))
+	for k := range len(x.mu.halfNorm) {
+		if s := x.kern.dot(v, x.mu.centroids[k*x.dim:(k+1)*x.dim]) - x.mu.halfNorm[k]; s > bd {
+			best, bd = k, s
+		}
+	}
+	return best
+}
+
+// encodeResidual writes v's row coded against centroid k (noCentroid:
+// none) into row.
+// REQUIRES: x.mu held.
+func (x *Index) encodeResidual(row []byte, v []float32, k int) {
+	r := make([]float32, x.dim)
+	copy(r, v)
+	var c []float32
+	if k != noCentroid {
+		c = x.mu.centroids[k*x.dim : (k+1)*x.dim]
+		for i := range r {
+			r[i] -= c[i]
+		}
+	}
+	encodeSQ8(row[:sq8Header+x.dim], r, false)
+	lo, step, _ := params(row)
+	codes := row[sq8Header : sq8Header+x.dim]
+	var n2 float64
+	for i, b := range codes {
+		d := float64(lo + step*float32(b))
+		if c != nil {
+			d += float64(c[i])
+		}
+		n2 += d * d
+	}
+	t := float32(n2)
+	if x.norm && n2 > 0 {
+		s := 1 / math.Sqrt(n2)
+		lo, step, t = float32(float64(lo)*s), float32(float64(step)*s), float32(s)
+	}
+	le := binary.LittleEndian
+	le.PutUint32(row[0:], math.Float32bits(lo))
+	le.PutUint32(row[4:], math.Float32bits(step))
+	le.PutUint32(row[8:], math.Float32bits(t))
+	le.PutUint16(row[sq8Header+x.dim:], uint16(k))
+}
+
+// trainLocked sets the centroids by k-means over (a sample of) vecs, when
+// there are enough of them and none are set.
+// REQUIRES: x.mu held exclusively.
+func (x *Index) trainLocked(vecs [][]float32) {
+	if len(x.mu.halfNorm) > 0 || len(vecs) < 4*residualCentroids {
+		return
+	}
+	step := max(1, len(vecs)/trainSample)
+	var sample [][]float32
+	for i := 0; i < len(vecs); i += step {
+		sample = append(sample, vecs[i])
+	}
+	dim, kc := x.dim, residualCentroids
+	cent := make([]float32, kc*dim)
+	for k := range kc {
+		copy(cent[k*dim:], sample[k*len(sample)/kc])
+	}
+	half := make([]float32, kc)
+	assign := make([]int, len(sample))
+	workers := x.opts.Workers
+	for range trainIters {
+		for k := range kc {
+			half[k] = x.kern.dot(cent[k*dim:(k+1)*dim], cent[k*dim:(k+1)*dim]) / 2
+		}
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := w; j < len(sample); j += workers {
+					best, bd := 0, float32(math.Inf(-1))
+					for k := range kc {
+						if s := x.kern.dot(sample[j], cent[k*dim:(k+1)*dim]) - half[k]; s > bd {
+							best, bd = k, s
+						}
+					}
+					assign[j] = best
+				}
+			}()
+		}
+		wg.Wait()
+		sum := make([]float64, kc*dim)
+		cnt := make([]int, kc)
+		for j, a := range assign {
+			cnt[a]++
+			for i, f := range sample[j] {
+				sum[a*dim+i] += float64(f)
+			}
+		}
+		for k := range kc {
+			if cnt[k] == 0 {
+				continue // keeps its previous position
+			}
+			for i := range dim {
+				cent[k*dim+i] = float32(sum[k*dim+i] / float64(cnt[k]))
+			}
+		}
+	}
+	x.setCentroidsLocked(cent)
+}
+
+// setCentroidsLocked installs the centroid table cent (k*dim).
+// REQUIRES: x.mu held exclusively (or x not shared yet).
+func (x *Index) setCentroidsLocked(cent []float32) {
+	half := make([]float32, len(cent)/x.dim)
+	for k := range half {
+		c := cent[k*x.dim : (k+1)*x.dim]
+		half[k] = x.kern.dot(c, c) / 2
+	}
+	x.mu.centroids, x.mu.halfNorm = cent, half
+}
+
+// assignParallel returns each prepared vector's nearest centroid.
+// REQUIRES: x.mu held.
+func (x *Index) assignParallel(vecs [][]float32) []int {
+	out := make([]int, len(vecs))
+	workers := x.opts.Workers
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := w; j < len(vecs); j += workers {
+				out[j] = x.nearestCentroid(vecs[j])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}

@@ -1,0 +1,210 @@
+package index_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/cairn-dev/cairn/index"
+)
+
+// TestSQ8Residual: in every space, a search's distances are the space's
+// distance to the vector Vector decodes (the residual code's distance
+// formula agrees with its decoding), decoded vectors are within a few
+// steps of what was inserted, and recall against the exact scan holds;
+// recoding a float32 index gives the same properties.
+func TestSQ8Residual(t *testing.T) {
+	r := testRand(t)
+	const n, dim = 6000, 48
+	vecs := clustered(r, n, dim, 40, 0.3)
+	queries := clustered(r, 50, dim, 40, 0.3)
+	ids := make([]uint32, n)
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	for _, space := range []index.Space{index.Cosine, index.L2, index.IP} {
+		for _, recode := range []bool{false, true} {
+			code := index.SQ8Residual
+			if recode {
+				code = index.Float32
+			}
+			x := newChecked(t, index.Options{Space: space, Dim: dim, Code: code, Seed: 3, Workers: 2})
+			if err := x.InsertBatch(context.Background(), ids, vecs); err != nil {
+				t.Fatal(err)
+			}
+			if recode {
+				if err := x.Recode(index.SQ8Residual); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var maxErr float64
+			for id := range n {
+				v, ok := x.Vector(uint32(id))
+				if !ok {
+					t.Fatalf("%v: %d not live", space, id)
+				}
+				for i := range v {
+					maxErr = max(maxErr, math.Abs(float64(v[i]-vecs[id][i])))
+				}
+			}
+			if maxErr > 0.01 {
+				t.Errorf("%v recode=%v: decoded vectors off by up to %g", space, recode, maxErr)
+			}
+			for _, q := range queries {
+				rs, err := x.Search(q, 10, index.SearchOptions{Ef: 100})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, res := range rs {
+					v, _ := x.Vector(res.ID)
+					if want := spaceDist(space, q, v); math.Abs(float64(res.Distance-want)) > 1e-4 {
+						t.Fatalf("%v recode=%v: distance to %d = %g, decoded vector gives %g", space, recode, res.ID, res.Distance, want)
+					}
+				}
+			}
+			if recall := recallAt(t, x, queries, 10, index.SearchOptions{Ef: 100}); recall < 0.95 {
+				t.Errorf("%v recode=%v: recall@10 %.3f below 0.95", space, recode, recall)
+			}
+		}
+	}
+}
+
+func spaceDist(space index.Space, q, v []float32) float32 {
+	var dot, l2, qq float64
+	for i := range q {
+		dot += float64(q[i]) * float64(v[i])
+		d := float64(q[i] - v[i])
+		l2 += d * d
+		qq += float64(q[i]) * float64(q[i])
+	}
+	switch space {
+	case index.Cosine:
+		return float32(1 - dot/math.Sqrt(qq))
+	case index.L2:
+		return float32(l2)
+	}
+	return float32(1 - dot)
+}
+
+// TestSQ8ResidualMarshal: MarshalBinary keeps the centroid table and every
+// row (searches give the same results and distances after Unmarshal), and
+// the file is version 4 while the other codes still write version 3.
+func TestSQ8ResidualMarshal(t *testing.T) {
+	r := testRand(t)
+	const n, dim = 5000, 32
+	vecs := clustered(r, n, dim, 30, 0.3)
+	ids := make([]uint32, n)
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	for _, space := range []index.Space{index.Cosine, index.L2} {
+		x := newChecked(t, index.Options{Space: space, Dim: dim, Code: index.SQ8Residual, Seed: 5, Workers: 2})
+		if err := x.InsertBatch(context.Background(), ids, vecs); err != nil {
+			t.Fatal(err)
+		}
+		b, err := x.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := binary.LittleEndian.Uint32(b[8:]); v != 4 {
+			t.Fatalf("sq8r written as version %d, want 4", v)
+		}
+		y, err := index.Unmarshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := y.Check(); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range vecs[:40] {
+			a, _ := x.Search(q, 10, index.SearchOptions{Ef: 50})
+			c, _ := y.Search(q, 10, index.SearchOptions{Ef: 50})
+			if !slices.Equal(a, c) {
+				t.Fatalf("%v: after Unmarshal %v, before %v", space, c, a)
+			}
+		}
+		if _, err := index.OpenView(b); !errors.Is(err, index.ErrInvalidOptions) {
+			t.Errorf("OpenView of sq8r: %v, want ErrInvalidOptions", err)
+		}
+		for i := range b[:len(b)-4] {
+			if i%97 != 0 {
+				continue
+			}
+			c := slices.Clone(b)
+			c[i] ^= 0x5a
+			if _, err := index.Unmarshal(c); err == nil {
+				t.Fatalf("byte %d flipped: no error", i)
+			}
+		}
+	}
+	f := newChecked(t, index.Options{Dim: dim, Code: index.SQ8})
+	if err := f.Insert(1, vecs[0]); err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := binary.LittleEndian.Uint32(b[8:]); v != 3 {
+		t.Fatalf("sq8 written as version %d, want 3", v)
+	}
+}
+
+// TestFixtureV4 opens the frozen version-4 file (an sq8r index, trained,
+// with its vectors) forever. Run with -run TestFixtureV4 -rewrite only
+// when deliberately freezing it.
+func TestFixtureV4(t *testing.T) {
+	path := filepath.Join("testdata", "v4-sq8r.bin")
+	r := rand.New(rand.NewPCG(4, 4))
+	vecs := clustered(r, 4200, 6, 50, 0.2)
+	if *rewrite {
+		x := newChecked(t, index.Options{Space: index.Cosine, Dim: 6, M: 4, Seed: 4, Workers: 1, Code: index.SQ8Residual})
+		for i, v := range vecs {
+			if err := x.Insert(uint32(i), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := x.Recode(index.SQ8Residual); err != nil { // no-op: already sq8r
+			t.Fatal(err)
+		}
+		if err := x.Recode(index.Float32); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Recode(index.SQ8Residual); err != nil { // trains on the 4,200
+			t.Fatal(err)
+		}
+		b, err := x.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := index.Unmarshal(b)
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	if err := y.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if o := y.Options(); y.Len() != 4200 || o.Code != index.SQ8Residual || o.Dim != 6 || o.M != 4 {
+		t.Fatalf("Len %d, options %+v", y.Len(), o)
+	}
+	for id, v := range vecs[:50] {
+		res, err := y.Search(v, 1, index.SearchOptions{Ef: 50})
+		if err != nil || len(res) != 1 || res[0].Distance > 1e-3 {
+			t.Fatalf("search for %d = %v, %v", id, res, err)
+		}
+	}
+}
