@@ -177,18 +177,21 @@ type query struct {
 // centroidDots holds a query's dot products with the centroids: vals[k] is
 // NaN until computed; touched lists the computed ones, so that reusing the
 // buffer for another query resets only those.
+// full says every value was computed at once (fillCentroidDots).
 type centroidDots struct {
 	vals    []float32
 	touched []uint16
+	full    bool
 }
 
 func (c *centroidDots) reset() {
 	nan := float32(math.NaN())
-	if c.vals == nil {
-		c.vals = make([]float32, residualCentroids)
-		for i := range c.vals {
-			c.vals[i] = nan
+	if c.vals == nil || c.full {
+		c.vals = c.vals[:0]
+		for range residualCentroids {
+			c.vals = append(c.vals, nan)
 		}
+		c.full = false
 	}
 	for _, k := range c.touched {
 		c.vals[k] = nan
@@ -229,14 +232,6 @@ func (x *Index) newQueryBuf(v []float32, qc *centroidDots) query {
 func (x *Index) storedQueryLocked(buf []float32, qc *centroidDots, id uint32) query {
 	if x.code == Float32 {
 		return query{v: x.vecLocked(id)}
-	}
-	if x.code == SQ8Residual {
-		sum, sq := x.decodeResidual(buf, x.rowLocked(id))
-		if qc == nil {
-			qc = &centroidDots{}
-		}
-		qc.reset()
-		return query{v: buf, sum: sum, sq: sq, qc: qc}
 	}
 	x.decodeRowLocked(buf, id)
 	return x.newQueryBuf(buf, qc)
@@ -325,7 +320,7 @@ func (x *Index) storeLocked(id uint32, v []float32) {
 		return
 	}
 	if x.code == SQ8Residual {
-		x.encodeResidual(x.rowLocked(id), v, x.nearestCentroid(v))
+		x.encodeResidual(x.rowLocked(id), v, x.nearestCentroid(v), nil)
 		return
 	}
 	encodeSQ8(x.rowLocked(id), v, x.norm)
@@ -333,7 +328,10 @@ func (x *Index) storeLocked(id uint32, v []float32) {
 
 // Recode re-encodes every stored vector in code and keeps the graph, so a
 // Float32 index (one read from an older file, say) becomes SQ8 without
-// being rebuilt. Going from SQ8 to Float32 keeps the decoded vectors. It
+// being rebuilt. Going from SQ8 to Float32 keeps the decoded vectors;
+// going from SQ8 to SQ8Residual trains the centroids on them (with
+// trainAt vectors or more) and keeps every SQ8 row as it is, without a
+// centroid: only vectors inserted later are coded as residuals. It
 // waits for running mutations and searches, and blocks new ones meanwhile.
 func (x *Index) Recode(code Code) error {
 	if code != Float32 && code != SQ8 && code != SQ8Residual {
@@ -355,8 +353,9 @@ func (x *Index) Recode(code Code) error {
 			x.decodeRowLocked(vecs[id*x.dim:(id+1)*x.dim], uint32(id))
 		}
 	}
+	old, oldCodes := x.code, x.mu.codes
 	x.mu.vecs, x.mu.codes = nil, nil
-	x.mu.centroids, x.mu.halfNorm = nil, nil
+	x.mu.centroids, x.mu.halfNorm, x.mu.centroidIDs = nil, nil, nil
 	x.code, x.opts.Code = code, code
 	switch code {
 	case Float32:
@@ -378,13 +377,28 @@ func (x *Index) Recode(code Code) error {
 			}
 		}
 		x.trainLocked(rows)
+		if old == SQ8 {
+			// An SQ8 row is an sq8r row without a centroid (lo, step and
+			// codes alike; t is SQ8's squared norm, which is what L2
+			// needs and cosine does not read without a centroid): kept
+			// bit for bit, since coding the decoded vector again would
+			// add a second rounding. Rows inserted from now on are
+			// residuals.
+			oldLen := rowStride(SQ8, x.dim)
+			for id := range n {
+				row := x.mu.codes[id*x.rowLen : (id+1)*x.rowLen]
+				copy(row, oldCodes[id*oldLen:id*oldLen+sq8Header+x.dim])
+				binary.LittleEndian.PutUint16(row[sq8Header+x.dim:], noCentroid)
+			}
+			return nil
+		}
 		all := make([][]float32, n)
 		for id := range n {
 			all[id] = vecs[id*x.dim : (id+1)*x.dim]
 		}
 		for id, k := range x.assignParallel(all) {
 			o := id * x.rowLen
-			x.encodeResidual(x.mu.codes[o:o+x.rowLen], all[id], k)
+			x.encodeResidual(x.mu.codes[o:o+x.rowLen], all[id], k, nil)
 		}
 	}
 	return nil

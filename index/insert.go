@@ -76,21 +76,15 @@ func (x *Index) InsertBatch(ctx context.Context, ids []uint32, vecs [][]float32)
 		x.repairWriteLocked()
 	}
 
-	var hints []int
 	if x.code == SQ8Residual {
 		x.mu.Lock()
-		x.trainLocked(prepared)
+		x.trainOnInsertLocked(ids, order, prepared)
 		x.mu.Unlock()
-		x.mu.RLock()
-		hints = x.assignParallel(prepared)
-		x.mu.RUnlock()
 	}
 	x.mu.Lock()
 	x.growLocked(int(maxID) + 1)
 	for _, i := range order {
-		if hints != nil {
-			x.encodeResidual(x.rowLocked(ids[i]), prepared[i], hints[i])
-		} else {
+		if x.code != SQ8Residual { // linkLocked codes an sq8r row
 			x.storeLocked(ids[i], prepared[i])
 		}
 		x.placeLocked(ids[i])
@@ -213,7 +207,14 @@ func (x *Index) allocLevelsLocked(id uint32, level int) {
 // keeps only a code of it.
 // REQUIRES: x.writeMu held (by the batch), x.mu held shared.
 func (x *Index) linkLocked(s *scratch, id uint32, v []float32) {
-	q := x.newQuery(v)
+	q := x.newQueryBuf(v, &s.qcQuery)
+	if x.code == SQ8Residual {
+		// The row is written here, before id is reachable (linked from a
+		// neighbour or made the entry point, both atomic stores that
+		// publish it), from the dots with every centroid that the
+		// searches below then use.
+		x.encodeResidual(x.rowLocked(id), v, x.fillCentroidDots(q), vec(&s.vEnc, x.dim))
+	}
 	level := int(x.mu.levels[id])
 	for {
 		if x.entry.Load() != 0 || x.entry.CompareAndSwap(0, packEntry(id, level)) {
@@ -257,25 +258,34 @@ func (x *Index) linkLocked(s *scratch, id uint32, v []float32) {
 // selectLocked is the paper's Algorithm 4 (simple heuristic, no extension,
 // pruned connections discarded): from cands, sorted by distance to the
 // base node, keep a candidate only if it is closer to the base than to
-// every candidate already kept. Fewer than m candidates are all kept.
-// REQUIRES: x.mu held.
+// every candidate already kept. Fewer than m candidates are all kept. Each
+// kept candidate becomes a query (decoded once, for a code) and a tested
+// candidate is compared with it in its stored form, so that the many
+// candidates rejected are never decoded.
+// REQUIRES: x.mu held; dst empty.
 func (x *Index) selectLocked(s *scratch, dst, cands []cand, m int) []cand {
 	if len(cands) <= m {
 		return append(dst, cands...)
 	}
+	kept := vec(&s.kept, m*x.dim)
+	if len(s.keptQ) < m {
+		s.keptQ = make([]query, m)
+		s.keptQC = make([]centroidDots, m)
+	}
 	for _, c := range cands {
-		if len(dst) >= m {
+		n := len(dst)
+		if n >= m {
 			break
 		}
-		vc := x.storedQueryLocked(vec(&s.vCand, x.dim), &s.qcCand, c.id)
 		good := true
-		for _, r := range dst {
-			if x.distLocked(vc, r.id) < c.d {
+		for j := range n {
+			if x.distLocked(s.keptQ[j], c.id) < c.d {
 				good = false
 				break
 			}
 		}
 		if good {
+			s.keptQ[n] = x.storedQueryLocked(kept[n*x.dim:(n+1)*x.dim], &s.keptQC[n], c.id)
 			dst = append(dst, c)
 		}
 	}

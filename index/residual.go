@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"sync"
+	"sync/atomic"
 )
 
 // An SQ8Residual row codes the residual of a vector to its nearest trained
@@ -25,6 +26,14 @@ const (
 	// trainSample bounds the vectors k-means reads.
 	trainSample = 16384
 	trainIters  = 8
+	// trainSettled stops k-means early once at most one sample in
+	// trainSettled changed centroid in an iteration (clustered data
+	// settles in about three iterations, to the same residual error as
+	// eight).
+	trainSettled = 1000
+	// trainAt is the number of vectors an index trains at: four per
+	// centroid.
+	trainAt = 4 * residualCentroids
 )
 
 // residualRecord is the bytes before the codes in a serialized sq8r vector.
@@ -71,23 +80,18 @@ func (x *Index) residualDist(q query, row []byte, raw float32) float32 {
 	return 1 - (cd + lo*q.sum + step*raw)
 }
 
-// decodeResidual writes row's decoded vector into dst and returns its
-// component sum and squared norm (what a query needs), in one pass: the
-// neighbour heuristic decodes a stored vector for every candidate it tests.
+// decodeResidual writes row's decoded vector into dst.
 // REQUIRES: x.mu held.
-func (x *Index) decodeResidual(dst []float32, row []byte) (sum, sq float32) {
+func (x *Index) decodeResidual(dst []float32, row []byte) {
 	lo, step, t := params(row)
 	codes := row[sq8Header : sq8Header+x.dim]
 	dst = dst[:len(codes)]
 	k := x.centroidOf(row)
 	if k == noCentroid {
 		for i, c := range codes {
-			f := lo + step*float32(c)
-			dst[i] = f
-			sum += f
-			sq += f * f
+			dst[i] = lo + step*float32(c)
 		}
-		return sum, sq
+		return
 	}
 	s := float32(1)
 	if x.norm {
@@ -96,31 +100,49 @@ func (x *Index) decodeResidual(dst []float32, row []byte) (sum, sq float32) {
 	cent := x.mu.centroids[k*x.dim : (k+1)*x.dim]
 	cent = cent[:len(codes)]
 	for i, c := range codes {
-		f := lo + step*float32(c) + s*cent[i]
-		dst[i] = f
-		sum += f
-		sq += f * f
+		dst[i] = lo + step*float32(c) + s*cent[i]
 	}
-	return sum, sq
 }
 
-// nearestCentroid returns the centroid nearest v (L2), or noCentroid.
-// REQUIRES: x.mu held.
-func (x *Index) nearestCentroid(v []float32) int {
+// fillCentroidDots computes q·c_k for every centroid in one batched kernel
+// call and returns the centroid nearest q (L2), or noCentroid when
+// untrained. An insert needs its vector's nearest centroid to code it, and
+// its searches then need the dots with the centroids of every row they
+// meet: one pass gives both.
+// REQUIRES: x.mu held; q.qc set.
+func (x *Index) fillCentroidDots(q query) int {
+	kc := len(x.mu.halfNorm)
+	if kc == 0 {
+		return noCentroid
+	}
+	vals := q.qc.vals[:kc]
+	x.kern.dotBatch(q.v, x.mu.centroids, x.dim, x.mu.centroidIDs, vals)
+	q.qc.full = true
 	best, bd := noCentroid, float32(math.Inf(-1))
-	for k := range len(x.mu.halfNorm) {
-		if s := x.kern.dot(v, x.mu.centroids[k*x.dim:(k+1)*x.dim]) - x.mu.halfNorm[k]; s > bd {
+	for k, d := range vals {
+		if s := d - x.mu.halfNorm[k]; s > bd {
 			best, bd = k, s
 		}
 	}
 	return best
 }
 
-// encodeResidual writes v's row coded against centroid k (noCentroid:
-// none) into row.
+// nearestCentroid returns the centroid nearest v (L2), or noCentroid.
 // REQUIRES: x.mu held.
-func (x *Index) encodeResidual(row []byte, v []float32, k int) {
-	r := make([]float32, x.dim)
+func (x *Index) nearestCentroid(v []float32) int {
+	var qc centroidDots
+	qc.reset()
+	return x.fillCentroidDots(query{v: v, qc: &qc})
+}
+
+// encodeResidual writes v's row coded against centroid k (noCentroid:
+// none) into row; buf (len dim, or nil) holds the residual.
+// REQUIRES: x.mu held.
+func (x *Index) encodeResidual(row []byte, v []float32, k int, buf []float32) {
+	r := buf
+	if r == nil {
+		r = make([]float32, x.dim)
+	}
 	copy(r, v)
 	var c []float32
 	if k != noCentroid {
@@ -156,7 +178,7 @@ func (x *Index) encodeResidual(row []byte, v []float32, k int) {
 // there are enough of them and none are set.
 // REQUIRES: x.mu held exclusively.
 func (x *Index) trainLocked(vecs [][]float32) {
-	if len(x.mu.halfNorm) > 0 || len(vecs) < 4*residualCentroids {
+	if len(x.mu.halfNorm) > 0 || len(vecs) < trainAt {
 		return
 	}
 	step := max(1, len(vecs)/trainSample)
@@ -170,9 +192,17 @@ func (x *Index) trainLocked(vecs [][]float32) {
 		copy(cent[k*dim:], sample[k*len(sample)/kc])
 	}
 	half := make([]float32, kc)
+	ids := make([]uint32, kc)
+	for k := range ids {
+		ids[k] = uint32(k)
+	}
 	assign := make([]int, len(sample))
+	for j := range assign {
+		assign[j] = -1
+	}
 	workers := x.opts.Workers
 	for range trainIters {
+		var moved atomic.Int64
 		for k := range kc {
 			half[k] = x.kern.dot(cent[k*dim:(k+1)*dim], cent[k*dim:(k+1)*dim]) / 2
 		}
@@ -181,18 +211,26 @@ func (x *Index) trainLocked(vecs [][]float32) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				dots := make([]float32, kc)
 				for j := w; j < len(sample); j += workers {
+					x.kern.dotBatch(sample[j], cent, dim, ids, dots)
 					best, bd := 0, float32(math.Inf(-1))
-					for k := range kc {
-						if s := x.kern.dot(sample[j], cent[k*dim:(k+1)*dim]) - half[k]; s > bd {
+					for k, d := range dots {
+						if s := d - half[k]; s > bd {
 							best, bd = k, s
 						}
 					}
-					assign[j] = best
+					if assign[j] != best {
+						assign[j] = best
+						moved.Add(1)
+					}
 				}
 			}()
 		}
 		wg.Wait()
+		if moved.Load()*trainSettled <= int64(len(sample)) {
+			break // the centroids would hardly move again
+		}
 		sum := make([]float64, kc*dim)
 		cnt := make([]int, kc)
 		for j, a := range assign {
@@ -213,6 +251,32 @@ func (x *Index) trainLocked(vecs [][]float32) {
 	x.setCentroidsLocked(cent)
 }
 
+// trainOnInsertLocked trains the centroids when an untrained index reaches
+// trainAt vectors with the batch being inserted (ids[i] for i in order,
+// prepared), over its live vectors (decoded) and the batch's. An index
+// filled one vector at a time trains on the insert that reaches trainAt;
+// the rows it already holds keep no centroid (plain SQ8 of the vector, as
+// exact as before: coding a decoded vector again would add a second
+// rounding), the rows inserted from then on are residuals.
+// REQUIRES: x.writeMu held, x.mu held exclusively, x.code == SQ8Residual.
+func (x *Index) trainOnInsertLocked(ids []uint32, order []int, prepared [][]float32) {
+	if len(x.mu.halfNorm) > 0 || x.Len()+len(order) < trainAt {
+		return
+	}
+	vecs := make([][]float32, 0, x.Len()+len(order))
+	for id, st := range x.mu.state {
+		if st == stateLive {
+			v := make([]float32, x.dim)
+			x.decodeRowLocked(v, uint32(id))
+			vecs = append(vecs, v)
+		}
+	}
+	for _, i := range order {
+		vecs = append(vecs, prepared[i])
+	}
+	x.trainLocked(vecs)
+}
+
 // setCentroidsLocked installs the centroid table cent (k*dim).
 // REQUIRES: x.mu held exclusively (or x not shared yet).
 func (x *Index) setCentroidsLocked(cent []float32) {
@@ -221,7 +285,11 @@ func (x *Index) setCentroidsLocked(cent []float32) {
 		c := cent[k*x.dim : (k+1)*x.dim]
 		half[k] = x.kern.dot(c, c) / 2
 	}
-	x.mu.centroids, x.mu.halfNorm = cent, half
+	ids := make([]uint32, len(half))
+	for k := range ids {
+		ids[k] = uint32(k)
+	}
+	x.mu.centroids, x.mu.halfNorm, x.mu.centroidIDs = cent, half, ids
 }
 
 // assignParallel returns each prepared vector's nearest centroid.
