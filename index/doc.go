@@ -62,12 +62,18 @@
 // between codes in place, keeping its graph.
 //
 // SQ8Residual codes each vector's residual to the nearest of 1024
-// centroids, trained by k-means on (a sample of) the first InsertBatch of
-// at least 4096 vectors or at Recode, with SQ8's per-vector range, plus a
-// 2-byte centroid id a row; q·centroid is computed once per query and
-// centroid, when first needed. On clustered data it has about half SQ8's
-// error (residual.go). Vectors inserted before training are coded without
-// a centroid, and no vecstore collection uses the code yet.
+// centroids with SQ8's per-vector range, plus a 2-byte centroid id a row.
+// The centroids are trained by k-means on (a sample of) the index's
+// vectors once it holds 4096 of them, on the insert that reaches that
+// count (an index filled one vector at a time trains too), or at Recode.
+// Rows coded before training have no centroid: they are SQ8 rows, and
+// Recode from SQ8 keeps every row so, bit for bit (coding a decoded
+// vector again would add a second rounding). An insert computes its
+// vector's dots with every centroid in one batched kernel pass, which
+// both picks the centroid and serves its searches; other queries compute
+// q·centroid once per centroid, when first needed. On clustered data the
+// code has about half SQ8's error (residual.go); no vecstore collection
+// uses it yet.
 //
 // # Reading in place
 //

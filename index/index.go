@@ -164,9 +164,12 @@ type Index struct {
 	// repairs, MarshalBinary). Lock order: writeMu before mu.
 	writeMu sync.Mutex
 	// mu guards the slices below (they are replaced when the index grows)
-	// and the contents of vecs and levels, which change only while mu is
-	// held exclusively. Searches hold it shared. Neighbour lists and states
-	// change under writeMu alone and are read and written atomically.
+	// and the contents of vecs, codes and levels, which change only while
+	// mu is held exclusively, except an SQ8Residual pending slot's row:
+	// the insert linking it writes it under writeMu and mu shared, before
+	// the slot is reachable (see linkLocked). Searches hold mu shared.
+	// Neighbour lists and states change under writeMu alone and are read
+	// and written atomically.
 	mu struct {
 		sync.RWMutex
 		vecs  []float32 // Float32: slot i at [i*dim, (i+1)*dim)

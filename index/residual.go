@@ -3,6 +3,7 @@ package index
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -275,6 +276,16 @@ func (x *Index) trainOnInsertLocked(ids []uint32, order []int, prepared [][]floa
 		vecs = append(vecs, prepared[i])
 	}
 	x.trainLocked(vecs)
+}
+
+// Centroids returns a copy of an SQ8Residual index's centroid table
+// (centroid k at [k*Dim, (k+1)*Dim)), nil until it has trained: an index
+// trains when it first holds trainAt (4,096) vectors, on the insert that
+// reaches them, or at Recode.
+func (x *Index) Centroids() []float32 {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return slices.Clone(x.mu.centroids)
 }
 
 // setCentroidsLocked installs the centroid table cent (k*dim).
