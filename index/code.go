@@ -396,9 +396,10 @@ func (x *Index) Recode(code Code) error {
 		for id := range n {
 			all[id] = vecs[id*x.dim : (id+1)*x.dim]
 		}
+		buf := make([]float32, x.dim)
 		for id, k := range x.assignParallel(all) {
 			o := id * x.rowLen
-			x.encodeResidual(x.mu.codes[o:o+x.rowLen], all[id], k, nil)
+			x.encodeResidual(x.mu.codes[o:o+x.rowLen], all[id], k, buf)
 		}
 	}
 	return nil

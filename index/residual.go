@@ -132,8 +132,14 @@ func (x *Index) fillCentroidDots(q query) int {
 // REQUIRES: x.mu held.
 func (x *Index) nearestCentroid(v []float32) int {
 	var qc centroidDots
+	return x.nearestCentroidBuf(v, &qc)
+}
+
+// nearestCentroidBuf is nearestCentroid computing the dots in qc.
+// REQUIRES: x.mu held.
+func (x *Index) nearestCentroidBuf(v []float32, qc *centroidDots) int {
 	qc.reset()
-	return x.fillCentroidDots(query{v: v, qc: &qc})
+	return x.fillCentroidDots(query{v: v, qc: qc})
 }
 
 // encodeResidual writes v's row coded against centroid k (noCentroid:
@@ -313,8 +319,9 @@ func (x *Index) assignParallel(vecs [][]float32) []int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var qc centroidDots
 			for j := w; j < len(vecs); j += workers {
-				out[j] = x.nearestCentroid(vecs[j])
+				out[j] = x.nearestCentroidBuf(vecs[j], &qc)
 			}
 		}()
 	}
