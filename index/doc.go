@@ -73,7 +73,11 @@
 // both picks the centroid and serves its searches; other queries compute
 // q·centroid once per centroid, when first needed. On clustered data the
 // code has about half SQ8's error (residual.go); no vecstore collection
-// uses it yet.
+// uses it yet. A caller that stores the rows itself (rows.go) trains the
+// table with TrainCentroids, installs the table it keeps with
+// SetCentroids, codes vectors with EncodeRow and gives rows back as stored
+// (InsertRows, UnmarshalGraphRows; AppendRow reads one): a decoded row
+// coded again need not give the same row.
 //
 // # Reading in place
 //

@@ -32,16 +32,27 @@ func (x *Index) InsertBatch(ctx context.Context, ids []uint32, vecs [][]float32)
 		return ctx.Err()
 	}
 	prepared := make([][]float32, len(ids))
-	maxID := uint32(0)
 	for i, id := range ids {
-		if id > MaxID {
-			return fmt.Errorf("%w: %d above %d", ErrInvalidID, id, MaxID)
-		}
 		v, err := x.prepare(vecs[i], false)
 		if err != nil {
 			return fmt.Errorf("id %d: %w", id, err)
 		}
 		prepared[i] = v
+	}
+	return x.insertBatch(ctx, ids, prepared, nil)
+}
+
+// insertBatch is InsertBatch of prepared vectors; with rows (InsertRows),
+// slot ids[i] gets rows[i] as stored, and the index does not train.
+func (x *Index) insertBatch(ctx context.Context, ids []uint32, prepared [][]float32, rows [][]byte) error {
+	if len(ids) == 0 {
+		return ctx.Err()
+	}
+	maxID := uint32(0)
+	for _, id := range ids {
+		if id > MaxID {
+			return fmt.Errorf("%w: %d above %d", ErrInvalidID, id, MaxID)
+		}
 		maxID = max(maxID, id)
 	}
 	order := dedupeLast(ids)
@@ -76,7 +87,7 @@ func (x *Index) InsertBatch(ctx context.Context, ids []uint32, vecs [][]float32)
 		x.repairWriteLocked()
 	}
 
-	if x.code == SQ8Residual {
+	if x.code == SQ8Residual && rows == nil {
 		x.mu.Lock()
 		x.trainOnInsertLocked(ids, order, prepared)
 		x.mu.Unlock()
@@ -113,7 +124,11 @@ func (x *Index) InsertBatch(ctx context.Context, ids []uint32, vecs [][]float32)
 					atomic.StoreUint32(&x.mu.state[id], stateEmpty)
 					continue
 				}
-				x.linkLocked(s, id, prepared[order[j]])
+				var row []byte
+				if rows != nil {
+					row = rows[order[j]]
+				}
+				x.linkLocked(s, id, prepared[order[j]], row)
 			}
 		}()
 	}
@@ -204,16 +219,23 @@ func (x *Index) allocLevelsLocked(id uint32, level int) {
 
 // linkLocked is the paper's Algorithm 1 for the pending node id, whose
 // prepared vector is v: the exact vector is the query also when the index
-// keeps only a code of it.
+// keeps only a code of it. row, when not nil, is id's SQ8Residual row as
+// stored (v its decoding).
 // REQUIRES: x.writeMu held (by the batch), x.mu held shared.
-func (x *Index) linkLocked(s *scratch, id uint32, v []float32) {
+func (x *Index) linkLocked(s *scratch, id uint32, v []float32, row []byte) {
 	q := x.newQueryBuf(v, &s.qcQuery)
 	if x.code == SQ8Residual {
 		// The row is written here, before id is reachable (linked from a
 		// neighbour or made the entry point, both atomic stores that
 		// publish it), from the dots with every centroid that the
-		// searches below then use.
-		x.encodeResidual(x.rowLocked(id), v, x.fillCentroidDots(q), vec(&s.vEnc, x.dim))
+		// searches below then use; a row given as stored (InsertRows)
+		// is taken as it is.
+		k := x.fillCentroidDots(q)
+		if row != nil {
+			x.setStoredRowLocked(id, row)
+		} else {
+			x.encodeResidual(x.rowLocked(id), v, k, vec(&s.vEnc, x.dim))
+		}
 	}
 	level := int(x.mu.levels[id])
 	for {

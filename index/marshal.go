@@ -141,10 +141,7 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 		switch {
 		case !withVectors:
 		case x.code == SQ8Residual:
-			row := x.rowLocked(uint32(id))
-			b = append(b, row[:sq8Header]...)
-			b = append(b, row[sq8Header+x.dim:sq8Header+x.dim+2]...)
-			b = append(b, row[sq8Header:sq8Header+x.dim]...)
+			b = x.appendStoredRowLocked(b, uint32(id))
 		case x.code == SQ8:
 			row := x.rowLocked(uint32(id))
 			b = append(b, row[:8]...)
@@ -254,28 +251,40 @@ func UnmarshalGraph(data []byte, vector func(id uint32) ([]float32, error)) (*In
 // without one into tombstones.
 // REQUIRES: x not shared yet.
 func (x *Index) fillVectors(vector func(id uint32) ([]float32, error)) error {
+	return x.fillSlots(func(id uint32) (bool, error) {
+		v, err := vector(id)
+		if err != nil || v == nil {
+			return false, err
+		}
+		p, err := x.prepare(v, false)
+		if err != nil {
+			return false, err
+		}
+		x.storeLocked(id, p)
+		return true, nil
+	})
+}
+
+// fillSlots calls fill for each occupied slot of a decoded graph, which
+// stores the slot's vector and reports whether it had one; a slot without
+// one becomes a tombstone (its record was deleted since the graph was
+// written: it keeps routing searches until the next repair).
+// REQUIRES: x not shared yet.
+func (x *Index) fillSlots(fill func(id uint32) (bool, error)) error {
 	for id := range x.mu.state {
 		st := x.mu.state[id]
 		if st == stateEmpty {
 			continue
 		}
-		v, err := vector(uint32(id))
+		ok, err := fill(uint32(id))
 		if err != nil {
 			return fmt.Errorf("index: vector %d: %w", id, err)
 		}
-		if v == nil {
-			if st == stateLive {
-				x.mu.state[id] = stateDeleted
-				x.live.Add(-1)
-				x.tombstones++
-			}
-			continue
+		if !ok && st == stateLive {
+			x.mu.state[id] = stateDeleted
+			x.live.Add(-1)
+			x.tombstones++
 		}
-		p, err := x.prepare(v, false)
-		if err != nil {
-			return fmt.Errorf("index: vector %d: %w", id, err)
-		}
-		x.storeLocked(uint32(id), p)
 	}
 	return nil
 }
@@ -391,20 +400,10 @@ func (x *Index) decodeVector(d *decoder, id uint32) error {
 		if raw == nil {
 			return errShort
 		}
-		lo := math.Float32frombits(le.Uint32(raw))
-		step := math.Float32frombits(le.Uint32(raw[4:]))
-		t := math.Float32frombits(le.Uint32(raw[8:]))
-		k := int(le.Uint16(raw[12:]))
-		if !finite(lo) || !finite(step) || step < 0 || !finite(lo+sq8Levels*step) || !finite(t) {
-			return fmt.Errorf("slot %d: bad code parameters %v, %v, %v", id, lo, step, t)
+		if err := x.checkStoredRow(raw); err != nil {
+			return fmt.Errorf("slot %d: %w", id, err)
 		}
-		if k != noCentroid && k >= len(x.mu.halfNorm) {
-			return fmt.Errorf("slot %d: centroid %d of %d", id, k, len(x.mu.halfNorm))
-		}
-		row := x.rowLocked(id)
-		copy(row, raw[:sq8Header])
-		copy(row[sq8Header:], raw[residualRecord:])
-		le.PutUint16(row[sq8Header+x.dim:], uint16(k))
+		x.setStoredRowLocked(id, raw)
 		return nil
 	}
 	if x.code == SQ8 {

@@ -188,6 +188,12 @@ func (x *Index) trainLocked(vecs [][]float32) {
 	if len(x.mu.halfNorm) > 0 || len(vecs) < trainAt {
 		return
 	}
+	x.setCentroidsLocked(x.kmeans(vecs))
+}
+
+// kmeans returns residualCentroids centroids (k*dim) fitted to a sample
+// of the prepared vectors vecs (at least residualCentroids of them).
+func (x *Index) kmeans(vecs [][]float32) []float32 {
 	step := max(1, len(vecs)/trainSample)
 	var sample [][]float32
 	for i := 0; i < len(vecs); i += step {
@@ -255,7 +261,7 @@ func (x *Index) trainLocked(vecs [][]float32) {
 			}
 		}
 	}
-	x.setCentroidsLocked(cent)
+	return cent
 }
 
 // trainOnInsertLocked trains the centroids when an untrained index reaches

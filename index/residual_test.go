@@ -1,6 +1,7 @@
 package index_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -20,14 +21,8 @@ import (
 // steps of what was inserted, and recall against the exact scan holds;
 // recoding a float32 index gives the same properties.
 func TestSQ8Residual(t *testing.T) {
-	r := testRand(t)
 	const n, dim = 6000, 48
-	vecs := clustered(r, n, dim, 40, 0.3)
-	queries := clustered(r, 50, dim, 40, 0.3)
-	ids := make([]uint32, n)
-	for i := range ids {
-		ids[i] = uint32(i)
-	}
+	vecs, queries, ids := clusteredSet(t, n, dim, 40)
 	for _, space := range []index.Space{index.Cosine, index.L2, index.IP} {
 		for _, recode := range []bool{false, true} {
 			code := index.SQ8Residual
@@ -56,23 +51,26 @@ func TestSQ8Residual(t *testing.T) {
 			if maxErr > 0.01 {
 				t.Errorf("%v recode=%v: decoded vectors off by up to %g", space, recode, maxErr)
 			}
-			for _, q := range queries {
-				rs, err := x.Search(q, 10, index.SearchOptions{Ef: 100})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, res := range rs {
-					v, _ := x.Vector(res.ID)
-					if want := spaceDist(space, q, v); math.Abs(float64(res.Distance-want)) > 1e-4 {
-						t.Fatalf("%v recode=%v: distance to %d = %g, decoded vector gives %g", space, recode, res.ID, res.Distance, want)
-					}
-				}
-			}
+			checkDecodedDistances(t, x, space, queries)
 			if recall := recallAt(t, x, queries, 10, index.SearchOptions{Ef: 100}); recall < 0.95 {
 				t.Errorf("%v recode=%v: recall@10 %.3f below 0.95", space, recode, recall)
 			}
 		}
 	}
+}
+
+// clusteredSet returns n clustered vectors, 50 queries from the same
+// clusters and the ids 0..n-1.
+func clusteredSet(t testing.TB, n, dim, clusters int) (vecs, queries [][]float32, ids []uint32) {
+	t.Helper()
+	r := testRand(t)
+	vecs = clustered(r, n, dim, clusters, 0.3)
+	queries = clustered(r, 50, dim, clusters, 0.3)
+	ids = make([]uint32, n)
+	for i := range ids {
+		ids[i] = uint32(i)
+	}
+	return vecs, queries, ids
 }
 
 func spaceDist(space index.Space, q, v []float32) float32 {
@@ -250,18 +248,7 @@ func TestSQ8ResidualIncremental(t *testing.T) {
 				}
 			}
 		}
-		for _, q := range queries {
-			rs, err := x.Search(q, 10, index.SearchOptions{Ef: 100})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, res := range rs {
-				v, _ := x.Vector(res.ID)
-				if want := spaceDist(space, q, v); math.Abs(float64(res.Distance-want)) > 1e-4 {
-					t.Fatalf("%v: distance to %d = %g, decoded vector gives %g", space, res.ID, res.Distance, want)
-				}
-			}
-		}
+		checkDecodedDistances(t, x, space, queries)
 		if recall := recallAt(t, x, queries, 10, index.SearchOptions{Ef: 100}); recall < 0.95 {
 			t.Errorf("%v: recall@10 %.3f below 0.95", space, recall)
 		}
@@ -331,6 +318,147 @@ func TestSQ8RecodeToResidualKeepsRows(t *testing.T) {
 			b, _ := y.Vector(uint32(id))
 			if !slices.Equal(a, b) {
 				t.Fatalf("%v: row %d differs after Unmarshal", space, id)
+			}
+		}
+	}
+}
+
+// TestSQ8ResidualRows follows a caller that stores an SQ8Residual index's
+// rows itself: it trains the table, keeps it in 8 bits and installs what it
+// kept, codes each vector with EncodeRow, inserts the rows as stored, and
+// loads the graph back from MarshalGraph and its rows. The rows it gets
+// back are the ones it stored, searches agree with the decoded vectors
+// and with the index before the round trip, and bad rows are refused
+// before anything changes.
+func TestSQ8ResidualRows(t *testing.T) {
+	const n, dim = 5000, 32
+	vecs, queries, ids := clusteredSet(t, n, dim, 30)
+	for _, space := range []index.Space{index.Cosine, index.L2} {
+		x := newChecked(t, index.Options{Space: space, Dim: dim, Code: index.SQ8Residual, Seed: 4, Workers: 2})
+		table, err := x.TrainCentroids(vecs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The caller keeps the table in 8 bits a component.
+		var kept []float32
+		for k := 0; k < len(table); k += dim {
+			c, err := index.DecodeSQ8(index.AppendSQ8(nil, table[k:k+dim]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			kept = append(kept, c...)
+		}
+		if err := x.SetCentroids(kept); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.SetCentroids(kept); err == nil {
+			t.Fatalf("%v: a second SetCentroids succeeded", space)
+		}
+		rows := make([][]byte, n)
+		for i, v := range vecs {
+			if rows[i], err = x.EncodeRow(nil, v); err != nil {
+				t.Fatal(err)
+			}
+			if len(rows[i]) != index.RowLen(dim) {
+				t.Fatalf("row of %d bytes, RowLen %d", len(rows[i]), index.RowLen(dim))
+			}
+		}
+
+		bad := slices.Clone(rows[7])
+		binary.LittleEndian.PutUint16(bad[12:], uint16(len(kept)/dim)) // no such centroid
+		for _, b := range [][]byte{bad, rows[7][:len(rows[7])-1]} {
+			if err := x.InsertRows(context.Background(), []uint32{0, 1}, [][]byte{rows[0], b}); !errors.Is(err, index.ErrInvalidVector) {
+				t.Fatalf("%v: bad row: err %v, want ErrInvalidVector", space, err)
+			}
+			if x.Len() != 0 {
+				t.Fatalf("%v: a refused batch left %d vectors", space, x.Len())
+			}
+		}
+
+		if err := x.InsertRows(context.Background(), ids, rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Delete(3); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			got, ok, err := x.AppendRow(nil, uint32(i))
+			if err != nil || ok != (i != 3) || (ok && !bytes.Equal(got, rows[i])) {
+				t.Fatalf("%v: AppendRow(%d) = %x, %v, %v; stored %x", space, i, got, ok, err, rows[i])
+			}
+		}
+		checkDecodedDistances(t, x, space, queries)
+		if recall := recallAt(t, x, queries, 10, index.SearchOptions{Ef: 100}); recall < 0.95 {
+			t.Errorf("%v: recall@10 %.3f below 0.95", space, recall)
+		}
+
+		raw, err := x.MarshalGraph()
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := index.UnmarshalGraphRows(raw, func(id uint32) ([]byte, error) {
+			if id == 3 {
+				return nil, nil
+			}
+			return rows[id], nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(y.Centroids(), kept) {
+			t.Fatalf("%v: the loaded table differs from the installed one", space)
+		}
+		for i := range n {
+			a, _, _ := x.AppendRow(nil, uint32(i))
+			b, _, _ := y.AppendRow(nil, uint32(i))
+			if !bytes.Equal(a, b) {
+				t.Fatalf("%v: row %d differs after UnmarshalGraphRows", space, i)
+			}
+		}
+		for _, q := range queries {
+			want, _ := x.Search(q, 10, index.SearchOptions{Ef: 64})
+			got, _ := y.Search(q, 10, index.SearchOptions{Ef: 64})
+			if !slices.Equal(got, want) {
+				t.Fatalf("%v: search after UnmarshalGraphRows %v, before %v", space, got, want)
+			}
+		}
+	}
+
+	// InsertRows never trains: rows coded without centroids stay so.
+	x := newChecked(t, index.Options{Space: index.Cosine, Dim: dim, Code: index.SQ8Residual, Workers: 2})
+	rows := make([][]byte, n)
+	for i, v := range vecs {
+		rows[i], _ = x.EncodeRow(nil, v)
+	}
+	if err := x.InsertRows(context.Background(), ids, rows); err != nil {
+		t.Fatal(err)
+	}
+	if x.Centroids() != nil {
+		t.Fatal("InsertRows trained the index")
+	}
+
+	plain := newChecked(t, index.Options{Dim: dim, Code: index.SQ8})
+	if _, err := plain.EncodeRow(nil, vecs[0]); !errors.Is(err, index.ErrNotResidual) {
+		t.Fatalf("EncodeRow on SQ8: %v, want ErrNotResidual", err)
+	}
+	if err := plain.InsertRows(context.Background(), ids[:1], rows[:1]); !errors.Is(err, index.ErrNotResidual) {
+		t.Fatalf("InsertRows on SQ8: %v, want ErrNotResidual", err)
+	}
+}
+
+// checkDecodedDistances: each result's distance is the space's distance to
+// the vector Vector decodes.
+func checkDecodedDistances(t *testing.T, x *index.Index, space index.Space, queries [][]float32) {
+	t.Helper()
+	for _, q := range queries {
+		rs, err := x.Search(q, 10, index.SearchOptions{Ef: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, res := range rs {
+			v, _ := x.Vector(res.ID)
+			if want := spaceDist(space, q, v); math.Abs(float64(res.Distance-want)) > 1e-4 {
+				t.Fatalf("%v: distance to %d = %g, decoded vector gives %g", space, res.ID, res.Distance, want)
 			}
 		}
 	}
