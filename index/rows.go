@@ -63,7 +63,10 @@ func (x *Index) EncodeRow(dst []byte, v []float32) ([]byte, error) {
 // and installs what it stored with SetCentroids. It needs at least 4,096
 // vectors.
 func (x *Index) TrainCentroids(vecs [][]float32) ([]float32, error) {
-	if x.code != SQ8Residual {
+	x.mu.RLock() // Recode changes the code
+	code := x.code
+	x.mu.RUnlock()
+	if code != SQ8Residual {
 		return nil, ErrNotResidual
 	}
 	if len(vecs) < trainAt {
@@ -114,11 +117,12 @@ func (x *Index) InsertRows(ctx context.Context, ids []uint32, rows [][]byte) err
 	if len(ids) != len(rows) {
 		return fmt.Errorf("%w: %d ids, %d rows", ErrBatchMismatch, len(ids), len(rows))
 	}
-	if x.code != SQ8Residual {
-		return ErrNotResidual
-	}
 	decoded := make([][]float32, len(rows))
 	x.mu.RLock()
+	if x.code != SQ8Residual {
+		x.mu.RUnlock()
+		return ErrNotResidual
+	}
 	for i, r := range rows {
 		if err := x.checkStoredRow(r); err != nil {
 			x.mu.RUnlock()
