@@ -463,3 +463,49 @@ func checkDecodedDistances(t *testing.T, x *index.Index, space index.Space, quer
 		}
 	}
 }
+
+// FuzzSQ8ResidualRow: InsertRows refuses a damaged row with
+// ErrInvalidVector and otherwise leaves an index that searches and passes
+// Check.
+func FuzzSQ8ResidualRow(f *testing.F) {
+	const dim = 8
+	table := make([]float32, 3*dim)
+	for i := range table {
+		table[i] = float32(i%5) / 5
+	}
+	seed := newResidualForFuzz(f, table)
+	good, err := seed.EncodeRow(nil, []float32{1, 2, 3, 4, 5, 6, 7, 8})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add(make([]byte, index.RowLen(dim)))
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, row []byte) {
+		x := newResidualForFuzz(t, table)
+		if err := x.InsertRows(context.Background(), []uint32{0, 1}, [][]byte{good, row}); err != nil {
+			if !errors.Is(err, index.ErrInvalidVector) {
+				t.Fatalf("error %v is not ErrInvalidVector", err)
+			}
+			return
+		}
+		if _, err := x.Search([]float32{1, 0, 0, 0, 0, 0, 0, 1}, 2, index.SearchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := x.Check(); err != nil {
+			t.Fatalf("Check: %v", err)
+		}
+	})
+}
+
+func newResidualForFuzz(t testing.TB, table []float32) *index.Index {
+	t.Helper()
+	x, err := index.New(index.Options{Dim: 8, Space: index.L2, Code: index.SQ8Residual, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := x.SetCentroids(table); err != nil {
+		t.Fatal(err)
+	}
+	return x
+}
