@@ -116,7 +116,8 @@
 // returns ErrUnsupportedVersion for newer data and ErrCorrupt for anything
 // damaged or inconsistent, and never panics. testdata/v1.bin,
 // v2-float32.bin, v2-sq8.bin, v3-float32.bin, v3-sq8-graph.bin and
-// v4-sq8r.bin are frozen fixtures. A View does not read SQ8Residual.
+// v4-sq8r.bin are frozen fixtures. A View of SQ8Residual takes the centroid
+// table from the data and each row as AppendRow gives it.
 //
 // # Imports
 //

@@ -280,10 +280,16 @@ func (x *Index) fillSlots(fill func(id uint32) (bool, error)) error {
 		if err != nil {
 			return fmt.Errorf("index: vector %d: %w", id, err)
 		}
-		if !ok && st == stateLive {
-			x.mu.state[id] = stateDeleted
-			x.live.Add(-1)
-			x.tombstones++
+		if !ok {
+			if x.code == SQ8Residual {
+				// The zero vector routes it: no centroid either.
+				binary.LittleEndian.PutUint16(x.rowLocked(uint32(id))[sq8Header+x.dim:], noCentroid)
+			}
+			if st == stateLive {
+				x.mu.state[id] = stateDeleted
+				x.live.Add(-1)
+				x.tombstones++
+			}
 		}
 	}
 	return nil

@@ -127,8 +127,29 @@ func TestSQ8ResidualMarshal(t *testing.T) {
 				t.Fatalf("%v: after Unmarshal %v, before %v", space, c, a)
 			}
 		}
-		if _, err := index.OpenView(b); !errors.Is(err, index.ErrInvalidOptions) {
-			t.Errorf("OpenView of sq8r: %v, want ErrInvalidOptions", err)
+		// A View of the file takes the table from it and the rows from the
+		// caller, and finds what the index finds.
+		v, err := index.OpenView(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rowOf := func(id uint32) []byte {
+			row, _, _ := x.AppendRow(nil, id)
+			return row
+		}
+		for _, q := range vecs[:40] {
+			a, _ := x.Search(q, 10, index.SearchOptions{Ef: 50})
+			pq, err := v.Prepare(q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := v.Search(pq, 50, rowOf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c = c[:min(10, len(c))]; !slices.Equal(a, c) {
+				t.Fatalf("%v: View %v, index %v", space, c, a)
+			}
 		}
 		for i := range b[:len(b)-4] {
 			if i%97 != 0 {
