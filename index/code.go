@@ -355,7 +355,7 @@ func (x *Index) Recode(code Code) error {
 	}
 	old, oldCodes := x.code, x.mu.codes
 	x.mu.vecs, x.mu.codes = nil, nil
-	x.mu.centroids, x.mu.halfNorm, x.mu.centroidIDs = nil, nil, nil
+	x.mu.centroids, x.mu.halfNorm, x.mu.centroidIDs, x.mu.centroidCodes = nil, nil, nil, nil
 	x.code, x.opts.Code = code, code
 	switch code {
 	case Float32:

@@ -178,6 +178,7 @@ type Index struct {
 		// their squared norms, empty until trained (residual.go).
 		centroids, halfNorm []float32
 		centroidIDs         []uint32 // 0..len(halfNorm)-1, for the batched dot kernel
+		centroidCodes       []byte   // the centroids' SQ8 rows when they decode to them exactly, else nil
 		links0              []uint32 // slot i at [i*stride, (i+1)*stride): count, ids...
 		upper               []uint32 // blocks of ustr uint32s: count, ids...
 		upperOff            []uint32 // slot i's first block in upper, if levels[i] > 0

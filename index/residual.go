@@ -61,7 +61,14 @@ func (x *Index) centroidDot(q query, k int) float32 {
 	}
 	d := q.qc.vals[k]
 	if d != d { // NaN: not yet computed
-		d = x.kern.dot(q.v, x.mu.centroids[k*x.dim:(k+1)*x.dim])
+		if codes := x.mu.centroidCodes; codes != nil {
+			stride := sq8Stride(x.dim)
+			row := codes[k*stride : (k+1)*stride]
+			lo, step, _ := params(row)
+			d = lo*q.sum + step*x.kern.dotU8(q.v, row[sq8Header:sq8Header+x.dim])
+		} else {
+			d = x.kern.dot(q.v, x.mu.centroids[k*x.dim:(k+1)*x.dim])
+		}
 		q.qc.vals[k] = d
 		q.qc.touched = append(q.qc.touched, uint16(k))
 	}
@@ -117,7 +124,16 @@ func (x *Index) fillCentroidDots(q query) int {
 		return noCentroid
 	}
 	vals := q.qc.vals[:kc]
-	x.kern.dotBatch(q.v, x.mu.centroids, x.dim, x.mu.centroidIDs, vals)
+	if codes := x.mu.centroidCodes; codes != nil {
+		stride := sq8Stride(x.dim)
+		x.kern.dotU8Batch(q.v, codes, stride, sq8Header, x.mu.centroidIDs, vals)
+		for k, raw := range vals {
+			lo, step, _ := params(codes[k*stride:])
+			vals[k] = lo*q.sum + step*raw
+		}
+	} else {
+		x.kern.dotBatch(q.v, x.mu.centroids, x.dim, x.mu.centroidIDs, vals)
+	}
 	q.qc.full = true
 	best, bd := noCentroid, float32(math.Inf(-1))
 	for k, d := range vals {
@@ -139,7 +155,11 @@ func (x *Index) nearestCentroid(v []float32) int {
 // REQUIRES: x.mu held.
 func (x *Index) nearestCentroidBuf(v []float32, qc *centroidDots) int {
 	qc.reset()
-	return x.fillCentroidDots(query{v: v, qc: qc})
+	var sum float32
+	for _, f := range v {
+		sum += f
+	}
+	return x.fillCentroidDots(query{v: v, sum: sum, qc: qc})
 }
 
 // encodeResidual writes v's row coded against centroid k (noCentroid:
@@ -188,7 +208,9 @@ func (x *Index) trainLocked(vecs [][]float32) {
 	if len(x.mu.halfNorm) > 0 || len(vecs) < trainAt {
 		return
 	}
-	x.setCentroidsLocked(x.kmeans(vecs))
+	cent := x.kmeans(vecs)
+	quantizeCentroids(cent, x.dim)
+	x.setCentroidsLocked(cent)
 }
 
 // kmeans returns residualCentroids centroids (k*dim) fitted to a sample
@@ -300,7 +322,11 @@ func (x *Index) Centroids() []float32 {
 	return slices.Clone(x.mu.centroids)
 }
 
-// setCentroidsLocked installs the centroid table cent (k*dim).
+// setCentroidsLocked installs the centroid table cent (k*dim). When every
+// centroid is exactly the decoding of its SQ8 codes (as trained tables
+// are: see quantizeCentroids), the codes are kept too: q·c_k is then
+// lo_k*sum(q) + step_k*(q·codes_k), read from a table a quarter the size
+// (it stays in cache) with the u8 kernels.
 // REQUIRES: x.mu held exclusively (or x not shared yet).
 func (x *Index) setCentroidsLocked(cent []float32) {
 	half := make([]float32, len(cent)/x.dim)
@@ -313,6 +339,60 @@ func (x *Index) setCentroidsLocked(cent []float32) {
 		ids[k] = uint32(k)
 	}
 	x.mu.centroids, x.mu.halfNorm, x.mu.centroidIDs = cent, half, ids
+	x.mu.centroidCodes = exactCodes(cent, x.dim)
+}
+
+// quantizeCentroids replaces each centroid of cent (k*dim) by the decoding
+// of its SQ8 codes, so that the table is exactly its 8-bit form.
+func quantizeCentroids(cent []float32, dim int) {
+	row := make([]byte, sq8Stride(dim))
+	for k := 0; k < len(cent); k += dim {
+		encodeSQ8(row, cent[k:k+dim], false)
+		decodeSQ8(cent[k:k+dim], row)
+	}
+}
+
+// exactCodes returns the SQ8 rows (sq8Stride(dim) bytes each) whose
+// decodings are exactly the centroids of cent, or nil when one has none.
+// Coding a decoded vector again gives back its codes and lo, but its step
+// only to a few units in the last place (computed from the range), so the
+// steps next to it are tried too.
+func exactCodes(cent []float32, dim int) []byte {
+	stride := sq8Stride(dim)
+	codes := make([]byte, len(cent)/dim*stride)
+	dec := make([]float32, dim)
+	for k := 0; k*dim < len(cent); k++ {
+		row := codes[k*stride : (k+1)*stride]
+		c := cent[k*dim : (k+1)*dim]
+		encodeSQ8(row, c, false)
+		_, step, _ := params(row)
+		found := false
+		for _, s := range nearbySteps(step) {
+			binary.LittleEndian.PutUint32(row[4:], math.Float32bits(s))
+			decodeSQ8(dec, row)
+			if slices.Equal(dec, c) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil
+		}
+	}
+	return codes
+}
+
+// nearbySteps returns step and the floats up to four units in the last
+// place on either side of it, nearest first.
+func nearbySteps(step float32) []float32 {
+	out := []float32{step}
+	up, down := step, step
+	for range 4 {
+		up = math.Nextafter32(up, float32(math.Inf(1)))
+		down = math.Nextafter32(down, float32(math.Inf(-1)))
+		out = append(out, up, down)
+	}
+	return out
 }
 
 // assignParallel returns each prepared vector's nearest centroid.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -28,16 +29,27 @@ func TestFillCentroidDots(t *testing.T) {
 		if len(x.mu.halfNorm) != residualCentroids {
 			t.Fatalf("%s: %d centroids after training", k.name, len(x.mu.halfNorm))
 		}
+		if x.mu.centroidCodes == nil {
+			t.Fatalf("%s: a trained table has no exact 8-bit codes", k.name)
+		}
 		for _, v := range vecs[trainAt:] {
 			var full, lazy centroidDots
 			full.reset()
 			lazy.reset()
-			got := x.fillCentroidDots(query{v: v, qc: &full})
-			ql := query{v: v, qc: &lazy}
+			var sum float32
+			for _, f := range v {
+				sum += f
+			}
+			got := x.fillCentroidDots(query{v: v, sum: sum, qc: &full})
+			ql := query{v: v, sum: sum, qc: &lazy}
 			best, bd := -1, math.Inf(1)
 			for c := range residualCentroids {
 				if d := x.centroidDot(ql, c); d != full.vals[c] {
 					t.Fatalf("%s: centroid %d: batched dot %v, lazy %v", k.name, c, full.vals[c], d)
+				}
+				// The 8-bit form's dot is the float table's to rounding.
+				if f := k.dot(v, x.mu.centroids[c*dim:(c+1)*dim]); math.Abs(float64(f-full.vals[c])) > 1e-5*(1+math.Abs(float64(f))) {
+					t.Fatalf("%s: centroid %d: dot from codes %v, from floats %v", k.name, c, full.vals[c], f)
 				}
 				var l2 float64
 				for i, f := range v {
@@ -98,6 +110,38 @@ func TestSQ8ResidualCodesInsertOnce(t *testing.T) {
 		p, _ := x.prepare(v, true)
 		if got, want := x.centroidOf(x.rowLocked(uint32(i))), x.nearestCentroid(p); got != want {
 			t.Fatalf("id %d: row's centroid %d, nearest %d", i, got, want)
+		}
+	}
+}
+
+// TestCentroidCodesExact: a quantized table always has exact 8-bit codes
+// (coding a decoded centroid again may move its step by a unit in the last
+// place, which exactCodes undoes), and a table that is not 8-bit has none,
+// so q·centroid is computed from the floats.
+func TestCentroidCodesExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, dim := range []int{1, 8, 384} {
+		for trial := range 8 {
+			cent := make([]float32, 1024*dim)
+			for i := range cent {
+				cent[i] = float32(r.NormFloat64() * 0.05)
+			}
+			raw := slices.Clone(cent)
+			quantizeCentroids(cent, dim)
+			codes := exactCodes(cent, dim)
+			if codes == nil {
+				t.Fatalf("dim %d trial %d: a quantized table has no exact codes", dim, trial)
+			}
+			dec := make([]float32, dim)
+			for k := range 1024 {
+				decodeSQ8(dec, codes[k*sq8Stride(dim):])
+				if !slices.Equal(dec, cent[k*dim:(k+1)*dim]) {
+					t.Fatalf("dim %d: centroid %d's codes decode to another vector", dim, k)
+				}
+			}
+			if dim > 2 && exactCodes(raw, dim) != nil {
+				t.Fatalf("dim %d: codes for a table that is not 8-bit", dim)
+			}
 		}
 	}
 }

@@ -59,9 +59,11 @@ func (x *Index) EncodeRow(dst []byte, v []float32) ([]byte, error) {
 
 // TrainCentroids returns the centroid table k-means gives on (a sample of)
 // vecs, prepared as Insert prepares them, without installing it: a caller
-// that stores rows stores the table too (in whatever precision it keeps)
-// and installs what it stored with SetCentroids. It needs at least 4,096
-// vectors.
+// that stores rows stores the table too and installs what it stored with
+// SetCentroids. Each centroid is the decoding of SQ8 codes, so a caller can
+// store the table in 8 bits (AppendSQ8 a centroid) and install its
+// DecodeSQ8 at no loss but float32 rounding of the step. It needs at least
+// 4,096 vectors.
 func (x *Index) TrainCentroids(vecs [][]float32) ([]float32, error) {
 	x.mu.RLock() // Recode changes the code
 	code := x.code
@@ -80,7 +82,9 @@ func (x *Index) TrainCentroids(vecs [][]float32) ([]float32, error) {
 		}
 		prepared[i] = p
 	}
-	return x.kmeans(prepared), nil
+	cent := x.kmeans(prepared)
+	quantizeCentroids(cent, x.dim)
+	return cent, nil
 }
 
 // SetCentroids installs table (k*Dim floats, 1 <= k < 65535) in an
