@@ -71,7 +71,10 @@
 // vector again would add a second rounding). An insert computes its
 // vector's dots with every centroid in one batched kernel pass, which
 // both picks the centroid and serves its searches; other queries compute
-// q·centroid once per centroid, when first needed. On clustered data the
+// q·centroid once per centroid, when first needed. A trained table is
+// 8-bit exact (each centroid the decoding of its SQ8 codes), so those dots
+// run on its codes with the u8 kernels; a table read from a file that is
+// not 8-bit keeps float dots. On clustered data the
 // code has about half SQ8's error (residual.go); no vecstore collection
 // uses it yet. A caller that stores the rows itself (rows.go) trains the
 // table with TrainCentroids, installs the table it keeps with
