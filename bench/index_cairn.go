@@ -95,4 +95,4 @@ func resultIDs(rs []index.Result) []uint32 {
 }
 
 // cairnPeers maps the cairn peer names to the index code each one uses.
-var cairnPeers = map[string]index.Code{"cairn": index.Float32, "cairn-sq8": index.SQ8}
+var cairnPeers = map[string]index.Code{"cairn": index.Float32, "cairn-sq8": index.SQ8, "cairn-sq8r": index.SQ8Residual}

@@ -241,7 +241,7 @@ func runPeer(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer string
 	name := ds.Spec.Name
 	log := cfg.Log
 	switch peer {
-	case "cairn", "cairn-sq8":
+	case "cairn", "cairn-sq8", "cairn-sq8r":
 		return runCairn(ctx, cfg, ds, peer, threads, emit)
 	case "vecstore", "vecstore-sq8":
 		return runVecstore(ctx, cfg, ds, peer, threads[0], emit)
@@ -524,7 +524,7 @@ func cairnMemory(ctx context.Context, cfg IndexConfig, ds *IndexDataset, peer st
 	for _, ef := range cfg.Efs {
 		s := MeasureQueries(p.Query, ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
 		emit(queryRow(peer, ds, "query", ef, 0, s))
-		if code == index.SQ8 && cfg.Decompose {
+		if code != index.Float32 && cfg.Decompose {
 			s := MeasureQueries(p.QueryReranked(ds.Base, cfg.Dim), ds.Queries, cfg.Dim, cfg.K, ef, ds.GT, cfg.Reps)
 			emit(queryRow(peer+"+rerank", ds, "query", ef, 0, s))
 		}

@@ -22,7 +22,7 @@ func (x *Index) Check() error {
 func (x *Index) checkLocked() error {
 	n := len(x.mu.state)
 	vecsOK := len(x.mu.vecs) == n*x.dim && len(x.mu.codes) == 0
-	if x.code == SQ8 {
+	if x.code != Float32 {
 		vecsOK = len(x.mu.codes) == n*x.rowLen && len(x.mu.vecs) == 0
 	}
 	if !vecsOK || len(x.mu.links0) != n*x.stride || len(x.mu.levels) != n ||

@@ -22,7 +22,20 @@ const (
 	// and step are scaled so that the decoded vector has unit norm (see
 	// encodeSQ8).
 	SQ8
+	// SQ8Residual is SQ8 of each vector's residual to the nearest of
+	// residualCentroids centroids trained on the index's vectors (see
+	// residual.go): the same bytes plus two, about half SQ8's error on
+	// clustered data.
+	SQ8Residual
 )
+
+// rowStride is the bytes of one slot's row for a code other than Float32.
+func rowStride(c Code, dim int) int {
+	if c == SQ8Residual {
+		return residualStride(dim)
+	}
+	return sq8Stride(dim)
+}
 
 // String returns the code's name: "float32" or "sq8".
 func (c Code) String() string {
@@ -31,6 +44,8 @@ func (c Code) String() string {
 		return "float32"
 	case SQ8:
 		return "sq8"
+	case SQ8Residual:
+		return "sq8r"
 	}
 	return fmt.Sprintf("Code(%d)", int(c))
 }
@@ -42,6 +57,8 @@ func ParseCode(name string) (Code, error) {
 		return Float32, nil
 	case "sq8":
 		return SQ8, nil
+	case "sq8r":
+		return SQ8Residual, nil
 	}
 	return 0, fmt.Errorf("%w: unknown code %q", ErrInvalidOptions, name)
 }
@@ -154,12 +171,51 @@ func decodeSQ8(dst []float32, row []byte) {
 type query struct {
 	v       []float32
 	sum, sq float32
+	qc      *centroidDots // SQ8Residual: q·centroid, computed when first needed
+}
+
+// centroidDots holds a query's dot products with the centroids: vals[k] is
+// NaN until computed; touched lists the computed ones, so that reusing the
+// buffer for another query resets only those.
+// full says every value was computed at once (fillCentroidDots).
+type centroidDots struct {
+	vals    []float32
+	touched []uint16
+	full    bool
+}
+
+func (c *centroidDots) reset() {
+	nan := float32(math.NaN())
+	if c.vals == nil || c.full {
+		c.vals = c.vals[:0]
+		for range residualCentroids {
+			c.vals = append(c.vals, nan)
+		}
+		c.full = false
+	}
+	for _, k := range c.touched {
+		c.vals[k] = nan
+	}
+	c.touched = c.touched[:0]
 }
 
 // newQuery prepares v (len dim) as a query; it keeps v.
 func (x *Index) newQuery(v []float32) query {
+	return x.newQueryBuf(v, nil)
+}
+
+// newQueryBuf is newQuery keeping the centroid dots of SQ8Residual in qc,
+// allocated when nil.
+func (x *Index) newQueryBuf(v []float32, qc *centroidDots) query {
 	q := query{v: v}
-	if x.code == SQ8 {
+	if x.code == SQ8Residual {
+		if qc == nil {
+			qc = &centroidDots{}
+		}
+		qc.reset()
+		q.qc = qc
+	}
+	if x.code != Float32 {
 		var sum, sq float32
 		for _, f := range v {
 			sum += f
@@ -173,12 +229,22 @@ func (x *Index) newQuery(v []float32) query {
 // storedQueryLocked returns slot id's vector as a query: the stored vector
 // itself for Float32, decoded into buf (len dim) for SQ8.
 // REQUIRES: x.mu held and id in range.
-func (x *Index) storedQueryLocked(buf []float32, id uint32) query {
+func (x *Index) storedQueryLocked(buf []float32, qc *centroidDots, id uint32) query {
 	if x.code == Float32 {
 		return query{v: x.vecLocked(id)}
 	}
-	decodeSQ8(buf, x.rowLocked(id))
-	return x.newQuery(buf)
+	x.decodeRowLocked(buf, id)
+	return x.newQueryBuf(buf, qc)
+}
+
+// decodeRowLocked writes slot id's decoded vector into dst (len dim).
+// REQUIRES: x.mu held, x.code != Float32 and id in range.
+func (x *Index) decodeRowLocked(dst []float32, id uint32) {
+	if x.code == SQ8Residual {
+		x.decodeResidual(dst, x.rowLocked(id))
+		return
+	}
+	decodeSQ8(dst, x.rowLocked(id))
 }
 
 // rowLocked returns slot id's SQ8 row.
@@ -195,7 +261,11 @@ func (x *Index) distLocked(q query, id uint32) float32 {
 		return x.dist(q.v, x.vecLocked(id))
 	}
 	row := x.rowLocked(id)
-	return x.sq8Dist(q, row, x.kern.dotU8(q.v, row[sq8Header:sq8Header+x.dim]))
+	raw := x.kern.dotU8(q.v, row[sq8Header:sq8Header+x.dim])
+	if x.code == SQ8Residual {
+		return x.residualDist(q, row, raw)
+	}
+	return x.sq8Dist(q, row, raw)
 }
 
 // sq8Dist turns raw = q·codes into the space's distance from q to the
@@ -229,6 +299,13 @@ func (x *Index) distBatchLocked(q query, ids []uint32, out []float32) {
 	}
 	codes := x.mu.codes[:n*x.rowLen]
 	x.kern.dotU8Batch(q.v, codes, x.rowLen, sq8Header, ids, out)
+	if x.code == SQ8Residual {
+		for i, id := range ids {
+			o := int(id) * x.rowLen
+			out[i] = x.residualDist(q, codes[o:o+x.rowLen], out[i])
+		}
+		return
+	}
 	for i, id := range ids {
 		o := int(id) * x.rowLen
 		out[i] = x.sq8Dist(q, codes[o:o+sq8Header], out[i])
@@ -242,15 +319,22 @@ func (x *Index) storeLocked(id uint32, v []float32) {
 		copy(x.vecLocked(id), v)
 		return
 	}
+	if x.code == SQ8Residual {
+		x.encodeResidual(x.rowLocked(id), v, x.nearestCentroid(v), nil)
+		return
+	}
 	encodeSQ8(x.rowLocked(id), v, x.norm)
 }
 
 // Recode re-encodes every stored vector in code and keeps the graph, so a
 // Float32 index (one read from an older file, say) becomes SQ8 without
-// being rebuilt. Going from SQ8 to Float32 keeps the decoded vectors. It
+// being rebuilt. Going from SQ8 to Float32 keeps the decoded vectors;
+// going from SQ8 to SQ8Residual trains the centroids on them (with
+// trainAt vectors or more) and keeps every SQ8 row as it is, without a
+// centroid: only vectors inserted later are coded as residuals. It
 // waits for running mutations and searches, and blocks new ones meanwhile.
 func (x *Index) Recode(code Code) error {
-	if code != Float32 && code != SQ8 {
+	if code != Float32 && code != SQ8 && code != SQ8Residual {
 		return fmt.Errorf("%w: unknown code %d", ErrInvalidOptions, int(code))
 	}
 	x.writeMu.Lock()
@@ -261,23 +345,63 @@ func (x *Index) Recode(code Code) error {
 		return nil
 	}
 	n := len(x.mu.state)
-	buf := make([]float32, x.dim)
-	if code == SQ8 {
-		codes := make([]byte, n*x.rowLen)
+	// Every vector as the current code holds it (decoded, for a code).
+	vecs := x.mu.vecs
+	if x.code != Float32 {
+		vecs = make([]float32, n*x.dim)
+		for id := range n {
+			x.decodeRowLocked(vecs[id*x.dim:(id+1)*x.dim], uint32(id))
+		}
+	}
+	old, oldCodes := x.code, x.mu.codes
+	x.mu.vecs, x.mu.codes = nil, nil
+	x.mu.centroids, x.mu.halfNorm, x.mu.centroidIDs, x.mu.centroidCodes = nil, nil, nil, nil
+	x.code, x.opts.Code = code, code
+	switch code {
+	case Float32:
+		x.mu.vecs = vecs
+	case SQ8:
+		x.rowLen = rowStride(code, x.dim)
+		x.mu.codes = make([]byte, n*x.rowLen)
 		for id := range n {
 			o := id * x.rowLen
-			encodeSQ8(codes[o:o+x.rowLen], x.vecLocked(uint32(id)), x.norm)
+			encodeSQ8(x.mu.codes[o:o+x.rowLen], vecs[id*x.dim:(id+1)*x.dim], x.norm)
 		}
-		x.mu.codes, x.mu.vecs = codes, nil
-	} else {
-		vecs := make([]float32, n*x.dim)
+	case SQ8Residual:
+		x.rowLen = rowStride(code, x.dim)
+		x.mu.codes = make([]byte, n*x.rowLen)
+		rows := make([][]float32, 0, n)
 		for id := range n {
-			decodeSQ8(buf, x.rowLocked(uint32(id)))
-			copy(vecs[id*x.dim:], buf)
+			if x.mu.state[id] != stateEmpty {
+				rows = append(rows, vecs[id*x.dim:(id+1)*x.dim])
+			}
 		}
-		x.mu.vecs, x.mu.codes = vecs, nil
+		x.trainLocked(rows)
+		if old == SQ8 {
+			// An SQ8 row is an sq8r row without a centroid (lo, step and
+			// codes alike; t is SQ8's squared norm, which is what L2
+			// needs and cosine does not read without a centroid): kept
+			// bit for bit, since coding the decoded vector again would
+			// add a second rounding. Rows inserted from now on are
+			// residuals.
+			oldLen := rowStride(SQ8, x.dim)
+			for id := range n {
+				row := x.mu.codes[id*x.rowLen : (id+1)*x.rowLen]
+				copy(row, oldCodes[id*oldLen:id*oldLen+sq8Header+x.dim])
+				binary.LittleEndian.PutUint16(row[sq8Header+x.dim:], noCentroid)
+			}
+			return nil
+		}
+		all := make([][]float32, n)
+		for id := range n {
+			all[id] = vecs[id*x.dim : (id+1)*x.dim]
+		}
+		buf := make([]float32, x.dim)
+		for id, k := range x.assignParallel(all) {
+			o := id * x.rowLen
+			x.encodeResidual(x.mu.codes[o:o+x.rowLen], all[id], k, buf)
+		}
 	}
-	x.code, x.opts.Code = code, code
 	return nil
 }
 

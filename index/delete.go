@@ -130,7 +130,7 @@ func (x *Index) repairListLocked(s *scratch, id uint32, layer int, dead []bool) 
 	}
 	gen := s.nextGen()
 	s.marks[id] = gen
-	vid := x.storedQueryLocked(vec(&s.vBase, x.dim), id)
+	vid := x.storedQueryLocked(vec(&s.vBase, x.dim), &s.qcBase, id)
 	s.buf = s.buf[:0]
 	s.hop = s.hop[:0]
 	add := func(c uint32) {

@@ -61,6 +61,27 @@
 // vectors, and Vector returns the decoded vector. Recode converts an index
 // between codes in place, keeping its graph.
 //
+// SQ8Residual codes each vector's residual to the nearest of 1024
+// centroids with SQ8's per-vector range, plus a 2-byte centroid id a row.
+// The centroids are trained by k-means on (a sample of) the index's
+// vectors once it holds 4096 of them, on the insert that reaches that
+// count (an index filled one vector at a time trains too), or at Recode.
+// Rows coded before training have no centroid: they are SQ8 rows, and
+// Recode from SQ8 keeps every row so, bit for bit (coding a decoded
+// vector again would add a second rounding). An insert computes its
+// vector's dots with every centroid in one batched kernel pass, which
+// both picks the centroid and serves its searches; other queries compute
+// q·centroid once per centroid, when first needed. A trained table is
+// 8-bit exact (each centroid the decoding of its SQ8 codes), so those dots
+// run on its codes with the u8 kernels; a table read from a file that is
+// not 8-bit keeps float dots. On clustered data the
+// code has about half SQ8's error (residual.go); no vecstore collection
+// uses it yet. A caller that stores the rows itself (rows.go) trains the
+// table with TrainCentroids, installs the table it keeps with
+// SetCentroids, codes vectors with EncodeRow and gives rows back as stored
+// (InsertRows, UnmarshalGraphRows; AppendRow reads one): a decoded row
+// coded again need not give the same row.
+//
 // # Reading in place
 //
 // View searches the output of MarshalGraph where it lies (a memory-mapped
@@ -84,7 +105,8 @@
 //
 // # Format
 //
-// MarshalBinary writes format version 3: magic "CAIRNHNS", version, the
+// MarshalBinary writes format version 3 (version 4, which adds the
+// centroid table, for SQ8Residual only): magic "CAIRNHNS", version, the
 // options (the code included), flags, the level generator's position, the
 // slot count and entry point, then each slot (state, level, vector as
 // float32s or as SQ8 offset, step and codes, neighbour lists), then a
@@ -93,11 +115,12 @@
 // 0), for callers that keep the vectors themselves so that they are
 // stored once; UnmarshalGraph takes them back through a callback (AppendSQ8
 // and DecodeSQ8 are the SQ8 form such callers store). Unmarshal reads
-// versions 1 (float32 only, no code field), 2 (no flags field) and 3,
+// versions 1 (float32 only, no code field), 2 (no flags field), 3 and 4,
 // returns ErrUnsupportedVersion for newer data and ErrCorrupt for anything
 // damaged or inconsistent, and never panics. testdata/v1.bin,
-// v2-float32.bin, v2-sq8.bin, v3-float32.bin and v3-sq8-graph.bin are
-// frozen fixtures.
+// v2-float32.bin, v2-sq8.bin, v3-float32.bin, v3-sq8-graph.bin and
+// v4-sq8r.bin are frozen fixtures. A View of SQ8Residual takes the centroid
+// table from the data and each row as AppendRow gives it.
 //
 // # Imports
 //

@@ -128,7 +128,7 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: EfSearch %d outside [1, %d]", ErrInvalidOptions, o.EfSearch, maxEf)
 	case o.Workers < 1:
 		return o, fmt.Errorf("%w: Workers %d below 1", ErrInvalidOptions, o.Workers)
-	case o.Code != Float32 && o.Code != SQ8:
+	case o.Code != Float32 && o.Code != SQ8 && o.Code != SQ8Residual:
 		return o, fmt.Errorf("%w: unknown code %d", ErrInvalidOptions, int(o.Code))
 	}
 	return o, nil
@@ -164,19 +164,27 @@ type Index struct {
 	// repairs, MarshalBinary). Lock order: writeMu before mu.
 	writeMu sync.Mutex
 	// mu guards the slices below (they are replaced when the index grows)
-	// and the contents of vecs and levels, which change only while mu is
-	// held exclusively. Searches hold it shared. Neighbour lists and states
-	// change under writeMu alone and are read and written atomically.
+	// and the contents of vecs, codes and levels, which change only while
+	// mu is held exclusively, except an SQ8Residual pending slot's row:
+	// the insert linking it writes it under writeMu and mu shared, before
+	// the slot is reachable (see linkLocked). Searches hold mu shared.
+	// Neighbour lists and states change under writeMu alone and are read
+	// and written atomically.
 	mu struct {
 		sync.RWMutex
-		vecs     []float32 // Float32: slot i at [i*dim, (i+1)*dim)
-		codes    []byte    // SQ8: slot i at [i*rowLen, (i+1)*rowLen), see code.go
-		links0   []uint32  // slot i at [i*stride, (i+1)*stride): count, ids...
-		upper    []uint32  // blocks of ustr uint32s: count, ids...
-		upperOff []uint32  // slot i's first block in upper, if levels[i] > 0
-		upperCap []uint8   // number of blocks allocated at upperOff[i]
-		levels   []uint8
-		state    []uint32
+		vecs  []float32 // Float32: slot i at [i*dim, (i+1)*dim)
+		codes []byte    // SQ8: slot i at [i*rowLen, (i+1)*rowLen), see code.go
+		// SQ8Residual: the centroids (residualCentroids*dim) and half
+		// their squared norms, empty until trained (residual.go).
+		centroids, halfNorm []float32
+		centroidIDs         []uint32 // 0..len(halfNorm)-1, for the batched dot kernel
+		centroidCodes       []byte   // the centroids' SQ8 rows when they decode to them exactly, else nil
+		links0              []uint32 // slot i at [i*stride, (i+1)*stride): count, ids...
+		upper               []uint32 // blocks of ustr uint32s: count, ids...
+		upperOff            []uint32 // slot i's first block in upper, if levels[i] > 0
+		upperCap            []uint8  // number of blocks allocated at upperOff[i]
+		levels              []uint8
+		state               []uint32
 	}
 
 	entry atomic.Uint64 // 0, or 1<<63 | level<<32 | id
@@ -211,7 +219,7 @@ func newIndex(o Options, k kernel) *Index {
 		mult:   1 / math.Log(float64(o.M)),
 		kern:   k,
 		code:   o.Code,
-		rowLen: sq8Stride(o.Dim),
+		rowLen: rowStride(o.Code, o.Dim),
 		isL2:   o.Space == L2,
 		norm:   o.Space == Cosine,
 	}
@@ -245,8 +253,8 @@ func (x *Index) Vector(id uint32) ([]float32, bool) {
 		return nil, false
 	}
 	v := make([]float32, x.dim)
-	if x.code == SQ8 {
-		decodeSQ8(v, x.rowLocked(id))
+	if x.code != Float32 {
+		x.decodeRowLocked(v, id)
 	} else {
 		copy(v, x.vecLocked(id))
 	}

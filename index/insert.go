@@ -32,16 +32,27 @@ func (x *Index) InsertBatch(ctx context.Context, ids []uint32, vecs [][]float32)
 		return ctx.Err()
 	}
 	prepared := make([][]float32, len(ids))
-	maxID := uint32(0)
 	for i, id := range ids {
-		if id > MaxID {
-			return fmt.Errorf("%w: %d above %d", ErrInvalidID, id, MaxID)
-		}
 		v, err := x.prepare(vecs[i], false)
 		if err != nil {
 			return fmt.Errorf("id %d: %w", id, err)
 		}
 		prepared[i] = v
+	}
+	return x.insertBatch(ctx, ids, prepared, nil)
+}
+
+// insertBatch is InsertBatch of prepared vectors; with rows (InsertRows),
+// slot ids[i] gets rows[i] as stored, and the index does not train.
+func (x *Index) insertBatch(ctx context.Context, ids []uint32, prepared [][]float32, rows [][]byte) error {
+	if len(ids) == 0 {
+		return ctx.Err()
+	}
+	maxID := uint32(0)
+	for _, id := range ids {
+		if id > MaxID {
+			return fmt.Errorf("%w: %d above %d", ErrInvalidID, id, MaxID)
+		}
 		maxID = max(maxID, id)
 	}
 	order := dedupeLast(ids)
@@ -76,10 +87,18 @@ func (x *Index) InsertBatch(ctx context.Context, ids []uint32, vecs [][]float32)
 		x.repairWriteLocked()
 	}
 
+	if x.code == SQ8Residual && rows == nil {
+		x.mu.Lock()
+		x.trainOnInsertLocked(ids, order, prepared)
+		x.mu.Unlock()
+	}
 	x.mu.Lock()
 	x.growLocked(int(maxID) + 1)
 	for _, i := range order {
-		x.placeLocked(ids[i], prepared[i])
+		if x.code != SQ8Residual { // linkLocked codes an sq8r row
+			x.storeLocked(ids[i], prepared[i])
+		}
+		x.placeLocked(ids[i])
 	}
 	x.mu.Unlock()
 
@@ -105,7 +124,11 @@ func (x *Index) InsertBatch(ctx context.Context, ids []uint32, vecs [][]float32)
 					atomic.StoreUint32(&x.mu.state[id], stateEmpty)
 					continue
 				}
-				x.linkLocked(s, id, prepared[order[j]])
+				var row []byte
+				if rows != nil {
+					row = rows[order[j]]
+				}
+				x.linkLocked(s, id, prepared[order[j]], row)
 			}
 		}()
 	}
@@ -151,7 +174,7 @@ func (x *Index) growLocked(n int) {
 	if n < old+old/4 {
 		n = old + old/4
 	}
-	if x.code == SQ8 {
+	if x.code != Float32 {
 		x.mu.codes = grow(x.mu.codes, n*x.rowLen)
 	} else {
 		x.mu.vecs = grow(x.mu.vecs, n*x.dim)
@@ -172,8 +195,7 @@ func grow[T any](s []T, n int) []T {
 // placeLocked writes v into the empty slot id, draws its level and clears
 // its neighbour lists; the slot becomes pending until linked.
 // REQUIRES: x.writeMu held, x.mu held exclusively, slot id empty.
-func (x *Index) placeLocked(id uint32, v []float32) {
-	x.storeLocked(id, v)
+func (x *Index) placeLocked(id uint32) {
 	level := int(-math.Log(1-x.rng.Float64()) * x.mult)
 	level = min(level, maxLevel)
 	x.draws++
@@ -197,10 +219,24 @@ func (x *Index) allocLevelsLocked(id uint32, level int) {
 
 // linkLocked is the paper's Algorithm 1 for the pending node id, whose
 // prepared vector is v: the exact vector is the query also when the index
-// keeps only a code of it.
+// keeps only a code of it. row, when not nil, is id's SQ8Residual row as
+// stored (v its decoding).
 // REQUIRES: x.writeMu held (by the batch), x.mu held shared.
-func (x *Index) linkLocked(s *scratch, id uint32, v []float32) {
-	q := x.newQuery(v)
+func (x *Index) linkLocked(s *scratch, id uint32, v []float32, row []byte) {
+	q := x.newQueryBuf(v, &s.qcQuery)
+	if x.code == SQ8Residual {
+		// The row is written here, before id is reachable (linked from a
+		// neighbour or made the entry point, both atomic stores that
+		// publish it), from the dots with every centroid that the
+		// searches below then use; a row given as stored (InsertRows)
+		// is taken as it is.
+		k := x.fillCentroidDots(q)
+		if row != nil {
+			x.setStoredRowLocked(id, row)
+		} else {
+			x.encodeResidual(x.rowLocked(id), v, k, vec(&s.vEnc, x.dim))
+		}
+	}
 	level := int(x.mu.levels[id])
 	for {
 		if x.entry.Load() != 0 || x.entry.CompareAndSwap(0, packEntry(id, level)) {
@@ -244,25 +280,34 @@ func (x *Index) linkLocked(s *scratch, id uint32, v []float32) {
 // selectLocked is the paper's Algorithm 4 (simple heuristic, no extension,
 // pruned connections discarded): from cands, sorted by distance to the
 // base node, keep a candidate only if it is closer to the base than to
-// every candidate already kept. Fewer than m candidates are all kept.
-// REQUIRES: x.mu held.
+// every candidate already kept. Fewer than m candidates are all kept. Each
+// kept candidate becomes a query (decoded once, for a code) and a tested
+// candidate is compared with it in its stored form, so that the many
+// candidates rejected are never decoded.
+// REQUIRES: x.mu held; dst empty.
 func (x *Index) selectLocked(s *scratch, dst, cands []cand, m int) []cand {
 	if len(cands) <= m {
 		return append(dst, cands...)
 	}
+	kept := vec(&s.kept, m*x.dim)
+	if len(s.keptQ) < m {
+		s.keptQ = make([]query, m)
+		s.keptQC = make([]centroidDots, m)
+	}
 	for _, c := range cands {
-		if len(dst) >= m {
+		n := len(dst)
+		if n >= m {
 			break
 		}
-		vc := x.storedQueryLocked(vec(&s.vCand, x.dim), c.id)
 		good := true
-		for _, r := range dst {
-			if x.distLocked(vc, r.id) < c.d {
+		for j := range n {
+			if x.distLocked(s.keptQ[j], c.id) < c.d {
 				good = false
 				break
 			}
 		}
 		if good {
+			s.keptQ[n] = x.storedQueryLocked(kept[n*x.dim:(n+1)*x.dim], &s.keptQC[n], c.id)
 			dst = append(dst, c)
 		}
 	}
@@ -304,7 +349,7 @@ func (x *Index) addLinkLocked(s *scratch, n, id uint32, d float32, layer int) {
 		atomic.StoreUint32(&blk[0], uint32(cnt+1))
 		return
 	}
-	vn := x.storedQueryLocked(vec(&s.vBase, x.dim), n)
+	vn := x.storedQueryLocked(vec(&s.vBase, x.dim), &s.qcBase, n)
 	s.buf = s.buf[:0]
 	for i := 1; i <= cnt; i++ {
 		e := atomic.LoadUint32(&blk[i])

@@ -31,11 +31,19 @@ import (
 //
 // The vector is dim float32s for the float32 code; for sq8 it is lo and
 // step (float32) and dim code bytes (the decoded norm is recomputed).
+// Version 4 (written for the sq8r code only; the others are still written
+// as version 3) adds after entryLevel the centroid table:
+//
+//	centroids  uint32 (count k)
+//	           k*dim float32
+//
+// and an sq8r vector is lo, step, t (float32), the centroid id (uint16,
+// 0xFFFF for none) and dim code bytes (see residual.go).
 // Version 2 is version 3 without the flags field (vectors always
 // present); version 1 is version 2 without the code field (always float32).
 const (
 	magic         = "CAIRNHNS"
-	formatVersion = 3
+	formatVersion = 4
 	headerLenV1   = 8 + 4 + 4 + 16 + 8 + 8 + 12
 	headerLen     = headerLenV1 + 8
 	noEntry       = math.MaxUint32
@@ -64,10 +72,13 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 	for n > 0 && atomic.LoadUint32(&x.mu.state[n-1]) == stateEmpty {
 		n--
 	}
-	size := headerLen + n + 4
+	size := headerLen + n + 4 + 4 + 4*len(x.mu.centroids)
 	vecLen := 4 * x.dim
-	if x.code == SQ8 {
+	switch x.code {
+	case SQ8:
 		vecLen = 8 + x.dim
+	case SQ8Residual:
+		vecLen = residualRecord + x.dim
 	}
 	var flags uint32
 	if !withVectors {
@@ -84,7 +95,11 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 	b := make([]byte, 0, size)
 	b = append(b, magic...)
 	le := binary.LittleEndian
-	b = le.AppendUint32(b, formatVersion)
+	version := uint32(3) // what readers before the sq8r code read
+	if x.code == SQ8Residual {
+		version = formatVersion
+	}
+	b = le.AppendUint32(b, version)
 	b = le.AppendUint32(b, uint32(x.opts.Space))
 	b = le.AppendUint32(b, uint32(x.dim))
 	b = le.AppendUint32(b, uint32(x.m))
@@ -101,6 +116,12 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 	} else {
 		b = le.AppendUint32(b, 0)
 		b = le.AppendUint32(b, noEntry)
+	}
+	if version >= 4 {
+		b = le.AppendUint32(b, uint32(len(x.mu.halfNorm)))
+		for _, f := range x.mu.centroids {
+			b = le.AppendUint32(b, math.Float32bits(f))
+		}
 	}
 	for id := range n {
 		st := atomic.LoadUint32(&x.mu.state[id])
@@ -119,6 +140,8 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 		b = append(b, uint8(lvl))
 		switch {
 		case !withVectors:
+		case x.code == SQ8Residual:
+			b = x.appendStoredRowLocked(b, uint32(id))
 		case x.code == SQ8:
 			row := x.rowLocked(uint32(id))
 			b = append(b, row[:8]...)
@@ -228,28 +251,46 @@ func UnmarshalGraph(data []byte, vector func(id uint32) ([]float32, error)) (*In
 // without one into tombstones.
 // REQUIRES: x not shared yet.
 func (x *Index) fillVectors(vector func(id uint32) ([]float32, error)) error {
+	return x.fillSlots(func(id uint32) (bool, error) {
+		v, err := vector(id)
+		if err != nil || v == nil {
+			return false, err
+		}
+		p, err := x.prepare(v, false)
+		if err != nil {
+			return false, err
+		}
+		x.storeLocked(id, p)
+		return true, nil
+	})
+}
+
+// fillSlots calls fill for each occupied slot of a decoded graph, which
+// stores the slot's vector and reports whether it had one; a slot without
+// one becomes a tombstone (its record was deleted since the graph was
+// written: it keeps routing searches until the next repair).
+// REQUIRES: x not shared yet.
+func (x *Index) fillSlots(fill func(id uint32) (bool, error)) error {
 	for id := range x.mu.state {
 		st := x.mu.state[id]
 		if st == stateEmpty {
 			continue
 		}
-		v, err := vector(uint32(id))
+		ok, err := fill(uint32(id))
 		if err != nil {
 			return fmt.Errorf("index: vector %d: %w", id, err)
 		}
-		if v == nil {
+		if !ok {
+			if x.code == SQ8Residual {
+				// The zero vector routes it: no centroid either.
+				binary.LittleEndian.PutUint16(x.rowLocked(uint32(id))[sq8Header+x.dim:], noCentroid)
+			}
 			if st == stateLive {
 				x.mu.state[id] = stateDeleted
 				x.live.Add(-1)
 				x.tombstones++
 			}
-			continue
 		}
-		p, err := x.prepare(v, false)
-		if err != nil {
-			return fmt.Errorf("index: vector %d: %w", id, err)
-		}
-		x.storeLocked(uint32(id), p)
 	}
 	return nil
 }
@@ -272,6 +313,9 @@ func unmarshal(data []byte) (x *Index, missing bool, err error) {
 	d := &decoder{b: body, off: h.off}
 	o, missing, draws, n, epID, epLevel := h.opts, h.missing, h.draws, h.n, h.epID, h.epLevel
 	x = newIndex(o, bestKernel())
+	if len(h.centroids) > 0 {
+		x.setCentroidsLocked(h.centroids)
+	}
 	if n > len(body)-d.off {
 		return nil, false, fmt.Errorf("%d slots in %d bytes", n, len(body)-d.off)
 	}
@@ -357,6 +401,17 @@ func unmarshal(data []byte) (x *Index, missing bool, err error) {
 // REQUIRES: x.mu held exclusively (or x not shared yet), id in range.
 func (x *Index) decodeVector(d *decoder, id uint32) error {
 	le := binary.LittleEndian
+	if x.code == SQ8Residual {
+		raw := d.take(residualRecord + x.dim)
+		if raw == nil {
+			return errShort
+		}
+		if err := x.checkStoredRow(raw); err != nil {
+			return fmt.Errorf("slot %d: %w", id, err)
+		}
+		x.setStoredRowLocked(id, raw)
+		return nil
+	}
 	if x.code == SQ8 {
 		raw := d.take(8 + x.dim)
 		if raw == nil {

@@ -157,10 +157,10 @@ func TestUnmarshalDamaged(t *testing.T) {
 		t.Errorf("trailing byte: %v", err)
 	}
 	newer := bytes.Clone(b)
-	binary.LittleEndian.PutUint32(newer[8:], 4)
+	binary.LittleEndian.PutUint32(newer[8:], 5)
 	fixCRC(newer)
 	if _, err := index.Unmarshal(newer); !errors.Is(err, index.ErrUnsupportedVersion) {
-		t.Errorf("version 4: %v", err)
+		t.Errorf("version 5: %v", err)
 	}
 	// A valid checksum over inconsistent content is still refused.
 	bad := bytes.Clone(b)
@@ -183,7 +183,7 @@ func FuzzUnmarshal(f *testing.F) {
 	}
 	f.Add(b, false)
 	f.Add(b, true)
-	for _, name := range []string{"v1.bin", "v2-float32.bin", "v2-sq8.bin", "v3-float32.bin", "v3-sq8-graph.bin"} {
+	for _, name := range []string{"v1.bin", "v2-float32.bin", "v2-sq8.bin", "v3-float32.bin", "v3-sq8-graph.bin", "v4-sq8r.bin"} {
 		if fx, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(fx, true)
 		}

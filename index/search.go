@@ -50,9 +50,16 @@ type scratch struct {
 	tmp   []cand
 	hop   []uint32 // repair: the deleted nodes next to a node
 	all   []uint32 // ids of a parallel exact scan
-	// Decoded SQ8 vectors: the base of a list being shrunk or repaired,
-	// and the candidate the heuristic is testing.
-	vBase, vCand []float32
+	// The decoded base of a list being shrunk or repaired (codes).
+	vBase []float32
+	// kept: the heuristic's decoded kept candidates (m*dim), as queries
+	// in keptQ (their centroid dots in keptQC); vEnc: an sq8r residual
+	// being coded.
+	kept, vEnc []float32
+	keptQ      []query
+	keptQC     []centroidDots
+	// Centroid dots (SQ8Residual) of an insert's query and of vBase.
+	qcQuery, qcBase centroidDots
 }
 
 // vec returns *p resized to n floats.

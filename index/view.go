@@ -37,7 +37,9 @@ type View struct {
 
 // StoredVector returns slot id's vector as the caller stored it: for SQ8
 // the encoding of AppendSQ8 (AppendSQ8Unit of the normalized vector, in the
-// cosine space: a View takes lo and step as stored), otherwise dim little-endian float32s as given to Insert. It
+// cosine space: a View takes lo and step as stored), for SQ8Residual the
+// row as AppendRow gives it (coded against the graph's centroid table),
+// otherwise dim little-endian float32s as given to Insert. It
 // returns nil when the slot has no vector (its record is gone): the search
 // then routes through it with the zero vector, as an Index decoded by
 // UnmarshalGraph does, and never returns it.
@@ -54,6 +56,9 @@ func OpenView(data []byte) (*View, error) {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	v := &View{x: newIndex(h.opts, bestKernel()), data: data[:len(data)-4]}
+	if len(h.centroids) > 0 {
+		v.x.setCentroidsLocked(h.centroids)
+	}
 	if err := v.indexSlots(h); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
@@ -67,9 +72,13 @@ func (v *View) indexSlots(h header) error {
 	b := v.data
 	vecLen := 0
 	if !h.missing {
-		vecLen = 4 * x.dim
-		if x.code == SQ8 {
+		switch x.code {
+		case SQ8:
 			vecLen = 8 + x.dim
+		case SQ8Residual:
+			vecLen = RowLen(x.dim)
+		default:
+			vecLen = 4 * x.dim
 		}
 	}
 	if h.n > len(b)-h.off {
@@ -168,6 +177,13 @@ func (v *View) neighbours(id uint32, layer int) []byte {
 // vector in its stored form, or false when stored is malformed.
 func (v *View) Distance(q Query, stored []byte) (float32, bool) {
 	x := v.x
+	if x.code == SQ8Residual {
+		row := v.residualRow(stored)
+		if row == nil {
+			return 0, false
+		}
+		return x.residualDist(q.q, row, x.kern.dotU8(q.q.v, row[sq8Header:sq8Header+x.dim])), true
+	}
 	if x.code == SQ8 {
 		if len(stored) != 8+x.dim {
 			return 0, false
@@ -230,13 +246,48 @@ func (v *View) sq8Row(stored []byte) []byte {
 	return row
 }
 
+// residualRow lays an SQ8Residual row in its stored form (RowLen bytes,
+// coded against the graph's centroid table) out as an index row; nil when
+// malformed.
+func (v *View) residualRow(stored []byte) []byte {
+	x := v.x
+	if x.checkStoredRow(stored) != nil {
+		return nil
+	}
+	if cap(v.row) < x.rowLen {
+		v.row = make([]byte, x.rowLen)
+	}
+	row := v.row[:x.rowLen]
+	copy(row, stored[:sq8Header])
+	copy(row[sq8Header:], stored[residualRecord:])
+	copy(row[sq8Header+x.dim:], stored[sq8Header:residualRecord])
+	return row
+}
+
+// DecodeRow returns the vector an SQ8Residual row in its stored form
+// decodes to against the graph's centroid table (what Index.Vector
+// returns for it), or false when the row is malformed or the graph's code
+// is not SQ8Residual.
+func (v *View) DecodeRow(stored []byte) ([]float32, bool) {
+	if v.x.code != SQ8Residual {
+		return nil, false
+	}
+	row := v.residualRow(stored)
+	if row == nil {
+		return nil, false
+	}
+	out := make([]float32, v.x.dim)
+	v.x.decodeResidual(out, row)
+	return out, true
+}
+
 // zeroDistance is the distance from q to the zero vector.
 func (v *View) zeroDistance(q Query) float32 {
 	x := v.x
 	if !x.isL2 {
 		return 1
 	}
-	if x.code == SQ8 {
+	if x.code != Float32 {
 		return max(0, q.q.sq)
 	}
 	return x.dist(q.q.v, make([]float32, x.dim))
@@ -365,7 +416,8 @@ type header struct {
 	draws         uint64
 	n             int
 	epID, epLevel uint32
-	off           int // offset of the first slot
+	off           int       // offset of the first slot
+	centroids     []float32 // version 4, code sq8r: the centroid table
 }
 
 // readHeader checks data's magic, version and checksum and reads its
@@ -395,6 +447,9 @@ func readHeader(data []byte) (header, error) {
 	if h.version >= 2 {
 		opts.Code = Code(d.u32())
 	}
+	if opts.Code == SQ8Residual && h.version < 4 {
+		return h, fmt.Errorf("code sq8r in a version %d file", h.version)
+	}
 	if h.version >= 3 {
 		flags := d.u32()
 		if flags&^flagNoVectors != 0 {
@@ -406,6 +461,23 @@ func readHeader(data []byte) (header, error) {
 	h.draws = d.u64()
 	h.n = int(d.u32())
 	h.epID, h.epLevel = d.u32(), d.u32()
+	if h.version >= 4 {
+		k := int(d.u32())
+		if k > residualCentroids || opts.Dim <= 0 || opts.Dim > MaxDim || k*opts.Dim*4 > len(body)-d.off {
+			return h, fmt.Errorf("%d centroids", k)
+		}
+		if k > 0 && opts.Code != SQ8Residual {
+			return h, fmt.Errorf("%d centroids for code %v", k, opts.Code)
+		}
+		h.centroids = make([]float32, k*opts.Dim)
+		for i := range h.centroids {
+			f := math.Float32frombits(d.u32())
+			if !finite(f) {
+				return h, errors.New("non-finite centroid component")
+			}
+			h.centroids[i] = f
+		}
+	}
 	if d.bad {
 		return h, errShort
 	}

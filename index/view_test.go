@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/cairn-dev/cairn/index"
@@ -19,6 +20,19 @@ func viewFixture(t testing.TB, space index.Space, code index.Code) (*index.Index
 	r := rand.New(rand.NewPCG(21, 22))
 	data := clustered(r, 1500, 16, 8, 0.5)
 	x := newChecked(t, index.Options{Dim: 16, Space: space, M: 6, EfConstruction: 40, EfSearch: 30, Seed: 3, Workers: 1, Code: code})
+	if code == index.SQ8Residual {
+		// Fewer vectors than training needs: any table will do.
+		var table []float32
+		for _, v := range data[:24] {
+			if space == index.Cosine {
+				v = unit(v)
+			}
+			table = append(table, v...)
+		}
+		if err := x.SetCentroids(table); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := x.InsertBatch(t.Context(), seqIDs(0, len(data)), data); err != nil {
 		t.Fatal(err)
 	}
@@ -29,6 +43,17 @@ func viewFixture(t testing.TB, space index.Space, code index.Code) (*index.Index
 	}
 	stored := make([][]byte, len(data))
 	for i, v := range data {
+		if code == index.SQ8Residual {
+			row, ok, err := x.AppendRow(nil, uint32(i))
+			if err == nil && !ok { // a tombstone: the row it was inserted with
+				row, err = x.EncodeRow(nil, v)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			stored[i] = row
+			continue
+		}
 		if code == index.SQ8 {
 			held, ok := x.Vector(uint32(i))
 			if !ok { // a tombstone, which the index still routes through
@@ -75,6 +100,7 @@ func TestViewSearch(t *testing.T) {
 	}{
 		{"cosine", index.Cosine, index.Float32}, {"l2", index.L2, index.Float32}, {"ip", index.IP, index.Float32},
 		{"cosine-sq8", index.Cosine, index.SQ8}, {"l2-sq8", index.L2, index.SQ8},
+		{"cosine-sq8r", index.Cosine, index.SQ8Residual}, {"l2-sq8r", index.L2, index.SQ8Residual},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x, data, stored := viewFixture(t, tc.space, tc.code)
@@ -131,7 +157,17 @@ func TestViewSearch(t *testing.T) {
 					}
 				}
 			}
-			if tc.code == index.Float32 && same != total {
+			if tc.code == index.SQ8Residual {
+				// Rows as stored: the same codes the index holds.
+				for id := uint32(1); id < uint32(len(data)); id += 9 {
+					got, ok := v.DecodeRow(stored(id))
+					want, _ := x.Vector(id)
+					if !ok || !slices.Equal(got, want) {
+						t.Fatalf("DecodeRow(%d) = %v, %v; index holds %v", id, got, ok, want)
+					}
+				}
+			}
+			if (tc.code == index.Float32 || tc.code == index.SQ8Residual) && same != total {
 				t.Errorf("%d of %d results differ from the index's", total-same, total)
 			}
 			if float64(same) < 0.9*float64(total) {

@@ -48,7 +48,7 @@ func run(ctx context.Context, args []string) error {
 		efs       = fs.String("efs", "10,20,40,80,100,200,400", "ef_search curve")
 		reps      = fs.Int("reps", 3, "query passes (medians reported)")
 		datasets  = fs.String("datasets", "easy,hard", "data sets")
-		peers     = fs.String("peers", "cairn,hnswlib-native,hnswlib-py,faiss,coder,exact", "peers, run in this order: cairn, cairn-sq8, vecstore, vecstore-sq8 (the whole store), hnswlib-native, hnswlib-py, faiss, faiss-sq8 (IndexHNSWSQ 8-bit), coder, exact")
+		peers     = fs.String("peers", "cairn,hnswlib-native,hnswlib-py,faiss,coder,exact", "peers, run in this order: cairn, cairn-sq8, cairn-sq8r (residual code), vecstore, vecstore-sq8 (the whole store), hnswlib-native, hnswlib-py, faiss, faiss-sq8 (IndexHNSWSQ 8-bit), coder, exact")
 		threads   = fs.String("threads", "1,2", "build thread counts (first data set; later ones use the first)")
 		sels      = fs.String("sels", "0.5,0.1,0.01,0.001", "filter selectivities (fraction of ids allowed)")
 		filterEfs = fs.String("filter-efs", "100", "ef for filtered searches")
