@@ -180,7 +180,10 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // blendRanks (hybrid mode in a conversation: fused ranks blended with
 // semantic ranks with turn context, engine/rankblend.go), rankCandidates
 // (ranking profile, order, limit) and hydrate (full messages,
-// vector_missing, snippets).
+// vector_missing, snippets). The steps up to turnContext run two at a
+// time, on the caller's goroutine and one more, joined before the next
+// step (retrieve, engine/retrieve.go): the query's embedding beside the
+// keyword side.
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	defer e.noteSearch(time.Now()) // for stats (engine/searchstats.go)
 	p, err := e.plan(req)
