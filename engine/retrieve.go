@@ -96,27 +96,31 @@ func (e *Engine) retrieve(ctx context.Context, r *searchRun) ([]Message, error) 
 		}
 	}
 	facts := kw.facts
-	var more []Message
-	pctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	join := alongside(func() error {
-		var err error
-		if len(rest) > 0 {
+	if len(rest) == 0 { // keyword mode
+		if err := e.turnContext(ctx, r); err != nil {
+			return nil, err
+		}
+	} else {
+		var more []Message
+		pctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		join := alongside(func() error {
+			var err error
 			if more, err = e.facts(pctx, rest); err != nil {
 				cancel()
 			}
+			return err
+		})
+		ctxErr := e.turnContext(pctx, r)
+		if ctxErr != nil {
+			cancel()
 		}
-		return err
-	})
-	ctxErr := e.turnContext(pctx, r)
-	if ctxErr != nil {
-		cancel()
+		factsErr := join()
+		if err := firstCause(ctx, ctxErr, factsErr); err != nil {
+			return nil, err
+		}
+		facts = append(facts, more...)
 	}
-	factsErr := join()
-	if err := firstCause(ctx, ctxErr, factsErr); err != nil {
-		return nil, err
-	}
-	facts = append(facts, more...)
 
 	// 3. The facts of the turns turn context added.
 	var added []int64
