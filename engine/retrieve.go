@@ -41,6 +41,7 @@ import (
 // candidate (RankFacts, or whole messages).
 func (e *Engine) retrieve(ctx context.Context, r *searchRun) ([]Message, error) {
 	semantic, keyword := r.mode != ModeKeyword, r.mode != ModeSemantic
+	// 1. The vector side beside the keyword side.
 	var kw keywordSide
 	switch {
 	case semantic && keyword:
@@ -96,7 +97,7 @@ func (e *Engine) retrieve(ctx context.Context, r *searchRun) ([]Message, error) 
 		}
 	}
 	facts := kw.facts
-	if len(rest) == 0 { // keyword mode
+	if len(rest) == 0 { // keyword hits only: nothing to read beside
 		if err := e.turnContext(ctx, r); err != nil {
 			return nil, err
 		}
