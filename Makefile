@@ -256,7 +256,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(BENCH_PKGS)
 
 ## bench-gate: hybrid search speed suite at 100,000 messages (engine + vecstore + FTS5), with the question gate
-## (built-in model query embedding + hybrid search p95 <= 15 ms, load average printed); exits 1 naming
+## (one hybrid search embedding the question with the built-in model, p95 <= 15 ms, load average printed); exits 1 naming
 ## each failed gate, its figure and its limit. MODEL=DIR adds the encoder gates (MODEL=builtin: the built-in all-MiniLM-L6-v2).
 bench-gate:
 	$(GO) run ./bench/cmd/hybridbench speed -n 100000 -gate $(if $(MODEL),-model $(MODEL),)

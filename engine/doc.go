@@ -62,6 +62,12 @@
 // is on disk) and temp_store=MEMORY through the DSN; the writer also gets
 // a 64 MiB page cache.
 //
+// A search reads on two goroutines at once, the caller's and one it joins
+// before it returns (engine/retrieve.go): the query's embedding and vector
+// search beside the keyword side, so every store read it makes must be
+// safe for concurrent use, as the read pool, the in-memory BM25 index
+// (fts.Index) and vecstore are.
+//
 // Lock order (outermost first): db.mu (Close vs. operations, shared by the
 // Engine and its parts), then the SQLite write lock. No embedding or file
 // I/O other than SQLite happens under db.mu's write side.

@@ -180,7 +180,10 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // blendRanks (hybrid mode in a conversation: fused ranks blended with
 // semantic ranks with turn context, engine/rankblend.go), rankCandidates
 // (ranking profile, order, limit) and hydrate (full messages,
-// vector_missing, snippets).
+// vector_missing, snippets). The steps up to turnContext run two at a
+// time, on the caller's goroutine and one more, joined before the next
+// step (retrieve, engine/retrieve.go): the query's embedding beside the
+// keyword side.
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	defer e.noteSearch(time.Now()) // for stats (engine/searchstats.go)
 	p, err := e.plan(req)
@@ -202,24 +205,13 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if err != nil {
 		return SearchResponse{}, err
 	}
-	if err := e.semantic(ctx, run); err != nil {
-		return SearchResponse{}, err
-	}
-	if err := e.keyword(ctx, run); err != nil {
-		return SearchResponse{}, err
-	}
-	if err := e.exactSimilarities(ctx, run); err != nil {
-		return SearchResponse{}, err
-	}
-	// Turns scored with their neighbours (engine/turncontext.go).
-	if err := e.turnContext(ctx, run); err != nil {
-		return SearchResponse{}, err
-	}
-	fuse(run.mode, p.fusion, keywordWeight(run.query, e.opts.QueryAnalysis), run.cands)
-	facts, err := e.facts(ctx, run.cands.ids())
+	// The steps semantic, keyword, exactSimilarities and turnContext, and
+	// the candidates' facts, two at a time (engine/retrieve.go).
+	facts, err := e.retrieve(ctx, run)
 	if err != nil {
 		return SearchResponse{}, err
 	}
+	fuse(run.mode, p.fusion, keywordWeight(run.query, e.opts.QueryAnalysis), run.cands)
 	for _, f := range facts {
 		if c := run.cands[f.ID]; c != nil {
 			c.fused = run.boosts.apply(c.fused, f.SenderID, f.CreatedAt)
@@ -436,8 +428,10 @@ func (r *searchRun) response(results []SearchResult) SearchResponse {
 
 // semantic is the vector step: it embeds the query and adds the nearest
 // messages passing the filter to the candidates. Without usable vectors a
-// semantic search fails and a hybrid one falls back to keyword.
-func (e *Engine) semantic(ctx context.Context, r *searchRun) error {
+// semantic search fails and a hybrid one falls back to keyword. It calls
+// embedded once the query's vector is set or the side gave up, and writes
+// nothing of r but the candidates after that (engine/retrieve.go).
+func (e *Engine) semantic(ctx context.Context, r *searchRun, embedded func()) error {
 	if r.mode == ModeKeyword {
 		return nil
 	}
@@ -453,7 +447,9 @@ func (e *Engine) semantic(ctx context.Context, r *searchRun) error {
 		r.fallBack(kind, reason)
 		return nil
 	}
-	if ok, err := r.embedQuery(ctx, e.opts.Embedder, set); !ok {
+	ok, err = r.embedQuery(ctx, e.opts.Embedder, set)
+	embedded()
+	if !ok {
 		return err
 	}
 	hits, err := r.plan.from(e).Nearest(ctx, set, r.qvec, r.plan.filter.selection(), r.plan.depth)
@@ -488,46 +484,43 @@ func (e *Engine) servingSet(ctx context.Context) (VectorSet, bool, error) {
 	return VectorSet{}, false, nil
 }
 
-// keyword is the BM25 step: it adds the best keyword hits passing the
-// filter to the candidates.
-func (e *Engine) keyword(ctx context.Context, r *searchRun) error {
-	if r.mode == ModeSemantic {
-		return nil
-	}
+// keyword is the BM25 step: it returns the best keyword hits passing the
+// filter and their facts, and, once embedded is closed, the exact
+// similarities of the hits (exactSimilarities). It reads r's plan and
+// query, and r's vector side only after embedded is closed; the caller
+// adds the hits to the candidates.
+func (e *Engine) keyword(ctx context.Context, r *searchRun, embedded <-chan struct{}) keywordSide {
 	hits, q, err := r.plan.from(e).Keyword(ctx, fts.ParseQuery(r.query), r.plan.filter.selection(), r.plan.depth)
 	if err != nil {
-		return err
+		return keywordSide{err: err}
 	}
-	r.kwQuery = q
-	r.addKeywordHits(hits)
-	return nil
+	side := keywordSide{hits: hits, query: q}
+	ids := make([]int64, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	if side.facts, err = e.facts(ctx, ids); err != nil {
+		return keywordSide{err: err}
+	}
+	select {
+	case <-embedded:
+	case <-ctx.Done():
+		return keywordSide{err: ctx.Err()}
+	}
+	if side.sims, err = e.exactSimilarities(ctx, r, ids); err != nil {
+		return keywordSide{err: err}
+	}
+	return side
 }
 
 // exactSimilarities computes, in hybrid mode, the exact cosine similarity
-// of the keyword hits the vector list did not reach, so that fusion sees
-// both sides of every candidate.
-func (e *Engine) exactSimilarities(ctx context.Context, r *searchRun) error {
-	if r.mode != ModeHybrid || len(r.cands) == 0 {
-		return nil
+// of keyword hits, so that fusion sees both sides of every candidate: a
+// hit the vector list did not reach takes it (retrieve).
+func (e *Engine) exactSimilarities(ctx context.Context, r *searchRun, ids []int64) (map[int64]float64, error) {
+	if r.mode != ModeHybrid || len(ids) == 0 {
+		return nil, nil
 	}
-	var need []int64
-	for id, c := range r.cands {
-		if !c.hasSim {
-			need = append(need, id)
-		}
-	}
-	if len(need) == 0 {
-		return nil
-	}
-	sims, err := e.store.Similarities(ctx, r.set, r.qvec, need)
-	if err != nil {
-		return err
-	}
-	for id, s := range sims {
-		c := r.cands[id]
-		c.sim, c.hasSim = s, true
-	}
-	return nil
+	return e.store.Similarities(ctx, r.set, r.qvec, ids)
 }
 
 // fuse sets each candidate's relevance in [0,1]: the normalized keyword

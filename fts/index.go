@@ -48,7 +48,11 @@ type Index struct {
 		last   int64 // largest rowid indexed
 	}
 	accPool sync.Pool
-	cache   struct {
+	// touchedPool holds scoreLocked's lists of the documents a query
+	// scored: tens of thousands for a common term, reused rather than
+	// grown again by every search.
+	touchedPool sync.Pool
+	cache       struct {
 		sync.Mutex
 		sets map[string]*allowedSet
 		tick uint64
@@ -502,6 +506,9 @@ func (ix *Index) scoreLocked(stems []string, allow []uint64, topOnly bool, limit
 		acc = make([]float64, len(ix.mu.rowids)+1024)
 	}
 	var touched []uint32
+	if p, _ := ix.touchedPool.Get().(*[]uint32); p != nil {
+		touched = (*p)[:0]
+	}
 	for _, s := range stems {
 		id, ok := ix.mu.terms[s]
 		if !ok {
@@ -550,6 +557,7 @@ func (ix *Index) scoreLocked(stems []string, allow []uint64, topOnly bool, limit
 		}
 	}
 	ix.accPool.Put(&acc)
+	ix.touchedPool.Put(&touched)
 	return out
 }
 
