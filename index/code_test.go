@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -203,23 +202,13 @@ func TestMarshalSQ8RoundTrip(t *testing.T) {
 func TestFixtureV2(t *testing.T) {
 	for _, code := range []index.Code{index.Float32, index.SQ8} {
 		path := filepath.Join("testdata", "v2-"+code.String()+".bin")
-		if *rewrite {
+		b := frozenFixture(t, path, func() ([]byte, error) {
 			x := smallIndex(t, index.Cosine)
 			if err := x.Recode(code); err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
-			b, err := x.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+			return x.MarshalBinary()
+		})
 		x, err := index.Unmarshal(b)
 		if err != nil {
 			t.Fatalf("open %s: %v", path, err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -156,29 +155,16 @@ func TestFixtureV3(t *testing.T) {
 	}
 	for _, name := range []string{"v3-float32.bin", "v3-sq8-graph.bin"} {
 		path := filepath.Join("testdata", name)
-		if *rewrite {
-			var b []byte
-			var err error
+		b := frozenFixture(t, path, func() ([]byte, error) {
 			if name == "v3-float32.bin" {
-				b, err = x.MarshalBinary()
-			} else {
-				y := smallIndex(t, index.Cosine)
-				if err := y.Recode(index.SQ8); err != nil {
-					t.Fatal(err)
-				}
-				b, err = y.MarshalGraph()
+				return x.MarshalBinary()
 			}
-			if err != nil {
-				t.Fatal(err)
+			y := smallIndex(t, index.Cosine)
+			if err := y.Recode(index.SQ8); err != nil {
+				return nil, err
 			}
-			if err := os.WriteFile(path, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+			return y.MarshalGraph()
+		})
 		y, err := index.UnmarshalGraph(b, vector)
 		if err != nil {
 			t.Fatalf("open %s: %v", path, err)

@@ -17,6 +17,27 @@ import (
 
 var rewrite = flag.Bool("rewrite", false, "rewrite testdata fixtures")
 
+// frozenFixture returns the bytes of the frozen file at path. Only with
+// -rewrite does it first write there what freeze returns: a fixture holds
+// a format forever, so it changes only when one is deliberately frozen.
+func frozenFixture(t *testing.T, path string, freeze func() ([]byte, error)) []byte {
+	t.Helper()
+	if *rewrite {
+		b, err := freeze()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // smallIndex builds a deterministic index with tombstones.
 func smallIndex(t testing.TB, space index.Space) *index.Index {
 	t.Helper()
@@ -84,20 +105,9 @@ func TestMarshalRoundTrip(t *testing.T) {
 // TestFixtureV1 opens the frozen version-1 file forever. Run with -rewrite
 // only when deliberately freezing a new fixture.
 func TestFixtureV1(t *testing.T) {
-	path := filepath.Join("testdata", "v1.bin")
-	if *rewrite {
-		b, err := smallIndex(t, index.Cosine).MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := frozenFixture(t, filepath.Join("testdata", "v1.bin"), func() ([]byte, error) {
+		return smallIndex(t, index.Cosine).MarshalBinary()
+	})
 	x, err := index.Unmarshal(b)
 	if err != nil {
 		t.Fatalf("open fixture: %v", err)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -182,34 +181,24 @@ func TestFixtureV4(t *testing.T) {
 	path := filepath.Join("testdata", "v4-sq8r.bin")
 	r := rand.New(rand.NewPCG(4, 4))
 	vecs := clustered(r, 4200, 6, 50, 0.2)
-	if *rewrite {
+	b := frozenFixture(t, path, func() ([]byte, error) {
 		x := newChecked(t, index.Options{Space: index.Cosine, Dim: 6, M: 4, Seed: 4, Workers: 1, Code: index.SQ8Residual})
 		for i, v := range vecs {
 			if err := x.Insert(uint32(i), v); err != nil {
-				t.Fatal(err)
+				return nil, err
 			}
 		}
 		if err := x.Recode(index.SQ8Residual); err != nil { // no-op: already sq8r
-			t.Fatal(err)
+			return nil, err
 		}
 		if err := x.Recode(index.Float32); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		if err := x.Recode(index.SQ8Residual); err != nil { // trains on the 4,200
-			t.Fatal(err)
+			return nil, err
 		}
-		b, err := x.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+		return x.MarshalBinary()
+	})
 	y, err := index.Unmarshal(b)
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)
