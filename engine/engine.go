@@ -205,7 +205,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("engine: create %s: %w", DBFile, classify(err))
 	}
 
-	if err := e.openSQLite(ctx, path, false); err != nil {
+	if err := e.openSQLiteShared(ctx, path); err != nil {
 		if !noSharedMemory(err) {
 			return nil, err
 		}
@@ -271,6 +271,36 @@ func (e *Engine) openSQLite(ctx context.Context, path string, private bool) erro
 		return fmt.Errorf("engine: open %s: %w", path, classify(err))
 	}
 	return nil
+}
+
+// openSQLiteShared is openSQLite in WAL mode, tried again while other
+// processes opening the same new database hold the lock that a
+// connection's setup needs: switching a new database to WAL needs an
+// exclusive lock, and SQLite answers SQLITE_BUSY there without calling
+// its busy handler (waiting could deadlock two openers), so processes
+// that create one data dir at the same moment could fail to open it. Each
+// try closes what it opened; the tries stop once BusyTimeout has passed.
+func (e *Engine) openSQLiteShared(ctx context.Context, path string) error {
+	deadline := time.Now().Add(e.opts.BusyTimeout)
+	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := e.openSQLite(ctx, path, false)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // noSharedMemory reports whether err is SQLite failing to create or grow
@@ -359,9 +389,6 @@ func classify(err error) error {
 		if se.Code() == sqlite3.SQLITE_IOERR_SHMSIZE {
 			return fmt.Errorf("%w: %w", ErrDiskFull, err)
 		}
-	}
-	if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, ErrDiskFull) {
-		return fmt.Errorf("%w: %w", ErrDiskFull, err)
 	}
 	if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, ErrDiskFull) {
 		return fmt.Errorf("%w: %w", ErrDiskFull, err)

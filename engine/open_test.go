@@ -240,6 +240,19 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	}
 }
 
+// Many openers creating one new store at the same moment all open it:
+// switching a new database to WAL can answer SQLITE_BUSY without waiting,
+// which Open must outlast. One round rarely shows it, so there are many.
+func TestConcurrentOpensOfANewStoreAllSucceed(t *testing.T) {
+	for range 60 {
+		for _, e := range openConcurrently(t, t.TempDir(), 8, func() engine.Options { return engine.Options{} }) {
+			if err := e.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // Processes that open a new store at the same moment with the same model
 // share one vector set: the set is looked for again under the write lock,
 // so none of them creates a second one whose collection the others lack.

@@ -190,6 +190,21 @@ func TestMCPWithOfficialTypeScriptClient(t *testing.T) {
 	}
 }
 
+// toolErrorText is the text a tool result carries (a tool error's
+// message), for failure messages.
+func toolErrorText(res *mcp.CallToolResult) string {
+	if res == nil {
+		return "<no result>"
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
 func contains(xs []string, x string) bool {
 	for _, v := range xs {
 		if v == x {
@@ -222,7 +237,7 @@ func TestSeveralMCPProcessesShareADataDir(t *testing.T) {
 		t.Helper()
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 		if err != nil || res.IsError {
-			t.Fatalf("%s: %v %v", name, err, res)
+			t.Fatalf("%s: %v %s", name, err, toolErrorText(res))
 		}
 		b, _ := json.Marshal(res.StructuredContent)
 		var out map[string]any
@@ -238,7 +253,7 @@ func TestSeveralMCPProcessesShareADataDir(t *testing.T) {
 				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "write_note", Arguments: map[string]any{
 					"agent": fmt.Sprintf("agent%d", i), "project": "shared", "content": fmt.Sprintf("lesson %d from agent %d about sharing", j, i)}})
 				if err != nil || res.IsError {
-					t.Errorf("agent %d write %d: %v %v", i, j, err, res)
+					t.Errorf("agent %d write %d: %v %s", i, j, err, toolErrorText(res))
 				}
 			}
 		}()
