@@ -142,6 +142,9 @@ func (v *View) indexSlots(h header) error {
 // Options returns the graph's options.
 func (v *View) Options() Options { return v.x.opts }
 
+// Trained reports whether an SQ8Residual graph holds a centroid table.
+func (v *View) Trained() bool { return len(v.x.mu.halfNorm) > 0 }
+
 // Len returns the number of live slots in the graph.
 func (v *View) Len() int { return v.nLive }
 

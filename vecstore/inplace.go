@@ -218,6 +218,14 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc 
 			return corruptf(nil, "collection %s: missing data bucket", ci.ID)
 		}
 		c := &inPlace{ci: ci, rec: cb.Bucket(subRec), vec: cb.Bucket(subVec)}
+		if ci.Config.HNSW.VectorCode == CodeSQ8R && incSet[IncludeEmbeddings] {
+			// An sq8r row decodes against the centroid table the
+			// snapshot's graph holds.
+			var err error
+			if c, err = s.openInPlace(tx, ci); err != nil {
+				return err
+			}
+		}
 		var recs []*record
 		seen := make(map[string]bool, len(req.IDs))
 		for _, id := range req.IDs {
@@ -302,6 +310,11 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 	}
 	if o := c.graph.Options(); o.Dim != ci.Dimension || o.Space != indexSpace(ci.Config.HNSW.Space) || o.Code != ci.Config.HNSW.indexCode() {
 		return nil, errNotInPlace // written before a Recode: the ordinary path re-encodes it
+	}
+	if ci.Config.HNSW.VectorCode == CodeSQ8R && (cb.Get(keyCentroids) != nil) != c.graph.Trained() {
+		// Trained since the snapshot: rows written since refer to
+		// centroids the snapshot lacks; the loaded path installs them.
+		return nil, errNotInPlace
 	}
 	idsVal := sb.Get(keySnapIDs)
 	if idsVal == nil {
@@ -454,11 +467,24 @@ func (c *inPlace) appendRecord(res *GetResult, r *record) error {
 		if val == nil {
 			return corruptf(nil, "collection %s: record %q: vector %d missing", c.ci.ID, r.id, r.dense)
 		}
-		v, err := decodeStored(c.ci, val, fmt.Sprintf("vector %d", r.dense))
+		var v []float32
+		var err error
+		if c.ci.Config.HNSW.VectorCode == CodeSQ8R {
+			var bad error
+			if p := c.stored(r.dense, &bad); bad != nil {
+				return bad
+			} else if dv, ok := c.graph.DecodeRow(p); ok {
+				v = dv
+			} else {
+				err = corruptf(nil, "vector %d: malformed sq8r row", r.dense)
+			}
+		} else {
+			v, err = decodeStored(c.ci, val, fmt.Sprintf("vector %d", r.dense))
+		}
 		if err != nil {
 			return fmt.Errorf("collection %s: %w", c.ci.ID, err)
 		}
-		if c.ci.Config.HNSW.VectorCode == CodeSQ8 && c.ci.Config.HNSW.Space == SpaceCosine && r.norm > 0 {
+		if c.ci.Config.HNSW.VectorCode != "" && c.ci.Config.HNSW.Space == SpaceCosine && r.norm > 0 {
 			for i := range v {
 				v[i] *= r.norm
 			}
