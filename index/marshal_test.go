@@ -183,7 +183,7 @@ func FuzzUnmarshal(f *testing.F) {
 	}
 	f.Add(b, false)
 	f.Add(b, true)
-	for _, name := range []string{"v1.bin", "v2-float32.bin", "v2-sq8.bin", "v3-float32.bin", "v3-sq8-graph.bin", "v4-sq8r.bin"} {
+	for _, name := range []string{"v1.bin", "v2-float32.bin", "v2-sq8.bin", "v3-float32.bin", "v3-sq8-graph.bin", "v4-sq8r.bin", "v5-sq8r.bin"} {
 		if fx, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(fx, true)
 		}

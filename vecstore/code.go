@@ -45,7 +45,9 @@ const MetaVectorCode = "cairn:vector_code"
 // or "sq8r".
 const RuleVectorCode Rule = "vector_code" // Field, Key, Value
 
-// sq8Beam multiplies the candidate list of searches in SQ8 collections. The
+// sq8Beam multiplies the candidate list of searches in SQ8 and sq8r
+// collections (an sq8r collection's rows written before training, or
+// converted from SQ8, are SQ8 codes). The
 // codes reorder near-equidistant neighbours; a wider beam finds the true
 // ones the codes rank just outside ef, and an SQ8 distance costs about half
 // a float32 one, so a 1.5x beam costs less than float32's search.

@@ -59,7 +59,7 @@
 // as configured, but cairn promises recall@10 ≥ 0.95 at every selectivity,
 // which Chroma's default of 100 misses on data of intrinsic dimension 32
 // (0.936, the same as Chroma's own hnswlib on that data; 0.986 at 200).
-// SQ8 collections widen it 1.5x more (sq8Beam, measured in bench/README.md).
+// SQ8 and sq8r collections widen it 1.5x more (sq8Beam, measured in bench/README.md).
 //
 // # Vector codes
 //

@@ -1055,11 +1055,11 @@ func (s *Store) search(mc *memColl, q []float32, k int, allowed *roaring.Bitmap,
 
 // beam is the candidate list size for a query of k results in a
 // collection configured with cfg: Options.BeamFactor x ef_search (and
-// sq8Beam times that for SQ8 collections), never below k and within
+// sq8Beam times that for SQ8 and sq8r collections), never below k and within
 // index's bound.
 func (s *Store) beam(cfg HNSWConfig, k int) int {
 	f := s.opts.BeamFactor
-	if cfg.VectorCode == CodeSQ8 {
+	if cfg.VectorCode == CodeSQ8 || cfg.VectorCode == CodeSQ8R {
 		f *= sq8Beam
 	}
 	ef := min(int(math.Round(f*float64(cfg.EfSearch))), 1<<16)
