@@ -2,6 +2,7 @@ package vecstore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -99,8 +100,10 @@ type graphVec struct {
 // space, so the codes use the graph's scale), which is what decodeStored
 // gives back, so that a graph rebuilt from the file holds the same codes.
 // For sq8r the value is v's row as coder (an index holding the
-// collection's centroid table, see rowCoderLocked) codes it.
-func encodeStored(ci *collInfo, coder *index.Index, v []float32) (val []byte, gv graphVec, err error) {
+// collection's centroid table, see rowCoderLocked) codes it, stored
+// without its t field (storedRow), and the graph is given the row that
+// expands back from it, so that every process holds the same rows.
+func encodeStored(ci *collInfo, coder *index.Index, table []float32, v []float32) (val []byte, gv graphVec, err error) {
 	switch ci.Config.HNSW.VectorCode {
 	case CodeSQ8:
 	case CodeSQ8R:
@@ -108,7 +111,12 @@ func encodeStored(ci *collInfo, coder *index.Index, v []float32) (val []byte, gv
 		if err != nil {
 			return nil, graphVec{}, fmt.Errorf("vecstore: code a vector: %w", err)
 		}
-		return sealed(row), graphVec{row: row}, nil
+		stored := storedRow(row)
+		full, err := expandRow(ci, table, stored)
+		if err != nil {
+			return nil, graphVec{}, err
+		}
+		return sealed(stored), graphVec{row: full}, nil
 	default:
 		return encodeVector(v), graphVec{v: v}, nil
 	}
@@ -150,9 +158,10 @@ func decodeStored(ci *collInfo, val []byte, what string) ([]float32, error) {
 }
 
 // decodeGraphVec decodes a vec-bucket value of collection ci as its graph
-// takes it: a vector (decodeStored), or an sq8r row checked for length
-// (the index checks the rest).
-func decodeGraphVec(ci *collInfo, val []byte, what string) (graphVec, error) {
+// takes it: a vector (decodeStored), or an sq8r row expanded against
+// table, the collection's centroid table (see expandRow; the index checks
+// the rest of the row).
+func decodeGraphVec(ci *collInfo, table []float32, val []byte, what string) (graphVec, error) {
 	if ci.Config.HNSW.VectorCode != CodeSQ8R {
 		v, err := decodeStored(ci, val, what)
 		return graphVec{v: v}, err
@@ -161,10 +170,78 @@ func decodeGraphVec(ci *collInfo, val []byte, what string) (graphVec, error) {
 	if err != nil {
 		return graphVec{}, err
 	}
-	if ci.Dimension != 0 && len(p) != index.RowLen(ci.Dimension) {
-		return graphVec{}, corruptf(nil, "%s: %d bytes, want %d for an sq8r row of dimension %d", what, len(p), index.RowLen(ci.Dimension), ci.Dimension)
+	row, err := expandRow(ci, table, p)
+	if err != nil {
+		return graphVec{}, corruptf(err, "%s", what)
 	}
-	return graphVec{row: append([]byte(nil), p...)}, nil
+	return graphVec{row: row}, nil
+}
+
+// An sq8r row is stored without its t field: the row index.AppendRow
+// gives is lo, step, t (float32), the centroid id (uint16, 0xFFFF for
+// none) and dim codes; storedRow drops t (4 of 402 bytes at dimension
+// 384, which is what makes a vec-bucket page hold as many rows as SQ8
+// vectors: 39) and expandRow computes it back from the rest and the
+// centroid table: |x̂|² in L2 and IP (exactly as the index computes it),
+// in the cosine space the s > 0 that gives s*c + lo + step*codes unit
+// norm (to float rounding; t is not read for a row without a centroid).
+// Every process expands the same stored bytes, so all hold equal rows.
+const rowT = 8 // offset of t in an index row
+
+// storedRow returns an index row (index.RowLen bytes) without its t field.
+func storedRow(row []byte) []byte {
+	out := make([]byte, 0, len(row)-4)
+	out = append(out, row[:rowT]...)
+	return append(out, row[rowT+4:]...)
+}
+
+// expandRow returns the index row of stored row p (storedRow's form) of
+// collection ci, whose centroid table is table (nil when untrained).
+func expandRow(ci *collInfo, table []float32, p []byte) ([]byte, error) {
+	dim := ci.Dimension
+	if dim == 0 || len(p) != index.RowLen(dim)-4 {
+		return nil, corruptf(nil, "sq8r row of %d bytes at dimension %d", len(p), dim)
+	}
+	le := binary.LittleEndian
+	lo := math.Float32frombits(le.Uint32(p))
+	step := math.Float32frombits(le.Uint32(p[4:]))
+	k := int(le.Uint16(p[rowT:]))
+	codes := p[rowT+2:]
+	var c []float32
+	if k != math.MaxUint16 {
+		if (k+1)*dim > len(table) {
+			return nil, corruptf(nil, "sq8r row: centroid %d of %d", k, len(table)/dim)
+		}
+		c = table[k*dim : (k+1)*dim]
+	}
+	var t float64
+	if ci.Config.HNSW.Space == SpaceCosine {
+		t = 1
+		if c != nil {
+			var cc, cu, uu float64
+			for i, b := range codes {
+				u := float64(lo + step*float32(b))
+				cc += float64(c[i]) * float64(c[i])
+				cu += float64(c[i]) * u
+				uu += u * u
+			}
+			if cc > 0 {
+				t = (-cu + math.Sqrt(max(0, cu*cu-cc*(uu-1)))) / cc
+			}
+		}
+	} else {
+		for i, b := range codes {
+			d := float64(lo + step*float32(b))
+			if c != nil {
+				d += float64(c[i])
+			}
+			t += d * d
+		}
+	}
+	row := make([]byte, 0, len(p)+4)
+	row = append(row, p[:rowT]...)
+	row = le.AppendUint32(row, math.Float32bits(float32(t)))
+	return append(row, p[rowT:]...), nil
 }
 
 // encodeCentroids is the stored form of an sq8r centroid table (k*dim
@@ -367,7 +444,7 @@ func recodeValue(old, ni *collInfo, mc *memColl, d uint32, v []byte) ([]byte, er
 		if err != nil || !ok {
 			return nil, corruptf(err, "not in the graph")
 		}
-		return sealed(row), nil
+		return sealed(storedRow(row)), nil
 	}
 	var vec []float32
 	if old.Config.HNSW.VectorCode == CodeSQ8R {
@@ -394,7 +471,7 @@ func recodeValue(old, ni *collInfo, mc *memColl, d uint32, v []byte) ([]byte, er
 			}
 		}
 	}
-	val, _, err := encodeStored(ni, nil, vec)
+	val, _, err := encodeStored(ni, nil, nil, vec)
 	return val, err
 }
 

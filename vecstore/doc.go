@@ -109,9 +109,10 @@
 //	                  (AppendSQ8Unit of the normalized vector, in the
 //	                  cosine space: the same layout, lo and step scaled
 //	                  so the decoded vector has unit norm), or for sq8r
-//	                  collections the row index.AppendRow gives (lo,
-//	                  step, t f32, centroid u16 with 0xFFFF for none,
-//	                  codes; index.RowLen(dim) bytes)
+//	                  collections the row index.AppendRow gives without
+//	                  its t field (lo, step f32, centroid u16 with 0xFFFF
+//	                  for none, codes: index.RowLen(dim)-4 bytes; t is
+//	                  computed back on read, see expandRow)
 //	            cent: (a key, sq8r collections once trained) CRC + the
 //	                  centroid table, each centroid as AppendSQ8 lays
 //	                  out a vector (index.AppendCentroidTable: decodes

@@ -276,6 +276,7 @@ type inPlace struct {
 	vec   *bolt.Bucket
 	graph *index.View
 	ids   snapIDs
+	table []float32 // sq8r: the centroid table rows are expanded against
 	// fresh holds the records written since the snapshot, by id (nil:
 	// deleted since); freshDense their dense ids.
 	fresh      map[string]*record
@@ -311,10 +312,15 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 	if o := c.graph.Options(); o.Dim != ci.Dimension || o.Space != indexSpace(ci.Config.HNSW.Space) || o.Code != ci.Config.HNSW.indexCode() {
 		return nil, errNotInPlace // written before a Recode: the ordinary path re-encodes it
 	}
-	if ci.Config.HNSW.VectorCode == CodeSQ8R && (cb.Get(keyCentroids) != nil) != c.graph.Trained() {
-		// Trained since the snapshot: rows written since refer to
-		// centroids the snapshot lacks; the loaded path installs them.
-		return nil, errNotInPlace
+	if ci.Config.HNSW.VectorCode == CodeSQ8R {
+		if (cb.Get(keyCentroids) != nil) != c.graph.Trained() {
+			// Trained since the snapshot: rows written since refer to
+			// centroids the snapshot lacks; the loaded path installs them.
+			return nil, errNotInPlace
+		}
+		if c.table, err = readCentroids(cb, ci); err != nil {
+			return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
+		}
 	}
 	idsVal := sb.Get(keySnapIDs)
 	if idsVal == nil {
@@ -361,15 +367,27 @@ func (c *inPlace) record(id string) (*record, error) {
 	return r, nil
 }
 
-// stored returns dense id d's vector payload as stored (CRC checked), nil
-// when there is none; a damaged one is reported through *bad.
+// stored returns dense id d's vector payload as stored (CRC checked; an
+// sq8r row expanded, see expandRow), nil when there is none; a damaged one
+// is reported through *bad.
 func (c *inPlace) stored(d uint32, bad *error) []byte {
 	val := c.vec.Get(u32(d))
 	if val == nil {
 		return nil
 	}
 	if len(val) >= 4 && crc(val[4:]) == binary.BigEndian.Uint32(val) {
-		return val[4:] // (unseal, without formatting its message per vector)
+		p := val[4:] // (unseal, without formatting its message per vector)
+		if c.ci.Config.HNSW.VectorCode != CodeSQ8R {
+			return p
+		}
+		row, err := expandRow(c.ci, c.table, p)
+		if err == nil {
+			return row
+		}
+		if *bad == nil {
+			*bad = fmt.Errorf("collection %s: vector %d: %w", c.ci.ID, d, err)
+		}
+		return nil
 	}
 	_, err := unseal(val, fmt.Sprintf("vector %d", d))
 	if *bad == nil {

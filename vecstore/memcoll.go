@@ -330,7 +330,7 @@ func (s *Store) replayLocked(tx *bolt.Tx, mc *memColl, ni *collInfo) error {
 		}
 		states[id] = r
 		if old := mc.byID[id]; old == nil || old.dense != r.dense || old.vseq != r.vseq {
-			v, err := readVector(vecB, ni, r.dense)
+			v, err := readVector(vecB, ni, mc.cent, r.dense)
 			if err != nil {
 				return fmt.Errorf("collection %s: record %q: %w", ni.ID, id, err)
 			}
@@ -350,12 +350,12 @@ func (s *Store) replayLocked(tx *bolt.Tx, mc *memColl, ni *collInfo) error {
 
 // readVector reads dense id's vector in collection ci's code, as the graph
 // takes it (see decodeGraphVec).
-func readVector(vecB *bolt.Bucket, ci *collInfo, dense uint32) (graphVec, error) {
+func readVector(vecB *bolt.Bucket, ci *collInfo, table []float32, dense uint32) (graphVec, error) {
 	val := vecB.Get(u32(dense))
 	if val == nil {
 		return graphVec{}, corruptf(nil, "vector %d missing", dense)
 	}
-	return decodeGraphVec(ci, val, fmt.Sprintf("vector %d", dense))
+	return decodeGraphVec(ci, table, val, fmt.Sprintf("vector %d", dense))
 }
 
 // loadedLocked returns collection id loaded in memory, loading it if needed.
@@ -447,7 +447,7 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 				if k == nil || u32key(k) != d {
 					return graphVec{}, corruptf(nil, "vector %d missing", d)
 				}
-				return decodeGraphVec(ci, v, fmt.Sprintf("vector %d", d))
+				return decodeGraphVec(ci, mc.cent, v, fmt.Sprintf("vector %d", d))
 			})
 		}
 		if snapErr != nil {
@@ -475,7 +475,7 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 		if mc.graph != nil && r.vseq <= ci.SnapSeq && mc.graph.Contains(r.dense) {
 			continue
 		}
-		v, err := readVector(vecB, ci, r.dense)
+		v, err := readVector(vecB, ci, mc.cent, r.dense)
 		if err != nil {
 			return nil, fmt.Errorf("collection %s: record %q: %w", ci.ID, r.id, err)
 		}

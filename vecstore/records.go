@@ -194,7 +194,11 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 		if err != nil {
 			return nil, err
 		}
-		if err := st.persist(tx, bs, &info, seq, coder); err != nil {
+		table := mc.cent
+		if st.cent != nil {
+			table = st.cent
+		}
+		if err := st.persist(tx, bs, &info, seq, coder, table); err != nil {
 			return nil, err
 		}
 		info.LastSeq = seq
@@ -416,9 +420,10 @@ func openRecordBuckets(tx *bolt.Tx, cid string) (recordBuckets, error) {
 
 // persist writes the staged records, their vectors and, when any record
 // changed, the change-log entry seq, and takes seq from the store's sequence.
-// Vectors are encoded in the collection's code (ci; sq8r rows by coder);
+// Vectors are encoded in the collection's code (ci; sq8r rows by coder,
+// against table);
 // st.graph gets what the graph should hold for each (see encodeStored).
-func (st *writeStage) persist(tx *bolt.Tx, bs recordBuckets, ci *collInfo, seq uint64, coder *index.Index) error {
+func (st *writeStage) persist(tx *bolt.Tx, bs recordBuckets, ci *collInfo, seq uint64, coder *index.Index, table []float32) error {
 	if _, err := nextSeq(tx); err != nil {
 		return err
 	}
@@ -429,7 +434,7 @@ func (st *writeStage) persist(tx *bolt.Tx, bs recordBuckets, ci *collInfo, seq u
 			return err
 		}
 		if v, ok := st.vecs[r.dense]; ok {
-			val, gv, err := encodeStored(ci, coder, v)
+			val, gv, err := encodeStored(ci, coder, table, v)
 			if err != nil {
 				return err
 			}

@@ -257,10 +257,9 @@ func salvageRecords(old *bolt.DB, ci *collInfo, rep *RepairReport) (items []repa
 						err = corruptf(nil, "vector page")
 					}
 				}()
-				gv, err = readVector(vecB, ci, r.dense)
+				gv, err = readVector(vecB, ci, table, r.dense)
 			}()
-			if err != nil || (gv.row == nil && ci.Dimension != 0 && len(gv.v) != ci.Dimension) ||
-				(gv.row != nil && !rowCentroidKnown(gv.row, table, ci.Dimension)) {
+			if err != nil || (gv.row == nil && ci.Dimension != 0 && len(gv.v) != ci.Dimension) {
 				rep.DroppedRecords++
 				return
 			}
@@ -270,14 +269,6 @@ func salvageRecords(old *bolt.DB, ci *collInfo, rep *RepairReport) (items []repa
 		return nil
 	})
 	return items, table, err
-}
-
-// rowCentroidKnown reports whether an sq8r row (stored form: its centroid
-// id at bytes 12-13, little endian, 0xFFFF for none) refers to a centroid
-// of table.
-func rowCentroidKnown(row []byte, table []float32, dim int) bool {
-	k := int(row[12]) | int(row[13])<<8
-	return k == 0xFFFF || (dim > 0 && k < len(table)/dim)
 }
 
 // rebuildSnapshot builds collection ni's graph from items and returns its
@@ -347,10 +338,12 @@ func putRepairedCollection(tx *bolt.Tx, ni *collInfo, items []repairItem, table 
 		if err := subs["rec"].Put([]byte(it.r.id), encodeRecord(it.r)); err != nil {
 			return err
 		}
-		val := sealed(it.gv.row)
-		if it.gv.row == nil {
+		var val []byte
+		if it.gv.row != nil {
+			val = sealed(storedRow(it.gv.row))
+		} else {
 			var err error
-			if val, _, err = encodeStored(ni, nil, it.gv.v); err != nil {
+			if val, _, err = encodeStored(ni, nil, nil, it.gv.v); err != nil {
 				return err
 			}
 		}
