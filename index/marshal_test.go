@@ -157,10 +157,10 @@ func TestUnmarshalDamaged(t *testing.T) {
 		t.Errorf("trailing byte: %v", err)
 	}
 	newer := bytes.Clone(b)
-	binary.LittleEndian.PutUint32(newer[8:], 5)
+	binary.LittleEndian.PutUint32(newer[8:], 6)
 	fixCRC(newer)
 	if _, err := index.Unmarshal(newer); !errors.Is(err, index.ErrUnsupportedVersion) {
-		t.Errorf("version 5: %v", err)
+		t.Errorf("version 6: %v", err)
 	}
 	// A valid checksum over inconsistent content is still refused.
 	bad := bytes.Clone(b)
