@@ -177,7 +177,7 @@ func capsOf(be Backend) storeCaps {
 // generic worker fills from the outbox (pgstore). OpenBackend needs it
 // when an embedder is configured. The embedded store fills its vectors
 // with its own worker instead (engine/vectors.go: rebuilds promote a set,
-// vectors are kept as SQ8 codes).
+// vectors are kept as 8-bit residual codes).
 type VectorQueue interface {
 	// CreateSet creates the active vector set of model (dim) and queues
 	// every stored message for it, unless a live set exists: it then

@@ -160,10 +160,11 @@
 // (at the next Open at the latest), and for every live set and message
 // exactly one of (outbox row, vector) exists, which Check verifies.
 //
-// Message collections store their vectors as 8-bit codes (vecstore.CodeSQ8:
-// they can always be recomputed from the messages) and are built with
-// ef_construction 200, ef_search 100. Collections written before keep
-// float32 until ConvertVectors converts them in place (one vecstore
+// Message collections store their vectors as 8-bit residual codes
+// (vecstore.CodeSQ8R: they can always be recomputed from the messages) and
+// are built with ef_construction 200, ef_search 100. Collections written
+// before keep float32 or plain SQ8 codes until ConvertVectors converts
+// them in place (one vecstore
 // transaction each, so a crash leaves each wholly converted or not); the
 // worker runs it when it starts.
 //

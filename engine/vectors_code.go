@@ -12,7 +12,8 @@ import (
 type ConvertProgress func(collection string, done, total int)
 
 // ConvertVectors converts the message collections written before message
-// vectors were stored as 8-bit codes (messageCode) in place, one
+// vectors were stored in messageCode (float32, or plain SQ8 codes, which
+// sq8r keeps as they are) in place, one
 // transaction per collection, keeping their graphs: a crash leaves each
 // collection wholly converted or as it was, and the next call resumes. The
 // background worker (cairn serve) runs it when it starts; progress, when
@@ -37,7 +38,7 @@ func (e *Engine) ConvertVectors(ctx context.Context, progress ConvertProgress) e
 		if c.Config.HNSW.VectorCode == messageCode {
 			continue
 		}
-		e.opts.Logger.Info("converting message vectors to 8-bit codes", "collection", s.Collection, "model", s.ModelID)
+		e.opts.Logger.Info("converting message vectors to 8-bit residual codes", "collection", s.Collection, "model", s.ModelID)
 		lastTenth := -1
 		err = e.vec.store.Recode(ctx, c.ID, messageCode, func(done, total int) {
 			if progress != nil {

@@ -4,8 +4,10 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -74,9 +76,10 @@ func semanticTop(t *testing.T, e *engine.Engine, q string) string {
 	return r.Results[0].Message.Content
 }
 
-// TestMessageVectorsAreSQ8 checks what a new store gets: message
-// collections with 8-bit codes and the design card's ef_construction 200.
-func TestMessageVectorsAreSQ8(t *testing.T) {
+// TestMessageVectorsAreSQ8R checks what a new store gets: message
+// collections with 8-bit residual codes and the design card's
+// ef_construction 200.
+func TestMessageVectorsAreSQ8R(t *testing.T) {
 	emb := newHashEmbedder("hash-a", 32)
 	e := openDir(t, t.TempDir(), engine.Options{Embedder: emb, NoVectorWorker: true})
 	msgs := batch(30, 2)
@@ -85,7 +88,7 @@ func TestMessageVectorsAreSQ8(t *testing.T) {
 	}
 	mustSync(t, e)
 	c := messageCollection(t, e)
-	if c.Config.HNSW.VectorCode != vecstore.CodeSQ8 || c.Config.HNSW.EfConstruction != 200 || c.Config.HNSW.Space != vecstore.SpaceCosine {
+	if c.Config.HNSW.VectorCode != vecstore.CodeSQ8R || c.Config.HNSW.EfConstruction != 200 || c.Config.HNSW.Space != vecstore.SpaceCosine {
 		t.Fatalf("message collection config %+v", c.Config.HNSW)
 	}
 	if got := semanticTop(t, e, msgs[9].Content); got != msgs[9].Content {
@@ -105,7 +108,7 @@ func TestMessageVectorsAreSQ8(t *testing.T) {
 
 // TestFrozenVectorsV1 opens the frozen data dir written before message
 // vectors were 8-bit codes: it is read as it is, then ConvertVectors turns
-// its message collection into SQ8 in place (with progress), and search
+// its message collection into sq8r in place (with progress), and search
 // keeps finding the same messages before, after and across a reopen.
 func TestFrozenVectorsV1(t *testing.T) {
 	ctx := context.Background()
@@ -132,7 +135,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 	if calls == 0 || last != 40 || total != 40 {
 		t.Errorf("progress: %d calls, last %d of %d", calls, last, total)
 	}
-	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != vecstore.CodeSQ8 {
+	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != vecstore.CodeSQ8R {
 		t.Fatalf("after converting: %+v", c.Config.HNSW)
 	}
 	for _, i := range []int{0, 17, 39} {
@@ -153,7 +156,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	e = openDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
-	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != vecstore.CodeSQ8 {
+	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != vecstore.CodeSQ8R {
 		t.Fatalf("after reopen: %+v", c.Config.HNSW)
 	}
 	if got := semanticTop(t, e, msgs[17].Content); got != msgs[17].Content {
@@ -167,11 +170,71 @@ func TestWorkerConvertsVectors(t *testing.T) {
 	dir := vectorsV1Dir(t)
 	e := openDir(t, dir, engine.Options{Embedder: newHashEmbedder("hash-fixture", 16)})
 	deadline := time.Now().Add(20 * time.Second)
-	for messageCollection(t, e).Config.HNSW.VectorCode != vecstore.CodeSQ8 {
+	for messageCollection(t, e).Config.HNSW.VectorCode != vecstore.CodeSQ8R {
 		if time.Now().After(deadline) {
 			t.Fatal("the worker did not convert the message vectors")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	mustConsistent(t, e)
+}
+
+// TestConvertSQ8Vectors: a message collection of plain SQ8 codes (what
+// cairn wrote before residual codes) is converted to sq8r in place by
+// ConvertVectors, past the training size, every vector read back as it
+// was (SQ8 codes are kept as rows without a centroid), and search keeps
+// finding the same messages, also across a reopen.
+func TestConvertSQ8Vectors(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	emb := newHashEmbedder("hash-sq8", 16)
+	e, err := engine.Open(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := batch(4200, 7)
+	if _, err := e.StoreMessages(ctx, msgs); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, e)
+	c := messageCollection(t, e)
+	// The collection as an earlier cairn left it: plain SQ8 codes.
+	if err := e.VectorStore().Recode(ctx, c.ID, vecstore.CodeSQ8, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != vecstore.CodeSQ8 {
+		t.Fatalf("before converting: %+v", c.Config.HNSW)
+	}
+	before, err := e.VectorStore().Get(ctx, c.ID, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ConvertVectors(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != vecstore.CodeSQ8R {
+		t.Fatalf("after converting: %+v", c.Config.HNSW)
+	}
+	after, err := e.VectorStore().Get(ctx, c.ID, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	if err != nil || len(after.IDs) != len(before.IDs) || len(after.IDs) != len(msgs) {
+		t.Fatalf("after converting: %d records (before %d) %v", len(after.IDs), len(before.IDs), err)
+	}
+	for i := range before.IDs {
+		if after.IDs[i] != before.IDs[i] || !slices.EqualFunc(after.Embeddings[i], before.Embeddings[i], func(a, b float32) bool { return math.Abs(float64(a-b)) <= 1e-6 }) {
+			t.Fatalf("record %s changed by the conversion", before.IDs[i])
+		}
+	}
+	for _, i := range []int{0, 1717, 4199} {
+		if got := semanticTop(t, e, msgs[i].Content); got != msgs[i].Content {
+			t.Errorf("after converting: top %q, want %q", got, msgs[i].Content)
+		}
+	}
+	mustConsistent(t, e)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	if got := semanticTop(t, e, msgs[17].Content); got != msgs[17].Content {
+		t.Errorf("after reopen: top %q", got)
+	}
 }

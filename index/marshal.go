@@ -38,12 +38,17 @@ import (
 //	           k*dim float32
 //
 // and an sq8r vector is lo, step, t (float32), the centroid id (uint16,
-// 0xFFFF for none) and dim code bytes (see residual.go).
+// 0xFFFF for none) and dim code bytes (see residual.go). Version 5 is
+// version 4 with the table in 8 bits, each centroid as AppendSQ8 lays out
+// a vector (lo, step float32, dim code bytes, decoding to the centroid
+// exactly): a quarter of the bytes. Tables trained by an index are
+// written so; a table without an exact 8-bit form (installed by an
+// older build's files) is written as version 4.
 // Version 2 is version 3 without the flags field (vectors always
 // present); version 1 is version 2 without the code field (always float32).
 const (
 	magic         = "CAIRNHNS"
-	formatVersion = 4
+	formatVersion = 5
 	headerLenV1   = 8 + 4 + 4 + 16 + 8 + 8 + 12
 	headerLen     = headerLenV1 + 8
 	noEntry       = math.MaxUint32
@@ -72,7 +77,7 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 	for n > 0 && atomic.LoadUint32(&x.mu.state[n-1]) == stateEmpty {
 		n--
 	}
-	size := headerLen + n + 4 + 4 + 4*len(x.mu.centroids)
+	size := headerLen + n + 4 + 4 + len(x.mu.centroidCodes) + 4*len(x.mu.centroids)
 	vecLen := 4 * x.dim
 	switch x.code {
 	case SQ8:
@@ -97,7 +102,10 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 	le := binary.LittleEndian
 	version := uint32(3) // what readers before the sq8r code read
 	if x.code == SQ8Residual {
-		version = formatVersion
+		version = 4
+		if len(x.mu.centroids) == 0 || x.mu.centroidCodes != nil {
+			version = 5
+		}
 	}
 	b = le.AppendUint32(b, version)
 	b = le.AppendUint32(b, uint32(x.opts.Space))
@@ -117,10 +125,18 @@ func (x *Index) marshal(withVectors bool) ([]byte, error) {
 		b = le.AppendUint32(b, 0)
 		b = le.AppendUint32(b, noEntry)
 	}
-	if version >= 4 {
+	switch version {
+	case 4:
 		b = le.AppendUint32(b, uint32(len(x.mu.halfNorm)))
 		for _, f := range x.mu.centroids {
 			b = le.AppendUint32(b, math.Float32bits(f))
+		}
+	case 5:
+		b = le.AppendUint32(b, uint32(len(x.mu.halfNorm)))
+		stride := sq8Stride(x.dim)
+		for o := 0; o < len(x.mu.centroidCodes); o += stride {
+			b = append(b, x.mu.centroidCodes[o:o+8]...)
+			b = append(b, x.mu.centroidCodes[o+sq8Header:o+sq8Header+x.dim]...)
 		}
 	}
 	for id := range n {

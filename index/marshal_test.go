@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"hash/crc32"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,12 +18,13 @@ import (
 
 var rewrite = flag.Bool("rewrite", false, "rewrite testdata fixtures")
 
-// frozenFixture returns the bytes of the frozen file at path. Only with
-// -rewrite does it first write there what freeze returns: a fixture holds
-// a format forever, so it changes only when one is deliberately frozen.
+// frozenFixture returns the bytes of the frozen file at path. With
+// -rewrite, and only where no file is there yet, it first writes what
+// freeze returns (in the current format version): a fixture holds its
+// version forever, so an existing one is never written again.
 func frozenFixture(t *testing.T, path string, freeze func() ([]byte, error)) []byte {
 	t.Helper()
-	if *rewrite {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && *rewrite {
 		b, err := freeze()
 		if err != nil {
 			t.Fatal(err)
@@ -167,10 +169,10 @@ func TestUnmarshalDamaged(t *testing.T) {
 		t.Errorf("trailing byte: %v", err)
 	}
 	newer := bytes.Clone(b)
-	binary.LittleEndian.PutUint32(newer[8:], 5)
+	binary.LittleEndian.PutUint32(newer[8:], 6)
 	fixCRC(newer)
 	if _, err := index.Unmarshal(newer); !errors.Is(err, index.ErrUnsupportedVersion) {
-		t.Errorf("version 5: %v", err)
+		t.Errorf("version 6: %v", err)
 	}
 	// A valid checksum over inconsistent content is still refused.
 	bad := bytes.Clone(b)
@@ -193,7 +195,7 @@ func FuzzUnmarshal(f *testing.F) {
 	}
 	f.Add(b, false)
 	f.Add(b, true)
-	for _, name := range []string{"v1.bin", "v2-float32.bin", "v2-sq8.bin", "v3-float32.bin", "v3-sq8-graph.bin", "v4-sq8r.bin"} {
+	for _, name := range []string{"v1.bin", "v2-float32.bin", "v2-sq8.bin", "v3-float32.bin", "v3-sq8-graph.bin", "v4-sq8r.bin", "v5-sq8r.bin"} {
 		if fx, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(fx, true)
 		}

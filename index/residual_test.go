@@ -109,8 +109,8 @@ func TestSQ8ResidualMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if v := binary.LittleEndian.Uint32(b[8:]); v != 4 {
-			t.Fatalf("sq8r written as version %d, want 4", v)
+		if v := binary.LittleEndian.Uint32(b[8:]); v != 5 { // trained tables are 8-bit exact
+			t.Fatalf("sq8r written as version %d, want 5", v)
 		}
 		y, err := index.Unmarshal(b)
 		if err != nil {
@@ -175,10 +175,19 @@ func TestSQ8ResidualMarshal(t *testing.T) {
 }
 
 // TestFixtureV4 opens the frozen version-4 file (an sq8r index, trained,
-// with its vectors) forever. Run with -run TestFixtureV4 -rewrite only
-// when deliberately freezing it.
-func TestFixtureV4(t *testing.T) {
-	path := filepath.Join("testdata", "v4-sq8r.bin")
+// with its vectors; the centroid table in float32) forever.
+func TestFixtureV4(t *testing.T) { testFixtureSQ8R(t, "v4-sq8r.bin", 4) }
+
+// TestFixtureV5 opens the frozen version-5 file (the same index, its
+// centroid table in 8 bits) forever.
+func TestFixtureV5(t *testing.T) { testFixtureSQ8R(t, "v5-sq8r.bin", 5) }
+
+// testFixtureSQ8R opens the frozen file testdata/name, of format version,
+// holding 4,200 clustered vectors in a trained sq8r index. Run with -run
+// TestFixtureVn -args -rewrite only to freeze a missing one (it is written
+// in the current version).
+func testFixtureSQ8R(t *testing.T, name string, version uint32) {
+	path := filepath.Join("testdata", name)
 	r := rand.New(rand.NewPCG(4, 4))
 	vecs := clustered(r, 4200, 6, 50, 0.2)
 	b := frozenFixture(t, path, func() ([]byte, error) {
@@ -199,6 +208,9 @@ func TestFixtureV4(t *testing.T) {
 		}
 		return x.MarshalBinary()
 	})
+	if v := binary.LittleEndian.Uint32(b[8:]); v != version {
+		t.Fatalf("%s is version %d, want %d", path, v, version)
+	}
 	y, err := index.Unmarshal(b)
 	if err != nil {
 		t.Fatalf("open %s: %v", path, err)

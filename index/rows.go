@@ -22,6 +22,10 @@ import (
 // SQ8Residual.
 var ErrNotResidual = errors.New("index: not an SQ8Residual index")
 
+// TrainRows is the number of vectors an SQ8Residual index trains its
+// centroids at, and the least TrainCentroids takes.
+const TrainRows = trainAt
+
 // RowLen is the length of an SQ8Residual row of dimension dim.
 func RowLen(dim int) int { return residualRecord + dim }
 
@@ -85,6 +89,27 @@ func (x *Index) TrainCentroids(vecs [][]float32) ([]float32, error) {
 	cent := x.kmeans(prepared)
 	quantizeCentroids(cent, x.dim)
 	return cent, nil
+}
+
+// AppendCentroidTable appends table (k*dim floats) in 8 bits: each
+// centroid laid out as AppendSQ8 lays out a vector, with the step and
+// codes whose DecodeSQ8 gives the centroid back exactly. It returns false
+// (dst unchanged) when a centroid has no such form; a table trained by an
+// index always has one (see TrainCentroids, Centroids).
+func AppendCentroidTable(dst []byte, table []float32, dim int) ([]byte, bool) {
+	if dim <= 0 || len(table)%dim != 0 {
+		return dst, false
+	}
+	codes := exactCodes(table, dim)
+	if codes == nil {
+		return dst, false
+	}
+	stride := sq8Stride(dim)
+	for o := 0; o < len(codes); o += stride {
+		dst = append(dst, codes[o:o+8]...)
+		dst = append(dst, codes[o+sq8Header:o+sq8Header+dim]...)
+	}
+	return dst, true
 }
 
 // SetCentroids installs table (k*Dim floats, 1 <= k < 65535) in an

@@ -142,6 +142,9 @@ func (v *View) indexSlots(h header) error {
 // Options returns the graph's options.
 func (v *View) Options() Options { return v.x.opts }
 
+// Trained reports whether an SQ8Residual graph holds a centroid table.
+func (v *View) Trained() bool { return len(v.x.mu.halfNorm) > 0 }
+
 // Len returns the number of live slots in the graph.
 func (v *View) Len() int { return v.nLive }
 
@@ -463,19 +466,34 @@ func readHeader(data []byte) (header, error) {
 	h.epID, h.epLevel = d.u32(), d.u32()
 	if h.version >= 4 {
 		k := int(d.u32())
-		if k > residualCentroids || opts.Dim <= 0 || opts.Dim > MaxDim || k*opts.Dim*4 > len(body)-d.off {
+		size := 4 * opts.Dim // a centroid's bytes: float32s (4), AppendSQ8 (5)
+		if h.version >= 5 {
+			size = 8 + opts.Dim
+		}
+		if k > residualCentroids || opts.Dim <= 0 || opts.Dim > MaxDim || k*size > len(body)-d.off {
 			return h, fmt.Errorf("%d centroids", k)
 		}
 		if k > 0 && opts.Code != SQ8Residual {
 			return h, fmt.Errorf("%d centroids for code %v", k, opts.Code)
 		}
 		h.centroids = make([]float32, k*opts.Dim)
-		for i := range h.centroids {
-			f := math.Float32frombits(d.u32())
-			if !finite(f) {
-				return h, errors.New("non-finite centroid component")
+		if h.version >= 5 {
+			for c := range k {
+				v, err := DecodeSQ8(d.b[d.off : d.off+size])
+				if err != nil {
+					return h, fmt.Errorf("centroid %d: %w", c, err)
+				}
+				copy(h.centroids[c*opts.Dim:], v)
+				d.off += size
 			}
-			h.centroids[i] = f
+		} else {
+			for i := range h.centroids {
+				f := math.Float32frombits(d.u32())
+				if !finite(f) {
+					return h, errors.New("non-finite centroid component")
+				}
+				h.centroids[i] = f
+			}
 		}
 	}
 	if d.bad {

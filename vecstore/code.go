@@ -2,6 +2,7 @@ package vecstore
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -25,19 +26,29 @@ const (
 	// 1/255 of the vector's range, of the one written), and distances are
 	// to the decoded vectors.
 	CodeSQ8 VectorCode = "sq8"
+	// CodeSQ8R keeps every vector as an 8-bit code of its residual from
+	// the nearest of a table of centroids (index.SQ8Residual), trained
+	// when the collection first holds index.TrainRows vectors and stored
+	// with it in 8 bits; vectors written before that are plain SQ8 codes.
+	// Six bytes a vector more than SQ8, nearer distances. Get returns the
+	// decoded vector.
+	CodeSQ8R VectorCode = "sq8r"
 )
 
 // MetaVectorCode is the collection metadata key that selects the vector code
-// at creation ("float32" or "sq8"): cairn's extension to Chroma's
+// at creation ("float32", "sq8" or "sq8r"): cairn's extension to Chroma's
 // configuration, read like Chroma's legacy "hnsw:*" keys (once, when the
 // collection is created; changing the key later changes nothing). It is
 // read whether or not the request carries a configuration.
 const MetaVectorCode = "cairn:vector_code"
 
-// RuleVectorCode refuses a MetaVectorCode value other than "float32" or "sq8".
+// RuleVectorCode refuses a MetaVectorCode value other than "float32", "sq8"
+// or "sq8r".
 const RuleVectorCode Rule = "vector_code" // Field, Key, Value
 
-// sq8Beam multiplies the candidate list of searches in SQ8 collections. The
+// sq8Beam multiplies the candidate list of searches in SQ8 and sq8r
+// collections (an sq8r collection's rows written before training, or
+// converted from SQ8, are SQ8 codes). The
 // codes reorder near-equidistant neighbours; a wider beam finds the true
 // ones the codes rank just outside ef, and an SQ8 distance costs about half
 // a float32 one, so a 1.5x beam costs less than float32's search.
@@ -54,21 +65,33 @@ func vectorCodeFromMetadata(md Metadata) (VectorCode, error) {
 		switch VectorCode(v.Str) {
 		case CodeFloat32:
 			return "", nil
-		case CodeSQ8:
-			return CodeSQ8, nil
+		case CodeSQ8, CodeSQ8R:
+			return VectorCode(v.Str), nil
 		}
 	}
-	e := invalidErr(RuleVectorCode, "metadata", "%s: must be %q or %q", MetaVectorCode, CodeFloat32, CodeSQ8)
+	e := invalidErr(RuleVectorCode, "metadata", "%s: must be %q, %q or %q", MetaVectorCode, CodeFloat32, CodeSQ8, CodeSQ8R)
 	e.Key = MetaVectorCode
 	return "", e
 }
 
 // indexCode is the graph code of a collection's configuration.
 func (c HNSWConfig) indexCode() index.Code {
-	if c.VectorCode == CodeSQ8 {
+	switch c.VectorCode {
+	case CodeSQ8:
 		return index.SQ8
+	case CodeSQ8R:
+		return index.SQ8Residual
 	}
 	return index.Float32
+}
+
+// graphVec is what a collection's graph is given for one vector: the
+// vector (float32 and SQ8 collections) or its row as stored (sq8r: a row
+// depends on the centroid table it was coded against and is given back
+// as it is, see index.InsertRows).
+type graphVec struct {
+	v   []float32
+	row []byte
 }
 
 // encodeStored returns the vec-bucket value of vector v (as written) in
@@ -76,9 +99,26 @@ func (c HNSWConfig) indexCode() index.Code {
 // float32; for SQ8 the decoded code of v (normalized first in the cosine
 // space, so the codes use the graph's scale), which is what decodeStored
 // gives back, so that a graph rebuilt from the file holds the same codes.
-func encodeStored(ci *collInfo, v []float32) (val []byte, graphVec []float32) {
-	if ci.Config.HNSW.VectorCode != CodeSQ8 {
-		return encodeVector(v), v
+// For sq8r the value is v's row as coder (an index holding the
+// collection's centroid table, see rowCoderLocked) codes it, stored
+// without its t field (storedRow), and the graph is given the row that
+// expands back from it, so that every process holds the same rows.
+func encodeStored(ci *collInfo, coder *index.Index, table []float32, v []float32) (val []byte, gv graphVec, err error) {
+	switch ci.Config.HNSW.VectorCode {
+	case CodeSQ8:
+	case CodeSQ8R:
+		row, err := coder.EncodeRow(nil, v)
+		if err != nil {
+			return nil, graphVec{}, fmt.Errorf("vecstore: code a vector: %w", err)
+		}
+		stored := storedRow(row)
+		full, err := expandRow(ci, table, stored)
+		if err != nil {
+			return nil, graphVec{}, err
+		}
+		return sealed(stored), graphVec{row: full}, nil
+	default:
+		return encodeVector(v), graphVec{v: v}, nil
 	}
 	var raw []byte
 	if ci.Config.HNSW.Space == SpaceCosine {
@@ -90,12 +130,16 @@ func encodeStored(ci *collInfo, v []float32) (val []byte, graphVec []float32) {
 	if err != nil { // finite input always encodes to finite parameters
 		panic(fmt.Sprintf("vecstore: SQ8 round trip: %v", err))
 	}
-	return sealed(raw), dec
+	return sealed(raw), graphVec{v: dec}, nil
 }
 
 // decodeStored decodes a vec-bucket value of collection ci: the vector as
 // written (float32) or as given to the graph (SQ8, see encodeStored).
+// An sq8r row decodes only with its table: see decodeGraphVec.
 func decodeStored(ci *collInfo, val []byte, what string) ([]float32, error) {
+	if ci.Config.HNSW.VectorCode == CodeSQ8R {
+		return nil, corruptf(nil, "%s: an sq8r row read as a vector", what)
+	}
 	if ci.Config.HNSW.VectorCode != CodeSQ8 {
 		return decodeVector(val, what)
 	}
@@ -111,6 +155,139 @@ func decodeStored(ci *collInfo, val []byte, what string) ([]float32, error) {
 		return nil, corruptf(err, "%s", what)
 	}
 	return v, nil
+}
+
+// decodeGraphVec decodes a vec-bucket value of collection ci as its graph
+// takes it: a vector (decodeStored), or an sq8r row expanded against
+// table, the collection's centroid table (see expandRow; the index checks
+// the rest of the row).
+func decodeGraphVec(ci *collInfo, table []float32, val []byte, what string) (graphVec, error) {
+	if ci.Config.HNSW.VectorCode != CodeSQ8R {
+		v, err := decodeStored(ci, val, what)
+		return graphVec{v: v}, err
+	}
+	p, err := unseal(val, what)
+	if err != nil {
+		return graphVec{}, err
+	}
+	row, err := expandRow(ci, table, p)
+	if err != nil {
+		return graphVec{}, corruptf(err, "%s", what)
+	}
+	return graphVec{row: row}, nil
+}
+
+// An sq8r row is stored without its t field: the row index.AppendRow
+// gives is lo, step, t (float32), the centroid id (uint16, 0xFFFF for
+// none) and dim codes; storedRow drops t (4 of 402 bytes at dimension
+// 384, which is what makes a vec-bucket page hold as many rows as SQ8
+// vectors: 39) and expandRow computes it back from the rest and the
+// centroid table: |x̂|² in L2 and IP (exactly as the index computes it),
+// in the cosine space the s > 0 that gives s*c + lo + step*codes unit
+// norm (to float rounding; t is not read for a row without a centroid).
+// Every process expands the same stored bytes, so all hold equal rows.
+const rowT = 8 // offset of t in an index row
+
+// storedRow returns an index row (index.RowLen bytes) without its t field.
+func storedRow(row []byte) []byte {
+	out := make([]byte, 0, len(row)-4)
+	out = append(out, row[:rowT]...)
+	return append(out, row[rowT+4:]...)
+}
+
+// expandRow returns the index row of stored row p (storedRow's form) of
+// collection ci, whose centroid table is table (nil when untrained).
+func expandRow(ci *collInfo, table []float32, p []byte) ([]byte, error) {
+	dim := ci.Dimension
+	if dim == 0 || len(p) != index.RowLen(dim)-4 {
+		return nil, corruptf(nil, "sq8r row of %d bytes at dimension %d", len(p), dim)
+	}
+	le := binary.LittleEndian
+	lo := math.Float32frombits(le.Uint32(p))
+	step := math.Float32frombits(le.Uint32(p[4:]))
+	k := int(le.Uint16(p[rowT:]))
+	codes := p[rowT+2:]
+	var c []float32
+	if k != math.MaxUint16 {
+		if (k+1)*dim > len(table) {
+			return nil, corruptf(nil, "sq8r row: centroid %d of %d", k, len(table)/dim)
+		}
+		c = table[k*dim : (k+1)*dim]
+	}
+	var t float64
+	if ci.Config.HNSW.Space == SpaceCosine {
+		t = 1
+		if c != nil {
+			var cc, cu, uu float64
+			for i, b := range codes {
+				u := float64(lo + step*float32(b))
+				cc += float64(c[i]) * float64(c[i])
+				cu += float64(c[i]) * u
+				uu += u * u
+			}
+			if cc > 0 {
+				t = (-cu + math.Sqrt(max(0, cu*cu-cc*(uu-1)))) / cc
+			}
+		}
+	} else {
+		for i, b := range codes {
+			d := float64(lo + step*float32(b))
+			if c != nil {
+				d += float64(c[i])
+			}
+			t += d * d
+		}
+	}
+	row := make([]byte, 0, len(p)+4)
+	row = append(row, p[:rowT]...)
+	row = le.AppendUint32(row, math.Float32bits(float32(t)))
+	return append(row, p[rowT:]...), nil
+}
+
+// encodeCentroids is the stored form of an sq8r centroid table (k*dim
+// floats, each centroid the decoding of SQ8 codes, as an index trains
+// them): index.AppendCentroidTable's 8 bits, which decode to the table
+// exactly, sealed.
+func encodeCentroids(table []float32, dim int) ([]byte, error) {
+	out, ok := index.AppendCentroidTable(make([]byte, 0, len(table)/dim*index.SQ8Len(dim)), table, dim)
+	if !ok {
+		return nil, fmt.Errorf("vecstore: a centroid table without an exact 8-bit form")
+	}
+	return sealed(out), nil
+}
+
+// decodeCentroids decodes a stored centroid table of dimension dim.
+func decodeCentroids(val []byte, dim int) ([]float32, error) {
+	p, err := unseal(val, "centroid table")
+	if err != nil {
+		return nil, err
+	}
+	n := index.SQ8Len(dim)
+	if dim == 0 || len(p) == 0 || len(p)%n != 0 {
+		return nil, corruptf(nil, "centroid table: %d bytes at dimension %d", len(p), dim)
+	}
+	table := make([]float32, 0, len(p)/n*dim)
+	for o := 0; o < len(p); o += n {
+		c, err := index.DecodeSQ8(p[o : o+n])
+		if err != nil {
+			return nil, corruptf(err, "centroid table")
+		}
+		table = append(table, c...)
+	}
+	return table, nil
+}
+
+// readCentroids reads collection bucket cb's centroid table (nil when the
+// collection has not trained).
+func readCentroids(cb *bolt.Bucket, ci *collInfo) ([]float32, error) {
+	val := cb.Get(keyCentroids)
+	if val == nil {
+		return nil, nil
+	}
+	if ci.Config.HNSW.VectorCode != CodeSQ8R {
+		return nil, corruptf(nil, "a centroid table in a %q collection", ci.Config.HNSW.VectorCode)
+	}
+	return decodeCentroids(val, ci.Dimension)
 }
 
 func normalized(v []float32) []float32 {
@@ -132,15 +309,17 @@ type RecodeProgress func(done, total int)
 // transaction: every vector is re-encoded, the configuration records the
 // new code, and the graph is kept (re-encoded in memory, not rebuilt). A
 // crash at any moment leaves the collection wholly converted or wholly as
-// it was. Going from SQ8 to float32 keeps the decoded vectors. It is a
+// it was. Going from SQ8 or sq8r to float32 keeps the decoded vectors;
+// going to sq8r trains the centroid table (with index.TrainRows vectors or
+// more) and keeps SQ8 codes as they are (rows without a centroid). It is a
 // no-op when the collection already has that code.
 func (s *Store) Recode(ctx context.Context, collID string, code VectorCode, progress RecodeProgress) error {
 	cid, err := ParseCollectionID(collID)
 	if err != nil {
 		return err
 	}
-	if code != CodeFloat32 && code != CodeSQ8 {
-		return invalidErr(RuleVectorCode, "code", "vector code must be %q or %q", CodeFloat32, CodeSQ8)
+	if code != CodeFloat32 && code != CodeSQ8 && code != CodeSQ8R {
+		return invalidErr(RuleVectorCode, "code", "vector code must be %q, %q or %q", CodeFloat32, CodeSQ8, CodeSQ8R)
 	}
 	stored := code
 	if code == CodeFloat32 {
@@ -169,6 +348,13 @@ func (s *Store) Recode(ctx context.Context, collID string, code VectorCode, prog
 		}
 		vecB := cb.Bucket(subVec)
 		total := vecB.Stats().KeyN
+		// The graph holds every live vector as the old code does; it is
+		// re-encoded first when the new code's rows are read from it.
+		if mc.graph != nil && stored == CodeSQ8R {
+			if err := mc.graph.Recode(index.SQ8Residual); err != nil {
+				return nil, err
+			}
+		}
 		type kv struct{ k, v []byte }
 		var out []kv
 		done := 0
@@ -181,21 +367,10 @@ func (s *Store) Recode(ctx context.Context, collID string, code VectorCode, prog
 					progress(done, total)
 				}
 			}
-			vec, err := decodeStored(old, v, fmt.Sprintf("vector %x", k))
+			val, err := recodeValue(old, &ni, mc, u32key(k), v)
 			if err != nil {
-				return err
+				return fmt.Errorf("vector %x: %w", k, err)
 			}
-			if old.Config.HNSW.VectorCode == CodeSQ8 && old.Config.HNSW.Space == SpaceCosine {
-				// SQ8 cosine vectors are stored normalized; the record's
-				// norm scales them back to the vector as written.
-				if d := u32key(k); int(d) < len(mc.byDense) && mc.byDense[d] != nil && mc.byDense[d].norm > 0 {
-					r := mc.byDense[d]
-					for i := range vec {
-						vec[i] *= r.norm
-					}
-				}
-			}
-			val, _ := encodeStored(&ni, vec)
 			out = append(out, kv{append([]byte(nil), k...), val})
 			done++
 			return nil
@@ -216,6 +391,9 @@ func (s *Store) Recode(ctx context.Context, collID string, code VectorCode, prog
 			if err := vecB.Put(e.k, e.v); err != nil {
 				return nil, err
 			}
+		}
+		if err := recodeCentroids(cb, &ni, mc); err != nil {
+			return nil, fmt.Errorf("collection %s: %w", cid, err)
 		}
 		seq, err := nextSeq(tx)
 		if err != nil {
@@ -251,6 +429,72 @@ func (s *Store) Recode(ctx context.Context, collID string, code VectorCode, prog
 	delete(s.mu.colls, cid)
 	s.mu.Unlock()
 	return err
+}
+
+// recodeValue re-encodes dense id d's vec-bucket value v from collection
+// old's code to ni's. An sq8r row is read from the graph (it decodes only
+// with the graph's table), and one is written from the graph re-encoded
+// already (see Recode).
+func recodeValue(old, ni *collInfo, mc *memColl, d uint32, v []byte) ([]byte, error) {
+	if ni.Config.HNSW.VectorCode == CodeSQ8R {
+		if mc.graph == nil {
+			return nil, corruptf(nil, "not in the graph")
+		}
+		row, ok, err := mc.graph.AppendRow(nil, d)
+		if err != nil || !ok {
+			return nil, corruptf(err, "not in the graph")
+		}
+		return sealed(storedRow(row)), nil
+	}
+	var vec []float32
+	if old.Config.HNSW.VectorCode == CodeSQ8R {
+		var ok bool
+		if mc.graph != nil {
+			vec, ok = mc.graph.Vector(d)
+		}
+		if !ok {
+			return nil, corruptf(nil, "not in the graph")
+		}
+	} else {
+		var err error
+		if vec, err = decodeStored(old, v, "vector"); err != nil {
+			return nil, err
+		}
+	}
+	if old.Config.HNSW.VectorCode != "" && old.Config.HNSW.Space == SpaceCosine {
+		// Coded cosine vectors are stored normalized; the record's norm
+		// scales them back to the vector as written.
+		if int(d) < len(mc.byDense) && mc.byDense[d] != nil && mc.byDense[d].norm > 0 {
+			r := mc.byDense[d]
+			for i := range vec {
+				vec[i] *= r.norm
+			}
+		}
+	}
+	val, _, err := encodeStored(ni, nil, nil, vec)
+	return val, err
+}
+
+// recodeCentroids stores the centroid table of collection ni's graph, just
+// recoded, when ni is sq8r and the graph trained, and removes any table
+// otherwise. The stored table decodes to the graph's exactly (a trained
+// table is 8-bit exact), or the rows would not decode as coded.
+func recodeCentroids(cb *bolt.Bucket, ni *collInfo, mc *memColl) error {
+	if err := cb.Delete(keyCentroids); err != nil {
+		return err
+	}
+	if ni.Config.HNSW.VectorCode != CodeSQ8R || mc.graph == nil {
+		return nil
+	}
+	table := mc.graph.Centroids()
+	if table == nil {
+		return nil
+	}
+	val, err := encodeCentroids(table, ni.Dimension)
+	if err != nil {
+		return err
+	}
+	return cb.Put(keyCentroids, val)
 }
 
 func u32key(k []byte) uint32 {

@@ -348,7 +348,8 @@ func TestRecode(t *testing.T) {
 }
 
 // recoder is the helper process of TestRecodeKilled: it converts the
-// collection "migrate" in VS_DIR to SQ8, printing its progress.
+// collection "migrate" in VS_DIR to VS_CODE (SQ8 when unset), printing its
+// progress.
 func recoder() error {
 	ctx := context.Background()
 	s, err := vecstore.Open(ctx, os.Getenv("VS_DIR"), vecstore.Options{})
@@ -359,8 +360,12 @@ func recoder() error {
 	if err != nil {
 		return err
 	}
+	code := vecstore.VectorCode(os.Getenv("VS_CODE"))
+	if code == "" {
+		code = vecstore.CodeSQ8
+	}
 	out := bufio.NewWriter(os.Stdout)
-	err = s.Recode(ctx, c.ID, vecstore.CodeSQ8, func(done, total int) {
+	err = s.Recode(ctx, c.ID, code, func(done, total int) {
 		fmt.Fprintf(out, "progress %d %d\n", done, total)
 		out.Flush()
 	})
@@ -405,8 +410,6 @@ func TestRecodeKilled(t *testing.T) {
 	if testing.Short() {
 		n, rounds = 8000, 3
 	}
-	seed := testSeed(t)
-	r := rand.New(rand.NewPCG(seed, 9))
 	ctx := context.Background()
 	src := t.TempDir()
 	s, err := vecstore.Open(ctx, src, vecstore.Options{})
@@ -419,11 +422,47 @@ func TestRecodeKilled(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	killRecodes(t, src, vecstore.CodeSQ8, rounds, func(round int, s *vecstore.Store, collID string, converted, finished bool) {
+		res, err := s.Get(ctx, collID, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.IDs) != n {
+			t.Fatalf("round %d: %d records after the kill, want %d", round, len(res.IDs), n)
+		}
+		for i, id := range res.IDs {
+			var k int
+			fmt.Sscanf(strings.TrimPrefix(id, "id"), "%d", &k)
+			ok := withinStep(res.Embeddings[i], vecs[k])
+			if !converted {
+				ok = slices.EqualFunc(res.Embeddings[i], vecs[k], func(a, b float32) bool { return math.Abs(float64(a-b)) <= 1e-5*math.Abs(float64(b))+1e-7 })
+			}
+			if !ok {
+				t.Fatalf("round %d (sq8 %v): record %s read back wrong", round, converted, id)
+			}
+		}
+		if err := s.Recode(ctx, collID, vecstore.CodeSQ8, nil); err != nil {
+			t.Fatal(err)
+		}
+		if ids := queryIDs(t, s, collID, vecs[3], 3, nil); ids[0] != "id3" {
+			t.Errorf("round %d: query after completing: %v", round, ids)
+		}
+	})
+}
+
+// killRecodes copies the store in src (collection "migrate") rounds times
+// and kills a real process with SIGKILL while it converts the copy to
+// code, at a random moment once it reported progress; after each kill the
+// store opens (Check runs at cleanup) and check sees the collection,
+// converted or not (an acknowledged conversion must be converted).
+func killRecodes(t *testing.T, src string, code vecstore.VectorCode, rounds int, check func(round int, s *vecstore.Store, collID string, converted, finished bool)) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(testSeed(t), 9))
 	midway := 0
 	for round := 0; round < rounds; round++ {
 		dir := t.TempDir()
 		copyDir(t, src, dir)
-		cmd := helperCmd(t, "recoder", "VS_DIR="+dir)
+		cmd := helperCmd(t, "recoder", "VS_DIR="+dir, "VS_CODE="+string(code))
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -461,35 +500,12 @@ func TestRecodeKilled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := s.Get(ctx, got.ID, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.IDs) != n {
-			t.Fatalf("round %d: %d records after the kill, want %d", round, len(res.IDs), n)
-		}
-		sq8 := got.Config.HNSW.VectorCode == vecstore.CodeSQ8
-		for i, id := range res.IDs {
-			var k int
-			fmt.Sscanf(strings.TrimPrefix(id, "id"), "%d", &k)
-			ok := withinStep(res.Embeddings[i], vecs[k])
-			if !sq8 {
-				ok = slices.EqualFunc(res.Embeddings[i], vecs[k], func(a, b float32) bool { return math.Abs(float64(a-b)) <= 1e-5*math.Abs(float64(b))+1e-7 })
-			}
-			if !ok {
-				t.Fatalf("round %d (sq8 %v, %d progress lines): record %s read back wrong", round, sq8, len(lines), id)
-			}
-		}
-		if finished && !sq8 {
+		converted := got.Config.HNSW.VectorCode == code
+		if finished && !converted {
 			t.Fatalf("round %d: acknowledged conversion lost", round)
 		}
-		if err := s.Recode(ctx, got.ID, vecstore.CodeSQ8, nil); err != nil {
-			t.Fatal(err)
-		}
-		if ids := queryIDs(t, s, got.ID, vecs[3], 3, nil); ids[0] != "id3" {
-			t.Errorf("round %d: query after completing: %v", round, ids)
-		}
-		t.Logf("round %d: killed after %d progress lines (finished %v, converted %v)", round, len(lines), finished, sq8)
+		check(round, s, got.ID, converted, finished)
+		t.Logf("round %d: killed after %d progress lines (finished %v, converted %v)", round, len(lines), finished, converted)
 	}
 	if midway == 0 {
 		t.Logf("no kill landed mid-conversion in %d rounds", rounds)

@@ -414,6 +414,11 @@ func putCollInfo(tx *bolt.Tx, ci *collInfo) error {
 	if err != nil {
 		return err
 	}
+	if ci.Config.HNSW.VectorCode == CodeSQ8R {
+		if err := raiseFormat(tx, 4); err != nil {
+			return err
+		}
+	}
 	return tx.Bucket(bktColls).Put([]byte(ci.ID), b)
 }
 

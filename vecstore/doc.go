@@ -59,7 +59,7 @@
 // as configured, but cairn promises recall@10 ≥ 0.95 at every selectivity,
 // which Chroma's default of 100 misses on data of intrinsic dimension 32
 // (0.936, the same as Chroma's own hnswlib on that data; 0.986 at 200).
-// SQ8 collections widen it 1.5x more (sq8Beam, measured in bench/README.md).
+// SQ8 and sq8r collections widen it 1.5x more (sq8Beam, measured in bench/README.md).
 //
 // # Vector codes
 //
@@ -70,17 +70,29 @@
 // 8-bit codes with a per-vector offset and step (index.SQ8): 392 bytes per
 // vector at dimension 384 against 1,536, on disk and in the graph, Get
 // returning the decoded vector. Recode converts an existing collection in
-// one transaction, keeping its graph. The engine's message collections use
+// one transaction, keeping its graph. "cairn:vector_code": "sq8r"
+// (index.SQ8Residual) codes each vector's residual from the nearest of
+// 1,024 centroids instead: 398 bytes per vector at dimension 384 and
+// distances nearer float32's than SQ8's. The centroids are trained by the
+// write that brings the collection to index.TrainRows (4,096) vectors, in
+// its transaction, on every vector the collection then holds, and stored
+// with it in 8 bits (401 KB at dimension 384); the rows written before
+// keep no centroid (they are SQ8 codes), so Recode from SQ8 to sq8r keeps
+// every code as it is. A row depends on the table it was coded against,
+// so every path that hands vectors to the graph (a write, replaying
+// another process's writes, loading, Repair) hands it the rows as stored
+// (graphVec), never their decoded vectors. The centroids are not
+// retrained as the collection grows. The engine's message collections use
 // SQ8 (their vectors can be recomputed from the messages).
 //
 // Dense ids are assigned by vecstore, lowest free first, so ids
 // freed by deletes are reused.
 //
-// # File layout (format version 3)
+// # File layout (format version 3; 4 once a file holds an sq8r collection)
 //
 // DIR/vectors.db is a bbolt file:
 //
-//	meta        magic "cairn-vecstore\x00", version (u32 BE, =3), seq (u64 BE:
+//	meta        magic "cairn-vecstore\x00", version (u32 BE, 3 or 4), seq (u64 BE:
 //	            global change sequence, +1 per committed write)
 //	tenants     name -> "{}"
 //	databases   tenant\x00name -> {"id": uuid}
@@ -96,7 +108,15 @@
 //	                  index.AppendSQ8's lo, step and codes
 //	                  (AppendSQ8Unit of the normalized vector, in the
 //	                  cosine space: the same layout, lo and step scaled
-//	                  so the decoded vector has unit norm)
+//	                  so the decoded vector has unit norm), or for sq8r
+//	                  collections the row index.AppendRow gives without
+//	                  its t field (lo, step f32, centroid u16 with 0xFFFF
+//	                  for none, codes: index.RowLen(dim)-4 bytes; t is
+//	                  computed back on read, see expandRow)
+//	            cent: (a key, sq8r collections once trained) CRC + the
+//	                  centroid table, each centroid as AppendSQ8 lays
+//	                  out a vector (index.AppendCentroidTable: decodes
+//	                  to the table the rows were coded against exactly)
 //	            log:  seq u64 BE -> CRC + ids touched by that write
 //	            snap: chunk 0 -> index.MarshalGraph of the graph as of
 //	                  snapshot seq, uncompressed, in one value (no
@@ -118,7 +138,11 @@
 // (recovering from bbolt panics page by page), rebuilds each graph from the
 // stored vectors, writes fresh snapshots and swaps the file in (the old one
 // is kept as vectors.db.bak). testdata/format-v1.db and format-v2.db are
-// frozen fixtures opened by TestFrozenFixture and TestFrozenFixtureV2.
+// frozen fixtures opened by TestFrozenFixture and TestFrozenFixtureV2, and
+// format-v4.db.zst (sq8r collections, trained and not) by TestFrozenFixtureV4.
+// Version 4 adds only sq8r collections: a file is marked 4 when it gets
+// one (putCollInfo), so that version 3 readers refuse it instead of
+// misreading rows as vectors; other files stay version 3.
 //
 // Older files are read as they are. Version 2 snapshots are compressed:
 // they are decoded on load, and a one-shot store loads the collection

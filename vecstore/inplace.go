@@ -218,6 +218,14 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc 
 			return corruptf(nil, "collection %s: missing data bucket", ci.ID)
 		}
 		c := &inPlace{ci: ci, rec: cb.Bucket(subRec), vec: cb.Bucket(subVec)}
+		if ci.Config.HNSW.VectorCode == CodeSQ8R && incSet[IncludeEmbeddings] {
+			// An sq8r row decodes against the centroid table the
+			// snapshot's graph holds.
+			var err error
+			if c, err = s.openInPlace(tx, ci); err != nil {
+				return err
+			}
+		}
 		var recs []*record
 		seen := make(map[string]bool, len(req.IDs))
 		for _, id := range req.IDs {
@@ -268,6 +276,7 @@ type inPlace struct {
 	vec   *bolt.Bucket
 	graph *index.View
 	ids   snapIDs
+	table []float32 // sq8r: the centroid table rows are expanded against
 	// fresh holds the records written since the snapshot, by id (nil:
 	// deleted since); freshDense their dense ids.
 	fresh      map[string]*record
@@ -302,6 +311,16 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 	}
 	if o := c.graph.Options(); o.Dim != ci.Dimension || o.Space != indexSpace(ci.Config.HNSW.Space) || o.Code != ci.Config.HNSW.indexCode() {
 		return nil, errNotInPlace // written before a Recode: the ordinary path re-encodes it
+	}
+	if ci.Config.HNSW.VectorCode == CodeSQ8R {
+		if (cb.Get(keyCentroids) != nil) != c.graph.Trained() {
+			// Trained since the snapshot: rows written since refer to
+			// centroids the snapshot lacks; the loaded path installs them.
+			return nil, errNotInPlace
+		}
+		if c.table, err = readCentroids(cb, ci); err != nil {
+			return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
+		}
 	}
 	idsVal := sb.Get(keySnapIDs)
 	if idsVal == nil {
@@ -348,15 +367,27 @@ func (c *inPlace) record(id string) (*record, error) {
 	return r, nil
 }
 
-// stored returns dense id d's vector payload as stored (CRC checked), nil
-// when there is none; a damaged one is reported through *bad.
+// stored returns dense id d's vector payload as stored (CRC checked; an
+// sq8r row expanded, see expandRow), nil when there is none; a damaged one
+// is reported through *bad.
 func (c *inPlace) stored(d uint32, bad *error) []byte {
 	val := c.vec.Get(u32(d))
 	if val == nil {
 		return nil
 	}
 	if len(val) >= 4 && crc(val[4:]) == binary.BigEndian.Uint32(val) {
-		return val[4:] // (unseal, without formatting its message per vector)
+		p := val[4:] // (unseal, without formatting its message per vector)
+		if c.ci.Config.HNSW.VectorCode != CodeSQ8R {
+			return p
+		}
+		row, err := expandRow(c.ci, c.table, p)
+		if err == nil {
+			return row
+		}
+		if *bad == nil {
+			*bad = fmt.Errorf("collection %s: vector %d: %w", c.ci.ID, d, err)
+		}
+		return nil
 	}
 	_, err := unseal(val, fmt.Sprintf("vector %d", d))
 	if *bad == nil {
@@ -454,11 +485,24 @@ func (c *inPlace) appendRecord(res *GetResult, r *record) error {
 		if val == nil {
 			return corruptf(nil, "collection %s: record %q: vector %d missing", c.ci.ID, r.id, r.dense)
 		}
-		v, err := decodeStored(c.ci, val, fmt.Sprintf("vector %d", r.dense))
+		var v []float32
+		var err error
+		if c.ci.Config.HNSW.VectorCode == CodeSQ8R {
+			var bad error
+			if p := c.stored(r.dense, &bad); bad != nil {
+				return bad
+			} else if dv, ok := c.graph.DecodeRow(p); ok {
+				v = dv
+			} else {
+				err = corruptf(nil, "vector %d: malformed sq8r row", r.dense)
+			}
+		} else {
+			v, err = decodeStored(c.ci, val, fmt.Sprintf("vector %d", r.dense))
+		}
 		if err != nil {
 			return fmt.Errorf("collection %s: %w", c.ci.ID, err)
 		}
-		if c.ci.Config.HNSW.VectorCode == CodeSQ8 && c.ci.Config.HNSW.Space == SpaceCosine && r.norm > 0 {
+		if c.ci.Config.HNSW.VectorCode != "" && c.ci.Config.HNSW.Space == SpaceCosine && r.norm > 0 {
 			for i := range v {
 				v[i] *= r.norm
 			}

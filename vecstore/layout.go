@@ -11,11 +11,17 @@ import (
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
-// On-disk layout (format version 3; versions 1 and 2 are read and upgraded
-// by the first write). See doc.go for the description.
+// On-disk layout (format version 3, or 4 once the file holds an sq8r
+// collection; versions 1 and 2 are read and upgraded by the first write).
+// See doc.go for the description.
 const (
-	formatMagic   = "cairn-vecstore\x00"
-	formatVersion = 3
+	formatMagic = "cairn-vecstore\x00"
+	// formatVersion is the newest version read: 4 adds sq8r collections
+	// (their rows and centroid table), which version 3 readers would
+	// misread; a file is marked 4 only when it gets one (putCollInfo).
+	formatVersion = 4
+	// writeVersion is what every file is brought to by its first write.
+	writeVersion = 3
 	// minFormatVersion is the oldest version read.
 	minFormatVersion = 1
 	// recVersion is the version byte inside every record value.
@@ -43,6 +49,9 @@ var (
 	// keySnapIDs holds, in the snap bucket of a raw snapshot, the record id
 	// of each dense id (encodeSnapIDs).
 	keySnapIDs = []byte("ids")
+	// keyCentroids, in a collection's bucket, holds an sq8r collection's
+	// centroid table once trained (encodeCentroids).
+	keyCentroids = []byte("cent")
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

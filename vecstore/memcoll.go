@@ -29,6 +29,12 @@ type memColl struct {
 	idx     *metaIndex
 	graph   *index.Index // nil until the first vector
 
+	// An sq8r collection's centroid table as stored (decoded; nil until
+	// trained) and an empty index holding it that codes new rows
+	// (rowCoderLocked; nil until needed).
+	cent  []float32
+	coder *index.Index
+
 	lazyMu     sync.Mutex
 	order      []uint32 // live dense ids by insertion order
 	orderDirty bool
@@ -101,14 +107,14 @@ func (mc *memColl) setRecordLocked(r *record) {
 // every touched id to its current record (nil when absent), vecs holds the
 // vectors to (re)insert by dense id.
 // REQUIRES: caller holds Store.mu exclusively.
-func (s *Store) applyStatesLocked(mc *memColl, states map[string]*record, vecs map[uint32][]float32) error {
+func (s *Store) applyStatesLocked(mc *memColl, states map[string]*record, vecs map[uint32]graphVec) error {
 	for id, r := range states {
 		if old := mc.byID[id]; old != nil && (r == nil || r.dense != old.dense) {
 			mc.removeRecordLocked(old)
 		}
 	}
 	var ids []uint32
-	var vs [][]float32
+	var vs []graphVec
 	for id, r := range states {
 		if r == nil {
 			continue
@@ -128,24 +134,88 @@ func (s *Store) applyStatesLocked(mc *memColl, states map[string]*record, vecs m
 }
 
 // REQUIRES: caller holds Store.mu exclusively.
-func (s *Store) insertVectorsLocked(mc *memColl, ids []uint32, vs [][]float32) error {
+func (s *Store) insertVectorsLocked(mc *memColl, ids []uint32, gvs []graphVec) error {
 	if len(ids) == 0 {
 		return nil
 	}
 	if mc.graph == nil {
 		if mc.info.Dimension == 0 {
-			mc.info.Dimension = len(vs[0])
+			mc.info.Dimension = len(gvs[0].v)
 		}
 		g, err := s.newGraph(mc.info)
 		if err != nil {
 			return err
 		}
+		if mc.cent != nil {
+			if err := g.SetCentroids(mc.cent); err != nil {
+				return fmt.Errorf("vecstore: collection %s: %w", mc.info.ID, err)
+			}
+		}
 		mc.graph = g
 	}
+	if mc.info.Config.HNSW.VectorCode == CodeSQ8R {
+		rows := make([][]byte, len(gvs))
+		for i, gv := range gvs {
+			rows[i] = gv.row
+		}
+		return mc.graph.InsertRows(context.Background(), ids, rows)
+	}
 	if len(ids) == 1 {
-		return mc.graph.Insert(ids[0], vs[0])
+		return mc.graph.Insert(ids[0], gvs[0].v)
+	}
+	vs := make([][]float32, len(gvs))
+	for i, gv := range gvs {
+		vs[i] = gv.v
 	}
 	return mc.graph.InsertBatch(context.Background(), ids, vs)
+}
+
+// installCentroidsLocked makes table (the stored centroid table, decoded)
+// mc's, and its graph's when the graph has none yet (rows coded before
+// training have no centroid and stay valid).
+// REQUIRES: caller holds Store.mu exclusively.
+func (mc *memColl) installCentroidsLocked(table []float32) error {
+	mc.cent, mc.coder = table, nil
+	if mc.graph != nil && mc.graph.Centroids() == nil {
+		if err := mc.graph.SetCentroids(table); err != nil {
+			return fmt.Errorf("vecstore: collection %s: %w", mc.info.ID, err)
+		}
+	}
+	return nil
+}
+
+// syncCentroidsLocked installs collection bucket cb's centroid table in mc
+// when the file has one mc lacks (another process trained it).
+// REQUIRES: caller holds Store.mu exclusively.
+func (mc *memColl) syncCentroidsLocked(cb *bolt.Bucket, ci *collInfo) error {
+	if mc.cent != nil || ci.Config.HNSW.VectorCode != CodeSQ8R {
+		return nil
+	}
+	table, err := readCentroids(cb, ci)
+	if err != nil || table == nil {
+		return err
+	}
+	return mc.installCentroidsLocked(table)
+}
+
+// rowCoderLocked returns the empty index that codes collection ci's new
+// rows against mc's centroid table.
+// REQUIRES: caller holds Store.mu exclusively.
+func (s *Store) rowCoderLocked(mc *memColl, ci *collInfo) (*index.Index, error) {
+	if mc.coder != nil && mc.coder.Options().Dim == ci.Dimension {
+		return mc.coder, nil
+	}
+	g, err := s.newGraph(ci)
+	if err != nil {
+		return nil, err
+	}
+	if mc.cent != nil {
+		if err := g.SetCentroids(mc.cent); err != nil {
+			return nil, fmt.Errorf("vecstore: collection %s: %w", ci.ID, err)
+		}
+	}
+	mc.coder = g
+	return g, nil
 }
 
 // prepareReads builds the lazily maintained caches (insertion order and the
@@ -246,7 +316,7 @@ func (s *Store) replayLocked(tx *bolt.Tx, mc *memColl, ni *collInfo) error {
 		}
 	}
 	states := make(map[string]*record, len(touched))
-	vecs := make(map[uint32][]float32)
+	vecs := make(map[uint32]graphVec)
 	recB, vecB := cb.Bucket(subRec), cb.Bucket(subVec)
 	for id := range touched {
 		val := recB.Get([]byte(id))
@@ -260,7 +330,7 @@ func (s *Store) replayLocked(tx *bolt.Tx, mc *memColl, ni *collInfo) error {
 		}
 		states[id] = r
 		if old := mc.byID[id]; old == nil || old.dense != r.dense || old.vseq != r.vseq {
-			v, err := readVector(vecB, ni, r.dense)
+			v, err := readVector(vecB, ni, mc.cent, r.dense)
 			if err != nil {
 				return fmt.Errorf("collection %s: record %q: %w", ni.ID, id, err)
 			}
@@ -268,6 +338,9 @@ func (s *Store) replayLocked(tx *bolt.Tx, mc *memColl, ni *collInfo) error {
 		}
 	}
 	mc.info = ni
+	if err := mc.syncCentroidsLocked(cb, ni); err != nil {
+		return fmt.Errorf("collection %s: %w", ni.ID, err)
+	}
 	if err := s.applyStatesLocked(mc, states, vecs); err != nil {
 		return err
 	}
@@ -275,13 +348,14 @@ func (s *Store) replayLocked(tx *bolt.Tx, mc *memColl, ni *collInfo) error {
 	return nil
 }
 
-// readVector reads dense id's vector in collection ci's code (see decodeStored).
-func readVector(vecB *bolt.Bucket, ci *collInfo, dense uint32) ([]float32, error) {
+// readVector reads dense id's vector in collection ci's code, as the graph
+// takes it (see decodeGraphVec).
+func readVector(vecB *bolt.Bucket, ci *collInfo, table []float32, dense uint32) (graphVec, error) {
 	val := vecB.Get(u32(dense))
 	if val == nil {
-		return nil, corruptf(nil, "vector %d missing", dense)
+		return graphVec{}, corruptf(nil, "vector %d missing", dense)
 	}
-	return decodeStored(ci, val, fmt.Sprintf("vector %d", dense))
+	return decodeGraphVec(ci, table, val, fmt.Sprintf("vector %d", dense))
 }
 
 // loadedLocked returns collection id loaded in memory, loading it if needed.
@@ -350,6 +424,11 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 		return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
 	}
 	vecB := cb.Bucket(subVec)
+	if ci.Config.HNSW.VectorCode == CodeSQ8R {
+		if mc.cent, err = readCentroids(cb, ci); err != nil {
+			return nil, fmt.Errorf("collection %s: %w (Repair rebuilds the collection from its readable rows)", ci.ID, err)
+		}
+	}
 	if raw != nil || snapErr != nil {
 		var g *index.Index
 		if snapErr == nil {
@@ -358,17 +437,17 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 			// lookup per vector.
 			cur := vecB.Cursor()
 			k, v := cur.First()
-			g, snapErr = decodeSnapshot(raw, ci, func(d uint32) ([]float32, error) {
+			g, snapErr = decodeSnapshot(raw, ci, func(d uint32) (graphVec, error) {
 				if !mc.live.Contains(d) {
-					return nil, nil // deleted since the snapshot
+					return graphVec{}, nil // deleted since the snapshot
 				}
 				for k != nil && u32key(k) < d {
 					k, v = cur.Next()
 				}
 				if k == nil || u32key(k) != d {
-					return nil, corruptf(nil, "vector %d missing", d)
+					return graphVec{}, corruptf(nil, "vector %d missing", d)
 				}
-				return decodeStored(ci, v, fmt.Sprintf("vector %d", d))
+				return decodeGraphVec(ci, mc.cent, v, fmt.Sprintf("vector %d", d))
 			})
 		}
 		if snapErr != nil {
@@ -382,14 +461,21 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 			}
 		}
 		mc.graph = g
+		if mc.cent != nil {
+			if err := mc.installCentroidsLocked(mc.cent); err != nil {
+				return nil, err
+			}
+		} else if g.Options().Code == index.SQ8Residual && g.Centroids() != nil {
+			return nil, corruptf(nil, "collection %s: centroid table missing (Repair rebuilds the collection from its readable rows)", ci.ID)
+		}
 	}
 	var ids []uint32
-	var vs [][]float32
+	var vs []graphVec
 	for _, r := range mc.byID {
 		if mc.graph != nil && r.vseq <= ci.SnapSeq && mc.graph.Contains(r.dense) {
 			continue
 		}
-		v, err := readVector(vecB, ci, r.dense)
+		v, err := readVector(vecB, ci, mc.cent, r.dense)
 		if err != nil {
 			return nil, fmt.Errorf("collection %s: record %q: %w", ci.ID, r.id, err)
 		}
@@ -459,13 +545,25 @@ func decompressSnapshot(comp []byte) ([]byte, error) {
 // decodeSnapshot decodes a decompressed graph snapshot of collection ci,
 // taking the vectors of a graph-only snapshot from vector, and brings the
 // graph to the collection's code (a snapshot written before a Recode, or
-// by format version 1, holds another).
-func decodeSnapshot(raw []byte, ci *collInfo, vector func(uint32) ([]float32, error)) (*index.Index, error) {
+// by format version 1, holds another). An sq8r collection's snapshot is
+// always graph-only and sq8r (Recode and Repair write one with the code).
+func decodeSnapshot(raw []byte, ci *collInfo, vector func(uint32) (graphVec, error)) (*index.Index, error) {
 	var g *index.Index
 	var err error
-	if ci.SnapGraph {
-		g, err = index.UnmarshalGraph(raw, vector)
-	} else {
+	switch {
+	case ci.Config.HNSW.VectorCode == CodeSQ8R && !ci.SnapGraph:
+		return nil, corruptf(nil, "graph snapshot of an sq8r collection holds its vectors")
+	case ci.Config.HNSW.VectorCode == CodeSQ8R:
+		g, err = index.UnmarshalGraphRows(raw, func(d uint32) ([]byte, error) {
+			gv, err := vector(d)
+			return gv.row, err
+		})
+	case ci.SnapGraph:
+		g, err = index.UnmarshalGraph(raw, func(d uint32) ([]float32, error) {
+			gv, err := vector(d)
+			return gv.v, err
+		})
+	default:
 		g, err = index.Unmarshal(raw)
 	}
 	if err != nil {

@@ -121,7 +121,8 @@ func crashWriter() error {
 // moments, repeatedly, and checks after each reopen that every batch is
 // wholly present or wholly absent, every acknowledged write survived, and
 // the graph and metadata index agree with the records (Store.Check), in a
-// float32 and in an SQ8 collection.
+// float32, an SQ8 and an sq8r collection (which trains its centroids in
+// the write that reaches 4,096 records, at some kill or other).
 func TestCrashAtomicity(t *testing.T) {
 	rounds := 12
 	if testing.Short() {
@@ -129,6 +130,7 @@ func TestCrashAtomicity(t *testing.T) {
 	}
 	t.Run("float32", func(t *testing.T) { crashRounds(t, "float32", rounds) })
 	t.Run("sq8", func(t *testing.T) { crashRounds(t, "sq8", max(3, rounds/2)) })
+	t.Run("sq8r", func(t *testing.T) { crashRounds(t, "sq8r", max(4, rounds/2)) })
 }
 
 func crashRounds(t *testing.T, code string, rounds int) {

@@ -190,7 +190,15 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 		if len(st.touched) == 0 && !dimFixed {
 			return nil, nil
 		}
-		if err := st.persist(tx, bs, &info, seq); err != nil {
+		coder, err := s.trainIfDueLocked(tx, mc, &info, st)
+		if err != nil {
+			return nil, err
+		}
+		table := mc.cent
+		if st.cent != nil {
+			table = st.cent
+		}
+		if err := st.persist(tx, bs, &info, seq, coder, table); err != nil {
 			return nil, err
 		}
 		info.LastSeq = seq
@@ -205,7 +213,15 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 		return func() {
 			s.mu.infos[cid] = &ni
 			mc.info = &ni
-			if err := s.applyStatesLocked(mc, st.states, st.vecs); err != nil {
+			err := error(nil)
+			if st.cent != nil {
+				err = mc.installCentroidsLocked(st.cent)
+				mc.coder = st.coder
+			}
+			if err == nil {
+				err = s.applyStatesLocked(mc, st.states, st.graph)
+			}
+			if err != nil {
 				// The write is committed; memory is rebuilt from the file on
 				// the next access.
 				s.log.Error("vecstore: applying a committed write to memory failed; reloading", "collection", cid, "err", err)
@@ -298,8 +314,14 @@ func (s *Store) fixDimensionThenRefuse(tx *bolt.Tx, mc *memColl, cid string, inf
 // persisted or applied to memory.
 type writeStage struct {
 	states  map[string]*record   // new state by id
-	vecs    map[uint32][]float32 // new vectors by dense id
+	vecs    map[uint32][]float32 // new vectors by dense id, as written
+	graph   map[uint32]graphVec  // what the graph is given for them (persist)
 	touched []string             // ids in first-touched order
+	// cent and coder: the centroid table this write trained (an sq8r
+	// collection reaching index.TrainRows vectors) and the index that
+	// coded its rows against it; nil when it trained none.
+	cent  []float32
+	coder *index.Index
 }
 
 // stageWriteLocked computes the new state of every record the batch changes.
@@ -398,23 +420,28 @@ func openRecordBuckets(tx *bolt.Tx, cid string) (recordBuckets, error) {
 
 // persist writes the staged records, their vectors and, when any record
 // changed, the change-log entry seq, and takes seq from the store's sequence.
-// Vectors are encoded in the collection's code (ci); the staged vector is
-// replaced by what the graph should hold for it (see encodeStored).
-func (st *writeStage) persist(tx *bolt.Tx, bs recordBuckets, ci *collInfo, seq uint64) error {
+// Vectors are encoded in the collection's code (ci; sq8r rows by coder,
+// against table);
+// st.graph gets what the graph should hold for each (see encodeStored).
+func (st *writeStage) persist(tx *bolt.Tx, bs recordBuckets, ci *collInfo, seq uint64, coder *index.Index, table []float32) error {
 	if _, err := nextSeq(tx); err != nil {
 		return err
 	}
+	st.graph = make(map[uint32]graphVec, len(st.vecs))
 	for _, id := range st.touched {
 		r := st.states[id]
 		if err := bs.rec.Put([]byte(id), encodeRecord(r)); err != nil {
 			return err
 		}
 		if v, ok := st.vecs[r.dense]; ok {
-			val, gv := encodeStored(ci, v)
+			val, gv, err := encodeStored(ci, coder, table, v)
+			if err != nil {
+				return err
+			}
 			if err := bs.vec.Put(u32(r.dense), val); err != nil {
 				return err
 			}
-			st.vecs[r.dense] = gv
+			st.graph[r.dense] = gv
 		}
 	}
 	if len(st.touched) > 0 {
@@ -423,6 +450,79 @@ func (st *writeStage) persist(tx *bolt.Tx, bs recordBuckets, ci *collInfo, seq u
 		}
 	}
 	return nil
+}
+
+// trainIfDueLocked returns the index that codes the write's rows in an
+// sq8r collection (nil for other codes). The write that brings the
+// collection to index.TrainRows vectors first trains the centroid table
+// on every vector it will hold (the graph's, decoded, and the staged
+// ones) and stores the table in its transaction (st.cent, st.coder: memory
+// takes them once it commits); rows written before keep no centroid.
+// REQUIRES: Store.mu held exclusively.
+func (s *Store) trainIfDueLocked(tx *bolt.Tx, mc *memColl, ci *collInfo, st *writeStage) (*index.Index, error) {
+	if ci.Config.HNSW.VectorCode != CodeSQ8R || len(st.vecs) == 0 {
+		return nil, nil
+	}
+	cb := tx.Bucket(collBucketName(ci.ID))
+	if err := mc.syncCentroidsLocked(cb, ci); err != nil {
+		return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
+	}
+	coder, err := s.rowCoderLocked(mc, ci)
+	if err != nil || mc.cent != nil {
+		return coder, err
+	}
+	n := len(mc.byID)
+	for id, r := range st.states {
+		if r != nil && mc.byID[id] == nil {
+			n++
+		}
+	}
+	if n < index.TrainRows {
+		return coder, nil
+	}
+	vecs := make([][]float32, 0, n)
+	for _, v := range st.vecs {
+		vecs = append(vecs, v)
+	}
+	if mc.graph != nil {
+		for _, r := range mc.byID {
+			if _, restaged := st.vecs[r.dense]; restaged {
+				continue
+			}
+			if ns, ok := st.states[r.id]; ok && (ns == nil || ns.dense != r.dense) {
+				continue
+			}
+			if v, ok := mc.graph.Vector(r.dense); ok {
+				vecs = append(vecs, v)
+			}
+		}
+	}
+	if len(vecs) < index.TrainRows {
+		return coder, nil
+	}
+	trained, err := coder.TrainCentroids(vecs)
+	if err != nil {
+		return nil, fmt.Errorf("vecstore: collection %s: train centroids: %w", ci.ID, err)
+	}
+	val, err := encodeCentroids(trained, ci.Dimension)
+	if err != nil {
+		return nil, err
+	}
+	table, err := decodeCentroids(val, ci.Dimension)
+	if err != nil {
+		return nil, err
+	}
+	if err := cb.Put(keyCentroids, val); err != nil {
+		return nil, err
+	}
+	if st.coder, err = s.newGraph(ci); err != nil {
+		return nil, err
+	}
+	if err := st.coder.SetCentroids(table); err != nil {
+		return nil, fmt.Errorf("vecstore: collection %s: %w", ci.ID, err)
+	}
+	st.cent = table
+	return st.coder, nil
 }
 
 // mergeMeta applies md (Null deletes) on top of old; the result is nil when empty.
@@ -960,11 +1060,11 @@ func (s *Store) search(mc *memColl, q []float32, k int, allowed *roaring.Bitmap,
 
 // beam is the candidate list size for a query of k results in a
 // collection configured with cfg: Options.BeamFactor x ef_search (and
-// sq8Beam times that for SQ8 collections), never below k and within
+// sq8Beam times that for SQ8 and sq8r collections), never below k and within
 // index's bound.
 func (s *Store) beam(cfg HNSWConfig, k int) int {
 	f := s.opts.BeamFactor
-	if cfg.VectorCode == CodeSQ8 {
+	if cfg.VectorCode == CodeSQ8 || cfg.VectorCode == CodeSQ8R {
 		f *= sq8Beam
 	}
 	ef := min(int(math.Round(f*float64(cfg.EfSearch))), 1<<16)

@@ -193,14 +193,14 @@ func copyBucket(from, to *bolt.Bucket, rep *RepairReport) error {
 
 // repairItem is a record that survived repair, with its vector.
 type repairItem struct {
-	r *record
-	v []float32
+	r  *record
+	gv graphVec
 }
 
 // repairCollection copies collection ci's readable records from old into
 // nw, in insertion order, with a graph rebuilt from their vectors.
 func repairCollection(s *Store, old, nw *bolt.DB, ci *collInfo, seq uint64, rep *RepairReport) error {
-	items, err := salvageRecords(old, ci, rep)
+	items, table, err := salvageRecords(old, ci, rep)
 	if err != nil {
 		return err
 	}
@@ -212,24 +212,25 @@ func repairCollection(s *Store, old, nw *bolt.DB, ci *collInfo, seq uint64, rep 
 	var next uint32
 	if len(items) > 0 {
 		if ni.Dimension == 0 {
-			ni.Dimension = len(items[0].v)
+			ni.Dimension = len(items[0].gv.v)
 		}
-		if comp, next, err = s.rebuildSnapshot(&ni, items); err != nil {
+		if comp, next, err = s.rebuildSnapshot(&ni, items, table); err != nil {
 			return err
 		}
 		rep.GraphsRebuilt++
 	}
 	return nw.Update(func(tx *bolt.Tx) error {
-		return putRepairedCollection(tx, &ni, items, comp, next, seq, rep)
+		return putRepairedCollection(tx, &ni, items, table, comp, next, seq, rep)
 	})
 }
 
 // salvageRecords reads collection ci's records whose record and vector
-// decode, counting the others as dropped. A dense id claimed twice keeps
+// decode, counting the others as dropped, and an sq8r collection's
+// centroid table (nil when it has none or it is damaged: then its rows
+// coded against a centroid are dropped). A dense id claimed twice keeps
 // its first record.
-func salvageRecords(old *bolt.DB, ci *collInfo, rep *RepairReport) ([]repairItem, error) {
-	var items []repairItem
-	err := old.View(func(otx *bolt.Tx) (rerr error) {
+func salvageRecords(old *bolt.DB, ci *collInfo, rep *RepairReport) (items []repairItem, table []float32, err error) {
+	err = old.View(func(otx *bolt.Tx) (rerr error) {
 		defer guard(&rerr)
 		cb := otx.Bucket(collBucketName(ci.ID))
 		if cb == nil || cb.Bucket(subRec) == nil || cb.Bucket(subVec) == nil {
@@ -237,6 +238,11 @@ func salvageRecords(old *bolt.DB, ci *collInfo, rep *RepairReport) ([]repairItem
 			return nil
 		}
 		vecB := cb.Bucket(subVec)
+		if ci.Config.HNSW.VectorCode == CodeSQ8R {
+			if t, terr := readCentroids(cb, ci); terr == nil {
+				table = t
+			}
+		}
 		used := make(map[uint32]bool)
 		safeForEach(cb.Bucket(subRec), rep, func(k, v []byte) {
 			r, err := decodeRecord(string(k), v)
@@ -244,43 +250,54 @@ func salvageRecords(old *bolt.DB, ci *collInfo, rep *RepairReport) ([]repairItem
 				rep.DroppedRecords++
 				return
 			}
-			var vec []float32
+			var gv graphVec
 			func() {
 				defer func() {
 					if recover() != nil {
 						err = corruptf(nil, "vector page")
 					}
 				}()
-				vec, err = readVector(vecB, ci, r.dense)
+				gv, err = readVector(vecB, ci, table, r.dense)
 			}()
-			if err != nil || (ci.Dimension != 0 && len(vec) != ci.Dimension) {
+			if err != nil || (gv.row == nil && ci.Dimension != 0 && len(gv.v) != ci.Dimension) {
 				rep.DroppedRecords++
 				return
 			}
 			used[r.dense] = true
-			items = append(items, repairItem{r, vec})
+			items = append(items, repairItem{r, gv})
 		})
 		return nil
 	})
-	return items, err
+	return items, table, err
 }
 
 // rebuildSnapshot builds collection ni's graph from items and returns its
 // compressed snapshot and the next free dense id.
-func (s *Store) rebuildSnapshot(ni *collInfo, items []repairItem) (comp []byte, next uint32, err error) {
+func (s *Store) rebuildSnapshot(ni *collInfo, items []repairItem, table []float32) (comp []byte, next uint32, err error) {
 	g, err := s.newGraph(ni)
 	if err != nil {
 		return nil, 0, err
 	}
+	if table != nil {
+		if err := g.SetCentroids(table); err != nil {
+			return nil, 0, err
+		}
+	}
 	ids := make([]uint32, len(items))
 	vs := make([][]float32, len(items))
+	rows := make([][]byte, len(items))
 	for i, it := range items {
-		ids[i], vs[i] = it.r.dense, it.v
+		ids[i], vs[i], rows[i] = it.r.dense, it.gv.v, it.gv.row
 		if it.r.dense >= next {
 			next = it.r.dense + 1
 		}
 	}
-	if err := g.InsertBatch(context.Background(), ids, vs); err != nil {
+	if ni.Config.HNSW.VectorCode == CodeSQ8R {
+		err = g.InsertRows(context.Background(), ids, rows)
+	} else {
+		err = g.InsertBatch(context.Background(), ids, vs)
+	}
+	if err != nil {
 		return nil, 0, err
 	}
 	if err := g.Check(); err != nil {
@@ -299,7 +316,7 @@ func (s *Store) rebuildSnapshot(ni *collInfo, items []repairItem) (comp []byte, 
 // putRepairedCollection writes collection ni with its items and snapshot
 // comp (nil for none) into the repaired file. A collection whose name is
 // already taken is dropped.
-func putRepairedCollection(tx *bolt.Tx, ni *collInfo, items []repairItem, comp []byte, next uint32, seq uint64, rep *RepairReport) error {
+func putRepairedCollection(tx *bolt.Tx, ni *collInfo, items []repairItem, table []float32, comp []byte, next uint32, seq uint64, rep *RepairReport) error {
 	if tx.Bucket(bktCollNames).Get(nameKey(ni.Tenant, ni.Database, ni.Name)) != nil {
 		rep.DroppedBuckets++
 		return nil
@@ -321,11 +338,28 @@ func putRepairedCollection(tx *bolt.Tx, ni *collInfo, items []repairItem, comp [
 		if err := subs["rec"].Put([]byte(it.r.id), encodeRecord(it.r)); err != nil {
 			return err
 		}
-		val, _ := encodeStored(ni, it.v)
+		var val []byte
+		if it.gv.row != nil {
+			val = sealed(storedRow(it.gv.row))
+		} else {
+			var err error
+			if val, _, err = encodeStored(ni, nil, nil, it.gv.v); err != nil {
+				return err
+			}
+		}
 		if err := subs["vec"].Put(u32(it.r.dense), val); err != nil {
 			return err
 		}
 		rep.Records++
+	}
+	if table != nil {
+		val, err := encodeCentroids(table, ni.Dimension)
+		if err != nil {
+			return err
+		}
+		if err := cb.Put(keyCentroids, val); err != nil {
+			return err
+		}
 	}
 	if comp != nil {
 		chunks := 0

@@ -177,7 +177,7 @@ func initLayout(tx *bolt.Tx) error {
 		if err := meta.Put(keyMagic, []byte(formatMagic)); err != nil {
 			return err
 		}
-		if err := meta.Put(keyVersion, u32(formatVersion)); err != nil {
+		if err := meta.Put(keyVersion, u32(writeVersion)); err != nil {
 			return err
 		}
 		if err := meta.Put(keySeq, u64(0)); err != nil {
@@ -233,13 +233,16 @@ func checkFormat(tx *bolt.Tx) error {
 // (snapshots without vectors, SQ8 vectors); everything version 1 wrote stays
 // valid and is read as it is (its snapshots carry their vectors and are
 // replaced by the next snapshot).
-func upgradeFormat(tx *bolt.Tx) error {
+func upgradeFormat(tx *bolt.Tx) error { return raiseFormat(tx, writeVersion) }
+
+// raiseFormat marks the file version ver unless it is newer already.
+func raiseFormat(tx *bolt.Tx, ver uint32) error {
 	meta := tx.Bucket(bktMeta)
 	if meta == nil {
 		return nil // Open's first transaction lays the file out
 	}
-	if v := meta.Get(keyVersion); len(v) == 4 && binary.BigEndian.Uint32(v) < formatVersion {
-		return meta.Put(keyVersion, u32(formatVersion))
+	if v := meta.Get(keyVersion); len(v) == 4 && binary.BigEndian.Uint32(v) < ver {
+		return meta.Put(keyVersion, u32(ver))
 	}
 	return nil
 }

@@ -10,13 +10,13 @@ import (
 )
 
 // TestVectorCodeOptIn: a Chroma client opts a collection into 8-bit codes
-// through its metadata ("cairn:vector_code": "sq8"); it then reads back
+// through its metadata ("cairn:vector_code": "sq8" or "sq8r"); it then reads back
 // embeddings within a quantization step of what it wrote (a float32
 // collection reads back exactly), and a bad value is a 400 naming the key.
 func TestVectorCodeOptIn(t *testing.T) {
 	base, _ := cairnServer(t, chromaapi.Options{})
 	written := []float32{0.1, -0.25, 0.5, 0.8, -1, 0.333}
-	for _, code := range []string{"float32", "sq8"} {
+	for _, code := range []string{"float32", "sq8", "sq8r"} {
 		a := call(t, base, "POST", collPath, `{"name":"codes-`+code+`","metadata":{"cairn:vector_code":"`+code+`"}}`, nil)
 		if a.status != 200 {
 			t.Fatalf("create %s: %d %s", code, a.status, a.body)
@@ -41,7 +41,7 @@ func TestVectorCodeOptIn(t *testing.T) {
 		step := (0.8 - -1.0) / 255
 		for i, w := range written {
 			d := math.Abs(got.Embeddings[0][i] - float64(w))
-			if code == "float32" && float32(got.Embeddings[0][i]) != w || code == "sq8" && d > step {
+			if code == "float32" && float32(got.Embeddings[0][i]) != w || code != "float32" && d > step {
 				t.Errorf("%s: component %d read back %v, wrote %v", code, i, got.Embeddings[0][i], w)
 			}
 		}
