@@ -71,32 +71,24 @@ func questionLatencyGate(ctx context.Context, e *engine.Engine, emb *benchEmbedd
 	}
 	// The search with the synthetic query embedding (microseconds): what
 	// the engine adds to the model's time.
-	var searchLat lat
-	for _, q := range qs {
-		d, err := search(q)
-		if err != nil {
-			return err
-		}
-		searchLat = append(searchLat, d)
+	searchLat, err := timeEach(qs, search)
+	if err != nil {
+		return err
 	}
-	var embedLat lat
-	for _, q := range qs {
+	embedLat, err := timeEach(qs, func(q string) (time.Duration, error) {
 		t0 := time.Now()
-		if _, err := m.Embed(ctx, []string{q}); err != nil {
-			return err
-		}
-		embedLat = append(embedLat, time.Since(t0))
+		_, err := m.Embed(ctx, []string{q})
+		return time.Since(t0), err
+	})
+	if err != nil {
+		return err
 	}
 	emb.queriesWith(m)
 	defer emb.queriesWith(nil)
 	load0, c0 := loadAverage(), cpuTime()
-	var total lat
-	for _, q := range qs {
-		d, err := search(q)
-		if err != nil {
-			return err
-		}
-		total = append(total, d)
+	total, err := timeEach(qs, search)
+	if err != nil {
+		return err
 	}
 	cpu := (cpuTime() - c0) / time.Duration(len(qs))
 	fmt.Printf("| figure | question, built-in model query embedding alone p50/p95 | %s / %s | | |\n", ms(embedLat.pct(.5)), ms(embedLat.pct(.95)))
@@ -124,6 +116,19 @@ func (b *benchEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 		return m.Embed(ctx, texts)
 	}
 	return b.synthEmbedder.Embed(ctx, texts)
+}
+
+// timeEach times f once for each query, in order.
+func timeEach(qs []string, f func(string) (time.Duration, error)) (lat, error) {
+	var l lat
+	for _, q := range qs {
+		d, err := f(q)
+		if err != nil {
+			return nil, err
+		}
+		l = append(l, d)
+	}
+	return l, nil
 }
 
 // loadAverage is the 1-minute load average ("?" when unknown): the machine
