@@ -14,11 +14,16 @@ import (
 	"github.com/cairn-dev/cairn/embed/builtin"
 )
 
+// tinyModelDir is the temporary directory tinyModelOnce generated into;
+// TestMain removes it after the package's tests.
+var tinyModelDir string
+
 var tinyModelOnce = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "cairn-cli-model-")
 	if err != nil {
 		return "", err
 	}
+	tinyModelDir = dir
 	cmd := exec.Command("go", "run", "./embed/testdata/gen", "-model", "tiny", "-out", dir)
 	cmd.Dir = filepath.Join("..", "..")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -34,7 +39,6 @@ func tinyModel(t *testing.T) string {
 	if err != nil {
 		t.Skipf("cannot generate the tiny test model (needs the module cache's daulet/tokenizers test data): %v", err)
 	}
-	t.Cleanup(func() {})
 	return dir
 }
 
