@@ -13,8 +13,10 @@ import (
 
 // Options configure a Server. Open is required.
 type Options struct {
-	// Open opens the store. It is called once, in the background, when the
-	// server starts, so that the handshake never waits for it.
+	// Open opens the store. It is called in the background when the
+	// server starts, so that the handshake never waits for it, and again
+	// at the next tool call after a failed attempt (a store locked by a
+	// migration, a data dir made readable, a model put in place).
 	Open func(ctx context.Context) (*engine.Engine, error)
 	// Version is reported to clients in the initialize result.
 	Version string
@@ -27,12 +29,19 @@ type Server struct {
 	opts Options
 	mcp  *mcp.Server
 
-	startOnce sync.Once
-	ready     chan struct{} // closed when the open attempt finished
-	eng       *engine.Engine
-	openErr   error
-	cancel    context.CancelFunc
-	closeOnce sync.Once
+	mu      sync.Mutex
+	open    *openAttempt // the latest attempt; nil before the first
+	closed  bool
+	ctx     context.Context // what Open gets; ends at Close
+	cancel  context.CancelFunc
+	closeMu sync.Once
+}
+
+// openAttempt is one call of Options.Open; done is closed when it returned.
+type openAttempt struct {
+	done chan struct{}
+	eng  *engine.Engine
+	err  error
 }
 
 // New returns a server with every tool registered. Nothing is opened until
@@ -47,7 +56,8 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{opts: opts, ready: make(chan struct{})}
+	s := &Server{opts: opts}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mcp = mcp.NewServer(&mcp.Implementation{
 		Name:    "cairn",
 		Title:   "cairn knowledge store",
@@ -68,36 +78,53 @@ func New(opts Options) (*Server, error) {
 
 const instructions = `cairn is a shared memory for agents. Before a task, search it (search_messages) for what earlier agents learned: decisions, patterns, policies, reflections. After a task, write what you learned (write_note for your own notes, store_message for a project channel such as project:{project}:decisions). Give each write a confidence between 0 and 1 and breadcrumbs (files, commits, issues, PRs) so others can check it.`
 
-// start opens the engine in the background, once.
-func (s *Server) start() {
-	s.startOnce.Do(func() {
-		ctx, cancel := context.WithCancel(context.Background())
-		s.cancel = cancel
-		go func() {
-			defer close(s.ready)
-			eng, err := s.opts.Open(ctx)
-			if err != nil {
-				s.opts.Logger.Error("open store", "err", err)
-				s.openErr = err
-				return
+// start returns the open attempt to wait for: the one under way or
+// succeeded, else a new one in the background (the first, or a retry after
+// a failure). After Close it returns nil.
+func (s *Server) start() *openAttempt {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	if a := s.open; a != nil {
+		select {
+		case <-a.done:
+			if a.err == nil {
+				return a
 			}
-			s.eng = eng
-		}()
-	})
+		default:
+			return a
+		}
+	}
+	a := &openAttempt{done: make(chan struct{})}
+	s.open = a
+	go func() {
+		defer close(a.done)
+		a.eng, a.err = s.opts.Open(s.ctx)
+		if a.err != nil {
+			s.opts.Logger.Error("open store", "err", a.err)
+		}
+	}()
+	return a
 }
 
-// engine waits for the store to be open.
+// engine waits for the store to be open, trying again if the last attempt
+// failed.
 func (s *Server) engine(ctx context.Context) (*engine.Engine, error) {
-	s.start()
+	a := s.start()
+	if a == nil {
+		return nil, errors.New("the server is shutting down")
+	}
 	select {
-	case <-s.ready:
+	case <-a.done:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	if s.openErr != nil {
-		return nil, fmt.Errorf("the knowledge store could not be opened: %w", s.openErr)
+	if a.err != nil {
+		return nil, fmt.Errorf("the knowledge store could not be opened: %w", a.err)
 	}
-	return s.eng, nil
+	return a.eng, nil
 }
 
 // Run serves one client over t until it disconnects or ctx ends. The store
@@ -113,16 +140,21 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 	return s.mcp.Connect(ctx, t, nil)
 }
 
-// Close waits for the background open and closes the engine. It is
-// idempotent.
+// Close waits for an open attempt under way, ends the context the engine
+// was opened with, and closes the engine. It is idempotent.
 func (s *Server) Close() error {
 	var err error
-	s.closeOnce.Do(func() {
-		s.start()
-		<-s.ready
+	s.closeMu.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		a := s.open
+		s.mu.Unlock()
+		if a != nil {
+			<-a.done
+		}
 		s.cancel()
-		if s.eng != nil {
-			err = s.eng.Close()
+		if a != nil && a.eng != nil {
+			err = a.eng.Close()
 		}
 	})
 	return err

@@ -3,7 +3,10 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/mcpserver"
@@ -220,6 +223,48 @@ func TestOpenFailureIsAToolError(t *testing.T) {
 	}
 	if !res.IsError || !strings.Contains(errText(res), "could not be opened") {
 		t.Errorf("result = %v %q", res.IsError, errText(res))
+	}
+}
+
+// TestOpenIsRetriedAfterAFailure: a store that could not be opened (here
+// a file stands where the data dir should be) is opened again at the next
+// tool call, so the server recovers once the cause is gone without a
+// restart of the agent's MCP process.
+func TestOpenIsRetriedAfterAFailure(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(dir, []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var attempts atomic.Int32
+	cs, _ := connect(t, func(ctx context.Context) (*engine.Engine, error) {
+		attempts.Add(1)
+		return engine.Open(ctx, dir, engine.Options{})
+	})
+	res, _ := call(t, cs, "list_channels", map[string]any{})
+	if !res.IsError || !strings.Contains(errText(res), "could not be opened") {
+		t.Fatalf("with a file at the data dir: result = %v %q", res.IsError, errText(res))
+	}
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = call(t, cs, "store_message", map[string]any{"channel": "project:x:decisions", "content": "retry worked", "sender": "agent"})
+	if res.IsError {
+		t.Fatalf("after the cause is gone: %q", errText(res))
+	}
+	res, out := call(t, cs, "list_channels", map[string]any{})
+	if res.IsError {
+		t.Fatalf("list_channels after the retry: %q", errText(res))
+	}
+	stored := false
+	for _, ch := range out["channels"].([]any) {
+		c := ch.(map[string]any)
+		stored = stored || c["id"] == "project:x:decisions" && c["message_count"].(float64) == 1
+	}
+	if !stored {
+		t.Errorf("the message written after the retry is not counted: %v", out)
+	}
+	if n := attempts.Load(); n != 2 {
+		t.Errorf("Open called %d times, want 2 (one failure, then one success kept)", n)
 	}
 }
 
