@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -495,6 +496,32 @@ func TestBatchMatchesSingleWrites(t *testing.T) {
 	gb, _ := b.ListAgents(ctx, "")
 	if fmt.Sprint(ca) != fmt.Sprint(cb) || fmt.Sprint(ga) != fmt.Sprint(gb) {
 		t.Fatalf("batch and single writes differ:\n%v\n%v\n%v\n%v", ca, cb, ga, gb)
+	}
+	// The keyword index holds the same entries: every word of the batch
+	// finds the same messages, in the same order, both ways, and each
+	// message is found by its own unique word once.
+	for _, q := range append(slices.Clone(words), "item3", "item10", "item59") {
+		req := engine.SearchRequest{Query: q, Mode: engine.ModeKeyword, Limit: 100}
+		sa, err := a.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sb, err := b.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ida, idb := resultIDs(sa), resultIDs(sb)
+		if !slices.Equal(ida, idb) {
+			t.Fatalf("keyword %q: batch %v, single %v", q, ida, idb)
+		}
+		if strings.HasPrefix(q, "item") && len(ida) != 1 {
+			t.Fatalf("keyword %q: %d results, want 1", q, len(ida))
+		}
+	}
+	for _, e := range []*engine.Engine{a, b} {
+		if rep, err := e.Consistency(ctx); err != nil || !rep.OK() {
+			t.Fatalf("consistency: %v %v", err, rep.Problems)
+		}
 	}
 }
 
