@@ -302,7 +302,8 @@ bench-pg: build pg-env
 
 ## bench-quality: nDCG@10 / recall@100 of keyword, semantic and hybrid search on ../shared/datasets, then
 ## the LoCoMo dev protocol (turn recall@5/@10, hit@10 per category). MODELS: comma-separated [LABEL=]DIR
-## ("builtin" = the built-in model; default builtin); embeddings are cached in QUALITY_CACHE.
+## ("builtin" = the built-in model; default builtin); embeddings are cached in QUALITY_CACHE. With bge-small:
+## `make bge-small bench-quality MODELS=builtin=builtin,bge-small=testdata/models/bge-small-en-v1.5`.
 bench-quality:
 	$(GO) run ./bench/cmd/hybridbench quality -datasets $(or $(DATASETS),../shared/datasets) -models $(or $(MODELS),builtin=builtin) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache) -no-baselines -profiles
 	$(GO) run ./bench/cmd/hybridbench locomo -datasets $(or $(DATASETS),../shared/datasets) -models $(or $(MODELS),builtin=builtin) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache) -embed-context content,sender-date -profiles

@@ -71,6 +71,9 @@ func TestBGESmallEmbeddingParity(t *testing.T) {
 // TestBGESmallQueryPrompt checks that the prompt named in the model's
 // config_sentence_transformers.json is prefixed only when asked for.
 func TestBGESmallQueryPrompt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens the 133 MB model three times")
+	}
 	dir := needBGESmall(t)
 	const q = "how do I remove a directory recursively"
 	plain := openModel(t, dir, noCache)
