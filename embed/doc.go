@@ -79,5 +79,8 @@
 // Test models (seeded random weights, Go-generated) come from
 // embed/internal/testmodel (go run ./embed/testdata/gen -out DIR); the numpy
 // reference vectors and the tokenizer parity corpus in testdata/ were
-// recorded once with testdata/gen/reference.py and tokref.py.
+// recorded once with testdata/gen/reference.py and tokref.py. A second real
+// model, bge-small-en-v1.5 (a Hugging Face ONNX export: 12 layers, 512
+// positions, CLS pooling), is held to onnxruntime's vectors on the same file
+// when `make bge-small` has fetched it (TestBGESmallEmbeddingParity).
 package embed

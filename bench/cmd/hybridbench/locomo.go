@@ -35,6 +35,7 @@ func runLoCoMo(ctx context.Context, args []string) error {
 	profiles := fs.Bool("profiles", false, "also run hybrid search under every ranking profile")
 	chromaJS := fs.String("chroma", "", "testdata/js `DIR` with the chromadb package installed (make js-deps): also run Chroma 1.0.0 as a peer with each model's embeddings")
 	contexts := fs.String("embed-context", "content", "comma-separated engine EmbedContext values to run each model with (content, sender-date)")
+	queryPrompt := fs.String("query-prompt", "", "also run each model with its prompt `NAME` (config_sentence_transformers.json) before queries, documents without")
 	ablations := fs.Bool("ablations", true, "also run default hybrid search with each part of the query analysis switched off, and all of them")
 	fs.Parse(args)
 
@@ -78,6 +79,7 @@ func runLoCoMo(ctx context.Context, args []string) error {
 			return err
 		}
 		defer lc.Close()
+		searchPhase(emb, true)
 		for i, req := range reqs {
 			r, err := lc.Evaluate(ctx, req)
 			if err != nil {
@@ -131,6 +133,14 @@ func runLoCoMo(ctx context.Context, args []string) error {
 		for _, ec := range strings.Split(*contexts, ",") {
 			if err = run(ne.emb, engine.EmbedContext(ec), engine.QueryAnalysis{}, false, "cairn "+ne.name+", embed "+ec, reqs, names); err != nil {
 				break
+			}
+		}
+		if err == nil && *queryPrompt != "" {
+			var qp namedEmbedder
+			var closeQP func()
+			if qp, closeQP, err = withQueryPrompt(ctx, ne, spec, *queryPrompt); err == nil {
+				err = run(qp.emb, "content", engine.QueryAnalysis{}, false, "cairn "+qp.name, reqs, names)
+				closeQP()
 			}
 		}
 		if err == nil && *ablations {

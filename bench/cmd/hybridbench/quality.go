@@ -24,10 +24,7 @@ type namedEmbedder struct {
 // openModel opens a model given as [LABEL=]DIR, behind the disk cache
 // when cacheDir is set.
 func openModel(ctx context.Context, spec, cacheDir string) (namedEmbedder, func(), error) {
-	label, dir, ok := strings.Cut(spec, "=")
-	if !ok {
-		label, dir = filepath.Base(spec), spec
-	}
+	label, dir := splitModelSpec(spec)
 	var m *embed.Model
 	var err error
 	if dir == "builtin" {
@@ -69,6 +66,7 @@ func runQuality(ctx context.Context, args []string) error {
 	sets := fs.String("sets", "cranfield,cosqa,stsb", "sets to run")
 	noBaselines := fs.Bool("no-baselines", false, "skip the noise and lexical-hash stand-in embedders")
 	profiles := fs.Bool("profiles", false, "also run default hybrid search under every ranking profile")
+	queryPrompt := fs.String("query-prompt", "", "also run each model with its prompt `NAME` (config_sentence_transformers.json) before queries, documents without")
 	fs.Parse(args)
 
 	var embs []namedEmbedder
@@ -87,6 +85,14 @@ func runQuality(ctx context.Context, args []string) error {
 		}
 		defer closeFn()
 		embs = append(embs, ne)
+		if *queryPrompt != "" {
+			qp, closeQP, err := withQueryPrompt(ctx, ne, spec, *queryPrompt)
+			if err != nil {
+				return err
+			}
+			defer closeQP()
+			embs = append(embs, qp)
+		}
 	}
 
 	fmt.Printf("# hybrid search quality, %s, %s %s/%s, %d CPUs\n\n", time.Now().UTC().Format(time.DateOnly), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
@@ -119,11 +125,13 @@ func runQuality(ctx context.Context, args []string) error {
 				return err
 			}
 			defer os.RemoveAll(dir)
+			searchPhase(emb, false)
 			c, err := bench.LoadCorpus(ctx, dir, s, emb)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
+			searchPhase(emb, true)
 			for i, req := range modes {
 				if req.Ranking.Profile == "" {
 					req.Ranking = engine.Ranking{Profile: engine.ProfileSimilarity}
@@ -163,7 +171,7 @@ func runQuality(ctx context.Context, args []string) error {
 			if err := run(e.emb, e.name+"; "+e.note, modes, names); err != nil {
 				return err
 			}
-			if pairs != nil {
+			if _, apart := e.emb.(*queryPromptEmbedder); pairs != nil && !apart {
 				var a, b []string
 				var gold []float64
 				for _, p := range pairs {
