@@ -210,11 +210,13 @@
 // top max(100, 2*limit) of each side, computes the exact cosine similarity
 // for keyword hits the vector list did not reach, fuses (DefaultFusion,
 // chosen on the dev sets: see bench/README.md) and applies the ranking
-// profile. Keyword ranking uses the in-memory keyword index
+// profile. Keyword ranking is BM25 over the query's terms, dropping the
+// terms found in more than a third of the messages when another term
+// remains (fts.Table.PruneFrequent). The in-memory keyword index
 // (engine/keyword_index.go, fts.Index: exact FTS5 BM25, built in the
-// background after the process's first keyword search); until it is ready,
-// or for a query it cannot mirror, FTS5 ranks, dropping terms found in more
-// than a third of the messages when another term remains (fts.Table.PruneFrequent).
+// background after the process's first keyword search) answers it; until
+// it is ready, or for a query it cannot mirror, FTS5 does, with the same
+// hits.
 //
 // # Imports
 //

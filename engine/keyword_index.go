@@ -55,8 +55,9 @@ func (e *Engine) startKeywordBuild(k *memKeywordIndex) {
 
 // keywordHits returns the depth best keyword hits of q among the messages
 // passing the filter (SQL over alias c), best first, without snippets, and
-// the query that ranked them: q itself from the in-memory index, q without
-// its frequent terms from FTS5 (fts.Table.PruneFrequent).
+// the query that ranked them: q without its frequent terms
+// (fts.Table.PruneFrequent), by either path, so that a query ranks the same
+// before the in-memory index is ready, in a one-shot process and after.
 func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter resolved, depth int) ([]fts.Hit, fts.Query, error) {
 	// Filters depend only on the message row and its channel's type, which
 	// never change, so the index may cache the rows a filter keeps; all
@@ -66,12 +67,12 @@ func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter resolved, 
 	// would cost that process more CPU than its whole search.
 	if k := e.kw; k != nil && !k.off.Load() && !e.opts.ReadOnly {
 		e.startKeywordBuild(k)
-		hits, ok, err := k.mem.Search(ctx, e.r, req)
+		hits, ranked, ok, err := k.mem.SearchPruned(ctx, e.r, req)
 		if err != nil {
 			return nil, q, fmt.Errorf("engine: search: %w", classify(err))
 		}
 		if ok {
-			return hits, q, nil
+			return hits, ranked, nil
 		}
 		if err := k.mem.Err(); err != nil {
 			k.warned.Do(func() { e.opts.Logger.Warn("keyword index disabled, keyword search stays on FTS5", "err", err) })

@@ -84,4 +84,8 @@ func TestKeywordIndexTwoEngines(t *testing.T) {
 	compare("after deletes")
 	write(50)
 	compare("after more writes")
+	// Past 1,000 messages FTS5's path drops the frequent terms ("wal",
+	// "the", ...); the in-memory index drops the same ones.
+	write(800)
+	compare("past the frequent-term threshold")
 }

@@ -418,18 +418,31 @@ func queryPhrases(q Query) (stems []string, ok bool) {
 // filtering are those of Table.Search; snippets mark the same terms but are
 // cut by cairn's own (simpler) fragment choice.
 func (ix *Index) Search(ctx context.Context, q Querier, req Request) (hits []Hit, ok bool, err error) {
+	hits, _, ok, err = ix.search(ctx, q, req, false)
+	return hits, ok, err
+}
+
+// SearchPruned is Search for req.Query without its frequent terms, by
+// Table.PruneFrequent's rule applied to the index's counts once it has
+// caught up: the hits of Table.PruneFrequent then Table.Search. ranked is
+// the query that ranked them.
+func (ix *Index) SearchPruned(ctx context.Context, q Querier, req Request) (hits []Hit, ranked Query, ok bool, err error) {
+	return ix.search(ctx, q, req, true)
+}
+
+func (ix *Index) search(ctx context.Context, q Querier, req Request, prune bool) (hits []Hit, ranked Query, ok bool, err error) {
+	ranked = req.Query
 	if !ix.ready.Load() {
-		return nil, false, nil
+		return nil, ranked, false, nil
 	}
-	stems, ok := queryPhrases(req.Query)
-	if !ok {
-		return nil, false, nil
+	if _, ok := queryPhrases(req.Query); !ok {
+		return nil, ranked, false, nil
 	}
-	if len(stems) == 0 {
-		return nil, true, nil
+	if req.Query.Empty() {
+		return nil, ranked, true, nil
 	}
 	if err := ix.refresh(ctx, q); err != nil {
-		return nil, false, err
+		return nil, ranked, false, err
 	}
 	limit := req.Limit
 	if limit <= 0 {
@@ -440,13 +453,18 @@ func (ix *Index) Search(ctx context.Context, q Querier, req Request) (hits []Hit
 	ix.mu.RLock()
 	if ix.mu.broken != nil {
 		ix.mu.RUnlock()
-		return nil, false, nil
+		return nil, ranked, false, nil
 	}
+	if prune {
+		ranked = DropFrequent(req.Query, int64(ix.mu.live), ix.docFreqLocked)
+		req.Query = ranked
+	}
+	stems, _ := queryPhrases(req.Query)
 	if req.Filter != "" && req.CacheFilter {
 		ix.mu.RUnlock()
 		bits, err := ix.cachedAllowed(ctx, q, req)
 		if err != nil {
-			return nil, true, err
+			return nil, ranked, true, err
 		}
 		ix.mu.RLock()
 		ix.scoreLocked(stems, bits, true, limit, &best)
@@ -457,18 +475,18 @@ func (ix *Index) Search(ctx context.Context, q Querier, req Request) (hits []Hit
 	}
 	if req.Filter != "" && !req.CacheFilter {
 		if best, err = ix.filtered(ctx, q, req, all, limit); err != nil {
-			return nil, true, err
+			return nil, ranked, true, err
 		}
 	}
 	if len(best) == 0 {
-		return nil, true, nil
+		return nil, ranked, true, nil
 	}
 	hits = make([]Hit, len(best))
 	for i, c := range best {
 		hits[i] = Hit{RowID: c.rowid, Score: c.score}
 	}
 	if req.NoSnippets {
-		return hits, true, nil
+		return hits, ranked, true, nil
 	}
 	ids := make([]int64, len(hits))
 	for i, h := range hits {
@@ -476,12 +494,23 @@ func (ix *Index) Search(ctx context.Context, q Querier, req Request) (hits []Hit
 	}
 	snips, err := ix.t.Snippets(ctx, q, req, ids)
 	if err != nil {
-		return nil, true, err
+		return nil, ranked, true, err
 	}
 	for i := range hits {
 		hits[i].Snippet = snips[hits[i].RowID]
 	}
-	return hits, true, nil
+	return hits, ranked, true, nil
+}
+
+// docFreqLocked is the number of live documents holding the index term
+// term, as FTS5's vocabulary counts them (0 when none does).
+// REQUIRES: ix.mu read-locked.
+func (ix *Index) docFreqLocked(term string) int64 {
+	id, ok := ix.mu.terms[term]
+	if !ok {
+		return 0
+	}
+	return int64(len(ix.mu.post[id]))
 }
 
 // scoreLocked computes the BM25 score of every document matching a

@@ -108,8 +108,11 @@ func TestIndexMatchesFTS5(t *testing.T) {
 	r := rand.New(rand.NewPCG(testSeed(t), 1))
 	ctx := context.Background()
 	o := &oracleDB{db: openDB(t)}
+	if _, err := o.ExecContext(ctx, o.t.VocabSQL()); err != nil {
+		t.Fatal(err)
+	}
 	o.ix = o.t.NewIndex()
-	o.addDocs(t, r, 300)
+	o.addDocs(t, r, 1000) // from the start enough documents for PruneFrequent to act
 	if _, ok, err := o.ix.Search(ctx, o, fts.Request{Query: fts.ParseQuery("cat")}); ok || err != nil {
 		t.Fatalf("unbuilt index answered: %v %v", ok, err)
 	}
@@ -132,7 +135,7 @@ func TestIndexMatchesFTS5(t *testing.T) {
 	if testing.Short() {
 		rounds, queries = 3, 30
 	}
-	answered, fellBack := 0, 0
+	answered, fellBack, prunedQueries := 0, 0, 0
 	for round := range rounds {
 		o.addDocs(t, r, 50+r.IntN(400))
 		if round%2 == 1 {
@@ -169,6 +172,31 @@ func TestIndexMatchesFTS5(t *testing.T) {
 			if msg := compareHits(got, want); msg != "" {
 				t.Fatalf("round %d, %q filter %q %v limit %d: %s", round, req.Query, req.Filter, req.Args, req.Limit, msg)
 			}
+			// Without the frequent terms: the same query and hits as
+			// FTS5's path (PruneFrequent, then Search).
+			pruned, err := o.t.PruneFrequent(ctx, o, req.Query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pruned.String() != req.Query.String() {
+				prunedQueries++
+			}
+			preq := req
+			preq.Query = pruned
+			want, err = o.t.Search(ctx, o, preq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ranked, ok, err := o.ix.SearchPruned(ctx, o, req)
+			if err != nil || !ok {
+				t.Fatalf("SearchPruned: %v %v", ok, err)
+			}
+			if ranked.String() != pruned.String() {
+				t.Fatalf("round %d, %q: index pruned to %q, FTS5 to %q", round, req.Query, ranked, pruned)
+			}
+			if msg := compareHits(got, want); msg != "" {
+				t.Fatalf("round %d, %q pruned to %q, filter %q %v limit %d: %s", round, req.Query, pruned, req.Filter, req.Args, req.Limit, msg)
+			}
 		}
 	}
 	if err := o.ix.Err(); err != nil {
@@ -176,6 +204,9 @@ func TestIndexMatchesFTS5(t *testing.T) {
 	}
 	if answered < fellBack*2 {
 		t.Fatalf("the index answered %d queries and fell back on %d", answered, fellBack)
+	}
+	if prunedQueries == 0 {
+		t.Fatalf("no query had a frequent term to prune: the pruned comparison tested nothing")
 	}
 	t.Logf("%d queries answered from memory, %d fell back (terms FTS5 splits); %+v", answered, fellBack, o.ix.Stats())
 }

@@ -10,15 +10,17 @@ import (
 // matching any term before the LIMIT applies, so a term found in most rows
 // makes a query cost as much as scoring the whole table, while its idf (at
 // most ln 2 above FrequentShare, clamped near 0 by FTS5 above one half)
-// barely moves the ranking. The in-memory Index has no such cost and never
-// prunes.
+// barely moves the ranking. The in-memory Index has no such cost, but
+// Index.SearchPruned drops the same terms, so that a query ranks the same
+// whichever of the two answers it (before the index is built, in a
+// one-shot process, or after).
 const (
 	// FrequentShare: a term found in more than this share of the documents
 	// is dropped from the query (when the query has another term).
 	FrequentShare = 1.0 / 3
-	// pruneMinDocs: below this many documents every query is cheap and
+	// PruneMinDocs: below this many documents every query is cheap and
 	// nothing is pruned.
-	pruneMinDocs = 1000
+	PruneMinDocs = 1000
 )
 
 // DocCount returns the number of documents in the table, read from FTS5's
@@ -54,31 +56,41 @@ func (t *Table) VocabSQL() string {
 // documents, is returned as is. Document frequencies come from the
 // table's fts5vocab view (VocabSQL). A term the vocabulary does not list
 // under its plain form (stemmed differently) is kept: pruning only ever
-// saves time.
+// saves time. Index.SearchPruned applies the same rule to its own counts.
 func (t *Table) PruneFrequent(ctx context.Context, q Querier, query Query) (Query, error) {
 	if len(query.terms) < 2 {
 		return query, nil
 	}
 	n, err := t.DocCount(ctx, q)
-	if err != nil || n < pruneMinDocs {
+	if err != nil || n < PruneMinDocs {
 		return query, err
 	}
 	df, err := t.docFreqs(ctx, q, query.terms)
 	if err != nil {
 		return query, err
 	}
+	return DropFrequent(query, n, func(term string) int64 { return df[term] }), nil
+}
+
+// DropFrequent is PruneFrequent's rule for n documents, of which df(term)
+// hold the index term term (0: none, or not an index term): for a store
+// that keeps its own counts, so that it ranks as the embedded store does.
+func DropFrequent(query Query, n int64, df func(term string) int64) Query {
+	if len(query.terms) < 2 || n < PruneMinDocs {
+		return query
+	}
 	limit := int64(float64(n) * FrequentShare)
 	rarest := 0
 	for i, term := range query.terms {
-		if df[term] < df[query.terms[rarest]] {
+		if df(term) < df(query.terms[rarest]) {
 			rarest = i
 		}
 	}
-	kept := query.keep(func(i int) bool { return df[query.terms[i]] <= limit })
+	kept := query.keep(func(i int) bool { return df(query.terms[i]) <= limit })
 	if kept.Empty() {
 		kept = query.keep(func(i int) bool { return i == rarest })
 	}
-	return kept, nil
+	return kept
 }
 
 // docFreqs returns the number of documents holding each of terms (absent:

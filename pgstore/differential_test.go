@@ -308,6 +308,51 @@ func TestDifferentialRankedSearch(t *testing.T) {
 	}
 }
 
+// TestDifferentialFrequentTerms: past 1,000 messages both stores drop a
+// query's terms found in more than a third of the messages (while another
+// remains) and rank the rest alike: the same keyword hits in the same
+// order.
+func TestDifferentialFrequentTerms(t *testing.T) {
+	ctx := context.Background()
+	a, b := openPair(t, nil)
+	words := strings.Fields("outbox vector cache build deploy sqlite postgres filter recall tokenizer")
+	var batch []engine.NewMessage
+	for i := range 1200 {
+		content := fmt.Sprintf("the %s %s note %d", words[i%len(words)], words[(i*7+3)%len(words)], i)
+		if i%2 == 0 {
+			content += " and the common part"
+		}
+		batch = append(batch, engine.NewMessage{Channel: "general", Sender: "alice", Content: content,
+			CreatedAt: time.Date(2026, 10, 1, 0, 0, i, 0, time.UTC)})
+	}
+	for _, e := range []*engine.Engine{a, b} {
+		for i := 0; i < len(batch); i += 400 {
+			if _, err := e.StoreMessages(ctx, batch[i:i+400]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, q := range []string{"the outbox", "common part recall", "the common", "vector note"} {
+		req := engine.SearchRequest{Query: q, Mode: engine.ModeKeyword, Limit: 30}
+		ra, err := a.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rb, err := b.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ra) == 0 || len(ra) != len(rb) {
+			t.Fatalf("%q: %d results on sqlite, %d on postgres", q, len(ra), len(rb))
+		}
+		for i := range ra {
+			if math.Abs(ra[i].KeywordScore-rb[i].KeywordScore) > 1e-9*math.Abs(ra[i].KeywordScore) {
+				t.Fatalf("%q result %d: sqlite %d (%v), postgres %d (%v)", q, i, ra[i].Message.ID, ra[i].KeywordScore, rb[i].Message.ID, rb[i].KeywordScore)
+			}
+		}
+	}
+}
+
 func overlap(a, b []engine.SearchResult) int {
 	in := map[int64]bool{}
 	for _, r := range a {
