@@ -211,7 +211,7 @@
 // for keyword hits the vector list did not reach, fuses (DefaultFusion,
 // chosen on the dev sets: see bench/README.md) and applies the ranking
 // profile. Keyword ranking is BM25 over the query's terms, dropping the
-// terms found in more than a third of the messages when another term
+// terms found in more than half of the messages when another term
 // remains (fts.Table.PruneFrequent). The in-memory keyword index
 // (engine/keyword_index.go, fts.Index: exact FTS5 BM25, built in the
 // background after the process's first keyword search) answers it; until

@@ -6,18 +6,19 @@ import (
 	"strings"
 )
 
-// Frequent-term pruning on the FTS5 path. FTS5's bm25() scores every row
-// matching any term before the LIMIT applies, so a term found in most rows
-// makes a query cost as much as scoring the whole table, while its idf (at
-// most ln 2 above FrequentShare, clamped near 0 by FTS5 above one half)
-// barely moves the ranking. The in-memory Index has no such cost, but
-// Index.SearchPruned drops the same terms, so that a query ranks the same
-// whichever of the two answers it (before the index is built, in a
-// one-shot process, or after).
+// Frequent-term pruning. FTS5's bm25() scores every row matching any term
+// before the LIMIT applies, so a term found in most rows makes a query
+// cost as much as scoring the whole table. Above half of the documents a
+// term's idf, log((N-n+0.5)/(n+0.5)), is at most 0 and FTS5 floors it to
+// 1e-6: the term adds next to nothing to any score, and dropping it changes
+// the hits only by the documents that hold nothing else. Every keyword path
+// drops the same terms (Table.PruneFrequent on FTS5's counts,
+// Index.SearchPruned on its own, a store's own through DropFrequent), so
+// that a query ranks the same whichever answers it.
 const (
 	// FrequentShare: a term found in more than this share of the documents
 	// is dropped from the query (when the query has another term).
-	FrequentShare = 1.0 / 3
+	FrequentShare = 1.0 / 2
 	// PruneMinDocs: below this many documents every query is cheap and
 	// nothing is pruned.
 	PruneMinDocs = 1000

@@ -10,9 +10,9 @@ import (
 )
 
 // TestPruneFrequent: on a table of 1,200 documents, a term found in more
-// than a third of them is dropped while another term remains; when every
-// term is frequent the rarest stays; one-term queries and small tables are
-// left alone. DocCount reads FTS5's totals.
+// than half of them is dropped while another term remains (one in exactly
+// half stays); when every term is frequent the rarest stays; one-term
+// queries and small tables are left alone. DocCount reads FTS5's totals.
 func TestPruneFrequent(t *testing.T) {
 	ctx := context.Background()
 	d := openDB(t)

@@ -14,7 +14,7 @@ import (
 )
 
 // Keyword implements engine.Backend: BM25 over q's stems as fts.Index
-// computes it, without the terms found in more than a third of the
+// computes it, without the terms found in more than half of the
 // messages when another term remains (fts.DropFrequent, as the embedded
 // store drops them).
 func (s *Store) Keyword(ctx context.Context, q fts.Query, f engine.Selection, depth int) ([]engine.ScoredID, fts.Query, error) {
