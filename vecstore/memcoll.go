@@ -441,6 +441,12 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 				if !mc.live.Contains(d) {
 					return graphVec{}, nil // deleted since the snapshot
 				}
+				if r := mc.byDense[d]; r != nil && r.vseq > ci.SnapSeq {
+					// Written since the snapshot (replaced, or the slot
+					// reused): inserted afresh below. Its row may be coded
+					// against a centroid table the snapshot predates.
+					return graphVec{}, nil
+				}
 				for k != nil && u32key(k) < d {
 					k, v = cur.Next()
 				}

@@ -400,3 +400,65 @@ func TestFrozenFixtureV4(t *testing.T) {
 		}
 	}
 }
+
+// TestSQ8RSnapshotBeforeTraining: a graph snapshot taken before the table
+// was trained, then a record at one of the snapshot's slots rewritten
+// after training (its row now carries a centroid the snapshot has no table
+// for), as a process killed before its next snapshot leaves the file: a
+// fresh store loads it, the rewritten record takes its new vector, and
+// every other record reads back.
+func TestSQ8RSnapshotBeforeTraining(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s1 := openStore(t, dir)
+	c := mustCreate(t, s1, vecstore.CreateCollectionRequest{Name: "early", Metadata: sq8rMeta("cosine")})
+	n := index.TrainRows + 500
+	vecs := clusteredVecs(rand.New(rand.NewPCG(8, 9)), n, 32)
+	addVecs(t, s1, c.ID, vecs[:3000])
+	if err := s1.Checkpoint(ctx, c.ID); err != nil { // the snapshot: no table yet
+		t.Fatal(err)
+	}
+	// A second process that never snapshots: it trains the table, then
+	// rewrites id5 (a slot of the snapshot) with a row coded against it.
+	s2, err := vecstore.Open(ctx, dir, vecstore.Options{SnapshotMinOps: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	req := vecstore.AddRequest{}
+	for i := 3000; i < n; i++ {
+		req.IDs = append(req.IDs, fmt.Sprintf("id%d", i))
+		req.Embeddings = append(req.Embeddings, vecs[i])
+	}
+	if err := s2.Add(ctx, c.ID, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := s2.Upsert(ctx, c.ID, vecstore.AddRequest{IDs: []string{"id5"}, Embeddings: [][]float32{vecs[9]}}); err != nil {
+		t.Fatal(err)
+	}
+	want := embeddings(t, s2, c.ID)
+	for _, opts := range []vecstore.Options{{}, {OneShot: true}} {
+		s3, err := vecstore.Open(ctx, dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s3.Check(ctx); err != nil {
+			t.Fatalf("one-shot %v: %v", opts.OneShot, err)
+		}
+		if got := queryIDs(t, s3, c.ID, vecs[9], 2, nil); !slices.Contains(got, "id5") {
+			t.Errorf("one-shot %v: the rewritten record is not found by its new vector: %v", opts.OneShot, got)
+		}
+		got := embeddings(t, s3, c.ID)
+		if len(got) != n {
+			t.Fatalf("one-shot %v: %d records, want %d", opts.OneShot, len(got), n)
+		}
+		for id, v := range want {
+			if !slices.Equal(got[id], v) {
+				t.Fatalf("one-shot %v: %s reads back differently", opts.OneShot, id)
+			}
+		}
+		if err := s3.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
