@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/fts"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -30,14 +31,31 @@ import (
 // was measured slower than this one pass at the engine's depth of 100:
 // the terms a query needs to reach 100 hits hold most of its postings.
 func (s *Store) keywordSearch(ctx context.Context, terms []string, f *where.Expr, depth, fewKept int) ([]engine.ScoredID, error) {
+	hits, _, err := s.rankTerms(ctx, terms, nil, f, depth, fewKept)
+	return hits, err
+}
+
+// rankTerms is keywordSearch; with q it ranks q instead of terms, first
+// dropping q's frequent terms (fts.DropFrequent) by the counts of the same
+// snapshot, and returns the query that ranked. keyword_terms holds stems,
+// so a plain term is counted only where it is its own stem, as FTS5's
+// vocabulary counts it for the embedded store.
+func (s *Store) rankTerms(ctx context.Context, terms []string, q *fts.Query, f *where.Expr, depth, fewKept int) ([]engine.ScoredID, fts.Query, error) {
+	var ranked fts.Query
+	lookup := terms
+	if q != nil {
+		ranked = *q
+		terms, _ = q.Stems()
+		lookup = append(slices.Clone(q.Terms()), terms...)
+	}
 	out := []engine.ScoredID{}
 	if len(terms) == 0 || depth <= 0 {
-		return out, nil
+		return out, ranked, nil
 	}
 	args := &sqlArgs{}
 	cond, err := filterSQL(f, args)
 	if err != nil {
-		return nil, err
+		return nil, ranked, err
 	}
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		// Postings are read by their index, term by term, whatever the
@@ -53,26 +71,30 @@ func (s *Store) keywordSearch(ctx context.Context, terms []string, f *where.Expr
 		if n <= 0 {
 			return nil
 		}
-		rows, err := tx.Query(ctx, "SELECT term, sum(df)::bigint FROM keyword_terms WHERE term = ANY($1) GROUP BY term HAVING sum(df) > 0", uniq(terms))
+		rows, err := tx.Query(ctx, "SELECT term, sum(df)::bigint FROM keyword_terms WHERE term = ANY($1) GROUP BY term HAVING sum(df) > 0", uniq(lookup))
 		if err != nil {
 			return err
 		}
-		idfOf := map[string]float64{}
+		dfOf := map[string]int64{}
 		var term string
 		var df int64
 		if _, err := pgx.ForEachRow(rows, []any{&term, &df}, func() error {
-			idfOf[term] = idf(float64(n), float64(df))
+			dfOf[term] = df
 			return nil
 		}); err != nil {
 			return err
+		}
+		if q != nil {
+			ranked = fts.DropFrequent(*q, n, func(t string) int64 { return dfOf[t] })
+			terms, _ = ranked.Stems()
 		}
 		// Per occurrence, in query order, as the score sums them.
 		var qterms []string
 		var idfs []float64
 		for _, t := range terms {
-			if v, ok := idfOf[t]; ok {
+			if d, ok := dfOf[t]; ok {
 				qterms = append(qterms, t)
-				idfs = append(idfs, v)
+				idfs = append(idfs, idf(float64(n), float64(d)))
 			}
 		}
 		if len(qterms) == 0 {
@@ -82,9 +104,9 @@ func (s *Store) keywordSearch(ctx context.Context, terms []string, f *where.Expr
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("pgstore: keyword search: %w", err)
+		return nil, ranked, fmt.Errorf("pgstore: keyword search: %w", err)
 	}
-	return out, nil
+	return out, ranked, nil
 }
 
 // idf is FTS5's: log((N-n+0.5)/(n+0.5)), floored at 1e-6.

@@ -14,48 +14,11 @@ import (
 )
 
 // Keyword implements engine.Backend: BM25 over q's stems as fts.Index
-// computes it, without the terms found in more than half of the
-// messages when another term remains (fts.DropFrequent, as the embedded
-// store drops them).
+// computes it, without the terms found in more than half of the messages
+// when another term remains (fts.DropFrequent, as the embedded store drops
+// them).
 func (s *Store) Keyword(ctx context.Context, q fts.Query, f engine.Selection, depth int) ([]engine.ScoredID, fts.Query, error) {
-	ranked, err := s.dropFrequent(ctx, q)
-	if err != nil {
-		return nil, q, err
-	}
-	stems, _ := ranked.Stems()
-	hits, err := s.keyword(ctx, stems, f.Where, depth)
-	return hits, ranked, err
-}
-
-// dropFrequent is fts.DropFrequent on keyword_stats and keyword_terms,
-// whose terms are the stems: a plain term is counted only where it is its
-// own stem, as FTS5's vocabulary counts it for the embedded store.
-func (s *Store) dropFrequent(ctx context.Context, q fts.Query) (fts.Query, error) {
-	terms := q.Terms()
-	if len(terms) < 2 {
-		return q, nil
-	}
-	var n int64
-	if err := s.pool.QueryRow(ctx, "SELECT coalesce(sum(docs), 0) FROM keyword_stats").Scan(&n); err != nil {
-		return q, fmt.Errorf("pgstore: keyword search: %w", err)
-	}
-	if n < fts.PruneMinDocs {
-		return q, nil
-	}
-	rows, err := s.pool.Query(ctx, "SELECT term, sum(df)::bigint FROM keyword_terms WHERE term = ANY($1) GROUP BY term", uniq(terms))
-	if err != nil {
-		return q, fmt.Errorf("pgstore: keyword search: %w", err)
-	}
-	df := map[string]int64{}
-	var term string
-	var d int64
-	if _, err := pgx.ForEachRow(rows, []any{&term, &d}, func() error {
-		df[term] = d
-		return nil
-	}); err != nil {
-		return q, fmt.Errorf("pgstore: keyword search: %w", err)
-	}
-	return fts.DropFrequent(q, n, func(t string) int64 { return df[t] }), nil
+	return s.rankTerms(ctx, nil, &q, f.Where, depth, fewKept)
 }
 
 // keyword is Keyword over stemmed terms.
