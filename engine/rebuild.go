@@ -132,7 +132,7 @@ func (e *Engine) consistency(ctx context.Context) (CheckReport, error) {
 		if e.vec == nil || e.vec.store == nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: the vector store is not open", s.ID))
 		} else {
-			c, err := e.vec.store.GetCollection(ctx, vecstore.DefaultTenant, vectorDatabase, s.Collection)
+			c, err := e.vec.store.GetCollection(ctx, vecstore.DefaultTenant, VectorDatabase, s.Collection)
 			switch {
 			case errors.Is(err, vecstore.ErrNotFound):
 			case err != nil:

@@ -32,9 +32,10 @@ const messageCode = vecstore.CodeSQ8R
 // VectorsDir is the vecstore directory inside the data dir.
 const VectorsDir = "vectors"
 
-// vectorDatabase is the vecstore database (in the default tenant) that holds
-// the engine's message collections.
-const vectorDatabase = "cairn"
+// VectorDatabase is the vecstore database (in the default tenant) that holds
+// the engine's message collections. Nothing but the engine may change it:
+// cairn serve's Chroma API serves it read-only.
+const VectorDatabase = "cairn"
 
 // embedBatch is the number of messages the background worker claims,
 // embeds and writes per round: large enough that the SQLite and bbolt
@@ -270,7 +271,7 @@ func (e *Engine) dropRetired(ctx context.Context) {
 	}
 	rows.Close()
 	for _, s := range sets {
-		err := e.vec.store.DeleteCollection(ctx, vecstore.DefaultTenant, vectorDatabase, s.Collection)
+		err := e.vec.store.DeleteCollection(ctx, vecstore.DefaultTenant, VectorDatabase, s.Collection)
 		if err != nil && !errors.Is(err, vecstore.ErrNotFound) {
 			e.opts.Logger.Warn("drop retired vector set", "id", s.ID, "err", err)
 			continue
@@ -293,15 +294,15 @@ func (e *Engine) collection(ctx context.Context, s VectorSet, create bool) (stri
 	if ok {
 		return id, nil
 	}
-	c, err := e.vec.store.GetCollection(ctx, vecstore.DefaultTenant, vectorDatabase, s.Collection)
+	c, err := e.vec.store.GetCollection(ctx, vecstore.DefaultTenant, VectorDatabase, s.Collection)
 	if errors.Is(err, vecstore.ErrNotFound) && create {
-		if err := e.vec.store.CreateDatabase(ctx, vecstore.DefaultTenant, vectorDatabase); err != nil && !errors.Is(err, vecstore.ErrExists) {
+		if err := e.vec.store.CreateDatabase(ctx, vecstore.DefaultTenant, VectorDatabase); err != nil && !errors.Is(err, vecstore.ErrExists) {
 			return "", fmt.Errorf("engine: vectors: %w", err)
 		}
 		space := vecstore.SpaceCosine
 		efSearch, efConstruction := messageEfSearch, messageEfConstruction
 		c, err = e.vec.store.CreateCollection(ctx, vecstore.CreateCollectionRequest{
-			Tenant: vecstore.DefaultTenant, Database: vectorDatabase, Name: s.Collection,
+			Tenant: vecstore.DefaultTenant, Database: VectorDatabase, Name: s.Collection,
 			Metadata: vecstore.Metadata{"cairn": where.String("messages"), "model": where.String(s.ModelID),
 				vecstore.MetaVectorCode: where.String(string(messageCode))},
 			HNSW:        &vecstore.HNSWParams{Space: &space, EfSearch: &efSearch, EfConstruction: &efConstruction},

@@ -28,7 +28,7 @@ func (e *Engine) ConvertVectors(ctx context.Context, progress ConvertProgress) e
 		return err
 	}
 	for _, s := range sets {
-		c, err := e.vec.store.GetCollection(ctx, vecstore.DefaultTenant, vectorDatabase, s.Collection)
+		c, err := e.vec.store.GetCollection(ctx, vecstore.DefaultTenant, VectorDatabase, s.Collection)
 		if errors.Is(err, vecstore.ErrNotFound) {
 			continue
 		}

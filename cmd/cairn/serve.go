@@ -269,10 +269,11 @@ func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (
 	if net.ParseIP(strings.Trim(cfg.host, "[]")) == nil {
 		hosts = append(hosts, cfg.host) // a --host name is a name the server answers to
 	}
+	colls, readOnly := chromaCollections(eng, cfg)
 	return server.New(server.Options{
 		Engine: eng,
 		Chroma: chromaapi.New(chromaapi.Options{
-			Collections: chromaCollections(eng, cfg), AuthToken: cfg.token, AllowReset: cfg.allowReset,
+			Collections: colls, ReadOnly: readOnly, AuthToken: cfg.token, AllowReset: cfg.allowReset,
 			MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
 			MaxFilterDepth: cfg.maxDepth, MaxRequestResults: lim.MaxRequestResults, MaxIDs: lim.MaxIDs,
 			MaxFilterClauses: lim.MaxFilterClauses, MaxFilterValues: lim.MaxFilterValues, Logger: logger,

@@ -31,10 +31,14 @@ func openChromaCollections(ctx context.Context, dsn string, allowReset bool, log
 }
 
 // chromaCollections is what the Chroma API serves: cfg.chroma when set,
-// else the engine's vector store.
-func chromaCollections(eng *engine.Engine, cfg serveConfig) chromaapi.Collections {
+// else the engine's vector store, whose database of message vectors is
+// read-only (the second result).
+func chromaCollections(eng *engine.Engine, cfg serveConfig) (chromaapi.Collections, []chromaapi.ReadOnlyDatabase) {
 	if cfg.chroma != nil {
-		return cfg.chroma
+		return cfg.chroma, nil
 	}
-	return eng.VectorStore()
+	return eng.VectorStore(), []chromaapi.ReadOnlyDatabase{{
+		Database: engine.VectorDatabase,
+		Reason:   "it holds cairn's message vectors, which follow its messages; change the messages through cairn instead",
+	}}
 }

@@ -45,11 +45,21 @@
 // TestChromaDifferential; filters.txt is also this handler's golden file
 // for the where languages (TestFiltersGolden, -rewrite).
 //
-// The store is the Collections interface: vecstore's Store (the engine hands
-// over its one store, engine.Engine.VectorStore) or pgcollections' Store
-// (PostgreSQL); both refuse with vecstore's error classes and rules.
+// The store is the Collections interface: vecstore's Store (cairn serve
+// hands over the engine's one store) or pgcollections' Store (PostgreSQL);
+// both refuse with vecstore's error classes and rules.
+//
+// Read-only databases (Options.ReadOnly): cairn serve's engine keeps its
+// message vectors in the same store, in database "cairn" of the default
+// tenant, one collection per vector set. They stay readable (list, get,
+// count, query: a Chroma client may search the messages' vectors with the
+// same model), but any change is refused with 403 ChromaError "Database
+// [cairn] is read-only: ..." (create, modify or delete a collection, add,
+// upsert, update or delete records, create or delete the database, and
+// reset, which would delete them too): they follow the messages in SQLite,
+// and cairn check and cairn rebuild keep them in step.
 //
 // Imports: vecstore (the types and errors of the collections it serves),
-// vecstore/where (the filter language),
-// engine and httpguard; never index or fts.
+// vecstore/where (the filter language), httpguard and reqlog; never
+// engine, index or fts.
 package chromaapi

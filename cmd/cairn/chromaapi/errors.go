@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/vecstore"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
@@ -189,7 +188,7 @@ func fromStore(err error) *apiError {
 	}
 	// Checked before the classes: a full disk is reported whatever class
 	// the store wrapped it in (507 Insufficient Storage, as cairn's API).
-	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, engine.ErrDiskFull) {
+	if errors.Is(err, syscall.ENOSPC) {
 		return &apiError{status: http.StatusInsufficientStorage, name: nameChroma, message: diskFullMessage}
 	}
 	out := &apiError{status: 500, name: nameInternal, message: err.Error()}

@@ -37,7 +37,7 @@ const (
 // Collections means the default.
 type Options struct {
 	// Collections is the collection store the API serves (required): in
-	// cairn serve the engine's own store (engine.Engine.VectorStore), so
+	// cairn serve the engine's own store, so
 	// that one process holds one Store per directory, or the PostgreSQL
 	// collections of a PostgreSQL-backed server.
 	Collections Collections
@@ -47,8 +47,12 @@ type Options struct {
 	// Chroma does without an auth provider).
 	AuthToken string
 	// AllowReset enables POST /api/v2/reset (Chroma's allow_reset). The
-	// collection store must have been opened with AllowReset too.
+	// collection store must have been opened with AllowReset too. Reset
+	// is refused (403) while ReadOnly names a database.
 	AllowReset bool
+	// ReadOnly lists databases served for reading only (see
+	// ReadOnlyDatabase): cairn serve's engine vectors.
+	ReadOnly []ReadOnlyDatabase
 	// MaxBodyBytes limits a request body (default 256 MiB): 413.
 	MaxBodyBytes int64
 	// MaxBatchSize limits the records in one add/upsert/update and the query
@@ -148,6 +152,9 @@ func New(opts Options) *Handler {
 		opts.Now = time.Now
 	}
 	h := &Handler{opts: opts, coll: opts.Collections, stats: map[string]*routeStats{}}
+	if len(opts.ReadOnly) > 0 {
+		h.coll = readOnly{Collections: opts.Collections, dbs: slices.Clone(opts.ReadOnly)}
+	}
 	for _, name := range append(routeNames(), "unknown", "v1") {
 		h.stats[name] = &routeStats{}
 	}

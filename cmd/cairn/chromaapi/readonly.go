@@ -1,0 +1,141 @@
+package chromaapi
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/cairn-dev/cairn/vecstore"
+)
+
+// ReadOnlyDatabase names a database the API serves for reading only: its
+// collections can be listed, read, counted and queried, but a Chroma client
+// can neither create, modify nor delete them, nor write or delete their
+// records, nor create or delete the database (403 ChromaError, the status
+// Chroma gives a forbidden operation). cairn serve marks the engine's own
+// message vectors so: they follow the messages in SQLite, so a change made
+// through the Chroma API would break semantic search until a rebuild.
+type ReadOnlyDatabase struct {
+	// Tenant is the database's tenant ("": Chroma's default_tenant, as
+	// Chroma's clients default to it).
+	Tenant   string
+	Database string
+	// Reason ends the refusal "Database [NAME] is read-only: REASON".
+	Reason string
+}
+
+// readOnly wraps the served store and refuses every change inside its
+// read-only databases; reads pass through untouched.
+type readOnly struct {
+	Collections
+	dbs []ReadOnlyDatabase
+}
+
+// protected returns the read-only database (tenant, database), if it is one.
+func (r readOnly) protected(tenant, database string) (ReadOnlyDatabase, bool) {
+	for _, d := range r.dbs {
+		if cmp.Or(d.Tenant, vecstore.DefaultTenant) == tenant && d.Database == database {
+			return d, true
+		}
+	}
+	return ReadOnlyDatabase{}, false
+}
+
+func (d ReadOnlyDatabase) refusal() *apiError {
+	return &apiError{status: http.StatusForbidden, name: nameChroma,
+		message: fmt.Sprintf("Database [%s] is read-only: %s", d.Database, d.Reason)}
+}
+
+// check refuses a change to (tenant, database) when it is read-only.
+func (r readOnly) check(tenant, database string) error {
+	if d, ok := r.protected(tenant, database); ok {
+		return d.refusal()
+	}
+	return nil
+}
+
+// checkID refuses a change to collection id when it lives in a read-only
+// database. An id the store does not know passes, so that the store words
+// the error as it does without this guard.
+func (r readOnly) checkID(ctx context.Context, id string) error {
+	c, err := r.Collections.GetCollectionByID(ctx, id)
+	if err != nil {
+		return nil
+	}
+	return r.check(c.Tenant, c.Database)
+}
+
+func (r readOnly) CreateDatabase(ctx context.Context, tenant, name string) error {
+	if err := r.check(tenant, name); err != nil {
+		return err
+	}
+	return r.Collections.CreateDatabase(ctx, tenant, name)
+}
+
+func (r readOnly) DeleteDatabase(ctx context.Context, tenant, name string) error {
+	if err := r.check(tenant, name); err != nil {
+		return err
+	}
+	return r.Collections.DeleteDatabase(ctx, tenant, name)
+}
+
+func (r readOnly) CreateCollection(ctx context.Context, req vecstore.CreateCollectionRequest) (vecstore.Collection, error) {
+	if err := r.check(req.Tenant, req.Database); err != nil {
+		return vecstore.Collection{}, err
+	}
+	return r.Collections.CreateCollection(ctx, req)
+}
+
+func (r readOnly) ModifyCollection(ctx context.Context, id string, req vecstore.ModifyCollectionRequest) error {
+	if err := r.checkID(ctx, id); err != nil {
+		return err
+	}
+	return r.Collections.ModifyCollection(ctx, id, req)
+}
+
+func (r readOnly) DeleteCollection(ctx context.Context, tenant, database, name string) error {
+	if err := r.check(tenant, database); err != nil {
+		return err
+	}
+	return r.Collections.DeleteCollection(ctx, tenant, database, name)
+}
+
+// Reset is refused while a read-only database is served: Chroma's reset
+// deletes every collection, theirs included.
+func (r readOnly) Reset(ctx context.Context) error {
+	if len(r.dbs) > 0 {
+		ae := r.dbs[0].refusal()
+		ae.message = "Reset is refused: d" + ae.message[1:]
+		return ae
+	}
+	return r.Collections.Reset(ctx)
+}
+
+func (r readOnly) Add(ctx context.Context, collID string, req vecstore.AddRequest) error {
+	if err := r.checkID(ctx, collID); err != nil {
+		return err
+	}
+	return r.Collections.Add(ctx, collID, req)
+}
+
+func (r readOnly) Upsert(ctx context.Context, collID string, req vecstore.AddRequest) error {
+	if err := r.checkID(ctx, collID); err != nil {
+		return err
+	}
+	return r.Collections.Upsert(ctx, collID, req)
+}
+
+func (r readOnly) Update(ctx context.Context, collID string, req vecstore.UpdateRequest) error {
+	if err := r.checkID(ctx, collID); err != nil {
+		return err
+	}
+	return r.Collections.Update(ctx, collID, req)
+}
+
+func (r readOnly) Delete(ctx context.Context, collID string, req vecstore.DeleteRequest) error {
+	if err := r.checkID(ctx, collID); err != nil {
+		return err
+	}
+	return r.Collections.Delete(ctx, collID, req)
+}
