@@ -181,11 +181,16 @@ func (e *Engine) writePrepared(ctx context.Context, ps []prepared) ([]WriteResul
 	if sc, ok := e.store.(SearchCountStore); ok {
 		e.addSearchesToBackend(ctx, sc)
 	}
+	var changed []string
 	for i := range out {
 		out[i].Redactions = ps[i].redactions
 		if out[i].Created {
 			e.wakeBackend()
+			changed = append(changed, out[i].ChannelID)
 		}
+	}
+	if len(changed) > 0 {
+		e.committed(changed...)
 	}
 	return out, nil
 }

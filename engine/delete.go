@@ -20,12 +20,21 @@ func (e *Engine) DeleteMessage(ctx context.Context, id int64) error {
 		return err
 	}
 	defer done()
+	var channel []Message // its channel, for the continuous export
+	if e.exporterFor() != nil {
+		if channel, err = e.store.Messages(ctx, []int64{id}); err != nil {
+			return err
+		}
+	}
 	ok, err := e.store.Delete(ctx, id)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return fmt.Errorf("message id %d: %w", id, ErrNotFound)
+	}
+	for _, m := range channel {
+		e.committed(m.ChannelID)
 	}
 	return nil
 }

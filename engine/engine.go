@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -74,6 +75,9 @@ type Options struct {
 	// are checked against; searches and message reads attach the cached
 	// marks of that commit (engine/crumbmarks.go). nil attaches none.
 	BreadcrumbHead BreadcrumbHead
+	// ContinuousExport re-exports the channels each committed write
+	// changes (engine/export_continuous.go); the zero value is off.
+	ContinuousExport ContinuousExport
 }
 
 // VectorStoreOptions configures the engine's vector store. The zero value
@@ -155,6 +159,11 @@ type Engine struct {
 	// fillVectors is SyncVectors's work: the embedded store's outbox
 	// worker (syncVectors) or a VectorQueue's (backendSyncVectors).
 	fillVectors func(ctx context.Context, progress func(Progress)) error
+
+	// export is the continuous export observer (engine/export_continuous.go),
+	// made on first use.
+	exportOnce sync.Once
+	export     *exporter
 }
 
 // Open opens (creating if needed) the data dir dir and its database,
@@ -402,6 +411,7 @@ func (e *Engine) Dir() string { return e.dir }
 // Close closes the database. It is safe to call more than once; calls after
 // the first return nil. Operations after Close fail with ErrClosed.
 func (e *Engine) Close() error {
+	e.finishExport() // before the store closes: it reads the messages
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.mu.closed {

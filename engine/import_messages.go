@@ -89,6 +89,7 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 			return rep, err
 		}
 		rep.ChannelsCreated = append(rep.ChannelsCreated, ch.ID)
+		e.committed(ch.ID) // its description, even without messages
 	}
 	total, err := r.Seek(0, io.SeekEnd)
 	if err != nil {

@@ -109,6 +109,10 @@ func (e *env) applyConfig(dir string, opts *engine.Options) error {
 		return usagef("config", "%v", err)
 	}
 	opts.Redactor = red
+	opts.ContinuousExport = cfg.ContinuousExport(dir)
+	opts.ContinuousExport.OnError = func(err error) {
+		fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)
+	}
 	e.configStore = cfg.Store
 	e.pgOptions = pgstore.Options{EfSearch: cfg.Postgres.EfSearch}
 	if hf := findBreadcrumbRepo(cfg.Breadcrumbs.Repo); hf != nil {

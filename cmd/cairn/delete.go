@@ -58,7 +58,6 @@ func runDelete(ctx context.Context, e *env, c *command, args []string) error {
 		if err := eng.DeleteMessage(ctx, id); err != nil {
 			return err
 		}
-		e.keepExports(ctx, eng, m.ChannelID)
 		out.Deleted = true
 		if e.json {
 			return e.printJSON(out)

@@ -100,10 +100,10 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 }
 
 // keepExports re-exports the messages of channels (every channel when
-// none is named) when export.continuous is configured, so that writes from
-// the CLI keep the JSONL and Markdown copies in step as `cairn serve`
-// does. The write itself is already durable: a failed export is reported
-// as a warning, not as the command's failure.
+// none is named) when export.continuous is configured, after a purge (the
+// engine's own observer re-exports after message writes and deletes, see
+// engine.ContinuousExport). The purge itself is already durable: a failed
+// export is reported as a warning, not as the command's failure.
 func (e *env) keepExports(ctx context.Context, eng *engine.Engine, channels ...string) {
 	cfg, _, err := e.loadConfig()
 	if err != nil || !cfg.Export.Continuous {
@@ -127,12 +127,4 @@ func (e *env) dropChannelExports(eng *engine.Engine, channel string) {
 			fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)
 		}
 	}
-}
-
-// afterWrite keeps the exports in step with a write and prints it.
-func (e *env) afterWrite(ctx context.Context, eng *engine.Engine, res engine.WriteResult) error {
-	if res.Created {
-		e.keepExports(ctx, eng, res.ChannelID)
-	}
-	return e.printWrite(res)
 }

@@ -77,9 +77,6 @@ func runImportMessages(ctx context.Context, e *env, c *command, args []string) e
 			return err
 		}
 		rep := importMessagesReport{ImportMessagesReport: res}
-		if res.Imported > 0 {
-			e.keepExports(ctx, eng)
-		}
 		if !*noEmbed {
 			ebar := e.progress("embed")
 			err := eng.SyncVectors(ctx, func(p engine.Progress) {

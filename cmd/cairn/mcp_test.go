@@ -233,17 +233,6 @@ func TestSeveralMCPProcessesShareADataDir(t *testing.T) {
 		defer cs.Close()
 		sessions[i] = cs
 	}
-	callOK := func(cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
-		t.Helper()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		if err != nil || res.IsError {
-			t.Fatalf("%s: %v %s", name, err, toolErrorText(res))
-		}
-		b, _ := json.Marshal(res.StructuredContent)
-		var out map[string]any
-		_ = json.Unmarshal(b, &out)
-		return out
-	}
 	var wg sync.WaitGroup
 	for i, cs := range sessions {
 		wg.Add(1)
@@ -260,9 +249,23 @@ func TestSeveralMCPProcessesShareADataDir(t *testing.T) {
 	}
 	wg.Wait()
 	for i, cs := range sessions {
-		out := callOK(cs, "search_messages", map[string]any{"query": "lesson sharing", "limit": 50, "mode": "keyword"})
+		out := callToolOK(ctx, t, cs, "search_messages", map[string]any{"query": "lesson sharing", "limit": 50, "mode": "keyword"})
 		if got := len(out["results"].([]any)); got != n*5 {
 			t.Errorf("process %d sees %d notes, want %d", i, got, n*5)
 		}
 	}
+}
+
+// callToolOK calls a tool and returns its structured result, failing the
+// test on a protocol or tool error.
+func callToolOK(ctx context.Context, t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
+	t.Helper()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil || res.IsError {
+		t.Fatalf("%s: %v %s", name, err, toolErrorText(res))
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return out
 }

@@ -48,6 +48,6 @@ func runNote(ctx context.Context, e *env, c *command, args []string) error {
 		if err != nil {
 			return err
 		}
-		return e.afterWrite(ctx, eng, res)
+		return e.printWrite(res)
 	})
 }

@@ -52,6 +52,6 @@ func runPost(ctx context.Context, e *env, c *command, args []string) error {
 		if err != nil {
 			return err
 		}
-		return e.afterWrite(ctx, eng, res)
+		return e.printWrite(res)
 	})
 }

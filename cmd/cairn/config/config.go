@@ -193,7 +193,7 @@ type GC struct {
 type Export struct {
 	Dir        string   `toml:"dir" comment:"Default output folder; \"\" = ./cairn-export."`
 	Formats    []string `toml:"formats" comment:"jsonl and/or md."`
-	Continuous bool     `toml:"continuous" comment:"Keep dir in step: cairn serve re-exports the channels and sessions that change, CLI writes the channels they change."`
+	Continuous bool     `toml:"continuous" comment:"Keep dir in step: every write (CLI, cairn serve, cairn mcp) re-exports the channel it changes; cairn serve also re-exports the changed sessions every minute."`
 }
 
 // Default returns the built-in defaults.
@@ -411,18 +411,29 @@ func (c Config) GCOptions() engine.GCOptions {
 
 // LifecycleOptions returns the scheduled jobs of a long-running process on
 // the data dir dataDir: GC every gc.schedule and, with export.continuous,
-// a session export every minute into export.dir (default DIR/export).
+// an export of the changed channels and sessions every minute into
+// export.dir (default DIR/export).
 func (c Config) LifecycleOptions(dataDir string) engine.LifecycleOptions {
 	opts := engine.LifecycleOptions{GCEvery: time.Duration(c.GC.Schedule), GC: c.GCOptions()}
-	if c.Export.Continuous {
-		dir := c.Export.Dir
-		if dir == "" {
-			dir = filepath.Join(dataDir, "export")
-		}
+	if ce := c.ContinuousExport(dataDir); ce.OutDir != "" {
 		opts.ExportEvery = time.Minute
-		opts.Export = engine.ExportOptions{Formats: c.Export.Formats, OutDir: dir}
+		opts.Export = engine.ExportOptions{Formats: ce.Formats, OutDir: ce.OutDir}
 	}
 	return opts
+}
+
+// ContinuousExport returns the engine's continuous export of the data dir
+// dataDir: with export.continuous, every committed write re-exports its
+// channel into export.dir (default DIR/export); otherwise off.
+func (c Config) ContinuousExport(dataDir string) engine.ContinuousExport {
+	if !c.Export.Continuous {
+		return engine.ContinuousExport{}
+	}
+	dir := c.Export.Dir
+	if dir == "" {
+		dir = filepath.Join(dataDir, "export")
+	}
+	return engine.ContinuousExport{OutDir: dir, Formats: c.Export.Formats}
 }
 
 // ImportOptions returns the engine import options for root (the configured
