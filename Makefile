@@ -309,8 +309,8 @@ bench-quality:
 	$(GO) run ./bench/cmd/hybridbench locomo -datasets $(or $(DATASETS),../shared/datasets) -models $(or $(MODELS),builtin=builtin) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache) -embed-context content,sender-date -profiles
 
 ## faults: the fault suite (bounded, loopback only; `make unit` runs it too, with everything else): every TestFault* test
-## of issue 15 (deleted text on disk, redaction, file modes, backups, created_at, full disk, the
-## HTTP and MCP refusals of the other helpers' TestFault* tests), plus the SIGKILL and concurrency
+## (deleted text on disk, redaction, file modes, backups, created_at, full disk, the HTTP and MCP
+## refusals), plus the SIGKILL and concurrency
 ## series that already held (vecstore crash atomicity and multi-process, outbox crash repair,
 ## backups under writers, concurrent opens, serve end to end). Prints the fault counts (requests
 ## tried, kills survived, acknowledged writes lost, bytes of deleted text found).

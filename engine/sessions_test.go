@@ -279,7 +279,7 @@ func TestImportExclusion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.FilesExcluded != 4 { // project 0: 2 sessions + 1 agent file; session 3
+	if rep.FilesExcluded != 4 { // project 0: 2 sessions + 1 agent file; the fourth session
 		t.Errorf("files excluded = %d, want 4", rep.FilesExcluded)
 	}
 	for i, s := range tree.Sessions {

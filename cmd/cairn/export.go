@@ -19,7 +19,7 @@ func exportCommand() *command {
 		examples: []string{
 			`cairn export --all --out ./backup-text`,
 			`cairn export --channel team-log --format md`,
-			`cairn export --session 0a1b2c3d-1111-4222-8333-444455556666 --format md`,
+			`cairn export --session a0b1c2d3-1111-4222-8333-444455556666 --format md`,
 			`cairn import messages ./cairn-export/messages/team-log.jsonl   # reads an export back`,
 		},
 		run: runExport,

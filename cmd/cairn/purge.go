@@ -16,7 +16,7 @@ func purgeCommand() *command {
 			`cairn purge --channel team-log --dry-run`,
 			`cairn purge --channel team-log --yes`,
 			`cairn purge --agent old-bot --yes --json`,
-			`cairn purge --session 0a1b2c3d-1111-4222-8333-444455556666 --yes`,
+			`cairn purge --session a0b1c2d3-1111-4222-8333-444455556666 --yes`,
 		},
 		run: runPurge,
 	}

@@ -15,7 +15,7 @@ func sessionsCommand() *command {
 		examples: []string{
 			`cairn sessions`,
 			`cairn sessions --hit 42   # which session records hold search hit #42`,
-			`cairn sessions 0a1b2c3d-1111-4222-8333-444455556666 --json`,
+			`cairn sessions a0b1c2d3-1111-4222-8333-444455556666 --json`,
 		},
 		readOnly: true,
 		run:      runSessions,

@@ -1,4 +1,4 @@
--- cairn format 2: imported agent sessions (issue 8).
+-- cairn format 2: imported agent sessions.
 -- Frozen: change the schema with a new numbered file, never by editing this one.
 --
 -- A session's records are rows of session_messages in file order (seq). The

@@ -1,4 +1,4 @@
--- cairn format 3: vector sets and the vector outbox (issue 6).
+-- cairn format 3: vector sets and the vector outbox.
 -- Frozen: change the schema with a new numbered file, never by editing this one.
 --
 -- A vector set is one vecstore collection of message vectors made by one

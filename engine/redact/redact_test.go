@@ -81,7 +81,7 @@ func TestRedactDefaults(t *testing.T) {
 		{"kebab-case sk-", "install sk-learn-compatible-wrapper-package now", "install sk-learn-compatible-wrapper-package now", nil},
 		{"short sk-", "sk-abc", "sk-abc", nil},
 		{"ghp too short", "ghp_abc123", "ghp_abc123", nil},
-		{"uuid", "session 550e8400-e29b-41d4-a716-446655440000", "session 550e8400-e29b-41d4-a716-446655440000", nil},
+		{"uuid", "conversation 550e8400-e29b-41d4-a716-446655440000", "conversation 550e8400-e29b-41d4-a716-446655440000", nil},
 		{"git sha", "commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39", "commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39", nil},
 		{"email off by default", "mail " + emailAddr, "mail " + emailAddr, nil},
 		{"card off by default", "card " + cardVisa, "card " + cardVisa, nil},
