@@ -12,7 +12,8 @@ import (
 
 const module = "github.com/cairn-dev/cairn"
 
-// layer is one row of the import table in CONTRACTS.md / STYLE.md.
+// layer is one row of the import table in docs/ARCHITECTURE.md ("What each
+// package may import"); change both in the commit that changes the layering.
 type layer struct {
 	// dir is the layer's directory; it covers the package and everything
 	// below it unless a more specific layer matches.
@@ -41,20 +42,24 @@ func layers() []layer {
 	return []layer{
 		{dir: "index", stdlibOnly: true, allowExternal: []string{"golang.org/x/sys/cpu"}, mustNotDepend: []string{bbolt, "database/sql", hugot}},
 		{dir: "fts", mustNotDepend: []string{bbolt, hugot, sqlite}},
-		{dir: "embed"},
+		{dir: "embed", mustNotDepend: []string{module + "/engine", module + "/vecstore", module + "/fts", module + "/index"}},
 		// The filter language (where/where_document trees, parser, values) is a
 		// leaf that vecstore, engine and the adapters share.
 		{dir: "vecstore/where", stdlibOnly: true},
 		{dir: "vecstore", mayImport: []string{"index", "vecstore/where"}, mustNotDepend: []string{"database/sql", module + "/fts", module + "/embed", module + "/engine"}},
-		{dir: "engine", mayImport: []string{"fts", "vecstore", "vecstore/where", "index"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
+		{dir: "engine", mayImport: []string{"fts", "vecstore", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/pgstore", module + "/pgcollections"}},
 		// The PostgreSQL store beneath the engine (engine.Backend).
 		{dir: "pgstore", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// package main wires the embedder in; its adapter packages below use
 		// engine only, except the Chroma API, which serves vecstore's
-		// collections (the engine hands it its one store).
+		// collections (package main hands it the engine's one store) and
+		// never sees the engine.
 		{dir: "cmd/cairn", mayImport: []string{"engine", "embed", "pgstore", "pgcollections"}},
-		{dir: "cmd/cairn/", mayImport: []string{"engine", "vecstore/where"}},
-		{dir: "cmd/cairn/chromaapi", mayImport: []string{"engine", "vecstore", "vecstore/where"}},
+		{dir: "cmd/cairn/", mayImport: []string{"engine", "vecstore/where"}, mustNotDepend: []string{module + "/pgstore", module + "/pgcollections", module + "/embed"}},
+		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/pgstore", module + "/pgcollections", module + "/embed"}},
+		// HTTP plumbing the two APIs share: the standard library only.
+		{dir: "cmd/cairn/httpguard", stdlibOnly: true},
+		{dir: "cmd/cairn/reqlog", stdlibOnly: true},
 		// Chroma collections in PostgreSQL: vecstore's types and rules over pgx.
 		{dir: "pgcollections", mayImport: []string{"vecstore", "vecstore/where"}, mustNotDepend: []string{sqlite, module + "/fts", module + "/embed", module + "/engine", module + "/cmd/", module + "/bench"}},
 		// Agent setup edits the agents' own files and knows nothing of the
@@ -121,16 +126,19 @@ func TestImportDirectionCatchesViolations(t *testing.T) {
 		{ImportPath: module + "/vecstore", Imports: []string{module + "/bench"}},
 		{ImportPath: module + "/vecstore/where", Imports: []string{module + "/vecstore", "go.etcd.io/bbolt"}},
 		{ImportPath: module + "/cmd/cairn/agentsetup", Imports: []string{module + "/engine"}},
+		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/engine"}, Deps: []string{module + "/engine"}},
+		{ImportPath: module + "/cmd/cairn/mcpserver", Imports: []string{module + "/engine"}, Deps: []string{module + "/engine", module + "/pgstore"}},
+		{ImportPath: module + "/cmd/cairn/httpguard", Imports: []string{"github.com/google/uuid"}},
 	}
 	got := violations(bad)
-	if len(got) < 14 {
-		t.Fatalf("found %d violations, want at least 14:\n%s", len(got), strings.Join(got, "\n"))
+	if len(got) < 18 {
+		t.Fatalf("found %d violations, want at least 18:\n%s", len(got), strings.Join(got, "\n"))
 	}
 	good := []pkg{
 		{ImportPath: module + "/index", Imports: []string{"golang.org/x/sys/cpu", "math"}, Deps: []string{"golang.org/x/sys/cpu", "math"}},
 		{ImportPath: module + "/engine/redact", Imports: []string{module + "/engine", module + "/fts"}},
 		{ImportPath: module + "/cmd/cairn", Imports: []string{module + "/engine", module + "/embed", module + "/cmd/cairn/mcpserver"}, Deps: []string{module + "/fts"}},
-		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/engine", module + "/vecstore", module + "/vecstore/where"}},
+		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/cmd/cairn/httpguard", module + "/vecstore", module + "/vecstore/where"}},
 		{ImportPath: module + "/cmd/cairn/cairnapi", Imports: []string{module + "/engine", module + "/vecstore/where"}},
 		{ImportPath: module + "/engine", Imports: []string{module + "/vecstore", module + "/vecstore/where", module + "/fts"}},
 		{ImportPath: module + "/vecstore", Imports: []string{module + "/vecstore/where", module + "/index"}},
