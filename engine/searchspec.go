@@ -12,49 +12,49 @@ import (
 // with flat, documented names. Request turns it into a SearchRequest, so
 // every surface maps a search the same way.
 type SearchSpec struct {
-	Query string `json:"query,omitempty" jsonschema:"what you are looking for, in your own words; empty lists the newest messages that pass the filters"`
+	Query string `json:"query,omitempty"`
 	// Mode is hybrid (default), semantic or keyword.
-	Mode string `json:"mode,omitempty" jsonschema:"hybrid (default: meaning and keywords), semantic or keyword"`
+	Mode string `json:"mode,omitempty"`
 	// Profile is a ranking profile (Profiles()); Weights make it custom.
-	Profile string   `json:"profile,omitempty" jsonschema:"ranking profile: similarity (default), balanced, recent, quality, multiplicative or custom"`
-	Weights *Weights `json:"weights,omitempty" jsonschema:"custom ranking weights (profile custom), divided by their sum"`
-	Fusion  string   `json:"fusion,omitempty" jsonschema:"hybrid fusion: minmax (default), weighted or rrf"`
-	Limit   int      `json:"limit,omitempty" jsonschema:"number of results (default 20, at most 1000)"`
+	Profile string   `json:"profile,omitempty"`
+	Weights *Weights `json:"weights,omitempty"`
+	Fusion  string   `json:"fusion,omitempty"`
+	Limit   int      `json:"limit,omitempty"`
 
-	Channels       []string        `json:"channels,omitempty" jsonschema:"only these channel ids"`
-	ChannelTypes   []string        `json:"channel_types,omitempty" jsonschema:"only channels of these types: agent-notes, project, channel"`
-	Senders        []string        `json:"senders,omitempty" jsonschema:"only messages from these agents"`
-	ExcludeSender  string          `json:"exclude_sender,omitempty" jsonschema:"leave out messages from this agent (e.g. yourself)"`
-	Project        string          `json:"project,omitempty" jsonschema:"only messages written for this project"`
-	Types          []string        `json:"types,omitempty" jsonschema:"only these message types (reflection, decision, pattern, policy, ...)"`
-	MinConfidence  float64         `json:"min_confidence,omitempty" jsonschema:"only messages with at least this confidence (0 to 1)"`
-	Since          *time.Time      `json:"since,omitempty" jsonschema:"only messages created at or after this time (RFC 3339)"`
-	Until          *time.Time      `json:"until,omitempty" jsonschema:"only messages created before this time (RFC 3339)"`
-	MaxAgeHours    float64         `json:"max_age_hours,omitempty" jsonschema:"only messages at most this many hours old (at most 1000000)"`
-	HasBreadcrumbs *bool           `json:"has_breadcrumbs,omitempty" jsonschema:"only messages with (true) or without (false) breadcrumbs"`
-	MinWordCount   int             `json:"min_word_count,omitempty" jsonschema:"only messages of at least this many words"`
-	Where          json.RawMessage `json:"where,omitempty" jsonschema:"Chroma-style where filter over channel_id, channel_type, agent_name, project_id, timestamp, age_days, confidence, message_type, word_count, has_breadcrumbs"`
-	UnreadBy       string          `json:"unread_by,omitempty" jsonschema:"only messages this agent has not read yet (see get_unread)"`
+	Channels       []string        `json:"channels,omitempty"`
+	ChannelTypes   []string        `json:"channel_types,omitempty"`
+	Senders        []string        `json:"senders,omitempty"`
+	ExcludeSender  string          `json:"exclude_sender,omitempty"`
+	Project        string          `json:"project,omitempty"`
+	Types          []string        `json:"types,omitempty"`
+	MinConfidence  float64         `json:"min_confidence,omitempty"`
+	Since          *time.Time      `json:"since,omitempty"`
+	Until          *time.Time      `json:"until,omitempty"`
+	MaxAgeHours    float64         `json:"max_age_hours,omitempty"`
+	HasBreadcrumbs *bool           `json:"has_breadcrumbs,omitempty"`
+	MinWordCount   int             `json:"min_word_count,omitempty"`
+	Where          json.RawMessage `json:"where,omitempty"`
+	UnreadBy       string          `json:"unread_by,omitempty"`
 	// BreadcrumbsValid and DemoteStale use the breadcrumb marks cache at
 	// the repository's HEAD (engine/crumbmarks.go).
-	BreadcrumbsValid bool    `json:"breadcrumbs_valid,omitempty" jsonschema:"only notes whose breadcrumbs were checked at the repository's current HEAD and are all still valid"`
-	DemoteStale      float64 `json:"demote_stale,omitempty" jsonschema:"multiply the score of notes whose breadcrumbs changed or are gone at the repository's HEAD by this factor (0 < f <= 1, e.g. 0.5; 0 = off)"`
+	BreadcrumbsValid bool    `json:"breadcrumbs_valid,omitempty"`
+	DemoteStale      float64 `json:"demote_stale,omitempty"`
 
 	// Filters and RankingProfile are the implementation plan's spelling of
 	// the same search (search_messages(query, filters, limit,
 	// ranking_profile)), accepted so that an agent written against it
 	// works unchanged; each may not be combined with its flat twin.
-	Filters        *SpecFilters    `json:"filters,omitempty" jsonschema:"the same filters grouped as the implementation plan writes them (alternative to the flat fields)"`
-	RankingProfile *RankingProfile `json:"ranking_profile,omitempty" jsonschema:"a profile name (balanced, recent, quality, similarity) or custom weights {similarity_weight, decay_weight, confidence_weight, decay_half_life_hours}; alternative to profile and weights"`
+	Filters        *SpecFilters    `json:"filters,omitempty"`
+	RankingProfile *RankingProfile `json:"ranking_profile,omitempty"`
 }
 
 // SpecFilters are the implementation plan's grouped filters.
 type SpecFilters struct {
-	ChannelIDs    []string   `json:"channel_ids,omitempty" jsonschema:"only these channel ids (as channels)"`
-	SenderIDs     []string   `json:"sender_ids,omitempty" jsonschema:"only messages from these agents (as senders)"`
-	MessageType   string     `json:"message_type,omitempty" jsonschema:"only this message type (as types)"`
-	MinConfidence *float64   `json:"min_confidence,omitempty" jsonschema:"only messages with at least this confidence, 0 to 1"`
-	Since         *time.Time `json:"since,omitempty" jsonschema:"only messages created at or after this time (RFC 3339)"`
+	ChannelIDs    []string   `json:"channel_ids,omitempty"`
+	SenderIDs     []string   `json:"sender_ids,omitempty"`
+	MessageType   string     `json:"message_type,omitempty"`
+	MinConfidence *float64   `json:"min_confidence,omitempty"`
+	Since         *time.Time `json:"since,omitempty"`
 }
 
 // RankingProfile is the plan's ranking_profile: a profile name or custom
@@ -158,10 +158,10 @@ func (r RankingProfile) merge(into *SearchSpec) error {
 
 // Weights are custom ranking weights and half-life; absent weights are 0.
 type Weights struct {
-	Similarity    float64 `json:"similarity,omitempty" jsonschema:"weight of relevance (>= 0)"`
-	Recency       float64 `json:"recency,omitempty" jsonschema:"weight of recency (>= 0)"`
-	Confidence    float64 `json:"confidence,omitempty" jsonschema:"weight of the author's confidence (>= 0)"`
-	HalfLifeHours float64 `json:"half_life_hours,omitempty" jsonschema:"recency half-life in hours (0: no decay)"`
+	Similarity    float64 `json:"similarity,omitempty"`
+	Recency       float64 `json:"recency,omitempty"`
+	Confidence    float64 `json:"confidence,omitempty"`
+	HalfLifeHours float64 `json:"half_life_hours,omitempty"`
 }
 
 // Bounds of SearchSpec, the same on every surface. Durations are given in

@@ -40,6 +40,9 @@ func (s *Server) addTools() error {
 	if err != nil {
 		return err
 	}
+	if err := describe(searchSchema, searchDescriptions); err != nil {
+		return err
+	}
 	notesSchema, err := inputSchema[GetNotesInput](listBounds())
 	if err != nil {
 		return err

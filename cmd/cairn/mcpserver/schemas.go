@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -101,4 +102,58 @@ func writeBounds() map[string]bound {
 
 func listBounds() map[string]bound {
 	return map[string]bound{"limit": between(0, maxToolLimit)}
+}
+
+// searchDescriptions describe search_messages' arguments (engine.SearchSpec's
+// JSON fields, "filters.x" for the grouped filters): what an agent reads
+// in the tool's schema lives here, with the adapter, not in the engine.
+var searchDescriptions = map[string]string{
+	"query":                   "what you are looking for, in your own words; empty lists the newest messages that pass the filters",
+	"mode":                    "hybrid (default: meaning and keywords), semantic or keyword",
+	"profile":                 "ranking profile: similarity (default), balanced, recent, quality, multiplicative or custom",
+	"weights":                 "custom ranking weights (profile custom), divided by their sum",
+	"fusion":                  "hybrid fusion: minmax (default), weighted or rrf",
+	"limit":                   "number of results (default 20, at most 1000)",
+	"channels":                "only these channel ids",
+	"channel_types":           "only channels of these types: agent-notes, project, channel",
+	"senders":                 "only messages from these agents",
+	"exclude_sender":          "leave out messages from this agent (e.g. yourself)",
+	"project":                 "only messages written for this project",
+	"types":                   "only these message types (reflection, decision, pattern, policy, ...)",
+	"min_confidence":          "only messages with at least this confidence (0 to 1)",
+	"since":                   "only messages created at or after this time (RFC 3339)",
+	"until":                   "only messages created before this time (RFC 3339)",
+	"max_age_hours":           "only messages at most this many hours old (at most 1000000)",
+	"has_breadcrumbs":         "only messages with (true) or without (false) breadcrumbs",
+	"min_word_count":          "only messages of at least this many words",
+	"where":                   "Chroma-style where filter over channel_id, channel_type, agent_name, project_id, timestamp, age_days, confidence, message_type, word_count, has_breadcrumbs",
+	"unread_by":               "only messages this agent has not read yet (see get_unread)",
+	"breadcrumbs_valid":       "only notes whose breadcrumbs were checked at the repository's current HEAD and are all still valid",
+	"demote_stale":            "multiply the score of notes whose breadcrumbs changed or are gone at the repository's HEAD by this factor (0 < f <= 1, e.g. 0.5; 0 = off)",
+	"filters":                 "the same filters grouped as the implementation plan writes them (alternative to the flat fields)",
+	"filters.channel_ids":     "only these channel ids (as channels)",
+	"filters.sender_ids":      "only messages from these agents (as senders)",
+	"filters.message_type":    "only this message type (as types)",
+	"filters.min_confidence":  "only messages with at least this confidence, 0 to 1",
+	"filters.since":           "only messages created at or after this time (RFC 3339)",
+	"weights.similarity":      "weight of relevance (>= 0)",
+	"weights.recency":         "weight of recency (>= 0)",
+	"weights.confidence":      "weight of the author's confidence (>= 0)",
+	"weights.half_life_hours": "recency half-life in hours (0: no decay)",
+}
+
+// describe sets the description of each property descs names ("a.b" for
+// property b of object property a); a name the schema lacks is an error, so
+// a renamed engine field cannot leave its description behind silently.
+func describe(s *jsonschema.Schema, descs map[string]string) error {
+	for name, desc := range descs {
+		p := s
+		for _, part := range strings.Split(name, ".") {
+			if p = p.Properties[part]; p == nil {
+				return fmt.Errorf("input schema has no property %q to describe", name)
+			}
+		}
+		p.Description = desc
+	}
+	return nil
 }
