@@ -88,7 +88,8 @@ type VectorStoreOptions struct {
 	// API) besides messages.
 	Open bool
 	// AllowReset enables the store's Reset (Chroma's allow_reset), which
-	// deletes every collection, the engine's message vectors included.
+	// deletes every collection but the engine's message vectors (database
+	// VectorDatabase).
 	AllowReset bool
 }
 

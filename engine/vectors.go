@@ -94,7 +94,7 @@ func (e *Engine) openVectors(ctx context.Context) error {
 // creates its set with every stored message queued.
 func (e *Engine) openVectorStore(ctx context.Context, sets []VectorSet) error {
 	st, err := vecstore.Open(ctx, filepath.Join(e.dir, VectorsDir),
-		vecstore.Options{Logger: e.opts.Logger, AllowReset: e.opts.VectorStore.AllowReset,
+		vecstore.Options{Logger: e.opts.Logger, AllowReset: e.opts.VectorStore.AllowReset, ResetKeeps: []string{VectorDatabase},
 			OneShot: e.opts.ReadOnly, LoadInBackground: !e.opts.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("engine: open vectors: %w", err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -573,14 +574,27 @@ func (s *Store) DeleteCollection(ctx context.Context, tenant, database, name str
 	})
 }
 
-// Reset deletes every tenant, database and collection (Chroma's reset), if
-// Options.AllowReset; otherwise ErrForbidden.
+// Reset deletes every tenant, database and collection (Chroma's reset)
+// but the databases Options.ResetKeeps names, if Options.AllowReset;
+// otherwise ErrForbidden.
 func (s *Store) Reset(ctx context.Context) error {
 	if !s.opts.AllowReset {
 		return refuse(ErrForbidden, RuleResetDisabled, "", "reset is disabled (Options.AllowReset)")
 	}
+	kept := func(tenant, database string) bool {
+		return tenant == DefaultTenant && slices.Contains(s.opts.ResetKeeps, database)
+	}
 	return s.deleteOp(ctx, func(tx *bolt.Tx) (func(), error) {
+		keptDBs := map[string][]byte{}
+		for _, name := range s.opts.ResetKeeps {
+			if v := tx.Bucket(bktDatabases).Get(dbKey(DefaultTenant, name)); v != nil {
+				keptDBs[name] = bytes.Clone(v)
+			}
+		}
 		for _, ci := range s.mu.infos {
+			if kept(ci.Tenant, ci.Database) {
+				continue
+			}
 			if err := deleteCollectionTx(tx, ci); err != nil {
 				return nil, err
 			}
@@ -593,12 +607,21 @@ func (s *Store) Reset(ctx context.Context) error {
 		if err := initLayout(tx); err != nil {
 			return nil, err
 		}
+		for name, v := range keptDBs {
+			if err := tx.Bucket(bktDatabases).Put(dbKey(DefaultTenant, name), v); err != nil {
+				return nil, err
+			}
+		}
 		if _, err := nextSeq(tx); err != nil {
 			return nil, err
 		}
 		return func() {
-			s.mu.infos = map[string]*collInfo{}
-			s.mu.colls = map[string]*memColl{}
+			for id, ci := range s.mu.infos {
+				if !kept(ci.Tenant, ci.Database) {
+					delete(s.mu.infos, id)
+					delete(s.mu.colls, id)
+				}
+			}
 		}, nil
 	})
 }

@@ -562,3 +562,63 @@ func TestGetFewIDsInInsertionOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestResetKeeps: Reset deletes every tenant, database and collection but
+// the databases Options.ResetKeeps names, whose collections and records
+// stay, in this process, in another one sharing the file, and after a
+// reopen.
+func TestResetKeeps(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	opts := vecstore.Options{AllowReset: true, ResetKeeps: []string{"kept"}}
+	s, err := vecstore.Open(ctx, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	other, err := vecstore.Open(ctx, dir, vecstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := s.CreateDatabase(ctx, vecstore.DefaultTenant, "kept"); err != nil {
+		t.Fatal(err)
+	}
+	kept := mustCreate(t, s, vecstore.CreateCollectionRequest{Database: "kept", Name: "messages", Dimension: 2})
+	if err := s.Add(ctx, kept.ID, vecstore.AddRequest{IDs: []string{"a", "b"}, Embeddings: [][]float32{{1, 0}, {0, 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "mine", Dimension: 2})
+	if err := s.CreateTenant(ctx, "acme"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateDatabase(ctx, "acme", "kept"); err != nil { // same name, another tenant: not kept
+		t.Fatal(err)
+	}
+	if err := s.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := vecstore.Open(ctx, dir, vecstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	for name, st := range map[string]*vecstore.Store{"this process": s, "another process": other, "a reopen": s2} {
+		if n, err := st.Count(ctx, kept.ID); err != nil || n != 2 {
+			t.Errorf("%s: kept collection holds %d records (%v), want 2", name, n, err)
+		}
+		if cs, err := st.ListCollections(ctx, vecstore.DefaultTenant, "kept", nil, 0); err != nil || len(cs) != 1 {
+			t.Errorf("%s: kept database lists %v (%v)", name, cs, err)
+		}
+		if n, err := st.CountCollections(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase); err != nil || n != 0 {
+			t.Errorf("%s: default_database holds %d collections after the reset (%v)", name, n, err)
+		}
+		if _, err := st.GetTenant(ctx, "acme"); !errors.Is(err, vecstore.ErrNotFound) {
+			t.Errorf("%s: tenant acme after the reset: %v", name, err)
+		}
+	}
+	res, err := s2.Query(ctx, kept.ID, vecstore.QueryRequest{Embeddings: [][]float32{{1, 0}}, NResults: ptrInt(1)})
+	if err != nil || len(res.IDs) != 1 || len(res.IDs[0]) != 1 || res.IDs[0][0] != "a" {
+		t.Errorf("query of the kept collection after a reopen: %v %v", res, err)
+	}
+}

@@ -64,6 +64,10 @@ type Options struct {
 	IndexWorkers int
 	// AllowReset enables Store.Reset (Chroma's allow_reset).
 	AllowReset bool
+	// ResetKeeps names databases of the default tenant that Reset leaves
+	// in place with their collections: another owner's data in the same
+	// store (cairn's engine keeps its message vectors there).
+	ResetKeeps []string
 	// OneShot is for a process that makes a few reads and exits (a CLI
 	// command): a Query without filters and a Get by ids alone, of a
 	// collection not loaded yet, are answered from the file where it lies

@@ -148,7 +148,7 @@ func parseServeArgs(e *env, c *command, args []string) (serveConfig, string, err
 	fs.StringVar(&cfg.port, "port", "8000", "listen on `PORT` (Chroma's default is 8000; 0 picks a free one)")
 	fs.StringVar(&cfg.token, "auth-token", "", "require `TOKEN` as Authorization: Bearer or X-Chroma-Token (default $CAIRN_AUTH_TOKEN)")
 	fs.BoolVar(&cfg.insecure, "insecure", false, "allow listening beyond loopback without a token")
-	fs.BoolVar(&cfg.allowReset, "allow-reset", false, "enable POST /api/v2/reset, which deletes every collection")
+	fs.BoolVar(&cfg.allowReset, "allow-reset", false, "enable POST /api/v2/reset, which deletes every Chroma collection (cairn's own message vectors stay)")
 	def := config.Default().Server
 	fs.Int64Var(&cfg.maxBody, "max-body-bytes", int64(def.MaxBodyBytes), "largest request body in `BYTES` (config: server.max_body_bytes)")
 	fs.IntVar(&cfg.maxBatch, "max-batch", def.MaxBatch, "most records in one Chroma add/upsert/update or query batch (config: server.max_batch)")

@@ -10,8 +10,8 @@ import (
 
 // TestServeEngineVectorsAreReadOnly: through a real `cairn serve`, a Chroma
 // client can read the engine's message vectors (database "cairn") but every
-// change to them is refused with 403 naming the reason, and semantic search
-// still finds the messages afterwards.
+// change to them is refused with 403 naming the reason, a reset keeps them,
+// and semantic search still finds the messages afterwards.
 func TestServeEngineVectorsAreReadOnly(t *testing.T) {
 	bin := buildCairn(t)
 	data := t.TempDir()
@@ -51,7 +51,6 @@ func TestServeEngineVectorsAreReadOnly(t *testing.T) {
 		{"create collection", "POST", db + "/collections", `{"name":"mine"}`},
 		{"get or create", "POST", db + "/collections", `{"name":"` + colls[0].Name + `","get_or_create":true}`},
 		{"delete database", "DELETE", db, ""},
-		{"reset", "POST", "/api/v2/reset", ""},
 	}
 	for _, r := range refused {
 		code, body := httpDo(t, r.method, p.url+r.path, "", r.body)
@@ -61,8 +60,20 @@ func TestServeEngineVectorsAreReadOnly(t *testing.T) {
 		}
 	}
 
-	// Nothing changed: the record and its metadata are there, and
-	// semantic search finds the message by meaning.
+	// A reset deletes the client's own collections and keeps these.
+	const own = "/api/v2/tenants/default_tenant/databases/default_database/collections"
+	if code, body := httpDo(t, "POST", p.url+own, "", `{"name":"docs"}`); code != 200 {
+		t.Fatalf("create in default_database = %d %s", code, body)
+	}
+	if code, body := httpDo(t, "POST", p.url+"/api/v2/reset", "", ""); code != 200 {
+		t.Fatalf("reset = %d %s", code, body)
+	}
+	if code, body := httpDo(t, "GET", p.url+own, "", ""); code != 200 || body != "[]" {
+		t.Errorf("default_database after the reset = %d %s", code, body)
+	}
+
+	// Nothing of the engine's changed: the record and its metadata are
+	// there, and semantic search finds the message by meaning.
 	if code, body := httpDo(t, "POST", p.url+coll+"/get", "", `{"include":["metadatas"]}`); code != 200 || !strings.Contains(body, `"agent_name":"bob"`) {
 		t.Errorf("get after the refusals = %d %s", code, body)
 	}
@@ -71,8 +82,7 @@ func TestServeEngineVectorsAreReadOnly(t *testing.T) {
 		t.Errorf("semantic search after the refusals = %d %s", code, body)
 	}
 
-	// Other databases are the client's own: create, write, delete.
-	const own = "/api/v2/tenants/default_tenant/databases/default_database/collections"
+	// Other databases are the client's own: create, delete.
 	if code, body := httpDo(t, "POST", p.url+own, "", `{"name":"docs"}`); code != 200 {
 		t.Fatalf("create in default_database = %d %s", code, body)
 	}

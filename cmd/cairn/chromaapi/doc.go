@@ -55,9 +55,10 @@
 // count, query: a Chroma client may search the messages' vectors with the
 // same model), but any change is refused with 403 ChromaError "Database
 // [cairn] is read-only: ..." (create, modify or delete a collection, add,
-// upsert, update or delete records, create or delete the database, and
-// reset, which would delete them too): they follow the messages in SQLite,
-// and cairn check and cairn rebuild keep them in step.
+// upsert, update or delete records, create or delete the database); a
+// reset (--allow-reset) deletes everything else and keeps them. They follow
+// the messages in SQLite, and cairn check and cairn rebuild keep them in
+// step.
 //
 // Imports: vecstore (the types and errors of the collections it serves),
 // vecstore/where (the filter language), httpguard and reqlog; never

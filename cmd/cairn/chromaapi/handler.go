@@ -47,8 +47,8 @@ type Options struct {
 	// Chroma does without an auth provider).
 	AuthToken string
 	// AllowReset enables POST /api/v2/reset (Chroma's allow_reset). The
-	// collection store must have been opened with AllowReset too. Reset
-	// is refused (403) while ReadOnly names a database.
+	// collection store must have been opened with AllowReset too (and keep
+	// the ReadOnly databases on reset).
 	AllowReset bool
 	// ReadOnly lists databases served for reading only (see
 	// ReadOnlyDatabase): cairn serve's engine vectors.

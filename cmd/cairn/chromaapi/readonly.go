@@ -16,6 +16,8 @@ import (
 // Chroma gives a forbidden operation). cairn serve marks the engine's own
 // message vectors so: they follow the messages in SQLite, so a change made
 // through the Chroma API would break semantic search until a rebuild.
+// Reset (when allowed) is the store's own: the store must keep these
+// databases (vecstore.Options.ResetKeeps, which the engine sets).
 type ReadOnlyDatabase struct {
 	// Tenant is the database's tenant ("": Chroma's default_tenant, as
 	// Chroma's clients default to it).
@@ -99,17 +101,6 @@ func (r readOnly) DeleteCollection(ctx context.Context, tenant, database, name s
 		return err
 	}
 	return r.Collections.DeleteCollection(ctx, tenant, database, name)
-}
-
-// Reset is refused while a read-only database is served: Chroma's reset
-// deletes every collection, theirs included.
-func (r readOnly) Reset(ctx context.Context) error {
-	if len(r.dbs) > 0 {
-		ae := r.dbs[0].refusal()
-		ae.message = "Reset is refused: d" + ae.message[1:]
-		return ae
-	}
-	return r.Collections.Reset(ctx)
 }
 
 func (r readOnly) Add(ctx context.Context, collID string, req vecstore.AddRequest) error {
