@@ -29,7 +29,7 @@ const (
 
 // instruction is the memory instruction put between the markers.
 const instruction = `## Memory (cairn)
-You have a long-term memory through the cairn MCP server (tools search_messages, store_message, write_note, ...).
+You have a long-term memory through the cairn MCP server (tools search_messages, store_message, get_message, ...).
 - Before starting on a task, search it for earlier decisions, patterns and notes about this project.
 - When you decide something, learn a pattern or hit a pitfall worth remembering, store it as a short note with
   the project set to the name of the repository's top directory and a type: decision, pattern, policy or reflection.
