@@ -48,11 +48,12 @@ func layers() []layer {
 		{dir: "vecstore", mayImport: []string{"index", "vecstore/where"}, mustNotDepend: []string{"database/sql", module + "/fts", module + "/embed", module + "/engine"}},
 		{dir: "engine", mayImport: []string{"fts", "vecstore", "vecstore/where", "index"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// The PostgreSQL store beneath the engine (engine.Backend).
+		{dir: "engine/ops", mayImport: []string{"engine"}, mustNotDepend: []string{"net/http", module + "/pgstore", module + "/cmd/", module + "/bench"}},
 		{dir: "pgstore", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// package main wires the embedder in; its adapter packages below use
 		// engine only, except the Chroma API, which serves vecstore's
 		// collections (the engine hands it its one store).
-		{dir: "cmd/cairn", mayImport: []string{"engine", "embed", "pgstore", "pgcollections"}},
+		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "embed", "pgstore", "pgcollections"}},
 		{dir: "cmd/cairn/", mayImport: []string{"engine", "vecstore/where"}},
 		{dir: "cmd/cairn/chromaapi", mayImport: []string{"engine", "vecstore", "vecstore/where"}},
 		// Chroma collections in PostgreSQL: vecstore's types and rules over pgx.
@@ -67,7 +68,7 @@ func layers() []layer {
 		{dir: "internal/rawscan", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
-		{dir: "bench", mayImport: []string{"engine", "vecstore", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},
+		{dir: "bench", mayImport: []string{"engine", "engine/ops", "vecstore", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},
 	}
 }
 

@@ -70,6 +70,7 @@ func agentFiles(agent string, o Options) ([]file, error) {
 		cmd := hookCmd(ClaudeCode)
 		events := []hookEvent{
 			{name: "SessionStart", entry: claudeHook(cmd, recallTimeoutSeconds)},
+			{name: "UserPromptSubmit", entry: claudeHook(cmd, recallTimeoutSeconds)},
 			{name: "SessionEnd", entry: claudeHook(cmd, captureTimeoutSeconds)},
 			{name: "PreCompact", entry: claudeHook(cmd, captureTimeoutSeconds)},
 		}
@@ -89,7 +90,10 @@ func agentFiles(agent string, o Options) ([]file, error) {
 		for i, a := range mcpArgs {
 			quoted[i] = tomlString(a)
 		}
-		events := []hookEvent{{name: "SessionStart", entry: claudeHook(hookCmd(Codex), recallTimeoutSeconds)}}
+		events := []hookEvent{
+			{name: "SessionStart", entry: claudeHook(hookCmd(Codex), recallTimeoutSeconds)},
+			{name: "UserPromptSubmit", entry: claudeHook(hookCmd(Codex), recallTimeoutSeconds)},
+		}
 		table := "[mcp_servers." + ServerName + "]\n" +
 			"command = " + tomlString(o.Binary) + "\n" +
 			"args = [" + strings.Join(quoted, ", ") + "]\n"
@@ -109,12 +113,17 @@ func agentFiles(agent string, o Options) ([]file, error) {
 		server := newObject()
 		server.set("command", o.Binary)
 		server.set("args", stringsToAny(mcpArgs))
-		hook := newObject()
-		hook.set("name", "cairn-recall")
-		hook.set("type", "command")
-		hook.set("command", hookCmd(Gemini))
-		hook.set("timeout", recallTimeoutSeconds*1000) // Gemini CLI counts milliseconds
-		events := []hookEvent{{name: "SessionStart", entry: hook}}
+		hook := func(name string) *object {
+			h := newObject()
+			h.set("name", name)
+			h.set("type", "command")
+			h.set("command", hookCmd(Gemini))
+			h.set("timeout", recallTimeoutSeconds*1000) // Gemini CLI counts milliseconds
+			return h
+		}
+		// BeforeAgent is Gemini CLI's UserPromptSubmit: after the prompt,
+		// before the agent plans; it takes the same additionalContext.
+		events := []hookEvent{{name: "SessionStart", entry: hook("cairn-recall")}, {name: "BeforeAgent", entry: hook("cairn-prompt-recall")}}
 		return []file{
 			jsonFile(filepath.Join(dir, "settings.json"), func(doc *object) error {
 				if err := setServer(doc, server); err != nil {
