@@ -71,6 +71,7 @@ const (
 // feed stderr to the model).
 func runHook(ctx context.Context, e *env, c *command, args []string) (err error) {
 	fs := newFlagSet(e, c)
+	instruction := fs.Bool("instruction", false, "SessionStart: print the memory instruction before the briefing (the Claude Code plugin's hook, which has no CLAUDE.md to put it in)")
 	budget := fs.Int("budget", -1, "most `TOKENS` (estimated, 4 bytes each) one prompt's recall adds (default: config recall.prompt_tokens, 1000)")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
@@ -99,7 +100,7 @@ func runHook(ctx context.Context, e *env, c *command, args []string) (err error)
 	case eventSessionStart:
 		ctx, cancel := context.WithTimeout(ctx, recallHookTimeout)
 		defer cancel()
-		return e.hookRecall(ctx, in)
+		return e.hookRecall(ctx, in, *instruction)
 	case eventPrompt, eventBeforeAgent:
 		ctx, cancel := context.WithTimeout(ctx, recallHookTimeout)
 		defer cancel()
@@ -197,14 +198,29 @@ func (e *env) hookCapture(ctx context.Context, in hookInput) error {
 // cleared or compacted session starts a new log (its context no longer
 // holds what was recalled). It prints nothing when recall is off, the
 // store does not exist yet or holds nothing for the project.
-func (e *env) hookRecall(ctx context.Context, in hookInput) error {
-	cfg, _, err := e.loadConfig()
+func (e *env) hookRecall(ctx context.Context, in hookInput, instruction bool) error {
+	text, err := e.sessionBriefing(ctx, in)
 	if err != nil {
 		return err
 	}
+	if instruction {
+		text = strings.TrimRight(agentsetup.Instruction()+"\n\n"+text, "\n")
+	}
+	if text == "" {
+		return nil
+	}
+	return e.printHookContext(eventSessionStart, text)
+}
+
+// sessionBriefing is the SessionStart briefing's text ("" for none).
+func (e *env) sessionBriefing(ctx context.Context, in hookInput) (string, error) {
+	cfg, _, err := e.loadConfig()
+	if err != nil {
+		return "", err
+	}
 	dir, err := e.resolveDataDir()
 	if err != nil {
-		return err
+		return "", err
 	}
 	logs := filepath.Join(dir, recallSessionsDir)
 	if err := ops.PruneSessionLogs(logs, e.clock()); err != nil {
@@ -212,18 +228,18 @@ func (e *env) hookRecall(ctx context.Context, in hookInput) error {
 	}
 	if in.Source == "clear" || in.Source == "compact" {
 		if err := ops.ForgetSession(logs, in.SessionID); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if !cfg.Recall.SessionStart || cfg.Recall.MaxItems == 0 || cfg.Recall.MaxBytes == 0 {
-		return nil
+		return "", nil
 	}
 	if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); errors.Is(err, os.ErrNotExist) {
-		return nil // a read never creates the store (setup may have made the dir only)
+		return "", nil // a read never creates the store (setup may have made the dir only)
 	}
 	project, sub := projectOf(in.CWD)
 	if project == "" {
-		return nil
+		return "", nil
 	}
 	var got ops.Recalled
 	err = e.withEngine(ctx, func(eng *engine.Engine) error {
@@ -234,10 +250,10 @@ func (e *env) hookRecall(ctx context.Context, in hookInput) error {
 		return err
 	})
 	if err != nil || got.Text == "" {
-		return err
+		return "", err
 	}
 	e.recordRecalled(ops.OpenSessionLog(logs, in.SessionID), got.IDs)
-	return e.printHookContext(eventSessionStart, got.Text)
+	return got.Text, nil
 }
 
 // hookPromptRecall prints what a search with the prompt finds in the

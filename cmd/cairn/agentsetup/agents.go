@@ -27,7 +27,11 @@ const (
 	captureTimeoutSeconds = 60
 )
 
-// instruction is the memory instruction put between the markers.
+// Instruction is the memory instruction setup puts into the agents'
+// instruction files (between markers) and the Claude Code plugin's
+// session-start hook prints.
+func Instruction() string { return instruction }
+
 const instruction = `## Memory (cairn)
 You have a long-term memory through the cairn MCP server (tools search_messages, store_message, get_message, ...).
 - Before starting on a task, search it for earlier decisions, patterns and notes about this project.
@@ -67,13 +71,7 @@ func agentFiles(agent string, o Options) ([]file, error) {
 		server.set("command", o.Binary)
 		server.set("args", stringsToAny(mcpArgs))
 		server.set("env", newObject())
-		cmd := hookCmd(ClaudeCode)
-		events := []hookEvent{
-			{name: "SessionStart", entry: claudeHook(cmd, recallTimeoutSeconds)},
-			{name: "UserPromptSubmit", entry: claudeHook(cmd, recallTimeoutSeconds)},
-			{name: "SessionEnd", entry: claudeHook(cmd, captureTimeoutSeconds)},
-			{name: "PreCompact", entry: claudeHook(cmd, captureTimeoutSeconds)},
-		}
+		events := claudeEvents(hookCmd(ClaudeCode), "")
 		return []file{
 			jsonFile(state, func(doc *object) error { return setServer(doc, server) }, removeServer),
 			jsonFile(filepath.Join(dir, "settings.json"),
@@ -144,6 +142,18 @@ func agentFiles(agent string, o Options) ([]file, error) {
 
 // ErrUnknownAgent is returned for an agent name setup does not know.
 var ErrUnknownAgent = errors.New("agentsetup: unknown agent")
+
+// claudeEvents are the hooks Claude Code runs: recall at session start
+// (startArgs appended to its command) and on every prompt, capture when a
+// session ends or is compacted.
+func claudeEvents(cmd, startArgs string) []hookEvent {
+	return []hookEvent{
+		{name: "SessionStart", entry: claudeHook(cmd+startArgs, recallTimeoutSeconds)},
+		{name: "UserPromptSubmit", entry: claudeHook(cmd, recallTimeoutSeconds)},
+		{name: "SessionEnd", entry: claudeHook(cmd, captureTimeoutSeconds)},
+		{name: "PreCompact", entry: claudeHook(cmd, captureTimeoutSeconds)},
+	}
+}
 
 func claudeHook(cmd string, timeout int) *object {
 	h := newObject()
