@@ -97,6 +97,15 @@ func runHook(ctx context.Context, e *env, c *command, args []string) (err error)
 		return err
 	}
 	switch in.HookEventName {
+	case eventSessionStart, eventPrompt, eventBeforeAgent:
+		// Recall only reads the store (its session log lives beside
+		// it): a read-only open searches with SQLite's FTS5 rather than
+		// building the in-memory keyword index a long-lived process
+		// keeps, and a recall is a one-shot search.
+		e.readOnly = true
+		e.oneShotGC()
+	}
+	switch in.HookEventName {
 	case eventSessionStart:
 		ctx, cancel := context.WithTimeout(ctx, recallHookTimeout)
 		defer cancel()
