@@ -19,8 +19,11 @@ import (
 // Code runs them (the hook's JSON on stdin, the session's working
 // directory) on a store written by oneshot-store: UserPromptSubmit with
 // a fresh session each (the recall searches the project "cairn", a third
-// of the store) and SessionStart. It prints wall p50/p95, CPU p50 and the
-// mean context printed, with the load average before and after.
+// of the store) and SessionStart, interleaved with one-shot `cairn
+// search` processes of the same prompts in the same project (the
+// reference a loaded machine's figures are read against). It prints wall
+// p50/p95, CPU p50 and the mean output, with the load average before and
+// after.
 func runHookBench(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("hook", flag.ExitOnError)
 	bin := fs.String("bin", "bin/cairn", "cairn `binary` to time")
@@ -39,10 +42,14 @@ func runHookBench(ctx context.Context, args []string) error {
 		wall, cpu lat
 		out       int
 	}
+	const search = "cairn search (reference)"
 	run := func(event string, i int) (time.Duration, time.Duration, int, error) {
 		in, _ := json.Marshal(map[string]any{"session_id": fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i), "cwd": cwd,
 			"hook_event_name": event, "source": "startup", "prompt": prompts[i%len(prompts)], "transcript_path": filepath.Join(cwd, "t.jsonl")})
 		cmd := exec.CommandContext(ctx, *bin, "hook", "claude-code", "--data-dir", *store)
+		if event == search {
+			cmd = exec.CommandContext(ctx, *bin, "search", "--data-dir", *store, "--project", "cairn", "--limit", "30", prompts[i%len(prompts)])
+		}
 		cmd.Dir, cmd.Stdin = cwd, bytes.NewReader(in)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
@@ -56,7 +63,7 @@ func runHookBench(ctx context.Context, args []string) error {
 	}
 	before, _ := os.ReadFile("/proc/loadavg")
 	res := map[string]*result{}
-	events := []string{"UserPromptSubmit", "SessionStart"}
+	events := []string{"UserPromptSubmit", "SessionStart", search}
 	for _, ev := range events {
 		res[ev] = &result{}
 		if _, _, _, err := run(ev, 0); err != nil { // warm the page cache
