@@ -235,7 +235,7 @@ func Default() Config {
 			ReadHeaderTimeout: Duration(10 * time.Second), ReadTimeout: Duration(2 * time.Minute),
 			WriteTimeout: Duration(5 * time.Minute), IdleTimeout: Duration(2 * time.Minute),
 		},
-		Recall: Recall{SessionStart: true, MaxBytes: 6000, MaxItems: 20, Prompt: true, PromptTokens: 1000, Stale: StaleMark},
+		Recall: Recall{SessionStart: true, MaxBytes: 4000, MaxItems: 20, Prompt: true, PromptTokens: 1000, Stale: StaleMark},
 		MCP:    MCP{Tools: []string{mcpserver.ToolsCore}},
 	}
 }
