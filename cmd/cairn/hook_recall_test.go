@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,7 +89,12 @@ func TestPromptRecallHookForReal(t *testing.T) {
 		if crumb != "" {
 			args = append(args, "--meta", `{"breadcrumbs":{"files":["`+crumb+`"]}}`)
 		}
-		h.cairn(append(args, text)...)
+		// Written in the repository, as an agent working in it would.
+		cmd := exec.Command(h.bin, append(args, text)...)
+		cmd.Dir, cmd.Env = proj, h.env()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("cairn note: %v\n%s", err, out)
+		}
 	}
 	note("shop", "decision", "invoice.go:1", "Invoices are immutable: correct an invoice by issuing a credit note, never by editing it")
 	note("shop", "policy", "card.go", "Card numbers are never written to logs; the logger masks them")
@@ -110,7 +116,11 @@ func TestPromptRecallHookForReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	commitAll(t, r, "change", time.Now().Add(time.Minute))
-	h.cairn("check", "--breadcrumbs", "--repo", proj)
+	check := exec.Command(h.bin, "check", "--breadcrumbs", "--repo", proj)
+	check.Dir, check.Env = proj, h.env()
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Fatalf("cairn check: %v\n%s", err, out)
+	}
 
 	ask := func(session, text string, extra string) string {
 		t.Helper()
