@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -213,4 +215,50 @@ func lineWith(text, s string) string {
 		}
 	}
 	return ""
+}
+
+// TestRecallHooksWriteNothing: the recall hooks only read the store: the
+// database file stays byte for byte as it was, with no WAL left (the
+// session's recall log lives beside it).
+func TestRecallHooksWriteNothing(t *testing.T) {
+	data, proj := t.TempDir(), filepath.Join(t.TempDir(), "shop")
+	if err := os.MkdirAll(proj, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data, "HOME": t.TempDir()})
+	for _, text := range []string{"The parser is flaky under load", "We fixed the parser by bounding its input"} {
+		if _, errOut, code := runCLI(t, getenv, "", "note", "--agent", "ann", "--project", "shop", "--type", "decision", text); code != 0 {
+			t.Fatalf("note: exit %d: %s", code, errOut)
+		}
+	}
+	db := filepath.Join(data, engine.DBFile)
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, event := range []string{"SessionStart", "UserPromptSubmit"} {
+		in, _ := json.Marshal(map[string]any{"session_id": "s-" + event, "cwd": proj, "hook_event_name": event, "source": "startup", "prompt": "is the parser still flaky?"})
+		out, errOut, code := runCLI(t, getenv, string(in), "hook", "claude-code")
+		if code != 0 || errOut != "" || !strings.Contains(out, "parser") {
+			t.Fatalf("%s: exit %d\n%s%s", event, code, out, errOut)
+		}
+	}
+	after, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fa, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) || !fa.ModTime().Equal(fi.ModTime()) {
+		t.Errorf("the recall hooks changed %s (mtime %v -> %v)", db, fi.ModTime(), fa.ModTime())
+	}
+	if wal, err := os.Stat(db + "-wal"); err == nil && wal.Size() > 0 {
+		t.Errorf("WAL holds %d bytes after the recall hooks", wal.Size())
+	}
 }
