@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -231,15 +230,7 @@ func TestRecallHooksWriteNothing(t *testing.T) {
 			t.Fatalf("note: exit %d: %s", code, errOut)
 		}
 	}
-	db := filepath.Join(data, engine.DBFile)
-	before, err := os.ReadFile(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	unchanged := dbUnchanged(t, filepath.Join(data, engine.DBFile))
 	for _, event := range []string{"SessionStart", "UserPromptSubmit"} {
 		in, _ := json.Marshal(map[string]any{"session_id": "s-" + event, "cwd": proj, "hook_event_name": event, "source": "startup", "prompt": "is the parser still flaky?"})
 		out, errOut, code := runCLI(t, getenv, string(in), "hook", "claude-code")
@@ -247,18 +238,5 @@ func TestRecallHooksWriteNothing(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s%s", event, code, out, errOut)
 		}
 	}
-	after, err := os.ReadFile(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fa, err := os.Stat(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(before, after) || !fa.ModTime().Equal(fi.ModTime()) {
-		t.Errorf("the recall hooks changed %s (mtime %v -> %v)", db, fi.ModTime(), fa.ModTime())
-	}
-	if wal, err := os.Stat(db + "-wal"); err == nil && wal.Size() > 0 {
-		t.Errorf("WAL holds %d bytes after the recall hooks", wal.Size())
-	}
+	unchanged("the recall hooks")
 }
