@@ -19,7 +19,7 @@ BGE_SMALL   := testdata/models/bge-small-en-v1.5
 PIP_FLAGS   := --disable-pip-version-check --no-input --no-deps
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip bge-small bge-small-or-skip bge-reference-record pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench encoder-ab lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-oneshot bench-pg bench-quality fuzz demo js-deps clean
+.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip bge-small bge-small-or-skip bge-reference-record pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench encoder-ab lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-oneshot bench-pg bench-quality bench-recall fuzz demo js-deps clean
 
 all: build
 
@@ -307,6 +307,20 @@ bench-pg: build pg-env
 bench-quality:
 	$(GO) run ./bench/cmd/hybridbench quality -datasets $(or $(DATASETS),../shared/datasets) -models $(or $(MODELS),builtin=builtin) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache) -no-baselines -profiles
 	$(GO) run ./bench/cmd/hybridbench locomo -datasets $(or $(DATASETS),../shared/datasets) -models $(or $(MODELS),builtin=builtin) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache) -embed-context content,sender-date -profiles
+	$(GO) run ./bench/cmd/hybridbench recall -datasets $(or $(DATASETS),../shared/datasets) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache)
+
+## bench-recall: what the agents are given and what it costs: the per-prompt recall on LoCoMo dev (evidence
+## injected at 500 / 1,000 / 2,000 tokens, silence on other conversations' questions; also in bench-quality),
+## tools/list bytes of the default and full MCP tool sets, and whole `cairn hook` processes at 10,000 and
+## 100,000 messages (stores from oneshot-store in HOOK_STORE-N, kept between runs).
+HOOK_STORE ?= /tmp/cairn-hook
+bench-recall: build
+	$(GO) run ./bench/cmd/hybridbench recall -datasets $(or $(DATASETS),../shared/datasets) -cache $(or $(QUALITY_CACHE),/tmp/cairn-quality-cache)
+	$(GO) run ./bench/cmd/hybridbench toolslist -bin $(BIN) -sets 'core;all'
+	for n in 10000 100000; do \
+		test -d $(HOOK_STORE)-$$n || $(GO) run ./bench/cmd/hybridbench oneshot-store -n $$n -out $(HOOK_STORE)-$$n || exit 1; \
+		$(GO) run ./bench/cmd/hybridbench hook -bin $(BIN) -store $(HOOK_STORE)-$$n -runs $(or $(HOOK_RUNS),40) || exit 1; \
+	done
 
 ## faults: the fault suite (bounded, loopback only; `make unit` runs it too, with everything else): every TestFault* test
 ## (deleted text on disk, redaction, file modes, backups, created_at, full disk, the HTTP and MCP

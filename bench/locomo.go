@@ -171,6 +171,10 @@ type LoCoMoOptions struct {
 	// instead of the speakers' names, so that nothing in the engine knows
 	// who is named in a question: plain BM25 for the keyword peer.
 	AnonymousSenders bool
+	// Projects stores each conversation's turns with the project
+	// LoCoMoChannel names, as hooks and imports write a repository's
+	// messages, so that a project-scoped search (recall) finds them.
+	Projects bool
 	// Engine is the engine's options (Embedder, ...); Now defaults to one
 	// day after the last session.
 	Engine engine.Options
@@ -183,15 +187,7 @@ type LoCoMoOptions struct {
 func LoadLoCoMoCorpus(ctx context.Context, dir string, convs []Conversation, opts LoCoMoOptions) (*LoCoMoCorpus, error) {
 	eo := opts.Engine
 	if eo.Now == nil {
-		var last time.Time
-		for _, c := range convs {
-			for _, t := range c.Turns {
-				if t.At.After(last) {
-					last = t.At
-				}
-			}
-		}
-		at := last.Add(24 * time.Hour)
+		at := LoCoMoNow(convs)
 		eo.Now = func() time.Time { return at }
 	}
 	e, err := engine.Open(ctx, dir, eo)
@@ -217,6 +213,9 @@ func LoadLoCoMoCorpus(ctx context.Context, dir string, convs []Conversation, opt
 				}
 			}
 			in[i] = engine.NewMessage{Channel: ch, Sender: sender, Content: TurnContent(t, opts.Captions), Metadata: md, CreatedAt: t.At}
+			if opts.Projects {
+				in[i].Project = ch
+			}
 		}
 		res, err := e.StoreMessages(ctx, in)
 		if err != nil {
@@ -233,6 +232,20 @@ func LoadLoCoMoCorpus(ctx context.Context, dir string, convs []Conversation, opt
 	}
 	lc.Load = time.Since(start)
 	return lc, nil
+}
+
+// LoCoMoNow is the time the conversations are searched at by default:
+// one day after the last session.
+func LoCoMoNow(convs []Conversation) time.Time {
+	var last time.Time
+	for _, c := range convs {
+		for _, t := range c.Turns {
+			if t.At.After(last) {
+				last = t.At
+			}
+		}
+	}
+	return last.Add(24 * time.Hour)
 }
 
 // LoCoMoChannel is the channel of a conversation.
@@ -308,6 +321,10 @@ func (lc *LoCoMoCorpus) Evaluate(ctx context.Context, req engine.SearchRequest) 
 	}
 	return out, nil
 }
+
+// DiaID returns the dia_id of the turn stored as message id ("" for
+// none).
+func (lc *LoCoMoCorpus) DiaID(id int64) string { return lc.diaOf[id] }
 
 // Ranked searches question q of conversation c in its channel with req as
 // template (Query and the channel filter are set; Limit is req's, 10 when

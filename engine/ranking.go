@@ -148,3 +148,16 @@ func (r Ranking) listingRecency(age time.Duration) float64 {
 	}
 	return recency(age, 168*time.Hour)
 }
+
+// Score is the final score of a message of the given relevance (0 to 1),
+// confidence and age under r: the formula a search ranks its results
+// with, for callers that rank candidates they found otherwise (a
+// session-start briefing lists a project's records without a query).
+func (r Ranking) Score(relevance, confidence float64, age time.Duration) (float64, error) {
+	res, err := r.resolve()
+	if err != nil {
+		return 0, err
+	}
+	_, fin := res.final(relevance, confidence, age)
+	return fin, nil
+}

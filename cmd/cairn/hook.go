@@ -6,28 +6,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/agentsetup"
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 func hookCommand() *command {
 	return &command{
 		name:    "hook",
-		summary: "run as an agent's hook (installed by cairn setup): recall at session start, capture at session end",
-		usage:   "claude-code|codex|gemini [--data-dir DIR]   (reads the hook's JSON on stdin)",
+		summary: "run as an agent's hook (installed by cairn setup): recall at session start and on every prompt, capture at session end",
+		usage:   "claude-code|codex|gemini [--budget TOKENS] [--data-dir DIR]   (reads the hook's JSON on stdin)",
 		examples: []string{
 			`echo '{"hook_event_name":"SessionStart","cwd":"'$PWD'"}' | cairn hook claude-code`,
+			`echo '{"hook_event_name":"UserPromptSubmit","session_id":"s1","cwd":"'$PWD'","prompt":"how do we deploy?"}' | cairn hook claude-code --budget 500`,
 		},
 		run: runHook,
 	}
@@ -43,7 +42,20 @@ type hookInput struct {
 	Source         string `json:"source"`  // SessionStart: startup, resume, clear, compact
 	Reason         string `json:"reason"`  // SessionEnd: clear, logout, prompt_input_exit, other
 	Trigger        string `json:"trigger"` // PreCompact: manual, auto
+	Prompt         string `json:"prompt"`  // UserPromptSubmit (Gemini CLI: BeforeAgent)
 }
+
+// Hook events cairn answers, by the names the agents send.
+const (
+	eventSessionStart = "SessionStart"
+	eventSessionEnd   = "SessionEnd"
+	eventPreCompact   = "PreCompact"
+	eventPrompt       = "UserPromptSubmit" // Claude Code, Codex
+	eventBeforeAgent  = "BeforeAgent"      // Gemini CLI's UserPromptSubmit
+)
+
+// recallSessionsDir is the data dir's folder of per-session recall logs.
+const recallSessionsDir = "recall-sessions"
 
 // Time bounds, below the timeouts setup writes into the agents' settings
 // (agentsetup), so that cairn stops on its own before the agent kills it.
@@ -59,9 +71,14 @@ const (
 // feed stderr to the model).
 func runHook(ctx context.Context, e *env, c *command, args []string) (err error) {
 	fs := newFlagSet(e, c)
+	instruction := fs.Bool("instruction", false, "SessionStart: print the memory instruction before the briefing (the Claude Code plugin's hook, which has no CLAUDE.md to put it in)")
+	budget := fs.Int("budget", -1, "most `TOKENS` (estimated, 4 bytes each) one prompt's recall adds (default: config recall.prompt_tokens, 1000)")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err
+	}
+	if *budget < -1 {
+		return usagef(c.name, "--budget must be a number of tokens >= 0, got %d", *budget)
 	}
 	if len(pos) != 1 || !slices.Contains(agentsetup.Agents(), pos[0]) {
 		return usagef(c.name, "expected the agent: %s", strings.Join(agentsetup.Agents(), ", "))
@@ -80,11 +97,29 @@ func runHook(ctx context.Context, e *env, c *command, args []string) (err error)
 		return err
 	}
 	switch in.HookEventName {
-	case "SessionStart":
+	case eventSessionStart, eventPrompt, eventBeforeAgent:
+		// Recall only reads the store (its session log lives beside
+		// it): a read-only open searches with SQLite's FTS5 rather than
+		// building the in-memory keyword index a long-lived process
+		// keeps, and a recall is a one-shot search.
+		e.readOnly = true
+		e.oneShotGC()
+	}
+	switch in.HookEventName {
+	case eventSessionStart:
 		ctx, cancel := context.WithTimeout(ctx, recallHookTimeout)
 		defer cancel()
-		return e.hookRecall(ctx, in)
-	case "SessionEnd", "PreCompact":
+		return e.hookRecall(ctx, in, *instruction)
+	case eventPrompt, eventBeforeAgent:
+		ctx, cancel := context.WithTimeout(ctx, recallHookTimeout)
+		defer cancel()
+		return e.hookPromptRecall(ctx, in, *budget)
+	case eventSessionEnd, eventPreCompact:
+		if in.HookEventName == eventSessionEnd {
+			if err := e.forgetRecallSession(in.SessionID); err != nil {
+				fmt.Fprintf(e.stderr, "cairn hook: %v\n", err)
+			}
+		}
 		if pos[0] != agentsetup.ClaudeCode {
 			return nil // only Claude Code transcripts can be imported
 		}
@@ -165,29 +200,83 @@ func (e *env) hookCapture(ctx context.Context, in hookInput) error {
 	})
 }
 
-// recallTypes are the record types recall lists, in the order of its
-// sections.
-var recallTypes = []struct{ typ, title string }{
-	{engine.TypePolicy, "Policies"},
-	{engine.TypeDecision, "Decisions"},
-	{engine.TypePattern, "Patterns"},
-	{engine.TypeReflection, "Notes"},
+// hookRecall prints the project's briefing as the SessionStart hook
+// output that adds context: {"hookSpecificOutput": {"hookEventName":
+// "SessionStart", "additionalContext": TEXT}}, and records what it listed
+// in the session's recall log, so that prompts do not repeat it. A
+// cleared or compacted session starts a new log (its context no longer
+// holds what was recalled). It prints nothing when recall is off, the
+// store does not exist yet or holds nothing for the project.
+func (e *env) hookRecall(ctx context.Context, in hookInput, instruction bool) error {
+	text, err := e.sessionBriefing(ctx, in)
+	if err != nil {
+		return err
+	}
+	if instruction {
+		text = strings.TrimRight(agentsetup.Instruction()+"\n\n"+text, "\n")
+	}
+	if text == "" {
+		return nil
+	}
+	return e.printHookContext(eventSessionStart, text)
 }
 
-// recallItemBytes bounds one record's text in the recall.
-const recallItemBytes = 600
+// sessionBriefing is the SessionStart briefing's text ("" for none).
+func (e *env) sessionBriefing(ctx context.Context, in hookInput) (string, error) {
+	cfg, _, err := e.loadConfig()
+	if err != nil {
+		return "", err
+	}
+	dir, err := e.resolveDataDir()
+	if err != nil {
+		return "", err
+	}
+	logs := filepath.Join(dir, recallSessionsDir)
+	if err := ops.PruneSessionLogs(logs, e.clock()); err != nil {
+		fmt.Fprintf(e.stderr, "cairn hook: %v\n", err)
+	}
+	if in.Source == "clear" || in.Source == "compact" {
+		if err := ops.ForgetSession(logs, in.SessionID); err != nil {
+			return "", err
+		}
+	}
+	if !cfg.Recall.SessionStart || cfg.Recall.MaxItems == 0 || cfg.Recall.MaxBytes == 0 {
+		return "", nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); errors.Is(err, os.ErrNotExist) {
+		return "", nil // a read never creates the store (setup may have made the dir only)
+	}
+	project, sub := projectOf(in.CWD)
+	if project == "" {
+		return "", nil
+	}
+	var got ops.Recalled
+	err = e.withEngine(ctx, func(eng *engine.Engine) error {
+		got, err = ops.Brief(ctx, eng, ops.Briefing{
+			Project: project, Sub: sub, MaxItems: cfg.Recall.MaxItems, MaxBytes: cfg.Recall.MaxBytes,
+			OmitStale: cfg.Recall.Stale == config.StaleOmit, Now: e.clock(),
+		})
+		return err
+	})
+	if err != nil || got.Text == "" {
+		return "", err
+	}
+	e.recordRecalled(ops.OpenSessionLog(logs, in.SessionID), got.IDs)
+	return got.Text, nil
+}
 
-// hookRecall prints the project's memory as the SessionStart hook output
-// that adds context: {"hookSpecificOutput": {"hookEventName":
-// "SessionStart", "additionalContext": TEXT}}. It prints nothing when
-// recall is off, the store does not exist yet or holds nothing for the
-// project.
-func (e *env) hookRecall(ctx context.Context, in hookInput) error {
+// hookPromptRecall prints what a search with the prompt finds in the
+// project and the session has not been given yet, within the budget, as
+// the prompt hook's added context; nothing when nothing is found.
+func (e *env) hookPromptRecall(ctx context.Context, in hookInput, budget int) error {
 	cfg, _, err := e.loadConfig()
 	if err != nil {
 		return err
 	}
-	if !cfg.Recall.SessionStart || cfg.Recall.MaxItems == 0 || cfg.Recall.MaxBytes == 0 {
+	if budget < 0 {
+		budget = cfg.Recall.PromptTokens
+	}
+	if !cfg.Recall.Prompt || budget == 0 || strings.TrimSpace(in.Prompt) == "" {
 		return nil
 	}
 	dir, err := e.resolveDataDir()
@@ -195,25 +284,54 @@ func (e *env) hookRecall(ctx context.Context, in hookInput) error {
 		return err
 	}
 	if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); errors.Is(err, os.ErrNotExist) {
-		return nil // a read never creates the store (setup may have made the dir only)
+		return nil
 	}
-	project, sub := projectOf(in.CWD)
+	project, _ := projectOf(in.CWD)
 	if project == "" {
 		return nil
 	}
-	var picked []recallItem
-	err = e.withEngine(ctx, func(eng *engine.Engine) error {
-		picked, err = recallItems(ctx, eng, project, sub, cfg.Recall, e.clock())
+	logs := filepath.Join(dir, recallSessionsDir)
+	log := ops.OpenSessionLog(logs, in.SessionID)
+	var got ops.Recalled
+	err = e.withModelEngine(ctx, "", forQuery, func(eng *engine.Engine) error {
+		got, err = ops.ForPrompt(ctx, eng, ops.PromptRecall{
+			Prompt: in.Prompt, Project: project, BudgetTokens: budget, Seen: log.Has,
+			OmitStale: cfg.Recall.Stale == config.StaleOmit, Now: e.clock(),
+		})
 		return err
 	})
-	if err != nil || len(picked) == 0 {
+	if err != nil || got.Text == "" {
 		return err
 	}
-	text := recallText(project, picked, cfg.Recall.MaxBytes)
+	e.recordRecalled(log, got.IDs)
+	return e.printHookContext(in.HookEventName, got.Text)
+}
+
+// recordRecalled adds ids to the session's recall log. A log that cannot
+// be written only means a later prompt may recall them again.
+func (e *env) recordRecalled(log *ops.SessionLog, ids []int64) {
+	log.Add(ids...)
+	if err := log.Save(); err != nil {
+		fmt.Fprintf(e.stderr, "cairn hook: %v\n", err)
+	}
+}
+
+// printHookContext prints text as the context a hook adds, in the JSON
+// output Claude Code, Codex and Gemini CLI all read.
+func (e *env) printHookContext(event, text string) error {
 	return e.printJSON(map[string]any{"hookSpecificOutput": map[string]string{
-		"hookEventName":     "SessionStart",
+		"hookEventName":     event,
 		"additionalContext": text,
 	}})
+}
+
+// forgetRecallSession drops an ended session's recall log.
+func (e *env) forgetRecallSession(sessionID string) error {
+	dir, err := e.resolveDataDir()
+	if err != nil {
+		return err
+	}
+	return ops.ForgetSession(filepath.Join(dir, recallSessionsDir), sessionID)
 }
 
 func (e *env) clock() time.Time {
@@ -221,112 +339,6 @@ func (e *env) clock() time.Time {
 		return e.now()
 	}
 	return time.Now()
-}
-
-type recallItem struct {
-	msg   engine.Message
-	score float64
-}
-
-// recallItems returns the project's notes, decisions, patterns and
-// policies, best first by the quality profile (relevance .4, recency .1
-// with a 30-day half-life, confidence .5). Relevance is 1 for a record
-// that names the working directory (its path below the project root, or
-// its name) and 0.5 for the rest of the project.
-//
-// The candidates are the newest MaxItems records of each of the
-// project's channels (project:{p}:decisions|patterns|policies and every
-// agent's agent-notes:{agent}:{p}): one indexed range read per channel,
-// where one query over all of them would read and sort every record of
-// the project.
-func recallItems(ctx context.Context, eng *engine.Engine, project, sub string, rc config.Recall, now time.Time) ([]recallItem, error) {
-	wanted := map[string]bool{}
-	for _, t := range recallTypes {
-		wanted[t.typ] = true
-	}
-	seen := map[string]bool{}
-	var items []recallItem
-	for _, scope := range []engine.Scope{{Kind: engine.ScopeProject, Project: project}, {Kind: engine.ScopeNotes, Project: project}} {
-		chans, err := eng.ListChannels(ctx, scope)
-		if err != nil {
-			return nil, err
-		}
-		for _, ch := range chans {
-			if seen[ch.ID] {
-				continue
-			}
-			seen[ch.ID] = true
-			ms, err := eng.GetChannelMessages(ctx, ch.ID, 0, rc.MaxItems)
-			if err != nil {
-				return nil, err
-			}
-			for _, m := range ms {
-				if !wanted[m.MessageType] {
-					continue
-				}
-				rel := 0.5
-				if sub == "" || mentionsDir(m.Content, sub) {
-					rel = 1
-				}
-				rec := math.Exp(-math.Ln2 * max(now.Sub(m.CreatedAt).Hours(), 0) / 720)
-				items = append(items, recallItem{msg: m, score: 0.4*rel + 0.1*rec + 0.5*m.Confidence})
-			}
-		}
-	}
-	sort.SliceStable(items, func(i, j int) bool {
-		if items[i].score != items[j].score {
-			return items[i].score > items[j].score
-		}
-		return items[i].msg.ID > items[j].msg.ID
-	})
-	if len(items) > rc.MaxItems {
-		items = items[:rc.MaxItems]
-	}
-	return items, nil
-}
-
-func mentionsDir(content, sub string) bool {
-	return strings.Contains(content, sub) || strings.Contains(content, filepath.Base(sub))
-}
-
-// recallText lays the items out by section, best first within each,
-// stopping before maxBytes.
-func recallText(project string, items []recallItem, maxBytes int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Memory from cairn for project %q (the most useful records; search for more with the cairn MCP tools):\n", project)
-	for _, sec := range recallTypes {
-		wroteTitle := false
-		for _, it := range items {
-			if it.msg.MessageType != sec.typ {
-				continue
-			}
-			line := fmt.Sprintf("- [#%d %s, confidence %.2f] %s\n", it.msg.ID, it.msg.CreatedAt.UTC().Format("2006-01-02"), it.msg.Confidence, oneLine(it.msg.Content, recallItemBytes))
-			title := ""
-			if !wroteTitle {
-				title = sec.title + ":\n"
-			}
-			if b.Len()+len(title)+len(line) > maxBytes {
-				return b.String()
-			}
-			b.WriteString(title + line)
-			wroteTitle = true
-		}
-	}
-	return b.String()
-}
-
-// oneLine folds s onto one line and cuts it to at most n bytes on a rune
-// boundary.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 // projectOf names the project of a working directory the way the memory

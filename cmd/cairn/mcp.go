@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
@@ -16,9 +18,10 @@ func mcpCommand() *command {
 	return &command{
 		name:    "mcp",
 		summary: "serve the knowledge store to an agent over MCP (stdio)",
-		usage:   "[--data-dir DIR] [--model DIR] [--log-level LEVEL]",
+		usage:   "[--data-dir DIR] [--model DIR] [--tools SET[,SET]] [--log-level LEVEL]",
 		examples: []string{
 			`cairn mcp`,
+			`cairn mcp --tools core,unread   # add get_unread and mark_read to the default tools`,
 			`claude mcp add cairn -- cairn mcp --data-dir ~/.local/share/cairn`,
 		},
 		run: runMCP,
@@ -31,6 +34,7 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
 	model := fs.String("model", "", modelUsage)
 	level := fs.String("log-level", "warn", "log `LEVEL` on stderr: debug, info, warn or error")
+	toolsFlag := fs.String("tools", "", "tool `SETS` to serve, comma-separated: "+strings.Join(mcpserver.ToolSets(), ", ")+" (default: config mcp.tools, core)")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err
@@ -41,6 +45,22 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 	var lv slog.Level
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		return usagef(c.name, "--log-level must be debug, info, warn or error, got %q", *level)
+	}
+	var tools []string
+	if *toolsFlag != "" {
+		for _, t := range strings.Split(*toolsFlag, ",") {
+			t = strings.TrimSpace(t)
+			if !slices.Contains(mcpserver.ToolSets(), t) {
+				return usagef(c.name, "--tools: %q is not a tool set (want %s)", t, strings.Join(mcpserver.ToolSets(), ", "))
+			}
+			tools = append(tools, t)
+		}
+	} else {
+		cfg, _, err := e.loadConfig()
+		if err != nil {
+			return err
+		}
+		tools = cfg.MCP.Tools
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
 	// The engine and the model open in the background (the handshake does
@@ -56,7 +76,7 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 		}
 		return eng, err
 	}
-	srv, err := mcpserver.New(mcpserver.Options{Open: open, Version: buildVersion(), Logger: logger})
+	srv, err := mcpserver.New(mcpserver.Options{Open: open, Version: buildVersion(), Logger: logger, Tools: tools})
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func mcpPipe(t *testing.T, bin string, lines []string) []map[string]any {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "mcp", "--data-dir", t.TempDir())
+	cmd := exec.CommandContext(ctx, bin, "mcp", "--data-dir", t.TempDir(), "--tools", "all")
 	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -61,7 +61,7 @@ func TestMCPWithOfficialTypeScriptClient(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join(js, "mcp_client.mjs"), bin, data)
+	cmd := exec.CommandContext(ctx, "node", filepath.Join(js, "mcp_client.mjs"), bin, data, "--tools", "all")
 	cmd.Dir = js
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -226,7 +226,7 @@ func TestSeveralMCPProcessesShareADataDir(t *testing.T) {
 	sessions := make([]*mcp.ClientSession, n)
 	for i := range sessions {
 		client := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("agent%d", i), Version: "1"}, nil)
-		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "mcp", "--data-dir", data)}, nil)
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(bin, "mcp", "--data-dir", data, "--tools", "core,notes")}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

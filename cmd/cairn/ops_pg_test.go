@@ -116,7 +116,7 @@ func TestOperationsOnPostgresMCPAndHTTP(t *testing.T) {
 	open := func(ctx context.Context) (*engine.Engine, error) {
 		return openPostgres(ctx, dsn, "", pgstore.Options{}, engine.Options{})
 	}
-	srv, err := mcpserver.New(mcpserver.Options{Open: open, Version: "test"})
+	srv, err := mcpserver.New(mcpserver.Options{Open: open, Version: "test", Tools: []string{mcpserver.ToolsAll}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,16 +33,23 @@ func searchCommand() *command {
 // collector back on.
 const oneShotMemoryLimit = 512 << 20
 
+// oneShotGC turns the collector off up to oneShotMemoryLimit in a
+// one-shot search process (runSearch says why); GOGC or GOMEMLIMIT set
+// in the environment are left to rule.
+func (e *env) oneShotGC() {
+	if e.wholeProcess && e.getenv("GOGC") == "" && e.getenv("GOMEMLIMIT") == "" {
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(oneShotMemoryLimit)
+	}
+}
+
 func runSearch(ctx context.Context, e *env, c *command, args []string) error {
 	// A search process allocates a few tens of MB and exits: collecting
 	// them cost about 8 % of its CPU time and freed nothing it needed
 	// (the peak resident size is the same without it). The memory limit
 	// brings the collector back for a heap that grows past it; GOGC or
 	// GOMEMLIMIT set in the environment are left to rule.
-	if e.wholeProcess && e.getenv("GOGC") == "" && e.getenv("GOMEMLIMIT") == "" {
-		debug.SetGCPercent(-1)
-		debug.SetMemoryLimit(oneShotMemoryLimit)
-	}
+	e.oneShotGC()
 	fs := newFlagSet(e, c)
 	f := addSearchFlags(fs)
 	pos, err := parse(e, c, fs, args)

@@ -15,8 +15,9 @@ func setupCommand() *command {
 	return &command{
 		name:    "setup",
 		summary: "wire cairn into an agent: MCP server, hooks, memory instruction (--uninstall reverses it)",
-		usage:   "claude-code|codex|gemini [--dry-run] [--uninstall] [--home DIR] [--json]",
+		usage:   "claude-code|codex|gemini [--dry-run] [--uninstall] [--home DIR] [--json]\n       claude-code --plugin DIR [--dry-run] [--uninstall]",
 		examples: []string{
+			`cairn setup claude-code --plugin ~/cairn-plugin && claude --plugin-dir ~/cairn-plugin`,
 			`cairn setup claude-code --dry-run   # show every file it would touch and the diff`,
 			`cairn setup claude-code`,
 			`cairn setup codex --uninstall`,
@@ -30,6 +31,7 @@ func runSetup(ctx context.Context, e *env, c *command, args []string) error {
 	dryRun := fs.Bool("dry-run", false, "print the files it would change and the diffs; write nothing")
 	uninstall := fs.Bool("uninstall", false, "remove what setup added (files setup alone changed get their exact bytes back)")
 	home := fs.String("home", "", "home `DIR` whose agent files to edit (default: $HOME)")
+	plugin := fs.String("plugin", "", "write a Claude Code plugin into `DIR` instead of editing the user's files (MCP server, hooks, memory instruction)")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err
@@ -38,9 +40,15 @@ func runSetup(ctx context.Context, e *env, c *command, args []string) error {
 		return usagef(c.name, "expected one agent: %s", strings.Join(agentsetup.Agents(), ", "))
 	}
 	agent := pos[0]
+	if *plugin != "" && agent != agentsetup.ClaudeCode {
+		return usagef(c.name, "--plugin writes a Claude Code plugin: use it with claude-code, not %s", agent)
+	}
 	opts, err := e.setupOptions(*home)
 	if err != nil {
 		return err
+	}
+	if *plugin != "" {
+		return e.setupPlugin(*plugin, opts, *dryRun, *uninstall)
 	}
 	changes, err := agentsetup.Plan(agent, opts, *uninstall)
 	if err != nil {
@@ -58,6 +66,48 @@ func runSetup(ctx context.Context, e *env, c *command, args []string) error {
 		}
 	}
 	return e.printSetup(agent, changes, *dryRun, *uninstall)
+}
+
+// setupPlugin writes (or removes) the Claude Code plugin in dir.
+func (e *env) setupPlugin(dir string, opts agentsetup.Options, dryRun, uninstall bool) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	files, err := agentsetup.ClaudePlugin(opts, buildVersion())
+	if err != nil {
+		return err
+	}
+	var changes []agentsetup.PluginChange
+	if uninstall {
+		changes, err = agentsetup.RemovePlugin(dir, files, dryRun)
+	} else {
+		changes, err = agentsetup.WritePlugin(dir, files, dryRun)
+	}
+	if errors.Is(err, agentsetup.ErrNotOurs) {
+		return usagef("setup", "%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	verb := map[[2]bool]string{{false, false}: "created", {false, true}: "would create", {true, false}: "removed", {true, true}: "would remove"}[[2]bool{uninstall, dryRun}]
+	for _, ch := range changes {
+		if e.json {
+			if err := e.printJSON(map[string]any{"agent": agentsetup.ClaudeCode, "plugin": dir, "path": ch.Path, "changed": ch.Changed, "dry_run": dryRun, "uninstall": uninstall}); err != nil {
+				return err
+			}
+			continue
+		}
+		if ch.Changed {
+			fmt.Fprintf(e.stdout, "%-13s %s\n", verb, ch.Path)
+		} else {
+			fmt.Fprintf(e.stdout, "unchanged     %s\n", ch.Path)
+		}
+	}
+	if !uninstall && !dryRun && !e.json {
+		fmt.Fprintf(e.stdout, "Load it with: claude --plugin-dir %s (or add it to a plugin marketplace). Do not also run cairn setup claude-code:\nthe hooks would run twice.\n", dir)
+	}
+	return nil
 }
 
 // setupOptions resolves the home, this binary's absolute path and the

@@ -254,18 +254,9 @@ func TestSetupAgentsForReal(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("exit %d: %s", code, stderr)
 		}
-		var got struct {
-			HookSpecificOutput struct {
-				HookEventName     string `json:"hookEventName"`
-				AdditionalContext string `json:"additionalContext"`
-			} `json:"hookSpecificOutput"`
-		}
-		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
-			t.Fatalf("stdout is not the hook's JSON output: %v\n%s", err, stdout)
-		}
-		ctx := got.HookSpecificOutput.AdditionalContext
-		if got.HookSpecificOutput.HookEventName != "SessionStart" || !strings.Contains(ctx, "Invoices are immutable") || !strings.Contains(ctx, "Never log card numbers") {
-			t.Errorf("recall: %+v", got)
+		ctx := hookContext(t, stdout, "SessionStart")
+		if !strings.Contains(ctx, "Invoices are immutable") || !strings.Contains(ctx, "Never log card numbers") {
+			t.Errorf("recall:\n%s", ctx)
 		}
 		if strings.Contains(ctx, "Unrelated") {
 			t.Errorf("recall lists another project's record:\n%s", ctx)
@@ -442,6 +433,17 @@ func TestSetupCodexAndGemini(t *testing.T) {
 	stdout, stderr, code = h.runHook(codexStart[0], dir, map[string]any{"session_id": "s2", "transcript_path": nil, "cwd": dir, "hook_event_name": "SessionStart", "source": "startup", "model": "gpt-5"})
 	if code != 0 || !strings.Contains(stdout, "Seed every random generator") {
 		t.Errorf("codex recall: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
+	// The per-prompt hooks: Gemini CLI's BeforeAgent, Codex's UserPromptSubmit.
+	for _, c := range []struct{ command, event string }{
+		{hookCommands(t, gemini, "BeforeAgent")[0], "BeforeAgent"},
+		{hookCommands(t, readJSON(t, h.path(".codex/hooks.json")), "UserPromptSubmit")[0], "UserPromptSubmit"},
+	} {
+		stdout, stderr, code = h.runHook(c.command, dir, map[string]any{"session_id": "p-" + c.event, "cwd": dir, "hook_event_name": c.event, "prompt": "How should tests seed the random generator?"})
+		if ctx := hookContext(t, stdout, c.event); code != 0 || !strings.Contains(ctx, "Seed every random generator") {
+			t.Errorf("%s recall: exit %d\n%s\n%s", c.event, code, stdout, stderr)
+		}
 	}
 
 	// The user edits config.toml after setup: uninstall removes only cairn's table.

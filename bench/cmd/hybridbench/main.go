@@ -18,7 +18,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|locomo-study|locomo-misses|fusion|speed|oneshot-store|oneshot|encoder-gate|storage|storage-peers|storage-load [flags]")
+		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|recall|hook|toolslist|locomo-study|locomo-misses|fusion|speed|oneshot-store|oneshot|encoder-gate|storage|storage-peers|storage-load [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -33,6 +33,12 @@ func main() {
 		err = runLoCoMoMisses(ctx, os.Args[2:])
 	case "locomo":
 		err = runLoCoMo(ctx, os.Args[2:])
+	case "recall":
+		err = runRecall(ctx, os.Args[2:])
+	case "hook":
+		err = runHookBench(ctx, os.Args[2:])
+	case "toolslist":
+		err = runToolsList(ctx, os.Args[2:])
 	case "speed":
 		err = runSpeed(ctx, os.Args[2:])
 	case "oneshot-store":

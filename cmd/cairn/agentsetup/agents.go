@@ -27,9 +27,13 @@ const (
 	captureTimeoutSeconds = 60
 )
 
-// instruction is the memory instruction put between the markers.
+// Instruction is the memory instruction setup puts into the agents'
+// instruction files (between markers) and the Claude Code plugin's
+// session-start hook prints.
+func Instruction() string { return instruction }
+
 const instruction = `## Memory (cairn)
-You have a long-term memory through the cairn MCP server (tools search_messages, store_message, write_note, ...).
+You have a long-term memory through the cairn MCP server (tools search_messages, store_message, get_message, ...).
 - Before starting on a task, search it for earlier decisions, patterns and notes about this project.
 - When you decide something, learn a pattern or hit a pitfall worth remembering, store it as a short note with
   the project set to the name of the repository's top directory and a type: decision, pattern, policy or reflection.
@@ -67,12 +71,7 @@ func agentFiles(agent string, o Options) ([]file, error) {
 		server.set("command", o.Binary)
 		server.set("args", stringsToAny(mcpArgs))
 		server.set("env", newObject())
-		cmd := hookCmd(ClaudeCode)
-		events := []hookEvent{
-			{name: "SessionStart", entry: claudeHook(cmd, recallTimeoutSeconds)},
-			{name: "SessionEnd", entry: claudeHook(cmd, captureTimeoutSeconds)},
-			{name: "PreCompact", entry: claudeHook(cmd, captureTimeoutSeconds)},
-		}
+		events := claudeEvents(hookCmd(ClaudeCode), "")
 		return []file{
 			jsonFile(state, func(doc *object) error { return setServer(doc, server) }, removeServer),
 			jsonFile(filepath.Join(dir, "settings.json"),
@@ -89,7 +88,10 @@ func agentFiles(agent string, o Options) ([]file, error) {
 		for i, a := range mcpArgs {
 			quoted[i] = tomlString(a)
 		}
-		events := []hookEvent{{name: "SessionStart", entry: claudeHook(hookCmd(Codex), recallTimeoutSeconds)}}
+		events := []hookEvent{
+			{name: "SessionStart", entry: claudeHook(hookCmd(Codex), recallTimeoutSeconds)},
+			{name: "UserPromptSubmit", entry: claudeHook(hookCmd(Codex), recallTimeoutSeconds)},
+		}
 		table := "[mcp_servers." + ServerName + "]\n" +
 			"command = " + tomlString(o.Binary) + "\n" +
 			"args = [" + strings.Join(quoted, ", ") + "]\n"
@@ -109,12 +111,17 @@ func agentFiles(agent string, o Options) ([]file, error) {
 		server := newObject()
 		server.set("command", o.Binary)
 		server.set("args", stringsToAny(mcpArgs))
-		hook := newObject()
-		hook.set("name", "cairn-recall")
-		hook.set("type", "command")
-		hook.set("command", hookCmd(Gemini))
-		hook.set("timeout", recallTimeoutSeconds*1000) // Gemini CLI counts milliseconds
-		events := []hookEvent{{name: "SessionStart", entry: hook}}
+		hook := func(name string) *object {
+			h := newObject()
+			h.set("name", name)
+			h.set("type", "command")
+			h.set("command", hookCmd(Gemini))
+			h.set("timeout", recallTimeoutSeconds*1000) // Gemini CLI counts milliseconds
+			return h
+		}
+		// BeforeAgent is Gemini CLI's UserPromptSubmit: after the prompt,
+		// before the agent plans; it takes the same additionalContext.
+		events := []hookEvent{{name: "SessionStart", entry: hook("cairn-recall")}, {name: "BeforeAgent", entry: hook("cairn-prompt-recall")}}
 		return []file{
 			jsonFile(filepath.Join(dir, "settings.json"), func(doc *object) error {
 				if err := setServer(doc, server); err != nil {
@@ -135,6 +142,18 @@ func agentFiles(agent string, o Options) ([]file, error) {
 
 // ErrUnknownAgent is returned for an agent name setup does not know.
 var ErrUnknownAgent = errors.New("agentsetup: unknown agent")
+
+// claudeEvents are the hooks Claude Code runs: recall at session start
+// (startArgs appended to its command) and on every prompt, capture when a
+// session ends or is compacted.
+func claudeEvents(cmd, startArgs string) []hookEvent {
+	return []hookEvent{
+		{name: "SessionStart", entry: claudeHook(cmd+startArgs, recallTimeoutSeconds)},
+		{name: "UserPromptSubmit", entry: claudeHook(cmd, recallTimeoutSeconds)},
+		{name: "SessionEnd", entry: claudeHook(cmd, captureTimeoutSeconds)},
+		{name: "PreCompact", entry: claudeHook(cmd, captureTimeoutSeconds)},
+	}
+}
 
 func claudeHook(cmd string, timeout int) *object {
 	h := newObject()

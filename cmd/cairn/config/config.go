@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/cmd/cairn/mcpserver"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/chunk"
 	"github.com/cairn-dev/cairn/engine/claudecode"
@@ -85,7 +87,8 @@ type Config struct {
 	Export      Export      `toml:"export" comment:"Session exports (cairn export)."`
 	Server      Server      `toml:"server" comment:"cairn serve: who may call it, and how much one request may ask for (over a limit: 4xx naming it)."`
 	Capture     Capture     `toml:"capture" comment:"Agent hooks that import the session's transcript (installed by cairn setup claude-code).\nOpt-in per trigger; false = the hook does nothing. Exclude and redaction settings apply."`
-	Recall      Recall      `toml:"recall" comment:"The session-start hook that puts the project's notes, decisions, patterns and policies\ninto the agent's context (installed by cairn setup claude-code|codex|gemini)."`
+	Recall      Recall      `toml:"recall" comment:"The hooks that put the project's memory into the agent's context (installed by cairn setup\nclaude-code|codex|gemini): a briefing at session start, and on every prompt the stored messages\nthe prompt's search finds (each once per session)."`
+	MCP         MCP         `toml:"mcp" comment:"cairn mcp: the tools it offers (every tool's definition costs context in every session)."`
 	Breadcrumbs Breadcrumbs `toml:"breadcrumbs" comment:"The git repository breadcrumbs are checked against (cairn check --breadcrumbs; the marks on\nsearch results and messages; the refresh cairn serve and cairn mcp run when HEAD moves)."`
 }
 
@@ -129,11 +132,25 @@ type Capture struct {
 	PreCompact bool `toml:"pre_compact" comment:"Import before Claude Code compacts the context."`
 }
 
-// Recall configures the session-start hook.
+// Recall configures the recall hooks.
 type Recall struct {
-	SessionStart bool `toml:"session_start" comment:"false = the hook adds nothing."`
-	MaxBytes     int  `toml:"max_bytes" comment:"Upper bound of the text added to the agent's context."`
-	MaxItems     int  `toml:"max_items" comment:"Upper bound of the records listed."`
+	SessionStart bool   `toml:"session_start" comment:"false = the session-start hook adds nothing."`
+	MaxBytes     int    `toml:"max_bytes" comment:"Upper bound of the session-start briefing's text."`
+	MaxItems     int    `toml:"max_items" comment:"Upper bound of the records the briefing lists."`
+	Prompt       bool   `toml:"prompt" comment:"false = the per-prompt hook adds nothing."`
+	PromptTokens int    `toml:"prompt_tokens" comment:"Upper bound of what one prompt's recall adds, in estimated tokens (4 bytes each)."`
+	Stale        string `toml:"stale" comment:"Messages whose breadcrumbs changed or are gone at the repository's HEAD: \"mark\" them, or \"omit\" them."`
+}
+
+// Stale settings of Recall.
+const (
+	StaleMark = "mark"
+	StaleOmit = "omit"
+)
+
+// MCP configures cairn mcp.
+type MCP struct {
+	Tools []string `toml:"tools" comment:"Tool sets served: core (store_message, search_messages, get_message, get_notes_channel,\nlist_channels), notes, channels, unread, memory (the memory_* names) or all. --tools overrides it."`
 }
 
 // Import configures `cairn import claude-code`.
@@ -218,7 +235,8 @@ func Default() Config {
 			ReadHeaderTimeout: Duration(10 * time.Second), ReadTimeout: Duration(2 * time.Minute),
 			WriteTimeout: Duration(5 * time.Minute), IdleTimeout: Duration(2 * time.Minute),
 		},
-		Recall: Recall{SessionStart: true, MaxBytes: 6000, MaxItems: 20},
+		Recall: Recall{SessionStart: true, MaxBytes: 4000, MaxItems: 20, Prompt: true, PromptTokens: 1000, Stale: StaleMark},
+		MCP:    MCP{Tools: []string{mcpserver.ToolsCore}},
 	}
 }
 
@@ -298,8 +316,16 @@ func (c Config) Validate() error {
 	if c.Import.MaxLineBytes < 0 || c.Import.ChunkTokens < 0 || c.Import.ChunkOverlap < 0 {
 		return fmt.Errorf("%w: import: sizes must be >= 0", ErrInvalid)
 	}
-	if c.Recall.MaxBytes < 0 || c.Recall.MaxItems < 0 {
-		return fmt.Errorf("%w: recall: max_bytes and max_items must be >= 0", ErrInvalid)
+	if c.Recall.MaxBytes < 0 || c.Recall.MaxItems < 0 || c.Recall.PromptTokens < 0 {
+		return fmt.Errorf("%w: recall: max_bytes, max_items and prompt_tokens must be >= 0", ErrInvalid)
+	}
+	if c.Recall.Stale != StaleMark && c.Recall.Stale != StaleOmit {
+		return fmt.Errorf("%w: recall.stale: must be %q or %q, got %q", ErrInvalid, StaleMark, StaleOmit, c.Recall.Stale)
+	}
+	for _, t := range c.MCP.Tools {
+		if !slices.Contains(mcpserver.ToolSets(), t) {
+			return fmt.Errorf("%w: mcp.tools: %q is not a tool set (want %s)", ErrInvalid, t, strings.Join(mcpserver.ToolSets(), ", "))
+		}
 	}
 	names := map[string]bool{}
 	for i, p := range c.Retention.Policies {

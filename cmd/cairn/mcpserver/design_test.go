@@ -37,14 +37,7 @@ func TestToolsDescribeThemselves(t *testing.T) {
 // call.
 func TestDesignAPI(t *testing.T) {
 	cs, _ := connect(t, openDir(t.TempDir()))
-	ok := func(name string, args map[string]any) map[string]any {
-		t.Helper()
-		res, out := call(t, cs, name, args)
-		if res.IsError {
-			t.Fatalf("%s %v: %s", name, args, errText(res))
-		}
-		return out
-	}
+	ok := func(name string, args map[string]any) map[string]any { t.Helper(); return callOK(t, cs, name, args) }
 	stored := ok("store_message", map[string]any{"channel_id": "global:general", "sender_id": "planner", "content": "blue green deploys removed downtime",
 		"metadata": map[string]any{"type": "decision"}, "confidence": 0.9})
 	ok("store_message", map[string]any{"channel_id": "project:backend", "sender_id": "coder", "content": "deploys run at noon", "confidence": 0.3})

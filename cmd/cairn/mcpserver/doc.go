@@ -3,6 +3,11 @@
 // searching them, reading them back, listing channels, stats and a guarded
 // delete.
 //
+// Tools come in sets (Options.Tools). Every listed tool's definition is sent
+// to the model in every session, so only the core set is served by default
+// and its schemas are compact (descriptions for the main fields, names and
+// types for the rest, open output schemas); the other sets are opt-in.
+//
 // The server answers the initialize handshake before the store is open: the
 // engine (and the embedding model, which may take seconds to load) is opened
 // in the background by Options.Open once the handshake is done, and each tool call

@@ -2,6 +2,10 @@ package mcpserver
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/google/jsonschema-go/jsonschema"
@@ -20,14 +24,55 @@ func writeHints(title string) *mcp.ToolAnnotations {
 	return &mcp.ToolAnnotations{Title: title, DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)}
 }
 
-// addTools registers the tools. Beside cairn's own names it registers
-// the names the designs use that cairn lacked (get_notes_channel from the
-// implementation plan; memory_store, memory_search and memory_get from the
-// vector-memory design, over the same handlers as store_message,
+// Tool sets a server can serve (Options.Tools). Core is the default: the
+// implementation plan's four tools and get_message, which reads in full a
+// message that a search or a recall listed by id. The others are opt-in,
+// because every tool's definition is sent to the model in every session.
+const (
+	ToolsCore     = "core"     // store_message, search_messages, get_message, get_notes_channel, list_channels
+	ToolsNotes    = "notes"    // write_note, get_notes
+	ToolsChannels = "channels" // get_channel_messages
+	ToolsUnread   = "unread"   // get_unread, mark_read
+	ToolsMemory   = "memory"   // the vector-memory design's memory_store, memory_search, memory_get, memory_stats, memory_delete
+	ToolsAll      = "all"
+)
+
+// ToolSets lists the tool set names Options.Tools accepts.
+func ToolSets() []string {
+	return []string{ToolsCore, ToolsNotes, ToolsChannels, ToolsUnread, ToolsMemory, ToolsAll}
+}
+
+// ErrUnknownToolSet is returned by New for a tool set it does not know.
+var ErrUnknownToolSet = errors.New("mcpserver: unknown tool set")
+
+// toolSets resolves Options.Tools: nil means core; all means every set.
+func toolSets(names []string) (map[string]bool, error) {
+	if len(names) == 0 {
+		names = []string{ToolsCore}
+	}
+	sets := map[string]bool{}
+	for _, n := range names {
+		if !slices.Contains(ToolSets(), n) {
+			return nil, fmt.Errorf("%w %q (want %s)", ErrUnknownToolSet, n, strings.Join(ToolSets(), ", "))
+		}
+		if n == ToolsAll {
+			for _, m := range ToolSets() {
+				sets[m] = true
+			}
+		}
+		sets[n] = true
+	}
+	return sets, nil
+}
+
+// addTools registers the tools of the sets asked for. Beside cairn's own
+// names there are the names the designs use (get_notes_channel from the
+// implementation plan; memory_store, memory_search and memory_get from
+// the vector-memory design, over the same handlers as store_message,
 // search_messages and get_message); where only argument names differ
 // (channel_id, sender_id, filters, ranking_profile) the existing tool
 // takes both spellings instead of a second tool.
-func (s *Server) addTools() error {
+func (s *Server) addTools(sets map[string]bool) error {
 	storeSchema, err := inputSchema[StoreMessageInput](writeBounds())
 	if err != nil {
 		return err
@@ -40,7 +85,14 @@ func (s *Server) addTools() error {
 	if err != nil {
 		return err
 	}
-	if err := describe(searchSchema, searchDescriptions); err != nil {
+	compactSearch(searchSchema)
+	// The opt-in memory_search carries every argument's description; the
+	// default search_messages only the core ones (compactSearch).
+	describedSearch, err := inputSchema[SearchInput](searchBounds())
+	if err != nil {
+		return err
+	}
+	if err := describe(describedSearch, searchDescriptions); err != nil {
 		return err
 	}
 	notesSchema, err := inputSchema[GetNotesInput](listBounds())
@@ -61,39 +113,52 @@ func (s *Server) addTools() error {
 	if err != nil {
 		return err
 	}
-	mcp.AddTool(s.mcp, tool("store_message", writeHints("Store a message"), storeSchema,
-		"Store a message in a channel so other agents can find it later. Use project:{project}:decisions, :patterns or :policies for project knowledge; writing to a channel that does not exist creates it. Writing the same content twice to the same channel returns the existing id."), s.storeMessage)
-	mcp.AddTool(s.mcp, tool("memory_store", writeHints("Store a memory"), storeSchema,
-		"store_message with the channel optional: without channel the memory goes to your notes channel (agent-notes:{sender})."), s.memoryStore)
-	mcp.AddTool(s.mcp, tool("write_note", writeHints("Write a note"), noteSchema,
-		"Write a note to your own notes channel (agent-notes:{agent}, or agent-notes:{agent}:{project} with a project): reflections and lessons you want to find again in a later task."), s.writeNote)
-	mcp.AddTool(s.mcp, tool("search_messages", readHints("Search messages"), searchSchema,
-		"Search what agents stored, by meaning and by keyword, filtered first. Results are compact (id, score, first line, breadcrumbs); call get_message for one whole message or pass full=true. Filters may also be grouped as filters{channel_ids, sender_ids, message_type, min_confidence, since} and ranking given as ranking_profile."), s.search)
-	mcp.AddTool(s.mcp, tool("memory_search", readHints("Search memories"), searchSchema,
-		"The same search as search_messages, under the vector-memory design's name."), s.search)
-	mcp.AddTool(s.mcp, tool("get_message", readHints("Read a message"), idSchema,
-		"Read one whole message by id: content, metadata, breadcrumbs."), s.getMessage)
-	mcp.AddTool(s.mcp, tool("memory_get", readHints("Read a memory"), idSchema,
-		"The same as get_message: one whole message by id."), s.getMessage)
-	mcp.AddTool(s.mcp, tool("get_notes", readHints("Read an agent's notes"), notesSchema,
-		"Read an agent's notes, newest first."), s.getNotes)
-	mcp.AddTool(s.mcp, tool("get_notes_channel", readHints("Name an agent's notes channel"), nil,
-		"The id of an agent's notes channel (agent-notes:{agent_id}, or agent-notes:{agent_id}:{project}), to read or search it."), s.notesChannel)
-	mcp.AddTool(s.mcp, tool("get_channel_messages", readHints("Read a channel"), channelSchema,
-		"Read a channel's messages, newest first."), s.channelMessages)
-	mcp.AddTool(s.mcp, tool("list_channels", readHints("List channels"), listSchema,
-		"List channels with their message counts."), s.listChannels)
-	mcp.AddTool(s.mcp, tool("memory_stats", readHints("Store statistics"), nil,
-		"Counts of stored messages per channel, type and agent, imported sessions, and bytes on disk."), s.stats)
-	mcp.AddTool(s.mcp, tool("memory_delete", &mcp.ToolAnnotations{Title: "Delete a message", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}, nil,
-		"Delete one message for good (for example a wrong or leaked one). Guarded: confirm must be 'delete message ID' with the message's id. Deleted messages cannot be recovered."), s.delete)
-	s.addUnreadTools()
+	if sets[ToolsCore] {
+		mcp.AddTool(s.mcp, tool("store_message", writeHints("Store a message"), storeSchema,
+			"Store what you learned (a decision, pattern, policy or reflection) so later agents find it; project knowledge goes to project:{project}:decisions, :patterns or :policies, your own notes to agent-notes:{you}. The same content twice returns the existing id."), s.storeMessage)
+		mcp.AddTool(s.mcp, tool("search_messages", readHints("Search messages"), searchSchema,
+			"Search stored knowledge by meaning and keyword before a task or when unsure; results are compact (id, score, first line, breadcrumb marks). Other fields: as in cairn's HTTP search API."), s.search)
+		mcp.AddTool(s.mcp, tool("get_message", readHints("Read a message"), idSchema,
+			"Read one whole message by id (a search result or a recalled #id)."), s.getMessage)
+		mcp.AddTool(s.mcp, tool("get_notes_channel", readHints("Name an agent's notes channel"), nil,
+			"The id of an agent's notes channel (agent-notes:{agent_id}[:{project}]), to write to, read or search."), s.notesChannel)
+		mcp.AddTool(s.mcp, tool("list_channels", readHints("List channels"), listSchema,
+			"List channels with their message counts, to see what knowledge exists."), s.listChannels)
+	}
+	if sets[ToolsNotes] {
+		mcp.AddTool(s.mcp, tool("write_note", writeHints("Write a note"), noteSchema,
+			"Write a note to your own notes channel (agent-notes:{agent}, or agent-notes:{agent}:{project} with a project): reflections and lessons you want to find again in a later task."), s.writeNote)
+		mcp.AddTool(s.mcp, tool("get_notes", readHints("Read an agent's notes"), notesSchema,
+			"Read an agent's notes, newest first."), s.getNotes)
+	}
+	if sets[ToolsChannels] {
+		mcp.AddTool(s.mcp, tool("get_channel_messages", readHints("Read a channel"), channelSchema,
+			"Read a channel's messages, newest first."), s.channelMessages)
+	}
+	if sets[ToolsUnread] {
+		s.addUnreadTools()
+	}
+	if sets[ToolsMemory] {
+		mcp.AddTool(s.mcp, tool("memory_store", writeHints("Store a memory"), storeSchema,
+			"store_message with the channel optional: without channel the memory goes to your notes channel (agent-notes:{sender})."), s.memoryStore)
+		mcp.AddTool(s.mcp, tool("memory_search", readHints("Search memories"), describedSearch,
+			"The same search as search_messages, under the vector-memory design's name."), s.search)
+		mcp.AddTool(s.mcp, tool("memory_get", readHints("Read a memory"), idSchema,
+			"The same as get_message: one whole message by id."), s.getMessage)
+		mcp.AddTool(s.mcp, tool("memory_stats", readHints("Store statistics"), nil,
+			"Counts of stored messages per channel, type and agent, imported sessions, and bytes on disk."), s.stats)
+		mcp.AddTool(s.mcp, tool("memory_delete", &mcp.ToolAnnotations{Title: "Delete a message", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}, nil,
+			"Delete one message for good (for example a wrong or leaked one). Guarded: confirm must be 'delete message ID' with the message's id. Deleted messages cannot be recovered."), s.delete)
+	}
 	return nil
 }
 
 // tool is one tool's description; its title is the annotations' title.
 func tool(name string, hints *mcp.ToolAnnotations, schema *jsonschema.Schema, description string) *mcp.Tool {
-	t := &mcp.Tool{Name: name, Title: hints.Title, Description: description, Annotations: hints}
+	// The output schema is left open: results are described by the
+	// tool's description, and a full schema of every result field would
+	// cost more of the model's context than the rest of the definition.
+	t := &mcp.Tool{Name: name, Title: hints.Title, Description: description, Annotations: hints, OutputSchema: &jsonschema.Schema{Type: "object"}}
 	if schema != nil { // else the SDK infers it from the handler
 		t.InputSchema = schema
 	}

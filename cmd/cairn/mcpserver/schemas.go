@@ -157,3 +157,37 @@ func describe(s *jsonschema.Schema, descs map[string]string) error {
 	}
 	return nil
 }
+
+// searchCore are the search fields whose descriptions the search tools'
+// schema keeps; the other fields keep their names, types and bounds (so
+// arguments are still checked) without descriptions, which would cost
+// the model's context in every session for options it rarely needs.
+var searchCore = map[string]string{
+	"query":    "what you are looking for, in your own words",
+	"project":  "only messages of this project (your repository's top directory name)",
+	"channels": "only these channel ids",
+	"types":    "only these message types: decision, pattern, policy, reflection, ...",
+	"where":    `a Chroma-style where filter as a JSON object, e.g. {"confidence":{"$gte":0.7}}`,
+	"limit":    "number of results (default 20)",
+	"full":     "whole contents, metadata and score breakdown instead of first lines",
+}
+
+// compactSearch rewrites the search schema's descriptions to searchCore
+// and states the other fields' nested objects (filters, weights,
+// ranking_profile) as objects only; the handler decodes the arguments
+// strictly, so an unknown nested field is still refused.
+func compactSearch(s *jsonschema.Schema) {
+	for name, p := range s.Properties {
+		if d, ok := searchCore[name]; ok {
+			p.Description = d
+			continue
+		}
+		p.Description = ""
+		if p.Properties != nil || p.AnyOf != nil {
+			s.Properties[name] = &jsonschema.Schema{Type: "object"}
+			if name == "ranking_profile" { // a profile name or weights
+				s.Properties[name] = &jsonschema.Schema{Types: []string{"string", "object"}}
+			}
+		}
+	}
+}

@@ -22,6 +22,8 @@ type Options struct {
 	Version string
 	// Logger receives operational messages; nil discards them.
 	Logger *slog.Logger
+	// Tools names the tool sets to serve (ToolSets); nil serves core.
+	Tools []string
 }
 
 // Server is an MCP server over one engine.
@@ -56,6 +58,10 @@ func New(opts Options) (*Server, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	sets, err := toolSets(opts.Tools)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{opts: opts}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.mcp = mcp.NewServer(&mcp.Implementation{
@@ -70,13 +76,13 @@ func New(opts Options) (*Server, error) {
 		// not compete with the handshake for the CPU.
 		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { s.start() },
 	})
-	if err := s.addTools(); err != nil {
+	if err := s.addTools(sets); err != nil {
 		return nil, fmt.Errorf("mcpserver: %w", err)
 	}
 	return s, nil
 }
 
-const instructions = `cairn is a shared memory for agents. Before a task, search it (search_messages) for what earlier agents learned: decisions, patterns, policies, reflections. After a task, write what you learned (write_note for your own notes, store_message for a project channel such as project:{project}:decisions). Give each write a confidence between 0 and 1 and breadcrumbs (files, commits, issues, PRs) so others can check it.`
+const instructions = `cairn is a shared memory for agents. Before a task, search it (search_messages) for what earlier agents learned: decisions, patterns, policies, reflections. After a task, write what you learned with store_message (to agent-notes:{you} for your own notes, to a project channel such as project:{project}:decisions for the team). Give each write a confidence between 0 and 1 and breadcrumbs (files, commits, issues, PRs) so others can check it.`
 
 // start returns the open attempt to wait for: the one under way or
 // succeeded, else a new one in the background (the first, or a retry after

@@ -14,12 +14,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// connect starts a server over in-memory transports and returns a client
-// session. open is the server's Open.
+// connect starts a server with every tool over in-memory transports and
+// returns a client session. open is the server's Open.
 func connect(t *testing.T, open func(context.Context) (*engine.Engine, error)) (*mcp.ClientSession, *mcpserver.Server) {
 	t.Helper()
+	return connectWith(t, mcpserver.Options{Open: open, Version: "test", Tools: []string{mcpserver.ToolsAll}})
+}
+
+func connectWith(t *testing.T, opts mcpserver.Options) (*mcp.ClientSession, *mcpserver.Server) {
+	t.Helper()
 	ctx := context.Background()
-	srv, err := mcpserver.New(mcpserver.Options{Open: open, Version: "test"})
+	srv, err := mcpserver.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +66,16 @@ func call(t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.Call
 		_ = json.Unmarshal(b, &out)
 	}
 	return res, out
+}
+
+// callOK calls a tool that must succeed and returns its structured result.
+func callOK(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
+	t.Helper()
+	res, out := call(t, cs, name, args)
+	if res.IsError {
+		t.Fatalf("%s %v: %s", name, args, errText(res))
+	}
+	return out
 }
 
 func errText(res *mcp.CallToolResult) string {

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,10 +18,10 @@ const firstLineRunes = 200
 
 // BreadcrumbsInput is where a piece of knowledge came from.
 type BreadcrumbsInput struct {
-	Files   []string `json:"files,omitempty" jsonschema:"paths of files the knowledge is about"`
-	Commits []string `json:"commits,omitempty" jsonschema:"commit ids"`
-	Issues  []string `json:"issues,omitempty" jsonschema:"issue references, e.g. #12"`
-	PRs     []string `json:"prs,omitempty" jsonschema:"pull request references"`
+	Files   []string `json:"files,omitempty" jsonschema:"file paths"`
+	Commits []string `json:"commits,omitempty"`
+	Issues  []string `json:"issues,omitempty" jsonschema:"e.g. #12"`
+	PRs     []string `json:"prs,omitempty"`
 }
 
 func (b *BreadcrumbsInput) engine() engine.Breadcrumbs {
@@ -35,16 +36,16 @@ func (b *BreadcrumbsInput) engine() engine.Breadcrumbs {
 // channel and sender (store_message(channel_id, sender_id, content,
 // metadata, confidence)); either spelling is accepted.
 type StoreMessageInput struct {
-	Channel     string            `json:"channel,omitempty" jsonschema:"channel id (required; alias channel_id), e.g. project:{project}:decisions, project:{project}, global:general; writing creates a missing channel"`
-	ChannelID   string            `json:"channel_id,omitempty" jsonschema:"alias of channel"`
-	Sender      string            `json:"sender,omitempty" jsonschema:"your agent name (required; alias sender_id): letters, digits, . _ -"`
-	SenderID    string            `json:"sender_id,omitempty" jsonschema:"alias of sender"`
-	Project     string            `json:"project,omitempty" jsonschema:"your project id, if any"`
-	Content     string            `json:"content" jsonschema:"the message text (non-empty, at most 1 MiB)"`
+	Channel     string            `json:"channel,omitempty" jsonschema:"channel id (required; alias channel_id), e.g. project:{project}:decisions; created if missing"`
+	ChannelID   string            `json:"channel_id,omitempty"`
+	Sender      string            `json:"sender,omitempty" jsonschema:"your agent name (required; alias sender_id)"`
+	SenderID    string            `json:"sender_id,omitempty"`
+	Project     string            `json:"project,omitempty" jsonschema:"your project: the repository's top directory name"`
+	Content     string            `json:"content" jsonschema:"the text (at most 1 MiB)"`
 	Confidence  *float64          `json:"confidence,omitempty" jsonschema:"how sure you are, 0 to 1 (default 0.5)"`
-	Type        string            `json:"type,omitempty" jsonschema:"message type: reflection, decision, pattern, policy, message (default: metadata.type, else message) or your own word"`
-	Metadata    map[string]any    `json:"metadata,omitempty" jsonschema:"any JSON object to keep with the message"`
-	Breadcrumbs *BreadcrumbsInput `json:"breadcrumbs,omitempty" jsonschema:"where the knowledge came from"`
+	Type        string            `json:"type,omitempty" jsonschema:"decision, pattern, policy, reflection, message (default) or your own word"`
+	Metadata    map[string]any    `json:"metadata,omitempty" jsonschema:"any JSON object to keep with it"`
+	Breadcrumbs *BreadcrumbsInput `json:"breadcrumbs,omitempty" jsonschema:"where the knowledge came from, so others can check it"`
 }
 
 // WriteNoteInput is write_note's arguments.
@@ -213,7 +214,10 @@ func (s *Server) writeNote(ctx context.Context, _ *mcp.CallToolRequest, in Write
 	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created}, nil
 }
 
-func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
+func (s *Server) search(ctx context.Context, call *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
+	if err := strictArguments(call, &SearchInput{}); err != nil {
+		return nil, SearchOutput{}, err
+	}
 	req, err := in.SearchSpec.Request()
 	if err != nil {
 		return nil, SearchOutput{}, toolError(err)
@@ -308,6 +312,26 @@ func (s *Server) listChannels(ctx context.Context, _ *mcp.CallToolRequest, in Li
 		cs = []engine.Channel{}
 	}
 	return nil, ChannelsOutput{Channels: cs}, nil
+}
+
+// strictArguments decodes a call's arguments into v refusing unknown
+// fields at any depth: the compact search schema states nested objects
+// as bare objects, so the schema check alone would let a misspelt nested
+// filter through and silently search without it.
+func strictArguments(call *mcp.CallToolRequest, v any) error {
+	if call == nil || call.Params == nil || len(call.Params.Arguments) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(call.Params.Arguments))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		field := "arguments"
+		if _, name, ok := strings.Cut(err.Error(), "unknown field "); ok {
+			field = strings.Trim(name, `"`)
+		}
+		return invalidArg(field, err.Error())
+	}
+	return nil
 }
 
 // toolLimit checks a limit argument: 0 means def.
