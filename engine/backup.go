@@ -400,7 +400,7 @@ func (m *BackupManifest) HasConfig() bool {
 // folder and runs the same checks as Restore (SQLite quick_check, foreign
 // keys, FTS5 integrity). The data dir is not touched.
 func VerifyBackup(ctx context.Context, archive string) (*BackupManifest, error) {
-	m, err := readBackup(ctx, archive, nil)
+	m, err := readBackup(ctx, archive, DefaultMaxExpansion, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -409,11 +409,18 @@ func VerifyBackup(ctx context.Context, archive string) (*BackupManifest, error) 
 		return nil, fmt.Errorf("engine: verify backup: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	if _, err := readBackup(ctx, archive, func(f BackupFile, r io.Reader) error {
-		if f.Path != DBFile {
+	if err := checkSpace(os.TempDir(), m, false); err != nil {
+		return nil, err
+	}
+	// Everything a restore would open is checked, the vector store
+	// included: a backup with vectors checked without them reports every
+	// vectored message as missing its vector, and a damaged vector file
+	// would pass.
+	if _, err := readBackup(ctx, archive, DefaultMaxExpansion, func(f BackupFile, r io.Reader) error {
+		if f.Path == ConfigFile {
 			return nil
 		}
-		return extractFile(filepath.Join(tmp, DBFile), r)
+		return extractFile(filepath.Join(tmp, filepath.FromSlash(f.Path)), r)
 	}); err != nil {
 		return nil, err
 	}
@@ -430,6 +437,11 @@ func checkRestored(ctx context.Context, dir string) error {
 		return fmt.Errorf("engine: restore: the backup's database does not open: %w", err)
 	}
 	cerr := e.Check(ctx)
+	if st := e.VectorStore(); st != nil && cerr == nil {
+		if err := st.Check(ctx); err != nil {
+			cerr = fmt.Errorf("vectors: %w", vecstoreClass(err))
+		}
+	}
 	if err := e.Close(); err != nil && cerr == nil {
 		cerr = err
 	}
@@ -467,6 +479,9 @@ type RestoreOptions struct {
 	// redaction off or send exports elsewhere, so it is taken from a
 	// backup only when asked.
 	Config bool
+	// MaxExpansion bounds how many times the archive file's size one
+	// entry of more than 1 MiB may declare (0: DefaultMaxExpansion).
+	MaxExpansion float64
 }
 
 // Restore verifies the backup archive completely (manifest, every file's
@@ -484,13 +499,20 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("engine: restore: %w", err)
 	}
-	m, err := readBackup(ctx, archive, nil)
+	maxExp := opts.MaxExpansion
+	if maxExp <= 0 {
+		maxExp = DefaultMaxExpansion
+	}
+	m, err := readBackup(ctx, archive, maxExp, nil)
 	if err != nil {
 		return nil, err
 	}
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, fmt.Errorf("engine: restore: %w", err)
+	}
+	if err := checkSpace(parent, m, opts.Config); err != nil {
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".restore-*")
 	if err != nil {
@@ -503,7 +525,7 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 		}
 	}()
 	n := 0
-	if _, err := readBackup(ctx, archive, func(f BackupFile, r io.Reader) error {
+	if _, err := readBackup(ctx, archive, maxExp, func(f BackupFile, r io.Reader) error {
 		n++
 		if opts.Progress != nil {
 			defer opts.Progress(Progress{Done: int64(n), Total: int64(len(m.Files)), Item: f.Path})
@@ -530,16 +552,62 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 	return m, nil
 }
 
+// DefaultMaxExpansion bounds how many times the archive's size one entry
+// may declare. What cairn archives (SQLite pages, vectors, model weights)
+// compresses a few times; an entry a hundred times the whole archive is
+// padding (a file of zeros) meant to fill the disk.
+const DefaultMaxExpansion = 100
+
+// expansionFloor: entries up to this size are not held to the expansion
+// bound (a new store's pages compress well and are small).
+const expansionFloor = 1 << 20
+
+// checkExpansion refuses a manifest with an entry of more than
+// expansionFloor bytes declaring more than maxExpansion times the archive
+// file's size, before anything is decompressed or written.
+func checkExpansion(archive string, size int64, m *BackupManifest, maxExpansion float64) error {
+	for _, bf := range m.Files {
+		if bf.Size > expansionFloor && float64(bf.Size) > maxExpansion*float64(max(size, 1)) {
+			return invalid("backup", "%s: entry %s declares %d bytes, %.0f times the archive's %d bytes (limit %g times): not a backup cairn wrote",
+				archive, bf.Path, bf.Size, float64(bf.Size)/float64(max(size, 1)), size, maxExpansion)
+		}
+	}
+	return nil
+}
+
+// checkSpace refuses a restore (or verify) into dir whose files do not fit
+// on its file system, before anything is written.
+func checkSpace(dir string, m *BackupManifest, config bool) error {
+	avail, ok := diskAvailable(dir)
+	if !ok {
+		return nil
+	}
+	var need int64
+	for _, bf := range m.Files {
+		if bf.Path != ConfigFile || config {
+			need += bf.Size
+		}
+	}
+	if need > 0 && uint64(need) > avail {
+		return fmt.Errorf("%w: the backup's files need %d bytes, %s has %d available", ErrDiskFull, need, dir, avail)
+	}
+	return nil
+}
+
 // readBackup streams a backup, verifying it against its manifest, and calls
 // fn (when not nil) with each file's verified-as-it-streams content. With
 // fn nil it only verifies. A mismatch returns ErrCorrupt after fn may have
 // seen the bad file's bytes; Restore therefore verifies first with fn nil.
-func readBackup(ctx context.Context, archive string, fn func(BackupFile, io.Reader) error) (*BackupManifest, error) {
+func readBackup(ctx context.Context, archive string, maxExpansion float64, fn func(BackupFile, io.Reader) error) (*BackupManifest, error) {
 	f, err := os.Open(archive)
 	if err != nil {
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("engine: backup: %w", err)
+	}
 	zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
 	if err != nil {
 		return nil, fmt.Errorf("%w: backup %s: %w", ErrCorrupt, archive, err)
@@ -582,6 +650,9 @@ func readBackup(ctx context.Context, archive string, fn func(BackupFile, io.Read
 	}
 	if !seen[DBFile] {
 		return nil, corrupt("no %s: not a backup of a cairn data dir", DBFile)
+	}
+	if err := checkExpansion(archive, fi.Size(), &m, maxExpansion); err != nil {
+		return nil, err
 	}
 	for i := 0; ; i++ {
 		if err := ctx.Err(); err != nil {

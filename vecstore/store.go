@@ -143,6 +143,11 @@ func (s *Store) openReadOnly(ctx context.Context) (ok bool, err error) {
 		if !laidOut(tx) {
 			return nil
 		}
+		// A reader checks the header as the writer's first transaction
+		// does: a damaged file is refused by every command alike.
+		if err := checkFormat(tx); err != nil {
+			return err
+		}
 		if err := s.syncLocked(tx, true); err != nil {
 			return err
 		}
