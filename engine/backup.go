@@ -83,6 +83,9 @@ type BackupOptions struct {
 	// Overwrite replaces an existing file; without it Create fails with
 	// ErrExists and leaves the file alone.
 	Overwrite bool
+	// Leftover is called with each temporary of a killed backup that
+	// Create removed before it started.
+	Leftover func(path string)
 }
 
 // Backups writes backups of the data dir (Restore and VerifyBackup read
@@ -122,11 +125,29 @@ func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOption
 	if _, err := os.Lstat(archive); err == nil && !opts.Overwrite {
 		return nil, fmt.Errorf("backup file %s: %w (pass --force to replace it)", archive, ErrExists)
 	}
-	stage, err := os.MkdirTemp(filepath.Dir(archive), ".cairn-backup-*")
+	// What killed backups left: stages in the data dir (with the archive
+	// temporaries they name) and this archive's temporaries.
+	for _, p := range append(removeBackupStages(bk.dir), removeStaleIn(filepath.Dir(archive), archiveTempPrefix(archive))...) {
+		if opts.Leftover != nil {
+			opts.Leftover(p)
+		}
+	}
+	// The stage is inside the data dir, where the next open (gc, purge,
+	// backup) removes it if this process is killed: it holds a full copy
+	// of the database.
+	stage, err := os.MkdirTemp(bk.dir, backupStagePrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
-	defer os.RemoveAll(stage)
+	release, err := hold(stage)
+	if err != nil {
+		os.RemoveAll(stage)
+		return nil, fmt.Errorf("engine: backup: %w", err)
+	}
+	defer func() {
+		os.RemoveAll(stage)
+		release()
+	}()
 	entries, err := bk.collect(ctx, stage, opts)
 	if err != nil {
 		return nil, err
@@ -135,7 +156,7 @@ func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOption
 	for _, en := range entries {
 		m.Files = append(m.Files, en.BackupFile)
 	}
-	if err := writeArchive(ctx, archive, m, entries, opts.Overwrite, opts.Progress); err != nil {
+	if err := writeArchive(ctx, archive, stage, m, entries, opts.Overwrite, opts.Progress); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -242,6 +263,9 @@ func (bk *Backups) direct(covered map[string]bool, skipVectors bool) ([]backupEn
 		rel, _ := filepath.Rel(bk.dir, p)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
+			if rel != "." && strings.HasPrefix(d.Name(), ".") {
+				return fs.SkipDir // a backup's stage, or another temporary
+			}
 			if rel == VectorsDir && skipVectors {
 				return fs.SkipDir
 			}
@@ -274,22 +298,32 @@ func (bk *Backups) direct(covered map[string]bool, skipVectors bool) ([]backupEn
 // writeArchive writes m and the entries to archive atomically: a
 // zstd-compressed tar in a temporary file, synced and renamed. An entry
 // whose bytes no longer match its hash fails the backup.
-func writeArchive(ctx context.Context, archive string, m *BackupManifest, entries []backupEntry, overwrite bool, progress func(Progress)) error {
+func writeArchive(ctx context.Context, archive, stage string, m *BackupManifest, entries []backupEntry, overwrite bool, progress func(Progress)) error {
 	mj, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(archive), "."+filepath.Base(archive)+".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(archive), archiveTempPrefix(archive)+"*")
 	if err != nil {
 		return fmt.Errorf("engine: backup: %w", err)
 	}
 	ok := false
+	release := func() {}
 	defer func() {
 		if !ok {
 			tmp.Close()
 			os.Remove(tmp.Name())
 		}
+		release()
 	}()
+	if release, err = hold(tmp.Name()); err != nil {
+		return fmt.Errorf("engine: backup: %w", err)
+	}
+	// The stage names the temporary, so that whoever removes a killed
+	// backup's stage removes it too.
+	if err := os.WriteFile(filepath.Join(stage, stageArchiveFile), []byte(tmp.Name()), 0o600); err != nil {
+		return fmt.Errorf("engine: backup: %w", err)
+	}
 	zw, err := zstd.NewWriter(tmp, zstd.WithEncoderLevel(zstd.SpeedDefault))
 	if err != nil {
 		return err
@@ -479,6 +513,9 @@ type RestoreOptions struct {
 	// redaction off or send exports elsewhere, so it is taken from a
 	// backup only when asked.
 	Config bool
+	// Leftover is called with each temporary folder of a killed restore
+	// into the same folder that Restore removed before it started.
+	Leftover func(path string)
 	// MaxExpansion bounds how many times the archive file's size one
 	// entry of more than 1 MiB may declare (0: DefaultMaxExpansion).
 	MaxExpansion float64
@@ -514,8 +551,18 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 	if err := checkSpace(parent, m, opts.Config); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".restore-*")
+	for _, p := range removeStaleIn(parent, restoreTempPrefix(dir)) {
+		if opts.Leftover != nil {
+			opts.Leftover(p)
+		}
+	}
+	tmp, err := os.MkdirTemp(parent, restoreTempPrefix(dir)+"*")
 	if err != nil {
+		return nil, fmt.Errorf("engine: restore: %w", err)
+	}
+	release, err := hold(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("engine: restore: %w", err)
 	}
 	ok := false
@@ -523,6 +570,7 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 		if !ok {
 			os.RemoveAll(tmp)
 		}
+		release()
 	}()
 	n := 0
 	if _, err := readBackup(ctx, archive, maxExp, func(f BackupFile, r io.Reader) error {

@@ -151,6 +151,10 @@ type Engine struct {
 	store Backend
 	caps  storeCaps
 
+	// leftovers are the temporaries of killed backups and restores Open
+	// removed (RemovedLeftovers).
+	leftovers []string
+
 	bs *backendState // a Backend's vector worker (engine/backend_engine.go); nil for the embedded store
 	// fillVectors is SyncVectors's work: the embedded store's outbox
 	// worker (syncVectors) or a VectorQueue's (backendSyncVectors).
@@ -180,16 +184,19 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("engine: cannot create data dir: %w", classify(err))
 	}
+	var leftovers []string
 	if !opts.ReadOnly {
 		if err := checkWritable(abs); err != nil {
 			return nil, err
 		}
+		// Plaintext copies killed backups and restores left (engine/leftovers.go).
+		leftovers = append(removeBackupStages(abs), removeStaleIn(filepath.Dir(abs), restoreTempPrefix(abs))...)
 	}
 	t, err := fts.New("messages_fts", "messages", "content", "id")
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t)}
+	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t), leftovers: leftovers}
 	e.store = embeddedStore{e}
 	e.caps = capsOf(e.store)
 	e.fillVectors = e.syncVectors
@@ -227,6 +234,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// RemovedLeftovers returns the temporary files and folders of killed
+// backups and restores that Open removed: the data dir's backup stages,
+// the archive temporaries they named, and ".DIR.restore-*" beside it.
+func (e *Engine) RemovedLeftovers() []string { return e.leftovers }
 
 // openSQLite opens the writer connection and the reader pool, applying
 // pending migrations. private is the ReadOnly fallback: one exclusive

@@ -494,7 +494,20 @@ func (e *env) open(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.openEngine(ctx, dir, opts)
+	eng, err := e.openEngine(ctx, dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range eng.RemovedLeftovers() {
+		e.leftover(p)
+	}
+	return eng, nil
+}
+
+// leftover says on stderr that a killed backup's or restore's temporary
+// was removed (it may have held a plaintext copy of the data).
+func (e *env) leftover(path string) {
+	fmt.Fprintf(e.stderr, "cairn: removed %s, left by a killed backup or restore\n", path)
 }
 
 // engineOptions are the engine options of data dir dir: the clock and what
