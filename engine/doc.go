@@ -48,7 +48,9 @@
 // as written, is checkpointed and truncated after the commit. GC always
 // finishes with an FTS5 merge, VACUUM and a truncating checkpoint.
 // Redaction (Options.Redactor) covers the content, every string value of
-// the metadata and every breadcrumb; created_at lies from MinCreatedAt to
+// the metadata, every breadcrumb, the channel id, sender, project and type
+// of a message (as redacted-RULE-HASH names, the same for the same secret)
+// and a created channel's id, name and description; created_at lies from MinCreatedAt to
 // MaxCreatedAtAhead past the clock.
 //
 // # Concurrency
