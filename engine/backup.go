@@ -430,9 +430,10 @@ func (m *BackupManifest) HasConfig() bool {
 }
 
 // VerifyBackup reads a whole backup and checks it against its manifest,
-// then checks its database: it opens a copy of cairn.db in a temporary
-// folder and runs the same checks as Restore (SQLite quick_check, foreign
-// keys, FTS5 integrity). The data dir is not touched.
+// then checks its stores: it opens a copy of cairn.db and vectors/ in a
+// temporary folder and runs the same checks as Restore (SQLite
+// quick_check, foreign keys, FTS5 integrity, vectors against messages,
+// the vector store's own check). The data dir is not touched.
 func VerifyBackup(ctx context.Context, archive string) (*BackupManifest, error) {
 	m, err := readBackup(ctx, archive, DefaultMaxExpansion, nil)
 	if err != nil {
@@ -443,15 +444,17 @@ func VerifyBackup(ctx context.Context, archive string) (*BackupManifest, error) 
 		return nil, fmt.Errorf("engine: verify backup: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	if err := checkSpace(os.TempDir(), m, false); err != nil {
-		return nil, err
-	}
 	// Everything a restore would open is checked, the vector store
 	// included: a backup with vectors checked without them reports every
 	// vectored message as missing its vector, and a damaged vector file
-	// would pass.
+	// would pass. Models are only read (their checksums): nothing opens
+	// them here.
+	opened := func(f BackupFile) bool { return f.Path == DBFile || strings.HasPrefix(f.Path, VectorsDir+"/") }
+	if err := checkSpace(os.TempDir(), &BackupManifest{Files: slices.DeleteFunc(slices.Clone(m.Files), func(f BackupFile) bool { return !opened(f) })}, false); err != nil {
+		return nil, err
+	}
 	if _, err := readBackup(ctx, archive, DefaultMaxExpansion, func(f BackupFile, r io.Reader) error {
-		if f.Path == ConfigFile {
+		if !opened(f) {
 			return nil
 		}
 		return extractFile(filepath.Join(tmp, filepath.FromSlash(f.Path)), r)
