@@ -83,6 +83,9 @@ type BackupOptions struct {
 	// Overwrite replaces an existing file; without it Create fails with
 	// ErrExists and leaves the file alone.
 	Overwrite bool
+	// Leftover is called with each temporary of a killed backup that
+	// Create removed before it started.
+	Leftover func(path string)
 }
 
 // Backups writes backups of the data dir (Restore and VerifyBackup read
@@ -122,11 +125,29 @@ func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOption
 	if _, err := os.Lstat(archive); err == nil && !opts.Overwrite {
 		return nil, fmt.Errorf("backup file %s: %w (pass --force to replace it)", archive, ErrExists)
 	}
-	stage, err := os.MkdirTemp(filepath.Dir(archive), ".cairn-backup-*")
+	// What killed backups left: stages in the data dir (with the archive
+	// temporaries they name) and this archive's temporaries.
+	for _, p := range append(removeBackupStages(bk.dir), removeStaleIn(filepath.Dir(archive), archiveTempPrefix(archive))...) {
+		if opts.Leftover != nil {
+			opts.Leftover(p)
+		}
+	}
+	// The stage is inside the data dir, where the next open (gc, purge,
+	// backup) removes it if this process is killed: it holds a full copy
+	// of the database.
+	stage, err := os.MkdirTemp(bk.dir, backupStagePrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
-	defer os.RemoveAll(stage)
+	release, err := hold(stage)
+	if err != nil {
+		os.RemoveAll(stage)
+		return nil, fmt.Errorf("engine: backup: %w", err)
+	}
+	defer func() {
+		os.RemoveAll(stage)
+		release()
+	}()
 	entries, err := bk.collect(ctx, stage, opts)
 	if err != nil {
 		return nil, err
@@ -135,7 +156,7 @@ func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOption
 	for _, en := range entries {
 		m.Files = append(m.Files, en.BackupFile)
 	}
-	if err := writeArchive(ctx, archive, m, entries, opts.Overwrite, opts.Progress); err != nil {
+	if err := writeArchive(ctx, archive, stage, m, entries, opts.Overwrite, opts.Progress); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -242,6 +263,9 @@ func (bk *Backups) direct(covered map[string]bool, skipVectors bool) ([]backupEn
 		rel, _ := filepath.Rel(bk.dir, p)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
+			if rel != "." && strings.HasPrefix(d.Name(), ".") {
+				return fs.SkipDir // a backup's stage, or another temporary
+			}
 			if rel == VectorsDir && skipVectors {
 				return fs.SkipDir
 			}
@@ -274,22 +298,32 @@ func (bk *Backups) direct(covered map[string]bool, skipVectors bool) ([]backupEn
 // writeArchive writes m and the entries to archive atomically: a
 // zstd-compressed tar in a temporary file, synced and renamed. An entry
 // whose bytes no longer match its hash fails the backup.
-func writeArchive(ctx context.Context, archive string, m *BackupManifest, entries []backupEntry, overwrite bool, progress func(Progress)) error {
+func writeArchive(ctx context.Context, archive, stage string, m *BackupManifest, entries []backupEntry, overwrite bool, progress func(Progress)) error {
 	mj, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(archive), "."+filepath.Base(archive)+".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(archive), archiveTempPrefix(archive)+"*")
 	if err != nil {
 		return fmt.Errorf("engine: backup: %w", err)
 	}
 	ok := false
+	release := func() {}
 	defer func() {
 		if !ok {
 			tmp.Close()
 			os.Remove(tmp.Name())
 		}
+		release()
 	}()
+	if release, err = hold(tmp.Name()); err != nil {
+		return fmt.Errorf("engine: backup: %w", err)
+	}
+	// The stage names the temporary, so that whoever removes a killed
+	// backup's stage removes it too.
+	if err := os.WriteFile(filepath.Join(stage, stageArchiveFile), []byte(tmp.Name()), 0o600); err != nil {
+		return fmt.Errorf("engine: backup: %w", err)
+	}
 	zw, err := zstd.NewWriter(tmp, zstd.WithEncoderLevel(zstd.SpeedDefault))
 	if err != nil {
 		return err
@@ -396,11 +430,12 @@ func (m *BackupManifest) HasConfig() bool {
 }
 
 // VerifyBackup reads a whole backup and checks it against its manifest,
-// then checks its database: it opens a copy of cairn.db in a temporary
-// folder and runs the same checks as Restore (SQLite quick_check, foreign
-// keys, FTS5 integrity). The data dir is not touched.
+// then checks its stores: it opens a copy of cairn.db and vectors/ in a
+// temporary folder and runs the same checks as Restore (SQLite
+// quick_check, foreign keys, FTS5 integrity, vectors against messages,
+// the vector store's own check). The data dir is not touched.
 func VerifyBackup(ctx context.Context, archive string) (*BackupManifest, error) {
-	m, err := readBackup(ctx, archive, nil)
+	m, err := readBackup(ctx, archive, DefaultMaxExpansion, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -409,11 +444,20 @@ func VerifyBackup(ctx context.Context, archive string) (*BackupManifest, error) 
 		return nil, fmt.Errorf("engine: verify backup: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	if _, err := readBackup(ctx, archive, func(f BackupFile, r io.Reader) error {
-		if f.Path != DBFile {
+	// Everything a restore would open is checked, the vector store
+	// included: a backup with vectors checked without them reports every
+	// vectored message as missing its vector, and a damaged vector file
+	// would pass. Models are only read (their checksums): nothing opens
+	// them here.
+	opened := func(f BackupFile) bool { return f.Path == DBFile || strings.HasPrefix(f.Path, VectorsDir+"/") }
+	if err := checkSpace(os.TempDir(), &BackupManifest{Files: slices.DeleteFunc(slices.Clone(m.Files), func(f BackupFile) bool { return !opened(f) })}, false); err != nil {
+		return nil, err
+	}
+	if _, err := readBackup(ctx, archive, DefaultMaxExpansion, func(f BackupFile, r io.Reader) error {
+		if !opened(f) {
 			return nil
 		}
-		return extractFile(filepath.Join(tmp, DBFile), r)
+		return extractFile(filepath.Join(tmp, filepath.FromSlash(f.Path)), r)
 	}); err != nil {
 		return nil, err
 	}
@@ -430,6 +474,11 @@ func checkRestored(ctx context.Context, dir string) error {
 		return fmt.Errorf("engine: restore: the backup's database does not open: %w", err)
 	}
 	cerr := e.Check(ctx)
+	if st := e.VectorStore(); st != nil && cerr == nil {
+		if err := st.Check(ctx); err != nil {
+			cerr = fmt.Errorf("vectors: %w", vecstoreClass(err))
+		}
+	}
 	if err := e.Close(); err != nil && cerr == nil {
 		cerr = err
 	}
@@ -467,6 +516,12 @@ type RestoreOptions struct {
 	// redaction off or send exports elsewhere, so it is taken from a
 	// backup only when asked.
 	Config bool
+	// Leftover is called with each temporary folder of a killed restore
+	// into the same folder that Restore removed before it started.
+	Leftover func(path string)
+	// MaxExpansion bounds how many times the archive file's size one
+	// entry of more than 1 MiB may declare (0: DefaultMaxExpansion).
+	MaxExpansion float64
 }
 
 // Restore verifies the backup archive completely (manifest, every file's
@@ -484,7 +539,11 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("engine: restore: %w", err)
 	}
-	m, err := readBackup(ctx, archive, nil)
+	maxExp := opts.MaxExpansion
+	if maxExp <= 0 {
+		maxExp = DefaultMaxExpansion
+	}
+	m, err := readBackup(ctx, archive, maxExp, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -492,8 +551,21 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 	if err := os.MkdirAll(parent, 0o700); err != nil {
 		return nil, fmt.Errorf("engine: restore: %w", err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".restore-*")
+	if err := checkSpace(parent, m, opts.Config); err != nil {
+		return nil, err
+	}
+	for _, p := range removeStaleIn(parent, restoreTempPrefix(dir)) {
+		if opts.Leftover != nil {
+			opts.Leftover(p)
+		}
+	}
+	tmp, err := os.MkdirTemp(parent, restoreTempPrefix(dir)+"*")
 	if err != nil {
+		return nil, fmt.Errorf("engine: restore: %w", err)
+	}
+	release, err := hold(tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("engine: restore: %w", err)
 	}
 	ok := false
@@ -501,9 +573,10 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 		if !ok {
 			os.RemoveAll(tmp)
 		}
+		release()
 	}()
 	n := 0
-	if _, err := readBackup(ctx, archive, func(f BackupFile, r io.Reader) error {
+	if _, err := readBackup(ctx, archive, maxExp, func(f BackupFile, r io.Reader) error {
 		n++
 		if opts.Progress != nil {
 			defer opts.Progress(Progress{Done: int64(n), Total: int64(len(m.Files)), Item: f.Path})
@@ -530,16 +603,62 @@ func Restore(ctx context.Context, archive, dir string, opts RestoreOptions) (*Ba
 	return m, nil
 }
 
+// DefaultMaxExpansion bounds how many times the archive's size one entry
+// may declare. What cairn archives (SQLite pages, vectors, model weights)
+// compresses a few times; an entry a hundred times the whole archive is
+// padding (a file of zeros) meant to fill the disk.
+const DefaultMaxExpansion = 100
+
+// expansionFloor: entries up to this size are not held to the expansion
+// bound (a new store's pages compress well and are small).
+const expansionFloor = 1 << 20
+
+// checkExpansion refuses a manifest with an entry of more than
+// expansionFloor bytes declaring more than maxExpansion times the archive
+// file's size, before anything is decompressed or written.
+func checkExpansion(archive string, size int64, m *BackupManifest, maxExpansion float64) error {
+	for _, bf := range m.Files {
+		if bf.Size > expansionFloor && float64(bf.Size) > maxExpansion*float64(max(size, 1)) {
+			return invalid("backup", "%s: entry %s declares %d bytes, %.0f times the archive's %d bytes (limit %g times): not a backup cairn wrote",
+				archive, bf.Path, bf.Size, float64(bf.Size)/float64(max(size, 1)), size, maxExpansion)
+		}
+	}
+	return nil
+}
+
+// checkSpace refuses a restore (or verify) into dir whose files do not fit
+// on its file system, before anything is written.
+func checkSpace(dir string, m *BackupManifest, config bool) error {
+	avail, ok := diskAvailable(dir)
+	if !ok {
+		return nil
+	}
+	var need int64
+	for _, bf := range m.Files {
+		if bf.Path != ConfigFile || config {
+			need += bf.Size
+		}
+	}
+	if need > 0 && uint64(need) > avail {
+		return fmt.Errorf("%w: the backup's files need %d bytes, %s has %d available", ErrDiskFull, need, dir, avail)
+	}
+	return nil
+}
+
 // readBackup streams a backup, verifying it against its manifest, and calls
 // fn (when not nil) with each file's verified-as-it-streams content. With
 // fn nil it only verifies. A mismatch returns ErrCorrupt after fn may have
 // seen the bad file's bytes; Restore therefore verifies first with fn nil.
-func readBackup(ctx context.Context, archive string, fn func(BackupFile, io.Reader) error) (*BackupManifest, error) {
+func readBackup(ctx context.Context, archive string, maxExpansion float64, fn func(BackupFile, io.Reader) error) (*BackupManifest, error) {
 	f, err := os.Open(archive)
 	if err != nil {
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("engine: backup: %w", err)
+	}
 	zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxWindow(64<<20))
 	if err != nil {
 		return nil, fmt.Errorf("%w: backup %s: %w", ErrCorrupt, archive, err)
@@ -582,6 +701,9 @@ func readBackup(ctx context.Context, archive string, fn func(BackupFile, io.Read
 	}
 	if !seen[DBFile] {
 		return nil, corrupt("no %s: not a backup of a cairn data dir", DBFile)
+	}
+	if err := checkExpansion(archive, fi.Size(), &m, maxExpansion); err != nil {
+		return nil, err
 	}
 	for i := 0; ; i++ {
 		if err := ctx.Err(); err != nil {

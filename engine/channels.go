@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/cairn-dev/cairn/engine/redact"
 )
 
 // CreateChannel creates a plain channel. It returns ErrExists if the id is
@@ -13,6 +15,13 @@ import (
 func (e *Engine) CreateChannel(ctx context.Context, in NewChannel) (Channel, error) {
 	if err := validateNewChannel(in); err != nil {
 		return Channel{}, err
+	}
+	if e.opts.Redactor != nil {
+		var rep redact.Report
+		in.ID = e.redactName(in.ID, channelRE.MatchString, &rep)
+		in.Project = e.redactName(in.Project, projectRE.MatchString, &rep)
+		in.Name, _ = e.opts.Redactor.Redact(in.Name)
+		in.Description, _ = e.opts.Redactor.Redact(in.Description)
 	}
 	name := in.Name
 	if name == "" {

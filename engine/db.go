@@ -22,6 +22,9 @@ type db struct {
 	r *sql.DB // read-only pool
 	// sharedConn: r is w (Options.ReadOnly's fallback on a full disk).
 	sharedConn bool
+	// immutable: the data dir is not writable and the database is read
+	// as an immutable file (openSQLiteImmutable).
+	immutable bool
 	// backend names the store of an Engine over a Backend ("": this
 	// SQLite database); operations that need SQLite refuse it.
 	backend string

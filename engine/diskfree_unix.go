@@ -14,3 +14,13 @@ func diskNearlyFull(dir string) bool {
 	}
 	return uint64(st.Bavail)*uint64(st.Bsize) < 1<<20
 }
+
+// diskAvailable returns the bytes available to this user on the file
+// system holding dir; ok is false when it cannot be known.
+func diskAvailable(dir string) (avail uint64, ok bool) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return uint64(st.Bavail) * uint64(st.Bsize), true
+}

@@ -10,10 +10,14 @@
 //	dir/vectors/      vecstore files (the message vectors and Chroma collections)
 //	dir/models/       imported embedding models
 //	dir/config.toml   configuration
+//	dir/search-counts searches of processes that wrote nothing, until a writer adds them up
+//	dir/.cairn-backup-*  a running backup's stage (engine/leftovers.go)
 //
 // A new dir is 0700 and the files cairn creates in it 0600 (a stricter
 // umask narrows them); an existing dir keeps its mode (Consistency warns).
-// Options.ReadOnly opens it without writing, on a full disk too.
+// Options.ReadOnly opens it without writing, on a full disk too, and on a
+// dir this process may not write (another user's, a read-only mount) by
+// reading cairn.db as an immutable file.
 //
 // # On-disk format
 //
@@ -48,7 +52,9 @@
 // as written, is checkpointed and truncated after the commit. GC always
 // finishes with an FTS5 merge, VACUUM and a truncating checkpoint.
 // Redaction (Options.Redactor) covers the content, every string value of
-// the metadata and every breadcrumb; created_at lies from MinCreatedAt to
+// the metadata, every breadcrumb, the channel id, sender, project and type
+// of a message (as redacted-RULE-HASH names, the same for the same secret)
+// and a created channel's id, name and description; created_at lies from MinCreatedAt to
 // MaxCreatedAtAhead past the clock.
 //
 // # Concurrency
@@ -87,8 +93,9 @@
 // A read makes no durable write: a search counts itself in memory, and the
 // counts reach the search_stats row inside the process's next message
 // write (on a Backend: after it, at most every 10 s unless 64 are
-// pending), or at Close when the process wrote or searched at least 64
-// times (engine/searchstats.go).
+// pending), or at Close: into search_stats when the process wrote, else
+// appended (no fsync) to dir/search-counts, which the next writer's Close
+// adds to search_stats (engine/searchstats.go).
 //
 // # The storage boundary (engine/backend.go, embedded.go)
 //

@@ -156,6 +156,10 @@ type Engine struct {
 	store Backend
 	caps  storeCaps
 
+	// leftovers are the temporaries of killed backups and restores Open
+	// removed (RemovedLeftovers).
+	leftovers []string
+
 	bs *backendState // a Backend's vector worker (engine/backend_engine.go); nil for the embedded store
 	// fillVectors is SyncVectors's work: the embedded store's outbox
 	// worker (syncVectors) or a VectorQueue's (backendSyncVectors).
@@ -190,16 +194,19 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("engine: cannot create data dir: %w", classify(err))
 	}
+	var leftovers []string
 	if !opts.ReadOnly {
 		if err := checkWritable(abs); err != nil {
 			return nil, err
 		}
+		// Plaintext copies killed backups and restores left (engine/leftovers.go).
+		leftovers = append(removeBackupStages(abs), removeStaleIn(filepath.Dir(abs), restoreTempPrefix(abs))...)
 	}
 	t, err := fts.New("messages_fts", "messages", "content", "id")
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t)}
+	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t), leftovers: leftovers}
 	e.store = embeddedStore{e}
 	e.caps = capsOf(e.store)
 	e.fillVectors = e.syncVectors
@@ -207,6 +214,19 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e.retention = &Retention{db: e.db, fts: t, msgs: e}
 	e.backups = &Backups{db: e.db, store: e.VectorStore}
 	path := filepath.Join(abs, DBFile)
+	if opts.ReadOnly && !writable(abs) {
+		// Another user's data dir, or one made read-only: SQLite cannot
+		// create the WAL's shared-memory file beside the database, so it
+		// reads the file as immutable, on one connection.
+		if err := e.openSQLiteImmutable(ctx, path); err != nil {
+			return nil, err
+		}
+		if err := e.openVectors(ctx); err != nil {
+			e.w.Close()
+			return nil, err
+		}
+		return e, nil
+	}
 	// SQLite would create the file 0644; created here first, it is 0600,
 	// and SQLite gives the WAL and shared-memory files the same mode.
 	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
@@ -237,6 +257,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// RemovedLeftovers returns the temporary files and folders of killed
+// backups and restores that Open removed: the data dir's backup stages,
+// the archive temporaries they named, and ".DIR.restore-*" beside it.
+func (e *Engine) RemovedLeftovers() []string { return e.leftovers }
 
 // openSQLite opens the writer connection and the reader pool, applying
 // pending migrations. private is the ReadOnly fallback: one exclusive
@@ -325,6 +350,44 @@ func noSharedMemory(err error) bool {
 		return true
 	}
 	return false
+}
+
+// openSQLiteImmutable opens the database of a data dir this process
+// cannot write, for reading: one connection (writer and reader pool both)
+// that opens the file read-only and immutable, since the shared-memory
+// file WAL readers need cannot be created. A write-ahead log with frames
+// in it would be ignored that way (its commits unseen), so it is refused,
+// as is a database that needs a migration.
+func (e *Engine) openSQLiteImmutable(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("engine: data dir %s: %w", e.dir, classify(err))
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return fmt.Errorf("engine: data dir %s is not writable and %s-wal holds commits not yet in %s: open it once with write access (any cairn command as its owner)", e.dir, DBFile, DBFile)
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Set("immutable", "1")
+	q.Add("_pragma", "query_only(1)")
+	q.Add("_pragma", "temp_store(memory)")
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: filepath.ToSlash(path)}).EscapedPath(), RawQuery: q.Encode()}
+	w, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return fmt.Errorf("engine: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	e.w, e.r, e.sharedConn, e.immutable = w, w, true, true
+	if err := e.migrate(ctx, path); err != nil {
+		w.Close()
+		if errors.Is(err, ErrIncompatibleFormat) || errors.Is(err, ErrCorrupt) {
+			return err
+		}
+		return fmt.Errorf("engine: data dir %s is not writable and its database needs an upgrade first (open it once with write access): %w", e.dir, err)
+	}
+	return nil
 }
 
 // privateDSN is the ReadOnly fallback's connection: locking_mode

@@ -107,7 +107,7 @@ func (e *Engine) consistency(ctx context.Context) (CheckReport, error) {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("fts: %d index rows belong to no message (e.g. %v)", rep.FTSExtra, rep.FTSExtraIDs))
 	}
 	rep.FTSIntegrity = "ok"
-	if err := e.fts.Check(ctx, e.w); err != nil {
+	if err := e.ftsIntegrity(ctx); err != nil {
 		rep.FTSIntegrity = err.Error()
 		rep.Problems = append(rep.Problems, err.Error())
 	}

@@ -3,21 +3,24 @@ package engine
 import (
 	"context"
 	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
 
-// searchFlushEvery is how many pending searches make a process that never
-// wrote add them to the database's totals when it closes. Below it a
-// read-only process (a one-shot `cairn search`) keeps them in memory only:
-// a read makes no durable write.
+// searchFlushEvery is how many pending searches make a process writing to
+// a Backend add them after a write (addSearchesToBackend).
 const searchFlushEvery = 64
 
 // searchCounter counts this process's searches not yet added to the
 // search_stats row. A search only adds to the atomics; the counts reach the
 // database inside the next message write transaction of this process (no
-// extra commit, so no extra fsync) or at Close when the process wrote or
-// has at least searchFlushEvery pending.
+// extra commit, so no extra fsync) or at Close: into the database when the
+// process wrote, else into searchCountsFile.
 type searchCounter struct {
 	n, us atomic.Int64
 	wrote atomic.Bool // this process committed a message write
@@ -67,18 +70,77 @@ func (e *Engine) addSearchesTx(ctx context.Context, tx *sql.Tx) func(committed b
 	return restore
 }
 
-// flushSearchesAtClose adds what is pending to the search_stats row when this
-// process already wrote to the database or counted enough searches to be
-// worth one commit; on failure the counts are lost with the process.
+// searchCountsFile holds the search counts of processes that wrote
+// nothing (a one-shot `cairn search`): each appends one "searches
+// microseconds" line at Close, without fsync (they are statistics, and a
+// read makes no durable write), and the next process that writes to the
+// database adds them to the search_stats row and removes the file.
+const searchCountsFile = "search-counts"
+
+// flushSearchesAtClose adds what is pending to the search_stats row, with
+// the counts other processes left in searchCountsFile, when this process
+// wrote to the database; otherwise it appends them to searchCountsFile.
+// On failure the counts are lost with the process.
 func (e *Engine) flushSearchesAtClose(ctx context.Context) {
 	c := &e.searches
-	if n := c.n.Load(); n == 0 || (!c.wrote.Load() && n < searchFlushEvery) {
+	if !c.wrote.Load() {
+		if n, us := c.n.Swap(0), c.us.Swap(0); n > 0 && !e.immutable {
+			appendSearchCounts(filepath.Join(e.dir, searchCountsFile), n, us)
+		}
 		return
 	}
 	n, us := c.n.Swap(0), c.us.Swap(0)
+	// The file is renamed first, so that counts appended meanwhile go to
+	// a new file for the next writer.
+	path := filepath.Join(e.dir, searchCountsFile)
+	taken := fmt.Sprintf("%s.%d-%d", path, os.Getpid(), time.Now().UnixNano())
+	if os.Rename(path, taken) == nil {
+		fn, fus := readSearchCounts(taken)
+		n, us = n+fn, us+fus
+	} else {
+		taken = ""
+	}
+	if n == 0 {
+		return
+	}
 	if _, err := e.w.ExecContext(ctx, addSearchStats, n, us); err != nil {
 		e.opts.Logger.Warn("search stats not saved", "err", err)
+		return
 	}
+	if taken != "" {
+		os.Remove(taken)
+	}
+}
+
+func appendSearchCounts(path string, n, us int64) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	// One write: appends of processes closing at once do not interleave.
+	f.WriteString(strconv.FormatInt(n, 10) + " " + strconv.FormatInt(us, 10) + "\n")
+	f.Close()
+}
+
+// readSearchCounts sums the lines of a searchCountsFile; a damaged line
+// is skipped.
+func readSearchCounts(path string) (n, us int64) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		a, b, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		ln, err1 := strconv.ParseInt(a, 10, 64)
+		lus, err2 := strconv.ParseInt(b, 10, 64)
+		if err1 == nil && err2 == nil && ln > 0 && lus >= 0 {
+			n, us = n+ln, us+lus
+		}
+	}
+	return n, us
 }
 
 // SearchStats are the searches of every process on this data dir.
@@ -94,8 +156,9 @@ func (e *Engine) searchStats(ctx context.Context) (SearchStats, error) {
 	if err := e.r.QueryRowContext(ctx, "SELECT searches, total_us FROM search_stats WHERE id = 1").Scan(&n, &us); err != nil {
 		return SearchStats{}, classify(err)
 	}
-	n += e.searches.n.Load()
-	us += e.searches.us.Load()
+	fn, fus := readSearchCounts(filepath.Join(e.dir, searchCountsFile))
+	n += e.searches.n.Load() + fn
+	us += e.searches.us.Load() + fus
 	st := SearchStats{Searches: n}
 	if n > 0 {
 		st.AvgMs = float64(us) / float64(n) / 1000

@@ -164,3 +164,75 @@ func TestSearchStatsRideOnWrites(t *testing.T) {
 		t.Errorf("another process sees %d searches, want the 3 stored with the write", st.Search.Searches)
 	}
 }
+
+// TestSearchStatsOfReadOnlyProcesses: every search counts, also those of
+// processes that write nothing (one-shot `cairn search`): three processes
+// searching once each, then a process that writes, leave 3 + its own
+// searches in the stats, with the database untouched by the readers.
+func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "count my searches"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, engine.DBFile)
+	before, _ := os.ReadFile(db)
+	for range 3 {
+		r, err := engine.Open(ctx, dir, engine.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Search(ctx, engine.SearchRequest{Query: "searches"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after, _ := os.ReadFile(db); sha256.Sum256(before) != sha256.Sum256(after) {
+		t.Error("read-only searches changed the database")
+	}
+	stats := func(e *engine.Engine) int64 {
+		st, err := e.StoreStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Search.Searches
+	}
+	r, err := engine.Open(ctx, dir, engine.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := stats(r); n != 3 {
+		t.Errorf("after 3 one-shot searches: %d searches counted", n)
+	}
+	r.Close()
+	w, err = engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Search(ctx, engine.SearchRequest{Query: "count"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "another note"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err = engine.Open(ctx, dir, engine.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if n := stats(r); n != 4 {
+		t.Errorf("after 3 one-shot searches and a writer's one: %d searches counted", n)
+	}
+}

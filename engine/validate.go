@@ -100,6 +100,26 @@ func parseChannel(field, id string) (channelSpec, error) {
 	return channelSpec{id: id, typ: ChannelPlain, name: id}, nil
 }
 
+// redactName returns the name s (of the form valid reports) with its
+// secrets redacted (redact.Redactor.RedactName), counting them in rep. A
+// result no longer valid (too long) becomes "redacted-" and 16 hex digits
+// of the name's SHA-256, still the same for the same name.
+func (e *Engine) redactName(s string, valid func(string) bool, rep *redact.Report) string {
+	if e.opts.Redactor == nil || s == "" {
+		return s
+	}
+	out, r := e.opts.Redactor.RedactName(s)
+	if r.Total() == 0 {
+		return s
+	}
+	rep.Add(r)
+	if !valid(out) {
+		sum := sha256.Sum256([]byte(s))
+		out = "redacted-" + hex.EncodeToString(sum[:8])
+	}
+	return out
+}
+
 // prepared is a validated, normalized write.
 type prepared struct {
 	channel        channelSpec
@@ -131,6 +151,16 @@ func (e *Engine) prepare(in NewMessage) (prepared, error) {
 	}
 	p.sender, p.project = in.Sender, in.Project
 	var redactions redact.Report
+	// Names are checked as the caller wrote them, then redacted like the
+	// content: a secret pasted as a channel id, a sender or a project is
+	// stored as redacted-RULE-HASH, the same for the same secret.
+	if id := e.redactName(in.Channel, channelRE.MatchString, &redactions); id != in.Channel {
+		if p.channel, err = parseChannel("channel", id); err != nil {
+			return p, err
+		}
+	}
+	p.sender = e.redactName(p.sender, agentRE.MatchString, &redactions)
+	p.project = e.redactName(p.project, projectRE.MatchString, &redactions)
 	if e.opts.Redactor != nil {
 		var rep redact.Report
 		in.Content, rep = e.opts.Redactor.Redact(in.Content)
@@ -162,6 +192,7 @@ func (e *Engine) prepare(in NewMessage) (prepared, error) {
 	if !typeRE.MatchString(p.typ) {
 		return p, invalid(typeField, "%s, got %q", typeRule, p.typ)
 	}
+	p.typ = e.redactName(p.typ, typeRE.MatchString, &redactions)
 	md, has, err := e.normalizeMetadata(in.Metadata, in.Breadcrumbs, &redactions)
 	if err != nil {
 		return p, err

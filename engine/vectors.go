@@ -97,7 +97,7 @@ func (e *Engine) openVectorStore(ctx context.Context, sets []VectorSet) error {
 		vecstore.Options{Logger: e.opts.Logger, AllowReset: e.opts.VectorStore.AllowReset, ResetKeeps: []string{VectorDatabase},
 			OneShot: e.opts.ReadOnly, LoadInBackground: !e.opts.ReadOnly})
 	if err != nil {
-		return fmt.Errorf("engine: open vectors: %w", err)
+		return fmt.Errorf("engine: open vectors: %w", vecstoreClass(err))
 	}
 	e.vec.store = st
 	if emb := e.vec.emb; emb != nil {

@@ -19,6 +19,11 @@ type fileLock struct{ f *os.File }
 
 func lockFile(ctx context.Context, path string, exclusive bool, timeout time.Duration) (*fileLock, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil && !exclusive && (errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS)) {
+		// A reader of a store it may not write (another user's, a
+		// read-only mount) shares the lock through a read-only handle.
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("vecstore: open lock file: %w", err)
 	}

@@ -143,6 +143,11 @@ func (s *Store) openReadOnly(ctx context.Context) (ok bool, err error) {
 		if !laidOut(tx) {
 			return nil
 		}
+		// A reader checks the header as the writer's first transaction
+		// does: a damaged file is refused by every command alike.
+		if err := checkFormat(tx); err != nil {
+			return err
+		}
 		if err := s.syncLocked(tx, true); err != nil {
 			return err
 		}
@@ -284,7 +289,9 @@ func (s *Store) Close() error {
 		}
 	}
 	s.ioMu.Lock()
-	if err := s.compactLocked(context.Background(), false); err != nil {
+	// A reader of a store it may not write (another user's, a read-only
+	// mount) leaves compacting to its owner.
+	if err := s.compactLocked(context.Background(), false); err != nil && !(len(todo) == 0 && errors.Is(err, os.ErrPermission)) {
 		errs = append(errs, err)
 	}
 	s.mu.Lock()

@@ -30,7 +30,7 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	bar := e.progress("backup")
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		m, err := eng.Backups().Create(ctx, pos[0], engine.BackupOptions{SkipVectors: *skipVectors, Overwrite: *force, Progress: bar.update})
+		m, err := eng.Backups().Create(ctx, pos[0], engine.BackupOptions{SkipVectors: *skipVectors, Overwrite: *force, Progress: bar.update, Leftover: e.leftover})
 		bar.done()
 		if err != nil {
 			return err

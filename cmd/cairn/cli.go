@@ -222,7 +222,7 @@ func (o *optFloat) Set(s string) error {
 
 func printMainHelp(w io.Writer) {
 	fmt.Fprint(w, `cairn: a local knowledge store for AI agents. Agents write notes and messages;
-cairn keeps them in one data dir and finds them again by keyword.
+cairn keeps them in one data dir and finds them again by keyword and by meaning.
 
 Usage:
   cairn [--data-dir DIR] [--json] COMMAND [flags] [args]
@@ -422,7 +422,7 @@ func report(stderr io.Writer, err error) int {
 		}
 		return 2
 	case errors.As(err, &inv):
-		fmt.Fprintf(stderr, "cairn: %s\n", err.Error())
+		fmt.Fprintf(stderr, "cairn: %s\n", userMessage(err))
 		return 2
 	case errors.Is(err, engine.ErrDiskFull):
 		// The class's own words: the chain names files by absolute path.
@@ -432,13 +432,21 @@ func report(stderr io.Writer, err error) int {
 		fmt.Fprintln(stderr, "cairn: interrupted")
 		return 130
 	}
-	fmt.Fprintf(stderr, "cairn: %s\n", err.Error())
+	fmt.Fprintf(stderr, "cairn: %s\n", userMessage(err))
 	for _, c := range exitCodes() {
 		if errors.Is(err, c.class) {
 			return c.code
 		}
 	}
 	return 1
+}
+
+// userMessage is err's text without the "engine: " prefixes the engine's
+// errors carry for the engine's own callers (a user reads "cairn: data dir
+// ... is not writable", not "cairn: engine: data dir ...").
+func userMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "engine: ")
+	return strings.ReplaceAll(msg, ": engine: ", ": ")
 }
 
 // resolveDataDir applies --data-dir, then CAIRN_DATA_DIR, then the default.
@@ -495,6 +503,12 @@ func (e *env) open(ctx context.Context) (*engine.Engine, error) {
 		return nil, err
 	}
 	return e.openEngine(ctx, dir, opts)
+}
+
+// leftover says on stderr that a killed backup's or restore's temporary
+// was removed (it may have held a plaintext copy of the data).
+func (e *env) leftover(path string) {
+	fmt.Fprintf(e.stderr, "cairn: removed %s, left by a killed backup or restore\n", path)
 }
 
 // engineOptions are the engine options of data dir dir: the clock and what

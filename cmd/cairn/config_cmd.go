@@ -7,6 +7,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/pgstore"
+	"github.com/pelletier/go-toml/v2"
 )
 
 func configCommand() *command {
@@ -59,12 +60,17 @@ func runConfig(ctx context.Context, e *env, c *command, args []string) error {
 		if cfg.Store != "" {
 			cfg.Store = pgstore.Redact(cfg.Store) // a password stays in the file
 		}
-		if e.json {
-			return e.printJSON(map[string]any{"path": path, "config": cfg})
-		}
 		b, err := config.Encode(cfg)
 		if err != nil {
 			return err
+		}
+		if e.json {
+			// The file's own keys (snake_case), as every JSON output.
+			var m map[string]any
+			if err := toml.Unmarshal(b, &m); err != nil {
+				return err
+			}
+			return e.printJSON(map[string]any{"path": path, "config": m})
 		}
 		if path != "" {
 			fmt.Fprintf(e.stdout, "# file: %s\n", path)

@@ -34,7 +34,7 @@ func runRestore(ctx context.Context, e *env, c *command, args []string) error {
 		m, err = engine.VerifyBackup(ctx, pos[0])
 	case !*verifyOnly && len(pos) == 2:
 		bar := e.progress("restore")
-		m, err = engine.Restore(ctx, pos[0], pos[1], engine.RestoreOptions{Progress: bar.update, Config: *withConfig})
+		m, err = engine.Restore(ctx, pos[0], pos[1], engine.RestoreOptions{Progress: bar.update, Config: *withConfig, Leftover: e.leftover})
 		bar.done()
 	default:
 		return usagef(c.name, "expected FILE DIR (or --verify-only FILE)")

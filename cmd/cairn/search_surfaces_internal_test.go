@@ -173,10 +173,14 @@ func cliOutcome(t *testing.T, env func(string) string, args []string) string {
 	switch {
 	case code == 0:
 		return ""
-	case code == 2 && strings.Contains(stderr, engine.ErrNoModel.Error()):
+	case code == 2 && strings.Contains(stderr, userMessage(engine.ErrNoModel)):
 		return "no_model"
 	case code == 2:
 		if f := invalidField(stderr, "cairn: "); f != "" {
+			// The CLI names the flag the user typed, in its unit.
+			if f == "invalid --max-age-days" {
+				return "invalid max_age_hours"
+			}
 			return f
 		}
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -64,6 +66,11 @@ func (f *searchFlags) request(query []string) (engine.SearchRequest, error) {
 	s.Channels, s.ChannelTypes, s.Senders, s.Types = f.channels, f.channelTypes, f.senders, f.types
 	s.MinConfidence = f.minConf.v
 	if f.maxAgeDays.set {
+		// Checked here to name the flag the user typed (the spec checks
+		// max_age_hours, in hours).
+		if d := f.maxAgeDays.v; math.IsNaN(d) || d < 0 || d*24 > engine.MaxSpecHours {
+			return engine.SearchRequest{}, &engine.InvalidError{Field: "--max-age-days", Rule: fmt.Sprintf("must be a number of days from 0 to %.0f, got %v", engine.MaxSpecHours/24, d)}
+		}
 		s.MaxAgeHours = f.maxAgeDays.v * 24
 	}
 	var err error

@@ -2,6 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/pgstore"
@@ -22,7 +27,21 @@ func (e *env) storeURL() string {
 func (e *env) openEngine(ctx context.Context, dir string, opts engine.Options) (*engine.Engine, error) {
 	store := e.storeURL()
 	if store == "" {
-		return engine.Open(ctx, dir, opts)
+		if e.readOnly {
+			// A read creates nothing: a mistyped --data-dir is reported,
+			// not answered from a new empty store.
+			if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("no cairn store in %s (nothing was ever written there: check --data-dir or CAIRN_DATA_DIR): %w", dir, engine.ErrNotFound)
+			}
+		}
+		eng, err := engine.Open(ctx, dir, opts)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range eng.RemovedLeftovers() {
+			e.leftover(p)
+		}
+		return eng, nil
 	}
 	if !pgstore.IsDSN(store) {
 		return nil, usagef("", "--store: want a postgres://user@host:port/database URL, got %q", pgstore.Redact(store))

@@ -21,14 +21,26 @@
 // is kept. generic-api-key is off unless enabled: in transcripts of code it
 // hides too much that is not a secret.
 //
+// Most rules of the data end a token only before a quote, a space or ';',
+// so a token before '.', ',', ')' or '/' was kept; cairn ends it before any
+// character that is not a letter, digit or '_' (the rule's own character
+// classes still decide where a token with '-', '.' or '/' inside stops).
+//
 // cairn's own rules cover what the data does not: private-key (first, so a
 // whole key block, also truncated or with escaped newlines, becomes one
 // marker; it replaces the data's rule of the same name), aws-secret-key,
-// gcp-service-account, openai-key (any sk- key) and url-password, all on;
+// aws-secret-after-key-id (an unlabelled secret right after its key id),
+// gcp-service-account, openai-key (any sk- key), authorization-header
+// (Basic, Bearer and other schemes), azure-storage-key (AccountKey=,
+// SharedAccessKey=) and url-password, all on;
 // email, card-number (Luhn-checked) and password-assignment, off unless
 // enabled. Rule names of earlier versions (github-token, slack-token,
 // aws-access-key, stripe-key) still select the data rules that replaced
 // them. Callers may add their own rules.
+//
+// RedactName redacts a name (a channel id, an agent, a project) so that it
+// stays a name: a secret becomes "redacted-RULE-HASH", HASH from the
+// secret, so the same secret always gives the same name.
 //
 // Redaction is idempotent: redacting already redacted text returns it
 // unchanged and counts nothing, so re-importing exported data is stable.

@@ -1,6 +1,8 @@
 package redact
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
@@ -189,6 +191,33 @@ func builtins() []builtin {
 				}
 				return up && low && dig
 			},
+		},
+		{
+			// An AWS secret pasted right after its key id ("AKIA... /
+			// wJal...", "id: AKIA..., secret: ...") carries no label;
+			// the id (or its marker, the data rule having run) is one.
+			info:    RuleInfo{"aws-secret-after-key-id", "AWS secret access keys (40 characters) right after an AWS access key id, without a label", true},
+			pattern: `(?:(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}|\[REDACTED:aws-access-(?:token|key-id)\])["']?(?:\s*[/:,;|=]\s*|\s+)["']?(?:(?i)(?:secret|aws_secret_access_key|secret_access_key|key)["']?\s*[:=]\s*["']?)?([A-Za-z0-9/+=]{40})(?:[^A-Za-z0-9+=]|$)`,
+			group:   1,
+			quick:   []string{"AKIA", "ASIA", "ABIA", "ACCA", "A3T", "[REDACTED:aws-access-"},
+		},
+		{
+			// HTTP credentials: Basic user:password in base64, Bearer
+			// and other schemes' tokens. A placeholder (YOUR_TOKEN) has
+			// neither a digit nor mixed case and is kept.
+			info:     RuleInfo{"authorization-header", "credentials in Authorization headers (Basic, Bearer, Token, Digest, ...), also in JSON and code", true},
+			pattern:  `(?i)\bauthorization["']?\s*[:=]\s*["']?(?:basic|bearer|token|digest|negotiate|ntlm|apikey|api-key|sso-key)\s+([A-Za-z0-9+/=._~-]{8,})`,
+			group:    1,
+			quick:    []string{"authorization"},
+			fold:     true,
+			validate: digitOrMixedCase,
+		},
+		{
+			info:    RuleInfo{"azure-storage-key", "Azure storage account keys and shared access keys in connection strings (AccountKey=, SharedAccessKey=)", true},
+			pattern: `(?i)\b(?:AccountKey|SharedAccessKey)\s*=\s*([A-Za-z0-9+/]{20,}={0,2})`,
+			group:   1,
+			quick:   []string{"accountkey", "sharedaccesskey"},
+			fold:    true,
 		},
 		{
 			info:    RuleInfo{"url-password", "passwords in URLs (scheme://user:PASSWORD@host); only the password is replaced", true},
@@ -398,26 +427,54 @@ func (r *Redactor) Rules() []string {
 // Redact returns s with every secret replaced by its rule's marker, and the
 // count per rule. A nil Redactor returns s unchanged.
 func (r *Redactor) Redact(s string) (string, Report) {
-	var rep Report
 	if r == nil {
-		return s, rep
+		return s, Report{}
 	}
-	s = r.redactOwn(s, true, &rep)
-	s = r.data().redact(s, &rep)
-	s = r.redactOwn(s, false, &rep)
+	return r.redact(s, markerOf)
+}
+
+// redact is Redact with the replacement of each secret made by mark.
+func (r *Redactor) redact(s string, mark markFunc) (string, Report) {
+	var rep Report
+	s = r.redactOwn(s, true, &rep, mark)
+	s = r.data().redact(s, &rep, mark)
+	s = r.redactOwn(s, false, &rep, mark)
 	return s, rep
+}
+
+// markFunc returns the text that replaces secret, found by rule.
+type markFunc func(rule, secret string) string
+
+func markerOf(rule, _ string) string { return Marker(rule) }
+
+// RedactName returns the name s (a channel id, an agent, a project, a
+// type: letters, digits and ".", "_", "-", "/", ":") with every secret in
+// it replaced by "redacted-RULE-HASH", HASH being the first 8 hex digits
+// of the secret's SHA-256: the result is still a name, and the same secret
+// always gives the same name, so writes to a channel named after a secret
+// keep landing in one channel.
+func (r *Redactor) RedactName(s string) (string, Report) {
+	if r == nil {
+		return s, Report{}
+	}
+	return r.redact(s, nameMarker)
+}
+
+func nameMarker(rule, secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return "redacted-" + rule + "-" + hex.EncodeToString(sum[:4])
 }
 
 // redactOwn runs cairn's own rules: the ones that run before the rule data
 // (first), or the rest.
-func (r *Redactor) redactOwn(s string, first bool, rep *Report) string {
+func (r *Redactor) redactOwn(s string, first bool, rep *Report, mark markFunc) string {
 	for i := range r.rules {
 		ru := &r.rules[i]
 		if ru.first != first || !ru.mayMatch(s) {
 			continue
 		}
 		var n int
-		s, n = ru.apply(s)
+		s, n = ru.apply(s, mark)
 		if n > 0 {
 			if rep.Counts == nil {
 				rep.Counts = make(map[string]int)
@@ -443,7 +500,7 @@ func (ru *rule) mayMatch(s string) bool {
 	return false
 }
 
-func (ru *rule) apply(s string) (string, int) {
+func (ru *rule) apply(s string, mark markFunc) (string, int) {
 	var spans []span
 	last := 0
 	for pos := 0; pos <= len(s); {
@@ -478,15 +535,15 @@ func (ru *rule) apply(s string) (string, int) {
 		spans = append(spans, span{start, end})
 		last = end
 	}
-	return replaceSpans(s, Marker(ru.name), spans)
+	return replaceSpans(s, ru.name, spans, mark)
 }
 
 // span is a byte range [start, end) of a text.
 type span struct{ start, end int }
 
-// replaceSpans replaces the ascending, disjoint spans of s by marker and
-// returns the result and the number of spans.
-func replaceSpans(s, marker string, spans []span) (string, int) {
+// replaceSpans replaces the ascending, disjoint spans of s, secrets found
+// by rule, by their marks and returns the result and the number of spans.
+func replaceSpans(s, rule string, spans []span, mark markFunc) (string, int) {
 	if len(spans) == 0 {
 		return s, 0
 	}
@@ -494,7 +551,7 @@ func replaceSpans(s, marker string, spans []span) (string, int) {
 	last := 0
 	for _, sp := range spans {
 		b.WriteString(s[last:sp.start])
-		b.WriteString(marker)
+		b.WriteString(mark(rule, s[sp.start:sp.end]))
 		last = sp.end
 	}
 	b.WriteString(s[last:])
@@ -503,6 +560,23 @@ func replaceSpans(s, marker string, spans []span) (string, int) {
 
 func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// digitOrMixedCase reports whether s has a digit or both cases: a
+// credential, not a placeholder word.
+func digitOrMixedCase(s string) bool {
+	var up, low bool
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			return true
+		case r >= 'A' && r <= 'Z':
+			up = true
+		case r >= 'a' && r <= 'z':
+			low = true
+		}
+	}
+	return up && low
 }
 
 // luhnValid reports whether the digits of s (ignoring spaces and dashes)

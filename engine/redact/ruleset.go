@@ -178,17 +178,30 @@ func (dr *dataRule) compile() error {
 // is dropped unless an allowlist looks at the whole match.
 const lazyContext = `(?i)[\w.-]{0,50}?`
 
+// tokenEnd is how most rules of the data end a token: before a quote,
+// space, ';', an escaped newline or the end of the text. In prose and logs
+// a token also ends before '.', ',', ')', '/', ':' and the like, where
+// these rules stored it verbatim; wideTokenEnd ends it before any
+// character that cannot continue it (not a letter, digit or '_': the
+// rules' character classes still decide where a token with '-', '.' or
+// '/' inside it stops).
+const (
+	tokenEnd     = `(?:[\x60'"\s;]|\\[nr]|$)`
+	wideTokenEnd = `(?:[^0-9A-Za-z_]|$)`
+)
+
 // scanPattern is the pattern the rule runs.
 func (dr *dataRule) scanPattern() string {
+	p := strings.ReplaceAll(dr.pattern, tokenEnd, wideTokenEnd)
 	for _, a := range dr.allowSpecs {
 		if a.RegexTarget == "match" {
-			return dr.pattern
+			return p
 		}
 	}
-	if rest, ok := strings.CutPrefix(dr.pattern, lazyContext); ok {
+	if rest, ok := strings.CutPrefix(p, lazyContext); ok {
 		return "(?i)" + rest
 	}
-	return dr.pattern
+	return p
 }
 
 func (rs *ruleSet) globalAllow() (allowlist, error) {
@@ -336,7 +349,7 @@ func newDataRules(set *ruleSet, rules []*dataRule) *dataRules {
 
 // redact applies the data rules to s, adding counts to rep. A rule runs
 // only if one of its keywords occurs (applyNear).
-func (d *dataRules) redact(s string, rep *Report) string {
+func (d *dataRules) redact(s string, rep *Report, mark markFunc) string {
 	if len(d.rules) == 0 || s == "" {
 		return s
 	}
@@ -356,7 +369,7 @@ func (d *dataRules) redact(s string, rep *Report) string {
 			continue
 		}
 		var n int
-		s, n = r.applyNear(s, at, gl)
+		s, n = r.applyNear(s, at, gl, mark)
 		if n > 0 {
 			if rep.Counts == nil {
 				rep.Counts = make(map[string]int)
@@ -372,12 +385,12 @@ func (d *dataRules) redact(s string, rep *Report) string {
 // at: anchored at them when every match starts with a keyword, else a scan
 // of all of s (a keyword anywhere in the text enables the rule, as in
 // gitleaks, so nothing narrower is exact).
-func (dr *dataRule) applyNear(s string, at []int, global *allowlist) (string, int) {
+func (dr *dataRule) applyNear(s string, at []int, global *allowlist, mark markFunc) (string, int) {
 	if dr.anchored != nil {
 		slices.Sort(at)
-		return dr.applyAnchored(s, at, global)
+		return dr.applyAnchored(s, at, global, mark)
 	}
-	return dr.apply(s, global)
+	return dr.apply(s, global, mark)
 }
 
 // literalPrefixes returns the literal texts (lower-cased) one of which
@@ -433,15 +446,15 @@ func (dr *dataRule) keywordsLead(prefixes []string) bool {
 // rule's secretGroup, else its first non-empty group, else the whole
 // match), when it is random enough (entropy), not allowlisted, and not
 // already a marker.
-func (dr *dataRule) apply(s string, global *allowlist) (string, int) {
-	return dr.applyLocs(s, dr.re.FindAllStringSubmatchIndex(s, -1), global)
+func (dr *dataRule) apply(s string, global *allowlist, mark markFunc) (string, int) {
+	return dr.applyLocs(s, dr.re.FindAllStringSubmatchIndex(s, -1), global, mark)
 }
 
 // applyAnchored is apply for a rule whose every match starts with one of
 // its keywords: the anchored pattern runs at each keyword offset in at
 // (ascending), and a try fails within a few bytes where there is no
 // secret, instead of the pattern scanning all of s.
-func (dr *dataRule) applyAnchored(s string, at []int, global *allowlist) (string, int) {
+func (dr *dataRule) applyAnchored(s string, at []int, global *allowlist, mark markFunc) (string, int) {
 	var locs [][]int
 	end := 0
 	for i, p := range at {
@@ -463,12 +476,12 @@ func (dr *dataRule) applyAnchored(s string, at []int, global *allowlist) (string
 		locs = append(locs, loc)
 		end = max(loc[1], p+1)
 	}
-	return dr.applyLocs(s, locs, global)
+	return dr.applyLocs(s, locs, global, mark)
 }
 
 // applyLocs replaces the secrets of the matches locs (ascending,
 // submatch indexes into s).
-func (dr *dataRule) applyLocs(s string, locs [][]int, global *allowlist) (string, int) {
+func (dr *dataRule) applyLocs(s string, locs [][]int, global *allowlist, mark markFunc) (string, int) {
 	if locs == nil {
 		return s, 0
 	}
@@ -519,7 +532,7 @@ func (dr *dataRule) applyLocs(s string, locs [][]int, global *allowlist) (string
 		spans = append(spans, span{start, end})
 		last = end
 	}
-	return replaceSpans(s, Marker(dr.info.Name), spans)
+	return replaceSpans(s, dr.info.Name, spans, mark)
 }
 
 func lineAround(s string, start, end int) string {

@@ -90,13 +90,13 @@ func TestRuleSamples(t *testing.T) {
 		// The prefiltered paths (anchored at keywords, or windows around
 		// them) find what the plain scan finds, also with text around.
 		padded := strings.Repeat("x = 1 and some key words: token, key, secret\n", 30) + sample + "\n" + strings.Repeat("more text ", 50)
-		want, _ := r.apply(padded, &global)
+		want, _ := r.apply(padded, &global, markerOf)
 		ki := newKeywordIndex(r.keywords)
 		var at []int
 		for _, o := range ki.occurrences(asciiLower(padded)) {
 			at = append(at, o...)
 		}
-		if got, _ := r.applyNear(padded, at, &global); got != want {
+		if got, _ := r.applyNear(padded, at, &global, markerOf); got != want {
 			t.Errorf("%s: prefiltered scan differs from the plain one (anchored %v):\n got %q\nwant %q", r.info.Name, r.anchored != nil, got, want)
 		}
 		out, rep := red.Redact(sample)
@@ -122,7 +122,7 @@ func withKeyword(s string, keywords []string) string {
 
 // findSecret is what the rule alone would redact in s: the first secret.
 func findSecret(r *dataRule, s string, global *allowlist) string {
-	out, n := r.apply(s, global)
+	out, n := r.apply(s, global, markerOf)
 	if n == 0 {
 		return ""
 	}
