@@ -261,6 +261,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // route describes one path pattern: the methods it allows and its handler.
 type route struct {
 	name    string
+	pattern string // the path with placeholders, a bounded metrics label
 	methods map[string]func(*Handler, *request) ([]byte, int, *apiError)
 	allow   string
 }
@@ -330,22 +331,18 @@ func public(segs []string) bool {
 	return len(rest) == 0 || (len(rest) == 1 && (rest[0] == "heartbeat" || rest[0] == "version"))
 }
 
-// Route names the route r matches ("unknown" for none, "v1" for the
-// retired API), for metrics with a bounded label set.
-func (h *Handler) Route(r *http.Request) string {
+// Pattern returns the pattern of the route r matches, the path with
+// placeholders for tenant, database and collection ("" for none), so that
+// metrics labels form a bounded set whatever the path holds.
+func (h *Handler) Pattern(r *http.Request) string {
 	segs, ok := splitPath(r.URL.EscapedPath())
-	switch {
-	case !ok:
-		return "unknown"
-	case len(segs) >= 3 && segs[0] == "api" && segs[1] == "v1":
-		return "v1"
-	case len(segs) < 2 || segs[0] != "api" || segs[1] != "v2":
-		return "unknown"
+	if !ok || len(segs) < 2 || segs[0] != "api" || segs[1] != "v2" {
+		return ""
 	}
 	if rt, _ := match(segs[2:]); rt != nil {
-		return rt.name
+		return rt.pattern
 	}
-	return "unknown"
+	return ""
 }
 
 // splitPath splits an escaped path into unescaped segments. A trailing
