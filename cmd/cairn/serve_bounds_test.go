@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -61,5 +64,43 @@ func TestServeMetricsLabelsBounded(t *testing.T) {
 	wg.Wait()
 	if after := series(); after > before+1 { // +1: the scrape's own 200 series
 		t.Errorf("%d distinct 401 paths grew cairn_http_requests_total from %d to %d series", n, before, after)
+	}
+}
+
+// TestServeAnswerBytesBounded is the crash reproduction scaled down: one
+// record with a large document, then a small query asking for it with many
+// query embeddings. With max_answer_bytes from config.toml the server
+// answers 400 naming the limit instead of building the answer, and keeps
+// serving.
+func TestServeAnswerBytesBounded(t *testing.T) {
+	bin := buildCairn(t)
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, "config.toml"), []byte("[server]\nmax_answer_bytes = 1000000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, bin, data)
+	const colls = "/api/v2/tenants/default_tenant/databases/default_database/collections"
+	code, body := httpDo(t, "POST", p.url+colls, "", `{"name":"big"}`)
+	if code != 200 {
+		t.Fatalf("create collection: %d %s", code, body)
+	}
+	var coll struct{ ID string }
+	if err := json.Unmarshal([]byte(body), &coll); err != nil {
+		t.Fatal(err)
+	}
+	recs := p.url + colls + "/" + coll.ID
+	if code, body := httpDo(t, "POST", recs+"/add", "", `{"ids":["big"],"embeddings":[[1,0]],"documents":["`+strings.Repeat("x", 100_000)+`"]}`); code != 201 {
+		t.Fatalf("add: %d %s", code, body)
+	}
+	query := `{"query_embeddings":[` + strings.TrimSuffix(strings.Repeat("[1,0],", 100), ",") + `],"n_results":1}`
+	if len(query) > 1000 {
+		t.Fatalf("the reproduction's query is %d bytes, want a small one", len(query))
+	}
+	code, body = httpDo(t, "POST", recs+"/query", "", query)
+	if code != 400 || !strings.Contains(body, "max_answer_bytes") {
+		t.Errorf("100 x a 100 KB document: %d %.200s, want 400 naming max_answer_bytes", code, body)
+	}
+	if code, body := httpDo(t, "POST", recs+"/query", "", `{"query_embeddings":[[1,0]],"n_results":1}`); code != 200 || !strings.Contains(body, `"ids":[["big"]]`) {
+		t.Errorf("the same document once: %d %.200s", code, body)
 	}
 }

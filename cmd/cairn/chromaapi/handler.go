@@ -28,6 +28,7 @@ const (
 	DefaultMaxBatchSize      = 100_000
 	DefaultMaxNResults       = 100_000
 	DefaultMaxRequestResults = 100_000
+	DefaultMaxAnswerBytes    = 64 << 20
 	DefaultMaxIDs            = 100_000
 	DefaultMaxFilterClauses  = 500
 	DefaultMaxFilterValues   = 100_000
@@ -66,6 +67,14 @@ type Options struct {
 	// 100,000): 400 naming the limit, so no single request makes the
 	// server build an unbounded answer.
 	MaxRequestResults int
+	// MaxAnswerBytes bounds the bytes of one get or query answer (default
+	// 64 MiB, the default max_body_bytes: what a client may write in one
+	// request it may read back in one): the ids, documents, uris and
+	// metadata it carries, and 16 bytes per embedding number and distance.
+	// Counted on the store's result before the JSON is built; over it, a
+	// 400 naming the limit. MaxRequestResults counts records, and one 8 MB
+	// document asked for by 100 query embeddings is an 800 MB answer.
+	MaxAnswerBytes int64
 	// MaxIDs bounds the ids of one get, query or delete (default 100,000).
 	MaxIDs int
 	// MaxFilterClauses bounds the clauses of a where and of a
@@ -131,6 +140,9 @@ func New(opts Options) *Handler {
 	}
 	if opts.MaxRequestResults <= 0 {
 		opts.MaxRequestResults = DefaultMaxRequestResults
+	}
+	if opts.MaxAnswerBytes <= 0 {
+		opts.MaxAnswerBytes = DefaultMaxAnswerBytes
 	}
 	if opts.MaxIDs <= 0 {
 		opts.MaxIDs = DefaultMaxIDs

@@ -63,3 +63,42 @@ func TestRequestLimits(t *testing.T) {
 		t.Errorf("paged get: %d %s", a.status, a.body)
 	}
 }
+
+// TestAnswerBytesBounded: an answer built from stored documents is bounded
+// in bytes, not only in records: one large document asked for by many
+// query embeddings, or many large documents in one get, is refused with a
+// 400 naming max_answer_bytes before the answer is built; an answer within
+// the limit is served.
+func TestAnswerBytesBounded(t *testing.T) {
+	base, _ := cairnServer(t, chromaapi.Options{MaxAnswerBytes: 10_000})
+	id := createCollection(t, base, "answers", nil)
+	recs := collPath + "/" + id
+	doc := strings.Repeat("d", 3000)
+	if a := call(t, base, "POST", recs+"/add", `{"ids":["a","b","c","d"],"embeddings":[[1,0],[0,1],[1,1],[2,1]],"documents":["`+doc+`","`+doc+`","`+doc+`","`+doc+`"]}`, nil); a.status != 201 {
+		t.Fatalf("add: %d %s", a.status, a.body)
+	}
+	queries := func(n int) string {
+		return strings.TrimSuffix(strings.Repeat("[1,0],", n), ",")
+	}
+	for _, tc := range []struct {
+		name, path, body string
+		status           int
+		want             string
+	}{
+		{"query: one document x 4 embeddings over", "/query", `{"query_embeddings":[` + queries(4) + `],"n_results":1}`, 400, "limit of 10000 bytes (max_answer_bytes)"},
+		{"query: within", "/query", `{"query_embeddings":[` + queries(3) + `],"n_results":1}`, 200, `"ids":[["a"],["a"],["a"]]`},
+		{"query: without documents", "/query", `{"query_embeddings":[` + queries(4) + `],"n_results":1,"include":["distances"]}`, 200, `"documents":null`},
+		{"get: all over", "/get", `{}`, 400, "limit of 10000 bytes (max_answer_bytes)"},
+		{"get: a page within", "/get", `{"limit":3}`, 200, `"ids":["a","b","c"]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := call(t, base, "POST", recs+tc.path, tc.body, nil)
+			if a.status != tc.status || !strings.Contains(a.body, tc.want) {
+				t.Fatalf("%d %.300s, want %d with %q", a.status, a.body, tc.status, tc.want)
+			}
+			if a.status == 400 && !strings.Contains(a.body, `"error":"InvalidArgumentError"`) {
+				t.Errorf("refusal is not Chroma's invalid-argument body: %s", a.body)
+			}
+		})
+	}
+}

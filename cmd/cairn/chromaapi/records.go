@@ -254,6 +254,9 @@ func (h *Handler) get(rq *request) ([]byte, int, *apiError) {
 	if capped && len(res.IDs) > maxRes {
 		return nil, 0, errInvalid("get matches more than this server's limit of %d records per request; page with limit and offset", maxRes)
 	}
+	if n := getAnswerBytes(res); n > h.opts.MaxAnswerBytes {
+		return nil, 0, h.answerTooLarge(n, "page with limit and offset, or leave documents, embeddings or metadatas out of include")
+	}
 	return appendGetResult(make([]byte, 0, 256), res), 200, nil
 }
 
@@ -310,7 +313,17 @@ func (h *Handler) query(rq *request) ([]byte, int, *apiError) {
 	if err != nil {
 		return nil, 0, fromStore(err)
 	}
+	if n := queryAnswerBytes(res, h.opts.MaxAnswerBytes); n > h.opts.MaxAnswerBytes {
+		return nil, 0, h.answerTooLarge(n, "send fewer query embeddings, a smaller n_results, or leave documents, embeddings or metadatas out of include")
+	}
 	return appendQueryResult(make([]byte, 0, 256), res), 200, nil
+}
+
+// answerTooLarge refuses an answer over MaxAnswerBytes, before its JSON is
+// built, saying how to ask for less.
+func (h *Handler) answerTooLarge(n int64, hint string) *apiError {
+	return errInvalid("The answer exceeds this server's limit of %d bytes (max_answer_bytes): it carries at least %d; %s",
+		h.opts.MaxAnswerBytes, n, hint)
 }
 
 func (h *Handler) deleteRecords(rq *request) ([]byte, int, *apiError) {
