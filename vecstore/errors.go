@@ -79,6 +79,7 @@ const (
 	RuleNResults      Rule = "n_results"      // Value
 	RuleUnknownID     Rule = "unknown_id"     // Value: an id of a query's ids filter that is not stored
 	RuleFilter        Rule = "filter"         // Field ("where" or "where_document"); Err is the *where.Error
+	RuleScanLimit     Rule = "scan_limit"     // Field, Value: the bytes a document filter may scan
 	RuleFormat        Rule = "format"         // Value: the file's format version
 	RuleCorrupt       Rule = "corrupt"        // Reason, Err
 )

@@ -554,7 +554,7 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 	if err := CheckDelete(req); err != nil {
 		return err
 	}
-	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
+	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes)
 	if err != nil {
 		return err
 	}
@@ -690,7 +690,7 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 			return res, err
 		}
 	}
-	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
+	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -847,7 +847,7 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 			return res, err
 		}
 	}
-	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
+	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes)
 	if err != nil {
 		return nil, err
 	}

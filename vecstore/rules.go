@@ -278,7 +278,3 @@ func (res *QueryResult) AppendRow(row *GetResult, dists []float32) {
 		res.Distances = append(res.Distances, dists)
 	}
 }
-
-// MatchDocument evaluates a document filter against one record's
-// document (nil: none), as the store does.
-func MatchDocument(d *where.DocExpr, doc *string) bool { return matchWhereDocument(d, doc) }

@@ -150,6 +150,10 @@ var messages = map[vecstore.Rule]func(e *vecstore.Error) string{
 		// cairn's own rule: no Chroma text; the reason with a capital, as Chroma words its messages.
 		return strings.ToUpper(e.Reason[:1]) + e.Reason[1:]
 	},
+	vecstore.RuleScanLimit: func(e *vecstore.Error) string {
+		// cairn's own rule: no Chroma text.
+		return "Invalid where document clause: " + e.Reason
+	},
 	vecstore.RuleMissing:    func(e *vecstore.Error) string { return serdePrefix + "missing field `" + e.Field + "`" },
 	vecstore.RuleNullVector: func(e *vecstore.Error) string { return serdePrefix + e.Field + ": null embedding" },
 	vecstore.RuleEmptyID:    func(*vecstore.Error) string { return "Empty ID, ID must have at least one character" },

@@ -75,6 +75,11 @@ type Options struct {
 	// 400 naming the limit. MaxRequestResults counts records, and one 8 MB
 	// document asked for by 100 query embeddings is an 800 MB answer.
 	MaxAnswerBytes int64
+	// MaxScanBytes bounds the work of one request's where_document filter:
+	// the document bytes its clauses scan in all, each clause evaluated
+	// counting its document's length (default vecstore.DefaultMaxScanBytes,
+	// 256 MiB): 400 naming the limit.
+	MaxScanBytes int64
 	// MaxIDs bounds the ids of one get, query or delete (default 100,000).
 	MaxIDs int
 	// MaxFilterClauses bounds the clauses of a where and of a

@@ -102,3 +102,48 @@ func TestAnswerBytesBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestDocumentFilterWorkBounded: a where_document filter whose clauses
+// would scan more document bytes than max_scan_bytes answers 400 naming
+// the limit, on the embedded store and on PostgreSQL (where regular
+// expressions are matched in Go); a smaller filter is served.
+func TestDocumentFilterWorkBounded(t *testing.T) {
+	opts := chromaapi.Options{MaxScanBytes: 100_000}
+	servers := map[string]func() string{
+		"embedded": func() string { base, _ := cairnServer(t, opts); return base },
+		"postgres": func() string { return cairnPGServer(t, opts) },
+	}
+	for name, start := range servers {
+		t.Run(name, func(t *testing.T) {
+			base := start()
+			id := createCollection(t, base, "scanned", nil)
+			recs := collPath + "/" + id
+			doc := strings.Repeat("abcdefghij", 1000)
+			var ids, embs, docs []string
+			for i := range 20 {
+				ids = append(ids, fmt.Sprintf(`"r%d"`, i))
+				embs = append(embs, fmt.Sprintf("[%d,1]", i+1))
+				docs = append(docs, `"`+doc+`"`)
+			}
+			if a := call(t, base, "POST", recs+"/add", `{"ids":[`+strings.Join(ids, ",")+`],"embeddings":[`+strings.Join(embs, ",")+`],"documents":[`+strings.Join(docs, ",")+`]}`, nil); a.status != 201 {
+				t.Fatalf("add: %d %s", a.status, a.body)
+			}
+			over := `{"where_document":{"$and":[{"$not_regex":"[a-j]+1"},{"$not_regex":"[a-j]+2"}]}}` // 20 x 2 x 10 KB
+			for _, path := range []string{"/get", "/delete"} {
+				a := call(t, base, "POST", recs+path, over, nil)
+				if a.status != 400 || !strings.Contains(a.body, `"error":"InvalidArgumentError"`) || !strings.Contains(a.body, "limit of 100000 bytes") || !strings.Contains(a.body, "max_scan_bytes") {
+					t.Errorf("%s over the bound: %d %s, want 400 naming max_scan_bytes", path, a.status, a.body)
+				}
+			}
+			if a := call(t, base, "POST", recs+"/query", `{"query_embeddings":[[1,1]],`+over[1:], nil); a.status != 400 || !strings.Contains(a.body, "max_scan_bytes") {
+				t.Errorf("query over the bound: %d %s, want 400 naming max_scan_bytes", a.status, a.body)
+			}
+			if a := call(t, base, "POST", recs+"/get", `{"ids":["r1","r2"],"where_document":{"$not_regex":"[a-j]+1"},"include":[]}`, nil); a.status != 200 || !strings.Contains(a.body, `"ids":["r1","r2"]`) {
+				t.Errorf("get within the bound: %d %.200s", a.status, a.body)
+			}
+			if a := call(t, base, "GET", recs+"/count", "", nil); a.body != "20" {
+				t.Errorf("count after the refused delete: %s, want 20", a.body)
+			}
+		})
+	}
+}

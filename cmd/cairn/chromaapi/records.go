@@ -235,7 +235,7 @@ func (h *Handler) get(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	req.IDs, req.Where, req.WhereDocument = f.ids, f.where, f.doc
+	req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes = f.ids, f.where, f.doc, h.opts.MaxScanBytes
 	// Ask for one record over the limit to tell a get that fits from one
 	// that does not, without building the whole answer.
 	maxRes := h.opts.MaxRequestResults
@@ -308,7 +308,7 @@ func (h *Handler) query(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	req.IDs, req.Where, req.WhereDocument = f.ids, f.where, f.doc
+	req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes = f.ids, f.where, f.doc, h.opts.MaxScanBytes
 	res, err := h.coll.Query(rq.ctx, rq.segs[2], req)
 	if err != nil {
 		return nil, 0, fromStore(err)
@@ -339,7 +339,8 @@ func (h *Handler) deleteRecords(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	err := h.coll.Delete(rq.ctx, rq.segs[2], vecstore.DeleteRequest{IDs: f.ids, Where: f.where, WhereDocument: f.doc})
+	err := h.coll.Delete(rq.ctx, rq.segs[2], vecstore.DeleteRequest{IDs: f.ids, Where: f.where, WhereDocument: f.doc,
+		MaxScanBytes: h.opts.MaxScanBytes})
 	if err != nil {
 		return nil, 0, fromStore(err)
 	}
