@@ -71,11 +71,11 @@ func TestServeMetricsLabelsBounded(t *testing.T) {
 // record with a large document, then a small query asking for it with many
 // query embeddings. With max_answer_bytes from config.toml the server
 // answers 400 naming the limit instead of building the answer, and keeps
-// serving.
+// serving. max_scan_bytes from the same file bounds a document filter.
 func TestServeAnswerBytesBounded(t *testing.T) {
 	bin := buildCairn(t)
 	data := t.TempDir()
-	if err := os.WriteFile(filepath.Join(data, "config.toml"), []byte("[server]\nmax_answer_bytes = 1000000\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(data, "config.toml"), []byte("[server]\nmax_answer_bytes = 1000000\nmax_scan_bytes = 150000\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := startServe(t, bin, data)
@@ -102,5 +102,11 @@ func TestServeAnswerBytesBounded(t *testing.T) {
 	}
 	if code, body := httpDo(t, "POST", recs+"/query", "", `{"query_embeddings":[[1,0]],"n_results":1}`); code != 200 || !strings.Contains(body, `"ids":[["big"]]`) {
 		t.Errorf("the same document once: %d %.200s", code, body)
+	}
+	// max_scan_bytes from config.toml bounds a document filter: two
+	// clauses over the 100 KB document scan 200 KB.
+	code, body = httpDo(t, "POST", recs+"/get", "", `{"where_document":{"$and":[{"$not_contains":"a"},{"$not_contains":"b"}]}}`)
+	if code != 400 || !strings.Contains(body, "max_scan_bytes") {
+		t.Errorf("a document filter over max_scan_bytes: %d %.200s, want 400 naming it", code, body)
 	}
 }
