@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -108,5 +110,23 @@ func TestServeAnswerBytesBounded(t *testing.T) {
 	code, body = httpDo(t, "POST", recs+"/get", "", `{"where_document":{"$and":[{"$not_contains":"a"},{"$not_contains":"b"}]}}`)
 	if code != 400 || !strings.Contains(body, "max_scan_bytes") {
 		t.Errorf("a document filter over max_scan_bytes: %d %.200s, want 400 naming it", code, body)
+	}
+}
+
+// TestNoteMetaFileBounded: --meta-file is read with a limit, so an endless
+// file (/dev/zero) stops with exit 2 "invalid metadata: too large" instead of
+// reading until the process runs out of memory (its address space is
+// capped here, so a regression fails instead of eating the machine).
+func TestNoteMetaFileBounded(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	bin := buildCairn(t)
+	cmd := exec.Command("sh", "-c", `ulimit -v 1000000 && exec "$0" --data-dir "$1" note --agent ann --meta-file /dev/zero hello`, bin, t.TempDir())
+	cmd.Env = append(os.Environ(), "CAIRN_MODEL=none")
+	out, err := cmd.CombinedOutput()
+	var xe *exec.ExitError
+	if !errors.As(err, &xe) || xe.ExitCode() != 2 || !strings.Contains(string(out), "invalid metadata: too large") || strings.Contains(string(out), "out of memory") {
+		t.Errorf("note --meta-file /dev/zero: %v\n%.500s\nwant exit 2 saying invalid metadata: too large", err, out)
 	}
 }
