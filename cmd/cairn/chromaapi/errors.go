@@ -90,6 +90,15 @@ var messages = map[vecstore.Rule]func(e *vecstore.Error) string{
 		b, _ := json.Marshal(e.Value)
 		return fmt.Sprintf(`Validation error: %s: Validation error: length [{"min": Number(3), "value": String(%s)}]`, e.Field, b)
 	},
+	vecstore.RuleNameLong: func(e *vecstore.Error) string {
+		return fmt.Sprintf("Validation error: %s: Expected a name of at most %d characters. Got %s characters", e.Field, vecstore.MaxNameChars, e.Value)
+	},
+	vecstore.RuleNameControl: func(e *vecstore.Error) string {
+		return fmt.Sprintf("Validation error: %s: Expected a name without control characters. Got %q", e.Field, e.Value)
+	},
+	vecstore.RuleIDLong: func(e *vecstore.Error) string {
+		return fmt.Sprintf("Validation error: ids: Expected ids of at most %d bytes. Got an id of %s bytes", vecstore.MaxIDBytes, e.Value)
+	},
 	vecstore.RuleCollectionID: func(*vecstore.Error) string { return "Collection ID is not a valid UUIDv4" },
 	vecstore.RuleNoTenant:     func(e *vecstore.Error) string { return fmt.Sprintf("Tenant [%s] not found", e.Value) },
 	vecstore.RuleNoDatabase: func(e *vecstore.Error) string {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
+	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // TestRequestLimits: every request's work and answer is bounded; a request
@@ -143,6 +144,52 @@ func TestDocumentFilterWorkBounded(t *testing.T) {
 			}
 			if a := call(t, base, "GET", recs+"/count", "", nil); a.body != "20" {
 				t.Errorf("count after the refused delete: %s, want 20", a.body)
+			}
+		})
+	}
+}
+
+// TestNamesAndIDsBounded: names and ids a store keeps as keys are bounded
+// and refused with a 400 naming the field, on both stores: a tenant or
+// database name with ".." (Chroma's own rule for collection names) or
+// control characters or over 512 characters, and a record id over
+// vecstore.MaxIDBytes (the embedded store answered 500 "key too large").
+// Chroma's other tenant names (any characters) stay accepted.
+func TestNamesAndIDsBounded(t *testing.T) {
+	servers := map[string]func() string{
+		"embedded": func() string { base, _ := cairnServer(t, chromaapi.Options{}); return base },
+		"postgres": func() string { return cairnPGServer(t, chromaapi.Options{}) },
+	}
+	for name, start := range servers {
+		t.Run(name, func(t *testing.T) {
+			base := start()
+			for _, tc := range []struct {
+				name, method, path, body string
+				status                   int
+				want                     string
+			}{
+				{"tenant with ..", "POST", "/api/v2/tenants", `{"name":"../../t"}`, 400, "name: Expected a name that does not contains two consecutive periods"},
+				{"tenant with NUL", "POST", "/api/v2/tenants", `{"name":"te\u0000nant"}`, 400, "name: "},
+				{"tenant too long", "POST", "/api/v2/tenants", `{"name":"` + strings.Repeat("t", 513) + `"}`, 400, "name: "},
+				{"tenant with a slash and spaces", "POST", "/api/v2/tenants", `{"name":"td a b/c"}`, 200, `{}`},
+				{"database too long", "POST", "/api/v2/tenants/default_tenant/databases", `{"name":"` + strings.Repeat("d", 10_000) + `"}`, 400, "database_name: "},
+				{"database with ..", "POST", "/api/v2/tenants/default_tenant/databases", `{"name":"a..b"}`, 400, "database_name: "},
+				{"database under a tenant with ..", "POST", "/api/v2/tenants/..%2F..%2Ft/databases", `{"name":"dbx"}`, 400, "tenant: "},
+			} {
+				a := call(t, base, tc.method, tc.path, tc.body, nil)
+				if a.status != tc.status || !strings.Contains(a.body, tc.want) {
+					t.Errorf("%s: %d %.300s, want %d with %q", tc.name, a.status, a.body, tc.status, tc.want)
+				}
+			}
+			id := createCollection(t, base, "ids", nil)
+			long := strings.Repeat("i", vecstore.MaxIDBytes+1)
+			a := call(t, base, "POST", collPath+"/"+id+"/add", `{"ids":["`+long+`"],"embeddings":[[1,2]]}`, nil)
+			if a.status != 400 || !strings.Contains(a.body, "ids") || !strings.Contains(a.body, fmt.Sprint(vecstore.MaxIDBytes)) {
+				t.Errorf("an id of %d bytes: %d %.300s, want 400 naming ids and the limit", len(long), a.status, a.body)
+			}
+			a = call(t, base, "POST", collPath+"/"+id+"/add", `{"ids":["`+long[1:]+`"],"embeddings":[[1,2]]}`, nil)
+			if a.status != 201 {
+				t.Errorf("an id of %d bytes: %d %.300s, want 201", len(long)-1, a.status, a.body)
 			}
 		})
 	}
