@@ -130,3 +130,30 @@ func TestNoteMetaFileBounded(t *testing.T) {
 		t.Errorf("note --meta-file /dev/zero: %v\n%.500s\nwant exit 2 saying invalid metadata: too large", err, out)
 	}
 }
+
+// TestBackupTargetFull: a backup to a full device says the device holding
+// the backup is full, naming its folder, not the data dir's (a small
+// tmpfs in a mount namespace of its own; skipped where not allowed).
+func TestBackupTargetFull(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare")
+	}
+	if out, err := exec.Command("unshare", "-m", "sh", "-c", "mount -t tmpfs -o size=1m tmpfs \"$0\"", t.TempDir()).CombinedOutput(); err != nil {
+		t.Skipf("cannot mount a tmpfs in a mount namespace: %v %s", err, out)
+	}
+	bin := buildCairn(t)
+	data, target := t.TempDir(), t.TempDir()
+	note := exec.Command(bin, "--data-dir", data, "note", "--agent", "ann")
+	note.Stdin = strings.NewReader(strings.Repeat("backup filler ", 40_000))
+	note.Env = append(os.Environ(), "CAIRN_MODEL=none")
+	if out, err := note.CombinedOutput(); err != nil {
+		t.Fatalf("note: %v %s", err, out)
+	}
+	cmd := exec.Command("unshare", "-m", "sh", "-c", `mount -t tmpfs -o size=64k tmpfs "$0" && exec "$1" --data-dir "$2" backup "$0/b.cairn-backup"`, target, bin, data)
+	cmd.Env = append(os.Environ(), "CAIRN_MODEL=none")
+	out, err := cmd.CombinedOutput()
+	var xe *exec.ExitError
+	if !errors.As(err, &xe) || xe.ExitCode() == 0 || !strings.Contains(string(out), "no space left on the device holding "+target) || strings.Contains(string(out), "data dir") {
+		t.Errorf("backup to a full device: %v %s, want a failure naming %s and not the data dir", err, out, target)
+	}
+}
