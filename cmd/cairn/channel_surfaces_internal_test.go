@@ -206,3 +206,19 @@ func TestMetadataShapeSurfacesAgree(t *testing.T) {
 		})
 	}
 }
+
+// TestBodyDuplicateKeysRefused: a cairn API body giving a key twice in
+// one object is refused naming the field it is in (decoding would keep the
+// last one silently); the same key in two objects is fine.
+func TestBodyDuplicateKeysRefused(t *testing.T) {
+	_, url, _ := threeSurfaces(t)
+	for body, want := range map[string]string{
+		`{"channel":"dups","sender":"ann","content":"first","content":"second"}`:                            "invalid body",
+		`{"channel":"dups","sender":"ann","content":"x","breadcrumbs":{"files":["a.go"],"files":["b.go"]}}`: "invalid breadcrumbs",
+		`{"channel":"dups","sender":"ann","content":"once","metadata":{"a":{"k":1},"b":{"k":2}}}`:           "",
+	} {
+		if got := httpPostOutcome(t, url+cairnapi.Prefix+"/messages", body); got != want {
+			t.Errorf("%s: %q, want %q", body, got, want)
+		}
+	}
+}
