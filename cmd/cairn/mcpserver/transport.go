@@ -29,9 +29,11 @@ const (
 // StdioTransport is newline-delimited JSON-RPC over a reader and a writer
 // that never ends a session because of one bad line: a line that is not
 // JSON is answered with a parse error (-32700), a line that is JSON but
-// not a JSON-RPC 2.0 message (an array, no "jsonrpc", an object id, too
-// deep, too long) with an invalid request error (-32600), and reading goes
-// on with the next line. At the end of input it answers every request it
+// not a JSON-RPC 2.0 message (an array, no "jsonrpc", an object or null
+// id, too deep, too long) or a request reusing the id of one in progress
+// with an invalid request error (-32600), and reading goes on with the next
+// line. An error answer of the server without a code gets one (-32600 for
+// a request made before initialize, -32603 otherwise). At the end of input it answers every request it
 // has handed to the server before reporting the end, so that a client
 // which pipes its calls and closes stdin gets every answer.
 //
