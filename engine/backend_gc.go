@@ -290,7 +290,12 @@ func (e *Engine) planPurgeSession(ctx context.Context, session string, rep *Purg
 		return nil, err
 	}
 	rep.Messages, rep.Sessions, rep.ContentsDeleted = len(ids), sessions, len(orphans)
-	return func() error { return ss.DeleteSessions(ctx, sessions, orphans, ids) }, nil
+	return func() error {
+		if err := ss.DeleteSessions(ctx, sessions, orphans, ids); err != nil {
+			return err
+		}
+		return ss.ForgetSessionFiles(ctx, sessions)
+	}, nil
 }
 
 // backendOverQuota is overQuota on a Backend: the same plan over the

@@ -172,6 +172,9 @@ type SessionStore interface {
 	// DeleteSessions deletes the sessions, the contents and the messages
 	// (as RetentionStore.DeleteMessages does) in one transaction.
 	DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error
+	// ForgetSessionFiles deletes where the import of the sessions' files
+	// stopped (see forgetSessionFilesSQL), for purge.
+	ForgetSessionFiles(ctx context.Context, sessions []string) error
 }
 
 // SessionTx is what one file's import writes of sessions (the tables of

@@ -87,7 +87,7 @@ func (e *Engine) ExportMessages(ctx context.Context, opts MessageExportOptions) 
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
+	if err := os.MkdirAll(out, 0o700); err != nil {
 		return nil, fmt.Errorf("engine: export: %w", err)
 	}
 	var files []ExportedFile

@@ -307,6 +307,9 @@ func (e *Engine) markStale(ctx context.Context, r *searchRun) error {
 // too).
 func planSearch(req SearchRequest, now time.Time) (searchPlan, error) {
 	p := searchPlan{query: req.Query, mode: req.Mode, fusion: req.Fusion, now: now}
+	if len(req.Query) > MaxQueryBytes {
+		return p, invalid("query", "at most %d bytes, got %d: search with the words that matter (the embedding model reads only the first 512 tokens)", MaxQueryBytes, len(req.Query))
+	}
 	var err error
 	if p.limit, err = checkLimit(req.Limit, DefaultSearchLimit); err != nil {
 		return p, err

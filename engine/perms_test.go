@@ -42,6 +42,12 @@ func TestFaultPrivateFileModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkModes(t, restored)
+	// Exports: the folders they create, messages/ included, and the files.
+	exported := filepath.Join(t.TempDir(), "exports", "today")
+	if _, err := e.ExportMessages(ctx, engine.MessageExportOptions{OutDir: exported}); err != nil {
+		t.Fatal(err)
+	}
+	checkModes(t, filepath.Dir(exported))
 
 	// A dir its owner opened up is left as it is, and check says so.
 	if err := os.Chmod(dir, 0o755); err != nil {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path"
 	"time"
@@ -113,6 +114,12 @@ func (rt *Retention) Purge(ctx context.Context, opts PurgeOptions) (*PurgeReport
 	if err := rt.apply(ctx, &GCReport{Messages: items}, sessions, orphans); err != nil {
 		return nil, err
 	}
+	if len(sessions) > 0 {
+		js, _ := json.Marshal(sessions)
+		if _, err := rt.w.ExecContext(ctx, forgetSessionFilesSQL, string(js)); err != nil {
+			return nil, fmt.Errorf("engine: purge: forget session files: %w", classify(err))
+		}
+	}
 	if opts.Channel != "" {
 		if _, err := rt.w.ExecContext(ctx, "DELETE FROM channels WHERE id = ? AND NOT EXISTS (SELECT 1 FROM messages WHERE channel_id = ?)", opts.Channel, opts.Channel); err != nil {
 			return nil, fmt.Errorf("engine: purge: delete channel: %w", classify(err))
@@ -127,6 +134,17 @@ func (rt *Retention) Purge(ctx context.Context, opts PurgeOptions) (*PurgeReport
 	rep.BytesAfter = rt.diskBytes()
 	return rep, nil
 }
+
+// forgetSessionFilesSQL deletes where the import of a purged session's
+// files stopped (session_files), so that its transcript's path is not
+// kept: the files named by the session id (ID.jsonl) and those in a folder
+// named by it (ID/subagents/...). A later import reads them again from
+// the start. ? is a JSON array of session ids. gc keeps these rows: it
+// deletes sessions by age or quota, and forgetting where their files
+// stopped would import them again on the next run.
+const forgetSessionFilesSQL = `DELETE FROM session_files WHERE EXISTS (SELECT 1 FROM json_each(?) s
+	WHERE session_files.path LIKE '%/' || s.value || '.jsonl' OR session_files.path LIKE '%\' || s.value || '.jsonl'
+	OR instr(session_files.path, '/' || s.value || '/') > 0 OR instr(session_files.path, '\' || s.value || '\') > 0)`
 
 func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
 	rows, err := q.QueryContext(ctx, query, args...)

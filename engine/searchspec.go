@@ -173,6 +173,12 @@ const (
 	MaxSpecHours = 1e6
 	// MaxSpecLimit bounds limit (the Go API allows up to MaxLimit).
 	MaxSpecLimit = 1000
+	// MaxQueryBytes bounds a search's query text, on every surface: 4 KiB,
+	// twice what the embedding model reads (512 tokens, about 2 KB of
+	// English), and any question or pasted paragraph. The keyword side's
+	// cost grows with every word (about 2 CPU-seconds per MB of query), so
+	// a longer text costs more with nothing to gain.
+	MaxQueryBytes = 4096
 )
 
 // Request validates s and returns the SearchRequest it stands for: every

@@ -245,6 +245,13 @@ func (e *Engine) checkContent(c string) error {
 	return nil
 }
 
+// MaxMetadataDepth bounds the nesting of a message's metadata, the outer
+// object counting as one level: records are a few levels deep, SQLite's
+// JSON functions refuse 1,000, and the transports' own bounds on a whole
+// message (32 levels for an HTTP body, 128 for an MCP line) leave room
+// for it inside their envelopes, so every surface gives the same answer.
+const MaxMetadataDepth = 16
+
 // normalizeMetadata validates raw as a JSON object, merges bc into its
 // "breadcrumbs" and returns the compact JSON and whether any breadcrumb is
 // present. With a Redactor, every string value of the metadata and every
@@ -258,6 +265,9 @@ func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs, redactio
 	if len(bytes.TrimSpace(raw)) > 0 {
 		if !utf8.Valid(raw) {
 			return "", false, invalid("metadata", "must be valid UTF-8")
+		}
+		if err := checkMetadataShape(raw); err != nil {
+			return "", false, err
 		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
@@ -353,6 +363,64 @@ func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs, redactio
 		return "", false, invalid("metadata", "with its breadcrumbs must be at most %d bytes, got %d", e.opts.MaxContentBytes, len(out))
 	}
 	return string(out), !merged.Empty(), nil
+}
+
+// checkMetadataShape walks raw's JSON tokens and refuses what decoding into
+// a map would pass silently or SQLite would refuse later: nesting deeper
+// than MaxMetadataDepth, a key given twice in one object (the last would
+// win), and a NUL character in a key or a string value (refused in
+// content too). Malformed JSON is left to the decoder's message.
+func checkMetadataShape(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	type level struct {
+		keys      map[string]bool // nil for an array
+		expectKey bool
+	}
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // io.EOF, or malformed: the decoder words it
+		}
+		isKey := len(stack) > 0 && stack[len(stack)-1].keys != nil && stack[len(stack)-1].expectKey
+		if len(stack) > 0 && stack[len(stack)-1].keys != nil {
+			stack[len(stack)-1].expectKey = !isKey
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				if len(stack) == MaxMetadataDepth {
+					return invalid("metadata", "must be nested at most %d levels deep", MaxMetadataDepth)
+				}
+				l := level{}
+				if t == '{' {
+					l = level{keys: map[string]bool{}, expectKey: true}
+				}
+				stack = append(stack, l)
+			default:
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && stack[len(stack)-1].keys != nil {
+					stack[len(stack)-1].expectKey = true
+				}
+			}
+		case string:
+			if strings.IndexByte(t, 0) >= 0 {
+				what := "a value"
+				if isKey {
+					what = "a key"
+				}
+				return invalid("metadata", "%s must not contain a NUL character", what)
+			}
+			if isKey {
+				if stack[len(stack)-1].keys[t] {
+					return invalid("metadata", "key %q is given twice in one object", t)
+				}
+				stack[len(stack)-1].keys[t] = true
+			}
+		}
+	}
 }
 
 // mergeStrings returns a's then b's strings without duplicates, in order

@@ -46,9 +46,13 @@ func (s *Store) GetTenant(ctx context.Context, name string) (vecstore.Tenant, er
 	return vecstore.Tenant{Name: n}, nil
 }
 
-// CreateDatabase creates a database. Like Chroma, the tenant is not checked.
+// CreateDatabase creates a database. Like Chroma, the tenant is not looked
+// up; its name is checked (vecstore.CheckTenantPath).
 func (s *Store) CreateDatabase(ctx context.Context, tenant, name string) error {
 	if err := vecstore.CheckDatabaseName(name); err != nil {
+		return err
+	}
+	if err := vecstore.CheckTenantPath(tenant); err != nil {
 		return err
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO chroma_databases (tenant, name, id) VALUES ($1, $2, gen_random_uuid()) ON CONFLICT DO NOTHING`,

@@ -312,7 +312,7 @@ func filterSQL(cid string, ids []string, w *where.Expr, d *where.DocExpr, allowe
 // regexAllowed evaluates a document filter with regular expressions in Go
 // over the records ids and w allow, and returns the ids that match (nil
 // when d needs no Go scan).
-func (s *Store) regexAllowed(ctx context.Context, q querier, cid string, ids []string, w *where.Expr, d *where.DocExpr) ([]string, error) {
+func (s *Store) regexAllowed(ctx context.Context, q querier, cid string, ids []string, w *where.Expr, d *where.DocExpr, maxScan int64) ([]string, error) {
 	if !hasRegex(d) {
 		return nil, nil
 	}
@@ -323,13 +323,18 @@ func (s *Store) regexAllowed(ctx context.Context, q querier, cid string, ids []s
 	}
 	defer rows.Close()
 	out := []string{}
+	m := vecstore.NewDocMatcher(ctx, d, maxScan)
 	for rows.Next() {
 		var id string
 		var doc *string
 		if err := rows.Scan(&id, &doc); err != nil {
 			return nil, err
 		}
-		if vecstore.MatchDocument(d, doc) {
+		ok, err := m.Match(doc)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
 			out = append(out, id)
 		}
 	}
@@ -353,7 +358,7 @@ func (s *Store) Delete(ctx context.Context, collID string, req vecstore.DeleteRe
 		if req.IDs == nil && req.Where == nil && req.WhereDocument == nil {
 			return nil
 		}
-		allowed, err := s.regexAllowed(ctx, tx, cid, req.IDs, req.Where, req.WhereDocument)
+		allowed, err := s.regexAllowed(ctx, tx, cid, req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes)
 		if err != nil {
 			return err
 		}
@@ -463,7 +468,7 @@ func (s *Store) Get(ctx context.Context, collID string, req vecstore.GetRequest)
 		if _, err := s.collectionByID(ctx, tx, cid, ""); err != nil {
 			return err
 		}
-		allowed, err := s.regexAllowed(ctx, tx, cid, req.IDs, req.Where, req.WhereDocument)
+		allowed, err := s.regexAllowed(ctx, tx, cid, req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes)
 		if err != nil {
 			return err
 		}
@@ -529,7 +534,7 @@ func (s *Store) Query(ctx context.Context, collID string, req vecstore.QueryRequ
 				return vecstore.UnknownQueryID()
 			}
 		}
-		allowed, err := s.regexAllowed(ctx, tx, cid, req.IDs, req.Where, req.WhereDocument)
+		allowed, err := s.regexAllowed(ctx, tx, cid, req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes)
 		if err != nil {
 			return err
 		}

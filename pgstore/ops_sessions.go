@@ -246,3 +246,15 @@ func (s *Store) DeleteSessions(ctx context.Context, sessions, contents []string,
 	}
 	return nil
 }
+
+// ForgetSessionFiles implements engine.SessionStore: the files named by a
+// session id (ID.jsonl) and those in a folder named by it.
+func (s *Store) ForgetSessionFiles(ctx context.Context, sessions []string) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM session_files f WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS s(id)
+		WHERE right(f.path, length(s.id) + 7) IN ('/' || s.id || '.jsonl', E'\\' || s.id || '.jsonl')
+		OR strpos(f.path, '/' || s.id || '/') > 0 OR strpos(f.path, E'\\' || s.id || E'\\') > 0)`, sessions)
+	if err != nil {
+		return fmt.Errorf("pgstore: forget session files: %w", err)
+	}
+	return nil
+}

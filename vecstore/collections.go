@@ -66,10 +66,10 @@ func lengthError(field string, value string) *Error {
 	return invalidErr(RuleNameShort, field, "must have at least 3 characters, got %q", value).withValue(value)
 }
 
-// CreateTenant creates a tenant (at least 3 characters).
+// CreateTenant creates a tenant (CheckTenantName).
 func (s *Store) CreateTenant(ctx context.Context, name string) error {
-	if len([]rune(name)) < 3 {
-		return lengthError("name", name)
+	if err := CheckTenantName(name); err != nil {
+		return err
 	}
 	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		b := tx.Bucket(bktTenants)
@@ -98,8 +98,11 @@ func (s *Store) GetTenant(ctx context.Context, name string) (Tenant, error) {
 
 // CreateDatabase creates a database. Like Chroma, the tenant is not checked.
 func (s *Store) CreateDatabase(ctx context.Context, tenant, name string) error {
-	if len([]rune(name)) < 3 {
-		return lengthError("database_name", name)
+	if err := CheckDatabaseName(name); err != nil {
+		return err
+	}
+	if err := CheckTenantPath(tenant); err != nil {
+		return err
 	}
 	return s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		b := tx.Bucket(bktDatabases)

@@ -249,9 +249,11 @@
 // lock held: the candidates are listed under the shared lock, their
 // documents matched without it, and only records written in between are
 // matched again under the lock (records are immutable once published; a
-// write replaces them), so a costly scan never keeps writers waiting. Long
-// loops check the request's context every cancelEvery records, so a scan
-// whose client has gone stops.
+// write replaces them), so a costly scan never keeps writers waiting. A
+// DocMatcher checks the request's context before every clause, so a scan
+// whose client has gone stops within one clause, and bounds the request's
+// work by MaxScanBytes (document bytes scanned over all clauses); other
+// long loops check the context every cancelEvery records.
 //
 // # Imports
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -129,5 +130,99 @@ func TestDocumentScanDoesNotBlockWriters(t *testing.T) {
 	}
 	if len(res.IDs) != 20_001 || !slices.Contains(res.IDs, "late") {
 		t.Errorf("get answered %d records (late included: %v), want 20001 with the late one", len(res.IDs), slices.Contains(res.IDs, "late"))
+	}
+}
+
+// bigDocCollection makes a collection of n records whose documents are
+// size bytes of letters, with no digit in them.
+func bigDocCollection(t *testing.T, n, size int) (*vecstore.Store, string) {
+	t.Helper()
+	ctx := context.Background()
+	s := openStore(t, t.TempDir())
+	c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Repeat("abcdefghij", size/10)
+	var req vecstore.AddRequest
+	for i := range n {
+		req.IDs = append(req.IDs, fmt.Sprint("r", i))
+		req.Embeddings = append(req.Embeddings, []float32{float32(i) + 1, 1})
+		req.Documents = append(req.Documents, &doc)
+	}
+	if err := s.Add(ctx, c.ID, req); err != nil {
+		t.Fatal(err)
+	}
+	return s, c.ID
+}
+
+// slowFilter is a where_document of n $not_regex clauses that no document
+// of bigDocCollection matches, so every clause scans every document whole.
+func slowFilter(n int) *where.DocExpr {
+	var cs []*where.DocExpr
+	for i := range n {
+		cs = append(cs, where.NotRegex(fmt.Sprintf("[a-j]+%d", i)))
+	}
+	return where.DocAll(cs...)
+}
+
+// TestDocumentScanStopsWithinARecord: a context ending while one record's
+// clauses are being evaluated stops the scan before the next clause, not
+// after the record (here minutes of regular-expression work: 4 records x
+// 500 clauses x 2 MB).
+func TestDocumentScanStopsWithinARecord(t *testing.T) {
+	s, id := bigDocCollection(t, 4, 2<<20)
+	ctx := &hookCtx{Context: context.Background(), n: entryChecks, cancel: true}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Get(ctx, id, vecstore.GetRequest{WhereDocument: slowFilter(500), MaxScanBytes: 1 << 62})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("get: %v, want context.Canceled", err)
+		}
+	case <-time.After(60 * time.Second): // a hang guard, not a measurement
+		t.Fatal("the scan went on after its context ended")
+	}
+}
+
+// TestDocumentScanWorkBounded: a where_document whose clauses would scan
+// more document bytes than the request's MaxScanBytes is refused as
+// invalid, naming where_document and the limit, for get, query and
+// delete (which deletes nothing); within the bound it is served.
+func TestDocumentScanWorkBounded(t *testing.T) {
+	s, id := bigDocCollection(t, 20, 10_000)
+	ctx := context.Background()
+	wd := slowFilter(10) // 20 records x 10 clauses x 10 KB = 2 MB scanned
+	const limit = 1 << 20
+	for name, op := range map[string]func(max int64) error{
+		"get": func(max int64) error {
+			_, err := s.Get(ctx, id, vecstore.GetRequest{WhereDocument: wd, MaxScanBytes: max})
+			return err
+		},
+		"query": func(max int64) error {
+			_, err := s.Query(ctx, id, vecstore.QueryRequest{Embeddings: [][]float32{{1, 1}}, WhereDocument: wd, MaxScanBytes: max})
+			return err
+		},
+		"delete": func(max int64) error {
+			return s.Delete(ctx, id, vecstore.DeleteRequest{WhereDocument: where.Contains("0"), MaxScanBytes: max})
+		},
+	} {
+		err := op(limit)
+		if name == "delete" {
+			err = op(100_000) // 20 x 10 KB: 200 KB for one clause
+		}
+		var ve *vecstore.Error
+		if !errors.As(err, &ve) || !errors.Is(err, vecstore.ErrInvalid) || ve.Rule != vecstore.RuleScanLimit || ve.Field != "where_document" || !strings.Contains(err.Error(), "max_scan_bytes") {
+			t.Errorf("%s over the bound: %v, want invalid where_document naming max_scan_bytes", name, err)
+		}
+		if err := op(4 << 20); err != nil {
+			t.Errorf("%s within the bound: %v", name, err)
+		}
+	}
+	if n, err := s.Count(ctx, id); err != nil || n != 20 {
+		t.Errorf("count after the refused delete = %d, %v; want 20", n, err)
 	}
 }

@@ -51,6 +51,9 @@ const (
 	RuleNameDots      Rule = "name_dots"      // Field, Value: no ".."
 	RuleNameIP        Rule = "name_ip"        // Field, Value: not an IP address
 	RuleNameShort     Rule = "name_short"     // Field, Value: at least 3 characters (tenants, databases)
+	RuleNameLong      Rule = "name_long"      // Field, Value (the length): at most MaxNameChars (tenants, databases)
+	RuleNameControl   Rule = "name_control"   // Field, Value: no control characters (tenants, databases)
+	RuleIDLong        Rule = "id_long"        // Field, Value (the length): at most MaxIDBytes
 	RuleCollectionID  Rule = "collection_id"  // Value: a UUID
 	RuleNoTenant      Rule = "no_tenant"      // Value
 	RuleNoDatabase    Rule = "no_database"    // Op, Value
@@ -79,6 +82,7 @@ const (
 	RuleNResults      Rule = "n_results"      // Value
 	RuleUnknownID     Rule = "unknown_id"     // Value: an id of a query's ids filter that is not stored
 	RuleFilter        Rule = "filter"         // Field ("where" or "where_document"); Err is the *where.Error
+	RuleScanLimit     Rule = "scan_limit"     // Field, Value: the bytes a document filter may scan
 	RuleFormat        Rule = "format"         // Value: the file's format version
 	RuleCorrupt       Rule = "corrupt"        // Reason, Err
 )

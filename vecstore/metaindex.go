@@ -1,6 +1,7 @@
 package vecstore
 
 import (
+	"context"
 	"math"
 	"slices"
 	"sort"
@@ -409,29 +410,11 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
-// matchWhereDocument evaluates d against one record's document (nil = none).
+// matchWhereDocument evaluates d against one record's document (nil =
+// none), with no context and no bound on the work.
 func matchWhereDocument(d *where.DocExpr, doc *string) bool {
-	switch d.Op {
-	case where.DocAnd:
-		for _, c := range d.Children {
-			if !matchWhereDocument(c, doc) {
-				return false
-			}
-		}
-		return true
-	case where.DocOr:
-		for _, c := range d.Children {
-			if matchWhereDocument(c, doc) {
-				return true
-			}
-		}
-		return false
-	case where.DocContains, where.DocRegex:
-		return doc != nil && d.MatchLeaf(*doc)
-	case where.DocNotContains, where.DocNotRegex:
-		return doc == nil || !d.MatchLeaf(*doc)
-	}
-	return false
+	ok, _ := NewDocMatcher(context.Background(), d, math.MaxInt64).Match(doc)
+	return ok
 }
 
 // opRange is the slice [from, to) of a sorted array of n values that

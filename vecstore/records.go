@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -275,8 +276,21 @@ func checkWrite(kind writeKind, req UpdateRequest) (dim int, refusal, err error)
 	if refusal == nil && slices.Contains(req.IDs, "") {
 		refusal = invalidErr(RuleEmptyID, "ids", "an id must have at least one character")
 	}
+	if refusal == nil {
+		for _, id := range req.IDs {
+			if len(id) > MaxIDBytes {
+				refusal = invalidErr(RuleIDLong, "ids", "an id must have at most %d bytes, got %d", MaxIDBytes, len(id)).withValue(strconv.Itoa(len(id)))
+				break
+			}
+		}
+	}
 	return dim, refusal, nil
 }
+
+// MaxIDBytes bounds a record id: it is a key of the embedded store, whose
+// keys are at most 32 KiB with the collection's prefix; 4 KiB leaves room
+// and is more than any id scheme needs.
+const MaxIDBytes = 4096
 
 // adoptVectors checks embeddings of dimension dim from model against the
 // collection, and records model on a collection that has never held a
@@ -554,7 +568,7 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 	if err := CheckDelete(req); err != nil {
 		return err
 	}
-	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
+	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes)
 	if err != nil {
 		return err
 	}
@@ -690,7 +704,7 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 			return res, err
 		}
 	}
-	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
+	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -847,7 +861,7 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 			return res, err
 		}
 	}
-	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument)
+	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes)
 	if err != nil {
 		return nil, err
 	}

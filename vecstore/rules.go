@@ -1,6 +1,13 @@
 package vecstore
 
-import "github.com/cairn-dev/cairn/vecstore/where"
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/vecstore/where"
+)
 
 // The checks of this file are the collection rules (Chroma 1.0.0's, plus
 // cairn's model and dimension checks) that do not depend on how records are
@@ -100,18 +107,33 @@ func ApplyModifyCollection(c *Collection, req ModifyCollectionRequest) error {
 	return nil
 }
 
-// CheckTenantName and CheckDatabaseName check the names of a new tenant or
-// database (at least 3 characters).
-func CheckTenantName(name string) error {
-	if len([]rune(name)) < 3 {
-		return lengthError("name", name)
-	}
-	return nil
-}
+// MaxNameChars bounds tenant and database names, as Chroma bounds
+// collection names.
+const MaxNameChars = 512
 
-func CheckDatabaseName(name string) error {
-	if len([]rune(name)) < 3 {
-		return lengthError("database_name", name)
+// CheckTenantName and CheckDatabaseName check the names of a new tenant or
+// database: 3 to MaxNameChars characters (Chroma checks the minimum only),
+// no ".." (Chroma's rule for collection names) and no control characters.
+// Any other character is accepted, as Chroma does ("a b/c").
+func CheckTenantName(name string) error { return checkKeyName("name", name) }
+
+func CheckDatabaseName(name string) error { return checkKeyName("database_name", name) }
+
+// CheckTenantPath checks a tenant named by a request's path, which Chroma
+// does not look up (a database may be created under any tenant name).
+func CheckTenantPath(name string) error { return checkKeyName("tenant", name) }
+
+func checkKeyName(field, name string) error {
+	n := utf8.RuneCountInString(name)
+	switch {
+	case n < 3:
+		return lengthError(field, name)
+	case n > MaxNameChars:
+		return invalidErr(RuleNameLong, field, "must have at most %d characters, got %d", MaxNameChars, n).withValue(strconv.Itoa(n))
+	case strings.Contains(name, ".."):
+		return invalidErr(RuleNameDots, field, "must not contain \"..\", got %q", name).withValue(name)
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return invalidErr(RuleNameControl, field, "must not contain control characters, got %q", name).withValue(name)
 	}
 	return nil
 }
@@ -278,7 +300,3 @@ func (res *QueryResult) AppendRow(row *GetResult, dists []float32) {
 		res.Distances = append(res.Distances, dists)
 	}
 }
-
-// MatchDocument evaluates a document filter against one record's
-// document (nil: none), as the store does.
-func MatchDocument(d *where.DocExpr, doc *string) bool { return matchWhereDocument(d, doc) }

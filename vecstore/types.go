@@ -242,6 +242,9 @@ type GetRequest struct {
 	Limit         *int
 	Offset        int
 	Include       []Include
+	// MaxScanBytes bounds the work of WhereDocument: the bytes of documents
+	// its clauses may scan in all (0: DefaultMaxScanBytes).
+	MaxScanBytes int64
 }
 
 // GetResult is Chroma's GetResponse: fields not included are nil (JSON null);
@@ -266,6 +269,9 @@ type QueryRequest struct {
 	WhereDocument *where.DocExpr
 	Include       []Include
 	Model         string
+	// MaxScanBytes bounds the work of WhereDocument: the bytes of documents
+	// its clauses may scan in all (0: DefaultMaxScanBytes).
+	MaxScanBytes int64
 }
 
 // QueryResult is Chroma's QueryResponse: one inner list per query embedding,
@@ -286,6 +292,9 @@ type DeleteRequest struct {
 	IDs           []string
 	Where         *where.Expr
 	WhereDocument *where.DocExpr
+	// MaxScanBytes bounds the work of WhereDocument: the bytes of documents
+	// its clauses may scan in all (0: DefaultMaxScanBytes).
+	MaxScanBytes int64
 }
 
 // Stats reports counters of a Store (for Stats methods of callers).

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
+	"syscall"
 
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -32,6 +35,12 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
 		m, err := eng.Backups().Create(ctx, pos[0], engine.BackupOptions{SkipVectors: *skipVectors, Overwrite: *force, Progress: bar.update, Leftover: e.leftover})
 		bar.done()
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, engine.ErrDiskFull) {
+			// A backup writes only beside FILE (its snapshot, then the
+			// archive), so a full disk is the backup's, not the data dir's.
+			dir, _ := filepath.Abs(filepath.Dir(pos[0]))
+			return fmt.Errorf("backup: no space left on the device holding %s; free some space there or choose another FILE", dir)
+		}
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -163,4 +164,61 @@ func httpGet(t *testing.T, url string) []byte {
 		t.Fatalf("GET %s: %s %s %v", url, resp.Status, b, err)
 	}
 	return b
+}
+
+// TestMetadataShapeSurfacesAgree: metadata nested deeper than
+// engine.MaxMetadataDepth, with a NUL in a key or a value, or with a key
+// given twice is refused naming metadata by every writer (cairn post, the
+// HTTP API, MCP store_message, cairn import messages), and metadata at
+// the depth limit is stored. Metadata 1,000 deep is refused by the CLI
+// and import naming metadata; the HTTP API and the MCP stdio transport
+// bound a whole message's nesting before that (an invalid body, an
+// invalid request), so it is not sent to them here.
+func TestMetadataShapeSurfacesAgree(t *testing.T) {
+	cliEnv, url, cs := threeSurfaces(t)
+	importEnv := envMap(map[string]string{"CAIRN_DATA_DIR": t.TempDir(), "CAIRN_MODEL": "none"})
+	nested := func(depth int) string { // depth objects, the outer one included
+		return strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth)
+	}
+	for _, c := range []struct{ name, meta, want string }{
+		{"at the depth limit", nested(engine.MaxMetadataDepth), ""},
+		{"nested 1,000 deep", nested(1000), "invalid metadata"},
+		{"one over the depth limit", nested(engine.MaxMetadataDepth + 1), "invalid metadata"},
+		{"NUL in a key", `{"a\u0000b":1}`, "invalid metadata"},
+		{"NUL in a value", `{"a":["x\u0000y"]}`, "invalid metadata"},
+		{"a key twice", `{"a":1,"b":{"c":1,"c":2}}`, "invalid metadata"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			msg := `{"channel":"shapes","sender":"ann","content":"metadata ` + c.name + `","metadata":` + c.meta + `}`
+			got := map[string]string{
+				"cli":    cliWriteOutcome(t, cliEnv, "post", "--channel", "shapes", "--sender", "ann", "--meta", c.meta, "metadata "+c.name),
+				"import": importOutcome(t, importEnv, msg),
+			}
+			if len(c.meta) < 1000 {
+				got["http"] = httpPostOutcome(t, url+cairnapi.Prefix+"/messages", msg)
+				got["mcp"] = mcpToolOutcome(t, cs, "store_message", msg)
+			}
+			for surface, g := range got {
+				if g != c.want {
+					t.Errorf("%s: %q, want %q (all: %v)", surface, g, c.want, got)
+				}
+			}
+		})
+	}
+}
+
+// TestBodyDuplicateKeysRefused: a cairn API body giving a key twice in
+// one object is refused naming the field it is in (decoding would keep the
+// last one silently); the same key in two objects is fine.
+func TestBodyDuplicateKeysRefused(t *testing.T) {
+	_, url, _ := threeSurfaces(t)
+	for body, want := range map[string]string{
+		`{"channel":"dups","sender":"ann","content":"first","content":"second"}`:                            "invalid body",
+		`{"channel":"dups","sender":"ann","content":"x","breadcrumbs":{"files":["a.go"],"files":["b.go"]}}`: "invalid breadcrumbs",
+		`{"channel":"dups","sender":"ann","content":"once","metadata":{"a":{"k":1},"b":{"k":2}}}`:           "",
+	} {
+		if got := httpPostOutcome(t, url+cairnapi.Prefix+"/messages", body); got != want {
+			t.Errorf("%s: %q, want %q", body, got, want)
+		}
+	}
 }

@@ -172,3 +172,26 @@ func TestFaultMCPAnswersEveryQueuedCallAtEndOfInput(t *testing.T) {
 		t.Errorf("%d distinct notes stored, want %d", len(ids), n)
 	}
 }
+
+// TestFaultMCPProtocolErrorsHaveCodes: a request with a null id (MCP ids
+// are strings or numbers) is answered with an invalid request error and a
+// null id, not ignored; a tools/call before initialize is answered with a
+// JSON-RPC error code (-32600), not 0; the session then works.
+func TestFaultMCPProtocolErrorsHaveCodes(t *testing.T) {
+	bin := buildCairn(t)
+	lines := []string{rpcLine(t, map[string]any{"id": "early", "method": "tools/call", "params": map[string]any{"name": "list_channels", "arguments": map[string]any{}}})}
+	lines = append(lines, mcpHandshake(t)...)
+	lines = append(lines,
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}`,
+		rpcLine(t, map[string]any{"id": "after", "method": "ping"}))
+	got := byID(mcpPipe(t, bin, lines))
+	if r := got[`"early"`]; len(r) != 1 || errorCode(r[0]) != -32600 {
+		t.Errorf("tools/call before initialize: %v, want one error -32600", r)
+	}
+	if r := got["null"]; len(r) != 1 || errorCode(r[0]) != -32600 {
+		t.Errorf("a request with a null id: %v, want one error -32600 with a null id", r)
+	}
+	if r := got[`"after"`]; len(r) != 1 || r[0]["result"] == nil {
+		t.Errorf("ping after: %v", r)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
@@ -106,6 +107,18 @@ func TestOperationsOnPostgresCLI(t *testing.T) {
 	}
 	cli(0, "purge", "--session", tree.Sessions[0].ID, "--yes")
 	cli(0, "check")
+	// The purged session's transcript path is no longer kept; the other's is.
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for i, want := range []int{0, 1} {
+		var n int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM session_files WHERE path LIKE '%' || $1 || '.jsonl'`, tree.Sessions[i].ID).Scan(&n); err != nil || n != want {
+			t.Errorf("session_files rows for session %d after purging session 0: %d (%v), want %d", i, n, err, want)
+		}
+	}
 }
 
 // Over MCP and the cairn HTTP API, a PostgreSQL store serves stats,

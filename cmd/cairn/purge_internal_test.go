@@ -61,6 +61,15 @@ func TestDeleteAndPurgeCLI(t *testing.T) {
 	if out := cli(0, "sessions"); strings.Contains(out, sid) {
 		t.Errorf("purged session still listed: %s", out)
 	}
+	// Nor is its transcript's path kept (where an import resumes): no
+	// file of the data dir holds it after the purge and a gc.
+	cli(0, "gc")
+	if hits := markerHits(t, data, sid+".jsonl"); len(hits) > 0 {
+		t.Errorf("the purged session's file path is still in %v", hits)
+	}
+	if hits := markerHits(t, data, tree.Sessions[1].ID+".jsonl"); len(hits) == 0 {
+		t.Errorf("another session's file path is gone too")
+	}
 }
 
 // TestGCExcludedSessionAndQuota: a session excluded after it was imported

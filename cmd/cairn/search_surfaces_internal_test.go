@@ -72,7 +72,14 @@ func searchCases() []searchCase {
 		{"demote stale over 1", []string{"--demote-stale", "1.5", "wal"}, `{"query":"wal","demote_stale":1.5}`, "invalid demote_stale"},
 		{"breadcrumbs valid without a repository", []string{"--breadcrumbs-valid", "wal"}, `{"query":"wal","breadcrumbs_valid":true}`, "invalid breadcrumbs_valid"},
 		{"semantic without a model", []string{"--mode", "semantic", "wal"}, `{"query":"wal","mode":"semantic"}`, "no_model"},
+		{"query at the bound", []string{longQuery(engine.MaxQueryBytes)}, `{"query":"` + longQuery(engine.MaxQueryBytes) + `"}`, ""},
+		{"query over the bound", []string{longQuery(engine.MaxQueryBytes + 1)}, `{"query":"` + longQuery(engine.MaxQueryBytes+1) + `"}`, "invalid query"},
 	}
+}
+
+// longQuery is n bytes of words.
+func longQuery(n int) string {
+	return strings.Repeat("w", n%4) + strings.Repeat(" wal", n/4)
 }
 
 // threeSurfaces opens three stores without a model: one for the CLI (its

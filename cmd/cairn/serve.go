@@ -276,6 +276,7 @@ func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (
 			Collections: colls, ReadOnly: readOnly, AuthToken: cfg.token, AllowReset: cfg.allowReset,
 			MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
 			MaxFilterDepth: cfg.maxDepth, MaxRequestResults: lim.MaxRequestResults, MaxIDs: lim.MaxIDs,
+			MaxAnswerBytes: int64(lim.MaxAnswerBytes), MaxScanBytes: int64(lim.MaxScanBytes),
 			MaxFilterClauses: lim.MaxFilterClauses, MaxFilterValues: lim.MaxFilterValues, Logger: logger,
 		}),
 		Cairn:     own,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -42,7 +43,10 @@ func (w *writeFlags) metadata(c *command) (json.RawMessage, error) {
 		return nil, usagef(c.name, "use --meta or --meta-file, not both")
 	}
 	if w.metaFile != "" {
-		b, err := os.ReadFile(w.metaFile)
+		b, err := readLimited(w.metaFile, engine.DefaultMaxContentBytes)
+		if errors.Is(err, errTooLarge) {
+			return nil, &engine.InvalidError{Field: "metadata", Rule: fmt.Sprintf("too large: %s holds more than %d bytes", w.metaFile, engine.DefaultMaxContentBytes)}
+		}
 		if err != nil {
 			return nil, usagef(c.name, "--meta-file: %v", err)
 		}
@@ -55,6 +59,27 @@ func (w *writeFlags) metadata(c *command) (json.RawMessage, error) {
 		return json.RawMessage(w.meta), nil
 	}
 	return nil, nil
+}
+
+// errTooLarge: a file holds more than readLimited may read.
+var errTooLarge = errors.New("too large")
+
+// readLimited reads the file at path, or fails with errTooLarge once it
+// holds more than limit bytes (a device such as /dev/zero never ends).
+func readLimited(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, errTooLarge
+	}
+	return b, nil
 }
 
 func (w *writeFlags) breadcrumbs() engine.Breadcrumbs {

@@ -283,6 +283,9 @@ func (h *Handler) decode(r *http.Request, v any) error {
 	if d := jsonDepth(body); d > h.opts.MaxDepth {
 		return invalidf("body", "must be nested at most %d levels deep, got %d", h.opts.MaxDepth, d)
 	}
+	if field, key, ok := duplicateKey(body); ok {
+		return invalidf(field, "key %q is given twice in one object", key)
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -331,6 +334,52 @@ func jsonKind(k string) string {
 		return "an object"
 	}
 	return "of another type"
+}
+
+// duplicateKey returns a key given twice in one object of b (decoding
+// keeps the last silently) and the field it is in: the top-level field
+// holding that object, or "body" for the body's own keys. Malformed JSON
+// is left to the decoder.
+func duplicateKey(b []byte) (field, key string, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var objects []map[string]bool // nil entries are arrays
+	inObject := func() bool { return len(objects) > 0 && objects[len(objects)-1] != nil }
+	expectKey, top := false, ""
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", "", false
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				objects = append(objects, map[string]bool{})
+				expectKey = true
+				continue
+			case '[':
+				objects = append(objects, nil)
+			default:
+				objects = objects[:len(objects)-1]
+			}
+		case string:
+			if inObject() && expectKey {
+				if objects[len(objects)-1][t] {
+					if len(objects) == 1 {
+						return "body", t, true
+					}
+					return top, t, true
+				}
+				objects[len(objects)-1][t] = true
+				if len(objects) == 1 {
+					top = t
+				}
+				expectKey = false
+				continue
+			}
+		}
+		expectKey = inObject() // after a value inside an object comes a key
+	}
 }
 
 // jsonDepth is the deepest nesting of arrays and objects in b (outside

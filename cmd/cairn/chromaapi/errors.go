@@ -89,6 +89,15 @@ var messages = map[vecstore.Rule]func(e *vecstore.Error) string{
 		b, _ := json.Marshal(e.Value)
 		return fmt.Sprintf(`Validation error: %s: Validation error: length [{"min": Number(3), "value": String(%s)}]`, e.Field, b)
 	},
+	vecstore.RuleNameLong: func(e *vecstore.Error) string {
+		return fmt.Sprintf("Validation error: %s: Expected a name of at most %d characters. Got %s characters", e.Field, vecstore.MaxNameChars, e.Value)
+	},
+	vecstore.RuleNameControl: func(e *vecstore.Error) string {
+		return fmt.Sprintf("Validation error: %s: Expected a name without control characters. Got %q", e.Field, e.Value)
+	},
+	vecstore.RuleIDLong: func(e *vecstore.Error) string {
+		return fmt.Sprintf("Validation error: ids: Expected ids of at most %d bytes. Got an id of %s bytes", vecstore.MaxIDBytes, e.Value)
+	},
 	vecstore.RuleCollectionID: func(*vecstore.Error) string { return "Collection ID is not a valid UUIDv4" },
 	vecstore.RuleNoTenant:     func(e *vecstore.Error) string { return fmt.Sprintf("Tenant [%s] not found", e.Value) },
 	vecstore.RuleNoDatabase: func(e *vecstore.Error) string {
@@ -148,6 +157,10 @@ var messages = map[vecstore.Rule]func(e *vecstore.Error) string{
 	vecstore.RuleModel: func(e *vecstore.Error) string {
 		// cairn's own rule: no Chroma text; the reason with a capital, as Chroma words its messages.
 		return strings.ToUpper(e.Reason[:1]) + e.Reason[1:]
+	},
+	vecstore.RuleScanLimit: func(e *vecstore.Error) string {
+		// cairn's own rule: no Chroma text.
+		return "Invalid where document clause: " + e.Reason
 	},
 	vecstore.RuleMissing:    func(e *vecstore.Error) string { return serdePrefix + "missing field `" + e.Field + "`" },
 	vecstore.RuleNullVector: func(e *vecstore.Error) string { return serdePrefix + e.Field + ": null embedding" },

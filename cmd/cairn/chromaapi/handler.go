@@ -28,6 +28,7 @@ const (
 	DefaultMaxBatchSize      = 100_000
 	DefaultMaxNResults       = 100_000
 	DefaultMaxRequestResults = 100_000
+	DefaultMaxAnswerBytes    = 64 << 20
 	DefaultMaxIDs            = 100_000
 	DefaultMaxFilterClauses  = 500
 	DefaultMaxFilterValues   = 100_000
@@ -70,6 +71,19 @@ type Options struct {
 	// 100,000): 400 naming the limit, so no single request makes the
 	// server build an unbounded answer.
 	MaxRequestResults int
+	// MaxAnswerBytes bounds the bytes of one get or query answer (default
+	// 64 MiB, the default max_body_bytes: what a client may write in one
+	// request it may read back in one): the ids, documents, uris and
+	// metadata it carries, and 16 bytes per embedding number and distance.
+	// Counted on the store's result before the JSON is built; over it, a
+	// 400 naming the limit. MaxRequestResults counts records, and one 8 MB
+	// document asked for by 100 query embeddings is an 800 MB answer.
+	MaxAnswerBytes int64
+	// MaxScanBytes bounds the work of one request's where_document filter:
+	// the document bytes its clauses scan in all, each clause evaluated
+	// counting its document's length (default vecstore.DefaultMaxScanBytes,
+	// 256 MiB): 400 naming the limit.
+	MaxScanBytes int64
 	// MaxIDs bounds the ids of one get, query or delete (default 100,000).
 	MaxIDs int
 	// MaxFilterClauses bounds the clauses of a where and of a
@@ -135,6 +149,9 @@ func New(opts Options) *Handler {
 	}
 	if opts.MaxRequestResults <= 0 {
 		opts.MaxRequestResults = DefaultMaxRequestResults
+	}
+	if opts.MaxAnswerBytes <= 0 {
+		opts.MaxAnswerBytes = DefaultMaxAnswerBytes
 	}
 	if opts.MaxIDs <= 0 {
 		opts.MaxIDs = DefaultMaxIDs
@@ -268,6 +285,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // route describes one path pattern: the methods it allows and its handler.
 type route struct {
 	name    string
+	pattern string // the path with placeholders, a bounded metrics label
 	methods map[string]func(*Handler, *request) ([]byte, int, *apiError)
 	allow   string
 }
@@ -337,22 +355,18 @@ func public(segs []string) bool {
 	return len(rest) == 0 || (len(rest) == 1 && (rest[0] == "heartbeat" || rest[0] == "version"))
 }
 
-// Route names the route r matches ("unknown" for none, "v1" for the
-// retired API), for metrics with a bounded label set.
-func (h *Handler) Route(r *http.Request) string {
+// Pattern returns the pattern of the route r matches, the path with
+// placeholders for tenant, database and collection ("" for none), so that
+// metrics labels form a bounded set whatever the path holds.
+func (h *Handler) Pattern(r *http.Request) string {
 	segs, ok := splitPath(r.URL.EscapedPath())
-	switch {
-	case !ok:
-		return "unknown"
-	case len(segs) >= 3 && segs[0] == "api" && segs[1] == "v1":
-		return "v1"
-	case len(segs) < 2 || segs[0] != "api" || segs[1] != "v2":
-		return "unknown"
+	if !ok || len(segs) < 2 || segs[0] != "api" || segs[1] != "v2" {
+		return ""
 	}
 	if rt, _ := match(segs[2:]); rt != nil {
-		return rt.name
+		return rt.pattern
 	}
-	return "unknown"
+	return ""
 }
 
 // splitPath splits an escaped path into unescaped segments. A trailing

@@ -321,3 +321,70 @@ func appendQueryResult(b []byte, r *vecstore.QueryResult) []byte {
 }
 
 func appendInt(b []byte, n int) []byte { return strconv.AppendInt(b, int64(n), 10) }
+
+// numberBytes is what one embedding number or distance counts toward an
+// answer's size: its JSON text is at most about this long.
+const numberBytes = 16
+
+// answerBytes counts the bytes a get answer (or one row of a query answer)
+// carries: ids, documents, uris, metadata keys and string values, and
+// numberBytes per other value, embedding number and distance. JSON quoting
+// and escaping come on top, so the JSON built is at least this long.
+func answerBytes(ids []string, embs [][]float32, docs, uris []*string, metas []vecstore.Metadata, dists []float32) int64 {
+	n := int64(numberBytes * len(dists))
+	for _, s := range ids {
+		n += int64(len(s))
+	}
+	for _, v := range embs {
+		n += int64(numberBytes * len(v))
+	}
+	for _, list := range [][]*string{docs, uris} {
+		for _, s := range list {
+			if s != nil {
+				n += int64(len(*s))
+			}
+		}
+	}
+	for _, m := range metas {
+		for k, v := range m {
+			n += int64(len(k)+len(v.Str)) + numberBytes
+		}
+	}
+	return n
+}
+
+// getAnswerBytes is answerBytes of a get result.
+func getAnswerBytes(r *vecstore.GetResult) int64 {
+	return answerBytes(r.IDs, r.Embeddings, r.Documents, r.URIs, r.Metadatas, nil)
+}
+
+// queryAnswerBytes is answerBytes summed over a query result's rows; it
+// stops counting once past limit.
+func queryAnswerBytes(r *vecstore.QueryResult, limit int64) int64 {
+	var n int64
+	for i := range r.IDs {
+		row := func(l [][]*string) []*string {
+			if l == nil {
+				return nil
+			}
+			return l[i]
+		}
+		var embs [][]float32
+		if r.Embeddings != nil {
+			embs = r.Embeddings[i]
+		}
+		var metas []vecstore.Metadata
+		if r.Metadatas != nil {
+			metas = r.Metadatas[i]
+		}
+		var dists []float32
+		if r.Distances != nil {
+			dists = r.Distances[i]
+		}
+		n += answerBytes(r.IDs[i], embs, row(r.Documents), row(r.URIs), metas, dists)
+		if n > limit {
+			break
+		}
+	}
+	return n
+}

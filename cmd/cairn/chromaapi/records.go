@@ -235,7 +235,7 @@ func (h *Handler) get(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	req.IDs, req.Where, req.WhereDocument = f.ids, f.where, f.doc
+	req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes = f.ids, f.where, f.doc, h.opts.MaxScanBytes
 	// Ask for one record over the limit to tell a get that fits from one
 	// that does not, without building the whole answer.
 	maxRes := h.opts.MaxRequestResults
@@ -253,6 +253,9 @@ func (h *Handler) get(rq *request) ([]byte, int, *apiError) {
 	}
 	if capped && len(res.IDs) > maxRes {
 		return nil, 0, errInvalid("get matches more than this server's limit of %d records per request; page with limit and offset", maxRes)
+	}
+	if n := getAnswerBytes(res); n > h.opts.MaxAnswerBytes {
+		return nil, 0, h.answerTooLarge(n, "page with limit and offset, or leave documents, embeddings or metadatas out of include")
 	}
 	return appendGetResult(make([]byte, 0, 256), res), 200, nil
 }
@@ -305,12 +308,22 @@ func (h *Handler) query(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	req.IDs, req.Where, req.WhereDocument = f.ids, f.where, f.doc
+	req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes = f.ids, f.where, f.doc, h.opts.MaxScanBytes
 	res, err := h.coll.Query(rq.ctx, rq.segs[2], req)
 	if err != nil {
 		return nil, 0, fromStore(err)
 	}
+	if n := queryAnswerBytes(res, h.opts.MaxAnswerBytes); n > h.opts.MaxAnswerBytes {
+		return nil, 0, h.answerTooLarge(n, "send fewer query embeddings, a smaller n_results, or leave documents, embeddings or metadatas out of include")
+	}
 	return appendQueryResult(make([]byte, 0, 256), res), 200, nil
+}
+
+// answerTooLarge refuses an answer over MaxAnswerBytes, before its JSON is
+// built, saying how to ask for less.
+func (h *Handler) answerTooLarge(n int64, hint string) *apiError {
+	return errInvalid("The answer exceeds this server's limit of %d bytes (max_answer_bytes): it carries at least %d; %s",
+		h.opts.MaxAnswerBytes, n, hint)
 }
 
 func (h *Handler) deleteRecords(rq *request) ([]byte, int, *apiError) {
@@ -326,7 +339,8 @@ func (h *Handler) deleteRecords(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	err := h.coll.Delete(rq.ctx, rq.segs[2], vecstore.DeleteRequest{IDs: f.ids, Where: f.where, WhereDocument: f.doc})
+	err := h.coll.Delete(rq.ctx, rq.segs[2], vecstore.DeleteRequest{IDs: f.ids, Where: f.where, WhereDocument: f.doc,
+		MaxScanBytes: h.opts.MaxScanBytes})
 	if err != nil {
 		return nil, 0, fromStore(err)
 	}

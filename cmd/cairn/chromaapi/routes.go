@@ -12,35 +12,35 @@ import (
 
 type handlerFunc = func(*Handler, *request) ([]byte, int, *apiError)
 
-func newRoute(name, allow string, fns map[string]handlerFunc) *route {
-	return &route{name: name, allow: allow, methods: fns}
+func newRoute(name, pattern, allow string, fns map[string]handlerFunc) *route {
+	return &route{name: name, pattern: pattern, allow: allow, methods: fns}
 }
 
 // The route table. Allow headers list the methods in Chroma 1.0.0's order.
 var (
-	rtHeartbeat  = newRoute("heartbeat", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).heartbeat})
-	rtVersion    = newRoute("version", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).version})
-	rtHealth     = newRoute("healthcheck", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).healthcheck})
-	rtPreflight  = newRoute("pre-flight-checks", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).preflight})
-	rtReset      = newRoute("reset", "POST", map[string]handlerFunc{"POST": (*Handler).reset})
-	rtIdentity   = newRoute("identity", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).identity})
-	rtTenants    = newRoute("tenants", "POST", map[string]handlerFunc{"POST": (*Handler).createTenant})
-	rtTenant     = newRoute("tenant", "GET,HEAD,PATCH", map[string]handlerFunc{"GET": (*Handler).getTenant, "PATCH": (*Handler).updateTenant})
-	rtDatabases  = newRoute("databases", "GET,HEAD,POST", map[string]handlerFunc{"GET": (*Handler).listDatabases, "POST": (*Handler).createDatabase})
-	rtDatabase   = newRoute("database", "GET,HEAD,DELETE", map[string]handlerFunc{"GET": (*Handler).getDatabase, "DELETE": (*Handler).deleteDatabase})
-	rtColls      = newRoute("collections", "POST,GET,HEAD", map[string]handlerFunc{"GET": (*Handler).listCollections, "POST": (*Handler).createCollection})
-	rtCollsCount = newRoute("collections_count", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).countCollections})
-	rtColl       = newRoute("collection", "GET,HEAD,PUT,DELETE", map[string]handlerFunc{"GET": (*Handler).getCollection, "PUT": (*Handler).modifyCollection, "DELETE": (*Handler).deleteCollection})
-	rtCollByID   = newRoute("collection_by_id", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).getCollectionByID})
-	rtCRN        = newRoute("collection_by_crn", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).getCollectionByCRN})
-	rtFork       = newRoute("fork", "POST", map[string]handlerFunc{"POST": (*Handler).fork})
-	rtAdd        = newRoute("add", "POST", map[string]handlerFunc{"POST": (*Handler).add})
-	rtUpsert     = newRoute("upsert", "POST", map[string]handlerFunc{"POST": (*Handler).upsert})
-	rtUpdate     = newRoute("update", "POST", map[string]handlerFunc{"POST": (*Handler).update})
-	rtDelete     = newRoute("delete", "POST", map[string]handlerFunc{"POST": (*Handler).deleteRecords})
-	rtGet        = newRoute("get", "POST", map[string]handlerFunc{"POST": (*Handler).get})
-	rtQuery      = newRoute("query", "POST", map[string]handlerFunc{"POST": (*Handler).query})
-	rtCount      = newRoute("count", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).count})
+	rtHeartbeat  = newRoute("heartbeat", "/api/v2/heartbeat", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).heartbeat})
+	rtVersion    = newRoute("version", "/api/v2/version", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).version})
+	rtHealth     = newRoute("healthcheck", "/api/v2/healthcheck", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).healthcheck})
+	rtPreflight  = newRoute("pre-flight-checks", "/api/v2/pre-flight-checks", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).preflight})
+	rtReset      = newRoute("reset", "/api/v2/reset", "POST", map[string]handlerFunc{"POST": (*Handler).reset})
+	rtIdentity   = newRoute("identity", "/api/v2/auth/identity", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).identity})
+	rtTenants    = newRoute("tenants", "/api/v2/tenants", "POST", map[string]handlerFunc{"POST": (*Handler).createTenant})
+	rtTenant     = newRoute("tenant", "/api/v2/tenants/{tenant}", "GET,HEAD,PATCH", map[string]handlerFunc{"GET": (*Handler).getTenant, "PATCH": (*Handler).updateTenant})
+	rtDatabases  = newRoute("databases", "/api/v2/tenants/{tenant}/databases", "GET,HEAD,POST", map[string]handlerFunc{"GET": (*Handler).listDatabases, "POST": (*Handler).createDatabase})
+	rtDatabase   = newRoute("database", "/api/v2/tenants/{tenant}/databases/{database}", "GET,HEAD,DELETE", map[string]handlerFunc{"GET": (*Handler).getDatabase, "DELETE": (*Handler).deleteDatabase})
+	rtColls      = newRoute("collections", "/api/v2/tenants/{tenant}/databases/{database}/collections", "POST,GET,HEAD", map[string]handlerFunc{"GET": (*Handler).listCollections, "POST": (*Handler).createCollection})
+	rtCollsCount = newRoute("collections_count", "/api/v2/tenants/{tenant}/databases/{database}/collections_count", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).countCollections})
+	rtColl       = newRoute("collection", "/api/v2/tenants/{tenant}/databases/{database}/collections/{collection}", "GET,HEAD,PUT,DELETE", map[string]handlerFunc{"GET": (*Handler).getCollection, "PUT": (*Handler).modifyCollection, "DELETE": (*Handler).deleteCollection})
+	rtCollByID   = newRoute("collection_by_id", "/api/v2/tenants/{tenant}/databases/{database}/collections/by-id/{collection}", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).getCollectionByID})
+	rtCRN        = newRoute("collection_by_crn", "/api/v2/collections/{crn}", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).getCollectionByCRN})
+	rtFork       = newRoute("fork", "/api/v2/tenants/{tenant}/databases/{database}/collections/{collection}/fork", "POST", map[string]handlerFunc{"POST": (*Handler).fork})
+	rtAdd        = newRoute("add", "/api/v2/tenants/{tenant}/databases/{database}/collections/{collection}/add", "POST", map[string]handlerFunc{"POST": (*Handler).add})
+	rtUpsert     = newRoute("upsert", "/api/v2/tenants/{tenant}/databases/{database}/collections/{collection}/upsert", "POST", map[string]handlerFunc{"POST": (*Handler).upsert})
+	rtUpdate     = newRoute("update", "/api/v2/tenants/{tenant}/databases/{database}/collections/{collection}/update", "POST", map[string]handlerFunc{"POST": (*Handler).update})
+	rtDelete     = newRoute("delete", "/api/v2/tenants/{tenant}/databases/{database}/collections/{collection}/delete", "POST", map[string]handlerFunc{"POST": (*Handler).deleteRecords})
+	rtGet        = newRoute("get", "/api/v2/tenants/{tenant}/databases/{database}/collections/{collection}/get", "POST", map[string]handlerFunc{"POST": (*Handler).get})
+	rtQuery      = newRoute("query", "/api/v2/tenants/{tenant}/databases/{database}/collections/{collection}/query", "POST", map[string]handlerFunc{"POST": (*Handler).query})
+	rtCount      = newRoute("count", "/api/v2/tenants/{tenant}/databases/{database}/collections/{collection}/count", "GET,HEAD", map[string]handlerFunc{"GET": (*Handler).count})
 )
 
 // routeNames lists the name of every route (for Stats).

@@ -136,17 +136,17 @@ type ChannelsOutput struct {
 
 const maxToolLimit = 100
 
-func (s *Server) storeMessage(ctx context.Context, _ *mcp.CallToolRequest, in StoreMessageInput) (*mcp.CallToolResult, WriteOutput, error) {
-	return s.store(ctx, in, false)
+func (s *Server) storeMessage(ctx context.Context, req *mcp.CallToolRequest, in StoreMessageInput) (*mcp.CallToolResult, WriteOutput, error) {
+	return s.store(ctx, req, in, false)
 }
 
 // memoryStore is store_message with the channel optional: without one the
 // memory goes to the sender's notes channel.
-func (s *Server) memoryStore(ctx context.Context, _ *mcp.CallToolRequest, in StoreMessageInput) (*mcp.CallToolResult, WriteOutput, error) {
-	return s.store(ctx, in, true)
+func (s *Server) memoryStore(ctx context.Context, req *mcp.CallToolRequest, in StoreMessageInput) (*mcp.CallToolResult, WriteOutput, error) {
+	return s.store(ctx, req, in, true)
 }
 
-func (s *Server) store(ctx context.Context, in StoreMessageInput, notesByDefault bool) (*mcp.CallToolResult, WriteOutput, error) {
+func (s *Server) store(ctx context.Context, req *mcp.CallToolRequest, in StoreMessageInput, notesByDefault bool) (*mcp.CallToolResult, WriteOutput, error) {
 	sender, err := aliased("sender", in.Sender, "sender_id", in.SenderID, true)
 	if err != nil {
 		return nil, WriteOutput{}, err
@@ -159,7 +159,7 @@ func (s *Server) store(ctx context.Context, in StoreMessageInput, notesByDefault
 		channel = engine.NotesChannelID(sender, in.Project)
 	}
 	in.Channel, in.Sender = channel, sender
-	return s.storeResolved(ctx, in)
+	return s.storeResolved(ctx, req, in)
 }
 
 // aliased is the value of an argument that has two names: they must not
@@ -176,12 +176,12 @@ func aliased(name, v, aliasName, alias string, required bool) (string, error) {
 	return v, nil
 }
 
-func (s *Server) storeResolved(ctx context.Context, in StoreMessageInput) (*mcp.CallToolResult, WriteOutput, error) {
+func (s *Server) storeResolved(ctx context.Context, req *mcp.CallToolRequest, in StoreMessageInput) (*mcp.CallToolResult, WriteOutput, error) {
 	eng, err := s.engine(ctx)
 	if err != nil {
 		return nil, WriteOutput{}, toolError(err)
 	}
-	md, err := metadataJSON(in.Metadata)
+	md, err := metadataJSON(req, in.Metadata)
 	if err != nil {
 		return nil, WriteOutput{}, toolError(err)
 	}
@@ -195,12 +195,12 @@ func (s *Server) storeResolved(ctx context.Context, in StoreMessageInput) (*mcp.
 	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created}, nil
 }
 
-func (s *Server) writeNote(ctx context.Context, _ *mcp.CallToolRequest, in WriteNoteInput) (*mcp.CallToolResult, WriteOutput, error) {
+func (s *Server) writeNote(ctx context.Context, req *mcp.CallToolRequest, in WriteNoteInput) (*mcp.CallToolResult, WriteOutput, error) {
 	eng, err := s.engine(ctx)
 	if err != nil {
 		return nil, WriteOutput{}, toolError(err)
 	}
-	md, err := metadataJSON(in.Metadata)
+	md, err := metadataJSON(req, in.Metadata)
 	if err != nil {
 		return nil, WriteOutput{}, toolError(err)
 	}
@@ -345,9 +345,20 @@ func toolLimit(limit, def int) (int, error) {
 	return limit, nil
 }
 
-func metadataJSON(md map[string]any) (json.RawMessage, error) {
+// metadataJSON returns a write's metadata as the client sent it, so the
+// engine judges the JSON itself (a key given twice, which decoding into md
+// would hide), else md encoded.
+func metadataJSON(req *mcp.CallToolRequest, md map[string]any) (json.RawMessage, error) {
 	if md == nil {
 		return nil, nil
+	}
+	if req != nil && req.Params != nil {
+		var args struct {
+			Metadata json.RawMessage `json:"metadata"`
+		}
+		if json.Unmarshal(req.Params.Arguments, &args) == nil && len(args.Metadata) > 0 {
+			return args.Metadata, nil
+		}
 	}
 	b, err := json.Marshal(md)
 	if err != nil {

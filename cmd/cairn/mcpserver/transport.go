@@ -29,9 +29,11 @@ const (
 // StdioTransport is newline-delimited JSON-RPC over a reader and a writer
 // that never ends a session because of one bad line: a line that is not
 // JSON is answered with a parse error (-32700), a line that is JSON but
-// not a JSON-RPC 2.0 message (an array, no "jsonrpc", an object id, too
-// deep, too long) with an invalid request error (-32600), and reading goes
-// on with the next line. At the end of input it answers every request it
+// not a JSON-RPC 2.0 message (an array, no "jsonrpc", an object or null
+// id, too deep, too long) or a request reusing the id of one in progress
+// with an invalid request error (-32600), and reading goes on with the next
+// line. An error answer of the server without a code gets one (-32600 for
+// a request made before initialize, -32603 otherwise). At the end of input it answers every request it
 // has handed to the server before reporting the end, so that a client
 // which pipes its calls and closes stdin gets every answer.
 //
@@ -60,7 +62,7 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 		closed:   make(chan struct{}),
 		answered: make(chan struct{}, 1),
 	}
-	c.mu.pending = map[jsonrpc.ID]struct{}{}
+	c.mu.pending = map[jsonrpc.ID]pendingRequest{}
 	go c.readLoop(bufio.NewReaderSize(t.Reader, 64<<10), limit)
 	return c, nil
 }
@@ -85,35 +87,58 @@ type stdioConn struct {
 
 	mu struct {
 		sync.Mutex
-		// pending holds the ids of requests handed to the server and not
-		// answered yet.
-		pending map[jsonrpc.ID]struct{}
+		// pending holds the requests handed to the server and not
+		// answered yet, by id.
+		pending map[jsonrpc.ID]pendingRequest
+		// initializeSeen is set once an initialize request was handed on.
+		initializeSeen bool
 	}
 	answered chan struct{} // signalled when a pending request is answered
+}
+
+// pendingRequest is a request handed to the server and not answered yet.
+type pendingRequest struct {
+	// beforeInitialize: it came before any initialize request, so an error
+	// the server answers it with is the client's (invalid request).
+	beforeInitialize bool
 }
 
 // SessionID implements mcp.Connection; stdio has no session id.
 func (c *stdioConn) SessionID() string { return "" }
 
 // Read returns the next valid message. At the end of input it waits until
-// every request it returned has been answered, then returns io.EOF.
+// every request it returned has been answered, then returns io.EOF. A
+// request whose id is that of a request still pending is answered here
+// with an invalid request error: the SDK would drop it without an answer.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-c.closed:
-		return nil, io.EOF
-	case r := <-c.incoming:
-		if r.err != nil {
-			c.drain(ctx)
-			return nil, r.err
-		}
-		if req, ok := r.msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, io.EOF
+		case r := <-c.incoming:
+			if r.err != nil {
+				c.drain(ctx)
+				return nil, r.err
+			}
+			req, ok := r.msg.(*jsonrpc.Request)
+			if !ok || !req.ID.IsValid() {
+				return r.msg, nil
+			}
 			c.mu.Lock()
-			c.mu.pending[req.ID] = struct{}{}
+			_, dup := c.mu.pending[req.ID]
+			if !dup {
+				c.mu.pending[req.ID] = pendingRequest{beforeInitialize: !c.mu.initializeSeen && req.Method != "initialize"}
+				c.mu.initializeSeen = c.mu.initializeSeen || req.Method == "initialize"
+			}
 			c.mu.Unlock()
+			if dup {
+				c.refuse(req.ID.Raw(), jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: id %v is the id of a request still in progress", req.ID.Raw()))
+				continue
+			}
+			return r.msg, nil
 		}
-		return r.msg, nil
 	}
 }
 
@@ -152,6 +177,15 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	resp, isResp := msg.(*jsonrpc.Response)
+	var pending pendingRequest
+	var was bool
+	if isResp {
+		c.mu.Lock()
+		pending, was = c.mu.pending[resp.ID]
+		c.mu.Unlock()
+		msg = withErrorCode(resp, pending)
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("mcpserver: encode message: %w", err)
@@ -159,9 +193,8 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := c.writeLine(data); err != nil {
 		return err
 	}
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	if isResp {
 		c.mu.Lock()
-		_, was := c.mu.pending[resp.ID]
 		delete(c.mu.pending, resp.ID)
 		c.mu.Unlock()
 		if was {
@@ -172,6 +205,25 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		}
 	}
 	return nil
+}
+
+// withErrorCode gives a JSON-RPC error code to an error answer that has
+// none: the SDK answers some protocol errors (a call before initialize)
+// with a plain Go error, which goes out as code 0, a code JSON-RPC does
+// not define. A request made before initialize was the client's error
+// (invalid request); any other is the server's (internal error).
+func withErrorCode(resp *jsonrpc.Response, req pendingRequest) *jsonrpc.Response {
+	var coded *jsonrpc.Error
+	if resp.Error == nil || errors.As(resp.Error, &coded) {
+		return resp
+	}
+	code := int64(jsonrpc.CodeInternalError)
+	if req.beforeInitialize {
+		code = jsonrpc.CodeInvalidRequest
+	}
+	out := *resp
+	out.Error = &jsonrpc.Error{Code: code, Message: resp.Error.Error()}
+	return &out
 }
 
 func (c *stdioConn) writeLine(data []byte) error {
@@ -264,6 +316,13 @@ func (c *stdioConn) message(line []byte) (jsonrpc.Message, bool) {
 	id, idErr := envelopeID(env.ID)
 	if idErr != nil {
 		c.refuse(nil, jsonrpc.CodeInvalidRequest, "invalid request: "+idErr.Error())
+		return nil, false
+	}
+	if string(env.ID) == "null" && len(env.Method) > 0 {
+		// JSON-RPC would answer a null id like any other; MCP forbids it,
+		// and the SDK would take the request for a notification and never
+		// answer it.
+		c.refuse(nil, jsonrpc.CodeInvalidRequest, `invalid request: "id" must be a string or a number, not null`)
 		return nil, false
 	}
 	if env.Version == nil || *env.Version != "2.0" {

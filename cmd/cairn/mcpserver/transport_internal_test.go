@@ -2,9 +2,14 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 type bufCloser struct{ bytes.Buffer }
@@ -44,4 +49,44 @@ func FuzzStdioLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestStdioDuplicatePendingID: a request whose id is the id of a request
+// still in progress is answered with an invalid request error carrying
+// that id, and not handed to the server (JSON-RPC ids must be unique among
+// pending requests); once the first is answered, its id may be used again.
+func TestStdioDuplicatePendingID(t *testing.T) {
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+	}, "\n") + "\n"
+	out := &bufCloser{}
+	conn, err := (&StdioTransport{Reader: io.NopCloser(strings.NewReader(in)), Writer: out}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ids := []string{}
+	for range 2 {
+		msg, err := conn.Read(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok {
+			t.Fatalf("read %T", msg)
+		}
+		ids = append(ids, fmt.Sprint(req.ID.Raw()), req.Method)
+	}
+	if fmt.Sprint(ids) != "[1 ping 2 ping]" {
+		t.Errorf("handed to the server: %v, want the first request 1 and request 2", ids)
+	}
+	var resp struct {
+		ID    json.RawMessage `json:"id"`
+		Error struct{ Code int }
+	}
+	if err := json.Unmarshal(out.Bytes(), &resp); err != nil || string(resp.ID) != "1" || resp.Error.Code != -32600 {
+		t.Errorf("answer to the duplicate: %s (%v), want error -32600 with id 1", out.Bytes(), err)
+	}
 }

@@ -22,11 +22,11 @@ func (teapot) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, "chroma "+r.URL.Path)
 }
 
-func (teapot) Route(r *http.Request) string {
+func (teapot) Pattern(r *http.Request) string {
 	if strings.HasPrefix(r.URL.Path, "/api/v2/tenants/") {
-		return "collection"
+		return "/api/v2/tenants/{tenant}/databases/{database}/collections/{collection}"
 	}
-	return "unknown"
+	return ""
 }
 
 // newFront starts the front on 127.0.0.1 over a real engine with opts'

@@ -22,10 +22,10 @@ import (
 // resolution, since most requests answer within a few milliseconds.
 var latencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 
-// chromaRouter names the route of a Chroma API request ("unknown" when no
-// route matches); chromaapi.Handler implements it.
+// chromaRouter returns the pattern of the route a Chroma API request
+// matches ("" when none does); chromaapi.Handler implements it.
 type chromaRouter interface {
-	Route(r *http.Request) string
+	Pattern(r *http.Request) string
 }
 
 // metrics serves /metrics: request counts and latency histograms by route,
@@ -93,26 +93,12 @@ func (m *metrics) route(r *http.Request) (api, route string) {
 		if m.chroma == nil || !knownMethods[r.Method] {
 			return "chroma", "unknown"
 		}
-		if name := m.chroma.Route(r); name == "unknown" || name == "" {
-			return "chroma", "unknown"
+		if pat := m.chroma.Pattern(r); pat != "" {
+			return "chroma", r.Method + " " + pat
 		}
-		return "chroma", r.Method + " " + chromaRoute(p)
+		return "chroma", "unknown"
 	}
 	return "other", "unknown"
-}
-
-// chromaRoute collapses a Chroma v2 path that matched a route to its
-// shape: tenant, database and collection segments become placeholders.
-func chromaRoute(p string) string {
-	segs := strings.Split(strings.TrimPrefix(p, "/api/v2/"), "/")
-	names := map[string]string{"tenants": "{tenant}", "databases": "{database}", "collections": "{collection}"}
-	for i := 0; i+1 < len(segs); i++ {
-		if ph, ok := names[segs[i]]; ok {
-			segs[i+1] = ph
-			i++
-		}
-	}
-	return "/api/v2/" + strings.Join(segs, "/")
 }
 
 // instrument counts and times every request.
