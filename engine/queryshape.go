@@ -28,6 +28,21 @@ type QueryAnalysis struct {
 	// alone, not blended with the ranks of semantic search with turn
 	// context (blendRanks).
 	NoRankBlend bool
+
+	// The rules' parameters, to measure other values than the engine's
+	// (hybridbench locomo -loco); zero keeps the engine's: senderBoost,
+	// timeBoost, QuestionKeywordWeight, replyWeight, blendSemanticWeight
+	// and blendK.
+	SenderBoost, TimeBoost, QuestionKeywordWeight, ReplyWeight, BlendSemanticWeight, BlendK float64
+}
+
+// orDefault is v, or def when v is zero (a QueryAnalysis parameter left
+// at the engine's value).
+func orDefault(v, def float64) float64 {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 // senderMentions finds the capitalized words of query that name a sender
@@ -113,10 +128,12 @@ func (e *Engine) senderMentions(ctx context.Context, query string) (string, map[
 const senderBoost = 0.1
 
 // queryBoosts are what a query names besides its words: senders
-// (senderMentions) and times (timeMentions).
+// (senderMentions) and times (timeMentions), and what each earns (zero:
+// senderBoost and timeBoost).
 type queryBoosts struct {
-	named  map[string]bool
-	ranges []timeRange
+	named                  map[string]bool
+	ranges                 []timeRange
+	senderBoost, timeBoost float64
 }
 
 // apply raises the relevance of a message whose sender the query named by
@@ -129,15 +146,17 @@ type queryBoosts struct {
 func (b queryBoosts) apply(fused float64, sender string, created time.Time) float64 {
 	offered, earned := 0.0, 0.0
 	if len(b.named) > 0 {
-		offered += senderBoost
+		boost := orDefault(b.senderBoost, senderBoost)
+		offered += boost
 		if b.named[strings.ToLower(sender)] {
-			earned += senderBoost
+			earned += boost
 		}
 	}
 	if len(b.ranges) > 0 {
-		offered += timeBoost
+		boost := orDefault(b.timeBoost, timeBoost)
+		offered += boost
 		if inRanges(created, b.ranges) {
-			earned += timeBoost
+			earned += boost
 		}
 	}
 	if offered == 0 {
@@ -174,7 +193,7 @@ func isQuestion(query string) bool {
 // otherwise), else KeywordWeight.
 func keywordWeight(query string, a QueryAnalysis) float64 {
 	if !a.NoQuestionWeight && isQuestion(query) {
-		return QuestionKeywordWeight
+		return orDefault(a.QuestionKeywordWeight, QuestionKeywordWeight)
 	}
 	return KeywordWeight
 }

@@ -54,7 +54,7 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 	}
 	var added []int64
 	for _, id := range replies {
-		lift := replyWeight * r.cands[replyOf[id]].fused
+		lift := orDefault(e.opts.QueryAnalysis.ReplyWeight, replyWeight) * r.cands[replyOf[id]].fused
 		c, found := r.cands[id]
 		if !found {
 			c = r.cands.get(id)
