@@ -15,7 +15,7 @@ import (
 // locoRule is a query-side or ranking rule of the engine, measured by
 // leaving one LoCoMo conversation out: off is the engine's defaults with
 // the rule switched off, settings the rule on with each value of its
-// parameters (the engine's default first).
+// parameters (the engine's value first).
 type locoRule struct {
 	name     string
 	off      engine.QueryAnalysis
@@ -38,7 +38,7 @@ func locoRules() []locoRule {
 	grid := func(name string, vals []float64, set func(*engine.QueryAnalysis, float64)) []locoSetting {
 		out := []locoSetting{def}
 		for _, v := range vals {
-			var qa engine.QueryAnalysis
+			qa := def.qa
 			set(&qa, v)
 			out = append(out, locoSetting{fmt.Sprintf("on, %s %g", name, v), qa})
 		}
@@ -51,8 +51,15 @@ func locoRules() []locoRule {
 			settings: grid("boost", []float64{0.2, 0.5}, func(qa *engine.QueryAnalysis, v float64) { qa.TimeBoost = v })},
 		{name: "question keyword weight: a question in words fuses with keyword weight 0.3, not 0.1", off: engine.QueryAnalysis{NoQuestionWeight: true}, mode: engine.ModeHybrid,
 			settings: grid("weight", []float64{0.2, 0.4}, func(qa *engine.QueryAnalysis, v float64) { qa.QuestionKeywordWeight = v })},
-		{name: "reply lift: the reply to a best candidate that asks is lifted behind it (weight 0.95)", off: engine.QueryAnalysis{NoReplies: true}, mode: engine.ModeHybrid,
-			settings: grid("weight", []float64{0.9, 1}, func(qa *engine.QueryAnalysis, v float64) { qa.ReplyWeight = v })},
+		{name: "reply lift (off by default): the reply to a best candidate that asks is lifted behind it (weight 0.95)", off: engine.QueryAnalysis{}, mode: engine.ModeHybrid,
+			settings: func() []locoSetting {
+				// The lift is off by default: each setting switches it on.
+				out := grid("weight", []float64{0.9, 1}, func(qa *engine.QueryAnalysis, v float64) { qa.ReplyWeight = v })
+				for i := range out {
+					out[i].qa.LiftReplies = true
+				}
+				return out
+			}()},
 		{name: "rank blend: fused ranks blended with the semantic ranks with turn context (weight 1.5, k 5)", off: engine.QueryAnalysis{NoRankBlend: true}, mode: engine.ModeHybrid,
 			settings: append(grid("weight", []float64{1, 2}, func(qa *engine.QueryAnalysis, v float64) { qa.BlendSemanticWeight = v }),
 				grid("k", []float64{2, 10}, func(qa *engine.QueryAnalysis, v float64) { qa.BlendK = v })[1:]...)},
@@ -136,7 +143,7 @@ func runLOCO(ctx context.Context, dataDir, modelSpec, cacheDir string, captions 
 	need(engine.QueryAnalysis{}, engine.ModeHybrid)
 	for _, r := range rules {
 		need(r.off, r.mode)
-		devOf[r.off] = true
+		devOf[r.off], devOf[r.settings[0].qa] = true, true
 		for _, s := range r.settings {
 			need(s.qa, r.mode)
 		}

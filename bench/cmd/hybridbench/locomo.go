@@ -230,7 +230,8 @@ func stopChroma(cmd *exec.Cmd) {
 }
 
 // queryAnalysisAblations are the engine's query analysis with each part
-// switched off, then all of them.
+// switched off (the reply lift, off by default, switched on), then all of
+// them off.
 func queryAnalysisAblations() []struct {
 	name string
 	qa   engine.QueryAnalysis
@@ -242,9 +243,9 @@ func queryAnalysisAblations() []struct {
 		{"without sender names", engine.QueryAnalysis{NoSenderNames: true}},
 		{"without time expressions", engine.QueryAnalysis{NoTimes: true}},
 		{"without the question weight", engine.QueryAnalysis{NoQuestionWeight: true}},
-		{"without the reply lift", engine.QueryAnalysis{NoReplies: true}},
+		{"with the reply lift (off by default)", engine.QueryAnalysis{LiftReplies: true}},
 		{"without turn context (and so without the rank blend)", engine.QueryAnalysis{NoTurnContext: true}},
 		{"without the rank blend", engine.QueryAnalysis{NoRankBlend: true}},
-		{"without any of them", engine.QueryAnalysis{NoSenderNames: true, NoTimes: true, NoQuestionWeight: true, NoReplies: true, NoTurnContext: true, NoRankBlend: true}},
+		{"without any of them", engine.QueryAnalysis{NoSenderNames: true, NoTimes: true, NoQuestionWeight: true, NoTurnContext: true, NoRankBlend: true}},
 	}
 }
