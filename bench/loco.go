@@ -1,6 +1,9 @@
 package bench
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // LOCOFold is one fold of a leave-one-conversation-out choice: the
 // setting of a rule chosen on every conversation but HeldOut, and how it
@@ -43,28 +46,40 @@ func LeaveOneOut(figures [][]float64, tol float64) ([]LOCOFold, bool, error) {
 			return nil, false, fmt.Errorf("bench: setting %d has %d figures, setting 0 has %d", s, len(f), n)
 		}
 	}
-	// A mean must beat the best so far by more than rounding to win, so
-	// that settings that rank identically tie.
-	const eps = 1e-9
 	folds := make([]LOCOFold, n)
 	kept := true
 	for held := range n {
-		f := LOCOFold{HeldOut: held, TrainMean: -1}
-		for s, fig := range figures {
-			sum := 0.0
-			for c, v := range fig {
-				if c != held {
-					sum += v
-				}
-			}
-			if mean := sum / float64(n-1); mean > f.TrainMean+eps {
-				f.Chosen, f.TrainMean = s, mean
-			}
-		}
+		f := LOCOFold{HeldOut: held}
+		f.Chosen, f.TrainMean = bestSetting(figures, held)
 		f.HeldOutChosen, f.HeldOutOff = figures[f.Chosen][held], figures[0][held]
 		f.Holds = f.Chosen != 0 && f.HeldOutChosen >= f.HeldOutOff-tol
 		kept = kept && f.Holds
 		folds[held] = f
 	}
 	return folds, kept, nil
+}
+
+// BestSetting is the setting of figures (as LeaveOneOut takes them) with
+// the best mean figure over every conversation, and that mean; a tie goes
+// to the earlier setting.
+func BestSetting(figures [][]float64) (int, float64) { return bestSetting(figures, -1) }
+
+// bestSetting is BestSetting without conversation held (-1: none).
+func bestSetting(figures [][]float64, held int) (int, float64) {
+	// A mean must beat the best so far by more than rounding to win, so
+	// that settings that rank identically tie.
+	const eps = 1e-9
+	best, bestMean := 0, math.Inf(-1)
+	for s, fig := range figures {
+		sum, n := 0.0, 0
+		for c, v := range fig {
+			if c != held {
+				sum, n = sum+v, n+1
+			}
+		}
+		if mean := sum / float64(n); mean > bestMean+eps {
+			best, bestMean = s, mean
+		}
+	}
+	return best, bestMean
 }

@@ -140,6 +140,11 @@ func TestLeaveOneOut(t *testing.T) {
 		if folds[0].Chosen != 2 || !folds[0].Holds {
 			t.Errorf("fold 1 = %+v, want setting 2 chosen and holding", folds[0])
 		}
+		// On all four: means 0.50, 0.55 and 0.6375.
+		grid := [][]float64{{0.50, 0.50, 0.50, 0.50}, {0.60, 0.60, 0.60, 0.40}, {0.55, 0.55, 0.55, 0.90}}
+		if s, mean := bench.BestSetting(grid); s != 2 || !near(mean, 0.6375) {
+			t.Errorf("BestSetting = %d at %v, want 2 at 0.6375", s, mean)
+		}
 	})
 	t.Run("bad shapes are refused", func(t *testing.T) {
 		for _, grid := range [][][]float64{

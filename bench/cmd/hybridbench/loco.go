@@ -261,6 +261,8 @@ func printLOCORule(r locoRule, convs []bench.Conversation, figures map[engine.Qu
 		}
 		fmt.Printf("| conv %s | %s | %.3f | %.3f | %.3f | %s |\n", convs[f.HeldOut].ID, settings[f.Chosen].name, f.TrainMean, f.HeldOutChosen, f.HeldOutOff, yesNo(f.Holds))
 	}
+	best, bestMean := bench.BestSetting(grid)
+	fmt.Printf("\nChosen on all %d conversations: %s (mean %s %.3f).\n", len(convs), settings[best].name, unit, bestMean)
 	// The other dev sets judge the engine's default setting of the rule.
 	var deltas []string
 	lowers := false
