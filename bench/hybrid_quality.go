@@ -183,6 +183,9 @@ type Corpus struct {
 	docsOf map[int64][]string // message id -> doc ids (identical contents share a message)
 	// Load is how long storing and embedding took.
 	Load time.Duration
+	// dir and opts are where and how LoadCorpus opened the engine (Reopen).
+	dir  string
+	opts engine.Options
 }
 
 // LoadCorpus stores every document of s as a message (channel "bench",
@@ -190,7 +193,8 @@ type Corpus struct {
 // in a fresh engine in dir with embedder emb (nil = keyword only), and
 // waits for every vector.
 func LoadCorpus(ctx context.Context, dir string, s *RetrievalSet, emb engine.Embedder) (*Corpus, error) {
-	e, err := engine.Open(ctx, dir, engine.Options{Embedder: emb, Now: func() time.Time { return corpusTime }})
+	opts := engine.Options{Embedder: emb, Now: func() time.Time { return corpusTime }}
+	e, err := engine.Open(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +203,7 @@ func LoadCorpus(ctx context.Context, dir string, s *RetrievalSet, emb engine.Emb
 		e.Close()
 		return nil, err
 	}
+	c.dir, c.opts = dir, opts
 	return c, nil
 }
 
@@ -238,6 +243,31 @@ func LoadCorpusInto(ctx context.Context, e *engine.Engine, s *RetrievalSet) (*Co
 
 // Close closes the engine.
 func (c *Corpus) Close() error { return c.Engine.Close() }
+
+// Reopen closes the engine of a corpus LoadCorpus stored and opens the
+// same store again with query analysis qa, so that a search option is
+// measured on the documents already stored and embedded.
+func (c *Corpus) Reopen(ctx context.Context, qa engine.QueryAnalysis) error {
+	if c.dir == "" {
+		return fmt.Errorf("bench: Reopen needs a corpus stored by LoadCorpus")
+	}
+	e, err := reopen(ctx, c.Engine, c.dir, c.opts, qa)
+	if err != nil {
+		return err
+	}
+	c.Engine = e
+	return nil
+}
+
+// reopen closes e, opened on dir with opts, and opens dir again with opts
+// but query analysis qa.
+func reopen(ctx context.Context, e *engine.Engine, dir string, opts engine.Options, qa engine.QueryAnalysis) (*engine.Engine, error) {
+	if err := e.Close(); err != nil {
+		return nil, err
+	}
+	opts.QueryAnalysis = qa
+	return engine.Open(ctx, dir, opts)
+}
 
 // Metrics are mean retrieval metrics over the judged queries.
 type Metrics struct {

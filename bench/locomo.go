@@ -161,6 +161,9 @@ type LoCoMoCorpus struct {
 	diaOf  map[int64]string // message id -> dia_id
 	// Load is how long storing and embedding took.
 	Load time.Duration
+	// dir and opts are where and how the engine was opened (Reopen).
+	dir  string
+	opts engine.Options
 }
 
 // LoCoMoOptions say how the conversations are stored.
@@ -194,7 +197,7 @@ func LoadLoCoMoCorpus(ctx context.Context, dir string, convs []Conversation, opt
 	if err != nil {
 		return nil, err
 	}
-	lc := &LoCoMoCorpus{Convs: convs, Engine: e, diaOf: map[int64]string{}}
+	lc := &LoCoMoCorpus{Convs: convs, Engine: e, diaOf: map[int64]string{}, dir: dir, opts: eo}
 	start := time.Now()
 	for _, c := range convs {
 		ch := LoCoMoChannel(c)
@@ -254,41 +257,122 @@ func LoCoMoChannel(c Conversation) string { return "locomo-" + c.ID }
 // Close closes the engine.
 func (lc *LoCoMoCorpus) Close() error { return lc.Engine.Close() }
 
+// Reopen closes the engine and opens the same store again with query
+// analysis qa, so that a search option is measured on the turns already
+// stored and embedded.
+func (lc *LoCoMoCorpus) Reopen(ctx context.Context, qa engine.QueryAnalysis) error {
+	e, err := reopen(ctx, lc.Engine, lc.dir, lc.opts, qa)
+	if err != nil {
+		return err
+	}
+	lc.Engine = e
+	return nil
+}
+
 // TurnMetrics are the protocol's turn-level figures over a group of
-// questions.
+// questions, and the units peers publish LoCoMo retrieval in.
 type TurnMetrics struct {
+	// Recall5 and Recall10 are FractionalRecall at 5 and 10: Recall5 is
+	// the unit mcp-memory-service publishes ("fractional turn-level
+	// recall@5").
 	Recall5, Recall10, Hit10 float64
-	Questions                int
+	// SessionRecall10 is SessionRecall at 10, the unit MemPalace
+	// publishes ("session-level recall@10").
+	SessionRecall10 float64
+	Questions       int
 }
 
 func (m *TurnMetrics) add(ranked []string, evidence []string) {
-	ev := map[string]bool{}
-	for _, e := range evidence {
-		ev[e] = true
-	}
-	found := func(k int) int {
-		n := 0
-		for _, id := range ranked[:min(k, len(ranked))] {
-			if ev[id] {
-				n++
-			}
-		}
-		return n
-	}
-	f5, f10 := found(5), found(10)
-	m.Recall5 += float64(f5) / float64(len(ev))
-	m.Recall10 += float64(f10) / float64(len(ev))
-	if f10 > 0 {
+	m.Recall5 += FractionalRecall(ranked, evidence, 5)
+	r10 := FractionalRecall(ranked, evidence, 10)
+	m.Recall10 += r10
+	if r10 > 0 {
 		m.Hit10++
 	}
+	m.SessionRecall10 += SessionRecall(ranked, evidence, 10)
 	m.Questions++
 }
 
 func (m *TurnMetrics) mean() {
 	if m.Questions > 0 {
 		n := float64(m.Questions)
-		m.Recall5, m.Recall10, m.Hit10 = m.Recall5/n, m.Recall10/n, m.Hit10/n
+		m.Recall5, m.Recall10, m.Hit10, m.SessionRecall10 = m.Recall5/n, m.Recall10/n, m.Hit10/n, m.SessionRecall10/n
 	}
+}
+
+// FractionalRecall is the share of a question's distinct evidence turns
+// found among the first k of ranked (dia_ids in rank order): the
+// protocol's recall@k, and mcp-memory-service's "fractional turn-level
+// recall@k". A question without evidence scores 0 (the protocol skips
+// such questions).
+func FractionalRecall(ranked, evidence []string, k int) float64 {
+	ev := map[string]bool{}
+	for _, e := range evidence {
+		ev[e] = true
+	}
+	if len(ev) == 0 {
+		return 0
+	}
+	found := 0
+	for _, id := range ranked[:min(k, len(ranked))] {
+		if ev[id] {
+			found++
+			ev[id] = false // a turn ranked twice counts once
+		}
+	}
+	return float64(found) / float64(len(ev))
+}
+
+// SessionRecall is MemPalace's "session-level recall@k" on a turn-level
+// ranking: the sessions of ranked (dia_ids in rank order) are ordered by
+// their best-ranked turn, and the score is the share of the sessions
+// holding the question's evidence found among the first k sessions.
+// MemPalace stores one document per session and retrieves k of them;
+// ranking a session by its best turn is the same retrieval over turns.
+func SessionRecall(ranked, evidence []string, k int) float64 {
+	want := map[int]bool{}
+	for _, e := range evidence {
+		if s := SessionOf(e); s > 0 {
+			want[s] = true
+		}
+	}
+	if len(want) == 0 {
+		return 0
+	}
+	seen := map[int]bool{}
+	found := 0
+	for _, id := range ranked {
+		s := SessionOf(id)
+		if s == 0 || seen[s] {
+			continue
+		}
+		if len(seen) == k {
+			break
+		}
+		seen[s] = true
+		if want[s] {
+			found++
+		}
+	}
+	return float64(found) / float64(len(want))
+}
+
+// SessionOf is the session number of a dia_id ("D3:14" is in session 3),
+// 0 when id is not shaped so.
+func SessionOf(diaID string) int {
+	rest, ok := strings.CutPrefix(diaID, "D")
+	if !ok {
+		return 0
+	}
+	num, _, ok := strings.Cut(rest, ":")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 1 {
+		return 0
+	}
+	return n
 }
 
 // LoCoMoResult holds the figures per category and "overall".
@@ -298,28 +382,54 @@ type LoCoMoResult map[string]TurnMetrics
 // with req as template (Query, Limit and the channel filter are set per
 // question) and returns the figures per category and overall.
 func (lc *LoCoMoCorpus) Evaluate(ctx context.Context, req engine.SearchRequest) (LoCoMoResult, error) {
-	acc := map[string]*TurnMetrics{"overall": {}}
-	for _, c := range LoCoMoCategories() {
-		acc[c] = &TurnMetrics{}
+	all, _, err := lc.EvaluateEach(ctx, req)
+	return all, err
+}
+
+// EvaluateDepth is how many results Evaluate asks for per question: ten
+// for the turn-level figures, and enough beyond them that the sessions
+// of the ranking reach ten for SessionRecall. Hybrid search takes the
+// same candidates for any limit up to 50 (max(100, 2*limit) of each
+// side), so the first ten are those of a search for ten.
+const EvaluateDepth = 50
+
+// EvaluateEach is Evaluate with the figures of each conversation too, in
+// lc.Convs order.
+func (lc *LoCoMoCorpus) EvaluateEach(ctx context.Context, req engine.SearchRequest) (LoCoMoResult, []LoCoMoResult, error) {
+	newAcc := func() map[string]*TurnMetrics {
+		acc := map[string]*TurnMetrics{"overall": {}}
+		for _, c := range LoCoMoCategories() {
+			acc[c] = &TurnMetrics{}
+		}
+		return acc
 	}
-	for _, c := range lc.Convs {
+	means := func(acc map[string]*TurnMetrics) LoCoMoResult {
+		out := LoCoMoResult{}
+		for k, m := range acc {
+			m.mean()
+			out[k] = *m
+		}
+		return out
+	}
+	all := newAcc()
+	each := make([]LoCoMoResult, len(lc.Convs))
+	for i, c := range lc.Convs {
+		conv := newAcc()
 		for _, q := range c.Questions {
 			r := req
-			r.Limit = 10
+			r.Limit = EvaluateDepth
 			ranked, err := lc.Ranked(ctx, r, c, q)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			acc[q.Category].add(ranked, q.Evidence)
-			acc["overall"].add(ranked, q.Evidence)
+			for _, acc := range []map[string]*TurnMetrics{all, conv} {
+				acc[q.Category].add(ranked, q.Evidence)
+				acc["overall"].add(ranked, q.Evidence)
+			}
 		}
+		each[i] = means(conv)
 	}
-	out := LoCoMoResult{}
-	for k, m := range acc {
-		m.mean()
-		out[k] = *m
-	}
-	return out, nil
+	return means(all), each, nil
 }
 
 // DiaID returns the dia_id of the turn stored as message id ("" for

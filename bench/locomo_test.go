@@ -35,9 +35,9 @@ func TestLoCoMoHarness(t *testing.T) {
 			}
 		}
 	}
-	// 788 turns; 233 questions of categories 1-4, two of them without evidence.
-	if len(convs) != 2 || turns != 788 || questions != 231 {
-		t.Fatalf("loaded %d conversations, %d turns, %d questions; want 2, 788, 231", len(convs), turns, questions)
+	// 2,080 turns; 584 questions of categories 1-4, two of them without evidence.
+	if len(convs) != 4 || turns != 2080 || questions != 582 {
+		t.Fatalf("loaded %d conversations, %d turns, %d questions; want 4, 2080, 582", len(convs), turns, questions)
 	}
 	if testing.Short() {
 		return
@@ -53,7 +53,7 @@ func TestLoCoMoHarness(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := r["overall"]
-	if o.Questions != 231 || o.Recall10 <= 0 || o.Recall10 > 1 || o.Recall5 > o.Recall10 || o.Hit10 < o.Recall10 {
-		t.Errorf("overall %+v: want 231 questions and 0 < R@5 <= R@10 <= hit@10 <= 1", o)
+	if o.Questions != 582 || o.Recall10 <= 0 || o.Recall10 > 1 || o.Recall5 > o.Recall10 || o.Hit10 < o.Recall10 {
+		t.Errorf("overall %+v: want 582 questions and 0 < R@5 <= R@10 <= hit@10 <= 1", o)
 	}
 }

@@ -202,13 +202,14 @@
 // engine/timeexpr.go): the capitalized names of senders and the dates it
 // mentions are taken out of the text both sides search and boost the
 // messages of those senders and times instead; a question in words fuses
-// with more keyword weight than a query of keywords; in hybrid mode the
-// reply to a best candidate that asks something is lifted behind it
-// (engine/replies.go); in semantic mode a conversation turn is also
-// scored with its neighbouring turns (engine/turncontext.go), and in
-// hybrid mode a conversation's fused ranks are blended with those
-// semantic ranks (engine/rankblend.go).
-// Options.QueryAnalysis switches each part off.
+// with more keyword weight than a query of keywords; in semantic mode a
+// conversation turn is also scored with its neighbouring turns
+// (engine/turncontext.go), and in hybrid mode a conversation's fused
+// ranks are blended with those semantic ranks (engine/rankblend.go).
+// Options.QueryAnalysis switches each part off, and switches on the reply
+// lift (engine/replies.go), which the engine keeps off: each rule is kept
+// only if, chosen on three LoCoMo dev conversations, it holds on the
+// fourth (bench/README.md).
 //
 // Filters are applied before similarity on both sides: as a SQL WHERE on
 // the FTS5 query and as a vecstore where (filter-first planner) on the

@@ -409,7 +409,7 @@ func (e *Engine) newSearchRun(ctx context.Context, p searchPlan) (*searchRun, er
 	if !qa.NoTimes {
 		query, ranges = timeMentions(query, p.now)
 	}
-	return &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, boosts: queryBoosts{named: named, ranges: ranges}}, nil
+	return &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, boosts: queryBoosts{named: named, ranges: ranges, senderBoost: qa.SenderBoost, timeBoost: qa.TimeBoost}}, nil
 }
 
 // fallBack makes a hybrid search a keyword one, saying why.

@@ -34,6 +34,11 @@ func TestBoostSenderOrdersLikeAddition(t *testing.T) {
 	if got := (queryBoosts{}).apply(0.42, "Melanie", at); got != 0.42 {
 		t.Errorf("no sender named: relevance changed to %v", got)
 	}
+	// A measured boost replaces senderBoost: 0.7+0.2 beats 0.85.
+	wide := queryBoosts{named: b.named, senderBoost: 0.2}
+	if x, o := wide.apply(0.7, "Caroline", at), wide.apply(0.85, "Melanie", at); x <= o {
+		t.Errorf("boost 0.2: boosted 0.7 -> %v does not beat 0.85 -> %v", x, o)
+	}
 }
 
 // Questions in words get the question weight; queries of keywords, code
@@ -69,6 +74,11 @@ func TestQueryShape(t *testing.T) {
 		}
 		if got := keywordWeight(c.query, QueryAnalysis{NoQuestionWeight: true}); got != KeywordWeight {
 			t.Errorf("keywordWeight(%q) with NoQuestionWeight = %v, want %v", c.query, got, KeywordWeight)
+		}
+		if c.question {
+			if got := keywordWeight(c.query, QueryAnalysis{QuestionKeywordWeight: 0.4}); got != 0.4 {
+				t.Errorf("keywordWeight(%q) with QuestionKeywordWeight 0.4 = %v", c.query, got)
+			}
 		}
 	}
 }

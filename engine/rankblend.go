@@ -55,14 +55,16 @@ func (e *Engine) blendRanks(r *searchRun, facts []Message) {
 		s, ok := semantic[c]
 		return s, ok
 	})
+	qa := e.opts.QueryAnalysis
+	weight, k := orDefault(qa.BlendSemanticWeight, blendSemanticWeight), orDefault(qa.BlendK, blendK)
 	blend := make(map[int64]float64, len(fusedOrder))
 	for i, id := range fusedOrder {
-		blend[id] += 1 / float64(blendK+i+1)
+		blend[id] += 1 / (k + float64(i+1))
 	}
 	for i, id := range semanticOrder {
-		blend[id] += blendSemanticWeight / float64(blendK+i+1)
+		blend[id] += weight / (k + float64(i+1))
 	}
-	top := (1 + blendSemanticWeight) / float64(blendK+1)
+	top := (1 + weight) / (k + 1)
 	for id, b := range blend {
 		r.cands[id].fused = b / top
 	}

@@ -411,7 +411,7 @@ func tiesAtCut(a, b []engine.SearchResult) bool {
 // The engines blend no ranks, which would replace the relevance the lift
 // sets (engine/rankblend.go; TestDifferentialTurnContext compares it).
 func TestDifferentialReplyLift(t *testing.T) {
-	a, b := openPairWith(t, wordsEmbedder(64), engine.QueryAnalysis{NoRankBlend: true})
+	a, b := openPairWith(t, wordsEmbedder(64), engine.QueryAnalysis{NoRankBlend: true, LiftReplies: true})
 	t0 := time.Date(2026, 10, 5, 9, 0, 0, 0, time.UTC)
 	conversation := []engine.NewMessage{
 		{Channel: "chat", Sender: "alice", Content: "How long have you been married to Melanie?", CreatedAt: t0},

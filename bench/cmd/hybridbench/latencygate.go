@@ -15,12 +15,12 @@ import (
 // questionLatencyGate measures what an agent waits for when it asks its
 // memory a question: one engine search (hybrid, limit 10) over the suite's
 // corpus whose own embedder embeds the question with the built-in model,
-// through the whole query analysis (sender names, time expressions,
-// question weight, reply lift, turn context, rank blend), with the vector
-// side running beside the keyword side as it does for every caller. It
-// first adds 1,000 exchanges (a question from one agent, the reply from
-// another a minute later) so that the reply lift has questions to lift
-// from, and asks each query in the words of one of them.
+// through the default query analysis (sender names, time expressions,
+// question weight, turn context, rank blend), with the vector side
+// running beside the keyword side as it does for every caller. It first
+// adds 1,000 exchanges (a question from one agent, the reply from another
+// a minute later) so that the steps that read a conversation have turns
+// to read, and asks each query in the words of one of them.
 //
 // The corpus's vectors are the synthetic embedder's (embedding 100,000
 // messages with the real encoder takes hours on 2 cores); queries switch

@@ -37,7 +37,18 @@ func runLoCoMo(ctx context.Context, args []string) error {
 	contexts := fs.String("embed-context", "content", "comma-separated engine EmbedContext values to run each model with (content, sender-date)")
 	queryPrompt := fs.String("query-prompt", "", "also run each model with its prompt `NAME` (config_sentence_transformers.json) before queries, documents without")
 	ablations := fs.Bool("ablations", true, "also run default hybrid search with each part of the query analysis switched off, and all of them")
+	loco := fs.Bool("loco", false, "instead: decide every query-side and ranking rule by leaving one conversation out (first model, first -embed-context; a second -embed-context is decided against the first), then report the peers' units")
+	locoTol := fs.Float64("loco-tol", 0, "with -loco: how far below the rule switched off a held-out conversation's recall@10 (and another dev set's nDCG@10) may fall for the rule to hold")
+	locoDev := fs.Bool("loco-dev", true, "with -loco: also check each rule on Cranfield and CoSQA dev (nDCG@10)")
 	fs.Parse(args)
+
+	if *loco {
+		spec, _, _ := strings.Cut(*models, ",")
+		if spec == "" {
+			return fmt.Errorf("-loco needs -models")
+		}
+		return runLOCO(ctx, *data, spec, *cache, *captions, strings.Split(*contexts, ","), *locoTol, *locoDev)
+	}
 
 	convs, err := bench.LoadLoCoMo(filepath.Join(*data, "locomo-dev"))
 	if err != nil {
@@ -219,7 +230,8 @@ func stopChroma(cmd *exec.Cmd) {
 }
 
 // queryAnalysisAblations are the engine's query analysis with each part
-// switched off, then all of them.
+// switched off (the reply lift, off by default, switched on), then all of
+// them off.
 func queryAnalysisAblations() []struct {
 	name string
 	qa   engine.QueryAnalysis
@@ -231,9 +243,9 @@ func queryAnalysisAblations() []struct {
 		{"without sender names", engine.QueryAnalysis{NoSenderNames: true}},
 		{"without time expressions", engine.QueryAnalysis{NoTimes: true}},
 		{"without the question weight", engine.QueryAnalysis{NoQuestionWeight: true}},
-		{"without the reply lift", engine.QueryAnalysis{NoReplies: true}},
+		{"with the reply lift (off by default)", engine.QueryAnalysis{LiftReplies: true}},
 		{"without turn context (and so without the rank blend)", engine.QueryAnalysis{NoTurnContext: true}},
 		{"without the rank blend", engine.QueryAnalysis{NoRankBlend: true}},
-		{"without any of them", engine.QueryAnalysis{NoSenderNames: true, NoTimes: true, NoQuestionWeight: true, NoReplies: true, NoTurnContext: true, NoRankBlend: true}},
+		{"without any of them", engine.QueryAnalysis{NoSenderNames: true, NoTimes: true, NoQuestionWeight: true, NoTurnContext: true, NoRankBlend: true}},
 	}
 }
