@@ -37,8 +37,10 @@ type SearchSpec struct {
 	UnreadBy       string          `json:"unread_by,omitempty" jsonschema:"only messages this agent has not read yet (see get_unread)"`
 	// BreadcrumbsValid and DemoteStale use the breadcrumb marks cache at
 	// the repository's HEAD (engine/crumbmarks.go).
-	BreadcrumbsValid bool    `json:"breadcrumbs_valid,omitempty" jsonschema:"only notes whose breadcrumbs were checked at the repository's current HEAD and are all still valid"`
-	DemoteStale      float64 `json:"demote_stale,omitempty" jsonschema:"multiply the score of notes whose breadcrumbs changed or are gone at the repository's HEAD by this factor (0 < f <= 1, e.g. 0.5; 0 = off)"`
+	BreadcrumbsValid bool `json:"breadcrumbs_valid,omitempty" jsonschema:"only notes whose breadcrumbs were checked at the repository's current HEAD and are all still valid"`
+	// IncludeSuperseded keeps messages another one superseded.
+	IncludeSuperseded bool    `json:"include_superseded,omitempty" jsonschema:"also messages a later one superseded (left out by default)"`
+	DemoteStale       float64 `json:"demote_stale,omitempty" jsonschema:"multiply the score of notes whose breadcrumbs changed or are gone at the repository's HEAD by this factor (0 < f <= 1, e.g. 0.5; 0 = off)"`
 
 	// Filters and RankingProfile are the implementation plan's spelling of
 	// the same search (search_messages(query, filters, limit,
@@ -209,6 +211,7 @@ func (s SearchSpec) Request() (SearchRequest, error) {
 			MinConfidence: s.MinConfidence, HasBreadcrumbs: s.HasBreadcrumbs,
 			MinWordCount: s.MinWordCount, Where: s.Where, MaxAge: maxAge,
 			UnreadBy: s.UnreadBy, BreadcrumbsValid: s.BreadcrumbsValid,
+			IncludeSuperseded: s.IncludeSuperseded,
 		},
 	}
 	if s.Since != nil {

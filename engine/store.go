@@ -17,6 +17,7 @@ func isLetterOrDigit(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigi
 // writes nothing; a channel outside the auto-created namespaces that does
 // not exist returns ErrNotFound.
 func (e *Engine) StoreMessage(ctx context.Context, in NewMessage) (WriteResult, error) {
+	in.repo = e.opts.BreadcrumbRepo
 	p, err := e.prepare(in)
 	if err != nil {
 		return WriteResult{}, err
@@ -51,6 +52,7 @@ func (e *Engine) WriteNote(ctx context.Context, in NewNote) (WriteResult, error)
 		Confidence:  in.Confidence,
 		Type:        typ,
 		CreatedAt:   in.CreatedAt,
+		Supersedes:  in.Supersedes,
 	})
 }
 
@@ -108,10 +110,15 @@ func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int6
 	case !errors.Is(err, sql.ErrNoRows):
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
+	// A repeat of a write is recognised before its supersedes is checked:
+	// it links nothing, and writing it again is not an error.
+	if err := CheckSupersedes(ctx, txQuerier{tx}, p.supersedes); err != nil {
+		return res, err
+	}
 	err = tx.QueryRowContext(ctx, `INSERT INTO messages
-		(channel_id, sender_id, sender_project_id, content, content_hash, confidence, message_type, metadata, mentions, word_count, has_breadcrumbs, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		p.channel.id, p.sender, p.project, p.content, p.hash, p.confidence, p.typ, p.metadata, p.mentions, p.wordCount, p.hasBreadcrumbs, created).Scan(&res.ID)
+		(channel_id, sender_id, sender_project_id, content, content_hash, confidence, message_type, metadata, mentions, word_count, has_breadcrumbs, created_at, supersedes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, 0)) RETURNING id`,
+		p.channel.id, p.sender, p.project, p.content, p.hash, p.confidence, p.typ, p.metadata, p.mentions, p.wordCount, p.hasBreadcrumbs, created, p.supersedes).Scan(&res.ID)
 	if err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}

@@ -261,7 +261,7 @@ func recallItems(ctx context.Context, eng *engine.Engine, project, sub string, r
 				return nil, err
 			}
 			for _, m := range ms {
-				if !wanted[m.MessageType] {
+				if !wanted[m.MessageType] || m.SupersededBy != 0 {
 					continue
 				}
 				rel := 0.5

@@ -22,6 +22,7 @@ type writeFlags struct {
 	commits    stringList
 	issues     stringList
 	prs        stringList
+	supersedes int64
 }
 
 func (w *writeFlags) add(fs *flag.FlagSet) {
@@ -34,6 +35,7 @@ func (w *writeFlags) add(fs *flag.FlagSet) {
 	fs.Var(&w.commits, "commit", "breadcrumb: a `COMMIT`")
 	fs.Var(&w.issues, "issue", "breadcrumb: an `ISSUE`")
 	fs.Var(&w.prs, "pr", "breadcrumb: a pull request `PR`")
+	fs.Int64Var(&w.supersedes, "supersedes", 0, "the `ID` of an earlier message this one corrects: it leaves search and recall")
 }
 
 // metadata returns the metadata JSON from --meta or --meta-file.

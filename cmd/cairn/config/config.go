@@ -86,7 +86,7 @@ type Config struct {
 	Server      Server      `toml:"server" comment:"cairn serve: who may call it, and how much one request may ask for (over a limit: 4xx naming it)."`
 	Capture     Capture     `toml:"capture" comment:"Agent hooks that import the session's transcript (installed by cairn setup claude-code).\nOpt-in per trigger; false = the hook does nothing. Exclude and redaction settings apply."`
 	Recall      Recall      `toml:"recall" comment:"The session-start hook that puts the project's notes, decisions, patterns and policies\ninto the agent's context (installed by cairn setup claude-code|codex|gemini)."`
-	Breadcrumbs Breadcrumbs `toml:"breadcrumbs" comment:"The git repository breadcrumbs are checked against (cairn check --breadcrumbs; the marks on\nsearch results and messages; the refresh cairn serve and cairn mcp run when HEAD moves)."`
+	Breadcrumbs Breadcrumbs `toml:"breadcrumbs" comment:"The git repository this process writes in: notes with breadcrumbs record it and are checked against it\nwherever the check runs; cairn serve and cairn mcp refresh its notes' marks when HEAD moves."`
 }
 
 // Postgres configures searches on a PostgreSQL store.

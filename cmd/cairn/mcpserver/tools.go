@@ -45,6 +45,7 @@ type StoreMessageInput struct {
 	Type        string            `json:"type,omitempty" jsonschema:"message type: reflection, decision, pattern, policy, message (default: metadata.type, else message) or your own word"`
 	Metadata    map[string]any    `json:"metadata,omitempty" jsonschema:"any JSON object to keep with the message"`
 	Breadcrumbs *BreadcrumbsInput `json:"breadcrumbs,omitempty" jsonschema:"where the knowledge came from"`
+	Supersedes  int64             `json:"supersedes,omitempty" jsonschema:"id of an earlier message this one corrects; it leaves search"`
 }
 
 // WriteNoteInput is write_note's arguments.
@@ -56,6 +57,7 @@ type WriteNoteInput struct {
 	Type        string            `json:"type,omitempty" jsonschema:"reflection (default), decision, pattern, policy or your own word"`
 	Metadata    map[string]any    `json:"metadata,omitempty" jsonschema:"any JSON object to keep with the note"`
 	Breadcrumbs *BreadcrumbsInput `json:"breadcrumbs,omitempty" jsonschema:"where the knowledge came from"`
+	Supersedes  int64             `json:"supersedes,omitempty" jsonschema:"id of an earlier message this one corrects; it leaves search"`
 }
 
 // WriteOutput is what a write did.
@@ -93,6 +95,9 @@ type Hit struct {
 	// BreadcrumbCheck marks each breadcrumb valid, moved, changed or gone
 	// at the repository's HEAD, from the marks cache.
 	BreadcrumbCheck *engine.BreadcrumbCheck `json:"breadcrumb_check,omitempty"`
+	// Supersedes and SupersededBy link a correction and what it replaced.
+	Supersedes   int64 `json:"supersedes,omitempty"`
+	SupersededBy int64 `json:"superseded_by,omitempty"`
 }
 
 // HitsOutput is a list of messages.
@@ -186,7 +191,7 @@ func (s *Server) storeResolved(ctx context.Context, in StoreMessageInput) (*mcp.
 	}
 	res, err := eng.StoreMessage(ctx, engine.NewMessage{
 		Channel: in.Channel, Sender: in.Sender, Project: in.Project, Content: in.Content,
-		Metadata: md, Breadcrumbs: in.Breadcrumbs.engine(), Confidence: in.Confidence, Type: in.Type,
+		Metadata: md, Breadcrumbs: in.Breadcrumbs.engine(), Confidence: in.Confidence, Type: in.Type, Supersedes: in.Supersedes,
 	})
 	if err != nil {
 		return nil, WriteOutput{}, toolError(err)
@@ -205,7 +210,7 @@ func (s *Server) writeNote(ctx context.Context, _ *mcp.CallToolRequest, in Write
 	}
 	res, err := eng.WriteNote(ctx, engine.NewNote{
 		Agent: in.Agent, Project: in.Project, Content: in.Content,
-		Metadata: md, Breadcrumbs: in.Breadcrumbs.engine(), Confidence: in.Confidence, Type: in.Type,
+		Metadata: md, Breadcrumbs: in.Breadcrumbs.engine(), Confidence: in.Confidence, Type: in.Type, Supersedes: in.Supersedes,
 	})
 	if err != nil {
 		return nil, WriteOutput{}, toolError(err)
@@ -344,6 +349,7 @@ func hit(m engine.Message, score float64, full bool) Hit {
 	h := Hit{
 		ID: m.ID, ChannelID: m.ChannelID, Sender: m.SenderID, Type: m.MessageType,
 		Confidence: m.Confidence, CreatedAt: m.CreatedAt, Score: score,
+		Supersedes: m.Supersedes, SupersededBy: m.SupersededBy,
 	}
 	if bc := m.Breadcrumbs(); !bc.Empty() {
 		h.Breadcrumbs = &bc
