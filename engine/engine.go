@@ -81,6 +81,12 @@ type Options struct {
 	// breadcrumbs_repo) on messages with breadcrumbs that name none. ""
 	// records nothing.
 	BreadcrumbRepo string
+	// NearDuplicateCosine is the cosine at or above which StoreMessage
+	// and WriteNote return an earlier message by the same sender in the
+	// same channel instead of storing a new one (engine/neardup.go). 0
+	// means DefaultNearDuplicateCosine; above 1 only exact duplicates are
+	// recognised. Needs an Embedder.
+	NearDuplicateCosine float64
 }
 
 // VectorStoreOptions configures the engine's vector store. The zero value

@@ -13,7 +13,10 @@ func isLetterOrDigit(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigi
 // StoreMessage stores a message in in.Channel and returns its id. Storing
 // the same content from the same sender in the same channel again returns
 // the existing id with Created false and writes nothing (the sender's
-// last_active is still updated). Bad input returns an *InvalidError and
+// last_active is still updated); so does, with NearDuplicate, content
+// whose vector is within Options.NearDuplicateCosine of an earlier
+// message by the same sender in the same channel (with an embedder; a
+// write that supersedes another is never a near-duplicate). Bad input returns an *InvalidError and
 // writes nothing; a channel outside the auto-created namespaces that does
 // not exist returns ErrNotFound.
 func (e *Engine) StoreMessage(ctx context.Context, in NewMessage) (WriteResult, error) {
@@ -21,6 +24,9 @@ func (e *Engine) StoreMessage(ctx context.Context, in NewMessage) (WriteResult, 
 	p, err := e.prepare(in)
 	if err != nil {
 		return WriteResult{}, err
+	}
+	if dup, ok, err := e.nearDuplicate(ctx, p); err != nil || ok {
+		return dup, err
 	}
 	res, err := e.writePrepared(ctx, []prepared{p})
 	if err != nil {

@@ -96,3 +96,47 @@ func TestSupersedes(t *testing.T) {
 		t.Fatalf("after deleting the original: supersedes %d (%v)", m.Supersedes, err)
 	}
 }
+
+// TestNearDuplicateWrites: with an embedder, a write saying nearly what
+// the same sender already wrote in the same channel stores nothing and
+// returns the earlier id; another sender, another channel, unrelated
+// content, a correction (supersedes) or the check switched off store it.
+func TestNearDuplicateWrites(t *testing.T) {
+	ctx := context.Background()
+	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64)})
+	first := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
+	if err := e.SyncVectors(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.WriteNote(ctx, engine.NewNote{Agent: "bob", Content: "The deploy window is Tuesday afternoon!"})
+	if err != nil || res.Created || !res.NearDuplicate || res.ID != first || res.Similarity < engine.DefaultNearDuplicateCosine {
+		t.Fatalf("near-duplicate: %+v %v", res, err)
+	}
+	// The exact repeat keeps its own rule (no near_duplicate flag).
+	if res, err := e.WriteNote(ctx, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"}); err != nil || res.Created || res.NearDuplicate || res.ID != first {
+		t.Fatalf("exact repeat: %+v %v", res, err)
+	}
+	for _, c := range []struct {
+		name string
+		note engine.NewNote
+	}{
+		{"another sender", engine.NewNote{Agent: "ann", Content: "The deploy window is Tuesday afternoon!"}},
+		{"another channel", engine.NewNote{Agent: "bob", Project: "web", Content: "The deploy window is Tuesday afternoon!"}},
+		{"unrelated", engine.NewNote{Agent: "bob", Content: "the cache is warmed at boot"}},
+		{"another number", engine.NewNote{Agent: "bob", Content: "The deploy window is Tuesday afternoon at 3"}},
+		{"a correction", engine.NewNote{Agent: "bob", Content: "The deploy window is Tuesday afternoon!!", Supersedes: first}},
+	} {
+		res, err := e.WriteNote(ctx, c.note)
+		if err != nil || !res.Created || res.NearDuplicate {
+			t.Errorf("%s: %+v %v", c.name, res, err)
+		}
+	}
+	off := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64), NearDuplicateCosine: 2})
+	mustNote(t, off, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
+	if err := off.SyncVectors(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := off.WriteNote(ctx, engine.NewNote{Agent: "bob", Content: "The deploy window is Tuesday afternoon!"}); err != nil || !res.Created {
+		t.Fatalf("check off: %+v %v", res, err)
+	}
+}

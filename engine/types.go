@@ -141,6 +141,12 @@ type WriteResult struct {
 	// nothing was written.
 	Created     bool   `json:"created"`
 	ContentHash string `json:"content_hash"`
+	// NearDuplicate is true when the write was not stored because an
+	// earlier message by the same sender in the same channel says nearly
+	// the same (cosine Similarity at or above Options.NearDuplicateCosine):
+	// ID is that message's. Created is then false.
+	NearDuplicate bool    `json:"near_duplicate,omitempty"`
+	Similarity    float64 `json:"similarity,omitempty"`
 	// Redactions counts the spans Options.Redactor replaced, per rule, as
 	// "rule=n" pairs sorted by rule ("github-pat=1 jwt=2"); "" for none.
 	Redactions string `json:"redactions,omitempty"`

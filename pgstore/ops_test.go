@@ -869,3 +869,31 @@ func TestSessionsAfterMigrate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A near-duplicate write returns the same earlier message on both stores,
+// and a correction of it is stored on both.
+func TestDifferentialNearDuplicates(t *testing.T) {
+	ctx := context.Background()
+	opts := engine.Options{Now: clock(), Embedder: wordsEmbedder(64), NoVectorWorker: true, NearDuplicateCosine: 0.9}
+	a, err := engine.Open(ctx, t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b := openPG(t, pgtest.Database(t), opts)
+	note := func(content string, supersedes int64) func(e *engine.Engine) (engine.WriteResult, error) {
+		return func(e *engine.Engine) (engine.WriteResult, error) {
+			return e.WriteNote(ctx, engine.NewNote{Agent: "bob", Content: content, Supersedes: supersedes})
+		}
+	}
+	first := both(t, "first", a, b, note("the outbox drains every ten seconds", 0))
+	both(t, "other", a, b, note("vectors are quantized to eight bits", 0))
+	both(t, "sync", a, b, func(e *engine.Engine) (int, error) { return 0, e.SyncVectors(ctx, nil) })
+	dup := both(t, "near-duplicate", a, b, note("The outbox drains every ten seconds!", 0))
+	if dup.Created || !dup.NearDuplicate || dup.ID != first.ID {
+		t.Fatalf("near-duplicate: %+v", dup)
+	}
+	if fix := both(t, "correction", a, b, note("The outbox drains every ten seconds!", first.ID)); !fix.Created {
+		t.Fatalf("correction: %+v", fix)
+	}
+}

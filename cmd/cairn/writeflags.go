@@ -93,9 +93,12 @@ func (e *env) printWrite(res engine.WriteResult) error {
 	if e.json {
 		return e.printJSON(res)
 	}
-	if res.Created {
+	switch {
+	case res.Created:
 		fmt.Fprintf(e.stdout, "stored message %d in %s\n", res.ID, res.ChannelID)
-	} else {
+	case res.NearDuplicate:
+		fmt.Fprintf(e.stdout, "message %d in %s says nearly the same (cosine %.2f, same sender): nothing written; to replace it, write again with --supersedes %d\n", res.ID, res.ChannelID, res.Similarity, res.ID)
+	default:
 		fmt.Fprintf(e.stdout, "message %d already in %s (same content and sender): nothing written\n", res.ID, res.ChannelID)
 	}
 	return nil

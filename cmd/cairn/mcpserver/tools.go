@@ -65,6 +65,9 @@ type WriteOutput struct {
 	ID        int64  `json:"id"`
 	ChannelID string `json:"channel_id"`
 	Created   bool   `json:"created" jsonschema:"false when the same content from the same sender was already in the channel (id is then the existing message)"`
+	// NearDuplicate: id is an earlier message of the sender saying nearly
+	// the same; nothing was written (supersedes replaces it).
+	NearDuplicate bool `json:"near_duplicate,omitempty"`
 }
 
 // SearchInput is search_messages' arguments: the engine's search (the
@@ -196,7 +199,7 @@ func (s *Server) storeResolved(ctx context.Context, in StoreMessageInput) (*mcp.
 	if err != nil {
 		return nil, WriteOutput{}, toolError(err)
 	}
-	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created}, nil
+	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created, NearDuplicate: res.NearDuplicate}, nil
 }
 
 func (s *Server) writeNote(ctx context.Context, _ *mcp.CallToolRequest, in WriteNoteInput) (*mcp.CallToolResult, WriteOutput, error) {
@@ -215,7 +218,7 @@ func (s *Server) writeNote(ctx context.Context, _ *mcp.CallToolRequest, in Write
 	if err != nil {
 		return nil, WriteOutput{}, toolError(err)
 	}
-	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created}, nil
+	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created, NearDuplicate: res.NearDuplicate}, nil
 }
 
 func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
