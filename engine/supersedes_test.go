@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -138,5 +139,33 @@ func TestNearDuplicateWrites(t *testing.T) {
 	}
 	if res, err := off.WriteNote(ctx, engine.NewNote{Agent: "bob", Content: "The deploy window is Tuesday afternoon!"}); err != nil || !res.Created {
 		t.Fatalf("check off: %+v %v", res, err)
+	}
+}
+
+// TestSupersededShowLineImports: a read of a superseded message (its JSON,
+// with supersedes and superseded_by, ids of its own store) imports into
+// another store as a plain message.
+func TestSupersededShowLineImports(t *testing.T) {
+	ctx := context.Background()
+	src := openDir(t, t.TempDir(), engine.Options{})
+	old := mustNote(t, src, engine.NewNote{Agent: "bob", Content: "the cache is cold at boot"})
+	fix := mustNote(t, src, engine.NewNote{Agent: "bob", Content: "the cache is warmed at boot", Supersedes: old})
+	var lines strings.Builder
+	for _, id := range []int64{old, fix} {
+		m, err := src.GetMessage(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(m)
+		lines.Write(b)
+		lines.WriteByte('\n')
+	}
+	if !strings.Contains(lines.String(), `"superseded_by":`) || !strings.Contains(lines.String(), `"supersedes":`) {
+		t.Fatalf("reads lack the links: %s", lines.String())
+	}
+	dst := openDir(t, t.TempDir(), engine.Options{})
+	rep, err := dst.ImportMessages(ctx, strings.NewReader(lines.String()), engine.ImportMessagesOptions{})
+	if err != nil || rep.Imported != 2 || rep.Invalid != 0 {
+		t.Fatalf("import: %+v %v", rep, err)
 	}
 }
