@@ -93,10 +93,13 @@ type Selection struct {
 	// Where is the filter over the WhereColumns keys; nil keeps every
 	// message.
 	Where *where.Expr
-	// UnreadBy keeps the messages this agent has not read; ValidAt the
-	// messages whose breadcrumbs are all valid at this HEAD commit. Set
-	// only for a Backend with MarkFilters.
-	UnreadBy, ValidAt string
+	// UnreadBy keeps the messages this agent has not read. Set only for
+	// a Backend with MarkFilters.
+	UnreadBy string
+	// ValidAt, when set, keeps the messages whose breadcrumbs are all
+	// valid at these HEADs of their repositories. Set only for a Backend
+	// with MarkFilters.
+	ValidAt *RepoHeads
 
 	// sql and args are the whole selection as SQL over messages aliased c,
 	// when the Engine resolved it from a Filter (rendered): the embedded
@@ -134,9 +137,9 @@ type MarkFilters interface {
 type BreadcrumbChecks interface {
 	// AttachChecks sets the BreadcrumbCheck of those of ms the cache holds.
 	AttachChecks(ctx context.Context, ms []*Message) error
-	// StaleAmong returns the ids among ids whose marks at head say a
-	// breadcrumb changed or is gone.
-	StaleAmong(ctx context.Context, head string, ids []int64) (map[int64]bool, error)
+	// StaleAmong returns the ids among ids whose marks hold at heads
+	// (RepoHeads) and say a breadcrumb changed or is gone.
+	StaleAmong(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error)
 }
 
 // RankFacts is the capability of a Backend that reads what ranking needs
@@ -218,6 +221,10 @@ type StoredMessage struct {
 	WordCount      int
 	HasBreadcrumbs bool
 	CreatedAt      time.Time
+	// Supersedes is the id of the message this one replaces (0: none).
+	// The store refuses, as an *InvalidError on supersedes, an id that
+	// does not exist or is superseded already (CheckSupersedes).
+	Supersedes int64
 }
 
 // ScoredID is one retrieval hit: a message id and its score.

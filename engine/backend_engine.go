@@ -155,6 +155,7 @@ func (p prepared) stored(now time.Time) StoredMessage {
 		Sender: p.sender, Project: p.project, Content: p.content, ContentHash: p.hash,
 		Confidence: p.confidence, Type: p.typ, Metadata: p.metadata, Mentions: p.mentions,
 		WordCount: p.wordCount, HasBreadcrumbs: p.hasBreadcrumbs, CreatedAt: created.UTC().Truncate(time.Millisecond),
+		Supersedes: p.supersedes,
 	}
 }
 

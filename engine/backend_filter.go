@@ -25,8 +25,8 @@ func (m markStoreChecks) AttachChecks(ctx context.Context, ms []*Message) error 
 	return m.e.attachChecks(ctx, ms)
 }
 
-func (m markStoreChecks) StaleAmong(ctx context.Context, head string, ids []int64) (map[int64]bool, error) {
-	return m.e.staleAmong(ctx, head, ids)
+func (m markStoreChecks) StaleAmong(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error) {
+	return m.e.staleAmong(ctx, heads, ids)
 }
 
 // searchStore is the store a search retrieves from: e.store, or, when
@@ -36,7 +36,7 @@ func (m markStoreChecks) StaleAmong(ctx context.Context, head string, ids []int6
 // CursorStore and MarkStore. Without those the filter is refused.
 func (e *Engine) searchStore(f resolved) (Backend, error) {
 	needUnread := f.unreadBy != "" && !e.caps.unread
-	needValid := f.validAt != "" && !e.caps.valid
+	needValid := f.validAt != nil && !e.caps.valid
 	if !needUnread && !needValid {
 		return e.store, nil
 	}
@@ -59,7 +59,7 @@ func (e *Engine) searchStore(f resolved) (Backend, error) {
 			rows, err := ms.Marks(ctx, ids)
 			valid := make(map[int64]bool, len(rows))
 			for id, r := range rows {
-				if r.Head == f.validAt && r.Worst == 0 {
+				if _, current, _ := f.validAt.markNow(r); current && r.Worst == 0 {
 					valid[id] = true
 				}
 			}

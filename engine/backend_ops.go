@@ -80,19 +80,24 @@ type CursorStore interface {
 // MarkStore keeps the breadcrumb marks cache (and the breadcrumbs_valid
 // filter) on a Backend.
 type MarkStore interface {
-	// PutMarks stores each message's marks (JSON) and worst state at head,
-	// replacing what was cached of it; ids of deleted messages are
-	// skipped.
-	PutMarks(ctx context.Context, head string, marks map[int64]MarkRow) error
-	// MessagesToMark returns up to limit messages with breadcrumbs, an id
-	// above after and no marks at head, in id order.
-	MessagesToMark(ctx context.Context, head string, after int64, limit int) ([]Message, error)
+	// PutMarks stores each message's row (repository, head, marks JSON
+	// and worst state), replacing what was cached of it; ids of deleted
+	// messages are skipped.
+	PutMarks(ctx context.Context, marks map[int64]MarkRow) error
+	// MessagesToMark returns up to limit messages with breadcrumbs and
+	// an id above after that belong to repo and have no marks at head, in
+	// id order (Engine.MessagesToMark says which belong).
+	MessagesToMark(ctx context.Context, repo, head string, after int64, limit int) ([]Message, error)
 	// Marks returns the cached rows of those of ids that have one.
 	Marks(ctx context.Context, ids []int64) (map[int64]MarkRow, error)
 }
 
 // MarkRow is one message's cached breadcrumb check.
 type MarkRow struct {
+	// Repo is the top directory of the repository the marks were
+	// computed in; "" for a message that recorded none and was tried at
+	// Head without being found there (no mark).
+	Repo  string
 	Head  string
 	Worst int
 	Marks string // JSON array of BreadcrumbMark

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -177,28 +176,17 @@ func (e *Engine) backendMarkRead(ctx context.Context, req MarkReadRequest, scope
 }
 
 // backendPutMarks is PutBreadcrumbMarks on a Backend, after validation.
-func (e *Engine) backendPutMarks(ctx context.Context, head string, marks map[int64][]BreadcrumbMark) error {
+func (e *Engine) backendPutMarks(ctx context.Context, rows map[int64]MarkRow) error {
 	_, err := onBackend(e, func(ms MarkStore) (struct{}, error) {
-		rows := make(map[int64]MarkRow, len(marks))
-		for id, m := range marks {
-			if m == nil {
-				m = []BreadcrumbMark{}
-			}
-			b, err := json.Marshal(m)
-			if err != nil {
-				return struct{}{}, fmt.Errorf("engine: put breadcrumb marks: %w", err)
-			}
-			rows[id] = MarkRow{Head: head, Worst: worstOf(m), Marks: string(b)}
-		}
-		return struct{}{}, ms.PutMarks(ctx, head, rows)
+		return struct{}{}, ms.PutMarks(ctx, rows)
 	})
 	return err
 }
 
 // backendMessagesToMark is MessagesToMark on a Backend, after validation.
-func (e *Engine) backendMessagesToMark(ctx context.Context, head string, after int64, limit int) ([]Message, error) {
+func (e *Engine) backendMessagesToMark(ctx context.Context, repo, head string, after int64, limit int) ([]Message, error) {
 	return onBackend(e, func(ms MarkStore) ([]Message, error) {
-		out, err := ms.MessagesToMark(ctx, head, after, limit)
+		out, err := ms.MessagesToMark(ctx, repo, head, after, limit)
 		if out == nil {
 			out = []Message{}
 		}

@@ -194,13 +194,27 @@ func liveSetIDsTx(ctx context.Context, tx *sql.Tx) ([]int64, error) {
 // with Created false.
 func (e *Engine) insertBatchMessageTx(ctx context.Context, st *stmts, p prepared, created int64, sets []int64) (WriteResult, error) {
 	res := WriteResult{ChannelID: p.channel.id, ContentHash: p.hash}
+	if p.supersedes != 0 {
+		// As in writeTx: a repeat links nothing; a new message's
+		// supersedes is checked before it is inserted.
+		err := st.tx.QueryRowContext(ctx, "SELECT id FROM messages WHERE content_hash = ? AND channel_id = ? AND sender_id = ?", p.hash, p.channel.id, p.sender).Scan(&res.ID)
+		if err == nil {
+			return res, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return res, fmt.Errorf("engine: store messages: %w", classify(err))
+		}
+		if err := CheckSupersedes(ctx, txQuerier{st.tx}, p.supersedes); err != nil {
+			return res, err
+		}
+	}
 	ins, err := st.get(ctx, `INSERT INTO messages
-			(channel_id, sender_id, sender_project_id, content, content_hash, confidence, message_type, metadata, mentions, word_count, has_breadcrumbs, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (content_hash, channel_id, sender_id) DO NOTHING RETURNING id`)
+			(channel_id, sender_id, sender_project_id, content, content_hash, confidence, message_type, metadata, mentions, word_count, has_breadcrumbs, created_at, supersedes)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, 0)) ON CONFLICT (content_hash, channel_id, sender_id) DO NOTHING RETURNING id`)
 	if err != nil {
 		return res, fmt.Errorf("engine: store messages: %w", classify(err))
 	}
-	err = ins.QueryRowContext(ctx, p.channel.id, p.sender, p.project, p.content, p.hash, p.confidence, p.typ, p.metadata, p.mentions, p.wordCount, p.hasBreadcrumbs, created).Scan(&res.ID)
+	err = ins.QueryRowContext(ctx, p.channel.id, p.sender, p.project, p.content, p.hash, p.confidence, p.typ, p.metadata, p.mentions, p.wordCount, p.hasBreadcrumbs, created, p.supersedes).Scan(&res.ID)
 	if errors.Is(err, sql.ErrNoRows) { // already stored (or earlier in this batch)
 		sel, err := st.get(ctx, "SELECT id FROM messages WHERE content_hash = ? AND channel_id = ? AND sender_id = ?")
 		if err != nil {

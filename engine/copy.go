@@ -42,6 +42,10 @@ func (e *Engine) copyMessages(ctx context.Context, dst *Engine, progress func(Pr
 		return rep, err
 	}
 	var after int64
+	// to maps source ids to dst's, for the supersedes links: a message
+	// supersedes an older one, copied before it (in an earlier batch:
+	// a batch is cut before a message superseding one of the same batch).
+	to := map[int64]int64{}
 	for {
 		ms, err := e.messagesAfter(ctx, after, copyBatch)
 		if err != nil {
@@ -50,12 +54,16 @@ func (e *Engine) copyMessages(ctx context.Context, dst *Engine, progress func(Pr
 		if len(ms) == 0 {
 			break
 		}
-		in := make([]NewMessage, len(ms))
-		for i, m := range ms {
+		in := make([]NewMessage, 0, len(ms))
+		for _, m := range ms {
+			if m.Supersedes > after && len(in) > 0 {
+				break
+			}
 			conf := m.Confidence
-			in[i] = NewMessage{Channel: m.ChannelID, Sender: m.SenderID, Project: m.SenderProjectID, Content: m.Content,
-				Metadata: m.Metadata, Confidence: &conf, Type: m.MessageType, CreatedAt: m.CreatedAt}
+			in = append(in, NewMessage{Channel: m.ChannelID, Sender: m.SenderID, Project: m.SenderProjectID, Content: m.Content,
+				Metadata: m.Metadata, Confidence: &conf, Type: m.MessageType, CreatedAt: m.CreatedAt, Supersedes: to[m.Supersedes]})
 		}
+		ms = ms[:len(in)]
 		res, err := dst.StoreMessages(ctx, in)
 		if err != nil {
 			return rep, fmt.Errorf("engine: copy messages after id %d: %w", after, err)
@@ -67,6 +75,7 @@ func (e *Engine) copyMessages(ctx context.Context, dst *Engine, progress func(Pr
 			if mapped != nil {
 				mapped(ms[i].ID, r.ID)
 			}
+			to[ms[i].ID] = r.ID
 			if r.Created {
 				rep.Copied++
 			} else {

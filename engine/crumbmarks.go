@@ -4,18 +4,58 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
+	"unicode/utf8"
 )
 
-// BreadcrumbHead names the commit that is HEAD of the repository the
-// breadcrumbs are checked against. The engine reads git through it only:
-// the checks themselves run outside the engine and are handed in with
-// PutBreadcrumbMarks. Head is called on every search and message read
-// that may attach marks, so it must be cheap (a file read, not a walk of
-// the history); "" means no repository, and no marks are attached.
-type BreadcrumbHead interface {
-	Head() (string, error)
+// BreadcrumbRepos reads the HEAD of the git repositories breadcrumbs are
+// checked against. The engine reads git through it only: the checks
+// themselves run outside the engine and are handed in with
+// PutBreadcrumbMarks. Head is called on every search and message read that
+// may attach marks, once per repository among the results, so it must be
+// cheap (a file read, not a walk of the history). It must not depend on the
+// working directory of the process: marks are the same whichever
+// repository the reading process runs in.
+type BreadcrumbRepos interface {
+	// Head returns the commit HEAD names in the repository whose top
+	// directory is root. An error means the repository is not reachable
+	// from this machine (moved, removed, another machine's path): its
+	// notes keep their last marks.
+	Head(root string) (string, error)
+}
+
+// RepoKey is the metadata key that records the repository a message's
+// breadcrumbs were written in: the absolute path of its top directory.
+// Live writes (StoreMessage, WriteNote) stamp Options.BreadcrumbRepo under
+// it when the message has breadcrumbs and names none; imports keep what
+// the message carried.
+const RepoKey = "breadcrumbs_repo"
+
+// BreadcrumbRepo returns the repository m's breadcrumbs were written in
+// (metadata breadcrumbs_repo), "" when it recorded none.
+func (m Message) BreadcrumbRepo() string {
+	var md map[string]json.RawMessage
+	_ = json.Unmarshal(m.Metadata, &md) // stored metadata was validated on write
+	var repo string
+	_ = json.Unmarshal(md[RepoKey], &repo)
+	return repo
+}
+
+// checkRepo checks a repository root as RepoKey holds it.
+func checkRepo(field, root string) error {
+	switch {
+	case !filepath.IsAbs(root):
+		return invalid(field, "must be the absolute path of a repository's top directory, got %q", root)
+	case len(root) > maxBreadcrumbBytes:
+		return invalid(field, "must be at most %d bytes", maxBreadcrumbBytes)
+	case !utf8.ValidString(root) || strings.ContainsAny(root, "\x00\n\r"):
+		return invalid(field, "must be one line of valid UTF-8")
+	}
+	return nil
 }
 
 // MarkState is what a check found of one breadcrumb.
@@ -48,14 +88,20 @@ const (
 	// serve / cairn mcp in the background) is due. No marks are given:
 	// those of another commit may be wrong now.
 	CheckStale = "stale"
+	// CheckUnreachable: the repository is not reachable from this
+	// machine; Marks are those of the last check (at CheckedAt), kept
+	// rather than called gone.
+	CheckUnreachable = "unreachable"
 )
 
 // BreadcrumbCheck is what the marks cache says of a message's breadcrumbs
-// at the repository's current HEAD. Reads attach it to messages with
-// breadcrumbs that were ever checked; a message never checked has none.
+// at the current HEAD of the repository they were written in (Repo). Reads
+// attach it to messages with breadcrumbs that were checked there; a message
+// never checked, or whose repository is unknown, has none.
 type BreadcrumbCheck struct {
 	Status    string           `json:"status"`
-	Head      string           `json:"head"`
+	Repo      string           `json:"repo"`
+	Head      string           `json:"head,omitempty"`
 	CheckedAt string           `json:"checked_at,omitempty"`
 	Marks     []BreadcrumbMark `json:"marks,omitempty"`
 }
@@ -89,30 +135,68 @@ func checkHead(head string) error {
 	return nil
 }
 
-// breadcrumbHead returns the repository's HEAD, "" without a repository or
-// when it cannot be read (marks are then left out: a read never fails for
-// want of git).
-func (e *Engine) breadcrumbHead() string {
-	if e.opts.BreadcrumbHead == nil {
-		return ""
+// RepoHeads are the current HEADs of the repositories marks were computed
+// in, as one search or read sees them: each repository's HEAD is read once
+// (through Options.BreadcrumbRepos) and kept for the rest of the request.
+// Safe for concurrent use.
+type RepoHeads struct {
+	repos BreadcrumbRepos
+	mu    struct {
+		sync.Mutex
+		heads map[string]string // root -> HEAD, "" when not reachable
 	}
-	h, err := e.opts.BreadcrumbHead.Head()
-	if err != nil {
-		e.opts.Logger.Debug("breadcrumb repository HEAD unreadable", "err", err)
-		return ""
-	}
-	if checkHead(h) != nil {
-		return ""
-	}
+}
+
+func (e *Engine) repoHeads() *RepoHeads {
+	h := &RepoHeads{repos: e.opts.BreadcrumbRepos}
+	h.mu.heads = map[string]string{}
 	return h
 }
 
-// PutBreadcrumbMarks stores the marks of messages checked at head, each
-// replacing what the cache held of that message. Ids of messages deleted
-// since are skipped. One write transaction.
-func (e *Engine) PutBreadcrumbMarks(ctx context.Context, head string, marks map[int64][]BreadcrumbMark) error {
+// head returns root's HEAD, "" when it is not reachable from this machine.
+func (h *RepoHeads) head(root string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v, ok := h.mu.heads[root]
+	if !ok {
+		if h.repos != nil {
+			if got, err := h.repos.Head(root); err == nil && checkHead(got) == nil {
+				v = got
+			}
+		}
+		h.mu.heads[root] = v
+	}
+	return v
+}
+
+// markNow says how a cached row stands at its repository's current HEAD:
+// scoped is false for a row of a message whose repository is unknown (no
+// mark), current is true when the row's marks hold now (checked at the
+// repository's HEAD, or the repository is not reachable and the last
+// marks stand).
+func (h *RepoHeads) markNow(r MarkRow) (scoped, current bool, head string) {
+	if r.Repo == "" {
+		return false, false, ""
+	}
+	head = h.head(r.Repo)
+	return true, head == "" || head == r.Head, head
+}
+
+// PutBreadcrumbMarks stores the marks of messages checked in the repository
+// whose top directory is repo, at its HEAD head, each replacing what the
+// cache held of that message. repo "" records that the messages (ones
+// that recorded no repository) were tried at head and none of their
+// breadcrumbs is in that repository: they get no mark and are not tried
+// at that commit again. Ids of messages deleted since are skipped. One
+// write transaction.
+func (e *Engine) PutBreadcrumbMarks(ctx context.Context, repo, head string, marks map[int64][]BreadcrumbMark) error {
 	if err := checkHead(head); err != nil {
 		return err
+	}
+	if repo != "" {
+		if err := checkRepo("repo", repo); err != nil {
+			return err
+		}
 	}
 	for id, ms := range marks {
 		for _, m := range ms {
@@ -123,8 +207,19 @@ func (e *Engine) PutBreadcrumbMarks(ctx context.Context, head string, marks map[
 			}
 		}
 	}
+	rows := make(map[int64]MarkRow, len(marks))
+	for id, ms := range marks {
+		if ms == nil {
+			ms = []BreadcrumbMark{}
+		}
+		b, err := json.Marshal(ms)
+		if err != nil {
+			return fmt.Errorf("engine: put breadcrumb marks: %w", err)
+		}
+		rows[id] = MarkRow{Repo: repo, Head: head, Worst: worstOf(ms), Marks: string(b)}
+	}
 	if e.bs != nil {
-		return e.backendPutMarks(ctx, head, marks)
+		return e.backendPutMarks(ctx, rows)
 	}
 	done, err := e.enter()
 	if err != nil {
@@ -136,22 +231,15 @@ func (e *Engine) PutBreadcrumbMarks(ctx context.Context, head string, marks map[
 		return fmt.Errorf("engine: put breadcrumb marks: %w", classify(err))
 	}
 	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT INTO breadcrumb_marks (message_id, head, worst, marks)
-		SELECT id, ?, ?, ? FROM messages WHERE id = ?
-		ON CONFLICT (message_id) DO UPDATE SET head = excluded.head, worst = excluded.worst, marks = excluded.marks`)
+	st, err := tx.PrepareContext(ctx, `INSERT INTO breadcrumb_marks (message_id, repo, head, worst, marks)
+		SELECT id, ?, ?, ?, ? FROM messages WHERE id = ?
+		ON CONFLICT (message_id) DO UPDATE SET repo = excluded.repo, head = excluded.head, worst = excluded.worst, marks = excluded.marks`)
 	if err != nil {
 		return fmt.Errorf("engine: put breadcrumb marks: %w", classify(err))
 	}
 	defer st.Close()
-	for id, ms := range marks {
-		if ms == nil {
-			ms = []BreadcrumbMark{}
-		}
-		b, err := json.Marshal(ms)
-		if err != nil {
-			return fmt.Errorf("engine: put breadcrumb marks: %w", err)
-		}
-		if _, err := st.ExecContext(ctx, head, worstOf(ms), string(b), id); err != nil {
+	for id, r := range rows {
+		if _, err := st.ExecContext(ctx, r.Repo, r.Head, r.Worst, r.Marks, id); err != nil {
 			return fmt.Errorf("engine: put breadcrumb marks: %w", classify(err))
 		}
 	}
@@ -161,11 +249,19 @@ func (e *Engine) PutBreadcrumbMarks(ctx context.Context, head string, marks map[
 	return nil
 }
 
-// MessagesToMark returns up to limit messages with breadcrumbs, an id above
-// afterID and no marks at head, in id order: a page of the walk that
-// refreshes the cache after HEAD moved or new notes came in.
-func (e *Engine) MessagesToMark(ctx context.Context, head string, afterID int64, limit int) ([]Message, error) {
+// MessagesToMark returns up to limit messages with breadcrumbs and an id
+// above afterID that belong to the repository whose top directory is repo
+// and have no marks at its HEAD head, in id order: a page of the walk that
+// refreshes the cache after that HEAD moved or new notes came in. A
+// message belongs to the repository it recorded (RepoKey), else to the one
+// a check adopted it into; one that recorded none and was never adopted
+// is offered to every repository once per HEAD (the check adopts it when
+// its breadcrumbs are found there).
+func (e *Engine) MessagesToMark(ctx context.Context, repo, head string, afterID int64, limit int) ([]Message, error) {
 	if err := checkHead(head); err != nil {
+		return nil, err
+	}
+	if err := checkRepo("repo", repo); err != nil {
 		return nil, err
 	}
 	limit, err := checkLimit(limit, DefaultLimit)
@@ -173,7 +269,7 @@ func (e *Engine) MessagesToMark(ctx context.Context, head string, afterID int64,
 		return nil, err
 	}
 	if e.bs != nil {
-		return e.backendMessagesToMark(ctx, head, afterID, limit)
+		return e.backendMessagesToMark(ctx, repo, head, afterID, limit)
 	}
 	done, err := e.enter()
 	if err != nil {
@@ -181,18 +277,36 @@ func (e *Engine) MessagesToMark(ctx context.Context, head string, afterID int64,
 	}
 	defer done()
 	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+` FROM messages m
+		LEFT JOIN breadcrumb_marks b ON b.message_id = m.id
 		WHERE m.id > ? AND m.has_breadcrumbs = 1
-		AND NOT EXISTS (SELECT 1 FROM breadcrumb_marks b WHERE b.message_id = m.id AND b.head = ?)
-		ORDER BY m.id LIMIT ?`, afterID, head, limit)
+		AND coalesce(json_extract(m.metadata, '$.`+RepoKey+`'), nullif(b.repo, ''), ?) = ?
+		AND (b.message_id IS NULL OR b.head <> ?)
+		ORDER BY m.id LIMIT ?`, afterID, repo, repo, head, limit)
 	if err != nil {
 		return nil, fmt.Errorf("engine: messages to mark: %w", err)
 	}
 	return ms, nil
 }
 
+// CachedMarks returns the marks cache's rows of those of ids that have
+// one: which repository each was checked in (Repo "" for a message
+// tried and not adopted), at which HEAD, and the marks.
+func (e *Engine) CachedMarks(ctx context.Context, ids []int64) (map[int64]MarkRow, error) {
+	done, err := e.enterStore()
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if len(ids) == 0 {
+		return map[int64]MarkRow{}, nil
+	}
+	return e.markRows(ctx, ids)
+}
+
 // attachChecks sets the BreadcrumbCheck of the messages with breadcrumbs
-// that the cache holds, at the repository's HEAD: one indexed lookup of
-// at most len(ms) rows, and no git beyond reading HEAD.
+// that the cache holds, at the current HEAD of each one's repository: one
+// indexed lookup of at most len(ms) rows, and no git beyond reading the
+// HEADs.
 func (e *Engine) attachChecks(ctx context.Context, ms []*Message) error {
 	var ids []int64
 	for _, m := range ms {
@@ -203,19 +317,25 @@ func (e *Engine) attachChecks(ctx context.Context, ms []*Message) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	head := e.breadcrumbHead()
-	if head == "" {
-		return nil
-	}
 	rows, err := e.markRows(ctx, ids)
 	if err != nil {
 		return err
 	}
+	heads := e.repoHeads()
 	checks := map[int64]*BreadcrumbCheck{}
 	for id, r := range rows {
-		c := &BreadcrumbCheck{Status: CheckStale, Head: head, CheckedAt: r.Head}
-		if r.Head == head {
+		scoped, current, head := heads.markNow(r)
+		if !scoped {
+			continue
+		}
+		c := &BreadcrumbCheck{Status: CheckStale, Repo: r.Repo, Head: head, CheckedAt: r.Head}
+		switch {
+		case head == "":
+			c.Status = CheckUnreachable
+		case current:
 			c.Status, c.CheckedAt = CheckCurrent, ""
+		}
+		if current {
 			if err := json.Unmarshal([]byte(r.Marks), &c.Marks); err != nil {
 				return fmt.Errorf("%w: breadcrumb marks of message %d: %v", ErrCorrupt, id, err)
 			}
@@ -238,7 +358,7 @@ func (e *Engine) markRows(ctx context.Context, ids []int64) (map[int64]MarkRow, 
 	if e.bs != nil {
 		return map[int64]MarkRow{}, nil
 	}
-	rows, err := e.r.QueryContext(ctx, "SELECT message_id, head, worst, marks FROM breadcrumb_marks WHERE message_id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
+	rows, err := e.r.QueryContext(ctx, "SELECT message_id, repo, head, worst, marks FROM breadcrumb_marks WHERE message_id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
 	}
@@ -247,7 +367,7 @@ func (e *Engine) markRows(ctx context.Context, ids []int64) (map[int64]MarkRow, 
 	for rows.Next() {
 		var id int64
 		var r MarkRow
-		if err := rows.Scan(&id, &r.Head, &r.Worst, &r.Marks); err != nil {
+		if err := rows.Scan(&id, &r.Repo, &r.Head, &r.Worst, &r.Marks); err != nil {
 			return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
 		}
 		out[id] = r
@@ -271,58 +391,83 @@ func (e *Engine) attachResultChecks(ctx context.Context, rs []SearchResult) erro
 	return e.caps.checks.AttachChecks(ctx, ms)
 }
 
-// staleAmong returns the ids among ids whose marks at head say a
-// breadcrumb changed or is gone.
-func (e *Engine) staleAmong(ctx context.Context, head string, ids []int64) (map[int64]bool, error) {
-	if e.bs != nil {
-		rows, err := e.markRows(ctx, ids)
-		out := map[int64]bool{}
-		for id, r := range rows {
-			if r.Head == head && r.Worst >= staleWorst {
-				out[id] = true
-			}
-		}
-		return out, err
-	}
-	return e.marksAmong(ctx, "head = ? AND worst >= ?", []any{head, staleWorst}, ids)
+// staleAmong returns the ids among ids whose marks hold now (at their
+// repository's HEAD, or the last ones of an unreachable repository) and
+// say a breadcrumb changed or is gone.
+func (e *Engine) staleAmong(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error) {
+	return e.marksAmong(ctx, heads, ids, func(worst int) bool { return worst >= staleWorst })
 }
 
-// validAmong returns the ids among ids whose marks at head say every
+// validAmong returns the ids among ids whose marks hold now and say every
 // breadcrumb is valid.
-func (e *Engine) validAmong(ctx context.Context, head string, ids []int64) (map[int64]bool, error) {
-	return e.marksAmong(ctx, "head = ? AND worst = 0", []any{head}, ids)
+func (e *Engine) validAmong(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error) {
+	return e.marksAmong(ctx, heads, ids, func(worst int) bool { return worst == 0 })
 }
 
-func (e *Engine) marksAmong(ctx context.Context, cond string, args []any, ids []int64) (map[int64]bool, error) {
+func (e *Engine) marksAmong(ctx context.Context, heads *RepoHeads, ids []int64, keep func(worst int) bool) (map[int64]bool, error) {
 	out := make(map[int64]bool, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := e.r.QueryContext(ctx, "SELECT message_id FROM breadcrumb_marks WHERE "+cond+" AND message_id IN ("+placeholders(len(ids))+")",
-		append(args, int64Args(ids)...)...)
+	rows, err := e.markRows(ctx, ids)
 	if err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
+		return nil, err
+	}
+	for id, r := range rows {
+		if _, current, _ := heads.markNow(r); current && keep(r.Worst) {
+			out[id] = true
+		}
+	}
+	return out, nil
+}
+
+// markedRepos returns the repositories the embedded store's marks cache
+// holds marks of.
+func (e *Engine) markedRepos(ctx context.Context) ([]string, error) {
+	rows, err := e.r.QueryContext(ctx, "SELECT DISTINCT repo FROM breadcrumb_marks WHERE repo <> ''")
+	if err != nil {
+		return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
 	}
 	defer rows.Close()
+	var out []string
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("engine: search: %w", classify(err))
+		var r string
+		if err := rows.Scan(&r); err != nil {
+			return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
 		}
-		out[id] = true
+		out = append(out, r)
 	}
 	return out, classify(rows.Err())
 }
 
-// validSQL is the filter condition "every breadcrumb valid at head" over
-// the messages table aliased as alias.
-func validSQL(alias, head string) (string, []any) {
-	return "EXISTS (SELECT 1 FROM breadcrumb_marks b WHERE b.message_id = " + alias + ".id AND b.head = ? AND b.worst = 0)", []any{head}
-}
-
-// noRepoForValid is the error of a breadcrumbs_valid search without a
-// repository to check against.
-func noRepoForValid() error {
-	return invalid("breadcrumbs_valid", "needs the git repository the breadcrumbs are checked against: %s", strings.Join([]string{
-		"set breadcrumbs.repo in config.toml (or CAIRN_BREADCRUMBS_REPO)", "or run inside the repository"}, ", "))
+// validSQL is the filter condition "every breadcrumb valid now" over the
+// messages table aliased as alias: marks of a repository whose HEAD they
+// were checked at, or the last marks of a repository not reachable. heads
+// must have read every repository of the cache (markedRepos).
+func validSQL(alias string, heads *RepoHeads) (string, []any) {
+	var reach []string
+	if heads != nil { // nil when a search is validated without running
+		heads.mu.Lock()
+		defer heads.mu.Unlock()
+		for root, head := range heads.mu.heads {
+			if head != "" {
+				reach = append(reach, root)
+			}
+		}
+	}
+	slices.Sort(reach)
+	cond := "EXISTS (SELECT 1 FROM breadcrumb_marks b WHERE b.message_id = " + alias + ".id AND b.repo <> '' AND b.worst = 0"
+	if len(reach) == 0 {
+		return cond + ")", nil
+	}
+	args := make([]any, 0, 3*len(reach))
+	var ors []string
+	for _, root := range reach {
+		args = append(args, root)
+	}
+	for _, root := range reach {
+		ors = append(ors, "(b.repo = ? AND b.head = ?)")
+		args = append(args, root, heads.mu.heads[root])
+	}
+	return cond + " AND (b.repo NOT IN (" + placeholders(len(reach)) + ") OR " + strings.Join(ors, " OR ") + "))", args
 }

@@ -138,13 +138,20 @@
 // # Breadcrumb marks (engine/crumbmarks.go)
 //
 // breadcrumb_marks caches, per message, what a check of its breadcrumbs
-// against a git repository found and the HEAD commit it was made at. The
-// engine never reads git itself: Options.BreadcrumbHead names the current
-// HEAD (a cheap file read), and the checks are handed in with
-// PutBreadcrumbMarks by cairn check --breadcrumbs or the background
-// refresher of cairn serve / cairn mcp. Reads attach the marks only when
-// they are of the current HEAD and otherwise say the cache is stale, so a
-// search waits for one indexed lookup, never for git. The rows are
+// against the git repository they were written in found, which repository
+// that was (its top directory) and the HEAD commit it was made at. Live
+// writes record the writer's repository in the metadata (RepoKey); a
+// message that recorded none is adopted by the first check in a
+// repository that holds its files. The engine never reads git itself:
+// Options.BreadcrumbRepos reads a repository's HEAD by its path (a cheap
+// file read, whatever the process's working directory), and the checks
+// are handed in with PutBreadcrumbMarks by cairn check --breadcrumbs or
+// the background refresher of cairn serve / cairn mcp (which checks only
+// its own repository's notes). Reads attach each message's marks only
+// when they are of its repository's current HEAD, say the cache is stale
+// otherwise, and keep the last marks of a repository not reachable from
+// this machine; so a search waits for one indexed lookup, never for git,
+// and marks never depend on where the reading process runs. The rows are
 // deleted with their message (foreign key, ON DELETE CASCADE).
 //
 // # Vectors and the outbox (engine/outbox.go, vectors.go, rebuild.go)

@@ -52,7 +52,7 @@ func (f Selection) sqlOf() (string, []any, error) {
 		s, a := unreadSQL("c", f.UnreadBy)
 		conds, args = append(conds, s), append(args, a...)
 	}
-	if f.ValidAt != "" {
+	if f.ValidAt != nil {
 		s, a := validSQL("c", f.ValidAt)
 		conds, args = append(conds, s), append(args, a...)
 	}
@@ -73,6 +73,7 @@ func (m StoredMessage) prepared() prepared {
 		sender:  m.Sender, project: m.Project, content: m.Content, hash: m.ContentHash,
 		confidence: m.Confidence, typ: m.Type, metadata: m.Metadata, mentions: m.Mentions,
 		wordCount: m.WordCount, hasBreadcrumbs: m.HasBreadcrumbs, createdAt: m.CreatedAt.UnixMilli(),
+		supersedes: m.Supersedes,
 	}
 }
 
@@ -167,7 +168,7 @@ func (s embeddedStore) Nearest(ctx context.Context, set VectorSet, q []float32, 
 			return nil, vecstoreClass(err)
 		}
 		pass := map[int64]bool(nil)
-		if f.UnreadBy != "" || f.ValidAt != "" {
+		if f.UnreadBy != "" || f.ValidAt != nil {
 			ids := make([]int64, len(hits))
 			for i, h := range hits {
 				ids[i] = h.id
@@ -200,7 +201,7 @@ func (e *Engine) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64) (ma
 		keep func() (map[int64]bool, error)
 	}{
 		{f.UnreadBy != "", func() (map[int64]bool, error) { return e.unreadAmong(ctx, f.UnreadBy, ids) }},
-		{f.ValidAt != "", func() (map[int64]bool, error) { return e.validAmong(ctx, f.ValidAt, ids) }},
+		{f.ValidAt != nil, func() (map[int64]bool, error) { return e.validAmong(ctx, f.ValidAt, ids) }},
 	} {
 		if !among.on {
 			continue
@@ -422,8 +423,8 @@ func (s embeddedStore) AttachChecks(ctx context.Context, ms []*Message) error {
 	return s.e.attachChecks(ctx, ms)
 }
 
-func (s embeddedStore) StaleAmong(ctx context.Context, head string, ids []int64) (map[int64]bool, error) {
-	return s.e.staleAmong(ctx, head, ids)
+func (s embeddedStore) StaleAmong(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error) {
+	return s.e.staleAmong(ctx, heads, ids)
 }
 
 // Close stops the keyword index build and the vector worker, flushes the

@@ -71,10 +71,23 @@ type Options struct {
 	// QueryAnalysis switches off parts of how a search reads its query
 	// (the zero value keeps them all; engine/queryshape.go).
 	QueryAnalysis QueryAnalysis
-	// BreadcrumbHead gives the HEAD commit of the repository breadcrumbs
-	// are checked against; searches and message reads attach the cached
-	// marks of that commit (engine/crumbmarks.go). nil attaches none.
-	BreadcrumbHead BreadcrumbHead
+	// BreadcrumbRepos reads the HEAD of the repositories breadcrumbs were
+	// written in; searches and message reads attach each message's cached
+	// marks at its repository's HEAD (engine/crumbmarks.go). nil reads no
+	// repository: every one counts as unreachable and notes keep their
+	// last marks.
+	BreadcrumbRepos BreadcrumbRepos
+	// BreadcrumbRepo is the top directory of the git repository this
+	// process writes in: StoreMessage and WriteNote record it (metadata
+	// breadcrumbs_repo) on messages with breadcrumbs that name none. ""
+	// records nothing.
+	BreadcrumbRepo string
+	// NearDuplicateCosine is the cosine at or above which StoreMessage
+	// and WriteNote return an earlier message by the same sender in the
+	// same channel instead of storing a new one (engine/neardup.go). 0
+	// means DefaultNearDuplicateCosine; above 1 only exact duplicates are
+	// recognised. Needs an Embedder.
+	NearDuplicateCosine float64
 	// ContinuousExport re-exports the channels each committed write
 	// changes (engine/export_continuous.go); the zero value is off.
 	ContinuousExport ContinuousExport
@@ -113,6 +126,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.BusyTimeout < 0 {
 		return o, invalid("Options.BusyTimeout", "must be >= 0, got %s", o.BusyTimeout)
+	}
+	if o.BreadcrumbRepo != "" {
+		if err := checkRepo("Options.BreadcrumbRepo", o.BreadcrumbRepo); err != nil {
+			return o, err
+		}
 	}
 	if o.BusyTimeout == 0 {
 		o.BusyTimeout = 5 * time.Second

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
@@ -60,5 +61,44 @@ func TestFrozenFormat1(t *testing.T) {
 	chs, err := e.ListChannels(ctx, engine.Scope{})
 	if err != nil || len(chs) != 5 {
 		t.Fatalf("channels: %d %v", len(chs), err)
+	}
+}
+
+// TestFrozenFormat7 opens the frozen format-7 database in
+// testdata/format7 (two notes with file breadcrumbs and their marks cached
+// against whichever repository the checking process ran in, written once
+// by format 7's schema, never regenerated). The migration drops those
+// marks (derived data, refilled per repository); the notes recorded no
+// repository, so they are offered to the next check anywhere for
+// adoption. Keep this test forever.
+func TestFrozenFormat7(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", "format7", engine.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, engine.DBFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatalf("open format 7: %v", err)
+	}
+	defer e.Close()
+	if err := e.Check(ctx); err != nil {
+		t.Fatalf("check after migration: %v", err)
+	}
+	if n, err := e.CountBreadcrumbMarks(ctx); err != nil || n != 0 {
+		t.Fatalf("marks of format 7 kept: %d %v", n, err)
+	}
+	m, err := e.GetMessage(ctx, 1)
+	if err != nil || m.Content != "package a declares A" || m.Breadcrumbs().Files[0] != "a.go:1-3" || m.BreadcrumbRepo() != "" || m.BreadcrumbCheck != nil {
+		t.Fatalf("message 1: %+v %v", m, err)
+	}
+	head := strings.Repeat("d", 40)
+	todo, err := e.MessagesToMark(ctx, "/src/a", head, 0, 0)
+	if err != nil || len(todo) != 2 || todo[0].ID != 1 || todo[1].ID != 2 {
+		t.Fatalf("offered for adoption: %v %v", todo, err)
 	}
 }

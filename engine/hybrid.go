@@ -186,15 +186,15 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // keyword side.
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	defer e.noteSearch(time.Now()) // for stats (engine/searchstats.go)
-	p, err := e.plan(req)
-	if err != nil {
-		return SearchResponse{}, err
-	}
 	done, err := e.enterStore()
 	if err != nil {
 		return SearchResponse{}, err
 	}
 	defer done()
+	p, err := e.plan(ctx, req)
+	if err != nil {
+		return SearchResponse{}, err
+	}
 	if p.store, err = e.searchStore(p.filter); err != nil { // engine/backend_filter.go
 		return SearchResponse{}, err
 	}
@@ -253,8 +253,10 @@ type searchPlan struct {
 	rank   Ranking // resolved: the profile's weights
 	filter resolved
 	now    time.Time
-	head   string  // the breadcrumb repository's HEAD, when demoting or filtering by it
-	store  Backend // what retrieval reads (searchStore); nil: the Engine's store
+	heads  *RepoHeads // the breadcrumb repositories' HEADs, when demoting or filtering by them
+	// superseded keeps the messages another one superseded.
+	superseded bool
+	store      Backend // what retrieval reads (searchStore); nil: the Engine's store
 }
 
 // from is the Backend p's retrieval reads.
@@ -274,26 +276,37 @@ func candidateDepth(limit int) int { return min(MaxLimit, max(100, 2*limit)) }
 
 // plan validates req and applies its defaults: the first step of a search,
 // and the only one that rejects input.
-func (e *Engine) plan(req SearchRequest) (searchPlan, error) {
-	var head string
+func (e *Engine) plan(ctx context.Context, req SearchRequest) (searchPlan, error) {
+	var heads *RepoHeads
 	if req.Filter.BreadcrumbsValid || req.Ranking.StaleFactor > 0 {
-		if head = e.breadcrumbHead(); head == "" && req.Filter.BreadcrumbsValid {
-			return searchPlan{}, noRepoForValid()
+		heads = e.repoHeads()
+		if req.Filter.BreadcrumbsValid {
+			if e.bs == nil {
+				// The embedded store filters in SQL, which needs the HEAD
+				// of every repository the cache holds marks of.
+				repos, err := e.markedRepos(ctx)
+				if err != nil {
+					return searchPlan{}, err
+				}
+				for _, r := range repos {
+					heads.head(r)
+				}
+			}
+			req.Filter.validAt = heads
 		}
-		req.Filter.validAt = head
 	}
 	p, err := planSearch(req, e.opts.Now())
-	p.head = head
+	p.heads = heads
 	return p, err
 }
 
 // markStale marks the candidates whose breadcrumbs changed or are gone at
 // HEAD, when the ranking demotes them: one lookup in the marks cache.
 func (e *Engine) markStale(ctx context.Context, r *searchRun) error {
-	if r.plan.rank.StaleFactor == 0 || r.plan.head == "" || e.caps.checks == nil {
+	if r.plan.rank.StaleFactor == 0 || r.plan.heads == nil || e.caps.checks == nil {
 		return nil
 	}
-	stale, err := e.caps.checks.StaleAmong(ctx, r.plan.head, r.cands.ids())
+	stale, err := e.caps.checks.StaleAmong(ctx, r.plan.heads, r.cands.ids())
 	if err != nil {
 		return err
 	}
@@ -306,7 +319,7 @@ func (e *Engine) markStale(ctx context.Context, r *searchRun) error {
 // planSearch is plan at the time now (SearchSpec.Request validates with it
 // too).
 func planSearch(req SearchRequest, now time.Time) (searchPlan, error) {
-	p := searchPlan{query: req.Query, mode: req.Mode, fusion: req.Fusion, now: now}
+	p := searchPlan{query: req.Query, mode: req.Mode, fusion: req.Fusion, now: now, superseded: req.Filter.IncludeSuperseded}
 	if len(req.Query) > MaxQueryBytes {
 		return p, invalid("query", "at most %d bytes, got %d: search with the words that matter (the embedding model reads only the first 512 tokens)", MaxQueryBytes, len(req.Query))
 	}
@@ -595,6 +608,9 @@ func fuseMinMax(kw float64, cands candidates) {
 func rankCandidates(p searchPlan, facts []Message, cands candidates) []SearchResult {
 	out := make([]SearchResult, 0, len(facts))
 	for _, f := range facts {
+		if f.SupersededBy != 0 && !p.superseded {
+			continue
+		}
 		c := cands[f.ID]
 		rec, fin := p.rank.final(c.fused, f.Confidence, p.now.Sub(f.CreatedAt))
 		if c.stale {
@@ -703,9 +719,23 @@ func clamp01(x float64) float64 {
 // confidence, with recency scores.
 func (e *Engine) listing(ctx context.Context, p searchPlan) (SearchResponse, error) {
 	resp := SearchResponse{Mode: p.mode, Profile: p.rank.Profile, Results: []SearchResult{}}
-	ms, err := p.from(e).List(ctx, p.filter.selection(), p.limit, ListByConfidence)
-	if err != nil {
-		return SearchResponse{}, err
+	var ms []Message
+	// Superseded messages are left out: ask for more until the limit is
+	// filled or the store has no more.
+	for k := p.limit; ; k = min(MaxLimit, 4*k) {
+		got, err := p.from(e).List(ctx, p.filter.selection(), k, ListByConfidence)
+		if err != nil {
+			return SearchResponse{}, err
+		}
+		ms = ms[:0]
+		for _, m := range got {
+			if (m.SupersededBy == 0 || p.superseded) && len(ms) < p.limit {
+				ms = append(ms, m)
+			}
+		}
+		if len(ms) >= p.limit || len(got) < k || k >= MaxLimit {
+			break
+		}
 	}
 	for _, m := range ms {
 		rec := p.rank.listingRecency(p.now.Sub(m.CreatedAt))

@@ -29,9 +29,10 @@ var importMessageFields = map[string]string{
 }
 
 // importDerivedFields are fields of cairn's message output that are
-// computed from the others: accepted and ignored, so a `cairn show --json`
-// line imports again.
-var importDerivedFields = []string{"id", "content_hash", "mentions", "word_count", "has_breadcrumbs"}
+// computed from the others, or ids of the store it came from: accepted and
+// ignored, so a `cairn show --json` line imports again (supersedes and
+// superseded_by name ids of that store, not of the one imported into).
+var importDerivedFields = []string{"id", "content_hash", "mentions", "word_count", "has_breadcrumbs", "supersedes", "superseded_by"}
 
 // importChannelFields are the field names of a channel line ("kind":
 // "channel"); the counters and times of `cairn channels --json` output are

@@ -62,7 +62,7 @@ func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter resolved, 
 	// Filters depend only on the message row and its channel's type, which
 	// never change, so the index may cache the rows a filter keeps; all
 	// but the unread filter, which changes as the agent's cursors move.
-	req := fts.Request{Query: q, Filter: filter.sql, Args: filter.args, Limit: depth, NoSnippets: true, CacheFilter: filter.unreadBy == "" && filter.validAt == ""}
+	req := fts.Request{Query: q, Filter: filter.sql, Args: filter.args, Limit: depth, NoSnippets: true, CacheFilter: filter.unreadBy == "" && filter.validAt == nil}
 	// A read-only engine serves a one-shot command: building the index
 	// would cost that process more CPU than its whole search.
 	if k := e.kw; k != nil && !k.off.Load() && !e.opts.ReadOnly {

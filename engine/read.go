@@ -15,7 +15,8 @@ import (
 const MaxLimit = 10000
 
 const messageColumns = `m.id, m.channel_id, m.sender_id, m.sender_project_id, m.content, m.content_hash, m.confidence,
-	m.message_type, m.metadata, m.mentions, m.word_count, m.has_breadcrumbs, m.created_at`
+	m.message_type, m.metadata, m.mentions, m.word_count, m.has_breadcrumbs, m.created_at,
+	coalesce(m.supersedes, 0), coalesce((SELECT s.id FROM messages s WHERE s.supersedes = m.id), 0)`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -24,7 +25,7 @@ func scanMessage(s rowScanner) (Message, error) {
 	var metadata, mentions string
 	var created int64
 	err := s.Scan(&m.ID, &m.ChannelID, &m.SenderID, &m.SenderProjectID, &m.Content, &m.ContentHash, &m.Confidence,
-		&m.MessageType, &metadata, &mentions, &m.WordCount, &m.HasBreadcrumbs, &created)
+		&m.MessageType, &metadata, &mentions, &m.WordCount, &m.HasBreadcrumbs, &created, &m.Supersedes, &m.SupersededBy)
 	if err != nil {
 		return m, err
 	}
@@ -125,12 +126,13 @@ func (e *Engine) getMessages(ctx context.Context, ids []int64) ([]Message, error
 }
 
 // rankFacts reads what ranking needs of each message in ids (id,
-// sender_id, confidence, created_at), in the order of ids; missing ids are skipped.
+// sender_id, confidence, created_at, superseded_by), in the order of ids;
+// missing ids are skipped.
 func (e *Engine) rankFacts(ctx context.Context, ids []int64) ([]Message, error) {
 	if len(ids) == 0 {
 		return []Message{}, nil
 	}
-	rows, err := e.r.QueryContext(ctx, "SELECT m.id, m.sender_id, m.confidence, m.created_at FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
+	rows, err := e.r.QueryContext(ctx, "SELECT m.id, m.sender_id, m.confidence, m.created_at, coalesce((SELECT s.id FROM messages s WHERE s.supersedes = m.id), 0) FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: get messages: %w", classify(err))
 	}
@@ -139,7 +141,7 @@ func (e *Engine) rankFacts(ctx context.Context, ids []int64) ([]Message, error) 
 	for rows.Next() {
 		var m Message
 		var created int64
-		if err := rows.Scan(&m.ID, &m.SenderID, &m.Confidence, &created); err != nil {
+		if err := rows.Scan(&m.ID, &m.SenderID, &m.Confidence, &created, &m.SupersededBy); err != nil {
 			return nil, fmt.Errorf("engine: get messages: %w", classify(err))
 		}
 		m.CreatedAt = fromMillis(created)

@@ -41,13 +41,19 @@ type Filter struct {
 	// UnreadBy keeps the messages this agent has not read (engine/unread.go).
 	UnreadBy string
 	// BreadcrumbsValid keeps the messages whose breadcrumbs the marks cache
-	// says are all valid at the repository's HEAD (engine/crumbmarks.go):
-	// messages without breadcrumbs, not checked yet, or checked at another
-	// commit are left out. It needs Options.BreadcrumbHead.
+	// says are all valid at the HEAD of the repository they were written
+	// in, or were at the last check of a repository not reachable from
+	// this machine (engine/crumbmarks.go): messages without breadcrumbs,
+	// not checked yet, or checked at another commit are left out.
 	BreadcrumbsValid bool
+	// IncludeSuperseded keeps the messages a later message superseded
+	// (Message.SupersededBy); by default searches and listings leave
+	// them out.
+	IncludeSuperseded bool
 
-	// validAt is the HEAD BreadcrumbsValid holds at (set by Engine.plan).
-	validAt string
+	// validAt are the repositories' HEADs BreadcrumbsValid holds at (set
+	// by Engine.plan).
+	validAt *RepoHeads
 }
 
 // SearchRequest is one search.

@@ -37,8 +37,10 @@ type SearchSpec struct {
 	UnreadBy       string          `json:"unread_by,omitempty"`
 	// BreadcrumbsValid and DemoteStale use the breadcrumb marks cache at
 	// the repository's HEAD (engine/crumbmarks.go).
-	BreadcrumbsValid bool    `json:"breadcrumbs_valid,omitempty"`
-	DemoteStale      float64 `json:"demote_stale,omitempty"`
+	BreadcrumbsValid bool `json:"breadcrumbs_valid,omitempty"`
+	// IncludeSuperseded keeps messages another one superseded.
+	IncludeSuperseded bool    `json:"include_superseded,omitempty"`
+	DemoteStale       float64 `json:"demote_stale,omitempty"`
 
 	// Filters and RankingProfile are the implementation plan's spelling of
 	// the same search (search_messages(query, filters, limit,
@@ -215,6 +217,7 @@ func (s SearchSpec) Request() (SearchRequest, error) {
 			MinConfidence: s.MinConfidence, HasBreadcrumbs: s.HasBreadcrumbs,
 			MinWordCount: s.MinWordCount, Where: s.Where, MaxAge: maxAge,
 			UnreadBy: s.UnreadBy, BreadcrumbsValid: s.BreadcrumbsValid,
+			IncludeSuperseded: s.IncludeSuperseded,
 		},
 	}
 	if s.Since != nil {

@@ -331,8 +331,22 @@ type fileImport struct {
 	st    importStats
 
 	sessions map[string]*sessionState
-	order    []string        // session ids in first-seen order
-	excluded map[string]bool // session id -> matches opts.Exclude
+	order    []string          // session ids in first-seen order
+	excluded map[string]bool   // session id -> matches opts.Exclude
+	projects map[string]string // working directory -> its project (ProjectOf)
+}
+
+// projectOf is ProjectOf(cwd), once per working directory of the file.
+func (fi *fileImport) projectOf(cwd string) string {
+	p, seen := fi.projects[cwd]
+	if !seen {
+		p, _ = ProjectOf(cwd)
+		if fi.projects == nil {
+			fi.projects = map[string]string{}
+		}
+		fi.projects[cwd] = p
+	}
+	return p
 }
 
 // isExcluded reports whether the session matches an exclude glob.
@@ -388,6 +402,17 @@ func (fi *fileImport) record(ctx context.Context, rec *claudecode.Record) error 
 	if err != nil {
 		return err
 	}
+	var env struct {
+		CWD       string `json:"cwd"`
+		GitBranch string `json:"gitBranch"`
+	}
+	_ = json.Unmarshal(envelope, &env) // optional fields
+	if ss.cwd == "" {
+		ss.cwd = env.CWD
+	}
+	if ss.branch == "" {
+		ss.branch = env.GitBranch
+	}
 	var hash string
 	if content != nil {
 		sum := sha256.Sum256(content)
@@ -396,7 +421,13 @@ func (fi *fileImport) record(ctx context.Context, rec *claudecode.Record) error 
 		if rec.Timestamp.IsZero() {
 			created = fi.now
 		}
-		isNew, n, err := fi.storeContent(ctx, hash, content, rec, created)
+		// The chunks belong to the project the session worked in: the
+		// record's own working directory, else the session's first.
+		cwd := env.CWD
+		if cwd == "" {
+			cwd = ss.cwd
+		}
+		isNew, n, err := fi.storeContent(ctx, hash, content, rec, created, fi.projectOf(cwd))
 		if err != nil {
 			return err
 		}
@@ -416,19 +447,6 @@ func (fi *fileImport) record(ctx context.Context, rec *claudecode.Record) error 
 		}
 		if ts > ss.last {
 			ss.last = ts
-		}
-	}
-	if ss.cwd == "" || ss.branch == "" {
-		var env struct {
-			CWD       string `json:"cwd"`
-			GitBranch string `json:"gitBranch"`
-		}
-		_ = json.Unmarshal(envelope, &env) // optional fields
-		if ss.cwd == "" {
-			ss.cwd = env.CWD
-		}
-		if ss.branch == "" {
-			ss.branch = env.GitBranch
 		}
 	}
 	if err := fi.stx.PutRecord(ctx, SessionRow{Session: rec.SessionID, Seq: ss.seq, Key: rec.Key(), UUID: rec.UUID, ParentUUID: rec.ParentUUID,
@@ -479,7 +497,7 @@ func headHash(f *os.File, n int64) (string, error) {
 
 // storeContent stores a record's content once: a new content gets its
 // text chunked and each chunk stored as a message of SessionChannel.
-func (fi *fileImport) storeContent(ctx context.Context, hash string, content []byte, rec *claudecode.Record, created int64) (isNew bool, chunks int, err error) {
+func (fi *fileImport) storeContent(ctx context.Context, hash string, content []byte, rec *claudecode.Record, created int64, project string) (isNew bool, chunks int, err error) {
 	text := strings.ReplaceAll(rec.Text(), "\x00", "\uFFFD")
 	if isNew, err = fi.stx.PutContent(ctx, hash, string(content), text, chunk.Tokens(text)); err != nil || !isNew {
 		return false, 0, err
@@ -501,6 +519,7 @@ func (fi *fileImport) storeContent(ctx context.Context, hash string, content []b
 		p, err := fi.ses.msgs.prepare(NewMessage{
 			Channel:   SessionChannel,
 			Sender:    sender,
+			Project:   project,
 			Content:   text[c.Start:c.End],
 			Metadata:  mdJSON,
 			Type:      TypeSessionChunk,

@@ -13,13 +13,20 @@ func isLetterOrDigit(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigi
 // StoreMessage stores a message in in.Channel and returns its id. Storing
 // the same content from the same sender in the same channel again returns
 // the existing id with Created false and writes nothing (the sender's
-// last_active is still updated). Bad input returns an *InvalidError and
+// last_active is still updated); so does, with NearDuplicate, content
+// whose vector is within Options.NearDuplicateCosine of an earlier
+// message by the same sender in the same channel (with an embedder; a
+// write that supersedes another is never a near-duplicate). Bad input returns an *InvalidError and
 // writes nothing; a channel outside the auto-created namespaces that does
 // not exist returns ErrNotFound.
 func (e *Engine) StoreMessage(ctx context.Context, in NewMessage) (WriteResult, error) {
+	in.repo = e.opts.BreadcrumbRepo
 	p, err := e.prepare(in)
 	if err != nil {
 		return WriteResult{}, err
+	}
+	if dup, ok, err := e.nearDuplicate(ctx, p); err != nil || ok {
+		return dup, err
 	}
 	res, err := e.writePrepared(ctx, []prepared{p})
 	if err != nil {
@@ -51,6 +58,7 @@ func (e *Engine) WriteNote(ctx context.Context, in NewNote) (WriteResult, error)
 		Confidence:  in.Confidence,
 		Type:        typ,
 		CreatedAt:   in.CreatedAt,
+		Supersedes:  in.Supersedes,
 	})
 }
 
@@ -108,10 +116,15 @@ func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int6
 	case !errors.Is(err, sql.ErrNoRows):
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
+	// A repeat of a write is recognised before its supersedes is checked:
+	// it links nothing, and writing it again is not an error.
+	if err := CheckSupersedes(ctx, txQuerier{tx}, p.supersedes); err != nil {
+		return res, err
+	}
 	err = tx.QueryRowContext(ctx, `INSERT INTO messages
-		(channel_id, sender_id, sender_project_id, content, content_hash, confidence, message_type, metadata, mentions, word_count, has_breadcrumbs, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		p.channel.id, p.sender, p.project, p.content, p.hash, p.confidence, p.typ, p.metadata, p.mentions, p.wordCount, p.hasBreadcrumbs, created).Scan(&res.ID)
+		(channel_id, sender_id, sender_project_id, content, content_hash, confidence, message_type, metadata, mentions, word_count, has_breadcrumbs, created_at, supersedes)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, 0)) RETURNING id`,
+		p.channel.id, p.sender, p.project, p.content, p.hash, p.confidence, p.typ, p.metadata, p.mentions, p.wordCount, p.hasBreadcrumbs, created, p.supersedes).Scan(&res.ID)
 	if err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}

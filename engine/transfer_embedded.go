@@ -194,23 +194,23 @@ func (s embeddedStore) PutReadCursors(ctx context.Context, cs []CursorRow) error
 }
 
 func (s embeddedStore) MarksAfter(ctx context.Context, after int64, limit int) ([]MarkedRow, error) {
-	rows, err := s.e.r.QueryContext(ctx, "SELECT message_id, head, worst, marks FROM breadcrumb_marks WHERE message_id > ? ORDER BY message_id LIMIT ?", after, limit)
+	rows, err := s.e.r.QueryContext(ctx, "SELECT message_id, repo, head, worst, marks FROM breadcrumb_marks WHERE message_id > ? ORDER BY message_id LIMIT ?", after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("engine: read breadcrumb marks: %w", classify(err))
 	}
 	return scanAll(rows, func(r *sql.Rows) (MarkedRow, error) {
 		var m MarkedRow
-		return m, r.Scan(&m.MessageID, &m.Head, &m.Worst, &m.Marks)
+		return m, r.Scan(&m.MessageID, &m.Repo, &m.Head, &m.Worst, &m.Marks)
 	})
 }
 
 func (s embeddedStore) PutMarkRows(ctx context.Context, ms []MarkedRow) error {
 	return s.e.transferTx(ctx, "store breadcrumb marks", func(tx *sql.Tx) error {
 		for _, m := range ms {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO breadcrumb_marks (message_id, head, worst, marks)
-				SELECT id, ?, ?, ? FROM messages WHERE id = ?
-				ON CONFLICT (message_id) DO UPDATE SET head = excluded.head, worst = excluded.worst, marks = excluded.marks`,
-				m.Head, m.Worst, m.Marks, m.MessageID); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO breadcrumb_marks (message_id, repo, head, worst, marks)
+				SELECT id, ?, ?, ?, ? FROM messages WHERE id = ?
+				ON CONFLICT (message_id) DO UPDATE SET repo = excluded.repo, head = excluded.head, worst = excluded.worst, marks = excluded.marks`,
+				m.Repo, m.Head, m.Worst, m.Marks, m.MessageID); err != nil {
 				return err
 			}
 		}

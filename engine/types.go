@@ -21,9 +21,15 @@ type Message struct {
 	WordCount       int             `json:"word_count"`
 	HasBreadcrumbs  bool            `json:"has_breadcrumbs"`
 	CreatedAt       time.Time       `json:"created_at"`
-	// BreadcrumbCheck is the cached check of the breadcrumbs at the
-	// repository's HEAD, set by searches and GetMessage when the engine has
-	// a repository (Options.BreadcrumbHead) and the message was checked.
+	// Supersedes is the id of the earlier message this one replaces (0 for
+	// none); SupersededBy the id of the message that replaced this one (0
+	// while it is current). A superseded message leaves search and recall
+	// unless asked for (Filter.IncludeSuperseded).
+	Supersedes   int64 `json:"supersedes,omitempty"`
+	SupersededBy int64 `json:"superseded_by,omitempty"`
+	// BreadcrumbCheck is the cached check of the breadcrumbs at the HEAD
+	// of the repository they were written in, set by searches and
+	// GetMessage when the message was checked there.
 	BreadcrumbCheck *BreadcrumbCheck `json:"breadcrumb_check,omitempty"`
 }
 
@@ -98,6 +104,16 @@ type NewMessage struct {
 	// CreatedAt is the creation time (stored in UTC at millisecond
 	// precision); zero means now. Imports set it.
 	CreatedAt time.Time
+	// Supersedes names an earlier message this one corrects or replaces
+	// (0 for none): it must exist and not be superseded already. The
+	// earlier message then leaves search and recall, and its reads say
+	// which message replaced it.
+	Supersedes int64
+
+	// repo is recorded as the breadcrumbs' repository (RepoKey) when
+	// metadata names none: Options.BreadcrumbRepo on live writes, ""
+	// (keep what the message carries) on imports and copies.
+	repo string
 }
 
 // NewNote is the input of WriteNote: a message from Agent to its notes
@@ -112,6 +128,8 @@ type NewNote struct {
 	// Type is the message type; "" means TypeReflection.
 	Type      string
 	CreatedAt time.Time
+	// Supersedes is NewMessage.Supersedes.
+	Supersedes int64
 }
 
 // WriteResult says what a write did.
@@ -123,6 +141,12 @@ type WriteResult struct {
 	// nothing was written.
 	Created     bool   `json:"created"`
 	ContentHash string `json:"content_hash"`
+	// NearDuplicate is true when the write was not stored because an
+	// earlier message by the same sender in the same channel says nearly
+	// the same (cosine Similarity at or above Options.NearDuplicateCosine):
+	// ID is that message's. Created is then false.
+	NearDuplicate bool    `json:"near_duplicate,omitempty"`
+	Similarity    float64 `json:"similarity,omitempty"`
 	// Redactions counts the spans Options.Redactor replaced, per rule, as
 	// "rule=n" pairs sorted by rule ("github-pat=1 jwt=2"); "" for none.
 	Redactions string `json:"redactions,omitempty"`

@@ -135,6 +135,7 @@ type prepared struct {
 	hasBreadcrumbs bool
 	createdAt      int64  // Unix ms; 0 = now
 	redactions     string // spans redacted per rule, redact.Report.String()
+	supersedes     int64  // 0 = none
 }
 
 func (e *Engine) prepare(in NewMessage) (prepared, error) {
@@ -150,6 +151,10 @@ func (e *Engine) prepare(in NewMessage) (prepared, error) {
 		return p, err
 	}
 	p.sender, p.project = in.Sender, in.Project
+	if in.Supersedes < 0 {
+		return p, invalid("supersedes", "must be the id of an earlier message, got %d", in.Supersedes)
+	}
+	p.supersedes = in.Supersedes
 	var redactions redact.Report
 	// Names are checked as the caller wrote them, then redacted like the
 	// content: a secret pasted as a channel id, a sender or a project is
@@ -193,7 +198,7 @@ func (e *Engine) prepare(in NewMessage) (prepared, error) {
 		return p, invalid(typeField, "%s, got %q", typeRule, p.typ)
 	}
 	p.typ = e.redactName(p.typ, typeRE.MatchString, &redactions)
-	md, has, err := e.normalizeMetadata(in.Metadata, in.Breadcrumbs, &redactions)
+	md, has, err := e.normalizeMetadata(in.Metadata, in.Breadcrumbs, in.repo, &redactions)
 	if err != nil {
 		return p, err
 	}
@@ -256,8 +261,10 @@ const MaxMetadataDepth = 16
 // "breadcrumbs" and returns the compact JSON and whether any breadcrumb is
 // present. With a Redactor, every string value of the metadata and every
 // breadcrumb is redacted like the content (counts added to redactions).
-// The result, breadcrumbs included, is at most MaxContentBytes.
-func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs, redactions *redact.Report) (string, bool, error) {
+// With breadcrumbs and no breadcrumbs_repo of its own, the metadata records
+// repo ("" records none). The result, breadcrumbs included, is at most
+// MaxContentBytes.
+func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs, repo string, redactions *redact.Report) (string, bool, error) {
 	if len(raw) > e.opts.MaxContentBytes {
 		return "", false, invalid("metadata", "must be at most %d bytes, got %d", e.opts.MaxContentBytes, len(raw))
 	}
@@ -286,7 +293,7 @@ func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs, redactio
 	}
 	if e.opts.Redactor != nil {
 		for k, v := range md {
-			if k != "breadcrumbs" {
+			if k != "breadcrumbs" && k != RepoKey {
 				md[k] = redactJSON(e.opts.Redactor, v, redactions)
 			}
 		}
@@ -354,6 +361,17 @@ func (e *Engine) normalizeMetadata(raw json.RawMessage, bc Breadcrumbs, redactio
 		delete(md, "breadcrumbs")
 	} else {
 		md["breadcrumbs"] = merged
+	}
+	if v, ok := md[RepoKey]; ok {
+		root, isStr := v.(string)
+		if !isStr {
+			return "", false, invalid("metadata."+RepoKey, "must be the absolute path of a repository's top directory, got %s", jsonKind(v))
+		}
+		if err := checkRepo("metadata."+RepoKey, root); err != nil {
+			return "", false, err
+		}
+	} else if repo != "" && !merged.Empty() {
+		md[RepoKey] = repo
 	}
 	out, err := json.Marshal(md)
 	if err != nil {

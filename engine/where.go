@@ -203,9 +203,9 @@ type resolved struct {
 	// unreadBy is Filter.UnreadBy: sql holds it, the vector metadata
 	// cannot, so the semantic side checks its hits (Engine.semantic).
 	unreadBy string
-	// validAt is the HEAD of Filter.BreadcrumbsValid ("" = not set): like
-	// unreadBy, only sql holds it.
-	validAt string
+	// validAt are the HEADs of Filter.BreadcrumbsValid (nil = not set):
+	// like unreadBy, only sql holds it.
+	validAt *RepoHeads
 }
 
 // resolveFilter checks f, turns MaxAge into a lower time bound (relative to

@@ -12,20 +12,24 @@ import (
 var _ engine.MarkStore = (*Store)(nil)
 
 // PutMarks implements engine.MarkStore in one statement.
-func (s *Store) PutMarks(ctx context.Context, head string, marks map[int64]engine.MarkRow) error {
+func (s *Store) PutMarks(ctx context.Context, marks map[int64]engine.MarkRow) error {
 	ids := make([]int64, 0, len(marks))
+	repos := make([]string, 0, len(marks))
+	heads := make([]string, 0, len(marks))
 	worst := make([]int32, 0, len(marks))
 	texts := make([]string, 0, len(marks))
 	for id, m := range marks {
 		ids = append(ids, id)
+		repos = append(repos, m.Repo)
+		heads = append(heads, m.Head)
 		worst = append(worst, int32(m.Worst))
 		texts = append(texts, m.Marks)
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO breadcrumb_marks (message_id, head, worst, marks)
-		SELECT m.id, $1, u.worst, u.marks FROM unnest($2::bigint[], $3::integer[], $4::text[]) AS u (id, worst, marks)
+	_, err := s.pool.Exec(ctx, `INSERT INTO breadcrumb_marks (message_id, repo, head, worst, marks)
+		SELECT m.id, u.repo, u.head, u.worst, u.marks FROM unnest($1::bigint[], $2::text[], $3::text[], $4::integer[], $5::text[]) AS u (id, repo, head, worst, marks)
 		JOIN messages m ON m.id = u.id
-		ON CONFLICT (message_id) DO UPDATE SET head = excluded.head, worst = excluded.worst, marks = excluded.marks`,
-		head, ids, worst, texts)
+		ON CONFLICT (message_id) DO UPDATE SET repo = excluded.repo, head = excluded.head, worst = excluded.worst, marks = excluded.marks`,
+		ids, repos, heads, worst, texts)
 	if err != nil {
 		return fmt.Errorf("pgstore: put breadcrumb marks: %w", err)
 	}
@@ -33,11 +37,13 @@ func (s *Store) PutMarks(ctx context.Context, head string, marks map[int64]engin
 }
 
 // MessagesToMark implements engine.MarkStore.
-func (s *Store) MessagesToMark(ctx context.Context, head string, after int64, limit int) ([]engine.Message, error) {
+func (s *Store) MessagesToMark(ctx context.Context, repo, head string, after int64, limit int) ([]engine.Message, error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+messageColumns+` FROM messages m
+		LEFT JOIN breadcrumb_marks b ON b.message_id = m.id
 		WHERE m.id > $1 AND m.has_breadcrumbs
-		AND NOT EXISTS (SELECT 1 FROM breadcrumb_marks b WHERE b.message_id = m.id AND b.head = $2)
-		ORDER BY m.id LIMIT $3`, after, head, limit)
+		AND coalesce(m.metadata::jsonb ->> '`+engine.RepoKey+`', nullif(b.repo, ''), $2) = $2
+		AND (b.message_id IS NULL OR b.head <> $3)
+		ORDER BY m.id LIMIT $4`, after, repo, head, limit)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: messages to mark: %w", err)
 	}
@@ -50,14 +56,14 @@ func (s *Store) MessagesToMark(ctx context.Context, head string, after int64, li
 
 // Marks implements engine.MarkStore.
 func (s *Store) Marks(ctx context.Context, ids []int64) (map[int64]engine.MarkRow, error) {
-	rows, err := s.pool.Query(ctx, "SELECT message_id, head, worst, marks FROM breadcrumb_marks WHERE message_id = ANY($1)", ids)
+	rows, err := s.pool.Query(ctx, "SELECT message_id, repo, head, worst, marks FROM breadcrumb_marks WHERE message_id = ANY($1)", ids)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: breadcrumb marks: %w", err)
 	}
 	out := make(map[int64]engine.MarkRow, len(ids))
 	var id int64
 	var r engine.MarkRow
-	if _, err := pgx.ForEachRow(rows, []any{&id, &r.Head, &r.Worst, &r.Marks}, func() error { out[id] = r; return nil }); err != nil {
+	if _, err := pgx.ForEachRow(rows, []any{&id, &r.Repo, &r.Head, &r.Worst, &r.Marks}, func() error { out[id] = r; return nil }); err != nil {
 		return nil, fmt.Errorf("pgstore: breadcrumb marks: %w", err)
 	}
 	return out, nil

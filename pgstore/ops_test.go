@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,16 +182,74 @@ func TestDifferentialOperations(t *testing.T) {
 	}
 
 	const head = "0123456789abcdef0123456789abcdef01234567"
-	toMark := both(t, "messages to mark", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, head, 0, 0) })
+	toMark := both(t, "messages to mark", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, testRepo, head, 0, 0) })
 	if len(toMark) == 0 {
 		t.Fatal("no message with breadcrumbs")
 	}
 	marks := map[int64][]engine.BreadcrumbMark{toMark[0].ID: {{Kind: "file", Ref: "engine/hybrid.go:10-20", State: engine.MarkValid}}, 99999: nil}
-	both(t, "put marks", a, b, func(e *engine.Engine) (int, error) { return 0, e.PutBreadcrumbMarks(ctx, head, marks) })
-	both(t, "messages to mark after", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, head, 0, 0) })
+	both(t, "put marks", a, b, func(e *engine.Engine) (int, error) { return 0, e.PutBreadcrumbMarks(ctx, testRepo, head, marks) })
+	both(t, "messages to mark after", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, testRepo, head, 0, 0) })
 	both(t, "bad mark", a, b, func(e *engine.Engine) (int, error) {
-		return 0, e.PutBreadcrumbMarks(ctx, head, map[int64][]engine.BreadcrumbMark{1: {{State: "odd"}}})
+		return 0, e.PutBreadcrumbMarks(ctx, testRepo, head, map[int64][]engine.BreadcrumbMark{1: {{State: "odd"}}})
 	})
+
+	// Per repository: a note of another repository is not offered here;
+	// one that recorded none (an import) is offered everywhere, once per
+	// HEAD, until a repository adopts it.
+	const other, head2 = "/src/other", "89abcdef0123456789abcdef0123456789abcdef"
+	both(t, "messages to mark elsewhere", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, other, head, 0, 0) })
+	legacy := both(t, "legacy note", a, b, func(e *engine.Engine) ([]engine.WriteResult, error) {
+		return e.StoreMessages(ctx, []engine.NewMessage{{Channel: "general", Sender: "bob", Content: "imported note with a file", Breadcrumbs: engine.Breadcrumbs{Files: []string{"x.go"}}}})
+	})[0].ID
+	both(t, "legacy offered", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, other, head, 0, 0) })
+	both(t, "legacy not here", a, b, func(e *engine.Engine) (int, error) {
+		return 0, e.PutBreadcrumbMarks(ctx, "", head, map[int64][]engine.BreadcrumbMark{legacy: nil})
+	})
+	both(t, "legacy not offered again", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, other, head, 0, 0) })
+	both(t, "legacy offered at another HEAD", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, other, head2, 0, 0) })
+	both(t, "legacy adopted", a, b, func(e *engine.Engine) (int, error) {
+		return 0, e.PutBreadcrumbMarks(ctx, other, head2, map[int64][]engine.BreadcrumbMark{legacy: {{Kind: "files", Ref: "x.go", State: engine.MarkValid}}})
+	})
+	both(t, "adopted marks", a, b, func(e *engine.Engine) (map[int64]engine.MarkRow, error) {
+		return e.CachedMarks(ctx, []int64{legacy, toMark[0].ID})
+	})
+	both(t, "adopted note read", a, b, func(e *engine.Engine) (engine.Message, error) { return e.GetMessage(ctx, legacy) })
+
+	// Supersedes: the same links, refusals, reads, searches and deletes.
+	orig := both(t, "original", a, b, func(e *engine.Engine) (engine.WriteResult, error) {
+		return e.StoreMessage(ctx, engine.NewMessage{Channel: "general", Sender: "bob", Content: "the release branch is cut on Mondays"})
+	}).ID
+	fix := both(t, "correction", a, b, func(e *engine.Engine) (engine.WriteResult, error) {
+		return e.StoreMessage(ctx, engine.NewMessage{Channel: "general", Sender: "bob", Content: "the release branch is cut on Thursdays", Supersedes: orig})
+	}).ID
+	both(t, "repeat of the correction", a, b, func(e *engine.Engine) (engine.WriteResult, error) {
+		return e.StoreMessage(ctx, engine.NewMessage{Channel: "general", Sender: "bob", Content: "the release branch is cut on Thursdays", Supersedes: orig})
+	})
+	for _, bad := range []int64{orig, 987654} {
+		both(t, "bad supersedes", a, b, func(e *engine.Engine) (engine.WriteResult, error) {
+			return e.StoreMessage(ctx, engine.NewMessage{Channel: "general", Sender: "bob", Content: "another take on releases", Supersedes: bad})
+		})
+		both(t, "bad supersedes in a batch", a, b, func(e *engine.Engine) ([]engine.WriteResult, error) {
+			return e.StoreMessages(ctx, []engine.NewMessage{{Channel: "general", Sender: "bob", Content: "a batch take on releases", Supersedes: bad}})
+		})
+	}
+	both(t, "superseded read", a, b, func(e *engine.Engine) (engine.Message, error) { return e.GetMessage(ctx, orig) })
+	both(t, "correction read", a, b, func(e *engine.Engine) (engine.Message, error) { return e.GetMessage(ctx, fix) })
+	for _, include := range []bool{false, true} {
+		for _, q := range []string{"release branch cut", ""} {
+			both(t, "search superseded", a, b, func(e *engine.Engine) ([]int64, error) {
+				rs, err := e.Search(ctx, engine.SearchRequest{Query: q, Mode: engine.ModeKeyword, Limit: 50, Filter: engine.Filter{ChannelIDs: []string{"general"}, IncludeSuperseded: include}})
+				out := make([]int64, len(rs))
+				for i, r := range rs {
+					out[i] = r.Message.ID
+				}
+				slices.Sort(out)
+				return out, err
+			})
+		}
+	}
+	both(t, "delete the correction", a, b, func(e *engine.Engine) (int, error) { return 0, e.DeleteMessage(ctx, fix) })
+	both(t, "original current again", a, b, func(e *engine.Engine) (engine.Message, error) { return e.GetMessage(ctx, orig) })
 }
 
 // A backup of a PostgreSQL store is refused as bad input naming the store
@@ -404,10 +463,14 @@ func TestDifferentialRetention(t *testing.T) {
 	}
 }
 
-// fixedHead is a repository whose HEAD never moves.
+// fixedHead is a repository whose HEAD never moves: every repository
+// has it.
 type fixedHead string
 
-func (h fixedHead) Head() (string, error) { return string(h), nil }
+func (h fixedHead) Head(string) (string, error) { return string(h), nil }
+
+// testRepo is the repository the tests' notes are written in.
+const testRepo = "/src/cairn"
 
 // Searches restricted to what an agent has not read, or to notes whose
 // breadcrumbs are valid at HEAD, return the same messages on both stores:
@@ -416,7 +479,7 @@ func (h fixedHead) Head() (string, error) { return string(h), nil }
 func TestDifferentialSearchFilters(t *testing.T) {
 	ctx := context.Background()
 	const head = "89abcdef0123456789abcdef0123456789abcdef"
-	opts := engine.Options{Now: clock(), Embedder: wordsEmbedder(64), NoVectorWorker: true, BreadcrumbHead: fixedHead(head)}
+	opts := engine.Options{Now: clock(), Embedder: wordsEmbedder(64), NoVectorWorker: true, BreadcrumbRepos: fixedHead(head), BreadcrumbRepo: testRepo}
 	a, err := engine.Open(ctx, t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -433,7 +496,7 @@ func TestDifferentialSearchFilters(t *testing.T) {
 		if _, err := e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", UpTo: 30}); err != nil {
 			t.Fatal(err)
 		}
-		ms, err := e.MessagesToMark(ctx, head, 0, 0)
+		ms, err := e.MessagesToMark(ctx, testRepo, head, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,7 +509,7 @@ func TestDifferentialSearchFilters(t *testing.T) {
 			valid[m.ID] = state == engine.MarkValid
 			marks[m.ID] = []engine.BreadcrumbMark{{Kind: "file", Ref: "engine/hybrid.go:10-20", State: state}}
 		}
-		if err := e.PutBreadcrumbMarks(ctx, head, marks); err != nil {
+		if err := e.PutBreadcrumbMarks(ctx, testRepo, head, marks); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -804,5 +867,33 @@ func TestSessionsAfterMigrate(t *testing.T) {
 	}
 	if err := b.Check(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A near-duplicate write returns the same earlier message on both stores,
+// and a correction of it is stored on both.
+func TestDifferentialNearDuplicates(t *testing.T) {
+	ctx := context.Background()
+	opts := engine.Options{Now: clock(), Embedder: wordsEmbedder(64), NoVectorWorker: true, NearDuplicateCosine: 0.9}
+	a, err := engine.Open(ctx, t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b := openPG(t, pgtest.Database(t), opts)
+	note := func(content string, supersedes int64) func(e *engine.Engine) (engine.WriteResult, error) {
+		return func(e *engine.Engine) (engine.WriteResult, error) {
+			return e.WriteNote(ctx, engine.NewNote{Agent: "bob", Content: content, Supersedes: supersedes})
+		}
+	}
+	first := both(t, "first", a, b, note("the outbox drains every ten seconds", 0))
+	both(t, "other", a, b, note("vectors are quantized to eight bits", 0))
+	both(t, "sync", a, b, func(e *engine.Engine) (int, error) { return 0, e.SyncVectors(ctx, nil) })
+	dup := both(t, "near-duplicate", a, b, note("The outbox drains every ten seconds!", 0))
+	if dup.Created || !dup.NearDuplicate || dup.ID != first.ID {
+		t.Fatalf("near-duplicate: %+v", dup)
+	}
+	if fix := both(t, "correction", a, b, note("The outbox drains every ten seconds!", first.ID)); !fix.Created {
+		t.Fatalf("correction: %+v", fix)
 	}
 }

@@ -213,32 +213,24 @@ func (s *Store) PutReadCursors(ctx context.Context, cs []engine.CursorRow) error
 
 // MarksAfter implements engine.TransferStore.
 func (s *Store) MarksAfter(ctx context.Context, after int64, limit int) ([]engine.MarkedRow, error) {
-	rows, err := s.pool.Query(ctx, "SELECT message_id, head, worst, marks FROM breadcrumb_marks WHERE message_id > $1 ORDER BY message_id LIMIT $2", after, limit)
+	rows, err := s.pool.Query(ctx, "SELECT message_id, repo, head, worst, marks FROM breadcrumb_marks WHERE message_id > $1 ORDER BY message_id LIMIT $2", after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: read breadcrumb marks: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (engine.MarkedRow, error) {
 		var m engine.MarkedRow
-		return m, r.Scan(&m.MessageID, &m.Head, &m.Worst, &m.Marks)
+		return m, r.Scan(&m.MessageID, &m.Repo, &m.Head, &m.Worst, &m.Marks)
 	})
 	return out, wrapErr("read breadcrumb marks", err)
 }
 
 // PutMarkRows implements engine.TransferStore in one statement.
 func (s *Store) PutMarkRows(ctx context.Context, ms []engine.MarkedRow) error {
-	ids := make([]int64, len(ms))
-	heads := make([]string, len(ms))
-	worst := make([]int32, len(ms))
-	texts := make([]string, len(ms))
-	for i, m := range ms {
-		ids[i], heads[i], worst[i], texts[i] = m.MessageID, m.Head, int32(m.Worst), m.Marks
+	rows := make(map[int64]engine.MarkRow, len(ms))
+	for _, m := range ms {
+		rows[m.MessageID] = m.MarkRow
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO breadcrumb_marks (message_id, head, worst, marks)
-		SELECT m.id, u.head, u.worst, u.marks FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[]) AS u (id, head, worst, marks)
-		JOIN messages m ON m.id = u.id
-		ON CONFLICT (message_id) DO UPDATE SET head = excluded.head, worst = excluded.worst, marks = excluded.marks`,
-		ids, heads, worst, texts)
-	return wrapErr("store breadcrumb marks", err)
+	return s.PutMarks(ctx, rows)
 }
 
 // PutAgents implements engine.TransferStore.

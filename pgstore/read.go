@@ -13,7 +13,8 @@ import (
 )
 
 const messageColumns = `m.id, m.channel_id, m.sender_id, m.sender_project_id, m.content, m.content_hash, m.confidence,
-	m.message_type, m.metadata, m.mentions, m.word_count, m.has_breadcrumbs, m.created_at`
+	m.message_type, m.metadata, m.mentions, m.word_count, m.has_breadcrumbs, m.created_at,
+	coalesce(m.supersedes, 0), coalesce((SELECT s.id FROM messages s WHERE s.supersedes = m.id), 0)`
 
 func scanMessages(rows pgx.Rows) ([]engine.Message, error) {
 	defer rows.Close()
@@ -23,7 +24,7 @@ func scanMessages(rows pgx.Rows) ([]engine.Message, error) {
 		var metadata, mentions string
 		var created int64
 		if err := rows.Scan(&m.ID, &m.ChannelID, &m.SenderID, &m.SenderProjectID, &m.Content, &m.ContentHash, &m.Confidence,
-			&m.MessageType, &metadata, &mentions, &m.WordCount, &m.HasBreadcrumbs, &created); err != nil {
+			&m.MessageType, &metadata, &mentions, &m.WordCount, &m.HasBreadcrumbs, &created, &m.Supersedes, &m.SupersededBy); err != nil {
 			return nil, err
 		}
 		m.Metadata = json.RawMessage(metadata)

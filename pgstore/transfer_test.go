@@ -25,7 +25,7 @@ import (
 func TestTransferWholeStore(t *testing.T) {
 	ctx := context.Background()
 	const head = "0123456789abcdef0123456789abcdef01234567"
-	opts := engine.Options{Now: clock(), NoVectorWorker: true, BreadcrumbHead: fixedHead(head)}
+	opts := engine.Options{Now: clock(), NoVectorWorker: true, BreadcrumbRepos: fixedHead(head), BreadcrumbRepo: testRepo}
 	a, err := engine.Open(ctx, t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestTransferWholeStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ms, err := a.MessagesToMark(ctx, head, 0, 0)
+	ms, err := a.MessagesToMark(ctx, testRepo, head, 0, 0)
 	if err != nil || len(ms) == 0 {
 		t.Fatalf("messages to mark: %d %v", len(ms), err)
 	}
@@ -80,7 +80,7 @@ func TestTransferWholeStore(t *testing.T) {
 		}
 		marks[m.ID] = []engine.BreadcrumbMark{{Kind: "file", Ref: "engine/hybrid.go:10-20", State: state}}
 	}
-	if err := a.PutBreadcrumbMarks(ctx, head, marks); err != nil {
+	if err := a.PutBreadcrumbMarks(ctx, testRepo, head, marks); err != nil {
 		t.Fatal(err)
 	}
 

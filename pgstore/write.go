@@ -32,10 +32,25 @@ func (s *Store) Write(ctx context.Context, ms []engine.StoredMessage, now time.T
 		out, err = s.writeTx(ctx, tx, ms, docs, now.UnixMilli())
 		return err
 	})
+	var inv *engine.InvalidError
+	if errors.As(err, &inv) {
+		return nil, err // bad input, as the embedded store reports it
+	}
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: store messages: %w", err)
 	}
 	return out, nil
+}
+
+// txQuerier is a transaction as an engine.SupersedesQuerier.
+type txQuerier struct{ tx pgx.Tx }
+
+func (q txQuerier) QueryRow(ctx context.Context, query string, args []any, dest ...any) (bool, error) {
+	err := q.tx.QueryRow(ctx, query+"$1", args...).Scan(dest...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 type docTerms struct {
@@ -122,7 +137,9 @@ func (s *Store) writeTx(ctx context.Context, tx pgx.Tx, ms []engine.StoredMessag
 		// the sequence; a batch inserts at once, where a repeat takes one:
 		// ids then follow the embedded store's (its AUTOINCREMENT behaves
 		// the same way on each path).
-		if len(ms) == 1 {
+		// A repeat links nothing: a supersedes is checked only for a
+		// message not stored yet.
+		if len(ms) == 1 || m.Supersedes != 0 {
 			err := tx.QueryRow(ctx, "SELECT id FROM messages WHERE content_hash = $1 AND channel_id = $2 AND sender_id = $3",
 				m.ContentHash, m.Channel.ID, m.Sender).Scan(&res.ID)
 			if err == nil {
@@ -133,14 +150,17 @@ func (s *Store) writeTx(ctx context.Context, tx pgx.Tx, ms []engine.StoredMessag
 				return nil, err
 			}
 		}
+		if err := engine.CheckSupersedes(ctx, txQuerier{tx}, m.Supersedes); err != nil {
+			return nil, err
+		}
 		d := docs[i]
 		err := tx.QueryRow(ctx, `INSERT INTO messages
 			(channel_id, channel_type, sender_id, sender_project_id, content, content_hash, confidence, message_type, metadata, mentions,
-			 word_count, has_breadcrumbs, created_at, terms, tfs, doc_len)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+			 word_count, has_breadcrumbs, created_at, terms, tfs, doc_len, supersedes)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, nullif($17::bigint, 0))
 			ON CONFLICT (content_hash, channel_id, sender_id) DO NOTHING RETURNING id`,
 			m.Channel.ID, m.Channel.ChannelType, m.Sender, m.Project, m.Content, m.ContentHash, m.Confidence, m.Type, m.Metadata, m.Mentions,
-			m.WordCount, m.HasBreadcrumbs, created, d.terms, d.tfs, d.length).Scan(&res.ID)
+			m.WordCount, m.HasBreadcrumbs, created, d.terms, d.tfs, d.length, m.Supersedes).Scan(&res.ID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			// Stored already: by an earlier message of the batch, before,
 			// or by another process since the look above (and committed).

@@ -25,8 +25,8 @@ func checkCommand() *command {
 func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
 	model := fs.String("model", "", modelUsage)
-	breadcrumbs := fs.Bool("breadcrumbs", false, "check every breadcrumb against a git repository instead")
-	repo := fs.String("repo", "", "with --breadcrumbs: a directory in the git repository `DIR` (default: config breadcrumbs.repo, else the working directory's)")
+	breadcrumbs := fs.Bool("breadcrumbs", false, "check every breadcrumb against the git repository it was written in instead")
+	repo := fs.String("repo", "", "with --breadcrumbs: a directory in the git repository `DIR` that notes recording no repository are tried in (default: config breadcrumbs.repo, else the working directory's)")
 	pos, err := parse(e, c, fs, args)
 	if err != nil {
 		return err

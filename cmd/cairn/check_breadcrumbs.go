@@ -2,18 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/engine"
 )
 
-// breadcrumbRepoDir is the directory whose repository breadcrumbs are
-// checked against: config breadcrumbs.repo (CAIRN_BREADCRUMBS_REPO), else
-// the working directory.
+// breadcrumbRepoDir is the directory of the repository this process
+// writes breadcrumbs in: config breadcrumbs.repo (CAIRN_BREADCRUMBS_REPO),
+// else the working directory.
 func breadcrumbRepoDir(configured string) string {
 	if configured != "" {
 		return configured
@@ -21,8 +21,9 @@ func breadcrumbRepoDir(configured string) string {
 	return "."
 }
 
-// findBreadcrumbRepo is the HEAD reader of the breadcrumb repository, nil
-// when there is none: reads then attach no marks.
+// findBreadcrumbRepo is the HEAD reader of the repository this process
+// writes breadcrumbs in, nil when there is none: writes then record no
+// repository.
 func findBreadcrumbRepo(configured string) *gitcrumbs.HeadFile {
 	hf, err := gitcrumbs.FindRepo(breadcrumbRepoDir(configured))
 	if err != nil {
@@ -32,7 +33,8 @@ func findBreadcrumbRepo(configured string) *gitcrumbs.HeadFile {
 }
 
 // startBreadcrumbRefresh starts keeping eng's marks cache at the HEAD of
-// the breadcrumb repository (cairn serve, cairn mcp); nil without one.
+// the repository this process runs in, for that repository's messages
+// (cairn serve, cairn mcp); nil without one.
 func (e *env) startBreadcrumbRefresh(ctx context.Context, eng *engine.Engine, logger *slog.Logger) *gitcrumbs.Refresher {
 	conf, _, err := e.loadConfig()
 	if err != nil {
@@ -46,9 +48,13 @@ func (e *env) startBreadcrumbRefresh(ctx context.Context, eng *engine.Engine, lo
 }
 
 // runCheckBreadcrumbs is cairn check --breadcrumbs: every breadcrumb of
-// every message against the repository at repo's HEAD ("" = the
-// configured one). The marks go to the cache searches and reads attach.
+// every message against the repository it was written in, at that
+// repository's HEAD. Messages that recorded no repository are tried in the
+// one containing repo ("" = the configured one, else the working
+// directory's; none is fine). The marks go to the cache searches and reads
+// attach.
 func runCheckBreadcrumbs(ctx context.Context, e *env, repo string) error {
+	explicit := repo != ""
 	if repo == "" {
 		conf, _, err := e.loadConfig()
 		if err != nil {
@@ -56,15 +62,16 @@ func runCheckBreadcrumbs(ctx context.Context, e *env, repo string) error {
 		}
 		repo = breadcrumbRepoDir(conf.Breadcrumbs.Repo)
 	}
-	chk, err := gitcrumbs.Open(repo)
-	if errors.Is(err, gitcrumbs.ErrNoRepo) {
+	rep := gitcrumbs.Report{Repos: map[string]string{}, Stale: []gitcrumbs.Result{}, States: map[gitcrumbs.State]int{}}
+	hf, err := gitcrumbs.FindRepo(repo)
+	switch {
+	case err == nil:
+		rep.Repo = hf.Root()
+		rep.Head, _ = hf.Head()
+	case explicit:
 		return &engine.InvalidError{Field: "repo", Rule: "must be a directory in a git repository: " + err.Error()}
 	}
-	if err != nil {
-		return err
-	}
-	rep := gitcrumbs.Report{Repo: repo, Head: chk.Head(), Stale: []gitcrumbs.Result{}, States: map[gitcrumbs.State]int{}}
-	cacheFailed := false
+	mk := gitcrumbs.NewMarker(rep.Repo)
 	// The check fills the marks cache: the engine opens for writing.
 	e.readOnly = false
 	err = e.withEngine(ctx, func(eng *engine.Engine) error {
@@ -74,25 +81,13 @@ func runCheckBreadcrumbs(ctx context.Context, e *env, repo string) error {
 			if err != nil {
 				return err
 			}
-			marks := make(map[int64][]engine.BreadcrumbMark, len(ms))
-			for _, m := range ms {
-				rs, err := chk.Check(ctx, m)
-				if err != nil {
-					return err
-				}
-				rep.Add(rs)
-				marks[m.ID] = gitcrumbs.Marks(rs)
-				after = m.ID
-			}
-			if err := eng.PutBreadcrumbMarks(ctx, chk.Head(), marks); err != nil && !cacheFailed {
-				// The report stands without the cache (a full disk, a
-				// read-only medium): say so once.
-				cacheFailed = true
-				fmt.Fprintf(e.stderr, "warning: breadcrumb marks not cached: %v\n", err)
-			}
-			if len(ms) < 1000 {
+			if len(ms) == 0 {
 				return nil
 			}
+			if err := mk.Mark(ctx, eng, ms, &rep); err != nil {
+				return err
+			}
+			after = ms[len(ms)-1].ID
 		}
 	})
 	if err != nil {
@@ -105,8 +100,21 @@ func runCheckBreadcrumbs(ctx context.Context, e *env, repo string) error {
 		return e.printJSON(rep)
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "repository    %s at %s\n", rep.Repo, rep.Head[:12])
-	fmt.Fprintf(w, "messages      %d with breadcrumbs\n", rep.Messages)
+	roots := make([]string, 0, len(rep.Repos))
+	for r := range rep.Repos {
+		roots = append(roots, r)
+	}
+	slices.Sort(roots)
+	for _, r := range roots {
+		fmt.Fprintf(w, "repository    %s at %.12s\n", r, rep.Repos[r])
+	}
+	fmt.Fprintf(w, "messages      %d checked in their repository\n", rep.Messages)
+	if rep.Unreachable > 0 {
+		fmt.Fprintf(w, "unreachable   %d whose repository is not on this machine (last marks kept)\n", rep.Unreachable)
+	}
+	if rep.Unscoped > 0 {
+		fmt.Fprintf(w, "unscoped      %d that recorded no repository and are not in this one (no mark)\n", rep.Unscoped)
+	}
 	fmt.Fprintf(w, "checked       %d files and commits, %d valid (%.1f%%)\n", rep.Checked, rep.Valid, 100*rep.Rate)
 	if n := rep.States[gitcrumbs.Form]; n > 0 {
 		fmt.Fprintf(w, "form only     %d (issues, pull requests, URLs and other kinds)\n", n)
@@ -131,10 +139,13 @@ func checkLines(c *engine.BreadcrumbCheck) []string {
 	if c == nil {
 		return nil
 	}
-	if c.Status != engine.CheckCurrent {
-		return []string{fmt.Sprintf("unknown: checked at %.12s, HEAD is now %.12s (cairn check --breadcrumbs refreshes)", c.CheckedAt, c.Head)}
+	var out []string
+	switch c.Status {
+	case engine.CheckStale:
+		return []string{fmt.Sprintf("unknown: checked at %.12s, HEAD of %s is now %.12s (cairn check --breadcrumbs refreshes)", c.CheckedAt, c.Repo, c.Head)}
+	case engine.CheckUnreachable:
+		out = append(out, fmt.Sprintf("unreachable: %s is not on this machine; marks of its check at %.12s:", c.Repo, c.CheckedAt))
 	}
-	out := make([]string, 0, len(c.Marks))
 	for _, m := range c.Marks {
 		l := fmt.Sprintf("%s %s %s", m.State, m.Kind, m.Ref)
 		if m.MovedTo != "" {

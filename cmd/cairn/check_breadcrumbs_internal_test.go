@@ -33,9 +33,12 @@ func TestCheckBreadcrumbsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": t.TempDir(), "CAIRN_MODEL": "none"})
+	data := t.TempDir()
+	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data, "CAIRN_MODEL": "none"})
 	meta := `{"breadcrumbs":{"files":["main.go:1","missing.go"],"commits":["` + h.String() + `"],"pull_requests":["#3"]}}`
-	if _, stderr, code := runCLI(t, getenv, "", "note", "--agent", "ann", "--meta", meta, "main is tiny"); code != 0 {
+	// The note is written in the repository (its breadcrumbs record it).
+	inRepo := envMap(map[string]string{"CAIRN_DATA_DIR": data, "CAIRN_MODEL": "none", "CAIRN_BREADCRUMBS_REPO": repoDir})
+	if _, stderr, code := runCLI(t, inRepo, "", "note", "--agent", "ann", "--meta", meta, "main is tiny"); code != 0 {
 		t.Fatalf("note: %s", stderr)
 	}
 	out, stderr, code := runCLI(t, getenv, "", "check", "--breadcrumbs", "--repo", repoDir)

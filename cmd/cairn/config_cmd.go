@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
+	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/pgstore"
 	"github.com/pelletier/go-toml/v2"
@@ -121,8 +122,9 @@ func (e *env) applyConfig(dir string, opts *engine.Options) error {
 	}
 	e.configStore = cfg.Store
 	e.pgOptions = pgstore.Options{EfSearch: cfg.Postgres.EfSearch}
+	opts.BreadcrumbRepos = gitcrumbs.Repos{}
 	if hf := findBreadcrumbRepo(cfg.Breadcrumbs.Repo); hf != nil {
-		opts.BreadcrumbHead = hf
+		opts.BreadcrumbRepo = hf.Root()
 	}
 	return nil
 }

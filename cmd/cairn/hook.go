@@ -346,41 +346,9 @@ func (e *env) clock() time.Time {
 // (else the directory itself), made a valid project id. sub is the
 // working directory's path below that top ("" at the top).
 func projectOf(cwd string) (project, sub string) {
-	if cwd == "" || !filepath.IsAbs(cwd) {
-		return "", ""
-	}
-	cwd = filepath.Clean(cwd)
-	root := cwd
-	for d := cwd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
-			root = d
-			break
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if rel, err := filepath.Rel(root, cwd); err == nil && rel != "." {
+	project, root := engine.ProjectOf(cwd)
+	if rel, err := filepath.Rel(root, filepath.Clean(cwd)); project != "" && err == nil && rel != "." {
 		sub = filepath.ToSlash(rel)
 	}
-	return projectID(filepath.Base(root)), sub
-}
-
-// projectID keeps letters, digits, '.', '_' and '-' of name (others become
-// '-') and starts it with a letter or digit.
-func projectID(name string) string {
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteRune('-')
-		}
-	}
-	s := strings.TrimLeft(b.String(), "._-")
-	if len(s) > 128 {
-		s = s[:128]
-	}
-	return s
+	return project, sub
 }

@@ -10,7 +10,7 @@ func noteCommand() *command {
 	return &command{
 		name:    "note",
 		summary: "write a note to an agent's notes channel",
-		usage:   "--agent NAME [--project ID] [--confidence X] [--type T] [--meta JSON | --meta-file FILE] [--file F]... [--commit C]... [--issue I]... [--pr P]... [TEXT]",
+		usage:   "--agent NAME [--project ID] [--confidence X] [--type T] [--meta JSON | --meta-file FILE] [--file F]... [--commit C]... [--issue I]... [--pr P]... [--supersedes ID] [TEXT]",
 		examples: []string{
 			`cairn note --agent claude "prefer table-driven tests in this repo"`,
 			`cairn note --agent claude --project cairn --type decision --confidence 0.9 --file engine/store.go "writes go through one connection"`,
@@ -43,7 +43,7 @@ func runNote(ctx context.Context, e *env, c *command, args []string) error {
 	return e.withModelEngine(ctx, "", forWrite, func(eng *engine.Engine) error {
 		res, err := eng.WriteNote(ctx, engine.NewNote{
 			Agent: *agent, Project: w.project, Content: text, Metadata: md,
-			Breadcrumbs: w.breadcrumbs(), Confidence: w.conf(), Type: w.typ,
+			Breadcrumbs: w.breadcrumbs(), Confidence: w.conf(), Type: w.typ, Supersedes: w.supersedes,
 		})
 		if err != nil {
 			return err

@@ -10,7 +10,7 @@ func postCommand() *command {
 	return &command{
 		name:    "post",
 		summary: "post a message to a channel",
-		usage:   "--channel ID --sender NAME [--project ID] [--confidence X] [--type T] [--meta JSON | --meta-file FILE] [--file F]... [--commit C]... [--issue I]... [--pr P]... [TEXT]",
+		usage:   "--channel ID --sender NAME [--project ID] [--confidence X] [--type T] [--meta JSON | --meta-file FILE] [--file F]... [--commit C]... [--issue I]... [--pr P]... [--supersedes ID] [TEXT]",
 		examples: []string{
 			`cairn post --channel project:cairn:decisions --sender claude --type decision "use SQLite as the source of truth"`,
 			`cairn channels create team-log && cairn post --channel team-log --sender bob "deployed v1.2"`,
@@ -47,7 +47,7 @@ func runPost(ctx context.Context, e *env, c *command, args []string) error {
 	return e.withModelEngine(ctx, "", forWrite, func(eng *engine.Engine) error {
 		res, err := eng.StoreMessage(ctx, engine.NewMessage{
 			Channel: *channel, Sender: *sender, Project: w.project, Content: text, Metadata: md,
-			Breadcrumbs: w.breadcrumbs(), Confidence: w.conf(), Type: w.typ,
+			Breadcrumbs: w.breadcrumbs(), Confidence: w.conf(), Type: w.typ, Supersedes: w.supersedes,
 		})
 		if err != nil {
 			return err

@@ -107,10 +107,16 @@ func TestFaultGCCollapseCLI(t *testing.T) {
 	}
 	data := t.TempDir()
 	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": data})
-	for _, text := range []string{"The build uses make and go test.", "The build uses make and go test!"} {
-		if _, errOut, code := runCLI(t, getenv, "", "note", "--agent", "a", text); code != 0 {
-			t.Fatalf("note: %d %s", code, errOut)
-		}
+	// Imported: a live write of the second would be refused as a
+	// near-duplicate of the first.
+	lines := `{"channel":"agent-notes:a","sender":"a","content":"The build uses make and go test."}` + "\n" +
+		`{"channel":"agent-notes:a","sender":"a","content":"The build uses make and go test!"}` + "\n"
+	in := filepath.Join(t.TempDir(), "notes.jsonl")
+	if err := os.WriteFile(in, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runCLI(t, getenv, "", "import", "messages", in); code != 0 {
+		t.Fatalf("import: %d %s", code, errOut)
 	}
 	cfg := "[retention]\n[[retention.policy]]\nname = \"dedup\"\nchannels = [\"agent-notes:*\"]\ncollapse_threshold = 0.9\n"
 	if err := os.WriteFile(filepath.Join(data, "config.toml"), []byte(cfg), 0o600); err != nil {

@@ -70,7 +70,7 @@ func searchCases() []searchCase {
 		{"bad unread by", []string{"--unread-by", "a b", "wal"}, `{"query":"wal","unread_by":"a b"}`, "invalid unread_by"},
 		{"demote stale", []string{"--demote-stale", "0.5", "wal"}, `{"query":"wal","demote_stale":0.5}`, ""},
 		{"demote stale over 1", []string{"--demote-stale", "1.5", "wal"}, `{"query":"wal","demote_stale":1.5}`, "invalid demote_stale"},
-		{"breadcrumbs valid without a repository", []string{"--breadcrumbs-valid", "wal"}, `{"query":"wal","breadcrumbs_valid":true}`, "invalid breadcrumbs_valid"},
+		{"breadcrumbs valid", []string{"--breadcrumbs-valid", "wal"}, `{"query":"wal","breadcrumbs_valid":true}`, ""},
 		{"semantic without a model", []string{"--mode", "semantic", "wal"}, `{"query":"wal","mode":"semantic"}`, "no_model"},
 		{"query at the bound", []string{longQuery(engine.MaxQueryBytes)}, `{"query":"` + longQuery(engine.MaxQueryBytes) + `"}`, ""},
 		{"query over the bound", []string{longQuery(engine.MaxQueryBytes + 1)}, `{"query":"` + longQuery(engine.MaxQueryBytes+1) + `"}`, "invalid query"},

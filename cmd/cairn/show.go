@@ -52,6 +52,12 @@ func runShow(ctx context.Context, e *env, c *command, args []string) error {
 			fmt.Fprintf(w, "mentions:     %v\n", m.Mentions)
 		}
 		fmt.Fprintf(w, "metadata:     %s\n", m.Metadata)
+		if m.Supersedes != 0 {
+			fmt.Fprintf(w, "supersedes:   %d\n", m.Supersedes)
+		}
+		if m.SupersededBy != 0 {
+			fmt.Fprintf(w, "superseded:   by %d (cairn show %d)\n", m.SupersededBy, m.SupersededBy)
+		}
 		for _, l := range checkLines(m.BreadcrumbCheck) {
 			fmt.Fprintf(w, "breadcrumbs:  %s\n", l)
 		}

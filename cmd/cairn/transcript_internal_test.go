@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/go-git/go-git/v5"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the transcripts in testdata/ with the current output")
@@ -61,11 +62,19 @@ func runTranscript(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "data")
+	// Notes with breadcrumbs record the repository they are written in:
+	// one of the transcript's own, shown as $REPO.
+	repo := filepath.Join(t.TempDir(), "repo")
+	if _, err := git.PlainInit(repo, false); err != nil {
+		t.Fatal(err)
+	}
 	clk := &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	getenv := func(k string) string {
 		switch k {
 		case "CAIRN_DATA_DIR":
 			return dir
+		case "CAIRN_BREADCRUMBS_REPO":
+			return repo
 		case "HOME":
 			return "/home/test"
 		}
@@ -105,7 +114,7 @@ func runTranscript(t *testing.T, file string) {
 			j++
 		}
 		want := strings.Join(lines[i+1:j], "\n")
-		got := runOne(args, strings.Join(stdin, "\n"), getenv, clk.now, dir)
+		got := strings.ReplaceAll(runOne(args, strings.Join(stdin, "\n"), getenv, clk.now, dir), repo, "$REPO")
 		stdin = nil
 		if got != "" {
 			out.WriteString(got + "\n")

@@ -23,6 +23,7 @@ type writeFlags struct {
 	commits    stringList
 	issues     stringList
 	prs        stringList
+	supersedes int64
 }
 
 func (w *writeFlags) add(fs *flag.FlagSet) {
@@ -35,6 +36,7 @@ func (w *writeFlags) add(fs *flag.FlagSet) {
 	fs.Var(&w.commits, "commit", "breadcrumb: a `COMMIT`")
 	fs.Var(&w.issues, "issue", "breadcrumb: an `ISSUE`")
 	fs.Var(&w.prs, "pr", "breadcrumb: a pull request `PR`")
+	fs.Int64Var(&w.supersedes, "supersedes", 0, "the `ID` of an earlier message this one corrects: it leaves search and recall")
 }
 
 // metadata returns the metadata JSON from --meta or --meta-file.
@@ -116,9 +118,12 @@ func (e *env) printWrite(res engine.WriteResult) error {
 	if e.json {
 		return e.printJSON(res)
 	}
-	if res.Created {
+	switch {
+	case res.Created:
 		fmt.Fprintf(e.stdout, "stored message %d in %s\n", res.ID, res.ChannelID)
-	} else {
+	case res.NearDuplicate:
+		fmt.Fprintf(e.stdout, "message %d in %s says nearly the same (cosine %.2f, same sender): nothing written; to replace it, write again with --supersedes %d\n", res.ID, res.ChannelID, res.Similarity, res.ID)
+	default:
 		fmt.Fprintf(e.stdout, "message %d already in %s (same content and sender): nothing written\n", res.ID, res.ChannelID)
 	}
 	return nil

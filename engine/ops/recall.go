@@ -273,7 +273,7 @@ func briefingItems(ctx context.Context, eng *engine.Engine, b Briefing) ([]engin
 				return nil, err
 			}
 			for _, m := range ms {
-				if !wanted[m.MessageType] {
+				if !wanted[m.MessageType] || m.SupersededBy != 0 {
 					continue
 				}
 				rel := 0.5

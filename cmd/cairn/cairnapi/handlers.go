@@ -19,6 +19,8 @@ type MessageInput struct {
 	Breadcrumbs engine.Breadcrumbs `json:"breadcrumbs,omitzero"`
 	Confidence  *float64           `json:"confidence,omitempty"`
 	Type        string             `json:"type,omitempty"`
+	// Supersedes is the id of an earlier message this one replaces.
+	Supersedes int64 `json:"supersedes,omitempty"`
 	// CreatedAt backdates an imported message (RFC 3339); absent means
 	// now. A string here, parsed by storeMessage, so that a bad time is
 	// refused naming created_at rather than the whole body.
@@ -34,6 +36,7 @@ type NoteInput struct {
 	Breadcrumbs engine.Breadcrumbs `json:"breadcrumbs,omitzero"`
 	Confidence  *float64           `json:"confidence,omitempty"`
 	Type        string             `json:"type,omitempty"`
+	Supersedes  int64              `json:"supersedes,omitempty"`
 }
 
 // ChannelInput is the body of POST /channels.
@@ -52,6 +55,7 @@ func (h *Handler) storeMessage(r *http.Request) (any, int, error) {
 	nm := engine.NewMessage{
 		Channel: in.Channel, Sender: in.Sender, Project: in.Project, Content: in.Content,
 		Metadata: in.Metadata, Breadcrumbs: in.Breadcrumbs, Confidence: in.Confidence, Type: in.Type,
+		Supersedes: in.Supersedes,
 	}
 	if in.CreatedAt != nil {
 		t, err := time.Parse(time.RFC3339Nano, *in.CreatedAt)
@@ -75,6 +79,7 @@ func (h *Handler) writeNote(r *http.Request) (any, int, error) {
 	res, err := h.opts.Engine.WriteNote(r.Context(), engine.NewNote{
 		Agent: in.Agent, Project: in.Project, Content: in.Content,
 		Metadata: in.Metadata, Breadcrumbs: in.Breadcrumbs, Confidence: in.Confidence, Type: in.Type,
+		Supersedes: in.Supersedes,
 	})
 	return writeResult(res, err)
 }

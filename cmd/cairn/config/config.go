@@ -89,7 +89,7 @@ type Config struct {
 	Capture     Capture     `toml:"capture" comment:"Agent hooks that import the session's transcript (installed by cairn setup claude-code).\nOpt-in per trigger; false = the hook does nothing. Exclude and redaction settings apply."`
 	Recall      Recall      `toml:"recall" comment:"The hooks that put the project's memory into the agent's context (installed by cairn setup\nclaude-code|codex|gemini): a briefing at session start, and on every prompt the stored messages\nthe prompt's search finds (each once per session)."`
 	MCP         MCP         `toml:"mcp" comment:"cairn mcp: the tools it offers (every tool's definition costs context in every session)."`
-	Breadcrumbs Breadcrumbs `toml:"breadcrumbs" comment:"The git repository breadcrumbs are checked against (cairn check --breadcrumbs; the marks on\nsearch results and messages; the refresh cairn serve and cairn mcp run when HEAD moves)."`
+	Breadcrumbs Breadcrumbs `toml:"breadcrumbs" comment:"The git repository this process writes in: notes with breadcrumbs record it and are checked against it\nwherever the check runs; cairn serve and cairn mcp refresh its notes' marks when HEAD moves."`
 }
 
 // Postgres configures searches on a PostgreSQL store.

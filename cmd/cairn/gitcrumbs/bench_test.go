@@ -26,15 +26,16 @@ const (
 	benchSeed  = 7
 )
 
-// switchableHead reads the real HEAD, or reports no repository.
+// switchableHead reads the real HEAD, or reports the repository not
+// reachable (reads then attach the last marks without comparing HEADs).
 type switchableHead struct {
 	hf  *gitcrumbs.HeadFile
 	off atomic.Bool
 }
 
-func (s *switchableHead) Head() (string, error) {
+func (s *switchableHead) Head(string) (string, error) {
 	if s.off.Load() {
-		return "", nil
+		return "", gitcrumbs.ErrNoRepo
 	}
 	return s.hf.Head()
 }
@@ -52,7 +53,7 @@ func BenchmarkMarks(b *testing.B) {
 		b.Fatal(err)
 	}
 	head := &switchableHead{hf: hf}
-	eng, err := engine.Open(ctx, b.TempDir(), engine.Options{BreadcrumbHead: head})
+	eng, err := engine.Open(ctx, b.TempDir(), engine.Options{BreadcrumbRepos: head})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -31,6 +31,7 @@ const (
 // Result is one breadcrumb's check.
 type Result struct {
 	MessageID int64  `json:"message_id"`
+	Repo      string `json:"repo,omitempty"`
 	Kind      string `json:"kind"`
 	Ref       string `json:"ref"`
 	State     State  `json:"state"`
@@ -398,9 +399,13 @@ func (c *Checker) checkPath(ctx context.Context, r *Result, base *object.Commit)
 
 // Report sums up the checks of many messages.
 type Report struct {
-	Repo     string `json:"repo"`
-	Head     string `json:"head"`
-	Messages int    `json:"messages"`
+	// Repo and Head are the repository the check ran in (where
+	// messages that recorded no repository are tried) and its HEAD.
+	Repo string `json:"repo"`
+	Head string `json:"head"`
+	// Repos are the repositories checked against, with their HEADs.
+	Repos    map[string]string `json:"repos"`
+	Messages int               `json:"messages"`
 	// Checked counts the breadcrumbs checked against the repository (files
 	// and commits); Valid those still valid. Rate is Valid/Checked (1 when
 	// nothing was checked).
@@ -411,10 +416,15 @@ type Report struct {
 	States map[State]int `json:"states"`
 	// Stale lists the moved, changed and gone breadcrumbs.
 	Stale []Result `json:"stale"`
+	// Unreachable counts the messages whose repository is not reachable
+	// from this machine (their last marks stand); Unscoped those that
+	// recorded no repository and were not found in this one (no mark).
+	Unreachable int `json:"unreachable"`
+	Unscoped    int `json:"unscoped"`
 }
 
-// Add counts the results of one message.
-func (rep *Report) Add(rs []Result) {
+// Add counts the results of one message checked in the repository root.
+func (rep *Report) Add(root string, rs []Result) {
 	if rep.States == nil {
 		rep.States = map[State]int{}
 	}
@@ -428,6 +438,7 @@ func (rep *Report) Add(rs []Result) {
 		if r.State == Valid {
 			rep.Valid++
 		} else {
+			r.Repo = root
 			rep.Stale = append(rep.Stale, r)
 		}
 	}

@@ -175,7 +175,7 @@ func TestForcePushedHistory(t *testing.T) {
 		}
 	}
 	var rep gitcrumbs.Report
-	rep.Add(rs)
+	rep.Add("/src/app", rs)
 	if rep.Checked != 2 || rep.Valid != 1 || rep.Rate != 0.5 || len(rep.Stale) != 1 {
 		t.Errorf("report: %+v", rep)
 	}

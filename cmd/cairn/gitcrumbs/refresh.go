@@ -29,9 +29,13 @@ func Marks(rs []Result) []engine.BreadcrumbMark {
 const refreshPage = 500
 
 // Refresh brings eng's marks cache up to the HEAD of the repository
-// containing dir: every message with breadcrumbs and no marks at HEAD is
-// checked and its marks stored. It returns the HEAD and how many messages
-// it checked; git is opened only when there is something to check.
+// containing dir, for the messages of that repository (and those that
+// recorded none, which it may adopt: Marker): every such message with no
+// marks at HEAD is checked and its marks stored. Messages of other
+// repositories are left to checks there, so a process never changes the
+// marks of a repository it does not run in. It returns the HEAD and how
+// many messages it checked; git is opened only when there is something to
+// check.
 func Refresh(ctx context.Context, eng *engine.Engine, dir string) (head string, checked int, err error) {
 	hf, err := FindRepo(dir)
 	if err != nil {
@@ -40,36 +44,28 @@ func Refresh(ctx context.Context, eng *engine.Engine, dir string) (head string, 
 	if head, err = hf.Head(); err != nil {
 		return "", 0, err
 	}
-	var chk *Checker
+	mk := NewMarker(hf.Root())
 	var after int64
 	for {
-		ms, err := eng.MessagesToMark(ctx, head, after, refreshPage)
+		ms, err := eng.MessagesToMark(ctx, hf.Root(), head, after, refreshPage)
 		if err != nil || len(ms) == 0 {
 			return head, checked, err
 		}
-		if chk == nil {
-			if chk, err = Open(hf.Root()); err != nil {
-				return head, checked, err
-			}
-			if chk.Head() != head {
-				// HEAD moved between the two reads: the next refresh
-				// checks at the new one.
-				return chk.Head(), checked, nil
-			}
+		c, err := mk.checker(hf.Root())
+		if err != nil || c == nil {
+			return head, checked, err
 		}
-		marks := make(map[int64][]engine.BreadcrumbMark, len(ms))
-		for _, m := range ms {
-			rs, err := chk.Check(ctx, m)
-			if err != nil {
-				return head, checked, err
-			}
-			marks[m.ID] = Marks(rs)
-			after = m.ID
+		if c.Head() != head {
+			// HEAD moved between the two reads: the next refresh
+			// checks at the new one.
+			return c.Head(), checked, nil
 		}
-		if err := eng.PutBreadcrumbMarks(ctx, head, marks); err != nil {
+		var rep Report
+		if err := mk.Mark(ctx, eng, ms, &rep); err != nil {
 			return head, checked, err
 		}
 		checked += len(ms)
+		after = ms[len(ms)-1].ID
 	}
 }
 

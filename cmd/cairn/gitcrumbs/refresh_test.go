@@ -35,7 +35,7 @@ func newCrumbsFixture(t *testing.T) *crumbsFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.Open(context.Background(), t.TempDir(), engine.Options{BreadcrumbHead: hf})
+	eng, err := engine.Open(context.Background(), t.TempDir(), engine.Options{BreadcrumbRepos: gitcrumbs.Repos{}, BreadcrumbRepo: hf.Root()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,4 +257,32 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// TestRefreshElsewhereKeepsMarks: a refresh in another repository (a
+// cairn mcp or cairn serve started there) neither checks nor changes the
+// notes of the first: their marks are the same before and after, and not
+// gone although none of their files is in the other repository.
+func TestRefreshElsewhereKeepsMarks(t *testing.T) {
+	ctx := context.Background()
+	fx := newCrumbsFixture(t)
+	if _, n, err := gitcrumbs.Refresh(ctx, fx.eng, fx.g.dir); err != nil || n != 4 {
+		t.Fatalf("refresh in the notes' repository: %d checked, %v", n, err)
+	}
+	before := fx.checks(t, engine.SearchSpec{})
+	other := newRepo(t)
+	other.write("README.md", "another project\n")
+	other.commit("init")
+	if _, n, err := gitcrumbs.Refresh(ctx, fx.eng, other.dir); err != nil || n != 0 {
+		t.Fatalf("refresh in another repository: %d checked, %v", n, err)
+	}
+	after := fx.checks(t, engine.SearchSpec{})
+	for f, c := range before {
+		if c == nil || c.Status != engine.CheckCurrent || fileMark(c).State != engine.MarkValid {
+			t.Fatalf("%s: %+v", f, c)
+		}
+		if a := after[f]; a == nil || a.Status != c.Status || a.Head != c.Head || fileMark(a) != fileMark(c) {
+			t.Fatalf("%s changed by a refresh elsewhere: %+v -> %+v", f, c, a)
+		}
+	}
 }

@@ -13,7 +13,7 @@ import (
 // fixedHead is a breadcrumb repository whose HEAD does not move.
 type fixedHead string
 
-func (h fixedHead) Head() (string, error) { return string(h), nil }
+func (h fixedHead) Head(string) (string, error) { return string(h), nil }
 
 // TestBreadcrumbMarksOverMCP: get_message and search_messages carry the
 // cached marks, and search_messages takes breadcrumbs_valid and
@@ -21,7 +21,7 @@ func (h fixedHead) Head() (string, error) { return string(h), nil }
 func TestBreadcrumbMarksOverMCP(t *testing.T) {
 	ctx := context.Background()
 	head := strings.Repeat("c", 40)
-	eng, err := engine.Open(ctx, t.TempDir(), engine.Options{BreadcrumbHead: fixedHead(head)})
+	eng, err := engine.Open(ctx, t.TempDir(), engine.Options{BreadcrumbRepos: fixedHead(head), BreadcrumbRepo: "/src/app"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestBreadcrumbMarksOverMCP(t *testing.T) {
 		}
 		ids = append(ids, int64(out["id"].(float64)))
 	}
-	if err := eng.PutBreadcrumbMarks(ctx, head, map[int64][]engine.BreadcrumbMark{
+	if err := eng.PutBreadcrumbMarks(ctx, "/src/app", head, map[int64][]engine.BreadcrumbMark{
 		ids[0]: {{Kind: "files", Ref: "a.go:1-2", State: engine.MarkValid}},
 		ids[1]: {{Kind: "files", Ref: "a.go:1-2", State: engine.MarkMoved, MovedTo: "b.go"}, {Kind: "commits", Ref: "abcd", State: engine.MarkGone}},
 	}); err != nil {

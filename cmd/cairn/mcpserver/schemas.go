@@ -130,6 +130,7 @@ var searchDescriptions = map[string]string{
 	"unread_by":               "only messages this agent has not read yet (see get_unread)",
 	"breadcrumbs_valid":       "only notes whose breadcrumbs were checked at the repository's current HEAD and are all still valid",
 	"demote_stale":            "multiply the score of notes whose breadcrumbs changed or are gone at the repository's HEAD by this factor (0 < f <= 1, e.g. 0.5; 0 = off)",
+	"include_superseded":      "also messages a later one superseded (left out by default)",
 	"filters":                 "the same filters grouped as the implementation plan writes them (alternative to the flat fields)",
 	"filters.channel_ids":     "only these channel ids (as channels)",
 	"filters.sender_ids":      "only messages from these agents (as senders)",

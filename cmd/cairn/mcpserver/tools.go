@@ -46,6 +46,7 @@ type StoreMessageInput struct {
 	Type        string            `json:"type,omitempty" jsonschema:"decision, pattern, policy, reflection, message (default) or your own word"`
 	Metadata    map[string]any    `json:"metadata,omitempty" jsonschema:"any JSON object to keep with it"`
 	Breadcrumbs *BreadcrumbsInput `json:"breadcrumbs,omitempty" jsonschema:"where the knowledge came from, so others can check it"`
+	Supersedes  int64             `json:"supersedes,omitempty" jsonschema:"id of an earlier message this one corrects (it leaves search)"`
 }
 
 // WriteNoteInput is write_note's arguments.
@@ -57,6 +58,7 @@ type WriteNoteInput struct {
 	Type        string            `json:"type,omitempty" jsonschema:"reflection (default), decision, pattern, policy or your own word"`
 	Metadata    map[string]any    `json:"metadata,omitempty" jsonschema:"any JSON object to keep with the note"`
 	Breadcrumbs *BreadcrumbsInput `json:"breadcrumbs,omitempty" jsonschema:"where the knowledge came from"`
+	Supersedes  int64             `json:"supersedes,omitempty" jsonschema:"id of an earlier message this one corrects; it leaves search"`
 }
 
 // WriteOutput is what a write did.
@@ -64,6 +66,9 @@ type WriteOutput struct {
 	ID        int64  `json:"id"`
 	ChannelID string `json:"channel_id"`
 	Created   bool   `json:"created" jsonschema:"false when the same content from the same sender was already in the channel (id is then the existing message)"`
+	// NearDuplicate: id is an earlier message of the sender saying nearly
+	// the same; nothing was written (supersedes replaces it).
+	NearDuplicate bool `json:"near_duplicate,omitempty"`
 }
 
 // SearchInput is search_messages' arguments: the engine's search (the
@@ -94,6 +99,9 @@ type Hit struct {
 	// BreadcrumbCheck marks each breadcrumb valid, moved, changed or gone
 	// at the repository's HEAD, from the marks cache.
 	BreadcrumbCheck *engine.BreadcrumbCheck `json:"breadcrumb_check,omitempty"`
+	// Supersedes and SupersededBy link a correction and what it replaced.
+	Supersedes   int64 `json:"supersedes,omitempty"`
+	SupersededBy int64 `json:"superseded_by,omitempty"`
 }
 
 // HitsOutput is a list of messages.
@@ -187,12 +195,12 @@ func (s *Server) storeResolved(ctx context.Context, req *mcp.CallToolRequest, in
 	}
 	res, err := eng.StoreMessage(ctx, engine.NewMessage{
 		Channel: in.Channel, Sender: in.Sender, Project: in.Project, Content: in.Content,
-		Metadata: md, Breadcrumbs: in.Breadcrumbs.engine(), Confidence: in.Confidence, Type: in.Type,
+		Metadata: md, Breadcrumbs: in.Breadcrumbs.engine(), Confidence: in.Confidence, Type: in.Type, Supersedes: in.Supersedes,
 	})
 	if err != nil {
 		return nil, WriteOutput{}, toolError(err)
 	}
-	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created}, nil
+	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created, NearDuplicate: res.NearDuplicate}, nil
 }
 
 func (s *Server) writeNote(ctx context.Context, req *mcp.CallToolRequest, in WriteNoteInput) (*mcp.CallToolResult, WriteOutput, error) {
@@ -206,12 +214,12 @@ func (s *Server) writeNote(ctx context.Context, req *mcp.CallToolRequest, in Wri
 	}
 	res, err := eng.WriteNote(ctx, engine.NewNote{
 		Agent: in.Agent, Project: in.Project, Content: in.Content,
-		Metadata: md, Breadcrumbs: in.Breadcrumbs.engine(), Confidence: in.Confidence, Type: in.Type,
+		Metadata: md, Breadcrumbs: in.Breadcrumbs.engine(), Confidence: in.Confidence, Type: in.Type, Supersedes: in.Supersedes,
 	})
 	if err != nil {
 		return nil, WriteOutput{}, toolError(err)
 	}
-	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created}, nil
+	return nil, WriteOutput{ID: res.ID, ChannelID: res.ChannelID, Created: res.Created, NearDuplicate: res.NearDuplicate}, nil
 }
 
 func (s *Server) search(ctx context.Context, call *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
@@ -379,6 +387,7 @@ func hit(m engine.Message, score float64, full bool) Hit {
 	h := Hit{
 		ID: m.ID, ChannelID: m.ChannelID, Sender: m.SenderID, Type: m.MessageType,
 		Confidence: m.Confidence, CreatedAt: m.CreatedAt, Score: score,
+		Supersedes: m.Supersedes, SupersededBy: m.SupersededBy,
 	}
 	if bc := m.Breadcrumbs(); !bc.Empty() {
 		h.Breadcrumbs = &bc

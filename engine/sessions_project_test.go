@@ -1,0 +1,130 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+)
+
+// gitInit makes dir a git repository with one commit and returns it.
+func gitInit(t testing.TB, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"-c", "user.email=t@example.com", "-c", "user.name=t", "commit", "-q", "--allow-empty", "-m", "root of " + filepath.Base(dir)},
+	} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return dir
+}
+
+// writeTranscript writes a two-record Claude Code session that worked in
+// cwd and returns its path.
+func writeTranscript(t testing.TB, dir, cwd, prompt, answer string) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(len(prompt)), uint64(len(answer))))
+	session, user, assistant := ccfixture.UUID(rng), ccfixture.UUID(rng), ccfixture.UUID(rng)
+	recs := []map[string]any{
+		{"type": "user", "uuid": user, "sessionId": session, "cwd": cwd, "timestamp": "2026-01-05T09:00:00.000Z",
+			"message": map[string]any{"role": "user", "content": prompt}},
+		{"type": "assistant", "uuid": assistant, "parentUuid": user, "sessionId": session, "cwd": cwd, "timestamp": "2026-01-05T09:00:05.000Z",
+			"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": answer}}}},
+	}
+	var b strings.Builder
+	for _, r := range recs {
+		line, _ := json.Marshal(r)
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	p := filepath.Join(dir, session+".jsonl")
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestProjectOf(t *testing.T) {
+	repo := gitInit(t, filepath.Join(t.TempDir(), "billing service"))
+	sub := filepath.Join(repo, "cmd", "api")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plain := filepath.Join(t.TempDir(), "notes")
+	for _, c := range []struct{ dir, project, root string }{
+		{repo, "billing-service", repo},
+		{sub, "billing-service", repo},
+		{plain, "notes", plain},
+		{"/nowhere/on/this/machine/shop", "shop", "/nowhere/on/this/machine/shop"},
+		{"relative/dir", "", ""},
+		{"", "", ""},
+	} {
+		p, r := engine.ProjectOf(c.dir)
+		if p != c.project || r != c.root {
+			t.Errorf("ProjectOf(%q) = %q, %q; want %q, %q", c.dir, p, r, c.project, c.root)
+		}
+	}
+}
+
+// An imported session's chunks carry the project its working directory
+// belongs to, so a project-scoped search finds them.
+func TestImportedSessionsCarryTheirProject(t *testing.T) {
+	ctx := context.Background()
+	repo := gitInit(t, filepath.Join(t.TempDir(), "ledger"))
+	sub := filepath.Join(repo, "internal")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeTranscript(t, dir, sub, "why does the reconciliation job double count refunds?", "The refund rows are joined twice; dedupe on refund_id.")
+	writeTranscript(t, dir, "/srv/elsewhere/atlas", "how are map tiles cached?", "Tiles are cached per zoom level in the tile store.")
+	e := lcOpen(t, "", engine.Options{})
+	rep, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: dir})
+	if err != nil || rep.FilesFailed != 0 {
+		t.Fatalf("import: %v %+v", err, rep)
+	}
+	for _, c := range []struct{ project, query, want string }{
+		{"ledger", "refunds double count", "reconciliation"},
+		{"ledger", "dedupe refund_id", "refund_id"},
+		{"atlas", "map tiles cached", "tiles"},
+	} {
+		hits, err := e.Search(ctx, engine.SearchRequest{Query: c.query, Filter: engine.Filter{Project: c.project}, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) == 0 || !strings.Contains(strings.ToLower(hits[0].Message.Content), c.want) {
+			t.Errorf("search %q in project %s: %d hits, want one containing %q", c.query, c.project, len(hits), c.want)
+			continue
+		}
+		for _, h := range hits {
+			if h.Message.SenderProjectID != c.project || h.Message.ChannelID != engine.SessionChannel {
+				t.Errorf("search in project %s returned #%d of project %q in %s", c.project, h.Message.ID, h.Message.SenderProjectID, h.Message.ChannelID)
+			}
+		}
+	}
+	// Scoped to the other project, nothing of ledger's session shows.
+	hits, err := e.Search(ctx, engine.SearchRequest{Query: "refunds double count", Filter: engine.Filter{Project: "atlas"}, Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if strings.Contains(h.Message.Content, "refund") {
+			t.Errorf("project atlas search found ledger's #%d", h.Message.ID)
+		}
+	}
+}
