@@ -46,14 +46,17 @@ func layers() []layer {
 		// leaf that vecstore, engine and the adapters share.
 		{dir: "vecstore/where", stdlibOnly: true},
 		{dir: "vecstore", mayImport: []string{"index", "vecstore/where"}, mustNotDepend: []string{"database/sql", module + "/fts", module + "/embed", module + "/engine"}},
-		{dir: "engine", mayImport: []string{"fts", "vecstore", "vecstore/where", "index"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
+		// The pure steps of a search (evidence, calibration, the floor):
+		// plain values in and out, below the engine that calls them.
+		{dir: "engine/search", mayImport: []string{"fts"}, stdlibOnly: true},
+		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/where", "index"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// The PostgreSQL store beneath the engine (engine.Backend).
 		{dir: "pgstore", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// package main wires the embedder in; its adapter packages below use
 		// engine only, except the Chroma API, which serves vecstore's
 		// collections (the engine hands it its one store).
-		{dir: "cmd/cairn", mayImport: []string{"engine", "embed", "pgstore", "pgcollections"}},
-		{dir: "cmd/cairn/", mayImport: []string{"engine", "vecstore/where"}},
+		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/search", "embed", "pgstore", "pgcollections"}},
+		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/search", "vecstore/where"}},
 		{dir: "cmd/cairn/chromaapi", mayImport: []string{"engine", "vecstore", "vecstore/where"}},
 		// Chroma collections in PostgreSQL: vecstore's types and rules over pgx.
 		{dir: "pgcollections", mayImport: []string{"vecstore", "vecstore/where"}, mustNotDepend: []string{sqlite, module + "/fts", module + "/embed", module + "/engine", module + "/cmd/", module + "/bench"}},
@@ -67,7 +70,7 @@ func layers() []layer {
 		{dir: "internal/rawscan", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
-		{dir: "bench", mayImport: []string{"engine", "vecstore", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},
+		{dir: "bench", mayImport: []string{"engine", "engine/search", "vecstore", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},
 	}
 }
 

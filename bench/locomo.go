@@ -241,6 +241,17 @@ func LoCoMoChannel(c Conversation) string { return "locomo-" + c.ID }
 // Close closes the engine.
 func (lc *LoCoMoCorpus) Close() error { return lc.Engine.Close() }
 
+// DiaID returns the dia_id of the turn stored as message id.
+func (lc *LoCoMoCorpus) DiaID(id int64) string { return lc.diaOf[id] }
+
+// TurnRecall10 is the protocol's turn-level recall@10 of ranked dia ids
+// against a question's evidence.
+func TurnRecall10(ranked, evidence []string) float64 {
+	var m TurnMetrics
+	m.add(ranked, evidence)
+	return m.Recall10
+}
+
 // TurnMetrics are the protocol's turn-level figures over a group of
 // questions.
 type TurnMetrics struct {
@@ -318,6 +329,7 @@ func (lc *LoCoMoCorpus) Ranked(ctx context.Context, req engine.SearchRequest, c 
 		req.Limit = 10
 	}
 	req.Filter.ChannelIDs = []string{LoCoMoChannel(c)}
+	req.MinScore = everyResult(req.MinScore)
 	res, err := lc.Engine.Search(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("question %q: %w", q.Text, err)

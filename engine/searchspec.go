@@ -18,8 +18,10 @@ type SearchSpec struct {
 	// Profile is a ranking profile (Profiles()); Weights make it custom.
 	Profile string   `json:"profile,omitempty" jsonschema:"ranking profile: similarity (default), balanced, recent, quality, multiplicative or custom"`
 	Weights *Weights `json:"weights,omitempty" jsonschema:"custom ranking weights (profile custom), divided by their sum"`
-	Fusion  string   `json:"fusion,omitempty" jsonschema:"hybrid fusion: minmax (default), weighted or rrf"`
+	Fusion  string   `json:"fusion,omitempty" jsonschema:"hybrid fusion: calibrated (default), minmax, weighted or rrf"`
 	Limit   int      `json:"limit,omitempty" jsonschema:"number of results (default 20, at most 1000)"`
+	// MinScore is SearchRequest.MinScore.
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"relevance floor from 0 to 1: results less likely relevant are left out (default 0.02; 0 returns every result)"`
 
 	Channels       []string        `json:"channels,omitempty" jsonschema:"only these channel ids"`
 	ChannelTypes   []string        `json:"channel_types,omitempty" jsonschema:"only channels of these types: agent-notes, project, channel"`
@@ -201,7 +203,7 @@ func (s SearchSpec) Request() (SearchRequest, error) {
 		return SearchRequest{}, invalid("min_word_count", "must be >= 0, got %d", s.MinWordCount)
 	}
 	req := SearchRequest{
-		Query: s.Query, Limit: s.Limit, Mode: SearchMode(s.Mode), Fusion: Fusion(s.Fusion),
+		Query: s.Query, Limit: s.Limit, Mode: SearchMode(s.Mode), Fusion: Fusion(s.Fusion), MinScore: s.MinScore,
 		Ranking: Ranking{Profile: s.Profile, StaleFactor: s.DemoteStale},
 		Filter: Filter{
 			ChannelIDs: s.Channels, ChannelTypes: s.ChannelTypes, SenderIDs: s.Senders,

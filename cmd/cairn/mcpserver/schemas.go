@@ -83,7 +83,8 @@ func searchBounds() map[string]bound {
 	return map[string]bound{
 		"mode":           oneOf(string(engine.ModeHybrid), string(engine.ModeSemantic), string(engine.ModeKeyword)),
 		"profile":        oneOf(engine.Profiles()...),
-		"fusion":         oneOf(string(engine.FusionMinMax), string(engine.FusionWeighted), string(engine.FusionRRF)),
+		"fusion":         oneOf(string(engine.FusionCalibrated), string(engine.FusionMinMax), string(engine.FusionWeighted), string(engine.FusionRRF)),
+		"min_score":      between(0, 1),
 		"limit":          between(0, engine.MaxSpecLimit),
 		"min_confidence": between(0, 1),
 		"max_age_hours":  between(0, engine.MaxSpecHours),
