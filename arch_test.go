@@ -47,7 +47,10 @@ func layers() []layer {
 		// leaf that vecstore, engine and the adapters share.
 		{dir: "vecstore/where", stdlibOnly: true},
 		{dir: "vecstore", mayImport: []string{"index", "vecstore/where"}, mustNotDepend: []string{"database/sql", module + "/fts", module + "/embed", module + "/engine"}},
-		{dir: "engine", mayImport: []string{"fts", "vecstore", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/pgstore", module + "/pgcollections"}},
+		// The pure steps of a search (evidence, calibration, the floor):
+		// plain values in and out, below the engine that calls them.
+		{dir: "engine/search", mayImport: []string{"fts"}, stdlibOnly: true},
+		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/pgstore", module + "/pgcollections"}},
 		// The PostgreSQL store beneath the engine (engine.Backend).
 		{dir: "engine/ops", mayImport: []string{"engine"}, mustNotDepend: []string{"net/http", module + "/pgstore", module + "/cmd/", module + "/bench"}},
 		{dir: "pgstore", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
@@ -55,8 +58,8 @@ func layers() []layer {
 		// engine only, except the Chroma API, which serves vecstore's
 		// collections (package main hands it the engine's one store) and
 		// never sees the engine.
-		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "embed", "pgstore", "pgcollections"}},
-		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ops", "vecstore/where"}, mustNotDepend: []string{module + "/pgstore", module + "/pgcollections", module + "/embed"}},
+		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "engine/search", "embed", "pgstore", "pgcollections"}},
+		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/pgstore", module + "/pgcollections", module + "/embed"}},
 		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/pgstore", module + "/pgcollections", module + "/embed"}},
 		// HTTP plumbing the two APIs share: the standard library only.
 		{dir: "cmd/cairn/httpguard", stdlibOnly: true},
@@ -73,7 +76,7 @@ func layers() []layer {
 		{dir: "internal/rawscan", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
-		{dir: "bench", mayImport: []string{"engine", "engine/ops", "vecstore", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},
+		{dir: "bench", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},
 	}
 }
 

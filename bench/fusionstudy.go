@@ -306,7 +306,7 @@ func StudyRetrieval(ctx context.Context, c *Corpus, emb engine.Embedder, limit i
 		if err != nil {
 			return nil, err
 		}
-		res, err := c.Engine.Search(ctx, engine.SearchRequest{Query: q.Text, Limit: s.Depth, Mode: engine.ModeKeyword})
+		res, err := c.Engine.Search(ctx, engine.SearchRequest{Query: q.Text, Limit: s.Depth, Mode: engine.ModeKeyword, MinScore: new(float64)})
 		if err != nil {
 			return nil, err
 		}
@@ -410,7 +410,7 @@ func StudyLoCoMo(ctx context.Context, lc *LoCoMoCorpus, emb engine.Embedder, o L
 			if err != nil {
 				return nil, err
 			}
-			res, err := lc.Engine.Search(ctx, engine.SearchRequest{Query: o.KWQuery(c, q.Text), Limit: s.Depth, Mode: engine.ModeKeyword, Filter: engine.Filter{ChannelIDs: []string{ch}}})
+			res, err := lc.Engine.Search(ctx, engine.SearchRequest{Query: o.KWQuery(c, q.Text), Limit: s.Depth, Mode: engine.ModeKeyword, Filter: engine.Filter{ChannelIDs: []string{ch}}, MinScore: new(float64)})
 			if err != nil {
 				return nil, err
 			}

@@ -291,6 +291,7 @@ func (c *Corpus) Evaluate(ctx context.Context, req engine.SearchRequest) (Metric
 		}
 		r := req
 		r.Query, r.Limit = q.Text, 100
+		r.MinScore = everyResult(r.MinScore)
 		res, err := c.Engine.Search(ctx, r)
 		if err != nil {
 			return m, fmt.Errorf("query %s: %w", q.ID, err)
@@ -487,4 +488,13 @@ func (n NoiseEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 		out[i] = v
 	}
 	return out, nil
+}
+
+// everyResult is a request's min_score for measuring a ranking: the one
+// given, else 0 (no relevance floor), so that every ranked result counts.
+func everyResult(min *float64) *float64 {
+	if min != nil {
+		return min
+	}
+	return new(float64)
 }

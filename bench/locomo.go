@@ -269,6 +269,14 @@ func (lc *LoCoMoCorpus) Reopen(ctx context.Context, qa engine.QueryAnalysis) err
 	return nil
 }
 
+// TurnRecall10 is the protocol's turn-level recall@10 of ranked dia ids
+// against a question's evidence.
+func TurnRecall10(ranked, evidence []string) float64 {
+	var m TurnMetrics
+	m.add(ranked, evidence)
+	return m.Recall10
+}
+
 // TurnMetrics are the protocol's turn-level figures over a group of
 // questions, and the units peers publish LoCoMo retrieval in.
 type TurnMetrics struct {
@@ -445,6 +453,7 @@ func (lc *LoCoMoCorpus) Ranked(ctx context.Context, req engine.SearchRequest, c 
 		req.Limit = 10
 	}
 	req.Filter.ChannelIDs = []string{LoCoMoChannel(c)}
+	req.MinScore = everyResult(req.MinScore)
 	res, err := lc.Engine.Search(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("question %q: %w", q.Text, err)

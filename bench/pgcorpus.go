@@ -12,6 +12,7 @@ import (
 // returns the ranked document ids and the results.
 func (c *Corpus) Ranked(ctx context.Context, req engine.SearchRequest, q Query, limit int) ([]string, []engine.SearchResult, error) {
 	req.Query, req.Limit = q.Text, limit
+	req.MinScore = everyResult(req.MinScore)
 	res, err := c.Engine.Search(ctx, req)
 	if err != nil {
 		return nil, nil, err
@@ -22,6 +23,9 @@ func (c *Corpus) Ranked(ctx context.Context, req engine.SearchRequest, q Query, 
 	}
 	return ranked, res, nil
 }
+
+// DocIDs returns the ids of the documents stored as message id.
+func (c *Corpus) DocIDs(id int64) []string { return c.docsOf[id] }
 
 // NDCG is nDCG@k of ranked against the query's judgements (linear gains).
 func NDCG(ranked []string, rel map[string]float64, k int) float64 { return ndcg(ranked, rel, k) }

@@ -46,10 +46,11 @@ type Backend interface {
 	// (ListByConfidence) higher confidence, then larger id.
 	List(ctx context.Context, f Selection, limit int, order ListOrder) ([]Message, error)
 	// Keyword returns the depth best BM25 hits of q among the messages
-	// passing f, best first, ties by smaller id, and the query that ranked
+	// passing f, best first, ties by smaller id, the query that ranked
 	// them (q, or q without terms the store left out; the snippets mark
-	// its terms).
-	Keyword(ctx context.Context, q fts.Query, f Selection, depth int) ([]ScoredID, fts.Query, error)
+	// its terms) and that query's mass (fts.QueryMass over all the
+	// store's messages), which makes a hit's score an absolute measure.
+	Keyword(ctx context.Context, q fts.Query, f Selection, depth int) (KeywordHits, error)
 	// Nearest returns up to k messages passing f whose vectors in set are
 	// nearest to q by cosine, nearest first; Score is the similarity.
 	Nearest(ctx context.Context, set VectorSet, q []float32, f Selection, k int) ([]ScoredID, error)
@@ -225,6 +226,17 @@ type StoredMessage struct {
 	// The store refuses, as an *InvalidError on supersedes, an id that
 	// does not exist or is superseded already (CheckSupersedes).
 	Supersedes int64
+}
+
+// KeywordHits is what Backend.Keyword found.
+type KeywordHits struct {
+	// Hits are the BM25 hits, best first.
+	Hits []ScoredID
+	// Query is the query that ranked them.
+	Query fts.Query
+	// Mass is Query's fts.QueryMass: the BM25 score of a message of
+	// average length holding each of its terms once.
+	Mass float64
 }
 
 // ScoredID is one retrieval hit: a message id and its score.

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/cairn-dev/cairn/engine/search"
 	"github.com/cairn-dev/cairn/vecstore"
 )
 
@@ -206,8 +207,9 @@ func (e *Engine) agentNamesAmong(ctx context.Context, names []any) (map[string]b
 }
 
 // addKeywordHits adds the keyword side's hits, best first, with their
-// scores normalized by the best.
-func (r *searchRun) addKeywordHits(hits []ScoredID) {
+// keyword evidence against the query's mass and their scores normalized
+// by the best (for FusionWeighted).
+func (r *searchRun) addKeywordHits(hits []ScoredID, mass float64) {
 	best := 0.0
 	for _, h := range hits {
 		best = max(best, h.Score)
@@ -215,6 +217,7 @@ func (r *searchRun) addKeywordHits(hits []ScoredID) {
 	for i, h := range hits {
 		c := r.cands.get(h.ID)
 		c.kw, c.kwRank = h.Score, i+1
+		c.kwEv = search.KeywordEvidence(h.Score, mass)
 		if best > 0 {
 			c.kwNorm = h.Score / best
 		}

@@ -78,14 +78,15 @@ type filteredBackend struct {
 	lookups []func(context.Context, []int64) (map[int64]bool, error)
 }
 
-func (f filteredBackend) Keyword(ctx context.Context, q fts.Query, sel Selection, depth int) ([]ScoredID, fts.Query, error) {
-	var ranked fts.Query
+func (f filteredBackend) Keyword(ctx context.Context, q fts.Query, sel Selection, depth int) (KeywordHits, error) {
+	var out KeywordHits
 	hits, err := keepDeepening(ctx, f, depth, func(k int) ([]ScoredID, error) {
-		hits, rq, err := f.Backend.Keyword(ctx, q, sel, k)
-		ranked = rq
-		return hits, err
+		kh, err := f.Backend.Keyword(ctx, q, sel, k)
+		out = kh
+		return kh.Hits, err
 	}, func(h ScoredID) int64 { return h.ID })
-	return hits, ranked, err
+	out.Hits = hits
+	return out, err
 }
 
 func (f filteredBackend) Nearest(ctx context.Context, set VectorSet, q []float32, sel Selection, k int) ([]ScoredID, error) {

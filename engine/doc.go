@@ -223,9 +223,12 @@
 // vectors, from the same Filter (including a Chroma-style where over the
 // vector metadata, evaluated identically by both). Hybrid mode takes the
 // top max(100, 2*limit) of each side, computes the exact cosine similarity
-// for keyword hits the vector list did not reach, fuses (DefaultFusion,
-// chosen on the dev sets: see bench/README.md) and applies the ranking
-// profile. Keyword ranking is BM25 over the query's terms, dropping the
+// for keyword hits the vector list did not reach, turns each candidate's
+// similarity and keyword evidence into one calibrated relevance
+// (engine/search: roughly the probability that it is relevant, fitted on
+// the dev sets, the same in every mode and store), drops the candidates
+// below the relevance floor (SearchRequest.MinScore, search.DefaultFloor
+// by default; listings have none) and applies the ranking profile. Keyword ranking is BM25 over the query's terms, dropping the
 // terms found in more than half of the messages when another term
 // remains (fts.Table.PruneFrequent). The in-memory keyword index
 // (engine/keyword_index.go, fts.Index: exact FTS5 BM25, built in the
@@ -235,7 +238,8 @@
 //
 // # Imports
 //
-// engine may import fts, vecstore (and its leaf vecstore/where) and index;
+// engine may import engine/search, fts, vecstore (and its leaf
+// vecstore/where) and index;
 // it must not import embed, net/http, cmd/... or bench. It is the only
 // package that imports the SQLite driver.
 package engine

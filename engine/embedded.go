@@ -140,20 +140,20 @@ func (s embeddedStore) List(ctx context.Context, f Selection, limit int, order L
 	return ms, nil
 }
 
-func (s embeddedStore) Keyword(ctx context.Context, q fts.Query, f Selection, depth int) ([]ScoredID, fts.Query, error) {
+func (s embeddedStore) Keyword(ctx context.Context, q fts.Query, f Selection, depth int) (KeywordHits, error) {
 	r, err := f.resolvedOf()
 	if err != nil {
-		return nil, q, err
+		return KeywordHits{Query: q}, err
 	}
-	hits, ranked, err := s.e.keywordHits(ctx, q, r, depth)
+	hits, ranked, mass, err := s.e.keywordHits(ctx, q, r, depth)
 	if err != nil {
-		return nil, ranked, err
+		return KeywordHits{Query: ranked}, err
 	}
 	out := make([]ScoredID, len(hits))
 	for i, h := range hits {
 		out[i] = ScoredID{ID: h.RowID, Score: h.Score}
 	}
-	return out, ranked, nil
+	return KeywordHits{Hits: out, Query: ranked, Mass: mass}, nil
 }
 
 // Nearest searches vecstore, whose metadata holds f.Where. Whether a

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/engine/search"
 	"github.com/cairn-dev/cairn/fts"
 )
 
@@ -25,8 +26,16 @@ const (
 // in [0,1].
 type Fusion string
 
-// Fusions. See DefaultFusion for the measured choice.
+// Fusions. See DefaultFusion for the measured choice. Whatever the
+// fusion, a result's relevance (Scores.Fused, the floor's measure) is the
+// calibrated one (engine/search); the fusion decides only the order.
 const (
+	// FusionCalibrated orders by the calibrated relevance itself: the
+	// probability, fitted on the dev sets, that a message with this
+	// similarity and this keyword evidence is relevant (search.Relevance).
+	// Both features are absolute, so nothing is stretched over the result
+	// list: a flat or tiny list keeps its low scores.
+	FusionCalibrated Fusion = "calibrated"
 	// FusionWeighted: w*keyword + (1-w)*similarity (w = KeywordWeight),
 	// where keyword is the
 	// BM25 score divided by the best BM25 score of the query's keyword hits
@@ -47,10 +56,9 @@ const (
 )
 
 // DefaultFusion is the fusion of hybrid mode when SearchRequest.Fusion is
-// "": with KeywordWeight, the one setting measured at least as good as the
-// better side on every dev set (bench/README.md, "Search quality with the
-// real model").
-const DefaultFusion = FusionMinMax
+// "" (bench/README.md, "Calibrated relevance": at least as good as the
+// better side on every dev set and LoCoMo dev conversation).
+const DefaultFusion = FusionCalibrated
 
 // rrfK is the reciprocal rank fusion constant.
 const rrfK = 60
@@ -83,11 +91,17 @@ type Scores struct {
 	// Similarity is the cosine similarity of the query's and the message's
 	// vectors (clamped at 0; 0 when not computed or the vector is missing).
 	Similarity float64 `json:"similarity"`
-	// Keyword is the BM25 score divided by the best BM25 score among the
-	// query's keyword hits (0 when the message matched no term).
+	// Context is, for a conversation turn scored with its neighbouring
+	// turn (engine/turncontext.go), that similarity when it is above
+	// Similarity: the relevance was computed from it.
+	Context float64 `json:"context,omitempty"`
+	// Keyword is the message's keyword evidence (search.KeywordEvidence):
+	// its BM25 score as a share of the most the query can score, the same
+	// whatever else the search found (0 when it matched no term).
 	Keyword float64 `json:"keyword"`
-	// Fused is the relevance the ranking uses: Similarity in semantic
-	// mode, Keyword in keyword mode, the fusion of both in hybrid mode.
+	// Fused is the calibrated relevance: roughly the probability that the
+	// message is relevant to the query, the same across queries, stores
+	// and modes (search.Relevance). The relevance floor applies to it.
 	Fused      float64 `json:"fused"`
 	Confidence float64 `json:"confidence"`
 	Recency    float64 `json:"recency"`
@@ -111,6 +125,9 @@ type SearchResponse struct {
 	// Notes explain degraded searches (no embedding model, another model's
 	// vectors, vectors still being built).
 	Notes []SearchNote `json:"notes,omitempty"`
+	// BelowFloor is how many messages were found but left out as less
+	// likely relevant than the relevance floor (SearchRequest.MinScore).
+	BelowFloor int `json:"below_floor,omitempty"`
 }
 
 // NoteKind classifies a SearchNote, so that a caller branches on the kind
@@ -211,10 +228,11 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if err != nil {
 		return SearchResponse{}, err
 	}
-	fuse(run.mode, p.fusion, keywordWeight(run.query, e.opts.QueryAnalysis), run.cands)
+	fuse(run.mode, p.fusion, keywordWeight(run.query, e.opts.QueryAnalysis), keywordShare(run.query, e.opts.QueryAnalysis), run.cands)
 	for _, f := range facts {
 		if c := run.cands[f.ID]; c != nil {
 			c.fused = run.boosts.apply(c.fused, f.SenderID, f.CreatedAt)
+			c.rel = run.boosts.apply(c.rel, f.SenderID, f.CreatedAt)
 		}
 	}
 	// Replies to the best candidates that ask something (engine/replies.go).
@@ -235,12 +253,14 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if err := e.markStale(ctx, run); err != nil {
 		return SearchResponse{}, err
 	}
-	ranked := rankCandidates(p, facts, run.cands)
+	ranked, below := rankCandidates(p, facts, run.cands)
 	results, err := e.hydrate(ctx, run, ranked)
 	if err != nil {
 		return SearchResponse{}, err
 	}
-	return run.response(results), nil
+	resp := run.response(results)
+	resp.BelowFloor = below
+	return resp, nil
 }
 
 // searchPlan is a validated search request with its defaults applied.
@@ -251,6 +271,7 @@ type searchPlan struct {
 	mode   SearchMode
 	fusion Fusion
 	rank   Ranking // resolved: the profile's weights
+	floor  float64 // relevance below which results are dropped (0: none)
 	filter resolved
 	now    time.Time
 	heads  *RepoHeads // the breadcrumb repositories' HEADs, when demoting or filtering by them
@@ -328,6 +349,9 @@ func planSearch(req SearchRequest, now time.Time) (searchPlan, error) {
 		return p, err
 	}
 	p.depth = candidateDepth(p.limit)
+	if p.floor, err = resolveFloor(req.MinScore); err != nil {
+		return p, err
+	}
 	switch p.mode {
 	case "":
 		p.mode = ModeHybrid
@@ -338,9 +362,9 @@ func planSearch(req SearchRequest, now time.Time) (searchPlan, error) {
 	switch p.fusion {
 	case "":
 		p.fusion = DefaultFusion
-	case FusionWeighted, FusionMinMax, FusionRRF:
+	case FusionCalibrated, FusionWeighted, FusionMinMax, FusionRRF:
 	default:
-		return p, invalid("fusion", "must be weighted, minmax or rrf, got %q", req.Fusion)
+		return p, invalid("fusion", "must be calibrated, weighted, minmax or rrf, got %q", req.Fusion)
 	}
 	if p.rank, err = req.Ranking.resolve(); err != nil {
 		return p, err
@@ -355,14 +379,21 @@ func planSearch(req SearchRequest, now time.Time) (searchPlan, error) {
 // said of it and, after fuse, its relevance.
 type candidate struct {
 	kw, kwNorm float64 // BM25 score, and divided by the query's best
+	kwEv       float64 // keyword evidence (search.KeywordEvidence)
 	kwRank     int     // 1-based, 0 = not a keyword hit
 	sim        float64 // cosine similarity
 	hasSim     bool
 	semRank    int     // 1-based, 0 = not in the vector list
 	ctxSim     float64 // similarity with a neighbouring turn (engine/turncontext.go)
 	hasCtx     bool
-	fused      float64
-	stale      bool // breadcrumbs changed or gone: demoted by Ranking.StaleFactor
+	// fused orders the candidates: rel itself with FusionCalibrated, the
+	// fusion's own score with the others, and in a conversation the rank
+	// blend (engine/rankblend.go).
+	fused float64
+	// rel is the calibrated relevance (Scores.Fused), with the boosts and
+	// reply lifts the query earns it.
+	rel   float64
+	stale bool // breadcrumbs changed or gone: demoted by Ranking.StaleFactor
 }
 
 // candidates are the search's candidates by message id.
@@ -506,11 +537,12 @@ func (e *Engine) servingSet(ctx context.Context) (VectorSet, bool, error) {
 // query, and r's vector side only after embedded is closed; the caller
 // adds the hits to the candidates.
 func (e *Engine) keyword(ctx context.Context, r *searchRun, embedded <-chan struct{}) keywordSide {
-	hits, q, err := r.plan.from(e).Keyword(ctx, fts.ParseQuery(r.query), r.plan.filter.selection(), r.plan.depth)
+	kh, err := r.plan.from(e).Keyword(ctx, fts.ParseQuery(r.query), r.plan.filter.selection(), r.plan.depth)
 	if err != nil {
 		return keywordSide{err: err}
 	}
-	side := keywordSide{hits: hits, query: q}
+	hits := kh.Hits
+	side := keywordSide{hits: hits, query: kh.Query, mass: kh.Mass}
 	ids := make([]int64, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
@@ -539,20 +571,29 @@ func (e *Engine) exactSimilarities(ctx context.Context, r *searchRun, ids []int6
 	return e.store.Similarities(ctx, r.set, r.qvec, ids)
 }
 
-// fuse sets each candidate's relevance in [0,1]: the normalized keyword
-// score in keyword mode, the similarity in semantic mode, the fusion of
+// fuse sets each candidate's calibrated relevance (search.Relevance, with
+// the query's keyword share in hybrid mode) and
+// the score that orders it: the relevance itself with FusionCalibrated;
+// with the other fusions (kept to compare them) the normalized keyword
+// score in keyword mode, the similarity in semantic mode and the fusion of
 // both in hybrid mode, where the keyword side has the share kw in the
 // weighted and minmax fusions.
-func fuse(mode SearchMode, fusion Fusion, kw float64, cands candidates) {
+func fuse(mode SearchMode, fusion Fusion, kw, share float64, cands candidates) {
+	sm := search.Hybrid
+	switch mode {
+	case ModeKeyword:
+		sm = search.Keyword
+	case ModeSemantic:
+		sm = search.Semantic
+	}
+	for _, c := range cands {
+		c.rel = search.Relevance(sm, search.Evidence{Similarity: c.fusionSim(), HasVector: c.hasSim, Keyword: c.kwEv, KeywordShare: share})
+		c.fused = c.rel
+	}
 	switch {
-	case mode == ModeKeyword:
-		for _, c := range cands {
-			c.fused = c.kwNorm
-		}
-	case mode == ModeSemantic:
-		for _, c := range cands {
-			c.fused = clamp01(c.fusionSim())
-		}
+	case fusion == FusionCalibrated || mode == ModeKeyword || mode == ModeSemantic:
+		// Ordered by the relevance: in one mode it orders as the mode's
+		// own score (BM25, similarity) does.
 	case fusion == FusionRRF:
 		for _, c := range cands {
 			var s float64
@@ -602,30 +643,46 @@ func fuseMinMax(kw float64, cands candidates) {
 }
 
 // rankCandidates applies the ranking profile to the candidates whose facts
-// (id, confidence, created_at: the messages still there) were read, orders
-// them and keeps the plan's limit. Ranking needs only those facts; the full
-// messages are read for the results only (hydrate).
-func rankCandidates(p searchPlan, facts []Message, cands candidates) []SearchResult {
-	out := make([]SearchResult, 0, len(facts))
+// (id, confidence, created_at: the messages still there) were read, drops
+// those below the plan's relevance floor, orders them and keeps the plan's
+// limit. Ranking needs only those facts; the full messages are read for
+// the results only (hydrate). below is the number of candidates the floor
+// dropped.
+func rankCandidates(p searchPlan, facts []Message, cands candidates) (out []SearchResult, below int) {
+	out = make([]SearchResult, 0, len(facts))
+	order := make(map[int64]float64, len(facts))
 	for _, f := range facts {
 		if f.SupersededBy != 0 && !p.superseded {
 			continue
 		}
 		c := cands[f.ID]
-		rec, fin := p.rank.final(c.fused, f.Confidence, p.now.Sub(f.CreatedAt))
+		if !search.Kept(c.rel, p.floor) {
+			below++
+			continue
+		}
+		rec, fin := p.rank.final(c.rel, f.Confidence, p.now.Sub(f.CreatedAt))
+		_, by := p.rank.final(c.fused, f.Confidence, p.now.Sub(f.CreatedAt))
 		if c.stale {
 			fin *= p.rank.StaleFactor
+			by *= p.rank.StaleFactor
 		}
+		order[f.ID] = by
 		out = append(out, SearchResult{
 			Message: f, Score: fin, KeywordScore: c.kw,
-			Scores: Scores{Similarity: clamp01(c.sim), Keyword: c.kwNorm, Fused: c.fused, Confidence: f.Confidence, Recency: rec, Final: fin, Demoted: c.stale},
+			Scores: Scores{Similarity: clamp01(c.sim), Context: c.contextAbove(), Keyword: c.kwEv, Fused: c.rel, Confidence: f.Confidence, Recency: rec, Final: fin, Demoted: c.stale},
 		})
 	}
-	sortResults(out)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := order[out[i].Message.ID], order[out[j].Message.ID]
+		if a != b {
+			return a > b
+		}
+		return resultBefore(out[i], out[j])
+	})
 	if len(out) > p.limit {
 		out = out[:p.limit]
 	}
-	return out
+	return out, below
 }
 
 // hydrate replaces the ranked results' facts with the full messages (a
@@ -691,18 +748,17 @@ func snippets(q fts.Query, results []SearchResult) {
 	}
 }
 
-// sortResults orders by final score, then fused relevance, then newer id.
-func sortResults(rs []SearchResult) {
-	sort.SliceStable(rs, func(i, j int) bool {
-		a, b := rs[i].Scores, rs[j].Scores
-		if a.Final != b.Final {
-			return a.Final > b.Final
-		}
-		if a.Fused != b.Fused {
-			return a.Fused > b.Fused
-		}
-		return rs[i].Message.ID > rs[j].Message.ID
-	})
+// resultBefore orders results of equal rank: by final score, then
+// relevance, then newer id.
+func resultBefore(x, y SearchResult) bool {
+	a, b := x.Scores, y.Scores
+	if a.Final != b.Final {
+		return a.Final > b.Final
+	}
+	if a.Fused != b.Fused {
+		return a.Fused > b.Fused
+	}
+	return x.Message.ID > y.Message.ID
 }
 
 func clamp01(x float64) float64 {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine/search"
 )
 
 // The search's steps, each on its own: plan, fuse and rankCandidates are
@@ -48,31 +50,52 @@ func TestPlanDefaultsAndRejects(t *testing.T) {
 func TestFuse(t *testing.T) {
 	mk := func() candidates {
 		return candidates{
-			1: {kw: 4, kwNorm: 1, kwRank: 1, sim: 0.2, hasSim: true, semRank: 2},
-			2: {kw: 2, kwNorm: 0.5, kwRank: 2},
+			1: {kw: 4, kwNorm: 1, kwEv: 0.6, kwRank: 1, sim: 0.2, hasSim: true, semRank: 2},
+			2: {kw: 2, kwNorm: 0.5, kwEv: 0.3, kwRank: 2},
 			3: {sim: 0.8, hasSim: true, semRank: 1},
 			4: {sim: -0.3, hasSim: true, semRank: 3},
 		}
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 	kw, sw := KeywordWeight, 1-KeywordWeight
+	// Whatever the fusion, the relevance is the calibrated one.
+	wantRel := map[SearchMode]map[int64]float64{
+		ModeKeyword:  {1: search.Relevance(search.Keyword, search.Evidence{Keyword: 0.6}), 2: search.Relevance(search.Keyword, search.Evidence{Keyword: 0.3})},
+		ModeSemantic: {1: search.Relevance(search.Semantic, search.Evidence{Similarity: 0.2, HasVector: true}), 3: search.Relevance(search.Semantic, search.Evidence{Similarity: 0.8, HasVector: true})},
+		ModeHybrid: {
+			1: search.Relevance(search.Hybrid, search.Evidence{Similarity: 0.2, HasVector: true, Keyword: 0.6}),
+			// Without a vector: judged on its keyword evidence alone.
+			2: search.Relevance(search.Hybrid, search.Evidence{Keyword: 0.3}),
+			3: search.Relevance(search.Hybrid, search.Evidence{Similarity: 0.8, HasVector: true}),
+		},
+	}
 	for _, c := range []struct {
 		mode   SearchMode
 		fusion Fusion
-		want   map[int64]float64
+		want   map[int64]float64 // the order's score; nil: the relevance
 	}{
-		{ModeKeyword, "", map[int64]float64{1: 1, 2: 0.5, 3: 0, 4: 0}},
-		{ModeSemantic, "", map[int64]float64{1: 0.2, 2: 0, 3: 0.8, 4: 0}},
+		{ModeKeyword, "", nil},
+		{ModeSemantic, "", nil},
+		{ModeHybrid, FusionCalibrated, nil},
 		{ModeHybrid, FusionWeighted, map[int64]float64{1: kw*1 + sw*0.2, 2: kw * 0.5, 3: sw * 0.8, 4: 0}},
 		// keyword min 0 max 4; similarity min -0.3 max 0.8 over those with one.
 		{ModeHybrid, FusionMinMax, map[int64]float64{1: kw*1 + sw*0.5/1.1, 2: kw * 0.5, 3: sw * 1, 4: 0}},
 		{ModeHybrid, FusionRRF, map[int64]float64{1: (1.0/61 + 1.0/62) * 61 / 2, 2: 1.0 / 62 * 61 / 2, 3: 0.5, 4: 1.0 / 63 * 61 / 2}},
 	} {
 		cs := mk()
-		fuse(c.mode, c.fusion, KeywordWeight, cs)
-		for id, want := range c.want {
-			if !near(cs[id].fused, want) {
-				t.Errorf("%s/%s: candidate %d fused %v, want %v", c.mode, c.fusion, id, cs[id].fused, want)
+		fuse(c.mode, c.fusion, KeywordWeight, search.KeywordsKeywordShare, cs)
+		for id, want := range wantRel[c.mode] {
+			if !near(cs[id].rel, want) {
+				t.Errorf("%s/%s: candidate %d relevance %v, want %v", c.mode, c.fusion, id, cs[id].rel, want)
+			}
+		}
+		for id, cand := range cs {
+			want := cand.rel
+			if c.want != nil {
+				want = c.want[id]
+			}
+			if !near(cand.fused, want) {
+				t.Errorf("%s/%s: candidate %d fused %v, want %v", c.mode, c.fusion, id, cand.fused, want)
 			}
 		}
 	}
@@ -84,19 +107,27 @@ func TestRankCandidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cands := candidates{1: {fused: 0.9, kw: 3}, 2: {fused: 0.9}, 3: {fused: 0.1}, 4: {fused: 1}}
+	cands := candidates{1: {fused: 0.9, rel: 0.9, kw: 3}, 2: {fused: 0.9, rel: 0.9}, 3: {fused: 0.1, rel: 0.1}, 4: {fused: 1, rel: 1}}
+	p.floor = 0
 	// Candidate 4 was deleted before its facts were read.
 	facts := []Message{
 		{ID: 1, Confidence: 0.5, CreatedAt: now.Add(-168 * time.Hour)},
 		{ID: 2, Confidence: 0.5, CreatedAt: now},
 		{ID: 3, Confidence: 1, CreatedAt: now},
 	}
-	got := rankCandidates(p, facts, cands)
+	got, _ := rankCandidates(p, facts, cands)
 	if len(got) != 2 || got[0].Message.ID != 2 || got[1].Message.ID != 3 {
 		t.Fatalf("order: %+v", got)
 	}
 	want := 0.34*0.9 + 0.33*1 + 0.33*0.5
 	if r := got[0]; !(math.Abs(r.Score-want) < 1e-12) || r.Score != r.Scores.Final || r.Scores.Recency != 1 || r.Scores.Fused != 0.9 {
 		t.Errorf("scores: %+v, want final %v", r, want)
+	}
+	// The floor drops what is less likely relevant, whatever the profile
+	// makes of its recency and confidence.
+	p.floor = 0.5
+	got, below := rankCandidates(p, facts, cands)
+	if len(got) != 2 || got[0].Message.ID != 2 || got[1].Message.ID != 1 || below != 1 {
+		t.Fatalf("floor 0.5: %+v (%d below), want 2 then 1 (1 below)", got, below)
 	}
 }

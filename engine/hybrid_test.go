@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	calibration "github.com/cairn-dev/cairn/engine/search"
 	"github.com/cairn-dev/cairn/vecstore"
 )
 
@@ -188,13 +189,14 @@ func (c *refCorpus) keep(f engine.Filter, m engine.Message) bool {
 
 type refResult struct {
 	id    int64
-	final float64
+	final float64 // the score: the profile over the calibrated relevance
+	order float64 // the profile over what orders (the fusion's score)
 }
 
 // reference ranks the filtered corpus by the documented formulas, computing
 // similarities by brute force and taking BM25 scores from an unfiltered
 // keyword search (FTS5's statistics do not depend on the filter).
-func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25 map[int64]float64) []refResult {
+func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25, evidence map[int64]float64) []refResult {
 	qv := hashVector(c.emb.model, req.Query, c.emb.dim)
 	type cand struct {
 		m           engine.Message
@@ -247,18 +249,25 @@ func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25 map[i
 		slo, shi = min(slo, x.sim), max(shi, x.sim)
 	}
 	clamp := func(v float64) float64 { return max(0, min(1, v)) }
+	floor := calibration.DefaultFloor
+	if req.MinScore != nil {
+		floor = *req.MinScore
+	}
 	var out []refResult
 	for _, x := range cs {
-		var rel float64
+		var rel, calibrated float64
 		switch req.Mode {
 		case engine.ModeKeyword:
 			if !x.isKw {
 				continue
 			}
-			rel = x.kn
+			calibrated = calibration.Relevance(calibration.Keyword, calibration.Evidence{Keyword: evidence[x.m.ID]})
+			rel = calibrated
 		case engine.ModeSemantic:
-			rel = clamp(x.sim)
+			calibrated = calibration.Relevance(calibration.Semantic, calibration.Evidence{Similarity: x.sim, HasVector: true})
+			rel = calibrated
 		default:
+			calibrated = calibration.Relevance(calibration.Hybrid, calibration.Evidence{Similarity: x.sim, HasVector: true, Keyword: evidence[x.m.ID], KeywordShare: calibration.KeywordShare(req.Query)})
 			switch req.Fusion {
 			case engine.FusionRRF:
 				v := 1 / float64(60+x.semRank)
@@ -277,29 +286,44 @@ func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25 map[i
 					s = (x.sim - slo) / (shi - slo)
 				}
 				rel = engine.KeywordWeight*k + (1-engine.KeywordWeight)*s
-			default:
+			case engine.FusionWeighted:
 				rel = engine.KeywordWeight*x.kn + (1-engine.KeywordWeight)*clamp(x.sim)
+			default:
+				rel = calibrated
 			}
+		}
+		if calibrated < floor {
+			continue
 		}
 		age := c.now.Sub(x.m.CreatedAt)
 		days := age.Hours() / 24
-		var fin float64
 		w := map[string][4]float64{ // sim, rec, conf, half-life h
 			"similarity": {1, 0, 0, 0}, "balanced": {.34, .33, .33, 168}, "recent": {.3, .6, .1, 24}, "quality": {.4, .1, .5, 720}, "custom": {.5, .2, .3, 48},
 		}
-		if req.Ranking.Profile == "multiplicative" {
-			fin = rel * x.m.Confidence * math.Pow(0.95, days)
-		} else {
+		final := func(rel float64) float64 {
+			if req.Ranking.Profile == "multiplicative" {
+				return rel * x.m.Confidence * math.Pow(0.95, days)
+			}
 			p := w[req.Ranking.Profile]
 			rec := 1.0
 			if p[3] > 0 {
 				rec = math.Exp(-math.Ln2 * age.Hours() / p[3])
 			}
-			fin = p[0]*rel + p[1]*rec + p[2]*x.m.Confidence
+			return p[0]*rel + p[1]*rec + p[2]*x.m.Confidence
 		}
-		out = append(out, refResult{x.m.ID, fin})
+		out = append(out, refResult{x.m.ID, final(calibrated), final(rel)})
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].final > out[j].final })
+	// Ties as the engine breaks them: by score, then newer id.
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.order != b.order {
+			return a.order > b.order
+		}
+		if a.final != b.final {
+			return a.final > b.final
+		}
+		return a.id > b.id
+	})
 	return out
 }
 
@@ -336,28 +360,35 @@ func TestHybridMatchesNaiveReference(t *testing.T) {
 			q = append(q, words[r.IntN(24)])
 		}
 		query := strings.Join(q, " ")
-		kwAll, err := c.e.Search(ctx, engine.SearchRequest{Query: query, Mode: engine.ModeKeyword, Limit: engine.MaxLimit})
+		kwAll, err := c.e.Search(ctx, engine.SearchRequest{Query: query, Mode: engine.ModeKeyword, Limit: engine.MaxLimit, MinScore: new(float64)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		bm25 := map[int64]float64{}
+		bm25, evidence := map[int64]float64{}, map[int64]float64{}
 		for _, h := range kwAll {
 			bm25[h.Message.ID] = h.KeywordScore
+			evidence[h.Message.ID] = h.Scores.Keyword
+		}
+		// Every other query runs without the relevance floor, so that
+		// the ranking is checked on whole lists too.
+		var minScore *float64
+		if qi%2 == 1 {
+			minScore = new(float64)
 		}
 		for fi, f := range filters {
 			for _, mode := range []engine.SearchMode{engine.ModeKeyword, engine.ModeSemantic, engine.ModeHybrid} {
-				fusions := []engine.Fusion{engine.FusionWeighted}
+				fusions := []engine.Fusion{""}
 				if mode == engine.ModeHybrid {
-					fusions = append(fusions, engine.FusionMinMax, engine.FusionRRF)
+					fusions = append(fusions, engine.FusionWeighted, engine.FusionMinMax, engine.FusionRRF)
 				}
 				for _, fu := range fusions {
 					for _, p := range profiles {
-						req := engine.SearchRequest{Query: query, Filter: f, Mode: mode, Fusion: fu, Ranking: p, Limit: 10}
+						req := engine.SearchRequest{Query: query, Filter: f, Mode: mode, Fusion: fu, Ranking: p, Limit: 10, MinScore: minScore}
 						got, err := c.e.Search(ctx, req)
 						if err != nil {
 							t.Fatalf("q%d f%d %s/%s/%s: %v", qi, fi, mode, fu, p.Profile, err)
 						}
-						want := c.reference(t, req, bm25)
+						want := c.reference(t, req, bm25, evidence)
 						byID := map[int64]float64{}
 						for _, w := range want {
 							byID[w.id] = w.final

@@ -54,11 +54,12 @@ func (e *Engine) startKeywordBuild(k *memKeywordIndex) {
 }
 
 // keywordHits returns the depth best keyword hits of q among the messages
-// passing the filter (SQL over alias c), best first, without snippets, and
-// the query that ranked them: q without its frequent terms
+// passing the filter (SQL over alias c), best first, without snippets, the
+// query that ranked them: q without its frequent terms
 // (fts.Table.PruneFrequent), by either path, so that a query ranks the same
-// before the in-memory index is ready, in a one-shot process and after.
-func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter resolved, depth int) ([]fts.Hit, fts.Query, error) {
+// before the in-memory index is ready, in a one-shot process and after;
+// and that query's mass (fts.QueryMass) by the same path's counts.
+func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter resolved, depth int) ([]fts.Hit, fts.Query, float64, error) {
 	// Filters depend only on the message row and its channel's type, which
 	// never change, so the index may cache the rows a filter keeps; all
 	// but the unread filter, which changes as the agent's cursors move.
@@ -69,10 +70,12 @@ func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter resolved, 
 		e.startKeywordBuild(k)
 		hits, ranked, ok, err := k.mem.SearchPruned(ctx, e.r, req)
 		if err != nil {
-			return nil, q, fmt.Errorf("engine: search: %w", classify(err))
+			return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 		}
 		if ok {
-			return hits, ranked, nil
+			if mass, ok := k.mem.Mass(ranked); ok {
+				return hits, ranked, mass, nil
+			}
 		}
 		if err := k.mem.Err(); err != nil {
 			k.warned.Do(func() { e.opts.Logger.Warn("keyword index disabled, keyword search stays on FTS5", "err", err) })
@@ -80,12 +83,16 @@ func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter resolved, 
 	}
 	pruned, err := e.fts.PruneFrequent(ctx, e.r, q)
 	if err != nil {
-		return nil, q, fmt.Errorf("engine: search: %w", classify(err))
+		return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 	}
 	req.Query = pruned
 	hits, err := e.fts.Search(ctx, e.r, req)
 	if err != nil {
-		return nil, q, fmt.Errorf("engine: search: %w", classify(err))
+		return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 	}
-	return hits, pruned, nil
+	mass, err := e.fts.Mass(ctx, e.r, pruned)
+	if err != nil {
+		return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
+	}
+	return hits, pruned, mass, nil
 }

@@ -52,10 +52,11 @@ func (e *Engine) nearDuplicate(ctx context.Context, p prepared) (WriteResult, bo
 	// same (WordOverlap): the keyword side finds such candidates in a
 	// millisecond, and only a write that has one is embedded here.
 	sel := SelectWhere(where.And(where.Eq("channel_id", where.String(p.channel.id)), where.Eq("agent_name", where.String(p.sender))))
-	kw, _, err := e.store.Keyword(ctx, fts.ParseQuery(p.content), sel, 3)
+	kh, err := e.store.Keyword(ctx, fts.ParseQuery(p.content), sel, 3)
 	if err != nil {
 		return WriteResult{}, false, fmt.Errorf("engine: near-duplicate check: %w", err)
 	}
+	kw := kh.Hits
 	if len(kw) == 0 {
 		return WriteResult{}, false, nil
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/cairn-dev/cairn/engine/search"
 )
 
 // QueryAnalysis switches off parts of how a search reads its query, to
@@ -141,55 +143,36 @@ type queryBoosts struct {
 }
 
 // apply raises the relevance of a message whose sender the query named by
-// senderBoost and of one created within a named time by timeBoost: every
-// candidate's relevance becomes (fused + the boosts it earns) / (1 + the
-// boosts the query offers), which keeps it in [0,1] and orders exactly
-// like adding the boosts (the other candidates are scaled too; scaling
-// only the boosted ones would shrink a boost against the best candidates,
-// where it matters). A query that names nothing leaves relevance as it is.
+// senderBoost and of one created within a named time by timeBoost
+// (search.Boost: the boosts earned shift the relevance's log-odds, so a
+// message without evidence stays without, and none is ever lowered). A
+// query that names nothing leaves relevance as it is.
 func (b queryBoosts) apply(fused float64, sender string, created time.Time) float64 {
-	offered, earned := 0.0, 0.0
-	if len(b.named) > 0 {
-		boost := orDefault(b.senderBoost, senderBoost)
-		offered += boost
-		if b.named[strings.ToLower(sender)] {
-			earned += boost
-		}
+	earned := 0.0
+	if len(b.named) > 0 && b.named[strings.ToLower(sender)] {
+		earned += orDefault(b.senderBoost, senderBoost)
 	}
-	if len(b.ranges) > 0 {
-		boost := orDefault(b.timeBoost, timeBoost)
-		offered += boost
-		if inRanges(created, b.ranges) {
-			earned += boost
-		}
+	if len(b.ranges) > 0 && inRanges(created, b.ranges) {
+		earned += orDefault(b.timeBoost, timeBoost)
 	}
-	if offered == 0 {
+	if earned == 0 {
 		return fused
 	}
-	return (fused + earned) / (1 + offered)
+	return search.Boost(fused, earned)
 }
 
-// interrogatives are the words a question in words starts with.
-var interrogatives = map[string]bool{
-	"what": true, "when": true, "where": true, "who": true, "whom": true, "whose": true, "which": true, "why": true, "how": true,
-	"did": true, "does": true, "do": true, "is": true, "are": true, "was": true, "were": true,
-	"can": true, "could": true, "has": true, "have": true, "had": true, "will": true, "would": true, "should": true,
-}
+// isQuestion reports whether query is shaped as a question in words
+// (search.IsQuestion).
+func isQuestion(query string) bool { return search.IsQuestion(query) }
 
-// isQuestion reports whether query is shaped as a question in words: it
-// ends with a question mark, or it has at least four words and starts
-// with an interrogative not followed by "to" ("what are the structural
-// problems of ..." is a question; "how to read a file python" is a query
-// of keywords, as typed into a web search engine).
-func isQuestion(query string) bool {
-	q := strings.TrimSpace(query)
-	if strings.HasSuffix(q, "?") {
-		return true
+// keywordShare is the keyword evidence's weight in the calibrated hybrid
+// relevance for query (search.KeywordShare), that of a query of keywords
+// when a says to read questions like keywords.
+func keywordShare(query string, a QueryAnalysis) float64 {
+	if a.NoQuestionWeight {
+		return search.KeywordsKeywordShare
 	}
-	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) // "what's" gives "what", "s"
-	})
-	return len(words) >= 4 && interrogatives[words[0]] && words[1] != "to"
+	return search.KeywordShare(query)
 }
 
 // keywordWeight is the keyword side's share in the fusion of query's two

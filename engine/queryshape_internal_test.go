@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// The sender boost orders candidates exactly as adding senderBoost to the
-// named sender's relevance would, at the top of the list too, and keeps
-// every relevance in [0,1].
-func TestBoostSenderOrdersLikeAddition(t *testing.T) {
+// The sender boost lifts the named sender's messages past close ones,
+// never lowers a relevance, keeps it in [0,1], and does not make a message
+// without evidence relevant.
+func TestBoostSender(t *testing.T) {
 	b := queryBoosts{named: map[string]bool{"caroline": true}}
 	var at time.Time
 	cases := []struct {
@@ -16,10 +16,10 @@ func TestBoostSenderOrdersLikeAddition(t *testing.T) {
 		boosted, other  float64
 		wantBoostedWins bool
 	}{
-		{"near the top: 0.81+0.1 beats 0.9", 0.81, 0.9, true},
-		{"at the top: 0.95+0.1 beats 1", 0.95, 1, true},
-		{"too far behind: 0.7+0.1 loses to 0.9", 0.7, 0.9, false},
-		{"low scores: 0.2+0.1 beats 0.25", 0.2, 0.25, true},
+		{"near the middle: 0.45 boosted beats 0.5", 0.45, 0.5, true},
+		{"near the top: 0.85 boosted beats 0.88", 0.85, 0.88, true},
+		{"too far behind: 0.3 boosted loses to 0.6", 0.3, 0.6, false},
+		{"low scores: 0.2 boosted beats 0.22", 0.2, 0.22, true},
 	}
 	for _, c := range cases {
 		x := b.apply(c.boosted, "Caroline", at)
@@ -27,9 +27,12 @@ func TestBoostSenderOrdersLikeAddition(t *testing.T) {
 		if (x > o) != c.wantBoostedWins {
 			t.Errorf("%s: boosted %v -> %v, other %v -> %v", c.name, c.boosted, x, c.other, o)
 		}
-		if x < 0 || x > 1 || o < 0 || o > 1 {
-			t.Errorf("%s: out of [0,1]: %v %v", c.name, x, o)
+		if x < c.boosted || o != c.other || x < 0 || x > 1 {
+			t.Errorf("%s: %v -> %v, other %v -> %v", c.name, c.boosted, x, c.other, o)
 		}
+	}
+	if got := b.apply(0.01, "Caroline", at); got > 0.02 {
+		t.Errorf("a message without evidence boosted to %v", got)
 	}
 	if got := (queryBoosts{}).apply(0.42, "Melanie", at); got != 0.42 {
 		t.Errorf("no sender named: relevance changed to %v", got)

@@ -24,7 +24,7 @@ func TestSearchQueryNamingSender(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range []engine.SearchMode{engine.ModeKeyword, engine.ModeSemantic, engine.ModeHybrid} {
-		res, err := e.Search(ctx, engine.SearchRequest{Query: "What did Caroline's week of research cover?", Mode: mode, Limit: 3})
+		res, err := e.Search(ctx, engine.SearchRequest{Query: "What did Caroline's week of research cover?", Mode: mode, Limit: 3, MinScore: new(float64)})
 		if err != nil {
 			t.Fatalf("%s: %v", mode, err)
 		}
@@ -72,7 +72,7 @@ func TestEmbedContextSenderDate(t *testing.T) {
 	if got := emb.embedded("I went to a support group yesterday"); got != 0 {
 		t.Errorf("embedded the bare content %d times, want 0", got)
 	}
-	res, err := e.Search(ctx, engine.SearchRequest{Query: "support group", Mode: engine.ModeSemantic})
+	res, err := e.Search(ctx, engine.SearchRequest{Query: "support group", Mode: engine.ModeSemantic, MinScore: new(float64)})
 	if err != nil {
 		t.Fatal(err)
 	}

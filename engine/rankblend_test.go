@@ -48,7 +48,7 @@ func TestSearchBlendsRanksInConversations(t *testing.T) {
 	off, offConvs := open(engine.QueryAnalysis{NoRankBlend: true})
 	search := func(e *engine.Engine, ch string) []engine.SearchResult {
 		t.Helper()
-		res, err := e.Search(ctx, engine.SearchRequest{Query: "grand opening of the dance studio", Mode: engine.ModeHybrid, Filter: engine.Filter{ChannelIDs: []string{ch}}, Limit: 10})
+		res, err := e.Search(ctx, engine.SearchRequest{Query: "grand opening of the dance studio", Mode: engine.ModeHybrid, Filter: engine.Filter{ChannelIDs: []string{ch}}, Limit: 10, MinScore: new(float64)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,8 +67,8 @@ func TestSearchBlendsRanksInConversations(t *testing.T) {
 	if above < len(c.near)-1 {
 		t.Errorf("blend on: results %v: the answer %d ranks above %d of the turns %v that share a word with the query, want all but one", resultIDs(res), c.answer, above, c.near)
 	}
-	if a := res[rankOf(res, c.answer)-1]; a.Scores.Similarity > 0.2 || a.Scores.Fused <= 0 || a.Scores.Fused > 1 {
-		t.Errorf("blend on: the answer's scores %+v: want its own similarity and a fused relevance in (0,1]", a.Scores)
+	if a := res[rankOf(res, c.answer)-1]; a.Scores.Similarity > 0.2 || a.Scores.Context <= a.Scores.Similarity || a.Scores.Fused <= 0 || a.Scores.Fused > 1 {
+		t.Errorf("blend on: the answer's scores %+v: want its own similarity, its context's above it and a relevance in (0,1]", a.Scores)
 	}
 	c, res = offConvs["chat"], search(off, "chat")
 	for _, id := range c.near {

@@ -59,13 +59,17 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 	}
 	var added []int64
 	for _, id := range replies {
-		lift := orDefault(e.opts.QueryAnalysis.ReplyWeight, replyWeight) * r.cands[replyOf[id]].fused
+		asker := r.cands[replyOf[id]]
+		weight := orDefault(e.opts.QueryAnalysis.ReplyWeight, replyWeight)
 		c, found := r.cands[id]
 		if !found {
 			c = r.cands.get(id)
 			added = append(added, id)
 		}
-		c.fused = max(c.fused, lift)
+		// The reply is about as likely relevant as its question: its
+		// relevance is lifted as its rank is.
+		c.fused = max(c.fused, weight*asker.fused)
+		c.rel = max(c.rel, weight*asker.rel)
 	}
 	if len(added) > 0 {
 		// The added replies' similarity is shown in their scores and says

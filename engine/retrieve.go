@@ -77,7 +77,7 @@ func (e *Engine) retrieve(ctx context.Context, r *searchRun) ([]Message, error) 
 		}
 	}
 	r.kwQuery = kw.query
-	r.addKeywordHits(kw.hits)
+	r.addKeywordHits(kw.hits, kw.mass)
 	for id, s := range kw.sims {
 		if c := r.cands[id]; !c.hasSim {
 			c.sim, c.hasSim = s, true
@@ -146,6 +146,7 @@ func (e *Engine) retrieve(ctx context.Context, r *searchRun) ([]Message, error) 
 type keywordSide struct {
 	hits  []ScoredID
 	query fts.Query
+	mass  float64 // the query's mass (KeywordHits.Mass)
 	facts []Message
 	sims  map[int64]float64
 	err   error

@@ -87,9 +87,9 @@ func TestConcurrentSearchesMatchOneAtATime(t *testing.T) {
 	var reqs []engine.SearchRequest
 	for _, q := range qs {
 		for _, mode := range []engine.SearchMode{engine.ModeHybrid, engine.ModeSemantic, engine.ModeKeyword} {
-			reqs = append(reqs, engine.SearchRequest{Query: q, Mode: mode, Limit: 10})
+			reqs = append(reqs, engine.SearchRequest{Query: q, Mode: mode, Limit: 10, MinScore: new(float64)})
 		}
-		reqs = append(reqs, engine.SearchRequest{Query: q, Limit: 5, Filter: engine.Filter{ChannelIDs: []string{"talk1"}}})
+		reqs = append(reqs, engine.SearchRequest{Query: q, Limit: 5, Filter: engine.Filter{ChannelIDs: []string{"talk1"}}, MinScore: new(float64)})
 	}
 	alone := make([]engine.SearchResponse, len(reqs))
 	for i, req := range reqs {

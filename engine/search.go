@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine/search"
 )
 
 // Filter restricts a search or listing. Zero fields do not filter. All set
@@ -72,13 +74,31 @@ type SearchRequest struct {
 	// Fusion picks how hybrid mode fuses the keyword and semantic lists;
 	// "" is DefaultFusion.
 	Fusion Fusion
+	// MinScore is the relevance floor: results whose calibrated relevance
+	// (Scores.Fused) is below it are not returned, so that a query nothing
+	// answers returns nothing. nil means search.DefaultFloor, 0 keeps every
+	// result; at most 1. A listing (no query) has no floor.
+	MinScore *float64
+}
+
+// resolveFloor returns the relevance floor of min (nil: the default).
+func resolveFloor(floor *float64) (float64, error) {
+	if floor == nil {
+		return search.DefaultFloor, nil
+	}
+	if m := *floor; math.IsNaN(m) || m < 0 || m > 1 {
+		return 0, invalid("min_score", "must be a relevance from 0 (keep every result) to 1, got %v", m)
+	}
+	return *floor, nil
 }
 
 // SearchResult is one hit: the full message and how it scored.
 type SearchResult struct {
 	Message Message `json:"message"`
-	// Score orders the results, larger is better: the BM25 keyword score
-	// for a query, 0 for a filter-only listing.
+	// Score is Scores.Final: under the default profile the calibrated
+	// relevance (Scores.Fused, roughly the probability that the result is
+	// relevant), combined with recency and confidence by the other
+	// profiles; the recency of a filter-only listing.
 	Score float64 `json:"score"`
 	// KeywordScore is the BM25 score (FTS5's bm25() negated; 0 without a query).
 	KeywordScore float64 `json:"keyword_score"`

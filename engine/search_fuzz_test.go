@@ -37,7 +37,7 @@ func FuzzSearchPlainTerms(f *testing.F) {
 				t.Fatalf("WriteNote(%q): %v", text, err)
 			}
 		}
-		rs, err := e.Search(ctx, engine.SearchRequest{Query: text, Limit: engine.MaxLimit})
+		rs, err := e.Search(ctx, engine.SearchRequest{Query: text, Limit: engine.MaxLimit, MinScore: new(float64)})
 		if err != nil {
 			t.Fatalf("Search(%q): %v", text, err)
 		}
@@ -49,7 +49,7 @@ func FuzzSearchPlainTerms(f *testing.F) {
 
 		var union []int64
 		for _, term := range fts.Terms(text) {
-			rs, err := e.Search(ctx, engine.SearchRequest{Query: term, Limit: engine.MaxLimit})
+			rs, err := e.Search(ctx, engine.SearchRequest{Query: term, Limit: engine.MaxLimit, MinScore: new(float64)})
 			if err != nil {
 				t.Fatalf("Search(term %q): %v", term, err)
 			}

@@ -164,7 +164,7 @@ func TestSearchFilters(t *testing.T) {
 			}
 			// Keyword search with a query every document matches a term of:
 			// the filter is applied before ranking and limiting.
-			rs, err = e.Search(ctx, engine.SearchRequest{Query: "wal journal not deploy checkpoint", Filter: tc.filter, Limit: 1})
+			rs, err = e.Search(ctx, engine.SearchRequest{Query: "wal journal not deploy checkpoint", Filter: tc.filter, Limit: 1, MinScore: new(float64)})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,6 +20,8 @@ type SearchSpec struct {
 	Weights *Weights `json:"weights,omitempty"`
 	Fusion  string   `json:"fusion,omitempty"`
 	Limit   int      `json:"limit,omitempty"`
+	// MinScore is SearchRequest.MinScore.
+	MinScore *float64 `json:"min_score,omitempty"`
 
 	Channels       []string        `json:"channels,omitempty"`
 	ChannelTypes   []string        `json:"channel_types,omitempty"`
@@ -209,7 +211,7 @@ func (s SearchSpec) Request() (SearchRequest, error) {
 		return SearchRequest{}, invalid("min_word_count", "must be >= 0, got %d", s.MinWordCount)
 	}
 	req := SearchRequest{
-		Query: s.Query, Limit: s.Limit, Mode: SearchMode(s.Mode), Fusion: Fusion(s.Fusion),
+		Query: s.Query, Limit: s.Limit, Mode: SearchMode(s.Mode), Fusion: Fusion(s.Fusion), MinScore: s.MinScore,
 		Ranking: Ranking{Profile: s.Profile, StaleFactor: s.DemoteStale},
 		Filter: Filter{
 			ChannelIDs: s.Channels, ChannelTypes: s.ChannelTypes, SenderIDs: s.Senders,

@@ -35,8 +35,10 @@ import (
 // no neighbours, so nothing changes there.
 //
 // It runs in semantic mode, and in hybrid mode for the rank blend
-// (engine/rankblend.go), which ranks by it beside the fusion: inside the
-// fusion's relevance it did not help. Measured on the LoCoMo dev
+// (engine/rankblend.go), which ranks by it beside the fusion. Both modes'
+// calibrated relevance (engine/search) reads the larger similarity too, so
+// that a short answer keeps the relevance its context gives it and passes
+// the relevance floor. Measured on the LoCoMo dev
 // conversations (bench/README.md): semantic R@10 0.705 -> 0.795 (best of
 // weights 0.8-1.0); as hybrid's similarity R@10 did not move (0.805 ->
 // 0.804; 0.800-0.811 over weights 0.8-1.0 and the 10-100 best), because
@@ -241,12 +243,21 @@ func pairSimilarity(q, a, b []float32) float64 {
 // fusionSim is the similarity semantic search ranks by (and the semantic
 // ranks of the rank blend, engine/rankblend.go): the message's own, or its
 // context similarity (turnContext) times contextWeight when larger.
-// Hybrid search's fusion reads the own similarity.
+// The calibrated relevance of both modes reads it too.
 func (c *candidate) fusionSim() float64 {
 	if c.hasCtx {
 		return max(c.sim, contextWeight*c.ctxSim)
 	}
 	return c.sim
+}
+
+// contextAbove is the candidate's context similarity as fusionSim uses it,
+// when it is above the own similarity (else 0), clamped to [0,1].
+func (c *candidate) contextAbove() float64 {
+	if s := c.fusionSim(); c.hasCtx && s > c.sim {
+		return clamp01(s)
+	}
+	return 0
 }
 
 // setContext raises the candidate's context similarity to s.

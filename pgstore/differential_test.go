@@ -216,7 +216,7 @@ func TestDifferentialReadsFiltersIDs(t *testing.T) {
 	for fi, f := range filters {
 		for _, q := range queries {
 			for _, limit := range []int{3, 10, 100} {
-				req := engine.SearchRequest{Query: q, Filter: f, Limit: limit, Mode: engine.ModeKeyword}
+				req := engine.SearchRequest{Query: q, Filter: f, Limit: limit, Mode: engine.ModeKeyword, MinScore: new(float64)}
 				ra, errA := a.SearchDetailed(ctx, req)
 				rb, errB := b.SearchDetailed(ctx, req)
 				if errA != nil || errB != nil {
@@ -266,7 +266,7 @@ func TestDifferentialRankedSearch(t *testing.T) {
 	for _, mode := range []engine.SearchMode{engine.ModeSemantic, engine.ModeHybrid} {
 		for fi, f := range filters {
 			for _, q := range queries {
-				req := engine.SearchRequest{Query: q, Filter: f, Limit: 10, Mode: mode}
+				req := engine.SearchRequest{Query: q, Filter: f, Limit: 10, Mode: mode, MinScore: new(float64)}
 				ra, err := a.SearchDetailed(ctx, req)
 				if err != nil {
 					t.Fatal(err)
@@ -333,7 +333,7 @@ func TestDifferentialFrequentTerms(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"the outbox", "common part recall", "the common", "vector note"} {
-		req := engine.SearchRequest{Query: q, Mode: engine.ModeKeyword, Limit: 30}
+		req := engine.SearchRequest{Query: q, Mode: engine.ModeKeyword, Limit: 30, MinScore: new(float64)}
 		ra, err := a.Search(ctx, req)
 		if err != nil {
 			t.Fatal(err)
@@ -346,6 +346,11 @@ func TestDifferentialFrequentTerms(t *testing.T) {
 			t.Fatalf("%q: %d results on sqlite, %d on postgres", q, len(ra), len(rb))
 		}
 		for i := range ra {
+			// The keyword evidence divides by the query's mass, which
+			// each store counts on its own: it must agree too.
+			if math.Abs(ra[i].Scores.Keyword-rb[i].Scores.Keyword) > 1e-9 {
+				t.Fatalf("%q result %d: keyword evidence %v on sqlite, %v on postgres", q, i, ra[i].Scores.Keyword, rb[i].Scores.Keyword)
+			}
 			if math.Abs(ra[i].KeywordScore-rb[i].KeywordScore) > 1e-9*math.Abs(ra[i].KeywordScore) {
 				t.Fatalf("%q result %d: sqlite %d (%v), postgres %d (%v)", q, i, ra[i].Message.ID, ra[i].KeywordScore, rb[i].Message.ID, rb[i].KeywordScore)
 			}
@@ -448,7 +453,7 @@ func TestDifferentialReplyLift(t *testing.T) {
 		{"next message too late", "water tomato plants", engine.Filter{}, conversation[4].Content, ""},
 	}
 	for _, c := range cases {
-		req := engine.SearchRequest{Query: c.query, Filter: c.filter, Limit: 10, Mode: engine.ModeHybrid}
+		req := engine.SearchRequest{Query: c.query, Filter: c.filter, Limit: 10, Mode: engine.ModeHybrid, MinScore: new(float64)}
 		got := searchBoth(t, req, a, b)
 		for i, store := range []string{"sqlite", "postgres"} {
 			asker, ok := got[i][ids[c.asker]]
@@ -510,12 +515,12 @@ func TestDifferentialTurnContext(t *testing.T) {
 		storeAndEmbed(t, e, conversation)
 	}
 	for _, q := range []string{"adopted dog shelter", "river walks", "congratulations", "treats"} {
-		req := engine.SearchRequest{Query: q, Limit: 10, Mode: engine.ModeSemantic}
+		req := engine.SearchRequest{Query: q, Limit: 10, Mode: engine.ModeSemantic, MinScore: new(float64)}
 		got := searchBoth(t, req, a, b)
 		lifted := func(m map[int64]engine.SearchResult) map[int64]bool {
 			out := map[int64]bool{}
 			for id, r := range m {
-				if r.Scores.Fused > r.Scores.Similarity+1e-9 {
+				if r.Scores.Context > r.Scores.Similarity+1e-9 {
 					out[id] = true
 				}
 			}

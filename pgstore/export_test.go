@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/fts"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -59,9 +60,8 @@ func (s *Store) KeywordFromMessages(ctx context.Context, terms []string, f *wher
 		if df[t] == 0 {
 			continue
 		}
-		nHit := float64(df[t])
 		qterms = append(qterms, t)
-		idfs = append(idfs, idf(float64(n), nHit))
+		idfs = append(idfs, fts.IDF(int64(n), df[t]))
 		match = append(match, t)
 	}
 	if len(qterms) == 0 {

@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 
@@ -31,7 +30,7 @@ import (
 // was measured slower than this one pass at the engine's depth of 100:
 // the terms a query needs to reach 100 hits hold most of its postings.
 func (s *Store) keywordSearch(ctx context.Context, terms []string, f *where.Expr, depth, fewKept int) ([]engine.ScoredID, error) {
-	hits, _, err := s.rankTerms(ctx, terms, nil, f, depth, fewKept)
+	hits, _, _, err := s.rankTerms(ctx, terms, nil, f, depth, fewKept)
 	return hits, err
 }
 
@@ -40,8 +39,9 @@ func (s *Store) keywordSearch(ctx context.Context, terms []string, f *where.Expr
 // snapshot, and returns the query that ranked. keyword_terms holds stems,
 // so a plain term is counted only where it is its own stem, as FTS5's
 // vocabulary counts it for the embedded store.
-func (s *Store) rankTerms(ctx context.Context, terms []string, q *fts.Query, f *where.Expr, depth, fewKept int) ([]engine.ScoredID, fts.Query, error) {
+func (s *Store) rankTerms(ctx context.Context, terms []string, q *fts.Query, f *where.Expr, depth, fewKept int) ([]engine.ScoredID, fts.Query, float64, error) {
 	var ranked fts.Query
+	var mass float64
 	lookup := terms
 	if q != nil {
 		ranked = *q
@@ -50,12 +50,12 @@ func (s *Store) rankTerms(ctx context.Context, terms []string, q *fts.Query, f *
 	}
 	out := []engine.ScoredID{}
 	if len(terms) == 0 || depth <= 0 {
-		return out, ranked, nil
+		return out, ranked, 0, nil
 	}
 	args := &sqlArgs{}
 	cond, err := filterSQL(f, args)
 	if err != nil {
-		return nil, ranked, err
+		return nil, ranked, 0, err
 	}
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		// Postings are read by their index, term by term, whatever the
@@ -88,13 +88,14 @@ func (s *Store) rankTerms(ctx context.Context, terms []string, q *fts.Query, f *
 			ranked = fts.DropFrequent(*q, n, func(t string) int64 { return dfOf[t] })
 			terms, _ = ranked.Stems()
 		}
+		mass = fts.QueryMass(terms, n, func(t string) int64 { return dfOf[t] })
 		// Per occurrence, in query order, as the score sums them.
 		var qterms []string
 		var idfs []float64
 		for _, t := range terms {
 			if d, ok := dfOf[t]; ok {
 				qterms = append(qterms, t)
-				idfs = append(idfs, idf(float64(n), float64(d)))
+				idfs = append(idfs, fts.IDF(n, d))
 			}
 		}
 		if len(qterms) == 0 {
@@ -104,18 +105,9 @@ func (s *Store) rankTerms(ctx context.Context, terms []string, q *fts.Query, f *
 		return err
 	})
 	if err != nil {
-		return nil, ranked, fmt.Errorf("pgstore: keyword search: %w", err)
+		return nil, ranked, 0, fmt.Errorf("pgstore: keyword search: %w", err)
 	}
-	return out, ranked, nil
-}
-
-// idf is FTS5's: log((N-n+0.5)/(n+0.5)), floored at 1e-6.
-func idf(n, nHit float64) float64 {
-	v := math.Log((n - nHit + 0.5) / (nHit + 0.5))
-	if v <= 0 {
-		v = 1e-6
-	}
-	return v
+	return out, ranked, mass, nil
 }
 
 // fewKept is the most messages a filter may keep for their ids to be

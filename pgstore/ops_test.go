@@ -525,7 +525,7 @@ func TestDifferentialSearchFilters(t *testing.T) {
 	for _, mode := range []engine.SearchMode{engine.ModeKeyword, engine.ModeSemantic, engine.ModeHybrid} {
 		for fi, f := range filters {
 			for _, q := range []string{"", "the outbox", "HNSW recall filters", "build cache go.mod", "Caroline decisions"} {
-				req := engine.SearchRequest{Query: q, Filter: f, Limit: 5, Mode: mode}
+				req := engine.SearchRequest{Query: q, Filter: f, Limit: 5, Mode: mode, MinScore: new(float64)}
 				ra, err := a.SearchDetailed(ctx, req)
 				if err != nil {
 					t.Fatal(err)

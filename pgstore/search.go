@@ -17,8 +17,9 @@ import (
 // computes it, without the terms found in more than half of the messages
 // when another term remains (fts.DropFrequent, as the embedded store drops
 // them).
-func (s *Store) Keyword(ctx context.Context, q fts.Query, f engine.Selection, depth int) ([]engine.ScoredID, fts.Query, error) {
-	return s.rankTerms(ctx, nil, &q, f.Where, depth, fewKept)
+func (s *Store) Keyword(ctx context.Context, q fts.Query, f engine.Selection, depth int) (engine.KeywordHits, error) {
+	hits, ranked, mass, err := s.rankTerms(ctx, nil, &q, f.Where, depth, fewKept)
+	return engine.KeywordHits{Hits: hits, Query: ranked, Mass: mass}, err
 }
 
 // keyword is Keyword over stemmed terms.

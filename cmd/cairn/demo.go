@@ -148,7 +148,14 @@ func demoSearches(ctx context.Context, e *env, eng *engine.Engine, say func(stri
 	}
 	for i, q := range queries {
 		say("3%c. cairn search %q  -- %s", 'a'+rune(i), q.query, q.why)
-		hits, err := eng.Search(ctx, engine.SearchRequest{Query: q.query, Filter: q.filter, Limit: q.limit, Mode: q.mode})
+		req := engine.SearchRequest{Query: q.query, Filter: q.filter, Limit: q.limit, Mode: q.mode}
+		if q.mode == engine.ModeSemantic {
+			// The search by meaning shows the nearest note however
+			// unlikely relevant the handful of demo notes make it
+			// (--min-score 0).
+			req.MinScore = new(float64)
+		}
+		hits, err := eng.Search(ctx, req)
 		if err != nil {
 			return err
 		}

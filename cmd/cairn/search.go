@@ -66,6 +66,15 @@ func runSearch(ctx context.Context, e *env, c *command, args []string) error {
 			return err
 		}
 		e.printSearchNotes(resp)
+		if len(resp.Results) == 0 && resp.BelowFloor > 0 {
+			// The floor may have silenced what was found: say so, and how
+			// to see it anyway.
+			if !e.json {
+				fmt.Fprintln(e.stdout, "no relevant results")
+			}
+			fmt.Fprintln(e.stderr, "hint: results less likely relevant than the floor are left out; --min-score 0 or --all shows every result")
+			return nil
+		}
 		return e.printResults(resp.Results)
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/search"
 )
 
 // searchFlags are cairn search's flags: the CLI's one mapping onto
@@ -22,6 +23,8 @@ type searchFlags struct {
 	channels, channelTypes      stringList
 	senders, types              stringList
 	minConf, maxAgeDays         optFloat
+	minScore                    optFloat
+	all                         bool
 	wSim, wRec, wConf, halfLife optFloat
 	since, until, breadcrumbs   string
 	where, model                string
@@ -32,8 +35,10 @@ func addSearchFlags(fs *flag.FlagSet) *searchFlags {
 	s := &f.spec
 	fs.StringVar(&s.Mode, "mode", "", "retrieval `MODE`: hybrid (default), semantic or keyword")
 	fs.StringVar(&s.Profile, "profile", "", "ranking `PROFILE`: "+strings.Join(engine.Profiles(), ", ")+" (default "+engine.DefaultProfile+")")
-	fs.StringVar(&s.Fusion, "fusion", "", "hybrid fusion `F`: minmax (default), weighted or rrf")
+	fs.StringVar(&s.Fusion, "fusion", "", "hybrid fusion `F`: calibrated (default), minmax, weighted or rrf")
 	fs.IntVar(&s.Limit, "limit", engine.DefaultSearchLimit, "at most `N` results")
+	fs.Var(&f.minScore, "min-score", "leave out results whose relevance is below `X` (0 to 1; default "+strconv.FormatFloat(search.DefaultFloor, 'g', -1, 64)+", 0 = every result)")
+	fs.BoolVar(&f.all, "all", false, "every result, however unlikely relevant (--min-score 0)")
 	fs.Var(&f.wSim, "w-similarity", "custom ranking: weight `X` of relevance")
 	fs.Var(&f.wRec, "w-recency", "custom ranking: weight `X` of recency")
 	fs.Var(&f.wConf, "w-confidence", "custom ranking: weight `X` of confidence")
@@ -66,6 +71,14 @@ func (f *searchFlags) request(query []string) (engine.SearchRequest, error) {
 	s.Query = strings.Join(query, " ")
 	s.Channels, s.ChannelTypes, s.Senders, s.Types = f.channels, f.channelTypes, f.senders, f.types
 	s.MinConfidence = f.minConf.v
+	switch {
+	case f.all && f.minScore.set && f.minScore.v != 0:
+		return engine.SearchRequest{}, &engine.InvalidError{Field: "min_score", Rule: "--all keeps every result; do not combine it with --min-score " + f.minScore.String()}
+	case f.all:
+		s.MinScore = new(float64)
+	case f.minScore.set:
+		s.MinScore = &f.minScore.v
+	}
 	if f.maxAgeDays.set {
 		// Checked here to name the flag the user typed (the spec checks
 		// max_age_hours, in hours).

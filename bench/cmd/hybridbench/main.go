@@ -18,13 +18,15 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|locomo|recall|hook|toolslist|locomo-study|locomo-misses|fusion|speed|oneshot-store|oneshot|encoder-gate|storage|storage-peers|storage-load [flags]")
+		fmt.Fprintln(os.Stderr, "usage: hybridbench quality|calibrate|locomo|recall|hook|toolslist|locomo-study|locomo-misses|fusion|speed|oneshot-store|oneshot|encoder-gate|storage|storage-peers|storage-load [flags]")
 		os.Exit(2)
 	}
 	var err error
 	switch os.Args[1] {
 	case "quality":
 		err = runQuality(ctx, os.Args[2:])
+	case "calibrate":
+		err = runCalibrate(ctx, os.Args[2:])
 	case "fusion":
 		err = runFusion(ctx, os.Args[2:])
 	case "locomo-study":

@@ -238,7 +238,7 @@ func (s *Server) search(ctx context.Context, call *mcp.CallToolRequest, in Searc
 	if err != nil {
 		return nil, SearchOutput{}, toolError(err)
 	}
-	out := SearchOutput{Mode: string(resp.Mode), Notes: resp.Notes, Results: make([]Hit, len(resp.Results))}
+	out := SearchOutput{Mode: string(resp.Mode), Notes: resp.Notes, BelowFloor: resp.BelowFloor, Results: make([]Hit, len(resp.Results))}
 	for i, r := range resp.Results {
 		h := hit(r.Message, r.Score, in.Full)
 		h.VectorMissing = r.VectorMissing
@@ -258,6 +258,9 @@ type SearchOutput struct {
 	// vectors); Notes say why a search was degraded, each with its kind.
 	Mode  string              `json:"mode"`
 	Notes []engine.SearchNote `json:"notes,omitempty"`
+	// BelowFloor counts the messages found but less likely relevant than
+	// min_score: none returned and some below means nothing relevant.
+	BelowFloor int `json:"below_floor,omitempty"`
 }
 
 func (s *Server) getMessage(ctx context.Context, _ *mcp.CallToolRequest, in GetMessageInput) (*mcp.CallToolResult, Hit, error) {

@@ -177,7 +177,7 @@ function specFromForm(form) {
   for (const k of ['channels', 'senders', 'types']) if (text(k)) spec[k] = list(text(k));
   if (text('channel_type')) spec.channel_types = [text('channel_type')];
   for (const k of ['exclude_sender', 'project', 'unread_by']) if (text(k)) spec[k] = text(k);
-  for (const k of ['min_confidence', 'demote_stale']) if (text(k)) spec[k] = Number(text(k));
+  for (const k of ['min_confidence', 'demote_stale', 'min_score']) if (text(k)) spec[k] = Number(text(k));
   if (text('limit')) spec.limit = Number(text('limit'));
   if (text('min_word_count')) spec.min_word_count = Number(text('min_word_count'));
   if (text('max_age_days')) spec.max_age_hours = Number(text('max_age_days')) * 24;
@@ -209,6 +209,7 @@ function searchForm(p) {
       field('Project', h('input', { id: 'f-project', name: 'project', value: v('project') })),
       field('Types', h('input', { id: 'f-types', name: 'types', value: v('types'), 'aria-describedby': 'f-types-hint' }), 'decision, note, policy…'),
       field('Min confidence', h('input', { id: 'f-minconf', name: 'min_confidence', type: 'number', step: '0.05', value: v('min_confidence'), inputmode: 'decimal' })),
+      field('Min relevance (0 = all)', h('input', { id: 'f-minscore', name: 'min_score', type: 'number', step: '0.05', min: '0', max: '1', value: v('min_score'), inputmode: 'decimal' })),
       field('Max age (days)', h('input', { id: 'f-maxage', name: 'max_age_days', type: 'number', step: 'any', min: '0', value: v('max_age_days') })),
       field('Since', h('input', { id: 'f-since', name: 'since', type: 'date', value: v('since') })),
       field('Until', h('input', { id: 'f-until', name: 'until', type: 'date', value: v('until') })),
@@ -216,7 +217,7 @@ function searchForm(p) {
       field('Min words', h('input', { id: 'f-words', name: 'min_word_count', type: 'number', min: '0', value: v('min_word_count') })),
       field('Unread by', h('input', { id: 'f-unread', name: 'unread_by', value: v('unread_by') })),
       field('Demote stale ×', h('input', { id: 'f-demote', name: 'demote_stale', type: 'number', step: '0.1', min: '0', max: '1', value: v('demote_stale') })),
-      field('Fusion', select('f-fusion', 'fusion', [['', 'default (minmax)'], ['minmax', 'minmax'], ['weighted', 'weighted'], ['rrf', 'rrf']], v('fusion'))),
+      field('Fusion', select('f-fusion', 'fusion', [['', 'default (calibrated)'], ['calibrated', 'calibrated'], ['minmax', 'minmax'], ['weighted', 'weighted'], ['rrf', 'rrf']], v('fusion'))),
       field('Limit', h('input', { id: 'f-limit', name: 'limit', type: 'number', min: '1', max: '1000', value: v('limit'), placeholder: '20' })),
       h('div', { class: 'field check' },
         h('input', { id: 'f-valid', name: 'breadcrumbs_valid', type: 'checkbox', value: 'true', checked: v('breadcrumbs_valid') === 'true' }),
@@ -312,7 +313,9 @@ async function searchPage(view, r) {
         (spec.query ? ` · ${resp.mode}, profile ${resp.profile}${resp.fusion ? ', fusion ' + resp.fusion : ''}` : ' · newest first') +
         ` · ${Math.round(ms)} ms`;
       notes.replaceChildren(...(resp.notes || []).map((x) => h('p', { class: 'note' }, x.message)));
-      if (n === 0) results.append(h('li', { class: 'empty' }, 'Nothing found. Loosen a filter or try other words.'));
+      if (n === 0 && resp.below_floor > 0) {
+        results.append(h('li', { class: 'empty' }, `No relevant results: ${resp.below_floor} found, all less likely relevant than the floor. Set Min relevance to 0 to see them.`));
+      } else if (n === 0) results.append(h('li', { class: 'empty' }, 'Nothing found. Loosen a filter or try other words.'));
     } catch (e) {
       if (e.name === 'AbortError' || mine !== seq) return;
       status.textContent = 'The search failed.';
