@@ -37,10 +37,14 @@ func TestBoostSender(t *testing.T) {
 	if got := (queryBoosts{}).apply(0.42, "Melanie", at); got != 0.42 {
 		t.Errorf("no sender named: relevance changed to %v", got)
 	}
-	// A measured boost replaces senderBoost: 0.7+0.2 beats 0.85.
+	// A measured boost replaces senderBoost: 0.2 lifts 0.45 past 0.6,
+	// which the default does not.
 	wide := queryBoosts{named: b.named, senderBoost: 0.2}
-	if x, o := wide.apply(0.7, "Caroline", at), wide.apply(0.85, "Melanie", at); x <= o {
-		t.Errorf("boost 0.2: boosted 0.7 -> %v does not beat 0.85 -> %v", x, o)
+	if x, o := wide.apply(0.45, "Caroline", at), wide.apply(0.6, "Melanie", at); x <= o {
+		t.Errorf("boost 0.2: boosted 0.45 -> %v does not beat 0.6 -> %v", x, o)
+	}
+	if x, o := b.apply(0.45, "Caroline", at), b.apply(0.6, "Melanie", at); x >= o {
+		t.Errorf("default boost: boosted 0.45 -> %v beats 0.6 -> %v", x, o)
 	}
 }
 

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -127,10 +125,3 @@ func TestSearchNotEmbeddedMessageRanksOnKeywords(t *testing.T) {
 	}
 }
 
-// The documented default of min_score is the floor in force.
-func TestMinScoreSchemaNamesTheDefaultFloor(t *testing.T) {
-	f, _ := reflect.TypeOf(engine.SearchSpec{}).FieldByName("MinScore")
-	if want := "default " + strconv.FormatFloat(search.DefaultFloor, 'g', -1, 64) + ";"; !strings.Contains(f.Tag.Get("jsonschema"), want) {
-		t.Errorf("min_score's schema %q does not say %q", f.Tag.Get("jsonschema"), want)
-	}
-}

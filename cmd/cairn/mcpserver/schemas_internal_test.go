@@ -1,8 +1,11 @@
 package mcpserver
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/cairn-dev/cairn/engine/search"
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
@@ -32,5 +35,13 @@ func TestSearchSchemaDescribesEveryArgument(t *testing.T) {
 	walk("", s)
 	if err := describe(s, map[string]string{"filters.nowhere": "x"}); err == nil {
 		t.Error("describing an argument the schema lacks succeeded")
+	}
+}
+
+// The documented default of min_score is the floor in force.
+func TestMinScoreDescriptionNamesTheDefaultFloor(t *testing.T) {
+	want := "default " + strconv.FormatFloat(search.DefaultFloor, 'g', -1, 64) + ";"
+	if d := searchDescriptions["min_score"]; !strings.Contains(d, want) {
+		t.Errorf("min_score's description %q does not say %q", d, want)
 	}
 }
