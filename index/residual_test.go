@@ -142,7 +142,7 @@ func TestSQ8ResidualMarshal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := v.Search(pq, 50, rowOf)
+			c, err := v.Search(pq, 50, nil, rowOf)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -308,13 +308,16 @@ func (v *View) Prepare(q []float32) (Query, error) {
 	return Query{q: v.x.newQuery(p)}, nil
 }
 
-// Search walks the graph from its entry point as Index.Search does without
-// a filter and returns up to ef slots that were live when the graph was
-// written, closest first. vector gives each visited slot's stored vector;
-// a slot without one is skipped. Slots whose vector has changed since the
-// graph was written are returned with their distance to the new vector:
-// callers that know such slots drop them and compare them separately.
-func (v *View) Search(q Query, ef int, vector StoredVector) ([]Result, error) {
+// Search walks the graph from its entry point as Index.Search's walk does
+// and returns up to ef slots that were live when the graph was written
+// (and, with allow, are allowed), closest first; disallowed slots are
+// walked through but never returned. It never scans exactly: a caller
+// with a filter follows PlanFiltered first. vector gives each visited
+// slot's stored vector; a slot without one is skipped. Slots whose vector
+// has changed since the graph was written are returned with their
+// distance to the new vector: callers that know such slots drop them and
+// compare them separately.
+func (v *View) Search(q Query, ef int, allow Allow, vector StoredVector) ([]Result, error) {
 	if ef <= 0 {
 		ef = v.x.opts.EfSearch
 	}
@@ -374,7 +377,7 @@ func (v *View) Search(q Query, ef int, vector StoredVector) ([]Result, error) {
 	var cands minHeap
 	var res maxHeap
 	// returnable marks the candidates that have a vector.
-	returnable := func(id uint32, has bool) bool { return has && v.live[id] }
+	returnable := func(id uint32, has bool) bool { return has && v.live[id] && (allow == nil || allow.Contains(id)) }
 	marks[ep] = gen
 	cands.push(cand{d, ep})
 	if returnable(ep, hasVec) {
