@@ -181,7 +181,10 @@
 // followed on its counts: an exact scan of the allowed records' vectors,
 // or the graph walk that returns allowed nodes only. Anything else (ids
 // or where_document filters, an unfiltered query of a small collection,
-// an older snapshot) loads the collection as before. Options.LoadInBackground (the engine's long-lived processes)
+// an older snapshot) loads the collection as before. The Store keeps the
+// centroid tables of an sq8r collection it last read in place, decoded,
+// and reuses them while the snapshot's bytes are the same (a recall reads
+// one collection twice). Options.LoadInBackground (the engine's long-lived processes)
 // starts loading a collection on its first read and answers reads in
 // place until it is loaded, so a cold open does not wait for the load.
 // Answers in place equal the loaded path's up to float round-off (SQ8

@@ -1,6 +1,7 @@
 package vecstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -148,6 +149,7 @@ func (s *Store) loadInBackground(cid string) error {
 			s.mu.colls[cid] = mc
 		}
 		s.mu.Unlock()
+		s.views.Delete(cid) // read in memory from now on
 		return nil
 	})
 }
@@ -327,9 +329,17 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 		return nil, corruptf(nil, "collection %s: graph snapshot length %d, want %d", ci.ID, len(raw), ci.SnapLen)
 	}
 	var err error
-	if c.graph, err = index.OpenView(raw); err != nil {
+	prev, _ := s.views.Load(ci.ID)
+	last, _ := prev.(*lastView)
+	if last != nil {
+		c.graph, err = last.graph.Reopen(raw)
+	} else {
+		c.graph, err = index.OpenView(raw)
+	}
+	if err != nil {
 		return nil, corruptf(err, "collection %s: graph snapshot", ci.ID)
 	}
+	next := &lastView{graph: c.graph}
 	if o := c.graph.Options(); o.Dim != ci.Dimension || o.Space != indexSpace(ci.Config.HNSW.Space) || o.Code != ci.Config.HNSW.indexCode() {
 		return nil, errNotInPlace // written before a Recode: the ordinary path re-encodes it
 	}
@@ -339,10 +349,15 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 			// centroids the snapshot lacks; the loaded path installs them.
 			return nil, errNotInPlace
 		}
-		if c.table, err = readCentroids(cb, ci); err != nil {
+		if val := cb.Get(keyCentroids); last != nil && last.table != nil && bytes.Equal(val, last.tableRaw) {
+			c.table, next.table, next.tableRaw = last.table, last.table, last.tableRaw
+		} else if c.table, err = readCentroids(cb, ci); err != nil {
 			return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
+		} else if c.table != nil {
+			next.table, next.tableRaw = c.table, bytes.Clone(val)
 		}
 	}
+	s.views.Store(ci.ID, next)
 	idsVal := sb.Get(keySnapIDs)
 	if idsVal == nil {
 		return nil, corruptf(nil, "collection %s: snapshot ids missing", ci.ID)
@@ -373,6 +388,16 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 		}
 	}
 	return c, nil
+}
+
+// lastView is what a collection was last read in place with: its graph
+// view, whose centroid table the next view of the same snapshot reuses
+// (index.View.Reopen), and, for sq8r, the stored centroid table decoded
+// and the bytes it was decoded from.
+type lastView struct {
+	graph    *index.View
+	table    []float32
+	tableRaw []byte
 }
 
 // record reads record id, nil when absent.

@@ -412,8 +412,15 @@ func TestOneShotDamagedVectors(t *testing.T) {
 // exact scan of a small set, the graph walk for a large one), and its
 // answers are the loaded store's after a snapshot, and as good against
 // the exact filtered answer after adds, metadata updates and deletes
-// written since.
+// written since, for SQ8 and sq8r collections (whose centroid tables a
+// one-shot store decodes once for all its reads).
 func TestOneShotFilteredInPlace(t *testing.T) {
+	for _, code := range []string{"sq8", "sq8r"} {
+		t.Run(code, func(t *testing.T) { testOneShotFiltered(t, code) })
+	}
+}
+
+func testOneShotFiltered(t *testing.T, code string) {
 	ctx := context.Background()
 	const n, dim, tol = 6000, 16, 2e-3
 	dir := t.TempDir()
@@ -424,7 +431,8 @@ func TestOneShotFilteredInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := mustCreate(t, w, vecstore.CreateCollectionRequest{Name: "coll", Metadata: sq8Meta("cosine")})
+	md := vecstore.Metadata{vecstore.MetaVectorCode: where.String(code), "hnsw:space": where.String("cosine")}
+	c := mustCreate(t, w, vecstore.CreateCollectionRequest{Name: "coll", Metadata: md})
 	vecs := clusteredVecs(rand.New(rand.NewPCG(9, 9)), n+300, dim)
 	current := map[string][]float32{}
 	meta := map[string]vecstore.Metadata{}
