@@ -100,6 +100,7 @@ func TestSQ8ResidualMarshal(t *testing.T) {
 	for i := range ids {
 		ids[i] = uint32(i)
 	}
+	var other *index.View
 	for _, space := range []index.Space{index.Cosine, index.L2} {
 		x := newChecked(t, index.Options{Space: space, Dim: dim, Code: index.SQ8Residual, Seed: 5, Workers: 2})
 		if err := x.InsertBatch(context.Background(), ids, vecs); err != nil {
@@ -142,7 +143,7 @@ func TestSQ8ResidualMarshal(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := v.Search(pq, 50, rowOf)
+			c, err := v.Search(pq, 50, nil, rowOf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,6 +151,45 @@ func TestSQ8ResidualMarshal(t *testing.T) {
 				t.Fatalf("%v: View %v, index %v", space, c, a)
 			}
 		}
+		// Reopened from a View of the same bytes (whose memory is gone
+		// since) or of another table (the other space's), a View finds
+		// and decodes what a fresh one does.
+		cp := slices.Clone(b)
+		same, err := index.OpenView(cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(cp)
+		for _, from := range []*index.View{same, other} {
+			if from == nil {
+				continue
+			}
+			w, err := from.Reopen(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, q := range vecs[:20] {
+				pv, _ := v.Prepare(q)
+				pw, err := w.Prepare(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, _ := v.Search(pv, 50, nil, rowOf)
+				c, err := w.Search(pw, 50, nil, rowOf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(a, c) {
+					t.Fatalf("%v: reopened View %v, fresh %v", space, c, a)
+				}
+				dv, _ := v.DecodeRow(rowOf(uint32(i)))
+				dw, ok := w.DecodeRow(rowOf(uint32(i)))
+				if !ok || !slices.Equal(dv, dw) {
+					t.Fatalf("%v: reopened View decodes row %d as %v, fresh %v", space, i, dw, dv)
+				}
+			}
+		}
+		other = v
 		for i := range b[:len(b)-4] {
 			if i%97 != 0 {
 				continue

@@ -137,12 +137,9 @@ func (x *Index) Search(q []float32, k int, opts SearchOptions) ([]Result, error)
 		if card == 0 {
 			return nil, nil
 		}
-		sel := float64(card) / float64(live)
-		if card <= exactMinCard || card <= uint64(4*ef) || sel < x.exactSelectivity() {
+		var exact bool
+		if exact, ef = PlanFiltered(int(card), int(live), ef, x.opts.Workers); exact {
 			return x.exactLocked(s, qq, k, opts.Allow), nil
-		}
-		if sel < widenBelow {
-			ef = int(float64(ef) * math.Sqrt(widenBelow/sel))
 		}
 	} else if live <= int64(ef) {
 		return x.exactLocked(s, qq, k, nil), nil
@@ -182,13 +179,24 @@ const (
 	exactMinCard             = 4096
 )
 
-// exactSelectivity is the selectivity below which a filtered search scans
-// the allowed ids exactly.
-func (x *Index) exactSelectivity() float64 {
-	if min(x.opts.Workers, runtime.GOMAXPROCS(0)) > 1 {
-		return exactSelectivityParallel
+// PlanFiltered is Search's plan for a filter allowing card of live
+// vectors at candidate list size ef, for an index searching with workers
+// goroutines: whether to scan the allowed ids exactly, and otherwise the
+// ef the filtered walk uses (widened at low selectivity). A View's caller
+// follows the same plan, so that a search in place chooses as Search does.
+func PlanFiltered(card, live, ef, workers int) (exact bool, walkEf int) {
+	sel := float64(card) / float64(max(live, 1))
+	exactSel := exactSelectivitySerial
+	if min(workers, runtime.GOMAXPROCS(0)) > 1 {
+		exactSel = exactSelectivityParallel
 	}
-	return exactSelectivitySerial
+	if card <= exactMinCard || card <= 4*ef || sel < exactSel {
+		return true, ef
+	}
+	if sel < widenBelow {
+		ef = int(float64(ef) * math.Sqrt(widenBelow/sel))
+	}
+	return false, ef
 }
 
 // prepareQuery validates q and returns it, normalized for cosine.

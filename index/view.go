@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -33,6 +34,15 @@ type View struct {
 	gen      uint32
 	buf      []float32
 	row      []byte
+	table    centroidTable // the bytes x's centroid table was decoded from
+}
+
+// centroidTable identifies a graph's centroid table by its bytes as
+// written, its dimension and the format version that laid them out.
+type centroidTable struct {
+	raw     []byte
+	dim     int
+	version uint32
 }
 
 // StoredVector returns slot id's vector as the caller stored it: for SQ8
@@ -47,8 +57,21 @@ type StoredVector func(id uint32) []byte
 
 // OpenView checks data written by MarshalGraph (or MarshalBinary) and
 // returns a View of it. Damaged input gives an error wrapping ErrCorrupt.
-func OpenView(data []byte) (*View, error) {
-	h, err := readHeader(data)
+func OpenView(data []byte) (*View, error) { return openView(data, nil) }
+
+// Reopen opens data as OpenView does, taking the centroid table of an
+// SQ8Residual graph from v when data holds the same one (the same bytes,
+// dimension and format version) instead of decoding it again: a process
+// reading one snapshot in two transactions decodes its table once. Only
+// v's table is read, so v's data need not be valid any more.
+func (v *View) Reopen(data []byte) (*View, error) { return openView(data, v) }
+
+func openView(data []byte, prev *View) (*View, error) {
+	var known *centroidTable
+	if prev != nil {
+		known = &prev.table
+	}
+	h, err := readHeaderKnown(data, known)
 	if err != nil {
 		if errors.Is(err, ErrUnsupportedVersion) {
 			return nil, err
@@ -56,8 +79,14 @@ func OpenView(data []byte) (*View, error) {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
 	v := &View{x: newIndex(h.opts, bestKernel()), data: data[:len(data)-4]}
-	if len(h.centroids) > 0 {
+	switch {
+	case h.knownCentroids:
+		m := &prev.x.mu
+		v.x.mu.centroids, v.x.mu.halfNorm, v.x.mu.centroidIDs, v.x.mu.centroidCodes = m.centroids, m.halfNorm, m.centroidIDs, m.centroidCodes
+		v.table = prev.table
+	case len(h.centroids) > 0:
 		v.x.setCentroidsLocked(h.centroids)
+		v.table = centroidTable{raw: bytes.Clone(h.centroidBytes), dim: h.opts.Dim, version: h.version}
 	}
 	if err := v.indexSlots(h); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
@@ -308,13 +337,16 @@ func (v *View) Prepare(q []float32) (Query, error) {
 	return Query{q: v.x.newQuery(p)}, nil
 }
 
-// Search walks the graph from its entry point as Index.Search does without
-// a filter and returns up to ef slots that were live when the graph was
-// written, closest first. vector gives each visited slot's stored vector;
-// a slot without one is skipped. Slots whose vector has changed since the
-// graph was written are returned with their distance to the new vector:
-// callers that know such slots drop them and compare them separately.
-func (v *View) Search(q Query, ef int, vector StoredVector) ([]Result, error) {
+// Search walks the graph from its entry point as Index.Search's walk does
+// and returns up to ef slots that were live when the graph was written
+// (and, with allow, are allowed), closest first; disallowed slots are
+// walked through but never returned. It never scans exactly: a caller
+// with a filter follows PlanFiltered first. vector gives each visited
+// slot's stored vector; a slot without one is skipped. Slots whose vector
+// has changed since the graph was written are returned with their
+// distance to the new vector: callers that know such slots drop them and
+// compare them separately.
+func (v *View) Search(q Query, ef int, allow Allow, vector StoredVector) ([]Result, error) {
 	if ef <= 0 {
 		ef = v.x.opts.EfSearch
 	}
@@ -374,7 +406,7 @@ func (v *View) Search(q Query, ef int, vector StoredVector) ([]Result, error) {
 	var cands minHeap
 	var res maxHeap
 	// returnable marks the candidates that have a vector.
-	returnable := func(id uint32, has bool) bool { return has && v.live[id] }
+	returnable := func(id uint32, has bool) bool { return has && v.live[id] && (allow == nil || allow.Contains(id)) }
 	marks[ep] = gen
 	cands.push(cand{d, ep})
 	if returnable(ep, hasVec) {
@@ -421,11 +453,20 @@ type header struct {
 	epID, epLevel uint32
 	off           int       // offset of the first slot
 	centroids     []float32 // version 4, code sq8r: the centroid table
+	// centroidBytes are the table's bytes in data; knownCentroids says
+	// they were those of the known table readHeaderKnown was given, and
+	// left undecoded (centroids nil).
+	centroidBytes  []byte
+	knownCentroids bool
 }
 
 // readHeader checks data's magic, version and checksum and reads its
 // header (errors are wrapped as corrupt by the callers).
-func readHeader(data []byte) (header, error) {
+func readHeader(data []byte) (header, error) { return readHeaderKnown(data, nil) }
+
+// readHeaderKnown is readHeader, leaving the centroid table undecoded
+// when it is the known one.
+func readHeaderKnown(data []byte, known *centroidTable) (header, error) {
 	var h header
 	if len(data) < headerLenV1+4 || string(data[:8]) != magic {
 		return h, errors.New("bad magic or too short")
@@ -476,8 +517,11 @@ func readHeader(data []byte) (header, error) {
 		if k > 0 && opts.Code != SQ8Residual {
 			return h, fmt.Errorf("%d centroids for code %v", k, opts.Code)
 		}
-		h.centroids = make([]float32, k*opts.Dim)
-		if h.version >= 5 {
+		h.centroidBytes = d.b[d.off : d.off+k*size]
+		if k > 0 && known != nil && known.dim == opts.Dim && known.version == h.version && bytes.Equal(known.raw, h.centroidBytes) {
+			h.knownCentroids = true
+			d.off += k * size
+		} else if h.centroids = make([]float32, k*opts.Dim); h.version >= 5 {
 			for c := range k {
 				v, err := DecodeSQ8(d.b[d.off : d.off+size])
 				if err != nil {

@@ -132,7 +132,7 @@ func TestViewSearch(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				got, err := v.Search(pq, ef, stored)
+				got, err := v.Search(pq, ef, nil, stored)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -206,7 +206,7 @@ func TestViewDamaged(t *testing.T) {
 		t.Fatal(err)
 	}
 	short := func(id uint32) []byte { return stored(id)[:8] }
-	if _, err := v.Search(pq, 10, short); !errors.Is(err, index.ErrCorrupt) {
+	if _, err := v.Search(pq, 10, nil, short); !errors.Is(err, index.ErrCorrupt) {
 		t.Errorf("short vectors: %v", err)
 	}
 	if _, err := v.Prepare(make([]float32, 3)); !errors.Is(err, index.ErrDimensionMismatch) {
@@ -245,7 +245,7 @@ func FuzzView(f *testing.F) {
 		if v.Options().Code == index.SQ8 {
 			vec = index.AppendSQ8(nil, q)
 		}
-		if _, err := v.Search(pq, 5, func(uint32) []byte { return vec }); err != nil {
+		if _, err := v.Search(pq, 5, nil, func(uint32) []byte { return vec }); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -280,7 +280,7 @@ func TestViewTombstonesWithoutVectors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := v.Search(pq, 40, liveOnly)
+		got, err := v.Search(pq, 40, nil, liveOnly)
 		if err != nil {
 			t.Fatal(err)
 		}

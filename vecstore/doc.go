@@ -169,15 +169,22 @@
 // Loading a collection (records into maps, the metadata index, the graph
 // and every vector) takes about a second at 100,000 records. A Store
 // opened with Options.OneShot (a CLI command that reads and exits)
-// answers a query without filters, and a Get by ids alone, without
-// loading: in one read transaction, index.View walks the raw snapshot
-// where it lies in bbolt's memory map, each visited vector is read from
-// the vec bucket (SQ8 codes used as stored), only the hits' records are
-// decoded, and the records written since the snapshot (the change log
-// after it) are compared exactly and merged, graph hits whose records
-// changed since being dropped. Anything else (a filter, a small
-// collection scanned exactly, an older snapshot) loads the collection as
-// before. Options.LoadInBackground (the engine's long-lived processes)
+// answers a query (without a where filter or with one), and a Get by ids
+// alone, without loading: in one read transaction, index.View walks the
+// raw snapshot where it lies in bbolt's memory map, each visited vector
+// is read from the vec bucket (SQ8 codes used as stored), only the hits'
+// records are decoded, and the records written since the snapshot (the
+// change log after it) are compared exactly and merged, graph hits whose
+// records changed since being dropped. A where filter is evaluated on
+// every record's metadata where it lies (only the keys it names are
+// decoded) into the allowed set, and the plan of the loaded path is
+// followed on its counts: an exact scan of the allowed records' vectors,
+// or the graph walk that returns allowed nodes only. Anything else (ids
+// or where_document filters, an unfiltered query of a small collection,
+// an older snapshot) loads the collection as before. The Store keeps the
+// centroid tables of an sq8r collection it last read in place, decoded,
+// and reuses them while the snapshot's bytes are the same (a recall reads
+// one collection twice). Options.LoadInBackground (the engine's long-lived processes)
 // starts loading a collection on its first read and answers reads in
 // place until it is loaded, so a cold open does not wait for the load.
 // Answers in place equal the loaded path's up to float round-off (SQ8

@@ -1,13 +1,16 @@
 package vecstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cairn-dev/cairn/index"
+	"github.com/cairn-dev/cairn/vecstore/where"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -16,8 +19,9 @@ import (
 // Loading a collection decodes every record, builds its metadata index and
 // decodes its graph and vectors: about a second at 100,000 records, which a
 // process answering one query and exiting pays in full. A one-shot Store
-// instead answers a query without filters, and a Get by ids, from the file
-// as it lies in bbolt's memory map, in one read transaction:
+// instead answers a query (with a where filter or none), and a Get by
+// ids, from the file as it lies in bbolt's memory map, in one read
+// transaction:
 //   - the graph is the raw snapshot (index.MarshalGraph, uncompressed, in
 //     one value), searched by index.View, which reads only the neighbour
 //     lists it visits;
@@ -27,11 +31,16 @@ import (
 //     dense ids to record ids);
 //   - records written since the snapshot (the change log after it) are
 //     compared exactly and merged, and graph hits whose record changed
-//     since are dropped, so the answer reflects every committed write.
+//     since are dropped, so the answer reflects every committed write;
+//   - a where filter is evaluated on each record's metadata as stored
+//     (decodeRecordMeta), and the allowed set planned as the loaded path
+//     plans it (Store.scanExactly, index.PlanFiltered): scanned exactly,
+//     or walked in the graph, which returns allowed nodes only.
 //
-// Anything else (a filter, a collection already loaded, a snapshot in an
-// older form, a collection small enough to scan exactly) takes the
-// ordinary path, which loads the collection.
+// Anything else (ids or where_document filters, a collection already
+// loaded, a snapshot in an older form, an unfiltered query of a
+// collection small enough to scan exactly) takes the ordinary path, which
+// loads the collection.
 //
 // A Store with Options.LoadInBackground reads in place the same way until
 // the collection, whose load its first read started, is loaded.
@@ -140,6 +149,7 @@ func (s *Store) loadInBackground(cid string) error {
 			s.mu.colls[cid] = mc
 		}
 		s.mu.Unlock()
+		s.views.Delete(cid) // read in memory from now on
 		return nil
 	})
 }
@@ -160,16 +170,29 @@ func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, 
 		if err != nil {
 			return err
 		}
-		if c.graph.Len()+len(c.fresh) <= s.opts.ExactMax {
+		ef := s.beam(ci.Config.HNSW, qa.k)
+		var allowed *roaring.Bitmap
+		exact := false
+		if req.Where != nil {
+			var n int
+			if allowed, n, err = c.allowed(ctx, req.Where); err != nil {
+				return err
+			}
+			// The plan of the loaded path (Store.search, then
+			// index.Search), on the same counts.
+			card := int(allowed.GetCardinality())
+			if exact = s.scanExactly(ci, card, n, qa.k, ef, false); !exact {
+				exact, ef = index.PlanFiltered(card, n, ef, c.graph.Options().Workers)
+			}
+		} else if c.graph.Len()+len(c.fresh) <= s.opts.ExactMax {
 			return errNotInPlace // scanned exactly on the ordinary path
 		}
 		res = newQueryResult(qa.include, qa.incSet, len(req.Embeddings))
-		ef := s.beam(ci.Config.HNSW, qa.k)
 		for _, q := range req.Embeddings {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			hits, err := c.search(q, qa.k, ef)
+			hits, err := c.search(q, qa.k, ef, allowed, exact)
 			if err != nil {
 				return err
 			}
@@ -306,9 +329,17 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 		return nil, corruptf(nil, "collection %s: graph snapshot length %d, want %d", ci.ID, len(raw), ci.SnapLen)
 	}
 	var err error
-	if c.graph, err = index.OpenView(raw); err != nil {
+	prev, _ := s.views.Load(ci.ID)
+	last, _ := prev.(*lastView)
+	if last != nil {
+		c.graph, err = last.graph.Reopen(raw)
+	} else {
+		c.graph, err = index.OpenView(raw)
+	}
+	if err != nil {
 		return nil, corruptf(err, "collection %s: graph snapshot", ci.ID)
 	}
+	next := &lastView{graph: c.graph}
 	if o := c.graph.Options(); o.Dim != ci.Dimension || o.Space != indexSpace(ci.Config.HNSW.Space) || o.Code != ci.Config.HNSW.indexCode() {
 		return nil, errNotInPlace // written before a Recode: the ordinary path re-encodes it
 	}
@@ -318,10 +349,15 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 			// centroids the snapshot lacks; the loaded path installs them.
 			return nil, errNotInPlace
 		}
-		if c.table, err = readCentroids(cb, ci); err != nil {
+		if val := cb.Get(keyCentroids); last != nil && last.table != nil && bytes.Equal(val, last.tableRaw) {
+			c.table, next.table, next.tableRaw = last.table, last.table, last.tableRaw
+		} else if c.table, err = readCentroids(cb, ci); err != nil {
 			return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
+		} else if c.table != nil {
+			next.table, next.tableRaw = c.table, bytes.Clone(val)
 		}
 	}
+	s.views.Store(ci.ID, next)
 	idsVal := sb.Get(keySnapIDs)
 	if idsVal == nil {
 		return nil, corruptf(nil, "collection %s: snapshot ids missing", ci.ID)
@@ -352,6 +388,16 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 		}
 	}
 	return c, nil
+}
+
+// lastView is what a collection was last read in place with: its graph
+// view, whose centroid table the next view of the same snapshot reuses
+// (index.View.Reopen), and, for sq8r, the stored centroid table decoded
+// and the bytes it was decoded from.
+type lastView struct {
+	graph    *index.View
+	table    []float32
+	tableRaw []byte
 }
 
 // record reads record id, nil when absent.
@@ -402,19 +448,64 @@ type inPlaceHit struct {
 	d float32
 }
 
-// search returns the k nearest records to q: the graph's ef best whose
-// records have not changed since the snapshot, merged with the records
-// written since, compared exactly.
-func (c *inPlace) search(q []float32, k, ef int) ([]inPlaceHit, error) {
-	if k == 0 {
+// allowed returns the dense ids of the records whose metadata pass w
+// (matchWhere, the metadata index's reference semantics) and the number
+// of records, decoding of each record only the keys w names.
+func (c *inPlace) allowed(ctx context.Context, w *where.Expr) (*roaring.Bitmap, int, error) {
+	var keys []string
+	var walk func(w *where.Expr)
+	walk = func(w *where.Expr) {
+		if w.Key != "" && !slices.Contains(keys, w.Key) {
+			keys = append(keys, w.Key)
+		}
+		for _, ch := range w.Children {
+			walk(ch)
+		}
+	}
+	walk(w)
+	md := make(Metadata, len(keys))
+	out := roaring.New()
+	n := 0
+	cur := c.rec.Cursor()
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		if n%cancelEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, 0, err
+			}
+		}
+		d, err := decodeRecordMeta(k, v, keys, md)
+		if err != nil {
+			return nil, 0, fmt.Errorf("collection %s: %w", c.ci.ID, err)
+		}
+		n++
+		if matchWhere(w, md) {
+			out.Add(d)
+		}
+	}
+	return out, n, nil
+}
+
+// search returns the k nearest records to q (among allowed, when not
+// nil): with exact, every allowed record compared exactly; otherwise the
+// graph's ef best whose records have not changed since the snapshot,
+// merged with the records written since, compared exactly.
+func (c *inPlace) search(q []float32, k, ef int, allowed *roaring.Bitmap, exact bool) ([]inPlaceHit, error) {
+	if k == 0 || (allowed != nil && allowed.IsEmpty()) {
 		return nil, nil
 	}
 	pq, err := c.graph.Prepare(q)
 	if err != nil {
 		return nil, invalidErr(RuleNonFinite, "query_embeddings", "%v", err)
 	}
+	if exact && allowed != nil {
+		return c.scan(pq, k, allowed)
+	}
+	var allow index.Allow
+	if allowed != nil {
+		allow = allowed
+	}
 	var bad error
-	res, err := c.graph.Search(pq, ef, func(d uint32) []byte { return c.stored(d, &bad) })
+	res, err := c.graph.Search(pq, ef, allow, func(d uint32) []byte { return c.stored(d, &bad) })
 	if bad != nil {
 		return nil, bad
 	}
@@ -443,36 +534,101 @@ func (c *inPlace) search(q []float32, k, ef int) ([]inPlaceHit, error) {
 		hits = append(hits, inPlaceHit{r: r, d: h.Distance})
 	}
 	for _, r := range c.fresh {
-		if r == nil {
+		if r == nil || (allowed != nil && !allowed.Contains(r.dense)) {
 			continue
 		}
-		p := c.stored(r.dense, &bad)
-		if bad != nil {
-			return nil, bad
-		}
-		if p == nil {
-			return nil, corruptf(nil, "collection %s: record %q: vector %d missing", c.ci.ID, r.id, r.dense)
-		}
-		d, ok := c.graph.Distance(pq, p)
-		if !ok {
-			return nil, corruptf(nil, "collection %s: record %q: vector %d malformed", c.ci.ID, r.id, r.dense)
+		d, err := c.distance(pq, r.dense)
+		if err != nil {
+			return nil, err
 		}
 		hits = append(hits, inPlaceHit{r: r, d: d})
 	}
-	slices.SortStableFunc(hits, func(a, b inPlaceHit) int {
-		switch {
-		case a.d < b.d:
-			return -1
-		case a.d > b.d:
-			return 1
-		case a.r.dense < b.r.dense:
-			return -1
-		case a.r.dense > b.r.dense:
-			return 1
-		}
-		return 0
-	})
+	sortHits(hits)
 	return hits[:min(k, len(hits))], nil
+}
+
+// distance returns the distance from pq to dense id d's stored vector.
+func (c *inPlace) distance(pq index.Query, d uint32) (float32, error) {
+	var bad error
+	p := c.stored(d, &bad)
+	if bad != nil {
+		return 0, bad
+	}
+	if p == nil {
+		return 0, corruptf(nil, "collection %s: vector %d missing", c.ci.ID, d)
+	}
+	dist, ok := c.graph.Distance(pq, p)
+	if !ok {
+		return 0, corruptf(nil, "collection %s: vector %d malformed", c.ci.ID, d)
+	}
+	return dist, nil
+}
+
+// scan returns the k allowed records nearest to pq, comparing each.
+func (c *inPlace) scan(pq index.Query, k int, allowed *roaring.Bitmap) ([]inPlaceHit, error) {
+	type near struct {
+		d    uint32
+		dist float32
+	}
+	all := make([]near, 0, allowed.GetCardinality())
+	it := allowed.Iterator()
+	for it.HasNext() {
+		d := it.Next()
+		dist, err := c.distance(pq, d)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, near{d, dist})
+	}
+	slices.SortFunc(all, func(a, b near) int { return nearer(a.dist, b.dist, a.d, b.d) })
+	hits := make([]inPlaceHit, 0, min(k, len(all)))
+	for _, h := range all[:min(k, len(all))] {
+		r, err := c.recordAt(h.d)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, inPlaceHit{r: r, d: h.dist})
+	}
+	return hits, nil
+}
+
+// recordAt returns the record at dense id d (one the records hold).
+func (c *inPlace) recordAt(d uint32) (*record, error) {
+	if c.freshDense[d] {
+		for _, r := range c.fresh {
+			if r != nil && r.dense == d {
+				return r, nil
+			}
+		}
+	}
+	r, err := c.record(c.ids.id(d))
+	if err != nil {
+		return nil, err
+	}
+	if r == nil || r.dense != d {
+		return nil, corruptf(nil, "collection %s: snapshot ids do not name the record at %d", c.ci.ID, d)
+	}
+	return r, nil
+}
+
+// sortHits orders hits by distance, then dense id.
+func sortHits(hits []inPlaceHit) {
+	slices.SortStableFunc(hits, func(a, b inPlaceHit) int { return nearer(a.d, b.d, a.r.dense, b.r.dense) })
+}
+
+// nearer orders by distance (da, db), then dense id (a, b).
+func nearer(da, db float32, a, b uint32) int {
+	switch {
+	case da < db:
+		return -1
+	case da > db:
+		return 1
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // appendRecord adds r to the included fields of res, its embedding read

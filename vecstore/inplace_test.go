@@ -405,3 +405,179 @@ func TestOneShotDamagedVectors(t *testing.T) {
 		t.Fatalf("get of a damaged vector: %v", err)
 	}
 }
+
+// TestOneShotFilteredInPlace: a one-shot store answers queries with a
+// where filter from the file without loading the collection (the allowed
+// set read from the records' metadata, then the loaded path's plan: an
+// exact scan of a small set, the graph walk for a large one), and its
+// answers are the loaded store's after a snapshot, and as good against
+// the exact filtered answer after adds, metadata updates and deletes
+// written since, for SQ8 and sq8r collections (whose centroid tables a
+// one-shot store decodes once for all its reads).
+func TestOneShotFilteredInPlace(t *testing.T) {
+	for _, code := range []string{"sq8", "sq8r"} {
+		t.Run(code, func(t *testing.T) { testOneShotFiltered(t, code) })
+	}
+}
+
+func testOneShotFiltered(t *testing.T, code string) {
+	ctx := context.Background()
+	const n, dim, tol = 6000, 16, 2e-3
+	dir := t.TempDir()
+	// DelegateFiltered leaves the plan to index at this size, so that
+	// large allowed sets are walked in the graph, as at 100,000 records.
+	opts := vecstore.Options{SnapshotMinOps: 1 << 30, SnapshotRatio: 10, DelegateFiltered: true}
+	w, err := vecstore.Open(ctx, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := vecstore.Metadata{vecstore.MetaVectorCode: where.String(code), "hnsw:space": where.String("cosine")}
+	c := mustCreate(t, w, vecstore.CreateCollectionRequest{Name: "coll", Metadata: md})
+	vecs := clusteredVecs(rand.New(rand.NewPCG(9, 9)), n+300, dim)
+	current := map[string][]float32{}
+	meta := map[string]vecstore.Metadata{}
+	upsert := func(from, to int, group func(i int) string) {
+		req := vecstore.AddRequest{}
+		for i := from; i < to; i++ {
+			id := fmt.Sprintf("id%d", i)
+			md := vecstore.Metadata{"i": where.Int(int64(i)), "g": where.String(group(i))}
+			if i%7 == 0 {
+				md["odd"] = where.Bool(true)
+			}
+			req.IDs = append(req.IDs, id)
+			req.Embeddings = append(req.Embeddings, vecs[i])
+			req.Metadatas = append(req.Metadatas, md)
+			current[id], meta[id] = vecs[i], md
+		}
+		if err := w.Upsert(ctx, c.ID, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	quarters := func(i int) string { return []string{"a", "a", "a", "b"}[i%4] }
+	upsert(0, n, quarters)
+	if err := w.Checkpoint(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	filters := map[string]*where.Expr{
+		"three quarters (walked)": where.Eq("g", where.String("a")),
+		"a quarter (scanned)":     where.Eq("g", where.String("b")),
+		"or (walked)":             where.Or(where.Eq("g", where.String("b")), where.Gte("i", where.Int(1000))),
+		"and, in, missing key":    where.And(where.In("g", where.String("a"), where.String("b")), where.Eq("odd", where.Bool(true))),
+		"ne, lt":                  where.And(where.Ne("g", where.String("b")), where.Lt("i", where.Int(2500))),
+		"nothing":                 where.Eq("g", where.String("z")),
+	}
+	queries := clusteredVecs(rand.New(rand.NewPCG(10, 10)), 10, dim)
+	query := func(s *vecstore.Store, q []float32, f *where.Expr) *vecstore.QueryResult {
+		t.Helper()
+		k := 10
+		res, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: f,
+			Include: []vecstore.Include{vecstore.IncludeDistances, vecstore.IncludeDocuments, vecstore.IncludeMetadatas, vecstore.IncludeEmbeddings}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	compare := func(stage string, sinceSnapshot bool) {
+		t.Helper()
+		one, err := vecstore.Open(ctx, dir, vecstore.Options{OneShot: true, DelegateFiltered: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer one.Close()
+		loaded, err := vecstore.Open(ctx, dir, vecstore.Options{DelegateFiltered: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer loaded.Close()
+		for name, f := range filters {
+			var rOne, rLoaded float64
+			for qi, q := range queries {
+				a, b := query(one, q, f), query(loaded, q, f)
+				for _, id := range a.IDs[0] {
+					if !matches(f, meta[id]) {
+						t.Fatalf("%s, %s: %s does not pass the filter", stage, name, id)
+					}
+				}
+				if !sinceSnapshot {
+					sameAnswer(t, fmt.Sprintf("%s, %s, query %d", stage, name, qi), a, b, tol)
+					continue
+				}
+				passing := map[string][]float32{}
+				for id, v := range current {
+					if matches(f, meta[id]) {
+						passing[id] = v
+					}
+				}
+				if len(passing) == 0 {
+					if len(a.IDs[0]) != 0 {
+						t.Fatalf("%s, %s: %d hits, want none", stage, name, len(a.IDs[0]))
+					}
+					continue
+				}
+				want := exactCurrent(passing, q, 10, true)
+				rOne += recallOf(a.IDs[0], want)
+				rLoaded += recallOf(b.IDs[0], want)
+			}
+			if nq := float64(len(queries)); rOne/nq < rLoaded/nq-0.02 {
+				t.Errorf("%s, %s: recall in place %.3f, loaded %.3f", stage, name, rOne/nq, rLoaded/nq)
+			}
+		}
+		if st := one.Stats(); st.Collections != 0 || st.InPlaceReads != uint64(len(filters)*len(queries)) {
+			t.Errorf("%s: one-shot store stats %+v: want no collection loaded and every query in place", stage, st)
+		}
+	}
+	compare("after the snapshot", false)
+
+	// Written since the snapshot: new records, records moved to another
+	// group, deleted ones.
+	upsert(n, n+300, quarters)
+	upsert(0, 400, func(i int) string { return []string{"b", "a"}[i%2] })
+	var del []string
+	for _, q := range queries[:5] {
+		del = append(del, queryIDs(t, w, c.ID, q, 3, where.Eq("g", where.String("b")))...)
+	}
+	if err := w.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: del}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range del {
+		delete(current, id)
+	}
+	compare("after writes since the snapshot", true)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// matches is the test's own reading of the filters TestOneShotFilteredInPlace uses.
+func matches(f *where.Expr, md vecstore.Metadata) bool {
+	switch f.Op {
+	case where.OpAnd:
+		for _, c := range f.Children {
+			if !matches(c, md) {
+				return false
+			}
+		}
+		return true
+	case where.OpOr:
+		for _, c := range f.Children {
+			if matches(c, md) {
+				return true
+			}
+		}
+		return false
+	}
+	v, ok := md[f.Key]
+	switch f.Op {
+	case where.OpEq:
+		return ok && v == f.Value
+	case where.OpNe:
+		return !ok || v != f.Value
+	case where.OpIn:
+		return ok && slices.Contains(f.Values, v)
+	case where.OpGte:
+		return ok && v.Int >= f.Value.Int
+	case where.OpLt:
+		return ok && v.Int < f.Value.Int
+	}
+	panic(fmt.Sprint("filter not read by the test: ", f.Op))
+}

@@ -299,8 +299,24 @@ func (d *decoder) str() string {
 	return string(d.bytes(int(n)))
 }
 
+// value reads a metadata value of kind k.
+func (d *decoder) value(k where.Kind) where.Value {
+	switch k {
+	case where.KindString:
+		return where.String(d.str())
+	case where.KindInt:
+		return where.Int(int64(d.u64()))
+	case where.KindFloat:
+		return where.Float(math.Float64frombits(d.u64()))
+	case where.KindBool:
+		return where.Bool(d.u8() != 0)
+	}
+	d.fail()
+	return where.Value{}
+}
+
 func decodeRecord(id string, val []byte) (*record, error) {
-	p, err := unseal(val, "record "+fmt.Sprintf("%q", id))
+	p, err := unsealRecord(id, val)
 	if err != nil {
 		return nil, err
 	}
@@ -330,20 +346,7 @@ func decodeRecord(id string, val []byte) (*record, error) {
 		r.meta = make(Metadata, n)
 		for i := uint64(0); i < n && d.err == nil; i++ {
 			k := d.str()
-			var v where.Value
-			switch where.Kind(d.u8()) {
-			case where.KindString:
-				v = where.String(d.str())
-			case where.KindInt:
-				v = where.Int(int64(d.u64()))
-			case where.KindFloat:
-				v = where.Float(math.Float64frombits(d.u64()))
-			case where.KindBool:
-				v = where.Bool(d.u8() != 0)
-			default:
-				d.fail()
-			}
-			r.meta[k] = v
+			r.meta[k] = d.value(where.Kind(d.u8()))
 		}
 	}
 	if d.err == nil && len(d.b) != 0 {
@@ -353,6 +356,72 @@ func decodeRecord(id string, val []byte) (*record, error) {
 		return nil, corruptf(d.err, "record %q", id)
 	}
 	return r, nil
+}
+
+// unsealRecord is unseal for record id's value, naming the record only
+// when it fails (a collection's load unseals every record).
+func unsealRecord(id string, val []byte) ([]byte, error) {
+	if len(val) >= 4 && crc(val[4:]) == binary.BigEndian.Uint32(val) {
+		return val[4:], nil
+	}
+	return unseal(val, fmt.Sprintf("record %q", id))
+}
+
+// decodeRecordMeta reads record id's dense id and, into md (cleared
+// first), the values of its metadata keys that are among keys, leaving
+// the rest of the record undecoded: a filter read where the records lie
+// decodes only what it tests. It refuses what decodeRecord refuses.
+func decodeRecordMeta(id []byte, val []byte, keys []string, md Metadata) (uint32, error) {
+	clear(md)
+	p, err := unsealRecord(string(id), val)
+	if err != nil {
+		return 0, err
+	}
+	d := &decoder{b: p}
+	if v := d.u8(); v != recVersion && d.err == nil {
+		return 0, corruptf(nil, "record %q: unknown record version %d", id, v)
+	}
+	dense := d.u32()
+	d.bytes(8 + 8 + 4) // order, vector seq, norm
+	flags := d.u8()
+	skip := func() { d.bytes(int(min(d.uvarint(), uint64(len(d.b))+1))) }
+	if flags&flagDoc != 0 {
+		skip()
+	}
+	if flags&flagURI != 0 {
+		skip()
+	}
+	if flags&flagMeta != 0 {
+		n := d.uvarint()
+		if n > uint64(len(d.b)) {
+			d.fail()
+		}
+		for i := uint64(0); i < n && d.err == nil; i++ {
+			kb := d.bytes(int(min(d.uvarint(), uint64(len(d.b))+1)))
+			key := ""
+			for _, k := range keys {
+				if string(kb) == k {
+					key = k
+					break
+				}
+			}
+			kind := where.Kind(d.u8())
+			if key == "" && kind == where.KindString {
+				skip() // not copied out
+				continue
+			}
+			if v := d.value(kind); key != "" {
+				md[key] = v
+			}
+		}
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail()
+	}
+	if d.err != nil {
+		return 0, corruptf(d.err, "record %q", id)
+	}
+	return dense, nil
 }
 
 func encodeVector(v []float32) []byte {

@@ -856,7 +856,7 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 	if err != nil {
 		return nil, err
 	}
-	if req.IDs == nil && req.Where == nil && req.WhereDocument == nil && s.inPlaceOK(cid) {
+	if req.IDs == nil && req.WhereDocument == nil && s.inPlaceOK(cid) {
 		if res, err := s.queryInPlace(ctx, cid, req, qa); !errors.Is(err, errNotInPlace) {
 			return res, err
 		}
@@ -1058,10 +1058,7 @@ func (s *Store) search(mc *memColl, q []float32, k int, allowed *roaring.Bitmap,
 	if card == 0 {
 		return nil, nil
 	}
-	exact := card <= k || card <= s.opts.ExactMax || float64(card) < s.opts.ExactRatio*float64(n) ||
-		(docFiltered && 10*card <= 3*n) ||
-		(!s.opts.DelegateFiltered && exactIsCheaper(card, n, ef, mc.info.Config.HNSW.MaxNeighbors))
-	if exact {
+	if s.scanExactly(mc.info, card, n, k, ef, docFiltered) {
 		s.stats.exact.Add(1)
 		return mc.graph.Exact(q, k, allowed)
 	}
@@ -1070,6 +1067,15 @@ func (s *Store) search(mc *memColl, q []float32, k int, allowed *roaring.Bitmap,
 	// needs no widening here.
 	s.stats.hnsw.Add(1)
 	return mc.graph.Search(q, k, index.SearchOptions{Ef: ef, Allow: allowed})
+}
+
+// scanExactly is the planner's choice for a filter allowing card of a
+// collection's n records: scan them exactly rather than hand them to
+// index.Search (which may still scan them exactly, see index.PlanFiltered).
+func (s *Store) scanExactly(ci *collInfo, card, n, k, ef int, docFiltered bool) bool {
+	return card <= k || card <= s.opts.ExactMax || float64(card) < s.opts.ExactRatio*float64(n) ||
+		(docFiltered && 10*card <= 3*n) ||
+		(!s.opts.DelegateFiltered && exactIsCheaper(card, n, ef, ci.Config.HNSW.MaxNeighbors))
 }
 
 // beam is the candidate list size for a query of k results in a

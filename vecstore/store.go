@@ -60,6 +60,11 @@ type Store struct {
 	// (Options.LoadInBackground); loads counts the loads running.
 	loading sync.Map
 	loads   sync.WaitGroup
+
+	// views: what each collection was last read in place with
+	// (collection id -> *lastView), whose centroid tables the next read
+	// of the same snapshot reuses.
+	views sync.Map
 }
 
 // Open opens (creating if needed) the store in directory dir. The directory
