@@ -587,13 +587,13 @@ func fuse(mode SearchMode, fusion Fusion, kw, share float64, cands candidates) {
 		sm = search.Semantic
 	}
 	for _, c := range cands {
-		c.rel = search.Relevance(sm, search.Evidence{Similarity: c.fusionSim(), HasVector: c.hasSim, Keyword: c.kwEv, KeywordShare: share})
-		c.fused = c.rel
+		ev := search.Evidence{Similarity: c.fusionSim(), HasVector: c.hasSim, Keyword: c.kwEv, KeywordShare: share}
+		c.rel, c.fused = search.Relevance(sm, ev), search.RankScore(sm, ev)
 	}
 	switch {
 	case fusion == FusionCalibrated || mode == ModeKeyword || mode == ModeSemantic:
-		// Ordered by the relevance: in one mode it orders as the mode's
-		// own score (BM25, similarity) does.
+		// Ordered by the mode's calibration (search.RankScore): in one
+		// mode it orders as the mode's own score (BM25, similarity) does.
 	case fusion == FusionRRF:
 		for _, c := range cands {
 			var s float64

@@ -58,7 +58,8 @@ func TestFuse(t *testing.T) {
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 	kw, sw := KeywordWeight, 1-KeywordWeight
-	// Whatever the fusion, the relevance is the calibrated one.
+	// Whatever the fusion, the relevance is the calibrated one; the
+	// calibrated fusion orders by the mode's own calibration.
 	wantRel := map[SearchMode]map[int64]float64{
 		ModeKeyword:  {1: search.Relevance(search.Keyword, search.Evidence{Keyword: 0.6}), 2: search.Relevance(search.Keyword, search.Evidence{Keyword: 0.3})},
 		ModeSemantic: {1: search.Relevance(search.Semantic, search.Evidence{Similarity: 0.2, HasVector: true}), 3: search.Relevance(search.Semantic, search.Evidence{Similarity: 0.8, HasVector: true})},
@@ -90,7 +91,9 @@ func TestFuse(t *testing.T) {
 			}
 		}
 		for id, cand := range cs {
-			want := cand.rel
+			ev := search.Evidence{Similarity: cand.sim, HasVector: cand.hasSim, Keyword: cand.kwEv, KeywordShare: search.KeywordsKeywordShare}
+			sm := map[SearchMode]search.Mode{ModeKeyword: search.Keyword, ModeSemantic: search.Semantic, ModeHybrid: search.Hybrid}[c.mode]
+			want := search.RankScore(sm, ev)
 			if c.want != nil {
 				want = c.want[id]
 			}

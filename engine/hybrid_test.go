@@ -267,7 +267,8 @@ func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25, evid
 			calibrated = calibration.Relevance(calibration.Semantic, calibration.Evidence{Similarity: x.sim, HasVector: true})
 			rel = calibrated
 		default:
-			calibrated = calibration.Relevance(calibration.Hybrid, calibration.Evidence{Similarity: x.sim, HasVector: true, Keyword: evidence[x.m.ID], KeywordShare: calibration.KeywordShare(req.Query)})
+			ev := calibration.Evidence{Similarity: x.sim, HasVector: true, Keyword: evidence[x.m.ID], KeywordShare: calibration.KeywordShare(req.Query)}
+			calibrated = calibration.Relevance(calibration.Hybrid, ev)
 			switch req.Fusion {
 			case engine.FusionRRF:
 				v := 1 / float64(60+x.semRank)
@@ -289,7 +290,7 @@ func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25, evid
 			case engine.FusionWeighted:
 				rel = engine.KeywordWeight*x.kn + (1-engine.KeywordWeight)*clamp(x.sim)
 			default:
-				rel = calibrated
+				rel = calibration.RankScore(calibration.Hybrid, ev)
 			}
 		}
 		if calibrated < floor {

@@ -94,9 +94,9 @@ func sigmoid(x float64) float64 {
 // read with the same constants: roughly right for models of the same
 // family.
 const (
-	hybridBias, hybridSimilarity     = -6.18, 6.32
-	semanticBias, semanticSimilarity = -6.16, 7.04
-	keywordBias, keywordKeyword      = -4.38, 7.64
+	hybridBias, hybridSimilarity     = -6.12, 5.53
+	semanticBias, semanticSimilarity = -6.13, 7.00
+	keywordBias, keywordKeyword      = -4.39, 7.64
 )
 
 // The weight of the keyword evidence against the similarity in hybrid
@@ -144,8 +144,24 @@ func ModelOf(mode Mode, hasVector bool, share float64) Model {
 }
 
 // Relevance is the calibrated probability that the message is relevant to
-// the query, in [0,1], by mode's calibration.
+// the query, in [0,1], by mode's calibration. In hybrid search it is never
+// below what either side's own calibration says of the same evidence: a
+// message holding a query's rare word is as likely relevant as keyword
+// search says, whatever its vector adds (the hybrid fit, dominated by
+// similarity on the dev sets, would otherwise rate a one-word query's
+// exact match below the floor).
 func Relevance(mode Mode, ev Evidence) float64 {
+	r := RankScore(mode, ev)
+	if mode == Hybrid && ev.HasVector {
+		r = max(r, ModelOf(Keyword, false, 0).Relevance(0, ev.Keyword), ModelOf(Semantic, true, 0).Relevance(ev.Similarity, 0))
+	}
+	return r
+}
+
+// RankScore is what orders a mode's results: the mode's own calibration
+// (in hybrid search the fit on similarity + share * keyword), of which
+// Relevance is the reported, floored form.
+func RankScore(mode Mode, ev Evidence) float64 {
 	m := ModelOf(mode, ev.HasVector, ev.KeywordShare)
 	sim := 0.0
 	if ev.HasVector {

@@ -475,7 +475,7 @@ func printFloor(rows []calRow, queries []calQuery) {
 		if f == search.DefaultFloor {
 			mark = " (default)"
 		}
-		fmt.Printf("| %.2f%s |", f, mark)
+		fmt.Printf("| %.3g%s |", f, mark)
 		for _, g := range groups {
 			kept, all := 0, 0
 			for _, r := range rows {
