@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
 // chromiumPath is Debian's chromium (`make chromium` installs it);
@@ -128,8 +130,8 @@ func gitRepo(t *testing.T) string {
 // request to any other origin. CAIRN_CONSOLE_SHOTS=DIR also saves
 // screenshots of the main pages there (`make console-screenshots`).
 func TestConsoleInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cairn and starts chromium")
+	if racedetector.Enabled {
+		t.Skip("builds cairn and starts chromium: left to the run without -race")
 	}
 	js := jsPeers(t)
 	if _, err := os.Stat(filepath.Join(js, "node_modules", "playwright-core")); err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/internal/pgtest"
+	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
 // cairn migrate copies a data dir with imported Claude Code sessions, read
@@ -154,8 +155,8 @@ func dropIDs(v any) any {
 // stored twice: the target holds exactly the source's messages, sessions,
 // cursors and marks.
 func TestMigrateKilledResumes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cairn and copies 6,000 messages")
+	if racedetector.Enabled {
+		t.Skip("builds cairn and copies 6,000 messages: left to the run without -race")
 	}
 	ctx := context.Background()
 	const n = 6000

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
 // pyDir holds the Python scenario and its environment (.venv, installed by
@@ -155,8 +157,8 @@ func runPyScenario(t *testing.T, client pyClient, url, database string, extra ..
 // step: results, and the exception class and message of every error. Then it
 // checks the client's token settings against `cairn serve --auth-token`.
 func TestPythonClient(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cairn and runs the Python client against two servers")
+	if racedetector.Enabled {
+		t.Skip("builds cairn and runs the Python client against two servers: left to the run without -race")
 	}
 	clients := pyClients(t, chromaPython(t))
 	bin := buildCairnBinary(t)
