@@ -140,7 +140,7 @@ type runEvents struct {
 	first, last time.Time
 	pkgs        map[string]pkgResult
 	tests       []testResult // top-level tests only: a subtest's time is in its parent's
-	failed      []testResult // failed tests and subtests, and failed packages (test "")
+	failed      []testResult // failed tests and subtests, and failed packages (test ""; a build failure is one)
 	passed      int
 	skipped     int
 }
@@ -178,8 +178,6 @@ func readRun(name string, r io.Reader) (*runEvents, error) {
 		switch {
 		case e.Action == "output" && e.Test == "" && strings.HasPrefix(e.Output, "ok ") && strings.Contains(e.Output, "(cached)"):
 			cached[e.Package] = true
-		case e.Action == "build-fail":
-			run.failed = append(run.failed, testResult{run: name, pkg: e.ImportPath, test: "(build failed)"})
 		case e.Test == "" && (e.Action == "pass" || e.Action == "fail"):
 			run.pkgs[e.Package] = pkgResult{elapsed: d, failed: e.Action == "fail", cached: cached[e.Package]}
 			if e.Action == "fail" {
