@@ -162,7 +162,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	const token = "console-test-token"
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard: generous on a loaded machine
 	defer cancel()
 	srv := exec.CommandContext(ctx, bin, "serve", "--port", "0", "--auth-token", token, "--json", "--log-requests=false")
 	srv.Env = env

@@ -79,7 +79,7 @@ func TestMCPWithOfficialTypeScriptClient(t *testing.T) {
 	bin := buildCairn(t)
 	data := t.TempDir()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard: generous on a loaded machine
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(js, "mcp_client.mjs"), bin, data)
 	cmd.Dir = js
@@ -240,7 +240,7 @@ func contains(xs []string, x string) bool {
 func TestSeveralMCPProcessesShareADataDir(t *testing.T) {
 	bin := buildCairn(t)
 	data := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard: generous on a loaded machine
 	defer cancel()
 	const n = 3
 	sessions := make([]*mcp.ClientSession, n)

@@ -47,7 +47,7 @@ type scenarioLine struct {
 
 func runScenario(t *testing.T, url, database, client string) map[string]scenarioLine {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard: generous on a loaded machine
 	defer cancel()
 	script, _ := filepath.Abs(filepath.Join(jsDir, "chroma_scenario.mjs"))
 	cmd := exec.CommandContext(ctx, "node", script, url, database, "--client="+client)
