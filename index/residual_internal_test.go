@@ -110,8 +110,12 @@ func TestSQ8ResidualCodesInsertOnce(t *testing.T) {
 	}
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	for i, v := range vecs {
-		p, _ := x.prepare(v, true)
+	step := 1
+	if raceEnabled { // the parallel build is what the detector watches; every 16th row checks the coding
+		step = 16
+	}
+	for i := 0; i < n; i += step {
+		p, _ := x.prepare(vecs[i], true)
 		if got, want := x.centroidOf(x.rowLocked(uint32(i))), x.nearestCentroid(p); got != want {
 			t.Fatalf("id %d: row's centroid %d, nearest %d", i, got, want)
 		}
@@ -124,8 +128,12 @@ func TestSQ8ResidualCodesInsertOnce(t *testing.T) {
 // so q·centroid is computed from the floats.
 func TestCentroidCodesExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
+	trials := 8
+	if raceEnabled { // single-goroutine arithmetic: the run without -race tries all 8
+		trials = 2
+	}
 	for _, dim := range []int{1, 8, 384} {
-		for trial := range 8 {
+		for trial := range trials {
 			cent := make([]float32, 1024*dim)
 			for i := range cent {
 				cent[i] = float32(r.NormFloat64() * 0.05)
