@@ -164,7 +164,7 @@ func TestServeEndToEnd(t *testing.T) {
 	// Wait until the server is reading the request (it is then active, not
 	// idle): its body is held in the body budget.
 	reading := fmt.Sprintf("\ncairn_http_body_budget_bytes_in_use %d\n", len(payload))
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		if _, m := httpDo(t, "GET", p.url+"/metrics", token, ""); strings.Contains(m, reading) {
 			break
 		}
