@@ -103,6 +103,9 @@ func spaceDist(space index.Space, q, v []float32) float32 {
 // row (searches give the same results and distances after Unmarshal), and
 // the file is version 4 while the other codes still write version 3.
 func TestSQ8ResidualMarshal(t *testing.T) {
+	if index.RaceEnabled {
+		t.Skip("marshalling is sequential; the detector watches the parallel sq8r build in TestSQ8Residual")
+	}
 	r := testRand(t)
 	const n, dim = 5000, 32
 	vecs := clustered(r, n, dim, 30, 0.3)
@@ -299,7 +302,7 @@ func TestSQ8RecodeToResidualKeepsRows(t *testing.T) {
 	for i := range ids {
 		ids[i] = uint32(i)
 	}
-	for _, space := range []index.Space{index.Cosine, index.L2, index.IP} {
+	for _, space := range raceSpaces(index.Cosine, index.L2, index.IP) {
 		x := newChecked(t, index.Options{Space: space, Dim: dim, Code: index.SQ8, Seed: 9, Workers: 2})
 		if err := x.InsertBatch(context.Background(), ids[:n], vecs[:n]); err != nil {
 			t.Fatal(err)
@@ -363,6 +366,9 @@ func TestSQ8RecodeToResidualKeepsRows(t *testing.T) {
 // and with the index before the round trip, and bad rows are refused
 // before anything changes.
 func TestSQ8ResidualRows(t *testing.T) {
+	if index.RaceEnabled {
+		t.Skip("the caller's row path is sequential; the detector watches the parallel sq8r build in TestSQ8Residual")
+	}
 	const n, dim = 5000, 32
 	vecs, queries, ids := clusteredSet(t, n, dim, 30)
 	for _, space := range raceSpaces(index.Cosine, index.L2) {
