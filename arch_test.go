@@ -74,6 +74,10 @@ func layers() []layer {
 		{dir: "cmd/cairn/console", stdlibOnly: true},
 		// Test support: finds bytes in a directory's files; tests only.
 		{dir: "internal/rawscan", stdlibOnly: true},
+		// Test support: whether the race detector is on; tests only.
+		{dir: "internal/racedetector", stdlibOnly: true},
+		// make test's go test -json printer and summary; the Makefile only.
+		{dir: "internal/testsummary", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
 		{dir: "bench", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},

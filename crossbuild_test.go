@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
 // TestCrossBuild: the packages of the binary with platform-specific files
@@ -12,10 +14,10 @@ import (
 // fallbacks, the vecstore file lock) build for windows/arm64, which takes
 // every fallback at once. `make dist` builds the whole binary for every
 // release platform; this is the cheap guard in the ordinary test run
-// (skipped with -short).
+// (left out of the race run).
 func TestCrossBuild(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cross build: not with -short")
+	if racedetector.Enabled {
+		t.Skip("cross build: left to the run without -race")
 	}
 	env := append(os.Environ(), "GOOS=windows", "GOARCH=arm64", "CGO_ENABLED=0")
 	list := exec.Command("go", "list", "-deps", "./cmd/cairn")

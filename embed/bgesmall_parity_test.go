@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/embed"
+	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
 // bge-small-en-v1.5 is a second real model, different from the built-in one
@@ -71,8 +72,8 @@ func TestBGESmallEmbeddingParity(t *testing.T) {
 // TestBGESmallQueryPrompt checks that the prompt named in the model's
 // config_sentence_transformers.json is prefixed only when asked for.
 func TestBGESmallQueryPrompt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("opens the 133 MB model three times")
+	if racedetector.Enabled {
+		t.Skip("opens the 133 MB model three times: left to the run without -race")
 	}
 	dir := needBGESmall(t)
 	const q = "how do I remove a directory recursively"

@@ -5,14 +5,16 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
 // TestBuildDeps holds what each build links: embed never the built-in
 // weights (embed/builtin) and hugot only with -tags hugot; the cairn binary
 // the built-in model but not hugot, unless tagged otherwise.
 func TestBuildDeps(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
+	if racedetector.Enabled {
+		t.Skip("runs go list: left to the run without -race")
 	}
 	const (
 		mod     = "github.com/cairn-dev/cairn"

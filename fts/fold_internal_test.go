@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
 // TestFoldTable derives unicode61's per-character behaviour from FTS5
@@ -20,8 +22,8 @@ import (
 var rewriteFold = flag.Bool("rewrite-fold", false, "regenerate fold_table.go from FTS5")
 
 func TestFoldTable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("tokenizes 63k characters")
+	if racedetector.Enabled {
+		t.Skip("tokenizes 63k characters: left to the run without -race")
 	}
 	ctx := context.Background()
 	d, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "fold.db"))

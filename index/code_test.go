@@ -71,7 +71,7 @@ func TestSQ8Recall(t *testing.T) {
 			allow.Add(uint32(id))
 		}
 	}
-	for _, space := range []index.Space{index.Cosine, index.L2, index.IP} {
+	for _, space := range raceSpaces(index.Cosine, index.L2, index.IP) {
 		idx := map[index.Code]*index.Index{}
 		for _, code := range []index.Code{index.Float32, index.SQ8} {
 			x := newChecked(t, index.Options{Dim: dim, Space: space, Code: code, EfSearch: 40, Seed: 3, Workers: 1})

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/racedetector"
 	"github.com/cairn-dev/cairn/internal/rawscan"
 )
 
@@ -29,8 +30,8 @@ func markerHits(t *testing.T, dir, marker string) []string {
 // right after the answers; no byte of either deleted text is in any file of
 // the data dir, nor in the dir after a restart, nor in a backup taken then.
 func TestFaultDeleteThenSIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
+	if racedetector.Enabled {
+		t.Skip("builds and runs the binary: left to the run without -race")
 	}
 	bin := buildCairn(t)
 	data := t.TempDir()
@@ -144,8 +145,8 @@ func TestFaultDeleteThenSIGKILL(t *testing.T) {
 // full disk does), the read-only commands still answer; a write fails
 // cleanly and leaves the data as it was.
 func TestFaultFullDiskReads(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
+	if racedetector.Enabled {
+		t.Skip("builds and runs the binary: left to the run without -race")
 	}
 	if _, err := exec.LookPath("sh"); err != nil {
 		t.Skip("no sh")

@@ -17,7 +17,7 @@ import (
 // checking it exits 0.
 func mcpPipe(t *testing.T, bin string, lines []string) []map[string]any {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard: generous on a loaded machine
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "mcp", "--data-dir", t.TempDir(), "--tools", "all")
 	cmd.Stdin = strings.NewReader(strings.Join(lines, "\n") + "\n")

@@ -38,14 +38,34 @@ func jsPeers(t *testing.T) string {
 	return dir
 }
 
-// buildCairn builds the cairn binary into a temp dir, static as shipped.
-func buildCairn(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "cairn")
+// cairnBinDir is the temporary directory cairnBinOnce built into; TestMain
+// removes it after the package's tests.
+var cairnBinDir string
+
+// cairnBinOnce links the binary once for all the package's tests (a link
+// of the binary with its built-in model takes seconds, more under load).
+var cairnBinOnce = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "cairn-cli-bin-")
+	if err != nil {
+		return "", err
+	}
+	cairnBinDir = dir
+	bin := filepath.Join(dir, "cairn")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// buildCairn returns the cairn binary, static as shipped, built once per
+// test binary. Tests run it; none may change it.
+func buildCairn(t *testing.T) string {
+	t.Helper()
+	bin, err := cairnBinOnce()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
@@ -59,7 +79,7 @@ func TestMCPWithOfficialTypeScriptClient(t *testing.T) {
 	bin := buildCairn(t)
 	data := t.TempDir()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard: generous on a loaded machine
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(js, "mcp_client.mjs"), bin, data, "--tools", "all")
 	cmd.Dir = js
@@ -220,7 +240,7 @@ func contains(xs []string, x string) bool {
 func TestSeveralMCPProcessesShareADataDir(t *testing.T) {
 	bin := buildCairn(t)
 	data := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard: generous on a loaded machine
 	defer cancel()
 	const n = 3
 	sessions := make([]*mcp.ClientSession, n)

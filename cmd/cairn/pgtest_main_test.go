@@ -8,11 +8,14 @@ import (
 )
 
 // TestMain stops the PostgreSQL server the --store tests start (pgtest)
-// and removes the generated test model shared by the package's tests.
+// and removes the generated test model and the binary shared by the
+// package's tests.
 func TestMain(m *testing.M) {
 	code := pgtest.Main(m)
-	if tinyModelDir != "" {
-		os.RemoveAll(tinyModelDir)
+	for _, dir := range []string{tinyModelDir, cairnBinDir} {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}
 	os.Exit(code)
 }

@@ -40,12 +40,9 @@ func TestServeBoundsConnections(t *testing.T) {
 	defer stalled.Close()
 	fmt.Fprintf(stalled, "POST /api/cairn/v1/notes HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n{\"agent\":", host)
 	held := false
-	for range 500 {
-		if _, m := httpDo(t, "GET", p.url+"/metrics", "", ""); strings.Contains(m, "\ncairn_http_body_budget_bytes_in_use 4000\n") {
-			held = true
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	for deadline := time.Now().Add(5 * time.Minute); !held && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		_, m := httpDo(t, "GET", p.url+"/metrics", "", "")
+		held = strings.Contains(m, "\ncairn_http_body_budget_bytes_in_use 4000\n")
 	}
 	if !held {
 		t.Fatalf("the stalled body never held its bytes of the budget")

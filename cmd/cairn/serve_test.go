@@ -161,7 +161,17 @@ func TestServeEndToEnd(t *testing.T) {
 	defer conn.Close()
 	payload := `{"agent":"a1","content":"written while shutting down"}`
 	fmt.Fprintf(conn, "POST /api/cairn/v1/notes HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", host, token, len(payload), payload[:10])
-	time.Sleep(500 * time.Millisecond) // let the server start reading the request (it is then active, not idle)
+	// Wait until the server is reading the request (it is then active, not
+	// idle): its body is held in the body budget.
+	reading := fmt.Sprintf("\ncairn_http_body_budget_bytes_in_use %d\n", len(payload))
+	for deadline := time.Now().Add(5 * time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if _, m := httpDo(t, "GET", p.url+"/metrics", token, ""); strings.Contains(m, reading) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never started reading the in-flight request")
+		}
+	}
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -345,7 +345,7 @@ func TestSetupAgentsForReal(t *testing.T) {
 		for _, a := range server["args"].([]any) {
 			args = append(args, a.(string))
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard: generous on a loaded machine
 		defer cancel()
 		cmd := exec.Command(server["command"].(string), args...)
 		cmd.Env = append(os.Environ(), "HOME="+h.home)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/internal/pgtest"
+	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
 // --store, CAIRN_STORE and config.toml's store put the messages in
@@ -71,8 +72,8 @@ func TestStoreFlagPostgres(t *testing.T) {
 // (SIGKILL) half way: every acknowledged write is there with one id, no id
 // is given twice, and the counters add up.
 func TestServeProcessesShareOneDatabase(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cairn and runs three servers")
+	if racedetector.Enabled {
+		t.Skip("builds cairn and runs three servers: left to the run without -race")
 	}
 	bin := buildCairn(t)
 	dsn := pgtest.Database(t)

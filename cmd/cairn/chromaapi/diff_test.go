@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
+	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
 // httpSide is one server speaking Chroma's API v2: the real Chroma 1.0.0
@@ -91,8 +92,8 @@ type chromaOp struct {
 // cairn's handler, both over HTTP, and compares status, error message and
 // response of every step.
 func TestChromaDifferential(t *testing.T) {
-	if testing.Short() {
-		t.Skip("differential test against the real Chroma server skipped in -short mode")
+	if racedetector.Enabled {
+		t.Skip("differential test against the real Chroma server: left to the run without -race")
 	}
 	cs := &httpSide{base: chromaURL(t) + "/api/v2"}
 	base, _ := cairnServer(t, chromaapi.Options{})
@@ -105,8 +106,8 @@ func TestChromaDifferential(t *testing.T) {
 // TestChromaDifferentialPostgres is TestChromaDifferential with cairn's
 // collections in PostgreSQL (package pgcollections).
 func TestChromaDifferentialPostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("differential test against the real Chroma server skipped in -short mode")
+	if racedetector.Enabled {
+		t.Skip("differential test against the real Chroma server: left to the run without -race")
 	}
 	cs := &httpSide{base: freshChroma(t) + "/api/v2"}
 	g := &httpSide{base: cairnPGServer(t, chromaapi.Options{}) + "/api/v2"}

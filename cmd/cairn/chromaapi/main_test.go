@@ -130,7 +130,7 @@ func startChromaIn(dir string) (string, *exec.Cmd, error) {
 		return "", nil, err
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
-	if !awaitHeartbeat(url, 60*time.Second) {
+	if !awaitHeartbeat(url, 3*time.Minute) {
 		out, _ := os.ReadFile(filepath.Join(dir, "chroma.log"))
 		return "", cmd, errors.New("no heartbeat within 60s; log:\n" + string(out))
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-dev/cairn/internal/pgtest"
+	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
 // TestClientsOnPostgres runs the JS and Python client scenarios (chromadb
@@ -15,8 +16,8 @@ import (
 // server, and compares every step, with the same declared divergences as
 // the embedded store.
 func TestClientsOnPostgres(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cairn and runs the clients against two servers")
+	if racedetector.Enabled {
+		t.Skip("builds cairn and runs the clients against two servers: left to the run without -race")
 	}
 	chroma := chromaURL(t)
 	dsn := pgtest.Database(t)
