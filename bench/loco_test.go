@@ -36,7 +36,7 @@ func TestFractionalRecall(t *testing.T) {
 // Session recall@k ranks sessions by their best turn and looks at the
 // first k distinct sessions.
 func TestSessionRecall(t *testing.T) {
-	// Sessions in rank order: 1, 2, 3, 5, 4 (session 1 seen twice).
+	// Sessions in rank order: D1, D2, D3, D5, D4 (D1 seen twice).
 	ranked := []string{"D1:1", "D2:4", "D1:9", "D3:2", "D5:5", "D4:1"}
 	for _, c := range []struct {
 		name     string

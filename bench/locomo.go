@@ -365,7 +365,7 @@ func SessionRecall(ranked, evidence []string, k int) float64 {
 	return float64(found) / float64(len(want))
 }
 
-// SessionOf is the session number of a dia_id ("D3:14" is in session 3),
+// SessionOf is the session number of a dia_id (3 for "D3:14"),
 // 0 when id is not shaped so.
 func SessionOf(diaID string) int {
 	rest, ok := strings.CutPrefix(diaID, "D")

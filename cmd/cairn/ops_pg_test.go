@@ -116,7 +116,7 @@ func TestOperationsOnPostgresCLI(t *testing.T) {
 	for i, want := range []int{0, 1} {
 		var n int
 		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM session_files WHERE path LIKE '%' || $1 || '.jsonl'`, tree.Sessions[i].ID).Scan(&n); err != nil || n != want {
-			t.Errorf("session_files rows for session %d after purging session 0: %d (%v), want %d", i, n, err, want)
+			t.Errorf("session_files rows for session %d after purging the first session: %d (%v), want %d", i, n, err, want)
 		}
 	}
 }
