@@ -147,19 +147,20 @@ func TestBoost(t *testing.T) {
 	}
 }
 
-// Hybrid relevance never says less than either side's calibration of the
-// same evidence, and it orders by its own fit (RankScore), which it never
-// falls below.
-func TestHybridRelevanceCoversItsSides(t *testing.T) {
-	for _, sim := range []float64{0, 0.1, 0.3, 0.5, 0.8} {
-		for _, kw := range []float64{0, 0.1, 0.35, 0.45, 0.9} {
-			ev := search.Evidence{Similarity: sim, HasVector: true, Keyword: kw, KeywordShare: search.QuestionKeywordShare}
-			r := search.Relevance(search.Hybrid, ev)
-			k := search.Relevance(search.Keyword, search.Evidence{Keyword: kw})
-			s := search.Relevance(search.Semantic, search.Evidence{Similarity: sim, HasVector: true})
-			if r < k || r < s || r < search.RankScore(search.Hybrid, ev) {
-				t.Errorf("sim %v kw %v: hybrid %v, keyword %v, semantic %v, rank score %v", sim, kw, r, k, s, search.RankScore(search.Hybrid, ev))
-			}
+// The keyword share grows as the query's vector says less: a query of
+// keywords, a question in words, a query of one or two terms.
+func TestKeywordShare(t *testing.T) {
+	for _, c := range []struct {
+		query string
+		want  float64
+	}{
+		{"python check if a variable is iterable", search.KeywordsKeywordShare},
+		{"When did Caroline go to the support group?", search.QuestionKeywordShare},
+		{"naïve", search.ShortKeywordShare},
+		{"retry loop", search.ShortKeywordShare},
+	} {
+		if got := search.KeywordShare(c.query); got != c.want {
+			t.Errorf("KeywordShare(%q) = %v, want %v", c.query, got, c.want)
 		}
 	}
 }
