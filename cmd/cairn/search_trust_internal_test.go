@@ -124,4 +124,3 @@ func TestSearchNotEmbeddedMessageRanksOnKeywords(t *testing.T) {
 		t.Errorf("scores %+v", s)
 	}
 }
-
