@@ -82,11 +82,15 @@ type Options struct {
 	// breadcrumbs_repo) on messages with breadcrumbs that name none. ""
 	// records nothing.
 	BreadcrumbRepo string
-	// NearDuplicateCosine is the cosine at or above which StoreMessage
-	// and WriteNote return an earlier message by the same sender in the
-	// same channel instead of storing a new one (engine/neardup.go). 0
-	// means DefaultNearDuplicateCosine; above 1 only exact duplicates are
-	// recognised. Needs an Embedder.
+	// NearDuplicateCosine, when in (0, 1], is the cosine at or above which
+	// StoreMessage and WriteNote return an earlier message by the same
+	// sender in the same channel instead of storing a new one
+	// (engine/neardup.go; DefaultNearDuplicateCosine is the value chosen
+	// on the dev data). 0 (the default) recognises exact duplicates only:
+	// the check embeds a write that shares most of its words with an
+	// earlier one in the write itself, which at 100,000 messages of
+	// repetitive text took the dual-write p95 from 5 to 80-150 ms (make
+	// bench-gate). Needs an Embedder.
 	NearDuplicateCosine float64
 	// ContinuousExport re-exports the channels each committed write
 	// changes (engine/export_continuous.go); the zero value is off.

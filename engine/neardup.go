@@ -33,10 +33,7 @@ const DefaultNearDuplicateCosine = 0.95
 // embedded: the check never makes a write fail.
 func (e *Engine) nearDuplicate(ctx context.Context, p prepared) (WriteResult, bool, error) {
 	threshold := e.opts.NearDuplicateCosine
-	if threshold == 0 {
-		threshold = DefaultNearDuplicateCosine
-	}
-	if e.opts.Embedder == nil || p.supersedes != 0 || threshold > 1 {
+	if e.opts.Embedder == nil || p.supersedes != 0 || threshold <= 0 || threshold > 1 {
 		return WriteResult{}, false, nil
 	}
 	done, err := e.enterStore()

@@ -104,7 +104,7 @@ func TestSupersedes(t *testing.T) {
 // content, a correction (supersedes) or the check switched off store it.
 func TestNearDuplicateWrites(t *testing.T) {
 	ctx := context.Background()
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64)})
+	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64), NearDuplicateCosine: engine.DefaultNearDuplicateCosine})
 	first := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
 	if err := e.SyncVectors(ctx, nil); err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestNearDuplicateWrites(t *testing.T) {
 			t.Errorf("%s: %+v %v", c.name, res, err)
 		}
 	}
-	off := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64), NearDuplicateCosine: 2})
+	off := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64)})
 	mustNote(t, off, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
 	if err := off.SyncVectors(ctx, nil); err != nil {
 		t.Fatal(err)

@@ -116,6 +116,7 @@ func (e *env) applyConfig(dir string, opts *engine.Options) error {
 		return usagef("config", "%v", err)
 	}
 	opts.Redactor = red
+	opts.NearDuplicateCosine = cfg.Write.NearDuplicateCosine
 	opts.ContinuousExport = cfg.ContinuousExport(dir)
 	opts.ContinuousExport.OnError = func(err error) {
 		fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)

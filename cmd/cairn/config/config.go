@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -89,7 +90,13 @@ type Config struct {
 	Capture     Capture     `toml:"capture" comment:"Agent hooks that import the session's transcript (installed by cairn setup claude-code).\nOpt-in per trigger; false = the hook does nothing. Exclude and redaction settings apply."`
 	Recall      Recall      `toml:"recall" comment:"The hooks that put the project's memory into the agent's context (installed by cairn setup\nclaude-code|codex|gemini): a briefing at session start, and on every prompt the stored messages\nthe prompt's search finds (each once per session)."`
 	MCP         MCP         `toml:"mcp" comment:"cairn mcp: the tools it offers (every tool's definition costs context in every session)."`
+	Write       Write       `toml:"write" comment:"Writes of messages (every surface)."`
 	Breadcrumbs Breadcrumbs `toml:"breadcrumbs" comment:"The git repository this process writes in: notes with breadcrumbs record it and are checked against it\nwherever the check runs; cairn serve and cairn mcp refresh its notes' marks when HEAD moves."`
+}
+
+// Write configures writes of messages.
+type Write struct {
+	NearDuplicateCosine float64 `toml:"near_duplicate_cosine" comment:"A write by the same sender to the same channel within this cosine of an earlier message (0.95 was chosen\non STS-B dev) returns that message's id instead of storing a near copy; 0 = exact duplicates only (the default:\nthe check embeds such a write before it is stored)."`
 }
 
 // Postgres configures searches on a PostgreSQL store.
@@ -314,6 +321,9 @@ func (c Config) Validate() error {
 	}
 	if err := claudecode.ValidateGlobs(c.Import.Exclude); err != nil {
 		return fmt.Errorf("%w: import.exclude: %w", ErrInvalid, err)
+	}
+	if c.Write.NearDuplicateCosine < 0 || c.Write.NearDuplicateCosine > 1 || math.IsNaN(c.Write.NearDuplicateCosine) {
+		return fmt.Errorf("%w: write.near_duplicate_cosine: must be from 0 (off) to 1, got %v", ErrInvalid, c.Write.NearDuplicateCosine)
 	}
 	if c.Import.MaxLineBytes < 0 || c.Import.ChunkTokens < 0 || c.Import.ChunkOverlap < 0 {
 		return fmt.Errorf("%w: import: sizes must be >= 0", ErrInvalid)
