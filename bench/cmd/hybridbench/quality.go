@@ -150,11 +150,12 @@ func runQuality(ctx context.Context, args []string) error {
 		for _, e := range embs {
 			modes := []engine.SearchRequest{
 				{Mode: engine.ModeSemantic},
+				{Mode: engine.ModeHybrid, Fusion: engine.FusionCalibrated},
 				{Mode: engine.ModeHybrid, Fusion: engine.FusionWeighted},
 				{Mode: engine.ModeHybrid, Fusion: engine.FusionMinMax},
 				{Mode: engine.ModeHybrid, Fusion: engine.FusionRRF},
 			}
-			names := []string{"semantic", "hybrid weighted", "hybrid minmax", "hybrid rrf k=60"}
+			names := []string{"semantic", "hybrid calibrated", "hybrid weighted", "hybrid minmax", "hybrid rrf k=60"}
 			for i, m := range modes {
 				if m.Fusion == engine.DefaultFusion {
 					names[i] += " (default)"
