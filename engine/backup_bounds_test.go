@@ -93,20 +93,26 @@ func writeArchive(t *testing.T, manifest map[string]any, files []engine.BackupFi
 	return out
 }
 
-// readArchive returns a backup's manifest fields, files and contents.
-func readArchive(t *testing.T, archive string) (map[string]any, []engine.BackupFile, map[string]string) {
+// openArchive opens a backup archive decompressed; the test closes it.
+func openArchive(t *testing.T, archive string) io.Reader {
 	t.Helper()
 	f, err := os.Open(archive)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
 	zr, err := zstd.NewReader(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer zr.Close()
-	tr := tar.NewReader(zr)
+	t.Cleanup(zr.Close)
+	return zr
+}
+
+// readArchive returns a backup's manifest fields, files and contents.
+func readArchive(t *testing.T, archive string) (map[string]any, []engine.BackupFile, map[string]string) {
+	t.Helper()
+	tr := tar.NewReader(openArchive(t, archive))
 	var manifest map[string]any
 	contents := map[string]string{}
 	var files []engine.BackupFile

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/rawscan"
-	"github.com/klauspost/compress/zstd"
 )
 
 // filesContaining returns the files under dir whose raw bytes contain marker.
@@ -27,16 +26,7 @@ func filesContaining(t *testing.T, dir, marker string) []string {
 // backupContains reports whether the decompressed backup archive holds marker.
 func backupContains(t *testing.T, archive, marker string) bool {
 	t.Helper()
-	f, err := os.Open(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := zstd.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
+	zr := openArchive(t, archive)
 	b, err := io.ReadAll(zr)
 	if err != nil {
 		t.Fatal(err)

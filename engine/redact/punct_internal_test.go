@@ -1,11 +1,9 @@
 package redact
 
 import (
-	"math/rand"
 	"regexp/syntax"
 	"strings"
 	"testing"
-	"time"
 )
 
 // punctuations are what a token sits before in prose, code and logs: a
@@ -31,12 +29,7 @@ var punctuations = []struct{ name, before, after string }{
 // Authorization headers, Azure keys, an AWS secret after its key id), each
 // followed by every punctuation above: the token never survives.
 func TestRedactTokenShapesBeforePunctuation(t *testing.T) {
-	seed := *sampleSeed
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	t.Logf("-seed %d", seed)
-	rng := rand.New(rand.NewSource(seed))
+	rng := sampleRand(t)
 	set, err := loadRuleSet()
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,17 @@ import (
 
 var sampleSeed = flag.Int64("seed", 0, "seed of the rule samples (0: time-based)")
 
+// sampleRand is the generator of a test's random samples, from -seed or
+// the clock, logged so that a failure can be replayed.
+func sampleRand(t *testing.T) *rand.Rand {
+	seed := *sampleSeed
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	t.Logf("-seed %d", seed)
+	return rand.New(rand.NewSource(seed))
+}
+
 // TestRuleDataCompiles: every rule of the embedded data compiles under Go's
 // RE2, with its allowlists, and has keywords for the prefilter.
 func TestRuleDataCompiles(t *testing.T) {
@@ -45,12 +56,7 @@ func TestRuleDataCompiles(t *testing.T) {
 // default Redactor (with the optional rules on), and the secret the rule
 // finds in it is gone afterwards.
 func TestRuleSamples(t *testing.T) {
-	seed := *sampleSeed
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	t.Logf("-seed %d", seed)
-	rng := rand.New(rand.NewSource(seed))
+	rng := sampleRand(t)
 	set, err := loadRuleSet()
 	if err != nil {
 		t.Fatal(err)
