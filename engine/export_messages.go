@@ -50,8 +50,11 @@ func ChannelFileName(id string) string {
 
 // ExportMessages writes the messages of the selected channels, one JSONL
 // and/or Markdown file per channel, each atomically (WriteFileAtomic). The
-// JSONL is what ImportMessages reads back: a channel line (plain channels:
-// name, description, project) and then the channel's messages in id order.
+// JSONL is what ImportMessages reads back: a header line naming the format
+// (MessageExportFormat), a channel line (plain channels: name,
+// description, project) and then the channel's messages in id order, a
+// correction with a reference to the message it supersedes that holds in
+// any store (supersedesRef).
 func (e *Engine) ExportMessages(ctx context.Context, opts MessageExportOptions) ([]ExportedFile, error) {
 	if opts.OutDir == "" {
 		return nil, invalid("out", "must name an output folder")
@@ -96,10 +99,14 @@ func (e *Engine) ExportMessages(ctx context.Context, opts MessageExportOptions) 
 		if err != nil {
 			return files, err
 		}
+		superseded, err := e.supersededOf(ctx, msgs)
+		if err != nil {
+			return files, err
+		}
 		for _, f := range formats {
 			var buf bytes.Buffer
 			if f == FormatJSONL {
-				err = writeChannelJSONL(&buf, c, msgs)
+				err = writeChannelJSONL(&buf, c, msgs, superseded)
 			} else {
 				err = writeChannelMarkdown(&buf, c, msgs)
 			}
@@ -156,8 +163,46 @@ func (e *Engine) channelMessages(ctx context.Context, channel string) ([]Message
 	return e.messagesInBatches(ctx, ids)
 }
 
-// exportChannelLine and exportMessageLine are the JSONL records; their field
-// names are among those ImportMessages accepts.
+// supersededOf returns the messages that msgs supersede, by id.
+func (e *Engine) supersededOf(ctx context.Context, msgs []Message) (map[int64]Message, error) {
+	var ids []int64
+	for _, m := range msgs {
+		if m.Supersedes != 0 {
+			ids = append(ids, m.Supersedes)
+		}
+	}
+	ms, err := e.messagesInBatches(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]Message, len(ms))
+	for _, m := range ms {
+		out[m.ID] = m
+	}
+	return out, nil
+}
+
+// MessageExportFormat is the format of the JSONL files ExportMessages
+// writes, named by their header line {"kind":"export","format":N}:
+//
+//	1  no header line: a channel line, then one message per line
+//	2  the header line; a correction carries "supersedes_ref", the
+//	   message it supersedes by channel_id, sender_id, content_hash and
+//	   created_at (what identifies a message in every store, whatever its
+//	   id there)
+//
+// ImportMessages reads every format up to this one, and files without a
+// header as format 1; a newer header is refused (ErrIncompatibleFormat).
+// testdata/export-v1 keeps a format-1 export.
+const MessageExportFormat = 2
+
+// exportHeaderLine, exportChannelLine and exportMessageLine are the JSONL
+// records; their field names are among those ImportMessages accepts.
+type exportHeaderLine struct {
+	Kind   string `json:"kind"`
+	Format int    `json:"format"`
+}
+
 type exportChannelLine struct {
 	Kind        string `json:"kind"`
 	ID          string `json:"id"`
@@ -175,11 +220,34 @@ type exportMessageLine struct {
 	MessageType     string          `json:"message_type"`
 	Metadata        json.RawMessage `json:"metadata,omitempty"`
 	CreatedAt       string          `json:"created_at"`
+	SupersedesRef   *supersedesRef  `json:"supersedes_ref,omitempty"`
 }
 
-func writeChannelJSONL(w io.Writer, c Channel, msgs []Message) error {
+// supersedesRef names a message by what makes it unique in a store (its
+// content hash, channel and sender) and its time, so that an import finds
+// it whatever id it got there.
+type supersedesRef struct {
+	ChannelID   string `json:"channel_id"`
+	SenderID    string `json:"sender_id"`
+	ContentHash string `json:"content_hash"`
+	CreatedAt   string `json:"created_at"`
+}
+
+func refOf(m Message) *supersedesRef {
+	return &supersedesRef{ChannelID: m.ChannelID, SenderID: m.SenderID, ContentHash: m.ContentHash, CreatedAt: exportTime(m.CreatedAt)}
+}
+
+func exportTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// writeChannelJSONL writes a channel's export; superseded holds the
+// messages that msgs supersede (a link whose target is missing, deleted
+// meanwhile, is left out).
+func writeChannelJSONL(w io.Writer, c Channel, msgs []Message, superseded map[int64]Message) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	if err := enc.Encode(exportHeaderLine{Kind: "export", Format: MessageExportFormat}); err != nil {
+		return err
+	}
 	if c.ChannelType == ChannelPlain {
 		l := exportChannelLine{Kind: "channel", ID: c.ID, Description: c.Description, ProjectID: c.ProjectID}
 		if c.Name != c.ID {
@@ -194,9 +262,13 @@ func writeChannelJSONL(w io.Writer, c Channel, msgs []Message) error {
 		if bytes.Equal(bytes.TrimSpace(md), []byte("{}")) {
 			md = nil
 		}
-		if err := enc.Encode(exportMessageLine{ChannelID: m.ChannelID, SenderID: m.SenderID, SenderProjectID: m.SenderProjectID,
+		l := exportMessageLine{ChannelID: m.ChannelID, SenderID: m.SenderID, SenderProjectID: m.SenderProjectID,
 			Content: m.Content, Confidence: m.Confidence, MessageType: m.MessageType, Metadata: md,
-			CreatedAt: m.CreatedAt.UTC().Format(time.RFC3339Nano)}); err != nil {
+			CreatedAt: exportTime(m.CreatedAt)}
+		if old, ok := superseded[m.Supersedes]; ok && m.Supersedes != 0 {
+			l.SupersedesRef = refOf(old)
+		}
+		if err := enc.Encode(l); err != nil {
 			return err
 		}
 	}
@@ -219,6 +291,9 @@ func writeChannelMarkdown(w io.Writer, c Channel, msgs []Message) error {
 		fmt.Fprintf(&b, "\n## #%d · %s · %s · %s\n\n", m.ID, mdEscape(m.SenderID), mdEscape(m.MessageType), mdTime(m.CreatedAt))
 		if m.Confidence != DefaultConfidence {
 			fmt.Fprintf(&b, "_confidence %.2f_\n\n", m.Confidence)
+		}
+		if m.Supersedes != 0 {
+			fmt.Fprintf(&b, "_supersedes #%d_\n\n", m.Supersedes)
 		}
 		b.WriteString(strings.TrimRight(m.Content, "\n"))
 		b.WriteString("\n")

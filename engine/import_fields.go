@@ -11,11 +11,12 @@ import (
 	"time"
 )
 
-// A line of a message import is a JSON object: a message (the default) or,
+// A line of a message import is a JSON object: a message (the default);
 // with "kind":"channel", a channel to create with its description, so that
-// an export (WriteMessagesJSONL) imports back whole. Every field name is
-// checked: a misspelt or unsupported field makes the line invalid instead
-// of being dropped silently.
+// an export (ExportMessages) imports back whole; with "kind":"export", the
+// header of an export naming its format (MessageExportFormat). Every field
+// name is checked: a misspelt or unsupported field makes the line invalid
+// instead of being dropped silently.
 
 // importMessageFields are the field names of a message line, mapped to the
 // name each is an alias of. The names of `cairn post`, the MCP tools
@@ -25,7 +26,7 @@ var importMessageFields = map[string]string{
 	"kind": "kind", "channel": "channel", "channel_id": "channel", "sender": "sender", "sender_id": "sender",
 	"project": "project", "sender_project_id": "project", "content": "content", "metadata": "metadata",
 	"breadcrumbs": "breadcrumbs", "confidence": "confidence", "type": "type", "message_type": "type",
-	"created_at": "created_at",
+	"created_at": "created_at", "supersedes_ref": "supersedes_ref",
 }
 
 // importDerivedFields are fields of cairn's message output that are
@@ -45,7 +46,9 @@ var importChannelFields = map[string]string{
 // importRecord is one line of a message import.
 type importRecord struct {
 	msg     NewMessage
-	channel *NewChannel // set for a channel line
+	ref     *supersedesRef // the message msg supersedes, if any
+	channel *NewChannel    // set for a channel line
+	header  bool           // an export's header line
 }
 
 // decodeImportLine decodes one line, without validating the record beyond
@@ -64,19 +67,67 @@ func decodeImportLine(line []byte) (importRecord, error) {
 	}
 	kind := "message"
 	if k, ok := raw["kind"]; ok {
-		if err := json.Unmarshal(k, &kind); err != nil || (kind != "message" && kind != "channel") {
-			return importRecord{}, fmt.Errorf(`"kind" must be "message" or "channel", got %s`, k)
+		if err := json.Unmarshal(k, &kind); err != nil || (kind != "message" && kind != "channel" && kind != "export") {
+			return importRecord{}, fmt.Errorf(`"kind" must be "message", "channel" or "export", got %s`, k)
 		}
 	}
-	if kind == "channel" {
+	switch kind {
+	case "channel":
 		return decodeChannelLine(raw)
+	case "export":
+		return importRecord{header: true}, decodeHeaderLine(raw)
 	}
 	fields, err := canonicalFields(raw, importMessageFields, importDerivedFields)
 	if err != nil {
 		return importRecord{}, err
 	}
 	m, err := decodeMessageFields(fields)
-	return importRecord{msg: m}, err
+	if err != nil {
+		return importRecord{msg: m}, err
+	}
+	rec := importRecord{msg: m}
+	if v, ok := fields["supersedes_ref"]; ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+		if rec.ref, err = decodeSupersedesRef(v); err != nil {
+			return rec, err
+		}
+	}
+	return rec, nil
+}
+
+// decodeHeaderLine checks an export's header: a format this cairn reads,
+// else an error wrapping ErrIncompatibleFormat.
+func decodeHeaderLine(raw map[string]json.RawMessage) error {
+	if _, err := canonicalFields(raw, map[string]string{"kind": "kind", "format": "format"}, nil); err != nil {
+		return err
+	}
+	var format int
+	if err := json.Unmarshal(raw["format"], &format); err != nil || format < 1 {
+		return fmt.Errorf(`"format" must be a whole number from 1, got %s`, raw["format"])
+	}
+	if format > MessageExportFormat {
+		return fmt.Errorf("%w: the export is of format %d, this cairn reads formats up to %d: upgrade cairn", ErrIncompatibleFormat, format, MessageExportFormat)
+	}
+	return nil
+}
+
+// decodeSupersedesRef decodes and checks a supersedes_ref object.
+func decodeSupersedesRef(v json.RawMessage) (*supersedesRef, error) {
+	var ref supersedesRef
+	dec := json.NewDecoder(bytes.NewReader(v))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&ref); err != nil {
+		return nil, fmt.Errorf(`"supersedes_ref" must be an object of channel_id, sender_id, content_hash and created_at: %v`, err)
+	}
+	switch {
+	case ref.ChannelID == "" || ref.SenderID == "":
+		return nil, errors.New(`"supersedes_ref" needs "channel_id" and "sender_id"`)
+	case len(ref.ContentHash) != 64 || strings.Trim(ref.ContentHash, "0123456789abcdef") != "":
+		return nil, fmt.Errorf(`"supersedes_ref": "content_hash" must be 64 lower-case hex digits, got %q`, ref.ContentHash)
+	}
+	if _, err := time.Parse(time.RFC3339Nano, ref.CreatedAt); err != nil {
+		return nil, fmt.Errorf(`"supersedes_ref": "created_at" must be an RFC 3339 time, got %q`, ref.CreatedAt)
+	}
+	return &ref, nil
 }
 
 // canonicalFields maps each field of raw to its canonical name, dropping

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
+
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // ImportMessagesOptions configure ImportMessages. The zero value imports in
@@ -42,8 +45,15 @@ type ImportMessagesReport struct {
 	AlreadyStored   int      `json:"already_stored"`
 	Invalid         int      `json:"invalid"` // lines with at least one error
 	ChannelsCreated []string `json:"channels_created,omitempty"`
+	// LinksRestored counts the corrections stored with the link to the
+	// message they supersede (an export's supersedes_ref); LinksDropped
+	// the corrections stored without it, as current messages (listed in
+	// Dropped, in line order, with why).
+	LinksRestored int `json:"links_restored"`
+	LinksDropped  int `json:"links_dropped"`
 	// Errors lists every invalid line, in line order.
-	Errors []LineError `json:"-"`
+	Errors  []LineError `json:"-"`
+	Dropped []LineError `json:"-"`
 }
 
 // LineError is why one line of an import is invalid.
@@ -62,7 +72,15 @@ func (e LineError) Unwrap() error { return e.Err }
 // batches of whole lines, one transaction each, creating the missing plain
 // channels first (unless NoCreateChannels). When a line is invalid and
 // SkipInvalid is not set, it imports nothing and returns the report (whose
-// Errors list the lines) with an *InvalidError for field "lines".
+// Errors list the lines) with an *InvalidError for field "lines". An
+// export header of a newer format imports nothing (ErrIncompatibleFormat).
+//
+// A correction (supersedes_ref) is stored in its own transaction with its
+// link, after everything before it: the message it supersedes is looked
+// up in this store then, so it must come earlier in r or be stored
+// already. When it is absent or superseded already, the correction is
+// stored without the link and the line is listed in Dropped; the import
+// goes on.
 func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts ImportMessagesOptions) (*ImportMessagesReport, error) {
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 1000
@@ -129,8 +147,17 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 		if err != nil {
 			return fmt.Errorf("engine: import: line %d: %w (did the input change during the import?)", n, err)
 		}
-		if rec.channel != nil {
-			return nil // created before the messages
+		if rec.channel != nil || rec.header {
+			return nil // channels are created before the messages
+		}
+		if rec.ref != nil {
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := e.importCorrection(ctx, n, rec, rep); err != nil {
+				return err
+			}
+			return ctx.Err()
 		}
 		batch = append(batch, rec.msg)
 		if len(batch) < opts.BatchSize {
@@ -160,6 +187,9 @@ func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessag
 	err := eachLine(r, opts.MaxLineBytes, func(n int, line []byte, _ int64) error {
 		rep.Lines++
 		id, err := e.checkImportLine(line, described)
+		if errors.Is(err, ErrIncompatibleFormat) {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
 		if err != nil {
 			rep.Errors = append(rep.Errors, LineError{Line: n, Err: err})
 			return nil
@@ -204,7 +234,7 @@ func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessag
 // needs ("" for none). A channel line's channel goes into described.
 func (e *Engine) checkImportLine(line []byte, described map[string]NewChannel) (string, error) {
 	rec, err := decodeImportLine(line)
-	if err != nil {
+	if err != nil || rec.header {
 		return "", err
 	}
 	if c := rec.channel; c != nil {
@@ -225,6 +255,97 @@ func (e *Engine) checkImportLine(line []byte, described map[string]NewChannel) (
 		return "", nil
 	}
 	return p.channel.id, nil
+}
+
+// importCorrection stores the message of line n, which supersedes
+// rec.ref, in a transaction of its own, linked to the message rec.ref
+// names in this store when there is one that is current; otherwise
+// unlinked, and the line is listed in rep.Dropped.
+func (e *Engine) importCorrection(ctx context.Context, n int, rec importRecord, rep *ImportMessagesReport) error {
+	drop := func(format string, args ...any) {
+		rep.LinksDropped++
+		rep.Dropped = append(rep.Dropped, LineError{Line: n, Err: fmt.Errorf("supersedes link dropped: "+format, args...)})
+	}
+	old, found, err := e.findByRef(ctx, *rec.ref)
+	if err != nil {
+		return err
+	}
+	m := rec.msg
+	switch {
+	case !found:
+		drop("the message it supersedes (%s by %s at %s) is not in this store; import its channel first", rec.ref.ChannelID, rec.ref.SenderID, rec.ref.CreatedAt)
+	case old.SupersededBy != 0:
+		by, err := e.GetMessage(ctx, old.SupersededBy)
+		if err != nil {
+			return err
+		}
+		if p, err := e.prepare(m); err != nil || p.hash != by.ContentHash || p.channel.id != by.ChannelID || p.sender != by.SenderID {
+			drop("message %d, which it supersedes, is superseded already by message %d", old.ID, old.SupersededBy)
+			break
+		}
+		m.Supersedes = old.ID // this message, stored with its link by an earlier import
+	default:
+		m.Supersedes = old.ID
+	}
+	res, err := e.StoreMessages(ctx, []NewMessage{m})
+	var inv *InvalidError
+	if m.Supersedes != 0 && errors.As(err, &inv) && inv.Field == "supersedes" {
+		// Superseded by another writer since it was looked up.
+		drop("%s", inv.Rule)
+		m.Supersedes = 0
+		res, err = e.StoreMessages(ctx, []NewMessage{m})
+	}
+	if err != nil {
+		return err
+	}
+	r := res[0]
+	if r.Created {
+		rep.Imported++
+		if m.Supersedes != 0 {
+			rep.LinksRestored++
+		}
+		return nil
+	}
+	rep.AlreadyStored++
+	if m.Supersedes == 0 {
+		return nil
+	}
+	// A repeat links nothing: the link is there when an earlier import
+	// stored it.
+	got, err := e.GetMessage(ctx, r.ID)
+	if err != nil {
+		return err
+	}
+	if got.Supersedes != m.Supersedes {
+		drop("the message was stored already (id %d) without this link", r.ID)
+	}
+	return nil
+}
+
+// findByRef returns the message ref names: the one of its channel, sender
+// and time whose content hash is ref's.
+func (e *Engine) findByRef(ctx context.Context, ref supersedesRef) (Message, bool, error) {
+	t, err := time.Parse(time.RFC3339Nano, ref.CreatedAt)
+	if err != nil {
+		return Message{}, false, invalid("supersedes_ref", "created_at must be an RFC 3339 time, got %q", ref.CreatedAt)
+	}
+	done, err := e.enterStore()
+	if err != nil {
+		return Message{}, false, err
+	}
+	defer done()
+	w := where.And(where.Eq("channel_id", where.String(ref.ChannelID)), where.Eq("agent_name", where.String(ref.SenderID)),
+		where.Eq("timestamp", where.Int(t.UnixMilli())))
+	ms, err := e.store.List(ctx, SelectWhere(w), MaxLimit, ListByTime)
+	if err != nil {
+		return Message{}, false, err
+	}
+	for _, m := range ms {
+		if m.ContentHash == ref.ContentHash {
+			return m, true, nil
+		}
+	}
+	return Message{}, false, nil
 }
 
 // eachLine calls f for every non-blank line of r with its 1-based number and

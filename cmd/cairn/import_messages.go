@@ -68,6 +68,9 @@ func runImportMessages(ctx context.Context, e *env, c *command, args []string) e
 				}
 				fmt.Fprintf(e.stderr, "%s:%d: %v\n", path, le.Line, le.Err)
 			}
+			for _, le := range res.Dropped {
+				fmt.Fprintf(e.stderr, "%s:%d: %v\n", path, le.Line, le.Err)
+			}
 		}
 		var ie *engine.InvalidError
 		if errors.As(err, &ie) && ie.Field == "lines" {
@@ -92,6 +95,12 @@ func runImportMessages(ctx context.Context, e *env, c *command, args []string) e
 			return e.printJSON(rep)
 		}
 		fmt.Fprintf(e.stdout, "%d lines: %d imported, %d already stored, %d invalid", rep.Lines, rep.Imported, rep.AlreadyStored, rep.Invalid)
+		if rep.LinksRestored > 0 {
+			fmt.Fprintf(e.stdout, "; %d supersedes links restored", rep.LinksRestored)
+		}
+		if rep.LinksDropped > 0 {
+			fmt.Fprintf(e.stdout, "; %d supersedes links dropped (listed above)", rep.LinksDropped)
+		}
 		if len(rep.ChannelsCreated) > 0 {
 			fmt.Fprintf(e.stdout, "; created channels %s", strings.Join(rep.ChannelsCreated, ", "))
 		}
