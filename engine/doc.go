@@ -25,7 +25,8 @@
 // 0x6361726E ("carn") as its magic and PRAGMA user_version as its format
 // version: the number of embedded migrations (migrations/NNNN_name.sql)
 // applied. Open applies missing migrations in order, each in its own
-// transaction together with the user_version bump, refuses a file whose
+// transaction together with the user_version bump (and, for a migration
+// that needs what SQL cannot compute, its Go step: migrationStep), refuses a file whose
 // version is newer than this build knows (ErrIncompatibleFormat, naming both
 // versions), refuses a SQLite file of another application
 // (ErrIncompatibleFormat) and reports a file that is not a database or is

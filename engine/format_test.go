@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,22 +74,7 @@ func TestFrozenFormat1(t *testing.T) {
 // adoption. Keep this test forever.
 func TestFrozenFormat7(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	b, err := os.ReadFile(filepath.Join("testdata", "format7", engine.DBFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, engine.DBFile), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e, err := engine.Open(ctx, dir, engine.Options{})
-	if err != nil {
-		t.Fatalf("open format 7: %v", err)
-	}
-	defer e.Close()
-	if err := e.Check(ctx); err != nil {
-		t.Fatalf("check after migration: %v", err)
-	}
+	e := openFrozen(t, "format7")
 	if n, err := e.CountBreadcrumbMarks(ctx); err != nil || n != 0 {
 		t.Fatalf("marks of format 7 kept: %d %v", n, err)
 	}
@@ -101,4 +87,73 @@ func TestFrozenFormat7(t *testing.T) {
 	if err != nil || len(todo) != 2 || todo[0].ID != 1 || todo[1].ID != 2 {
 		t.Fatalf("offered for adoption: %v %v", todo, err)
 	}
+}
+
+// TestFrozenFormat9 opens the frozen format-9 database in
+// testdata/format9: two Claude Code sessions imported by a cairn that did
+// not record their project (all their chunks have project ”; one
+// session's summary record and one assistant record name no working
+// directory, and the directories are on no machine), then migrated to
+// format 9; and one note of project cairn. Written once, never
+// regenerated. The migration gives each chunk the project of its record's
+// working directory, else its session's (here the directory's own name,
+// the directories being gone), so project-scoped searches find them, and
+// moves the agents' counts to those projects. Keep this test forever.
+func TestFrozenFormat9(t *testing.T) {
+	ctx := context.Background()
+	e := openFrozen(t, "format9")
+	for project, want := range map[string][]int64{"billing-service": {1, 2, 3}, "shop": {4, 5}, "cairn": {6}} {
+		rs, err := e.Search(ctx, engine.SearchRequest{Filter: engine.Filter{Project: project}, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := resultIDs(rs)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("project %s lists %v, want %v", project, got, want)
+		}
+	}
+	rs, err := e.Search(ctx, engine.SearchRequest{Query: "invoice totals", Mode: engine.ModeKeyword, Filter: engine.Filter{Project: "billing-service"}})
+	if err != nil || len(rs) == 0 || rs[0].Message.SenderProjectID != "billing-service" {
+		t.Fatalf("keyword search in project billing-service: %+v %v", rs, err)
+	}
+	agents, err := e.ListAgents(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int64{}
+	for _, a := range agents {
+		count[a.Name+"/"+a.ProjectID] = a.MessageCount
+	}
+	want := map[string]int64{"claude/cairn": 1, "claude-code/": 0, "claude-code/billing-service": 2, "claude-code/shop": 1, "human/": 0, "human/billing-service": 1, "human/shop": 1}
+	if !reflect.DeepEqual(count, want) {
+		t.Errorf("agents %v, want %v", count, want)
+	}
+	if _, err := e.GetChannel(ctx, engine.ProjectChannelID("shop", engine.ProjectChannelNames()[0])); err != nil {
+		t.Errorf("project shop's channels: %v", err)
+	}
+}
+
+// openFrozen opens a copy of the frozen database testdata/name, migrated
+// to this build's format, and checks it; it is closed when the test ends.
+func openFrozen(t *testing.T, name string) *engine.Engine {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("testdata", name, engine.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, engine.DBFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e, err := engine.Open(ctx, dir, engine.Options{})
+	if err != nil {
+		t.Fatalf("open %s: %v", name, err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if err := e.Check(ctx); err != nil {
+		t.Fatalf("check after migration: %v", err)
+	}
+	return e
 }

@@ -365,9 +365,10 @@ func (e *Engine) loadVectorMeta(ctx context.Context, ids []int64) (map[int64]vec
 }
 
 // processRows does the work of claimed rows: embeds and upserts messages
-// (skipping any whose vector is already stored, so a crash after the
-// vecstore write and before the outbox delete never embeds twice), deletes
-// vectors of deleted messages, then removes the rows.
+// (a message whose vector is already stored only gets its metadata
+// refreshed, so a crash after the vecstore write and before the outbox
+// delete never embeds twice), deletes vectors of deleted messages, then
+// removes the rows.
 func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow, lease int64) error {
 	coll, err := e.collection(ctx, s, true)
 	if err != nil {
@@ -405,16 +406,28 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 			}
 		}
 		var todo []vectorMeta
+		refresh := vecstore.UpdateRequest{}
 		for _, id := range ups {
 			m, ok := metas[id]
 			if !ok {
 				continue
 			}
-			if have[strconv.FormatInt(id, 10)] {
+			if sid := strconv.FormatInt(id, 10); have[sid] {
+				// Stored already: a crash came between the vecstore write
+				// and the outbox delete, or a migration changed what the
+				// metadata holds (a session chunk's project). Its
+				// metadata is made current; nothing is embedded.
+				refresh.IDs = append(refresh.IDs, sid)
+				refresh.Metadatas = append(refresh.Metadatas, m.metadata())
 				doneIDs = append(doneIDs, id)
 				continue
 			}
 			todo = append(todo, m)
+		}
+		if len(refresh.IDs) > 0 {
+			if err := e.vec.store.Update(ctx, coll, refresh); err != nil {
+				return fmt.Errorf("engine: vectors: %w", err)
+			}
 		}
 		if len(todo) > 0 {
 			texts := make([]string, len(todo))

@@ -1,0 +1,15 @@
+-- cairn format 10: imported session chunks carry their project.
+-- Frozen: change the schema with a new numbered file, never by editing this one.
+--
+-- Sessions imported before imports recorded the project have their chunk
+-- messages stored with sender_project_id '', so a project-scoped search
+-- never finds them. The schema is unchanged: this migration's Go step
+-- (engine/migrate_projects.go), run after this file in its transaction,
+-- gives each such chunk the project of the working directory its session
+-- records name (the record's own cwd, else its session's), derived as an
+-- import derives it (ProjectOf: the name of the directory's git top level
+-- where the directory still exists, else the directory's own name); moves
+-- the chunks' counts from their senders' project-less agent rows to the
+-- project's; creates the project's channels; and queues each chunk for
+-- every live vector set, so that the worker refreshes the project in the
+-- vector's metadata. Chunks whose records name no directory keep ''.
