@@ -8,7 +8,8 @@
 //
 // migrations/NNNN_name.sql are applied in order at Open, each in its own
 // transaction with the version bump in cairn_format (app 'cairn', version
-// = migrations applied), under an advisory lock so that processes starting
+// = migrations applied) and, for a migration that needs what SQL cannot
+// compute, its Go step (migrationStep), under an advisory lock so that processes starting
 // together apply each once. A database whose version is newer than this
 // build knows is refused (engine.ErrIncompatibleFormat), as is a database
 // whose cairn_format names another application. The tables mirror the

@@ -227,6 +227,12 @@ func (s *Store) migrate(ctx context.Context) error {
 			tx.Rollback(ctx)
 			return fmt.Errorf("migration %s: %w", m.name, err)
 		}
+		if step := migrationStep(m.version); step != nil {
+			if err := step(ctx, tx); err != nil {
+				tx.Rollback(ctx)
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+		}
 		if _, err := tx.Exec(ctx, "UPDATE cairn_format SET version = $1 WHERE app = 'cairn'", m.version); err != nil {
 			tx.Rollback(ctx)
 			return err
