@@ -109,8 +109,12 @@ func (e *Engine) sessionProjectsTx(ctx context.Context, tx *sql.Tx) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	moves := PlanSessionProjects(chunks)
+	if len(moves) == 0 {
+		return nil // a store without such chunks reads no clock
+	}
 	now := e.opts.Now().UnixMilli()
-	for _, mv := range PlanSessionProjects(chunks) {
+	for _, mv := range moves {
 		ids, _ := json.Marshal(mv.IDs)
 		if _, err := tx.ExecContext(ctx, "UPDATE messages SET sender_project_id = ? WHERE id IN (SELECT value FROM json_each(?))", mv.Project, string(ids)); err != nil {
 			return fmt.Errorf("set the project of %d chunks to %s: %w", len(mv.IDs), mv.Project, err)
