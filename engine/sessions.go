@@ -205,6 +205,10 @@ type sessionState struct {
 	first, last      int64
 	added            int
 	cwd, branch, prj string
+	// pending writes the chunks of contents read before the session named
+	// a working directory (a summary record opens a file and names none):
+	// once one does, with its project; at the file's end, without one.
+	pending []func(ctx context.Context, project string) (chunks int, err error)
 }
 
 func (ses *Sessions) importFile(ctx context.Context, f claudecode.File, opts ImportOptions) (FileReport, importStats) {
@@ -409,6 +413,9 @@ func (fi *fileImport) record(ctx context.Context, rec *claudecode.Record) error 
 	_ = json.Unmarshal(envelope, &env) // optional fields
 	if ss.cwd == "" {
 		ss.cwd = env.CWD
+		if err := fi.flushPending(ctx, ss, fi.projectOf(ss.cwd)); err != nil {
+			return err
+		}
 	}
 	if ss.branch == "" {
 		ss.branch = env.GitBranch
@@ -422,14 +429,21 @@ func (fi *fileImport) record(ctx context.Context, rec *claudecode.Record) error 
 			created = fi.now
 		}
 		// The chunks belong to the project the session worked in: the
-		// record's own working directory, else the session's first.
+		// record's own working directory, else the session's first (its
+		// chunks wait for it when the session has named none yet).
 		cwd := env.CWD
 		if cwd == "" {
 			cwd = ss.cwd
 		}
-		isNew, n, err := fi.storeContent(ctx, hash, content, rec, created, fi.projectOf(cwd))
+		src := fi.chunkSourceOf(rec, created)
+		isNew, n, err := fi.storeContent(ctx, hash, content, src, fi.projectOf(cwd), cwd == "")
 		if err != nil {
 			return err
+		}
+		if isNew && cwd == "" {
+			ss.pending = append(ss.pending, func(ctx context.Context, project string) (int, error) {
+				return fi.storeChunks(ctx, hash, src, project)
+			})
 		}
 		if isNew {
 			fi.st.contentsNew++
@@ -459,11 +473,29 @@ func (fi *fileImport) record(ctx context.Context, rec *claudecode.Record) error 
 	return nil
 }
 
+// flushPending writes the chunks ss holds back, with project.
+func (fi *fileImport) flushPending(ctx context.Context, ss *sessionState, project string) error {
+	for _, write := range ss.pending {
+		n, err := write(ctx, project)
+		if err != nil {
+			return err
+		}
+		fi.st.chunks += n
+	}
+	ss.pending = nil
+	return nil
+}
+
 // finish updates the sessions' counters and time span and records where
-// the file's import stopped, so the next import resumes there.
+// the file's import stopped, so the next import resumes there. Chunks
+// still held back belong to a session that named no working directory:
+// they are written without a project.
 func (fi *fileImport) finish(ctx context.Context, fh *os.File, rrep *claudecode.Report, startLine int) error {
 	for _, id := range fi.order {
 		ss := fi.sessions[id]
+		if err := fi.flushPending(ctx, ss, ""); err != nil {
+			return err
+		}
 		fi.fr.Sessions = append(fi.fr.Sessions, id)
 		if err := fi.stx.FinishSession(ctx, SessionUpdate{ID: id, Added: ss.added, First: ss.first, Last: ss.last, Now: fi.now,
 			CWD: ss.cwd, GitBranch: ss.branch}); err != nil {
@@ -496,50 +528,72 @@ func headHash(f *os.File, n int64) (string, error) {
 }
 
 // storeContent stores a record's content once: a new content gets its
-// text chunked and each chunk stored as a message of SessionChannel.
-func (fi *fileImport) storeContent(ctx context.Context, hash string, content []byte, rec *claudecode.Record, created int64, project string) (isNew bool, chunks int, err error) {
-	text := strings.ReplaceAll(rec.Text(), "\x00", "\uFFFD")
-	if isNew, err = fi.stx.PutContent(ctx, hash, string(content), text, chunk.Tokens(text)); err != nil || !isNew {
-		return false, 0, err
+// text chunked and each chunk stored as a message of SessionChannel (by
+// storeChunks; unless hold, when the caller writes them later).
+func (fi *fileImport) storeContent(ctx context.Context, hash string, content []byte, src chunkSource, project string, hold bool) (isNew bool, chunks int, err error) {
+	if isNew, err = fi.stx.PutContent(ctx, hash, string(content), src.text, chunk.Tokens(src.text)); err != nil || !isNew || hold {
+		return isNew, 0, err
 	}
-	cs := chunk.Split(text, fi.opts.Chunk)
-	sender := SessionAgent
+	chunks, err = fi.storeChunks(ctx, hash, src, project)
+	return true, chunks, err
+}
+
+// chunkText is a record's text as it is stored and chunked.
+func chunkText(text string) string { return strings.ReplaceAll(text, "\x00", "\uFFFD") }
+
+// chunkSource is what the chunk messages of a record's content are made
+// of (copied out of the record, which the reader reuses).
+type chunkSource struct {
+	text, sender, role, model string
+	created                   int64 // Unix ms
+}
+
+func (fi *fileImport) chunkSourceOf(rec *claudecode.Record, created int64) chunkSource {
+	src := chunkSource{text: chunkText(rec.Text()), sender: SessionAgent, role: rec.Role, model: rec.Model, created: created}
 	if rec.Human() {
-		sender = fi.opts.HumanSender
+		src.sender = fi.opts.HumanSender
 	}
+	return src
+}
+
+// storeChunks stores the chunks of a new content's text as messages of
+// SessionChannel in project.
+func (fi *fileImport) storeChunks(ctx context.Context, hash string, src chunkSource, project string) (chunks int, err error) {
+	text := src.text
+	cs := chunk.Split(text, fi.opts.Chunk)
 	for i, c := range cs {
 		if c.Tokens == 0 {
 			continue
 		}
-		md := map[string]any{"source": "claude-code", "content_hash": hash, "chunk": i, "chunks": len(cs), "tokens": c.Tokens, "role": rec.Role}
-		if rec.Model != "" {
-			md["model"] = rec.Model
+		md := map[string]any{"source": "claude-code", "content_hash": hash, "chunk": i, "chunks": len(cs), "tokens": c.Tokens, "role": src.role}
+		if src.model != "" {
+			md["model"] = src.model
 		}
 		mdJSON, _ := json.Marshal(md)
 		p, err := fi.ses.msgs.prepare(NewMessage{
 			Channel:   SessionChannel,
-			Sender:    sender,
+			Sender:    src.sender,
 			Project:   project,
 			Content:   text[c.Start:c.End],
 			Metadata:  mdJSON,
 			Type:      TypeSessionChunk,
-			CreatedAt: time.UnixMilli(created),
+			CreatedAt: time.UnixMilli(src.created),
 		})
 		if err != nil {
-			return false, 0, fmt.Errorf("engine: chunk %d of content %s: %w", i, hash[:12], err)
+			return 0, fmt.Errorf("engine: chunk %d of content %s: %w", i, hash[:12], err)
 		}
 		wr, err := fi.write(ctx, p)
 		if err != nil {
-			return false, 0, err
+			return 0, err
 		}
 		if err := fi.stx.PutChunk(ctx, hash, i, c.Start, c.End, c.Tokens, wr.ID); err != nil {
-			return false, 0, err
+			return 0, err
 		}
 		if wr.Created {
 			chunks++
 		}
 	}
-	return true, chunks, nil
+	return chunks, nil
 }
 
 // Session is an imported session.

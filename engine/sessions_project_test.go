@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -126,5 +127,51 @@ func TestImportedSessionsCarryTheirProject(t *testing.T) {
 		if strings.Contains(h.Message.Content, "refund") {
 			t.Errorf("project atlas search found ledger's #%d", h.Message.ID)
 		}
+	}
+}
+
+// Records that name no working directory take their session's: a summary
+// record opening a file waits for the first record that names one, and a
+// record without one after it takes the session's. A session whose
+// records name none has no project: its chunks are found by searches not
+// scoped to a project, in file order.
+func TestImportedRecordsWithoutCWD(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	recs := []string{
+		`{"type":"summary","summary":"Ledger summary: refunds reconciled","leafUuid":"a0000000-0000-4000-8000-000000000002"}`,
+		`{"type":"user","uuid":"a0000000-0000-4000-8000-000000000001","sessionId":"3f1c2a9e-5b7d-4e21-9a0c-1d2e3f4a5b6c","cwd":"/srv/nowhere/ledger","timestamp":"2026-01-05T09:00:00.000Z","message":{"role":"user","content":"why do refunds double count?"}}`,
+		`{"type":"assistant","uuid":"a0000000-0000-4000-8000-000000000002","parentUuid":"a0000000-0000-4000-8000-000000000001","sessionId":"3f1c2a9e-5b7d-4e21-9a0c-1d2e3f4a5b6c","timestamp":"2026-01-05T09:00:05.000Z","message":{"role":"assistant","content":[{"type":"text","text":"The refund rows are joined twice."}]}}`,
+	}
+	if err := os.WriteFile(filepath.Join(dir, "3f1c2a9e-5b7d-4e21-9a0c-1d2e3f4a5b6c.jsonl"), []byte(strings.Join(recs, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bare := `{"type":"user","uuid":"b0000000-0000-4000-8000-000000000001","sessionId":"7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d","timestamp":"2026-01-06T10:00:00.000Z","message":{"role":"user","content":"a prompt from nowhere"}}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d.jsonl"), []byte(bare), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := lcOpen(t, "", engine.Options{})
+	rep, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: dir})
+	if err != nil || rep.FilesFailed != 0 || rep.Chunks != 4 {
+		t.Fatalf("import: %v %+v", err, rep)
+	}
+	ms, err := e.GetChannelMessages(ctx, engine.SessionChannel, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	project := map[string]string{}
+	var ids []int64
+	for _, m := range ms {
+		project[m.Content] = m.SenderProjectID
+		ids = append(ids, m.ID)
+	}
+	want := map[string]string{"Ledger summary: refunds reconciled": "ledger", "why do refunds double count?": "ledger",
+		"The refund rows are joined twice.": "ledger", "a prompt from nowhere": ""}
+	if !reflect.DeepEqual(project, want) {
+		t.Errorf("projects %v, want %v", project, want)
+	}
+	summary, err := e.Search(ctx, engine.SearchRequest{Query: "summary reconciled", Mode: engine.ModeKeyword, Filter: engine.Filter{Project: "ledger"}})
+	if err != nil || len(summary) != 1 || summary[0].Message.ID != 1 {
+		t.Errorf("the summary (first in its file, so message 1) in project ledger: %+v %v (ids %v)", summary, err, ids)
 	}
 }
