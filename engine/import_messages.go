@@ -323,7 +323,11 @@ func (e *Engine) importCorrection(ctx context.Context, n int, rec importRecord, 
 }
 
 // findByRef returns the message ref names: the one of its channel, sender
-// and time whose content hash is ref's.
+// and time whose content hash is ref's. Up to MaxLimit messages of one
+// sender in one channel at one millisecond are looked at: a write stores at
+// most MaxBatch (= MaxLimit) at one time; only an import giving more that
+// same created_at could hide the one named (its link is then reported
+// dropped, never guessed).
 func (e *Engine) findByRef(ctx context.Context, ref supersedesRef) (Message, bool, error) {
 	t, err := time.Parse(time.RFC3339Nano, ref.CreatedAt)
 	if err != nil {
