@@ -40,6 +40,34 @@ func TestExportMessagesCLI(t *testing.T) {
 	}
 }
 
+// TestExportImportCorrectionsCLI: a correction exported by `cairn export`
+// imports with its link (`links_restored` in the --json report, the
+// replaced message out of search); imported before the message it replaces,
+// it is stored, its line is named on stderr and the exit code is 0.
+func TestExportImportCorrectionsCLI(t *testing.T) {
+	getenv := envMap(map[string]string{"CAIRN_DATA_DIR": t.TempDir(), "CAIRN_MODEL": "none"})
+	cli := cliExpect(t, getenv)
+	cli(0, "post", "--channel", "team-log", "--sender", "bob", "the release window is Tuesday")
+	cli(0, "note", "--agent", "claude", "--supersedes", "1", "the release window moved to Wednesday")
+	out := filepath.Join(t.TempDir(), "export")
+	cli(0, "export", "--messages", "--format", "jsonl", "--out", out)
+	log, notes := filepath.Join(out, "messages", "team-log.jsonl"), filepath.Join(out, "messages", "agent-notes%3Aclaude.jsonl")
+
+	other := cliExpect(t, envMap(map[string]string{"CAIRN_DATA_DIR": t.TempDir(), "CAIRN_MODEL": "none"}))
+	other(0, "import", "messages", "--no-embed", log)
+	if o := other(0, "--json", "import", "messages", "--no-embed", notes); !strings.Contains(o, `"links_restored":1`) || !strings.Contains(o, `"links_dropped":0`) {
+		t.Errorf("import of the correction: %s", o)
+	}
+	if o := other(0, "search", "--json", "--mode", "keyword", "release window"); strings.Contains(o, "Tuesday") || !strings.Contains(o, "Wednesday") {
+		t.Errorf("search after the import: %s", o)
+	}
+
+	early := cliExpect(t, envMap(map[string]string{"CAIRN_DATA_DIR": t.TempDir(), "CAIRN_MODEL": "none"}))
+	if o := early(0, "import", "messages", "--no-embed", notes); !strings.Contains(o, notes+":2: supersedes link dropped") || !strings.Contains(o, "1 supersedes links dropped") {
+		t.Errorf("correction imported first: %s", o)
+	}
+}
+
 // TestContinuousExportCLI: with export.continuous, a `cairn post` updates
 // the channel's export files (not only `cairn serve`).
 func TestContinuousExportCLI(t *testing.T) {
