@@ -89,7 +89,8 @@
 // takes the same path as StoreMessage or DeleteMessage. They are safe for
 // concurrent use as the Engine is, and fail with ErrClosed once it closed.
 // Messages are imported from JSONL by ImportMessages (validated in full
-// before anything is written).
+// before anything is written) and exported to it by ExportMessages; the
+// export's format, versioned by its header line, is MessageExportFormat.
 //
 // A read makes no durable write: a search counts itself in memory, and the
 // counts reach the search_stats row inside the process's next message
