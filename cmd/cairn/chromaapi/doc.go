@@ -58,7 +58,9 @@
 // upsert, update or delete records, create or delete the database); a
 // reset (--allow-reset) deletes everything else and keeps them. They follow
 // the messages in SQLite, and cairn check and cairn rebuild keep them in
-// step.
+// step. Options.ReadOnlyStore makes the whole store read-only (cairn
+// serve on a data dir it may not write): every change is refused the same
+// way, and get_or_create of a collection that exists still answers it.
 //
 // Imports: vecstore (the types and errors of the collections it serves),
 // vecstore/where (the filter language), httpguard and reqlog; never

@@ -54,6 +54,12 @@ type Options struct {
 	// ReadOnly lists databases served for reading only (see
 	// ReadOnlyDatabase): cairn serve's engine vectors.
 	ReadOnly []ReadOnlyDatabase
+	// ReadOnlyStore, when not empty, makes the whole store read-only and
+	// says why (cairn serve on a data dir it may not write): every change
+	// (tenant, database, collection, records, reset) is refused with 403
+	// ChromaError and this text; reads, and get_or_create of a collection
+	// that exists, work.
+	ReadOnlyStore string
 	// MaxBodyBytes limits a request body (default 256 MiB): 413.
 	MaxBodyBytes int64
 	// MaxBatchSize limits the records in one add/upsert/update and the query
@@ -169,8 +175,8 @@ func New(opts Options) *Handler {
 		opts.Now = time.Now
 	}
 	h := &Handler{opts: opts, coll: opts.Collections, stats: map[string]*routeStats{}}
-	if len(opts.ReadOnly) > 0 {
-		h.coll = readOnly{Collections: opts.Collections, dbs: slices.Clone(opts.ReadOnly)}
+	if len(opts.ReadOnly) > 0 || opts.ReadOnlyStore != "" {
+		h.coll = readOnly{Collections: opts.Collections, dbs: slices.Clone(opts.ReadOnly), store: opts.ReadOnlyStore}
 	}
 	for _, name := range append(routeNames(), "unknown", "v1") {
 		h.stats[name] = &routeStats{}
