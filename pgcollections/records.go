@@ -484,9 +484,13 @@ func (s *Store) Get(ctx context.Context, collID string, req vecstore.GetRequest)
 			return err
 		}
 		defer rows.Close()
+		budget := vecstore.NewAnswerBudget(req.MaxAnswerBytes)
 		for rows.Next() {
 			if err := scanRecord(rows, res); err != nil {
 				return err
+			}
+			if budget.Spend(res) {
+				return nil // cut short: the caller refuses it
 			}
 		}
 		return rows.Err()
@@ -554,7 +558,12 @@ func (s *Store) Query(ctx context.Context, collID string, req vecstore.QueryRequ
 				return err
 			}
 		}
+		budget := vecstore.NewAnswerBudget(req.MaxAnswerBytes)
+		over := false
 		for _, q := range req.Embeddings {
+			if over {
+				break
+			}
 			row := &vecstore.GetResult{IDs: []string{}}
 			if res.Embeddings != nil {
 				row.Embeddings = [][]float32{}
@@ -593,6 +602,9 @@ func (s *Store) Query(ctx context.Context, collID string, req vecstore.QueryRequ
 					}
 					if dists != nil {
 						dists = append(dists, float32(d))
+					}
+					if over = budget.Spend(row); over {
+						break // cut short: the caller refuses it
 					}
 				}
 				rows.Close()

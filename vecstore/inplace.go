@@ -188,9 +188,14 @@ func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, 
 			return errNotInPlace // scanned exactly on the ordinary path
 		}
 		res = newQueryResult(qa.include, qa.incSet, len(req.Embeddings))
+		budget := NewAnswerBudget(req.MaxAnswerBytes)
+		over := false
 		for _, q := range req.Embeddings {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if over {
+				break
 			}
 			hits, err := c.search(q, qa.k, ef, allowed, exact)
 			if err != nil {
@@ -203,6 +208,9 @@ func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, 
 					return err
 				}
 				dists = append(dists, h.d)
+				if over = budget.Spend(row); over {
+					break
+				}
 			}
 			res.AppendRow(row, dists)
 		}
@@ -251,6 +259,12 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc 
 		}
 		var recs []*record
 		seen := make(map[string]bool, len(req.IDs))
+		// Every record found is in the answer unless offset or limit
+		// leaves some out: the budget then applies as they are decoded.
+		var budget *AnswerBudget
+		if req.Offset == 0 && (req.Limit == nil || *req.Limit >= len(req.IDs)) {
+			budget = NewAnswerBudget(req.MaxAnswerBytes)
+		}
 		for _, id := range req.IDs {
 			if seen[id] {
 				continue
@@ -262,6 +276,9 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc 
 			}
 			if r != nil {
 				recs = append(recs, r)
+				if budget.spendRecord(r) {
+					break
+				}
 			}
 		}
 		slices.SortFunc(recs, func(a, b *record) int {
@@ -278,9 +295,13 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc 
 			recs = recs[:*req.Limit]
 		}
 		res = newGetResult(inc, incSet, len(recs))
+		budget = NewAnswerBudget(req.MaxAnswerBytes)
 		for _, r := range recs {
 			if err := c.appendRecord(res, r); err != nil {
 				return err
+			}
+			if budget.Spend(res) {
+				break
 			}
 		}
 		s.stats.inPlace.Add(1)

@@ -81,9 +81,10 @@ type Options struct {
 	// 64 MiB, the default max_body_bytes: what a client may write in one
 	// request it may read back in one): the ids, documents, uris and
 	// metadata it carries, and 16 bytes per embedding number and distance.
-	// Counted on the store's result before the JSON is built; over it, a
-	// 400 naming the limit. MaxRequestResults counts records, and one 8 MB
-	// document asked for by 100 query embeddings is an 800 MB answer.
+	// The store stops copying records once its result is over it
+	// (vecstore.AnswerBudget), and the JSON is never built: a 400 naming
+	// the limit. MaxRequestResults counts records, and one 8 MB document
+	// asked for by 100 query embeddings is an 800 MB answer.
 	MaxAnswerBytes int64
 	// MaxScanBytes bounds the work of one request's where_document filter:
 	// the document bytes its clauses scan in all, each clause evaluated

@@ -277,6 +277,7 @@ func (h *Handler) get(rq *request) ([]byte, int, *apiError) {
 		return nil, 0, aerr
 	}
 	req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes = f.ids, f.where, f.doc, h.opts.MaxScanBytes
+	req.MaxAnswerBytes = h.opts.MaxAnswerBytes // the store stops copying past it
 	// Ask for one record over the limit to tell a get that fits from one
 	// that does not, without building the whole answer.
 	maxRes := h.opts.MaxRequestResults
@@ -350,6 +351,7 @@ func (h *Handler) query(rq *request) ([]byte, int, *apiError) {
 		return nil, 0, aerr
 	}
 	req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes = f.ids, f.where, f.doc, h.opts.MaxScanBytes
+	req.MaxAnswerBytes = h.opts.MaxAnswerBytes // the store stops copying past it
 	res, err := h.coll.Query(rq.ctx, rq.segs[2], req)
 	if err != nil {
 		return nil, 0, fromStore(err)
