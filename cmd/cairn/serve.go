@@ -302,7 +302,7 @@ func isLoopback(host string) bool {
 // HTTP front.
 func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (http.Handler, error) {
 	own, err := cairnapi.New(cairnapi.Options{Engine: eng, MaxBodyBytes: cfg.maxBody, MaxLimit: cfg.maxResults, MaxDepth: cfg.maxDepth, GC: cfg.gc,
-		ReadOnly: cfg.readOnly, Logger: logger})
+		MaxResultBytes: int64(cfg.limits.MaxResultBytes), ReadOnly: cfg.readOnly, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

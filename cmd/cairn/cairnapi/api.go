@@ -28,6 +28,9 @@ const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultMaxLimit     = 1000
 	DefaultMaxDepth     = 32
+	// DefaultMaxResultBytes is Options.MaxResultBytes' default (config
+	// server.max_result_bytes).
+	DefaultMaxResultBytes = 16 << 20
 )
 
 //go:embed openapi.json
@@ -45,6 +48,11 @@ type Options struct {
 	// MaxDepth limits the JSON nesting of a body (metadata, where); 0
 	// means DefaultMaxDepth.
 	MaxDepth int
+	// MaxResultBytes bounds the JSON of a search's results and of a
+	// listing (0: DefaultMaxResultBytes): the items past it are left out
+	// whole, and the answer says "truncated": true with
+	// "max_result_bytes".
+	MaxResultBytes int64
 	// GC holds the retention policies POST /gc applies (Progress is
 	// ignored); its MaxBytes is the storage budget GET /stats reports.
 	GC engine.GCOptions
@@ -99,6 +107,9 @@ func New(opts Options) (*Handler, error) {
 	}
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = DefaultMaxDepth
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
