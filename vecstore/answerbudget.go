@@ -41,19 +41,42 @@ func (b *AnswerBudget) Spend(res *GetResult) bool {
 	return b.used > b.limit
 }
 
+// Left returns the bytes the result may still take before it is over
+// the budget (-1 when unbounded).
+func (b *AnswerBudget) Left() int64 {
+	if b == nil || b.limit <= 0 {
+		return -1
+	}
+	return max(b.limit-b.used, 0)
+}
+
+// Used returns the bytes counted so far.
+func (b *AnswerBudget) Used() int64 {
+	if b == nil {
+		return 0
+	}
+	return b.used
+}
+
 // spendRecord counts a record decoded for a result (its id, document, uri
 // and metadata) and reports whether the budget is now exceeded.
 func (b *AnswerBudget) spendRecord(r *record) bool {
 	if b == nil || b.limit <= 0 {
 		return false
 	}
-	b.used += int64(len(r.id)) + metadataBytes(r.meta)
+	b.used += recordBytes(r)
+	return b.used > b.limit
+}
+
+// recordBytes is what Spend counts of r, its embedding aside.
+func recordBytes(r *record) int64 {
+	n := int64(len(r.id)) + metadataBytes(r.meta)
 	for _, s := range []*string{r.doc, r.uri} {
 		if s != nil {
-			b.used += int64(len(*s))
+			n += int64(len(*s))
 		}
 	}
-	return b.used > b.limit
+	return n
 }
 
 func metadataBytes(m Metadata) int64 {
