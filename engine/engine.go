@@ -236,7 +236,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e.retention = &Retention{db: e.db, fts: t, msgs: e}
 	e.backups = &Backups{db: e.db, store: e.VectorStore}
 	path := filepath.Join(abs, DBFile)
-	if opts.ReadOnly && !writable(abs) {
+	if opts.ReadOnly && !Writable(abs) {
 		// Another user's data dir, or one made read-only: SQLite cannot
 		// create the WAL's shared-memory file beside the database, so it
 		// reads the file as immutable, on one connection.

@@ -479,22 +479,69 @@ func (s *Store) Get(ctx context.Context, collID string, req vecstore.GetRequest)
 			q += " LIMIT " + a.add(int64(*req.Limit))
 		}
 		q += " OFFSET " + a.add(int64(req.Offset))
-		rows, err := tx.Query(ctx, q, a...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		budget := vecstore.NewAnswerBudget(req.MaxAnswerBytes)
+		return readBounded(ctx, tx, q, a, req.MaxAnswerBytes > 0, budget, func(rows pgx.Rows) (bool, error) {
 			if err := scanRecord(rows, res); err != nil {
-				return err
+				return false, err
 			}
-		}
-		return rows.Err()
+			return budget.Spend(res), nil
+		})
 	})
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// readBounded reads the rows of query q with scan, which reads one row
+// and reports whether the result is now over budget; it stops there (the
+// result is then cut short, and the caller refuses it). Closing a query's
+// rows early still reads every remaining row off the connection, so a
+// query that may return many rows (cursor) is read through a cursor, a
+// batch at a time, each batch about as many rows as the budget has room
+// for at the average row size so far: the rows past the budget stay in
+// the server.
+func readBounded(ctx context.Context, tx pgx.Tx, q string, a sqlArgs, cursor bool, budget *vecstore.AnswerBudget, scan func(pgx.Rows) (over bool, err error)) error {
+	read := func(rows pgx.Rows) (n int64, over bool, err error) {
+		defer rows.Close()
+		for rows.Next() {
+			n++
+			if over, err = scan(rows); err != nil || over {
+				return n, over, err
+			}
+		}
+		return n, false, rows.Err()
+	}
+	if !cursor {
+		rows, err := tx.Query(ctx, q, a...)
+		if err != nil {
+			return err
+		}
+		_, _, err = read(rows)
+		return err
+	}
+	if _, err := tx.Exec(ctx, "DECLARE chroma_rows NO SCROLL CURSOR FOR "+q, a...); err != nil {
+		return err
+	}
+	start, total := budget.Used(), int64(0)
+	for batch := int64(1); ; {
+		// Described on every call: the same FETCH text returns the
+		// columns of whichever cursor is open, so it is not cached.
+		rows, err := tx.Query(ctx, "FETCH "+strconv.FormatInt(batch, 10)+" FROM chroma_rows", pgx.QueryExecModeDescribeExec)
+		if err != nil {
+			return err
+		}
+		n, over, err := read(rows)
+		if total += n; err != nil || over {
+			return err // the transaction's end closes the cursor
+		}
+		if n < batch {
+			_, err := tx.Exec(ctx, "CLOSE chroma_rows")
+			return err
+		}
+		avg := max((budget.Used()-start)/total, 1)
+		batch = min(max(budget.Left()/avg+1, 1), 1024)
+	}
 }
 
 // inReadTx runs fn in a read-only transaction with one snapshot
@@ -554,7 +601,12 @@ func (s *Store) Query(ctx context.Context, collID string, req vecstore.QueryRequ
 				return err
 			}
 		}
+		budget := vecstore.NewAnswerBudget(req.MaxAnswerBytes)
+		over := false
 		for _, q := range req.Embeddings {
+			if over {
+				break
+			}
 			row := &vecstore.GetResult{IDs: []string{}}
 			if res.Embeddings != nil {
 				row.Embeddings = [][]float32{}
@@ -581,22 +633,19 @@ func (s *Store) Query(ctx context.Context, collID string, req vecstore.QueryRequ
 				}
 				stmt := `SELECT ` + dist + `, ` + recordColumns(res.Embeddings != nil, res.Documents != nil, res.URIs != nil, res.Metadatas != nil) +
 					` FROM chroma_records WHERE ` + filter + ` ORDER BY ` + order + ` LIMIT ` + strconv.Itoa(k)
-				rows, err := tx.Query(ctx, stmt, qa...)
-				if err != nil {
-					return err
-				}
-				for rows.Next() {
+				// A few rows are read as they come, more through a cursor.
+				err := readBounded(ctx, tx, stmt, qa, req.MaxAnswerBytes > 0 && k > 16, budget, func(rows pgx.Rows) (bool, error) {
 					var d float64
 					if err := scanRecord(rows, row, &d); err != nil {
-						rows.Close()
-						return err
+						return false, err
 					}
 					if dists != nil {
 						dists = append(dists, float32(d))
 					}
-				}
-				rows.Close()
-				if err := rows.Err(); err != nil {
+					over = budget.Spend(row) // cut short: the caller refuses it
+					return over, nil
+				})
+				if err != nil {
 					return err
 				}
 			}

@@ -188,11 +188,16 @@ func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, 
 			return errNotInPlace // scanned exactly on the ordinary path
 		}
 		res = newQueryResult(qa.include, qa.incSet, len(req.Embeddings))
+		budget := NewAnswerBudget(req.MaxAnswerBytes)
+		over := false
 		for _, q := range req.Embeddings {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			hits, err := c.search(q, qa.k, ef, allowed, exact)
+			if over {
+				break
+			}
+			hits, err := c.search(q, qa.k, ef, allowed, exact, budget.Left())
 			if err != nil {
 				return err
 			}
@@ -203,6 +208,9 @@ func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, 
 					return err
 				}
 				dists = append(dists, h.d)
+				if over = budget.Spend(row); over {
+					break
+				}
 			}
 			res.AppendRow(row, dists)
 		}
@@ -251,6 +259,12 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc 
 		}
 		var recs []*record
 		seen := make(map[string]bool, len(req.IDs))
+		// Every record found is in the answer unless offset or limit
+		// leaves some out: the budget then applies as they are decoded.
+		var budget *AnswerBudget
+		if req.Offset == 0 && (req.Limit == nil || *req.Limit >= len(req.IDs)) {
+			budget = NewAnswerBudget(req.MaxAnswerBytes)
+		}
 		for _, id := range req.IDs {
 			if seen[id] {
 				continue
@@ -262,6 +276,9 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc 
 			}
 			if r != nil {
 				recs = append(recs, r)
+				if budget.spendRecord(r) {
+					break
+				}
 			}
 		}
 		slices.SortFunc(recs, func(a, b *record) int {
@@ -278,9 +295,13 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc 
 			recs = recs[:*req.Limit]
 		}
 		res = newGetResult(inc, incSet, len(recs))
+		budget = NewAnswerBudget(req.MaxAnswerBytes)
 		for _, r := range recs {
 			if err := c.appendRecord(res, r); err != nil {
 				return err
+			}
+			if budget.Spend(res) {
+				break
 			}
 		}
 		s.stats.inPlace.Add(1)
@@ -489,7 +510,12 @@ func (c *inPlace) allowed(ctx context.Context, w *where.Expr) (*roaring.Bitmap, 
 // nil): with exact, every allowed record compared exactly; otherwise the
 // graph's ef best whose records have not changed since the snapshot,
 // merged with the records written since, compared exactly.
-func (c *inPlace) search(q []float32, k, ef int, allowed *roaring.Bitmap, exact bool) ([]inPlaceHit, error) {
+//
+// left, when not negative, is what the answer may still take
+// (AnswerBudget.Left): once the records decoded for the hits take more,
+// search returns those hits as they are (the answer will be over its
+// budget and refused), without decoding the rest.
+func (c *inPlace) search(q []float32, k, ef int, allowed *roaring.Bitmap, exact bool, left int64) ([]inPlaceHit, error) {
 	if k == 0 || (allowed != nil && allowed.IsEmpty()) {
 		return nil, nil
 	}
@@ -498,7 +524,7 @@ func (c *inPlace) search(q []float32, k, ef int, allowed *roaring.Bitmap, exact 
 		return nil, invalidErr(RuleNonFinite, "query_embeddings", "%v", err)
 	}
 	if exact && allowed != nil {
-		return c.scan(pq, k, allowed)
+		return c.scan(pq, k, allowed, left)
 	}
 	var allow index.Allow
 	if allowed != nil {
@@ -532,6 +558,11 @@ func (c *inPlace) search(q []float32, k, ef int, allowed *roaring.Bitmap, exact 
 			continue // not the snapshot's record (Check reports such damage)
 		}
 		hits = append(hits, inPlaceHit{r: r, d: h.Distance})
+		if left >= 0 {
+			if left -= recordBytes(r); left < 0 {
+				return hits, nil
+			}
+		}
 	}
 	for _, r := range c.fresh {
 		if r == nil || (allowed != nil && !allowed.Contains(r.dense)) {
@@ -564,8 +595,9 @@ func (c *inPlace) distance(pq index.Query, d uint32) (float32, error) {
 	return dist, nil
 }
 
-// scan returns the k allowed records nearest to pq, comparing each.
-func (c *inPlace) scan(pq index.Query, k int, allowed *roaring.Bitmap) ([]inPlaceHit, error) {
+// scan returns the k allowed records nearest to pq, comparing each; left
+// is search's.
+func (c *inPlace) scan(pq index.Query, k int, allowed *roaring.Bitmap, left int64) ([]inPlaceHit, error) {
 	type near struct {
 		d    uint32
 		dist float32
@@ -588,6 +620,11 @@ func (c *inPlace) scan(pq index.Query, k int, allowed *roaring.Bitmap) ([]inPlac
 			return nil, err
 		}
 		hits = append(hits, inPlaceHit{r: r, d: h.dist})
+		if left >= 0 {
+			if left -= recordBytes(r); left < 0 {
+				break
+			}
+		}
 	}
 	return hits, nil
 }

@@ -725,6 +725,7 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 			res = getByOrder(mc, set, req, inc, incSet)
 			return nil
 		}
+		budget := NewAnswerBudget(req.MaxAnswerBytes)
 		var sel []*record
 		skip := req.Offset
 		for i, d := range mc.order {
@@ -747,7 +748,9 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 		}
 		res = newGetResult(inc, incSet, len(sel))
 		for _, r := range sel {
-			mc.appendRecordLocked(res, r)
+			if mc.appendRecordLocked(res, r); budget.Spend(res) {
+				break
+			}
 		}
 		return nil
 	})
@@ -772,8 +775,11 @@ func getByOrder(mc *memColl, set *roaring.Bitmap, req GetRequest, inc []Include,
 		sel = sel[:*req.Limit]
 	}
 	res := newGetResult(inc, incSet, len(sel))
+	budget := NewAnswerBudget(req.MaxAnswerBytes)
 	for _, r := range sel {
-		mc.appendRecordLocked(res, r)
+		if mc.appendRecordLocked(res, r); budget.Spend(res) {
+			break
+		}
 	}
 	return res
 }
@@ -887,6 +893,7 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 				return refuse(ErrInternal, RuleUnknownID, "ids", "an id of the ids filter is not in the collection")
 			}
 		}
+		budget := NewAnswerBudget(req.MaxAnswerBytes)
 		for _, q := range req.Embeddings {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -895,7 +902,7 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 			if err != nil {
 				return err
 			}
-			if err := res.appendHitsLocked(mc, hits, qa.incSet); err != nil {
+			if over, err := res.appendHitsLocked(mc, hits, qa.incSet, budget); err != nil || over {
 				return err
 			}
 		}
@@ -995,10 +1002,11 @@ func newQueryResult(inc []Include, incSet map[Include]bool, nq int) *QueryResult
 	return res
 }
 
-// appendHitsLocked adds one query's hits to res as its next row.
+// appendHitsLocked adds one query's hits to res as its next row; over
+// reports that budget is spent (the row is cut short there).
 //
 // REQUIRES: Store.mu held shared.
-func (res *QueryResult) appendHitsLocked(mc *memColl, hits []index.Result, incSet map[Include]bool) error {
+func (res *QueryResult) appendHitsLocked(mc *memColl, hits []index.Result, incSet map[Include]bool, budget *AnswerBudget) (over bool, err error) {
 	row := newGetResult(nil, incSet, len(hits))
 	var dists []float32
 	if res.Distances != nil {
@@ -1007,15 +1015,18 @@ func (res *QueryResult) appendHitsLocked(mc *memColl, hits []index.Result, incSe
 	for _, h := range hits {
 		r := mc.byDense[h.ID]
 		if r == nil {
-			return fmt.Errorf("vecstore: index returned id %d with no record: %w", h.ID, ErrCorrupt)
+			return false, fmt.Errorf("vecstore: index returned id %d with no record: %w", h.ID, ErrCorrupt)
 		}
 		mc.appendRecordLocked(row, r)
 		if dists != nil {
 			dists = append(dists, h.Distance)
 		}
+		if over = budget.Spend(row); over {
+			break
+		}
 	}
 	res.AppendRow(row, dists)
-	return nil
+	return over, nil
 }
 
 // search is the planner: nil allowed means every record. docFiltered says

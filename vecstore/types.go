@@ -245,6 +245,11 @@ type GetRequest struct {
 	// MaxScanBytes bounds the work of WhereDocument: the bytes of documents
 	// its clauses may scan in all (0: DefaultMaxScanBytes).
 	MaxScanBytes int64
+	// MaxAnswerBytes, when positive, lets the store stop building the
+	// result once it carries more than this many bytes (AnswerBudget): the
+	// result is then cut short, and a caller that sets it must refuse a
+	// result over it rather than serve it.
+	MaxAnswerBytes int64
 }
 
 // GetResult is Chroma's GetResponse: fields not included are nil (JSON null);
@@ -272,6 +277,11 @@ type QueryRequest struct {
 	// MaxScanBytes bounds the work of WhereDocument: the bytes of documents
 	// its clauses may scan in all (0: DefaultMaxScanBytes).
 	MaxScanBytes int64
+	// MaxAnswerBytes, when positive, lets the store stop building the
+	// result once it carries more than this many bytes (AnswerBudget): the
+	// result is then cut short, and a caller that sets it must refuse a
+	// result over it rather than serve it.
+	MaxAnswerBytes int64
 }
 
 // QueryResult is Chroma's QueryResponse: one inner list per query embedding,

@@ -46,6 +46,10 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 	if err := lv.UnmarshalText([]byte(*level)); err != nil {
 		return usagef(c.name, "--log-level must be debug, info, warn or error, got %q", *level)
 	}
+	cfg, _, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
 	var tools []string
 	if *toolsFlag != "" {
 		for _, t := range strings.Split(*toolsFlag, ",") {
@@ -56,10 +60,6 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 			tools = append(tools, t)
 		}
 	} else {
-		cfg, _, err := e.loadConfig()
-		if err != nil {
-			return err
-		}
 		tools = cfg.MCP.Tools
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
@@ -76,7 +76,8 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 		}
 		return eng, err
 	}
-	srv, err := mcpserver.New(mcpserver.Options{Open: open, Version: buildVersion(), Logger: logger, Tools: tools})
+	srv, err := mcpserver.New(mcpserver.Options{Open: open, Version: buildVersion(), Logger: logger, Tools: tools,
+		MaxResultBytes: int64(cfg.Server.MaxResultBytes)})
 	if err != nil {
 		return err
 	}

@@ -30,39 +30,7 @@ func TestReadOnlyDataDir(t *testing.T) {
 			t.Fatalf("note: %v\n%s", err, out)
 		}
 	}
-	var cred *syscall.Credential
-	if os.Geteuid() == 0 {
-		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
-		// nobody may read the dir and run the binary, not write.
-		for _, p := range []string{bin, filepath.Dir(bin), filepath.Dir(filepath.Dir(bin)), data, filepath.Dir(data)} {
-			if err := os.Chmod(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		filepath.Walk(data, func(p string, fi os.FileInfo, err error) error {
-			if err == nil && !fi.IsDir() {
-				os.Chmod(p, 0o644)
-			} else if err == nil {
-				os.Chmod(p, 0o755)
-			}
-			return nil
-		})
-	} else {
-		filepath.Walk(data, func(p string, fi os.FileInfo, err error) error {
-			if err == nil {
-				os.Chmod(p, fi.Mode().Perm()&^0o222)
-			}
-			return nil
-		})
-		t.Cleanup(func() {
-			filepath.Walk(data, func(p string, fi os.FileInfo, err error) error {
-				if err == nil {
-					os.Chmod(p, fi.Mode().Perm()|0o200)
-				}
-				return nil
-			})
-		})
-	}
+	cred := makeReadOnly(t, bin, data)
 	before := dirListing(t, data)
 	run := func(args ...string) (string, int) {
 		t.Helper()
@@ -112,4 +80,45 @@ func dirListing(t *testing.T, dir string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// makeReadOnly makes data a data dir this test's cairn processes may not
+// write, and returns the credential to start them with. Root ignores file
+// modes, so as root they run as user nobody (a real process with dropped
+// privileges) over a dir it may read; otherwise the dir is made read-only
+// (its modes restored at cleanup, so that t.TempDir can remove it).
+func makeReadOnly(t *testing.T, bin, data string) *syscall.Credential {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		// nobody may read the dir and run the binary, not write.
+		for _, p := range []string{bin, filepath.Dir(bin), filepath.Dir(filepath.Dir(bin)), data, filepath.Dir(data)} {
+			if err := os.Chmod(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		filepath.Walk(data, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() {
+				os.Chmod(p, 0o644)
+			} else if err == nil {
+				os.Chmod(p, 0o755)
+			}
+			return nil
+		})
+		return &syscall.Credential{Uid: 65534, Gid: 65534}
+	}
+	filepath.Walk(data, func(p string, fi os.FileInfo, err error) error {
+		if err == nil {
+			os.Chmod(p, fi.Mode().Perm()&^0o222)
+		}
+		return nil
+	})
+	t.Cleanup(func() {
+		filepath.Walk(data, func(p string, fi os.FileInfo, err error) error {
+			if err == nil {
+				os.Chmod(p, fi.Mode().Perm()|0o200)
+			}
+			return nil
+		})
+	})
+	return nil
 }

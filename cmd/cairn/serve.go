@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
+	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/cmd/cairn/server"
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -59,6 +62,27 @@ type serveConfig struct {
 	// gc holds the retention policies and storage budget of config.toml,
 	// for the API's gc and stats.
 	gc engine.GCOptions
+	// readOnly, when not empty, says why every write is refused: the data
+	// dir is not writable by this process.
+	readOnly string
+}
+
+// readOnlyDataDir returns the data dir when serve must serve it read-only:
+// the messages live there (not in PostgreSQL) and it exists, but this
+// process may not write it. "" otherwise (a missing dir is created by the
+// engine, or its creation fails with the reason).
+func (e *env) readOnlyDataDir() (string, error) {
+	if e.storeURL() != "" {
+		return "", nil
+	}
+	dir, err := e.resolveDataDir()
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() || engine.Writable(dir) {
+		return "", nil
+	}
+	return filepath.Abs(dir)
 }
 
 func runServe(ctx context.Context, e *env, c *command, args []string) error {
@@ -75,6 +99,18 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer ln.Close()
 
+	// A data dir this process may not write (another user's, chmod -w, a
+	// read-only mount) is served read-only: the engine reads the database
+	// as an immutable file, the APIs refuse every write up front.
+	roDir, err := e.readOnlyDataDir()
+	if err != nil {
+		return err
+	}
+	if roDir != "" {
+		e.readOnly = true
+		cfg.readOnly = fmt.Sprintf("cairn serves the data dir %s read-only: this process may not write it (restart cairn serve with write access to it to write)", roDir)
+		logger.Warn("serving read-only: the data dir is not writable by this process; reads work, every write is refused (403 read_only)", "data_dir", roDir)
+	}
 	// The engine opens the vector store even without a model and hands it
 	// to the Chroma API: one store per process.
 	eng, closeModel, err := e.openWithModelVectors(ctx, model, forServe,
@@ -112,9 +148,14 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	jobs := eng.StartLifecycle(context.WithoutCancel(ctx), lifecycleOptions(conf.LifecycleOptions(eng.Dir()), logger))
-	defer jobs.Stop()
-	crumbs := e.startBreadcrumbRefresh(context.WithoutCancel(ctx), eng, logger)
+	// The scheduled jobs (gc, export) and the breadcrumb refresh write:
+	// a read-only server runs none of them.
+	stopJobs, crumbs := func() {}, (*gitcrumbs.Refresher)(nil)
+	if cfg.readOnly == "" {
+		stopJobs = eng.StartLifecycle(context.WithoutCancel(ctx), lifecycleOptions(conf.LifecycleOptions(eng.Dir()), logger)).Stop
+		crumbs = e.startBreadcrumbRefresh(context.WithoutCancel(ctx), eng, logger)
+	}
+	defer stopJobs()
 	defer crumbs.Stop()
 	url := "http://" + ln.Addr().String()
 	logger.Info("cairn serving", "url", url, "data_dir", eng.Dir(), "auth", cfg.token != "")
@@ -127,7 +168,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	if err := drainServer(ctx, logger, srv, served, cfg.drain); err != nil {
 		return err
 	}
-	jobs.Stop()
+	stopJobs()
 	crumbs.Stop()
 	// Closing the engine (and with it the vector store) flushes graph
 	// snapshots and the vector outbox state; every acknowledged write was
@@ -260,7 +301,8 @@ func isLoopback(host string) bool {
 // newServeHandler builds the APIs over eng and its vector store behind the
 // HTTP front.
 func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (http.Handler, error) {
-	own, err := cairnapi.New(cairnapi.Options{Engine: eng, MaxBodyBytes: cfg.maxBody, MaxLimit: cfg.maxResults, MaxDepth: cfg.maxDepth, GC: cfg.gc, Logger: logger})
+	own, err := cairnapi.New(cairnapi.Options{Engine: eng, MaxBodyBytes: cfg.maxBody, MaxLimit: cfg.maxResults, MaxDepth: cfg.maxDepth, GC: cfg.gc,
+		MaxResultBytes: int64(cfg.limits.MaxResultBytes), ReadOnly: cfg.readOnly, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -273,7 +315,7 @@ func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (
 	return server.New(server.Options{
 		Engine: eng,
 		Chroma: chromaapi.New(chromaapi.Options{
-			Collections: colls, ReadOnly: readOnly, AuthToken: cfg.token, AllowReset: cfg.allowReset,
+			Collections: colls, ReadOnly: readOnly, ReadOnlyStore: cfg.readOnly, AuthToken: cfg.token, AllowReset: cfg.allowReset,
 			MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
 			MaxFilterDepth: cfg.maxDepth, MaxRequestResults: lim.MaxRequestResults, MaxIDs: lim.MaxIDs,
 			MaxAnswerBytes: int64(lim.MaxAnswerBytes), MaxScanBytes: int64(lim.MaxScanBytes),

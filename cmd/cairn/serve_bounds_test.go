@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // metricSeries counts the series of one metric in a /metrics page.
@@ -164,5 +168,50 @@ func TestBackupTargetFull(t *testing.T) {
 	var xe *exec.ExitError
 	if !errors.As(err, &xe) || xe.ExitCode() == 0 || !strings.Contains(string(out), "no space left on the device holding "+target) || strings.Contains(string(out), "data dir") {
 		t.Errorf("backup to a full device: %v %s, want a failure naming %s and not the data dir", err, out, target)
+	}
+}
+
+// TestResultBytesFromConfig: server.max_result_bytes in config.toml bounds
+// the results of a real `cairn serve` (cairn API) and of a real `cairn mcp`
+// (through the official MCP SDK client): messages past it are left out
+// whole and the answer says truncated with the limit.
+func TestResultBytesFromConfig(t *testing.T) {
+	bin := buildCairn(t)
+	data := t.TempDir()
+	if err := os.WriteFile(filepath.Join(data, "config.toml"), []byte("[server]\nmax_result_bytes = 250000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServe(t, bin, data, "--model", "none")
+	for i := range 3 {
+		content := fmt.Sprintf("needle %d ", i) + strings.Repeat(fmt.Sprintf("word%d ", i), 100_000/7)
+		if code, body := httpDo(t, "POST", p.url+"/api/cairn/v1/notes", "", `{"agent":"ann","content":"`+content+`"}`); code != 201 {
+			t.Fatalf("note: %d %.200s", code, body)
+		}
+	}
+	code, body := httpDo(t, "POST", p.url+"/api/cairn/v1/search", "", `{"query":"needle","mode":"keyword","limit":3}`)
+	var res struct {
+		Results        []any
+		Truncated      bool  `json:"truncated"`
+		MaxResultBytes int64 `json:"max_result_bytes"`
+	}
+	if err := json.Unmarshal([]byte(body), &res); code != 200 || err != nil || len(res.Results) != 2 || !res.Truncated || res.MaxResultBytes != 250_000 {
+		t.Errorf("cairn API search over max_result_bytes: %d, %d results, truncated %v, max_result_bytes %d; want 2, true, 250000", code, len(res.Results), res.Truncated, res.MaxResultBytes)
+	}
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.Command(bin, "mcp", "--data-dir", data, "--model", "none")
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "ann", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	out := callToolOK(ctx, t, cs, "search_messages", map[string]any{"query": "needle", "mode": "keyword", "limit": 3, "full": true})
+	if hits, _ := out["results"].([]any); len(hits) != 2 || out["truncated"] != true || out["max_result_bytes"] != float64(250_000) {
+		t.Errorf("MCP search over max_result_bytes: %d results, truncated %v, max_result_bytes %v; want 2, true, 250000", len(hits), out["truncated"], out["max_result_bytes"])
 	}
 }

@@ -72,7 +72,8 @@ func (e *env) openWithModelVectors(ctx context.Context, flagModel string, use mo
 		}
 		opts.Embedder, closeModel = m, m.Close
 	}
-	opts.NoVectorWorker = use != forServe
+	// A read-only process (a data dir it may not write) embeds nothing.
+	opts.NoVectorWorker = use != forServe || opts.ReadOnly
 	eng, err := e.openEngine(ctx, dataDir, opts)
 	if err != nil {
 		_ = closeModel()
@@ -106,6 +107,10 @@ func (e *env) reportBacklog(ctx context.Context, eng *engine.Engine, use modelUs
 	}
 	switch use {
 	case forServe:
+		if e.readOnly {
+			fmt.Fprintf(e.stderr, "cairn: %d messages are not embedded yet with %s: semantic search does not see them, and this read-only process cannot embed them\n", b.Queued, b.Model)
+			return nil
+		}
 		fmt.Fprintf(e.stderr, "cairn: embedding %d queued messages with %s in the background (semantic search sees them as they are done)\n", b.Queued, b.Model)
 	case forWrite:
 		if b.Queued <= catchUp {

@@ -28,6 +28,9 @@ const (
 	DefaultMaxBodyBytes = 4 << 20
 	DefaultMaxLimit     = 1000
 	DefaultMaxDepth     = 32
+	// DefaultMaxResultBytes is Options.MaxResultBytes' default (config
+	// server.max_result_bytes).
+	DefaultMaxResultBytes = 16 << 20
 )
 
 //go:embed openapi.json
@@ -45,9 +48,18 @@ type Options struct {
 	// MaxDepth limits the JSON nesting of a body (metadata, where); 0
 	// means DefaultMaxDepth.
 	MaxDepth int
+	// MaxResultBytes bounds the JSON of a search's results and of a
+	// listing (0: DefaultMaxResultBytes): the items past it are left out
+	// whole, and the answer says "truncated": true with
+	// "max_result_bytes".
+	MaxResultBytes int64
 	// GC holds the retention policies POST /gc applies (Progress is
 	// ignored); its MaxBytes is the storage budget GET /stats reports.
 	GC engine.GCOptions
+	// ReadOnly, when not empty, says why the API only reads (cairn serve
+	// on a data dir it may not write): every route that writes answers 403
+	// read_only with this text before it reaches the engine.
+	ReadOnly string
 	// Logger receives operational errors; nil discards them.
 	Logger *slog.Logger
 }
@@ -96,30 +108,42 @@ func New(opts Options) (*Handler, error) {
 	if opts.MaxDepth <= 0 {
 		opts.MaxDepth = DefaultMaxDepth
 	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	h := &Handler{opts: opts, mux: http.NewServeMux()}
-	handlers := map[string]func(*http.Request) (any, int, error){
-		"POST " + Prefix + "/messages":                   h.storeMessage,
-		"GET " + Prefix + "/messages/{id}":               h.getMessage,
-		"DELETE " + Prefix + "/messages/{id}":            h.deleteMessage,
-		"GET " + Prefix + "/messages/{id}/neighbours":    h.neighbours,
-		"POST " + Prefix + "/notes":                      h.writeNote,
-		"POST " + Prefix + "/search":                     h.search,
-		"GET " + Prefix + "/agents":                      h.agents,
-		"GET " + Prefix + "/agents/{agent}/notes":        h.notes,
-		"GET " + Prefix + "/agents/{agent}/unread":       h.unread,
-		"POST " + Prefix + "/agents/{agent}/read":        h.markRead,
-		"GET " + Prefix + "/channels":                    h.channels,
-		"POST " + Prefix + "/channels":                   h.createChannel,
-		"GET " + Prefix + "/channels/{channel}/messages": h.channelMessages,
-		"GET " + Prefix + "/stats":                       h.stats,
-		"GET " + Prefix + "/stats/timeline":              h.timeline,
-		"POST " + Prefix + "/gc":                         h.gc,
-	}
-	for route, f := range handlers {
-		h.mux.Handle(route, h.wrap(f))
+	// Each route says whether it writes: a read-only API refuses those.
+	const reads, writes = false, true
+	for _, r := range []struct {
+		route  string
+		f      func(*http.Request) (any, int, error)
+		writes bool
+	}{
+		{"POST " + Prefix + "/messages", h.storeMessage, writes},
+		{"GET " + Prefix + "/messages/{id}", h.getMessage, reads},
+		{"DELETE " + Prefix + "/messages/{id}", h.deleteMessage, writes},
+		{"GET " + Prefix + "/messages/{id}/neighbours", h.neighbours, reads},
+		{"POST " + Prefix + "/notes", h.writeNote, writes},
+		{"POST " + Prefix + "/search", h.search, reads},
+		{"GET " + Prefix + "/agents", h.agents, reads},
+		{"GET " + Prefix + "/agents/{agent}/notes", h.notes, reads},
+		{"GET " + Prefix + "/agents/{agent}/unread", h.unread, reads},
+		{"POST " + Prefix + "/agents/{agent}/read", h.markRead, writes},
+		{"GET " + Prefix + "/channels", h.channels, reads},
+		{"POST " + Prefix + "/channels", h.createChannel, writes},
+		{"GET " + Prefix + "/channels/{channel}/messages", h.channelMessages, reads},
+		{"GET " + Prefix + "/stats", h.stats, reads},
+		{"GET " + Prefix + "/stats/timeline", h.timeline, reads},
+		{"POST " + Prefix + "/gc", h.gc, writes},
+	} {
+		f := r.f
+		if r.writes && opts.ReadOnly != "" {
+			f = func(*http.Request) (any, int, error) { return nil, 0, errReadOnly{opts.ReadOnly} }
+		}
+		h.mux.Handle(r.route, h.wrap(f))
 	}
 	h.mux.HandleFunc("GET "+Prefix+"/openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -138,7 +162,7 @@ type apiError struct {
 	// Error is the class: invalid_argument, not_found, already_exists,
 	// no_model, embedder_mismatch, dimension_mismatch, conflict, payload_too_large,
 	// unsupported_media_type, unavailable, corrupt, incompatible_format,
-	// internal.
+	// read_only, internal.
 	Error   string `json:"error"`
 	Message string `json:"message"`
 	// Field names the offending input field for invalid_argument.
@@ -149,6 +173,13 @@ type apiError struct {
 func invalidf(field, format string, args ...any) error {
 	return &engine.InvalidError{Field: field, Rule: fmt.Sprintf(format, args...)}
 }
+
+// errReadOnly refuses a write of a read-only API (Options.ReadOnly): 403,
+// not 503, since waiting does not help (the process cannot write the data
+// dir until it is restarted with write access) and clients retry a 503.
+type errReadOnly struct{ why string }
+
+func (e errReadOnly) Error() string { return e.why + "; nothing was written" }
 
 // errTooLarge marks a body over MaxBodyBytes; errMediaType a body that is
 // not JSON.
@@ -190,7 +221,10 @@ func errorStatuses() []struct {
 func statusOf(err error) (int, apiError) {
 	var inv *engine.InvalidError
 	var mbe *http.MaxBytesError
+	var ro errReadOnly
 	switch {
+	case errors.As(err, &ro):
+		return http.StatusForbidden, apiError{Error: "read_only", Message: ro.Error()}
 	case errors.As(err, &inv):
 		return http.StatusBadRequest, apiError{Error: "invalid_argument", Message: inv.Error(), Field: inv.Field}
 	case errors.As(err, &mbe), errors.Is(err, errTooLarge):

@@ -143,15 +143,58 @@ func (h *Handler) search(r *http.Request) (any, int, error) {
 	if resp.Results == nil {
 		resp.Results = []engine.SearchResult{}
 	}
-	return resp, http.StatusOK, nil
+	n, cut := fitted(resp.Results, h.opts.MaxResultBytes)
+	resp.Results = resp.Results[:n]
+	return searchAnswer{resp, cut}, http.StatusOK, nil
 }
 
-// list wraps a listing so that an empty one is [] rather than null.
-func list[T any](xs []T) map[string][]T {
+// searchAnswer is POST /search's answer: the engine's response, cut at
+// MaxResultBytes.
+type searchAnswer struct {
+	engine.SearchResponse
+	truncation
+}
+
+// listing is a listing's answer: an empty one is [] rather than null.
+type listing[T any] struct {
+	Results []T `json:"results"`
+	truncation
+}
+
+// list answers xs, cut at MaxResultBytes.
+func list[T any](h *Handler, xs []T) listing[T] {
 	if xs == nil {
 		xs = []T{}
 	}
-	return map[string][]T{"results": xs}
+	n, cut := fitted(xs, h.opts.MaxResultBytes)
+	return listing[T]{Results: xs[:n], truncation: cut}
+}
+
+// truncation says that an answer was cut at MaxResultBytes (both fields
+// absent when it was not).
+type truncation struct {
+	Truncated      bool  `json:"truncated,omitempty"`
+	MaxResultBytes int64 `json:"max_result_bytes,omitempty"`
+}
+
+// fitted returns how many of xs, from the first, fit in limit bytes of
+// JSON, and the truncation to report when not all do. A result over the
+// bound is cut at a whole item rather than refused: a caller (often an
+// agent) gets the best hits and an explicit signal to ask for fewer or
+// narrower ones, instead of an error to recover from. Each item is
+// encoded once to be measured (the answer is encoded again).
+func fitted[T any](xs []T, limit int64) (int, truncation) {
+	var used int64
+	for i, x := range xs {
+		b, err := json.Marshal(x)
+		if err != nil {
+			return i, truncation{}
+		}
+		if used += int64(len(b)) + 1; used > limit {
+			return i, truncation{Truncated: true, MaxResultBytes: limit}
+		}
+	}
+	return len(xs), truncation{}
 }
 
 func (h *Handler) notes(r *http.Request) (any, int, error) {
@@ -163,7 +206,7 @@ func (h *Handler) notes(r *http.Request) (any, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return list(ms), http.StatusOK, nil
+	return list(h, ms), http.StatusOK, nil
 }
 
 func (h *Handler) channelMessages(r *http.Request) (any, int, error) {
@@ -179,7 +222,7 @@ func (h *Handler) channelMessages(r *http.Request) (any, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return list(ms), http.StatusOK, nil
+	return list(h, ms), http.StatusOK, nil
 }
 
 func (h *Handler) channels(r *http.Request) (any, int, error) {
@@ -188,7 +231,7 @@ func (h *Handler) channels(r *http.Request) (any, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return list(cs), http.StatusOK, nil
+	return list(h, cs), http.StatusOK, nil
 }
 
 func (h *Handler) createChannel(r *http.Request) (any, int, error) {
@@ -208,5 +251,5 @@ func (h *Handler) agents(r *http.Request) (any, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return list(as), http.StatusOK, nil
+	return list(h, as), http.StatusOK, nil
 }

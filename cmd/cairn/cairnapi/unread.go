@@ -26,7 +26,22 @@ func (h *Handler) unread(r *http.Request) (any, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return u, http.StatusOK, nil
+	n, cut := fitted(u.Messages, h.opts.MaxResultBytes)
+	if n < len(u.Messages) {
+		// last_id names the last message listed, so that marking read up
+		// to it marks what was listed and no more.
+		u.Messages, u.LastID = u.Messages[:n], 0
+		if n > 0 {
+			u.LastID = u.Messages[n-1].ID
+		}
+	}
+	return unreadAnswer{u, cut}, http.StatusOK, nil
+}
+
+// unreadAnswer is GET .../unread's answer, cut at MaxResultBytes.
+type unreadAnswer struct {
+	engine.Unread
+	truncation
 }
 
 func (h *Handler) markRead(r *http.Request) (any, int, error) {

@@ -58,7 +58,16 @@
 // upsert, update or delete records, create or delete the database); a
 // reset (--allow-reset) deletes everything else and keeps them. They follow
 // the messages in SQLite, and cairn check and cairn rebuild keep them in
-// step.
+// step. Options.ReadOnlyStore makes the whole store read-only (cairn
+// serve on a data dir it may not write): every change is refused the same
+// way, and get_or_create of a collection that exists still answers it.
+//
+// A deliberate divergence from Chroma: a NUL character (\u0000) in a
+// record's id, document, uri, metadata key or string value is refused on
+// add, upsert and update with 400 InvalidArgumentError naming the field
+// (Chroma documents no such rule), as cairn refuses NUL in a message's
+// content: tools that cut text at a NUL would read back or export other
+// text than was written.
 //
 // Imports: vecstore (the types and errors of the collections it serves),
 // vecstore/where (the filter language), httpguard and reqlog; never

@@ -54,6 +54,12 @@ type Options struct {
 	// ReadOnly lists databases served for reading only (see
 	// ReadOnlyDatabase): cairn serve's engine vectors.
 	ReadOnly []ReadOnlyDatabase
+	// ReadOnlyStore, when not empty, makes the whole store read-only and
+	// says why (cairn serve on a data dir it may not write): every change
+	// (tenant, database, collection, records, reset) is refused with 403
+	// ChromaError and this text; reads, and get_or_create of a collection
+	// that exists, work.
+	ReadOnlyStore string
 	// MaxBodyBytes limits a request body (default 256 MiB): 413.
 	MaxBodyBytes int64
 	// MaxBatchSize limits the records in one add/upsert/update and the query
@@ -75,9 +81,10 @@ type Options struct {
 	// 64 MiB, the default max_body_bytes: what a client may write in one
 	// request it may read back in one): the ids, documents, uris and
 	// metadata it carries, and 16 bytes per embedding number and distance.
-	// Counted on the store's result before the JSON is built; over it, a
-	// 400 naming the limit. MaxRequestResults counts records, and one 8 MB
-	// document asked for by 100 query embeddings is an 800 MB answer.
+	// The store stops copying records once its result is over it
+	// (vecstore.AnswerBudget), and the JSON is never built: a 400 naming
+	// the limit. MaxRequestResults counts records, and one 8 MB document
+	// asked for by 100 query embeddings is an 800 MB answer.
 	MaxAnswerBytes int64
 	// MaxScanBytes bounds the work of one request's where_document filter:
 	// the document bytes its clauses scan in all, each clause evaluated
@@ -169,8 +176,8 @@ func New(opts Options) *Handler {
 		opts.Now = time.Now
 	}
 	h := &Handler{opts: opts, coll: opts.Collections, stats: map[string]*routeStats{}}
-	if len(opts.ReadOnly) > 0 {
-		h.coll = readOnly{Collections: opts.Collections, dbs: slices.Clone(opts.ReadOnly)}
+	if len(opts.ReadOnly) > 0 || opts.ReadOnlyStore != "" {
+		h.coll = readOnly{Collections: opts.Collections, dbs: slices.Clone(opts.ReadOnly), store: opts.ReadOnlyStore}
 	}
 	for _, name := range append(routeNames(), "unknown", "v1") {
 		h.stats[name] = &routeStats{}

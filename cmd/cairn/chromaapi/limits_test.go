@@ -194,3 +194,37 @@ func TestNamesAndIDsBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestNULRefused: a NUL character in a record's id, document, uri,
+// metadata key or string value is refused on add, upsert and update with a
+// 400 naming the field, and nothing is written.
+func TestNULRefused(t *testing.T) {
+	base, _ := cairnServer(t, chromaapi.Options{})
+	id := createCollection(t, base, "nul", nil)
+	recs := collPath + "/" + id
+	if a := call(t, base, "POST", recs+"/add", `{"ids":["a"],"embeddings":[[1,0]],"documents":["clean"],"metadatas":[{"k":"v"}]}`, nil); a.status != 201 {
+		t.Fatalf("add: %d %s", a.status, a.body)
+	}
+	for _, tc := range []struct{ name, body, field string }{
+		{"id", `{"ids":["b\u0000"],"embeddings":[[0,1]]}`, "ids[0]"},
+		{"document", `{"ids":["a","b"],"embeddings":[[1,0],[0,1]],"documents":["fine","x\u0000y"]}`, "documents[1]"},
+		{"uri", `{"ids":["b"],"embeddings":[[0,1]],"uris":["file:///x\u0000"]}`, "uris[0]"},
+		{"metadata key", `{"ids":["b"],"embeddings":[[0,1]],"metadatas":[{"k\u0000":"v"}]}`, "metadatas[0]: a key"},
+		{"metadata value", `{"ids":["b"],"embeddings":[[0,1]],"metadatas":[{"k":"v\u0000"}]}`, "metadatas[0].k"},
+	} {
+		for _, op := range []string{"add", "upsert", "update"} {
+			body := tc.body
+			if op == "update" {
+				body = strings.Replace(strings.Replace(body, `"b"`, `"a"`, 1), `"ids":["b\u0000"]`, `"ids":["a\u0000"]`, 1)
+			}
+			a := call(t, base, "POST", recs+"/"+op, body, nil)
+			if a.status != 400 || !strings.Contains(a.body, `"error":"InvalidArgumentError"`) || !strings.Contains(a.body, tc.field+": must not contain a NUL character") {
+				t.Errorf("%s with NUL in the %s: %d %s, want 400 naming %s", op, tc.name, a.status, a.body, tc.field)
+			}
+		}
+	}
+	a := call(t, base, "POST", recs+"/get", `{"include":["documents","metadatas","uris"]}`, nil)
+	if a.status != 200 || a.body != `{"ids":["a"],"embeddings":null,"documents":["clean"],"uris":[null],"metadatas":[{"k":"v"}],"include":["documents","metadatas","uris"]}` {
+		t.Errorf("after the refusals: %d %s, want the one record as written", a.status, a.body)
+	}
+}

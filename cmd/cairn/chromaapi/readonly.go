@@ -28,10 +28,24 @@ type ReadOnlyDatabase struct {
 }
 
 // readOnly wraps the served store and refuses every change inside its
-// read-only databases; reads pass through untouched.
+// read-only databases, or anywhere when store is set; reads pass through
+// untouched.
 type readOnly struct {
 	Collections
 	dbs []ReadOnlyDatabase
+	// store, when not empty, makes the whole store read-only and says why
+	// (Options.ReadOnlyStore).
+	store string
+}
+
+// storeRefusal refuses a change anywhere in a read-only store: 403 as for
+// a read-only database, since waiting does not help (a 503 invites
+// retries) and Chroma's clients raise it as they raise any refusal.
+func (r readOnly) storeRefusal() error {
+	if r.store == "" {
+		return nil
+	}
+	return &apiError{status: http.StatusForbidden, name: nameChroma, message: r.store + "; nothing was written"}
 }
 
 // protected returns the read-only database (tenant, database), if it is one.
@@ -51,6 +65,9 @@ func (d ReadOnlyDatabase) refusal() *apiError {
 
 // check refuses a change to (tenant, database) when it is read-only.
 func (r readOnly) check(tenant, database string) error {
+	if err := r.storeRefusal(); err != nil {
+		return err
+	}
 	if d, ok := r.protected(tenant, database); ok {
 		return d.refusal()
 	}
@@ -61,11 +78,28 @@ func (r readOnly) check(tenant, database string) error {
 // database. An id the store does not know passes, so that the store words
 // the error as it does without this guard.
 func (r readOnly) checkID(ctx context.Context, id string) error {
+	if err := r.storeRefusal(); err != nil {
+		return err
+	}
 	c, err := r.Collections.GetCollectionByID(ctx, id)
 	if err != nil {
 		return nil
 	}
 	return r.check(c.Tenant, c.Database)
+}
+
+func (r readOnly) CreateTenant(ctx context.Context, name string) error {
+	if err := r.storeRefusal(); err != nil {
+		return err
+	}
+	return r.Collections.CreateTenant(ctx, name)
+}
+
+func (r readOnly) Reset(ctx context.Context) error {
+	if err := r.storeRefusal(); err != nil {
+		return err
+	}
+	return r.Collections.Reset(ctx)
 }
 
 func (r readOnly) CreateDatabase(ctx context.Context, tenant, name string) error {
@@ -83,6 +117,14 @@ func (r readOnly) DeleteDatabase(ctx context.Context, tenant, name string) error
 }
 
 func (r readOnly) CreateCollection(ctx context.Context, req vecstore.CreateCollectionRequest) (vecstore.Collection, error) {
+	if r.store != "" && req.GetOrCreate {
+		// get_or_create of a collection that exists only reads it (the
+		// store ignores the request's metadata then): a client that
+		// opens its collection so still reads a read-only store.
+		if c, err := r.Collections.GetCollection(ctx, req.Tenant, req.Database, req.Name); err == nil {
+			return c, nil
+		}
+	}
 	if err := r.check(req.Tenant, req.Database); err != nil {
 		return vecstore.Collection{}, err
 	}

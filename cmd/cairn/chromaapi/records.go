@@ -4,6 +4,7 @@ import (
 	"context"
 	"github.com/cairn-dev/cairn/vecstore"
 	"github.com/cairn-dev/cairn/vecstore/where"
+	"strings"
 )
 
 // writeBody is a decoded add, upsert or update body.
@@ -61,7 +62,47 @@ func (h *Handler) decodeWrite(rq *request, structName string, embRequired, nullM
 	if len(wb.ids) > h.opts.MaxBatchSize {
 		return wb, errInvalid("Batch of %d records exceeds this server's limit of %d", len(wb.ids), h.opts.MaxBatchSize)
 	}
-	return wb, nil
+	return wb, refuseNUL(wb)
+}
+
+// refuseNUL refuses a NUL character in a record's id, document, uri,
+// metadata key or string value with a 400 naming the field, before
+// anything is written. Chroma has no such rule (a JSON string may hold
+// \u0000, and its API documents no refusal); cairn refuses NUL as it
+// does in a message's content: C strings, terminals and many tools cut
+// text at a NUL, so what a client reads back or exports would differ from
+// what it wrote. A declared divergence (doc.go).
+func refuseNUL(wb writeBody) *apiError {
+	nul := func(s string) bool { return strings.IndexByte(s, 0) >= 0 }
+	refuse := func(field string) *apiError {
+		return errInvalid("%s: must not contain a NUL character (\\u0000)", field)
+	}
+	for i, id := range wb.ids {
+		if nul(id) {
+			return refuse(indexPath("ids", i))
+		}
+	}
+	for _, f := range []struct {
+		name  string
+		texts []*string
+	}{{"documents", wb.documents}, {"uris", wb.uris}} {
+		for i, s := range f.texts {
+			if s != nil && nul(*s) {
+				return refuse(indexPath(f.name, i))
+			}
+		}
+	}
+	for i, md := range wb.metadatas {
+		for k, v := range md {
+			if nul(k) {
+				return refuse(indexPath("metadatas", i) + ": a key")
+			}
+			if v.Kind == where.KindString && nul(v.Str) {
+				return refuse(joinPath(indexPath("metadatas", i), k))
+			}
+		}
+	}
+	return nil
 }
 
 func (h *Handler) add(rq *request) ([]byte, int, *apiError) {
@@ -236,6 +277,7 @@ func (h *Handler) get(rq *request) ([]byte, int, *apiError) {
 		return nil, 0, aerr
 	}
 	req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes = f.ids, f.where, f.doc, h.opts.MaxScanBytes
+	req.MaxAnswerBytes = h.opts.MaxAnswerBytes // the store stops copying past it
 	// Ask for one record over the limit to tell a get that fits from one
 	// that does not, without building the whole answer.
 	maxRes := h.opts.MaxRequestResults
@@ -309,6 +351,7 @@ func (h *Handler) query(rq *request) ([]byte, int, *apiError) {
 		return nil, 0, aerr
 	}
 	req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes = f.ids, f.where, f.doc, h.opts.MaxScanBytes
+	req.MaxAnswerBytes = h.opts.MaxAnswerBytes // the store stops copying past it
 	res, err := h.coll.Query(rq.ctx, rq.segs[2], req)
 	if err != nil {
 		return nil, 0, fromStore(err)

@@ -124,6 +124,7 @@ type Server struct {
 	MaxResults        int      `toml:"max_results" comment:"Largest n_results / limit."`
 	MaxRequestResults int      `toml:"max_request_results" comment:"Most records one request answers: query embeddings x n_results, or a Chroma get."`
 	MaxAnswerBytes    int      `toml:"max_answer_bytes" comment:"Largest Chroma get or query answer: the ids, documents, uris and metadata it carries, 16 bytes per embedding number and distance."`
+	MaxResultBytes    int      `toml:"max_result_bytes" comment:"Largest cairn API or MCP search or listing result (its JSON): the messages past it are left out whole, and the result says truncated: true with this limit."`
 	MaxScanBytes      int      `toml:"max_scan_bytes" comment:"Most document bytes one Chroma where_document filter scans: each clause evaluated counts its document's length."`
 	MaxIDs            int      `toml:"max_ids" comment:"Most ids in one Chroma get, query or delete."`
 	MaxFilterDepth    int      `toml:"max_filter_depth" comment:"Deepest nesting of a where filter or JSON body."`
@@ -239,7 +240,7 @@ func Default() Config {
 		Server: Server{
 			Hosts: []string{}, AllowedOrigins: []string{},
 			MaxBodyBytes: 64 << 20, BodyBudgetBytes: 256 << 20,
-			MaxBatch: 100_000, MaxResults: 10_000, MaxRequestResults: 100_000, MaxAnswerBytes: 64 << 20, MaxScanBytes: 256 << 20, MaxIDs: 100_000,
+			MaxBatch: 100_000, MaxResults: 10_000, MaxRequestResults: 100_000, MaxAnswerBytes: 64 << 20, MaxResultBytes: 16 << 20, MaxScanBytes: 256 << 20, MaxIDs: 100_000,
 			MaxFilterDepth: 32, MaxFilterClauses: 500, MaxFilterValues: 100_000,
 			ReadHeaderTimeout: Duration(10 * time.Second), ReadTimeout: Duration(2 * time.Minute),
 			WriteTimeout: Duration(5 * time.Minute), IdleTimeout: Duration(2 * time.Minute),
@@ -386,7 +387,7 @@ func (s Server) validate() error {
 		key string
 		n   int
 	}{{"max_body_bytes", s.MaxBodyBytes}, {"body_budget_bytes", s.BodyBudgetBytes}, {"max_batch", s.MaxBatch},
-		{"max_results", s.MaxResults}, {"max_request_results", s.MaxRequestResults}, {"max_answer_bytes", s.MaxAnswerBytes}, {"max_scan_bytes", s.MaxScanBytes}, {"max_ids", s.MaxIDs},
+		{"max_results", s.MaxResults}, {"max_request_results", s.MaxRequestResults}, {"max_answer_bytes", s.MaxAnswerBytes}, {"max_result_bytes", s.MaxResultBytes}, {"max_scan_bytes", s.MaxScanBytes}, {"max_ids", s.MaxIDs},
 		{"max_filter_depth", s.MaxFilterDepth}, {"max_filter_clauses", s.MaxFilterClauses}, {"max_filter_values", s.MaxFilterValues}} {
 		if v.n <= 0 {
 			return fmt.Errorf("%s must be positive, got %d", v.key, v.n)

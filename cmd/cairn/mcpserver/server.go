@@ -24,7 +24,16 @@ type Options struct {
 	Logger *slog.Logger
 	// Tools names the tool sets to serve (ToolSets); nil serves core.
 	Tools []string
+	// MaxResultBytes bounds the JSON of a search's or a listing's
+	// messages (0: DefaultMaxResultBytes): the messages past it are left
+	// out whole, and the result says "truncated": true with
+	// "max_result_bytes".
+	MaxResultBytes int64
 }
+
+// DefaultMaxResultBytes is Options.MaxResultBytes' default (config
+// server.max_result_bytes).
+const DefaultMaxResultBytes = 16 << 20
 
 // Server is an MCP server over one engine.
 type Server struct {
@@ -57,6 +66,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
+	}
+	if opts.MaxResultBytes <= 0 {
+		opts.MaxResultBytes = DefaultMaxResultBytes
 	}
 	sets, err := toolSets(opts.Tools)
 	if err != nil {

@@ -107,6 +107,7 @@ type Hit struct {
 // HitsOutput is a list of messages.
 type HitsOutput struct {
 	Results []Hit `json:"results"`
+	Truncation
 }
 
 // GetMessageInput is get_message's arguments.
@@ -248,6 +249,8 @@ func (s *Server) search(ctx context.Context, call *mcp.CallToolRequest, in Searc
 		}
 		out.Results[i] = h
 	}
+	n, cut := s.fitted(out.Results)
+	out.Results, out.Truncation = out.Results[:n], cut
 	return nil, out, nil
 }
 
@@ -261,6 +264,33 @@ type SearchOutput struct {
 	// BelowFloor counts the messages found but less likely relevant than
 	// min_score: none returned and some below means nothing relevant.
 	BelowFloor int `json:"below_floor,omitempty"`
+	Truncation
+}
+
+// Truncation says that a result was cut at Options.MaxResultBytes (both
+// fields absent when it was not).
+type Truncation struct {
+	Truncated      bool  `json:"truncated,omitempty"`
+	MaxResultBytes int64 `json:"max_result_bytes,omitempty"`
+}
+
+// fitted returns how many of hs, from the first, fit in
+// Options.MaxResultBytes of JSON, and the truncation to report when not
+// all do. A result over the bound is cut at a whole message rather than
+// refused: the agent gets the best hits and an explicit signal to ask for
+// fewer (limit) or narrower ones, instead of a tool error to recover from.
+func (s *Server) fitted(hs []Hit) (int, Truncation) {
+	var used int64
+	for i, h := range hs {
+		b, err := json.Marshal(h)
+		if err != nil {
+			return i, Truncation{}
+		}
+		if used += int64(len(b)) + 1; used > s.opts.MaxResultBytes {
+			return i, Truncation{Truncated: true, MaxResultBytes: s.opts.MaxResultBytes}
+		}
+	}
+	return len(hs), Truncation{}
 }
 
 func (s *Server) getMessage(ctx context.Context, _ *mcp.CallToolRequest, in GetMessageInput) (*mcp.CallToolResult, Hit, error) {
@@ -288,7 +318,7 @@ func (s *Server) getNotes(ctx context.Context, _ *mcp.CallToolRequest, in GetNot
 	if err != nil {
 		return nil, HitsOutput{}, toolError(err)
 	}
-	return nil, hits(ms, in.Full), nil
+	return nil, s.hits(ms, in.Full), nil
 }
 
 func (s *Server) channelMessages(ctx context.Context, _ *mcp.CallToolRequest, in ChannelMessagesInput) (*mcp.CallToolResult, HitsOutput, error) {
@@ -307,7 +337,7 @@ func (s *Server) channelMessages(ctx context.Context, _ *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, HitsOutput{}, toolError(err)
 	}
-	return nil, hits(ms, in.Full), nil
+	return nil, s.hits(ms, in.Full), nil
 }
 
 func (s *Server) listChannels(ctx context.Context, _ *mcp.CallToolRequest, in ListChannelsInput) (*mcp.CallToolResult, ChannelsOutput, error) {
@@ -378,11 +408,14 @@ func metadataJSON(req *mcp.CallToolRequest, md map[string]any) (json.RawMessage,
 	return b, nil
 }
 
-func hits(ms []engine.Message, full bool) HitsOutput {
+// hits lists ms, cut at Options.MaxResultBytes.
+func (s *Server) hits(ms []engine.Message, full bool) HitsOutput {
 	out := HitsOutput{Results: make([]Hit, len(ms))}
 	for i, m := range ms {
 		out.Results[i] = hit(m, 0, full)
 	}
+	n, cut := s.fitted(out.Results)
+	out.Results, out.Truncation = out.Results[:n], cut
 	return out
 }
 

@@ -21,6 +21,7 @@ type UnreadOutput struct {
 	Unread  int64 `json:"unread" jsonschema:"unread messages in the scope, listed or not"`
 	LastID  int64 `json:"last_id,omitempty" jsonschema:"id of the last message listed: pass it to mark_read as up_to once you have read them"`
 	Results []Hit `json:"results"`
+	Truncation
 }
 
 // MarkReadInput is mark_read's arguments.
@@ -51,7 +52,16 @@ func (s *Server) getUnread(ctx context.Context, _ *mcp.CallToolRequest, in GetUn
 	if err != nil {
 		return nil, UnreadOutput{}, toolError(err)
 	}
-	return nil, UnreadOutput{Unread: u.Count, LastID: u.LastID, Results: hits(u.Messages, in.Full).Results}, nil
+	listed := s.hits(u.Messages, in.Full)
+	if n := len(listed.Results); n < len(u.Messages) {
+		// last_id names the last message listed, so that mark_read up to
+		// it marks what was listed and no more.
+		u.LastID = 0
+		if n > 0 {
+			u.LastID = listed.Results[n-1].ID
+		}
+	}
+	return nil, UnreadOutput{Unread: u.Count, LastID: u.LastID, Results: listed.Results, Truncation: listed.Truncation}, nil
 }
 
 func (s *Server) markRead(ctx context.Context, _ *mcp.CallToolRequest, in MarkReadInput) (*mcp.CallToolResult, engine.ReadCursor, error) {
