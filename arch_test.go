@@ -46,11 +46,16 @@ func layers() []layer {
 		// The filter language (where/where_document trees, parser, values) is a
 		// leaf that vecstore, engine and the adapters share.
 		{dir: "vecstore/where", stdlibOnly: true},
-		{dir: "vecstore", mayImport: []string{"index", "vecstore/where"}, mustNotDepend: []string{"database/sql", module + "/fts", module + "/embed", module + "/engine"}},
+		// The Chroma model (types, requests and results, rules, error
+		// classes, the Store interface): the standard library and the
+		// filter language only, so that the adapter over it and the stores
+		// under it share no storage code.
+		{dir: "vecstore/chroma", mayImport: []string{"vecstore/where"}, stdlibOnly: true, mustNotDepend: []string{module + "/index"}},
+		{dir: "vecstore", mayImport: []string{"index", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"database/sql", module + "/fts", module + "/embed", module + "/engine"}},
 		// The pure steps of a search (evidence, calibration, the floor):
 		// plain values in and out, below the engine that calls them.
 		{dir: "engine/search", mayImport: []string{"fts"}, stdlibOnly: true},
-		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/pgstore", module + "/pgcollections"}},
+		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/pgstore", module + "/pgcollections"}},
 		// The PostgreSQL store beneath the engine (engine.Backend).
 		{dir: "engine/ops", mayImport: []string{"engine"}, mustNotDepend: []string{"net/http", module + "/pgstore", module + "/cmd/", module + "/bench"}},
 		{dir: "pgstore", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
@@ -60,12 +65,13 @@ func layers() []layer {
 		// never sees the engine.
 		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "engine/search", "embed", "pgstore", "pgcollections"}},
 		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/pgstore", module + "/pgcollections", module + "/embed"}},
-		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/pgstore", module + "/pgcollections", module + "/embed"}},
+		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/pgstore", module + "/pgcollections", module + "/embed"}},
 		// HTTP plumbing the two APIs share: the standard library only.
 		{dir: "cmd/cairn/httpguard", stdlibOnly: true},
 		{dir: "cmd/cairn/reqlog", stdlibOnly: true},
-		// Chroma collections in PostgreSQL: vecstore's types and rules over pgx.
-		{dir: "pgcollections", mayImport: []string{"vecstore", "vecstore/where"}, mustNotDepend: []string{sqlite, module + "/fts", module + "/embed", module + "/engine", module + "/cmd/", module + "/bench"}},
+		// Chroma collections in PostgreSQL: the Chroma model over pgx, beside
+		// vecstore (neither bbolt nor the HNSW index).
+		{dir: "pgcollections", mayImport: []string{"vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{sqlite, bbolt, module + "/index", module + "/fts", module + "/embed", module + "/engine", module + "/cmd/", module + "/bench"}},
 		// Agent setup edits the agents' own files and knows nothing of the
 		// store.
 		{dir: "cmd/cairn/agentsetup"},
@@ -80,7 +86,7 @@ func layers() []layer {
 		{dir: "internal/testsummary", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
-		{dir: "bench", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},
+		{dir: "bench", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},
 	}
 }
 

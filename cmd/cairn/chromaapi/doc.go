@@ -35,7 +35,7 @@
 // "cairn:vector_code": "sq8" stores 8-bit codes instead of float32 (a
 // quarter of the bytes; get returns embeddings within a quantization step
 // of those written), "sq8r" 8-bit residuals from trained centroids
-// (distances nearer float32's); see vecstore.MetaVectorCode.
+// (distances nearer float32's); see chroma.MetaVectorCode.
 //
 // Chroma compatibility is tested as data: testdata/chroma/cases/*.json holds
 // request sequences recorded from the real Chroma 1.0.0 server (go test

@@ -81,7 +81,7 @@ type Options struct {
 	MaxAnswerBytes int64
 	// MaxScanBytes bounds the work of one request's where_document filter:
 	// the document bytes its clauses scan in all, each clause evaluated
-	// counting its document's length (default vecstore.DefaultMaxScanBytes,
+	// counting its document's length (default chroma.DefaultMaxScanBytes,
 	// 256 MiB): 400 naming the limit.
 	MaxScanBytes int64
 	// MaxIDs bounds the ids of one get, query or delete (default 100,000).

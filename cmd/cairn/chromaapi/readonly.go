@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // ReadOnlyDatabase names a database the API serves for reading only: its
@@ -37,7 +37,7 @@ type readOnly struct {
 // protected returns the read-only database (tenant, database), if it is one.
 func (r readOnly) protected(tenant, database string) (ReadOnlyDatabase, bool) {
 	for _, d := range r.dbs {
-		if cmp.Or(d.Tenant, vecstore.DefaultTenant) == tenant && d.Database == database {
+		if cmp.Or(d.Tenant, chroma.DefaultTenant) == tenant && d.Database == database {
 			return d, true
 		}
 	}
@@ -82,14 +82,14 @@ func (r readOnly) DeleteDatabase(ctx context.Context, tenant, name string) error
 	return r.Collections.DeleteDatabase(ctx, tenant, name)
 }
 
-func (r readOnly) CreateCollection(ctx context.Context, req vecstore.CreateCollectionRequest) (vecstore.Collection, error) {
+func (r readOnly) CreateCollection(ctx context.Context, req chroma.CreateCollectionRequest) (chroma.Collection, error) {
 	if err := r.check(req.Tenant, req.Database); err != nil {
-		return vecstore.Collection{}, err
+		return chroma.Collection{}, err
 	}
 	return r.Collections.CreateCollection(ctx, req)
 }
 
-func (r readOnly) ModifyCollection(ctx context.Context, id string, req vecstore.ModifyCollectionRequest) error {
+func (r readOnly) ModifyCollection(ctx context.Context, id string, req chroma.ModifyCollectionRequest) error {
 	if err := r.checkID(ctx, id); err != nil {
 		return err
 	}
@@ -103,28 +103,28 @@ func (r readOnly) DeleteCollection(ctx context.Context, tenant, database, name s
 	return r.Collections.DeleteCollection(ctx, tenant, database, name)
 }
 
-func (r readOnly) Add(ctx context.Context, collID string, req vecstore.AddRequest) error {
+func (r readOnly) Add(ctx context.Context, collID string, req chroma.AddRequest) error {
 	if err := r.checkID(ctx, collID); err != nil {
 		return err
 	}
 	return r.Collections.Add(ctx, collID, req)
 }
 
-func (r readOnly) Upsert(ctx context.Context, collID string, req vecstore.AddRequest) error {
+func (r readOnly) Upsert(ctx context.Context, collID string, req chroma.AddRequest) error {
 	if err := r.checkID(ctx, collID); err != nil {
 		return err
 	}
 	return r.Collections.Upsert(ctx, collID, req)
 }
 
-func (r readOnly) Update(ctx context.Context, collID string, req vecstore.UpdateRequest) error {
+func (r readOnly) Update(ctx context.Context, collID string, req chroma.UpdateRequest) error {
 	if err := r.checkID(ctx, collID); err != nil {
 		return err
 	}
 	return r.Collections.Update(ctx, collID, req)
 }
 
-func (r readOnly) Delete(ctx context.Context, collID string, req vecstore.DeleteRequest) error {
+func (r readOnly) Delete(ctx context.Context, collID string, req chroma.DeleteRequest) error {
 	if err := r.checkID(ctx, collID); err != nil {
 		return err
 	}
