@@ -29,8 +29,9 @@
 //
 // Kept on purpose for compatibility: a float operand is truncated toward
 // zero when compared with int-typed metadata values (Chroma 1.0.0 bug, see
-// metaindex.go), an unknown id in a query's ids filter is ErrInternal
-// ("Error finding id"), a refused first batch may still fix the dimension.
+// metaindex.go), an unknown id in a query's ids filter is refused
+// (RuleUnknownID; Chroma answers "Error finding id"), a refused first
+// batch may still fix the dimension.
 //
 // Besides Chroma's checks, each collection records the embedding model id of
 // its vectors (Model) and its dimension; a write or query carrying another

@@ -6,39 +6,36 @@ import (
 	"strconv"
 )
 
-// Error classes. Every error a Store returns for a refused request or
-// damaged data matches exactly one of these with errors.Is, so that surfaces (the Chroma HTTP adapter, MCP, CLI) map a
-// class once. The Chroma HTTP status for each class is given in brackets.
+// Error classes: what kind of refusal an error is, in the model's terms.
+// Every error a Store returns for a refused request or damaged data
+// matches exactly one of them with errors.Is, so that each surface (the
+// Chroma HTTP adapter, MCP, the CLI) maps a class once; where a surface
+// must tell two refusals of one class apart (Chroma answers some invalid
+// requests 422 and others 400), it looks at the Rule.
 var (
-	// ErrInvalid: the request is well formed but invalid (Chroma 400).
+	// ErrInvalid: the request breaks a rule of the model: a name, an id,
+	// a value, a filter, a missing or null field, an unknown include name,
+	// a configuration field that cannot change.
 	ErrInvalid = errors.New("vecstore: invalid argument")
-	// ErrUnprocessable: the request has the wrong shape, e.g. a null or nested metadata
-	// value, a negative limit, an unknown include value (Chroma 422).
-	ErrUnprocessable = errors.New("vecstore: unprocessable request")
-	// ErrNotFound: a tenant, database or collection does not exist (Chroma 404).
+	// ErrNotFound: a tenant, database or collection does not exist, or a
+	// record a query's ids filter names is not stored (RuleUnknownID).
 	ErrNotFound = errors.New("vecstore: not found")
-	// ErrExists: a tenant, database or collection already exists (Chroma 409).
+	// ErrExists: a tenant, database or collection already exists.
 	ErrExists = errors.New("vecstore: already exists")
-	// ErrInternal: an error that Chroma 1.0.0 reports as 500
-	// (kept for compatibility, e.g. an unknown id in a query's ids filter).
-	ErrInternal = errors.New("vecstore: internal error")
-	// ErrDimensionMismatch: a vector's length differs from the collection's dimension
-	// (Chroma 400).
+	// ErrForbidden: an operation the store's configuration disables (reset).
+	ErrForbidden = errors.New("vecstore: forbidden")
+	// ErrDimensionMismatch: a vector's length differs from the collection's dimension.
 	ErrDimensionMismatch = errors.New("vecstore: dimension mismatch")
 	// ErrEmbedderMismatch: vectors of one embedding model written to or queried against
-	// a collection that holds another model's vectors. Not a Chroma error (400 on that surface).
+	// a collection that holds another model's vectors.
 	ErrEmbedderMismatch = errors.New("vecstore: embedding model mismatch")
-	// ErrClosed: the Store was closed.
+	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("vecstore: closed")
 	// ErrCorrupt: stored bytes failed a magic, checksum or structure check.
-	// Store.Repair rebuilds what can be rebuilt.
+	// vecstore's Store.Repair rebuilds what can be rebuilt.
 	ErrCorrupt = errors.New("vecstore: corrupt data")
-	// ErrIncompatibleFormat: the file was written by a newer (or unknown) format version.
+	// ErrIncompatibleFormat: the data was written by a newer (or unknown) format version.
 	ErrIncompatibleFormat = errors.New("vecstore: incompatible format")
-	// ErrUnimplemented: an operation Chroma 1.0.0 single-node refuses (fork) (501).
-	ErrUnimplemented = errors.New("vecstore: unimplemented")
-	// ErrForbidden: an operation disabled by configuration (reset) (403).
-	ErrForbidden = errors.New("vecstore: forbidden")
 )
 
 // Rule names the rule a refused request broke. Surfaces word each rule
@@ -138,10 +135,6 @@ func refuse(class error, rule Rule, field, format string, args ...any) *Error {
 
 func invalidErr(rule Rule, field, format string, args ...any) *Error {
 	return refuse(ErrInvalid, rule, field, format, args...)
-}
-
-func unprocessableErr(rule Rule, field, format string, args ...any) *Error {
-	return refuse(ErrUnprocessable, rule, field, format, args...)
 }
 
 // withValue sets Value (and returns e for chaining).

@@ -34,7 +34,7 @@ func CheckWrite(kind WriteKind, req UpdateRequest) (dim int, refusal, err error)
 
 // Missing is the refusal of a request without the required field.
 func Missing(field string) error {
-	return unprocessableErr(RuleMissing, field, "required")
+	return invalidErr(RuleMissing, field, "required")
 }
 
 // AdoptVectors checks vectors of dimension dim from model against c and
@@ -239,7 +239,7 @@ func checkWrite(kind WriteKind, req UpdateRequest) (dim int, refusal, err error)
 		for _, md := range req.Metadatas {
 			for k, v := range md {
 				if v.IsNull() {
-					e := unprocessableErr(RuleNullMetadata, "metadatas", "%s: values must not be null in add", k)
+					e := invalidErr(RuleNullMetadata, "metadatas", "%s: values must not be null in add", k)
 					e.Key = k
 					return 0, nil, e
 				}
@@ -249,7 +249,7 @@ func checkWrite(kind WriteKind, req UpdateRequest) (dim int, refusal, err error)
 	if kind != WriteUpdate {
 		for _, e := range req.Embeddings {
 			if e == nil {
-				return 0, nil, unprocessableErr(RuleNullVector, "embeddings", "must not hold null entries")
+				return 0, nil, invalidErr(RuleNullVector, "embeddings", "must not hold null entries")
 			}
 		}
 	}
@@ -284,7 +284,7 @@ func CheckIncludes(inc []Include, def []Include) ([]Include, map[Include]bool, e
 		case IncludeDocuments, IncludeEmbeddings, IncludeMetadatas, IncludeDistances, IncludeURIs:
 			set[i] = true
 		default:
-			return nil, nil, unprocessableErr(RuleInclude, "include", "unknown value %q: use distances, documents, embeddings, metadatas or uris", i).withValue(string(i))
+			return nil, nil, invalidErr(RuleInclude, "include", "unknown value %q: use distances, documents, embeddings, metadatas or uris", i).withValue(string(i))
 		}
 	}
 	return append([]Include{}, inc...), set, nil
@@ -333,7 +333,7 @@ func CheckQuery(req QueryRequest) (QueryArgs, error) {
 		k = *req.NResults
 	}
 	if k < 0 {
-		return QueryArgs{}, unprocessableErr(RuleNResults, "n_results", "must not be negative, got %d", k).withValue(itoa(k))
+		return QueryArgs{}, invalidErr(RuleNResults, "n_results", "must not be negative, got %d", k).withValue(itoa(k))
 	}
 	if err := CheckFilters(req.Where, req.WhereDocument); err != nil {
 		return QueryArgs{}, err

@@ -72,7 +72,7 @@ func CheckModifyCollection(id string, req ModifyCollectionRequest) (string, erro
 		return "", invalidErr(RuleOneIndex, "new_configuration", "set hnsw or spann, not both")
 	}
 	if req.HNSW != nil && (req.HNSW.Space != nil || req.HNSW.EfConstruction != nil) {
-		return "", unprocessableErr(RuleImmutable, "new_configuration.hnsw", "space and ef_construction cannot be changed")
+		return "", invalidErr(RuleImmutable, "new_configuration.hnsw", "space and ef_construction cannot be changed")
 	}
 	return cid, nil
 }
@@ -143,7 +143,7 @@ func checkKeyName(field, name string) error {
 // CheckPage refuses a negative limit or offset of a listing or a get.
 func CheckPage(limit *int, offset int) error {
 	if (limit != nil && *limit < 0) || offset < 0 {
-		return unprocessableErr(RuleNegative, "limit, offset", "must not be negative")
+		return invalidErr(RuleNegative, "limit, offset", "must not be negative")
 	}
 	return nil
 }
@@ -184,9 +184,9 @@ func ResetDisabled() error {
 }
 
 // UnknownQueryID is the refusal of a query whose ids filter names an id
-// that is not stored (Chroma 1.0.0 answers 500).
+// that is not stored.
 func UnknownQueryID() error {
-	return refuse(ErrInternal, RuleUnknownID, "ids", "an id of the ids filter is not in the collection")
+	return refuse(ErrNotFound, RuleUnknownID, "ids", "an id of the ids filter is not in the collection")
 }
 
 // ValidateCollectionName checks a collection name with Chroma's rules.
@@ -342,7 +342,7 @@ func checkSpace(sp Space) error {
 	case SpaceL2, SpaceIP, SpaceCosine:
 		return nil
 	}
-	return unprocessableErr(RuleSpace, "space", "must be l2, cosine or ip, got %q", sp).withValue(string(sp))
+	return invalidErr(RuleSpace, "space", "must be l2, cosine or ip, got %q", sp).withValue(string(sp))
 }
 
 // validateHNSW refuses values the index cannot use (Chroma accepts some of
@@ -365,7 +365,7 @@ func validateCollectionMetadata(md Metadata, field string) error {
 	}
 	for _, v := range md {
 		if v.IsNull() {
-			return unprocessableErr(RuleNullMetadata, field, "values must not be null")
+			return invalidErr(RuleNullMetadata, field, "values must not be null")
 		}
 	}
 	return nil

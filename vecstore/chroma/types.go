@@ -91,7 +91,7 @@ type Collection struct {
 // CreateCollectionRequest creates a collection (Chroma's POST .../collections).
 type CreateCollectionRequest struct {
 	Tenant, Database, Name string
-	Metadata               Metadata // nil: none; empty non-nil map is invalid (Chroma 400)
+	Metadata               Metadata // nil: none; an empty non-nil map is invalid
 	HNSW                   *HNSWParams
 	SPANN                  *SPANNParams
 	EmbeddingFunction      json.RawMessage
@@ -142,7 +142,7 @@ const (
 // refused; in upsert, Null values delete keys of an existing record.
 type AddRequest struct {
 	IDs        []string
-	Embeddings [][]float32 // required (Chroma 422 when missing)
+	Embeddings [][]float32 // required (RuleMissing when nil)
 	Documents  []*string
 	URIs       []*string
 	Metadatas  []Metadata

@@ -18,7 +18,9 @@
 // Collection semantics (validation, where filters, ordering, merge rules)
 // live in the store, which refuses with error classes and rules; Chroma's
 // wire text lives here: errors.go maps each class to a status and error
-// name and words each rule as Chroma 1.0.0 does, in one table (fromStore).
+// name (and the few rules Chroma answers otherwise, 422 for a body of the
+// wrong shape, to theirs) and words each rule as Chroma 1.0.0 does, in one
+// place (fromStore).
 //
 // Limits (Options): body size (413), records per write and embeddings per
 // query, n_results, records per answer (embeddings x n_results, or a get),

@@ -56,15 +56,34 @@ var classes = []struct {
 	{chroma.ErrDimensionMismatch, 400, nameInvalid},
 	{chroma.ErrEmbedderMismatch, 400, nameInvalid},
 	{where.ErrInvalid, 400, nameInvalid},
-	{chroma.ErrUnprocessable, 422, nameChroma},
 	{chroma.ErrNotFound, 404, nameNotFound},
 	{chroma.ErrExists, 409, nameChroma},
 	{chroma.ErrForbidden, 403, nameChroma},
-	{chroma.ErrUnimplemented, 501, nameChroma},
 	{chroma.ErrClosed, 503, nameChroma},
 	{context.Canceled, 503, nameChroma},
 	{context.DeadlineExceeded, 503, nameChroma},
-	{chroma.ErrInternal, 500, nameInternal},
+}
+
+// ruleStatus is the status and error name of the rules Chroma answers
+// otherwise than their class: its framework refuses a body of the wrong
+// shape with 422 before any validator runs (a missing or null field, an
+// unknown enum value, a number out of its type's range), and an id of a
+// query's ids filter that is not stored fails its query plan (500).
+func ruleStatus(e *chroma.Error) (status int, name string, ok bool) {
+	switch e.Rule {
+	case chroma.RuleMissing, chroma.RuleNullVector, chroma.RuleNullMetadata, chroma.RuleImmutable,
+		chroma.RuleInclude, chroma.RuleNResults, chroma.RuleSpace:
+		return 422, nameChroma, true
+	case chroma.RuleNegative:
+		// limit and offset are unsigned in Chroma's request types; a
+		// dimension is checked by its validator (400).
+		if e.Field != "dimension" {
+			return 422, nameChroma, true
+		}
+	case chroma.RuleUnknownID:
+		return 500, nameInternal, true
+	}
+	return 0, "", false
 }
 
 // diskFullMessage answers a write that found no space. A fixed text: the
@@ -219,6 +238,9 @@ func fromStore(err error) *apiError {
 	case errors.As(err, &we):
 		out.message = filterMessage(we)
 	case errors.As(err, &ve):
+		if status, name, ok := ruleStatus(ve); ok {
+			out.status, out.name = status, name
+		}
 		if f := messages[ve.Rule]; f != nil {
 			out.message = f(ve)
 		}
