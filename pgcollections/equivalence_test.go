@@ -10,16 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/pgcollections"
 	"github.com/cairn-dev/cairn/vecstore"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
-
-// store is what both implementations offer.
-type store = chromaapi.Collections
 
 func openBoth(t *testing.T) (*vecstore.Store, *pgcollections.Store) {
 	t.Helper()
@@ -218,7 +214,7 @@ func sameQuery(t *testing.T, what string, v, p *chroma.QueryResult) {
 func TestSameAsVecstore(t *testing.T) {
 	ctx := context.Background()
 	vs, pg := openBoth(t)
-	stores := []store{vs, pg}
+	stores := []chroma.Store{vs, pg}
 	for _, space := range []chroma.Space{chroma.SpaceL2, chroma.SpaceCosine, chroma.SpaceIP} {
 		t.Run(string(space), func(t *testing.T) {
 			sp := space
@@ -236,38 +232,38 @@ func TestSameAsVecstore(t *testing.T) {
 				}
 			}
 			recs := testRecords(150, 8)
-			both := func(what string, f func(s store, id string) error) {
+			both := func(what string, f func(s chroma.Store, id string) error) {
 				t.Helper()
 				ev, ep := f(vs, ids[0]), f(pg, ids[1])
 				sameErr(t, what, ev, ep)
 			}
-			both("add", func(s store, id string) error { return s.Add(ctx, id, recs) })
+			both("add", func(s chroma.Store, id string) error { return s.Add(ctx, id, recs) })
 			// Write rules: duplicates, nulls, upsert merge, update, dimension.
-			both("add again", func(s store, id string) error {
+			both("add again", func(s chroma.Store, id string) error {
 				return s.Add(ctx, id, chroma.AddRequest{IDs: []string{"r001", "new1", "new1"},
 					Embeddings: [][]float32{recs.Embeddings[5], recs.Embeddings[6], recs.Embeddings[7]},
 					Documents:  []*string{strp("ignored"), strp("first"), strp("second")}})
 			})
-			both("upsert", func(s store, id string) error {
+			both("upsert", func(s chroma.Store, id string) error {
 				return s.Upsert(ctx, id, chroma.AddRequest{IDs: []string{"r002", "r003", "new2"},
 					Embeddings: [][]float32{recs.Embeddings[9], recs.Embeddings[2], recs.Embeddings[1]},
 					Metadatas: []chroma.Metadata{{"i": where.Null(), "s": where.String("up")}, nil,
 						{"chroma:document": where.String("reserved doc"), "k": where.Int(1)}}})
 			})
-			both("update", func(s store, id string) error {
+			both("update", func(s chroma.Store, id string) error {
 				return s.Update(ctx, id, chroma.UpdateRequest{IDs: []string{"r004", "nope"},
 					Documents: []*string{strp("updated"), strp("x")}, URIs: []*string{strp("u:4"), nil}})
 			})
-			both("wrong dimension", func(s store, id string) error {
+			both("wrong dimension", func(s chroma.Store, id string) error {
 				return s.Add(ctx, id, chroma.AddRequest{IDs: []string{"d"}, Embeddings: [][]float32{{1, 2}}})
 			})
-			both("lengths", func(s store, id string) error {
+			both("lengths", func(s chroma.Store, id string) error {
 				return s.Add(ctx, id, chroma.AddRequest{IDs: []string{"a", "b"}, Embeddings: [][]float32{recs.Embeddings[0]}})
 			})
-			both("model", func(s store, id string) error {
+			both("model", func(s chroma.Store, id string) error {
 				return s.Add(ctx, id, chroma.AddRequest{IDs: []string{"m"}, Embeddings: [][]float32{recs.Embeddings[0]}, Model: "other"})
 			})
-			both("null in add", func(s store, id string) error {
+			both("null in add", func(s chroma.Store, id string) error {
 				return s.Add(ctx, id, chroma.AddRequest{IDs: []string{"n"}, Embeddings: [][]float32{recs.Embeddings[0]},
 					Metadatas: []chroma.Metadata{{"x": where.Null()}}})
 			})
@@ -317,16 +313,16 @@ func TestSameAsVecstore(t *testing.T) {
 			query("ids", chroma.QueryRequest{Embeddings: qs, IDs: []string{"r001", "r002", "r050"}})
 			query("unknown id", chroma.QueryRequest{Embeddings: qs, IDs: []string{"r001", "zzz"}})
 			query("dimension", chroma.QueryRequest{Embeddings: [][]float32{{1}}})
-			both("delete where", func(s store, id string) error {
+			both("delete where", func(s chroma.Store, id string) error {
 				return s.Delete(ctx, id, chroma.DeleteRequest{Where: parseWhere(t, `{"s": "s2"}`)})
 			})
-			both("delete doc", func(s store, id string) error {
+			both("delete doc", func(s chroma.Store, id string) error {
 				return s.Delete(ctx, id, chroma.DeleteRequest{WhereDocument: parseDoc(t, `{"$regex": "about beta$"}`)})
 			})
-			both("delete ids", func(s store, id string) error {
+			both("delete ids", func(s chroma.Store, id string) error {
 				return s.Delete(ctx, id, chroma.DeleteRequest{IDs: []string{"r000", "r001"}})
 			})
-			both("delete nothing", func(s store, id string) error {
+			both("delete nothing", func(s chroma.Store, id string) error {
 				return s.Delete(ctx, id, chroma.DeleteRequest{IDs: []string{}})
 			})
 			nv, _ := vs.Count(ctx, ids[0])

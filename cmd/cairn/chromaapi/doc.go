@@ -47,9 +47,10 @@
 // TestChromaDifferential; filters.txt is also this handler's golden file
 // for the where languages (TestFiltersGolden, -rewrite).
 //
-// The store is the Collections interface: vecstore's Store (cairn serve
-// hands over the engine's one store) or pgcollections' Store (PostgreSQL);
-// both refuse with vecstore's error classes and rules.
+// The store is a chroma.Store (Options.Collections), the model of package
+// vecstore/chroma: vecstore's Store (cairn serve hands over the engine's
+// one store) or pgcollections' Store (PostgreSQL), which package main
+// opens and hands over; both refuse with chroma's error classes and rules.
 //
 // Read-only databases (Options.ReadOnly): cairn serve's engine keeps its
 // message vectors in the same store, in database "cairn" of the default
@@ -62,7 +63,8 @@
 // the messages in SQLite, and cairn check and cairn rebuild keep them in
 // step.
 //
-// Imports: vecstore (the types and errors of the collections it serves),
-// vecstore/where (the filter language), httpguard and reqlog; never
-// engine, index or fts.
+// Imports: vecstore/chroma (the model: the types, rules and errors of the
+// collections it serves, and the Store it is handed), vecstore/where (the
+// filter language), httpguard and reqlog; never a store (vecstore,
+// pgcollections), engine, index or fts.
 package chromaapi

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/httpguard"
 	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // Version is the Chroma server version this adapter answers as.
@@ -41,7 +42,7 @@ type Options struct {
 	// cairn serve the engine's own store, so
 	// that one process holds one Store per directory, or the PostgreSQL
 	// collections of a PostgreSQL-backed server.
-	Collections Collections
+	Collections chroma.Store
 	// AuthToken, when not empty, is required on every request except
 	// heartbeat and version, as "Authorization: Bearer <token>" or
 	// "X-Chroma-Token: <token>". When empty, those headers are ignored (as
@@ -103,7 +104,7 @@ type Options struct {
 // the way Chroma 1.0.0 does). It is safe for concurrent use.
 type Handler struct {
 	opts  Options
-	coll  Collections
+	coll  chroma.Store
 	stats map[string]*routeStats // by route name; the map is fixed at New
 }
 
@@ -170,7 +171,7 @@ func New(opts Options) *Handler {
 	}
 	h := &Handler{opts: opts, coll: opts.Collections, stats: map[string]*routeStats{}}
 	if len(opts.ReadOnly) > 0 {
-		h.coll = readOnly{Collections: opts.Collections, dbs: slices.Clone(opts.ReadOnly)}
+		h.coll = readOnly{Store: opts.Collections, dbs: slices.Clone(opts.ReadOnly)}
 	}
 	for _, name := range append(routeNames(), "unknown", "v1") {
 		h.stats[name] = &routeStats{}

@@ -17,7 +17,7 @@ import (
 // message vectors so: they follow the messages in SQLite, so a change made
 // through the Chroma API would break semantic search until a rebuild.
 // Reset (when allowed) is the store's own: the store must keep these
-// databases (vecstore.Options.ResetKeeps, which the engine sets).
+// databases (vecstore's Options.ResetKeeps, which the engine sets).
 type ReadOnlyDatabase struct {
 	// Tenant is the database's tenant ("": Chroma's default_tenant, as
 	// Chroma's clients default to it).
@@ -30,7 +30,7 @@ type ReadOnlyDatabase struct {
 // readOnly wraps the served store and refuses every change inside its
 // read-only databases; reads pass through untouched.
 type readOnly struct {
-	Collections
+	chroma.Store
 	dbs []ReadOnlyDatabase
 }
 
@@ -61,7 +61,7 @@ func (r readOnly) check(tenant, database string) error {
 // database. An id the store does not know passes, so that the store words
 // the error as it does without this guard.
 func (r readOnly) checkID(ctx context.Context, id string) error {
-	c, err := r.Collections.GetCollectionByID(ctx, id)
+	c, err := r.Store.GetCollectionByID(ctx, id)
 	if err != nil {
 		return nil
 	}
@@ -72,61 +72,61 @@ func (r readOnly) CreateDatabase(ctx context.Context, tenant, name string) error
 	if err := r.check(tenant, name); err != nil {
 		return err
 	}
-	return r.Collections.CreateDatabase(ctx, tenant, name)
+	return r.Store.CreateDatabase(ctx, tenant, name)
 }
 
 func (r readOnly) DeleteDatabase(ctx context.Context, tenant, name string) error {
 	if err := r.check(tenant, name); err != nil {
 		return err
 	}
-	return r.Collections.DeleteDatabase(ctx, tenant, name)
+	return r.Store.DeleteDatabase(ctx, tenant, name)
 }
 
 func (r readOnly) CreateCollection(ctx context.Context, req chroma.CreateCollectionRequest) (chroma.Collection, error) {
 	if err := r.check(req.Tenant, req.Database); err != nil {
 		return chroma.Collection{}, err
 	}
-	return r.Collections.CreateCollection(ctx, req)
+	return r.Store.CreateCollection(ctx, req)
 }
 
 func (r readOnly) ModifyCollection(ctx context.Context, id string, req chroma.ModifyCollectionRequest) error {
 	if err := r.checkID(ctx, id); err != nil {
 		return err
 	}
-	return r.Collections.ModifyCollection(ctx, id, req)
+	return r.Store.ModifyCollection(ctx, id, req)
 }
 
 func (r readOnly) DeleteCollection(ctx context.Context, tenant, database, name string) error {
 	if err := r.check(tenant, database); err != nil {
 		return err
 	}
-	return r.Collections.DeleteCollection(ctx, tenant, database, name)
+	return r.Store.DeleteCollection(ctx, tenant, database, name)
 }
 
 func (r readOnly) Add(ctx context.Context, collID string, req chroma.AddRequest) error {
 	if err := r.checkID(ctx, collID); err != nil {
 		return err
 	}
-	return r.Collections.Add(ctx, collID, req)
+	return r.Store.Add(ctx, collID, req)
 }
 
 func (r readOnly) Upsert(ctx context.Context, collID string, req chroma.AddRequest) error {
 	if err := r.checkID(ctx, collID); err != nil {
 		return err
 	}
-	return r.Collections.Upsert(ctx, collID, req)
+	return r.Store.Upsert(ctx, collID, req)
 }
 
 func (r readOnly) Update(ctx context.Context, collID string, req chroma.UpdateRequest) error {
 	if err := r.checkID(ctx, collID); err != nil {
 		return err
 	}
-	return r.Collections.Update(ctx, collID, req)
+	return r.Store.Update(ctx, collID, req)
 }
 
 func (r readOnly) Delete(ctx context.Context, collID string, req chroma.DeleteRequest) error {
 	if err := r.checkID(ctx, collID); err != nil {
 		return err
 	}
-	return r.Collections.Delete(ctx, collID, req)
+	return r.Store.Delete(ctx, collID, req)
 }
