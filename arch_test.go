@@ -8,6 +8,10 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/cairn-dev/cairn/pgcollections"
+	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 const module = "github.com/cairn-dev/cairn"
@@ -46,26 +50,32 @@ func layers() []layer {
 		// The filter language (where/where_document trees, parser, values) is a
 		// leaf that vecstore, engine and the adapters share.
 		{dir: "vecstore/where", stdlibOnly: true},
-		{dir: "vecstore", mayImport: []string{"index", "vecstore/where"}, mustNotDepend: []string{"database/sql", module + "/fts", module + "/embed", module + "/engine"}},
+		// The Chroma model (types, requests and results, rules, error
+		// classes, the Store interface): the standard library and the
+		// filter language only, so that the adapter over it and the stores
+		// under it share no storage code.
+		{dir: "vecstore/chroma", mayImport: []string{"vecstore/where"}, stdlibOnly: true, mustNotDepend: []string{module + "/index"}},
+		{dir: "vecstore", mayImport: []string{"index", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"database/sql", module + "/fts", module + "/embed", module + "/engine"}},
 		// The pure steps of a search (evidence, calibration, the floor):
 		// plain values in and out, below the engine that calls them.
 		{dir: "engine/search", mayImport: []string{"fts"}, stdlibOnly: true},
-		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/pgstore", module + "/pgcollections"}},
+		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/pgstore", module + "/pgcollections"}},
 		// The PostgreSQL store beneath the engine (engine.Backend).
 		{dir: "engine/ops", mayImport: []string{"engine"}, mustNotDepend: []string{"net/http", module + "/pgstore", module + "/cmd/", module + "/bench"}},
 		{dir: "pgstore", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// package main wires the embedder in; its adapter packages below use
-		// engine only, except the Chroma API, which serves vecstore's
-		// collections (package main hands it the engine's one store) and
-		// never sees the engine.
-		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "engine/search", "embed", "pgstore", "pgcollections"}},
+		// engine only, except the Chroma API, which sees only the Chroma
+		// model (package main hands it a chroma.Store: the engine's one
+		// vecstore, or pgcollections) and never the engine or a store.
+		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "engine/search", "embed", "pgstore", "pgcollections", "vecstore/chroma"}},
 		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/pgstore", module + "/pgcollections", module + "/embed"}},
-		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/pgstore", module + "/pgcollections", module + "/embed"}},
+		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/pgstore", module + "/pgcollections", module + "/embed", module + "/index", bbolt}},
 		// HTTP plumbing the two APIs share: the standard library only.
 		{dir: "cmd/cairn/httpguard", stdlibOnly: true},
 		{dir: "cmd/cairn/reqlog", stdlibOnly: true},
-		// Chroma collections in PostgreSQL: vecstore's types and rules over pgx.
-		{dir: "pgcollections", mayImport: []string{"vecstore", "vecstore/where"}, mustNotDepend: []string{sqlite, module + "/fts", module + "/embed", module + "/engine", module + "/cmd/", module + "/bench"}},
+		// Chroma collections in PostgreSQL: the Chroma model over pgx, beside
+		// vecstore (neither bbolt nor the HNSW index).
+		{dir: "pgcollections", mayImport: []string{"vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{sqlite, bbolt, module + "/index", module + "/fts", module + "/embed", module + "/engine", module + "/cmd/", module + "/bench"}},
 		// Agent setup edits the agents' own files and knows nothing of the
 		// store.
 		{dir: "cmd/cairn/agentsetup"},
@@ -80,9 +90,17 @@ func layers() []layer {
 		{dir: "internal/testsummary", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
-		{dir: "bench", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},
+		{dir: "bench", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},
 	}
 }
+
+// Both stores implement the Chroma model in full: a store that lacks an
+// operation of chroma.Store does not compile, and chromaapi serves either
+// through it (each package also asserts its own).
+var (
+	_ chroma.Store = (*vecstore.Store)(nil)
+	_ chroma.Store = (*pgcollections.Store)(nil)
+)
 
 type pkg struct {
 	ImportPath string
@@ -137,19 +155,25 @@ func TestImportDirectionCatchesViolations(t *testing.T) {
 		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/engine"}, Deps: []string{module + "/engine"}},
 		{ImportPath: module + "/cmd/cairn/mcpserver", Imports: []string{module + "/engine"}, Deps: []string{module + "/engine", module + "/pgstore"}},
 		{ImportPath: module + "/cmd/cairn/httpguard", Imports: []string{"github.com/google/uuid"}},
+		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/vecstore"}, Deps: []string{module + "/vecstore", module + "/index", "go.etcd.io/bbolt"}},
+		{ImportPath: module + "/vecstore/chroma", Imports: []string{module + "/index", "github.com/google/uuid"}, Deps: []string{module + "/index"}},
+		{ImportPath: module + "/pgcollections", Imports: []string{module + "/vecstore"}, Deps: []string{module + "/vecstore", "go.etcd.io/bbolt"}},
 	}
 	got := violations(bad)
-	if len(got) < 18 {
-		t.Fatalf("found %d violations, want at least 18:\n%s", len(got), strings.Join(got, "\n"))
+	if len(got) < 27 {
+		t.Fatalf("found %d violations, want at least 27:\n%s", len(got), strings.Join(got, "\n"))
 	}
 	good := []pkg{
 		{ImportPath: module + "/index", Imports: []string{"golang.org/x/sys/cpu", "math"}, Deps: []string{"golang.org/x/sys/cpu", "math"}},
 		{ImportPath: module + "/engine/redact", Imports: []string{module + "/engine", module + "/fts"}},
 		{ImportPath: module + "/cmd/cairn", Imports: []string{module + "/engine", module + "/embed", module + "/cmd/cairn/mcpserver"}, Deps: []string{module + "/fts"}},
-		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/cmd/cairn/httpguard", module + "/vecstore", module + "/vecstore/where"}},
+		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/cmd/cairn/httpguard", module + "/vecstore/chroma", module + "/vecstore/where"}},
+		{ImportPath: module + "/vecstore/chroma", Imports: []string{module + "/vecstore/where", "context"}},
+		{ImportPath: module + "/pgcollections", Imports: []string{module + "/vecstore/chroma", "github.com/jackc/pgx/v5"}},
+		{ImportPath: module + "/cmd/cairn", Imports: []string{module + "/vecstore/chroma", module + "/pgcollections", module + "/cmd/cairn/chromaapi"}},
 		{ImportPath: module + "/cmd/cairn/cairnapi", Imports: []string{module + "/engine", module + "/vecstore/where"}},
 		{ImportPath: module + "/engine", Imports: []string{module + "/vecstore", module + "/vecstore/where", module + "/fts"}},
-		{ImportPath: module + "/vecstore", Imports: []string{module + "/vecstore/where", module + "/index"}},
+		{ImportPath: module + "/vecstore", Imports: []string{module + "/vecstore/chroma", module + "/vecstore/where", module + "/index"}},
 	}
 	if got := violations(good); len(got) > 0 {
 		t.Fatalf("false positives:\n%s", strings.Join(got, "\n"))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn/index"
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -138,7 +139,7 @@ func MeasureFootprint(ctx context.Context, req FootprintRequest, emit func(Index
 			return err
 		}
 		defer s.Close()
-		c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, vecstoreBenchCollection)
+		c, err := s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, vecstoreBenchCollection)
 		if err != nil {
 			return err
 		}
@@ -146,8 +147,8 @@ func MeasureFootprint(ctx context.Context, req FootprintRequest, emit func(Index
 			return err
 		}
 		query = func(q []float32, k, _ int) []uint32 {
-			res, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{q}, NResults: &k,
-				Include: []vecstore.Include{}})
+			res, err := s.Query(ctx, c.ID, chroma.QueryRequest{Embeddings: [][]float32{q}, NResults: &k,
+				Include: []chroma.Include{}})
 			if err != nil {
 				panic(err)
 			}
@@ -198,9 +199,9 @@ func BuildVecstore(ctx context.Context, dir string, base []float32, dim, m, efc,
 			err = cerr
 		}
 	}()
-	c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: vecstoreBenchCollection, Metadata: vecstore.Metadata{
+	c, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: vecstoreBenchCollection, Metadata: chroma.Metadata{
 		"hnsw:space": where.String(space.String()), "hnsw:M": where.Int(int64(m)), "hnsw:construction_ef": where.Int(int64(efc)),
-		"hnsw:search_ef": where.Int(vecstoreEfSearch), vecstore.MetaVectorCode: where.String(code)}})
+		"hnsw:search_ef": where.Int(vecstoreEfSearch), chroma.MetaVectorCode: where.String(code)}})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -210,7 +211,7 @@ func BuildVecstore(ctx context.Context, dir string, base []float32, dim, m, efc,
 	c0 := processCPU()
 	t0 := time.Now()
 	for b := 0; b < n; b += 1000 {
-		req := vecstore.AddRequest{}
+		req := chroma.AddRequest{}
 		for i := b; i < min(b+1000, n); i++ {
 			req.IDs = append(req.IDs, strconv.Itoa(i))
 			req.Embeddings = append(req.Embeddings, base[i*dim:(i+1)*dim:(i+1)*dim])

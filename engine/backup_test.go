@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cairn-dev/cairn/vecstore"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,6 +17,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/klauspost/compress/zstd"
@@ -343,11 +345,11 @@ func TestBackupIncludesVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := colls.CreateCollection(ctx, vecstore.CreateCollectionRequest{Tenant: vecstore.DefaultTenant, Database: vecstore.DefaultDatabase, Name: "docs"})
+	c, err := colls.CreateCollection(ctx, chroma.CreateCollectionRequest{Tenant: chroma.DefaultTenant, Database: chroma.DefaultDatabase, Name: "docs"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := colls.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"d1"}, Embeddings: [][]float32{{1, 2, 3}}}); err != nil {
+	if err := colls.Add(ctx, c.ID, chroma.AddRequest{IDs: []string{"d1"}, Embeddings: [][]float32{{1, 2, 3}}}); err != nil {
 		t.Fatal(err)
 	}
 	colls.Close()
@@ -394,7 +396,7 @@ func TestBackupIncludesVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer colls.Close()
-	c, err = colls.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "docs")
+	c, err = colls.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "docs")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -177,7 +177,7 @@
 // exactly one of (outbox row, vector) exists, which Check verifies.
 //
 // Message collections store their vectors as 8-bit residual codes
-// (vecstore.CodeSQ8R: they can always be recomputed from the messages) and
+// (chroma.CodeSQ8R: they can always be recomputed from the messages) and
 // are built with ef_construction 200, ef_search 100. Collections written
 // before keep float32 or plain SQ8 codes until ConvertVectors converts
 // them in place (one vecstore
@@ -240,7 +240,8 @@
 //
 // # Imports
 //
-// engine may import engine/search, fts, vecstore (and its leaf
+// engine may import engine/search, fts, vecstore (and its leaves
+// vecstore/chroma, the Chroma model of its collections, and
 // vecstore/where) and index;
 // it must not import embed, net/http, cmd/... or bench. It is the only
 // package that imports the SQLite driver.

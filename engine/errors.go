@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"syscall"
 
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // Error classes. Every error the engine returns that a caller can act on
@@ -85,19 +85,19 @@ func vecstoreClass(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, vecstore.ErrNotFound):
+	case errors.Is(err, chroma.ErrNotFound):
 		class = ErrNotFound
-	case errors.Is(err, vecstore.ErrExists):
+	case errors.Is(err, chroma.ErrExists):
 		class = ErrExists
-	case errors.Is(err, vecstore.ErrClosed):
+	case errors.Is(err, chroma.ErrClosed):
 		class = ErrClosed
-	case errors.Is(err, vecstore.ErrCorrupt):
+	case errors.Is(err, chroma.ErrCorrupt):
 		class = ErrCorrupt
-	case errors.Is(err, vecstore.ErrIncompatibleFormat):
+	case errors.Is(err, chroma.ErrIncompatibleFormat):
 		class = ErrIncompatibleFormat
-	case errors.Is(err, vecstore.ErrDimensionMismatch):
+	case errors.Is(err, chroma.ErrDimensionMismatch):
 		class = ErrDimensionMismatch
-	case errors.Is(err, vecstore.ErrEmbedderMismatch):
+	case errors.Is(err, chroma.ErrEmbedderMismatch):
 		class = ErrEmbedderMismatch
 	case errors.Is(err, syscall.ENOSPC):
 		class = ErrDiskFull

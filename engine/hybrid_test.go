@@ -16,7 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	calibration "github.com/cairn-dev/cairn/engine/search"
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 var seed = flag.Uint64("seed", 0, "seed of randomized tests (0 = time-based)")
@@ -46,11 +46,11 @@ func storedVectors(t *testing.T, e *engine.Engine) map[int64][]float32 {
 	t.Helper()
 	ctx := context.Background()
 	st := e.VectorStore()
-	colls, err := st.ListCollections(ctx, vecstore.DefaultTenant, "cairn", nil, 0)
+	colls, err := st.ListCollections(ctx, chroma.DefaultTenant, "cairn", nil, 0)
 	if err != nil || len(colls) != 1 {
 		t.Fatalf("message collections: %v %v", colls, err)
 	}
-	res, err := st.Get(ctx, colls[0].ID, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	res, err := st.Get(ctx, colls[0].ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // SetCheck is the comparison of one vector set with SQLite.
@@ -132,9 +132,9 @@ func (e *Engine) consistency(ctx context.Context) (CheckReport, error) {
 		if e.vec == nil || e.vec.store == nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: the vector store is not open", s.ID))
 		} else {
-			c, err := e.vec.store.GetCollection(ctx, vecstore.DefaultTenant, VectorDatabase, s.Collection)
+			c, err := e.vec.store.GetCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
 			switch {
-			case errors.Is(err, vecstore.ErrNotFound):
+			case errors.Is(err, chroma.ErrNotFound):
 			case err != nil:
 				return rep, fmt.Errorf("engine: check vectors: %w", err)
 			default:
@@ -145,7 +145,7 @@ func (e *Engine) consistency(ctx context.Context) (CheckReport, error) {
 				if c.Dimension != 0 && c.Dimension != s.Dim {
 					rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: collection %s has dimension %d, the set %d", s.ID, s.Collection, c.Dimension, s.Dim))
 				}
-				got, err := e.vec.store.Get(ctx, c.ID, vecstore.GetRequest{Include: []vecstore.Include{}})
+				got, err := e.vec.store.Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{}})
 				if err != nil {
 					return rep, fmt.Errorf("engine: check vectors: %w", err)
 				}

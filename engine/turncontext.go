@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // A turn of a conversation often says little alone ("Thanks, Gina! I'm
@@ -198,7 +198,7 @@ func (e *Engine) vectorsOf(ctx context.Context, s VectorSet, ids []int64) (map[i
 		return out, nil
 	}
 	coll, err := e.collection(ctx, s, false)
-	if errors.Is(err, vecstore.ErrNotFound) {
+	if errors.Is(err, chroma.ErrNotFound) {
 		return out, nil
 	}
 	if err != nil {
@@ -208,7 +208,7 @@ func (e *Engine) vectorsOf(ctx context.Context, s VectorSet, ids []int64) (map[i
 	for i, id := range ids {
 		strIDs[i] = strconv.FormatInt(id, 10)
 	}
-	got, err := e.vec.store.Get(ctx, coll, vecstore.GetRequest{IDs: strIDs, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	got, err := e.vec.store.Get(ctx, coll, chroma.GetRequest{IDs: strIDs, Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil {
 		return nil, fmt.Errorf("engine: vectors: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -27,7 +28,7 @@ const messageEfConstruction = 200
 // a quarter of float32's bytes on disk and in memory) instead of exact
 // floats: residuals from trained centroids (sq8r), whose distances are
 // nearer float32's than plain SQ8's for six bytes a vector more.
-const messageCode = vecstore.CodeSQ8R
+const messageCode = chroma.CodeSQ8R
 
 // VectorsDir is the vecstore directory inside the data dir.
 const VectorsDir = "vectors"
@@ -271,8 +272,8 @@ func (e *Engine) dropRetired(ctx context.Context) {
 	}
 	rows.Close()
 	for _, s := range sets {
-		err := e.vec.store.DeleteCollection(ctx, vecstore.DefaultTenant, VectorDatabase, s.Collection)
-		if err != nil && !errors.Is(err, vecstore.ErrNotFound) {
+		err := e.vec.store.DeleteCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
+		if err != nil && !errors.Is(err, chroma.ErrNotFound) {
 			e.opts.Logger.Warn("drop retired vector set", "id", s.ID, "err", err)
 			continue
 		}
@@ -294,18 +295,18 @@ func (e *Engine) collection(ctx context.Context, s VectorSet, create bool) (stri
 	if ok {
 		return id, nil
 	}
-	c, err := e.vec.store.GetCollection(ctx, vecstore.DefaultTenant, VectorDatabase, s.Collection)
-	if errors.Is(err, vecstore.ErrNotFound) && create {
-		if err := e.vec.store.CreateDatabase(ctx, vecstore.DefaultTenant, VectorDatabase); err != nil && !errors.Is(err, vecstore.ErrExists) {
+	c, err := e.vec.store.GetCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
+	if errors.Is(err, chroma.ErrNotFound) && create {
+		if err := e.vec.store.CreateDatabase(ctx, chroma.DefaultTenant, VectorDatabase); err != nil && !errors.Is(err, chroma.ErrExists) {
 			return "", fmt.Errorf("engine: vectors: %w", err)
 		}
-		space := vecstore.SpaceCosine
+		space := chroma.SpaceCosine
 		efSearch, efConstruction := messageEfSearch, messageEfConstruction
-		c, err = e.vec.store.CreateCollection(ctx, vecstore.CreateCollectionRequest{
-			Tenant: vecstore.DefaultTenant, Database: VectorDatabase, Name: s.Collection,
-			Metadata: vecstore.Metadata{"cairn": where.String("messages"), "model": where.String(s.ModelID),
-				vecstore.MetaVectorCode: where.String(string(messageCode))},
-			HNSW:        &vecstore.HNSWParams{Space: &space, EfSearch: &efSearch, EfConstruction: &efConstruction},
+		c, err = e.vec.store.CreateCollection(ctx, chroma.CreateCollectionRequest{
+			Tenant: chroma.DefaultTenant, Database: VectorDatabase, Name: s.Collection,
+			Metadata: chroma.Metadata{"cairn": where.String("messages"), "model": where.String(s.ModelID),
+				chroma.MetaVectorCode: where.String(string(messageCode))},
+			HNSW:        &chroma.HNSWParams{Space: &space, EfSearch: &efSearch, EfConstruction: &efConstruction},
 			GetOrCreate: true, Model: s.ModelID, Dimension: s.Dim,
 		})
 	}
@@ -331,8 +332,8 @@ type vectorMeta struct {
 	breadcrumbs                                         bool
 }
 
-func (m vectorMeta) metadata() vecstore.Metadata {
-	return vecstore.Metadata{
+func (m vectorMeta) metadata() chroma.Metadata {
+	return chroma.Metadata{
 		"channel_id":      where.String(m.channel),
 		"channel_type":    where.String(m.channelType),
 		"agent_name":      where.String(m.sender),
@@ -397,7 +398,7 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 		}
 		have := map[string]bool{}
 		if len(strIDs) > 0 {
-			got, err := e.vec.store.Get(ctx, coll, vecstore.GetRequest{IDs: strIDs, Include: []vecstore.Include{}})
+			got, err := e.vec.store.Get(ctx, coll, chroma.GetRequest{IDs: strIDs, Include: []chroma.Include{}})
 			if err != nil {
 				return fmt.Errorf("engine: vectors: %w", err)
 			}
@@ -406,7 +407,7 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 			}
 		}
 		var todo []vectorMeta
-		refresh := vecstore.UpdateRequest{}
+		refresh := chroma.UpdateRequest{}
 		for _, id := range ups {
 			m, ok := metas[id]
 			if !ok {
@@ -441,7 +442,7 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 			if len(vecs) != len(texts) {
 				return fmt.Errorf("engine: embedder returned %d vectors for %d texts", len(vecs), len(texts))
 			}
-			req := vecstore.AddRequest{Model: s.ModelID, IDs: make([]string, len(todo)), Embeddings: vecs, Metadatas: make([]vecstore.Metadata, len(todo))}
+			req := chroma.AddRequest{Model: s.ModelID, IDs: make([]string, len(todo)), Embeddings: vecs, Metadatas: make([]chroma.Metadata, len(todo))}
 			for i, m := range todo {
 				if len(vecs[i]) != s.Dim {
 					return fmt.Errorf("%w: embedder returned %d floats, vector set %d has dimension %d", ErrDimensionMismatch, len(vecs[i]), s.ID, s.Dim)
@@ -462,7 +463,7 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 		for i, id := range dels {
 			strIDs[i] = strconv.FormatInt(id, 10)
 		}
-		if err := e.vec.store.Delete(ctx, coll, vecstore.DeleteRequest{IDs: strIDs}); err != nil {
+		if err := e.vec.store.Delete(ctx, coll, chroma.DeleteRequest{IDs: strIDs}); err != nil {
 			return fmt.Errorf("engine: vectors: %w", err)
 		}
 		doneIDs = append(doneIDs, dels...)
@@ -571,15 +572,15 @@ type semanticHit struct {
 // those matching filter, by descending similarity.
 func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32, filter *where.Expr, k int) ([]semanticHit, error) {
 	coll, err := e.collection(ctx, s, false)
-	if errors.Is(err, vecstore.ErrNotFound) {
+	if errors.Is(err, chroma.ErrNotFound) {
 		return nil, nil // nothing embedded yet
 	}
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.vec.store.Query(ctx, coll, vecstore.QueryRequest{
+	res, err := e.vec.store.Query(ctx, coll, chroma.QueryRequest{
 		Embeddings: [][]float32{qvec}, NResults: &k, Where: filter,
-		Include: []vecstore.Include{vecstore.IncludeDistances}, Model: s.ModelID,
+		Include: []chroma.Include{chroma.IncludeDistances}, Model: s.ModelID,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("engine: semantic search: %w", err)

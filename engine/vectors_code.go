@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // ConvertProgress reports a conversion's progress in one collection.
@@ -28,8 +28,8 @@ func (e *Engine) ConvertVectors(ctx context.Context, progress ConvertProgress) e
 		return err
 	}
 	for _, s := range sets {
-		c, err := e.vec.store.GetCollection(ctx, vecstore.DefaultTenant, VectorDatabase, s.Collection)
-		if errors.Is(err, vecstore.ErrNotFound) {
+		c, err := e.vec.store.GetCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
+		if errors.Is(err, chroma.ErrNotFound) {
 			continue
 		}
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // gunzipTo writes the decompressed file src to dst.
@@ -55,9 +55,9 @@ func vectorsV1Dir(t *testing.T) string {
 	return dir
 }
 
-func messageCollection(t *testing.T, e *engine.Engine) vecstore.Collection {
+func messageCollection(t *testing.T, e *engine.Engine) chroma.Collection {
 	t.Helper()
-	colls, err := e.VectorStore().ListCollections(context.Background(), vecstore.DefaultTenant, "cairn", nil, 0)
+	colls, err := e.VectorStore().ListCollections(context.Background(), chroma.DefaultTenant, "cairn", nil, 0)
 	if err != nil || len(colls) != 1 {
 		t.Fatalf("message collections: %v %v", colls, err)
 	}
@@ -96,7 +96,7 @@ func TestMessageVectorsAreSQ8R(t *testing.T) {
 	}
 	mustSync(t, e)
 	c := messageCollection(t, e)
-	if c.Config.HNSW.VectorCode != vecstore.CodeSQ8R || c.Config.HNSW.EfConstruction != 200 || c.Config.HNSW.Space != vecstore.SpaceCosine {
+	if c.Config.HNSW.VectorCode != chroma.CodeSQ8R || c.Config.HNSW.EfConstruction != 200 || c.Config.HNSW.Space != chroma.SpaceCosine {
 		t.Fatalf("message collection config %+v", c.Config.HNSW)
 	}
 	if got := semanticTop(t, e, msgs[9].Content); got != msgs[9].Content {
@@ -143,7 +143,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 	if calls == 0 || last != 40 || total != 40 {
 		t.Errorf("progress: %d calls, last %d of %d", calls, last, total)
 	}
-	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != vecstore.CodeSQ8R {
+	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 		t.Fatalf("after converting: %+v", c.Config.HNSW)
 	}
 	for _, i := range []int{0, 17, 39} {
@@ -164,7 +164,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	e = openDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
-	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != vecstore.CodeSQ8R {
+	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 		t.Fatalf("after reopen: %+v", c.Config.HNSW)
 	}
 	if got := semanticTop(t, e, msgs[17].Content); got != msgs[17].Content {
@@ -178,7 +178,7 @@ func TestWorkerConvertsVectors(t *testing.T) {
 	dir := vectorsV1Dir(t)
 	e := openDir(t, dir, engine.Options{Embedder: newHashEmbedder("hash-fixture", 16)})
 	deadline := time.Now().Add(2 * time.Minute) // generous: the machine may be loaded
-	for messageCollection(t, e).Config.HNSW.VectorCode != vecstore.CodeSQ8R {
+	for messageCollection(t, e).Config.HNSW.VectorCode != chroma.CodeSQ8R {
 		if time.Now().After(deadline) {
 			t.Fatal("the worker did not convert the message vectors")
 		}
@@ -207,23 +207,23 @@ func TestConvertSQ8Vectors(t *testing.T) {
 	mustSync(t, e)
 	c := messageCollection(t, e)
 	// The collection as an earlier cairn left it: plain SQ8 codes.
-	if err := e.VectorStore().Recode(ctx, c.ID, vecstore.CodeSQ8, nil); err != nil {
+	if err := e.VectorStore().Recode(ctx, c.ID, chroma.CodeSQ8, nil); err != nil {
 		t.Fatal(err)
 	}
-	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != vecstore.CodeSQ8 {
+	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != chroma.CodeSQ8 {
 		t.Fatalf("before converting: %+v", c.Config.HNSW)
 	}
-	before, err := e.VectorStore().Get(ctx, c.ID, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	before, err := e.VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := e.ConvertVectors(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != vecstore.CodeSQ8R {
+	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 		t.Fatalf("after converting: %+v", c.Config.HNSW)
 	}
-	after, err := e.VectorStore().Get(ctx, c.ID, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	after, err := e.VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil || len(after.IDs) != len(before.IDs) || len(after.IDs) != len(msgs) {
 		t.Fatalf("after converting: %d records (before %d) %v", len(after.IDs), len(before.IDs), err)
 	}

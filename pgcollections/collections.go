@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // isUniqueViolation reports a unique or primary key violation.
@@ -20,7 +19,7 @@ func isUniqueViolation(err error) bool {
 
 // CreateTenant creates a tenant (at least 3 characters).
 func (s *Store) CreateTenant(ctx context.Context, name string) error {
-	if err := vecstore.CheckTenantName(name); err != nil {
+	if err := chroma.CheckTenantName(name); err != nil {
 		return err
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO chroma_tenants (name) VALUES ($1) ON CONFLICT DO NOTHING`, name)
@@ -28,31 +27,31 @@ func (s *Store) CreateTenant(ctx context.Context, name string) error {
 		return s.mapErr(err)
 	}
 	if tag.RowsAffected() == 0 {
-		return vecstore.Taken("tenant", name)
+		return chroma.Taken("tenant", name)
 	}
 	return nil
 }
 
 // GetTenant returns a tenant.
-func (s *Store) GetTenant(ctx context.Context, name string) (vecstore.Tenant, error) {
+func (s *Store) GetTenant(ctx context.Context, name string) (chroma.Tenant, error) {
 	var n string
 	err := s.pool.QueryRow(ctx, `SELECT name FROM chroma_tenants WHERE name = $1`, name).Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return vecstore.Tenant{}, vecstore.TenantNotFound(name)
+		return chroma.Tenant{}, chroma.TenantNotFound(name)
 	}
 	if err != nil {
-		return vecstore.Tenant{}, s.mapErr(err)
+		return chroma.Tenant{}, s.mapErr(err)
 	}
-	return vecstore.Tenant{Name: n}, nil
+	return chroma.Tenant{Name: n}, nil
 }
 
 // CreateDatabase creates a database. Like Chroma, the tenant is not looked
-// up; its name is checked (vecstore.CheckTenantPath).
+// up; its name is checked (chroma.CheckTenantPath).
 func (s *Store) CreateDatabase(ctx context.Context, tenant, name string) error {
-	if err := vecstore.CheckDatabaseName(name); err != nil {
+	if err := chroma.CheckDatabaseName(name); err != nil {
 		return err
 	}
-	if err := vecstore.CheckTenantPath(tenant); err != nil {
+	if err := chroma.CheckTenantPath(tenant); err != nil {
 		return err
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO chroma_databases (tenant, name, id) VALUES ($1, $2, gen_random_uuid()) ON CONFLICT DO NOTHING`,
@@ -61,27 +60,27 @@ func (s *Store) CreateDatabase(ctx context.Context, tenant, name string) error {
 		return s.mapErr(err)
 	}
 	if tag.RowsAffected() == 0 {
-		return vecstore.Taken("database", name)
+		return chroma.Taken("database", name)
 	}
 	return nil
 }
 
 // GetDatabase returns a database.
-func (s *Store) GetDatabase(ctx context.Context, tenant, name string) (vecstore.Database, error) {
+func (s *Store) GetDatabase(ctx context.Context, tenant, name string) (chroma.Database, error) {
 	var id string
 	err := s.pool.QueryRow(ctx, `SELECT id::text FROM chroma_databases WHERE tenant = $1 AND name = $2`, tenant, name).Scan(&id)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return vecstore.Database{}, vecstore.DatabaseNotFound(vecstore.ErrNotFound, "GetDatabase", name)
+		return chroma.Database{}, chroma.DatabaseNotFound(chroma.ErrNotFound, "GetDatabase", name)
 	}
 	if err != nil {
-		return vecstore.Database{}, s.mapErr(err)
+		return chroma.Database{}, s.mapErr(err)
 	}
-	return vecstore.Database{ID: id, Name: name, Tenant: tenant}, nil
+	return chroma.Database{ID: id, Name: name, Tenant: tenant}, nil
 }
 
 // ListDatabases lists a tenant's databases by name. limit nil means all.
-func (s *Store) ListDatabases(ctx context.Context, tenant string, limit *int, offset int) ([]vecstore.Database, error) {
-	if err := vecstore.CheckPage(limit, offset); err != nil {
+func (s *Store) ListDatabases(ctx context.Context, tenant string, limit *int, offset int) ([]chroma.Database, error) {
+	if err := chroma.CheckPage(limit, offset); err != nil {
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `SELECT id::text, name FROM chroma_databases WHERE tenant = $1 ORDER BY name LIMIT $2 OFFSET $3`,
@@ -89,9 +88,9 @@ func (s *Store) ListDatabases(ctx context.Context, tenant string, limit *int, of
 	if err != nil {
 		return nil, s.mapErr(err)
 	}
-	out := []vecstore.Database{}
+	out := []chroma.Database{}
 	for rows.Next() {
-		d := vecstore.Database{Tenant: tenant}
+		d := chroma.Database{Tenant: tenant}
 		if err := rows.Scan(&d.ID, &d.Name); err != nil {
 			rows.Close()
 			return nil, err
@@ -117,7 +116,7 @@ func (s *Store) DeleteDatabase(ctx context.Context, tenant, name string) error {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return vecstore.DatabaseNotFound(vecstore.ErrNotFound, "DeleteDatabase", name)
+			return chroma.DatabaseNotFound(chroma.ErrNotFound, "DeleteDatabase", name)
 		}
 		for _, id := range ids {
 			if err := dropVectorIndex(ctx, tx, id); err != nil {
@@ -130,8 +129,8 @@ func (s *Store) DeleteDatabase(ctx context.Context, tenant, name string) error {
 
 const collectionColumns = `id::text, name, tenant, database, metadata, float_keys, config, dimension, model`
 
-func scanCollection(row pgx.Row) (vecstore.Collection, error) {
-	var c vecstore.Collection
+func scanCollection(row pgx.Row) (chroma.Collection, error) {
+	var c chroma.Collection
 	var md, fk, cfg []byte
 	if err := row.Scan(&c.ID, &c.Name, &c.Tenant, &c.Database, &md, &fk, &cfg, &c.Dimension, &c.Model); err != nil {
 		return c, err
@@ -148,18 +147,18 @@ func scanCollection(row pgx.Row) (vecstore.Collection, error) {
 
 // CreateCollection creates a collection, or with GetOrCreate returns the
 // existing one unchanged (the request's metadata and configuration ignored).
-func (s *Store) CreateCollection(ctx context.Context, req vecstore.CreateCollectionRequest) (vecstore.Collection, error) {
-	if err := vecstore.CheckCreateCollection(&req); err != nil {
-		return vecstore.Collection{}, err
+func (s *Store) CreateCollection(ctx context.Context, req chroma.CreateCollectionRequest) (chroma.Collection, error) {
+	if err := chroma.CheckCreateCollection(&req); err != nil {
+		return chroma.Collection{}, err
 	}
-	var out vecstore.Collection
+	var out chroma.Collection
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		// The database row lock orders creates in one database across
 		// processes, so get-or-create never races into a duplicate.
 		var one int
 		err := tx.QueryRow(ctx, `SELECT 1 FROM chroma_databases WHERE tenant = $1 AND name = $2 FOR UPDATE`, req.Tenant, req.Database).Scan(&one)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return vecstore.DatabaseNotFound(vecstore.ErrInvalid, "CreateCollection", req.Database)
+			return chroma.DatabaseNotFound(chroma.ErrInvalid, "CreateCollection", req.Database)
 		}
 		if err != nil {
 			return err
@@ -168,7 +167,7 @@ func (s *Store) CreateCollection(ctx context.Context, req vecstore.CreateCollect
 			WHERE tenant = $1 AND database = $2 AND name = $3`, req.Tenant, req.Database, req.Name))
 		if err == nil {
 			if !req.GetOrCreate {
-				return vecstore.Taken("collection", req.Name)
+				return chroma.Taken("collection", req.Name)
 			}
 			out = existing
 			return nil
@@ -176,11 +175,11 @@ func (s *Store) CreateCollection(ctx context.Context, req vecstore.CreateCollect
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		cfg, err := vecstore.ResolveCollectionConfig(&req)
+		cfg, err := chroma.ResolveCollectionConfig(&req)
 		if err != nil {
 			return err
 		}
-		c := vecstore.Collection{Name: req.Name, Tenant: req.Tenant, Database: req.Database, Metadata: req.Metadata.Clone(),
+		c := chroma.Collection{Name: req.Name, Tenant: req.Tenant, Database: req.Database, Metadata: req.Metadata.Clone(),
 			Config: cfg, Dimension: req.Dimension, Model: req.Model}
 		md, fk, err := encodeMetadata(c.Metadata, "metadata")
 		if err != nil {
@@ -207,38 +206,38 @@ func (s *Store) CreateCollection(ctx context.Context, req vecstore.CreateCollect
 }
 
 // GetCollection returns a collection by tenant, database and name.
-func (s *Store) GetCollection(ctx context.Context, tenant, database, name string) (vecstore.Collection, error) {
+func (s *Store) GetCollection(ctx context.Context, tenant, database, name string) (chroma.Collection, error) {
 	c, err := scanCollection(s.pool.QueryRow(ctx, `SELECT `+collectionColumns+` FROM chroma_collections
 		WHERE tenant = $1 AND database = $2 AND name = $3`, tenant, database, name))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return c, vecstore.CollectionNotFoundByName(name)
+		return c, chroma.CollectionNotFoundByName(name)
 	}
 	return c, s.mapErr(err)
 }
 
 // GetCollectionByID returns a collection by its UUID.
-func (s *Store) GetCollectionByID(ctx context.Context, id string) (vecstore.Collection, error) {
-	cid, err := vecstore.ParseCollectionID(id)
+func (s *Store) GetCollectionByID(ctx context.Context, id string) (chroma.Collection, error) {
+	cid, err := chroma.ParseCollectionID(id)
 	if err != nil {
-		return vecstore.Collection{}, err
+		return chroma.Collection{}, err
 	}
 	return s.collectionByID(ctx, s.pool, cid, "")
 }
 
 // collectionByID reads collection cid (canonical), with lock appended to
 // the statement (FOR UPDATE in writes).
-func (s *Store) collectionByID(ctx context.Context, q querier, cid, lock string) (vecstore.Collection, error) {
+func (s *Store) collectionByID(ctx context.Context, q querier, cid, lock string) (chroma.Collection, error) {
 	c, err := scanCollection(q.QueryRow(ctx, `SELECT `+collectionColumns+` FROM chroma_collections WHERE id = $1 `+lock, cid))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return c, vecstore.CollectionNotFoundByID(cid)
+		return c, chroma.CollectionNotFoundByID(cid)
 	}
 	return c, s.mapErr(err)
 }
 
 // ListCollections lists a database's collections in collection-UUID order
 // (as Chroma does). limit nil means all.
-func (s *Store) ListCollections(ctx context.Context, tenant, database string, limit *int, offset int) ([]vecstore.Collection, error) {
-	if err := vecstore.CheckPage(limit, offset); err != nil {
+func (s *Store) ListCollections(ctx context.Context, tenant, database string, limit *int, offset int) ([]chroma.Collection, error) {
+	if err := chroma.CheckPage(limit, offset); err != nil {
 		return nil, err
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+collectionColumns+` FROM chroma_collections WHERE tenant = $1 AND database = $2
@@ -247,7 +246,7 @@ func (s *Store) ListCollections(ctx context.Context, tenant, database string, li
 		return nil, s.mapErr(err)
 	}
 	defer rows.Close()
-	out := []vecstore.Collection{}
+	out := []chroma.Collection{}
 	for rows.Next() {
 		c, err := scanCollection(rows)
 		if err != nil {
@@ -267,8 +266,8 @@ func (s *Store) CountCollections(ctx context.Context, tenant, database string) (
 
 // ModifyCollection renames a collection, replaces its metadata or changes
 // its mutable configuration, with vecstore's rules.
-func (s *Store) ModifyCollection(ctx context.Context, id string, req vecstore.ModifyCollectionRequest) error {
-	cid, err := vecstore.CheckModifyCollection(id, req)
+func (s *Store) ModifyCollection(ctx context.Context, id string, req chroma.ModifyCollectionRequest) error {
+	cid, err := chroma.CheckModifyCollection(id, req)
 	if err != nil {
 		return err
 	}
@@ -282,14 +281,14 @@ func (s *Store) ModifyCollection(ctx context.Context, id string, req vecstore.Mo
 			err := tx.QueryRow(ctx, `SELECT 1 FROM chroma_collections WHERE tenant = $1 AND database = $2 AND name = $3`,
 				c.Tenant, c.Database, *req.NewName).Scan(&one)
 			if err == nil {
-				return vecstore.Taken("collection", *req.NewName)
+				return chroma.Taken("collection", *req.NewName)
 			}
 			if !errors.Is(err, pgx.ErrNoRows) {
 				return err
 			}
 			c.Name = *req.NewName
 		}
-		if err := vecstore.ApplyModifyCollection(&c, req); err != nil {
+		if err := chroma.ApplyModifyCollection(&c, req); err != nil {
 			return err
 		}
 		md, fk, err := encodeMetadata(c.Metadata, "new_metadata")
@@ -303,7 +302,7 @@ func (s *Store) ModifyCollection(ctx context.Context, id string, req vecstore.Mo
 		_, err = tx.Exec(ctx, `UPDATE chroma_collections SET name = $2, metadata = $3, float_keys = $4, config = $5 WHERE id = $1`,
 			cid, c.Name, md, fk, cfgJSON)
 		if isUniqueViolation(err) {
-			return vecstore.Taken("collection", c.Name)
+			return chroma.Taken("collection", c.Name)
 		}
 		return err
 	})
@@ -316,7 +315,7 @@ func (s *Store) DeleteCollection(ctx context.Context, tenant, database, name str
 		err := tx.QueryRow(ctx, `DELETE FROM chroma_collections WHERE tenant = $1 AND database = $2 AND name = $3 RETURNING id::text`,
 			tenant, database, name).Scan(&cid)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return vecstore.CollectionNotFoundByName(name)
+			return chroma.CollectionNotFoundByName(name)
 		}
 		if err != nil {
 			return err
@@ -329,7 +328,7 @@ func (s *Store) DeleteCollection(ctx context.Context, tenant, database, name str
 // Options.AllowReset; otherwise ErrForbidden.
 func (s *Store) Reset(ctx context.Context) error {
 	if !s.opts.AllowReset {
-		return vecstore.ResetDisabled()
+		return chroma.ResetDisabled()
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT id::text FROM chroma_collections`)

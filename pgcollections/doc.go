@@ -1,13 +1,14 @@
 // Package pgcollections stores cairn's Chroma collections in PostgreSQL
 // with pgvector: the same tenants, databases, collections and records as
-// package vecstore, with the same semantics and the same refusals (it
-// applies vecstore's exported rules, so a request refused by one store is
-// refused by the other with the same *vecstore.Error), for teams whose
+// package vecstore, with the same semantics and the same refusals (both
+// implement vecstore/chroma's Store and apply its rules, so a request
+// refused by one store is refused by the other with the same
+// *chroma.Error), for teams whose
 // agents run on several machines and share one PostgreSQL.
 //
 // Open(ctx, dsn, Options) connects (a pool), applies the versioned
 // migrations below under an advisory lock (a database migrated by a newer
-// cairn is refused with vecstore.ErrIncompatibleFormat), makes sure the
+// cairn is refused with chroma.ErrIncompatibleFormat), makes sure the
 // default tenant and database exist and reads pgvector's version. A Store
 // is safe for concurrent use, and any number of processes may share one
 // database: each write is one transaction that locks its collection's row
@@ -20,7 +21,7 @@
 //	chroma_tenants     name
 //	chroma_databases   tenant, name, id (uuid)
 //	chroma_collections id (uuid), tenant, database, name, metadata (jsonb),
-//	                   float_keys (jsonb), config (jsonb: vecstore's
+//	                   float_keys (jsonb), config (jsonb: chroma's
 //	                   CollectionConfig), dimension, model
 //	chroma_records     collection, id, seq (insertion order), embedding
 //	                   (vector, float32 as written), document, uri,
@@ -48,6 +49,7 @@
 // with a regular expression is evaluated in Go (RE2, as vecstore) over the
 // records the other filters allow.
 //
-// Imports: vecstore and vecstore/where (the types and rules) and pgx; never
-// engine, fts, embed or index.
+// Imports: vecstore/chroma and vecstore/where (the model: types, rules,
+// errors, filters) and pgx; never vecstore (bbolt), engine, fts, embed or
+// index.
 package pgcollections

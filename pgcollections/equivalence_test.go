@@ -10,15 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/pgcollections"
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
-
-// store is what both implementations offer.
-type store = chromaapi.Collections
 
 func openBoth(t *testing.T) (*vecstore.Store, *pgcollections.Store) {
 	t.Helper()
@@ -40,9 +37,9 @@ func strp(s string) *string { return &s }
 
 // testRecords is a deterministic batch: every metadata kind, keys missing
 // on some records, records without documents, uris, metadata.
-func testRecords(n, dim int) vecstore.AddRequest {
+func testRecords(n, dim int) chroma.AddRequest {
 	rng := rand.New(rand.NewPCG(1, 2))
-	var req vecstore.AddRequest
+	var req chroma.AddRequest
 	for i := range n {
 		req.IDs = append(req.IDs, fmt.Sprintf("r%03d", i))
 		v := make([]float32, dim)
@@ -60,7 +57,7 @@ func testRecords(n, dim int) vecstore.AddRequest {
 			uri = strp(fmt.Sprintf("file:///r%d", i))
 		}
 		req.URIs = append(req.URIs, uri)
-		md := vecstore.Metadata{}
+		md := chroma.Metadata{}
 		if i%5 != 0 {
 			md["i"] = where.Int(int64(i % 7))
 		}
@@ -126,7 +123,7 @@ func sameErr(t *testing.T, what string, ev, ep error) bool {
 	if ev == nil && ep == nil {
 		return true
 	}
-	var xv, xp *vecstore.Error
+	var xv, xp *chroma.Error
 	if errors.As(ev, &xv) && errors.As(ep, &xp) && xv.Class == xp.Class && xv.Rule == xp.Rule && xv.Field == xp.Field &&
 		xv.Value == xp.Value && xv.Want == xp.Want && xv.Key == xp.Key {
 		return false // same refusal; nothing more to compare
@@ -152,7 +149,7 @@ func approxVectors(a, b [][]float32) bool {
 	return true
 }
 
-func sameGet(t *testing.T, what string, v, p *vecstore.GetResult) {
+func sameGet(t *testing.T, what string, v, p *chroma.GetResult) {
 	t.Helper()
 	if !approxVectors(v.Embeddings, p.Embeddings) || (v.Embeddings == nil) != (p.Embeddings == nil) {
 		t.Errorf("%s: embeddings differ", what)
@@ -164,7 +161,7 @@ func sameGet(t *testing.T, what string, v, p *vecstore.GetResult) {
 	}
 }
 
-func describe(r *vecstore.GetResult) string {
+func describe(r *chroma.GetResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ids %v", r.IDs)
 	if r.Documents != nil {
@@ -184,7 +181,7 @@ func describe(r *vecstore.GetResult) string {
 	return b.String()
 }
 
-func sameQuery(t *testing.T, what string, v, p *vecstore.QueryResult) {
+func sameQuery(t *testing.T, what string, v, p *chroma.QueryResult) {
 	t.Helper()
 	if len(v.Distances) != len(p.Distances) {
 		t.Fatalf("%s: %d distance rows against %d", what, len(v.Distances), len(p.Distances))
@@ -217,15 +214,15 @@ func sameQuery(t *testing.T, what string, v, p *vecstore.QueryResult) {
 func TestSameAsVecstore(t *testing.T) {
 	ctx := context.Background()
 	vs, pg := openBoth(t)
-	stores := []store{vs, pg}
-	for _, space := range []vecstore.Space{vecstore.SpaceL2, vecstore.SpaceCosine, vecstore.SpaceIP} {
+	stores := []chroma.Store{vs, pg}
+	for _, space := range []chroma.Space{chroma.SpaceL2, chroma.SpaceCosine, chroma.SpaceIP} {
 		t.Run(string(space), func(t *testing.T) {
 			sp := space
 			ids := make([]string, 2)
 			for i, s := range stores {
-				c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "eq-" + string(sp),
-					Metadata: vecstore.Metadata{"owner": where.String("x"), "n": where.Int(3), "w": where.Float(1.0)},
-					HNSW:     &vecstore.HNSWParams{Space: &sp}})
+				c, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "eq-" + string(sp),
+					Metadata: chroma.Metadata{"owner": where.String("x"), "n": where.Int(3), "w": where.Float(1.0)},
+					HNSW:     &chroma.HNSWParams{Space: &sp}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -235,42 +232,42 @@ func TestSameAsVecstore(t *testing.T) {
 				}
 			}
 			recs := testRecords(150, 8)
-			both := func(what string, f func(s store, id string) error) {
+			both := func(what string, f func(s chroma.Store, id string) error) {
 				t.Helper()
 				ev, ep := f(vs, ids[0]), f(pg, ids[1])
 				sameErr(t, what, ev, ep)
 			}
-			both("add", func(s store, id string) error { return s.Add(ctx, id, recs) })
+			both("add", func(s chroma.Store, id string) error { return s.Add(ctx, id, recs) })
 			// Write rules: duplicates, nulls, upsert merge, update, dimension.
-			both("add again", func(s store, id string) error {
-				return s.Add(ctx, id, vecstore.AddRequest{IDs: []string{"r001", "new1", "new1"},
+			both("add again", func(s chroma.Store, id string) error {
+				return s.Add(ctx, id, chroma.AddRequest{IDs: []string{"r001", "new1", "new1"},
 					Embeddings: [][]float32{recs.Embeddings[5], recs.Embeddings[6], recs.Embeddings[7]},
 					Documents:  []*string{strp("ignored"), strp("first"), strp("second")}})
 			})
-			both("upsert", func(s store, id string) error {
-				return s.Upsert(ctx, id, vecstore.AddRequest{IDs: []string{"r002", "r003", "new2"},
+			both("upsert", func(s chroma.Store, id string) error {
+				return s.Upsert(ctx, id, chroma.AddRequest{IDs: []string{"r002", "r003", "new2"},
 					Embeddings: [][]float32{recs.Embeddings[9], recs.Embeddings[2], recs.Embeddings[1]},
-					Metadatas: []vecstore.Metadata{{"i": where.Null(), "s": where.String("up")}, nil,
+					Metadatas: []chroma.Metadata{{"i": where.Null(), "s": where.String("up")}, nil,
 						{"chroma:document": where.String("reserved doc"), "k": where.Int(1)}}})
 			})
-			both("update", func(s store, id string) error {
-				return s.Update(ctx, id, vecstore.UpdateRequest{IDs: []string{"r004", "nope"},
+			both("update", func(s chroma.Store, id string) error {
+				return s.Update(ctx, id, chroma.UpdateRequest{IDs: []string{"r004", "nope"},
 					Documents: []*string{strp("updated"), strp("x")}, URIs: []*string{strp("u:4"), nil}})
 			})
-			both("wrong dimension", func(s store, id string) error {
-				return s.Add(ctx, id, vecstore.AddRequest{IDs: []string{"d"}, Embeddings: [][]float32{{1, 2}}})
+			both("wrong dimension", func(s chroma.Store, id string) error {
+				return s.Add(ctx, id, chroma.AddRequest{IDs: []string{"d"}, Embeddings: [][]float32{{1, 2}}})
 			})
-			both("lengths", func(s store, id string) error {
-				return s.Add(ctx, id, vecstore.AddRequest{IDs: []string{"a", "b"}, Embeddings: [][]float32{recs.Embeddings[0]}})
+			both("lengths", func(s chroma.Store, id string) error {
+				return s.Add(ctx, id, chroma.AddRequest{IDs: []string{"a", "b"}, Embeddings: [][]float32{recs.Embeddings[0]}})
 			})
-			both("model", func(s store, id string) error {
-				return s.Add(ctx, id, vecstore.AddRequest{IDs: []string{"m"}, Embeddings: [][]float32{recs.Embeddings[0]}, Model: "other"})
+			both("model", func(s chroma.Store, id string) error {
+				return s.Add(ctx, id, chroma.AddRequest{IDs: []string{"m"}, Embeddings: [][]float32{recs.Embeddings[0]}, Model: "other"})
 			})
-			both("null in add", func(s store, id string) error {
-				return s.Add(ctx, id, vecstore.AddRequest{IDs: []string{"n"}, Embeddings: [][]float32{recs.Embeddings[0]},
-					Metadatas: []vecstore.Metadata{{"x": where.Null()}}})
+			both("null in add", func(s chroma.Store, id string) error {
+				return s.Add(ctx, id, chroma.AddRequest{IDs: []string{"n"}, Embeddings: [][]float32{recs.Embeddings[0]},
+					Metadatas: []chroma.Metadata{{"x": where.Null()}}})
 			})
-			get := func(what string, req vecstore.GetRequest) {
+			get := func(what string, req chroma.GetRequest) {
 				t.Helper()
 				rv, ev := vs.Get(ctx, ids[0], req)
 				rp, ep := pg.Get(ctx, ids[1], req)
@@ -280,20 +277,20 @@ func TestSameAsVecstore(t *testing.T) {
 				}
 				sameGet(t, what, rv, rp)
 			}
-			all := []vecstore.Include{vecstore.IncludeDocuments, vecstore.IncludeMetadatas, vecstore.IncludeURIs, vecstore.IncludeEmbeddings}
-			get("all", vecstore.GetRequest{Include: all})
+			all := []chroma.Include{chroma.IncludeDocuments, chroma.IncludeMetadatas, chroma.IncludeURIs, chroma.IncludeEmbeddings}
+			get("all", chroma.GetRequest{Include: all})
 			two := 2
-			get("page", vecstore.GetRequest{Limit: &two, Offset: 7})
-			get("ids", vecstore.GetRequest{IDs: []string{"r010", "nope", "r003", "r010"}, Include: all})
-			get("no ids", vecstore.GetRequest{IDs: []string{}})
+			get("page", chroma.GetRequest{Limit: &two, Offset: 7})
+			get("ids", chroma.GetRequest{IDs: []string{"r010", "nope", "r003", "r010"}, Include: all})
+			get("no ids", chroma.GetRequest{IDs: []string{}})
 			for _, f := range filters {
-				get("where "+f, vecstore.GetRequest{Where: parseWhere(t, f)})
+				get("where "+f, chroma.GetRequest{Where: parseWhere(t, f)})
 			}
 			for _, f := range docFilters {
-				get("where_document "+f, vecstore.GetRequest{WhereDocument: parseDoc(t, f)})
-				get("both "+f, vecstore.GetRequest{WhereDocument: parseDoc(t, f), Where: parseWhere(t, `{"i": {"$gte": 3}}`)})
+				get("where_document "+f, chroma.GetRequest{WhereDocument: parseDoc(t, f)})
+				get("both "+f, chroma.GetRequest{WhereDocument: parseDoc(t, f), Where: parseWhere(t, `{"i": {"$gte": 3}}`)})
 			}
-			query := func(what string, req vecstore.QueryRequest) {
+			query := func(what string, req chroma.QueryRequest) {
 				t.Helper()
 				rv, ev := vs.Query(ctx, ids[0], req)
 				rp, ep := pg.Query(ctx, ids[1], req)
@@ -305,36 +302,36 @@ func TestSameAsVecstore(t *testing.T) {
 			}
 			qs := [][]float32{recs.Embeddings[3], recs.Embeddings[40], {0.5, -0.5, 0.25, 0, 0.1, 0.9, -0.3, 0.2}}
 			k := 7
-			query("plain", vecstore.QueryRequest{Embeddings: qs, NResults: &k,
-				Include: []vecstore.Include{vecstore.IncludeDistances, vecstore.IncludeDocuments, vecstore.IncludeMetadatas, vecstore.IncludeEmbeddings, vecstore.IncludeURIs}})
+			query("plain", chroma.QueryRequest{Embeddings: qs, NResults: &k,
+				Include: []chroma.Include{chroma.IncludeDistances, chroma.IncludeDocuments, chroma.IncludeMetadatas, chroma.IncludeEmbeddings, chroma.IncludeURIs}})
 			for _, f := range filters {
-				query("where "+f, vecstore.QueryRequest{Embeddings: qs, NResults: &k, Where: parseWhere(t, f)})
+				query("where "+f, chroma.QueryRequest{Embeddings: qs, NResults: &k, Where: parseWhere(t, f)})
 			}
 			for _, f := range docFilters {
-				query("where_document "+f, vecstore.QueryRequest{Embeddings: qs, NResults: &k, WhereDocument: parseDoc(t, f)})
+				query("where_document "+f, chroma.QueryRequest{Embeddings: qs, NResults: &k, WhereDocument: parseDoc(t, f)})
 			}
-			query("ids", vecstore.QueryRequest{Embeddings: qs, IDs: []string{"r001", "r002", "r050"}})
-			query("unknown id", vecstore.QueryRequest{Embeddings: qs, IDs: []string{"r001", "zzz"}})
-			query("dimension", vecstore.QueryRequest{Embeddings: [][]float32{{1}}})
-			both("delete where", func(s store, id string) error {
-				return s.Delete(ctx, id, vecstore.DeleteRequest{Where: parseWhere(t, `{"s": "s2"}`)})
+			query("ids", chroma.QueryRequest{Embeddings: qs, IDs: []string{"r001", "r002", "r050"}})
+			query("unknown id", chroma.QueryRequest{Embeddings: qs, IDs: []string{"r001", "zzz"}})
+			query("dimension", chroma.QueryRequest{Embeddings: [][]float32{{1}}})
+			both("delete where", func(s chroma.Store, id string) error {
+				return s.Delete(ctx, id, chroma.DeleteRequest{Where: parseWhere(t, `{"s": "s2"}`)})
 			})
-			both("delete doc", func(s store, id string) error {
-				return s.Delete(ctx, id, vecstore.DeleteRequest{WhereDocument: parseDoc(t, `{"$regex": "about beta$"}`)})
+			both("delete doc", func(s chroma.Store, id string) error {
+				return s.Delete(ctx, id, chroma.DeleteRequest{WhereDocument: parseDoc(t, `{"$regex": "about beta$"}`)})
 			})
-			both("delete ids", func(s store, id string) error {
-				return s.Delete(ctx, id, vecstore.DeleteRequest{IDs: []string{"r000", "r001"}})
+			both("delete ids", func(s chroma.Store, id string) error {
+				return s.Delete(ctx, id, chroma.DeleteRequest{IDs: []string{"r000", "r001"}})
 			})
-			both("delete nothing", func(s store, id string) error {
-				return s.Delete(ctx, id, vecstore.DeleteRequest{IDs: []string{}})
+			both("delete nothing", func(s chroma.Store, id string) error {
+				return s.Delete(ctx, id, chroma.DeleteRequest{IDs: []string{}})
 			})
 			nv, _ := vs.Count(ctx, ids[0])
 			np, err := pg.Count(ctx, ids[1])
 			if err != nil || nv != np {
 				t.Errorf("count: vecstore %d, postgres %d (%v)", nv, np, err)
 			}
-			get("after deletes", vecstore.GetRequest{Include: all})
-			query("after deletes", vecstore.QueryRequest{Embeddings: qs, NResults: &k})
+			get("after deletes", chroma.GetRequest{Include: all})
+			query("after deletes", chroma.QueryRequest{Embeddings: qs, NResults: &k})
 		})
 	}
 }
@@ -344,16 +341,16 @@ func TestSameAsVecstore(t *testing.T) {
 func TestEmbeddingsExact(t *testing.T) {
 	ctx := context.Background()
 	_, pg := openBoth(t)
-	for _, sp := range []vecstore.Space{vecstore.SpaceL2, vecstore.SpaceCosine, vecstore.SpaceIP} {
-		c, err := pg.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "exact-" + string(sp), HNSW: &vecstore.HNSWParams{Space: &sp}})
+	for _, sp := range []chroma.Space{chroma.SpaceL2, chroma.SpaceCosine, chroma.SpaceIP} {
+		c, err := pg.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "exact-" + string(sp), HNSW: &chroma.HNSWParams{Space: &sp}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		v := []float32{math.SmallestNonzeroFloat32, math.MaxFloat32, -1.0 / 3, 1e-38, 0.1, 123456.78}
-		if err := pg.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"a"}, Embeddings: [][]float32{v}}); err != nil {
+		if err := pg.Add(ctx, c.ID, chroma.AddRequest{IDs: []string{"a"}, Embeddings: [][]float32{v}}); err != nil {
 			t.Fatal(err)
 		}
-		r, err := pg.Get(ctx, c.ID, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+		r, err := pg.Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,17 +365,17 @@ func TestEmbeddingsExact(t *testing.T) {
 func TestUnstorable(t *testing.T) {
 	ctx := context.Background()
 	_, pg := openBoth(t)
-	c, err := pg.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "unstorable"})
+	c, err := pg.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "unstorable"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, req := range map[string]vecstore.AddRequest{
+	for name, req := range map[string]chroma.AddRequest{
 		"nul document": {IDs: []string{"a"}, Embeddings: [][]float32{{1}}, Documents: []*string{strp("a\x00b")}},
 		"nul id":       {IDs: []string{"a\x00"}, Embeddings: [][]float32{{1}}},
-		"nul metadata": {IDs: []string{"a"}, Embeddings: [][]float32{{1}}, Metadatas: []vecstore.Metadata{{"k": where.String("\x00")}}},
-		"nan metadata": {IDs: []string{"a"}, Embeddings: [][]float32{{1}}, Metadatas: []vecstore.Metadata{{"k": where.Float(math.NaN())}}},
+		"nul metadata": {IDs: []string{"a"}, Embeddings: [][]float32{{1}}, Metadatas: []chroma.Metadata{{"k": where.String("\x00")}}},
+		"nan metadata": {IDs: []string{"a"}, Embeddings: [][]float32{{1}}, Metadatas: []chroma.Metadata{{"k": where.Float(math.NaN())}}},
 	} {
-		if err := pg.Add(ctx, c.ID, req); !errors.Is(err, vecstore.ErrInvalid) {
+		if err := pg.Add(ctx, c.ID, req); !errors.Is(err, chroma.ErrInvalid) {
 			t.Errorf("%s: got %v, want ErrInvalid", name, err)
 		}
 	}

@@ -9,13 +9,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // encodeMetadata returns md as a jsonb object of plain values and the sorted
 // keys holding floats (a jsonb array), both nil for no metadata.
-func encodeMetadata(md vecstore.Metadata, field string) (obj, floatKeys []byte, err error) {
+func encodeMetadata(md chroma.Metadata, field string) (obj, floatKeys []byte, err error) {
 	if len(md) == 0 {
 		return nil, nil, nil
 	}
@@ -37,7 +37,7 @@ func encodeMetadata(md vecstore.Metadata, field string) (obj, floatKeys []byte, 
 			plain[k] = v.Int
 		case where.KindFloat:
 			if math.IsNaN(v.Float) || math.IsInf(v.Float, 0) {
-				return nil, nil, &vecstore.Error{Class: vecstore.ErrInvalid, Rule: RuleUnstorable, Field: field, Key: k,
+				return nil, nil, &chroma.Error{Class: chroma.ErrInvalid, Rule: RuleUnstorable, Field: field, Key: k,
 					Reason: k + ": PostgreSQL's jsonb cannot hold NaN or infinite values"}
 			}
 			plain[k] = json.Number(strconv.FormatFloat(v.Float, 'g', -1, 64))
@@ -61,15 +61,15 @@ func encodeMetadata(md vecstore.Metadata, field string) (obj, floatKeys []byte, 
 // RuleUnstorable refuses a value PostgreSQL cannot store: the NUL
 // character in text, a non-finite float in jsonb (Field, Key). Surfaces
 // without a wording of their own show the error's text.
-const RuleUnstorable vecstore.Rule = "unstorable"
+const RuleUnstorable chroma.Rule = "unstorable"
 
 func nulRefusal(field string) error {
-	return &vecstore.Error{Class: vecstore.ErrInvalid, Rule: RuleUnstorable, Field: field,
+	return &chroma.Error{Class: chroma.ErrInvalid, Rule: RuleUnstorable, Field: field,
 		Reason: "PostgreSQL cannot store the NUL character"}
 }
 
 // decodeMetadata reverses encodeMetadata (nil obj gives nil).
-func decodeMetadata(obj, floatKeys []byte) (vecstore.Metadata, error) {
+func decodeMetadata(obj, floatKeys []byte) (chroma.Metadata, error) {
 	if obj == nil {
 		return nil, nil
 	}
@@ -88,7 +88,7 @@ func decodeMetadata(obj, floatKeys []byte) (vecstore.Metadata, error) {
 	if len(plain) == 0 {
 		return nil, nil
 	}
-	md := make(vecstore.Metadata, len(plain))
+	md := make(chroma.Metadata, len(plain))
 	for k, x := range plain {
 		switch x := x.(type) {
 		case string:

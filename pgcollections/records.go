@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -23,14 +23,14 @@ func indexName(cid string) string { return "chroma_hnsw_" + strings.ReplaceAll(c
 // distanceSQL returns, for a collection, the ordering operator expression
 // between its rows' vectors and the query placeholder q, and the SQL that
 // turns that expression into Chroma's distance.
-func distanceSQL(c vecstore.Collection, q string) (order, dist string) {
+func distanceSQL(c chroma.Collection, q string) (order, dist string) {
 	v := fmt.Sprintf("embedding::vector(%d)", c.Dimension)
 	qv := fmt.Sprintf("%s::vector(%d)", q, c.Dimension)
 	switch c.Config.HNSW.Space {
-	case vecstore.SpaceIP:
+	case chroma.SpaceIP:
 		order = v + " <#> " + qv
 		return order, "1 + (" + order + ")"
-	case vecstore.SpaceCosine:
+	case chroma.SpaceCosine:
 		order = v + " <=> " + qv
 		return order, order
 	}
@@ -39,12 +39,12 @@ func distanceSQL(c vecstore.Collection, q string) (order, dist string) {
 }
 
 // createVectorIndex builds collection c's HNSW index (its dimension is set).
-func (s *Store) createVectorIndex(ctx context.Context, tx pgx.Tx, c vecstore.Collection) error {
+func (s *Store) createVectorIndex(ctx context.Context, tx pgx.Tx, c chroma.Collection) error {
 	if c.Dimension > maxIndexedDim {
 		return nil
 	}
-	ops := map[vecstore.Space]string{vecstore.SpaceL2: "vector_l2_ops", vecstore.SpaceIP: "vector_ip_ops",
-		vecstore.SpaceCosine: "vector_cosine_ops"}[c.Config.HNSW.Space]
+	ops := map[chroma.Space]string{chroma.SpaceL2: "vector_l2_ops", chroma.SpaceIP: "vector_ip_ops",
+		chroma.SpaceCosine: "vector_cosine_ops"}[c.Config.HNSW.Space]
 	if ops == "" {
 		ops = "vector_l2_ops"
 	}
@@ -65,26 +65,26 @@ func dropVectorIndex(ctx context.Context, tx pgx.Tx, cid string) error {
 
 // Add inserts records. Ids already in the collection are silently ignored,
 // and within one batch the first occurrence of an id wins (Chroma 1.0.0).
-func (s *Store) Add(ctx context.Context, collID string, req vecstore.AddRequest) error {
-	return s.write(ctx, collID, vecstore.WriteAdd, vecstore.UpdateRequest(req))
+func (s *Store) Add(ctx context.Context, collID string, req chroma.AddRequest) error {
+	return s.write(ctx, collID, chroma.WriteAdd, chroma.UpdateRequest(req))
 }
 
 // Upsert inserts new ids and replaces existing ones, with vecstore's merge
 // rules. Records keep their position in insertion order.
-func (s *Store) Upsert(ctx context.Context, collID string, req vecstore.AddRequest) error {
-	return s.write(ctx, collID, vecstore.WriteUpsert, vecstore.UpdateRequest(req))
+func (s *Store) Upsert(ctx context.Context, collID string, req chroma.AddRequest) error {
+	return s.write(ctx, collID, chroma.WriteUpsert, chroma.UpdateRequest(req))
 }
 
 // Update changes existing records (unknown ids ignored).
-func (s *Store) Update(ctx context.Context, collID string, req vecstore.UpdateRequest) error {
-	return s.write(ctx, collID, vecstore.WriteUpdate, req)
+func (s *Store) Update(ctx context.Context, collID string, req chroma.UpdateRequest) error {
+	return s.write(ctx, collID, chroma.WriteUpdate, req)
 }
 
 // stored is a record's state as the write path needs it.
 type stored struct {
 	seq      int64
 	doc, uri *string
-	meta     vecstore.Metadata
+	meta     chroma.Metadata
 	emb      *string // new vector (pgvector text), nil: unchanged
 }
 
@@ -92,12 +92,12 @@ type stored struct {
 // collection's row, it checks the vectors against the collection, reads the
 // records the batch names, computes their new states with vecstore's rules
 // and writes them.
-func (s *Store) write(ctx context.Context, collID string, kind vecstore.WriteKind, req vecstore.UpdateRequest) error {
-	cid, err := vecstore.ParseCollectionID(collID)
+func (s *Store) write(ctx context.Context, collID string, kind chroma.WriteKind, req chroma.UpdateRequest) error {
+	cid, err := chroma.ParseCollectionID(collID)
 	if err != nil {
 		return err
 	}
-	dim, refusal, err := vecstore.CheckWrite(kind, req)
+	dim, refusal, err := chroma.CheckWrite(kind, req)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (s *Store) write(ctx context.Context, collID string, kind vecstore.WriteKin
 			}
 		}
 		before := c
-		if err := vecstore.AdoptVectors(&c, empty, dim, req.Model); err != nil {
+		if err := chroma.AdoptVectors(&c, empty, dim, req.Model); err != nil {
 			return err
 		}
 		if c.Dimension != before.Dimension || c.Model != before.Model {
@@ -176,15 +176,15 @@ func readStates(ctx context.Context, tx pgx.Tx, cid string, ids []string) (map[s
 
 // stage computes the new state of every record the batch changes (seq -1:
 // a new record), as vecstore's stageWriteLocked does.
-func stage(kind vecstore.WriteKind, req vecstore.UpdateRequest, old map[string]*stored) (map[string]*stored, []string) {
+func stage(kind chroma.WriteKind, req chroma.UpdateRequest, old map[string]*stored) (map[string]*stored, []string) {
 	states := make(map[string]*stored)
 	var touched []string
 	for i, id := range req.IDs {
-		var md vecstore.Metadata
+		var md chroma.Metadata
 		if req.Metadatas != nil {
 			md = req.Metadatas[i]
 		}
-		md, reservedDoc := vecstore.SplitReserved(md)
+		md, reservedDoc := chroma.SplitReserved(md)
 		var doc, uri *string
 		if req.Documents != nil {
 			doc = req.Documents[i]
@@ -206,12 +206,12 @@ func stage(kind vecstore.WriteKind, req vecstore.UpdateRequest, old map[string]*
 		}
 		var r *stored
 		switch {
-		case cur == nil && kind == vecstore.WriteUpdate:
+		case cur == nil && kind == chroma.WriteUpdate:
 			continue
-		case cur != nil && kind == vecstore.WriteAdd:
+		case cur != nil && kind == chroma.WriteAdd:
 			continue
 		case cur == nil:
-			r = &stored{seq: -1, doc: doc, uri: uri, meta: vecstore.MergeMetadata(nil, md), emb: emb}
+			r = &stored{seq: -1, doc: doc, uri: uri, meta: chroma.MergeMetadata(nil, md), emb: emb}
 		default:
 			nr := *cur
 			r = &nr
@@ -221,7 +221,7 @@ func stage(kind vecstore.WriteKind, req vecstore.UpdateRequest, old map[string]*
 			if uri != nil {
 				r.uri = uri
 			}
-			r.meta = vecstore.MergeMetadata(cur.meta, md)
+			r.meta = chroma.MergeMetadata(cur.meta, md)
 			if emb != nil {
 				r.emb = emb
 			}
@@ -323,7 +323,7 @@ func (s *Store) regexAllowed(ctx context.Context, q querier, cid string, ids []s
 	}
 	defer rows.Close()
 	out := []string{}
-	m := vecstore.NewDocMatcher(ctx, d, maxScan)
+	m := chroma.NewDocMatcher(ctx, d, maxScan)
 	for rows.Next() {
 		var id string
 		var doc *string
@@ -343,12 +343,12 @@ func (s *Store) regexAllowed(ctx context.Context, q querier, cid string, ids []s
 
 // Delete deletes the records matching req. With nothing set it deletes
 // nothing; with an empty IDs list and no filter it is an error (Chroma).
-func (s *Store) Delete(ctx context.Context, collID string, req vecstore.DeleteRequest) error {
-	cid, err := vecstore.ParseCollectionID(collID)
+func (s *Store) Delete(ctx context.Context, collID string, req chroma.DeleteRequest) error {
+	cid, err := chroma.ParseCollectionID(collID)
 	if err != nil {
 		return err
 	}
-	if err := vecstore.CheckDelete(req); err != nil {
+	if err := chroma.CheckDelete(req); err != nil {
 		return err
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
@@ -370,7 +370,7 @@ func (s *Store) Delete(ctx context.Context, collID string, req vecstore.DeleteRe
 
 // Count returns the number of records.
 func (s *Store) Count(ctx context.Context, collID string) (int, error) {
-	cid, err := vecstore.ParseCollectionID(collID)
+	cid, err := chroma.ParseCollectionID(collID)
 	if err != nil {
 		return 0, err
 	}
@@ -378,7 +378,7 @@ func (s *Store) Count(ctx context.Context, collID string) (int, error) {
 	err = s.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM chroma_records WHERE collection = $1)
 		FROM chroma_collections WHERE id = $1`, cid).Scan(&n)
 	if err == pgx.ErrNoRows {
-		return 0, vecstore.CollectionNotFoundByID(cid)
+		return 0, chroma.CollectionNotFoundByID(cid)
 	}
 	if err != nil {
 		return 0, s.mapErr(err)
@@ -406,7 +406,7 @@ func recordColumns(emb, doc, uri, meta bool) string {
 
 // scanRecord reads one row of recordColumns into res; extra are scanned
 // first (a query's distance).
-func scanRecord(rows pgx.Rows, res *vecstore.GetResult, extra ...any) error {
+func scanRecord(rows pgx.Rows, res *chroma.GetResult, extra ...any) error {
 	var id string
 	var emb *string
 	var doc, uri *string
@@ -449,18 +449,18 @@ func scanRecord(rows pgx.Rows, res *vecstore.GetResult, extra ...any) error {
 		if err != nil {
 			return err
 		}
-		res.Metadatas = append(res.Metadatas, vecstore.ResultMetadata(m, uri))
+		res.Metadatas = append(res.Metadatas, chroma.ResultMetadata(m, uri))
 	}
 	return nil
 }
 
 // Get returns records in insertion order after filtering, offset and limit.
-func (s *Store) Get(ctx context.Context, collID string, req vecstore.GetRequest) (*vecstore.GetResult, error) {
-	cid, err := vecstore.ParseCollectionID(collID)
+func (s *Store) Get(ctx context.Context, collID string, req chroma.GetRequest) (*chroma.GetResult, error) {
+	cid, err := chroma.ParseCollectionID(collID)
 	if err != nil {
 		return nil, err
 	}
-	res, err := vecstore.CheckGet(req)
+	res, err := chroma.CheckGet(req)
 	if err != nil {
 		return nil, err
 	}
@@ -479,7 +479,7 @@ func (s *Store) Get(ctx context.Context, collID string, req vecstore.GetRequest)
 			q += " LIMIT " + a.add(int64(*req.Limit))
 		}
 		q += " OFFSET " + a.add(int64(req.Offset))
-		budget := vecstore.NewAnswerBudget(req.MaxAnswerBytes)
+		budget := chroma.NewAnswerBudget(req.MaxAnswerBytes)
 		return readBounded(ctx, tx, q, a, req.MaxAnswerBytes > 0, budget, func(rows pgx.Rows) (bool, error) {
 			if err := scanRecord(rows, res); err != nil {
 				return false, err
@@ -501,7 +501,7 @@ func (s *Store) Get(ctx context.Context, collID string, req vecstore.GetRequest)
 // batch at a time, each batch about as many rows as the budget has room
 // for at the average row size so far: the rows past the budget stay in
 // the server.
-func readBounded(ctx context.Context, tx pgx.Tx, q string, a sqlArgs, cursor bool, budget *vecstore.AnswerBudget, scan func(pgx.Rows) (over bool, err error)) error {
+func readBounded(ctx context.Context, tx pgx.Tx, q string, a sqlArgs, cursor bool, budget *chroma.AnswerBudget, scan func(pgx.Rows) (over bool, err error)) error {
 	read := func(rows pgx.Rows) (n int64, over bool, err error) {
 		defer rows.Close()
 		for rows.Next() {
@@ -553,21 +553,22 @@ func (s *Store) inReadTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 
 // Query returns, for each query embedding, the NResults nearest records
 // among those matching the filters, by ascending distance.
-func (s *Store) Query(ctx context.Context, collID string, req vecstore.QueryRequest) (*vecstore.QueryResult, error) {
-	cid, err := vecstore.ParseCollectionID(collID)
+func (s *Store) Query(ctx context.Context, collID string, req chroma.QueryRequest) (*chroma.QueryResult, error) {
+	cid, err := chroma.ParseCollectionID(collID)
 	if err != nil {
 		return nil, err
 	}
-	k, dim, res, err := vecstore.CheckQuery(req)
+	qa, err := chroma.CheckQuery(req)
 	if err != nil {
 		return nil, err
 	}
+	k, dim, res := qa.K, qa.Dim, chroma.NewQueryResult(qa.Include, qa.Included, len(req.Embeddings))
 	err = s.inReadTx(ctx, func(tx pgx.Tx) error {
 		c, err := s.collectionByID(ctx, tx, cid, "")
 		if err != nil {
 			return err
 		}
-		if err := vecstore.CheckQueryVectors(c, req, dim); err != nil {
+		if err := chroma.CheckQueryVectors(c, req, dim); err != nil {
 			return err
 		}
 		if req.IDs != nil {
@@ -578,7 +579,7 @@ func (s *Store) Query(ctx context.Context, collID string, req vecstore.QueryRequ
 			distinct := slices.Clone(req.IDs)
 			slices.Sort(distinct)
 			if found != len(slices.Compact(distinct)) {
-				return vecstore.UnknownQueryID()
+				return chroma.UnknownQueryID()
 			}
 		}
 		allowed, err := s.regexAllowed(ctx, tx, cid, req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes)
@@ -601,13 +602,13 @@ func (s *Store) Query(ctx context.Context, collID string, req vecstore.QueryRequ
 				return err
 			}
 		}
-		budget := vecstore.NewAnswerBudget(req.MaxAnswerBytes)
+		budget := chroma.NewAnswerBudget(req.MaxAnswerBytes)
 		over := false
 		for _, q := range req.Embeddings {
 			if over {
 				break
 			}
-			row := &vecstore.GetResult{IDs: []string{}}
+			row := &chroma.GetResult{IDs: []string{}}
 			if res.Embeddings != nil {
 				row.Embeddings = [][]float32{}
 			}
@@ -618,7 +619,7 @@ func (s *Store) Query(ctx context.Context, collID string, req vecstore.QueryRequ
 				row.URIs = []*string{}
 			}
 			if res.Metadatas != nil {
-				row.Metadatas = []vecstore.Metadata{}
+				row.Metadatas = []chroma.Metadata{}
 			}
 			var dists []float32
 			if res.Distances != nil {
@@ -665,7 +666,7 @@ func (s *Store) Query(ctx context.Context, collID string, req vecstore.QueryRequ
 // queries keep collecting rows until they have k. Whether the HNSW index
 // is used is PostgreSQL's plan (it is, once the collection is large enough
 // for a graph walk to cost less than a sort).
-func (s *Store) setSearchParams(ctx context.Context, tx pgx.Tx, c vecstore.Collection, k int) error {
+func (s *Store) setSearchParams(ctx context.Context, tx pgx.Tx, c chroma.Collection, k int) error {
 	ef := int(math.Round(s.opts.BeamFactor * float64(c.Config.HNSW.EfSearch)))
 	ef = min(max(ef, k, 1), 1000)
 	if _, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true)`, strconv.Itoa(ef)); err != nil {

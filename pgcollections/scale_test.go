@@ -15,7 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/internal/racedetector"
 	"github.com/cairn-dev/cairn/pgcollections"
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -42,12 +42,12 @@ func TestFilteredHNSW(t *testing.T) {
 	if !pg.IterativeScans() {
 		t.Skipf("pgvector %s has no iterative scans", pg.PgvectorVersion())
 	}
-	sp := vecstore.SpaceCosine
+	sp := chroma.SpaceCosine
 	// A small ef_search makes a graph walk cheaper than a sort at this
 	// size, so the planner takes the index (its estimate grows with
 	// hnsw.ef_search); iterative scans must still fill n_results.
 	ef := 10
-	c, err := pg.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "scale", HNSW: &vecstore.HNSWParams{Space: &sp, EfSearch: &ef}})
+	c, err := pg.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "scale", HNSW: &chroma.HNSWParams{Space: &sp, EfSearch: &ef}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +61,11 @@ func TestFilteredHNSW(t *testing.T) {
 		return v
 	}
 	for start := 0; start < n; start += 1000 {
-		var req vecstore.AddRequest
+		var req chroma.AddRequest
 		for i := start; i < start+1000; i++ {
 			req.IDs = append(req.IDs, fmt.Sprint(i))
 			req.Embeddings = append(req.Embeddings, vec())
-			req.Metadatas = append(req.Metadatas, vecstore.Metadata{"bucket": where.Int(int64(i % 50))})
+			req.Metadatas = append(req.Metadatas, chroma.Metadata{"bucket": where.Int(int64(i % 50))})
 		}
 		if err := pg.Add(ctx, c.ID, req); err != nil {
 			t.Fatal(err)
@@ -95,8 +95,8 @@ func TestFilteredHNSW(t *testing.T) {
 	for q := 0; q < 10; q++ {
 		// Ids only: narrow rows, for which the planner prefers the index
 		// at this size (wide rows make a sort of the whole table cheaper).
-		req := vecstore.QueryRequest{Embeddings: [][]float32{vec()}, NResults: &k, Where: where.Eq("bucket", where.Int(7)),
-			Include: []vecstore.Include{}}
+		req := chroma.QueryRequest{Embeddings: [][]float32{vec()}, NResults: &k, Where: where.Eq("bucket", where.Int(7)),
+			Include: []chroma.Include{}}
 		got, err := pg.Query(ctx, c.ID, req)
 		if err != nil {
 			t.Fatal(err)
@@ -161,19 +161,19 @@ func TestSeveralProcesses(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "shared", GetOrCreate: true})
+			c, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "shared", GetOrCreate: true})
 			if err != nil {
 				errs <- err
 				return
 			}
 			ids[i] = c.ID
 			for b := 0; b < batches; b++ {
-				var req vecstore.AddRequest
+				var req chroma.AddRequest
 				for r := 0; r < per; r++ {
 					req.IDs = append(req.IDs, fmt.Sprintf("p%d-b%d-r%d", i, b, r), fmt.Sprintf("common-%d", r))
 					req.Embeddings = append(req.Embeddings, []float32{float32(i), float32(b), float32(r)}, []float32{1, 1, 1})
-					req.Metadatas = append(req.Metadatas, vecstore.Metadata{"p": where.Int(int64(i))},
-						vecstore.Metadata{"hits": where.Int(int64(b))})
+					req.Metadatas = append(req.Metadatas, chroma.Metadata{"p": where.Int(int64(i))},
+						chroma.Metadata{"hits": where.Int(int64(b))})
 				}
 				if err := s.Upsert(ctx, c.ID, req); err != nil {
 					errs <- err
@@ -198,7 +198,7 @@ func TestSeveralProcesses(t *testing.T) {
 	if want := procs*batches*per + per; n != want {
 		t.Errorf("count = %d, want %d (no lost and no duplicate records)", n, want)
 	}
-	cs, err := stores[1].ListCollections(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, nil, 0)
+	cs, err := stores[1].ListCollections(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, nil, 0)
 	if err != nil || len(cs) != 1 {
 		t.Errorf("collections: %d (%v), want 1", len(cs), err)
 	}
@@ -214,7 +214,7 @@ func TestMigrations(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.GetDatabase(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase); err != nil {
+		if _, err := s.GetDatabase(ctx, chroma.DefaultTenant, chroma.DefaultDatabase); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()
@@ -228,7 +228,7 @@ func TestMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = pgcollections.Open(ctx, dsn, pgcollections.Options{})
-	if !errors.Is(err, vecstore.ErrIncompatibleFormat) {
+	if !errors.Is(err, chroma.ErrIncompatibleFormat) {
 		t.Fatalf("opening a newer schema: %v, want ErrIncompatibleFormat", err)
 	}
 }

@@ -9,11 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // SchemaVersion is the newest schema this package reads and writes.
@@ -38,6 +37,9 @@ type Options struct {
 	// Logger receives warnings (nil discards).
 	Logger *slog.Logger
 }
+
+// A Store is a chroma.Store: the Chroma API serves it as it serves vecstore's.
+var _ chroma.Store = (*Store)(nil)
 
 // Store is a collection store in one PostgreSQL database.
 type Store struct {
@@ -162,7 +164,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		return fmt.Errorf("pgcollections: reading the schema version: %w", err)
 	}
 	if version > SchemaVersion {
-		return &vecstore.Error{Class: vecstore.ErrIncompatibleFormat, Rule: vecstore.RuleFormat, Value: strconv.Itoa(version),
+		return &chroma.Error{Class: chroma.ErrIncompatibleFormat, Rule: chroma.RuleFormat, Value: strconv.Itoa(version),
 			Reason: fmt.Sprintf("the database's Chroma schema is version %d; this cairn reads up to %d", version, SchemaVersion)}
 	}
 	for v := version; v < SchemaVersion; v++ {
@@ -189,10 +191,10 @@ type querier interface {
 
 // ensureDefaults creates default_tenant and default_database if missing.
 func (s *Store) ensureDefaults(ctx context.Context, q querier) error {
-	_, err := q.Exec(ctx, `INSERT INTO chroma_tenants (name) VALUES ($1) ON CONFLICT DO NOTHING`, vecstore.DefaultTenant)
+	_, err := q.Exec(ctx, `INSERT INTO chroma_tenants (name) VALUES ($1) ON CONFLICT DO NOTHING`, chroma.DefaultTenant)
 	if err == nil {
 		_, err = q.Exec(ctx, `INSERT INTO chroma_databases (tenant, name, id) VALUES ($1, $2, gen_random_uuid()) ON CONFLICT DO NOTHING`,
-			vecstore.DefaultTenant, vecstore.DefaultDatabase)
+			chroma.DefaultTenant, chroma.DefaultDatabase)
 	}
 	if err != nil {
 		return fmt.Errorf("pgcollections: default tenant and database: %w", err)
@@ -259,7 +261,7 @@ func (s *Store) mapErr(err error) error {
 	if errors.As(err, &pe) {
 		switch pe.Code {
 		case "22P05", "22021": // untranslatable character: NUL in text or jsonb
-			e := nulRefusal("documents, uris, ids").(*vecstore.Error)
+			e := nulRefusal("documents, uris, ids").(*chroma.Error)
 			e.Err = err
 			return e
 		}

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -56,19 +57,19 @@ func BenchmarkFiltered(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		space := vecstore.SpaceCosine
-		c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "bench",
-			HNSW: &vecstore.HNSWParams{Space: &space}})
+		space := chroma.SpaceCosine
+		c, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "bench",
+			HNSW: &chroma.HNSWParams{Space: &space}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		t0, cpu0 := time.Now(), cpuTime()
 		for from := 0; from < n; from += 1000 {
-			req := vecstore.AddRequest{}
+			req := chroma.AddRequest{}
 			for j := from; j < min(from+1000, n); j++ {
 				req.IDs = append(req.IDs, fmt.Sprintf("id%d", j))
 				req.Embeddings = append(req.Embeddings, vecs[j])
-				req.Metadatas = append(req.Metadatas, vecstore.Metadata{"r": where.Int(int64(j % 1000))})
+				req.Metadatas = append(req.Metadatas, chroma.Metadata{"r": where.Int(int64(j % 1000))})
 			}
 			if err := s.Add(ctx, c.ID, req); err != nil {
 				b.Fatal(err)
@@ -154,8 +155,8 @@ func BenchmarkFiltered(b *testing.B) {
 			for qi, q := range qs {
 				for si, s := range ss {
 					c0, t0 := threadCPU(), time.Now()
-					res, err := s.Query(ctx, cid, vecstore.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: w,
-						Include: []vecstore.Include{vecstore.IncludeDistances}})
+					res, err := s.Query(ctx, cid, chroma.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: w,
+						Include: []chroma.Include{chroma.IncludeDistances}})
 					cpu[si] = append(cpu[si], threadCPU()-c0)
 					wall[si] = append(wall[si], time.Since(t0))
 					if err != nil {
@@ -189,7 +190,7 @@ func BenchmarkFiltered(b *testing.B) {
 	s := ss[0]
 	for _, ef := range []int{50, 100, 200, 400} {
 		ef := ef
-		if err := s.ModifyCollection(ctx, cid, vecstore.ModifyCollectionRequest{HNSW: &vecstore.HNSWParams{EfSearch: &ef}}); err != nil {
+		if err := s.ModifyCollection(ctx, cid, chroma.ModifyCollectionRequest{HNSW: &chroma.HNSWParams{EfSearch: &ef}}); err != nil {
 			b.Fatal(err)
 		}
 		for _, limit := range []int64{1000, 100} {
@@ -202,7 +203,7 @@ func BenchmarkFiltered(b *testing.B) {
 			for qi, q := range qs {
 				want := truth(qi, limit)
 				c0 := threadCPU()
-				res, err := s.Query(ctx, cid, vecstore.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: w})
+				res, err := s.Query(ctx, cid, chroma.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: w})
 				cpu = append(cpu, threadCPU()-c0)
 				if err != nil {
 					b.Fatal(err)
@@ -220,7 +221,7 @@ func BenchmarkFiltered(b *testing.B) {
 		}
 	}
 	ef := 100
-	if err := s.ModifyCollection(ctx, cid, vecstore.ModifyCollectionRequest{HNSW: &vecstore.HNSWParams{EfSearch: &ef}}); err != nil {
+	if err := s.ModifyCollection(ctx, cid, chroma.ModifyCollectionRequest{HNSW: &chroma.HNSWParams{EfSearch: &ef}}); err != nil {
 		b.Fatal(err)
 	}
 }

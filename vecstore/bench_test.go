@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -137,19 +138,19 @@ func BenchmarkStore(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			space := vecstore.SpaceCosine
-			c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "bench",
-				HNSW: &vecstore.HNSWParams{Space: &space}})
+			space := chroma.SpaceCosine
+			c, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "bench",
+				HNSW: &chroma.HNSWParams{Space: &space}})
 			if err != nil {
 				b.Fatal(err)
 			}
 			t0 := time.Now()
 			for from := 0; from < n; from += 1000 {
-				req := vecstore.AddRequest{}
+				req := chroma.AddRequest{}
 				for j := from; j < min(from+1000, n); j++ {
 					req.IDs = append(req.IDs, fmt.Sprintf("id%d", j))
 					req.Embeddings = append(req.Embeddings, vecs[j])
-					req.Metadatas = append(req.Metadatas, vecstore.Metadata{"r": where.Int(int64(j % 1000))})
+					req.Metadatas = append(req.Metadatas, chroma.Metadata{"r": where.Int(int64(j % 1000))})
 				}
 				if err := s.Add(ctx, c.ID, req); err != nil {
 					b.Fatal(err)
@@ -176,7 +177,7 @@ func BenchmarkStore(b *testing.B) {
 				b.Fatal(err)
 			}
 			k := 10
-			if _, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: qs[:1], NResults: &k}); err != nil {
+			if _, err := s.Query(ctx, c.ID, chroma.QueryRequest{Embeddings: qs[:1], NResults: &k}); err != nil {
 				b.Fatal(err)
 			}
 			openDur := time.Since(t0)
@@ -197,8 +198,8 @@ func BenchmarkStore(b *testing.B) {
 				var recall float64
 				for qi, q := range qs {
 					t1 := time.Now()
-					res, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: w,
-						Include: []vecstore.Include{vecstore.IncludeDistances}})
+					res, err := s.Query(ctx, c.ID, chroma.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: w,
+						Include: []chroma.Include{chroma.IncludeDistances}})
 					lat = append(lat, time.Since(t1))
 					if err != nil {
 						b.Fatal(err)
@@ -219,7 +220,7 @@ func BenchmarkStore(b *testing.B) {
 			// Unfiltered recall with ef_search raised to 200 (Chroma's
 			// modify: new_configuration.hnsw.ef_search).
 			ef := 200
-			if err := s.ModifyCollection(ctx, c.ID, vecstore.ModifyCollectionRequest{HNSW: &vecstore.HNSWParams{EfSearch: &ef}}); err != nil {
+			if err := s.ModifyCollection(ctx, c.ID, chroma.ModifyCollectionRequest{HNSW: &chroma.HNSWParams{EfSearch: &ef}}); err != nil {
 				b.Fatal(err)
 			}
 			{
@@ -228,7 +229,7 @@ func BenchmarkStore(b *testing.B) {
 				var recall float64
 				for qi, q := range qs {
 					t1 := time.Now()
-					res, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{q}, NResults: &k})
+					res, err := s.Query(ctx, c.ID, chroma.QueryRequest{Embeddings: [][]float32{q}, NResults: &k})
 					lat = append(lat, time.Since(t1))
 					if err != nil {
 						b.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -20,7 +21,7 @@ func (s *Store) Check(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
-		return ErrClosed
+		return chroma.ErrClosed
 	}
 	return s.view(ctx, func(tx *bolt.Tx) error {
 		if err := s.syncLocked(tx, false); err != nil {

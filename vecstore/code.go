@@ -7,44 +7,9 @@ import (
 	"math"
 
 	"github.com/cairn-dev/cairn/index"
-	"github.com/cairn-dev/cairn/vecstore/where"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	bolt "go.etcd.io/bbolt"
 )
-
-// VectorCode is how a collection stores its vectors, on disk and in its
-// graph. It is chosen when the collection is created and kept in its
-// configuration.
-type VectorCode string
-
-const (
-	// CodeFloat32 (the default; stored as "") keeps every vector exactly as
-	// written: Get with embeddings returns the same floats.
-	CodeFloat32 VectorCode = "float32"
-	// CodeSQ8 keeps every vector as 8-bit codes with a per-vector offset and
-	// step (index.SQ8): about a quarter of the bytes on disk and in memory.
-	// Get returns the decoded vector (each component within one step,
-	// 1/255 of the vector's range, of the one written), and distances are
-	// to the decoded vectors.
-	CodeSQ8 VectorCode = "sq8"
-	// CodeSQ8R keeps every vector as an 8-bit code of its residual from
-	// the nearest of a table of centroids (index.SQ8Residual), trained
-	// when the collection first holds index.TrainRows vectors and stored
-	// with it in 8 bits; vectors written before that are plain SQ8 codes.
-	// Six bytes a vector more than SQ8, nearer distances. Get returns the
-	// decoded vector.
-	CodeSQ8R VectorCode = "sq8r"
-)
-
-// MetaVectorCode is the collection metadata key that selects the vector code
-// at creation ("float32", "sq8" or "sq8r"): cairn's extension to Chroma's
-// configuration, read like Chroma's legacy "hnsw:*" keys (once, when the
-// collection is created; changing the key later changes nothing). It is
-// read whether or not the request carries a configuration.
-const MetaVectorCode = "cairn:vector_code"
-
-// RuleVectorCode refuses a MetaVectorCode value other than "float32", "sq8"
-// or "sq8r".
-const RuleVectorCode Rule = "vector_code" // Field, Key, Value
 
 // sq8Beam multiplies the candidate list of searches in SQ8 and sq8r
 // collections (an sq8r collection's rows written before training, or
@@ -55,31 +20,12 @@ const RuleVectorCode Rule = "vector_code" // Field, Key, Value
 // (measured in bench/README.md, "SQ8 in vecstore").
 const sq8Beam = 1.5
 
-// vectorCodeFromMetadata reads MetaVectorCode from a create request's metadata.
-func vectorCodeFromMetadata(md Metadata) (VectorCode, error) {
-	v, ok := md[MetaVectorCode]
-	if !ok {
-		return "", nil
-	}
-	if v.Kind == where.KindString {
-		switch VectorCode(v.Str) {
-		case CodeFloat32:
-			return "", nil
-		case CodeSQ8, CodeSQ8R:
-			return VectorCode(v.Str), nil
-		}
-	}
-	e := invalidErr(RuleVectorCode, "metadata", "%s: must be %q, %q or %q", MetaVectorCode, CodeFloat32, CodeSQ8, CodeSQ8R)
-	e.Key = MetaVectorCode
-	return "", e
-}
-
 // indexCode is the graph code of a collection's configuration.
-func (c HNSWConfig) indexCode() index.Code {
+func indexCode(c chroma.HNSWConfig) index.Code {
 	switch c.VectorCode {
-	case CodeSQ8:
+	case chroma.CodeSQ8:
 		return index.SQ8
-	case CodeSQ8R:
+	case chroma.CodeSQ8R:
 		return index.SQ8Residual
 	}
 	return index.Float32
@@ -105,8 +51,8 @@ type graphVec struct {
 // expands back from it, so that every process holds the same rows.
 func encodeStored(ci *collInfo, coder *index.Index, table []float32, v []float32) (val []byte, gv graphVec, err error) {
 	switch ci.Config.HNSW.VectorCode {
-	case CodeSQ8:
-	case CodeSQ8R:
+	case chroma.CodeSQ8:
+	case chroma.CodeSQ8R:
 		row, err := coder.EncodeRow(nil, v)
 		if err != nil {
 			return nil, graphVec{}, fmt.Errorf("vecstore: code a vector: %w", err)
@@ -121,7 +67,7 @@ func encodeStored(ci *collInfo, coder *index.Index, table []float32, v []float32
 		return encodeVector(v), graphVec{v: v}, nil
 	}
 	var raw []byte
-	if ci.Config.HNSW.Space == SpaceCosine {
+	if ci.Config.HNSW.Space == chroma.SpaceCosine {
 		raw = index.AppendSQ8Unit(nil, normalized(v))
 	} else {
 		raw = index.AppendSQ8(nil, v)
@@ -137,10 +83,10 @@ func encodeStored(ci *collInfo, coder *index.Index, table []float32, v []float32
 // written (float32) or as given to the graph (SQ8, see encodeStored).
 // An sq8r row decodes only with its table: see decodeGraphVec.
 func decodeStored(ci *collInfo, val []byte, what string) ([]float32, error) {
-	if ci.Config.HNSW.VectorCode == CodeSQ8R {
+	if ci.Config.HNSW.VectorCode == chroma.CodeSQ8R {
 		return nil, corruptf(nil, "%s: an sq8r row read as a vector", what)
 	}
-	if ci.Config.HNSW.VectorCode != CodeSQ8 {
+	if ci.Config.HNSW.VectorCode != chroma.CodeSQ8 {
 		return decodeVector(val, what)
 	}
 	p, err := unseal(val, what)
@@ -162,7 +108,7 @@ func decodeStored(ci *collInfo, val []byte, what string) ([]float32, error) {
 // table, the collection's centroid table (see expandRow; the index checks
 // the rest of the row).
 func decodeGraphVec(ci *collInfo, table []float32, val []byte, what string) (graphVec, error) {
-	if ci.Config.HNSW.VectorCode != CodeSQ8R {
+	if ci.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 		v, err := decodeStored(ci, val, what)
 		return graphVec{v: v}, err
 	}
@@ -215,7 +161,7 @@ func expandRow(ci *collInfo, table []float32, p []byte) ([]byte, error) {
 		c = table[k*dim : (k+1)*dim]
 	}
 	var t float64
-	if ci.Config.HNSW.Space == SpaceCosine {
+	if ci.Config.HNSW.Space == chroma.SpaceCosine {
 		t = 1
 		if c != nil {
 			var cc, cu, uu float64
@@ -284,7 +230,7 @@ func readCentroids(cb *bolt.Bucket, ci *collInfo) ([]float32, error) {
 	if val == nil {
 		return nil, nil
 	}
-	if ci.Config.HNSW.VectorCode != CodeSQ8R {
+	if ci.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 		return nil, corruptf(nil, "a centroid table in a %q collection", ci.Config.HNSW.VectorCode)
 	}
 	return decodeCentroids(val, ci.Dimension)
@@ -313,21 +259,22 @@ type RecodeProgress func(done, total int)
 // going to sq8r trains the centroid table (with index.TrainRows vectors or
 // more) and keeps SQ8 codes as they are (rows without a centroid). It is a
 // no-op when the collection already has that code.
-func (s *Store) Recode(ctx context.Context, collID string, code VectorCode, progress RecodeProgress) error {
-	cid, err := ParseCollectionID(collID)
+func (s *Store) Recode(ctx context.Context, collID string, code chroma.VectorCode, progress RecodeProgress) error {
+	cid, err := chroma.ParseCollectionID(collID)
 	if err != nil {
 		return err
 	}
-	if code != CodeFloat32 && code != CodeSQ8 && code != CodeSQ8R {
-		return invalidErr(RuleVectorCode, "code", "vector code must be %q, %q or %q", CodeFloat32, CodeSQ8, CodeSQ8R)
+	if code != chroma.CodeFloat32 && code != chroma.CodeSQ8 && code != chroma.CodeSQ8R {
+		return &chroma.Error{Class: chroma.ErrInvalid, Rule: chroma.RuleVectorCode, Field: "code",
+			Reason: fmt.Sprintf("vector code must be %q, %q or %q", chroma.CodeFloat32, chroma.CodeSQ8, chroma.CodeSQ8R)}
 	}
 	stored := code
-	if code == CodeFloat32 {
+	if code == chroma.CodeFloat32 {
 		stored = ""
 	}
 	err = s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		if s.mu.infos[cid] == nil {
-			return nil, collNotFoundByID(cid)
+			return nil, chroma.CollectionNotFoundByID(cid)
 		}
 		mc, err := s.loadedLocked(tx, cid)
 		if err != nil {
@@ -350,7 +297,7 @@ func (s *Store) Recode(ctx context.Context, collID string, code VectorCode, prog
 		total := vecB.Stats().KeyN
 		// The graph holds every live vector as the old code does; it is
 		// re-encoded first when the new code's rows are read from it.
-		if mc.graph != nil && stored == CodeSQ8R {
+		if mc.graph != nil && stored == chroma.CodeSQ8R {
 			if err := mc.graph.Recode(index.SQ8Residual); err != nil {
 				return nil, err
 			}
@@ -403,7 +350,7 @@ func (s *Store) Recode(ctx context.Context, collID string, code VectorCode, prog
 			// The graph is kept: re-encoded in memory and snapshotted at
 			// this sequence, so every process reloads the collection
 			// from it (its snapshot moves past what they applied).
-			if err := mc.graph.Recode(ni.Config.HNSW.indexCode()); err != nil {
+			if err := mc.graph.Recode(indexCode(ni.Config.HNSW)); err != nil {
 				return nil, err
 			}
 			raw, err := mc.graph.MarshalGraph()
@@ -436,7 +383,7 @@ func (s *Store) Recode(ctx context.Context, collID string, code VectorCode, prog
 // with the graph's table), and one is written from the graph re-encoded
 // already (see Recode).
 func recodeValue(old, ni *collInfo, mc *memColl, d uint32, v []byte) ([]byte, error) {
-	if ni.Config.HNSW.VectorCode == CodeSQ8R {
+	if ni.Config.HNSW.VectorCode == chroma.CodeSQ8R {
 		if mc.graph == nil {
 			return nil, corruptf(nil, "not in the graph")
 		}
@@ -447,7 +394,7 @@ func recodeValue(old, ni *collInfo, mc *memColl, d uint32, v []byte) ([]byte, er
 		return sealed(storedRow(row)), nil
 	}
 	var vec []float32
-	if old.Config.HNSW.VectorCode == CodeSQ8R {
+	if old.Config.HNSW.VectorCode == chroma.CodeSQ8R {
 		var ok bool
 		if mc.graph != nil {
 			vec, ok = mc.graph.Vector(d)
@@ -461,7 +408,7 @@ func recodeValue(old, ni *collInfo, mc *memColl, d uint32, v []byte) ([]byte, er
 			return nil, err
 		}
 	}
-	if old.Config.HNSW.VectorCode != "" && old.Config.HNSW.Space == SpaceCosine {
+	if old.Config.HNSW.VectorCode != "" && old.Config.HNSW.Space == chroma.SpaceCosine {
 		// Coded cosine vectors are stored normalized; the record's norm
 		// scales them back to the vector as written.
 		if int(d) < len(mc.byDense) && mc.byDense[d] != nil && mc.byDense[d].norm > 0 {
@@ -483,7 +430,7 @@ func recodeCentroids(cb *bolt.Bucket, ni *collInfo, mc *memColl) error {
 	if err := cb.Delete(keyCentroids); err != nil {
 		return err
 	}
-	if ni.Config.HNSW.VectorCode != CodeSQ8R || mc.graph == nil {
+	if ni.Config.HNSW.VectorCode != chroma.CodeSQ8R || mc.graph == nil {
 		return nil
 	}
 	table := mc.graph.Centroids()

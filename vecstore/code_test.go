@@ -19,12 +19,13 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/racedetector"
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 	bolt "go.etcd.io/bbolt"
 )
 
-func sq8Meta(space string) vecstore.Metadata {
-	md := vecstore.Metadata{vecstore.MetaVectorCode: where.String("sq8")}
+func sq8Meta(space string) chroma.Metadata {
+	md := chroma.Metadata{chroma.MetaVectorCode: where.String("sq8")}
 	if space != "" {
 		md["hnsw:space"] = where.String(space)
 	}
@@ -101,11 +102,11 @@ func clusteredVecs(r *rand.Rand, n, dim int) [][]float32 {
 func addVecs(t testing.TB, s *vecstore.Store, coll string, vecs [][]float32) {
 	t.Helper()
 	for b := 0; b < len(vecs); b += 1000 {
-		req := vecstore.AddRequest{}
+		req := chroma.AddRequest{}
 		for i := b; i < min(b+1000, len(vecs)); i++ {
 			req.IDs = append(req.IDs, fmt.Sprintf("id%d", i))
 			req.Embeddings = append(req.Embeddings, vecs[i])
-			req.Metadatas = append(req.Metadatas, vecstore.Metadata{"i": where.Int(int64(i))})
+			req.Metadatas = append(req.Metadatas, chroma.Metadata{"i": where.Int(int64(i))})
 		}
 		if err := s.Add(context.Background(), coll, req); err != nil {
 			t.Fatal(err)
@@ -159,9 +160,9 @@ func TestSQ8Collection(t *testing.T) {
 					t.Fatal(err)
 				}
 				md := sq8Meta(space)
-				md[vecstore.MetaVectorCode] = where.String(code)
-				c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "coll", Metadata: md})
-				if want := vecstore.VectorCode(code); code == "sq8" && c.Config.HNSW.VectorCode != want {
+				md[chroma.MetaVectorCode] = where.String(code)
+				c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "coll", Metadata: md})
+				if want := chroma.VectorCode(code); code == "sq8" && c.Config.HNSW.VectorCode != want {
 					t.Fatalf("config code %q", c.Config.HNSW.VectorCode)
 				}
 				addVecs(t, s, c.ID, vecs)
@@ -171,7 +172,7 @@ func TestSQ8Collection(t *testing.T) {
 					before = append(before, got)
 					recall[code] += recallOf(got, exactTop(vecs, q, 10, space == "cosine")) / float64(nq)
 				}
-				res, err := s.Get(ctx, c.ID, vecstore.GetRequest{IDs: []string{"id0", "id7"}, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+				res, err := s.Get(ctx, c.ID, chroma.GetRequest{IDs: []string{"id0", "id7"}, Include: []chroma.Include{chroma.IncludeEmbeddings}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -226,12 +227,12 @@ func TestSQ8Collection(t *testing.T) {
 	}
 	// A bad value is refused, naming the key, and nothing is created.
 	s := openStore(t, t.TempDir())
-	_, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "bad", Metadata: vecstore.Metadata{vecstore.MetaVectorCode: where.String("int4")}})
-	var ve *vecstore.Error
-	if !errors.As(err, &ve) || !errors.Is(err, vecstore.ErrInvalid) || ve.Rule != vecstore.RuleVectorCode || ve.Key != vecstore.MetaVectorCode {
+	_, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "bad", Metadata: chroma.Metadata{chroma.MetaVectorCode: where.String("int4")}})
+	var ve *chroma.Error
+	if !errors.As(err, &ve) || !errors.Is(err, chroma.ErrInvalid) || ve.Rule != chroma.RuleVectorCode || ve.Key != chroma.MetaVectorCode {
 		t.Fatalf("bad code: %v", err)
 	}
-	if n, _ := s.CountCollections(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase); n != 0 {
+	if n, _ := s.CountCollections(ctx, chroma.DefaultTenant, chroma.DefaultDatabase); n != 0 {
 		t.Errorf("%d collections after a refused create", n)
 	}
 }
@@ -262,7 +263,7 @@ func TestVectorsStoredOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "once"})
+	c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "once"})
 	addVecs(t, s, c.ID, clusteredVecs(rand.New(rand.NewPCG(5, 6)), n, dim))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -303,7 +304,7 @@ func TestRecode(t *testing.T) {
 	dir := t.TempDir()
 	s1 := openStore(t, dir)
 	s2 := openStore(t, dir)
-	c := mustCreate(t, s1, vecstore.CreateCollectionRequest{Name: "recode", Metadata: vecstore.Metadata{"hnsw:space": where.String("cosine")}})
+	c := mustCreate(t, s1, chroma.CreateCollectionRequest{Name: "recode", Metadata: chroma.Metadata{"hnsw:space": where.String("cosine")}})
 	r := rand.New(rand.NewPCG(1, 2))
 	vecs := clusteredVecs(r, 3000, 32)
 	addVecs(t, s1, c.ID, vecs)
@@ -312,21 +313,21 @@ func TestRecode(t *testing.T) {
 		t.Fatalf("before: %v", got)
 	}
 	var calls, last int
-	if err := s1.Recode(ctx, c.ID, vecstore.CodeSQ8, func(done, total int) { calls++; last = done }); err != nil {
+	if err := s1.Recode(ctx, c.ID, chroma.CodeSQ8, func(done, total int) { calls++; last = done }); err != nil {
 		t.Fatal(err)
 	}
 	if calls == 0 || last != 3000 {
 		t.Errorf("progress: %d calls, last %d", calls, last)
 	}
 	for _, s := range []*vecstore.Store{s1, s2} {
-		got, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "recode")
-		if err != nil || got.Config.HNSW.VectorCode != vecstore.CodeSQ8 {
+		got, err := s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "recode")
+		if err != nil || got.Config.HNSW.VectorCode != chroma.CodeSQ8 {
 			t.Fatalf("code after recode: %+v %v", got.Config.HNSW, err)
 		}
 		if ids := queryIDs(t, s, c.ID, q, 5, nil); ids[0] != "id11" {
 			t.Errorf("query after recode: %v", ids)
 		}
-		res, err := s.Get(ctx, c.ID, vecstore.GetRequest{IDs: []string{"id11"}, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+		res, err := s.Get(ctx, c.ID, chroma.GetRequest{IDs: []string{"id11"}, Include: []chroma.Include{chroma.IncludeEmbeddings}})
 		if err != nil || !withinStep(res.Embeddings[0], vecs[11]) {
 			t.Fatalf("read-back after recode: %v", err)
 		}
@@ -335,19 +336,19 @@ func TestRecode(t *testing.T) {
 		}
 	}
 	// New writes go in as SQ8 and are found.
-	if err := s2.Upsert(ctx, c.ID, vecstore.AddRequest{IDs: []string{"new"}, Embeddings: [][]float32{vecs[5]}}); err != nil {
+	if err := s2.Upsert(ctx, c.ID, chroma.AddRequest{IDs: []string{"new"}, Embeddings: [][]float32{vecs[5]}}); err != nil {
 		t.Fatal(err)
 	}
 	if ids := queryIDs(t, s1, c.ID, vecs[5], 2, nil); !slices.Contains(ids, "new") {
 		t.Errorf("new record not found: %v", ids)
 	}
-	if err := s1.Recode(ctx, c.ID, vecstore.CodeFloat32, nil); err != nil {
+	if err := s1.Recode(ctx, c.ID, chroma.CodeFloat32, nil); err != nil {
 		t.Fatal(err)
 	}
 	if ids := queryIDs(t, s2, c.ID, q, 5, nil); ids[0] != "id11" {
 		t.Errorf("query after recoding back: %v", ids)
 	}
-	if err := s1.Recode(ctx, c.ID, "int4", nil); !errors.Is(err, vecstore.ErrInvalid) {
+	if err := s1.Recode(ctx, c.ID, "int4", nil); !errors.Is(err, chroma.ErrInvalid) {
 		t.Errorf("unknown code: %v", err)
 	}
 }
@@ -361,13 +362,13 @@ func recoder() error {
 	if err != nil {
 		return err
 	}
-	c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "migrate")
+	c, err := s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "migrate")
 	if err != nil {
 		return err
 	}
-	code := vecstore.VectorCode(os.Getenv("VS_CODE"))
+	code := chroma.VectorCode(os.Getenv("VS_CODE"))
 	if code == "" {
-		code = vecstore.CodeSQ8
+		code = chroma.CodeSQ8
 	}
 	out := bufio.NewWriter(os.Stdout)
 	err = s.Recode(ctx, c.ID, code, func(done, total int) {
@@ -421,14 +422,14 @@ func TestRecodeKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "migrate", Metadata: vecstore.Metadata{"hnsw:space": where.String("cosine")}})
+	c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "migrate", Metadata: chroma.Metadata{"hnsw:space": where.String("cosine")}})
 	vecs := clusteredVecs(rand.New(rand.NewPCG(3, 3)), n, dim)
 	addVecs(t, s, c.ID, vecs)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	killRecodes(t, src, vecstore.CodeSQ8, rounds, func(round int, s *vecstore.Store, collID string, converted, finished bool) {
-		res, err := s.Get(ctx, collID, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	killRecodes(t, src, chroma.CodeSQ8, rounds, func(round int, s *vecstore.Store, collID string, converted, finished bool) {
+		res, err := s.Get(ctx, collID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -446,7 +447,7 @@ func TestRecodeKilled(t *testing.T) {
 				t.Fatalf("round %d (sq8 %v): record %s read back wrong", round, converted, id)
 			}
 		}
-		if err := s.Recode(ctx, collID, vecstore.CodeSQ8, nil); err != nil {
+		if err := s.Recode(ctx, collID, chroma.CodeSQ8, nil); err != nil {
 			t.Fatal(err)
 		}
 		if ids := queryIDs(t, s, collID, vecs[3], 3, nil); ids[0] != "id3" {
@@ -460,7 +461,7 @@ func TestRecodeKilled(t *testing.T) {
 // code, at a random moment once it reported progress; after each kill the
 // store opens (Check runs at cleanup) and check sees the collection,
 // converted or not (an acknowledged conversion must be converted).
-func killRecodes(t *testing.T, src string, code vecstore.VectorCode, rounds int, check func(round int, s *vecstore.Store, collID string, converted, finished bool)) {
+func killRecodes(t *testing.T, src string, code chroma.VectorCode, rounds int, check func(round int, s *vecstore.Store, collID string, converted, finished bool)) {
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(testSeed(t), 9))
 	midway := 0
@@ -501,7 +502,7 @@ func killRecodes(t *testing.T, src string, code vecstore.VectorCode, rounds int,
 			midway++
 		}
 		s := openStore(t, dir)
-		got, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "migrate")
+		got, err := s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "migrate")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -531,13 +532,13 @@ func TestFrozenFixtureV2(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, code := range []string{"float32", "sq8"} {
-			c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "fixture-" + code, Metadata: vecstore.Metadata{
-				vecstore.MetaVectorCode: where.String(code), "hnsw:space": where.String("cosine")}})
-			if err := s.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"a", "b", "c", "d"}, Embeddings: vecs,
-				Metadatas: []vecstore.Metadata{{"n": where.Int(1)}, {"n": where.Int(2)}, nil, nil}}); err != nil {
+			c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "fixture-" + code, Metadata: chroma.Metadata{
+				chroma.MetaVectorCode: where.String(code), "hnsw:space": where.String("cosine")}})
+			if err := s.Add(ctx, c.ID, chroma.AddRequest{IDs: []string{"a", "b", "c", "d"}, Embeddings: vecs,
+				Metadatas: []chroma.Metadata{{"n": where.Int(1)}, {"n": where.Int(2)}, nil, nil}}); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: []string{"d"}}); err != nil {
+			if err := s.Delete(ctx, c.ID, chroma.DeleteRequest{IDs: []string{"d"}}); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Checkpoint(ctx, c.ID); err != nil {
@@ -553,14 +554,14 @@ func TestFrozenFixtureV2(t *testing.T) {
 	dir := fixtureDir(t, fixture)
 	s := openStore(t, dir)
 	for _, code := range []string{"float32", "sq8"} {
-		c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "fixture-"+code)
+		c, err := s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "fixture-"+code)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := map[string]vecstore.VectorCode{"float32": "", "sq8": vecstore.CodeSQ8}[code]; c.Config.HNSW.VectorCode != want {
+		if want := map[string]chroma.VectorCode{"float32": "", "sq8": chroma.CodeSQ8}[code]; c.Config.HNSW.VectorCode != want {
 			t.Errorf("%s: code %q", code, c.Config.HNSW.VectorCode)
 		}
-		res, err := s.Get(ctx, c.ID, vecstore.GetRequest{Where: where.Eq("n", where.Int(2)), Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+		res, err := s.Get(ctx, c.ID, chroma.GetRequest{Where: where.Eq("n", where.Int(2)), Include: []chroma.Include{chroma.IncludeEmbeddings}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -609,7 +610,7 @@ func TestFormatV1Upgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "fixture")
+	c, err := s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "fixture")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -623,7 +624,7 @@ func TestFormatV1Upgrade(t *testing.T) {
 		t.Fatalf("version %d after reads only, want 1", v)
 	}
 	s = openStore(t, dir)
-	if err := s.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"e"}, Embeddings: [][]float32{{-1, 0}}}); err != nil {
+	if err := s.Add(ctx, c.ID, chroma.AddRequest{IDs: []string{"e"}, Embeddings: [][]float32{{-1, 0}}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Checkpoint(ctx, c.ID); err != nil {
@@ -633,7 +634,7 @@ func TestFormatV1Upgrade(t *testing.T) {
 		t.Fatalf("after a write and a snapshot: version %d, graph-only snapshot %v", v, graph)
 	}
 	s2 := openStore(t, dir)
-	res, err := s2.Get(ctx, c.ID, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	res, err := s2.Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -31,7 +32,7 @@ func (s *Store) Compact(ctx context.Context, force bool) error {
 	closed := s.mu.closed
 	s.mu.RUnlock()
 	if closed {
-		return ErrClosed
+		return chroma.ErrClosed
 	}
 	return s.compactLocked(ctx, force)
 }

@@ -1,5 +1,6 @@
 // Package vecstore is cairn's Chroma: collections of records (id, embedding,
-// document, uri, metadata) with Chroma 1.0.0's semantics, filtered nearest
+// document, uri, metadata) with Chroma 1.0.0's semantics (the model of
+// package vecstore/chroma, whose Store it implements), filtered nearest
 // neighbour search over an HNSW graph per collection (package index), and
 // persistence in one bbolt file that several processes share.
 //
@@ -11,10 +12,11 @@
 // GetCollectionByID, ListCollections, CountCollections, ModifyCollection,
 // DeleteCollection) and records (Add, Upsert, Update, Get, Query, Delete,
 // Count, Peek) follow Chroma's HTTP API v2 one to one, so the Chroma adapter
-// is a thin JSON layer: request structs mirror the bodies, GetResult and
-// QueryResult keep Chroma's null-versus-empty distinctions (nil = JSON
-// null), and every refusal is a *Error whose Class is one of the Err*
-// sentinels and whose Rule, Field and values say what was refused; the
+// is a thin JSON layer: the request structs (package chroma) mirror the
+// bodies, GetResult and QueryResult keep Chroma's null-versus-empty
+// distinctions (nil = JSON null), and every refusal is a *chroma.Error
+// whose Class is one of chroma's Err* sentinels and whose Rule, Field and
+// values say what was refused (the rules are chroma's, applied here); the
 // adapter maps classes to statuses and words rules in Chroma's text (no
 // wire text lives here). Known, deliberate divergences from Chroma 1.0.0:
 //   - renaming a collection onto an existing name gives ErrExists (Chroma: 500);
@@ -27,8 +29,9 @@
 //
 // Kept on purpose for compatibility: a float operand is truncated toward
 // zero when compared with int-typed metadata values (Chroma 1.0.0 bug, see
-// metaindex.go), an unknown id in a query's ids filter is ErrInternal
-// ("Error finding id"), a refused first batch may still fix the dimension.
+// metaindex.go), an unknown id in a query's ids filter is refused
+// (RuleUnknownID; Chroma answers "Error finding id"), a refused first
+// batch may still fix the dimension.
 //
 // Besides Chroma's checks, each collection records the embedding model id of
 // its vectors (Model) and its dimension; a write or query carrying another
@@ -264,6 +267,7 @@
 //
 // # Imports
 //
-// vecstore imports index and vecstore/where (and bbolt, roaring, zstd,
-// uuid); it must not import fts, embed, engine or database/sql.
+// vecstore imports vecstore/chroma, vecstore/where and index (and bbolt,
+// roaring, zstd, uuid); it must not import fts, embed, engine or
+// database/sql.
 package vecstore

@@ -2,10 +2,10 @@ package vecstore
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/RoaringBitmap/roaring/v2"
 
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -15,88 +15,6 @@ import (
 // one record may cost hundreds of clauses over a long document.
 const cancelEvery = 1024
 
-// DefaultMaxScanBytes bounds the work of one request's where_document
-// filter when the request sets no MaxScanBytes: 256 MiB of document bytes
-// scanned, each clause evaluated counting its document's length. A
-// two-clause filter over 100,000 documents of 1 KB fits, and costs well
-// under a second with $contains; Go's regular expressions scan a few MB
-// to a few hundred MB a second, so the slowest filter within the bound
-// still ends within about a minute of CPU (write_timeout is 5 minutes).
-const DefaultMaxScanBytes = 256 << 20
-
-// DocMatcher evaluates one request's where_document filter record by
-// record, within the request's budget of work, checking its context
-// before every clause so that the work stops promptly once the client has
-// gone. Not safe for concurrent use.
-type DocMatcher struct {
-	ctx     context.Context
-	d       *where.DocExpr
-	limit   int64
-	scanned int64
-	err     error
-}
-
-// NewDocMatcher returns a matcher of d (validated) that may scan limit
-// bytes of documents in all (0: DefaultMaxScanBytes).
-func NewDocMatcher(ctx context.Context, d *where.DocExpr, limit int64) *DocMatcher {
-	if limit <= 0 {
-		limit = DefaultMaxScanBytes
-	}
-	return &DocMatcher{ctx: ctx, d: d, limit: limit}
-}
-
-// Match reports whether doc (nil: no document) matches the filter. Once
-// the context is done or the budget spent, it returns that error, for
-// this record and every later one.
-func (m *DocMatcher) Match(doc *string) (bool, error) {
-	if m.err != nil {
-		return false, m.err
-	}
-	ok := m.eval(m.d, doc)
-	return ok && m.err == nil, m.err
-}
-
-// Scanned is the number of document bytes the matcher's clauses scanned.
-func (m *DocMatcher) Scanned() int64 { return m.scanned }
-
-func (m *DocMatcher) eval(d *where.DocExpr, doc *string) bool {
-	switch d.Op {
-	case where.DocAnd:
-		for _, c := range d.Children {
-			if !m.eval(c, doc) || m.err != nil {
-				return false
-			}
-		}
-		return true
-	case where.DocOr:
-		for _, c := range d.Children {
-			if m.eval(c, doc) || m.err != nil {
-				return m.err == nil
-			}
-		}
-		return false
-	}
-	if doc == nil {
-		return d.Op == where.DocNotContains || d.Op == where.DocNotRegex
-	}
-	if err := m.ctx.Err(); err != nil {
-		m.err = err
-		return false
-	}
-	m.scanned += int64(len(*doc)) + 1
-	if m.scanned > m.limit {
-		m.err = invalidErr(RuleScanLimit, "where_document",
-			"the filter scans more than this server's limit of %d bytes of documents (max_scan_bytes: each clause evaluated counts its document's length); narrow the records with ids or where, or use fewer clauses",
-			m.limit).withValue(strconv.FormatInt(m.limit, 10))
-		return false
-	}
-	found := d.MatchLeaf(*doc)
-	if d.Op == where.DocNotContains || d.Op == where.DocNotRegex {
-		return !found
-	}
-	return found
-}
-
 // docScan is the outcome of a where_document scan made without holding the
 // store's lock, so that a costly document filter (many branches, long
 // documents) never keeps writers waiting: records are immutable once
@@ -105,7 +23,7 @@ func (m *DocMatcher) eval(d *where.DocExpr, doc *string) bool {
 // again under the lock.
 type docScan struct {
 	match map[*record]bool
-	m     *DocMatcher // the request's, shared with filterLocked
+	m     *chroma.DocMatcher // the request's, shared with filterLocked
 }
 
 // scanDocuments evaluates wd over the records matching ids and w. It takes
@@ -120,7 +38,7 @@ func (s *Store) scanDocuments(ctx context.Context, cid string, ids []string, w *
 	err := s.readOp(ctx, cid, func() error {
 		mc := s.mu.colls[cid]
 		if mc == nil {
-			return collNotFoundByID(cid)
+			return chroma.CollectionNotFoundByID(cid)
 		}
 		mc.prepareReads()
 		set, _ := mc.candidatesLocked(ids, w)
@@ -134,7 +52,7 @@ func (s *Store) scanDocuments(ctx context.Context, cid string, ids []string, w *
 	if err != nil {
 		return nil, err
 	}
-	scan := &docScan{match: make(map[*record]bool, len(recs)), m: NewDocMatcher(ctx, wd, maxScan)}
+	scan := &docScan{match: make(map[*record]bool, len(recs)), m: chroma.NewDocMatcher(ctx, wd, maxScan)}
 	for _, r := range recs {
 		ok, err := scan.m.Match(r.doc)
 		if err != nil {
@@ -189,7 +107,7 @@ func (mc *memColl) filterLocked(ctx context.Context, ids []string, w *where.Expr
 		scan = &docScan{}
 	}
 	if scan.m == nil {
-		scan.m = NewDocMatcher(ctx, wd, 0)
+		scan.m = chroma.NewDocMatcher(ctx, wd, 0)
 	}
 	out := roaring.New()
 	it := set.Iterator()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -47,13 +48,13 @@ func docCollection(t *testing.T, n int) (*vecstore.Store, string) {
 	t.Helper()
 	ctx := context.Background()
 	s := openStore(t, t.TempDir())
-	c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "docs"})
+	c, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "docs"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const batch = 5000
 	for lo := 0; lo < n; lo += batch {
-		var req vecstore.AddRequest
+		var req chroma.AddRequest
 		for i := lo; i < min(lo+batch, n); i++ {
 			doc := fmt.Sprintf("document %d with a needle in it", i)
 			req.IDs = append(req.IDs, fmt.Sprint("r", i))
@@ -89,15 +90,15 @@ func TestDocumentScanCancels(t *testing.T) {
 	wd := where.Contains("needle")
 	for name, op := range map[string]func(ctx context.Context) error{
 		"get": func(ctx context.Context) error {
-			_, err := s.Get(ctx, id, vecstore.GetRequest{WhereDocument: wd})
+			_, err := s.Get(ctx, id, chroma.GetRequest{WhereDocument: wd})
 			return err
 		},
 		"query": func(ctx context.Context) error {
-			_, err := s.Query(ctx, id, vecstore.QueryRequest{Embeddings: [][]float32{{1, 1}}, WhereDocument: wd})
+			_, err := s.Query(ctx, id, chroma.QueryRequest{Embeddings: [][]float32{{1, 1}}, WhereDocument: wd})
 			return err
 		},
 		"delete": func(ctx context.Context) error {
-			return s.Delete(ctx, id, vecstore.DeleteRequest{WhereDocument: wd})
+			return s.Delete(ctx, id, chroma.DeleteRequest{WhereDocument: wd})
 		},
 	} {
 		ctx := &hookCtx{Context: context.Background(), n: entryChecks, cancel: true}
@@ -120,7 +121,7 @@ func TestDocumentScanDoesNotBlockWriters(t *testing.T) {
 	var addedDuringScan bool
 	ctx := &hookCtx{Context: context.Background(), n: entryChecks, hook: func() {
 		go func() {
-			added <- s.Add(context.Background(), id, vecstore.AddRequest{IDs: []string{"late"},
+			added <- s.Add(context.Background(), id, chroma.AddRequest{IDs: []string{"late"},
 				Embeddings: [][]float32{{3, 4}}, Documents: []*string{&doc}})
 		}()
 		select {
@@ -133,7 +134,7 @@ func TestDocumentScanDoesNotBlockWriters(t *testing.T) {
 			t.Error("an add waited behind the where_document scan")
 		}
 	}}
-	res, err := s.Get(ctx, id, vecstore.GetRequest{WhereDocument: where.Contains("needle"), Include: []vecstore.Include{}})
+	res, err := s.Get(ctx, id, chroma.GetRequest{WhereDocument: where.Contains("needle"), Include: []chroma.Include{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,12 +152,12 @@ func bigDocCollection(t *testing.T, n, size int) (*vecstore.Store, string) {
 	t.Helper()
 	ctx := context.Background()
 	s := openStore(t, t.TempDir())
-	c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "big"})
+	c, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "big"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	doc := strings.Repeat("abcdefghij", size/10)
-	var req vecstore.AddRequest
+	var req chroma.AddRequest
 	for i := range n {
 		req.IDs = append(req.IDs, fmt.Sprint("r", i))
 		req.Embeddings = append(req.Embeddings, []float32{float32(i) + 1, 1})
@@ -187,7 +188,7 @@ func TestDocumentScanStopsWithinARecord(t *testing.T) {
 	ctx := &hookCtx{Context: context.Background(), n: entryChecks, cancel: true}
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Get(ctx, id, vecstore.GetRequest{WhereDocument: slowFilter(500), MaxScanBytes: 1 << 62})
+		_, err := s.Get(ctx, id, chroma.GetRequest{WhereDocument: slowFilter(500), MaxScanBytes: 1 << 62})
 		done <- err
 	}()
 	select {
@@ -211,23 +212,23 @@ func TestDocumentScanWorkBounded(t *testing.T) {
 	const limit = 1 << 20
 	for name, op := range map[string]func(max int64) error{
 		"get": func(max int64) error {
-			_, err := s.Get(ctx, id, vecstore.GetRequest{WhereDocument: wd, MaxScanBytes: max})
+			_, err := s.Get(ctx, id, chroma.GetRequest{WhereDocument: wd, MaxScanBytes: max})
 			return err
 		},
 		"query": func(max int64) error {
-			_, err := s.Query(ctx, id, vecstore.QueryRequest{Embeddings: [][]float32{{1, 1}}, WhereDocument: wd, MaxScanBytes: max})
+			_, err := s.Query(ctx, id, chroma.QueryRequest{Embeddings: [][]float32{{1, 1}}, WhereDocument: wd, MaxScanBytes: max})
 			return err
 		},
 		"delete": func(max int64) error {
-			return s.Delete(ctx, id, vecstore.DeleteRequest{WhereDocument: where.Contains("0"), MaxScanBytes: max})
+			return s.Delete(ctx, id, chroma.DeleteRequest{WhereDocument: where.Contains("0"), MaxScanBytes: max})
 		},
 	} {
 		err := op(limit)
 		if name == "delete" {
 			err = op(100_000) // 20 x 10 KB: 200 KB for one clause
 		}
-		var ve *vecstore.Error
-		if !errors.As(err, &ve) || !errors.Is(err, vecstore.ErrInvalid) || ve.Rule != vecstore.RuleScanLimit || ve.Field != "where_document" || !strings.Contains(err.Error(), "max_scan_bytes") {
+		var ve *chroma.Error
+		if !errors.As(err, &ve) || !errors.Is(err, chroma.ErrInvalid) || ve.Rule != chroma.RuleScanLimit || ve.Field != "where_document" || !strings.Contains(err.Error(), "max_scan_bytes") {
 			t.Errorf("%s over the bound: %v, want invalid where_document naming max_scan_bytes", name, err)
 		}
 		if err := op(4 << 20); err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 var rewrite = flag.Bool("rewrite", false, "rewrite golden files under testdata/")
@@ -21,7 +22,7 @@ func openStore(t testing.TB, dir string) *vecstore.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := s.Check(context.Background()); err != nil && !errors.Is(err, vecstore.ErrClosed) {
+		if err := s.Check(context.Background()); err != nil && !errors.Is(err, chroma.ErrClosed) {
 			t.Errorf("Check: %v", err)
 		}
 		if err := s.Close(); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cairn-dev/cairn/index"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 	bolt "go.etcd.io/bbolt"
 )
@@ -115,7 +116,7 @@ func (s *Store) inPlaceOK(cid string) bool {
 			go func() {
 				defer s.loads.Done()
 				// A failure shows again on the next read that loads it.
-				if err := s.loadInBackground(cid); err != nil && !errors.Is(err, ErrClosed) {
+				if err := s.loadInBackground(cid); err != nil && !errors.Is(err, chroma.ErrClosed) {
 					s.log.Warn("vecstore: background load failed", "collection", cid, "err", err)
 				}
 			}()
@@ -160,17 +161,17 @@ var errNotInPlace = errors.New("vecstore: not answerable in place")
 
 // queryInPlace answers an unfiltered query in place (see above), or
 // returns errNotInPlace.
-func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, qa queryArgs) (*QueryResult, error) {
-	var res *QueryResult
+func (s *Store) queryInPlace(ctx context.Context, cid string, req chroma.QueryRequest, qa chroma.QueryArgs) (*chroma.QueryResult, error) {
+	var res *chroma.QueryResult
 	err := s.viewInPlace(ctx, cid, func(tx *bolt.Tx, ci *collInfo) error {
-		if err := checkQueryVectors(ci, req, qa.dim); err != nil {
+		if err := chroma.CheckQueryVectors(ci.vectorShape(), req, qa.Dim); err != nil {
 			return err
 		}
 		c, err := s.openInPlace(tx, ci)
 		if err != nil {
 			return err
 		}
-		ef := s.beam(ci.Config.HNSW, qa.k)
+		ef := s.beam(ci.Config.HNSW, qa.K)
 		var allowed *roaring.Bitmap
 		exact := false
 		if req.Where != nil {
@@ -181,14 +182,14 @@ func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, 
 			// The plan of the loaded path (Store.search, then
 			// index.Search), on the same counts.
 			card := int(allowed.GetCardinality())
-			if exact = s.scanExactly(ci, card, n, qa.k, ef, false); !exact {
+			if exact = s.scanExactly(ci, card, n, qa.K, ef, false); !exact {
 				exact, ef = index.PlanFiltered(card, n, ef, c.graph.Options().Workers)
 			}
 		} else if c.graph.Len()+len(c.fresh) <= s.opts.ExactMax {
 			return errNotInPlace // scanned exactly on the ordinary path
 		}
-		res = newQueryResult(qa.include, qa.incSet, len(req.Embeddings))
-		budget := NewAnswerBudget(req.MaxAnswerBytes)
+		res = chroma.NewQueryResult(qa.Include, qa.Included, len(req.Embeddings))
+		budget := chroma.NewAnswerBudget(req.MaxAnswerBytes)
 		over := false
 		for _, q := range req.Embeddings {
 			if err := ctx.Err(); err != nil {
@@ -197,11 +198,11 @@ func (s *Store) queryInPlace(ctx context.Context, cid string, req QueryRequest, 
 			if over {
 				break
 			}
-			hits, err := c.search(q, qa.k, ef, allowed, exact, budget.Left())
+			hits, err := c.search(q, qa.K, ef, allowed, exact, budget.Left())
 			if err != nil {
 				return err
 			}
-			row := newGetResult(nil, qa.incSet, len(hits))
+			row := chroma.NewGetResult(nil, qa.Included, len(hits))
 			dists := make([]float32, 0, len(hits))
 			for _, h := range hits {
 				if err := c.appendRecord(row, h.r); err != nil {
@@ -241,15 +242,15 @@ func (s *Store) viewInPlace(ctx context.Context, cid string, fn func(tx *bolt.Tx
 
 // getInPlace answers a Get by ids alone in place, or returns errNotInPlace.
 // Records come in insertion order, as on the ordinary path.
-func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc []Include, incSet map[Include]bool) (*GetResult, error) {
-	var res *GetResult
+func (s *Store) getInPlace(ctx context.Context, cid string, req chroma.GetRequest, inc []chroma.Include, incSet map[chroma.Include]bool) (*chroma.GetResult, error) {
+	var res *chroma.GetResult
 	err := s.viewInPlace(ctx, cid, func(tx *bolt.Tx, ci *collInfo) error {
 		cb := tx.Bucket(collBucketName(ci.ID))
 		if cb == nil {
 			return corruptf(nil, "collection %s: missing data bucket", ci.ID)
 		}
 		c := &inPlace{ci: ci, rec: cb.Bucket(subRec), vec: cb.Bucket(subVec)}
-		if ci.Config.HNSW.VectorCode == CodeSQ8R && incSet[IncludeEmbeddings] {
+		if ci.Config.HNSW.VectorCode == chroma.CodeSQ8R && incSet[chroma.IncludeEmbeddings] {
 			// An sq8r row decodes against the centroid table the
 			// snapshot's graph holds.
 			var err error
@@ -261,9 +262,9 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc 
 		seen := make(map[string]bool, len(req.IDs))
 		// Every record found is in the answer unless offset or limit
 		// leaves some out: the budget then applies as they are decoded.
-		var budget *AnswerBudget
+		var budget *chroma.AnswerBudget
 		if req.Offset == 0 && (req.Limit == nil || *req.Limit >= len(req.IDs)) {
-			budget = NewAnswerBudget(req.MaxAnswerBytes)
+			budget = chroma.NewAnswerBudget(req.MaxAnswerBytes)
 		}
 		for _, id := range req.IDs {
 			if seen[id] {
@@ -276,7 +277,7 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc 
 			}
 			if r != nil {
 				recs = append(recs, r)
-				if budget.spendRecord(r) {
+				if budget.SpendRecord(r.id, r.doc, r.uri, r.meta) {
 					break
 				}
 			}
@@ -294,8 +295,8 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req GetRequest, inc 
 		if req.Limit != nil && len(recs) > *req.Limit {
 			recs = recs[:*req.Limit]
 		}
-		res = newGetResult(inc, incSet, len(recs))
-		budget = NewAnswerBudget(req.MaxAnswerBytes)
+		res = chroma.NewGetResult(inc, incSet, len(recs))
+		budget = chroma.NewAnswerBudget(req.MaxAnswerBytes)
 		for _, r := range recs {
 			if err := c.appendRecord(res, r); err != nil {
 				return err
@@ -361,10 +362,10 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 		return nil, corruptf(err, "collection %s: graph snapshot", ci.ID)
 	}
 	next := &lastView{graph: c.graph}
-	if o := c.graph.Options(); o.Dim != ci.Dimension || o.Space != indexSpace(ci.Config.HNSW.Space) || o.Code != ci.Config.HNSW.indexCode() {
+	if o := c.graph.Options(); o.Dim != ci.Dimension || o.Space != indexSpace(ci.Config.HNSW.Space) || o.Code != indexCode(ci.Config.HNSW) {
 		return nil, errNotInPlace // written before a Recode: the ordinary path re-encodes it
 	}
-	if ci.Config.HNSW.VectorCode == CodeSQ8R {
+	if ci.Config.HNSW.VectorCode == chroma.CodeSQ8R {
 		if (cb.Get(keyCentroids) != nil) != c.graph.Trained() {
 			// Trained since the snapshot: rows written since refer to
 			// centroids the snapshot lacks; the loaded path installs them.
@@ -444,7 +445,7 @@ func (c *inPlace) stored(d uint32, bad *error) []byte {
 	}
 	if len(val) >= 4 && crc(val[4:]) == binary.BigEndian.Uint32(val) {
 		p := val[4:] // (unseal, without formatting its message per vector)
-		if c.ci.Config.HNSW.VectorCode != CodeSQ8R {
+		if c.ci.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 			return p
 		}
 		row, err := expandRow(c.ci, c.table, p)
@@ -484,7 +485,7 @@ func (c *inPlace) allowed(ctx context.Context, w *where.Expr) (*roaring.Bitmap, 
 		}
 	}
 	walk(w)
-	md := make(Metadata, len(keys))
+	md := make(chroma.Metadata, len(keys))
 	out := roaring.New()
 	n := 0
 	cur := c.rec.Cursor()
@@ -512,16 +513,16 @@ func (c *inPlace) allowed(ctx context.Context, w *where.Expr) (*roaring.Bitmap, 
 // merged with the records written since, compared exactly.
 //
 // left, when not negative, is what the answer may still take
-// (AnswerBudget.Left): once the records decoded for the hits take more,
-// search returns those hits as they are (the answer will be over its
-// budget and refused), without decoding the rest.
+// (chroma.AnswerBudget.Left): once the records decoded for the hits take
+// more, search returns those hits as they are (the answer will be over
+// its budget and refused), without decoding the rest.
 func (c *inPlace) search(q []float32, k, ef int, allowed *roaring.Bitmap, exact bool, left int64) ([]inPlaceHit, error) {
 	if k == 0 || (allowed != nil && allowed.IsEmpty()) {
 		return nil, nil
 	}
 	pq, err := c.graph.Prepare(q)
 	if err != nil {
-		return nil, invalidErr(RuleNonFinite, "query_embeddings", "%v", err)
+		return nil, &chroma.Error{Class: chroma.ErrInvalid, Rule: chroma.RuleNonFinite, Field: "query_embeddings", Reason: err.Error()}
 	}
 	if exact && allowed != nil {
 		return c.scan(pq, k, allowed, left)
@@ -559,7 +560,7 @@ func (c *inPlace) search(q []float32, k, ef int, allowed *roaring.Bitmap, exact 
 		}
 		hits = append(hits, inPlaceHit{r: r, d: h.Distance})
 		if left >= 0 {
-			if left -= recordBytes(r); left < 0 {
+			if left -= r.answerBytes(); left < 0 {
 				return hits, nil
 			}
 		}
@@ -621,13 +622,17 @@ func (c *inPlace) scan(pq index.Query, k int, allowed *roaring.Bitmap, left int6
 		}
 		hits = append(hits, inPlaceHit{r: r, d: h.dist})
 		if left >= 0 {
-			if left -= recordBytes(r); left < 0 {
+			if left -= r.answerBytes(); left < 0 {
 				break
 			}
 		}
 	}
 	return hits, nil
 }
+
+// answerBytes is what an answer budget counts of r, its embedding aside
+// (chroma.RecordBytes).
+func (r *record) answerBytes() int64 { return chroma.RecordBytes(r.id, r.doc, r.uri, r.meta) }
 
 // recordAt returns the record at dense id d (one the records hold).
 func (c *inPlace) recordAt(d uint32) (*record, error) {
@@ -671,7 +676,7 @@ func nearer(da, db float32, a, b uint32) int {
 // appendRecord adds r to the included fields of res, its embedding read
 // from the vec bucket (scaled back by its norm in the cosine space, as
 // memColl.vector does).
-func (c *inPlace) appendRecord(res *GetResult, r *record) error {
+func (c *inPlace) appendRecord(res *chroma.GetResult, r *record) error {
 	res.IDs = append(res.IDs, r.id)
 	if res.Embeddings != nil {
 		val := c.vec.Get(u32(r.dense))
@@ -680,7 +685,7 @@ func (c *inPlace) appendRecord(res *GetResult, r *record) error {
 		}
 		var v []float32
 		var err error
-		if c.ci.Config.HNSW.VectorCode == CodeSQ8R {
+		if c.ci.Config.HNSW.VectorCode == chroma.CodeSQ8R {
 			var bad error
 			if p := c.stored(r.dense, &bad); bad != nil {
 				return bad
@@ -695,7 +700,7 @@ func (c *inPlace) appendRecord(res *GetResult, r *record) error {
 		if err != nil {
 			return fmt.Errorf("collection %s: %w", c.ci.ID, err)
 		}
-		if c.ci.Config.HNSW.VectorCode != "" && c.ci.Config.HNSW.Space == SpaceCosine && r.norm > 0 {
+		if c.ci.Config.HNSW.VectorCode != "" && c.ci.Config.HNSW.Space == chroma.SpaceCosine && r.norm > 0 {
 			for i := range v {
 				v[i] *= r.norm
 			}
@@ -709,7 +714,7 @@ func (c *inPlace) appendRecord(res *GetResult, r *record) error {
 		res.URIs = append(res.URIs, cloneStr(r.uri))
 	}
 	if res.Metadatas != nil {
-		res.Metadatas = append(res.Metadatas, resultMeta(r))
+		res.Metadatas = append(res.Metadatas, chroma.ResultMetadata(r.meta, r.uri))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/racedetector"
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 	bolt "go.etcd.io/bbolt"
 )
@@ -29,10 +30,10 @@ func openOneShot(t testing.TB, dir string) *vecstore.Store {
 }
 
 // queryAll runs q against coll with every field included.
-func queryAll(t testing.TB, s *vecstore.Store, coll string, q []float32, k int) *vecstore.QueryResult {
+func queryAll(t testing.TB, s *vecstore.Store, coll string, q []float32, k int) *chroma.QueryResult {
 	t.Helper()
-	res, err := s.Query(context.Background(), coll, vecstore.QueryRequest{Embeddings: [][]float32{q}, NResults: &k,
-		Include: []vecstore.Include{vecstore.IncludeDistances, vecstore.IncludeDocuments, vecstore.IncludeMetadatas, vecstore.IncludeEmbeddings}})
+	res, err := s.Query(context.Background(), coll, chroma.QueryRequest{Embeddings: [][]float32{q}, NResults: &k,
+		Include: []chroma.Include{chroma.IncludeDistances, chroma.IncludeDocuments, chroma.IncludeMetadatas, chroma.IncludeEmbeddings}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func queryAll(t testing.TB, s *vecstore.Store, coll string, q []float32, k int) 
 // the same ids in the same order (a neighbour swapped for another at the
 // same distance up to round-off is tolerated), the same documents and
 // metadata, distances and embeddings equal within tol.
-func sameAnswer(t *testing.T, what string, got, want *vecstore.QueryResult, tol float64) {
+func sameAnswer(t *testing.T, what string, got, want *chroma.QueryResult, tol float64) {
 	t.Helper()
 	g, w := got.IDs[0], want.IDs[0]
 	if len(g) != len(w) {
@@ -84,11 +85,11 @@ func TestOneShotReadsInPlace(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		md   vecstore.Metadata
+		md   chroma.Metadata
 		tol  float64
 	}{
 		{"sq8-cosine", sq8Meta("cosine"), 2e-3},
-		{"float32-l2", vecstore.Metadata{"hnsw:space": where.String("l2")}, 1e-4},
+		{"float32-l2", chroma.Metadata{"hnsw:space": where.String("l2")}, 1e-4},
 	}
 	if racedetector.Enabled { // the readers are the same for both codes; both are checked without -race
 		cases = cases[:1]
@@ -102,15 +103,15 @@ func TestOneShotReadsInPlace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c := mustCreate(t, w, vecstore.CreateCollectionRequest{Name: "coll", Metadata: tc.md})
+			c := mustCreate(t, w, chroma.CreateCollectionRequest{Name: "coll", Metadata: tc.md})
 			add := func(from, to int) {
-				req := vecstore.AddRequest{}
+				req := chroma.AddRequest{}
 				for i := from; i < to; i++ {
 					req.IDs = append(req.IDs, fmt.Sprintf("id%d", i))
 					req.Embeddings = append(req.Embeddings, vecs[i])
 					doc := fmt.Sprintf("doc %d", i)
 					req.Documents = append(req.Documents, &doc)
-					req.Metadatas = append(req.Metadatas, vecstore.Metadata{"i": where.Int(int64(i))})
+					req.Metadatas = append(req.Metadatas, chroma.Metadata{"i": where.Int(int64(i))})
 				}
 				if err := w.Upsert(ctx, c.ID, req); err != nil {
 					t.Fatal(err)
@@ -151,12 +152,12 @@ func TestOneShotReadsInPlace(t *testing.T) {
 					t.Errorf("%s: recall in place %.3f, loaded %.3f", stage, rOne/float64(len(queries)), rLoaded/float64(len(queries)))
 				}
 				ids := []string{"id5", "id1", "nope", "id" + fmt.Sprint(n-1), "id3"}
-				inc := []vecstore.Include{vecstore.IncludeEmbeddings, vecstore.IncludeDocuments, vecstore.IncludeMetadatas}
-				g1, err := one.Get(ctx, c.ID, vecstore.GetRequest{IDs: ids, Include: inc})
+				inc := []chroma.Include{chroma.IncludeEmbeddings, chroma.IncludeDocuments, chroma.IncludeMetadatas}
+				g1, err := one.Get(ctx, c.ID, chroma.GetRequest{IDs: ids, Include: inc})
 				if err != nil {
 					t.Fatal(err)
 				}
-				g2, err := loaded.Get(ctx, c.ID, vecstore.GetRequest{IDs: ids, Include: inc})
+				g2, err := loaded.Get(ctx, c.ID, chroma.GetRequest{IDs: ids, Include: inc})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -180,7 +181,7 @@ func TestOneShotReadsInPlace(t *testing.T) {
 			// elsewhere, deleted ones (the ids nearest to the queries
 			// among them).
 			add(n-300, n)
-			moved := vecstore.UpdateRequest{}
+			moved := chroma.UpdateRequest{}
 			for i := 0; i < 200; i++ {
 				moved.IDs = append(moved.IDs, fmt.Sprintf("id%d", i))
 				v := append([]float32(nil), queries[i%len(queries)]...)
@@ -194,7 +195,7 @@ func TestOneShotReadsInPlace(t *testing.T) {
 			for _, q := range queries[:5] {
 				del = append(del, queryIDs(t, w, c.ID, q, 3, nil)...)
 			}
-			if err := w.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: del}); err != nil {
+			if err := w.Delete(ctx, c.ID, chroma.DeleteRequest{IDs: del}); err != nil {
 				t.Fatal(err)
 			}
 			for i := n - 300; i < n; i++ {
@@ -240,7 +241,7 @@ func TestOneShotOlderSnapshot(t *testing.T) {
 	read := func(s *vecstore.Store) {
 		t.Helper()
 		for _, code := range []string{"float32", "sq8"} {
-			c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "fixture-"+code)
+			c, err := s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "fixture-"+code)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,11 +275,11 @@ func TestOneShotOlderSnapshot(t *testing.T) {
 	}
 	read(s)
 	for _, code := range []string{"float32", "sq8"} {
-		c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "fixture-"+code)
+		c, err := s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "fixture-"+code)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"z"}, Embeddings: [][]float32{{-5, -5, -5}}}); err != nil {
+		if err := s.Add(ctx, c.ID, chroma.AddRequest{IDs: []string{"z"}, Embeddings: [][]float32{{-5, -5, -5}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -300,7 +301,7 @@ func TestLoadInBackground(t *testing.T) {
 	dir := t.TempDir()
 	r := rand.New(rand.NewPCG(9, 9))
 	w := openStore(t, dir)
-	c := mustCreate(t, w, vecstore.CreateCollectionRequest{Name: "coll", Metadata: sq8Meta("cosine")})
+	c := mustCreate(t, w, chroma.CreateCollectionRequest{Name: "coll", Metadata: sq8Meta("cosine")})
 	vecs := clusteredVecs(r, 2500, 32)
 	addVecs(t, w, c.ID, vecs)
 	if err := w.Close(); err != nil {
@@ -327,7 +328,7 @@ func TestLoadInBackground(t *testing.T) {
 	if first.IDs[0][0] != "id17" {
 		t.Errorf("nearest to id17's vector: %s", first.IDs[0][0])
 	}
-	if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: []string{"id17"}}); err != nil {
+	if err := s.Delete(ctx, c.ID, chroma.DeleteRequest{IDs: []string{"id17"}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := queryIDs(t, s, c.ID, q, 1, nil); got[0] == "id17" {
@@ -365,7 +366,7 @@ func TestOneShotDamagedVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := mustCreate(t, w, vecstore.CreateCollectionRequest{Name: "coll", Metadata: sq8Meta("cosine")})
+	c := mustCreate(t, w, chroma.CreateCollectionRequest{Name: "coll", Metadata: sq8Meta("cosine")})
 	vecs := clusteredVecs(rand.New(rand.NewPCG(3, 3)), 2500, 16)
 	addVecs(t, w, c.ID, vecs)
 	if err := w.Close(); err != nil {
@@ -401,12 +402,12 @@ func TestOneShotDamagedVectors(t *testing.T) {
 	}
 	one := openOneShot(t, dir)
 	k := 5
-	_, err = one.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{vecs[0]}, NResults: &k})
-	if !errors.Is(err, vecstore.ErrCorrupt) {
+	_, err = one.Query(ctx, c.ID, chroma.QueryRequest{Embeddings: [][]float32{vecs[0]}, NResults: &k})
+	if !errors.Is(err, chroma.ErrCorrupt) {
 		t.Fatalf("query over damaged vectors: %v", err)
 	}
-	_, err = one.Get(ctx, c.ID, vecstore.GetRequest{IDs: []string{"id1"}, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
-	if !errors.Is(err, vecstore.ErrCorrupt) {
+	_, err = one.Get(ctx, c.ID, chroma.GetRequest{IDs: []string{"id1"}, Include: []chroma.Include{chroma.IncludeEmbeddings}})
+	if !errors.Is(err, chroma.ErrCorrupt) {
 		t.Fatalf("get of a damaged vector: %v", err)
 	}
 }
@@ -436,16 +437,16 @@ func testOneShotFiltered(t *testing.T, code string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := vecstore.Metadata{vecstore.MetaVectorCode: where.String(code), "hnsw:space": where.String("cosine")}
-	c := mustCreate(t, w, vecstore.CreateCollectionRequest{Name: "coll", Metadata: md})
+	md := chroma.Metadata{chroma.MetaVectorCode: where.String(code), "hnsw:space": where.String("cosine")}
+	c := mustCreate(t, w, chroma.CreateCollectionRequest{Name: "coll", Metadata: md})
 	vecs := clusteredVecs(rand.New(rand.NewPCG(9, 9)), n+300, dim)
 	current := map[string][]float32{}
-	meta := map[string]vecstore.Metadata{}
+	meta := map[string]chroma.Metadata{}
 	upsert := func(from, to int, group func(i int) string) {
-		req := vecstore.AddRequest{}
+		req := chroma.AddRequest{}
 		for i := from; i < to; i++ {
 			id := fmt.Sprintf("id%d", i)
-			md := vecstore.Metadata{"i": where.Int(int64(i)), "g": where.String(group(i))}
+			md := chroma.Metadata{"i": where.Int(int64(i)), "g": where.String(group(i))}
 			if i%7 == 0 {
 				md["odd"] = where.Bool(true)
 			}
@@ -472,11 +473,11 @@ func testOneShotFiltered(t *testing.T, code string) {
 		"nothing":                 where.Eq("g", where.String("z")),
 	}
 	queries := clusteredVecs(rand.New(rand.NewPCG(10, 10)), 10, dim)
-	query := func(s *vecstore.Store, q []float32, f *where.Expr) *vecstore.QueryResult {
+	query := func(s *vecstore.Store, q []float32, f *where.Expr) *chroma.QueryResult {
 		t.Helper()
 		k := 10
-		res, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: f,
-			Include: []vecstore.Include{vecstore.IncludeDistances, vecstore.IncludeDocuments, vecstore.IncludeMetadatas, vecstore.IncludeEmbeddings}})
+		res, err := s.Query(ctx, c.ID, chroma.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: f,
+			Include: []chroma.Include{chroma.IncludeDistances, chroma.IncludeDocuments, chroma.IncludeMetadatas, chroma.IncludeEmbeddings}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -541,7 +542,7 @@ func testOneShotFiltered(t *testing.T, code string) {
 	for _, q := range queries[:5] {
 		del = append(del, queryIDs(t, w, c.ID, q, 3, where.Eq("g", where.String("b")))...)
 	}
-	if err := w.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: del}); err != nil {
+	if err := w.Delete(ctx, c.ID, chroma.DeleteRequest{IDs: del}); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range del {
@@ -554,7 +555,7 @@ func testOneShotFiltered(t *testing.T, code string) {
 }
 
 // matches is the test's own reading of the filters TestOneShotFilteredInPlace uses.
-func matches(f *where.Expr, md vecstore.Metadata) bool {
+func matches(f *where.Expr, md chroma.Metadata) bool {
 	switch f.Op {
 	case where.OpAnd:
 		for _, c := range f.Children {

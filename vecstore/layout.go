@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -93,16 +94,16 @@ func unseal(b []byte, what string) ([]byte, error) {
 
 // collInfo is the persisted description of a collection (JSON, sealed).
 type collInfo struct {
-	ID        string           `json:"id"`
-	Name      string           `json:"name"`
-	Tenant    string           `json:"tenant"`
-	Database  string           `json:"database"`
-	Metadata  Metadata         `json:"metadata,omitempty"`
-	Config    CollectionConfig `json:"config"`
-	Dimension int              `json:"dimension"`
-	Model     string           `json:"model,omitempty"`
-	NextOrder uint64           `json:"next_order"`
-	LastSeq   uint64           `json:"last_seq"`
+	ID        string                  `json:"id"`
+	Name      string                  `json:"name"`
+	Tenant    string                  `json:"tenant"`
+	Database  string                  `json:"database"`
+	Metadata  chroma.Metadata         `json:"metadata,omitempty"`
+	Config    chroma.CollectionConfig `json:"config"`
+	Dimension int                     `json:"dimension"`
+	Model     string                  `json:"model,omitempty"`
+	NextOrder uint64                  `json:"next_order"`
+	LastSeq   uint64                  `json:"last_seq"`
 	// Graph snapshot: the change-log sequence it reflects, the dense-id bound
 	// at that time, the number of chunks, the compressed length and its CRC-32C.
 	SnapSeq    uint64 `json:"snap_seq,omitempty"`
@@ -122,9 +123,15 @@ type collInfo struct {
 	OpsSinceSnap int `json:"ops_since_snap,omitempty"`
 }
 
-func (ci *collInfo) public() Collection {
-	return Collection{ID: ci.ID, Name: ci.Name, Tenant: ci.Tenant, Database: ci.Database,
+func (ci *collInfo) public() chroma.Collection {
+	return chroma.Collection{ID: ci.ID, Name: ci.Name, Tenant: ci.Tenant, Database: ci.Database,
 		Metadata: ci.Metadata.Clone(), Config: ci.Config, Dimension: ci.Dimension, Model: ci.Model}
+}
+
+// vectorShape is what the vector rules judge a write or a query by (the
+// name, model and dimension; unlike public, no copy of the metadata).
+func (ci *collInfo) vectorShape() chroma.Collection {
+	return chroma.Collection{Name: ci.Name, Model: ci.Model, Dimension: ci.Dimension}
 }
 
 func encodeCollInfo(ci *collInfo) ([]byte, error) {
@@ -164,7 +171,7 @@ type record struct {
 	norm  float32 // Euclidean norm of the vector as given (cosine graphs store it normalized)
 	doc   *string
 	uri   *string
-	meta  Metadata // user metadata, nil when none
+	meta  chroma.Metadata // user metadata, nil when none
 }
 
 const (
@@ -343,7 +350,7 @@ func decodeRecord(id string, val []byte) (*record, error) {
 		if n > uint64(len(d.b)) {
 			d.fail()
 		}
-		r.meta = make(Metadata, n)
+		r.meta = make(chroma.Metadata, n)
 		for i := uint64(0); i < n && d.err == nil; i++ {
 			k := d.str()
 			r.meta[k] = d.value(where.Kind(d.u8()))
@@ -371,7 +378,7 @@ func unsealRecord(id string, val []byte) ([]byte, error) {
 // first), the values of its metadata keys that are among keys, leaving
 // the rest of the record undecoded: a filter read where the records lie
 // decodes only what it tests. It refuses what decodeRecord refuses.
-func decodeRecordMeta(id []byte, val []byte, keys []string, md Metadata) (uint32, error) {
+func decodeRecordMeta(id []byte, val []byte, keys []string, md chroma.Metadata) (uint32, error) {
 	clear(md)
 	p, err := unsealRecord(string(id), val)
 	if err != nil {

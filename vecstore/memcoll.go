@@ -11,6 +11,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cairn-dev/cairn/index"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/klauspost/compress/zstd"
 	bolt "go.etcd.io/bbolt"
 )
@@ -45,11 +46,11 @@ func newMemColl(ci *collInfo) *memColl {
 		idx: newMetaIndex(), orderDirty: true}
 }
 
-func indexSpace(s Space) index.Space {
+func indexSpace(s chroma.Space) index.Space {
 	switch s {
-	case SpaceCosine:
+	case chroma.SpaceCosine:
 		return index.Cosine
-	case SpaceIP:
+	case chroma.SpaceIP:
 		return index.IP
 	}
 	return index.L2
@@ -59,7 +60,7 @@ func (s *Store) newGraph(ci *collInfo) (*index.Index, error) {
 	g, err := index.New(index.Options{Space: indexSpace(ci.Config.HNSW.Space), Dim: ci.Dimension,
 		M: ci.Config.HNSW.MaxNeighbors, EfConstruction: ci.Config.HNSW.EfConstruction,
 		EfSearch: ci.Config.HNSW.EfSearch, Seed: s.opts.Seed, Workers: s.opts.IndexWorkers,
-		Code: ci.Config.HNSW.indexCode()})
+		Code: indexCode(ci.Config.HNSW)})
 	if err != nil {
 		return nil, fmt.Errorf("vecstore: collection %s: %w", ci.ID, err)
 	}
@@ -153,7 +154,7 @@ func (s *Store) insertVectorsLocked(mc *memColl, ids []uint32, gvs []graphVec) e
 		}
 		mc.graph = g
 	}
-	if mc.info.Config.HNSW.VectorCode == CodeSQ8R {
+	if mc.info.Config.HNSW.VectorCode == chroma.CodeSQ8R {
 		rows := make([][]byte, len(gvs))
 		for i, gv := range gvs {
 			rows[i] = gv.row
@@ -188,7 +189,7 @@ func (mc *memColl) installCentroidsLocked(table []float32) error {
 // when the file has one mc lacks (another process trained it).
 // REQUIRES: caller holds Store.mu exclusively.
 func (mc *memColl) syncCentroidsLocked(cb *bolt.Bucket, ci *collInfo) error {
-	if mc.cent != nil || ci.Config.HNSW.VectorCode != CodeSQ8R {
+	if mc.cent != nil || ci.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 		return nil
 	}
 	table, err := readCentroids(cb, ci)
@@ -366,7 +367,7 @@ func (s *Store) loadedLocked(tx *bolt.Tx, id string) (*memColl, error) {
 	}
 	ci := s.mu.infos[id]
 	if ci == nil {
-		return nil, collNotFoundByID(id)
+		return nil, chroma.CollectionNotFoundByID(id)
 	}
 	mc, err := s.loadCollLocked(tx, ci)
 	if err != nil {
@@ -424,7 +425,7 @@ func (s *Store) loadCollLocked(tx *bolt.Tx, ci *collInfo) (*memColl, error) {
 		return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
 	}
 	vecB := cb.Bucket(subVec)
-	if ci.Config.HNSW.VectorCode == CodeSQ8R {
+	if ci.Config.HNSW.VectorCode == chroma.CodeSQ8R {
 		if mc.cent, err = readCentroids(cb, ci); err != nil {
 			return nil, fmt.Errorf("collection %s: %w (Repair rebuilds the collection from its readable rows)", ci.ID, err)
 		}
@@ -557,9 +558,9 @@ func decodeSnapshot(raw []byte, ci *collInfo, vector func(uint32) (graphVec, err
 	var g *index.Index
 	var err error
 	switch {
-	case ci.Config.HNSW.VectorCode == CodeSQ8R && !ci.SnapGraph:
+	case ci.Config.HNSW.VectorCode == chroma.CodeSQ8R && !ci.SnapGraph:
 		return nil, corruptf(nil, "graph snapshot of an sq8r collection holds its vectors")
-	case ci.Config.HNSW.VectorCode == CodeSQ8R:
+	case ci.Config.HNSW.VectorCode == chroma.CodeSQ8R:
 		g, err = index.UnmarshalGraphRows(raw, func(d uint32) ([]byte, error) {
 			gv, err := vector(d)
 			return gv.row, err
@@ -573,7 +574,7 @@ func decodeSnapshot(raw []byte, ci *collInfo, vector func(uint32) (graphVec, err
 		g, err = index.Unmarshal(raw)
 	}
 	if err != nil {
-		var ce *Error
+		var ce *chroma.Error
 		if errors.As(err, &ce) {
 			return nil, err // a damaged vector, already a vecstore corruption
 		}
@@ -583,7 +584,7 @@ func decodeSnapshot(raw []byte, ci *collInfo, vector func(uint32) (graphVec, err
 		return nil, corruptf(nil, "graph snapshot does not match the collection (dim %d space %v)",
 			g.Options().Dim, g.Options().Space)
 	}
-	if err := g.Recode(ci.Config.HNSW.indexCode()); err != nil {
+	if err := g.Recode(indexCode(ci.Config.HNSW)); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -609,7 +610,7 @@ var errNoSnapshotNeeded = errors.New("vecstore: snapshot not needed")
 func freshInfo(tx *bolt.Tx, cid string) (*collInfo, error) {
 	b := tx.Bucket(bktColls).Get([]byte(cid))
 	if b == nil {
-		return nil, collNotFoundByID(cid)
+		return nil, chroma.CollectionNotFoundByID(cid)
 	}
 	ci, err := decodeCollInfo(b)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -53,7 +54,7 @@ func (m *metaIndex) key(k string) *keyIndex {
 	return ki
 }
 
-func (m *metaIndex) add(id uint32, md Metadata) {
+func (m *metaIndex) add(id uint32, md chroma.Metadata) {
 	for k, v := range md {
 		ki := m.key(k)
 		switch v.Kind {
@@ -83,7 +84,7 @@ func (m *metaIndex) add(id uint32, md Metadata) {
 	}
 }
 
-func (m *metaIndex) remove(id uint32, md Metadata) {
+func (m *metaIndex) remove(id uint32, md chroma.Metadata) {
 	for k, v := range md {
 		ki := m.keys[k]
 		if ki == nil {
@@ -312,7 +313,7 @@ func (m *metaIndex) eval(w *where.Expr, live *roaring.Bitmap) *roaring.Bitmap {
 
 // matchWhere evaluates w against one record's metadata, with the same
 // semantics as eval. It is the reference used by tests and by small scans.
-func matchWhere(w *where.Expr, md Metadata) bool {
+func matchWhere(w *where.Expr, md chroma.Metadata) bool {
 	switch w.Op {
 	case where.OpAnd:
 		for _, c := range w.Children {
@@ -344,7 +345,7 @@ func matchWhere(w *where.Expr, md Metadata) bool {
 	return matchCmp(op, md, w.Key, w.Value)
 }
 
-func matchCmp(op cmpOp, md Metadata, key string, operand where.Value) bool {
+func matchCmp(op cmpOp, md chroma.Metadata, key string, operand where.Value) bool {
 	v, ok := md[key]
 	if !ok {
 		return false
@@ -413,7 +414,7 @@ func cmpFloat(a, b float64) int {
 // matchWhereDocument evaluates d against one record's document (nil =
 // none), with no context and no bound on the work.
 func matchWhereDocument(d *where.DocExpr, doc *string) bool {
-	ok, _ := NewDocMatcher(context.Background(), d, math.MaxInt64).Match(doc)
+	ok, _ := chroma.NewDocMatcher(context.Background(), d, math.MaxInt64).Match(doc)
 	return ok
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -81,8 +82,8 @@ func crashWriter() error {
 	if err != nil {
 		return err
 	}
-	c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "crash", GetOrCreate: true,
-		Metadata: vecstore.Metadata{vecstore.MetaVectorCode: where.String(os.Getenv("VS_CODE"))}})
+	c, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "crash", GetOrCreate: true,
+		Metadata: chroma.Metadata{chroma.MetaVectorCode: where.String(os.Getenv("VS_CODE"))}})
 	if err != nil {
 		return err
 	}
@@ -92,17 +93,17 @@ func crashWriter() error {
 			victim := start + r.IntN(b-start)
 			fmt.Fprintf(out, "try-del %d\n", victim)
 			out.Flush()
-			if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{Where: where.Eq("batch", where.Int(int64(victim)))}); err != nil {
+			if err := s.Delete(ctx, c.ID, chroma.DeleteRequest{Where: where.Eq("batch", where.Int(int64(victim)))}); err != nil {
 				return err
 			}
 			fmt.Fprintf(out, "del %d\n", victim)
 			out.Flush()
 		}
-		req := vecstore.AddRequest{}
+		req := chroma.AddRequest{}
 		for i := 0; i < crashBatch; i++ {
 			req.IDs = append(req.IDs, fmt.Sprintf("b%d-%d", b, i))
 			req.Embeddings = append(req.Embeddings, randVec(r, 16))
-			req.Metadatas = append(req.Metadatas, vecstore.Metadata{"batch": where.Int(int64(b)), "i": where.Int(int64(i))})
+			req.Metadatas = append(req.Metadatas, chroma.Metadata{"batch": where.Int(int64(b)), "i": where.Int(int64(i))})
 		}
 		if r.IntN(3) == 0 {
 			err = s.Upsert(ctx, c.ID, req)
@@ -194,7 +195,7 @@ func crashRounds(t *testing.T, code string, rounds int) {
 		if err := s.Check(ctx); err != nil {
 			t.Fatalf("round %d: check after kill: %v", round, err)
 		}
-		c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "crash")
+		c, err := s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "crash")
 		if err != nil {
 			s.Close()
 			if round == 0 && len(lines) == 0 {
@@ -202,7 +203,7 @@ func crashRounds(t *testing.T, code string, rounds int) {
 			}
 			t.Fatalf("round %d: %v", round, err)
 		}
-		res, err := s.Get(ctx, c.ID, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeMetadatas}})
+		res, err := s.Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeMetadatas}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +228,7 @@ func crashRounds(t *testing.T, code string, rounds int) {
 			}
 		}
 		// A query must only return existing records.
-		q, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{make([]float32, 16)}, NResults: ptrInt(20)})
+		q, err := s.Query(ctx, c.ID, chroma.QueryRequest{Embeddings: [][]float32{make([]float32, 16)}, NResults: ptrInt(20)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +287,7 @@ func mpWorker() error {
 		return err
 	}
 	defer s.Close()
-	c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "shared", GetOrCreate: true})
+	c, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "shared", GetOrCreate: true})
 	if err != nil {
 		return err
 	}
@@ -301,8 +302,8 @@ func mpWorker() error {
 	for n := 0; time.Now().Before(deadline); n++ {
 		id := fmt.Sprintf("p%d-%d", proc, n)
 		t0 := time.Now()
-		err := s.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{id}, Embeddings: [][]float32{randVec(r, 32)},
-			Metadatas: []vecstore.Metadata{{"p": where.Int(int64(proc)), "n": where.Int(int64(n))}}})
+		err := s.Add(ctx, c.ID, chroma.AddRequest{IDs: []string{id}, Embeddings: [][]float32{randVec(r, 32)},
+			Metadatas: []chroma.Metadata{{"p": where.Int(int64(proc)), "n": where.Int(int64(n))}}})
 		if err != nil {
 			fail(err)
 			continue
@@ -318,7 +319,7 @@ func mpWorker() error {
 		j := r.IntN(nproc)
 		if b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("ack-%d", j))); err == nil {
 			nj, _ := strconv.Atoi(string(b))
-			res, err := s.Get(ctx, c.ID, vecstore.GetRequest{IDs: []string{fmt.Sprintf("p%d-%d", j, nj)}})
+			res, err := s.Get(ctx, c.ID, chroma.GetRequest{IDs: []string{fmt.Sprintf("p%d-%d", j, nj)}})
 			st.Reads++
 			if err != nil {
 				fail(err)
@@ -330,7 +331,7 @@ func mpWorker() error {
 			}
 		}
 		if n%4 == 0 {
-			_, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{randVec(r, 32)}, NResults: ptrInt(5),
+			_, err := s.Query(ctx, c.ID, chroma.QueryRequest{Embeddings: [][]float32{randVec(r, 32)}, NResults: ptrInt(5),
 				Where: where.Eq("p", where.Int(int64(j)))})
 			st.Queries++
 			if err != nil {
@@ -403,7 +404,7 @@ func TestMultiProcess(t *testing.T) {
 	slices.Sort(all)
 	ctx := context.Background()
 	s := openStore(t, dir)
-	c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "shared")
+	c, err := s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "shared")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +416,7 @@ func TestMultiProcess(t *testing.T) {
 		t.Errorf("%d records stored, %d writes acknowledged", n, total)
 	}
 	for _, st := range stats {
-		res, err := s.Get(ctx, c.ID, vecstore.GetRequest{Where: where.Eq("p", where.Int(int64(st.Proc)))})
+		res, err := s.Get(ctx, c.ID, chroma.GetRequest{Where: where.Eq("p", where.Int(int64(st.Proc)))})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // TestReadsWriteNothing: opening an existing store, querying and getting
@@ -20,7 +21,7 @@ func TestReadsWriteNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := mustCreate(t, w, vecstore.CreateCollectionRequest{Name: "notes"})
+	c := mustCreate(t, w, chroma.CreateCollectionRequest{Name: "notes"})
 	r := rand.New(rand.NewPCG(7, 7))
 	addRandom(t, w, c.ID, r, 0, 200, 8)
 	queryIDs(t, w, c.ID, randVec(r, 8), 5, nil) // builds the graph, which Close snapshots
@@ -44,7 +45,7 @@ func TestReadsWriteNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	queryIDs(t, s, c.ID, randVec(r, 8), 5, nil)
-	if _, err := s.Get(ctx, c.ID, vecstore.GetRequest{IDs: []string{"id1", "id2"}}); err != nil {
+	if _, err := s.Get(ctx, c.ID, chroma.GetRequest{IDs: []string{"id1", "id2"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

@@ -7,93 +7,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/cairn-dev/cairn/index"
-	"github.com/cairn-dev/cairn/vecstore/where"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	bolt "go.etcd.io/bbolt"
 )
-
-const reservedPrefix = "chroma:"
-
-func errInconsistentLengths() *Error {
-	return invalidErr(RuleLengths, "ids", "ids, embeddings, documents, uris and metadatas must have the same length")
-}
-
-// checkLengths verifies that every present field is parallel to ids.
-func checkLengths(n int, embs int, embsSet bool, docs []*string, uris []*string, metas []Metadata) error {
-	if (embsSet && embs != n) || (docs != nil && len(docs) != n) || (uris != nil && len(uris) != n) ||
-		(metas != nil && len(metas) != n) {
-		return errInconsistentLengths()
-	}
-	return nil
-}
-
-// checkEmbeddings validates a batch of vectors (nil entries skipped) and
-// returns their common dimension (0 if none).
-func checkEmbeddings(embs [][]float32) (int, error) {
-	dim := 0
-	for _, e := range embs {
-		if e != nil && len(e) == 0 {
-			return 0, invalidErr(RuleEmptyVector, "embeddings", "each embedding must have at least 1 dimension")
-		}
-	}
-	for _, e := range embs {
-		if e == nil {
-			continue
-		}
-		if dim == 0 {
-			dim = len(e)
-		} else if len(e) != dim {
-			return 0, invalidErr(RuleMixedDims, "embeddings", "all embeddings must have the same dimension")
-		}
-		for _, f := range e {
-			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-				return 0, invalidErr(RuleNonFinite, "embeddings", "must not contain NaN or infinite values")
-			}
-		}
-	}
-	return dim, nil
-}
-
-func dimMismatch(want, got int) *Error {
-	return &Error{Class: ErrDimensionMismatch, Rule: RuleDimension, Field: "embeddings", Want: itoa(want), Value: itoa(got),
-		Reason: fmt.Sprintf("the collection's dimension is %d, got %d", want, got)}
-}
-
-func modelMismatch(ci *collInfo, model string) *Error {
-	e := &Error{Class: ErrEmbedderMismatch, Rule: RuleModel, Field: "embeddings", Want: ci.Model, Value: model}
-	switch {
-	case ci.Model == "":
-		e.Reason = fmt.Sprintf("collection %s holds vectors without an embedding model; got vectors from model %q", ci.Name, model)
-	case model == "":
-		e.Reason = fmt.Sprintf("collection %s holds vectors from embedding model %q; got vectors with no model", ci.Name, ci.Model)
-	default:
-		e.Reason = fmt.Sprintf("collection %s holds vectors from embedding model %q; got vectors from model %q", ci.Name, ci.Model, model)
-	}
-	return e
-}
-
-// splitReserved removes Chroma's reserved "chroma:" keys from user metadata;
-// "chroma:document" (a string) sets the document, as in Chroma.
-func splitReserved(md Metadata) (Metadata, *string) {
-	var doc *string
-	for k, v := range md {
-		if strings.HasPrefix(k, reservedPrefix) {
-			if k == "chroma:document" && v.Kind == where.KindString {
-				s := v.Str
-				doc = &s
-			}
-			if md != nil {
-				md = md.Clone()
-				delete(md, k)
-			}
-		}
-	}
-	return md, doc
-}
 
 func cloneStr(p *string) *string {
 	if p == nil {
@@ -103,48 +22,40 @@ func cloneStr(p *string) *string {
 	return &s
 }
 
-type writeKind int
-
-const (
-	kindAdd writeKind = iota
-	kindUpsert
-	kindUpdate
-)
-
 // Add inserts records. Ids already in the collection are silently ignored,
 // and within one batch the first occurrence of an id wins (Chroma 1.0.0).
-func (s *Store) Add(ctx context.Context, collID string, req AddRequest) error {
+func (s *Store) Add(ctx context.Context, collID string, req chroma.AddRequest) error {
 	if req.Embeddings == nil {
-		return unprocessableErr(RuleMissing, "embeddings", "required")
+		return chroma.Missing("embeddings")
 	}
-	return s.write(ctx, collID, kindAdd, UpdateRequest(req))
+	return s.write(ctx, collID, chroma.WriteAdd, chroma.UpdateRequest(req))
 }
 
 // Upsert inserts new ids and replaces existing ones: the embedding is
 // replaced, metadata merged key by key (Null deletes a key), document and uri
 // replaced when given. Records keep their position in insertion order.
-func (s *Store) Upsert(ctx context.Context, collID string, req AddRequest) error {
+func (s *Store) Upsert(ctx context.Context, collID string, req chroma.AddRequest) error {
 	if req.Embeddings == nil {
-		return unprocessableErr(RuleMissing, "embeddings", "required")
+		return chroma.Missing("embeddings")
 	}
-	return s.write(ctx, collID, kindUpsert, UpdateRequest(req))
+	return s.write(ctx, collID, chroma.WriteUpsert, chroma.UpdateRequest(req))
 }
 
 // Update changes existing records (unknown ids ignored) with Upsert's merge
 // rules; nil entries keep the old value.
-func (s *Store) Update(ctx context.Context, collID string, req UpdateRequest) error {
-	return s.write(ctx, collID, kindUpdate, req)
+func (s *Store) Update(ctx context.Context, collID string, req chroma.UpdateRequest) error {
+	return s.write(ctx, collID, chroma.WriteUpdate, req)
 }
 
 // write is Add, Upsert and Update: it checks the batch, stages the new
 // record states, persists them with one change-log entry, and applies them to
 // memory once the transaction commits.
-func (s *Store) write(ctx context.Context, collID string, kind writeKind, req UpdateRequest) error {
-	cid, err := ParseCollectionID(collID)
+func (s *Store) write(ctx context.Context, collID string, kind chroma.WriteKind, req chroma.UpdateRequest) error {
+	cid, err := chroma.ParseCollectionID(collID)
 	if err != nil {
 		return err
 	}
-	dim, refusal, err := checkWrite(kind, req)
+	dim, refusal, err := chroma.CheckWrite(kind, req)
 	if err != nil {
 		return err
 	}
@@ -154,7 +65,7 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 	var snapshotDue bool
 	err = s.writeOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		if s.mu.infos[cid] == nil {
-			return nil, collNotFoundByID(cid)
+			return nil, chroma.CollectionNotFoundByID(cid)
 		}
 		if len(req.IDs) == 0 && refusal == nil {
 			return nil, nil
@@ -240,74 +151,15 @@ func (s *Store) write(ctx context.Context, collID string, kind writeKind, req Up
 	return err
 }
 
-// checkWrite checks a batch before the collection is read. It returns the
-// embeddings' dimension (0 when there are none) and, apart from err, a
-// refusal that still lets that dimension be checked or fixed first.
-//
-// Chroma 1.0.0's order: deserialization (422) first, then the embeddings
-// themselves, then the collection's dimension (a mismatch wins over
-// everything below; an unset dimension is fixed from the first embedding
-// even when the batch is then refused), then the lengths, then empty ids
-// (verified against the server, see cmd/cairn/chromaapi/testdata/chroma_ops.jsonl).
-func checkWrite(kind writeKind, req UpdateRequest) (dim int, refusal, err error) {
-	if kind == kindAdd {
-		for _, md := range req.Metadatas {
-			for k, v := range md {
-				if v.IsNull() {
-					e := unprocessableErr(RuleNullMetadata, "metadatas", "%s: values must not be null in add", k)
-					e.Key = k
-					return 0, nil, e
-				}
-			}
-		}
-	}
-	if kind != kindUpdate {
-		for _, e := range req.Embeddings {
-			if e == nil {
-				return 0, nil, unprocessableErr(RuleNullVector, "embeddings", "must not hold null entries")
-			}
-		}
-	}
-	dim, err = checkEmbeddings(req.Embeddings)
-	if err != nil {
-		return 0, nil, err
-	}
-	refusal = checkLengths(len(req.IDs), len(req.Embeddings), req.Embeddings != nil, req.Documents, req.URIs, req.Metadatas)
-	if refusal == nil && slices.Contains(req.IDs, "") {
-		refusal = invalidErr(RuleEmptyID, "ids", "an id must have at least one character")
-	}
-	if refusal == nil {
-		for _, id := range req.IDs {
-			if len(id) > MaxIDBytes {
-				refusal = invalidErr(RuleIDLong, "ids", "an id must have at most %d bytes, got %d", MaxIDBytes, len(id)).withValue(strconv.Itoa(len(id)))
-				break
-			}
-		}
-	}
-	return dim, refusal, nil
-}
-
-// MaxIDBytes bounds a record id: it is a key of the embedded store, whose
-// keys are at most 32 KiB with the collection's prefix; 4 KiB leaves room
-// and is more than any id scheme needs.
-const MaxIDBytes = 4096
-
 // adoptVectors checks embeddings of dimension dim from model against the
 // collection, and records model on a collection that has never held a
 // vector.
 func adoptVectors(info *collInfo, mc *memColl, dim int, model string) error {
-	if dim == 0 {
-		return nil
+	c := info.vectorShape()
+	if err := chroma.AdoptVectors(&c, len(mc.byID) == 0, dim, model); err != nil {
+		return err
 	}
-	if info.Dimension != 0 && info.Dimension != dim {
-		return dimMismatch(info.Dimension, dim)
-	}
-	if model != info.Model {
-		if !(info.Model == "" && info.Dimension == 0 && len(mc.byID) == 0) {
-			return modelMismatch(info, model)
-		}
-		info.Model = model
-	}
+	info.Model = c.Model // the dimension is the caller's to fix (write)
 	return nil
 }
 
@@ -343,7 +195,7 @@ type writeStage struct {
 // and insertion order from info.NextOrder.
 //
 // REQUIRES: Store.mu held exclusively.
-func stageWriteLocked(mc *memColl, info *collInfo, kind writeKind, req UpdateRequest, seq uint64) *writeStage {
+func stageWriteLocked(mc *memColl, info *collInfo, kind chroma.WriteKind, req chroma.UpdateRequest, seq uint64) *writeStage {
 	freeIt := mc.free.Iterator()
 	nextDense := uint32(len(mc.byDense))
 	alloc := func() uint32 {
@@ -362,11 +214,11 @@ func stageWriteLocked(mc *memColl, info *collInfo, kind writeKind, req UpdateReq
 		return mc.byID[id]
 	}
 	for i, id := range req.IDs {
-		var md Metadata
+		var md chroma.Metadata
 		if req.Metadatas != nil {
 			md = req.Metadatas[i]
 		}
-		md, reservedDoc := splitReserved(md)
+		md, reservedDoc := chroma.SplitReserved(md)
 		var doc, uri *string
 		if req.Documents != nil {
 			doc = cloneStr(req.Documents[i])
@@ -384,14 +236,14 @@ func stageWriteLocked(mc *memColl, info *collInfo, kind writeKind, req UpdateReq
 		old := current(id)
 		var r *record
 		switch {
-		case old == nil && kind == kindUpdate:
+		case old == nil && kind == chroma.WriteUpdate:
 			continue
-		case old != nil && kind == kindAdd:
+		case old != nil && kind == chroma.WriteAdd:
 			continue
 		case old == nil:
 			r = &record{id: id, dense: alloc(), order: info.NextOrder, vseq: seq, doc: doc, uri: uri}
 			info.NextOrder++
-			r.meta = mergeMeta(nil, md)
+			r.meta = chroma.MergeMetadata(nil, md)
 		default:
 			nr := *old
 			r = &nr
@@ -401,7 +253,7 @@ func stageWriteLocked(mc *memColl, info *collInfo, kind writeKind, req UpdateReq
 			if uri != nil {
 				r.uri = uri
 			}
-			r.meta = mergeMeta(old.meta, md)
+			r.meta = chroma.MergeMetadata(old.meta, md)
 			if emb != nil {
 				r.vseq = seq
 			}
@@ -474,7 +326,7 @@ func (st *writeStage) persist(tx *bolt.Tx, bs recordBuckets, ci *collInfo, seq u
 // takes them once it commits); rows written before keep no centroid.
 // REQUIRES: Store.mu held exclusively.
 func (s *Store) trainIfDueLocked(tx *bolt.Tx, mc *memColl, ci *collInfo, st *writeStage) (*index.Index, error) {
-	if ci.Config.HNSW.VectorCode != CodeSQ8R || len(st.vecs) == 0 {
+	if ci.Config.HNSW.VectorCode != chroma.CodeSQ8R || len(st.vecs) == 0 {
 		return nil, nil
 	}
 	cb := tx.Bucket(collBucketName(ci.ID))
@@ -539,33 +391,14 @@ func (s *Store) trainIfDueLocked(tx *bolt.Tx, mc *memColl, ci *collInfo, st *wri
 	return st.coder, nil
 }
 
-// mergeMeta applies md (Null deletes) on top of old; the result is nil when empty.
-func mergeMeta(old, md Metadata) Metadata {
-	out := old.Clone()
-	for k, v := range md {
-		if v.IsNull() {
-			delete(out, k)
-			continue
-		}
-		if out == nil {
-			out = make(Metadata, len(md))
-		}
-		out[k] = v
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
 // Delete deletes the records matching req. With nothing set it deletes
 // nothing; with an empty IDs list and no filter it is an error (Chroma).
-func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) error {
-	cid, err := ParseCollectionID(collID)
+func (s *Store) Delete(ctx context.Context, collID string, req chroma.DeleteRequest) error {
+	cid, err := chroma.ParseCollectionID(collID)
 	if err != nil {
 		return err
 	}
-	if err := CheckDelete(req); err != nil {
+	if err := chroma.CheckDelete(req); err != nil {
 		return err
 	}
 	scan, err := s.scanDocuments(ctx, cid, req.IDs, req.Where, req.WhereDocument, req.MaxScanBytes)
@@ -574,7 +407,7 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 	}
 	return s.deleteOp(ctx, func(tx *bolt.Tx) (func(), error) {
 		if s.mu.infos[cid] == nil {
-			return nil, collNotFoundByID(cid)
+			return nil, chroma.CollectionNotFoundByID(cid)
 		}
 		if req.IDs == nil && req.Where == nil && req.WhereDocument == nil {
 			return nil, nil
@@ -637,7 +470,7 @@ func (s *Store) Delete(ctx context.Context, collID string, req DeleteRequest) er
 
 // Count returns the number of records.
 func (s *Store) Count(ctx context.Context, collID string) (int, error) {
-	cid, err := ParseCollectionID(collID)
+	cid, err := chroma.ParseCollectionID(collID)
 	if err != nil {
 		return 0, err
 	}
@@ -645,7 +478,7 @@ func (s *Store) Count(ctx context.Context, collID string) (int, error) {
 	err = s.readOp(ctx, cid, func() error {
 		mc := s.mu.colls[cid]
 		if mc == nil {
-			return collNotFoundByID(cid)
+			return chroma.CollectionNotFoundByID(cid)
 		}
 		n = len(mc.byID)
 		return nil
@@ -653,51 +486,21 @@ func (s *Store) Count(ctx context.Context, collID string) (int, error) {
 	return n, err
 }
 
-func checkIncludes(inc []Include, def []Include) ([]Include, map[Include]bool, error) {
-	if inc == nil {
-		inc = def
-	}
-	set := make(map[Include]bool)
-	for _, i := range inc {
-		switch i {
-		case IncludeDocuments, IncludeEmbeddings, IncludeMetadatas, IncludeDistances, IncludeURIs:
-			set[i] = true
-		default:
-			return nil, nil, unprocessableErr(RuleInclude, "include", "unknown value %q: use distances, documents, embeddings, metadatas or uris", i).withValue(string(i))
-		}
-	}
-	return append([]Include{}, inc...), set, nil
-}
-
-// resultMeta applies Chroma's null-versus-{} rule for returned metadata.
-func resultMeta(r *record) Metadata {
-	if r.meta != nil {
-		return r.meta.Clone()
-	}
-	if r.uri != nil {
-		return Metadata{}
-	}
-	return nil
-}
-
 // Get returns records in insertion order after filtering, offset and limit.
-func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetResult, error) {
-	cid, err := ParseCollectionID(collID)
+func (s *Store) Get(ctx context.Context, collID string, req chroma.GetRequest) (*chroma.GetResult, error) {
+	cid, err := chroma.ParseCollectionID(collID)
 	if err != nil {
 		return nil, err
 	}
-	inc, incSet, err := checkIncludes(req.Include, []Include{IncludeDocuments, IncludeMetadatas})
+	inc, incSet, err := chroma.CheckIncludes(req.Include, []chroma.Include{chroma.IncludeDocuments, chroma.IncludeMetadatas})
 	if err != nil {
 		return nil, err
 	}
-	if (req.Limit != nil && *req.Limit < 0) || req.Offset < 0 {
-		return nil, unprocessableErr(RuleNegative, "limit, offset", "must not be negative")
+	if err := chroma.CheckPage(req.Limit, req.Offset); err != nil {
+		return nil, err
 	}
-	if err := req.Where.Validate(); err != nil {
-		return nil, filterErr("where", err)
-	}
-	if err := req.WhereDocument.Validate(); err != nil {
-		return nil, filterErr("where_document", err)
+	if err := chroma.CheckFilters(req.Where, req.WhereDocument); err != nil {
+		return nil, err
 	}
 	if req.IDs != nil && req.Where == nil && req.WhereDocument == nil && s.inPlaceOK(cid) {
 		if res, err := s.getInPlace(ctx, cid, req, inc, incSet); !errors.Is(err, errNotInPlace) {
@@ -708,11 +511,11 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 	if err != nil {
 		return nil, err
 	}
-	var res *GetResult
+	var res *chroma.GetResult
 	err = s.readOp(ctx, cid, func() error {
 		mc := s.mu.colls[cid]
 		if mc == nil {
-			return collNotFoundByID(cid)
+			return chroma.CollectionNotFoundByID(cid)
 		}
 		mc.prepareReads()
 		set, _, err := mc.filterLocked(ctx, req.IDs, req.Where, req.WhereDocument, scan)
@@ -725,7 +528,7 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 			res = getByOrder(mc, set, req, inc, incSet)
 			return nil
 		}
-		budget := NewAnswerBudget(req.MaxAnswerBytes)
+		budget := chroma.NewAnswerBudget(req.MaxAnswerBytes)
 		var sel []*record
 		skip := req.Offset
 		for i, d := range mc.order {
@@ -746,7 +549,7 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 			}
 			sel = append(sel, mc.byDense[d])
 		}
-		res = newGetResult(inc, incSet, len(sel))
+		res = chroma.NewGetResult(inc, incSet, len(sel))
 		for _, r := range sel {
 			if mc.appendRecordLocked(res, r); budget.Spend(res) {
 				break
@@ -763,7 +566,7 @@ func (s *Store) Get(ctx context.Context, collID string, req GetRequest) (*GetRes
 // getByOrder is Get's answer for a set of records named by id: the same
 // records, in the same insertion order, with the same offset and limit as
 // the walk over mc.order, in time proportional to the set.
-func getByOrder(mc *memColl, set *roaring.Bitmap, req GetRequest, inc []Include, incSet map[Include]bool) *GetResult {
+func getByOrder(mc *memColl, set *roaring.Bitmap, req chroma.GetRequest, inc []chroma.Include, incSet map[chroma.Include]bool) *chroma.GetResult {
 	sel := make([]*record, 0, set.GetCardinality())
 	it := set.Iterator()
 	for it.HasNext() {
@@ -774,8 +577,8 @@ func getByOrder(mc *memColl, set *roaring.Bitmap, req GetRequest, inc []Include,
 	if req.Limit != nil && len(sel) > *req.Limit {
 		sel = sel[:*req.Limit]
 	}
-	res := newGetResult(inc, incSet, len(sel))
-	budget := NewAnswerBudget(req.MaxAnswerBytes)
+	res := chroma.NewGetResult(inc, incSet, len(sel))
+	budget := chroma.NewAnswerBudget(req.MaxAnswerBytes)
 	for _, r := range sel {
 		if mc.appendRecordLocked(res, r); budget.Spend(res) {
 			break
@@ -784,29 +587,10 @@ func getByOrder(mc *memColl, set *roaring.Bitmap, req GetRequest, inc []Include,
 	return res
 }
 
-// newGetResult makes an empty result with room for n records and a list for
-// each included field.
-func newGetResult(inc []Include, incSet map[Include]bool, n int) *GetResult {
-	res := &GetResult{IDs: make([]string, 0, n), Include: inc}
-	if incSet[IncludeEmbeddings] {
-		res.Embeddings = make([][]float32, 0, n)
-	}
-	if incSet[IncludeDocuments] {
-		res.Documents = make([]*string, 0, n)
-	}
-	if incSet[IncludeURIs] {
-		res.URIs = make([]*string, 0, n)
-	}
-	if incSet[IncludeMetadatas] {
-		res.Metadatas = make([]Metadata, 0, n)
-	}
-	return res
-}
-
 // appendRecordLocked adds r to the included fields of res.
 //
 // REQUIRES: Store.mu held shared.
-func (mc *memColl) appendRecordLocked(res *GetResult, r *record) {
+func (mc *memColl) appendRecordLocked(res *chroma.GetResult, r *record) {
 	res.IDs = append(res.IDs, r.id)
 	if res.Embeddings != nil {
 		res.Embeddings = append(res.Embeddings, mc.vector(r.dense))
@@ -818,7 +602,7 @@ func (mc *memColl) appendRecordLocked(res *GetResult, r *record) {
 		res.URIs = append(res.URIs, cloneStr(r.uri))
 	}
 	if res.Metadatas != nil {
-		res.Metadatas = append(res.Metadatas, resultMeta(r))
+		res.Metadatas = append(res.Metadatas, chroma.ResultMetadata(r.meta, r.uri))
 	}
 }
 
@@ -830,7 +614,7 @@ func (mc *memColl) vector(d uint32) []float32 {
 		return nil
 	}
 	v, _ := mc.graph.Vector(d)
-	if mc.info.Config.HNSW.Space == SpaceCosine && v != nil {
+	if mc.info.Config.HNSW.Space == chroma.SpaceCosine && v != nil {
 		if r := mc.byDense[d]; r != nil && r.norm > 0 {
 			for i := range v {
 				v[i] *= r.norm
@@ -842,23 +626,23 @@ func (mc *memColl) vector(d uint32) []float32 {
 
 // Peek returns the first limit records in insertion order with the default
 // include (Chroma's client-side peek; limit 10 when 0).
-func (s *Store) Peek(ctx context.Context, collID string, limit int) (*GetResult, error) {
+func (s *Store) Peek(ctx context.Context, collID string, limit int) (*chroma.GetResult, error) {
 	if limit == 0 {
 		limit = 10
 	}
-	return s.Get(ctx, collID, GetRequest{Limit: &limit})
+	return s.Get(ctx, collID, chroma.GetRequest{Limit: &limit})
 }
 
 // Query returns, for each query embedding, the NResults nearest records among
 // those matching the filters, by ascending distance. Filters are evaluated
 // first (metadata index, then documents); the planner then scans the allowed
 // set exactly when it is small, and runs filtered HNSW otherwise.
-func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*QueryResult, error) {
-	cid, err := ParseCollectionID(collID)
+func (s *Store) Query(ctx context.Context, collID string, req chroma.QueryRequest) (*chroma.QueryResult, error) {
+	cid, err := chroma.ParseCollectionID(collID)
 	if err != nil {
 		return nil, err
 	}
-	qa, err := checkQuery(req)
+	qa, err := chroma.CheckQuery(req)
 	if err != nil {
 		return nil, err
 	}
@@ -871,13 +655,13 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 	if err != nil {
 		return nil, err
 	}
-	res := newQueryResult(qa.include, qa.incSet, len(req.Embeddings))
+	res := chroma.NewQueryResult(qa.Include, qa.Included, len(req.Embeddings))
 	err = s.readOp(ctx, cid, func() error {
 		mc := s.mu.colls[cid]
 		if mc == nil {
-			return collNotFoundByID(cid)
+			return chroma.CollectionNotFoundByID(cid)
 		}
-		if err := checkQueryVectors(mc.info, req, qa.dim); err != nil {
+		if err := chroma.CheckQueryVectors(mc.info.vectorShape(), req, qa.Dim); err != nil {
 			return err
 		}
 		mc.prepareReads()
@@ -890,19 +674,19 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 				return err
 			}
 			if unknown {
-				return refuse(ErrInternal, RuleUnknownID, "ids", "an id of the ids filter is not in the collection")
+				return chroma.UnknownQueryID()
 			}
 		}
-		budget := NewAnswerBudget(req.MaxAnswerBytes)
+		budget := chroma.NewAnswerBudget(req.MaxAnswerBytes)
 		for _, q := range req.Embeddings {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			hits, err := s.search(mc, q, qa.k, allowed, req.WhereDocument != nil)
+			hits, err := s.search(mc, q, qa.K, allowed, req.WhereDocument != nil)
 			if err != nil {
 				return err
 			}
-			if over, err := res.appendHitsLocked(mc, hits, qa.incSet, budget); err != nil || over {
+			if over, err := mc.appendHitsLocked(res, hits, qa.Included, budget); err != nil || over {
 				return err
 			}
 		}
@@ -914,100 +698,12 @@ func (s *Store) Query(ctx context.Context, collID string, req QueryRequest) (*Qu
 	return res, nil
 }
 
-// DefaultNResults is a query's n_results when the request sets none
-// (Chroma's default).
-const DefaultNResults = 10
-
-// queryArgs are a query's checked arguments.
-type queryArgs struct {
-	include []Include
-	incSet  map[Include]bool
-	k       int // results per query embedding
-	dim     int // the embeddings' dimension, -1 when there are none
-}
-
-// checkQuery validates what a query can be judged on without the
-// collection, in Chroma's order: embeddings present, include, n_results,
-// filters, then one dimension for all embeddings.
-func checkQuery(req QueryRequest) (queryArgs, error) {
-	if req.Embeddings == nil {
-		return queryArgs{}, unprocessableErr(RuleMissing, "query_embeddings", "required")
-	}
-	inc, incSet, err := checkIncludes(req.Include, []Include{IncludeDocuments, IncludeMetadatas, IncludeDistances})
-	if err != nil {
-		return queryArgs{}, err
-	}
-	k := DefaultNResults
-	if req.NResults != nil {
-		k = *req.NResults
-	}
-	if k < 0 {
-		return queryArgs{}, unprocessableErr(RuleNResults, "n_results", "must not be negative, got %d", k).withValue(itoa(k))
-	}
-	if err := req.Where.Validate(); err != nil {
-		return queryArgs{}, filterErr("where", err)
-	}
-	if err := req.WhereDocument.Validate(); err != nil {
-		return queryArgs{}, filterErr("where_document", err)
-	}
-	dim := -1
-	for _, e := range req.Embeddings {
-		if dim == -1 {
-			dim = len(e)
-		} else if len(e) != dim {
-			return queryArgs{}, invalidErr(RuleMixedDims, "query_embeddings", "all embeddings must have the same dimension")
-		}
-	}
-	return queryArgs{include: inc, incSet: incSet, k: k, dim: dim}, nil
-}
-
-// checkQueryVectors checks the query embeddings against the collection:
-// dimension, model, then finite values.
-func checkQueryVectors(ci *collInfo, req QueryRequest, dim int) error {
-	if ci.Dimension != 0 && dim >= 0 && dim != ci.Dimension {
-		return dimMismatch(ci.Dimension, dim)
-	}
-	if ci.Dimension != 0 && len(req.Embeddings) > 0 && req.Model != ci.Model {
-		return modelMismatch(ci, req.Model)
-	}
-	for _, e := range req.Embeddings {
-		for _, f := range e {
-			if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-				return invalidErr(RuleNonFinite, "query_embeddings", "must not contain NaN or infinite values")
-			}
-		}
-	}
-	return nil
-}
-
-// newQueryResult makes an empty result for nq queries with a list for each
-// included field.
-func newQueryResult(inc []Include, incSet map[Include]bool, nq int) *QueryResult {
-	res := &QueryResult{IDs: make([][]string, 0, nq), Include: inc}
-	if incSet[IncludeEmbeddings] {
-		res.Embeddings = make([][][]float32, 0, nq)
-	}
-	if incSet[IncludeDocuments] {
-		res.Documents = make([][]*string, 0, nq)
-	}
-	if incSet[IncludeURIs] {
-		res.URIs = make([][]*string, 0, nq)
-	}
-	if incSet[IncludeMetadatas] {
-		res.Metadatas = make([][]Metadata, 0, nq)
-	}
-	if incSet[IncludeDistances] {
-		res.Distances = make([][]float32, 0, nq)
-	}
-	return res
-}
-
 // appendHitsLocked adds one query's hits to res as its next row; over
 // reports that budget is spent (the row is cut short there).
 //
 // REQUIRES: Store.mu held shared.
-func (res *QueryResult) appendHitsLocked(mc *memColl, hits []index.Result, incSet map[Include]bool, budget *AnswerBudget) (over bool, err error) {
-	row := newGetResult(nil, incSet, len(hits))
+func (mc *memColl) appendHitsLocked(res *chroma.QueryResult, hits []index.Result, incSet map[chroma.Include]bool, budget *chroma.AnswerBudget) (over bool, err error) {
+	row := chroma.NewGetResult(nil, incSet, len(hits))
 	var dists []float32
 	if res.Distances != nil {
 		dists = make([]float32, 0, len(hits))
@@ -1015,7 +711,7 @@ func (res *QueryResult) appendHitsLocked(mc *memColl, hits []index.Result, incSe
 	for _, h := range hits {
 		r := mc.byDense[h.ID]
 		if r == nil {
-			return false, fmt.Errorf("vecstore: index returned id %d with no record: %w", h.ID, ErrCorrupt)
+			return false, fmt.Errorf("vecstore: index returned id %d with no record: %w", h.ID, chroma.ErrCorrupt)
 		}
 		mc.appendRecordLocked(row, r)
 		if dists != nil {
@@ -1093,9 +789,9 @@ func (s *Store) scanExactly(ci *collInfo, card, n, k, ef int, docFiltered bool) 
 // collection configured with cfg: Options.BeamFactor x ef_search (and
 // sq8Beam times that for SQ8 and sq8r collections), never below k and within
 // index's bound.
-func (s *Store) beam(cfg HNSWConfig, k int) int {
+func (s *Store) beam(cfg chroma.HNSWConfig, k int) int {
 	f := s.opts.BeamFactor
-	if cfg.VectorCode == CodeSQ8 || cfg.VectorCode == CodeSQ8R {
+	if cfg.VectorCode == chroma.CodeSQ8 || cfg.VectorCode == chroma.CodeSQ8R {
 		f *= sq8Beam
 	}
 	ef := min(int(math.Round(f*float64(cfg.EfSearch))), 1<<16)

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"sort"
 
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -102,7 +103,7 @@ func copyTables(old, nw *bolt.DB, rep *RepairReport) (seq uint64, infos []*collI
 	err = old.View(func(otx *bolt.Tx) (rerr error) {
 		defer guard(&rerr)
 		if err := checkFormat(otx); err != nil {
-			if errors.Is(err, ErrIncompatibleFormat) {
+			if errors.Is(err, chroma.ErrIncompatibleFormat) {
 				return err
 			}
 			// A damaged meta bucket: start the sequence high enough to
@@ -238,7 +239,7 @@ func salvageRecords(old *bolt.DB, ci *collInfo, rep *RepairReport) (items []repa
 			return nil
 		}
 		vecB := cb.Bucket(subVec)
-		if ci.Config.HNSW.VectorCode == CodeSQ8R {
+		if ci.Config.HNSW.VectorCode == chroma.CodeSQ8R {
 			if t, terr := readCentroids(cb, ci); terr == nil {
 				table = t
 			}
@@ -292,7 +293,7 @@ func (s *Store) rebuildSnapshot(ni *collInfo, items []repairItem, table []float3
 			next = it.r.dense + 1
 		}
 	}
-	if ni.Config.HNSW.VectorCode == CodeSQ8R {
+	if ni.Config.HNSW.VectorCode == chroma.CodeSQ8R {
 		err = g.InsertRows(context.Background(), ids, rows)
 	} else {
 		err = g.InsertBatch(context.Background(), ids, vs)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/index"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // TestExpandRow: a row stored without its t field expands back to the row
@@ -24,10 +25,10 @@ func TestExpandRow(t *testing.T) {
 			vecs[i][j] = float32(r.NormFloat64()) + float32(i%7)
 		}
 	}
-	for _, space := range []Space{SpaceL2, SpaceIP, SpaceCosine} {
+	for _, space := range []chroma.Space{chroma.SpaceL2, chroma.SpaceIP, chroma.SpaceCosine} {
 		ci := &collInfo{ID: "c", Dimension: dim}
 		ci.Config.HNSW.Space = space
-		ci.Config.HNSW.VectorCode = CodeSQ8R
+		ci.Config.HNSW.VectorCode = chroma.CodeSQ8R
 		g, err := index.New(index.Options{Space: indexSpace(space), Dim: dim, Code: index.SQ8Residual})
 		if err != nil {
 			t.Fatal(err)
@@ -57,8 +58,8 @@ func TestExpandRow(t *testing.T) {
 			tg := math.Float32frombits(binary.LittleEndian.Uint32(got[rowT:]))
 			none := binary.LittleEndian.Uint16(row[12:]) == math.MaxUint16
 			switch {
-			case space == SpaceCosine && none: // t unread
-			case space == SpaceCosine:
+			case space == chroma.SpaceCosine && none: // t unread
+			case space == chroma.SpaceCosine:
 				if math.Abs(float64(tg-tw)) > 1e-5*float64(tw) {
 					t.Errorf("%s row %d: t %v, coded %v", space, i, tg, tw)
 				}

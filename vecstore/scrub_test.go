@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/rawscan"
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // markerFiles returns the files under dir whose raw bytes contain marker.
@@ -33,7 +34,7 @@ func TestFaultDeletedDocumentLeavesFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "docs"})
+			c, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "docs"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +46,7 @@ func TestFaultDeletedDocumentLeavesFile(t *testing.T) {
 				if i == 3 {
 					doc = "secret " + marker + " text"
 				}
-				req := vecstore.AddRequest{IDs: []string{fmt.Sprint("id", i)}, Embeddings: [][]float32{{float32(i), 1, 0}}, Documents: []*string{&doc}}
+				req := chroma.AddRequest{IDs: []string{fmt.Sprint("id", i)}, Embeddings: [][]float32{{float32(i), 1, 0}}, Documents: []*string{&doc}}
 				if err := s.Add(ctx, c.ID, req); err != nil {
 					t.Fatal(err)
 				}
@@ -55,11 +56,11 @@ func TestFaultDeletedDocumentLeavesFile(t *testing.T) {
 			}
 			switch how {
 			case "records":
-				if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: []string{"id3"}}); err != nil {
+				if err := s.Delete(ctx, c.ID, chroma.DeleteRequest{IDs: []string{"id3"}}); err != nil {
 					t.Fatal(err)
 				}
 			case "collection":
-				if err := s.DeleteCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "docs"); err != nil {
+				if err := s.DeleteCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "docs"); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -23,7 +24,7 @@ func TestSmallCollectionsAreExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "small", Metadata: vecstore.Metadata{"hnsw:space": where.String("cosine")}})
+	c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "small", Metadata: chroma.Metadata{"hnsw:space": where.String("cosine")}})
 	addVecs(t, s, c.ID, vecs)
 	for i, q := range queries {
 		got := queryIDs(t, s, c.ID, q, 10, nil)

@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	bolt "go.etcd.io/bbolt"
 )
 
 // Checkpoint writes a graph snapshot for collection collID now (normally
 // snapshots are written automatically as the change log grows, and on Close).
 func (s *Store) Checkpoint(ctx context.Context, collID string) error {
-	cid, err := ParseCollectionID(collID)
+	cid, err := chroma.ParseCollectionID(collID)
 	if err != nil {
 		return err
 	}

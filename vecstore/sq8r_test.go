@@ -14,12 +14,13 @@ import (
 	"github.com/cairn-dev/cairn/index"
 	"github.com/cairn-dev/cairn/internal/racedetector"
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 	"github.com/klauspost/compress/zstd"
 )
 
-func sq8rMeta(space string) vecstore.Metadata {
-	return vecstore.Metadata{vecstore.MetaVectorCode: where.String("sq8r"), "hnsw:space": where.String(space)}
+func sq8rMeta(space string) chroma.Metadata {
+	return chroma.Metadata{chroma.MetaVectorCode: where.String("sq8r"), "hnsw:space": where.String(space)}
 }
 
 // nearlyEqual reports whether got is within a small relative error of want
@@ -39,7 +40,7 @@ func nearlyEqual(got, want []float32) bool {
 // embeddings returns every record's embedding by id.
 func embeddings(t testing.TB, s *vecstore.Store, coll string) map[string][]float32 {
 	t.Helper()
-	res, err := s.Get(context.Background(), coll, vecstore.GetRequest{Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	res, err := s.Get(context.Background(), coll, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +87,8 @@ func TestSQ8R(t *testing.T) {
 			dir := t.TempDir()
 			s1 := openStore(t, dir)
 			s2 := openStore(t, dir)
-			c := mustCreate(t, s1, vecstore.CreateCollectionRequest{Name: "rrr", Metadata: sq8rMeta(space)})
-			if c.Config.HNSW.VectorCode != vecstore.CodeSQ8R {
+			c := mustCreate(t, s1, chroma.CreateCollectionRequest{Name: "rrr", Metadata: sq8rMeta(space)})
+			if c.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 				t.Fatalf("code %q", c.Config.HNSW.VectorCode)
 			}
 			n := index.TrainRows + 1500
@@ -97,7 +98,7 @@ func TestSQ8R(t *testing.T) {
 				t.Fatalf("before training: %v", got)
 			}
 			addVecs2 := func(s *vecstore.Store, from, to int) {
-				req := vecstore.AddRequest{}
+				req := chroma.AddRequest{}
 				for i := from; i < to; i++ {
 					req.IDs = append(req.IDs, fmt.Sprintf("id%d", i))
 					req.Embeddings = append(req.Embeddings, vecs[i])
@@ -128,10 +129,10 @@ func TestSQ8R(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Writes after the snapshot: a replaced vector and a deletion.
-			if err := s2.Upsert(ctx, c.ID, vecstore.AddRequest{IDs: []string{"id5"}, Embeddings: [][]float32{vecs[9]}}); err != nil {
+			if err := s2.Upsert(ctx, c.ID, chroma.AddRequest{IDs: []string{"id5"}, Embeddings: [][]float32{vecs[9]}}); err != nil {
 				t.Fatal(err)
 			}
-			if err := s2.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: []string{"id6"}}); err != nil {
+			if err := s2.Delete(ctx, c.ID, chroma.DeleteRequest{IDs: []string{"id6"}}); err != nil {
 				t.Fatal(err)
 			}
 			delete(before, "id6")
@@ -183,12 +184,12 @@ func TestRecodeToSQ8R(t *testing.T) {
 	dir := t.TempDir()
 	s1 := openStore(t, dir)
 	s2 := openStore(t, dir)
-	c := mustCreate(t, s1, vecstore.CreateCollectionRequest{Name: "mmm", Metadata: sq8Meta("cosine")})
+	c := mustCreate(t, s1, chroma.CreateCollectionRequest{Name: "mmm", Metadata: sq8Meta("cosine")})
 	n := index.TrainRows + 500
 	vecs := clusteredVecs(rand.New(rand.NewPCG(8, 1)), n+200, 32)
 	addVecs(t, s1, c.ID, vecs[:n])
 	before := embeddings(t, s2, c.ID)
-	if err := s1.Recode(ctx, c.ID, vecstore.CodeSQ8R, nil); err != nil {
+	if err := s1.Recode(ctx, c.ID, chroma.CodeSQ8R, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []*vecstore.Store{s1, s2} {
@@ -199,7 +200,7 @@ func TestRecodeToSQ8R(t *testing.T) {
 			}
 		}
 	}
-	req := vecstore.AddRequest{}
+	req := chroma.AddRequest{}
 	for i := n; i < n+200; i++ {
 		req.IDs = append(req.IDs, fmt.Sprintf("id%d", i))
 		req.Embeddings = append(req.Embeddings, vecs[i])
@@ -235,7 +236,7 @@ func TestRecodeToSQ8R(t *testing.T) {
 	if r := recallAt10(t, s3, c.ID, vecs, true); r < 0.95 {
 		t.Errorf("recall@10 after repair %.3f", r)
 	}
-	if err := s3.Recode(ctx, c.ID, vecstore.CodeSQ8, nil); err != nil {
+	if err := s3.Recode(ctx, c.ID, chroma.CodeSQ8, nil); err != nil {
 		t.Fatal(err)
 	}
 	for id, v := range embeddings(t, s3, c.ID) {
@@ -260,14 +261,14 @@ func TestRecodeToSQ8RKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "migrate", Metadata: sq8Meta("cosine")})
+	c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "migrate", Metadata: sq8Meta("cosine")})
 	vecs := clusteredVecs(rand.New(rand.NewPCG(3, 4)), n, dim)
 	addVecs(t, s, c.ID, vecs)
 	before := embeddings(t, s, c.ID)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	killRecodes(t, src, vecstore.CodeSQ8R, rounds, func(round int, s *vecstore.Store, collID string, converted, finished bool) {
+	killRecodes(t, src, chroma.CodeSQ8R, rounds, func(round int, s *vecstore.Store, collID string, converted, finished bool) {
 		got := embeddings(t, s, collID)
 		if len(got) != n {
 			t.Fatalf("round %d: %d records after the kill, want %d", round, len(got), n)
@@ -277,7 +278,7 @@ func TestRecodeToSQ8RKilled(t *testing.T) {
 				t.Fatalf("round %d (converted %v): %s read back wrong", round, converted, id)
 			}
 		}
-		if err := s.Recode(ctx, collID, vecstore.CodeSQ8R, nil); err != nil {
+		if err := s.Recode(ctx, collID, chroma.CodeSQ8R, nil); err != nil {
 			t.Fatal(err)
 		}
 		if ids := queryIDs(t, s, collID, vecs[3], 3, nil); ids[0] != "id3" {
@@ -290,8 +291,8 @@ func TestRecodeToSQ8RKilled(t *testing.T) {
 // naming them all.
 func TestSQ8RRefusedCode(t *testing.T) {
 	s := openStore(t, t.TempDir())
-	_, err := s.CreateCollection(context.Background(), vecstore.CreateCollectionRequest{Name: "xxx",
-		Metadata: vecstore.Metadata{vecstore.MetaVectorCode: where.String("sq4")}})
+	_, err := s.CreateCollection(context.Background(), chroma.CreateCollectionRequest{Name: "xxx",
+		Metadata: chroma.Metadata{chroma.MetaVectorCode: where.String("sq4")}})
 	if err == nil || !strings.Contains(err.Error(), `"sq8r"`) {
 		t.Fatalf("err %v", err)
 	}
@@ -321,9 +322,9 @@ func TestFrozenFixtureV4(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "fixture-small", Metadata: sq8rMeta("cosine")})
-		if err := s.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"a", "b", "c", "d"}, Embeddings: small,
-			Metadatas: []vecstore.Metadata{{"n": where.Int(1)}, {"n": where.Int(2)}, nil, nil}}); err != nil {
+		c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "fixture-small", Metadata: sq8rMeta("cosine")})
+		if err := s.Add(ctx, c.ID, chroma.AddRequest{IDs: []string{"a", "b", "c", "d"}, Embeddings: small,
+			Metadatas: []chroma.Metadata{{"n": where.Int(1)}, {"n": where.Int(2)}, nil, nil}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.Checkpoint(ctx, c.ID); err != nil {
@@ -331,13 +332,13 @@ func TestFrozenFixtureV4(t *testing.T) {
 		}
 		md := sq8rMeta("cosine")
 		md["hnsw:M"] = where.Int(4) // a smaller file
-		c = mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "fixture-trained", Metadata: md})
+		c = mustCreate(t, s, chroma.CreateCollectionRequest{Name: "fixture-trained", Metadata: md})
 		addVecs(t, s, c.ID, vecs[:n-10])
 		if err := s.Checkpoint(ctx, c.ID); err != nil {
 			t.Fatal(err)
 		}
 		addVecs(t, s, c.ID, vecs) // the last 10 are in the log only (the others exist: Add skips them)
-		if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: []string{"id1"}}); err != nil {
+		if err := s.Delete(ctx, c.ID, chroma.DeleteRequest{IDs: []string{"id1"}}); err != nil {
 			t.Fatal(err)
 		}
 		_ = s.Close()
@@ -366,18 +367,18 @@ func TestFrozenFixtureV4(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "fixture-small")
-		if err != nil || c.Config.HNSW.VectorCode != vecstore.CodeSQ8R {
+		c, err := s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "fixture-small")
+		if err != nil || c.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 			t.Fatalf("small: %+v %v", c.Config.HNSW, err)
 		}
-		res, err := s.Get(ctx, c.ID, vecstore.GetRequest{IDs: []string{"b"}, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+		res, err := s.Get(ctx, c.ID, chroma.GetRequest{IDs: []string{"b"}, Include: []chroma.Include{chroma.IncludeEmbeddings}})
 		if err != nil || len(res.IDs) != 1 || !withinStep(res.Embeddings[0], small[1]) {
 			t.Errorf("one-shot %v: small: get %+v %v", opts.OneShot, res, err)
 		}
 		if got := queryIDs(t, s, c.ID, []float32{1, 0.1, 0.4, 0}, 3, nil); !slices.Equal(got, []string{"a", "c", "d"}) {
 			t.Errorf("one-shot %v: small: query %v", opts.OneShot, got)
 		}
-		c, err = s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "fixture-trained")
+		c, err = s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "fixture-trained")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -386,7 +387,7 @@ func TestFrozenFixtureV4(t *testing.T) {
 			if got := queryIDs(t, s, c.ID, vecs[i], 1, nil); got[0] != id {
 				t.Errorf("one-shot %v: trained: query for %s gave %v", opts.OneShot, id, got)
 			}
-			res, err := s.Get(ctx, c.ID, vecstore.GetRequest{IDs: []string{id}, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+			res, err := s.Get(ctx, c.ID, chroma.GetRequest{IDs: []string{id}, Include: []chroma.Include{chroma.IncludeEmbeddings}})
 			if err != nil || len(res.IDs) != 1 || !nearlyEqual(res.Embeddings[0], vecs[i]) {
 				t.Errorf("one-shot %v: trained: get %s: %v", opts.OneShot, id, err)
 			}
@@ -416,7 +417,7 @@ func TestSQ8RSnapshotBeforeTraining(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	s1 := openStore(t, dir)
-	c := mustCreate(t, s1, vecstore.CreateCollectionRequest{Name: "early", Metadata: sq8rMeta("cosine")})
+	c := mustCreate(t, s1, chroma.CreateCollectionRequest{Name: "early", Metadata: sq8rMeta("cosine")})
 	n := index.TrainRows + 500
 	vecs := clusteredVecs(rand.New(rand.NewPCG(8, 9)), n, 32)
 	addVecs(t, s1, c.ID, vecs[:3000])
@@ -430,7 +431,7 @@ func TestSQ8RSnapshotBeforeTraining(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	req := vecstore.AddRequest{}
+	req := chroma.AddRequest{}
 	for i := 3000; i < n; i++ {
 		req.IDs = append(req.IDs, fmt.Sprintf("id%d", i))
 		req.Embeddings = append(req.Embeddings, vecs[i])
@@ -438,7 +439,7 @@ func TestSQ8RSnapshotBeforeTraining(t *testing.T) {
 	if err := s2.Add(ctx, c.ID, req); err != nil {
 		t.Fatal(err)
 	}
-	if err := s2.Upsert(ctx, c.ID, vecstore.AddRequest{IDs: []string{"id5"}, Embeddings: [][]float32{vecs[9]}}); err != nil {
+	if err := s2.Upsert(ctx, c.ID, chroma.AddRequest{IDs: []string{"id5"}, Embeddings: [][]float32{vecs[9]}}); err != nil {
 		t.Fatal(err)
 	}
 	want := embeddings(t, s2, c.ID)

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -173,7 +174,7 @@ func laidOut(tx *bolt.Tx) bool {
 			return false
 		}
 	}
-	return tx.Bucket(bktTenants).Get([]byte(DefaultTenant)) != nil
+	return tx.Bucket(bktTenants).Get([]byte(chroma.DefaultTenant)) != nil
 }
 
 // initLayout creates the top-level buckets and checks magic and version.
@@ -203,11 +204,11 @@ func initLayout(tx *bolt.Tx) error {
 		}
 	}
 	ten := tx.Bucket(bktTenants)
-	if ten.Get([]byte(DefaultTenant)) == nil {
-		if err := ten.Put([]byte(DefaultTenant), []byte("{}")); err != nil {
+	if ten.Get([]byte(chroma.DefaultTenant)) == nil {
+		if err := ten.Put([]byte(chroma.DefaultTenant), []byte("{}")); err != nil {
 			return err
 		}
-		key := dbKey(DefaultTenant, DefaultDatabase)
+		key := dbKey(chroma.DefaultTenant, chroma.DefaultDatabase)
 		if err := tx.Bucket(bktDatabases).Put(key, []byte(`{"id":"00000000-0000-0000-0000-000000000000"}`)); err != nil {
 			return err
 		}
@@ -229,8 +230,8 @@ func checkFormat(tx *bolt.Tx) error {
 		return corruptf(nil, "bad format version field")
 	}
 	if ver := binary.BigEndian.Uint32(v); ver < minFormatVersion || ver > formatVersion {
-		return refuse(ErrIncompatibleFormat, RuleFormat, "", "file format version %d is not supported (this build reads versions %d to %d)",
-			ver, minFormatVersion, formatVersion).withValue(strconv.FormatUint(uint64(ver), 10))
+		return &chroma.Error{Class: chroma.ErrIncompatibleFormat, Rule: chroma.RuleFormat, Value: strconv.FormatUint(uint64(ver), 10),
+			Reason: fmt.Sprintf("file format version %d is not supported (this build reads versions %d to %d)", ver, minFormatVersion, formatVersion)}
 	}
 	if len(meta.Get(keySeq)) != 8 {
 		return corruptf(nil, "bad sequence field")
@@ -487,7 +488,7 @@ func (s *Store) readOp(ctx context.Context, id string, fn func() error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.mu.closed {
-		return ErrClosed
+		return chroma.ErrClosed
 	}
 	return fn()
 }
@@ -504,7 +505,7 @@ func (s *Store) refresh(ctx context.Context, id string) error {
 	_, known := s.mu.infos[id]
 	s.mu.RUnlock()
 	if closed {
-		return ErrClosed
+		return chroma.ErrClosed
 	}
 	if seq, ok := s.readSeqFile(); ok && seq == applied && (id == "" || loaded || !known) {
 		return nil
@@ -516,7 +517,7 @@ func (s *Store) refresh(ctx context.Context, id string) error {
 			return err
 		}
 		if id != "" {
-			if _, err := s.loadedLocked(tx, id); err != nil && !errors.Is(err, ErrNotFound) {
+			if _, err := s.loadedLocked(tx, id); err != nil && !errors.Is(err, chroma.ErrNotFound) {
 				return err
 			}
 		}
@@ -549,7 +550,7 @@ func (s *Store) writeOpScrub(ctx context.Context, scrub bool, fn func(tx *bolt.T
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
-		return ErrClosed
+		return chroma.ErrClosed
 	}
 	var after func()
 	var newSeq uint64

@@ -14,11 +14,12 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 	bolt "go.etcd.io/bbolt"
 )
 
-func mustCreate(t testing.TB, s *vecstore.Store, req vecstore.CreateCollectionRequest) vecstore.Collection {
+func mustCreate(t testing.TB, s *vecstore.Store, req chroma.CreateCollectionRequest) chroma.Collection {
 	t.Helper()
 	c, err := s.CreateCollection(context.Background(), req)
 	if err != nil {
@@ -31,13 +32,13 @@ func addRandom(t testing.TB, s *vecstore.Store, coll string, r *rand.Rand, from,
 	t.Helper()
 	var vecs [][]float32
 	for b := from; b < from+n; b += 1000 {
-		req := vecstore.AddRequest{}
+		req := chroma.AddRequest{}
 		for i := b; i < min(b+1000, from+n); i++ {
 			v := randVec(r, dim)
 			vecs = append(vecs, v)
 			req.IDs = append(req.IDs, fmt.Sprintf("id%d", i))
 			req.Embeddings = append(req.Embeddings, v)
-			req.Metadatas = append(req.Metadatas, vecstore.Metadata{"i": where.Int(int64(i)), "r": where.Int(int64(i * 7919 % 1000))})
+			req.Metadatas = append(req.Metadatas, chroma.Metadata{"i": where.Int(int64(i)), "r": where.Int(int64(i * 7919 % 1000))})
 		}
 		if err := s.Add(context.Background(), coll, req); err != nil {
 			t.Fatal(err)
@@ -48,8 +49,8 @@ func addRandom(t testing.TB, s *vecstore.Store, coll string, r *rand.Rand, from,
 
 func queryIDs(t testing.TB, s *vecstore.Store, coll string, q []float32, k int, w *where.Expr) []string {
 	t.Helper()
-	res, err := s.Query(context.Background(), coll, vecstore.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: w,
-		Include: []vecstore.Include{vecstore.IncludeDistances}})
+	res, err := s.Query(context.Background(), coll, chroma.QueryRequest{Embeddings: [][]float32{q}, NResults: &k, Where: w,
+		Include: []chroma.Include{chroma.IncludeDistances}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,38 +60,38 @@ func queryIDs(t testing.TB, s *vecstore.Store, coll string, q []float32, k int, 
 func TestErrorClassesAndModel(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, t.TempDir())
-	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "model", Model: "m1", Dimension: 3})
+	c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "model", Model: "m1", Dimension: 3})
 	add := func(model string, v []float32) error {
-		return s.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"x"}, Embeddings: [][]float32{v}, Model: model})
+		return s.Add(ctx, c.ID, chroma.AddRequest{IDs: []string{"x"}, Embeddings: [][]float32{v}, Model: model})
 	}
-	if err := add("m2", []float32{1, 2, 3}); !errors.Is(err, vecstore.ErrEmbedderMismatch) {
+	if err := add("m2", []float32{1, 2, 3}); !errors.Is(err, chroma.ErrEmbedderMismatch) {
 		t.Errorf("other model: got %v", err)
 	}
-	if err := add("", []float32{1, 2, 3}); !errors.Is(err, vecstore.ErrEmbedderMismatch) {
+	if err := add("", []float32{1, 2, 3}); !errors.Is(err, chroma.ErrEmbedderMismatch) {
 		t.Errorf("no model: got %v", err)
 	}
-	if err := add("m1", []float32{1, 2}); !errors.Is(err, vecstore.ErrDimensionMismatch) {
+	if err := add("m1", []float32{1, 2}); !errors.Is(err, chroma.ErrDimensionMismatch) {
 		t.Errorf("wrong dim: got %v", err)
 	}
 	if err := add("m1", []float32{1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{{1, 2, 3}}, Model: "m2"})
-	if !errors.Is(err, vecstore.ErrEmbedderMismatch) {
+	_, err := s.Query(ctx, c.ID, chroma.QueryRequest{Embeddings: [][]float32{{1, 2, 3}}, Model: "m2"})
+	if !errors.Is(err, chroma.ErrEmbedderMismatch) {
 		t.Errorf("query other model: got %v", err)
 	}
-	if _, err := s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{{1, 2, 3}}, Model: "m1"}); err != nil {
+	if _, err := s.Query(ctx, c.ID, chroma.QueryRequest{Embeddings: [][]float32{{1, 2, 3}}, Model: "m1"}); err != nil {
 		t.Error(err)
 	}
-	if _, err := s.Count(ctx, "not-a-uuid"); !errors.Is(err, vecstore.ErrInvalid) {
+	if _, err := s.Count(ctx, "not-a-uuid"); !errors.Is(err, chroma.ErrInvalid) {
 		t.Errorf("bad uuid: %v", err)
 	}
-	if _, err := s.Count(ctx, "00000000-0000-4000-8000-000000000000"); !errors.Is(err, vecstore.ErrNotFound) {
+	if _, err := s.Count(ctx, "00000000-0000-4000-8000-000000000000"); !errors.Is(err, chroma.ErrNotFound) {
 		t.Errorf("unknown uuid: %v", err)
 	}
-	var e *vecstore.Error
-	if _, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "model"}); !errors.As(err, &e) ||
-		e.Class != vecstore.ErrExists || e.Rule != vecstore.RuleTaken || e.Field != "collection" || e.Value != "model" {
+	var e *chroma.Error
+	if _, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "model"}); !errors.As(err, &e) ||
+		e.Class != chroma.ErrExists || e.Rule != chroma.RuleTaken || e.Field != "collection" || e.Value != "model" {
 		t.Errorf("exists: %v", err)
 	}
 }
@@ -108,14 +109,14 @@ func TestTwoStoresShareDir(t *testing.T) {
 	}
 	t.Cleanup(func() { b.Close() })
 	r := rand.New(rand.NewPCG(1, 2))
-	c := mustCreate(t, a, vecstore.CreateCollectionRequest{Name: "shared"})
+	c := mustCreate(t, a, chroma.CreateCollectionRequest{Name: "shared"})
 	addRandom(t, a, c.ID, r, 0, 100, 8)
 	if n, _ := b.Count(ctx, c.ID); n != 100 {
 		t.Fatalf("b sees %d records, want 100", n)
 	}
 	// b writes enough to snapshot and trim the log; a must reload.
 	addRandom(t, b, c.ID, r, 100, 300, 8)
-	if err := b.Delete(ctx, c.ID, vecstore.DeleteRequest{Where: where.Lt("i", where.Int(50))}); err != nil {
+	if err := b.Delete(ctx, c.ID, chroma.DeleteRequest{Where: where.Lt("i", where.Int(50))}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := a.Count(ctx, c.ID); n != 350 {
@@ -130,19 +131,19 @@ func TestTwoStoresShareDir(t *testing.T) {
 	if n, _ := b.Count(ctx, c.ID); n != 380 {
 		t.Fatalf("b sees %d, want 380", n)
 	}
-	if err := a.ModifyCollection(ctx, c.ID, vecstore.ModifyCollectionRequest{NewName: ptrStr("renamed")}); err != nil {
+	if err := a.ModifyCollection(ctx, c.ID, chroma.ModifyCollectionRequest{NewName: ptrStr("renamed")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "renamed"); err != nil {
+	if _, err := b.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "renamed"); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.DeleteCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "renamed"); err != nil {
+	if err := b.DeleteCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "renamed"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Count(ctx, c.ID); !errors.Is(err, vecstore.ErrNotFound) {
+	if _, err := a.Count(ctx, c.ID); !errors.Is(err, chroma.ErrNotFound) {
 		t.Fatalf("deleted collection: %v", err)
 	}
 }
@@ -159,9 +160,9 @@ func TestReopenWithoutClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(3, 4))
-	c := mustCreate(t, s1, vecstore.CreateCollectionRequest{Name: "reopen", HNSW: &vecstore.HNSWParams{Space: ptrSpace(vecstore.SpaceCosine)}})
+	c := mustCreate(t, s1, chroma.CreateCollectionRequest{Name: "reopen", HNSW: &chroma.HNSWParams{Space: ptrSpace(chroma.SpaceCosine)}})
 	addRandom(t, s1, c.ID, r, 0, 2500, 16)
-	_ = s1.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: []string{"id1", "id2", "id2400"}})
+	_ = s1.Delete(ctx, c.ID, chroma.DeleteRequest{IDs: []string{"id1", "id2", "id2400"}})
 	st := s1.Stats()
 	if st.Snapshots == 0 {
 		t.Errorf("no snapshot written: %+v", st)
@@ -181,14 +182,14 @@ func TestReopenWithoutClose(t *testing.T) {
 	if n, _ := s2.Count(ctx, c.ID); n != 2497 {
 		t.Errorf("count %d", n)
 	}
-	got, err := s2.Get(ctx, c.ID, vecstore.GetRequest{IDs: []string{"id5"}, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+	got, err := s2.Get(ctx, c.ID, chroma.GetRequest{IDs: []string{"id5"}, Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil || len(got.Embeddings) != 1 {
 		t.Fatal(err)
 	}
 	_ = s1.Close()
 }
 
-func ptrSpace(s vecstore.Space) *vecstore.Space { return &s }
+func ptrSpace(s chroma.Space) *chroma.Space { return &s }
 
 func TestNewerFormatRefused(t *testing.T) {
 	ctx := context.Background()
@@ -202,7 +203,7 @@ func TestNewerFormatRefused(t *testing.T) {
 	_ = db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("version"), []byte{0, 0, 0, 7}) })
 	db.Close()
 	_, err = vecstore.Open(ctx, dir, vecstore.Options{})
-	if !errors.Is(err, vecstore.ErrIncompatibleFormat) || !strings.Contains(err.Error(), "version 7") {
+	if !errors.Is(err, chroma.ErrIncompatibleFormat) || !strings.Contains(err.Error(), "version 7") {
 		t.Fatalf("got %v, want ErrIncompatibleFormat naming version 7", err)
 	}
 }
@@ -218,7 +219,7 @@ func TestCorruptionAndRepair(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "damaged"})
+	c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "damaged"})
 	addRandom(t, s, c.ID, r, 0, 3000, 8)
 	if err := s.Checkpoint(ctx, c.ID); err != nil {
 		t.Fatal(err)
@@ -251,7 +252,7 @@ func TestCorruptionAndRepair(t *testing.T) {
 		t.Fatal(err) // collections load lazily: the error shows on first use
 	}
 	_, err = s2.Count(ctx, c.ID)
-	if !errors.Is(err, vecstore.ErrCorrupt) {
+	if !errors.Is(err, chroma.ErrCorrupt) {
 		t.Fatalf("damaged collection: got %v, want ErrCorrupt", err)
 	}
 	_ = s2.Close()
@@ -287,7 +288,7 @@ func TestGarbageFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "vectors.db"), []byte(strings.Repeat("garbage!", 2000)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := vecstore.Open(ctx, dir, vecstore.Options{}); !errors.Is(err, vecstore.ErrCorrupt) {
+	if _, err := vecstore.Open(ctx, dir, vecstore.Options{}); !errors.Is(err, chroma.ErrCorrupt) {
 		t.Errorf("garbage file: %v", err)
 	}
 	// Random page damage.
@@ -297,7 +298,7 @@ func TestGarbageFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(7, 8))
-	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "pages"})
+	c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "pages"})
 	addRandom(t, s, c.ID, r, 0, 2000, 8)
 	_ = s.Close()
 	orig, err := os.ReadFile(filepath.Join(src, "vectors.db"))
@@ -330,8 +331,8 @@ func TestGarbageFiles(t *testing.T) {
 			}
 			defer s.Close()
 			_, _ = s.Count(ctx, c.ID)
-			_, _ = s.Get(ctx, c.ID, vecstore.GetRequest{Where: where.Gt("r", where.Int(500))})
-			_, _ = s.Query(ctx, c.ID, vecstore.QueryRequest{Embeddings: [][]float32{randVec(r, 8)}})
+			_, _ = s.Get(ctx, c.ID, chroma.GetRequest{Where: where.Gt("r", where.Int(500))})
+			_, _ = s.Query(ctx, c.ID, chroma.QueryRequest{Embeddings: [][]float32{randVec(r, 8)}})
 			// Check reads every page (on bbolt's own goroutine): it must
 			// report the damage, never crash the process.
 			_ = s.Check(ctx)
@@ -350,10 +351,10 @@ func TestFrozenFixture(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "fixture", Metadata: vecstore.Metadata{"k": where.Float(1)}})
+		c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "fixture", Metadata: chroma.Metadata{"k": where.Float(1)}})
 		doc := "fixture document"
-		if err := s.Add(ctx, c.ID, vecstore.AddRequest{IDs: []string{"a", "b", "c"}, Embeddings: [][]float32{{1, 0}, {0, 1}, {1, 1}},
-			Documents: []*string{&doc, nil, nil}, Metadatas: []vecstore.Metadata{{"n": where.Int(1)}, {"n": where.Float(2)}, nil}}); err != nil {
+		if err := s.Add(ctx, c.ID, chroma.AddRequest{IDs: []string{"a", "b", "c"}, Embeddings: [][]float32{{1, 0}, {0, 1}, {1, 1}},
+			Documents: []*string{&doc, nil, nil}, Metadatas: []chroma.Metadata{{"n": where.Int(1)}, {"n": where.Float(2)}, nil}}); err != nil {
 			t.Fatal(err)
 		}
 		_ = s.Close()
@@ -364,11 +365,11 @@ func TestFrozenFixture(t *testing.T) {
 	}
 	dir := fixtureDir(t, fixture)
 	s := openStore(t, dir)
-	c, err := s.GetCollection(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase, "fixture")
+	c, err := s.GetCollection(ctx, chroma.DefaultTenant, chroma.DefaultDatabase, "fixture")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := s.Get(ctx, c.ID, vecstore.GetRequest{Where: where.Eq("n", where.Int(2)), Include: []vecstore.Include{vecstore.IncludeEmbeddings, vecstore.IncludeMetadatas}})
+	res, err := s.Get(ctx, c.ID, chroma.GetRequest{Where: where.Eq("n", where.Int(2)), Include: []chroma.Include{chroma.IncludeEmbeddings, chroma.IncludeMetadatas}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +391,7 @@ func TestFilteredRecall(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	r := rand.New(rand.NewPCG(11, 12))
-	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "recall"})
+	c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "recall"})
 	vecs := addRandom(t, s, c.ID, r, 0, n, dim)
 	// The same collection through a second store that hands every filter
 	// to index.Search (exact scan or filtered walk by selectivity).
@@ -457,9 +458,9 @@ func TestCompactAndTenants(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir)
 	r := rand.New(rand.NewPCG(9, 10))
-	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "compact"})
+	c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "compact"})
 	addRandom(t, s, c.ID, r, 0, 3000, 64)
-	if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{Where: where.Lt("i", where.Int(2500))}); err != nil {
+	if err := s.Delete(ctx, c.ID, chroma.DeleteRequest{Where: where.Lt("i", where.Int(2500))}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Checkpoint(ctx, c.ID); err != nil {
@@ -485,19 +486,19 @@ func TestCompactAndTenants(t *testing.T) {
 	if err := s.CreateTenant(ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateTenant(ctx, "acme"); !errors.Is(err, vecstore.ErrExists) {
+	if err := s.CreateTenant(ctx, "acme"); !errors.Is(err, chroma.ErrExists) {
 		t.Errorf("duplicate tenant: %v", err)
 	}
-	if _, err := s.GetTenant(ctx, "nope"); !errors.Is(err, vecstore.ErrNotFound) {
+	if _, err := s.GetTenant(ctx, "nope"); !errors.Is(err, chroma.ErrNotFound) {
 		t.Errorf("missing tenant: %v", err)
 	}
 	if err := s.CreateDatabase(ctx, "acme", "db1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Tenant: "acme", Database: "nodb", Name: "abc"}); !isNoDatabase(err, "nodb") {
+	if _, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Tenant: "acme", Database: "nodb", Name: "abc"}); !isNoDatabase(err, "nodb") {
 		t.Errorf("missing database: %v", err)
 	}
-	mustCreate(t, s, vecstore.CreateCollectionRequest{Tenant: "acme", Database: "db1", Name: "abc"})
+	mustCreate(t, s, chroma.CreateCollectionRequest{Tenant: "acme", Database: "db1", Name: "abc"})
 	if n, _ := s.CountCollections(ctx, "acme", "db1"); n != 1 {
 		t.Errorf("count collections %d", n)
 	}
@@ -511,14 +512,14 @@ func TestCompactAndTenants(t *testing.T) {
 	if n, _ := s.CountCollections(ctx, "acme", "db1"); n != 0 {
 		t.Errorf("collections survive their database: %d", n)
 	}
-	if err := s.Reset(ctx); !errors.Is(err, vecstore.ErrForbidden) {
+	if err := s.Reset(ctx); !errors.Is(err, chroma.ErrForbidden) {
 		t.Errorf("reset without AllowReset: %v", err)
 	}
 }
 
 func isNoDatabase(err error, name string) bool {
-	var e *vecstore.Error
-	return errors.As(err, &e) && errors.Is(err, vecstore.ErrInvalid) && e.Rule == vecstore.RuleNoDatabase && e.Value == name
+	var e *chroma.Error
+	return errors.As(err, &e) && errors.Is(err, chroma.ErrInvalid) && e.Rule == chroma.RuleNoDatabase && e.Value == name
 }
 
 // TestGetFewIDsInInsertionOrder holds Get by a few ids of a large
@@ -528,8 +529,8 @@ func isNoDatabase(err error, name string) bool {
 func TestGetFewIDsInInsertionOrder(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, t.TempDir())
-	c := mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "few", Dimension: 2})
-	var req vecstore.AddRequest
+	c := mustCreate(t, s, chroma.CreateCollectionRequest{Name: "few", Dimension: 2})
+	var req chroma.AddRequest
 	for i := range 200 {
 		req.IDs = append(req.IDs, fmt.Sprintf("r%d", (i*37)%200))
 		req.Embeddings = append(req.Embeddings, []float32{float32(i + 1), 1})
@@ -537,7 +538,7 @@ func TestGetFewIDsInInsertionOrder(t *testing.T) {
 	if err := s.Add(ctx, c.ID, req); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete(ctx, c.ID, vecstore.DeleteRequest{IDs: []string{"r74"}}); err != nil {
+	if err := s.Delete(ctx, c.ID, chroma.DeleteRequest{IDs: []string{"r74"}}); err != nil {
 		t.Fatal(err)
 	}
 	// Added in the order r0, r37, r74, r111, r148, r185, r22, r59, r96, ...:
@@ -553,7 +554,7 @@ func TestGetFewIDsInInsertionOrder(t *testing.T) {
 		{1, &two, []string{"r185", "r22"}},
 		{5, nil, nil},
 	} {
-		got, err := s.Get(ctx, c.ID, vecstore.GetRequest{IDs: ask, Offset: tc.offset, Limit: tc.limit, Include: []vecstore.Include{vecstore.IncludeEmbeddings}})
+		got, err := s.Get(ctx, c.ID, chroma.GetRequest{IDs: ask, Offset: tc.offset, Limit: tc.limit, Include: []chroma.Include{chroma.IncludeEmbeddings}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -581,14 +582,14 @@ func TestResetKeeps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if err := s.CreateDatabase(ctx, vecstore.DefaultTenant, "kept"); err != nil {
+	if err := s.CreateDatabase(ctx, chroma.DefaultTenant, "kept"); err != nil {
 		t.Fatal(err)
 	}
-	kept := mustCreate(t, s, vecstore.CreateCollectionRequest{Database: "kept", Name: "messages", Dimension: 2})
-	if err := s.Add(ctx, kept.ID, vecstore.AddRequest{IDs: []string{"a", "b"}, Embeddings: [][]float32{{1, 0}, {0, 1}}}); err != nil {
+	kept := mustCreate(t, s, chroma.CreateCollectionRequest{Database: "kept", Name: "messages", Dimension: 2})
+	if err := s.Add(ctx, kept.ID, chroma.AddRequest{IDs: []string{"a", "b"}, Embeddings: [][]float32{{1, 0}, {0, 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	mustCreate(t, s, vecstore.CreateCollectionRequest{Name: "mine", Dimension: 2})
+	mustCreate(t, s, chroma.CreateCollectionRequest{Name: "mine", Dimension: 2})
 	if err := s.CreateTenant(ctx, "acme"); err != nil {
 		t.Fatal(err)
 	}
@@ -607,17 +608,17 @@ func TestResetKeeps(t *testing.T) {
 		if n, err := st.Count(ctx, kept.ID); err != nil || n != 2 {
 			t.Errorf("%s: kept collection holds %d records (%v), want 2", name, n, err)
 		}
-		if cs, err := st.ListCollections(ctx, vecstore.DefaultTenant, "kept", nil, 0); err != nil || len(cs) != 1 {
+		if cs, err := st.ListCollections(ctx, chroma.DefaultTenant, "kept", nil, 0); err != nil || len(cs) != 1 {
 			t.Errorf("%s: kept database lists %v (%v)", name, cs, err)
 		}
-		if n, err := st.CountCollections(ctx, vecstore.DefaultTenant, vecstore.DefaultDatabase); err != nil || n != 0 {
+		if n, err := st.CountCollections(ctx, chroma.DefaultTenant, chroma.DefaultDatabase); err != nil || n != 0 {
 			t.Errorf("%s: default_database holds %d collections after the reset (%v)", name, n, err)
 		}
-		if _, err := st.GetTenant(ctx, "acme"); !errors.Is(err, vecstore.ErrNotFound) {
+		if _, err := st.GetTenant(ctx, "acme"); !errors.Is(err, chroma.ErrNotFound) {
 			t.Errorf("%s: tenant acme after the reset: %v", name, err)
 		}
 	}
-	res, err := s2.Query(ctx, kept.ID, vecstore.QueryRequest{Embeddings: [][]float32{{1, 0}}, NResults: ptrInt(1)})
+	res, err := s2.Query(ctx, kept.ID, chroma.QueryRequest{Embeddings: [][]float32{{1, 0}}, NResults: ptrInt(1)})
 	if err != nil || len(res.IDs) != 1 || len(res.IDs[0]) != 1 || res.IDs[0][0] != "a" {
 		t.Errorf("query of the kept collection after a reopen: %v %v", res, err)
 	}

@@ -10,12 +10,13 @@ import (
 
 	"github.com/RoaringBitmap/roaring/v2"
 
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // fuzzRecords is a fixed set of metadata maps covering every kind, missing
 // keys, int/float crossings and duplicates.
-var fuzzRecords = []Metadata{
+var fuzzRecords = []chroma.Metadata{
 	{"n": where.Int(1), "s": where.String("x"), "f": where.Float(1.5), "b": where.Bool(true)},
 	{"n": where.Float(2), "s": where.String("y"), "f": where.Int(2)},
 	{"s": where.String("1"), "b": where.Bool(false), "n": where.String("1")},
@@ -25,7 +26,7 @@ var fuzzRecords = []Metadata{
 	{"n": where.Float(1), "t": where.Bool(true), "a": where.Float(-1e300)},
 }
 
-func buildIndex(recs []Metadata) (*metaIndex, *roaring.Bitmap) {
+func buildIndex(recs []chroma.Metadata) (*metaIndex, *roaring.Bitmap) {
 	idx := newMetaIndex()
 	live := roaring.New()
 	for i, md := range recs {
@@ -38,7 +39,7 @@ func buildIndex(recs []Metadata) (*metaIndex, *roaring.Bitmap) {
 
 // checkEvalAgrees compares the inverted-index evaluation with the per-record
 // reference evaluator.
-func checkEvalAgrees(t *testing.T, w *where.Expr, recs []Metadata) {
+func checkEvalAgrees(t *testing.T, w *where.Expr, recs []chroma.Metadata) {
 	t.Helper()
 	idx, live := buildIndex(recs)
 	got := idx.eval(w, live)
@@ -107,7 +108,7 @@ func ptr(s string) *string { return &s }
 // FuzzDecoders: the decoders of every value we lay out return errors, never panic.
 func FuzzDecoders(f *testing.F) {
 	d := "doc"
-	f.Add(encodeRecord(&record{id: "x", dense: 3, order: 9, vseq: 2, doc: &d, meta: Metadata{"a": where.Int(1), "b": where.Float(2), "c": where.String("s"), "d": where.Bool(true)}}))
+	f.Add(encodeRecord(&record{id: "x", dense: 3, order: 9, vseq: 2, doc: &d, meta: chroma.Metadata{"a": where.Int(1), "b": where.Float(2), "c": where.String("s"), "d": where.Bool(true)}}))
 	f.Add(encodeLogEntry([]string{"a", "bb"}))
 	f.Add(encodeVector([]float32{1, 2, 3}))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -144,13 +145,13 @@ func TestEvalRandom(t *testing.T) {
 		return where.Bool(r.IntN(2) == 0)
 	}
 	keys := []string{"k1", "k2", "k3"}
-	var recs []Metadata
+	var recs []chroma.Metadata
 	for i := 0; i < 300; i++ {
-		var md Metadata
+		var md chroma.Metadata
 		for _, k := range keys {
 			if r.IntN(3) > 0 {
 				if md == nil {
-					md = Metadata{}
+					md = chroma.Metadata{}
 				}
 				md[k] = val()
 			}
@@ -200,7 +201,7 @@ func TestEvalRandom(t *testing.T) {
 func TestRecordRoundTrip(t *testing.T) {
 	d, u := "doc", "uri"
 	r := &record{id: "x", dense: 7, order: 11, vseq: 5, norm: 2.5, doc: &d, uri: &u,
-		meta: Metadata{"i": where.Int(-9), "f": where.Float(2), "s": where.String("é"), "b": where.Bool(false)}}
+		meta: chroma.Metadata{"i": where.Int(-9), "f": where.Float(2), "s": where.String("é"), "b": where.Bool(false)}}
 	got, err := decodeRecord("x", encodeRecord(r))
 	if err != nil {
 		t.Fatal(err)

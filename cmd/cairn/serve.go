@@ -22,6 +22,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/cmd/cairn/server"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 func serveCommand() *command {
@@ -58,7 +59,7 @@ type serveConfig struct {
 	limits config.Server
 	// chroma is what the Chroma API serves when not the engine's vector
 	// store (PostgreSQL collections; see openChromaCollections).
-	chroma chromaapi.Collections
+	chroma chroma.Store
 	// gc holds the retention policies and storage budget of config.toml,
 	// for the API's gc and stats.
 	gc engine.GCOptions

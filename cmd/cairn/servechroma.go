@@ -9,13 +9,14 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/pgcollections"
 	"github.com/cairn-dev/cairn/pgstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // openChromaCollections opens the PostgreSQL collections of the store
 // named by dsn (the command's --store) for the Chroma API; with dsn empty
 // it returns nil (the engine's vector store in the data dir serves them).
 // The returned func closes what was opened.
-func openChromaCollections(ctx context.Context, dsn string, allowReset bool, logger *slog.Logger) (chromaapi.Collections, func(), error) {
+func openChromaCollections(ctx context.Context, dsn string, allowReset bool, logger *slog.Logger) (chroma.Store, func(), error) {
 	if dsn == "" {
 		return nil, func() {}, nil
 	}
@@ -33,7 +34,7 @@ func openChromaCollections(ctx context.Context, dsn string, allowReset bool, log
 // chromaCollections is what the Chroma API serves: cfg.chroma when set,
 // else the engine's vector store, whose database of message vectors is
 // read-only (the second result).
-func chromaCollections(eng *engine.Engine, cfg serveConfig) (chromaapi.Collections, []chromaapi.ReadOnlyDatabase) {
+func chromaCollections(eng *engine.Engine, cfg serveConfig) (chroma.Store, []chromaapi.ReadOnlyDatabase) {
 	if cfg.chroma != nil {
 		return cfg.chroma, nil
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // runStorage measures what message vectors cost: n messages of the speed
@@ -154,13 +154,13 @@ func runStorage(ctx context.Context, args []string) error {
 			ms(cold), float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/1e6, recall, ms(l.pct(.5)))
 		return nil
 	}
-	recode := func(dir string, code vecstore.VectorCode) error {
+	recode := func(dir string, code chroma.VectorCode) error {
 		e, err := engine.Open(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true})
 		if err != nil {
 			return err
 		}
 		defer e.Close()
-		colls, err := e.VectorStore().ListCollections(ctx, vecstore.DefaultTenant, "cairn", nil, 0)
+		colls, err := e.VectorStore().ListCollections(ctx, chroma.DefaultTenant, "cairn", nil, 0)
 		if err != nil {
 			return err
 		}
@@ -169,7 +169,7 @@ func runStorage(ctx context.Context, args []string) error {
 		}
 		return e.VectorStore().Recode(ctx, colls[0].ID, code, nil)
 	}
-	build := func(code vecstore.VectorCode) (string, error) {
+	build := func(code chroma.VectorCode) (string, error) {
 		dir, err := os.MkdirTemp("", "hybridbench-storage-")
 		if err != nil {
 			return "", err
@@ -213,7 +213,7 @@ func runStorage(ctx context.Context, args []string) error {
 		return dir, e.Close()
 	}
 
-	dir, err := build(vecstore.CodeFloat32)
+	dir, err := build(chroma.CodeFloat32)
 	defer os.RemoveAll(dir)
 	if err != nil {
 		return err
@@ -222,7 +222,7 @@ func runStorage(ctx context.Context, args []string) error {
 		return err
 	}
 	t0 := time.Now()
-	if err := recode(dir, vecstore.CodeSQ8); err != nil {
+	if err := recode(dir, chroma.CodeSQ8); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "storage: converted to sq8 in %.1f s\n", time.Since(t0).Seconds())
@@ -230,14 +230,14 @@ func runStorage(ctx context.Context, args []string) error {
 		return err
 	}
 	t0 = time.Now()
-	if err := recode(dir, vecstore.CodeSQ8R); err != nil {
+	if err := recode(dir, chroma.CodeSQ8R); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "storage: converted to sq8r in %.1f s\n", time.Since(t0).Seconds())
 	if err := measure("SQ8 store converted to sq8r", dir); err != nil {
 		return err
 	}
-	dir2, err := build(vecstore.CodeSQ8R)
+	dir2, err := build(chroma.CodeSQ8R)
 	defer os.RemoveAll(dir2)
 	if err != nil {
 		return err
@@ -252,7 +252,7 @@ func waitLoaded(ctx context.Context, e *engine.Engine) error {
 	if vs == nil {
 		return nil
 	}
-	colls, err := vs.ListCollections(ctx, vecstore.DefaultTenant, "cairn", nil, 0)
+	colls, err := vs.ListCollections(ctx, chroma.DefaultTenant, "cairn", nil, 0)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -78,13 +79,13 @@ func runStoragePeers(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		c, err := s.CreateCollection(ctx, vecstore.CreateCollectionRequest{Name: "peers", Metadata: vecstore.Metadata{
-			"hnsw:space": where.String("cosine"), vecstore.MetaVectorCode: where.String(code)}})
+		c, err := s.CreateCollection(ctx, chroma.CreateCollectionRequest{Name: "peers", Metadata: chroma.Metadata{
+			"hnsw:space": where.String("cosine"), chroma.MetaVectorCode: where.String(code)}})
 		if err != nil {
 			return err
 		}
 		for b := 0; b < *n; b += 1000 {
-			req := vecstore.AddRequest{}
+			req := chroma.AddRequest{}
 			for i := b; i < min(b+1000, *n); i++ {
 				req.IDs = append(req.IDs, strconv.Itoa(i))
 				req.Embeddings = append(req.Embeddings, vecs[i])
@@ -172,7 +173,7 @@ func runStorageLoad(ctx context.Context, args []string) error {
 	defer s.Close()
 	q := make([]float32, dim)
 	q[0] = 1
-	if _, err := s.Query(ctx, args[1], vecstore.QueryRequest{Embeddings: [][]float32{q}}); err != nil {
+	if _, err := s.Query(ctx, args[1], chroma.QueryRequest{Embeddings: [][]float32{q}}); err != nil {
 		return err
 	}
 	runtime.GC()

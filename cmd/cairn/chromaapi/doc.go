@@ -18,7 +18,9 @@
 // Collection semantics (validation, where filters, ordering, merge rules)
 // live in the store, which refuses with error classes and rules; Chroma's
 // wire text lives here: errors.go maps each class to a status and error
-// name and words each rule as Chroma 1.0.0 does, in one table (fromStore).
+// name (and the few rules Chroma answers otherwise, 422 for a body of the
+// wrong shape, to theirs) and words each rule as Chroma 1.0.0 does, in one
+// place (fromStore).
 //
 // Limits (Options): body size (413), records per write and embeddings per
 // query, n_results, records per answer (embeddings x n_results, or a get),
@@ -35,7 +37,7 @@
 // "cairn:vector_code": "sq8" stores 8-bit codes instead of float32 (a
 // quarter of the bytes; get returns embeddings within a quantization step
 // of those written), "sq8r" 8-bit residuals from trained centroids
-// (distances nearer float32's); see vecstore.MetaVectorCode.
+// (distances nearer float32's); see chroma.MetaVectorCode.
 //
 // Chroma compatibility is tested as data: testdata/chroma/cases/*.json holds
 // request sequences recorded from the real Chroma 1.0.0 server (go test
@@ -45,9 +47,10 @@
 // TestChromaDifferential; filters.txt is also this handler's golden file
 // for the where languages (TestFiltersGolden, -rewrite).
 //
-// The store is the Collections interface: vecstore's Store (cairn serve
-// hands over the engine's one store) or pgcollections' Store (PostgreSQL);
-// both refuse with vecstore's error classes and rules.
+// The store is a chroma.Store (Options.Collections), the model of package
+// vecstore/chroma: vecstore's Store (cairn serve hands over the engine's
+// one store) or pgcollections' Store (PostgreSQL), which package main
+// opens and hands over; both refuse with chroma's error classes and rules.
 //
 // Read-only databases (Options.ReadOnly): cairn serve's engine keeps its
 // message vectors in the same store, in database "cairn" of the default
@@ -69,7 +72,8 @@
 // content: tools that cut text at a NUL would read back or export other
 // text than was written.
 //
-// Imports: vecstore (the types and errors of the collections it serves),
-// vecstore/where (the filter language), httpguard and reqlog; never
-// engine, index or fts.
+// Imports: vecstore/chroma (the model: the types, rules and errors of the
+// collections it serves, and the Store it is handed), vecstore/where (the
+// filter language), httpguard and reqlog; never a store (vecstore,
+// pgcollections), engine, index or fts.
 package chromaapi

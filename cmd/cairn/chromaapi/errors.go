@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -52,19 +52,38 @@ var classes = []struct {
 	status int
 	name   string
 }{
-	{vecstore.ErrInvalid, 400, nameInvalid},
-	{vecstore.ErrDimensionMismatch, 400, nameInvalid},
-	{vecstore.ErrEmbedderMismatch, 400, nameInvalid},
+	{chroma.ErrInvalid, 400, nameInvalid},
+	{chroma.ErrDimensionMismatch, 400, nameInvalid},
+	{chroma.ErrEmbedderMismatch, 400, nameInvalid},
 	{where.ErrInvalid, 400, nameInvalid},
-	{vecstore.ErrUnprocessable, 422, nameChroma},
-	{vecstore.ErrNotFound, 404, nameNotFound},
-	{vecstore.ErrExists, 409, nameChroma},
-	{vecstore.ErrForbidden, 403, nameChroma},
-	{vecstore.ErrUnimplemented, 501, nameChroma},
-	{vecstore.ErrClosed, 503, nameChroma},
+	{chroma.ErrNotFound, 404, nameNotFound},
+	{chroma.ErrExists, 409, nameChroma},
+	{chroma.ErrForbidden, 403, nameChroma},
+	{chroma.ErrClosed, 503, nameChroma},
 	{context.Canceled, 503, nameChroma},
 	{context.DeadlineExceeded, 503, nameChroma},
-	{vecstore.ErrInternal, 500, nameInternal},
+}
+
+// ruleStatus is the status and error name of the rules Chroma answers
+// otherwise than their class: its framework refuses a body of the wrong
+// shape with 422 before any validator runs (a missing or null field, an
+// unknown enum value, a number out of its type's range), and an id of a
+// query's ids filter that is not stored fails its query plan (500).
+func ruleStatus(e *chroma.Error) (status int, name string, ok bool) {
+	switch e.Rule {
+	case chroma.RuleMissing, chroma.RuleNullVector, chroma.RuleNullMetadata, chroma.RuleImmutable,
+		chroma.RuleInclude, chroma.RuleNResults, chroma.RuleSpace:
+		return 422, nameChroma, true
+	case chroma.RuleNegative:
+		// limit and offset are unsigned in Chroma's request types; a
+		// dimension is checked by its validator (400).
+		if e.Field != "dimension" {
+			return 422, nameChroma, true
+		}
+	case chroma.RuleUnknownID:
+		return 500, nameInternal, true
+	}
+	return 0, "", false
 }
 
 // diskFullMessage answers a write that found no space. A fixed text: the
@@ -75,32 +94,32 @@ const diskFullMessage = "Disk full: no space left on the device holding the data
 // messages words each rule of the store the way Chroma 1.0.0 does for the
 // same request (or, for cairn's own rules, in Chroma's style). A rule
 // missing here answers the error's own text.
-var messages = map[vecstore.Rule]func(e *vecstore.Error) string{
-	vecstore.RuleName: func(e *vecstore.Error) string {
+var messages = map[chroma.Rule]func(e *chroma.Error) string{
+	chroma.RuleName: func(e *chroma.Error) string {
 		return fmt.Sprintf("Validation error: %s: Expected a name containing 3-512 characters from [a-zA-Z0-9._-], starting and ending with a character in [a-zA-Z0-9]. Got: %s", e.Field, e.Value)
 	},
-	vecstore.RuleNameDots: func(e *vecstore.Error) string {
+	chroma.RuleNameDots: func(e *chroma.Error) string {
 		return fmt.Sprintf("Validation error: %s: Expected a name that does not contains two consecutive periods (..). Got %s", e.Field, e.Value)
 	},
-	vecstore.RuleNameIP: func(e *vecstore.Error) string {
+	chroma.RuleNameIP: func(e *chroma.Error) string {
 		return fmt.Sprintf("Validation error: %s: Expected a name that is not a valid ip address. Got %s", e.Field, e.Value)
 	},
-	vecstore.RuleNameShort: func(e *vecstore.Error) string {
+	chroma.RuleNameShort: func(e *chroma.Error) string {
 		b, _ := json.Marshal(e.Value)
 		return fmt.Sprintf(`Validation error: %s: Validation error: length [{"min": Number(3), "value": String(%s)}]`, e.Field, b)
 	},
-	vecstore.RuleNameLong: func(e *vecstore.Error) string {
-		return fmt.Sprintf("Validation error: %s: Expected a name of at most %d characters. Got %s characters", e.Field, vecstore.MaxNameChars, e.Value)
+	chroma.RuleNameLong: func(e *chroma.Error) string {
+		return fmt.Sprintf("Validation error: %s: Expected a name of at most %d characters. Got %s characters", e.Field, chroma.MaxNameChars, e.Value)
 	},
-	vecstore.RuleNameControl: func(e *vecstore.Error) string {
+	chroma.RuleNameControl: func(e *chroma.Error) string {
 		return fmt.Sprintf("Validation error: %s: Expected a name without control characters. Got %q", e.Field, e.Value)
 	},
-	vecstore.RuleIDLong: func(e *vecstore.Error) string {
-		return fmt.Sprintf("Validation error: ids: Expected ids of at most %d bytes. Got an id of %s bytes", vecstore.MaxIDBytes, e.Value)
+	chroma.RuleIDLong: func(e *chroma.Error) string {
+		return fmt.Sprintf("Validation error: ids: Expected ids of at most %d bytes. Got an id of %s bytes", chroma.MaxIDBytes, e.Value)
 	},
-	vecstore.RuleCollectionID: func(*vecstore.Error) string { return "Collection ID is not a valid UUIDv4" },
-	vecstore.RuleNoTenant:     func(e *vecstore.Error) string { return fmt.Sprintf("Tenant [%s] not found", e.Value) },
-	vecstore.RuleNoDatabase: func(e *vecstore.Error) string {
+	chroma.RuleCollectionID: func(*chroma.Error) string { return "Collection ID is not a valid UUIDv4" },
+	chroma.RuleNoTenant:     func(e *chroma.Error) string { return fmt.Sprintf("Tenant [%s] not found", e.Value) },
+	chroma.RuleNoDatabase: func(e *chroma.Error) string {
 		switch e.Op {
 		case "GetDatabase":
 			return fmt.Sprintf("Database [%s] not found. Are you sure it exists?", e.Value)
@@ -109,72 +128,72 @@ var messages = map[vecstore.Rule]func(e *vecstore.Error) string{
 		}
 		return fmt.Sprintf("Database [%s] not found", e.Value)
 	},
-	vecstore.RuleNoCollection: func(e *vecstore.Error) string {
+	chroma.RuleNoCollection: func(e *chroma.Error) string {
 		if e.Field == "id" {
 			return fmt.Sprintf("Collection [%s] does not exists.", e.Value)
 		}
 		return fmt.Sprintf("Collection [%s] does not exists", e.Value)
 	},
-	vecstore.RuleTaken: func(e *vecstore.Error) string {
+	chroma.RuleTaken: func(e *chroma.Error) string {
 		return fmt.Sprintf("%s [%s] already exists", strings.ToUpper(e.Field[:1])+e.Field[1:], e.Value)
 	},
-	vecstore.RuleNegative: func(e *vecstore.Error) string {
+	chroma.RuleNegative: func(e *chroma.Error) string {
 		if e.Field == "dimension" {
 			return "Validation error: dimension must not be negative"
 		}
 		return serdePrefix + "limit and offset must not be negative"
 	},
-	vecstore.RuleOneIndex:     func(*vecstore.Error) string { return "Multiple vector index configurations provided" },
-	vecstore.RuleHNSWMetadata: func(*vecstore.Error) string { return "Failed to parse hnsw parameters from segment metadata" },
-	vecstore.RuleSpace: func(e *vecstore.Error) string {
+	chroma.RuleOneIndex:     func(*chroma.Error) string { return "Multiple vector index configurations provided" },
+	chroma.RuleHNSWMetadata: func(*chroma.Error) string { return "Failed to parse hnsw parameters from segment metadata" },
+	chroma.RuleSpace: func(e *chroma.Error) string {
 		return fmt.Sprintf("unknown variant `%s`, expected one of `l2`, `cosine`, `ip`", e.Value)
 	},
-	vecstore.RuleRange: func(e *vecstore.Error) string {
+	chroma.RuleRange: func(e *chroma.Error) string {
 		return fmt.Sprintf("Validation error: %s must be in [%d, %d], got %s", e.Field, e.Min, e.Max, e.Value)
 	},
-	vecstore.RuleEmptyMetadata: func(e *vecstore.Error) string {
+	chroma.RuleEmptyMetadata: func(e *chroma.Error) string {
 		return fmt.Sprintf("Validation error: %s: Metadata cannot be empty", e.Field)
 	},
-	vecstore.RuleNullMetadata: func(e *vecstore.Error) string {
+	chroma.RuleNullMetadata: func(e *chroma.Error) string {
 		if e.Key != "" {
 			return fmt.Sprintf("%s%s: data did not match any variant of untagged enum MetadataValue (key %q)", serdePrefix, e.Field, e.Key)
 		}
 		return fmt.Sprintf("%s%s: data did not match any variant of untagged enum MetadataValue", serdePrefix, e.Field)
 	},
-	vecstore.RuleImmutable:     func(e *vecstore.Error) string { return serdePrefix + e.Field + ": unknown field" },
-	vecstore.RuleResetDisabled: func(*vecstore.Error) string { return "Reset is disabled by config" },
-	vecstore.RuleLengths: func(*vecstore.Error) string {
+	chroma.RuleImmutable:     func(e *chroma.Error) string { return serdePrefix + e.Field + ": unknown field" },
+	chroma.RuleResetDisabled: func(*chroma.Error) string { return "Reset is disabled by config" },
+	chroma.RuleLengths: func(*chroma.Error) string {
 		return "Inconsistent number of IDs, embeddings, documents, URIs and metadatas"
 	},
-	vecstore.RuleEmptyVector: func(*vecstore.Error) string {
+	chroma.RuleEmptyVector: func(*chroma.Error) string {
 		return "Validation error: embeddings: Each embedding must have at least 1 dimension"
 	},
-	vecstore.RuleMixedDims: func(*vecstore.Error) string { return "Inconsistent dimensions in provided embeddings" },
-	vecstore.RuleNonFinite: func(*vecstore.Error) string { return "Embeddings must not contain NaN or infinite values" },
-	vecstore.RuleDimension: func(e *vecstore.Error) string {
+	chroma.RuleMixedDims: func(*chroma.Error) string { return "Inconsistent dimensions in provided embeddings" },
+	chroma.RuleNonFinite: func(*chroma.Error) string { return "Embeddings must not contain NaN or infinite values" },
+	chroma.RuleDimension: func(e *chroma.Error) string {
 		return fmt.Sprintf("Collection expecting embedding with dimension of %s, got %s", e.Want, e.Value)
 	},
-	vecstore.RuleModel: func(e *vecstore.Error) string {
+	chroma.RuleModel: func(e *chroma.Error) string {
 		// cairn's own rule: no Chroma text; the reason with a capital, as Chroma words its messages.
 		return strings.ToUpper(e.Reason[:1]) + e.Reason[1:]
 	},
-	vecstore.RuleScanLimit: func(e *vecstore.Error) string {
+	chroma.RuleScanLimit: func(e *chroma.Error) string {
 		// cairn's own rule: no Chroma text.
 		return "Invalid where document clause: " + e.Reason
 	},
-	vecstore.RuleMissing:    func(e *vecstore.Error) string { return serdePrefix + "missing field `" + e.Field + "`" },
-	vecstore.RuleNullVector: func(e *vecstore.Error) string { return serdePrefix + e.Field + ": null embedding" },
-	vecstore.RuleEmptyID:    func(*vecstore.Error) string { return "Empty ID, ID must have at least one character" },
-	vecstore.RuleNoSelector: func(*vecstore.Error) string {
+	chroma.RuleMissing:    func(e *chroma.Error) string { return serdePrefix + "missing field `" + e.Field + "`" },
+	chroma.RuleNullVector: func(e *chroma.Error) string { return serdePrefix + e.Field + ": null embedding" },
+	chroma.RuleEmptyID:    func(*chroma.Error) string { return "Empty ID, ID must have at least one character" },
+	chroma.RuleNoSelector: func(*chroma.Error) string {
 		return "Validation error: ids, where: Either ids or where must be specified"
 	},
-	vecstore.RuleInclude: func(e *vecstore.Error) string {
+	chroma.RuleInclude: func(e *chroma.Error) string {
 		return serdePrefix + "include: unknown variant `" + e.Value + "`, expected one of `distances`, `documents`, `embeddings`, `metadatas`, `uris`"
 	},
-	vecstore.RuleNResults: func(e *vecstore.Error) string {
+	chroma.RuleNResults: func(e *chroma.Error) string {
 		return serdePrefix + "n_results: invalid value: integer `" + e.Value + "`, expected u32"
 	},
-	vecstore.RuleUnknownID: func(*vecstore.Error) string { return "Error executing plan: Internal error: Error finding id" },
+	chroma.RuleUnknownID: func(*chroma.Error) string { return "Error executing plan: Internal error: Error finding id" },
 }
 
 // filterMessage words an invalid where or where_document clause as Chroma
@@ -212,13 +231,16 @@ func fromStore(err error) *apiError {
 		}
 	}
 	var we *where.Error
-	var ve *vecstore.Error
+	var ve *chroma.Error
 	switch {
-	case errors.Is(err, vecstore.ErrClosed):
+	case errors.Is(err, chroma.ErrClosed):
 		out.message = "service unavailable: store closed"
 	case errors.As(err, &we):
 		out.message = filterMessage(we)
 	case errors.As(err, &ve):
+		if status, name, ok := ruleStatus(ve); ok {
+			out.status, out.name = status, name
+		}
 		if f := messages[ve.Rule]; f != nil {
 			out.message = f(ve)
 		}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/httpguard"
 	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // Version is the Chroma server version this adapter answers as.
@@ -41,7 +42,7 @@ type Options struct {
 	// cairn serve the engine's own store, so
 	// that one process holds one Store per directory, or the PostgreSQL
 	// collections of a PostgreSQL-backed server.
-	Collections Collections
+	Collections chroma.Store
 	// AuthToken, when not empty, is required on every request except
 	// heartbeat and version, as "Authorization: Bearer <token>" or
 	// "X-Chroma-Token: <token>". When empty, those headers are ignored (as
@@ -82,13 +83,13 @@ type Options struct {
 	// request it may read back in one): the ids, documents, uris and
 	// metadata it carries, and 16 bytes per embedding number and distance.
 	// The store stops copying records once its result is over it
-	// (vecstore.AnswerBudget), and the JSON is never built: a 400 naming
+	// (chroma.AnswerBudget), and the JSON is never built: a 400 naming
 	// the limit. MaxRequestResults counts records, and one 8 MB document
 	// asked for by 100 query embeddings is an 800 MB answer.
 	MaxAnswerBytes int64
 	// MaxScanBytes bounds the work of one request's where_document filter:
 	// the document bytes its clauses scan in all, each clause evaluated
-	// counting its document's length (default vecstore.DefaultMaxScanBytes,
+	// counting its document's length (default chroma.DefaultMaxScanBytes,
 	// 256 MiB): 400 naming the limit.
 	MaxScanBytes int64
 	// MaxIDs bounds the ids of one get, query or delete (default 100,000).
@@ -110,7 +111,7 @@ type Options struct {
 // the way Chroma 1.0.0 does). It is safe for concurrent use.
 type Handler struct {
 	opts  Options
-	coll  Collections
+	coll  chroma.Store
 	stats map[string]*routeStats // by route name; the map is fixed at New
 }
 
@@ -177,7 +178,7 @@ func New(opts Options) *Handler {
 	}
 	h := &Handler{opts: opts, coll: opts.Collections, stats: map[string]*routeStats{}}
 	if len(opts.ReadOnly) > 0 || opts.ReadOnlyStore != "" {
-		h.coll = readOnly{Collections: opts.Collections, dbs: slices.Clone(opts.ReadOnly), store: opts.ReadOnlyStore}
+		h.coll = readOnly{Store: opts.Collections, dbs: slices.Clone(opts.ReadOnly), store: opts.ReadOnlyStore}
 	}
 	for _, name := range append(routeNames(), "unknown", "v1") {
 		h.stats[name] = &routeStats{}

@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cairn-dev/cairn/vecstore"
-	"github.com/cairn-dev/cairn/vecstore/where"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/cairn-dev/cairn/vecstore/chroma"
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // Request bodies are decoded in two passes, as Chroma's framework does:
@@ -373,12 +374,12 @@ func metaValue(v any, path string, allowNull bool) (where.Value, *apiError) {
 }
 
 // asMetadata decodes a flat metadata map.
-func asMetadata(v any, path string, allowNull bool) (vecstore.Metadata, *apiError) {
+func asMetadata(v any, path string, allowNull bool) (chroma.Metadata, *apiError) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, invalidType(path, v, "a map")
 	}
-	md := make(vecstore.Metadata, len(m))
+	md := make(chroma.Metadata, len(m))
 	for k, x := range m {
 		mv, err := metaValue(x, joinPath(path, k), allowNull)
 		if err != nil {
@@ -390,12 +391,12 @@ func asMetadata(v any, path string, allowNull bool) (vecstore.Metadata, *apiErro
 }
 
 // asMetadatas decodes Vec<Option<Metadata>>.
-func asMetadatas(v any, path string, allowNull bool) ([]vecstore.Metadata, *apiError) {
+func asMetadatas(v any, path string, allowNull bool) ([]chroma.Metadata, *apiError) {
 	a, ok := v.([]any)
 	if !ok {
 		return nil, invalidType(path, v, "a sequence")
 	}
-	out := make([]vecstore.Metadata, len(a))
+	out := make([]chroma.Metadata, len(a))
 	for i, x := range a {
 		if x == nil {
 			continue
@@ -409,16 +410,16 @@ func asMetadatas(v any, path string, allowNull bool) ([]vecstore.Metadata, *apiE
 	return out, nil
 }
 
-var includeNames = [...]vecstore.Include{vecstore.IncludeDistances, vecstore.IncludeDocuments,
-	vecstore.IncludeEmbeddings, vecstore.IncludeMetadatas, vecstore.IncludeURIs}
+var includeNames = [...]chroma.Include{chroma.IncludeDistances, chroma.IncludeDocuments,
+	chroma.IncludeEmbeddings, chroma.IncludeMetadatas, chroma.IncludeURIs}
 
 // asInclude decodes an include list (unknown names are 422, as serde's enum).
-func asInclude(v any, path string) ([]vecstore.Include, *apiError) {
+func asInclude(v any, path string) ([]chroma.Include, *apiError) {
 	a, ok := v.([]any)
 	if !ok {
 		return nil, invalidType(path, v, "a sequence")
 	}
-	out := make([]vecstore.Include, len(a))
+	out := make([]chroma.Include, len(a))
 	for i, x := range a {
 		s, ok := x.(string)
 		if !ok {
@@ -435,7 +436,7 @@ func asInclude(v any, path string) ([]vecstore.Include, *apiError) {
 			return nil, shapeErr(indexPath(path, i),
 				"unknown variant `%s`, expected one of `distances`, `documents`, `embeddings`, `metadatas`, `uris`", s)
 		}
-		out[i] = vecstore.Include(s)
+		out[i] = chroma.Include(s)
 	}
 	return out, nil
 }

@@ -1,11 +1,12 @@
 package chromaapi
 
 import (
-	"github.com/cairn-dev/cairn/vecstore"
-	"github.com/cairn-dev/cairn/vecstore/where"
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn/vecstore/chroma"
+	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // Responses are written by hand: Chroma's layout (field order, floats always
@@ -128,7 +129,7 @@ func appendValue(b []byte, v where.Value) []byte {
 
 // appendMetadata writes a metadata map (keys sorted; Chroma's order is a
 // hash map's) or null.
-func appendMetadata(b []byte, md vecstore.Metadata) []byte {
+func appendMetadata(b []byte, md chroma.Metadata) []byte {
 	if md == nil {
 		return append(b, "null"...)
 	}
@@ -149,7 +150,7 @@ func appendMetadata(b []byte, md vecstore.Metadata) []byte {
 	return append(b, '}')
 }
 
-func appendMetadatas(b []byte, ms []vecstore.Metadata) []byte {
+func appendMetadatas(b []byte, ms []chroma.Metadata) []byte {
 	b = append(b, '[')
 	for i, m := range ms {
 		if i > 0 {
@@ -160,7 +161,7 @@ func appendMetadatas(b []byte, ms []vecstore.Metadata) []byte {
 	return append(b, ']')
 }
 
-func appendIncludes(b []byte, inc []vecstore.Include) []byte {
+func appendIncludes(b []byte, inc []chroma.Include) []byte {
 	b = append(b, '[')
 	for i, s := range inc {
 		if i > 0 {
@@ -172,7 +173,7 @@ func appendIncludes(b []byte, inc []vecstore.Include) []byte {
 }
 
 // appendCollection writes Chroma's Collection object.
-func appendCollection(b []byte, c *vecstore.Collection) []byte {
+func appendCollection(b []byte, c *chroma.Collection) []byte {
 	b = append(b, `{"id":`...)
 	b = appendString(b, c.ID)
 	b = append(b, `,"name":`...)
@@ -216,7 +217,7 @@ func appendCollection(b []byte, c *vecstore.Collection) []byte {
 }
 
 // appendGetResult writes Chroma's GetResponse.
-func appendGetResult(b []byte, r *vecstore.GetResult) []byte {
+func appendGetResult(b []byte, r *chroma.GetResult) []byte {
 	b = append(b, `{"ids":`...)
 	b = appendStrings(b, r.IDs)
 	b = append(b, `,"embeddings":`...)
@@ -249,7 +250,7 @@ func appendGetResult(b []byte, r *vecstore.GetResult) []byte {
 }
 
 // appendQueryResult writes Chroma's QueryResponse.
-func appendQueryResult(b []byte, r *vecstore.QueryResult) []byte {
+func appendQueryResult(b []byte, r *chroma.QueryResult) []byte {
 	b = append(b, `{"ids":[`...)
 	for i, ids := range r.IDs {
 		if i > 0 {
@@ -330,7 +331,7 @@ const numberBytes = 16
 // carries: ids, documents, uris, metadata keys and string values, and
 // numberBytes per other value, embedding number and distance. JSON quoting
 // and escaping come on top, so the JSON built is at least this long.
-func answerBytes(ids []string, embs [][]float32, docs, uris []*string, metas []vecstore.Metadata, dists []float32) int64 {
+func answerBytes(ids []string, embs [][]float32, docs, uris []*string, metas []chroma.Metadata, dists []float32) int64 {
 	n := int64(numberBytes * len(dists))
 	for _, s := range ids {
 		n += int64(len(s))
@@ -354,13 +355,13 @@ func answerBytes(ids []string, embs [][]float32, docs, uris []*string, metas []v
 }
 
 // getAnswerBytes is answerBytes of a get result.
-func getAnswerBytes(r *vecstore.GetResult) int64 {
+func getAnswerBytes(r *chroma.GetResult) int64 {
 	return answerBytes(r.IDs, r.Embeddings, r.Documents, r.URIs, r.Metadatas, nil)
 }
 
 // queryAnswerBytes is answerBytes summed over a query result's rows; it
 // stops counting once past limit.
-func queryAnswerBytes(r *vecstore.QueryResult, limit int64) int64 {
+func queryAnswerBytes(r *chroma.QueryResult, limit int64) int64 {
 	var n int64
 	for i := range r.IDs {
 		row := func(l [][]*string) []*string {
@@ -373,7 +374,7 @@ func queryAnswerBytes(r *vecstore.QueryResult, limit int64) int64 {
 		if r.Embeddings != nil {
 			embs = r.Embeddings[i]
 		}
-		var metas []vecstore.Metadata
+		var metas []chroma.Metadata
 		if r.Metadatas != nil {
 			metas = r.Metadatas[i]
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // TestRequestLimits: every request's work and answer is bounded; a request
@@ -153,7 +153,7 @@ func TestDocumentFilterWorkBounded(t *testing.T) {
 // and refused with a 400 naming the field, on both stores: a tenant or
 // database name with ".." (Chroma's own rule for collection names) or
 // control characters or over 512 characters, and a record id over
-// vecstore.MaxIDBytes (the embedded store answered 500 "key too large").
+// chroma.MaxIDBytes (the embedded store answered 500 "key too large").
 // Chroma's other tenant names (any characters) stay accepted.
 func TestNamesAndIDsBounded(t *testing.T) {
 	servers := map[string]func() string{
@@ -182,9 +182,9 @@ func TestNamesAndIDsBounded(t *testing.T) {
 				}
 			}
 			id := createCollection(t, base, "ids", nil)
-			long := strings.Repeat("i", vecstore.MaxIDBytes+1)
+			long := strings.Repeat("i", chroma.MaxIDBytes+1)
 			a := call(t, base, "POST", collPath+"/"+id+"/add", `{"ids":["`+long+`"],"embeddings":[[1,2]]}`, nil)
-			if a.status != 400 || !strings.Contains(a.body, "ids") || !strings.Contains(a.body, fmt.Sprint(vecstore.MaxIDBytes)) {
+			if a.status != 400 || !strings.Contains(a.body, "ids") || !strings.Contains(a.body, fmt.Sprint(chroma.MaxIDBytes)) {
 				t.Errorf("an id of %d bytes: %d %.300s, want 400 naming ids and the limit", len(long), a.status, a.body)
 			}
 			a = call(t, base, "POST", collPath+"/"+id+"/add", `{"ids":["`+long[1:]+`"],"embeddings":[[1,2]]}`, nil)

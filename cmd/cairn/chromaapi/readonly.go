@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/cairn-dev/cairn/vecstore"
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // ReadOnlyDatabase names a database the API serves for reading only: its
@@ -17,7 +17,7 @@ import (
 // message vectors so: they follow the messages in SQLite, so a change made
 // through the Chroma API would break semantic search until a rebuild.
 // Reset (when allowed) is the store's own: the store must keep these
-// databases (vecstore.Options.ResetKeeps, which the engine sets).
+// databases (vecstore's Options.ResetKeeps, which the engine sets).
 type ReadOnlyDatabase struct {
 	// Tenant is the database's tenant ("": Chroma's default_tenant, as
 	// Chroma's clients default to it).
@@ -31,7 +31,7 @@ type ReadOnlyDatabase struct {
 // read-only databases, or anywhere when store is set; reads pass through
 // untouched.
 type readOnly struct {
-	Collections
+	chroma.Store
 	dbs []ReadOnlyDatabase
 	// store, when not empty, makes the whole store read-only and says why
 	// (Options.ReadOnlyStore).
@@ -51,7 +51,7 @@ func (r readOnly) storeRefusal() error {
 // protected returns the read-only database (tenant, database), if it is one.
 func (r readOnly) protected(tenant, database string) (ReadOnlyDatabase, bool) {
 	for _, d := range r.dbs {
-		if cmp.Or(d.Tenant, vecstore.DefaultTenant) == tenant && d.Database == database {
+		if cmp.Or(d.Tenant, chroma.DefaultTenant) == tenant && d.Database == database {
 			return d, true
 		}
 	}
@@ -81,7 +81,7 @@ func (r readOnly) checkID(ctx context.Context, id string) error {
 	if err := r.storeRefusal(); err != nil {
 		return err
 	}
-	c, err := r.Collections.GetCollectionByID(ctx, id)
+	c, err := r.Store.GetCollectionByID(ctx, id)
 	if err != nil {
 		return nil
 	}
@@ -92,83 +92,83 @@ func (r readOnly) CreateTenant(ctx context.Context, name string) error {
 	if err := r.storeRefusal(); err != nil {
 		return err
 	}
-	return r.Collections.CreateTenant(ctx, name)
+	return r.Store.CreateTenant(ctx, name)
 }
 
 func (r readOnly) Reset(ctx context.Context) error {
 	if err := r.storeRefusal(); err != nil {
 		return err
 	}
-	return r.Collections.Reset(ctx)
+	return r.Store.Reset(ctx)
 }
 
 func (r readOnly) CreateDatabase(ctx context.Context, tenant, name string) error {
 	if err := r.check(tenant, name); err != nil {
 		return err
 	}
-	return r.Collections.CreateDatabase(ctx, tenant, name)
+	return r.Store.CreateDatabase(ctx, tenant, name)
 }
 
 func (r readOnly) DeleteDatabase(ctx context.Context, tenant, name string) error {
 	if err := r.check(tenant, name); err != nil {
 		return err
 	}
-	return r.Collections.DeleteDatabase(ctx, tenant, name)
+	return r.Store.DeleteDatabase(ctx, tenant, name)
 }
 
-func (r readOnly) CreateCollection(ctx context.Context, req vecstore.CreateCollectionRequest) (vecstore.Collection, error) {
+func (r readOnly) CreateCollection(ctx context.Context, req chroma.CreateCollectionRequest) (chroma.Collection, error) {
 	if r.store != "" && req.GetOrCreate {
 		// get_or_create of a collection that exists only reads it (the
 		// store ignores the request's metadata then): a client that
 		// opens its collection so still reads a read-only store.
-		if c, err := r.Collections.GetCollection(ctx, req.Tenant, req.Database, req.Name); err == nil {
+		if c, err := r.Store.GetCollection(ctx, req.Tenant, req.Database, req.Name); err == nil {
 			return c, nil
 		}
 	}
 	if err := r.check(req.Tenant, req.Database); err != nil {
-		return vecstore.Collection{}, err
+		return chroma.Collection{}, err
 	}
-	return r.Collections.CreateCollection(ctx, req)
+	return r.Store.CreateCollection(ctx, req)
 }
 
-func (r readOnly) ModifyCollection(ctx context.Context, id string, req vecstore.ModifyCollectionRequest) error {
+func (r readOnly) ModifyCollection(ctx context.Context, id string, req chroma.ModifyCollectionRequest) error {
 	if err := r.checkID(ctx, id); err != nil {
 		return err
 	}
-	return r.Collections.ModifyCollection(ctx, id, req)
+	return r.Store.ModifyCollection(ctx, id, req)
 }
 
 func (r readOnly) DeleteCollection(ctx context.Context, tenant, database, name string) error {
 	if err := r.check(tenant, database); err != nil {
 		return err
 	}
-	return r.Collections.DeleteCollection(ctx, tenant, database, name)
+	return r.Store.DeleteCollection(ctx, tenant, database, name)
 }
 
-func (r readOnly) Add(ctx context.Context, collID string, req vecstore.AddRequest) error {
+func (r readOnly) Add(ctx context.Context, collID string, req chroma.AddRequest) error {
 	if err := r.checkID(ctx, collID); err != nil {
 		return err
 	}
-	return r.Collections.Add(ctx, collID, req)
+	return r.Store.Add(ctx, collID, req)
 }
 
-func (r readOnly) Upsert(ctx context.Context, collID string, req vecstore.AddRequest) error {
+func (r readOnly) Upsert(ctx context.Context, collID string, req chroma.AddRequest) error {
 	if err := r.checkID(ctx, collID); err != nil {
 		return err
 	}
-	return r.Collections.Upsert(ctx, collID, req)
+	return r.Store.Upsert(ctx, collID, req)
 }
 
-func (r readOnly) Update(ctx context.Context, collID string, req vecstore.UpdateRequest) error {
+func (r readOnly) Update(ctx context.Context, collID string, req chroma.UpdateRequest) error {
 	if err := r.checkID(ctx, collID); err != nil {
 		return err
 	}
-	return r.Collections.Update(ctx, collID, req)
+	return r.Store.Update(ctx, collID, req)
 }
 
-func (r readOnly) Delete(ctx context.Context, collID string, req vecstore.DeleteRequest) error {
+func (r readOnly) Delete(ctx context.Context, collID string, req chroma.DeleteRequest) error {
 	if err := r.checkID(ctx, collID); err != nil {
 		return err
 	}
-	return r.Collections.Delete(ctx, collID, req)
+	return r.Store.Delete(ctx, collID, req)
 }

@@ -2,7 +2,8 @@ package chromaapi
 
 import (
 	"context"
-	"github.com/cairn-dev/cairn/vecstore"
+
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 	"strings"
 )
@@ -14,7 +15,7 @@ type writeBody struct {
 	embSet     bool
 	documents  []*string
 	uris       []*string
-	metadatas  []vecstore.Metadata
+	metadatas  []chroma.Metadata
 }
 
 // decodeWrite decodes the body of add/upsert (embeddings required, no null
@@ -110,7 +111,7 @@ func (h *Handler) add(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	err := h.coll.Add(rq.ctx, rq.segs[2], vecstore.AddRequest{IDs: wb.ids, Embeddings: wb.embeddings,
+	err := h.coll.Add(rq.ctx, rq.segs[2], chroma.AddRequest{IDs: wb.ids, Embeddings: wb.embeddings,
 		Documents: wb.documents, URIs: wb.uris, Metadatas: wb.metadatas})
 	if err != nil {
 		return nil, 0, fromStore(err)
@@ -123,7 +124,7 @@ func (h *Handler) upsert(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	err := h.coll.Upsert(rq.ctx, rq.segs[2], vecstore.AddRequest{IDs: wb.ids, Embeddings: wb.embeddings,
+	err := h.coll.Upsert(rq.ctx, rq.segs[2], chroma.AddRequest{IDs: wb.ids, Embeddings: wb.embeddings,
 		Documents: wb.documents, URIs: wb.uris, Metadatas: wb.metadatas})
 	if err != nil {
 		return nil, 0, fromStore(err)
@@ -136,7 +137,7 @@ func (h *Handler) update(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	req := vecstore.UpdateRequest{IDs: wb.ids, Documents: wb.documents, URIs: wb.uris, Metadatas: wb.metadatas}
+	req := chroma.UpdateRequest{IDs: wb.ids, Documents: wb.documents, URIs: wb.uris, Metadatas: wb.metadatas}
 	if wb.embSet {
 		req.Embeddings = wb.embeddings
 		if req.Embeddings == nil {
@@ -171,7 +172,7 @@ func (h *Handler) decodeFilters(ctx context.Context, o object, collID string) (f
 	}
 	wx, hasWhere := o.field("where")
 	dx, hasDoc := o.field("where_document")
-	if _, err := vecstore.ParseCollectionID(collID); err != nil {
+	if _, err := chroma.ParseCollectionID(collID); err != nil {
 		return f, fromStore(err)
 	}
 	if hasWhere {
@@ -254,7 +255,7 @@ func (h *Handler) get(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	var req vecstore.GetRequest
+	var req chroma.GetRequest
 	if x, ok := o.field("limit"); ok {
 		n, aerr := asUint(x, "limit", 32)
 		if aerr != nil {
@@ -311,7 +312,7 @@ func (h *Handler) query(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	var req vecstore.QueryRequest
+	var req chroma.QueryRequest
 	x, ok := o.m["query_embeddings"]
 	if !ok {
 		return nil, 0, missing("query_embeddings")
@@ -338,7 +339,7 @@ func (h *Handler) query(rq *request) ([]byte, int, *apiError) {
 	if req.NResults != nil && *req.NResults > h.opts.MaxNResults {
 		return nil, 0, errInvalid("n_results %d exceeds this server's limit of %d", *req.NResults, h.opts.MaxNResults)
 	}
-	nres := vecstore.DefaultNResults
+	nres := chroma.DefaultNResults
 	if req.NResults != nil {
 		nres = *req.NResults
 	}
@@ -382,7 +383,7 @@ func (h *Handler) deleteRecords(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	err := h.coll.Delete(rq.ctx, rq.segs[2], vecstore.DeleteRequest{IDs: f.ids, Where: f.where, WhereDocument: f.doc,
+	err := h.coll.Delete(rq.ctx, rq.segs[2], chroma.DeleteRequest{IDs: f.ids, Where: f.where, WhereDocument: f.doc,
 		MaxScanBytes: h.opts.MaxScanBytes})
 	if err != nil {
 		return nil, 0, fromStore(err)

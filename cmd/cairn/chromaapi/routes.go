@@ -2,11 +2,11 @@ package chromaapi
 
 import (
 	"encoding/json"
-	"github.com/cairn-dev/cairn/vecstore"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/google/uuid"
 )
 
@@ -277,7 +277,7 @@ func pageQuery(rq *request) (*int, int, *apiError) {
 	return limit, offset, nil
 }
 
-func appendDatabase(b []byte, d vecstore.Database) []byte {
+func appendDatabase(b []byte, d chroma.Database) []byte {
 	b = append(b, `{"id":`...)
 	b = appendString(b, d.ID)
 	b = append(b, `,"name":`...)
@@ -371,7 +371,7 @@ func unknownField(path, key string, expected []string) *apiError {
 }
 
 // asHNSW decodes the hnsw part of a create (create=true) or modify configuration.
-func asHNSW(v any, path string, create bool) (*vecstore.HNSWParams, *apiError) {
+func asHNSW(v any, path string, create bool) (*chroma.HNSWParams, *apiError) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, invalidType(path, v, "struct HnswConfiguration")
@@ -380,7 +380,7 @@ func asHNSW(v any, path string, create bool) (*vecstore.HNSWParams, *apiError) {
 	if create {
 		keys = hnswCreateKeys
 	}
-	p := &vecstore.HNSWParams{}
+	p := &chroma.HNSWParams{}
 	for k, x := range m {
 		fp := joinPath(path, k)
 		known := false
@@ -402,7 +402,7 @@ func asHNSW(v any, path string, create bool) (*vecstore.HNSWParams, *apiError) {
 			if s != "l2" && s != "cosine" && s != "ip" {
 				return nil, shapeErr(fp, "unknown variant `%s`, expected one of `l2`, `cosine`, `ip`", s)
 			}
-			sp := vecstore.Space(s)
+			sp := chroma.Space(s)
 			p.Space = &sp
 		case "resize_factor":
 			f, aerr := asFloat64(x, fp)
@@ -483,8 +483,8 @@ func asEmbeddingFunction(v any, path string) (json.RawMessage, *apiError) {
 
 // configuration holds a decoded create or modify configuration.
 type configuration struct {
-	hnsw     *vecstore.HNSWParams
-	spann    *vecstore.SPANNParams
+	hnsw     *chroma.HNSWParams
+	spann    *chroma.SPANNParams
 	ef       json.RawMessage
 	efSet    bool
 	hasSPANN bool
@@ -508,7 +508,7 @@ func asConfiguration(v any, path string, create bool) (configuration, *apiError)
 		if !ok {
 			return c, invalidType(joinPath(path, "spann"), x, "struct SpannConfiguration")
 		}
-		c.spann = &vecstore.SPANNParams{}
+		c.spann = &chroma.SPANNParams{}
 		c.hasSPANN = true
 		if sp, ok := sm["space"]; ok && sp != nil {
 			s, aerr := asString(sp, joinPath(path, "spann.space"))
@@ -518,7 +518,7 @@ func asConfiguration(v any, path string, create bool) (configuration, *apiError)
 			if s != "l2" && s != "cosine" && s != "ip" {
 				return c, shapeErr(joinPath(path, "spann.space"), "unknown variant `%s`, expected one of `l2`, `cosine`, `ip`", s)
 			}
-			space := vecstore.Space(s)
+			space := chroma.Space(s)
 			c.spann.Space = &space
 		}
 	}
@@ -541,7 +541,7 @@ func (h *Handler) createCollection(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	req := vecstore.CreateCollectionRequest{Tenant: rq.segs[0], Database: rq.segs[1]}
+	req := chroma.CreateCollectionRequest{Tenant: rq.segs[0], Database: rq.segs[1]}
 	x, ok := o.m["name"]
 	if !ok {
 		return nil, 0, missing("name")
@@ -589,7 +589,7 @@ func (h *Handler) getCollectionByID(rq *request) ([]byte, int, *apiError) {
 		return nil, 0, fromStore(err)
 	}
 	if c.Tenant != rq.segs[0] || c.Database != rq.segs[1] {
-		return nil, 0, fromStore(&vecstore.Error{Class: vecstore.ErrNotFound, Rule: vecstore.RuleNoCollection,
+		return nil, 0, fromStore(&chroma.Error{Class: chroma.ErrNotFound, Rule: chroma.RuleNoCollection,
 			Field: "id", Value: rq.segs[2], Reason: "the collection is in another tenant or database"})
 	}
 	return appendCollection(nil, &c), 200, nil
@@ -619,7 +619,7 @@ func (h *Handler) modifyCollection(rq *request) ([]byte, int, *apiError) {
 	if aerr != nil {
 		return nil, 0, aerr
 	}
-	var req vecstore.ModifyCollectionRequest
+	var req chroma.ModifyCollectionRequest
 	if x, ok := o.field("new_name"); ok {
 		s, aerr := asString(x, "new_name")
 		if aerr != nil {
@@ -671,7 +671,7 @@ func (h *Handler) fork(rq *request) ([]byte, int, *apiError) {
 	if _, aerr := asString(x, "new_name"); aerr != nil {
 		return nil, 0, aerr
 	}
-	if _, err := vecstore.ParseCollectionID(rq.segs[2]); err != nil {
+	if _, err := chroma.ParseCollectionID(rq.segs[2]); err != nil {
 		return nil, 0, fromStore(err)
 	}
 	return nil, 0, &apiError{status: 501, name: "ChromaError",

@@ -1,4 +1,4 @@
-package vecstore
+package chroma
 
 // AnswerBudget counts the bytes a get or query result carries while a
 // store builds it (GetRequest.MaxAnswerBytes, QueryRequest.MaxAnswerBytes),
@@ -9,7 +9,9 @@ package vecstore
 // values, 8 bytes per other metadata value and 4 per embedding number,
 // which is no more than the answer's JSON text holds, so a caller that
 // counts its answer the same way or more sees a result cut short as over
-// the bound. A nil budget or a zero limit counts nothing.
+// the bound. A nil budget or a zero limit counts nothing. Both stores
+// (vecstore, pgcollections) count with it, so they cut a result short at
+// the same record.
 type AnswerBudget struct {
 	limit, used int64
 }
@@ -25,19 +27,33 @@ func (b *AnswerBudget) Spend(res *GetResult) bool {
 		return false
 	}
 	i := len(res.IDs) - 1
-	n := int64(len(res.IDs[i]))
+	var doc, uri *string
+	var md Metadata
+	if res.Documents != nil {
+		doc = res.Documents[i]
+	}
+	if res.URIs != nil {
+		uri = res.URIs[i]
+	}
+	if res.Metadatas != nil {
+		md = res.Metadatas[i]
+	}
+	n := RecordBytes(res.IDs[i], doc, uri, md)
 	if res.Embeddings != nil {
 		n += 4 * int64(len(res.Embeddings[i]))
 	}
-	for _, list := range [][]*string{res.Documents, res.URIs} {
-		if list != nil && list[i] != nil {
-			n += int64(len(*list[i]))
-		}
-	}
-	if res.Metadatas != nil {
-		n += metadataBytes(res.Metadatas[i])
-	}
 	b.used += n
+	return b.used > b.limit
+}
+
+// SpendRecord counts a record a store has decoded for a result before it
+// copies it there (its id, document, uri and metadata: RecordBytes) and
+// reports whether the budget is now exceeded.
+func (b *AnswerBudget) SpendRecord(id string, doc, uri *string, md Metadata) bool {
+	if b == nil || b.limit <= 0 {
+		return false
+	}
+	b.used += RecordBytes(id, doc, uri, md)
 	return b.used > b.limit
 }
 
@@ -58,20 +74,10 @@ func (b *AnswerBudget) Used() int64 {
 	return b.used
 }
 
-// spendRecord counts a record decoded for a result (its id, document, uri
-// and metadata) and reports whether the budget is now exceeded.
-func (b *AnswerBudget) spendRecord(r *record) bool {
-	if b == nil || b.limit <= 0 {
-		return false
-	}
-	b.used += recordBytes(r)
-	return b.used > b.limit
-}
-
-// recordBytes is what Spend counts of r, its embedding aside.
-func recordBytes(r *record) int64 {
-	n := int64(len(r.id)) + metadataBytes(r.meta)
-	for _, s := range []*string{r.doc, r.uri} {
+// RecordBytes is what a budget counts of a record, its embedding aside.
+func RecordBytes(id string, doc, uri *string, md Metadata) int64 {
+	n := int64(len(id)) + metadataBytes(md)
+	for _, s := range []*string{doc, uri} {
 		if s != nil {
 			n += int64(len(*s))
 		}
