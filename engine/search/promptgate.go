@@ -38,18 +38,27 @@ const (
 	// promptCoverageTextBytes bounds the part of each message coverage
 	// reads, so that its cost stays bounded on long session chunks.
 	promptCoverageTextBytes = 2048
+	// promptCoverageTerms bounds the prompt's content words coverage
+	// counts, the first ones: a long prompt's opening (its question, above
+	// a pasted log or file) says what it is about, and the words of a
+	// pasted log are rarely in any memory. No LoCoMo dev question has more
+	// than 14.
+	promptCoverageTerms = 16
 )
 
-// PromptCoverage is the share of prompt's distinct content terms (its
-// terms but the English function words, stemmed as the keyword index stems
-// them) that at least one of texts holds, reading the first 2 KB of each;
-// 1 for a prompt without content terms. Function words are left out
+// PromptCoverage is the share of prompt's first 16 distinct content terms
+// (its terms but the English function words, stemmed as the keyword index
+// stems them) that at least one of texts holds, reading the first 2 KB of
+// each; 1 for a prompt without content terms. Function words are left out
 // because a terse note holds few of them whatever it is about.
 func PromptCoverage(prompt string, texts []string) float64 {
 	missing := map[string]bool{}
 	for _, t := range fts.Terms(prompt) {
 		if functionWord(t) {
 			continue
+		}
+		if len(missing) == promptCoverageTerms {
+			break
 		}
 		stems, _, _ := fts.DocTerms(t)
 		for _, s := range stems {

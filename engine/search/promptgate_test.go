@@ -10,7 +10,8 @@ import (
 
 // PromptCoverage counts the prompt's content words, stemmed, that some
 // text holds: function words do not count, a prompt without content words
-// is covered, and only the first 2 KB of a text is read.
+// is covered, only the first 2 KB of a text is read and only the prompt's
+// first 16 content words count.
 func TestPromptCoverage(t *testing.T) {
 	notes := []string{"Invoices are immutable: correct them with a credit note", "Deploys run on Fridays"}
 	for _, c := range []struct {
@@ -25,6 +26,8 @@ func TestPromptCoverage(t *testing.T) {
 		{"what is it?", nil, 1},                                      // no content word
 		{"", notes, 1},                                               // no word at all
 		{"zebra", []string{strings.Repeat("x ", 1500) + "zebra"}, 0}, // past the first 2 KB
+		{"why does the invoice export fail? qz e1 e2 e3 e4 e5 e6 e7 e8 e9 e10 e11 e12 e13 e14 e15 e16 e17 e18",
+			[]string{"invoice export fails: e1 e2 e3 e4 e5 e6 e7 e8 e9 e10 e11 e12"}, 15.0 / 16}, // the first 16 content words only
 	} {
 		if got := search.PromptCoverage(c.prompt, c.texts); math.Abs(got-c.want) > 1e-9 {
 			t.Errorf("PromptCoverage(%q) = %v, want %v", c.prompt, got, c.want)

@@ -152,7 +152,7 @@ type Recall struct {
 	Stale        string `toml:"stale" comment:"Messages whose breadcrumbs changed or are gone at the repository's HEAD: \"mark\" them, or \"omit\" them."`
 
 	// PromptMinEvidence is ops.PromptRecall.MinEvidence.
-	PromptMinEvidence float64 `toml:"prompt_min_evidence" comment:"A prompt's recall adds nothing unless its best result's relevance, times the square of the share of\nthe prompt's content words the results hold, reaches this (0 = the relevance floor only)."`
+	PromptMinEvidence float64 `toml:"prompt_min_evidence" comment:"A prompt's recall adds nothing unless its best result's relevance, times the square of the share of\nthe prompt's first 16 content words the results hold, reaches this (0 = the relevance floor only)."`
 }
 
 // Stale settings of Recall.
