@@ -61,7 +61,7 @@ func layers() []layer {
 		{dir: "engine/search", mayImport: []string{"fts"}, stdlibOnly: true},
 		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/pgstore", module + "/pgcollections"}},
 		// The PostgreSQL store beneath the engine (engine.Backend).
-		{dir: "engine/ops", mayImport: []string{"engine"}, mustNotDepend: []string{"net/http", module + "/pgstore", module + "/cmd/", module + "/bench"}},
+		{dir: "engine/ops", mayImport: []string{"engine", "engine/search"}, mustNotDepend: []string{"net/http", module + "/pgstore", module + "/cmd/", module + "/bench"}},
 		{dir: "pgstore", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// package main wires the embedder in; its adapter packages below use
 		// engine only, except the Chroma API, which sees only the Chroma

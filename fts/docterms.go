@@ -23,6 +23,29 @@ func DocTerms(text string) (terms []string, tfs []int32, length int) {
 	return terms, tfs, length
 }
 
+// DropHeld deletes from stems (terms stemmed as DocTerms stems them) those
+// text holds. It stems only the tokens whose first byte starts one of
+// stems (stemming keeps a token's first byte) and allocates only for the
+// stems it deletes, so that checking many texts stays cheap.
+func DropHeld(text string, stems map[string]bool) {
+	var first [256]bool
+	for s := range stems {
+		if s != "" {
+			first[s[0]] = true
+		}
+	}
+	var buf, sbuf []byte
+	tokenize(text, buf, func(tok []byte, _, _ int) {
+		if len(tok) == 0 || !first[tok[0]] || len(stems) == 0 {
+			return
+		}
+		sbuf = porterStem(tok, sbuf)
+		if stems[string(sbuf)] {
+			delete(stems, string(sbuf))
+		}
+	})
+}
+
 // Stems returns the query's stemmed terms, one per FTS5 phrase of its
 // MATCH expression in order (the terms BM25 sums over), and ok false when
 // a term is not one token (FTS5 reads it as a phrase, which a term-level

@@ -259,3 +259,37 @@ func FuzzMatch(f *testing.F) {
 		}
 	})
 }
+
+// DropHeld deletes exactly the stems DocTerms finds in a text: the oracle
+// is DocTerms itself, over every term of a set of texts.
+func TestDropHeldAgreesWithDocTerms(t *testing.T) {
+	texts := []string{
+		"Invoices are immutable; retries happen nightly",
+		"ies sses y Ünïcode naïve café CAFÉ résumé x1 2024-05-01",
+		"The refund worker retried failed refunds three times",
+		"",
+	}
+	var vocab []string
+	for _, text := range texts {
+		terms, _, _ := fts.DocTerms(text)
+		vocab = append(vocab, terms...)
+	}
+	vocab = append(vocab, "zebra", "invoic", "y")
+	for _, text := range texts {
+		held, _, _ := fts.DocTerms(text)
+		in := map[string]bool{}
+		for _, s := range held {
+			in[s] = true
+		}
+		stems := map[string]bool{}
+		for _, s := range vocab {
+			stems[s] = true
+		}
+		fts.DropHeld(text, stems)
+		for _, s := range vocab {
+			if stems[s] == in[s] {
+				t.Errorf("%q: stem %q left %v, held %v", text, s, stems[s], in[s])
+			}
+		}
+	}
+}

@@ -296,7 +296,7 @@ func (e *env) hookPromptRecall(ctx context.Context, in hookInput, budget int) er
 	err = e.withModelEngine(ctx, "", forQuery, func(eng *engine.Engine) error {
 		got, err = ops.ForPrompt(ctx, eng, ops.PromptRecall{
 			Prompt: in.Prompt, Project: project, BudgetTokens: budget, Seen: log.Has,
-			OmitStale: cfg.Recall.Stale == config.StaleOmit, Now: e.clock(),
+			OmitStale: cfg.Recall.Stale == config.StaleOmit, MinEvidence: &cfg.Recall.PromptMinEvidence, Now: e.clock(),
 		})
 		return err
 	})

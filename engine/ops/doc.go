@@ -7,13 +7,15 @@
 //
 // Recall reads only through the engine's API: the search it runs is
 // Engine.Search, so whatever relevance floor and ranking the search
-// applies, recall applies too. SessionLog keeps its files in a directory
+// applies, recall applies too. A per-prompt recall also passes the
+// search's results through the prompt gate of engine/search, and injects
+// nothing when they hold too little of the prompt for their relevance. SessionLog keeps its files in a directory
 // it is given (the data dir's recall-sessions); each file is small,
 // written to a temporary file and renamed, and losing one only means a
 // message may be recalled again.
 //
 // Functions are safe for concurrent use on different sessions; two
 // processes recording the same session at once may lose one's ids (a
-// repeat, never an error). ops imports engine only: no store, no
-// database/sql, no net/http, nothing of cmd.
+// repeat, never an error). ops imports engine and engine/search only: no
+// store, no database/sql, no net/http, nothing of cmd.
 package ops

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/search"
 )
 
 // BytesPerToken is the estimate recall budgets with: English text and
@@ -22,6 +24,11 @@ type Recalled struct {
 	Text string
 	// IDs are the messages Text lists, in its order.
 	IDs []int64
+	// Best and Coverage are what a per-prompt recall's gate weighed (the
+	// largest calibrated relevance its search found, and
+	// search.PromptCoverage of the messages found), also when it injected
+	// nothing.
+	Best, Coverage float64
 }
 
 // PromptRecall is a per-prompt recall: the stored messages of a project
@@ -37,7 +44,11 @@ type PromptRecall struct {
 	// OmitStale leaves out messages whose breadcrumbs changed or are
 	// gone at the repository's HEAD instead of marking them.
 	OmitStale bool
-	Now       time.Time
+	// MinEvidence is the gate: the search.PromptEvidence below which
+	// nothing is recalled. nil means search.DefaultPromptEvidence, 0 no
+	// gate (the search's relevance floor only).
+	MinEvidence *float64
+	Now         time.Time
 }
 
 // Bounds of a prompt recall.
@@ -46,9 +57,15 @@ const (
 	// pasted log or file says less per byte than the question above it,
 	// and a search's cost grows with its terms.
 	promptQueryBytes = 2000
-	// promptCandidates is how many results the search returns before
-	// those already recalled are left out.
+	// promptCandidates is how many of the results above the relevance
+	// floor are candidates for the recall before those already recalled
+	// are left out.
 	promptCandidates = 30
+	// promptGateResults is how many results, above the floor or not, the
+	// gate reads (search.PromptCoverage): each side of a hybrid search
+	// retrieves 100 candidates for up to 50 results, as many as for the
+	// 30 recall lists.
+	promptGateResults = 50
 	// promptItemBytes bounds one recalled message's text.
 	promptItemBytes = 400
 )
@@ -56,30 +73,59 @@ const (
 // ForPrompt searches the project's messages with the prompt (hybrid, the
 // engine's default ranking and relevance floor) and lists the best of
 // those not recalled yet in the session, one line each, within the
-// budget. A prompt that finds nothing new recalls nothing.
+// budget. A prompt that finds nothing new recalls nothing, and so does one
+// whose search finds too little evidence (PromptRecall.MinEvidence, the
+// prompt gate of engine/search).
 func ForPrompt(ctx context.Context, eng *engine.Engine, r PromptRecall) (Recalled, error) {
 	query := strings.TrimSpace(r.Prompt)
 	if query == "" || r.Project == "" || r.BudgetTokens <= 0 {
 		return Recalled{}, nil
 	}
+	minEvidence := search.DefaultPromptEvidence
+	if r.MinEvidence != nil {
+		minEvidence = *r.MinEvidence
+	}
+	if math.IsNaN(minEvidence) || minEvidence < 0 {
+		return Recalled{}, fmt.Errorf("ops: prompt recall: min evidence must be >= 0, got %v", minEvidence)
+	}
 	query = cut(query, promptQueryBytes)
+	every := 0.0
 	res, err := eng.Search(ctx, engine.SearchRequest{
-		Query:  query,
-		Filter: engine.Filter{Project: r.Project},
-		Limit:  promptCandidates,
+		Query:    query,
+		Filter:   engine.Filter{Project: r.Project},
+		Limit:    promptGateResults,
+		MinScore: &every, // the gate reads the results below the floor too
 	})
 	if err != nil {
 		return Recalled{}, err
 	}
-	ms := make([]engine.Message, 0, len(res))
+	var gate Recalled
+	texts := make([]string, len(res))
+	for i, h := range res {
+		gate.Best, texts[i] = max(gate.Best, h.Scores.Fused), h.Message.Content
+	}
+	gate.Coverage = search.PromptCoverage(query, texts)
+	if minEvidence > 0 && search.PromptEvidence(gate.Best, gate.Coverage) < minEvidence {
+		return gate, nil
+	}
+	ms := make([]engine.Message, 0, promptCandidates)
+	kept := 0
 	for _, h := range res {
+		if !search.Kept(h.Scores.Fused, search.DefaultFloor) {
+			continue
+		}
+		if kept++; kept > promptCandidates {
+			break
+		}
 		if r.Seen != nil && r.Seen(h.Message.ID) {
 			continue
 		}
 		ms = append(ms, h.Message)
 	}
 	header := fmt.Sprintf("cairn memory for this prompt (project %s; get_message ID reads one in full):\n", r.Project)
-	return layout(header, ms, r.BudgetTokens*BytesPerToken, promptItemBytes, r.OmitStale, r.Now), nil
+	got := layout(header, ms, r.BudgetTokens*BytesPerToken, promptItemBytes, r.OmitStale, r.Now)
+	got.Best, got.Coverage = gate.Best, gate.Coverage
+	return got, nil
 }
 
 // layout lists ms one line each after header, skipping lines that would

@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/chunk"
 	"github.com/cairn-dev/cairn/engine/claudecode"
 	"github.com/cairn-dev/cairn/engine/redact"
+	"github.com/cairn-dev/cairn/engine/search"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -150,6 +151,9 @@ type Recall struct {
 	Prompt       bool   `toml:"prompt" comment:"false = the per-prompt hook adds nothing."`
 	PromptTokens int    `toml:"prompt_tokens" comment:"Upper bound of what one prompt's recall adds, in estimated tokens (4 bytes each)."`
 	Stale        string `toml:"stale" comment:"Messages whose breadcrumbs changed or are gone at the repository's HEAD: \"mark\" them, or \"omit\" them."`
+
+	// PromptMinEvidence is ops.PromptRecall.MinEvidence.
+	PromptMinEvidence float64 `toml:"prompt_min_evidence" comment:"A prompt's recall adds nothing unless its best result's relevance, times the square of the share of\nthe prompt's first 16 content words the results hold, reaches this (0 = the relevance floor only)."`
 }
 
 // Stale settings of Recall.
@@ -245,7 +249,7 @@ func Default() Config {
 			ReadHeaderTimeout: Duration(10 * time.Second), ReadTimeout: Duration(2 * time.Minute),
 			WriteTimeout: Duration(5 * time.Minute), IdleTimeout: Duration(2 * time.Minute),
 		},
-		Recall: Recall{SessionStart: true, MaxBytes: 4000, MaxItems: 20, Prompt: true, PromptTokens: 1000, Stale: StaleMark},
+		Recall: Recall{SessionStart: true, MaxBytes: 4000, MaxItems: 20, Prompt: true, PromptTokens: 1000, PromptMinEvidence: search.DefaultPromptEvidence, Stale: StaleMark},
 		MCP:    MCP{Tools: []string{mcpserver.ToolsCore}},
 	}
 }
@@ -331,6 +335,9 @@ func (c Config) Validate() error {
 	}
 	if c.Recall.MaxBytes < 0 || c.Recall.MaxItems < 0 || c.Recall.PromptTokens < 0 {
 		return fmt.Errorf("%w: recall: max_bytes, max_items and prompt_tokens must be >= 0", ErrInvalid)
+	}
+	if e := c.Recall.PromptMinEvidence; math.IsNaN(e) || e < 0 || e > 1 {
+		return fmt.Errorf("%w: recall.prompt_min_evidence: must be from 0 (off) to 1, got %v", ErrInvalid, e)
 	}
 	if c.Recall.Stale != StaleMark && c.Recall.Stale != StaleOmit {
 		return fmt.Errorf("%w: recall.stale: must be %q or %q, got %q", ErrInvalid, StaleMark, StaleOmit, c.Recall.Stale)

@@ -127,6 +127,7 @@ func TestLoadErrors(t *testing.T) {
 		"budget below body": "[server]\nmax_body_bytes = 2000\nbody_budget_bytes = 1000\n",
 		"origin with path":  "[server]\nallowed_origins = [\"http://a.example/app\"]\n",
 		"origin no scheme":  "[server]\nallowed_origins = [\"a.example:3000\"]\n",
+		"negative gate":     "[recall]\nprompt_min_evidence = -0.1\n",
 	}
 	for name, body := range cases {
 		p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".toml")
