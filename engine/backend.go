@@ -8,21 +8,21 @@ import (
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
-// Backend is the storage boundary of an Engine. It has two
+// Store is the storage boundary of an Engine. It has two
 // implementations: the data dir's embedded store (SQLite, FTS5 with the
 // in-memory BM25 index, vecstore; engine/embedded.go), which Open uses,
 // and PostgreSQL with pgvector (package pgstore), which OpenBackend takes.
-// A Backend keeps messages, channels, agents, the keyword statistics,
+// A Store keeps messages, channels, agents, the keyword statistics,
 // vectors and the vector outbox, and answers filtered candidate retrieval
 // for each side of a search. Everything above it is the Engine's one copy
 // for both: validation and normalization of writes (prepare), search
 // planning and filters (plan, resolveFilter), query shape, fusion, reply
 // lift, ranking profiles, results and snippets, and embedding (the Engine
-// embeds; the Backend stores vectors).
+// embeds; the Store stores vectors).
 //
-// Filters reach a Backend as a Selection: the normalized where expression
+// Filters reach a Store as a Selection: the normalized where expression
 // over the vector metadata keys (WhereKeys) holds every Filter field
-// except UnreadBy and BreadcrumbsValid, which only a Backend with the
+// except UnreadBy and BreadcrumbsValid, which only a Store with the
 // MarkFilters capability serves (an Engine over another refuses them as
 // bad input). Scores are BM25 (as fts.Index computes it: k1 1.2, b 0.75,
 // idf floored at 1e-6) and cosine similarity.
@@ -32,7 +32,7 @@ import (
 //
 // Implementations are safe for concurrent use by several processes on one
 // store: writes are idempotent across processes and ids are never reused.
-type Backend interface {
+type Store interface {
 	// Write stores ms in one transaction, all or nothing. A message whose
 	// (ContentHash, Channel, Sender) is stored already (or earlier in ms)
 	// is not stored again: its id comes back with Created false. Every
@@ -89,16 +89,16 @@ type Backend interface {
 	Close() error
 }
 
-// Selection is the filter of a Backend read.
+// Selection is the filter of a Store read.
 type Selection struct {
 	// Where is the filter over the WhereColumns keys; nil keeps every
 	// message.
 	Where *where.Expr
 	// UnreadBy keeps the messages this agent has not read. Set only for
-	// a Backend with MarkFilters.
+	// a Store with MarkFilters.
 	UnreadBy string
 	// ValidAt, when set, keeps the messages whose breadcrumbs are all
-	// valid at these HEADs of their repositories. Set only for a Backend
+	// valid at these HEADs of their repositories. Set only for a Store
 	// with MarkFilters.
 	ValidAt *RepoHeads
 
@@ -113,7 +113,7 @@ type Selection struct {
 // SelectWhere is the Selection of the messages passing w (nil: all).
 func SelectWhere(w *where.Expr) Selection { return Selection{Where: w} }
 
-// selection is f as a Backend receives it.
+// selection is f as a Store receives it.
 func (f resolved) selection() Selection {
 	return Selection{Where: f.where, UnreadBy: f.unreadBy, ValidAt: f.validAt, sql: f.sql, args: f.args, rendered: true}
 }
@@ -123,7 +123,7 @@ type Reply struct {
 	Asker, Reply int64
 }
 
-// MarkFilters is the capability of a Backend whose List, Keyword, Nearest
+// MarkFilters is the capability of a Store whose List, Keyword, Nearest
 // and Replies honour Selection.UnreadBy (read cursors, engine/unread.go)
 // and Selection.ValidAt (breadcrumb marks, engine/crumbmarks.go); each
 // result says which of the two it serves.
@@ -131,7 +131,7 @@ type MarkFilters interface {
 	MarkFilters() (unread, breadcrumbsValid bool)
 }
 
-// BreadcrumbChecks is the capability of a Backend that keeps the cache of
+// BreadcrumbChecks is the capability of a Store that keeps the cache of
 // breadcrumb checks (engine/crumbmarks.go): reads attach each message's
 // check at the repository's HEAD, and a ranking with a StaleFactor
 // demotes the messages whose breadcrumbs changed or are gone.
@@ -143,22 +143,22 @@ type BreadcrumbChecks interface {
 	StaleAmong(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error)
 }
 
-// RankFacts is the capability of a Backend that reads what ranking needs
+// RankFacts is the capability of a Store that reads what ranking needs
 // of messages (ID, SenderID, Confidence, CreatedAt) cheaper than whole
 // messages; without it the Engine reads them with Messages.
 type RankFacts interface {
 	RankFacts(ctx context.Context, ids []int64) ([]Message, error)
 }
 
-// SetHistory is the capability of a Backend that keeps retired vector
+// SetHistory is the capability of a Store that keeps retired vector
 // sets: AllSets returns every set, each with all its outbox rows, and
 // VectorSets lists them (else the live sets).
 type SetHistory interface {
 	AllSets(ctx context.Context) ([]VectorSet, error)
 }
 
-// storeCaps are the optional capabilities of an Engine's Backend, checked
-// once when the Engine opens it (nil: the Backend has none).
+// storeCaps are the optional capabilities of an Engine's Store, checked
+// once when the Engine opens it (nil: the Store has none).
 type storeCaps struct {
 	unread, valid bool
 	checks        BreadcrumbChecks
@@ -166,7 +166,7 @@ type storeCaps struct {
 	history       SetHistory
 }
 
-func capsOf(be Backend) storeCaps {
+func capsOf(be Store) storeCaps {
 	var c storeCaps
 	if m, ok := be.(MarkFilters); ok {
 		c.unread, c.valid = m.MarkFilters()
@@ -177,7 +177,7 @@ func capsOf(be Backend) storeCaps {
 	return c
 }
 
-// VectorQueue is the capability of a Backend whose vectors the Engine's
+// VectorQueue is the capability of a Store whose vectors the Engine's
 // generic worker fills from the outbox (pgstore). OpenBackend needs it
 // when an embedder is configured. The embedded store fills its vectors
 // with its own worker instead (engine/vectors.go: rebuilds promote a set,
@@ -196,7 +196,7 @@ type VectorQueue interface {
 	PutVectors(ctx context.Context, set int64, ids []int64, vecs [][]float32) error
 }
 
-// ListOrder is the order of Backend.List: newest first, then larger id
+// ListOrder is the order of Store.List: newest first, then larger id
 // (ListByTime), or newest first, then higher confidence, then larger id
 // (ListByConfidence, a filter-only search).
 type ListOrder int
@@ -207,7 +207,7 @@ const (
 	ListByConfidence
 )
 
-// StoredMessage is a validated, normalized message as a Backend stores it.
+// StoredMessage is a validated, normalized message as a Store stores it.
 type StoredMessage struct {
 	Channel     Channel // ID, ChannelType, Name, OwnerAgentName, OwnerAgentProjectID, ProjectID
 	Sender      string
@@ -228,7 +228,7 @@ type StoredMessage struct {
 	Supersedes int64
 }
 
-// KeywordHits is what Backend.Keyword found.
+// KeywordHits is what Store.Keyword found.
 type KeywordHits struct {
 	// Hits are the BM25 hits, best first.
 	Hits []ScoredID

@@ -16,7 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/vecstore"
 )
 
-// backendState is the vector worker of an Engine over a Backend with a
+// backendState is the vector worker of an Engine over a Store with a
 // VectorQueue.
 type backendState struct {
 	q      VectorQueue
@@ -28,9 +28,9 @@ type backendState struct {
 	wg     sync.WaitGroup
 }
 
-// OpenBackend opens an Engine over be (see Backend): messages, channels,
+// OpenBackend opens an Engine over be (see Store): messages, channels,
 // search and vectors live in be, and the Engine keeps no data dir. The
-// operations a Backend engine serves are those every Backend serves
+// operations a Store engine serves are those every Store serves
 // (writes, reads, listings, search, deletes, channels, agents, vector
 // sets and the backlog, SyncVectors) and those of be's optional
 // capabilities; the others (sessions, retention, backups, exports ...)
@@ -44,7 +44,7 @@ type backendState struct {
 // none); with Options.VectorStore.Open the Engine opens DIR/vectors for
 // the collections a process serves besides messages (VectorStore), which
 // therefore stay local to that data dir.
-func OpenBackend(ctx context.Context, be Backend, kind, dir string, opts Options) (*Engine, error) {
+func OpenBackend(ctx context.Context, be Store, kind, dir string, opts Options) (*Engine, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
@@ -99,8 +99,8 @@ func OpenBackend(ctx context.Context, be Backend, kind, dir string, opts Options
 	return e, nil
 }
 
-// enterStore guards an operation every Backend serves against Close (enter
-// also refuses an Engine over a Backend other than the data dir's).
+// enterStore guards an operation every Store serves against Close (enter
+// also refuses an Engine over a Store other than the data dir's).
 func (e *Engine) enterStore() (func(), error) {
 	e.mu.RLock()
 	if e.mu.closed {
@@ -110,7 +110,7 @@ func (e *Engine) enterStore() (func(), error) {
 	return e.mu.RUnlock, nil
 }
 
-// unsupportedOnBackend is the error of an operation a Backend engine does
+// unsupportedOnBackend is the error of an operation a Store engine does
 // not serve, naming the exported method that was called.
 func unsupportedOnBackend(kind string) error {
 	op := "this operation"
@@ -248,7 +248,7 @@ func (r *searchRun) embedQuery(ctx context.Context, emb Embedder, set VectorSet)
 	return true, nil
 }
 
-// wakeBackend wakes the worker of a Backend's vector queue, if any (the
+// wakeBackend wakes the worker of a Store's vector queue, if any (the
 // embedded store wakes its own on commit).
 func (e *Engine) wakeBackend() {
 	if e.bs == nil {
@@ -312,7 +312,7 @@ func (e *Engine) backendDrainOnce(ctx context.Context) (int, error) {
 	return len(ids), nil
 }
 
-// backendSyncVectors is SyncVectors on a Backend: it embeds what is queued
+// backendSyncVectors is SyncVectors on a Store: it embeds what is queued
 // for this process's set until nothing is queued, waiting for the rows
 // another process has leased (they come back to the queue if it dies).
 func (e *Engine) backendSyncVectors(ctx context.Context, progress func(Progress)) error {

@@ -10,7 +10,7 @@ import (
 // backendCaps are be's capabilities (capsOf), completed by what the Engine
 // does itself over be's optional stores: with a MarkStore it attaches
 // breadcrumb checks and demotes stale messages from the marks be keeps.
-func (e *Engine) backendCaps(be Backend) storeCaps {
+func (e *Engine) backendCaps(be Store) storeCaps {
 	c := capsOf(be)
 	if _, ok := be.(MarkStore); ok && c.checks == nil {
 		c.checks = markStoreChecks{e}
@@ -18,7 +18,7 @@ func (e *Engine) backendCaps(be Backend) storeCaps {
 	return c
 }
 
-// markStoreChecks is BreadcrumbChecks over a Backend's MarkStore.
+// markStoreChecks is BreadcrumbChecks over a Store's MarkStore.
 type markStoreChecks struct{ e *Engine }
 
 func (m markStoreChecks) AttachChecks(ctx context.Context, ms []*Message) error {
@@ -34,7 +34,7 @@ func (m markStoreChecks) StaleAmong(ctx context.Context, heads *RepoHeads, ids [
 // breadcrumbs_valid without MarkFilters), e.store wrapped so that
 // retrieval keeps only the messages passing it, checked through its
 // CursorStore and MarkStore. Without those the filter is refused.
-func (e *Engine) searchStore(f resolved) (Backend, error) {
+func (e *Engine) searchStore(f resolved) (Store, error) {
 	needUnread := f.unreadBy != "" && !e.caps.unread
 	needValid := f.validAt != nil && !e.caps.valid
 	if !needUnread && !needValid {
@@ -66,22 +66,22 @@ func (e *Engine) searchStore(f resolved) (Backend, error) {
 			return valid, err
 		})
 	}
-	return filteredBackend{Backend: e.store, lookups: lookups}, nil
+	return filteredBackend{Store: e.store, lookups: lookups}, nil
 }
 
-// filteredBackend keeps, of what its Backend retrieves, the messages every
+// filteredBackend keeps, of what its Store retrieves, the messages every
 // lookup passes. As the embedded store's vector side does for these
 // filters, it asks for four times as many at a time (up to MaxLimit)
-// until it has enough or the Backend has no more.
+// until it has enough or the Store has no more.
 type filteredBackend struct {
-	Backend
+	Store
 	lookups []func(context.Context, []int64) (map[int64]bool, error)
 }
 
 func (f filteredBackend) Keyword(ctx context.Context, q fts.Query, sel Selection, depth int) (KeywordHits, error) {
 	var out KeywordHits
 	hits, err := keepDeepening(ctx, f, depth, func(k int) ([]ScoredID, error) {
-		kh, err := f.Backend.Keyword(ctx, q, sel, k)
+		kh, err := f.Store.Keyword(ctx, q, sel, k)
 		out = kh
 		return kh.Hits, err
 	}, func(h ScoredID) int64 { return h.ID })
@@ -90,18 +90,18 @@ func (f filteredBackend) Keyword(ctx context.Context, q fts.Query, sel Selection
 }
 
 func (f filteredBackend) Nearest(ctx context.Context, set VectorSet, q []float32, sel Selection, k int) ([]ScoredID, error) {
-	return keepDeepening(ctx, f, k, func(k int) ([]ScoredID, error) { return f.Backend.Nearest(ctx, set, q, sel, k) },
+	return keepDeepening(ctx, f, k, func(k int) ([]ScoredID, error) { return f.Store.Nearest(ctx, set, q, sel, k) },
 		func(h ScoredID) int64 { return h.ID })
 }
 
 func (f filteredBackend) List(ctx context.Context, sel Selection, limit int, order ListOrder) ([]Message, error) {
-	return keepDeepening(ctx, f, limit, func(k int) ([]Message, error) { return f.Backend.List(ctx, sel, k, order) },
+	return keepDeepening(ctx, f, limit, func(k int) ([]Message, error) { return f.Store.List(ctx, sel, k, order) },
 		func(m Message) int64 { return m.ID })
 }
 
 // Replies keeps the replies that pass the lookups.
 func (f filteredBackend) Replies(ctx context.Context, askers []int64, within time.Duration, sel Selection) ([]Reply, error) {
-	rs, err := f.Backend.Replies(ctx, askers, within, sel)
+	rs, err := f.Store.Replies(ctx, askers, within, sel)
 	if err != nil || len(rs) == 0 {
 		return rs, err
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// backendGC is Retention.GC on a Backend: the same policies and plan over
-// the Backend's retention facts and sessions, one delete transaction, then
+// backendGC is Retention.GC on a Store: the same policies and plan over
+// the Store's retention facts and sessions, one delete transaction, then
 // the store's own reclaim. A size quota (QuotaStore) plans as on a data
 // dir; after it deleted something the store is compacted, so that its
 // size drops.
@@ -181,7 +181,7 @@ func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *G
 }
 
 // backendCollapseVectors is the VectorLookup of near-duplicate collapse on
-// a Backend: the vectors of this process's model's set, else of the
+// a Store: the vectors of this process's model's set, else of the
 // active set; nil when there is none.
 func (e *Engine) backendCollapseVectors(ctx context.Context, rs RetentionStore) (VectorLookup, error) {
 	if e.bs.hasSet {
@@ -208,7 +208,7 @@ func (v backendVectors) Vectors(ctx context.Context, ids []int64) (map[int64][]f
 	return v.rs.Vectors(ctx, v.set, ids)
 }
 
-// backendPurge is Retention.Purge on a Backend: a channel's, an agent's
+// backendPurge is Retention.Purge on a Store: a channel's, an agent's
 // or a session's messages (a session's with the contents only it holds).
 func (e *Engine) backendPurge(ctx context.Context, opts PurgeOptions) (*PurgeReport, error) {
 	rs, err := backendOp[RetentionStore](e)
@@ -298,7 +298,7 @@ func (e *Engine) planPurgeSession(ctx context.Context, session string, rep *Purg
 	}, nil
 }
 
-// backendOverQuota is overQuota on a Backend: the same plan over the
+// backendOverQuota is overQuota on a Store: the same plan over the
 // store's sessions and candidate messages.
 func backendOverQuota(ctx context.Context, qs QuotaStore, maxBytes int64, rep *GCReport, kind string) error {
 	q := newQuotaPlan(maxBytes, rep, kind+" store")

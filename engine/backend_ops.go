@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// The operations beyond messages and search that a Backend may serve.
+// The operations beyond messages and search that a Store may serve.
 // Each is an optional interface, checked with a type assertion where the
-// Engine's method starts: a Backend that lacks one keeps refusing that
+// Engine's method starts: a Store that lacks one keeps refusing that
 // operation with an *InvalidError naming the store (unsupportedOnBackend).
-// Validation stays in the Engine's method, before the Backend is asked.
+// Validation stays in the Engine's method, before the Store is asked.
 
 // ChannelStore keeps plain channels created by name (with a display name
-// and a description) on a Backend.
+// and a description) on a Store.
 type ChannelStore interface {
 	// CreateChannel inserts c, a plain channel, and the channels of its
 	// project (c.ProjectID != "") as a first write does; false when the id
@@ -23,7 +23,7 @@ type ChannelStore interface {
 	ChannelMessageIDs(ctx context.Context, channel string) ([]int64, error)
 }
 
-// StatsStore counts what a Backend holds, for StoreStats and Timeline.
+// StatsStore counts what a Store holds, for StoreStats and Timeline.
 type StatsStore interface {
 	Stats(ctx context.Context) (BackendStats, error)
 	// TimelineCounts counts the messages created in [start, end) (Unix
@@ -47,7 +47,7 @@ type BackendStats struct {
 	Bytes                      DiskStats
 }
 
-// ConsistencyStore compares a Backend's messages with its keyword entries,
+// ConsistencyStore compares a Store's messages with its keyword entries,
 // its counters and its vector sets, for Consistency and Check.
 type ConsistencyStore interface {
 	// Consistency fills a CheckReport: Messages, FTSRows (messages whose
@@ -59,7 +59,7 @@ type ConsistencyStore interface {
 }
 
 // CursorStore keeps the agents' read cursors (Unread, MarkRead, the
-// unread_by filter) on a Backend. Scopes are cursorScope's keys: "" (every
+// unread_by filter) on a Store. Scopes are cursorScope's keys: "" (every
 // channel), "channel:ID", "project:P".
 type CursorStore interface {
 	// Unread returns up to limit messages of scope (channel or project,
@@ -78,7 +78,7 @@ type CursorStore interface {
 }
 
 // MarkStore keeps the breadcrumb marks cache (and the breadcrumbs_valid
-// filter) on a Backend.
+// filter) on a Store.
 type MarkStore interface {
 	// PutMarks stores each message's row (repository, head, marks JSON
 	// and worst state), replacing what was cached of it; ids of deleted
@@ -103,8 +103,8 @@ type MarkRow struct {
 	Marks string // JSON array of BreadcrumbMark
 }
 
-// RetentionStore lets GC and Purge delete messages on a Backend. Imported
-// sessions are not kept on a Backend, so their parts of GC and Purge have
+// RetentionStore lets GC and Purge delete messages on a Store. Imported
+// sessions are not kept on a Store, so their parts of GC and Purge have
 // nothing to do there.
 type RetentionStore interface {
 	// RetentionRows returns every message's retention facts, ordered by
@@ -139,7 +139,7 @@ type RetentionRow struct {
 }
 
 // RebuildStore lets Rebuild regenerate the keyword entries and build a
-// vector set of another model (or the same one again) on a Backend.
+// vector set of another model (or the same one again) on a Store.
 type RebuildStore interface {
 	// RebuildKeywords recomputes every message's keyword entry and the
 	// BM25 totals from the contents, in one transaction that writers wait
@@ -154,7 +154,7 @@ type RebuildStore interface {
 	ActivateSet(ctx context.Context, set int64, now time.Time) (bool, error)
 }
 
-// SessionStore keeps imported Claude Code sessions on a Backend: the
+// SessionStore keeps imported Claude Code sessions on a Store: the
 // import runs the Engine's reading and chunking, writing through a
 // SessionTx and the store's message write, one transaction per file.
 type SessionStore interface {
@@ -349,7 +349,7 @@ type MarkedRow struct {
 	MarkRow
 }
 
-// QuotaStore lets GC keep a Backend within gc.max_bytes, with the plan of
+// QuotaStore lets GC keep a Store within gc.max_bytes, with the plan of
 // a data dir: the oldest sessions, then the oldest messages (never pinned
 // ones, decisions or policies), until the estimated size fits.
 // RetentionStore.Size is the size the quota compares.
@@ -385,7 +385,7 @@ type QuotaMessage struct {
 }
 
 // SearchCountStore keeps the search counts of every process sharing a
-// Backend, for StoreStats. A process adds its pending counts after one of
+// Store, for StoreStats. A process adds its pending counts after one of
 // its writes (at most every searchFlushInterval, or once
 // searchFlushEvery searches are pending) and at Close, as the data dir's
 // processes do: a search alone writes nothing.

@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// The Engine's side of the optional Backend operations (backend_ops.go):
+// The Engine's side of the optional Store operations (backend_ops.go):
 // each runs after the Engine's method validated its input, and refuses
-// the operation when the Backend lacks the capability.
+// the operation when the Store lacks the capability.
 
-// backendOp returns e's Backend as a C, or the refusal naming the
+// backendOp returns e's Store as a C, or the refusal naming the
 // Engine's method that was called.
 func backendOp[C any](e *Engine) (C, error) {
 	c, ok := e.store.(C)
@@ -20,8 +20,8 @@ func backendOp[C any](e *Engine) (C, error) {
 	return c, nil
 }
 
-// onBackend runs fn with e's Backend as a C, guarded against Close; the
-// refusal when the Backend lacks C.
+// onBackend runs fn with e's Store as a C, guarded against Close; the
+// refusal when the Store lacks C.
 func onBackend[C, R any](e *Engine, fn func(C) (R, error)) (R, error) {
 	var zero R
 	c, err := backendOp[C](e)
@@ -36,7 +36,7 @@ func onBackend[C, R any](e *Engine, fn func(C) (R, error)) (R, error) {
 	return fn(c)
 }
 
-// backendCreateChannel is CreateChannel on a Backend.
+// backendCreateChannel is CreateChannel on a Store.
 func (e *Engine) backendCreateChannel(ctx context.Context, in NewChannel, name string) (Channel, error) {
 	return onBackend(e, func(cs ChannelStore) (Channel, error) {
 		c := Channel{ID: in.ID, ChannelType: ChannelPlain, Name: name, Description: in.Description, ProjectID: in.Project,
@@ -53,7 +53,7 @@ func (e *Engine) backendCreateChannel(ctx context.Context, in NewChannel, name s
 }
 
 // backendAllOfChannel is channelMessages (every message of a channel,
-// in id order) on a Backend.
+// in id order) on a Store.
 func (e *Engine) backendAllOfChannel(ctx context.Context, channel string) ([]Message, error) {
 	ids, err := onBackend(e, func(cs ChannelStore) ([]int64, error) { return cs.ChannelMessageIDs(ctx, channel) })
 	if err != nil {
@@ -62,8 +62,8 @@ func (e *Engine) backendAllOfChannel(ctx context.Context, channel string) ([]Mes
 	return e.messagesInBatches(ctx, ids)
 }
 
-// backendStoreStats is StoreStats on a Backend. Search counts are this
-// process's: processes sharing a Backend do not add theirs up.
+// backendStoreStats is StoreStats on a Store. Search counts are this
+// process's: processes sharing a Store do not add theirs up.
 func (e *Engine) backendStoreStats(ctx context.Context) (*StoreStats, error) {
 	if _, err := backendOp[StatsStore](e); err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ func (e *Engine) backendStoreStats(ctx context.Context) (*StoreStats, error) {
 	return st, nil
 }
 
-// backendConsistency is Consistency on a Backend.
+// backendConsistency is Consistency on a Store.
 func (e *Engine) backendConsistency(ctx context.Context) (CheckReport, error) {
 	return onBackend(e, func(cs ConsistencyStore) (CheckReport, error) {
 		rep, err := cs.Consistency(ctx)
@@ -132,7 +132,7 @@ func (e *Engine) backendConsistency(ctx context.Context) (CheckReport, error) {
 	})
 }
 
-// backendCheck is Check on a Backend: the consistency report's problems
+// backendCheck is Check on a Store: the consistency report's problems
 // are corruption.
 func (e *Engine) backendCheck(ctx context.Context) error {
 	rep, err := e.backendConsistency(ctx)
@@ -145,7 +145,7 @@ func (e *Engine) backendCheck(ctx context.Context) error {
 	return nil
 }
 
-// backendUnread is Unread on a Backend, after validation.
+// backendUnread is Unread on a Store, after validation.
 func (e *Engine) backendUnread(ctx context.Context, req UnreadRequest, limit int) (Unread, error) {
 	return onBackend(e, func(cs CursorStore) (Unread, error) {
 		ms, n, err := cs.Unread(ctx, req.Agent, req.Channel, req.Project, limit)
@@ -163,7 +163,7 @@ func (e *Engine) backendUnread(ctx context.Context, req UnreadRequest, limit int
 	})
 }
 
-// backendMarkRead is MarkRead on a Backend, after validation.
+// backendMarkRead is MarkRead on a Store, after validation.
 func (e *Engine) backendMarkRead(ctx context.Context, req MarkReadRequest, scope string) (ReadCursor, error) {
 	return onBackend(e, func(cs CursorStore) (ReadCursor, error) {
 		cur, err := cs.MarkRead(ctx, req.Agent, scope, req.Channel, req.UpTo, e.opts.Now())
@@ -175,7 +175,7 @@ func (e *Engine) backendMarkRead(ctx context.Context, req MarkReadRequest, scope
 	})
 }
 
-// backendPutMarks is PutBreadcrumbMarks on a Backend, after validation.
+// backendPutMarks is PutBreadcrumbMarks on a Store, after validation.
 func (e *Engine) backendPutMarks(ctx context.Context, rows map[int64]MarkRow) error {
 	_, err := onBackend(e, func(ms MarkStore) (struct{}, error) {
 		return struct{}{}, ms.PutMarks(ctx, rows)
@@ -183,7 +183,7 @@ func (e *Engine) backendPutMarks(ctx context.Context, rows map[int64]MarkRow) er
 	return err
 }
 
-// backendMessagesToMark is MessagesToMark on a Backend, after validation.
+// backendMessagesToMark is MessagesToMark on a Store, after validation.
 func (e *Engine) backendMessagesToMark(ctx context.Context, repo, head string, after int64, limit int) ([]Message, error) {
 	return onBackend(e, func(ms MarkStore) ([]Message, error) {
 		out, err := ms.MessagesToMark(ctx, repo, head, after, limit)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// backendRebuild is Rebuild on a Backend: the keyword entries recomputed
+// backendRebuild is Rebuild on a Store: the keyword entries recomputed
 // in one transaction; the vectors embedded into a set of this process's
 // model (the set of its model when messages are still queued for it,
 // else a building set, resumed if one exists), which replaces the other

@@ -6,7 +6,7 @@ import (
 )
 
 // backendImportSessions runs one file's import (run) in one transaction of
-// the Backend, its chunk messages written in it.
+// the Store, its chunk messages written in it.
 func (e *Engine) backendImportSessions(ctx context.Context, run func(SessionTx, func(context.Context, prepared) (WriteResult, error)) error) error {
 	created := false
 	_, err := onBackend(e, func(ss SessionStore) (struct{}, error) {
@@ -26,7 +26,7 @@ func (e *Engine) backendImportSessions(ctx context.Context, run func(SessionTx, 
 	return err
 }
 
-// backendSessions is Sessions.Get ("" for List) on a Backend.
+// backendSessions is Sessions.Get ("" for List) on a Store.
 func (e *Engine) backendSessions(ctx context.Context, id string) ([]Session, error) {
 	return onBackend(e, func(ss SessionStore) ([]Session, error) {
 		out, err := ss.Sessions(ctx, id)
@@ -37,7 +37,7 @@ func (e *Engine) backendSessions(ctx context.Context, id string) ([]Session, err
 	})
 }
 
-// backendSessionRecords is Sessions.Messages on a Backend.
+// backendSessionRecords is Sessions.Messages on a Store.
 func (e *Engine) backendSessionRecords(ctx context.Context, id string) ([]SessionRecord, error) {
 	return onBackend(e, func(ss SessionStore) ([]SessionRecord, error) {
 		recs, ok, err := ss.SessionRecords(ctx, id)
@@ -48,7 +48,7 @@ func (e *Engine) backendSessionRecords(ctx context.Context, id string) ([]Sessio
 	})
 }
 
-// backendSessionRefs is Sessions.Refs on a Backend.
+// backendSessionRefs is Sessions.Refs on a Store.
 func (e *Engine) backendSessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error) {
 	return onBackend(e, func(ss SessionStore) ([]SessionRef, error) {
 		out, err := ss.SessionRefs(ctx, messageID)

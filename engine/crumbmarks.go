@@ -350,7 +350,7 @@ func (e *Engine) attachChecks(ctx context.Context, ms []*Message) error {
 
 // markRows returns the cached marks of those of ids that have them: from
 // the store's MarkStore when it has one, else from the data dir's table
-// (none on another Backend).
+// (none on another Store).
 func (e *Engine) markRows(ctx context.Context, ids []int64) (map[int64]MarkRow, error) {
 	if ms, ok := e.store.(MarkStore); ok {
 		return ms.Marks(ctx, ids)

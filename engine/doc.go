@@ -92,14 +92,14 @@
 //
 // A read makes no durable write: a search counts itself in memory, and the
 // counts reach the search_stats row inside the process's next message
-// write (on a Backend: after it, at most every 10 s unless 64 are
+// write (on a Store: after it, at most every 10 s unless 64 are
 // pending), or at Close: into search_stats when the process wrote, else
 // appended (no fsync) to dir/search-counts, which the next writer's Close
 // adds to search_stats (engine/searchstats.go).
 //
 // # The storage boundary (engine/backend.go, embedded.go)
 //
-// Every operation both stores serve goes through Backend: writes, reads,
+// Every operation both stores serve goes through Store: writes, reads,
 // listings, deletes, channels, agents, keyword and vector candidate
 // retrieval, the reply lookup and the vector sets. Open's store is
 // embeddedStore (this SQLite database, FTS5 and the in-memory BM25 index,
@@ -118,7 +118,7 @@
 // TransferStore (both stores) reads and writes sessions, cursors, marks
 // and agents as stored for TransferTo (cairn migrate, engine/transfer.go);
 // QuotaStore serves gc.max_bytes with the data dir's plan (quotaPlan);
-// SearchCountStore keeps every process's search counts on a Backend.
+// SearchCountStore keeps every process's search counts on a Store.
 // Each store fills its own vectors: the embedded one with its outbox
 // worker (below), a VectorQueue with the Engine's generic worker
 // (engine/backend_engine.go).
@@ -202,7 +202,7 @@
 // every store: plan (the only step that rejects input; SearchSpec.Request
 // runs it too, so every surface validates alike), semantic, keyword,
 // exactSimilarities, turnContext, fuse, the query boosts, liftReplies,
-// blendRanks, rankCandidates and hydrate; each asks the store (Backend) for what it
+// blendRanks, rankCandidates and hydrate; each asks the store (Store) for what it
 // retrieves.
 //
 // Before the two sides run, the query is read (engine/queryshape.go,

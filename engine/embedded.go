@@ -11,7 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/fts"
 )
 
-// embeddedStore is the data dir's store as a Backend: messages, channels
+// embeddedStore is the data dir's store as a Store: messages, channels
 // and agents in SQLite, keyword search over FTS5 and the in-memory BM25
 // index (engine/keyword_index.go), vectors in vecstore with the SQLite
 // outbox (engine/vectors.go, engine/outbox.go). It is the Engine's own
@@ -19,14 +19,14 @@ import (
 // dir has (sessions, retention, backups, rebuilds, exports) keep using
 // them directly.
 //
-// Besides Backend it has the optional capabilities MarkFilters,
+// Besides Store it has the optional capabilities MarkFilters,
 // BreadcrumbChecks, RankFacts and SetHistory. Its vectors are filled by the Engine's
 // own worker (promotion of rebuilt sets, SQ8 codes), so it is not a
 // VectorQueue.
 type embeddedStore struct{ e *Engine }
 
 var (
-	_ Backend          = embeddedStore{}
+	_ Store            = embeddedStore{}
 	_ MarkFilters      = embeddedStore{}
 	_ BreadcrumbChecks = embeddedStore{}
 	_ RankFacts        = embeddedStore{}

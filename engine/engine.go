@@ -173,16 +173,16 @@ type Engine struct {
 	searches searchCounter // this process's searches not yet stored (engine/searchstats.go)
 
 	// store is the storage boundary every shared operation goes through:
-	// the data dir's embeddedStore (engine/embedded.go) or the Backend
+	// the data dir's embeddedStore (engine/embedded.go) or the Store
 	// OpenBackend took; caps are its optional capabilities.
-	store Backend
+	store Store
 	caps  storeCaps
 
 	// leftovers are the temporaries of killed backups and restores Open
 	// removed (RemovedLeftovers).
 	leftovers []string
 
-	bs *backendState // a Backend's vector worker (engine/backend_engine.go); nil for the embedded store
+	bs *backendState // a Store's vector worker (engine/backend_engine.go); nil for the embedded store
 	// fillVectors is SyncVectors's work: the embedded store's outbox
 	// worker (syncVectors) or a VectorQueue's (backendSyncVectors).
 	fillVectors func(ctx context.Context, progress func(Progress)) error
@@ -511,7 +511,7 @@ func (e *Engine) Close() error {
 }
 
 // Sessions returns the imported sessions: import, reads and export. On a
-// Backend without them every method refuses (*InvalidError on store).
+// Store without them every method refuses (*InvalidError on store).
 func (e *Engine) Sessions() *Sessions {
 	if e.sessions == nil {
 		return &Sessions{db: e.db, msgs: e, over: e}
@@ -519,7 +519,7 @@ func (e *Engine) Sessions() *Sessions {
 	return e.sessions
 }
 
-// Retention returns garbage collection by retention policy. On a Backend
+// Retention returns garbage collection by retention policy. On a Store
 // every method refuses (*InvalidError on store).
 func (e *Engine) Retention() *Retention {
 	if e.retention == nil {
@@ -528,7 +528,7 @@ func (e *Engine) Retention() *Retention {
 	return e.retention
 }
 
-// Backups returns backups of the data dir. On a Backend, Create refuses
+// Backups returns backups of the data dir. On a Store, Create refuses
 // and names the store's own tools.
 func (e *Engine) Backups() *Backups {
 	if e.backups == nil {

@@ -277,11 +277,11 @@ type searchPlan struct {
 	heads  *RepoHeads // the breadcrumb repositories' HEADs, when demoting or filtering by them
 	// superseded keeps the messages another one superseded.
 	superseded bool
-	store      Backend // what retrieval reads (searchStore); nil: the Engine's store
+	store      Store // what retrieval reads (searchStore); nil: the Engine's store
 }
 
-// from is the Backend p's retrieval reads.
-func (p searchPlan) from(e *Engine) Backend {
+// from is the Store p's retrieval reads.
+func (p searchPlan) from(e *Engine) Store {
 	if p.store != nil {
 		return p.store
 	}

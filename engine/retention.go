@@ -181,7 +181,7 @@ type Retention struct {
 	*db
 	fts  *fts.Table
 	msgs messageStore
-	// over is the Engine of a Backend (nil on a data dir).
+	// over is the Engine of a Store (nil on a data dir).
 	over *Engine
 }
 

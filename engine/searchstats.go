@@ -13,7 +13,7 @@ import (
 )
 
 // searchFlushEvery is how many pending searches make a process writing to
-// a Backend add them after a write (addSearchesToBackend).
+// a Store add them after a write (addSearchesToBackend).
 const searchFlushEvery = 64
 
 // searchCounter counts this process's searches not yet added to the
@@ -24,7 +24,7 @@ const searchFlushEvery = 64
 type searchCounter struct {
 	n, us atomic.Int64
 	wrote atomic.Bool // this process committed a message write
-	// flushed is when (Unix ns) the counts last went to a Backend.
+	// flushed is when (Unix ns) the counts last went to a Store.
 	flushed atomic.Int64
 }
 
@@ -167,7 +167,7 @@ func (e *Engine) searchStats(ctx context.Context) (SearchStats, error) {
 }
 
 // searchFlushInterval is how often, at most, a process writing to a
-// Backend adds its pending search counts after a write.
+// Store adds its pending search counts after a write.
 const searchFlushInterval = 10 * time.Second
 
 // addSearchesToBackend adds the pending counts to a SearchCountStore
@@ -200,7 +200,7 @@ func (e *Engine) moveSearchesToBackend(ctx context.Context, sc SearchCountStore)
 	}
 }
 
-// flushSearchesToBackendAtClose is flushSearchesAtClose on a Backend.
+// flushSearchesToBackendAtClose is flushSearchesAtClose on a Store.
 func (e *Engine) flushSearchesToBackendAtClose(ctx context.Context) {
 	sc, ok := e.store.(SearchCountStore)
 	if !ok {

@@ -106,7 +106,7 @@ type ImportReport struct {
 type Sessions struct {
 	*db
 	msgs messageStore
-	// over is the Engine of a Backend (nil on a data dir).
+	// over is the Engine of a Store (nil on a data dir).
 	over *Engine
 }
 

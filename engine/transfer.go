@@ -27,7 +27,7 @@ type TransferReport struct {
 }
 
 // TransferTo copies the whole store e into dst, between a data dir and a
-// Backend either way: channels with their names and descriptions, every
+// Store either way: channels with their names and descriptions, every
 // message (CopyMessagesTo), then, with message ids translated to dst's,
 // imported sessions (contents with their chunks, sessions with their
 // records, where each file's import stopped, so that importing the same

@@ -116,7 +116,7 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 	return nil
 }
 
-// TurnContext is the capability of a Backend that serves the context step
+// TurnContext is the capability of a Store that serves the context step
 // of semantic search: without it a store's semantic search scores every
 // message by its own vector.
 type TurnContext interface {

@@ -1,5 +1,5 @@
 // Package pgstore keeps cairn's messages in PostgreSQL with pgvector: the
-// engine.Backend that `cairn serve --store postgres://...` (and the CLI,
+// engine.Store that `cairn serve --store postgres://...` (and the CLI,
 // MCP and config.toml's store) open with engine.OpenBackend. Several cairn
 // processes, on one host or many, share one database with no coordination
 // beyond it.
@@ -51,7 +51,7 @@
 //
 // # Operations
 //
-// Besides engine.Backend the store implements the engine's optional
+// Besides engine.Store the store implements the engine's optional
 // capabilities (engine/backend_ops.go) in ops_*.go: channels with
 // descriptions, stats and the timeline, the consistency check, read
 // cursors (Unread takes a SHARE lock on messages for an instant, so that

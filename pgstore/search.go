@@ -13,7 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
-// Keyword implements engine.Backend: BM25 over q's stems as fts.Index
+// Keyword implements engine.Store: BM25 over q's stems as fts.Index
 // computes it, without the terms found in more than half of the messages
 // when another term remains (fts.DropFrequent, as the embedded store drops
 // them).
@@ -68,7 +68,7 @@ func vectorText(v []float32) string {
 	return string(append(b, ']'))
 }
 
-// Nearest implements engine.Backend.
+// Nearest implements engine.Store.
 func (s *Store) Nearest(ctx context.Context, set engine.VectorSet, q []float32, sel engine.Selection, k int) ([]engine.ScoredID, error) {
 	f := sel.Where
 	args := &sqlArgs{}
@@ -110,7 +110,7 @@ func (s *Store) Nearest(ctx context.Context, set engine.VectorSet, q []float32, 
 	return out, nil
 }
 
-// Similarities implements engine.Backend.
+// Similarities implements engine.Store.
 func (s *Store) Similarities(ctx context.Context, set engine.VectorSet, q []float32, ids []int64) (map[int64]float64, error) {
 	hits, err := s.scored(ctx, "similarities", `SELECT message_id, 1 - (embedding <=> $1::vector) FROM `+vectorTable(set.ID)+` WHERE message_id = ANY($2)`,
 		vectorText(q), ids)
@@ -124,7 +124,7 @@ func (s *Store) Similarities(ctx context.Context, set engine.VectorSet, q []floa
 	return out, nil
 }
 
-// Replies implements engine.Backend: each asker's next message in its
+// Replies implements engine.Store: each asker's next message in its
 // channel (m) is found through messages_channel_time, then kept when it
 // is a reply and passes f.
 func (s *Store) Replies(ctx context.Context, askers []int64, within time.Duration, f engine.Selection) ([]engine.Reply, error) {

@@ -40,7 +40,7 @@ type Options struct {
 	MaxConns int
 }
 
-// Store is an open PostgreSQL store. It implements engine.Backend.
+// Store is an open PostgreSQL store. It implements engine.Store.
 type Store struct {
 	pool *pgxpool.Pool
 	opts Options
@@ -50,7 +50,7 @@ type Store struct {
 }
 
 var (
-	_ engine.Backend     = (*Store)(nil)
+	_ engine.Store       = (*Store)(nil)
 	_ engine.VectorQueue = (*Store)(nil)
 )
 

@@ -14,7 +14,7 @@ import (
 // setLock is the advisory lock key under which vector sets are created.
 const setLock = 0x63617273 // "cars"
 
-// Sets implements engine.Backend.
+// Sets implements engine.Store.
 func (s *Store) Sets(ctx context.Context) ([]engine.VectorSet, error) {
 	rows, err := s.pool.Query(ctx, `SELECT s.id, s.model_id, s.dim, s.state, s.created_at, s.activated_at,
 		(SELECT count(*) FROM vector_outbox o WHERE o.set_id = s.id)
@@ -39,7 +39,7 @@ func (s *Store) Sets(ctx context.Context) ([]engine.VectorSet, error) {
 	return out, nil
 }
 
-// CreateSet implements engine.Backend: under an advisory lock, so that
+// CreateSet implements engine.Store: under an advisory lock, so that
 // processes starting together create one set.
 func (s *Store) CreateSet(ctx context.Context, model string, dim int, now time.Time) (engine.VectorSet, error) {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -74,7 +74,7 @@ func (s *Store) CreateSet(ctx context.Context, model string, dim int, now time.T
 	return sets[len(sets)-1], nil
 }
 
-// Claim implements engine.Backend.
+// Claim implements engine.Store.
 func (s *Store) Claim(ctx context.Context, set int64, n int, lease time.Duration) ([]engine.QueuedMessage, error) {
 	now := time.Now().UnixMilli()
 	rows, err := s.pool.Query(ctx, `WITH c AS (
@@ -101,7 +101,7 @@ func (s *Store) Claim(ctx context.Context, set int64, n int, lease time.Duration
 	return out, nil
 }
 
-// PutVectors implements engine.Backend.
+// PutVectors implements engine.Store.
 func (s *Store) PutVectors(ctx context.Context, set int64, ids []int64, vecs [][]float32) error {
 	texts := make([]string, len(vecs))
 	for i, v := range vecs {
@@ -123,7 +123,7 @@ func (s *Store) PutVectors(ctx context.Context, set int64, ids []int64, vecs [][
 	return nil
 }
 
-// Pending implements engine.Backend.
+// Pending implements engine.Store.
 func (s *Store) Pending(ctx context.Context, set int64, ids []int64) (map[int64]bool, error) {
 	return s.idsWhere(ctx, "vector outbox", "SELECT message_id FROM vector_outbox WHERE set_id = $1 AND message_id = ANY($2)", set, ids)
 }
