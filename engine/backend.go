@@ -8,27 +8,29 @@ import (
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
-// Store is the storage boundary of an Engine. It has two
-// implementations: the data dir's embedded store (SQLite, FTS5 with the
-// in-memory BM25 index, vecstore; engine/embedded.go), which Open uses,
-// and PostgreSQL with pgvector (package pgstore), which OpenBackend takes.
-// A Store keeps messages, channels, agents, the keyword statistics,
-// vectors and the vector outbox, and answers filtered candidate retrieval
-// for each side of a search. Everything above it is the Engine's one copy
-// for both: validation and normalization of writes (prepare), search
-// planning and filters (plan, resolveFilter), query shape, fusion, reply
-// lift, ranking profiles, results and snippets, and embedding (the Engine
-// embeds; the Store stores vectors).
+// Store is the storage boundary of an Engine: the one port every store
+// implements in full. It has two implementations: the data dir's embedded
+// store (SQLite, FTS5 with the in-memory BM25 index, vecstore;
+// engine/embedded.go and engine/sqlite_*.go), which Open uses, and
+// PostgreSQL with pgvector (package pgstore), which OpenBackend takes. A
+// Store keeps messages, channels, agents, the keyword statistics, vectors
+// and the vector outbox, read cursors and breadcrumb marks, and answers
+// filtered candidate retrieval for each side of a search. Everything above
+// it is the Engine's one copy for both: validation and normalization of
+// writes (prepare), search planning and filters (plan, resolveFilter),
+// query shape, fusion, reply lift, ranking profiles, results and
+// snippets, and embedding (the Engine embeds; the Store stores vectors).
 //
 // Filters reach a Store as a Selection: the normalized where expression
-// over the vector metadata keys (WhereKeys) holds every Filter field
-// except UnreadBy and BreadcrumbsValid, which only a Store with the
-// MarkFilters capability serves (an Engine over another refuses them as
-// bad input). Scores are BM25 (as fts.Index computes it: k1 1.2, b 0.75,
-// idf floored at 1e-6) and cosine similarity.
+// over the vector metadata keys (WhereKeys), and the read cursors
+// (UnreadBy) and breadcrumb marks (ValidAt) conditions, which every
+// Store's List, Keyword, Nearest and Replies honour. Scores are BM25 (as
+// fts.Index computes it: k1 1.2, b 0.75, idf floored at 1e-6) and cosine
+// similarity.
 //
-// What only some stores can do is an optional capability, a small
-// interface below that the Engine checks once when it opens the store.
+// There are no optional parts: a store that lacks an operation does not
+// compile. Validation stays in the Engine's method, before the Store is
+// asked.
 //
 // Implementations are safe for concurrent use by several processes on one
 // store: writes are idempotent across processes and ids are never reused.
@@ -85,6 +87,55 @@ type Store interface {
 	Sets(ctx context.Context) ([]VectorSet, error)
 	// Pending returns which of ids are still queued for set.
 	Pending(ctx context.Context, set int64, ids []int64) (map[int64]bool, error)
+	// AllSets returns every vector set the store keeps, each with all its
+	// outbox rows (deletions included): the retired sets too on a store
+	// that keeps them (the data dir's), else the live ones as Sets.
+	AllSets(ctx context.Context) ([]VectorSet, error)
+	// RankFacts reads what ranking needs of the messages among ids (ID,
+	// SenderID, Confidence, CreatedAt, SupersededBy), in any order; a
+	// store may return whole messages.
+	RankFacts(ctx context.Context, ids []int64) ([]Message, error)
+	// Neighbours returns, for those of ids that have one, the message
+	// just before and just after each in its channel (by created_at,
+	// then id) when it is from another sender and at most within away,
+	// and whether the one after passes f (engine/turncontext.go).
+	Neighbours(ctx context.Context, ids []int64, within time.Duration, f Selection) (map[int64]TurnNeighbours, error)
+	// SetVectors returns the vectors in set of those of ids that have one.
+	SetVectors(ctx context.Context, set VectorSet, ids []int64) (map[int64][]float32, error)
+
+	// Read cursors (Unread, MarkRead, the unread_by filter). Scopes are
+	// cursorScope's keys: "" (every channel), "channel:ID", "project:P".
+
+	// Unread returns up to limit messages of scope (channel or project,
+	// both "" for every channel) that agent did not write and has not
+	// read, in id order, and their count. ErrNotFound for an unknown
+	// channel. No message written concurrently may later commit with an
+	// id at or below the last one returned.
+	Unread(ctx context.Context, agent, channel, project string, limit int) ([]Message, int64, error)
+	// MarkRead moves agent's cursor of scope to upTo (0: the newest id
+	// given so far), never back; an id not given yet is an *InvalidError
+	// on up_to. ErrNotFound for an unknown channel.
+	MarkRead(ctx context.Context, agent, scope, channel string, upTo int64, now time.Time) (ReadCursor, error)
+	// UnreadAmong returns which of ids agent did not write and has not
+	// read.
+	UnreadAmong(ctx context.Context, agent string, ids []int64) (map[int64]bool, error)
+
+	// Breadcrumb marks (the cache of breadcrumb checks, the
+	// breadcrumbs_valid filter, engine/crumbmarks.go).
+
+	// PutMarks stores each message's row (repository, head, marks JSON
+	// and worst state), replacing what was cached of it; ids of deleted
+	// messages are skipped.
+	PutMarks(ctx context.Context, marks map[int64]MarkRow) error
+	// MessagesToMark returns up to limit messages with breadcrumbs and
+	// an id above after that belong to repo and have no marks at head, in
+	// id order (Engine.MessagesToMark says which belong).
+	MessagesToMark(ctx context.Context, repo, head string, after int64, limit int) ([]Message, error)
+	// Marks returns the cached rows of those of ids that have one.
+	Marks(ctx context.Context, ids []int64) (map[int64]MarkRow, error)
+	// MarkedRepos returns the repositories the cache holds marks of.
+	MarkedRepos(ctx context.Context) ([]string, error)
+
 	// Close releases the store's connections.
 	Close() error
 }
@@ -94,12 +145,11 @@ type Selection struct {
 	// Where is the filter over the WhereColumns keys; nil keeps every
 	// message.
 	Where *where.Expr
-	// UnreadBy keeps the messages this agent has not read. Set only for
-	// a Store with MarkFilters.
+	// UnreadBy keeps the messages this agent has not read.
 	UnreadBy string
 	// ValidAt, when set, keeps the messages whose breadcrumbs are all
-	// valid at these HEADs of their repositories. Set only for a Store
-	// with MarkFilters.
+	// valid at these HEADs of their repositories (RepoHeads.ValidNow);
+	// the Engine has read the HEAD of every repository of MarkedRepos.
 	ValidAt *RepoHeads
 
 	// sql and args are the whole selection as SQL over messages aliased c,
@@ -121,60 +171,6 @@ func (f resolved) selection() Selection {
 // Reply is a message that answers the question of another (Asker).
 type Reply struct {
 	Asker, Reply int64
-}
-
-// MarkFilters is the capability of a Store whose List, Keyword, Nearest
-// and Replies honour Selection.UnreadBy (read cursors, engine/unread.go)
-// and Selection.ValidAt (breadcrumb marks, engine/crumbmarks.go); each
-// result says which of the two it serves.
-type MarkFilters interface {
-	MarkFilters() (unread, breadcrumbsValid bool)
-}
-
-// BreadcrumbChecks is the capability of a Store that keeps the cache of
-// breadcrumb checks (engine/crumbmarks.go): reads attach each message's
-// check at the repository's HEAD, and a ranking with a StaleFactor
-// demotes the messages whose breadcrumbs changed or are gone.
-type BreadcrumbChecks interface {
-	// AttachChecks sets the BreadcrumbCheck of those of ms the cache holds.
-	AttachChecks(ctx context.Context, ms []*Message) error
-	// StaleAmong returns the ids among ids whose marks hold at heads
-	// (RepoHeads) and say a breadcrumb changed or is gone.
-	StaleAmong(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error)
-}
-
-// RankFacts is the capability of a Store that reads what ranking needs
-// of messages (ID, SenderID, Confidence, CreatedAt) cheaper than whole
-// messages; without it the Engine reads them with Messages.
-type RankFacts interface {
-	RankFacts(ctx context.Context, ids []int64) ([]Message, error)
-}
-
-// SetHistory is the capability of a Store that keeps retired vector
-// sets: AllSets returns every set, each with all its outbox rows, and
-// VectorSets lists them (else the live sets).
-type SetHistory interface {
-	AllSets(ctx context.Context) ([]VectorSet, error)
-}
-
-// storeCaps are the optional capabilities of an Engine's Store, checked
-// once when the Engine opens it (nil: the Store has none).
-type storeCaps struct {
-	unread, valid bool
-	checks        BreadcrumbChecks
-	facts         RankFacts
-	history       SetHistory
-}
-
-func capsOf(be Store) storeCaps {
-	var c storeCaps
-	if m, ok := be.(MarkFilters); ok {
-		c.unread, c.valid = m.MarkFilters()
-	}
-	c.checks, _ = be.(BreadcrumbChecks)
-	c.facts, _ = be.(RankFacts)
-	c.history, _ = be.(SetHistory)
-	return c
 }
 
 // VectorQueue is the capability of a Store whose vectors the Engine's

@@ -50,7 +50,6 @@ func OpenBackend(ctx context.Context, be Store, kind, dir string, opts Options) 
 		return nil, err
 	}
 	e := &Engine{db: &db{dir: dir, opts: opts, backend: kind}, store: be, bs: &backendState{wake: make(chan struct{}, 1)}}
-	e.caps = e.backendCaps(be)
 	e.fillVectors = e.backendSyncVectors
 	if opts.VectorStore.Open && dir != "" {
 		st, err := vecstore.Open(ctx, filepath.Join(dir, VectorsDir),

@@ -58,40 +58,6 @@ type ConsistencyStore interface {
 	Consistency(ctx context.Context) (CheckReport, error)
 }
 
-// CursorStore keeps the agents' read cursors (Unread, MarkRead, the
-// unread_by filter) on a Store. Scopes are cursorScope's keys: "" (every
-// channel), "channel:ID", "project:P".
-type CursorStore interface {
-	// Unread returns up to limit messages of scope (channel or project,
-	// both "" for every channel) that agent did not write and has not
-	// read, in id order, and their count. ErrNotFound for an unknown
-	// channel. No message written concurrently may later commit with an
-	// id at or below the last one returned.
-	Unread(ctx context.Context, agent, channel, project string, limit int) ([]Message, int64, error)
-	// MarkRead moves agent's cursor of scope to upTo (0: the newest id
-	// given so far), never back; an id not given yet is an *InvalidError
-	// on up_to. ErrNotFound for an unknown channel.
-	MarkRead(ctx context.Context, agent, scope, channel string, upTo int64, now time.Time) (ReadCursor, error)
-	// UnreadAmong returns which of ids agent did not write and has not
-	// read.
-	UnreadAmong(ctx context.Context, agent string, ids []int64) (map[int64]bool, error)
-}
-
-// MarkStore keeps the breadcrumb marks cache (and the breadcrumbs_valid
-// filter) on a Store.
-type MarkStore interface {
-	// PutMarks stores each message's row (repository, head, marks JSON
-	// and worst state), replacing what was cached of it; ids of deleted
-	// messages are skipped.
-	PutMarks(ctx context.Context, marks map[int64]MarkRow) error
-	// MessagesToMark returns up to limit messages with breadcrumbs and
-	// an id above after that belong to repo and have no marks at head, in
-	// id order (Engine.MessagesToMark says which belong).
-	MessagesToMark(ctx context.Context, repo, head string, after int64, limit int) ([]Message, error)
-	// Marks returns the cached rows of those of ids that have one.
-	Marks(ctx context.Context, ids []int64) (map[int64]MarkRow, error)
-}
-
 // MarkRow is one message's cached breadcrumb check.
 type MarkRow struct {
 	// Repo is the top directory of the repository the marks were

@@ -101,20 +101,17 @@
 //
 // Every operation both stores serve goes through Store: writes, reads,
 // listings, deletes, channels, agents, keyword and vector candidate
-// retrieval, the reply lookup and the vector sets. Open's store is
+// retrieval (each store serves the whole Selection, unread_by and
+// breadcrumbs_valid included), the reply lookup, turn context, rank
+// facts, read cursors, breadcrumb marks and the vector sets. Open's store is
 // embeddedStore (this SQLite database, FTS5 and the in-memory BM25 index,
 // vecstore); OpenBackend takes another (package pgstore: PostgreSQL). The
 // orchestration above it (validation, search planning, query analysis,
-// fusion, the reply lift, ranking, snippets) is one copy. What only some
-// stores can do is an optional capability checked once at open
-// (storeCaps: MarkFilters, BreadcrumbChecks, RankFacts, SetHistory,
-// VectorQueue, TurnContext). The operations beyond messages and search
-// (sessions, retention, stats, check, cursors, breadcrumb marks,
-// rebuilds, exports) use db directly on the data dir and, on another
-// store, its optional interfaces (engine/backend_ops.go), refusing the
-// operation when it lacks them; a search whose unread_by or
-// breadcrumbs_valid filter the store does not serve itself reads through
-// searchStore (engine/backend_filter.go). Backups need the data dir.
+// fusion, the reply lift, ranking, snippets) is one copy. The operations
+// beyond these (sessions, retention, stats, check, rebuilds, exports) use
+// db directly on the data dir and, on another store, its optional
+// interfaces (engine/backend_ops.go), refusing the operation when it
+// lacks them. Backups need the data dir.
 // TransferStore (both stores) reads and writes sessions, cursors, marks
 // and agents as stored for TransferTo (cairn migrate, engine/transfer.go);
 // QuotaStore serves gc.max_bytes with the data dir's plan (quotaPlan);

@@ -25,13 +25,7 @@ import (
 // VectorQueue.
 type embeddedStore struct{ e *Engine }
 
-var (
-	_ Store            = embeddedStore{}
-	_ MarkFilters      = embeddedStore{}
-	_ BreadcrumbChecks = embeddedStore{}
-	_ RankFacts        = embeddedStore{}
-	_ SetHistory       = embeddedStore{}
-)
+var _ Store = embeddedStore{}
 
 // sqlOf is f as SQL over messages aliased c, with its arguments ("" when
 // nothing filters).
@@ -173,7 +167,7 @@ func (s embeddedStore) Nearest(ctx context.Context, set VectorSet, q []float32, 
 			for i, h := range hits {
 				ids[i] = h.id
 			}
-			if pass, err = e.sqlOnlyAmong(ctx, f, ids); err != nil {
+			if pass, err = s.sqlOnlyAmong(ctx, f, ids); err != nil {
 				return nil, err
 			}
 		}
@@ -191,7 +185,8 @@ func (s embeddedStore) Nearest(ctx context.Context, set VectorSet, q []float32, 
 
 // sqlOnlyAmong returns the ids among ids that pass the parts of f the
 // vector metadata cannot hold (UnreadBy, ValidAt).
-func (e *Engine) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64) (map[int64]bool, error) {
+func (s embeddedStore) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64) (map[int64]bool, error) {
+	e := s.e
 	pass := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		pass[id] = true
@@ -200,7 +195,7 @@ func (e *Engine) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64) (ma
 		on   bool
 		keep func() (map[int64]bool, error)
 	}{
-		{f.UnreadBy != "", func() (map[int64]bool, error) { return e.unreadAmong(ctx, f.UnreadBy, ids) }},
+		{f.UnreadBy != "", func() (map[int64]bool, error) { return s.UnreadAmong(ctx, f.UnreadBy, ids) }},
 		{f.ValidAt != nil, func() (map[int64]bool, error) { return e.validAmong(ctx, f.ValidAt, ids) }},
 	} {
 		if !among.on {
@@ -415,16 +410,6 @@ func (s embeddedStore) Sets(ctx context.Context) ([]VectorSet, error) {
 
 func (s embeddedStore) Pending(ctx context.Context, set int64, ids []int64) (map[int64]bool, error) {
 	return s.e.pendingIDs(ctx, set, ids)
-}
-
-func (embeddedStore) MarkFilters() (unread, breadcrumbsValid bool) { return true, true }
-
-func (s embeddedStore) AttachChecks(ctx context.Context, ms []*Message) error {
-	return s.e.attachChecks(ctx, ms)
-}
-
-func (s embeddedStore) StaleAmong(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error) {
-	return s.e.staleAmong(ctx, heads, ids)
 }
 
 // Close stops the keyword index build and the vector worker, flushes the

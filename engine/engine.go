@@ -174,9 +174,8 @@ type Engine struct {
 
 	// store is the storage boundary every shared operation goes through:
 	// the data dir's embeddedStore (engine/embedded.go) or the Store
-	// OpenBackend took; caps are its optional capabilities.
+	// OpenBackend took.
 	store Store
-	caps  storeCaps
 
 	// leftovers are the temporaries of killed backups and restores Open
 	// removed (RemovedLeftovers).
@@ -230,7 +229,6 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	}
 	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t), leftovers: leftovers}
 	e.store = embeddedStore{e}
-	e.caps = capsOf(e.store)
 	e.fillVectors = e.syncVectors
 	e.sessions = &Sessions{db: e.db, msgs: e}
 	e.retention = &Retention{db: e.db, fts: t, msgs: e}

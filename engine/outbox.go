@@ -168,21 +168,18 @@ func (e *Engine) liveSets(ctx context.Context, db *sql.DB) ([]VectorSet, error) 
 	return out, classify(rows.Err())
 }
 
-// VectorSets lists the vector sets with their pending outbox rows: every
-// set a store with SetHistory ever had, else the live ones.
+// VectorSets lists the vector sets with their pending outbox rows
+// (Store.AllSets).
 func (e *Engine) VectorSets(ctx context.Context) ([]VectorSet, error) {
 	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	if e.caps.history != nil {
-		return e.caps.history.AllSets(ctx)
-	}
-	return e.store.Sets(ctx)
+	return e.store.AllSets(ctx)
 }
 
-// AllSets implements SetHistory: the retired sets too, each with all its
+// AllSets returns every set, the retired ones too, each with all its
 // outbox rows (deletions included).
 func (s embeddedStore) AllSets(ctx context.Context) ([]VectorSet, error) {
 	e := s.e

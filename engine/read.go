@@ -88,10 +88,8 @@ func (e *Engine) GetMessage(ctx context.Context, id int64) (Message, error) {
 		return Message{}, fmt.Errorf("message id %d: %w", id, ErrNotFound)
 	}
 	m := ms[0]
-	if e.caps.checks != nil {
-		if err := e.caps.checks.AttachChecks(ctx, []*Message{&m}); err != nil {
-			return Message{}, err
-		}
+	if err := e.attachChecks(ctx, []*Message{&m}); err != nil {
+		return Message{}, err
 	}
 	return m, nil
 }

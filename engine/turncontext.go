@@ -61,12 +61,7 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 	if (r.mode != ModeSemantic && !e.blends(r)) || !r.vecUsed || len(r.cands) == 0 || e.opts.QueryAnalysis.NoTurnContext {
 		return nil
 	}
-	// A store wrapped for filters it does not serve itself (searchStore)
-	// could not say whether a neighbour passes them: no context then.
-	ts, ok := e.store.(TurnContext)
-	if !ok || r.plan.from(e) != e.store {
-		return nil
-	}
+	ts := e.store
 	best := r.cands.best(contextTop, func(c *candidate) (float64, bool) { return c.sim, c.hasSim })
 	if len(best) == 0 {
 		return nil
@@ -114,19 +109,6 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 		}
 	}
 	return nil
-}
-
-// TurnContext is the capability of a Store that serves the context step
-// of semantic search: without it a store's semantic search scores every
-// message by its own vector.
-type TurnContext interface {
-	// Neighbours returns, for those of ids that have one, the message
-	// just before and just after each in its channel (by created_at,
-	// then id) when it is from another sender and at most within away,
-	// and whether the one after passes f.
-	Neighbours(ctx context.Context, ids []int64, within time.Duration, f Selection) (map[int64]TurnNeighbours, error)
-	// SetVectors returns the vectors in set of those of ids that have one.
-	SetVectors(ctx context.Context, set VectorSet, ids []int64) (map[int64][]float32, error)
 }
 
 // TurnNeighbours are a message's neighbouring turns (0: none).

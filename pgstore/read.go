@@ -53,8 +53,13 @@ func (s *Store) Messages(ctx context.Context, ids []int64) ([]engine.Message, er
 	return ms, nil
 }
 
-// List implements engine.Store.
-func (s *Store) List(ctx context.Context, f engine.Selection, limit int, order engine.ListOrder) ([]engine.Message, error) {
+// RankFacts implements engine.Store with whole messages.
+func (s *Store) RankFacts(ctx context.Context, ids []int64) ([]engine.Message, error) {
+	return s.Messages(ctx, ids)
+}
+
+// listWhere is List by f.Where alone.
+func (s *Store) listWhere(ctx context.Context, f engine.Selection, limit int, order engine.ListOrder) ([]engine.Message, error) {
 	args := &sqlArgs{}
 	cond, err := filterSQL(f.Where, args)
 	if err != nil {

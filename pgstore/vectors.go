@@ -39,6 +39,13 @@ func (s *Store) Sets(ctx context.Context) ([]engine.VectorSet, error) {
 	return out, nil
 }
 
+// AllSets implements engine.Store with the live sets: a set's vectors and
+// outbox rows are dropped when it retires (ActivateSet), and VectorSets
+// lists what a store holds.
+func (s *Store) AllSets(ctx context.Context) ([]engine.VectorSet, error) {
+	return s.Sets(ctx)
+}
+
 // CreateSet implements engine.Store: under an advisory lock, so that
 // processes starting together create one set.
 func (s *Store) CreateSet(ctx context.Context, model string, dim int, now time.Time) (engine.VectorSet, error) {
