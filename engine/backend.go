@@ -136,6 +136,45 @@ type Store interface {
 	// MarkedRepos returns the repositories the cache holds marks of.
 	MarkedRepos(ctx context.Context) ([]string, error)
 
+	// Channels beyond a message write.
+
+	// CreateChannel inserts c, a plain channel, and the channels of its
+	// project (c.ProjectID != "") as a first write does; false when the id
+	// is taken (nothing is changed then).
+	CreateChannel(ctx context.Context, c Channel) (bool, error)
+	// ChannelMessageIDs returns the ids of a channel's messages in id
+	// order.
+	ChannelMessageIDs(ctx context.Context, channel string) ([]int64, error)
+
+	// Counts and checks (StoreStats, Timeline, Consistency, Check).
+
+	// Stats counts what the store holds.
+	Stats(ctx context.Context) (BackendStats, error)
+	// TimelineCounts counts the messages created in [start, end) (Unix
+	// ms) per channel type and bucket (created_at - start) / width.
+	TimelineCounts(ctx context.Context, start, width, end int64) ([]TimelineCount, error)
+	// Consistency fills a CheckReport: Messages, FTSRows (messages whose
+	// keyword entry matches their terms), FTSMissing/FTSExtra,
+	// FTSIntegrity ("ok" or what differs in the keyword statistics), one
+	// SetCheck per live vector set, Warnings about the store's files, and
+	// Problems in words (counters of channels and agents included). The
+	// Engine adds Embedder and Parts.
+	Consistency(ctx context.Context) (CheckReport, error)
+	// Integrity returns the problems the store's own checks of its files
+	// find beyond Consistency: the data dir's SQLite quick_check, foreign
+	// keys, channel counters and FTS5 integrity check; none on PostgreSQL,
+	// whose Consistency compares its counters.
+	Integrity(ctx context.Context) ([]string, error)
+	// AddSearches adds n searches that took us microseconds in all to the
+	// totals every process sharing the store reads: at once, or with the
+	// store's next write or Close (the data dir: no commit of its own). A
+	// process adds its pending counts after one of its writes (at most
+	// every searchFlushInterval, or once searchFlushEvery searches are
+	// pending) and at Close: a search alone writes nothing.
+	AddSearches(ctx context.Context, n, us int64) error
+	// SearchTotals returns the searches added so far and their time.
+	SearchTotals(ctx context.Context) (n, us int64, err error)
+
 	// Close releases the store's connections.
 	Close() error
 }

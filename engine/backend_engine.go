@@ -134,7 +134,7 @@ func (e *Engine) closeBackend() error {
 		e.bs.cancel()
 		e.bs.wg.Wait()
 	}
-	e.flushSearchesToBackendAtClose(context.Background())
+	e.flushSearchesBeforeClose(context.Background())
 	err := e.store.Close()
 	if e.vec != nil && e.vec.store != nil {
 		if verr := e.vec.store.Close(); err == nil {
@@ -179,9 +179,7 @@ func (e *Engine) writePrepared(ctx context.Context, ps []prepared) ([]WriteResul
 	if err != nil {
 		return nil, err
 	}
-	if sc, ok := e.store.(SearchCountStore); ok {
-		e.addSearchesToBackend(ctx, sc)
-	}
+	e.addSearchesAfterWrite(ctx)
 	var changed []string
 	for i := range out {
 		out[i].Redactions = ps[i].redactions

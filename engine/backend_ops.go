@@ -11,26 +11,6 @@ import (
 // operation with an *InvalidError naming the store (unsupportedOnBackend).
 // Validation stays in the Engine's method, before the Store is asked.
 
-// ChannelStore keeps plain channels created by name (with a display name
-// and a description) on a Store.
-type ChannelStore interface {
-	// CreateChannel inserts c, a plain channel, and the channels of its
-	// project (c.ProjectID != "") as a first write does; false when the id
-	// is taken (nothing is changed then).
-	CreateChannel(ctx context.Context, c Channel) (bool, error)
-	// ChannelMessageIDs returns the ids of a channel's messages in id
-	// order.
-	ChannelMessageIDs(ctx context.Context, channel string) ([]int64, error)
-}
-
-// StatsStore counts what a Store holds, for StoreStats and Timeline.
-type StatsStore interface {
-	Stats(ctx context.Context) (BackendStats, error)
-	// TimelineCounts counts the messages created in [start, end) (Unix
-	// ms) per channel type and bucket (created_at - start) / width.
-	TimelineCounts(ctx context.Context, start, width, end int64) ([]TimelineCount, error)
-}
-
 // TimelineCount is the number of messages of one channel type in one
 // bucket of a timeline.
 type TimelineCount struct {
@@ -38,24 +18,16 @@ type TimelineCount struct {
 	Bucket, Count int64
 }
 
-// BackendStats is what a StatsStore counts: messages per channel, type
-// and agent ("name" or "name@project"), and the bytes of the store's
-// parts (Bytes.SQLite stays 0; Bytes.Total is the whole store).
+// BackendStats is what Store.Stats counts: messages per channel, type
+// and agent ("name" or "name@project"), sessions, and the bytes of the
+// store's parts (Bytes.Total is the whole store; Models stays 0: the
+// Engine adds the data dir's models), with notes on what could not be
+// measured.
 type BackendStats struct {
 	ByChannel, ByType, ByAgent map[string]int64
 	Sessions                   SessionStats
 	Bytes                      DiskStats
-}
-
-// ConsistencyStore compares a Store's messages with its keyword entries,
-// its counters and its vector sets, for Consistency and Check.
-type ConsistencyStore interface {
-	// Consistency fills a CheckReport: Messages, FTSRows (messages whose
-	// keyword entry matches their terms), FTSMissing/FTSExtra,
-	// FTSIntegrity ("ok" or what differs in the keyword statistics), one
-	// SetCheck per live vector set, and Problems in words (counters of
-	// channels and agents included).
-	Consistency(ctx context.Context) (CheckReport, error)
+	Notes                      []string
 }
 
 // MarkRow is one message's cached breadcrumb check.
@@ -348,16 +320,4 @@ type QuotaMessage struct {
 	Confidence float64
 	CreatedAt  time.Time
 	Length     int64
-}
-
-// SearchCountStore keeps the search counts of every process sharing a
-// Store, for StoreStats. A process adds its pending counts after one of
-// its writes (at most every searchFlushInterval, or once
-// searchFlushEvery searches are pending) and at Close, as the data dir's
-// processes do: a search alone writes nothing.
-type SearchCountStore interface {
-	// AddSearches adds n searches that took us microseconds in all.
-	AddSearches(ctx context.Context, n, us int64) error
-	// SearchTotals returns the searches added so far and their time.
-	SearchTotals(ctx context.Context) (n, us int64, err error)
 }

@@ -107,15 +107,15 @@
 // embeddedStore (this SQLite database, FTS5 and the in-memory BM25 index,
 // vecstore); OpenBackend takes another (package pgstore: PostgreSQL). The
 // orchestration above it (validation, search planning, query analysis,
-// fusion, the reply lift, ranking, snippets) is one copy. The operations
-// beyond these (sessions, retention, stats, check, rebuilds, exports) use
-// db directly on the data dir and, on another store, its optional
-// interfaces (engine/backend_ops.go), refusing the operation when it
-// lacks them. Backups need the data dir.
+// fusion, the reply lift, ranking, snippets) is one copy, and so are
+// channels, stats, the timeline, check and consistency, and the search
+// counts every process adds to the store. The operations beyond these
+// (sessions, retention, rebuilds) use db directly on the data dir and, on
+// another store, its optional interfaces (engine/backend_ops.go),
+// refusing the operation when it lacks them. Backups need the data dir.
 // TransferStore (both stores) reads and writes sessions, cursors, marks
 // and agents as stored for TransferTo (cairn migrate, engine/transfer.go);
-// QuotaStore serves gc.max_bytes with the data dir's plan (quotaPlan);
-// SearchCountStore keeps every process's search counts on a Store.
+// QuotaStore serves gc.max_bytes with the data dir's plan (quotaPlan).
 // Each store fills its own vectors: the embedded one with its outbox
 // worker (below), a VectorQueue with the Engine's generic worker
 // (engine/backend_engine.go).

@@ -2,12 +2,8 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
-	"strconv"
-
-	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // SetCheck is the comparison of one vector set with SQLite.
@@ -65,112 +61,30 @@ const maxListedIDs = 20
 // model id and dimension recorded by the collection). Vectors still queued
 // in the outbox are not differences.
 func (e *Engine) Consistency(ctx context.Context) (CheckReport, error) {
-	if e.bs != nil {
-		return e.backendConsistency(ctx)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return CheckReport{}, err
 	}
 	defer done()
-	rep, err := e.consistency(ctx)
-	if err != nil {
-		return rep, err
-	}
-	return rep, e.checkPartsLocked(ctx, &rep)
+	return e.consistencyLocked(ctx)
 }
 
-func (e *Engine) consistency(ctx context.Context) (CheckReport, error) {
-	var rep CheckReport
-	rep.Problems = []string{}
-	rep.Sets = []SetCheck{}
-	rep.Warnings = modeWarnings(e.dir)
-	if e.vec != nil && e.vec.emb != nil {
-		rep.Embedder = e.vec.emb.ModelID()
-	}
-	msgs, err := e.idSet(ctx, "SELECT id FROM messages")
+// consistencyLocked is Consistency under e's guard.
+func (e *Engine) consistencyLocked(ctx context.Context) (CheckReport, error) {
+	rep, err := e.store.Consistency(ctx)
 	if err != nil {
 		return rep, err
 	}
-	rep.Messages = int64(len(msgs))
-	ftsIDs, err := e.idSet(ctx, "SELECT id FROM messages_fts_docsize")
-	if err != nil {
-		return rep, err
+	if rep.Problems == nil {
+		rep.Problems = []string{}
 	}
-	rep.FTSRows = int64(len(ftsIDs))
-	rep.FTSMissing, rep.FTSMissingIDs = diff(msgs, ftsIDs, nil)
-	rep.FTSExtra, rep.FTSExtraIDs = diff(ftsIDs, msgs, nil)
-	if rep.FTSMissing > 0 {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("fts: %d messages are not in the keyword index (e.g. %v)", rep.FTSMissing, rep.FTSMissingIDs))
+	if rep.Sets == nil {
+		rep.Sets = []SetCheck{}
 	}
-	if rep.FTSExtra > 0 {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("fts: %d index rows belong to no message (e.g. %v)", rep.FTSExtra, rep.FTSExtraIDs))
+	if emb := e.opts.Embedder; emb != nil {
+		rep.Embedder = emb.ModelID()
 	}
-	rep.FTSIntegrity = "ok"
-	if err := e.ftsIntegrity(ctx); err != nil {
-		rep.FTSIntegrity = err.Error()
-		rep.Problems = append(rep.Problems, err.Error())
-	}
-
-	sets, err := e.liveSets(ctx, e.r)
-	if err != nil {
-		return rep, err
-	}
-	for _, s := range sets {
-		sc := SetCheck{VectorSet: s}
-		ups, err := e.idSet(ctx, "SELECT message_id FROM vector_outbox WHERE op = 0 AND set_id = ?", s.ID)
-		if err != nil {
-			return rep, err
-		}
-		dels, err := e.idSet(ctx, "SELECT message_id FROM vector_outbox WHERE op = 1 AND set_id = ?", s.ID)
-		if err != nil {
-			return rep, err
-		}
-		sc.PendingUpserts, sc.PendingDeletes = int64(len(ups)), int64(len(dels))
-		sc.Pending = sc.PendingUpserts + sc.PendingDeletes
-		vecIDs := map[int64]bool{}
-		if e.vec == nil || e.vec.store == nil {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: the vector store is not open", s.ID))
-		} else {
-			c, err := e.vec.store.GetCollection(ctx, vecstore.DefaultTenant, VectorDatabase, s.Collection)
-			switch {
-			case errors.Is(err, vecstore.ErrNotFound):
-			case err != nil:
-				return rep, fmt.Errorf("engine: check vectors: %w", err)
-			default:
-				sc.CollectionModel, sc.CollectionDim = c.Model, c.Dimension
-				if c.Model != s.ModelID {
-					rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: collection %s records model %q, the set %q", s.ID, s.Collection, c.Model, s.ModelID))
-				}
-				if c.Dimension != 0 && c.Dimension != s.Dim {
-					rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: collection %s has dimension %d, the set %d", s.ID, s.Collection, c.Dimension, s.Dim))
-				}
-				got, err := e.vec.store.Get(ctx, c.ID, vecstore.GetRequest{Include: []vecstore.Include{}})
-				if err != nil {
-					return rep, fmt.Errorf("engine: check vectors: %w", err)
-				}
-				for _, sid := range got.IDs {
-					id, err := strconv.ParseInt(sid, 10, 64)
-					if err != nil {
-						rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: record id %q is not a message id", s.ID, sid))
-						continue
-					}
-					vecIDs[id] = true
-				}
-			}
-		}
-		sc.Vectors = int64(len(vecIDs))
-		sc.Missing, sc.MissingIDs = diff(msgs, vecIDs, ups)
-		sc.Extra, sc.ExtraIDs = diff(vecIDs, msgs, dels)
-		if sc.Missing > 0 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d (%s): %d messages have no vector and none queued (e.g. %v)", s.ID, s.ModelID, sc.Missing, sc.MissingIDs))
-		}
-		if sc.Extra > 0 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d (%s): %d vectors belong to no message and no delete is queued (e.g. %v)", s.ID, s.ModelID, sc.Extra, sc.ExtraIDs))
-		}
-		rep.Sets = append(rep.Sets, sc)
-	}
-	return rep, nil
+	return rep, e.checkPartsLocked(ctx, &rep)
 }
 
 // diff counts the ids of a that are neither in b nor in except, listing
@@ -190,23 +104,6 @@ func diff(a, b, except map[int64]bool) (int64, []int64) {
 		list = list[:maxListedIDs]
 	}
 	return n, list
-}
-
-func (e *Engine) idSet(ctx context.Context, q string, args ...any) (map[int64]bool, error) {
-	rows, err := e.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: check: %w", classify(err))
-	}
-	defer rows.Close()
-	out := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("engine: check: %w", classify(err))
-		}
-		out[id] = true
-	}
-	return out, classify(rows.Err())
 }
 
 // RebuildOptions select what Rebuild regenerates.

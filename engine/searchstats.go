@@ -13,7 +13,7 @@ import (
 )
 
 // searchFlushEvery is how many pending searches make a process writing to
-// a Store add them after a write (addSearchesToBackend).
+// a Store add them after a write (addSearchesAfterWrite).
 const searchFlushEvery = 64
 
 // searchCounter counts this process's searches not yet added to the
@@ -149,32 +149,15 @@ type SearchStats struct {
 	AvgMs    float64 `json:"avg_ms"`
 }
 
-// searchStats reads the stored totals and adds this process's pending
-// counts; it writes nothing.
-func (e *Engine) searchStats(ctx context.Context) (SearchStats, error) {
-	var n, us int64
-	if err := e.r.QueryRowContext(ctx, "SELECT searches, total_us FROM search_stats WHERE id = 1").Scan(&n, &us); err != nil {
-		return SearchStats{}, classify(err)
-	}
-	fn, fus := readSearchCounts(filepath.Join(e.dir, searchCountsFile))
-	n += e.searches.n.Load() + fn
-	us += e.searches.us.Load() + fus
-	st := SearchStats{Searches: n}
-	if n > 0 {
-		st.AvgMs = float64(us) / float64(n) / 1000
-	}
-	return st, nil
-}
-
 // searchFlushInterval is how often, at most, a process writing to a
 // Store adds its pending search counts after a write.
 const searchFlushInterval = 10 * time.Second
 
-// addSearchesToBackend adds the pending counts to a SearchCountStore
-// after a write of this process: when searchFlushEvery are pending or
+// addSearchesAfterWrite adds the pending counts to the store after a
+// write of this process: when searchFlushEvery are pending or
 // searchFlushInterval passed since the last time. A failure keeps them
 // pending.
-func (e *Engine) addSearchesToBackend(ctx context.Context, sc SearchCountStore) {
+func (e *Engine) addSearchesAfterWrite(ctx context.Context) {
 	c := &e.searches
 	c.wrote.Store(true)
 	n := c.n.Load()
@@ -183,31 +166,29 @@ func (e *Engine) addSearchesToBackend(ctx context.Context, sc SearchCountStore) 
 	if n == 0 || n < searchFlushEvery && now-last < int64(searchFlushInterval) || !c.flushed.CompareAndSwap(last, now) {
 		return
 	}
-	e.moveSearchesToBackend(ctx, sc)
+	e.moveSearches(ctx)
 }
 
-// moveSearchesToBackend adds what is pending to sc.
-func (e *Engine) moveSearchesToBackend(ctx context.Context, sc SearchCountStore) {
+// moveSearches adds what is pending to the store.
+func (e *Engine) moveSearches(ctx context.Context) {
 	c := &e.searches
 	n, us := c.n.Swap(0), c.us.Swap(0)
 	if n == 0 {
 		return
 	}
-	if err := sc.AddSearches(ctx, n, us); err != nil {
+	if err := e.store.AddSearches(ctx, n, us); err != nil {
 		e.opts.Logger.Warn("search stats not saved", "err", err)
 		c.n.Add(n)
 		c.us.Add(us)
 	}
 }
 
-// flushSearchesToBackendAtClose is flushSearchesAtClose on a Store.
-func (e *Engine) flushSearchesToBackendAtClose(ctx context.Context) {
-	sc, ok := e.store.(SearchCountStore)
-	if !ok {
-		return
-	}
+// flushSearchesBeforeClose adds what is pending to the store before it
+// closes, when this process wrote or searchFlushEvery searches are
+// pending.
+func (e *Engine) flushSearchesBeforeClose(ctx context.Context) {
 	if n := e.searches.n.Load(); n == 0 || (!e.searches.wrote.Load() && n < searchFlushEvery) {
 		return
 	}
-	e.moveSearchesToBackend(ctx, sc)
+	e.moveSearches(ctx)
 }

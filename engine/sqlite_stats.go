@@ -1,0 +1,185 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The embedded store's counts: what it holds, by part and on disk, the
+// timeline, and the searches of the processes on the data dir.
+
+// Stats counts in SQLite; Bytes are the data dir's files by part (the
+// models folder left to the Engine) and the tables' pages (dbstat).
+func (s embeddedStore) Stats(ctx context.Context) (BackendStats, error) {
+	st := BackendStats{ByChannel: map[string]int64{}, ByType: map[string]int64{}, ByAgent: map[string]int64{}}
+	group := func(q string, into map[string]int64) error {
+		rows, err := s.e.r.QueryContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("engine: stats: %w", classify(err))
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var k string
+			var n int64
+			if err := rows.Scan(&k, &n); err != nil {
+				return classify(err)
+			}
+			into[k] = n
+		}
+		return classify(rows.Err())
+	}
+	if err := group("SELECT channel_id, count(*) FROM messages GROUP BY channel_id", st.ByChannel); err != nil {
+		return st, err
+	}
+	if err := group("SELECT message_type, count(*) FROM messages GROUP BY message_type", st.ByType); err != nil {
+		return st, err
+	}
+	if err := group("SELECT CASE WHEN sender_project_id = '' THEN sender_id ELSE sender_id || '@' || sender_project_id END, count(*) FROM messages GROUP BY 1", st.ByAgent); err != nil {
+		return st, err
+	}
+	row := s.e.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM session_messages),
+		(SELECT count(*) FROM session_contents), (SELECT count(*) FROM session_chunks),
+		(SELECT count(*) FROM session_messages WHERE content_hash IS NOT NULL)`)
+	var withContent int64
+	if err := row.Scan(&st.Sessions.Sessions, &st.Sessions.Records, &st.Sessions.Contents, &st.Sessions.Chunks, &withContent); err != nil {
+		return st, fmt.Errorf("engine: stats: %w", classify(err))
+	}
+	if st.Sessions.Contents > 0 {
+		st.Sessions.DedupRatio = float64(withContent) / float64(st.Sessions.Contents)
+	}
+
+	fileBytes(s.e.dir, &st.Bytes)
+	if err := s.e.tableBytes(ctx, &st); err != nil {
+		return st, err
+	}
+	st.Bytes.Total -= st.Bytes.Models
+	st.Bytes.Models = 0
+	return st, nil
+}
+
+// fileBytes adds up the sizes of the files of the data dir dir by part.
+func fileBytes(dir string, b *DiskStats) {
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		n := info.Size()
+		b.Total += n
+		switch {
+		case rel == DBFile || rel == DBFile+"-wal":
+			b.SQLite += n
+		case rel == DBFile+"-shm":
+			b.Other += n
+		case strings.HasPrefix(rel, "vectors/"):
+			b.Vectors += n
+		case strings.HasPrefix(rel, "graph/"):
+			b.Graph += n
+		case strings.HasPrefix(rel, "models/"):
+			b.Models += n
+		default:
+			b.Other += n
+		}
+		return nil
+	})
+}
+
+// tableBytes adds the bytes of the messages, FTS5 and session tables and
+// their indexes inside the SQLite file (dbstat counts pages of the main
+// file); without dbstat it says so in st.Notes.
+func (e *Engine) tableBytes(ctx context.Context, st *BackendStats) error {
+	// The index names first: one query at a time, so that this also works
+	// on a single connection (Options.ReadOnly's fallback).
+	idx := map[string]string{}
+	irows, err := e.r.QueryContext(ctx, "SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")
+	if err == nil {
+		for irows.Next() {
+			var n, tbl string
+			if irows.Scan(&n, &tbl) == nil {
+				idx[n] = tbl
+			}
+		}
+		irows.Close()
+	}
+	rows, err := e.r.QueryContext(ctx, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
+	if err != nil {
+		st.Notes = append(st.Notes, "per-table sizes unavailable: "+err.Error())
+		return nil
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			return classify(err)
+		}
+		tbl := name
+		if t, ok := idx[name]; ok {
+			tbl = t
+		} else if strings.HasPrefix(name, "sqlite_autoindex_") {
+			tbl = strings.TrimSuffix(strings.TrimPrefix(name, "sqlite_autoindex_"), "_1")
+			if i := strings.LastIndexByte(tbl, '_'); i > 0 && strings.HasPrefix(name, "sqlite_autoindex_") {
+				tbl = tbl[:i]
+			}
+		}
+		switch {
+		case strings.HasPrefix(tbl, "messages_fts"):
+			st.Bytes.FTS += n
+		case tbl == "messages":
+			st.Bytes.Messages += n
+		case strings.HasPrefix(tbl, "session"):
+			st.Bytes.Sessions += n
+		}
+	}
+	return nil
+}
+
+func (s embeddedStore) TimelineCounts(ctx context.Context, start, width, end int64) ([]TimelineCount, error) {
+	rows, err := s.e.r.QueryContext(ctx, `SELECT c.channel_type, (m.created_at - ?) / ?, count(*)
+		FROM messages m JOIN channels c ON c.id = m.channel_id
+		WHERE m.created_at >= ? AND m.created_at < ? GROUP BY 1, 2`, start, width, start, end)
+	if err != nil {
+		return nil, fmt.Errorf("engine: timeline: %w", classify(err))
+	}
+	defer rows.Close()
+	var out []TimelineCount
+	for rows.Next() {
+		var c TimelineCount
+		if err := rows.Scan(&c.ChannelType, &c.Bucket, &c.Count); err != nil {
+			return nil, fmt.Errorf("engine: timeline: %w", classify(err))
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("engine: timeline: %w", classify(err))
+	}
+	return out, nil
+}
+
+// SearchTotals reads the stored totals and the counts processes that
+// wrote nothing left in searchCountsFile.
+func (s embeddedStore) SearchTotals(ctx context.Context) (n, us int64, err error) {
+	e := s.e
+	if err := e.r.QueryRowContext(ctx, "SELECT searches, total_us FROM search_stats WHERE id = 1").Scan(&n, &us); err != nil {
+		return 0, 0, classify(err)
+	}
+	fn, fus := readSearchCounts(filepath.Join(e.dir, searchCountsFile))
+	return n + fn, us + fus, nil
+}
+
+// AddSearches keeps the counts for the next write transaction of this
+// process or its Close (addSearchesTx, flushSearchesAtClose): counting
+// makes no commit of its own.
+func (s embeddedStore) AddSearches(ctx context.Context, n, us int64) error {
+	s.e.searches.n.Add(n)
+	s.e.searches.us.Add(us)
+	return nil
+}
