@@ -175,6 +175,49 @@ type Store interface {
 	// SearchTotals returns the searches added so far and their time.
 	SearchTotals(ctx context.Context) (n, us int64, err error)
 
+	// What a store holds besides messages and channels, read and written
+	// as stored: imported sessions (records, contents with their chunks,
+	// where each file's import stopped), the agents' read cursors and the
+	// breadcrumb marks cache. cairn migrate copies them with it between
+	// any two stores (TransferTo). Message ids are the store's own: the
+	// caller translates them between stores. Every Put is idempotent, so
+	// an interrupted copy resumes by running again.
+
+	// PartCounts counts each part.
+	PartCounts(ctx context.Context) (PartCounts, error)
+	// SessionContentsAfter returns up to limit contents with a hash above
+	// after, in hash order, each with its chunks in order.
+	SessionContentsAfter(ctx context.Context, after string, limit int) ([]ContentRow, error)
+	// PutSessionContents stores the contents and chunks not stored yet,
+	// in one transaction; it returns how many contents were new. A chunk's
+	// MessageID must name a message of this store (0: none).
+	PutSessionContents(ctx context.Context, cs []ContentRow) (int, error)
+	// SessionsAfter returns up to limit sessions with an id above after,
+	// in id order, each with every record.
+	SessionsAfter(ctx context.Context, after string, limit int) ([]SessionArchive, error)
+	// PutSession stores a session with its records in one transaction;
+	// false (nothing written) when the store has a session of that id.
+	PutSession(ctx context.Context, s SessionArchive) (bool, error)
+	// SessionFiles returns where each file's import stopped.
+	SessionFiles(ctx context.Context) ([]FileRow, error)
+	// PutSessionFiles stores the file states of paths it has none of.
+	PutSessionFiles(ctx context.Context, fs []FileRow) error
+	// ReadCursors returns every read cursor.
+	ReadCursors(ctx context.Context) ([]CursorRow, error)
+	// PutReadCursors stores each cursor, never moving one back.
+	PutReadCursors(ctx context.Context, cs []CursorRow) error
+	// MarksAfter returns up to limit cached marks of messages with an id
+	// above after, in id order.
+	MarksAfter(ctx context.Context, after int64, limit int) ([]MarkedRow, error)
+	// PutMarkRows stores each message's marks, replacing what was cached
+	// of it; rows of messages that do not exist are skipped.
+	PutMarkRows(ctx context.Context, ms []MarkedRow) error
+	// PutAgents stores the agents the store does not know (with no
+	// message: the messages' writes count them) and widens the times of
+	// those it knows to the earlier CreatedAt and the later LastActive
+	// (an agent keeps the times of messages deleted since).
+	PutAgents(ctx context.Context, as []Agent) error
+
 	// Close releases the store's connections.
 	Close() error
 }

@@ -29,3 +29,14 @@ func onBackend[C, R any](e *Engine, fn func(C) (R, error)) (R, error) {
 	defer done()
 	return fn(c)
 }
+
+// onStore runs fn with e's Store, guarded against Close.
+func onStore[R any](e *Engine, fn func(Store) (R, error)) (R, error) {
+	done, err := e.enterStore()
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	defer done()
+	return fn(e.store)
+}

@@ -113,7 +113,7 @@
 // (sessions, retention, rebuilds) use db directly on the data dir and, on
 // another store, its optional interfaces (engine/backend_ops.go),
 // refusing the operation when it lacks them. Backups need the data dir.
-// TransferStore (both stores) reads and writes sessions, cursors, marks
+// The Store reads and writes sessions, cursors, marks
 // and agents as stored for TransferTo (cairn migrate, engine/transfer.go);
 // QuotaStore serves gc.max_bytes with the data dir's plan (quotaPlan).
 // Each store fills its own vectors: the embedded one with its outbox
