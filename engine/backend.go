@@ -175,6 +175,33 @@ type Store interface {
 	// SearchTotals returns the searches added so far and their time.
 	SearchTotals(ctx context.Context) (n, us int64, err error)
 
+	// Imported Claude Code sessions: the import runs the Engine's reading
+	// and chunking, writing through a SessionTx and the store's message
+	// write, one transaction per file.
+
+	// ImportSessions runs fn in one transaction (all of it or nothing),
+	// with write storing messages in that transaction as Write does. It
+	// may run fn again when the store retries the transaction.
+	ImportSessions(ctx context.Context, fn func(tx SessionTx, write func(context.Context, StoredMessage) (WriteResult, error)) error) error
+	// Sessions returns the session with id ("" for every one), most
+	// recent first.
+	Sessions(ctx context.Context, id string) ([]Session, error)
+	// SessionRecords returns a session's records in order; false when the
+	// session does not exist.
+	SessionRecords(ctx context.Context, id string) ([]SessionRecord, bool, error)
+	// SessionRefs returns the records holding the chunk stored as message
+	// id, oldest first.
+	SessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error)
+	// SessionOrphans returns the contents only the given sessions hold and
+	// the chunk messages (in id order) only those contents use.
+	SessionOrphans(ctx context.Context, sessions []string) ([]string, []int64, error)
+	// DeleteSessions deletes the sessions, the contents and the messages
+	// (as RetentionStore.DeleteMessages does) in one transaction.
+	DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error
+	// ForgetSessionFiles deletes where the import of the sessions' files
+	// stopped (see forgetSessionFilesSQL), for purge.
+	ForgetSessionFiles(ctx context.Context, sessions []string) error
+
 	// What a store holds besides messages and channels, read and written
 	// as stored: imported sessions (records, contents with their chunks,
 	// where each file's import stopped), the agents' read cursors and the

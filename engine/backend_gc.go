@@ -81,7 +81,7 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 		ids[i] = it.ID
 	}
 	if len(sessionIDs) > 0 {
-		ss, err := backendOp[SessionStore](e)
+		ss, err := backendOp[Store](e)
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +117,7 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 // data dir, with the chunk messages only they use; it returns the
 // sessions' ids and the contents only they hold.
 func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *GCReport, overQuota func() error) (sessionIDs, orphans []string, _ error) {
-	ss, err := backendOp[SessionStore](e)
+	ss, err := backendOp[Store](e)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -273,7 +273,7 @@ func planPurgeMessages(ctx context.Context, rs RetentionStore, opts PurgeOptions
 // planPurgeSession fills rep with a session, the contents only it holds
 // and the chunk messages only those use, and returns their deletion.
 func (e *Engine) planPurgeSession(ctx context.Context, session string, rep *PurgeReport) (func() error, error) {
-	ss, err := backendOp[SessionStore](e)
+	ss, err := backendOp[Store](e)
 	if err != nil {
 		return nil, err
 	}

@@ -230,7 +230,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t), leftovers: leftovers}
 	e.store = embeddedStore{e}
 	e.fillVectors = e.syncVectors
-	e.sessions = &Sessions{db: e.db, msgs: e}
+	e.sessions = &Sessions{db: e.db, msgs: e, over: e}
 	e.retention = &Retention{db: e.db, fts: t, msgs: e}
 	e.backups = &Backups{db: e.db, store: e.VectorStore}
 	path := filepath.Join(abs, DBFile)
