@@ -245,6 +245,39 @@ type Store interface {
 	// (an agent keeps the times of messages deleted since).
 	PutAgents(ctx context.Context, as []Agent) error
 
+	// The vector side. Each store fills its vectors from its outbox with
+	// the Engine's Vectorizer; the Engine runs the one background worker
+	// (PrepareVectors once, then FillVectors after each local write and
+	// every second) and Rebuild.
+
+	// OpenVectors readies the vectors of v's model: the store creates
+	// the model's set when it needs one and checks its dimension
+	// (ErrDimensionMismatch). fills reports whether FillVectors may have
+	// work, so that the Engine starts its worker.
+	OpenVectors(ctx context.Context, v Vectorizer) (fills bool, err error)
+	// PrepareVectors runs when the worker starts, before it fills (the
+	// data dir converts vectors kept in an older code).
+	PrepareVectors(ctx context.Context) error
+	// FillVectors does up to n outbox rows of the work this process can
+	// do (embedding queued messages, removing vectors of deleted ones,
+	// switching to a complete building set) and returns how many it did.
+	FillVectors(ctx context.Context, n int) (int, error)
+	// SyncVectors does the work this process can do until none is left,
+	// waiting for rows other processes hold; progress, if not nil, is
+	// called after each batch.
+	SyncVectors(ctx context.Context, progress func(Progress)) error
+	// RebuildKeywords recomputes every message's keyword entry and the
+	// BM25 totals from the contents, in one transaction writers wait for.
+	RebuildKeywords(ctx context.Context) error
+	// RebuildTarget returns the set a rebuild fills with the
+	// Vectorizer's model: one of that model still being filled (resumed
+	// true), else a new building set with every message queued for it.
+	RebuildTarget(ctx context.Context) (set VectorSet, resumed bool, err error)
+	// FinishRebuild makes the filled target the active set, retiring the
+	// others, and returns it; an error when it is not complete (another
+	// process holds part of its work).
+	FinishRebuild(ctx context.Context, target VectorSet) (VectorSet, error)
+
 	// Close releases the store's connections.
 	Close() error
 }
@@ -282,23 +315,13 @@ type Reply struct {
 	Asker, Reply int64
 }
 
-// VectorQueue is the capability of a Store whose vectors the Engine's
-// generic worker fills from the outbox (pgstore). OpenBackend needs it
-// when an embedder is configured. The embedded store fills its vectors
-// with its own worker instead (engine/vectors.go: rebuilds promote a set,
-// vectors are kept as 8-bit residual codes).
-type VectorQueue interface {
-	// CreateSet creates the active vector set of model (dim) and queues
-	// every stored message for it, unless a live set exists: it then
-	// returns that one.
-	CreateSet(ctx context.Context, model string, dim int, now time.Time) (VectorSet, error)
-	// Claim leases up to n queued messages of set for lease (no other
-	// caller gets them until it runs out) and returns them.
-	Claim(ctx context.Context, set int64, n int, lease time.Duration) ([]QueuedMessage, error)
-	// PutVectors stores the vectors of claimed messages (vecs[i] of
-	// ids[i]) in set and removes their outbox rows, in one transaction. A
-	// message deleted since it was claimed is skipped.
-	PutVectors(ctx context.Context, set int64, ids []int64, vecs [][]float32) error
+// Vectorizer is what a store fills its vectors with: the Engine's
+// embedder (nil: none), what is embedded of a queued message, and the
+// Engine's clock for the times of the sets it creates and switches.
+type Vectorizer struct {
+	Embedder Embedder
+	Text     func(QueuedMessage) string
+	Now      func() time.Time
 }
 
 // ListOrder is the order of Store.List: newest first, then larger id

@@ -184,12 +184,20 @@ func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *G
 // a Store: the vectors of this process's model's set, else of the
 // active set; nil when there is none.
 func (e *Engine) backendCollapseVectors(ctx context.Context, rs RetentionStore) (VectorLookup, error) {
-	if e.bs.hasSet {
-		return backendVectors{rs, e.bs.set.ID}, nil
-	}
 	sets, err := e.store.Sets(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if emb := e.opts.Embedder; emb != nil {
+		var own *VectorSet
+		for i := range sets {
+			if sets[i].ModelID == emb.ModelID() {
+				own = &sets[i]
+			}
+		}
+		if own != nil {
+			return backendVectors{rs, own.ID}, nil
+		}
 	}
 	for _, s := range sets {
 		if s.State == SetActive {

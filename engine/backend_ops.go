@@ -76,23 +76,6 @@ type RetentionRow struct {
 	Pinned bool
 }
 
-// RebuildStore lets Rebuild regenerate the keyword entries and build a
-// vector set of another model (or the same one again) on a Store.
-type RebuildStore interface {
-	// RebuildKeywords recomputes every message's keyword entry and the
-	// BM25 totals from the contents, in one transaction that writers wait
-	// for.
-	RebuildKeywords(ctx context.Context) error
-	// BuildSet creates a building set of model (dim) with every message
-	// queued for it; one that exists already is returned instead.
-	BuildSet(ctx context.Context, model string, dim int, now time.Time) (VectorSet, error)
-	// ActivateSet makes the building set active and retires every other
-	// live set, dropping its vectors, once nothing is queued for it; false
-	// when something still is.
-	ActivateSet(ctx context.Context, set int64, now time.Time) (bool, error)
-}
-
-
 // SessionTx is what one file's import writes of sessions (the tables of
 // migrations/0002_sessions.sql), inside one transaction.
 type SessionTx interface {
@@ -143,7 +126,6 @@ type SessionUpdate struct {
 	First, Last, Now int64
 	CWD, GitBranch   string
 }
-
 
 // PartCounts counts what a store holds of each part (Store.PartCounts).
 type PartCounts struct {

@@ -21,7 +21,7 @@ func (e *Engine) backendImportSessions(ctx context.Context, run func(SessionTx, 
 		})
 	})
 	if err == nil && created {
-		e.wakeBackend()
+		e.wakeVectors()
 	}
 	return err
 }

@@ -109,16 +109,15 @@
 // orchestration above it (validation, search planning, query analysis,
 // fusion, the reply lift, ranking, snippets) is one copy, and so are
 // channels, stats, the timeline, check and consistency, and the search
-// counts every process adds to the store. The operations beyond these
-// (sessions, retention, rebuilds) use db directly on the data dir and, on
-// another store, its optional interfaces (engine/backend_ops.go),
-// refusing the operation when it lacks them. Backups need the data dir.
-// The Store reads and writes sessions, cursors, marks
-// and agents as stored for TransferTo (cairn migrate, engine/transfer.go);
-// QuotaStore serves gc.max_bytes with the data dir's plan (quotaPlan).
-// Each store fills its own vectors: the embedded one with its outbox
-// worker (below), a VectorQueue with the Engine's generic worker
-// (engine/backend_engine.go).
+// counts every process adds to the store, sessions, rebuilds and the
+// vector worker. Retention (GC, Purge) still uses db directly on the data
+// dir and, on another store, the optional interfaces of
+// engine/backend_ops.go. Backups need the data dir. The Store reads and
+// writes sessions, cursors, marks and agents as stored for TransferTo
+// (cairn migrate, engine/transfer.go); QuotaStore serves gc.max_bytes
+// with the data dir's plan (quotaPlan). Each store fills its own vectors
+// (Store.FillVectors: the data dir's outbox worker below, or pgstore's
+// claims) from the Engine's one worker loop.
 //
 // # Read cursors (engine/unread.go)
 //

@@ -15,14 +15,10 @@ import (
 // and agents in SQLite, keyword search over FTS5 and the in-memory BM25
 // index (engine/keyword_index.go), vectors in vecstore with the SQLite
 // outbox (engine/vectors.go, engine/outbox.go). It is the Engine's own
-// SQLite handles seen through the boundary: the operations only the data
-// dir has (sessions, retention, backups, rebuilds, exports) keep using
-// them directly.
-//
-// Besides Store it has the optional capabilities MarkFilters,
-// BreadcrumbChecks, RankFacts and SetHistory. Its vectors are filled by the Engine's
-// own worker (promotion of rebuilt sets, SQ8 codes), so it is not a
-// VectorQueue.
+// SQLite handles seen through the boundary; its methods are here and in
+// engine/sqlite_*.go. The operations only the data dir has (backups,
+// exports of the data dir) and retention (Retention) still use the
+// handles directly.
 type embeddedStore struct{ e *Engine }
 
 var _ Store = embeddedStore{}

@@ -181,10 +181,10 @@ type Engine struct {
 	// removed (RemovedLeftovers).
 	leftovers []string
 
-	bs *backendState // a Store's vector worker (engine/backend_engine.go); nil for the embedded store
-	// fillVectors is SyncVectors's work: the embedded store's outbox
-	// worker (syncVectors) or a VectorQueue's (backendSyncVectors).
-	fillVectors func(ctx context.Context, progress func(Progress)) error
+	worker vectorWorker // fills the store's vectors (engine/vectors.go)
+	// ownVectorStore: e.vec.store is DIR/vectors opened beside a store
+	// that keeps its vectors elsewhere (OpenBackend), closed by the Engine.
+	ownVectorStore bool
 
 	// export is the continuous export observer (engine/export_continuous.go),
 	// made on first use.
@@ -229,7 +229,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	}
 	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t), leftovers: leftovers}
 	e.store = embeddedStore{e}
-	e.fillVectors = e.syncVectors
+	e.worker.wake = make(chan struct{}, 1)
 	e.sessions = &Sessions{db: e.db, msgs: e, over: e}
 	e.retention = &Retention{db: e.db, fts: t, msgs: e}
 	e.backups = &Backups{db: e.db, store: e.VectorStore}
@@ -241,7 +241,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		if err := e.openSQLiteImmutable(ctx, path); err != nil {
 			return nil, err
 		}
-		if err := e.openVectors(ctx); err != nil {
+		if err := e.startVectors(ctx); err != nil {
 			e.w.Close()
 			return nil, err
 		}
@@ -270,7 +270,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 			return nil, err
 		}
 	}
-	if err := e.openVectors(ctx); err != nil { // engine/vectors.go
+	if err := e.startVectors(ctx); err != nil { // engine/vectors.go
 		e.r.Close()
 		e.w.Close()
 		return nil, err
@@ -502,10 +502,15 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.mu.closed = true
-	if e.bs != nil {
-		return e.closeBackend()
+	e.stopVectors()
+	e.flushSearchesBeforeClose(context.Background())
+	err := e.store.Close()
+	if e.ownVectorStore {
+		if verr := e.vec.store.Close(); err == nil {
+			err = verr
+		}
 	}
-	return e.store.Close()
+	return err
 }
 
 // Sessions returns the imported sessions: import, reads and export. On a

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"slices"
 )
 
@@ -117,36 +116,6 @@ type RebuildOptions struct {
 	Progress func(Progress)
 }
 
-// rebuildTarget is the vector set Rebuild fills: the active set of the
-// embedder's model while it still has messages queued (a store that had
-// messages before its first model: embedding it again into a second set
-// would embed every message twice), else a building set of the model
-// (resumed when one exists). resumed reports one of the first two cases.
-func (e *Engine) rebuildTarget(ctx context.Context) (VectorSet, bool, error) {
-	emb := e.vec.emb
-	sets, err := e.liveSets(ctx, e.w)
-	if err != nil {
-		return VectorSet{}, false, err
-	}
-	for _, s := range sets {
-		if s.ModelID != emb.ModelID() {
-			continue
-		}
-		if s.State == SetBuilding {
-			return s, true, nil
-		}
-		n, err := e.queued(ctx, s.ID)
-		if err != nil {
-			return VectorSet{}, false, err
-		}
-		if n > 0 {
-			return s, true, nil
-		}
-	}
-	s, err := e.createSet(ctx, emb.ModelID(), emb.Dim(), false)
-	return s, false, err
-}
-
 // RebuildReport says what Rebuild did.
 type RebuildReport struct {
 	FTSRebuilt bool `json:"fts_rebuilt"`
@@ -175,11 +144,8 @@ type RebuildReport struct {
 // instead of building a second set: each message is embedded once. Without
 // an embedder, vectors are skipped.
 func (e *Engine) Rebuild(ctx context.Context, opts RebuildOptions) (RebuildReport, error) {
-	if e.bs != nil {
-		return e.backendRebuild(ctx, opts)
-	}
 	var rep RebuildReport
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return rep, err
 	}
@@ -188,31 +154,23 @@ func (e *Engine) Rebuild(ctx context.Context, opts RebuildOptions) (RebuildRepor
 		if opts.Progress != nil {
 			opts.Progress(Progress{Done: 0, Total: 1, Item: "keyword index"})
 		}
-		tx, err := e.w.BeginTx(ctx, nil)
-		if err != nil {
-			return rep, fmt.Errorf("engine: rebuild: %w", classify(err))
-		}
-		if err := e.fts.Rebuild(ctx, tx); err != nil {
-			tx.Rollback()
-			return rep, fmt.Errorf("engine: rebuild: %w", classify(err))
-		}
-		if err := tx.Commit(); err != nil {
-			return rep, fmt.Errorf("engine: rebuild: %w", classify(err))
+		if err := e.store.RebuildKeywords(ctx); err != nil {
+			return rep, err
 		}
 		rep.FTSRebuilt = true
 		if opts.Progress != nil {
 			opts.Progress(Progress{Done: 1, Total: 1, Item: "keyword index"})
 		}
 	}
-	if opts.SkipVectors || e.vec == nil || e.vec.emb == nil {
+	if opts.SkipVectors || e.opts.Embedder == nil {
 		return rep, nil
 	}
-	set, resumed, err := e.rebuildTarget(ctx)
+	set, resumed, err := e.store.RebuildTarget(ctx)
 	if err != nil {
 		return rep, err
 	}
 	rep.Resumed = resumed
-	if err := e.syncVectors(ctx, func(p Progress) {
+	if err := e.store.SyncVectors(ctx, func(p Progress) {
 		rep.Embedded = p.Done
 		if opts.Progress != nil {
 			opts.Progress(p)
@@ -220,13 +178,6 @@ func (e *Engine) Rebuild(ctx context.Context, opts RebuildOptions) (RebuildRepor
 	}); err != nil {
 		return rep, err
 	}
-	e.dropRetired(ctx) // the switch may have been made by the background worker
-	rep.Set, err = e.getSet(ctx, set.ID)
-	if err != nil {
-		return rep, err
-	}
-	if rep.Set.State != SetActive {
-		return rep, fmt.Errorf("engine: rebuild: vector set %d is still %s (another process holds part of its work; run rebuild again)", set.ID, rep.Set.State)
-	}
-	return rep, nil
+	rep.Set, err = e.store.FinishRebuild(ctx, set)
+	return rep, err
 }

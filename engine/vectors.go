@@ -53,21 +53,57 @@ type vectors struct {
 	store *vecstore.Store // nil: no vectors (no embedder and no set)
 	emb   Embedder        // nil: keyword only
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	wake   chan struct{}
-
 	mu struct {
 		sync.Mutex
 		colls map[string]string // collection name -> vecstore id
 	}
 }
 
+// vectorWorker is the Engine's one background worker: it fills the
+// store's vectors (Store.FillVectors). Guarded by the Engine's own
+// lifetime: Close stops it before the store closes.
+type vectorWorker struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	wake   chan struct{}
+}
+
+// vectorizer is what the store fills vectors with: the embedder, the text
+// of a message (Options.EmbedContext) and the clock.
+func (e *Engine) vectorizer() Vectorizer {
+	return Vectorizer{Embedder: e.opts.Embedder, Text: func(q QueuedMessage) string {
+		return embedText(e.opts.EmbedContext, vectorMeta{content: q.Content, sender: q.Sender, created: q.CreatedAt.UnixMilli()})
+	}, Now: e.opts.Now}
+}
+
+// startVectors readies the store's vectors (Store.OpenVectors) and, when
+// it has vectors to fill and Options.NoVectorWorker is not set, starts
+// the worker.
+func (e *Engine) startVectors(ctx context.Context) error {
+	fills, err := e.store.OpenVectors(ctx, e.vectorizer())
+	if err != nil || !fills || e.opts.NoVectorWorker {
+		return err
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	e.worker.cancel = cancel
+	e.worker.wg.Add(1)
+	go e.runVectorWorker(wctx)
+	return nil
+}
+
+// stopVectors stops the worker and waits for it. Called by Close.
+func (e *Engine) stopVectors() {
+	if e.worker.cancel != nil {
+		e.worker.cancel()
+	}
+	e.worker.wg.Wait()
+}
+
 // openVectors opens DIR/vectors when an embedder is configured or vector
-// sets exist, registers the embedder's set if no set is active yet, and
-// starts the worker. Called by Open.
+// sets exist and registers the embedder's set if no set is active yet
+// (embeddedStore.OpenVectors).
 func (e *Engine) openVectors(ctx context.Context) error {
-	e.vec = &vectors{emb: e.opts.Embedder, wake: make(chan struct{}, 1)}
+	e.vec = &vectors{emb: e.opts.Embedder}
 	e.vec.mu.colls = map[string]string{}
 	sets, err := e.liveSets(ctx, e.w)
 	if err != nil {
@@ -76,17 +112,7 @@ func (e *Engine) openVectors(ctx context.Context) error {
 	if e.vec.emb == nil && len(sets) == 0 && !e.opts.VectorStore.Open {
 		return nil
 	}
-	if err := e.openVectorStore(ctx, sets); err != nil {
-		return err
-	}
-	if e.opts.NoVectorWorker {
-		return nil
-	}
-	wctx, cancel := context.WithCancel(context.Background())
-	e.vec.cancel = cancel
-	e.vec.wg.Add(1)
-	go e.vectorWorker(wctx)
-	return nil
+	return e.openVectorStore(ctx, sets)
 }
 
 // openVectorStore opens the vecstore and, for an embedder whose model has
@@ -149,15 +175,12 @@ func (e *Engine) VectorStore() *vecstore.Store {
 	return e.vec.store
 }
 
-// closeVectors stops the worker and closes the vecstore. Called by Close.
+// closeVectors closes the vecstore (the worker is stopped). Called by the
+// embedded store's Close.
 func (e *Engine) closeVectors() error {
 	if e.vec == nil {
 		return nil
 	}
-	if e.vec.cancel != nil {
-		e.vec.cancel()
-	}
-	e.vec.wg.Wait()
 	if e.vec.store != nil {
 		return e.vec.store.Close()
 	}
@@ -166,27 +189,25 @@ func (e *Engine) closeVectors() error {
 
 // wakeVectors tells the worker that new outbox rows may be waiting.
 func (e *Engine) wakeVectors() {
-	if e.vec == nil {
-		return
-	}
 	select {
-	case e.vec.wake <- struct{}{}:
+	case e.worker.wake <- struct{}{}:
 	default:
 	}
 }
 
-// vectorWorker drains the outbox until ctx ends: right after a local write
-// (wakeVectors) and every second for other processes' writes.
-func (e *Engine) vectorWorker(ctx context.Context) {
-	defer e.vec.wg.Done()
-	if err := e.ConvertVectors(ctx, nil); err != nil && ctx.Err() == nil {
-		e.opts.Logger.Warn("vector worker: converting message vectors", "err", err)
+// runVectorWorker fills the store's vectors until ctx ends: right after a
+// local write (wakeVectors) and every second for other processes' writes;
+// after a failure it waits, longer each time up to a minute.
+func (e *Engine) runVectorWorker(ctx context.Context) {
+	defer e.worker.wg.Done()
+	if err := e.store.PrepareVectors(ctx); err != nil && ctx.Err() == nil {
+		e.opts.Logger.Warn("vector worker: preparing the vectors", "err", err)
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	backoff := time.Duration(0)
 	for {
-		n, err := e.drainOnce(ctx, embedBatch)
+		n, err := e.store.FillVectors(ctx, embedBatch)
 		if ctx.Err() != nil {
 			return
 		}
@@ -207,7 +228,7 @@ func (e *Engine) vectorWorker(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-e.vec.wake:
+		case <-e.worker.wake:
 		case <-tick.C:
 		}
 	}
@@ -491,7 +512,7 @@ func (e *Engine) SyncVectors(ctx context.Context, progress func(Progress)) error
 		return err
 	}
 	defer done()
-	return e.fillVectors(ctx, progress)
+	return e.store.SyncVectors(ctx, progress)
 }
 
 func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -47,12 +48,17 @@ type Store struct {
 	// iterative says the vector extension has iterative index scans (0.8+).
 	iterative     bool
 	vectorVersion string
+
+	// fill is what this process fills the vectors with (fill.go).
+	fill struct {
+		sync.Mutex
+		v      engine.Vectorizer
+		set    engine.VectorSet // the set of this process's model
+		hasSet bool
+	}
 }
 
-var (
-	_ engine.Store       = (*Store)(nil)
-	_ engine.VectorQueue = (*Store)(nil)
-)
+var _ engine.Store = (*Store)(nil)
 
 // IsDSN reports whether s names a PostgreSQL store (a postgres:// or
 // postgresql:// URL) rather than a data dir.
