@@ -196,7 +196,7 @@ type Store interface {
 	// the chunk messages (in id order) only those contents use.
 	SessionOrphans(ctx context.Context, sessions []string) ([]string, []int64, error)
 	// DeleteSessions deletes the sessions, the contents and the messages
-	// (as RetentionStore.DeleteMessages does) in one transaction.
+	// (as DeleteMessages does) in one transaction.
 	DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error
 	// ForgetSessionFiles deletes where the import of the sessions' files
 	// stopped (see forgetSessionFilesSQL), for purge.
@@ -244,6 +244,41 @@ type Store interface {
 	// those it knows to the earlier CreatedAt and the later LastActive
 	// (an agent keeps the times of messages deleted since).
 	PutAgents(ctx context.Context, as []Agent) error
+
+	// Retention (GC, Purge) and the size quota (gc.max_bytes): the
+	// Engine plans by its policies over these facts, as on a data dir,
+	// and the store deletes and gives the space back.
+
+	// RetentionRows returns every message's retention facts, ordered by
+	// channel, then confidence, time and id, all descending.
+	RetentionRows(ctx context.Context) ([]RetentionRow, error)
+	// MessageIDsOf returns, in id order, the ids of the messages of channel
+	// (channel != "") or else those agent sent under any project; false
+	// when there is no such channel or agent.
+	MessageIDsOf(ctx context.Context, channel, agent string) ([]int64, bool, error)
+	// DeleteMessages deletes the messages among ids that exist, with
+	// their keyword entries, vectors and marks, keeping the counters
+	// right, in one transaction; with dropChannel != "" that channel goes
+	// too when no message of it is left.
+	DeleteMessages(ctx context.Context, ids []int64, dropChannel string) error
+	// Vectors returns the vectors in set of those ids that have one.
+	Vectors(ctx context.Context, set int64, ids []int64) (map[int64][]float32, error)
+	// Reclaim lets the store reuse the space of deleted rows.
+	Reclaim(ctx context.Context) error
+	// Size is the store's size in bytes.
+	Size(ctx context.Context) (int64, error)
+
+	// QuotaSessions returns every session, least recently active first
+	// (last_at, then id), with the length (in characters, as the data
+	// dir's estimate counts) of the contents it references.
+	QuotaSessions(ctx context.Context) ([]QuotaSession, error)
+	// QuotaMessages returns the messages the quota may delete (not
+	// decisions, policies or pinned), oldest first (created_at, then id),
+	// with the length of their content and metadata in characters.
+	QuotaMessages(ctx context.Context) ([]QuotaMessage, error)
+	// Compact gives the space of deleted rows back, so that Size drops
+	// by what was deleted.
+	Compact(ctx context.Context) error
 
 	// The vector side. Each store fills its vectors from its outbox with
 	// the Engine's Vectorizer; the Engine runs the one background worker

@@ -9,14 +9,11 @@ import (
 
 // backendGC is Retention.GC on a Store: the same policies and plan over
 // the Store's retention facts and sessions, one delete transaction, then
-// the store's own reclaim. A size quota (QuotaStore) plans as on a data
+// the store's own reclaim. A size quota (gc.max_bytes) plans as on a data
 // dir; after it deleted something the store is compacted, so that its
 // size drops.
 func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, error) {
-	rs, err := backendOp[RetentionStore](e)
-	if err != nil {
-		return nil, err
-	}
+	rs := e.store
 	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
@@ -31,10 +28,7 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 			opts.Progress(Progress{Done: done, Total: 3, Item: item})
 		}
 	}
-	quota, hasQuota := e.store.(QuotaStore)
-	if opts.MaxBytes > 0 && !hasQuota {
-		rep.Notes = append(rep.Notes, "gc.max_bytes is not applied to a "+e.backend+" store: its size is the database's, kept with its own tools")
-	}
+	quota := e.store
 	if len(opts.Policies) > 0 {
 		if opts.Vectors == nil {
 			if opts.Vectors, err = e.backendCollapseVectors(ctx, rs); err != nil {
@@ -56,15 +50,12 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 	progress(1, "plan messages")
 	var sessionIDs, orphans []string
 	var quotaPlanned bool
-	if opts.SessionMaxAge > 0 || len(opts.ExcludeSessions) > 0 || opts.MaxBytes > 0 && hasQuota {
-		overQuota := func() error { return nil }
-		if hasQuota {
-			overQuota = func() error {
-				before := len(rep.Messages) + len(rep.Sessions)
-				err := backendOverQuota(ctx, quota, opts.MaxBytes, rep, e.backend)
-				quotaPlanned = len(rep.Messages)+len(rep.Sessions) > before
-				return err
-			}
+	if opts.SessionMaxAge > 0 || len(opts.ExcludeSessions) > 0 || opts.MaxBytes > 0 {
+		overQuota := func() error {
+			before := len(rep.Messages) + len(rep.Sessions)
+			err := backendOverQuota(ctx, quota, opts.MaxBytes, rep, e.backend)
+			quotaPlanned = len(rep.Messages)+len(rep.Sessions) > before
+			return err
 		}
 		if sessionIDs, orphans, err = e.backendPlanSessions(ctx, opts, rep, overQuota); err != nil {
 			return nil, err
@@ -81,11 +72,7 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 		ids[i] = it.ID
 	}
 	if len(sessionIDs) > 0 {
-		ss, err := backendOp[Store](e)
-		if err != nil {
-			return nil, err
-		}
-		if err := ss.DeleteSessions(ctx, sessionIDs, orphans, ids); err != nil {
+		if err := e.store.DeleteSessions(ctx, sessionIDs, orphans, ids); err != nil {
 			return nil, err
 		}
 	} else if len(ids) > 0 {
@@ -117,10 +104,7 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 // data dir, with the chunk messages only they use; it returns the
 // sessions' ids and the contents only they hold.
 func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *GCReport, overQuota func() error) (sessionIDs, orphans []string, _ error) {
-	ss, err := backendOp[Store](e)
-	if err != nil {
-		return nil, nil, err
-	}
+	ss := e.store
 	all, err := ss.Sessions(ctx, "")
 	if err != nil {
 		return nil, nil, err
@@ -183,7 +167,7 @@ func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *G
 // backendCollapseVectors is the VectorLookup of near-duplicate collapse on
 // a Store: the vectors of this process's model's set, else of the
 // active set; nil when there is none.
-func (e *Engine) backendCollapseVectors(ctx context.Context, rs RetentionStore) (VectorLookup, error) {
+func (e *Engine) backendCollapseVectors(ctx context.Context, rs Store) (VectorLookup, error) {
 	sets, err := e.store.Sets(ctx)
 	if err != nil {
 		return nil, err
@@ -208,7 +192,7 @@ func (e *Engine) backendCollapseVectors(ctx context.Context, rs RetentionStore) 
 }
 
 type backendVectors struct {
-	rs  RetentionStore
+	rs  Store
 	set int64
 }
 
@@ -219,10 +203,7 @@ func (v backendVectors) Vectors(ctx context.Context, ids []int64) (map[int64][]f
 // backendPurge is Retention.Purge on a Store: a channel's, an agent's
 // or a session's messages (a session's with the contents only it holds).
 func (e *Engine) backendPurge(ctx context.Context, opts PurgeOptions) (*PurgeReport, error) {
-	rs, err := backendOp[RetentionStore](e)
-	if err != nil {
-		return nil, err
-	}
+	rs := e.store
 	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
@@ -261,7 +242,7 @@ func (e *Engine) backendPurge(ctx context.Context, opts PurgeOptions) (*PurgeRep
 
 // planPurgeMessages fills rep with a channel's or an agent's messages and
 // returns their deletion.
-func planPurgeMessages(ctx context.Context, rs RetentionStore, opts PurgeOptions, rep *PurgeReport) (func() error, error) {
+func planPurgeMessages(ctx context.Context, rs Store, opts PurgeOptions, rep *PurgeReport) (func() error, error) {
 	ids, found, err := rs.MessageIDsOf(ctx, opts.Channel, opts.Agent)
 	switch {
 	case err != nil:
@@ -281,10 +262,7 @@ func planPurgeMessages(ctx context.Context, rs RetentionStore, opts PurgeOptions
 // planPurgeSession fills rep with a session, the contents only it holds
 // and the chunk messages only those use, and returns their deletion.
 func (e *Engine) planPurgeSession(ctx context.Context, session string, rep *PurgeReport) (func() error, error) {
-	ss, err := backendOp[Store](e)
-	if err != nil {
-		return nil, err
-	}
+	ss := e.store
 	found, err := ss.Sessions(ctx, session)
 	if err != nil {
 		return nil, err
@@ -308,7 +286,7 @@ func (e *Engine) planPurgeSession(ctx context.Context, session string, rep *Purg
 
 // backendOverQuota is overQuota on a Store: the same plan over the
 // store's sessions and candidate messages.
-func backendOverQuota(ctx context.Context, qs QuotaStore, maxBytes int64, rep *GCReport, kind string) error {
+func backendOverQuota(ctx context.Context, qs Store, maxBytes int64, rep *GCReport, kind string) error {
 	q := newQuotaPlan(maxBytes, rep, kind+" store")
 	if q == nil {
 		return nil

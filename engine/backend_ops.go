@@ -41,29 +41,6 @@ type MarkRow struct {
 	Marks string // JSON array of BreadcrumbMark
 }
 
-// RetentionStore lets GC and Purge delete messages on a Store. Imported
-// sessions are not kept on a Store, so their parts of GC and Purge have
-// nothing to do there.
-type RetentionStore interface {
-	// RetentionRows returns every message's retention facts, ordered by
-	// channel, then confidence, time and id, all descending.
-	RetentionRows(ctx context.Context) ([]RetentionRow, error)
-	// MessageIDsOf returns, in id order, the ids of the messages of channel
-	// (channel != "") or else those agent sent under any project; false
-	// when there is no such channel or agent.
-	MessageIDsOf(ctx context.Context, channel, agent string) ([]int64, bool, error)
-	// DeleteMessages deletes the messages among ids that exist, with
-	// their keyword entries, vectors and marks, keeping the counters
-	// right, in one transaction; with dropChannel != "" that channel goes
-	// too when no message of it is left.
-	DeleteMessages(ctx context.Context, ids []int64, dropChannel string) error
-	// Vectors returns the vectors in set of those ids that have one.
-	Vectors(ctx context.Context, set int64, ids []int64) (map[int64][]float32, error)
-	// Reclaim lets the store reuse the space of deleted rows.
-	Reclaim(ctx context.Context) error
-	// Size is the store's size in bytes.
-	Size(ctx context.Context) (int64, error)
-}
 
 // RetentionRow is what retention policies read of a message.
 type RetentionRow struct {
@@ -199,23 +176,6 @@ type MarkedRow struct {
 	MarkRow
 }
 
-// QuotaStore lets GC keep a Store within gc.max_bytes, with the plan of
-// a data dir: the oldest sessions, then the oldest messages (never pinned
-// ones, decisions or policies), until the estimated size fits.
-// RetentionStore.Size is the size the quota compares.
-type QuotaStore interface {
-	// QuotaSessions returns every session, least recently active first
-	// (last_at, then id), with the length (in characters, as the data
-	// dir's estimate counts) of the contents it references.
-	QuotaSessions(ctx context.Context) ([]QuotaSession, error)
-	// QuotaMessages returns the messages the quota may delete (not
-	// decisions, policies or pinned), oldest first (created_at, then id),
-	// with the length of their content and metadata in characters.
-	QuotaMessages(ctx context.Context) ([]QuotaMessage, error)
-	// Compact gives the space of deleted rows back, so that Size drops
-	// by what was deleted.
-	Compact(ctx context.Context) error
-}
 
 // QuotaSession is a session as the quota weighs it.
 type QuotaSession struct {

@@ -114,7 +114,7 @@
 // dir and, on another store, the optional interfaces of
 // engine/backend_ops.go. Backups need the data dir. The Store reads and
 // writes sessions, cursors, marks and agents as stored for TransferTo
-// (cairn migrate, engine/transfer.go); QuotaStore serves gc.max_bytes
+// (cairn migrate, engine/transfer.go); the quota methods serve gc.max_bytes
 // with the data dir's plan (quotaPlan). Each store fills its own vectors
 // (Store.FillVectors: the data dir's outbox worker below, or pgstore's
 // claims) from the Engine's one worker loop.
