@@ -50,6 +50,14 @@ func OpenBackend(ctx context.Context, be Store, kind, dir string, opts Options) 
 	return e, nil
 }
 
+// storeName names e's store in reports: "data dir" or "KIND store".
+func (e *Engine) storeName() string {
+	if e.backend == "" {
+		return "data dir"
+	}
+	return e.backend + " store"
+}
+
 // enterStore guards an operation every Store serves against Close (enter
 // also refuses an Engine over a Store other than the data dir's).
 func (e *Engine) enterStore() (func(), error) {

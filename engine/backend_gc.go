@@ -53,7 +53,7 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 	if opts.SessionMaxAge > 0 || len(opts.ExcludeSessions) > 0 || opts.MaxBytes > 0 {
 		overQuota := func() error {
 			before := len(rep.Messages) + len(rep.Sessions)
-			err := backendOverQuota(ctx, quota, opts.MaxBytes, rep, e.backend)
+			err := backendOverQuota(ctx, quota, opts.MaxBytes, rep, e.storeName())
 			quotaPlanned = len(rep.Messages)+len(rep.Sessions) > before
 			return err
 		}
@@ -164,24 +164,21 @@ func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *G
 	return sessionIDs, orphans, nil
 }
 
-// backendCollapseVectors is the VectorLookup of near-duplicate collapse on
-// a Store: the vectors of this process's model's set, else of the
-// active set; nil when there is none.
+// backendCollapseVectors is the VectorLookup of near-duplicate collapse:
+// the vectors of the embedder's set (servingSet), or with no embedder (a
+// one-shot `cairn gc` does not load the model: comparing stored vectors
+// needs none) those of the active set; nil when there is no such set.
 func (e *Engine) backendCollapseVectors(ctx context.Context, rs Store) (VectorLookup, error) {
+	if e.opts.Embedder != nil {
+		s, ok, err := e.servingSet(ctx)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return backendVectors{rs, s.ID}, nil
+	}
 	sets, err := e.store.Sets(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if emb := e.opts.Embedder; emb != nil {
-		var own *VectorSet
-		for i := range sets {
-			if sets[i].ModelID == emb.ModelID() {
-				own = &sets[i]
-			}
-		}
-		if own != nil {
-			return backendVectors{rs, own.ID}, nil
-		}
 	}
 	for _, s := range sets {
 		if s.State == SetActive {
@@ -286,8 +283,8 @@ func (e *Engine) planPurgeSession(ctx context.Context, session string, rep *Purg
 
 // backendOverQuota is overQuota on a Store: the same plan over the
 // store's sessions and candidate messages.
-func backendOverQuota(ctx context.Context, qs Store, maxBytes int64, rep *GCReport, kind string) error {
-	q := newQuotaPlan(maxBytes, rep, kind+" store")
+func backendOverQuota(ctx context.Context, qs Store, maxBytes int64, rep *GCReport, what string) error {
+	q := newQuotaPlan(maxBytes, rep, what)
 	if q == nil {
 		return nil
 	}

@@ -231,7 +231,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e.store = embeddedStore{e}
 	e.worker.wake = make(chan struct{}, 1)
 	e.sessions = &Sessions{db: e.db, msgs: e, over: e}
-	e.retention = &Retention{db: e.db, fts: t, msgs: e}
+	e.retention = &Retention{db: e.db, fts: t, msgs: e, over: e}
 	e.backups = &Backups{db: e.db, store: e.VectorStore}
 	path := filepath.Join(abs, DBFile)
 	if opts.ReadOnly && !writable(abs) {

@@ -57,9 +57,12 @@ func (rt *Retention) Purge(ctx context.Context, opts PurgeOptions) (*PurgeReport
 		}
 		opts.Session = id
 	}
-	if rt.over != nil {
-		return rt.over.backendPurge(ctx, opts)
-	}
+	return rt.over.backendPurge(ctx, opts)
+}
+
+// purgeDataDir is the data dir's own Purge, unused since Purge runs
+// through the Store port (backendPurge).
+func (rt *Retention) purgeDataDir(ctx context.Context, opts PurgeOptions) (*PurgeReport, error) {
 	done, err := rt.enter()
 	if err != nil {
 		return nil, err

@@ -181,7 +181,7 @@ type Retention struct {
 	*db
 	fts  *fts.Table
 	msgs messageStore
-	// over is the Engine of a Store (nil on a data dir).
+	// over is the Engine whose Store GC and Purge run on.
 	over *Engine
 }
 
@@ -202,9 +202,12 @@ func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) 
 	if opts.MaxBytes < 0 {
 		return nil, invalid("gc.max_bytes", "must be >= 0 (0: no quota)")
 	}
-	if rt.over != nil {
-		return rt.over.backendGC(ctx, opts)
-	}
+	return rt.over.backendGC(ctx, opts)
+}
+
+// gcDataDir is the data dir's own GC, unused since GC runs through the
+// Store port (backendGC).
+func (rt *Retention) gcDataDir(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	done, err := rt.enter()
 	if err != nil {
 		return nil, err

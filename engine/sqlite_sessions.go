@@ -122,7 +122,8 @@ func (s embeddedStore) SessionOrphans(ctx context.Context, sessions []string) ([
 	return (&Retention{db: s.e.db}).sessionOrphans(ctx, s.e.r, sessions)
 }
 
-// DeleteSessions deletes as GC does (Retention.apply).
+// DeleteSessions deletes in one transaction (Retention.apply), then
+// scrubs the WAL.
 func (s embeddedStore) DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error {
 	items := make([]GCItem, len(messages))
 	for i, id := range messages {
@@ -132,8 +133,10 @@ func (s embeddedStore) DeleteSessions(ctx context.Context, sessions, contents []
 	if err := rt.apply(ctx, &GCReport{Messages: items}, sessions, contents); err != nil {
 		return err
 	}
+	// The vector deletions recorded in the outbox are applied by the
+	// vector worker; vecstore zeroes the pages they free.
 	s.e.wakeVectors()
-	return nil
+	return s.e.scrubDeleted(ctx)
 }
 
 // ForgetSessionFiles deletes the session_files rows of the sessions' files
