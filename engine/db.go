@@ -54,5 +54,4 @@ type messageStore interface {
 	getMessages(ctx context.Context, ids []int64) ([]Message, error)
 	deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) error
 	wakeVectors()
-	storedVectors() VectorLookup
 }
