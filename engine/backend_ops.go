@@ -5,11 +5,8 @@ import (
 	"time"
 )
 
-// The operations beyond messages and search that a Store may serve.
-// Each is an optional interface, checked with a type assertion where the
-// Engine's method starts: a Store that lacks one keeps refusing that
-// operation with an *InvalidError naming the store (unsupportedOnBackend).
-// Validation stays in the Engine's method, before the Store is asked.
+// The types of the Store port's operations beyond messages and search
+// (engine/backend.go): counts, sessions, retention, transfer and quota.
 
 // TimelineCount is the number of messages of one channel type in one
 // bucket of a timeline.
@@ -40,7 +37,6 @@ type MarkRow struct {
 	Worst int
 	Marks string // JSON array of BreadcrumbMark
 }
-
 
 // RetentionRow is what retention policies read of a message.
 type RetentionRow struct {
@@ -175,7 +171,6 @@ type MarkedRow struct {
 	MessageID int64
 	MarkRow
 }
-
 
 // QuotaSession is a session as the quota weighs it.
 type QuotaSession struct {

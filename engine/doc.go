@@ -97,27 +97,27 @@
 // appended (no fsync) to dir/search-counts, which the next writer's Close
 // adds to search_stats (engine/searchstats.go).
 //
-// # The storage boundary (engine/backend.go, embedded.go)
+// # The storage boundary (engine/backend.go; embedded.go, sqlite_*.go)
 //
-// Every operation both stores serve goes through Store: writes, reads,
-// listings, deletes, channels, agents, keyword and vector candidate
-// retrieval (each store serves the whole Selection, unread_by and
-// breadcrumbs_valid included), the reply lookup, turn context, rank
-// facts, read cursors, breadcrumb marks and the vector sets. Open's store is
-// embeddedStore (this SQLite database, FTS5 and the in-memory BM25 index,
-// vecstore); OpenBackend takes another (package pgstore: PostgreSQL). The
-// orchestration above it (validation, search planning, query analysis,
-// fusion, the reply lift, ranking, snippets) is one copy, and so are
-// channels, stats, the timeline, check and consistency, and the search
-// counts every process adds to the store, sessions, rebuilds and the
-// vector worker. Retention (GC, Purge) still uses db directly on the data
-// dir and, on another store, the optional interfaces of
-// engine/backend_ops.go. Backups need the data dir. The Store reads and
-// writes sessions, cursors, marks and agents as stored for TransferTo
-// (cairn migrate, engine/transfer.go); the quota methods serve gc.max_bytes
-// with the data dir's plan (quotaPlan). Each store fills its own vectors
-// (Store.FillVectors: the data dir's outbox worker below, or pgstore's
-// claims) from the Engine's one worker loop.
+// Every operation on stored data goes through Store, the one port every
+// store implements in full (a store that lacks an operation does not
+// compile; nothing is probed at run time): writes, reads, listings,
+// deletes, channels, agents, keyword and vector candidate retrieval (each
+// store serves the whole Selection, unread_by and breadcrumbs_valid
+// included), the reply lookup, turn context, rank facts, read cursors,
+// breadcrumb marks, stats, the timeline, check and consistency, search
+// counts, sessions, retention and the size quota, the transfer of
+// sessions, cursors and marks as stored (TransferTo), rebuilds and the
+// vectors. Open's store is embeddedStore (this SQLite database, FTS5 and
+// the in-memory BM25 index, vecstore; its SQL in embedded.go and
+// sqlite_*.go); OpenBackend takes another (package pgstore: PostgreSQL).
+// The orchestration above it (validation, search planning, query
+// analysis, fusion, the reply lift, ranking, snippets, the GC plan with
+// its quota, the transfer) is one copy, called the same way for both.
+// Each store fills its own vectors (Store.FillVectors: the data dir's
+// outbox drain below, or pgstore's claims) from the Engine's one worker
+// loop. What needs the data dir's files (backups, MessagesWithBreadcrumbs,
+// Neighbours) refuses another store (db.enter) with an *InvalidError.
 //
 // # Read cursors (engine/unread.go)
 //
