@@ -11,7 +11,7 @@ import (
 // Store is the storage boundary of an Engine: the one port every store
 // implements in full. It has two implementations: the data dir's embedded
 // store (SQLite, FTS5 with the in-memory BM25 index, vecstore;
-// engine/embedded.go and engine/sqlite_*.go), which Open uses, and
+// engine/sqlite_*.go), which Open uses, and
 // PostgreSQL with pgvector (package pgstore), which OpenBackend takes. A
 // Store keeps messages, channels, agents, the keyword statistics, vectors
 // and the vector outbox, read cursors and breadcrumb marks, and answers

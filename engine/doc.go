@@ -97,7 +97,7 @@
 // appended (no fsync) to dir/search-counts, which the next writer's Close
 // adds to search_stats (engine/searchstats.go).
 //
-// # The storage boundary (engine/backend.go; embedded.go, sqlite_*.go)
+// # The storage boundary (engine/backend.go, sqlite_*.go)
 //
 // Every operation on stored data goes through Store, the one port every
 // store implements in full (a store that lacks an operation does not
@@ -109,7 +109,7 @@
 // counts, sessions, retention and the size quota, the transfer of
 // sessions, cursors and marks as stored (TransferTo), rebuilds and the
 // vectors. Open's store is embeddedStore (this SQLite database, FTS5 and
-// the in-memory BM25 index, vecstore; its SQL in embedded.go and
+// the in-memory BM25 index, vecstore; its SQL in
 // sqlite_*.go); OpenBackend takes another (package pgstore: PostgreSQL).
 // The orchestration above it (validation, search planning, query
 // analysis, fusion, the reply lift, ranking, snippets, the GC plan with
@@ -150,7 +150,7 @@
 // and marks never depend on where the reading process runs. The rows are
 // deleted with their message (foreign key, ON DELETE CASCADE).
 //
-// # Vectors and the outbox (engine/outbox.go, vectors.go, rebuild.go)
+// # Vectors and the outbox (engine/sqlite_outbox.go, sqlite_vecstore.go, worker.go, rebuild.go)
 //
 // SQLite is the source of truth; vectors follow it through a durable
 // outbox. Commit order: a write commits the message, its FTS5 row and one
@@ -227,7 +227,7 @@
 // by default; listings have none) and applies the ranking profile. Keyword ranking is BM25 over the query's terms, dropping the
 // terms found in more than half of the messages when another term
 // remains (fts.Table.PruneFrequent). The in-memory keyword index
-// (engine/keyword_index.go, fts.Index: exact FTS5 BM25, built in the
+// (engine/sqlite_keyword_index.go, fts.Index: exact FTS5 BM25, built in the
 // background after the process's first keyword search) answers it; until
 // it is ready, or for a query it cannot mirror, FTS5 does, with the same
 // hits.

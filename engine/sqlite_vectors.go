@@ -6,7 +6,7 @@ import (
 )
 
 // The embedded store's side of the vector lifecycle: its sets live in
-// SQLite and its vectors in vecstore (engine/vectors.go, outbox.go), so
+// SQLite and its vectors in vecstore (engine/sqlite_vecstore.go, sqlite_outbox.go), so
 // its outbox also carries the deletions a worker applies to vecstore, a
 // worker skips vectors stored already, and a complete building set is
 // promoted by whichever worker empties its outbox.

@@ -80,7 +80,7 @@ func (e *Engine) write(ctx context.Context, p prepared, now int64) (WriteResult,
 		return WriteResult{}, fmt.Errorf("engine: store message: %w", classify(err))
 	}
 	if res.Created {
-		e.wakeVectors() // engine/vectors.go
+		e.wakeVectors() // engine/worker.go
 	}
 	return res, nil
 }
@@ -131,7 +131,7 @@ func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int6
 	if err := e.fts.Insert(ctx, tx, res.ID, p.content); err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
-	if err := e.outboxAddTx(ctx, tx, res.ID); err != nil { // vector outbox (engine/outbox.go)
+	if err := e.outboxAddTx(ctx, tx, res.ID); err != nil { // vector outbox (engine/sqlite_outbox.go)
 		return res, err
 	}
 	if _, err := tx.ExecContext(ctx,

@@ -13,8 +13,8 @@ import (
 
 // embeddedStore is the data dir's store as a Store: messages, channels
 // and agents in SQLite, keyword search over FTS5 and the in-memory BM25
-// index (engine/keyword_index.go), vectors in vecstore with the SQLite
-// outbox (engine/vectors.go, engine/outbox.go). It is the Engine's own
+// index (engine/sqlite_keyword_index.go), vectors in vecstore with the SQLite
+// outbox (engine/sqlite_vecstore.go, sqlite_outbox.go). It is the Engine's own
 // SQLite handles seen through the boundary; its methods are here and in
 // engine/sqlite_*.go. The operations only the data dir has (backups,
 // exports of the data dir) and retention (Retention) still use the
@@ -414,8 +414,8 @@ func (s embeddedStore) Pending(ctx context.Context, set int64, ids []int64) (map
 func (s embeddedStore) Close() error {
 	e := s.e
 	e.flushSearchesAtClose(context.Background())
-	e.kw.close()             // stops a keyword index build (engine/keyword_index.go)
-	verr := e.closeVectors() // stops the outbox worker first (engine/vectors.go)
+	e.kw.close()             // stops a keyword index build (engine/sqlite_keyword_index.go)
+	verr := e.closeVectors() // the worker stopped already (engine/sqlite_vecstore.go)
 	err := e.r.Close()
 	if e.sharedConn {
 		err = nil // e.r is e.w, closed next
