@@ -60,7 +60,7 @@ func layers() []layer {
 		// plain values in and out, below the engine that calls them.
 		{dir: "engine/search", mayImport: []string{"fts"}, stdlibOnly: true},
 		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/pgstore", module + "/pgcollections"}},
-		// The PostgreSQL store beneath the engine (engine.Backend).
+		// The PostgreSQL store beneath the engine (engine.Store).
 		{dir: "engine/ops", mayImport: []string{"engine", "engine/search"}, mustNotDepend: []string{"net/http", module + "/pgstore", module + "/cmd/", module + "/bench"}},
 		{dir: "pgstore", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// package main wires the embedder in; its adapter packages below use

@@ -8,31 +8,33 @@ import (
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
-// Backend is the storage boundary of an Engine. It has two
-// implementations: the data dir's embedded store (SQLite, FTS5 with the
-// in-memory BM25 index, vecstore; engine/embedded.go), which Open uses,
-// and PostgreSQL with pgvector (package pgstore), which OpenBackend takes.
-// A Backend keeps messages, channels, agents, the keyword statistics,
-// vectors and the vector outbox, and answers filtered candidate retrieval
-// for each side of a search. Everything above it is the Engine's one copy
-// for both: validation and normalization of writes (prepare), search
-// planning and filters (plan, resolveFilter), query shape, fusion, reply
-// lift, ranking profiles, results and snippets, and embedding (the Engine
-// embeds; the Backend stores vectors).
+// Store is the storage boundary of an Engine: the one port every store
+// implements in full. It has two implementations: the data dir's embedded
+// store (SQLite, FTS5 with the in-memory BM25 index, vecstore;
+// engine/sqlite_*.go), which Open uses, and
+// PostgreSQL with pgvector (package pgstore), which OpenBackend takes. A
+// Store keeps messages, channels, agents, the keyword statistics, vectors
+// and the vector outbox, read cursors and breadcrumb marks, and answers
+// filtered candidate retrieval for each side of a search. Everything above
+// it is the Engine's one copy for both: validation and normalization of
+// writes (prepare), search planning and filters (plan, resolveFilter),
+// query shape, fusion, reply lift, ranking profiles, results and
+// snippets, and embedding (the Engine embeds; the Store stores vectors).
 //
-// Filters reach a Backend as a Selection: the normalized where expression
-// over the vector metadata keys (WhereKeys) holds every Filter field
-// except UnreadBy and BreadcrumbsValid, which only a Backend with the
-// MarkFilters capability serves (an Engine over another refuses them as
-// bad input). Scores are BM25 (as fts.Index computes it: k1 1.2, b 0.75,
-// idf floored at 1e-6) and cosine similarity.
+// Filters reach a Store as a Selection: the normalized where expression
+// over the vector metadata keys (WhereKeys), and the read cursors
+// (UnreadBy) and breadcrumb marks (ValidAt) conditions, which every
+// Store's List, Keyword, Nearest and Replies honour. Scores are BM25 (as
+// fts.Index computes it: k1 1.2, b 0.75, idf floored at 1e-6) and cosine
+// similarity.
 //
-// What only some stores can do is an optional capability, a small
-// interface below that the Engine checks once when it opens the store.
+// There are no optional parts: a store that lacks an operation does not
+// compile. Validation stays in the Engine's method, before the Store is
+// asked.
 //
 // Implementations are safe for concurrent use by several processes on one
 // store: writes are idempotent across processes and ids are never reused.
-type Backend interface {
+type Store interface {
 	// Write stores ms in one transaction, all or nothing. A message whose
 	// (ContentHash, Channel, Sender) is stored already (or earlier in ms)
 	// is not stored again: its id comes back with Created false. Every
@@ -85,21 +87,246 @@ type Backend interface {
 	Sets(ctx context.Context) ([]VectorSet, error)
 	// Pending returns which of ids are still queued for set.
 	Pending(ctx context.Context, set int64, ids []int64) (map[int64]bool, error)
+	// AllSets returns every vector set the store keeps, each with all its
+	// outbox rows (deletions included): the retired sets too on a store
+	// that keeps them (the data dir's), else the live ones as Sets.
+	AllSets(ctx context.Context) ([]VectorSet, error)
+	// RankFacts reads what ranking needs of the messages among ids (ID,
+	// SenderID, Confidence, CreatedAt, SupersededBy), in any order; a
+	// store may return whole messages.
+	RankFacts(ctx context.Context, ids []int64) ([]Message, error)
+	// Neighbours returns, for those of ids that have one, the message
+	// just before and just after each in its channel (by created_at,
+	// then id) when it is from another sender and at most within away,
+	// and whether the one after passes f (engine/turncontext.go).
+	Neighbours(ctx context.Context, ids []int64, within time.Duration, f Selection) (map[int64]TurnNeighbours, error)
+	// SetVectors returns the vectors in set of those of ids that have one.
+	SetVectors(ctx context.Context, set VectorSet, ids []int64) (map[int64][]float32, error)
+
+	// Read cursors (Unread, MarkRead, the unread_by filter). Scopes are
+	// cursorScope's keys: "" (every channel), "channel:ID", "project:P".
+
+	// Unread returns up to limit messages of scope (channel or project,
+	// both "" for every channel) that agent did not write and has not
+	// read, in id order, and their count. ErrNotFound for an unknown
+	// channel. No message written concurrently may later commit with an
+	// id at or below the last one returned.
+	Unread(ctx context.Context, agent, channel, project string, limit int) ([]Message, int64, error)
+	// MarkRead moves agent's cursor of scope to upTo (0: the newest id
+	// given so far), never back; an id not given yet is an *InvalidError
+	// on up_to. ErrNotFound for an unknown channel.
+	MarkRead(ctx context.Context, agent, scope, channel string, upTo int64, now time.Time) (ReadCursor, error)
+	// UnreadAmong returns which of ids agent did not write and has not
+	// read.
+	UnreadAmong(ctx context.Context, agent string, ids []int64) (map[int64]bool, error)
+
+	// Breadcrumb marks (the cache of breadcrumb checks, the
+	// breadcrumbs_valid filter, engine/crumbmarks.go).
+
+	// PutMarks stores each message's row (repository, head, marks JSON
+	// and worst state), replacing what was cached of it; ids of deleted
+	// messages are skipped.
+	PutMarks(ctx context.Context, marks map[int64]MarkRow) error
+	// MessagesToMark returns up to limit messages with breadcrumbs and
+	// an id above after that belong to repo and have no marks at head, in
+	// id order (Engine.MessagesToMark says which belong).
+	MessagesToMark(ctx context.Context, repo, head string, after int64, limit int) ([]Message, error)
+	// Marks returns the cached rows of those of ids that have one.
+	Marks(ctx context.Context, ids []int64) (map[int64]MarkRow, error)
+	// MarkedRepos returns the repositories the cache holds marks of.
+	MarkedRepos(ctx context.Context) ([]string, error)
+
+	// Channels beyond a message write.
+
+	// CreateChannel inserts c, a plain channel, and the channels of its
+	// project (c.ProjectID != "") as a first write does; false when the id
+	// is taken (nothing is changed then).
+	CreateChannel(ctx context.Context, c Channel) (bool, error)
+	// ChannelMessageIDs returns the ids of a channel's messages in id
+	// order.
+	ChannelMessageIDs(ctx context.Context, channel string) ([]int64, error)
+
+	// Counts and checks (StoreStats, Timeline, Consistency, Check).
+
+	// Stats counts what the store holds.
+	Stats(ctx context.Context) (BackendStats, error)
+	// TimelineCounts counts the messages created in [start, end) (Unix
+	// ms) per channel type and bucket (created_at - start) / width.
+	TimelineCounts(ctx context.Context, start, width, end int64) ([]TimelineCount, error)
+	// Consistency fills a CheckReport: Messages, FTSRows (messages whose
+	// keyword entry matches their terms), FTSMissing/FTSExtra,
+	// FTSIntegrity ("ok" or what differs in the keyword statistics), one
+	// SetCheck per live vector set, Warnings about the store's files, and
+	// Problems in words (counters of channels and agents included). The
+	// Engine adds Embedder and Parts.
+	Consistency(ctx context.Context) (CheckReport, error)
+	// Integrity returns the problems the store's own checks of its files
+	// find beyond Consistency: the data dir's SQLite quick_check, foreign
+	// keys, channel counters and FTS5 integrity check; none on PostgreSQL,
+	// whose Consistency compares its counters.
+	Integrity(ctx context.Context) ([]string, error)
+	// AddSearches adds n searches that took us microseconds in all to the
+	// totals every process sharing the store reads: at once, or with the
+	// store's next write or Close (the data dir: no commit of its own). A
+	// process adds its pending counts after one of its writes (at most
+	// every searchFlushInterval, or once searchFlushEvery searches are
+	// pending) and at Close: a search alone writes nothing.
+	AddSearches(ctx context.Context, n, us int64) error
+	// SearchTotals returns the searches added so far and their time.
+	SearchTotals(ctx context.Context) (n, us int64, err error)
+
+	// Imported Claude Code sessions: the import runs the Engine's reading
+	// and chunking, writing through a SessionTx and the store's message
+	// write, one transaction per file.
+
+	// ImportSessions runs fn in one transaction (all of it or nothing),
+	// with write storing messages in that transaction as Write does. It
+	// may run fn again when the store retries the transaction.
+	ImportSessions(ctx context.Context, fn func(tx SessionTx, write func(context.Context, StoredMessage) (WriteResult, error)) error) error
+	// Sessions returns the session with id ("" for every one), most
+	// recent first.
+	Sessions(ctx context.Context, id string) ([]Session, error)
+	// SessionRecords returns a session's records in order; false when the
+	// session does not exist.
+	SessionRecords(ctx context.Context, id string) ([]SessionRecord, bool, error)
+	// SessionRefs returns the records holding the chunk stored as message
+	// id, oldest first.
+	SessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error)
+	// SessionOrphans returns the contents only the given sessions hold and
+	// the chunk messages (in id order) only those contents use.
+	SessionOrphans(ctx context.Context, sessions []string) ([]string, []int64, error)
+	// DeleteSessions deletes the sessions, the contents and the messages
+	// (as DeleteMessages does) in one transaction.
+	DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error
+	// ForgetSessionFiles deletes where the import of the sessions' files
+	// stopped (see forgetSessionFilesSQL), for purge.
+	ForgetSessionFiles(ctx context.Context, sessions []string) error
+
+	// What a store holds besides messages and channels, read and written
+	// as stored: imported sessions (records, contents with their chunks,
+	// where each file's import stopped), the agents' read cursors and the
+	// breadcrumb marks cache. cairn migrate copies them with it between
+	// any two stores (TransferTo). Message ids are the store's own: the
+	// caller translates them between stores. Every Put is idempotent, so
+	// an interrupted copy resumes by running again.
+
+	// PartCounts counts each part.
+	PartCounts(ctx context.Context) (PartCounts, error)
+	// SessionContentsAfter returns up to limit contents with a hash above
+	// after, in hash order, each with its chunks in order.
+	SessionContentsAfter(ctx context.Context, after string, limit int) ([]ContentRow, error)
+	// PutSessionContents stores the contents and chunks not stored yet,
+	// in one transaction; it returns how many contents were new. A chunk's
+	// MessageID must name a message of this store (0: none).
+	PutSessionContents(ctx context.Context, cs []ContentRow) (int, error)
+	// SessionsAfter returns up to limit sessions with an id above after,
+	// in id order, each with every record.
+	SessionsAfter(ctx context.Context, after string, limit int) ([]SessionArchive, error)
+	// PutSession stores a session with its records in one transaction;
+	// false (nothing written) when the store has a session of that id.
+	PutSession(ctx context.Context, s SessionArchive) (bool, error)
+	// SessionFiles returns where each file's import stopped.
+	SessionFiles(ctx context.Context) ([]FileRow, error)
+	// PutSessionFiles stores the file states of paths it has none of.
+	PutSessionFiles(ctx context.Context, fs []FileRow) error
+	// ReadCursors returns every read cursor.
+	ReadCursors(ctx context.Context) ([]CursorRow, error)
+	// PutReadCursors stores each cursor, never moving one back.
+	PutReadCursors(ctx context.Context, cs []CursorRow) error
+	// MarksAfter returns up to limit cached marks of messages with an id
+	// above after, in id order.
+	MarksAfter(ctx context.Context, after int64, limit int) ([]MarkedRow, error)
+	// PutMarkRows stores each message's marks, replacing what was cached
+	// of it; rows of messages that do not exist are skipped.
+	PutMarkRows(ctx context.Context, ms []MarkedRow) error
+	// PutAgents stores the agents the store does not know (with no
+	// message: the messages' writes count them) and widens the times of
+	// those it knows to the earlier CreatedAt and the later LastActive
+	// (an agent keeps the times of messages deleted since).
+	PutAgents(ctx context.Context, as []Agent) error
+
+	// Retention (GC, Purge) and the size quota (gc.max_bytes): the
+	// Engine plans by its policies over these facts, as on a data dir,
+	// and the store deletes and gives the space back.
+
+	// RetentionRows returns every message's retention facts, ordered by
+	// channel, then confidence, time and id, all descending.
+	RetentionRows(ctx context.Context) ([]RetentionRow, error)
+	// MessageIDsOf returns, in id order, the ids of the messages of channel
+	// (channel != "") or else those agent sent under any project; false
+	// when there is no such channel or agent.
+	MessageIDsOf(ctx context.Context, channel, agent string) ([]int64, bool, error)
+	// DeleteMessages deletes the messages among ids that exist, with
+	// their keyword entries, vectors and marks, keeping the counters
+	// right, in one transaction; with dropChannel != "" that channel goes
+	// too when no message of it is left.
+	DeleteMessages(ctx context.Context, ids []int64, dropChannel string) error
+	// Vectors returns the vectors in set of those ids that have one.
+	Vectors(ctx context.Context, set int64, ids []int64) (map[int64][]float32, error)
+	// Reclaim lets the store reuse the space of deleted rows.
+	Reclaim(ctx context.Context) error
+	// Size is the store's size in bytes.
+	Size(ctx context.Context) (int64, error)
+
+	// QuotaSessions returns every session, least recently active first
+	// (last_at, then id), with the length (in characters, as the data
+	// dir's estimate counts) of the contents it references.
+	QuotaSessions(ctx context.Context) ([]QuotaSession, error)
+	// QuotaMessages returns the messages the quota may delete (not
+	// decisions, policies or pinned), oldest first (created_at, then id),
+	// with the length of their content and metadata in characters.
+	QuotaMessages(ctx context.Context) ([]QuotaMessage, error)
+	// Compact gives the space of deleted rows back, so that Size drops
+	// by what was deleted.
+	Compact(ctx context.Context) error
+
+	// The vector side. Each store fills its vectors from its outbox with
+	// the Engine's Vectorizer; the Engine runs the one background worker
+	// (PrepareVectors once, then FillVectors after each local write and
+	// every second) and Rebuild.
+
+	// OpenVectors readies the vectors of v's model: the store creates
+	// the model's set when it needs one and checks its dimension
+	// (ErrDimensionMismatch). fills reports whether FillVectors may have
+	// work, so that the Engine starts its worker.
+	OpenVectors(ctx context.Context, v Vectorizer) (fills bool, err error)
+	// PrepareVectors runs when the worker starts, before it fills (the
+	// data dir converts vectors kept in an older code).
+	PrepareVectors(ctx context.Context) error
+	// FillVectors does up to n outbox rows of the work this process can
+	// do (embedding queued messages, removing vectors of deleted ones,
+	// switching to a complete building set) and returns how many it did.
+	FillVectors(ctx context.Context, n int) (int, error)
+	// SyncVectors does the work this process can do until none is left,
+	// waiting for rows other processes hold; progress, if not nil, is
+	// called after each batch.
+	SyncVectors(ctx context.Context, progress func(Progress)) error
+	// RebuildKeywords recomputes every message's keyword entry and the
+	// BM25 totals from the contents, in one transaction writers wait for.
+	RebuildKeywords(ctx context.Context) error
+	// RebuildTarget returns the set a rebuild fills with the
+	// Vectorizer's model: one of that model still being filled (resumed
+	// true), else a new building set with every message queued for it.
+	RebuildTarget(ctx context.Context) (set VectorSet, resumed bool, err error)
+	// FinishRebuild makes the filled target the active set, retiring the
+	// others, and returns it; an error when it is not complete (another
+	// process holds part of its work).
+	FinishRebuild(ctx context.Context, target VectorSet) (VectorSet, error)
+
 	// Close releases the store's connections.
 	Close() error
 }
 
-// Selection is the filter of a Backend read.
+// Selection is the filter of a Store read.
 type Selection struct {
 	// Where is the filter over the WhereColumns keys; nil keeps every
 	// message.
 	Where *where.Expr
-	// UnreadBy keeps the messages this agent has not read. Set only for
-	// a Backend with MarkFilters.
+	// UnreadBy keeps the messages this agent has not read.
 	UnreadBy string
 	// ValidAt, when set, keeps the messages whose breadcrumbs are all
-	// valid at these HEADs of their repositories. Set only for a Backend
-	// with MarkFilters.
+	// valid at these HEADs of their repositories (RepoHeads.ValidNow);
+	// the Engine has read the HEAD of every repository of MarkedRepos.
 	ValidAt *RepoHeads
 
 	// sql and args are the whole selection as SQL over messages aliased c,
@@ -113,7 +340,7 @@ type Selection struct {
 // SelectWhere is the Selection of the messages passing w (nil: all).
 func SelectWhere(w *where.Expr) Selection { return Selection{Where: w} }
 
-// selection is f as a Backend receives it.
+// selection is f as a Store receives it.
 func (f resolved) selection() Selection {
 	return Selection{Where: f.where, UnreadBy: f.unreadBy, ValidAt: f.validAt, sql: f.sql, args: f.args, rendered: true}
 }
@@ -123,80 +350,16 @@ type Reply struct {
 	Asker, Reply int64
 }
 
-// MarkFilters is the capability of a Backend whose List, Keyword, Nearest
-// and Replies honour Selection.UnreadBy (read cursors, engine/unread.go)
-// and Selection.ValidAt (breadcrumb marks, engine/crumbmarks.go); each
-// result says which of the two it serves.
-type MarkFilters interface {
-	MarkFilters() (unread, breadcrumbsValid bool)
+// Vectorizer is what a store fills its vectors with: the Engine's
+// embedder (nil: none), what is embedded of a queued message, and the
+// Engine's clock for the times of the sets it creates and switches.
+type Vectorizer struct {
+	Embedder Embedder
+	Text     func(QueuedMessage) string
+	Now      func() time.Time
 }
 
-// BreadcrumbChecks is the capability of a Backend that keeps the cache of
-// breadcrumb checks (engine/crumbmarks.go): reads attach each message's
-// check at the repository's HEAD, and a ranking with a StaleFactor
-// demotes the messages whose breadcrumbs changed or are gone.
-type BreadcrumbChecks interface {
-	// AttachChecks sets the BreadcrumbCheck of those of ms the cache holds.
-	AttachChecks(ctx context.Context, ms []*Message) error
-	// StaleAmong returns the ids among ids whose marks hold at heads
-	// (RepoHeads) and say a breadcrumb changed or is gone.
-	StaleAmong(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error)
-}
-
-// RankFacts is the capability of a Backend that reads what ranking needs
-// of messages (ID, SenderID, Confidence, CreatedAt) cheaper than whole
-// messages; without it the Engine reads them with Messages.
-type RankFacts interface {
-	RankFacts(ctx context.Context, ids []int64) ([]Message, error)
-}
-
-// SetHistory is the capability of a Backend that keeps retired vector
-// sets: AllSets returns every set, each with all its outbox rows, and
-// VectorSets lists them (else the live sets).
-type SetHistory interface {
-	AllSets(ctx context.Context) ([]VectorSet, error)
-}
-
-// storeCaps are the optional capabilities of an Engine's Backend, checked
-// once when the Engine opens it (nil: the Backend has none).
-type storeCaps struct {
-	unread, valid bool
-	checks        BreadcrumbChecks
-	facts         RankFacts
-	history       SetHistory
-}
-
-func capsOf(be Backend) storeCaps {
-	var c storeCaps
-	if m, ok := be.(MarkFilters); ok {
-		c.unread, c.valid = m.MarkFilters()
-	}
-	c.checks, _ = be.(BreadcrumbChecks)
-	c.facts, _ = be.(RankFacts)
-	c.history, _ = be.(SetHistory)
-	return c
-}
-
-// VectorQueue is the capability of a Backend whose vectors the Engine's
-// generic worker fills from the outbox (pgstore). OpenBackend needs it
-// when an embedder is configured. The embedded store fills its vectors
-// with its own worker instead (engine/vectors.go: rebuilds promote a set,
-// vectors are kept as 8-bit residual codes).
-type VectorQueue interface {
-	// CreateSet creates the active vector set of model (dim) and queues
-	// every stored message for it, unless a live set exists: it then
-	// returns that one.
-	CreateSet(ctx context.Context, model string, dim int, now time.Time) (VectorSet, error)
-	// Claim leases up to n queued messages of set for lease (no other
-	// caller gets them until it runs out) and returns them.
-	Claim(ctx context.Context, set int64, n int, lease time.Duration) ([]QueuedMessage, error)
-	// PutVectors stores the vectors of claimed messages (vecs[i] of
-	// ids[i]) in set and removes their outbox rows, in one transaction. A
-	// message deleted since it was claimed is skipped.
-	PutVectors(ctx context.Context, set int64, ids []int64, vecs [][]float32) error
-}
-
-// ListOrder is the order of Backend.List: newest first, then larger id
+// ListOrder is the order of Store.List: newest first, then larger id
 // (ListByTime), or newest first, then higher confidence, then larger id
 // (ListByConfidence, a filter-only search).
 type ListOrder int
@@ -207,7 +370,7 @@ const (
 	ListByConfidence
 )
 
-// StoredMessage is a validated, normalized message as a Backend stores it.
+// StoredMessage is a validated, normalized message as a Store stores it.
 type StoredMessage struct {
 	Channel     Channel // ID, ChannelType, Name, OwnerAgentName, OwnerAgentProjectID, ProjectID
 	Sender      string
@@ -228,7 +391,7 @@ type StoredMessage struct {
 	Supersedes int64
 }
 
-// KeywordHits is what Backend.Keyword found.
+// KeywordHits is what Store.Keyword found.
 type KeywordHits struct {
 	// Hits are the BM25 hits, best first.
 	Hits []ScoredID

@@ -7,16 +7,13 @@ import (
 	"strings"
 )
 
-// backendGC is Retention.GC on a Backend: the same policies and plan over
-// the Backend's retention facts and sessions, one delete transaction, then
-// the store's own reclaim. A size quota (QuotaStore) plans as on a data
+// backendGC is Retention.GC on a Store: the same policies and plan over
+// the Store's retention facts and sessions, one delete transaction, then
+// the store's own reclaim. A size quota (gc.max_bytes) plans as on a data
 // dir; after it deleted something the store is compacted, so that its
 // size drops.
 func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, error) {
-	rs, err := backendOp[RetentionStore](e)
-	if err != nil {
-		return nil, err
-	}
+	rs := e.store
 	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
@@ -31,10 +28,7 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 			opts.Progress(Progress{Done: done, Total: 3, Item: item})
 		}
 	}
-	quota, hasQuota := e.store.(QuotaStore)
-	if opts.MaxBytes > 0 && !hasQuota {
-		rep.Notes = append(rep.Notes, "gc.max_bytes is not applied to a "+e.backend+" store: its size is the database's, kept with its own tools")
-	}
+	quota := e.store
 	if len(opts.Policies) > 0 {
 		if opts.Vectors == nil {
 			if opts.Vectors, err = e.backendCollapseVectors(ctx, rs); err != nil {
@@ -56,15 +50,12 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 	progress(1, "plan messages")
 	var sessionIDs, orphans []string
 	var quotaPlanned bool
-	if opts.SessionMaxAge > 0 || len(opts.ExcludeSessions) > 0 || opts.MaxBytes > 0 && hasQuota {
-		overQuota := func() error { return nil }
-		if hasQuota {
-			overQuota = func() error {
-				before := len(rep.Messages) + len(rep.Sessions)
-				err := backendOverQuota(ctx, quota, opts.MaxBytes, rep, e.backend)
-				quotaPlanned = len(rep.Messages)+len(rep.Sessions) > before
-				return err
-			}
+	if opts.SessionMaxAge > 0 || len(opts.ExcludeSessions) > 0 || opts.MaxBytes > 0 {
+		overQuota := func() error {
+			before := len(rep.Messages) + len(rep.Sessions)
+			err := backendOverQuota(ctx, quota, opts.MaxBytes, rep, e.storeName())
+			quotaPlanned = len(rep.Messages)+len(rep.Sessions) > before
+			return err
 		}
 		if sessionIDs, orphans, err = e.backendPlanSessions(ctx, opts, rep, overQuota); err != nil {
 			return nil, err
@@ -81,11 +72,7 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 		ids[i] = it.ID
 	}
 	if len(sessionIDs) > 0 {
-		ss, err := backendOp[SessionStore](e)
-		if err != nil {
-			return nil, err
-		}
-		if err := ss.DeleteSessions(ctx, sessionIDs, orphans, ids); err != nil {
+		if err := e.store.DeleteSessions(ctx, sessionIDs, orphans, ids); err != nil {
 			return nil, err
 		}
 	} else if len(ids) > 0 {
@@ -117,10 +104,7 @@ func (e *Engine) backendGC(ctx context.Context, opts GCOptions) (*GCReport, erro
 // data dir, with the chunk messages only they use; it returns the
 // sessions' ids and the contents only they hold.
 func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *GCReport, overQuota func() error) (sessionIDs, orphans []string, _ error) {
-	ss, err := backendOp[SessionStore](e)
-	if err != nil {
-		return nil, nil, err
-	}
+	ss := e.store
 	all, err := ss.Sessions(ctx, "")
 	if err != nil {
 		return nil, nil, err
@@ -180,12 +164,17 @@ func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *G
 	return sessionIDs, orphans, nil
 }
 
-// backendCollapseVectors is the VectorLookup of near-duplicate collapse on
-// a Backend: the vectors of this process's model's set, else of the
-// active set; nil when there is none.
-func (e *Engine) backendCollapseVectors(ctx context.Context, rs RetentionStore) (VectorLookup, error) {
-	if e.bs.hasSet {
-		return backendVectors{rs, e.bs.set.ID}, nil
+// backendCollapseVectors is the VectorLookup of near-duplicate collapse:
+// the vectors of the embedder's set (servingSet), or with no embedder (a
+// one-shot `cairn gc` does not load the model: comparing stored vectors
+// needs none) those of the active set; nil when there is no such set.
+func (e *Engine) backendCollapseVectors(ctx context.Context, rs Store) (VectorLookup, error) {
+	if e.opts.Embedder != nil {
+		s, ok, err := e.servingSet(ctx)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return backendVectors{rs, s.ID}, nil
 	}
 	sets, err := e.store.Sets(ctx)
 	if err != nil {
@@ -200,7 +189,7 @@ func (e *Engine) backendCollapseVectors(ctx context.Context, rs RetentionStore) 
 }
 
 type backendVectors struct {
-	rs  RetentionStore
+	rs  Store
 	set int64
 }
 
@@ -208,13 +197,10 @@ func (v backendVectors) Vectors(ctx context.Context, ids []int64) (map[int64][]f
 	return v.rs.Vectors(ctx, v.set, ids)
 }
 
-// backendPurge is Retention.Purge on a Backend: a channel's, an agent's
+// backendPurge is Retention.Purge on a Store: a channel's, an agent's
 // or a session's messages (a session's with the contents only it holds).
 func (e *Engine) backendPurge(ctx context.Context, opts PurgeOptions) (*PurgeReport, error) {
-	rs, err := backendOp[RetentionStore](e)
-	if err != nil {
-		return nil, err
-	}
+	rs := e.store
 	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
@@ -253,7 +239,7 @@ func (e *Engine) backendPurge(ctx context.Context, opts PurgeOptions) (*PurgeRep
 
 // planPurgeMessages fills rep with a channel's or an agent's messages and
 // returns their deletion.
-func planPurgeMessages(ctx context.Context, rs RetentionStore, opts PurgeOptions, rep *PurgeReport) (func() error, error) {
+func planPurgeMessages(ctx context.Context, rs Store, opts PurgeOptions, rep *PurgeReport) (func() error, error) {
 	ids, found, err := rs.MessageIDsOf(ctx, opts.Channel, opts.Agent)
 	switch {
 	case err != nil:
@@ -273,10 +259,7 @@ func planPurgeMessages(ctx context.Context, rs RetentionStore, opts PurgeOptions
 // planPurgeSession fills rep with a session, the contents only it holds
 // and the chunk messages only those use, and returns their deletion.
 func (e *Engine) planPurgeSession(ctx context.Context, session string, rep *PurgeReport) (func() error, error) {
-	ss, err := backendOp[SessionStore](e)
-	if err != nil {
-		return nil, err
-	}
+	ss := e.store
 	found, err := ss.Sessions(ctx, session)
 	if err != nil {
 		return nil, err
@@ -298,10 +281,10 @@ func (e *Engine) planPurgeSession(ctx context.Context, session string, rep *Purg
 	}, nil
 }
 
-// backendOverQuota is overQuota on a Backend: the same plan over the
+// backendOverQuota is overQuota on a Store: the same plan over the
 // store's sessions and candidate messages.
-func backendOverQuota(ctx context.Context, qs QuotaStore, maxBytes int64, rep *GCReport, kind string) error {
-	q := newQuotaPlan(maxBytes, rep, kind+" store")
+func backendOverQuota(ctx context.Context, qs Store, maxBytes int64, rep *GCReport, what string) error {
+	q := newQuotaPlan(maxBytes, rep, what)
 	if q == nil {
 		return nil
 	}

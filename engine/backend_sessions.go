@@ -6,10 +6,10 @@ import (
 )
 
 // backendImportSessions runs one file's import (run) in one transaction of
-// the Backend, its chunk messages written in it.
+// the Store, its chunk messages written in it.
 func (e *Engine) backendImportSessions(ctx context.Context, run func(SessionTx, func(context.Context, prepared) (WriteResult, error)) error) error {
 	created := false
-	_, err := onBackend(e, func(ss SessionStore) (struct{}, error) {
+	_, err := onStore(e, func(ss Store) (struct{}, error) {
 		return struct{}{}, ss.ImportSessions(ctx, func(tx SessionTx, write func(context.Context, StoredMessage) (WriteResult, error)) error {
 			created = false
 			return run(tx, func(ctx context.Context, p prepared) (WriteResult, error) {
@@ -21,14 +21,14 @@ func (e *Engine) backendImportSessions(ctx context.Context, run func(SessionTx, 
 		})
 	})
 	if err == nil && created {
-		e.wakeBackend()
+		e.wakeVectors()
 	}
 	return err
 }
 
-// backendSessions is Sessions.Get ("" for List) on a Backend.
+// backendSessions is Sessions.Get ("" for List) on a Store.
 func (e *Engine) backendSessions(ctx context.Context, id string) ([]Session, error) {
-	return onBackend(e, func(ss SessionStore) ([]Session, error) {
+	return onStore(e, func(ss Store) ([]Session, error) {
 		out, err := ss.Sessions(ctx, id)
 		if out == nil {
 			out = []Session{}
@@ -37,9 +37,9 @@ func (e *Engine) backendSessions(ctx context.Context, id string) ([]Session, err
 	})
 }
 
-// backendSessionRecords is Sessions.Messages on a Backend.
+// backendSessionRecords is Sessions.Messages on a Store.
 func (e *Engine) backendSessionRecords(ctx context.Context, id string) ([]SessionRecord, error) {
-	return onBackend(e, func(ss SessionStore) ([]SessionRecord, error) {
+	return onStore(e, func(ss Store) ([]SessionRecord, error) {
 		recs, ok, err := ss.SessionRecords(ctx, id)
 		if err == nil && !ok {
 			err = fmt.Errorf("session %s: %w", id, ErrNotFound)
@@ -48,9 +48,9 @@ func (e *Engine) backendSessionRecords(ctx context.Context, id string) ([]Sessio
 	})
 }
 
-// backendSessionRefs is Sessions.Refs on a Backend.
+// backendSessionRefs is Sessions.Refs on a Store.
 func (e *Engine) backendSessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error) {
-	return onBackend(e, func(ss SessionStore) ([]SessionRef, error) {
+	return onStore(e, func(ss Store) ([]SessionRef, error) {
 		out, err := ss.SessionRefs(ctx, messageID)
 		if out == nil {
 			out = []SessionRef{}

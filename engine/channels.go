@@ -27,37 +27,21 @@ func (e *Engine) CreateChannel(ctx context.Context, in NewChannel) (Channel, err
 	if name == "" {
 		name = in.ID
 	}
-	if e.bs != nil {
-		return e.backendCreateChannel(ctx, in, name)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return Channel{}, err
 	}
 	defer done()
-	tx, err := e.w.BeginTx(ctx, nil)
+	c := Channel{ID: in.ID, ChannelType: ChannelPlain, Name: name, Description: in.Description, ProjectID: in.Project,
+		CreatedAt: fromMillis(e.opts.Now().UnixMilli())}
+	created, err := e.store.CreateChannel(ctx, c)
 	if err != nil {
-		return Channel{}, fmt.Errorf("engine: create channel: %w", classify(err))
+		return Channel{}, err
 	}
-	defer tx.Rollback()
-	now := e.opts.Now().UnixMilli()
-	res, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, description, project_id, created_at)
-		VALUES (?, 'channel', ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, in.ID, name, in.Description, in.Project, now)
-	if err != nil {
-		return Channel{}, fmt.Errorf("engine: create channel: %w", classify(err))
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if !created {
 		return Channel{}, fmt.Errorf("channel %q: %w", in.ID, ErrExists)
 	}
-	if in.Project != "" {
-		if err := e.ensureProjectTx(ctx, tx, in.Project, now); err != nil {
-			return Channel{}, err
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return Channel{}, fmt.Errorf("engine: create channel: %w", classify(err))
-	}
-	return Channel{ID: in.ID, ChannelType: ChannelPlain, Name: name, Description: in.Description, ProjectID: in.Project, CreatedAt: fromMillis(now)}, nil
+	return c, nil
 }
 
 // validateNewChannel checks CreateChannel's input.

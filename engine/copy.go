@@ -20,7 +20,7 @@ type CopyReport struct {
 }
 
 // CopyMessagesTo copies every message of e to dst, between a data dir and
-// a Backend either way, in id order and batches of 1000: channel, sender,
+// a Store either way, in id order and batches of 1000: channel, sender,
 // project, content, metadata (breadcrumbs included), confidence, type and
 // created_at are kept; dst assigns its own ids. Writes are idempotent, so
 // an interrupted copy resumes by running again (what is there is found,

@@ -182,6 +182,13 @@ func (h *RepoHeads) markNow(r MarkRow) (scoped, current bool, head string) {
 	return true, head == "" || head == r.Head, head
 }
 
+// ValidNow reports whether r's marks hold now and say every breadcrumb is
+// valid: the breadcrumbs_valid filter (Selection.ValidAt) of one message.
+func (h *RepoHeads) ValidNow(r MarkRow) bool {
+	_, current, _ := h.markNow(r)
+	return current && r.Worst == 0
+}
+
 // PutBreadcrumbMarks stores the marks of messages checked in the repository
 // whose top directory is repo, at its HEAD head, each replacing what the
 // cache held of that message. repo "" records that the messages (ones
@@ -218,35 +225,12 @@ func (e *Engine) PutBreadcrumbMarks(ctx context.Context, repo, head string, mark
 		}
 		rows[id] = MarkRow{Repo: repo, Head: head, Worst: worstOf(ms), Marks: string(b)}
 	}
-	if e.bs != nil {
-		return e.backendPutMarks(ctx, rows)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return err
 	}
 	defer done()
-	tx, err := e.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("engine: put breadcrumb marks: %w", classify(err))
-	}
-	defer tx.Rollback()
-	st, err := tx.PrepareContext(ctx, `INSERT INTO breadcrumb_marks (message_id, repo, head, worst, marks)
-		SELECT id, ?, ?, ?, ? FROM messages WHERE id = ?
-		ON CONFLICT (message_id) DO UPDATE SET repo = excluded.repo, head = excluded.head, worst = excluded.worst, marks = excluded.marks`)
-	if err != nil {
-		return fmt.Errorf("engine: put breadcrumb marks: %w", classify(err))
-	}
-	defer st.Close()
-	for id, r := range rows {
-		if _, err := st.ExecContext(ctx, r.Repo, r.Head, r.Worst, r.Marks, id); err != nil {
-			return fmt.Errorf("engine: put breadcrumb marks: %w", classify(err))
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("engine: put breadcrumb marks: %w", classify(err))
-	}
-	return nil
+	return e.store.PutMarks(ctx, rows)
 }
 
 // MessagesToMark returns up to limit messages with breadcrumbs and an id
@@ -268,24 +252,16 @@ func (e *Engine) MessagesToMark(ctx context.Context, repo, head string, afterID 
 	if err != nil {
 		return nil, err
 	}
-	if e.bs != nil {
-		return e.backendMessagesToMark(ctx, repo, head, afterID, limit)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+` FROM messages m
-		LEFT JOIN breadcrumb_marks b ON b.message_id = m.id
-		WHERE m.id > ? AND m.has_breadcrumbs = 1
-		AND coalesce(json_extract(m.metadata, '$.`+RepoKey+`'), nullif(b.repo, ''), ?) = ?
-		AND (b.message_id IS NULL OR b.head <> ?)
-		ORDER BY m.id LIMIT ?`, afterID, repo, repo, head, limit)
-	if err != nil {
-		return nil, fmt.Errorf("engine: messages to mark: %w", err)
+	out, err := e.store.MessagesToMark(ctx, repo, head, afterID, limit)
+	if out == nil {
+		out = []Message{}
 	}
-	return ms, nil
+	return out, err
 }
 
 // CachedMarks returns the marks cache's rows of those of ids that have
@@ -300,7 +276,7 @@ func (e *Engine) CachedMarks(ctx context.Context, ids []int64) (map[int64]MarkRo
 	if len(ids) == 0 {
 		return map[int64]MarkRow{}, nil
 	}
-	return e.markRows(ctx, ids)
+	return e.store.Marks(ctx, ids)
 }
 
 // attachChecks sets the BreadcrumbCheck of the messages with breadcrumbs
@@ -317,7 +293,7 @@ func (e *Engine) attachChecks(ctx context.Context, ms []*Message) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	rows, err := e.markRows(ctx, ids)
+	rows, err := e.store.Marks(ctx, ids)
 	if err != nil {
 		return err
 	}
@@ -348,47 +324,13 @@ func (e *Engine) attachChecks(ctx context.Context, ms []*Message) error {
 	return nil
 }
 
-// markRows returns the cached marks of those of ids that have them: from
-// the store's MarkStore when it has one, else from the data dir's table
-// (none on another Backend).
-func (e *Engine) markRows(ctx context.Context, ids []int64) (map[int64]MarkRow, error) {
-	if ms, ok := e.store.(MarkStore); ok {
-		return ms.Marks(ctx, ids)
-	}
-	if e.bs != nil {
-		return map[int64]MarkRow{}, nil
-	}
-	rows, err := e.r.QueryContext(ctx, "SELECT message_id, repo, head, worst, marks FROM breadcrumb_marks WHERE message_id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
-	}
-	defer rows.Close()
-	out := map[int64]MarkRow{}
-	for rows.Next() {
-		var id int64
-		var r MarkRow
-		if err := rows.Scan(&id, &r.Repo, &r.Head, &r.Worst, &r.Marks); err != nil {
-			return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
-		}
-		out[id] = r
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
-	}
-	return out, nil
-}
-
-// attachResultChecks is attachChecks for search results, on a store that
-// keeps the checks (BreadcrumbChecks).
+// attachResultChecks is attachChecks for search results.
 func (e *Engine) attachResultChecks(ctx context.Context, rs []SearchResult) error {
-	if e.caps.checks == nil {
-		return nil
-	}
 	ms := make([]*Message, len(rs))
 	for i := range rs {
 		ms[i] = &rs[i].Message
 	}
-	return e.caps.checks.AttachChecks(ctx, ms)
+	return e.attachChecks(ctx, ms)
 }
 
 // staleAmong returns the ids among ids whose marks hold now (at their
@@ -409,7 +351,7 @@ func (e *Engine) marksAmong(ctx context.Context, heads *RepoHeads, ids []int64, 
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := e.markRows(ctx, ids)
+	rows, err := e.store.Marks(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -421,29 +363,10 @@ func (e *Engine) marksAmong(ctx context.Context, heads *RepoHeads, ids []int64, 
 	return out, nil
 }
 
-// markedRepos returns the repositories the embedded store's marks cache
-// holds marks of.
-func (e *Engine) markedRepos(ctx context.Context) ([]string, error) {
-	rows, err := e.r.QueryContext(ctx, "SELECT DISTINCT repo FROM breadcrumb_marks WHERE repo <> ''")
-	if err != nil {
-		return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var r string
-		if err := rows.Scan(&r); err != nil {
-			return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
-		}
-		out = append(out, r)
-	}
-	return out, classify(rows.Err())
-}
-
 // validSQL is the filter condition "every breadcrumb valid now" over the
 // messages table aliased as alias: marks of a repository whose HEAD they
 // were checked at, or the last marks of a repository not reachable. heads
-// must have read every repository of the cache (markedRepos).
+// must have read every repository of the cache (Store.MarkedRepos).
 func validSQL(alias string, heads *RepoHeads) (string, []any) {
 	var reach []string
 	if heads != nil { // nil when a search is validated without running

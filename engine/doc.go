@@ -94,36 +94,32 @@
 //
 // A read makes no durable write: a search counts itself in memory, and the
 // counts reach the search_stats row inside the process's next message
-// write (on a Backend: after it, at most every 10 s unless 64 are
+// write (on a Store: after it, at most every 10 s unless 64 are
 // pending), or at Close: into search_stats when the process wrote, else
 // appended (no fsync) to dir/search-counts, which the next writer's Close
 // adds to search_stats (engine/searchstats.go).
 //
-// # The storage boundary (engine/backend.go, embedded.go)
+// # The storage boundary (engine/backend.go, sqlite_*.go)
 //
-// Every operation both stores serve goes through Backend: writes, reads,
-// listings, deletes, channels, agents, keyword and vector candidate
-// retrieval, the reply lookup and the vector sets. Open's store is
-// embeddedStore (this SQLite database, FTS5 and the in-memory BM25 index,
-// vecstore); OpenBackend takes another (package pgstore: PostgreSQL). The
-// orchestration above it (validation, search planning, query analysis,
-// fusion, the reply lift, ranking, snippets) is one copy. What only some
-// stores can do is an optional capability checked once at open
-// (storeCaps: MarkFilters, BreadcrumbChecks, RankFacts, SetHistory,
-// VectorQueue, TurnContext). The operations beyond messages and search
-// (sessions, retention, stats, check, cursors, breadcrumb marks,
-// rebuilds, exports) use db directly on the data dir and, on another
-// store, its optional interfaces (engine/backend_ops.go), refusing the
-// operation when it lacks them; a search whose unread_by or
-// breadcrumbs_valid filter the store does not serve itself reads through
-// searchStore (engine/backend_filter.go). Backups need the data dir.
-// TransferStore (both stores) reads and writes sessions, cursors, marks
-// and agents as stored for TransferTo (cairn migrate, engine/transfer.go);
-// QuotaStore serves gc.max_bytes with the data dir's plan (quotaPlan);
-// SearchCountStore keeps every process's search counts on a Backend.
-// Each store fills its own vectors: the embedded one with its outbox
-// worker (below), a VectorQueue with the Engine's generic worker
-// (engine/backend_engine.go).
+// Every operation on stored data goes through Store, the one port every
+// store implements in full (a store that lacks an operation does not
+// compile; nothing is probed at run time): writes, reads, listings,
+// deletes, channels, agents, keyword and vector candidate retrieval (each
+// store serves the whole Selection, unread_by and breadcrumbs_valid
+// included), the reply lookup, turn context, rank facts, read cursors,
+// breadcrumb marks, stats, the timeline, check and consistency, search
+// counts, sessions, retention and the size quota, the transfer of
+// sessions, cursors and marks as stored (TransferTo), rebuilds and the
+// vectors. Open's store is embeddedStore (this SQLite database, FTS5 and
+// the in-memory BM25 index, vecstore; its SQL in
+// sqlite_*.go); OpenBackend takes another (package pgstore: PostgreSQL).
+// The orchestration above it (validation, search planning, query
+// analysis, fusion, the reply lift, ranking, snippets, the GC plan with
+// its quota, the transfer) is one copy, called the same way for both.
+// Each store fills its own vectors (Store.FillVectors: the data dir's
+// outbox drain below, or pgstore's claims) from the Engine's one worker
+// loop. What needs the data dir's files (backups, MessagesWithBreadcrumbs,
+// Neighbours) refuses another store (db.enter) with an *InvalidError.
 //
 // # Read cursors (engine/unread.go)
 //
@@ -156,7 +152,7 @@
 // and marks never depend on where the reading process runs. The rows are
 // deleted with their message (foreign key, ON DELETE CASCADE).
 //
-// # Vectors and the outbox (engine/outbox.go, vectors.go, rebuild.go)
+// # Vectors and the outbox (engine/sqlite_outbox.go, sqlite_vecstore.go, worker.go, rebuild.go)
 //
 // SQLite is the source of truth; vectors follow it through a durable
 // outbox. Commit order: a write commits the message, its FTS5 row and one
@@ -204,7 +200,7 @@
 // every store: plan (the only step that rejects input; SearchSpec.Request
 // runs it too, so every surface validates alike), semantic, keyword,
 // exactSimilarities, turnContext, fuse, the query boosts, liftReplies,
-// blendRanks, rankCandidates and hydrate; each asks the store (Backend) for what it
+// blendRanks, rankCandidates and hydrate; each asks the store (Store) for what it
 // retrieves.
 //
 // Before the two sides run, the query is read (engine/queryshape.go,
@@ -233,7 +229,7 @@
 // by default; listings have none) and applies the ranking profile. Keyword ranking is BM25 over the query's terms, dropping the
 // terms found in more than half of the messages when another term
 // remains (fts.Table.PruneFrequent). The in-memory keyword index
-// (engine/keyword_index.go, fts.Index: exact FTS5 BM25, built in the
+// (engine/sqlite_keyword_index.go, fts.Index: exact FTS5 BM25, built in the
 // background after the process's first keyword search) answers it; until
 // it is ready, or for a query it cannot mirror, FTS5 does, with the same
 // hits.

@@ -140,25 +140,14 @@ func checkFormats(formats []string) ([]string, error) {
 
 // channelMessages returns every message of a channel in id order.
 func (e *Engine) channelMessages(ctx context.Context, channel string) ([]Message, error) {
-	if e.bs != nil {
-		return e.backendAllOfChannel(ctx, channel)
-	}
-	rows, err := e.r.QueryContext(ctx, "SELECT id FROM messages WHERE channel_id = ? ORDER BY id", channel)
+	done, err := e.enterStore()
 	if err != nil {
-		return nil, fmt.Errorf("engine: export: %w", classify(err))
+		return nil, err
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, classify(err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, classify(err)
+	ids, err := e.store.ChannelMessageIDs(ctx, channel)
+	done()
+	if err != nil {
+		return nil, err
 	}
 	return e.messagesInBatches(ctx, ids)
 }

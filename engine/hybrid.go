@@ -212,9 +212,6 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	if err != nil {
 		return SearchResponse{}, err
 	}
-	if p.store, err = e.searchStore(p.filter); err != nil { // engine/backend_filter.go
-		return SearchResponse{}, err
-	}
 	if p.listing() {
 		return e.listing(ctx, p)
 	}
@@ -277,15 +274,6 @@ type searchPlan struct {
 	heads  *RepoHeads // the breadcrumb repositories' HEADs, when demoting or filtering by them
 	// superseded keeps the messages another one superseded.
 	superseded bool
-	store      Backend // what retrieval reads (searchStore); nil: the Engine's store
-}
-
-// from is the Backend p's retrieval reads.
-func (p searchPlan) from(e *Engine) Backend {
-	if p.store != nil {
-		return p.store
-	}
-	return e.store
 }
 
 // listing reports whether the plan is a filter-only listing (no query).
@@ -302,16 +290,14 @@ func (e *Engine) plan(ctx context.Context, req SearchRequest) (searchPlan, error
 	if req.Filter.BreadcrumbsValid || req.Ranking.StaleFactor > 0 {
 		heads = e.repoHeads()
 		if req.Filter.BreadcrumbsValid {
-			if e.bs == nil {
-				// The embedded store filters in SQL, which needs the HEAD
-				// of every repository the cache holds marks of.
-				repos, err := e.markedRepos(ctx)
-				if err != nil {
-					return searchPlan{}, err
-				}
-				for _, r := range repos {
-					heads.head(r)
-				}
+			// A store may filter in its SQL, which needs the HEAD of
+			// every repository the cache holds marks of.
+			repos, err := e.store.MarkedRepos(ctx)
+			if err != nil {
+				return searchPlan{}, err
+			}
+			for _, r := range repos {
+				heads.head(r)
 			}
 			req.Filter.validAt = heads
 		}
@@ -324,10 +310,10 @@ func (e *Engine) plan(ctx context.Context, req SearchRequest) (searchPlan, error
 // markStale marks the candidates whose breadcrumbs changed or are gone at
 // HEAD, when the ranking demotes them: one lookup in the marks cache.
 func (e *Engine) markStale(ctx context.Context, r *searchRun) error {
-	if r.plan.rank.StaleFactor == 0 || r.plan.heads == nil || e.caps.checks == nil {
+	if r.plan.rank.StaleFactor == 0 || r.plan.heads == nil {
 		return nil
 	}
-	stale, err := e.caps.checks.StaleAmong(ctx, r.plan.heads, r.cands.ids())
+	stale, err := e.staleAmong(ctx, r.plan.heads, r.cands.ids())
 	if err != nil {
 		return err
 	}
@@ -499,7 +485,7 @@ func (e *Engine) semantic(ctx context.Context, r *searchRun, embedded func()) er
 	if !ok {
 		return err
 	}
-	hits, err := r.plan.from(e).Nearest(ctx, set, r.qvec, r.plan.filter.selection(), r.plan.depth)
+	hits, err := e.store.Nearest(ctx, set, r.qvec, r.plan.filter.selection(), r.plan.depth)
 	if err != nil {
 		return err
 	}
@@ -537,7 +523,7 @@ func (e *Engine) servingSet(ctx context.Context) (VectorSet, bool, error) {
 // query, and r's vector side only after embedded is closed; the caller
 // adds the hits to the candidates.
 func (e *Engine) keyword(ctx context.Context, r *searchRun, embedded <-chan struct{}) keywordSide {
-	kh, err := r.plan.from(e).Keyword(ctx, fts.ParseQuery(r.query), r.plan.filter.selection(), r.plan.depth)
+	kh, err := e.store.Keyword(ctx, fts.ParseQuery(r.query), r.plan.filter.selection(), r.plan.depth)
 	if err != nil {
 		return keywordSide{err: err}
 	}
@@ -693,17 +679,9 @@ func (e *Engine) hydrate(ctx context.Context, r *searchRun, ranked []SearchResul
 	for i, res := range ranked {
 		ids[i] = res.Message.ID
 	}
-	var ms []Message
-	var err error
-	if e.caps.facts != nil {
-		if ms, err = e.store.Messages(ctx, ids); err != nil {
-			return nil, err
-		}
-	} else {
-		// Without RankFacts the facts were whole messages already.
-		for _, res := range ranked {
-			ms = append(ms, res.Message)
-		}
+	ms, err := e.store.Messages(ctx, ids)
+	if err != nil {
+		return nil, err
 	}
 	var pending map[int64]bool
 	if r.vecUsed {
@@ -779,7 +757,7 @@ func (e *Engine) listing(ctx context.Context, p searchPlan) (SearchResponse, err
 	// Superseded messages are left out: ask for more until the limit is
 	// filled or the store has no more.
 	for k := p.limit; ; k = min(MaxLimit, 4*k) {
-		got, err := p.from(e).List(ctx, p.filter.selection(), k, ListByConfidence)
+		got, err := e.store.List(ctx, p.filter.selection(), k, ListByConfidence)
 		if err != nil {
 			return SearchResponse{}, err
 		}
@@ -801,13 +779,9 @@ func (e *Engine) listing(ctx context.Context, p searchPlan) (SearchResponse, err
 	return resp, e.attachResultChecks(ctx, resp.Results)
 }
 
-// facts reads what ranking needs of the messages in ids (RankFacts when
-// the store has it).
+// facts reads what ranking needs of the messages in ids.
 func (e *Engine) facts(ctx context.Context, ids []int64) ([]Message, error) {
-	if e.caps.facts != nil {
-		return e.caps.facts.RankFacts(ctx, ids)
-	}
-	return e.store.Messages(ctx, ids)
+	return e.store.RankFacts(ctx, ids)
 }
 
 // noVectorsReason says why this process has no vectors to search.

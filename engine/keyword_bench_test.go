@@ -22,7 +22,7 @@ import (
 )
 
 // The keyword CPU benchmark compares FTS5 (bm25() over every matching row)
-// with the in-memory index (engine/keyword_index.go) in the same run, on
+// with the in-memory index (engine/sqlite_keyword_index.go) in the same run, on
 // two corpora of 100,000 messages: the synthetic store corpus and a
 // realistic one recombined from the Cranfield and CoSQA dev texts. It
 // reports CPU time per query, which a loaded machine distorts far less

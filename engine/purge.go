@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path"
 	"time"
@@ -57,82 +56,7 @@ func (rt *Retention) Purge(ctx context.Context, opts PurgeOptions) (*PurgeReport
 		}
 		opts.Session = id
 	}
-	if rt.over != nil {
-		return rt.over.backendPurge(ctx, opts)
-	}
-	done, err := rt.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	rep := &PurgeReport{DryRun: opts.DryRun, BytesBefore: rt.diskBytes()}
-	var ids []int64
-	var sessions, orphans []string
-	switch {
-	case opts.Channel != "":
-		var one int
-		if err := rt.r.QueryRowContext(ctx, "SELECT count(*) FROM channels WHERE id = ?", opts.Channel).Scan(&one); err != nil {
-			return nil, fmt.Errorf("engine: purge: %w", classify(err))
-		}
-		if one == 0 {
-			return nil, fmt.Errorf("channel %q: %w", opts.Channel, ErrNotFound)
-		}
-		rep.Channels = []string{opts.Channel}
-		ids, err = queryIDs(ctx, rt.r, "SELECT id FROM messages WHERE channel_id = ? ORDER BY id", opts.Channel)
-	case opts.Agent != "":
-		var known int
-		if err := rt.r.QueryRowContext(ctx, "SELECT count(*) FROM agents WHERE name = ?", opts.Agent).Scan(&known); err != nil {
-			return nil, fmt.Errorf("engine: purge: %w", classify(err))
-		}
-		if known == 0 {
-			return nil, fmt.Errorf("agent %q: %w", opts.Agent, ErrNotFound)
-		}
-		ids, err = queryIDs(ctx, rt.r, "SELECT id FROM messages WHERE sender_id = ? ORDER BY id", opts.Agent)
-	default:
-		var known int
-		if err := rt.r.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE id = ?", opts.Session).Scan(&known); err != nil {
-			return nil, fmt.Errorf("engine: purge: %w", classify(err))
-		}
-		if known == 0 {
-			return nil, fmt.Errorf("session %s: %w", opts.Session, ErrNotFound)
-		}
-		sessions = []string{opts.Session}
-		orphans, ids, err = rt.sessionOrphans(ctx, rt.r, sessions)
-	}
-	if err != nil {
-		return nil, err
-	}
-	rep.Messages, rep.Sessions, rep.ContentsDeleted = len(ids), sessions, len(orphans)
-	if opts.DryRun {
-		rep.BytesAfter = rep.BytesBefore
-		return rep, nil
-	}
-	items := make([]GCItem, len(ids))
-	for i, id := range ids {
-		items[i] = GCItem{ID: id}
-	}
-	if err := rt.apply(ctx, &GCReport{Messages: items}, sessions, orphans); err != nil {
-		return nil, err
-	}
-	if len(sessions) > 0 {
-		js, _ := json.Marshal(sessions)
-		if _, err := rt.w.ExecContext(ctx, forgetSessionFilesSQL, string(js)); err != nil {
-			return nil, fmt.Errorf("engine: purge: forget session files: %w", classify(err))
-		}
-	}
-	if opts.Channel != "" {
-		if _, err := rt.w.ExecContext(ctx, "DELETE FROM channels WHERE id = ? AND NOT EXISTS (SELECT 1 FROM messages WHERE channel_id = ?)", opts.Channel, opts.Channel); err != nil {
-			return nil, fmt.Errorf("engine: purge: delete channel: %w", classify(err))
-		}
-	}
-	rt.msgs.wakeVectors()
-	if !opts.NoVacuum {
-		if err := rt.reclaim(ctx); err != nil {
-			return rep, err
-		}
-	}
-	rep.BytesAfter = rt.diskBytes()
-	return rep, nil
+	return rt.over.backendPurge(ctx, opts)
 }
 
 // forgetSessionFilesSQL deletes where the import of a purged session's
@@ -163,39 +87,6 @@ func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int6
 	return ids, classify(rows.Err())
 }
 
-// excludedSessions adds to rep the imported sessions that match one of
-// the exclude globs (the import's exclusion: matched against the session
-// id, its project folder and "project/id.jsonl"), so that a session
-// excluded after it was imported goes on the next GC.
-func (rt *Retention) excludedSessions(ctx context.Context, globs []string, rep *GCReport) error {
-	if len(globs) == 0 {
-		return nil
-	}
-	planned := map[string]bool{}
-	for _, s := range rep.Sessions {
-		planned[s.ID] = true
-	}
-	rows, err := rt.r.QueryContext(ctx, "SELECT id, project, last_at FROM sessions ORDER BY id")
-	if err != nil {
-		return fmt.Errorf("engine: gc: %w", classify(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, project string
-		var last int64
-		if err := rows.Scan(&id, &project, &last); err != nil {
-			return classify(err)
-		}
-		if planned[id] {
-			continue
-		}
-		if g := matchGlob(globs, id, project, project+"/"+id+".jsonl"); g != "" {
-			rep.Sessions = append(rep.Sessions, GCSession{ID: id, LastAt: fromMillis(last), Reason: fmt.Sprintf("matches import.exclude %q", g)})
-		}
-	}
-	return classify(rows.Err())
-}
-
 func matchGlob(globs []string, names ...string) string {
 	for _, g := range globs {
 		for _, n := range names {
@@ -214,53 +105,6 @@ const (
 	quotaTextFactor   = 2
 	quotaMessageExtra = 2048
 )
-
-// overQuota adds to rep, when the data dir is larger than maxBytes, the
-// oldest sessions and then the oldest messages (never pinned ones,
-// decisions or policies) until the estimated size fits.
-func (rt *Retention) overQuota(ctx context.Context, maxBytes int64, rep *GCReport) error {
-	q := newQuotaPlan(maxBytes, rep, "data dir")
-	if q == nil {
-		return nil
-	}
-	rows, err := rt.r.QueryContext(ctx, `SELECT s.id, s.last_at, coalesce((SELECT sum(length(c.content)) FROM session_contents c
-		WHERE c.hash IN (SELECT content_hash FROM session_messages WHERE session_id = s.id)), 0) FROM sessions s ORDER BY s.last_at, s.id`)
-	if err != nil {
-		return fmt.Errorf("engine: gc: %w", classify(err))
-	}
-	more := true
-	for more && rows.Next() {
-		var id string
-		var last, size int64
-		if err := rows.Scan(&id, &last, &size); err != nil {
-			rows.Close()
-			return classify(err)
-		}
-		more = q.session(id, fromMillis(last), size)
-	}
-	rows.Close()
-	if !more {
-		return nil
-	}
-	rows, err = rt.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at, length(content) + length(metadata) FROM messages
-		WHERE message_type NOT IN ('decision', 'policy') AND NOT coalesce(json_extract(metadata, '$.pinned') IN (1, 'true'), 0)
-		ORDER BY created_at, id`)
-	if err != nil {
-		return fmt.Errorf("engine: gc: %w", classify(err))
-	}
-	defer rows.Close()
-	for more && rows.Next() {
-		var it GCItem
-		var created, size int64
-		if err := rows.Scan(&it.ID, &it.ChannelID, &it.MessageType, &it.Confidence, &created, &size); err != nil {
-			return classify(err)
-		}
-		it.CreatedAt = fromMillis(created)
-		more = q.message(it, size)
-	}
-	q.finish()
-	return classify(rows.Err())
-}
 
 // quotaPlan adds to a GC plan what gc.max_bytes deletes, fed the
 // candidates in order (sessions least recently active first, then

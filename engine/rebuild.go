@@ -2,12 +2,7 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
-	"strconv"
-
-	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // SetCheck is the comparison of one vector set with SQLite.
@@ -65,112 +60,30 @@ const maxListedIDs = 20
 // model id and dimension recorded by the collection). Vectors still queued
 // in the outbox are not differences.
 func (e *Engine) Consistency(ctx context.Context) (CheckReport, error) {
-	if e.bs != nil {
-		return e.backendConsistency(ctx)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return CheckReport{}, err
 	}
 	defer done()
-	rep, err := e.consistency(ctx)
-	if err != nil {
-		return rep, err
-	}
-	return rep, e.checkPartsLocked(ctx, &rep)
+	return e.consistencyLocked(ctx)
 }
 
-func (e *Engine) consistency(ctx context.Context) (CheckReport, error) {
-	var rep CheckReport
-	rep.Problems = []string{}
-	rep.Sets = []SetCheck{}
-	rep.Warnings = modeWarnings(e.dir)
-	if e.vec != nil && e.vec.emb != nil {
-		rep.Embedder = e.vec.emb.ModelID()
-	}
-	msgs, err := e.idSet(ctx, "SELECT id FROM messages")
+// consistencyLocked is Consistency under e's guard.
+func (e *Engine) consistencyLocked(ctx context.Context) (CheckReport, error) {
+	rep, err := e.store.Consistency(ctx)
 	if err != nil {
 		return rep, err
 	}
-	rep.Messages = int64(len(msgs))
-	ftsIDs, err := e.idSet(ctx, "SELECT id FROM messages_fts_docsize")
-	if err != nil {
-		return rep, err
+	if rep.Problems == nil {
+		rep.Problems = []string{}
 	}
-	rep.FTSRows = int64(len(ftsIDs))
-	rep.FTSMissing, rep.FTSMissingIDs = diff(msgs, ftsIDs, nil)
-	rep.FTSExtra, rep.FTSExtraIDs = diff(ftsIDs, msgs, nil)
-	if rep.FTSMissing > 0 {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("fts: %d messages are not in the keyword index (e.g. %v)", rep.FTSMissing, rep.FTSMissingIDs))
+	if rep.Sets == nil {
+		rep.Sets = []SetCheck{}
 	}
-	if rep.FTSExtra > 0 {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("fts: %d index rows belong to no message (e.g. %v)", rep.FTSExtra, rep.FTSExtraIDs))
+	if emb := e.opts.Embedder; emb != nil {
+		rep.Embedder = emb.ModelID()
 	}
-	rep.FTSIntegrity = "ok"
-	if err := e.ftsIntegrity(ctx); err != nil {
-		rep.FTSIntegrity = err.Error()
-		rep.Problems = append(rep.Problems, err.Error())
-	}
-
-	sets, err := e.liveSets(ctx, e.r)
-	if err != nil {
-		return rep, err
-	}
-	for _, s := range sets {
-		sc := SetCheck{VectorSet: s}
-		ups, err := e.idSet(ctx, "SELECT message_id FROM vector_outbox WHERE op = 0 AND set_id = ?", s.ID)
-		if err != nil {
-			return rep, err
-		}
-		dels, err := e.idSet(ctx, "SELECT message_id FROM vector_outbox WHERE op = 1 AND set_id = ?", s.ID)
-		if err != nil {
-			return rep, err
-		}
-		sc.PendingUpserts, sc.PendingDeletes = int64(len(ups)), int64(len(dels))
-		sc.Pending = sc.PendingUpserts + sc.PendingDeletes
-		vecIDs := map[int64]bool{}
-		if e.vec == nil || e.vec.store == nil {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: the vector store is not open", s.ID))
-		} else {
-			c, err := e.vec.store.GetCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
-			switch {
-			case errors.Is(err, chroma.ErrNotFound):
-			case err != nil:
-				return rep, fmt.Errorf("engine: check vectors: %w", err)
-			default:
-				sc.CollectionModel, sc.CollectionDim = c.Model, c.Dimension
-				if c.Model != s.ModelID {
-					rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: collection %s records model %q, the set %q", s.ID, s.Collection, c.Model, s.ModelID))
-				}
-				if c.Dimension != 0 && c.Dimension != s.Dim {
-					rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: collection %s has dimension %d, the set %d", s.ID, s.Collection, c.Dimension, s.Dim))
-				}
-				got, err := e.vec.store.Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{}})
-				if err != nil {
-					return rep, fmt.Errorf("engine: check vectors: %w", err)
-				}
-				for _, sid := range got.IDs {
-					id, err := strconv.ParseInt(sid, 10, 64)
-					if err != nil {
-						rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: record id %q is not a message id", s.ID, sid))
-						continue
-					}
-					vecIDs[id] = true
-				}
-			}
-		}
-		sc.Vectors = int64(len(vecIDs))
-		sc.Missing, sc.MissingIDs = diff(msgs, vecIDs, ups)
-		sc.Extra, sc.ExtraIDs = diff(vecIDs, msgs, dels)
-		if sc.Missing > 0 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d (%s): %d messages have no vector and none queued (e.g. %v)", s.ID, s.ModelID, sc.Missing, sc.MissingIDs))
-		}
-		if sc.Extra > 0 {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d (%s): %d vectors belong to no message and no delete is queued (e.g. %v)", s.ID, s.ModelID, sc.Extra, sc.ExtraIDs))
-		}
-		rep.Sets = append(rep.Sets, sc)
-	}
-	return rep, nil
+	return rep, e.checkPartsLocked(ctx, &rep)
 }
 
 // diff counts the ids of a that are neither in b nor in except, listing
@@ -192,23 +105,6 @@ func diff(a, b, except map[int64]bool) (int64, []int64) {
 	return n, list
 }
 
-func (e *Engine) idSet(ctx context.Context, q string, args ...any) (map[int64]bool, error) {
-	rows, err := e.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: check: %w", classify(err))
-	}
-	defer rows.Close()
-	out := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("engine: check: %w", classify(err))
-		}
-		out[id] = true
-	}
-	return out, classify(rows.Err())
-}
-
 // RebuildOptions select what Rebuild regenerates.
 type RebuildOptions struct {
 	// SkipFTS keeps the keyword index as it is.
@@ -218,36 +114,6 @@ type RebuildOptions struct {
 	// Progress, when set, is called as the work advances (Item names the
 	// stage: "keyword index" or "embedding").
 	Progress func(Progress)
-}
-
-// rebuildTarget is the vector set Rebuild fills: the active set of the
-// embedder's model while it still has messages queued (a store that had
-// messages before its first model: embedding it again into a second set
-// would embed every message twice), else a building set of the model
-// (resumed when one exists). resumed reports one of the first two cases.
-func (e *Engine) rebuildTarget(ctx context.Context) (VectorSet, bool, error) {
-	emb := e.vec.emb
-	sets, err := e.liveSets(ctx, e.w)
-	if err != nil {
-		return VectorSet{}, false, err
-	}
-	for _, s := range sets {
-		if s.ModelID != emb.ModelID() {
-			continue
-		}
-		if s.State == SetBuilding {
-			return s, true, nil
-		}
-		n, err := e.queued(ctx, s.ID)
-		if err != nil {
-			return VectorSet{}, false, err
-		}
-		if n > 0 {
-			return s, true, nil
-		}
-	}
-	s, err := e.createSet(ctx, emb.ModelID(), emb.Dim(), false)
-	return s, false, err
 }
 
 // RebuildReport says what Rebuild did.
@@ -278,11 +144,8 @@ type RebuildReport struct {
 // instead of building a second set: each message is embedded once. Without
 // an embedder, vectors are skipped.
 func (e *Engine) Rebuild(ctx context.Context, opts RebuildOptions) (RebuildReport, error) {
-	if e.bs != nil {
-		return e.backendRebuild(ctx, opts)
-	}
 	var rep RebuildReport
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return rep, err
 	}
@@ -291,31 +154,23 @@ func (e *Engine) Rebuild(ctx context.Context, opts RebuildOptions) (RebuildRepor
 		if opts.Progress != nil {
 			opts.Progress(Progress{Done: 0, Total: 1, Item: "keyword index"})
 		}
-		tx, err := e.w.BeginTx(ctx, nil)
-		if err != nil {
-			return rep, fmt.Errorf("engine: rebuild: %w", classify(err))
-		}
-		if err := e.fts.Rebuild(ctx, tx); err != nil {
-			tx.Rollback()
-			return rep, fmt.Errorf("engine: rebuild: %w", classify(err))
-		}
-		if err := tx.Commit(); err != nil {
-			return rep, fmt.Errorf("engine: rebuild: %w", classify(err))
+		if err := e.store.RebuildKeywords(ctx); err != nil {
+			return rep, err
 		}
 		rep.FTSRebuilt = true
 		if opts.Progress != nil {
 			opts.Progress(Progress{Done: 1, Total: 1, Item: "keyword index"})
 		}
 	}
-	if opts.SkipVectors || e.vec == nil || e.vec.emb == nil {
+	if opts.SkipVectors || e.opts.Embedder == nil {
 		return rep, nil
 	}
-	set, resumed, err := e.rebuildTarget(ctx)
+	set, resumed, err := e.store.RebuildTarget(ctx)
 	if err != nil {
 		return rep, err
 	}
 	rep.Resumed = resumed
-	if err := e.syncVectors(ctx, func(p Progress) {
+	if err := e.store.SyncVectors(ctx, func(p Progress) {
 		rep.Embedded = p.Done
 		if opts.Progress != nil {
 			opts.Progress(p)
@@ -323,13 +178,6 @@ func (e *Engine) Rebuild(ctx context.Context, opts RebuildOptions) (RebuildRepor
 	}); err != nil {
 		return rep, err
 	}
-	e.dropRetired(ctx) // the switch may have been made by the background worker
-	rep.Set, err = e.getSet(ctx, set.ID)
-	if err != nil {
-		return rep, err
-	}
-	if rep.Set.State != SetActive {
-		return rep, fmt.Errorf("engine: rebuild: vector set %d is still %s (another process holds part of its work; run rebuild again)", set.ID, rep.Set.State)
-	}
-	return rep, nil
+	rep.Set, err = e.store.FinishRebuild(ctx, set)
+	return rep, err
 }

@@ -42,7 +42,7 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 		return nil, nil
 	}
 	best := r.cands.best(replyTop, func(c *candidate) (float64, bool) { return c.fused, true })
-	pairs, err := r.plan.from(e).Replies(ctx, best, replyWithin, r.plan.filter.selection())
+	pairs, err := e.store.Replies(ctx, best, replyWithin, r.plan.filter.selection())
 	if err != nil {
 		return nil, err
 	}

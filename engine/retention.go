@@ -181,15 +181,17 @@ type Retention struct {
 	*db
 	fts  *fts.Table
 	msgs messageStore
-	// over is the Engine of a Backend (nil on a data dir).
+	// over is the Engine whose Store GC and Purge run on.
 	over *Engine
 }
 
 // GC applies retention: it selects messages and sessions to forget, then
-// (unless DryRun) deletes them in one transaction from SQLite and the FTS5
-// index, merges the FTS5 segments so no deleted term survives, and reclaims
-// the space with VACUUM and a truncating WAL checkpoint, so deleted text is
-// in no file of the data dir afterwards.
+// (unless DryRun) deletes them in one transaction of the store and has the
+// store reclaim the space (backendGC). On a data dir that merges the FTS5
+// segments so no deleted term survives and runs VACUUM and a truncating
+// WAL checkpoint, so deleted text is in no file of the data dir
+// afterwards; it reclaims even when nothing was selected, since deletes
+// made since the last GC may have left text in free pages.
 func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) {
 	for _, p := range opts.Policies {
 		if err := p.Validate(); err != nil {
@@ -202,135 +204,7 @@ func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) 
 	if opts.MaxBytes < 0 {
 		return nil, invalid("gc.max_bytes", "must be >= 0 (0: no quota)")
 	}
-	if rt.over != nil {
-		return rt.over.backendGC(ctx, opts)
-	}
-	done, err := rt.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	rep := &GCReport{DryRun: opts.DryRun, Messages: []GCItem{}, Sessions: []GCSession{}}
-	rep.BytesBefore = rt.diskBytes()
-	now := rt.opts.Now()
-	if opts.Vectors == nil {
-		opts.Vectors = rt.msgs.storedVectors()
-	}
-	progress := func(done, total int64, item string) {
-		if opts.Progress != nil {
-			opts.Progress(Progress{Done: done, Total: total, Item: item})
-		}
-	}
-
-	if len(opts.Policies) > 0 {
-		if err := rt.planMessages(ctx, opts, now, rep); err != nil {
-			return nil, err
-		}
-	}
-	progress(1, 3, "plan messages")
-	if err := rt.excludedSessions(ctx, opts.ExcludeSessions, rep); err != nil {
-		return nil, err
-	}
-	if err := rt.overQuota(ctx, opts.MaxBytes, rep); err != nil {
-		return nil, err
-	}
-	sessionIDs, orphans, err := rt.planSessions(ctx, opts, now, rep)
-	if err != nil {
-		return nil, err
-	}
-	progress(2, 3, "plan sessions")
-	if opts.DryRun {
-		rep.BytesAfter = rep.BytesBefore
-		progress(3, 3, "done")
-		return rep, nil
-	}
-
-	if len(rep.Messages) > 0 || len(rep.Sessions) > 0 {
-		if err := rt.apply(ctx, rep, sessionIDs, orphans); err != nil {
-			return nil, err
-		}
-		// The vector deletions recorded in the outbox are applied by the
-		// vector worker; vecstore zeroes the pages they free.
-		rt.msgs.wakeVectors()
-		if err := rt.scrubDeleted(ctx); err != nil {
-			return rep, err
-		}
-	}
-	// Reclaim even when nothing was selected: the deletes made since the
-	// last GC (API, MCP, a data dir from before secure delete) may have
-	// left text in free pages or FTS5 segments, and GC is the documented
-	// way to make sure no deleted text is in any file.
-	if !opts.NoVacuum {
-		if err := rt.reclaim(ctx); err != nil {
-			return rep, err
-		}
-	}
-	rep.BytesAfter = rt.diskBytes()
-	progress(3, 3, "done")
-	return rep, nil
-}
-
-// planSessions adds to rep the sessions older than opts.SessionMaxAge and
-// the chunk messages only they use; it returns the sessions' ids and the
-// contents only they hold.
-func (rt *Retention) planSessions(ctx context.Context, opts GCOptions, now time.Time, rep *GCReport) (sessionIDs, orphans []string, _ error) {
-	plannedSession := map[string]bool{} // by exclusion or quota
-	for _, s := range rep.Sessions {
-		plannedSession[s.ID] = true
-	}
-	if opts.SessionMaxAge > 0 {
-		cutoff := now.Add(-opts.SessionMaxAge).UnixMilli()
-		rows, err := rt.r.QueryContext(ctx, "SELECT id, last_at FROM sessions WHERE last_at > 0 AND last_at < ? ORDER BY last_at", cutoff)
-		if err != nil {
-			return nil, nil, fmt.Errorf("engine: gc: %w", classify(err))
-		}
-		for rows.Next() {
-			var s GCSession
-			var last int64
-			if err := rows.Scan(&s.ID, &last); err != nil {
-				rows.Close()
-				return nil, nil, classify(err)
-			}
-			if plannedSession[s.ID] {
-				continue
-			}
-			s.LastAt = fromMillis(last)
-			s.Reason = fmt.Sprintf("last record older than %s", opts.SessionMaxAge)
-			rep.Sessions = append(rep.Sessions, s)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, nil, classify(err)
-		}
-	}
-	// Chunk messages only the deleted sessions use go with them.
-	sessionIDs = sessionIDs[:0]
-	for _, s := range rep.Sessions {
-		sessionIDs = append(sessionIDs, s.ID)
-	}
-	orphans, chunkMsgs, err := rt.sessionOrphans(ctx, rt.r, sessionIDs)
-	if err != nil {
-		return nil, nil, err
-	}
-	rep.ContentsDeleted = len(orphans)
-	planned := map[int64]bool{}
-	for _, m := range rep.Messages {
-		planned[m.ID] = true
-	}
-	if len(chunkMsgs) > 0 {
-		ms, err := rt.msgs.getMessages(ctx, chunkMsgs)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, m := range ms {
-			if planned[m.ID] {
-				continue
-			}
-			rep.Messages = append(rep.Messages, GCItem{ID: m.ID, ChannelID: m.ChannelID, MessageType: m.MessageType, Confidence: m.Confidence,
-				CreatedAt: m.CreatedAt, Policy: "sessions", Reason: "chunk of deleted sessions only"})
-		}
-	}
-	return sessionIDs, orphans, nil
+	return rt.over.backendGC(ctx, opts)
 }
 
 // apply deletes the planned sessions, their orphaned contents and the
@@ -410,30 +284,6 @@ func nearDuplicates(ctx context.Context, p RetentionPolicy, kept []gcRow, nowMs 
 		out = append(out, it)
 	}
 	return out, nil
-}
-
-// planMessages fills rep.Messages from the policies.
-func (rt *Retention) planMessages(ctx context.Context, opts GCOptions, now time.Time, rep *GCReport) error {
-	rows, err := rt.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at,
-			coalesce(json_extract(metadata, '$.pinned') IN (1, 'true'), 0)
-		FROM messages ORDER BY channel_id, confidence DESC, created_at DESC, id DESC`)
-	if err != nil {
-		return fmt.Errorf("engine: gc: %w", classify(err))
-	}
-	var all []gcRow
-	for rows.Next() {
-		var r gcRow
-		if err := rows.Scan(&r.id, &r.channel, &r.typ, &r.confidence, &r.created, &r.pinned); err != nil {
-			rows.Close()
-			return classify(err)
-		}
-		all = append(all, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return classify(err)
-	}
-	return planMessageRows(ctx, opts, now, rep, all)
 }
 
 // planMessageRows fills rep.Messages from the policies over every
@@ -615,7 +465,7 @@ func (e *Engine) deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) 
 		if _, err := del.ExecContext(ctx, id); err != nil {
 			return fmt.Errorf("engine: delete message %d: %w", id, classify(err))
 		}
-		if err := e.outboxDeleteTx(ctx, tx, id); err != nil { // vector outbox (engine/outbox.go)
+		if err := e.outboxDeleteTx(ctx, tx, id); err != nil { // vector outbox (engine/sqlite_outbox.go)
 			return err
 		}
 		channels[channel]++

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -106,7 +105,7 @@ type ImportReport struct {
 type Sessions struct {
 	*db
 	msgs messageStore
-	// over is the Engine of a Backend (nil on a data dir).
+	// over is the Engine whose Store holds the sessions.
 	over *Engine
 }
 
@@ -119,11 +118,6 @@ type Sessions struct {
 func (ses *Sessions) Import(ctx context.Context, opts ImportOptions) (*ImportReport, error) {
 	if opts.Root == "" {
 		return nil, invalid("root", "must name the Claude Code projects folder or a .jsonl file")
-	}
-	if ses.over != nil {
-		if _, err := backendOp[SessionStore](ses.over); err != nil {
-			return nil, err
-		}
 	}
 	if err := claudecode.ValidateGlobs(opts.Exclude); err != nil {
 		return nil, invalid("exclude", "%v", err)
@@ -233,35 +227,10 @@ func (ses *Sessions) importFile(ctx context.Context, f claudecode.File, opts Imp
 		st, err = ses.importFileTx(ctx, stx, write, fh, info.Size(), f, opts, &fr)
 		return err
 	}
-	if ses.over != nil {
-		err = ses.over.backendImportSessions(ctx, run)
-	} else {
-		err = ses.importFileSQLite(ctx, run)
-	}
-	if err != nil {
+	if err := ses.over.backendImportSessions(ctx, run); err != nil {
 		return fail(err)
 	}
 	return fr, st
-}
-
-// importFileSQLite runs one file's import in a write transaction of the
-// data dir.
-func (ses *Sessions) importFileSQLite(ctx context.Context, run func(SessionTx, func(context.Context, prepared) (WriteResult, error)) error) error {
-	done, err := ses.enter()
-	if err != nil {
-		return err
-	}
-	defer done()
-	tx, err := ses.w.BeginTx(ctx, nil)
-	if err != nil {
-		return classify(err)
-	}
-	defer tx.Rollback()
-	write := func(ctx context.Context, p prepared) (WriteResult, error) { return ses.msgs.writeTx(ctx, tx, p) }
-	if err := run(sqliteSessionTx{tx}, write); err != nil {
-		return err
-	}
-	return classify(tx.Commit())
 }
 
 // importFileTx imports one file through stx, writing chunk messages with
@@ -649,12 +618,7 @@ func (ses *Sessions) Get(ctx context.Context, id string) (Session, error) {
 	if err != nil {
 		return Session{}, err
 	}
-	var ss []Session
-	if ses.over != nil {
-		ss, err = ses.over.backendSessions(ctx, id)
-	} else {
-		ss, err = ses.get(ctx, id)
-	}
+	ss, err := ses.over.backendSessions(ctx, id)
 	if err != nil {
 		return Session{}, err
 	}
@@ -664,47 +628,9 @@ func (ses *Sessions) Get(ctx context.Context, id string) (Session, error) {
 	return ss[0], nil
 }
 
-// get is Get on a data dir.
-func (ses *Sessions) get(ctx context.Context, id string) ([]Session, error) {
-	done, err := ses.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return ses.list(ctx, "WHERE id = ?", id)
-}
-
 // List returns every imported session, most recent first.
 func (ses *Sessions) List(ctx context.Context) ([]Session, error) {
-	if ses.over != nil {
-		return ses.over.backendSessions(ctx, "")
-	}
-	done, err := ses.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return ses.list(ctx, "")
-}
-
-func (ses *Sessions) list(ctx context.Context, where string, args ...any) ([]Session, error) {
-	rows, err := ses.r.QueryContext(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
-		FROM sessions `+where+` ORDER BY last_at DESC, id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: list sessions: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []Session{}
-	for rows.Next() {
-		var s Session
-		var first, last, imp, upd int64
-		if err := rows.Scan(&s.ID, &s.Source, &s.Project, &s.CWD, &s.GitBranch, &s.MessageCount, &first, &last, &imp, &upd); err != nil {
-			return nil, classify(err)
-		}
-		s.FirstAt, s.LastAt, s.ImportedAt, s.UpdatedAt = fromMillis(first), fromMillis(last), fromMillis(imp), fromMillis(upd)
-		out = append(out, s)
-	}
-	return out, classify(rows.Err())
+	return ses.over.backendSessions(ctx, "")
 }
 
 // Messages loads the records of a session in order (the context an
@@ -714,57 +640,7 @@ func (ses *Sessions) Messages(ctx context.Context, id string) ([]SessionRecord, 
 	if err != nil {
 		return nil, err
 	}
-	if ses.over != nil {
-		return ses.over.backendSessionRecords(ctx, id)
-	}
-	done, err := ses.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return ses.messages(ctx, ses.r, id)
-}
-
-type querier interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func (ses *Sessions) messages(ctx context.Context, q querier, id string) ([]SessionRecord, error) {
-	var n int
-	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE id = ?", id).Scan(&n); err != nil {
-		return nil, fmt.Errorf("engine: session %s: %w", id, classify(err))
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("session %s: %w", id, ErrNotFound)
-	}
-	rows, err := q.QueryContext(ctx, `SELECT sm.seq, sm.uuid, sm.parent_uuid, sm.type, sm.role, sm.created_at, sm.is_sidechain, sm.is_compact,
-			coalesce(sm.content_hash, ''), coalesce(c.text, ''), c.content, sm.envelope
-		FROM session_messages sm LEFT JOIN session_contents c ON c.hash = sm.content_hash
-		WHERE sm.session_id = ? ORDER BY sm.seq`, id)
-	if err != nil {
-		return nil, fmt.Errorf("engine: session %s: %w", id, classify(err))
-	}
-	defer rows.Close()
-	out := make([]SessionRecord, 0, 64)
-	for rows.Next() {
-		var r SessionRecord
-		var ts int64
-		var content sql.NullString
-		var env string
-		if err := rows.Scan(&r.Seq, &r.UUID, &r.ParentUUID, &r.Type, &r.Role, &ts, &r.IsSidechain, &r.IsCompact, &r.ContentHash, &r.Text, &content, &env); err != nil {
-			return nil, classify(err)
-		}
-		if ts != 0 {
-			r.CreatedAt = fromMillis(ts)
-		}
-		if content.Valid {
-			r.Content = json.RawMessage(content.String)
-		}
-		r.Envelope = json.RawMessage(env)
-		out = append(out, r)
-	}
-	return out, classify(rows.Err())
+	return ses.over.backendSessionRecords(ctx, id)
 }
 
 // SessionRef points from a chunk message to a session record holding it.
@@ -781,30 +657,7 @@ type SessionRef struct {
 // message id (a search hit in SessionChannel), oldest session first. It is
 // empty for messages that are not session chunks.
 func (ses *Sessions) Refs(ctx context.Context, messageID int64) ([]SessionRef, error) {
-	if ses.over != nil {
-		return ses.over.backendSessionRefs(ctx, messageID)
-	}
-	done, err := ses.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	rows, err := ses.r.QueryContext(ctx, `SELECT sm.session_id, sm.seq, sm.uuid, ch.idx, ch.start_byte, ch.end_byte
-		FROM session_chunks ch JOIN session_messages sm ON sm.content_hash = ch.content_hash
-		WHERE ch.message_id = ? ORDER BY sm.created_at, sm.session_id, sm.seq`, messageID)
-	if err != nil {
-		return nil, fmt.Errorf("engine: session refs: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []SessionRef{}
-	for rows.Next() {
-		var r SessionRef
-		if err := rows.Scan(&r.SessionID, &r.Seq, &r.UUID, &r.Chunk, &r.Start, &r.End); err != nil {
-			return nil, classify(err)
-		}
-		out = append(out, r)
-	}
-	return out, classify(rows.Err())
+	return ses.over.backendSessionRefs(ctx, messageID)
 }
 
 // WriteJSONL writes a session as Claude Code JSONL: one canonical

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // StoreStats is what `cairn stats` shows.
@@ -63,59 +62,31 @@ type DiskStats struct {
 }
 
 // StoreStats counts messages per channel, type and agent, sessions, and
-// bytes on disk per part.
+// bytes on disk per part, with the vector backlog, the embedder's cache and
+// the searches of every process sharing the store.
 func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
-	if e.bs != nil {
-		return e.backendStoreStats(ctx)
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	st := &StoreStats{ByChannel: map[string]int64{}, ByType: map[string]int64{}, ByAgent: map[string]int64{}}
-	group := func(q string, into map[string]int64) error {
-		rows, err := e.r.QueryContext(ctx, q)
-		if err != nil {
-			return fmt.Errorf("engine: stats: %w", classify(err))
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var k string
-			var n int64
-			if err := rows.Scan(&k, &n); err != nil {
-				return classify(err)
-			}
-			into[k] = n
-		}
-		return classify(rows.Err())
-	}
-	if err := group("SELECT channel_id, count(*) FROM messages GROUP BY channel_id", st.ByChannel); err != nil {
+	backlog, err := e.vectorBacklog(ctx, "")
+	if err != nil {
 		return nil, err
 	}
-	if err := group("SELECT message_type, count(*) FROM messages GROUP BY message_type", st.ByType); err != nil {
+	bst, err := e.store.Stats(ctx)
+	if err != nil {
 		return nil, err
 	}
-	if err := group("SELECT CASE WHEN sender_project_id = '' THEN sender_id ELSE sender_id || '@' || sender_project_id END, count(*) FROM messages GROUP BY 1", st.ByAgent); err != nil {
-		return nil, err
-	}
+	st := &StoreStats{ByChannel: bst.ByChannel, ByType: bst.ByType, ByAgent: bst.ByAgent, Sessions: bst.Sessions, Bytes: bst.Bytes,
+		Vectors: backlog, Notes: bst.Notes}
 	for _, n := range st.ByChannel {
 		st.Messages += n
 	}
-	row := e.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM session_messages),
-		(SELECT count(*) FROM session_contents), (SELECT count(*) FROM session_chunks),
-		(SELECT count(*) FROM session_messages WHERE content_hash IS NOT NULL)`)
-	var withContent int64
-	if err := row.Scan(&st.Sessions.Sessions, &st.Sessions.Records, &st.Sessions.Contents, &st.Sessions.Chunks, &withContent); err != nil {
-		return nil, fmt.Errorf("engine: stats: %w", classify(err))
-	}
-	if st.Sessions.Contents > 0 {
-		st.Sessions.DedupRatio = float64(withContent) / float64(st.Sessions.Contents)
-	}
-
-	fileBytes(e.dir, &st.Bytes)
-	if err := e.tableBytes(ctx, st); err != nil {
-		return nil, err
+	if e.dir != "" {
+		models := dirBytes(filepath.Join(e.dir, "models"))
+		st.Bytes.Models += models
+		st.Bytes.Total += models
 	}
 	st.Bytes.perMessage(st.Messages)
 	if es, ok := e.EmbedderStats(); ok {
@@ -123,15 +94,31 @@ func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
 	} else {
 		st.Notes = append(st.Notes, "embedding cache hit rate: no embedder with a cache in this process")
 	}
-	if st.Vectors, err = e.vectorBacklog(ctx, ""); err != nil {
-		return nil, err
-	}
-	ss, err := e.searchStats(ctx)
+	n, us, err := e.store.SearchTotals(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("engine: stats: %w", err)
 	}
-	st.Search = ss
+	n, us = n+e.searches.n.Load(), us+e.searches.us.Load()
+	st.Search = SearchStats{Searches: n}
+	if n > 0 {
+		st.Search.AvgMs = float64(us) / float64(n) / 1000
+	}
 	return st, nil
+}
+
+// dirBytes adds up the sizes of the files below dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
 }
 
 // perMessage sets the vectors' bytes per message and per byte of the
@@ -141,86 +128,4 @@ func (b *DiskStats) perMessage(messages int64) {
 		b.VectorsPerMessage = float64(b.Vectors) / float64(messages)
 		b.VectorsToMessages = float64(b.Vectors) / float64(b.Messages)
 	}
-}
-
-// fileBytes adds up the sizes of the files of the data dir dir by part.
-func fileBytes(dir string, b *DiskStats) {
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		info, err := d.Info()
-		if err != nil {
-			return nil
-		}
-		rel, _ := filepath.Rel(dir, p)
-		rel = filepath.ToSlash(rel)
-		n := info.Size()
-		b.Total += n
-		switch {
-		case rel == DBFile || rel == DBFile+"-wal":
-			b.SQLite += n
-		case rel == DBFile+"-shm":
-			b.Other += n
-		case strings.HasPrefix(rel, "vectors/"):
-			b.Vectors += n
-		case strings.HasPrefix(rel, "graph/"):
-			b.Graph += n
-		case strings.HasPrefix(rel, "models/"):
-			b.Models += n
-		default:
-			b.Other += n
-		}
-		return nil
-	})
-}
-
-// tableBytes adds the bytes of the messages, FTS5 and session tables and
-// their indexes inside the SQLite file (dbstat counts pages of the main
-// file); without dbstat it says so in st.Notes.
-func (e *Engine) tableBytes(ctx context.Context, st *StoreStats) error {
-	// The index names first: one query at a time, so that this also works
-	// on a single connection (Options.ReadOnly's fallback).
-	idx := map[string]string{}
-	irows, err := e.r.QueryContext(ctx, "SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")
-	if err == nil {
-		for irows.Next() {
-			var n, tbl string
-			if irows.Scan(&n, &tbl) == nil {
-				idx[n] = tbl
-			}
-		}
-		irows.Close()
-	}
-	rows, err := e.r.QueryContext(ctx, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
-	if err != nil {
-		st.Notes = append(st.Notes, "per-table sizes unavailable: "+err.Error())
-		return nil
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name string
-		var n int64
-		if err := rows.Scan(&name, &n); err != nil {
-			return classify(err)
-		}
-		tbl := name
-		if t, ok := idx[name]; ok {
-			tbl = t
-		} else if strings.HasPrefix(name, "sqlite_autoindex_") {
-			tbl = strings.TrimSuffix(strings.TrimPrefix(name, "sqlite_autoindex_"), "_1")
-			if i := strings.LastIndexByte(tbl, '_'); i > 0 && strings.HasPrefix(name, "sqlite_autoindex_") {
-				tbl = tbl[:i]
-			}
-		}
-		switch {
-		case strings.HasPrefix(tbl, "messages_fts"):
-			st.Bytes.FTS += n
-		case tbl == "messages":
-			st.Bytes.Messages += n
-		case strings.HasPrefix(tbl, "session"):
-			st.Bytes.Sessions += n
-		}
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"time"
 )
@@ -85,31 +84,10 @@ func (e *Engine) Timeline(ctx context.Context, req TimelineRequest) (Timeline, e
 // timelineCounts counts the messages created in [start, end) per channel
 // type and bucket.
 func (e *Engine) timelineCounts(ctx context.Context, start, width, end int64) ([]TimelineCount, error) {
-	if e.bs != nil {
-		return onBackend(e, func(ss StatsStore) ([]TimelineCount, error) { return ss.TimelineCounts(ctx, start, width, end) })
-	}
-	done, err := e.enter()
+	done, err := e.enterStore()
 	if err != nil {
 		return nil, err
 	}
 	defer done()
-	rows, err := e.r.QueryContext(ctx, `SELECT c.channel_type, (m.created_at - ?) / ?, count(*)
-		FROM messages m JOIN channels c ON c.id = m.channel_id
-		WHERE m.created_at >= ? AND m.created_at < ? GROUP BY 1, 2`, start, width, start, end)
-	if err != nil {
-		return nil, fmt.Errorf("engine: timeline: %w", classify(err))
-	}
-	defer rows.Close()
-	var out []TimelineCount
-	for rows.Next() {
-		var c TimelineCount
-		if err := rows.Scan(&c.ChannelType, &c.Bucket, &c.Count); err != nil {
-			return nil, fmt.Errorf("engine: timeline: %w", classify(err))
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: timeline: %w", classify(err))
-	}
-	return out, nil
+	return e.store.TimelineCounts(ctx, start, width, end)
 }

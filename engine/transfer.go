@@ -27,7 +27,7 @@ type TransferReport struct {
 }
 
 // TransferTo copies the whole store e into dst, between a data dir and a
-// Backend either way: channels with their names and descriptions, every
+// Store either way: channels with their names and descriptions, every
 // message (CopyMessagesTo), then, with message ids translated to dst's,
 // imported sessions (contents with their chunks, sessions with their
 // records, where each file's import stopped, so that importing the same
@@ -45,13 +45,7 @@ type TransferReport struct {
 // read.
 func (e *Engine) TransferTo(ctx context.Context, dst *Engine, progress func(Progress)) (TransferReport, error) {
 	var rep TransferReport
-	src, err := backendOp[TransferStore](e)
-	if err != nil {
-		return rep, err
-	}
-	if _, err := backendOp[TransferStore](dst); err != nil {
-		return rep, err
-	}
+	var err error
 	if rep.ChannelsCreated, err = e.CopyChannelsTo(ctx, dst); err != nil {
 		return rep, err
 	}
@@ -63,7 +57,7 @@ func (e *Engine) TransferTo(ctx context.Context, dst *Engine, progress func(Prog
 		return rep, err
 	}
 	ids.seal()
-	t := transfer{src: e, dst: dst, from: src, ids: ids, progress: progress, parts: rep.SourceParts}
+	t := transfer{src: e, dst: dst, ids: ids, progress: progress, parts: rep.SourceParts}
 	steps := []func(context.Context, *TransferReport) error{t.contents, t.sessions, t.files, t.agents, t.cursors, t.marks}
 	for _, step := range steps {
 		if err := step(ctx, &rep); err != nil {
@@ -132,7 +126,6 @@ func (m *idMap) message(id int64, part string) (int64, error) {
 // transfer is one TransferTo's state.
 type transfer struct {
 	src, dst *Engine
-	from     TransferStore
 	ids      idMap
 	progress func(Progress)
 	parts    PartCounts
@@ -144,20 +137,20 @@ func (t *transfer) report(done, total int64, item string) {
 	}
 }
 
-// onDst and onSrc run fn on the target's or the source's TransferStore
-// under its close guard.
-func onDst[R any](t *transfer, fn func(TransferStore) (R, error)) (R, error) {
-	return onBackend(t.dst, fn)
+// onDst and onSrc run fn on the target's or the source's Store under its
+// close guard.
+func onDst[R any](t *transfer, fn func(Store) (R, error)) (R, error) {
+	return onStore(t.dst, fn)
 }
 
-func onSrc[R any](t *transfer, fn func(TransferStore) (R, error)) (R, error) {
-	return onBackend(t.src, fn)
+func onSrc[R any](t *transfer, fn func(Store) (R, error)) (R, error) {
+	return onStore(t.src, fn)
 }
 
 func (t *transfer) contents(ctx context.Context, rep *TransferReport) error {
 	after, done := "", int64(0)
 	for {
-		cs, err := onSrc(t, func(s TransferStore) ([]ContentRow, error) { return s.SessionContentsAfter(ctx, after, transferBatch) })
+		cs, err := onSrc(t, func(s Store) ([]ContentRow, error) { return s.SessionContentsAfter(ctx, after, transferBatch) })
 		if err != nil || len(cs) == 0 {
 			return err
 		}
@@ -171,7 +164,7 @@ func (t *transfer) contents(ctx context.Context, rep *TransferReport) error {
 				}
 			}
 		}
-		n, err := onDst(t, func(d TransferStore) (int, error) { return d.PutSessionContents(ctx, cs) })
+		n, err := onDst(t, func(d Store) (int, error) { return d.PutSessionContents(ctx, cs) })
 		if err != nil {
 			return err
 		}
@@ -184,12 +177,12 @@ func (t *transfer) contents(ctx context.Context, rep *TransferReport) error {
 func (t *transfer) sessions(ctx context.Context, rep *TransferReport) error {
 	after, done := "", int64(0)
 	for {
-		ss, err := onSrc(t, func(s TransferStore) ([]SessionArchive, error) { return s.SessionsAfter(ctx, after, transferBatch) })
+		ss, err := onSrc(t, func(s Store) ([]SessionArchive, error) { return s.SessionsAfter(ctx, after, transferBatch) })
 		if err != nil || len(ss) == 0 {
 			return err
 		}
 		for _, s := range ss {
-			put, err := onDst(t, func(d TransferStore) (bool, error) { return d.PutSession(ctx, s) })
+			put, err := onDst(t, func(d Store) (bool, error) { return d.PutSession(ctx, s) })
 			if err != nil {
 				return err
 			}
@@ -204,11 +197,11 @@ func (t *transfer) sessions(ctx context.Context, rep *TransferReport) error {
 }
 
 func (t *transfer) files(ctx context.Context, _ *TransferReport) error {
-	fs, err := onSrc(t, func(s TransferStore) ([]FileRow, error) { return s.SessionFiles(ctx) })
+	fs, err := onSrc(t, func(s Store) ([]FileRow, error) { return s.SessionFiles(ctx) })
 	if err != nil || len(fs) == 0 {
 		return err
 	}
-	_, err = onDst(t, func(d TransferStore) (struct{}, error) { return struct{}{}, d.PutSessionFiles(ctx, fs) })
+	_, err = onDst(t, func(d Store) (struct{}, error) { return struct{}{}, d.PutSessionFiles(ctx, fs) })
 	return err
 }
 
@@ -217,7 +210,7 @@ func (t *transfer) agents(ctx context.Context, _ *TransferReport) error {
 	if err != nil || len(as) == 0 {
 		return err
 	}
-	_, err = onDst(t, func(d TransferStore) (struct{}, error) { return struct{}{}, d.PutAgents(ctx, as) })
+	_, err = onDst(t, func(d Store) (struct{}, error) { return struct{}{}, d.PutAgents(ctx, as) })
 	return err
 }
 
@@ -226,14 +219,14 @@ func (t *transfer) cursors(ctx context.Context, _ *TransferReport) error {
 	if err != nil || len(cs) == 0 {
 		return err
 	}
-	_, err = onDst(t, func(d TransferStore) (struct{}, error) { return struct{}{}, d.PutReadCursors(ctx, cs) })
+	_, err = onDst(t, func(d Store) (struct{}, error) { return struct{}{}, d.PutReadCursors(ctx, cs) })
 	t.report(int64(len(cs)), int64(len(cs)), "read cursors")
 	return err
 }
 
 // translatedCursors are the source's cursors with target ids.
 func (t *transfer) translatedCursors(ctx context.Context) ([]CursorRow, error) {
-	cs, err := onSrc(t, func(s TransferStore) ([]CursorRow, error) { return s.ReadCursors(ctx) })
+	cs, err := onSrc(t, func(s Store) ([]CursorRow, error) { return s.ReadCursors(ctx) })
 	for i := range cs {
 		cs[i].LastReadID = t.ids.cursor(cs[i].LastReadID)
 	}
@@ -242,7 +235,7 @@ func (t *transfer) translatedCursors(ctx context.Context) ([]CursorRow, error) {
 
 func (t *transfer) marks(ctx context.Context, _ *TransferReport) error {
 	return t.eachMarks(ctx, func(ms []MarkedRow) error {
-		_, err := onDst(t, func(d TransferStore) (struct{}, error) { return struct{}{}, d.PutMarkRows(ctx, ms) })
+		_, err := onDst(t, func(d Store) (struct{}, error) { return struct{}{}, d.PutMarkRows(ctx, ms) })
 		return err
 	})
 }
@@ -251,7 +244,7 @@ func (t *transfer) marks(ctx context.Context, _ *TransferReport) error {
 func (t *transfer) eachMarks(ctx context.Context, fn func([]MarkedRow) error) error {
 	var after, done int64
 	for {
-		ms, err := onSrc(t, func(s TransferStore) ([]MarkedRow, error) { return s.MarksAfter(ctx, after, transferBatch*5) })
+		ms, err := onSrc(t, func(s Store) ([]MarkedRow, error) { return s.MarksAfter(ctx, after, transferBatch*5) })
 		if err != nil || len(ms) == 0 {
 			return err
 		}
@@ -300,7 +293,7 @@ func (t *transfer) verify(ctx context.Context, sp, tp PartCounts) error {
 	if err != nil {
 		return err
 	}
-	dcs, err := onDst(t, func(d TransferStore) ([]CursorRow, error) { return d.ReadCursors(ctx) })
+	dcs, err := onDst(t, func(d Store) ([]CursorRow, error) { return d.ReadCursors(ctx) })
 	if err != nil {
 		return err
 	}
@@ -315,7 +308,7 @@ func (t *transfer) verify(ctx context.Context, sp, tp PartCounts) error {
 	}
 	dstMarks := map[int64]MarkRow{}
 	for after := int64(0); ; {
-		ms, err := onDst(t, func(d TransferStore) ([]MarkedRow, error) { return d.MarksAfter(ctx, after, transferBatch*5) })
+		ms, err := onDst(t, func(d Store) ([]MarkedRow, error) { return d.MarksAfter(ctx, after, transferBatch*5) })
 		if err != nil {
 			return err
 		}
@@ -360,7 +353,7 @@ func sessionShapes(ctx context.Context, e *Engine) (map[string]sessionShape, err
 	out := map[string]sessionShape{}
 	after := ""
 	for {
-		ss, err := onBackend(e, func(s TransferStore) ([]SessionArchive, error) { return s.SessionsAfter(ctx, after, transferBatch) })
+		ss, err := onStore(e, func(s Store) ([]SessionArchive, error) { return s.SessionsAfter(ctx, after, transferBatch) })
 		if err != nil || len(ss) == 0 {
 			return out, err
 		}
@@ -377,19 +370,14 @@ func sessionShapes(ctx context.Context, e *Engine) (map[string]sessionShape, err
 
 // partCounts is e's PartCounts.
 func partCounts(e *Engine, ctx context.Context) (PartCounts, error) {
-	return onBackend(e, func(s TransferStore) (PartCounts, error) { return s.PartCounts(ctx) })
+	return onStore(e, func(s Store) (PartCounts, error) { return s.PartCounts(ctx) })
 }
 
 // checkPartsLocked adds to rep the counts of what the store holds besides
-// messages, with a problem for each session whose record count is wrong;
-// nothing on a store without TransferStore.
+// messages, with a problem for each session whose record count is wrong.
 // REQUIRES: the caller holds the store's close guard (enter, enterStore).
 func (e *Engine) checkPartsLocked(ctx context.Context, rep *CheckReport) error {
-	ts, ok := e.store.(TransferStore)
-	if !ok {
-		return nil
-	}
-	c, err := ts.PartCounts(ctx)
+	c, err := e.store.PartCounts(ctx)
 	if err != nil {
 		return err
 	}

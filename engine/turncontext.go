@@ -2,14 +2,9 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"time"
-
-	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
 // A turn of a conversation often says little alone ("Thanks, Gina! I'm
@@ -61,12 +56,7 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 	if (r.mode != ModeSemantic && !e.blends(r)) || !r.vecUsed || len(r.cands) == 0 || e.opts.QueryAnalysis.NoTurnContext {
 		return nil
 	}
-	// A store wrapped for filters it does not serve itself (searchStore)
-	// could not say whether a neighbour passes them: no context then.
-	ts, ok := e.store.(TurnContext)
-	if !ok || r.plan.from(e) != e.store {
-		return nil
-	}
+	ts := e.store
 	best := r.cands.best(contextTop, func(c *candidate) (float64, bool) { return c.sim, c.hasSim })
 	if len(best) == 0 {
 		return nil
@@ -116,110 +106,10 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 	return nil
 }
 
-// TurnContext is the capability of a Backend that serves the context step
-// of semantic search: without it a store's semantic search scores every
-// message by its own vector.
-type TurnContext interface {
-	// Neighbours returns, for those of ids that have one, the message
-	// just before and just after each in its channel (by created_at,
-	// then id) when it is from another sender and at most within away,
-	// and whether the one after passes f.
-	Neighbours(ctx context.Context, ids []int64, within time.Duration, f Selection) (map[int64]TurnNeighbours, error)
-	// SetVectors returns the vectors in set of those of ids that have one.
-	SetVectors(ctx context.Context, set VectorSet, ids []int64) (map[int64][]float32, error)
-}
-
 // TurnNeighbours are a message's neighbouring turns (0: none).
 type TurnNeighbours struct {
 	Prev, Next int64
 	NextPasses bool // the turn after passes the search's filter, so it may join the candidates
-}
-
-func (s embeddedStore) SetVectors(ctx context.Context, set VectorSet, ids []int64) (map[int64][]float32, error) {
-	return s.e.vectorsOf(ctx, set, ids)
-}
-
-// Neighbours reads them in one query.
-func (s embeddedStore) Neighbours(ctx context.Context, ids []int64, within time.Duration, f Selection) (map[int64]TurnNeighbours, error) {
-	e := s.e
-	passes := "1"
-	var fargs []any
-	if f.sql != "" {
-		// The filter's SQL names the message c.
-		passes, fargs = f.sql, f.args
-	}
-	ms := within.Milliseconds()
-	q := `SELECT a.id, p.id, p.sender_id <> a.sender_id AND a.created_at - p.created_at <= ?,
-		c.id, c.sender_id <> a.sender_id AND c.created_at - a.created_at <= ?, ` + passes + `
-		FROM messages a
-		LEFT JOIN messages p ON p.id = (SELECT x.id FROM messages x
-			WHERE x.channel_id = a.channel_id AND (x.created_at, x.id) < (a.created_at, a.id)
-			ORDER BY x.created_at DESC, x.id DESC LIMIT 1)
-		LEFT JOIN messages c ON c.id = (SELECT x.id FROM messages x
-			WHERE x.channel_id = a.channel_id AND (x.created_at, x.id) > (a.created_at, a.id)
-			ORDER BY x.created_at, x.id LIMIT 1)
-		WHERE a.id IN (` + placeholders(len(ids)) + `)`
-	args := append([]any{ms, ms}, fargs...)
-	args = append(args, int64Args(ids)...)
-	rows, err := e.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	defer rows.Close()
-	out := map[int64]TurnNeighbours{}
-	for rows.Next() {
-		var a int64
-		var p, n *int64
-		var pOK, nOK, nPasses *bool
-		if err := rows.Scan(&a, &p, &pOK, &n, &nOK, &nPasses); err != nil {
-			return nil, fmt.Errorf("engine: search: %w", classify(err))
-		}
-		var nb TurnNeighbours
-		if p != nil && pOK != nil && *pOK {
-			nb.Prev = *p
-		}
-		if n != nil && nOK != nil && *nOK {
-			nb.Next, nb.NextPasses = *n, nPasses != nil && *nPasses
-		}
-		if nb != (TurnNeighbours{}) {
-			out[a] = nb
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	return out, nil
-}
-
-// vectorsOf returns the stored vectors of those of ids that have one.
-func (e *Engine) vectorsOf(ctx context.Context, s VectorSet, ids []int64) (map[int64][]float32, error) {
-	out := map[int64][]float32{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	coll, err := e.collection(ctx, s, false)
-	if errors.Is(err, chroma.ErrNotFound) {
-		return out, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	strIDs := make([]string, len(ids))
-	for i, id := range ids {
-		strIDs[i] = strconv.FormatInt(id, 10)
-	}
-	got, err := e.vec.store.Get(ctx, coll, chroma.GetRequest{IDs: strIDs, Include: []chroma.Include{chroma.IncludeEmbeddings}})
-	if err != nil {
-		return nil, fmt.Errorf("engine: vectors: %w", err)
-	}
-	for i, sid := range got.IDs {
-		id, err := strconv.ParseInt(sid, 10, 64)
-		if err != nil || i >= len(got.Embeddings) {
-			continue
-		}
-		out[id] = got.Embeddings[i]
-	}
-	return out, nil
 }
 
 // pairSimilarity is the cosine similarity of q to a + b.

@@ -1,5 +1,5 @@
 // Package pgstore keeps cairn's messages in PostgreSQL with pgvector: the
-// engine.Backend that `cairn serve --store postgres://...` (and the CLI,
+// engine.Store that `cairn serve --store postgres://...` (and the CLI,
 // MCP and config.toml's store) open with engine.OpenBackend. Several cairn
 // processes, on one host or many, share one database with no coordination
 // beyond it.
@@ -37,23 +37,24 @@
 // when the vector extension is 0.8 or later, so that a selective filter
 // still returns k rows; earlier versions search without it (a selective
 // filter may then return fewer). The outbox (vector_outbox) is claimed
-// with leases (FOR UPDATE SKIP LOCKED) by the engine's worker in whichever
-// process has the model; vectors and outbox rows go with their message
-// (ON DELETE CASCADE).
+// with leases (FOR UPDATE SKIP LOCKED) by FillVectors, which the engine's
+// worker calls in whichever process has the model (fill.go: this process
+// fills the set of its model); vectors and outbox rows go with their
+// message (ON DELETE CASCADE).
 //
 // # Replies
 //
 // Replies (the reply lift of hybrid search) finds each asker's next
 // message in its channel through messages_channel_time, as the embedded
 // store does through its (channel_id, created_at) index, so both stores
-// lift the same replies. Neighbours (the turn context of semantic search,
-// engine.TurnContext) reads each turn's previous and next message the
-// same way.
+// lift the same replies. Neighbours (the turn context of semantic search)
+// reads each turn's previous and next message the same way. The unread_by
+// and breadcrumbs_valid parts of a filter are served after the SQL
+// (filter.go): retrieval asks for more until enough pass.
 //
 // # Operations
 //
-// Besides engine.Backend the store implements the engine's optional
-// capabilities (engine/backend_ops.go) in ops_*.go: channels with
+// The rest of engine.Store is in ops_*.go: channels with
 // descriptions, stats and the timeline, the consistency check, read
 // cursors (Unread takes a SHARE lock on messages for an instant, so that
 // no id below the last one listed can still be uncommitted: ids come from

@@ -9,9 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 )
 
-var _ engine.ChannelStore = (*Store)(nil)
-
-// CreateChannel implements engine.ChannelStore.
+// CreateChannel implements engine.Store.
 func (s *Store) CreateChannel(ctx context.Context, c engine.Channel) (bool, error) {
 	created := false
 	now := c.CreatedAt.UnixMilli()
@@ -40,7 +38,7 @@ func (s *Store) CreateChannel(ctx context.Context, c engine.Channel) (bool, erro
 	return created, nil
 }
 
-// ChannelMessageIDs implements engine.ChannelStore.
+// ChannelMessageIDs implements engine.Store.
 func (s *Store) ChannelMessageIDs(ctx context.Context, channel string) ([]int64, error) {
 	rows, err := s.pool.Query(ctx, "SELECT id FROM messages WHERE channel_id = $1 ORDER BY id", channel)
 	if err != nil {

@@ -9,8 +9,6 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 )
 
-var _ engine.ConsistencyStore = (*Store)(nil)
-
 // maxListedIDs is how many ids of each difference a report lists.
 const maxListedIDs = 20
 
@@ -20,7 +18,12 @@ const maxListedIDs = 20
 const keywordEntryOK = `cardinality(m.terms) = cardinality(m.tfs)
 	AND m.doc_len = (SELECT coalesce(sum(f), 0) FROM unnest(m.tfs) f)`
 
-// Consistency implements engine.ConsistencyStore, in one snapshot. Keyword
+// Integrity implements engine.Store: PostgreSQL checks its own pages, and
+// Consistency compares the counters and statistics kept beside the
+// messages.
+func (s *Store) Integrity(ctx context.Context) ([]string, error) { return nil, nil }
+
+// Consistency implements engine.Store, in one snapshot. Keyword
 // entries live in the message rows, so FTSExtra is always 0 and FTSRows
 // counts the entries that match their terms; FTSIntegrity compares the
 // BM25 totals (keyword_stats) with the messages. Each live vector set is

@@ -11,8 +11,6 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 )
 
-var _ engine.CursorStore = (*Store)(nil)
-
 // Ids come from a sequence outside any transaction, so a message can
 // commit after one with a larger id: a reader that listed the larger one
 // and moved its cursor past it would never see the smaller. Unread and
@@ -61,7 +59,7 @@ const unreadCond = `m.sender_id <> $1 AND m.id > (SELECT coalesce(max(rc.last_re
 	WHERE rc.agent = $1 AND rc.scope IN ('', 'channel:' || m.channel_id,
 		'project:' || (SELECT ch.project_id FROM channels ch WHERE ch.id = m.channel_id)))`
 
-// Unread implements engine.CursorStore: the messages up to the horizon,
+// Unread implements engine.Store: the messages up to the horizon,
 // read in one snapshot taken after it.
 func (s *Store) Unread(ctx context.Context, agent, channel, project string, limit int) ([]engine.Message, int64, error) {
 	h, err := s.horizon(ctx)
@@ -106,7 +104,7 @@ func (s *Store) Unread(ctx context.Context, agent, channel, project string, limi
 	return ms, n, nil
 }
 
-// MarkRead implements engine.CursorStore.
+// MarkRead implements engine.Store.
 func (s *Store) MarkRead(ctx context.Context, agent, scope, channel string, upTo int64, now time.Time) (engine.ReadCursor, error) {
 	var cur engine.ReadCursor
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -147,7 +145,7 @@ func (s *Store) MarkRead(ctx context.Context, agent, scope, channel string, upTo
 	return cur, err
 }
 
-// UnreadAmong implements engine.CursorStore.
+// UnreadAmong implements engine.Store.
 func (s *Store) UnreadAmong(ctx context.Context, agent string, ids []int64) (map[int64]bool, error) {
 	return s.idsWhere(ctx, "search", "SELECT m.id FROM messages m WHERE m.id = ANY($2) AND "+unreadCond, agent, ids)
 }

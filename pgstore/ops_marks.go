@@ -9,9 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 )
 
-var _ engine.MarkStore = (*Store)(nil)
-
-// PutMarks implements engine.MarkStore in one statement.
+// PutMarks implements engine.Store in one statement.
 func (s *Store) PutMarks(ctx context.Context, marks map[int64]engine.MarkRow) error {
 	ids := make([]int64, 0, len(marks))
 	repos := make([]string, 0, len(marks))
@@ -36,7 +34,7 @@ func (s *Store) PutMarks(ctx context.Context, marks map[int64]engine.MarkRow) er
 	return nil
 }
 
-// MessagesToMark implements engine.MarkStore.
+// MessagesToMark implements engine.Store.
 func (s *Store) MessagesToMark(ctx context.Context, repo, head string, after int64, limit int) ([]engine.Message, error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+messageColumns+` FROM messages m
 		LEFT JOIN breadcrumb_marks b ON b.message_id = m.id
@@ -54,7 +52,7 @@ func (s *Store) MessagesToMark(ctx context.Context, repo, head string, after int
 	return ms, nil
 }
 
-// Marks implements engine.MarkStore.
+// Marks implements engine.Store.
 func (s *Store) Marks(ctx context.Context, ids []int64) (map[int64]engine.MarkRow, error) {
 	rows, err := s.pool.Query(ctx, "SELECT message_id, repo, head, worst, marks FROM breadcrumb_marks WHERE message_id = ANY($1)", ids)
 	if err != nil {
@@ -64,6 +62,19 @@ func (s *Store) Marks(ctx context.Context, ids []int64) (map[int64]engine.MarkRo
 	var id int64
 	var r engine.MarkRow
 	if _, err := pgx.ForEachRow(rows, []any{&id, &r.Repo, &r.Head, &r.Worst, &r.Marks}, func() error { out[id] = r; return nil }); err != nil {
+		return nil, fmt.Errorf("pgstore: breadcrumb marks: %w", err)
+	}
+	return out, nil
+}
+
+// MarkedRepos implements engine.Store.
+func (s *Store) MarkedRepos(ctx context.Context) ([]string, error) {
+	rows, err := s.pool.Query(ctx, "SELECT DISTINCT repo FROM breadcrumb_marks WHERE repo <> ''")
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: breadcrumb marks: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		return nil, fmt.Errorf("pgstore: breadcrumb marks: %w", err)
 	}
 	return out, nil

@@ -10,14 +10,12 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 )
 
-// engine.QuotaStore on PostgreSQL. The size gc.max_bytes compares
-// (RetentionStore.Size) is the sum of pg_total_relation_size — heap,
+// engine.Store on PostgreSQL. The size gc.max_bytes compares
+// (Store.Size) is the sum of pg_total_relation_size — heap,
 // TOAST, every index, free space and visibility maps — of the tables
 // cairn's migrations create in the store's schema (cairnTables and every
 // vectors_N): not the Chroma collections' tables (chroma_*), PostgreSQL's
 // catalogs, the WAL, or anything else in the database.
-
-var _ engine.QuotaStore = (*Store)(nil)
 
 // cairnTables are the tables of this store's migrations besides the
 // vector sets' vectors_N.
@@ -44,7 +42,7 @@ func (s *Store) size(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// QuotaSessions implements engine.QuotaStore.
+// QuotaSessions implements engine.Store.
 func (s *Store) QuotaSessions(ctx context.Context) ([]engine.QuotaSession, error) {
 	rows, err := s.pool.Query(ctx, `SELECT s.id, s.last_at, coalesce((SELECT sum(length(c.content)) FROM session_contents c
 		WHERE c.hash IN (SELECT content_hash FROM session_messages WHERE session_id = s.id)), 0)::bigint
@@ -62,7 +60,7 @@ func (s *Store) QuotaSessions(ctx context.Context) ([]engine.QuotaSession, error
 	return out, wrapErr("quota sessions", err)
 }
 
-// QuotaMessages implements engine.QuotaStore.
+// QuotaMessages implements engine.Store.
 func (s *Store) QuotaMessages(ctx context.Context) ([]engine.QuotaMessage, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, channel_id, message_type, confidence, created_at, (length(content) + length(metadata))::bigint
 		FROM messages WHERE message_type NOT IN ('decision', 'policy') AND NOT `+pinnedSQL+`
@@ -80,7 +78,7 @@ func (s *Store) QuotaMessages(ctx context.Context) ([]engine.QuotaMessage, error
 	return out, wrapErr("quota messages", err)
 }
 
-// Compact implements engine.QuotaStore: VACUUM FULL of every table of the
+// Compact implements engine.Store: VACUUM FULL of every table of the
 // store, which rewrites each without its deleted rows and gives the space
 // back to the system. Each table is locked while it is rewritten: other
 // processes' reads and writes of it wait.

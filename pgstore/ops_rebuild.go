@@ -11,12 +11,10 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 )
 
-var _ engine.RebuildStore = (*Store)(nil)
-
 // rebuildBatch is how many messages RebuildKeywords reads at a time.
 const rebuildBatch = 1000
 
-// RebuildKeywords implements engine.RebuildStore: under a lock that lets
+// RebuildKeywords implements engine.Store: under a lock that lets
 // readers through and makes writers wait, every message's terms are
 // tokenized again in this process and written back, and the BM25 totals
 // are set to their sums (shard 0 holds them, the others 0).
@@ -67,9 +65,10 @@ func (s *Store) RebuildKeywords(ctx context.Context) error {
 	return nil
 }
 
-// BuildSet implements engine.RebuildStore, under the advisory lock of
-// CreateSet.
-func (s *Store) BuildSet(ctx context.Context, model string, dim int, now time.Time) (engine.VectorSet, error) {
+// buildSet creates a building set of model (dim) with every message
+// queued for it (one that exists already is returned instead), under the advisory lock of
+// createSet.
+func (s *Store) buildSet(ctx context.Context, model string, dim int, now time.Time) (engine.VectorSet, error) {
 	var id int64
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", setLock); err != nil {
@@ -104,9 +103,11 @@ func (s *Store) BuildSet(ctx context.Context, model string, dim int, now time.Ti
 	return engine.VectorSet{}, fmt.Errorf("pgstore: build vector set %d: not live after creating it", id)
 }
 
-// ActivateSet implements engine.RebuildStore: the switch, the retirement
+// activateSet makes the building set active and retires every other live
+// set, dropping its vectors, once nothing is queued for it; false when
+// something still is: the switch, the retirement
 // and the drop of the retired sets' tables are one transaction.
-func (s *Store) ActivateSet(ctx context.Context, set int64, now time.Time) (bool, error) {
+func (s *Store) activateSet(ctx context.Context, set int64, now time.Time) (bool, error) {
 	ok := false
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", setLock); err != nil {

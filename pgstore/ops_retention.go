@@ -11,9 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 )
 
-var _ engine.RetentionStore = (*Store)(nil)
-
-// RetentionRows implements engine.RetentionStore.
+// RetentionRows implements engine.Store.
 func (s *Store) RetentionRows(ctx context.Context) ([]engine.RetentionRow, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, channel_id, message_type, confidence, created_at, `+pinnedSQL+`
 		FROM messages ORDER BY channel_id COLLATE "C", confidence DESC, created_at DESC, id DESC`)
@@ -33,7 +31,7 @@ func (s *Store) RetentionRows(ctx context.Context) ([]engine.RetentionRow, error
 	return out, nil
 }
 
-// MessageIDsOf implements engine.RetentionStore.
+// MessageIDsOf implements engine.Store.
 func (s *Store) MessageIDsOf(ctx context.Context, channel, agent string) ([]int64, bool, error) {
 	exists, byID := "SELECT EXISTS (SELECT 1 FROM agents WHERE name = $1)", "SELECT id FROM messages WHERE sender_id = $1 ORDER BY id"
 	key := agent
@@ -55,7 +53,7 @@ func (s *Store) MessageIDsOf(ctx context.Context, channel, agent string) ([]int6
 	return ids, true, nil
 }
 
-// DeleteMessages implements engine.RetentionStore. Vectors, outbox rows and
+// DeleteMessages implements engine.Store. Vectors, outbox rows and
 // marks go with their messages (ON DELETE CASCADE).
 func (s *Store) DeleteMessages(ctx context.Context, ids []int64, dropChannel string) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -126,7 +124,7 @@ func deleteMessagesTx(ctx context.Context, tx pgx.Tx, ids []int64) error {
 	return nil
 }
 
-// Vectors implements engine.RetentionStore.
+// Vectors implements engine.Store.
 func (s *Store) Vectors(ctx context.Context, set int64, ids []int64) (map[int64][]float32, error) {
 	rows, err := s.pool.Query(ctx, "SELECT message_id, embedding::real[] FROM "+vectorTable(set)+" WHERE message_id = ANY($1)", ids)
 	if err != nil {
@@ -141,7 +139,7 @@ func (s *Store) Vectors(ctx context.Context, set int64, ids []int64) (map[int64]
 	return out, nil
 }
 
-// Reclaim implements engine.RetentionStore: VACUUM of the tables deletes
+// Reclaim implements engine.Store: VACUUM of the tables deletes
 // touch, so their dead rows' space is reused. The text of deleted rows
 // stays in free space and in the write-ahead log until PostgreSQL reuses
 // or recycles them (VACUUM FULL rewrites a table; that is the operator's
@@ -153,6 +151,6 @@ func (s *Store) Reclaim(ctx context.Context) error {
 	return nil
 }
 
-// Size implements engine.RetentionStore: the bytes of the store's tables
+// Size implements engine.Store: the bytes of the store's tables
 // (ops_quota.go says which).
 func (s *Store) Size(ctx context.Context) (int64, error) { return s.size(ctx) }

@@ -12,9 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 )
 
-var _ engine.SessionStore = (*Store)(nil)
-
-// ImportSessions implements engine.SessionStore: fn runs in one
+// ImportSessions implements engine.Store: fn runs in one
 // transaction, retried as a whole on serialization failures and deadlocks
 // (two processes importing the same sessions at once).
 func (s *Store) ImportSessions(ctx context.Context, fn func(engine.SessionTx, func(context.Context, engine.StoredMessage) (engine.WriteResult, error)) error) error {
@@ -112,7 +110,7 @@ func (t sessionTx) FinishSession(ctx context.Context, u engine.SessionUpdate) er
 	return err
 }
 
-// Sessions implements engine.SessionStore.
+// Sessions implements engine.Store.
 func (s *Store) Sessions(ctx context.Context, id string) ([]engine.Session, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
 		FROM sessions WHERE $1 = '' OR id = $1 ORDER BY last_at DESC, id COLLATE "C"`, id)
@@ -134,7 +132,7 @@ func (s *Store) Sessions(ctx context.Context, id string) ([]engine.Session, erro
 
 func millis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
-// SessionRecords implements engine.SessionStore.
+// SessionRecords implements engine.Store.
 func (s *Store) SessionRecords(ctx context.Context, id string) ([]engine.SessionRecord, bool, error) {
 	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
@@ -173,7 +171,7 @@ func (s *Store) SessionRecords(ctx context.Context, id string) ([]engine.Session
 	return out, true, nil
 }
 
-// SessionRefs implements engine.SessionStore.
+// SessionRefs implements engine.Store.
 func (s *Store) SessionRefs(ctx context.Context, messageID int64) ([]engine.SessionRef, error) {
 	rows, err := s.pool.Query(ctx, `SELECT sm.session_id, sm.seq, sm.uuid, ch.idx, ch.start_byte, ch.end_byte
 		FROM session_chunks ch JOIN session_messages sm ON sm.content_hash = ch.content_hash
@@ -192,7 +190,7 @@ func (s *Store) SessionRefs(ctx context.Context, messageID int64) ([]engine.Sess
 	return out, nil
 }
 
-// SessionOrphans implements engine.SessionStore.
+// SessionOrphans implements engine.Store.
 func (s *Store) SessionOrphans(ctx context.Context, sessions []string) ([]string, []int64, error) {
 	if len(sessions) == 0 {
 		return nil, nil, nil
@@ -229,7 +227,7 @@ func (s *Store) SessionOrphans(ctx context.Context, sessions []string) ([]string
 	return orphans, msgs, nil
 }
 
-// DeleteSessions implements engine.SessionStore. Records go with their
+// DeleteSessions implements engine.Store. Records go with their
 // session, chunk rows with their content (ON DELETE CASCADE).
 func (s *Store) DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -247,7 +245,7 @@ func (s *Store) DeleteSessions(ctx context.Context, sessions, contents []string,
 	return nil
 }
 
-// ForgetSessionFiles implements engine.SessionStore: the files named by a
+// ForgetSessionFiles implements engine.Store: the files named by a
 // session id (ID.jsonl) and those in a folder named by it.
 func (s *Store) ForgetSessionFiles(ctx context.Context, sessions []string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM session_files f WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS s(id)

@@ -9,9 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 )
 
-var _ engine.StatsStore = (*Store)(nil)
-
-// Stats implements engine.StatsStore. Bytes are PostgreSQL's relation
+// Stats implements engine.Store. Bytes are PostgreSQL's relation
 // sizes: Messages is the messages table with its TOAST and indexes, FTS
 // the keyword postings, term counts and keyword_stats, Vectors the
 // vector sets' tables and the outbox, Sessions the session tables, Total the whole database (the Chroma
@@ -67,7 +65,7 @@ func (s *Store) Stats(ctx context.Context) (engine.BackendStats, error) {
 	return st, nil
 }
 
-// TimelineCounts implements engine.StatsStore.
+// TimelineCounts implements engine.Store.
 func (s *Store) TimelineCounts(ctx context.Context, start, width, end int64) ([]engine.TimelineCount, error) {
 	rows, err := s.pool.Query(ctx, `SELECT channel_type, (created_at - $1) / $2, count(*) FROM messages
 		WHERE created_at >= $1 AND created_at < $3 GROUP BY 1, 2`, start, width, end)

@@ -9,14 +9,12 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 )
 
-// engine.TransferStore on PostgreSQL: the tables of migrations 0002
-// (read_cursors, breadcrumb_marks) and 0003 (sessions) read and written as
-// stored, for cairn migrate. Paging is by the tables' keys in the
+// The transfer methods of engine.Store on PostgreSQL: the tables of
+// migrations 0002 (read_cursors, breadcrumb_marks) and 0003 (sessions)
+// read and written as stored, for cairn migrate. Paging is by the tables' keys in the
 // database's default collation, the same in the comparison and the order.
 
-var _ engine.TransferStore = (*Store)(nil)
-
-// PartCounts implements engine.TransferStore.
+// PartCounts implements engine.Store.
 func (s *Store) PartCounts(ctx context.Context) (engine.PartCounts, error) {
 	var c engine.PartCounts
 	err := s.pool.QueryRow(ctx, engine.PartCountsQuery).Scan(c.Targets()...)
@@ -38,7 +36,7 @@ func (s *Store) PartCounts(ctx context.Context) (engine.PartCounts, error) {
 	return c, nil
 }
 
-// SessionContentsAfter implements engine.TransferStore.
+// SessionContentsAfter implements engine.Store.
 func (s *Store) SessionContentsAfter(ctx context.Context, after string, limit int) ([]engine.ContentRow, error) {
 	rows, err := s.pool.Query(ctx, "SELECT hash, content, text, tokens FROM session_contents WHERE hash > $1 ORDER BY hash LIMIT $2", after, limit)
 	if err != nil {
@@ -72,7 +70,7 @@ func (s *Store) SessionContentsAfter(ctx context.Context, after string, limit in
 	return out, wrapErr("read session chunks", err)
 }
 
-// PutSessionContents implements engine.TransferStore.
+// PutSessionContents implements engine.Store.
 func (s *Store) PutSessionContents(ctx context.Context, cs []engine.ContentRow) (int, error) {
 	added := 0
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -101,7 +99,7 @@ func (s *Store) PutSessionContents(ctx context.Context, cs []engine.ContentRow) 
 	return added, wrapErr("store session contents", err)
 }
 
-// SessionsAfter implements engine.TransferStore.
+// SessionsAfter implements engine.Store.
 func (s *Store) SessionsAfter(ctx context.Context, after string, limit int) ([]engine.SessionArchive, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
 		FROM sessions WHERE id > $1 ORDER BY id LIMIT $2`, after, limit)
@@ -131,7 +129,7 @@ func (s *Store) SessionsAfter(ctx context.Context, after string, limit int) ([]e
 	return out, nil
 }
 
-// PutSession implements engine.TransferStore.
+// PutSession implements engine.Store.
 func (s *Store) PutSession(ctx context.Context, a engine.SessionArchive) (bool, error) {
 	put := false
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
@@ -156,7 +154,7 @@ func (s *Store) PutSession(ctx context.Context, a engine.SessionArchive) (bool, 
 	return put, wrapErr("store session "+a.ID, err)
 }
 
-// SessionFiles implements engine.TransferStore.
+// SessionFiles implements engine.Store.
 func (s *Store) SessionFiles(ctx context.Context) ([]engine.FileRow, error) {
 	rows, err := s.pool.Query(ctx, "SELECT path, end_offset, lines, head_sha256, imported_at FROM session_files ORDER BY path")
 	if err != nil {
@@ -169,7 +167,7 @@ func (s *Store) SessionFiles(ctx context.Context) ([]engine.FileRow, error) {
 	return out, wrapErr("read session files", err)
 }
 
-// PutSessionFiles implements engine.TransferStore.
+// PutSessionFiles implements engine.Store.
 func (s *Store) PutSessionFiles(ctx context.Context, fs []engine.FileRow) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		for _, f := range fs {
@@ -183,7 +181,7 @@ func (s *Store) PutSessionFiles(ctx context.Context, fs []engine.FileRow) error 
 	return wrapErr("store session files", err)
 }
 
-// ReadCursors implements engine.TransferStore.
+// ReadCursors implements engine.Store.
 func (s *Store) ReadCursors(ctx context.Context) ([]engine.CursorRow, error) {
 	rows, err := s.pool.Query(ctx, "SELECT agent, scope, last_read_id, updated_at FROM read_cursors ORDER BY agent, scope")
 	if err != nil {
@@ -196,7 +194,7 @@ func (s *Store) ReadCursors(ctx context.Context) ([]engine.CursorRow, error) {
 	return out, wrapErr("read cursors", err)
 }
 
-// PutReadCursors implements engine.TransferStore.
+// PutReadCursors implements engine.Store.
 func (s *Store) PutReadCursors(ctx context.Context, cs []engine.CursorRow) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		for _, c := range cs {
@@ -211,7 +209,7 @@ func (s *Store) PutReadCursors(ctx context.Context, cs []engine.CursorRow) error
 	return wrapErr("store read cursors", err)
 }
 
-// MarksAfter implements engine.TransferStore.
+// MarksAfter implements engine.Store.
 func (s *Store) MarksAfter(ctx context.Context, after int64, limit int) ([]engine.MarkedRow, error) {
 	rows, err := s.pool.Query(ctx, "SELECT message_id, repo, head, worst, marks FROM breadcrumb_marks WHERE message_id > $1 ORDER BY message_id LIMIT $2", after, limit)
 	if err != nil {
@@ -224,7 +222,7 @@ func (s *Store) MarksAfter(ctx context.Context, after int64, limit int) ([]engin
 	return out, wrapErr("read breadcrumb marks", err)
 }
 
-// PutMarkRows implements engine.TransferStore in one statement.
+// PutMarkRows implements engine.Store in one statement.
 func (s *Store) PutMarkRows(ctx context.Context, ms []engine.MarkedRow) error {
 	rows := make(map[int64]engine.MarkRow, len(ms))
 	for _, m := range ms {
@@ -233,7 +231,7 @@ func (s *Store) PutMarkRows(ctx context.Context, ms []engine.MarkedRow) error {
 	return s.PutMarks(ctx, rows)
 }
 
-// PutAgents implements engine.TransferStore.
+// PutAgents implements engine.Store.
 func (s *Store) PutAgents(ctx context.Context, as []engine.Agent) error {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		for _, a := range as {

@@ -40,7 +40,7 @@ func scanMessages(rows pgx.Rows) ([]engine.Message, error) {
 	return out, rows.Err()
 }
 
-// Messages implements engine.Backend.
+// Messages implements engine.Store.
 func (s *Store) Messages(ctx context.Context, ids []int64) ([]engine.Message, error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+messageColumns+" FROM messages m WHERE m.id = ANY($1)", ids)
 	if err != nil {
@@ -53,8 +53,13 @@ func (s *Store) Messages(ctx context.Context, ids []int64) ([]engine.Message, er
 	return ms, nil
 }
 
-// List implements engine.Backend.
-func (s *Store) List(ctx context.Context, f engine.Selection, limit int, order engine.ListOrder) ([]engine.Message, error) {
+// RankFacts implements engine.Store with whole messages.
+func (s *Store) RankFacts(ctx context.Context, ids []int64) ([]engine.Message, error) {
+	return s.Messages(ctx, ids)
+}
+
+// listWhere is List by f.Where alone.
+func (s *Store) listWhere(ctx context.Context, f engine.Selection, limit int, order engine.ListOrder) ([]engine.Message, error) {
 	args := &sqlArgs{}
 	cond, err := filterSQL(f.Where, args)
 	if err != nil {
@@ -76,7 +81,7 @@ func (s *Store) List(ctx context.Context, f engine.Selection, limit int, order e
 	return ms, nil
 }
 
-// Agents implements engine.Backend.
+// Agents implements engine.Store.
 func (s *Store) Agents(ctx context.Context, project string) ([]engine.Agent, error) {
 	rows, err := s.pool.Query(ctx, `SELECT name, project_id, description, message_count, created_at, last_active FROM agents
 		WHERE $1 = '' OR project_id = $1 ORDER BY name COLLATE "C", project_id COLLATE "C"`, project)
@@ -96,7 +101,7 @@ func (s *Store) Agents(ctx context.Context, project string) ([]engine.Agent, err
 	return out, nil
 }
 
-// After implements engine.Backend.
+// After implements engine.Store.
 func (s *Store) After(ctx context.Context, after int64, limit int) ([]engine.Message, error) {
 	rows, err := s.pool.Query(ctx, "SELECT "+messageColumns+" FROM messages m WHERE m.id > $1 ORDER BY m.id LIMIT $2", after, limit)
 	if err != nil {
@@ -109,7 +114,7 @@ func (s *Store) After(ctx context.Context, after int64, limit int) ([]engine.Mes
 	return ms, nil
 }
 
-// Count implements engine.Backend.
+// Count implements engine.Store.
 func (s *Store) Count(ctx context.Context) (int64, error) {
 	var n int64
 	if err := s.pool.QueryRow(ctx, "SELECT coalesce(sum(docs), 0) FROM keyword_stats").Scan(&n); err != nil {
@@ -118,12 +123,12 @@ func (s *Store) Count(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// Channels implements engine.Backend.
+// Channels implements engine.Store.
 func (s *Store) Channels(ctx context.Context) ([]engine.Channel, error) {
 	return s.channels(ctx, `ORDER BY id COLLATE "C"`)
 }
 
-// Channel implements engine.Backend.
+// Channel implements engine.Store.
 func (s *Store) Channel(ctx context.Context, id string) (engine.Channel, bool, error) {
 	cs, err := s.channels(ctx, "WHERE id = $1", id)
 	if err != nil || len(cs) == 0 {
@@ -157,7 +162,7 @@ func (s *Store) channels(ctx context.Context, clause string, args ...any) ([]eng
 	return out, rows.Err()
 }
 
-// Senders implements engine.Backend.
+// Senders implements engine.Store.
 func (s *Store) Senders(ctx context.Context, names []string) (map[string]bool, error) {
 	rows, err := s.pool.Query(ctx, "SELECT DISTINCT lower(name) FROM agents WHERE lower(name) = ANY($1)", names)
 	if err != nil {

@@ -13,11 +13,11 @@ import (
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
-// Keyword implements engine.Backend: BM25 over q's stems as fts.Index
+// keywordWhere is Keyword by f.Where alone: BM25 over q's stems as fts.Index
 // computes it, without the terms found in more than half of the messages
 // when another term remains (fts.DropFrequent, as the embedded store drops
 // them).
-func (s *Store) Keyword(ctx context.Context, q fts.Query, f engine.Selection, depth int) (engine.KeywordHits, error) {
+func (s *Store) keywordWhere(ctx context.Context, q fts.Query, f engine.Selection, depth int) (engine.KeywordHits, error) {
 	hits, ranked, mass, err := s.rankTerms(ctx, nil, &q, f.Where, depth, fewKept)
 	return engine.KeywordHits{Hits: hits, Query: ranked, Mass: mass}, err
 }
@@ -68,8 +68,8 @@ func vectorText(v []float32) string {
 	return string(append(b, ']'))
 }
 
-// Nearest implements engine.Backend.
-func (s *Store) Nearest(ctx context.Context, set engine.VectorSet, q []float32, sel engine.Selection, k int) ([]engine.ScoredID, error) {
+// nearestWhere is Nearest by sel.Where alone.
+func (s *Store) nearestWhere(ctx context.Context, set engine.VectorSet, q []float32, sel engine.Selection, k int) ([]engine.ScoredID, error) {
 	f := sel.Where
 	args := &sqlArgs{}
 	pq := args.add(vectorText(q))
@@ -110,7 +110,7 @@ func (s *Store) Nearest(ctx context.Context, set engine.VectorSet, q []float32, 
 	return out, nil
 }
 
-// Similarities implements engine.Backend.
+// Similarities implements engine.Store.
 func (s *Store) Similarities(ctx context.Context, set engine.VectorSet, q []float32, ids []int64) (map[int64]float64, error) {
 	hits, err := s.scored(ctx, "similarities", `SELECT message_id, 1 - (embedding <=> $1::vector) FROM `+vectorTable(set.ID)+` WHERE message_id = ANY($2)`,
 		vectorText(q), ids)
@@ -124,10 +124,10 @@ func (s *Store) Similarities(ctx context.Context, set engine.VectorSet, q []floa
 	return out, nil
 }
 
-// Replies implements engine.Backend: each asker's next message in its
+// repliesWhere is Replies by f.Where alone: each asker's next message in its
 // channel (m) is found through messages_channel_time, then kept when it
 // is a reply and passes f.
-func (s *Store) Replies(ctx context.Context, askers []int64, within time.Duration, f engine.Selection) ([]engine.Reply, error) {
+func (s *Store) repliesWhere(ctx context.Context, askers []int64, within time.Duration, f engine.Selection) ([]engine.Reply, error) {
 	if len(askers) == 0 {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -40,19 +41,24 @@ type Options struct {
 	MaxConns int
 }
 
-// Store is an open PostgreSQL store. It implements engine.Backend.
+// Store is an open PostgreSQL store. It implements engine.Store.
 type Store struct {
 	pool *pgxpool.Pool
 	opts Options
 	// iterative says the vector extension has iterative index scans (0.8+).
 	iterative     bool
 	vectorVersion string
+
+	// fill is what this process fills the vectors with (fill.go).
+	fill struct {
+		sync.Mutex
+		v      engine.Vectorizer
+		set    engine.VectorSet // the set of this process's model
+		hasSet bool
+	}
 }
 
-var (
-	_ engine.Backend     = (*Store)(nil)
-	_ engine.VectorQueue = (*Store)(nil)
-)
+var _ engine.Store = (*Store)(nil)
 
 // IsDSN reports whether s names a PostgreSQL store (a postgres:// or
 // postgresql:// URL) rather than a data dir.

@@ -10,13 +10,13 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 )
 
-var _ engine.TurnContext = (*Store)(nil)
-
-// Neighbours implements engine.TurnContext in one query, through
-// messages_channel_time as Replies.
+// Neighbours implements engine.Store in one query, through
+// messages_channel_time as Replies. Under a filter served after the SQL
+// (postFiltered) it could not say whether a neighbour passes: no
+// neighbours then, so a search keeps each message's own similarity.
 func (s *Store) Neighbours(ctx context.Context, ids []int64, within time.Duration, f engine.Selection) (map[int64]engine.TurnNeighbours, error) {
 	out := map[int64]engine.TurnNeighbours{}
-	if len(ids) == 0 {
+	if len(ids) == 0 || postFiltered(f) {
 		return out, nil
 	}
 	args := &sqlArgs{}
@@ -61,7 +61,7 @@ func (s *Store) Neighbours(ctx context.Context, ids []int64, within time.Duratio
 	return out, nil
 }
 
-// SetVectors implements engine.TurnContext.
+// SetVectors implements engine.Store.
 func (s *Store) SetVectors(ctx context.Context, set engine.VectorSet, ids []int64) (map[int64][]float32, error) {
 	return s.Vectors(ctx, set.ID, ids)
 }

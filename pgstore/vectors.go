@@ -14,7 +14,7 @@ import (
 // setLock is the advisory lock key under which vector sets are created.
 const setLock = 0x63617273 // "cars"
 
-// Sets implements engine.Backend.
+// Sets implements engine.Store.
 func (s *Store) Sets(ctx context.Context) ([]engine.VectorSet, error) {
 	rows, err := s.pool.Query(ctx, `SELECT s.id, s.model_id, s.dim, s.state, s.created_at, s.activated_at,
 		(SELECT count(*) FROM vector_outbox o WHERE o.set_id = s.id)
@@ -39,9 +39,18 @@ func (s *Store) Sets(ctx context.Context) ([]engine.VectorSet, error) {
 	return out, nil
 }
 
-// CreateSet implements engine.Backend: under an advisory lock, so that
+// AllSets implements engine.Store with the live sets: a set's vectors and
+// outbox rows are dropped when it retires (activateSet), and VectorSets
+// lists what a store holds.
+func (s *Store) AllSets(ctx context.Context) ([]engine.VectorSet, error) {
+	return s.Sets(ctx)
+}
+
+// createSet creates the active vector set of model (dim) with every
+// stored message queued for it, unless a live set exists: it then
+// returns that one. Under an advisory lock, so that
 // processes starting together create one set.
-func (s *Store) CreateSet(ctx context.Context, model string, dim int, now time.Time) (engine.VectorSet, error) {
+func (s *Store) createSet(ctx context.Context, model string, dim int, now time.Time) (engine.VectorSet, error) {
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", setLock); err != nil {
 			return err
@@ -74,8 +83,9 @@ func (s *Store) CreateSet(ctx context.Context, model string, dim int, now time.T
 	return sets[len(sets)-1], nil
 }
 
-// Claim implements engine.Backend.
-func (s *Store) Claim(ctx context.Context, set int64, n int, lease time.Duration) ([]engine.QueuedMessage, error) {
+// claim leases up to n queued messages of set for lease (no other caller
+// gets them until it runs out) and returns them.
+func (s *Store) claim(ctx context.Context, set int64, n int, lease time.Duration) ([]engine.QueuedMessage, error) {
 	now := time.Now().UnixMilli()
 	rows, err := s.pool.Query(ctx, `WITH c AS (
 			SELECT message_id FROM vector_outbox WHERE set_id = $1 AND lease_until < $2
@@ -101,8 +111,10 @@ func (s *Store) Claim(ctx context.Context, set int64, n int, lease time.Duration
 	return out, nil
 }
 
-// PutVectors implements engine.Backend.
-func (s *Store) PutVectors(ctx context.Context, set int64, ids []int64, vecs [][]float32) error {
+// putVectors stores the vectors of claimed messages (vecs[i] of ids[i])
+// in set and removes their outbox rows, in one transaction. A message
+// deleted since it was claimed is skipped.
+func (s *Store) putVectors(ctx context.Context, set int64, ids []int64, vecs [][]float32) error {
 	texts := make([]string, len(vecs))
 	for i, v := range vecs {
 		texts[i] = vectorText(v)
@@ -123,7 +135,7 @@ func (s *Store) PutVectors(ctx context.Context, set int64, ids []int64, vecs [][
 	return nil
 }
 
-// Pending implements engine.Backend.
+// Pending implements engine.Store.
 func (s *Store) Pending(ctx context.Context, set int64, ids []int64) (map[int64]bool, error) {
 	return s.idsWhere(ctx, "vector outbox", "SELECT message_id FROM vector_outbox WHERE set_id = $1 AND message_id = ANY($2)", set, ids)
 }

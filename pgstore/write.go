@@ -20,7 +20,7 @@ import (
 // but cannot be searched, as no query term is that long.
 const maxLexemeBytes = 2046
 
-// Write implements engine.Backend.
+// Write implements engine.Store.
 func (s *Store) Write(ctx context.Context, ms []engine.StoredMessage, now time.Time) ([]engine.WriteResult, error) {
 	docs := make([]docTerms, len(ms))
 	for i, m := range ms {
@@ -240,7 +240,7 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// Delete implements engine.Backend.
+// Delete implements engine.Store.
 func (s *Store) Delete(ctx context.Context, id int64) (bool, error) {
 	found := false
 	err := s.inTx(ctx, func(tx pgx.Tx) error {

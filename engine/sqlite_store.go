@@ -11,27 +11,17 @@ import (
 	"github.com/cairn-dev/cairn/fts"
 )
 
-// embeddedStore is the data dir's store as a Backend: messages, channels
+// embeddedStore is the data dir's store as a Store: messages, channels
 // and agents in SQLite, keyword search over FTS5 and the in-memory BM25
-// index (engine/keyword_index.go), vectors in vecstore with the SQLite
-// outbox (engine/vectors.go, engine/outbox.go). It is the Engine's own
-// SQLite handles seen through the boundary: the operations only the data
-// dir has (sessions, retention, backups, rebuilds, exports) keep using
-// them directly.
-//
-// Besides Backend it has the optional capabilities MarkFilters,
-// BreadcrumbChecks, RankFacts and SetHistory. Its vectors are filled by the Engine's
-// own worker (promotion of rebuilt sets, SQ8 codes), so it is not a
-// VectorQueue.
+// index (engine/sqlite_keyword_index.go), vectors in vecstore with the SQLite
+// outbox (engine/sqlite_vecstore.go, sqlite_outbox.go). It is the Engine's own
+// SQLite handles seen through the boundary; its methods are here and in
+// engine/sqlite_*.go. The operations only the data dir has (backups,
+// exports of the data dir) and retention (Retention) still use the
+// handles directly.
 type embeddedStore struct{ e *Engine }
 
-var (
-	_ Backend          = embeddedStore{}
-	_ MarkFilters      = embeddedStore{}
-	_ BreadcrumbChecks = embeddedStore{}
-	_ RankFacts        = embeddedStore{}
-	_ SetHistory       = embeddedStore{}
-)
+var _ Store = embeddedStore{}
 
 // sqlOf is f as SQL over messages aliased c, with its arguments ("" when
 // nothing filters).
@@ -173,7 +163,7 @@ func (s embeddedStore) Nearest(ctx context.Context, set VectorSet, q []float32, 
 			for i, h := range hits {
 				ids[i] = h.id
 			}
-			if pass, err = e.sqlOnlyAmong(ctx, f, ids); err != nil {
+			if pass, err = s.sqlOnlyAmong(ctx, f, ids); err != nil {
 				return nil, err
 			}
 		}
@@ -191,7 +181,8 @@ func (s embeddedStore) Nearest(ctx context.Context, set VectorSet, q []float32, 
 
 // sqlOnlyAmong returns the ids among ids that pass the parts of f the
 // vector metadata cannot hold (UnreadBy, ValidAt).
-func (e *Engine) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64) (map[int64]bool, error) {
+func (s embeddedStore) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64) (map[int64]bool, error) {
+	e := s.e
 	pass := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		pass[id] = true
@@ -200,7 +191,7 @@ func (e *Engine) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64) (ma
 		on   bool
 		keep func() (map[int64]bool, error)
 	}{
-		{f.UnreadBy != "", func() (map[int64]bool, error) { return e.unreadAmong(ctx, f.UnreadBy, ids) }},
+		{f.UnreadBy != "", func() (map[int64]bool, error) { return s.UnreadAmong(ctx, f.UnreadBy, ids) }},
 		{f.ValidAt != nil, func() (map[int64]bool, error) { return e.validAmong(ctx, f.ValidAt, ids) }},
 	} {
 		if !among.on {
@@ -417,24 +408,14 @@ func (s embeddedStore) Pending(ctx context.Context, set int64, ids []int64) (map
 	return s.e.pendingIDs(ctx, set, ids)
 }
 
-func (embeddedStore) MarkFilters() (unread, breadcrumbsValid bool) { return true, true }
-
-func (s embeddedStore) AttachChecks(ctx context.Context, ms []*Message) error {
-	return s.e.attachChecks(ctx, ms)
-}
-
-func (s embeddedStore) StaleAmong(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error) {
-	return s.e.staleAmong(ctx, heads, ids)
-}
-
 // Close stops the keyword index build and the vector worker, flushes the
 // search counts, and closes vecstore and SQLite (Engine.Close holds the
 // lock).
 func (s embeddedStore) Close() error {
 	e := s.e
 	e.flushSearchesAtClose(context.Background())
-	e.kw.close()             // stops a keyword index build (engine/keyword_index.go)
-	verr := e.closeVectors() // stops the outbox worker first (engine/vectors.go)
+	e.kw.close()             // stops a keyword index build (engine/sqlite_keyword_index.go)
+	verr := e.closeVectors() // the worker stopped already (engine/sqlite_vecstore.go)
 	err := e.r.Close()
 	if e.sharedConn {
 		err = nil // e.r is e.w, closed next

@@ -25,7 +25,7 @@ type db struct {
 	// immutable: the data dir is not writable and the database is read
 	// as an immutable file (openSQLiteImmutable).
 	immutable bool
-	// backend names the store of an Engine over a Backend ("": this
+	// backend names the store of an Engine over a Store ("": this
 	// SQLite database); operations that need SQLite refuse it.
 	backend string
 }
@@ -54,5 +54,4 @@ type messageStore interface {
 	getMessages(ctx context.Context, ids []int64) ([]Message, error)
 	deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) error
 	wakeVectors()
-	storedVectors() VectorLookup
 }

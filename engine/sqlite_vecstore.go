@@ -38,12 +38,6 @@ const VectorsDir = "vectors"
 // cairn serve's Chroma API serves it read-only.
 const VectorDatabase = "cairn"
 
-// embedBatch is the number of messages the background worker claims,
-// embeds and writes per round: large enough that the SQLite and bbolt
-// commits are a small share of the encoder's time, small enough that a
-// round ends well within outboxLease on a busy machine.
-const embedBatch = 256
-
 // syncBatch is the same for SyncVectors and Rebuild, where a caller waits
 // for the whole backlog.
 const syncBatch = 512
@@ -54,10 +48,6 @@ type vectors struct {
 	store *vecstore.Store // nil: no vectors (no embedder and no set)
 	emb   Embedder        // nil: keyword only
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	wake   chan struct{}
-
 	mu struct {
 		sync.Mutex
 		colls map[string]string // collection name -> vecstore id
@@ -65,10 +55,10 @@ type vectors struct {
 }
 
 // openVectors opens DIR/vectors when an embedder is configured or vector
-// sets exist, registers the embedder's set if no set is active yet, and
-// starts the worker. Called by Open.
+// sets exist and registers the embedder's set if no set is active yet
+// (embeddedStore.OpenVectors).
 func (e *Engine) openVectors(ctx context.Context) error {
-	e.vec = &vectors{emb: e.opts.Embedder, wake: make(chan struct{}, 1)}
+	e.vec = &vectors{emb: e.opts.Embedder}
 	e.vec.mu.colls = map[string]string{}
 	sets, err := e.liveSets(ctx, e.w)
 	if err != nil {
@@ -77,17 +67,7 @@ func (e *Engine) openVectors(ctx context.Context) error {
 	if e.vec.emb == nil && len(sets) == 0 && !e.opts.VectorStore.Open {
 		return nil
 	}
-	if err := e.openVectorStore(ctx, sets); err != nil {
-		return err
-	}
-	if e.opts.NoVectorWorker {
-		return nil
-	}
-	wctx, cancel := context.WithCancel(context.Background())
-	e.vec.cancel = cancel
-	e.vec.wg.Add(1)
-	go e.vectorWorker(wctx)
-	return nil
+	return e.openVectorStore(ctx, sets)
 }
 
 // openVectorStore opens the vecstore and, for an embedder whose model has
@@ -150,68 +130,16 @@ func (e *Engine) VectorStore() *vecstore.Store {
 	return e.vec.store
 }
 
-// closeVectors stops the worker and closes the vecstore. Called by Close.
+// closeVectors closes the vecstore (the worker is stopped). Called by the
+// embedded store's Close.
 func (e *Engine) closeVectors() error {
 	if e.vec == nil {
 		return nil
 	}
-	if e.vec.cancel != nil {
-		e.vec.cancel()
-	}
-	e.vec.wg.Wait()
 	if e.vec.store != nil {
 		return e.vec.store.Close()
 	}
 	return nil
-}
-
-// wakeVectors tells the worker that new outbox rows may be waiting.
-func (e *Engine) wakeVectors() {
-	if e.vec == nil {
-		return
-	}
-	select {
-	case e.vec.wake <- struct{}{}:
-	default:
-	}
-}
-
-// vectorWorker drains the outbox until ctx ends: right after a local write
-// (wakeVectors) and every second for other processes' writes.
-func (e *Engine) vectorWorker(ctx context.Context) {
-	defer e.vec.wg.Done()
-	if err := e.ConvertVectors(ctx, nil); err != nil && ctx.Err() == nil {
-		e.opts.Logger.Warn("vector worker: converting message vectors", "err", err)
-	}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	backoff := time.Duration(0)
-	for {
-		n, err := e.drainOnce(ctx, embedBatch)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			e.opts.Logger.Warn("vector worker", "err", err)
-			backoff = min(max(2*backoff, time.Second), time.Minute)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-			continue
-		}
-		backoff = 0
-		if n > 0 {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-e.vec.wake:
-		case <-tick.C:
-		}
-	}
 }
 
 // drainOnce processes one batch of outbox rows of the first set that has
@@ -480,34 +408,10 @@ func (e *Engine) queued(ctx context.Context, set int64) (int64, error) {
 	return n, nil
 }
 
-// backlogNote says that semantic results over s miss the messages still
-// queued for their vector (s.Pending, as servingSet counts them); ok is
-// false when none are.
-func backlogNote(s VectorSet) (SearchNote, bool) {
-	switch {
-	case s.Pending == 0 && s.State != SetBuilding:
-		return SearchNote{}, false
-	case s.State == SetBuilding:
-		return SearchNote{Kind: NoteVectorsBuilding, Message: fmt.Sprintf("vectors of %s are still being built (%d messages to go): messages not embedded yet are found by keyword only (vector_missing)", s.ModelID, s.Pending)}, true
-	}
-	return SearchNote{Kind: NoteVectorsBuilding, Message: fmt.Sprintf("%d messages are still queued for vectors of %s: semantic search does not see them yet, keyword search does (vector_missing)", s.Pending, s.ModelID)}, true
-}
-
-// SyncVectors embeds every message still waiting for a vector in the sets
-// this process can fill, in the caller's goroutine (the background worker
-// may help), and promotes a completed building set. progress, if not nil,
-// is called after each batch with the outbox rows done and the total
-// pending at the start. It returns when nothing this process can do is
-// left.
-func (e *Engine) SyncVectors(ctx context.Context, progress func(Progress)) error {
-	done, err := e.enterStore()
-	if err != nil {
-		return err
-	}
-	defer done()
-	return e.fillVectors(ctx, progress)
-}
-
+// syncVectors is the data dir's SyncVectors: it drains the outbox rows
+// this process can do (its model's sets, and deletions), waits for the
+// leases other workers hold, and makes one more pass that promotes a
+// building set another worker emptied.
 func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error {
 	if e.vec == nil || e.vec.store == nil {
 		return nil

@@ -6,11 +6,9 @@ import (
 	"fmt"
 )
 
-// The data dir's side of TransferStore: the tables of
+// The data dir's side of the Store's transfer methods: the tables of
 // migrations/0002_sessions.sql, 0006_read_cursors.sql and
 // 0007_breadcrumb_marks.sql read and written as stored.
-
-var _ TransferStore = embeddedStore{}
 
 func (s embeddedStore) PartCounts(ctx context.Context) (PartCounts, error) {
 	var c PartCounts

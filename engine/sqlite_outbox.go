@@ -10,13 +10,6 @@ import (
 	"time"
 )
 
-// Vector set states (vector_sets.state, migration 0003).
-const (
-	SetBuilding = "building"
-	SetActive   = "active"
-	SetRetired  = "retired"
-)
-
 // Outbox operations (vector_outbox.op).
 const (
 	opUpsert = 0
@@ -27,23 +20,6 @@ const (
 // that dies while embedding leaves its rows to the next worker once the
 // lease ends.
 const outboxLease = 60 * time.Second
-
-// VectorSet describes one vecstore collection of message vectors made by
-// one embedding model.
-type VectorSet struct {
-	ID         int64  `json:"id"`
-	ModelID    string `json:"model_id"`
-	Dim        int    `json:"dim"`
-	Collection string `json:"collection"`
-	// State is SetActive (answers semantic queries), SetBuilding (being
-	// filled; replaces the active set when complete) or SetRetired.
-	State       string    `json:"state"`
-	CreatedAt   time.Time `json:"created_at"`
-	ActivatedAt time.Time `json:"activated_at,omitzero"`
-	// Pending is the number of outbox rows (messages still to embed, or
-	// vectors still to delete).
-	Pending int64 `json:"pending"`
-}
 
 // outboxAddTx records, inside the transaction that stores message id, that
 // every set still in use needs its vector. With no set (no embedder ever
@@ -168,21 +144,7 @@ func (e *Engine) liveSets(ctx context.Context, db *sql.DB) ([]VectorSet, error) 
 	return out, classify(rows.Err())
 }
 
-// VectorSets lists the vector sets with their pending outbox rows: every
-// set a store with SetHistory ever had, else the live ones.
-func (e *Engine) VectorSets(ctx context.Context) ([]VectorSet, error) {
-	done, err := e.enterStore()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if e.caps.history != nil {
-		return e.caps.history.AllSets(ctx)
-	}
-	return e.store.Sets(ctx)
-}
-
-// AllSets implements SetHistory: the retired sets too, each with all its
+// AllSets returns every set, the retired ones too, each with all its
 // outbox rows (deletions included).
 func (s embeddedStore) AllSets(ctx context.Context) ([]VectorSet, error) {
 	e := s.e

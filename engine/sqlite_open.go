@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// Opening the data dir's SQLite database: the connections, their DSNs
+// (pragmas on every pooled connection), the fallbacks for a full disk and
+// a data dir this process cannot write, and the classes of SQLite's
+// errors.
+
+// openSQLite opens the writer connection and the reader pool, applying
+// pending migrations. private is the ReadOnly fallback: one exclusive
+// connection, serving as writer and reader pool both, whose WAL index
+// lives in its own heap memory instead of the -shm file.
+func (e *Engine) openSQLite(ctx context.Context, path string, private bool) error {
+	opts := e.opts
+	var err error
+	if private {
+		e.w, err = sql.Open("sqlite", privateDSN(path, opts))
+	} else {
+		e.w, err = sql.Open("sqlite", dsn(path, opts, false))
+	}
+	if err != nil {
+		return fmt.Errorf("engine: open %s: %w", path, err)
+	}
+	e.w.SetMaxOpenConns(1)
+	e.w.SetMaxIdleConns(1)
+	e.w.SetConnMaxLifetime(0)
+	e.w.SetConnMaxIdleTime(0)
+	if err := e.migrate(ctx, path); err != nil {
+		e.w.Close()
+		return err
+	}
+	if private {
+		e.r = e.w
+		e.sharedConn = true
+		return nil
+	}
+	e.r, err = sql.Open("sqlite", dsn(path, opts, true))
+	if err != nil {
+		e.w.Close()
+		return fmt.Errorf("engine: open %s: %w", path, err)
+	}
+	e.r.SetMaxOpenConns(opts.ReadConns)
+	e.r.SetMaxIdleConns(opts.ReadConns)
+	e.r.SetConnMaxIdleTime(0)
+	e.r.SetConnMaxLifetime(0)
+	if err := e.r.PingContext(ctx); err != nil {
+		e.r.Close()
+		e.w.Close()
+		return fmt.Errorf("engine: open %s: %w", path, classify(err))
+	}
+	return nil
+}
+
+// openSQLiteShared is openSQLite in WAL mode, tried again while other
+// processes opening the same new database hold the lock that a
+// connection's setup needs: switching a new database to WAL needs an
+// exclusive lock, and SQLite answers SQLITE_BUSY there without calling
+// its busy handler (waiting could deadlock two openers), so processes
+// that create one data dir at the same moment could fail to open it. Each
+// try closes what it opened; the tries stop once BusyTimeout has passed.
+func (e *Engine) openSQLiteShared(ctx context.Context, path string) error {
+	deadline := time.Now().Add(e.opts.BusyTimeout)
+	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := e.openSQLite(ctx, path, false)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+// noSharedMemory reports whether err is SQLite failing to create or grow
+// its -shm file (SQLITE_IOERR_SHMOPEN, _SHMSIZE), or to write at all.
+func noSharedMemory(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return errors.Is(err, ErrDiskFull)
+	}
+	switch se.Code() {
+	case sqlite3.SQLITE_IOERR_SHMOPEN, sqlite3.SQLITE_IOERR_SHMSIZE, sqlite3.SQLITE_IOERR_SHMMAP, sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN:
+		return true
+	}
+	return false
+}
+
+// openSQLiteImmutable opens the database of a data dir this process
+// cannot write, for reading: one connection (writer and reader pool both)
+// that opens the file read-only and immutable, since the shared-memory
+// file WAL readers need cannot be created. A write-ahead log with frames
+// in it would be ignored that way (its commits unseen), so it is refused,
+// as is a database that needs a migration.
+func (e *Engine) openSQLiteImmutable(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("engine: data dir %s: %w", e.dir, classify(err))
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return fmt.Errorf("engine: data dir %s is not writable and %s-wal holds commits not yet in %s: open it once with write access (any cairn command as its owner)", e.dir, DBFile, DBFile)
+	}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Set("immutable", "1")
+	q.Add("_pragma", "query_only(1)")
+	q.Add("_pragma", "temp_store(memory)")
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: filepath.ToSlash(path)}).EscapedPath(), RawQuery: q.Encode()}
+	w, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return fmt.Errorf("engine: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	w.SetConnMaxIdleTime(0)
+	e.w, e.r, e.sharedConn, e.immutable = w, w, true, true
+	if err := e.migrate(ctx, path); err != nil {
+		w.Close()
+		if errors.Is(err, ErrIncompatibleFormat) || errors.Is(err, ErrCorrupt) {
+			return err
+		}
+		return fmt.Errorf("engine: data dir %s is not writable and its database needs an upgrade first (open it once with write access): %w", e.dir, err)
+	}
+	return nil
+}
+
+// privateDSN is the ReadOnly fallback's connection: locking_mode
+// EXCLUSIVE before the first access makes SQLite keep the WAL index in
+// heap memory, so it needs no -shm file (sqlite.org/wal.html#noshm).
+func privateDSN(path string, opts Options) string {
+	q := url.Values{}
+	q.Add("_pragma", "locking_mode(exclusive)")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "temp_store(memory)")
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: filepath.ToSlash(path)}).EscapedPath(), RawQuery: q.Encode()}
+	return u.String()
+}
+
+func dsn(path string, opts Options, readOnly bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(wal)")
+	q.Add("_pragma", "foreign_keys(1)")
+	// synchronous=FULL: a commit returns only once its WAL frames are on
+	// disk, so an acknowledged write survives power loss, not only a crash
+	// of the process (NORMAL's promise). Batches make the fsync cheap.
+	q.Add("_pragma", "synchronous(full)")
+	// Statement journals (every INSERT in a transaction may need one) in
+	// memory rather than in temporary files: a batch of 1,000 messages
+	// otherwise spends a sixth of its time in their write syscalls.
+	q.Add("_pragma", "temp_store(memory)")
+	if readOnly {
+		q.Add("_pragma", "query_only(1)")
+	} else {
+		q.Set("_txlock", "immediate")
+		// secure_delete: SQLite overwrites deleted rows and freed pages with
+		// zeros, so a deleted message's text leaves the database file when
+		// the WAL is checkpointed (scrubDeleted) rather than lingering in
+		// page slack until a VACUUM.
+		q.Add("_pragma", "secure_delete(1)")
+		// The writer walks the messages, FTS5 and index b-trees on every
+		// batch; 64 MiB of page cache (SQLite's default is 2 MiB) keeps
+		// their inner pages out of read syscalls.
+		q.Add("_pragma", "cache_size(-65536)")
+	}
+	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: filepath.ToSlash(path)}).EscapedPath(), RawQuery: q.Encode()}
+	return u.String()
+}
+
+// classify wraps SQLite errors that mean a damaged or foreign file as
+// ErrCorrupt and a full disk (SQLITE_FULL, ENOSPC) as ErrDiskFull, keeping
+// the cause.
+func classify(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT:
+			return fmt.Errorf("%w: %w", ErrCorrupt, err)
+		case sqlite3.SQLITE_FULL:
+			return fmt.Errorf("%w: %w", ErrDiskFull, err)
+		}
+		if se.Code() == sqlite3.SQLITE_IOERR_SHMSIZE {
+			return fmt.Errorf("%w: %w", ErrDiskFull, err)
+		}
+	}
+	if errors.Is(err, syscall.ENOSPC) && !errors.Is(err, ErrDiskFull) {
+		return fmt.Errorf("%w: %w", ErrDiskFull, err)
+	}
+	return err
+}

@@ -1,0 +1,108 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+)
+
+// The embedded store's side of the vector lifecycle: its sets live in
+// SQLite and its vectors in vecstore (engine/sqlite_vecstore.go, sqlite_outbox.go), so
+// its outbox also carries the deletions a worker applies to vecstore, a
+// worker refreshes the metadata of vectors stored already instead of
+// embedding them again, and a complete building set is
+// promoted by whichever worker empties its outbox.
+
+// OpenVectors opens DIR/vectors when an embedder is configured or vector
+// sets exist, and registers the embedder's set if no set is active yet
+// (openVectors); the Engine's worker has work while vecstore is open.
+func (s embeddedStore) OpenVectors(ctx context.Context, v Vectorizer) (bool, error) {
+	e := s.e
+	if err := e.openVectors(ctx); err != nil {
+		return false, err
+	}
+	return e.vec.store != nil, nil
+}
+
+// PrepareVectors converts the message collections written in an older
+// vector code (ConvertVectors).
+func (s embeddedStore) PrepareVectors(ctx context.Context) error {
+	if err := s.e.ConvertVectors(ctx, nil); err != nil {
+		return fmt.Errorf("converting message vectors: %w", err)
+	}
+	return nil
+}
+
+// FillVectors processes one batch of outbox rows (drainOnce).
+func (s embeddedStore) FillVectors(ctx context.Context, n int) (int, error) {
+	return s.e.drainOnce(ctx, n)
+}
+
+// SyncVectors drains the outbox rows this process can do (syncVectors).
+func (s embeddedStore) SyncVectors(ctx context.Context, progress func(Progress)) error {
+	return s.e.syncVectors(ctx, progress)
+}
+
+// RebuildKeywords rebuilds the FTS5 index in one transaction (the
+// in-memory BM25 index follows the table).
+func (s embeddedStore) RebuildKeywords(ctx context.Context) error {
+	e := s.e
+	tx, err := e.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("engine: rebuild: %w", classify(err))
+	}
+	if err := e.fts.Rebuild(ctx, tx); err != nil {
+		tx.Rollback()
+		return fmt.Errorf("engine: rebuild: %w", classify(err))
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("engine: rebuild: %w", classify(err))
+	}
+	return nil
+}
+
+// RebuildTarget returns the vector set Rebuild fills: the active set of the
+// embedder's model while it still has messages queued (a store that had
+// messages before its first model: embedding it again into a second set
+// would embed every message twice), else a building set of the model
+// (resumed when one exists). resumed reports one of the first two cases.
+func (s embeddedStore) RebuildTarget(ctx context.Context) (VectorSet, bool, error) {
+	e := s.e
+	emb := e.vec.emb
+	sets, err := e.liveSets(ctx, e.w)
+	if err != nil {
+		return VectorSet{}, false, err
+	}
+	for _, set := range sets {
+		if set.ModelID != emb.ModelID() {
+			continue
+		}
+		if set.State == SetBuilding {
+			return set, true, nil
+		}
+		n, err := e.queued(ctx, set.ID)
+		if err != nil {
+			return VectorSet{}, false, err
+		}
+		if n > 0 {
+			return set, true, nil
+		}
+	}
+	set, err := e.createSet(ctx, emb.ModelID(), emb.Dim(), false)
+	return set, false, err
+}
+
+// FinishRebuild drops what retired sets left (the switch may have been
+// made by the background worker) and returns the target, which must be
+// active by now.
+func (s embeddedStore) FinishRebuild(ctx context.Context, target VectorSet) (VectorSet, error) {
+	e := s.e
+	e.dropRetired(ctx)
+	set, err := e.getSet(ctx, target.ID)
+	if err != nil {
+		return set, err
+	}
+	if set.State != SetActive {
+		return set, fmt.Errorf("engine: rebuild: vector set %d is still %s (another process holds part of its work; run rebuild again)", target.ID, set.State)
+	}
+	return set, nil
+}
