@@ -553,7 +553,7 @@ func testOneShotFiltered(t *testing.T, code string) {
 	}
 }
 
-// matches is the test's own reading of the filters TestOneShotFilteredInPlace uses.
+// matches is the test's own reading of the filters the in-place tests use.
 func matches(f *where.Expr, md vecstore.Metadata) bool {
 	switch f.Op {
 	case where.OpAnd:
@@ -579,6 +579,8 @@ func matches(f *where.Expr, md vecstore.Metadata) bool {
 		return !ok || v != f.Value
 	case where.OpIn:
 		return ok && slices.Contains(f.Values, v)
+	case where.OpNin:
+		return !ok || !slices.Contains(f.Values, v)
 	case where.OpGte:
 		return ok && v.Int >= f.Value.Int
 	case where.OpLt:
