@@ -358,7 +358,11 @@ func (s *Store) Recode(ctx context.Context, collID string, code chroma.VectorCod
 				return nil, fmt.Errorf("vecstore: marshal graph: %w", err)
 			}
 			ni.LastSeq = seq
-			if err := putRawSnapshot(tx, &ni, raw, encodeSnapIDs(mc.byDense), seq, uint32(len(mc.byDense))); err != nil {
+			side, err := mc.snapSide(seq, &ni)
+			if err != nil {
+				return nil, err
+			}
+			if err := putRawSnapshot(tx, &ni, raw, side, seq, uint32(len(mc.byDense))); err != nil {
 				return nil, err
 			}
 		}

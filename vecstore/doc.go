@@ -126,7 +126,18 @@
 //	                  vectors: they are read from vec), so that it lies
 //	                  contiguous in the mapped file and is searched
 //	                  there (collInfo.SnapRaw); "ids" -> CRC + the
-//	                  record id of each dense id at that seq.
+//	                  record id of each dense id at that seq;
+//	                  "meta" -> CRC + the metadata postings at that
+//	                  seq (each key's string and bool values and the
+//	                  roaring bitmap of dense ids holding each, see
+//	                  postings.go); for sq8r, "rowt" -> CRC + each
+//	                  row's t at that seq (expandRow's, so that a
+//	                  read in place copies it instead). Both are
+//	                  derived, written with the snapshot into the
+//	                  bucket every snapshot write empties, and carry
+//	                  its seq; a snapshot without them (written
+//	                  before they existed) is read as before, and
+//	                  the next snapshot adds them.
 //	                  Snapshots of version 2 (and Recode, Repair) are
 //	                  chunk u32 BE -> 4 MiB pieces of the zstd-compressed
 //	                  graph.
@@ -182,12 +193,20 @@
 // every record's metadata where it lies (only the keys it names are
 // decoded) into the allowed set, and the plan of the loaded path is
 // followed on its counts: an exact scan of the allowed records' vectors,
-// or the graph walk that returns allowed nodes only. Anything else (ids
+// or the graph walk that returns allowed nodes only. A filter of $eq,
+// $ne, $in and $nin on strings and bools (under $and and $or) is answered
+// instead from the snapshot's metadata postings, the records written
+// since evaluated on their own metadata; rows unchanged since the
+// snapshot take their t from it; a filtered walk lists the vec bucket's
+// values by dense id in one cursor pass rather than looking each visited
+// vector up by key. Anything else (ids
 // or where_document filters, an unfiltered query of a small collection,
 // an older snapshot) loads the collection as before. The Store keeps the
 // centroid tables of an sq8r collection it last read in place, decoded,
 // and reuses them while the snapshot's bytes are the same (a recall reads
-// one collection twice). Options.LoadInBackground (the engine's long-lived processes)
+// one collection twice); a Get decoding sq8r rows after a query of the
+// same snapshot decodes them with that query's view, without opening the
+// graph again. Options.LoadInBackground (the engine's long-lived processes)
 // starts loading a collection on its first read and answers reads in
 // place until it is loaded, so a cold open does not wait for the load.
 // Answers in place equal the loaded path's up to float round-off (SQ8

@@ -254,7 +254,7 @@ func (s *Store) getInPlace(ctx context.Context, cid string, req chroma.GetReques
 			// An sq8r row decodes against the centroid table the
 			// snapshot's graph holds.
 			var err error
-			if c, err = s.openInPlace(tx, ci); err != nil {
+			if c, err = s.openRowsInPlace(tx, ci); err != nil {
 				return err
 			}
 		}
@@ -320,8 +320,15 @@ type inPlace struct {
 	rec   *bolt.Bucket
 	vec   *bolt.Bucket
 	graph *index.View
+	snap  *bolt.Bucket // the snapshot's bucket
 	ids   snapIDs
 	table []float32 // sq8r: the centroid table rows are expanded against
+	// scales: sq8r, the rows' t as of the snapshot (decodeRowScales),
+	// nil when the snapshot has none.
+	scales []byte
+	// byDense: the vec bucket's values by dense id, once listed
+	// (indexVectors); nil before.
+	byDense [][]byte
 	// fresh holds the records written since the snapshot, by id (nil:
 	// deleted since); freshDense their dense ids.
 	fresh      map[string]*record
@@ -339,11 +346,11 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 	if cb == nil {
 		return nil, corruptf(nil, "collection %s: missing data bucket", ci.ID)
 	}
-	c := &inPlace{ci: ci, rec: cb.Bucket(subRec), vec: cb.Bucket(subVec)}
 	sb := cb.Bucket(subSnap)
 	if sb == nil {
 		return nil, corruptf(nil, "collection %s: graph snapshot missing", ci.ID)
 	}
+	c := &inPlace{ci: ci, rec: cb.Bucket(subRec), vec: cb.Bucket(subVec), snap: sb}
 	// The graph's own checksum, which OpenView checks, covers the same
 	// bytes as the snapshot's: one pass instead of two.
 	raw := sb.Get(u32(0))
@@ -361,7 +368,7 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 	if err != nil {
 		return nil, corruptf(err, "collection %s: graph snapshot", ci.ID)
 	}
-	next := &lastView{graph: c.graph}
+	next := &lastView{graph: c.graph, snapSeq: ci.SnapSeq, snapLen: ci.SnapLen, snapCRC: ci.SnapCRC}
 	if o := c.graph.Options(); o.Dim != ci.Dimension || o.Space != indexSpace(ci.Config.HNSW.Space) || o.Code != indexCode(ci.Config.HNSW) {
 		return nil, errNotInPlace // written before a Recode: the ordinary path re-encodes it
 	}
@@ -380,6 +387,13 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 		}
 	}
 	s.views.Store(ci.ID, next)
+	if ci.Config.HNSW.VectorCode == chroma.CodeSQ8R {
+		if val := sb.Get(keySnapRowScales); val != nil {
+			if c.scales, err = decodeRowScales(val, ci.SnapSeq); err != nil {
+				return nil, fmt.Errorf("collection %s: %w", ci.ID, err)
+			}
+		}
+	}
 	idsVal := sb.Get(keySnapIDs)
 	if idsVal == nil {
 		return nil, corruptf(nil, "collection %s: snapshot ids missing", ci.ID)
@@ -420,6 +434,33 @@ type lastView struct {
 	graph    *index.View
 	table    []float32
 	tableRaw []byte
+	// The snapshot graph was opened on (collInfo's fields).
+	snapSeq uint64
+	snapLen int64
+	snapCRC uint32
+}
+
+// openRowsInPlace returns what decoding collection ci's sq8r rows needs
+// (the graph's centroids and the stored centroid table) for a Get: taken
+// from the last view when it was of the same snapshot and table, without
+// opening the graph again (decoding a row reads its centroids only, not
+// the graph's bytes, which lay in an earlier transaction's mapping);
+// otherwise the snapshot opened as openInPlace does.
+func (s *Store) openRowsInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
+	prev, _ := s.views.Load(ci.ID)
+	last, _ := prev.(*lastView)
+	if last == nil || !ci.SnapRaw || last.snapSeq != ci.SnapSeq || last.snapLen != ci.SnapLen || last.snapCRC != ci.SnapCRC {
+		return s.openInPlace(tx, ci)
+	}
+	cb := tx.Bucket(collBucketName(ci.ID))
+	if cb == nil {
+		return nil, corruptf(nil, "collection %s: missing data bucket", ci.ID)
+	}
+	val := cb.Get(keyCentroids)
+	if (val != nil) != last.graph.Trained() || (val != nil && (last.table == nil || !bytes.Equal(val, last.tableRaw))) {
+		return s.openInPlace(tx, ci)
+	}
+	return &inPlace{ci: ci, rec: cb.Bucket(subRec), vec: cb.Bucket(subVec), graph: last.graph, table: last.table}, nil
 }
 
 // record reads record id, nil when absent.
@@ -439,7 +480,14 @@ func (c *inPlace) record(id string) (*record, error) {
 // sq8r row expanded, see expandRow), nil when there is none; a damaged one
 // is reported through *bad.
 func (c *inPlace) stored(d uint32, bad *error) []byte {
-	val := c.vec.Get(u32(d))
+	var val []byte
+	if c.byDense != nil {
+		if int(d) < len(c.byDense) {
+			val = c.byDense[d]
+		}
+	} else {
+		val = c.vec.Get(u32(d))
+	}
 	if val == nil {
 		return nil
 	}
@@ -447,6 +495,14 @@ func (c *inPlace) stored(d uint32, bad *error) []byte {
 		p := val[4:] // (unseal, without formatting its message per vector)
 		if c.ci.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 			return p
+		}
+		if t, ok := c.rowScale(d); ok && len(p) == index.RowLen(c.ci.Dimension)-4 {
+			// expandRow's result as of the snapshot, whose vector
+			// this still is (not rewritten since).
+			row := make([]byte, 0, len(p)+4)
+			row = append(row, p[:rowT]...)
+			row = binary.LittleEndian.AppendUint32(row, t)
+			return append(row, p[rowT:]...)
 		}
 		row, err := expandRow(c.ci, c.table, p)
 		if err == nil {
@@ -472,19 +528,13 @@ type inPlaceHit struct {
 
 // allowed returns the dense ids of the records whose metadata pass w
 // (matchWhere, the metadata index's reference semantics) and the number
-// of records, decoding of each record only the keys w names.
+// of records: from the snapshot's metadata postings when they answer w,
+// else decoding of each record only the keys w names.
 func (c *inPlace) allowed(ctx context.Context, w *where.Expr) (*roaring.Bitmap, int, error) {
-	var keys []string
-	var walk func(w *where.Expr)
-	walk = func(w *where.Expr) {
-		if w.Key != "" && !slices.Contains(keys, w.Key) {
-			keys = append(keys, w.Key)
-		}
-		for _, ch := range w.Children {
-			walk(ch)
-		}
+	keys := whereKeys(w)
+	if out, n, ok, err := c.allowedByPostings(w, keys); ok || err != nil {
+		return out, n, err
 	}
-	walk(w)
 	md := make(chroma.Metadata, len(keys))
 	out := roaring.New()
 	n := 0
@@ -530,6 +580,14 @@ func (c *inPlace) search(q []float32, k, ef int, allowed *roaring.Bitmap, exact 
 	var allow index.Allow
 	if allowed != nil {
 		allow = allowed
+	}
+	if allowed != nil && c.byDense == nil {
+		// A filtered walk reads tens of thousands of vectors at random:
+		// one pass of a cursor over the vec bucket (keys in dense order)
+		// costs a few of bbolt's lookups by key per vector.
+		if err := c.indexVectors(); err != nil {
+			return nil, err
+		}
 	}
 	var bad error
 	res, err := c.graph.Search(pq, ef, allow, func(d uint32) []byte { return c.stored(d, &bad) })
@@ -577,6 +635,25 @@ func (c *inPlace) search(q []float32, k, ef int, allowed *roaring.Bitmap, exact 
 	}
 	sortHits(hits)
 	return hits[:min(k, len(hits))], nil
+}
+
+// indexVectors lists the vec bucket's values by dense id (c.byDense), as
+// they lie in the mapped file.
+func (c *inPlace) indexVectors() error {
+	byDense := make([][]byte, c.graph.Slots())
+	cur := c.vec.Cursor()
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		if len(k) != 4 {
+			return corruptf(nil, "collection %s: vector key of %d bytes", c.ci.ID, len(k))
+		}
+		d := binary.BigEndian.Uint32(k)
+		if int(d) >= len(byDense) {
+			byDense = slices.Grow(byDense, int(d)+1-len(byDense))[:d+1]
+		}
+		byDense[d] = v
+	}
+	c.byDense = byDense
+	return nil
 }
 
 // distance returns the distance from pq to dense id d's stored vector.

@@ -554,7 +554,7 @@ func testOneShotFiltered(t *testing.T, code string) {
 	}
 }
 
-// matches is the test's own reading of the filters TestOneShotFilteredInPlace uses.
+// matches is the test's own reading of the filters the in-place tests use.
 func matches(f *where.Expr, md chroma.Metadata) bool {
 	switch f.Op {
 	case where.OpAnd:
@@ -580,6 +580,8 @@ func matches(f *where.Expr, md chroma.Metadata) bool {
 		return !ok || v != f.Value
 	case where.OpIn:
 		return ok && slices.Contains(f.Values, v)
+	case where.OpNin:
+		return !ok || !slices.Contains(f.Values, v)
 	case where.OpGte:
 		return ok && v.Int >= f.Value.Int
 	case where.OpLt:

@@ -50,6 +50,12 @@ var (
 	// keySnapIDs holds, in the snap bucket of a raw snapshot, the record id
 	// of each dense id (encodeSnapIDs).
 	keySnapIDs = []byte("ids")
+	// keySnapMeta holds, in the snap bucket of a raw snapshot, the
+	// metadata postings as of the snapshot (encodePostings).
+	keySnapMeta = []byte("meta")
+	// keySnapRowScales holds, in the snap bucket of an sq8r collection's
+	// raw snapshot, the t of each row as of the snapshot (encodeRowScales).
+	keySnapRowScales = []byte("rowt")
 	// keyCentroids, in a collection's bucket, holds an sq8r collection's
 	// centroid table once trained (encodeCentroids).
 	keyCentroids = []byte("cent")

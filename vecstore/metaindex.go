@@ -304,8 +304,7 @@ func (m *metaIndex) eval(w *where.Expr, live *roaring.Bitmap) *roaring.Bitmap {
 	case where.OpGt, where.OpGte, where.OpLt, where.OpLte:
 		ki := m.keys[w.Key]
 		if ki != nil {
-			op := map[where.Op]cmpOp{where.OpGt: cmpGt, where.OpGte: cmpGte, where.OpLt: cmpLt, where.OpLte: cmpLte}[w.Op]
-			ki.numeric(op, w.Value, out)
+			ki.numeric(rangeOp(w.Op), w.Value, out)
 		}
 	}
 	return out
@@ -341,8 +340,23 @@ func matchWhere(w *where.Expr, md chroma.Metadata) bool {
 		}
 		return hit == (w.Op == where.OpIn)
 	}
-	op := map[where.Op]cmpOp{where.OpEq: cmpEq, where.OpGt: cmpGt, where.OpGte: cmpGte, where.OpLt: cmpLt, where.OpLte: cmpLte}[w.Op]
-	return matchCmp(op, md, w.Key, w.Value)
+	return matchCmp(rangeOp(w.Op), md, w.Key, w.Value)
+}
+
+// rangeOp is the comparison of a $eq, $gt, $gte, $lt or $lte clause (a
+// switch: a map literal here was built on every record a scan matched).
+func rangeOp(op where.Op) cmpOp {
+	switch op {
+	case where.OpGt:
+		return cmpGt
+	case where.OpGte:
+		return cmpGte
+	case where.OpLt:
+		return cmpLt
+	case where.OpLte:
+		return cmpLte
+	}
+	return cmpEq
 }
 
 func matchCmp(op cmpOp, md chroma.Metadata, key string, operand where.Value) bool {

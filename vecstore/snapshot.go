@@ -45,7 +45,10 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 	applied := mc.applied
 	next := uint32(len(mc.byDense))
 	raw, err := mc.graph.MarshalGraph()
-	ids := encodeSnapIDs(mc.byDense)
+	var side snapSide
+	if err == nil {
+		side, err = mc.snapSide(applied, mc.info)
+	}
 	s.mu.RUnlock()
 	if err != nil {
 		return fmt.Errorf("vecstore: marshal graph: %w", err)
@@ -68,7 +71,7 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 		if err := upgradeFormat(tx); err != nil {
 			return err
 		}
-		if err := putRawSnapshot(tx, ci, raw, ids, applied, next); err != nil {
+		if err := putRawSnapshot(tx, ci, raw, side, applied, next); err != nil {
 			return err
 		}
 		ni = *ci
@@ -101,19 +104,48 @@ func (s *Store) snapshot(ctx context.Context, cid string) error {
 	return nil
 }
 
+// snapSide is what a raw snapshot stores beside its graph for reads in
+// place: the record id of each dense id (encodeSnapIDs), the metadata
+// postings (encodePostings) and, for sq8r, the row scales
+// (encodeRowScales).
+type snapSide struct {
+	ids, meta, scales []byte
+}
+
+// snapSide encodes mc's side data as of sequence seq, ci describing the
+// collection as stored.
+// REQUIRES: the collection's lock, held for reading.
+func (mc *memColl) snapSide(seq uint64, ci *collInfo) (snapSide, error) {
+	side := snapSide{ids: encodeSnapIDs(mc.byDense)}
+	var err error
+	if side.meta, err = encodePostings(mc.idx, seq); err != nil {
+		return snapSide{}, err
+	}
+	if ci.Config.HNSW.VectorCode == chroma.CodeSQ8R && mc.graph != nil {
+		if side.scales, err = encodeRowScales(mc.graph, ci, mc.cent, uint32(len(mc.byDense)), seq); err != nil {
+			return snapSide{}, err
+		}
+	}
+	return side, nil
+}
+
 // putRawSnapshot replaces collection ci's snapshot with raw (MarshalGraph
 // of its graph as of sequence seq, next its dense-id bound), uncompressed
-// in one value so that it lies contiguous in the mapped file, with the
-// record ids of the dense ids below next (encodeSnapIDs) beside it; it
-// trims the change log up to seq and sets ci's snapshot fields (the
-// caller stores ci).
-func putRawSnapshot(tx *bolt.Tx, ci *collInfo, raw, ids []byte, seq uint64, next uint32) error {
+// in one value so that it lies contiguous in the mapped file, with side
+// beside it; it trims the change log up to seq and sets ci's snapshot
+// fields (the caller stores ci).
+func putRawSnapshot(tx *bolt.Tx, ci *collInfo, raw []byte, side snapSide, seq uint64, next uint32) error {
 	return replaceSnapshot(tx, ci, seq, next, func(sb *bolt.Bucket) error {
 		if err := sb.Put(u32(0), raw); err != nil {
 			return err
 		}
-		if err := sb.Put(keySnapIDs, ids); err != nil {
-			return err
+		for _, kv := range []struct{ k, v []byte }{{keySnapIDs, side.ids}, {keySnapMeta, side.meta}, {keySnapRowScales, side.scales}} {
+			if kv.v == nil {
+				continue
+			}
+			if err := sb.Put(kv.k, kv.v); err != nil {
+				return err
+			}
 		}
 		ci.SnapChunks, ci.SnapLen, ci.SnapCRC, ci.SnapRaw = 1, int64(len(raw)), crc(raw), true
 		return nil
