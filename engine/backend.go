@@ -28,13 +28,35 @@ import (
 // fts.Index computes it: k1 1.2, b 0.75, idf floored at 1e-6) and cosine
 // similarity.
 //
-// There are no optional parts: a store that lacks an operation does not
-// compile. Validation stays in the Engine's method, before the Store is
-// asked.
+// Its methods are grouped by concern into the interfaces it embeds:
+// MessageStore (messages, channels, agents), SearchStore (the reads of a
+// search), VectorSetStore (vector sets, the outbox, rebuild), CursorStore
+// (read cursors and breadcrumb marks), SessionStore (imported sessions),
+// MaintenanceStore (stats, checks, retention, quota) and TransferStore
+// (the parts cairn migrate copies). The groups name parts of one port,
+// not options: there are no optional parts, and a store that lacks an
+// operation does not compile. Validation stays in the Engine's method,
+// before the Store is asked.
 //
 // Implementations are safe for concurrent use by several processes on one
 // store: writes are idempotent across processes and ids are never reused.
 type Store interface {
+	MessageStore
+	SearchStore
+	VectorSetStore
+	CursorStore
+	SessionStore
+	MaintenanceStore
+	TransferStore
+
+	// Close releases the store's connections.
+	Close() error
+}
+
+// MessageStore is the message side of a Store: writing and deleting
+// messages, reading them by id, in id order or by a Selection, and the
+// channels and agents the writes keep.
+type MessageStore interface {
 	// Write stores ms in one transaction, all or nothing. A message whose
 	// (ContentHash, Channel, Sender) is stored already (or earlier in ms)
 	// is not stored again: its id comes back with Created false. Every
@@ -47,23 +69,6 @@ type Store interface {
 	// List returns up to limit messages passing f, newest first, then
 	// (ListByConfidence) higher confidence, then larger id.
 	List(ctx context.Context, f Selection, limit int, order ListOrder) ([]Message, error)
-	// Keyword returns the depth best BM25 hits of q among the messages
-	// passing f, best first, ties by smaller id, the query that ranked
-	// them (q, or q without terms the store left out; the snippets mark
-	// its terms) and that query's mass (fts.QueryMass over all the
-	// store's messages), which makes a hit's score an absolute measure.
-	Keyword(ctx context.Context, q fts.Query, f Selection, depth int) (KeywordHits, error)
-	// Nearest returns up to k messages passing f whose vectors in set are
-	// nearest to q by cosine, nearest first; Score is the similarity.
-	Nearest(ctx context.Context, set VectorSet, q []float32, f Selection, k int) ([]ScoredID, error)
-	// Similarities returns the cosine similarity of q to the vectors in
-	// set of those ids that have one.
-	Similarities(ctx context.Context, set VectorSet, q []float32, ids []int64) (map[int64]float64, error)
-	// Replies returns, for those of askers whose content holds a question
-	// mark, the next message of the same channel (by created_at, then id)
-	// when it is from another sender, at most within later, and passes f
-	// (engine/replies.go). An asker without such a reply is left out.
-	Replies(ctx context.Context, askers []int64, within time.Duration, f Selection) ([]Reply, error)
 	// Delete deletes the message with id, its keyword entry and its
 	// vectors, updating the channel and agent counts; false when no such
 	// message exists.
@@ -82,15 +87,40 @@ type Store interface {
 	// Senders returns which of names (lower-cased) name an agent, compared
 	// lower-cased.
 	Senders(ctx context.Context, names []string) (map[string]bool, error)
-	// Sets returns the vector sets that are not retired, active first,
-	// each with Pending: its messages still queued for a vector.
-	Sets(ctx context.Context) ([]VectorSet, error)
-	// Pending returns which of ids are still queued for set.
-	Pending(ctx context.Context, set int64, ids []int64) (map[int64]bool, error)
-	// AllSets returns every vector set the store keeps, each with all its
-	// outbox rows (deletions included): the retired sets too on a store
-	// that keeps them (the data dir's), else the live ones as Sets.
-	AllSets(ctx context.Context) ([]VectorSet, error)
+	// CreateChannel inserts c, a plain channel, and the channels of its
+	// project (c.ProjectID != "") as a first write does; false when the id
+	// is taken (nothing is changed then).
+	CreateChannel(ctx context.Context, c Channel) (bool, error)
+	// ChannelMessageIDs returns the ids of a channel's messages in id
+	// order.
+	ChannelMessageIDs(ctx context.Context, channel string) ([]int64, error)
+}
+
+// SearchStore is what a search reads of a Store beyond whole messages:
+// the candidates of each side (BM25 hits, nearest vectors), similarities
+// and vectors of given messages, the facts ranking weighs, and the
+// replies and neighbours that lift or frame a hit. Every read honours
+// its Selection.
+type SearchStore interface {
+	// Keyword returns the depth best BM25 hits of q among the messages
+	// passing f, best first, ties by smaller id, the query that ranked
+	// them (q, or q without terms the store left out; the snippets mark
+	// its terms) and that query's mass (fts.QueryMass over all the
+	// store's messages), which makes a hit's score an absolute measure.
+	Keyword(ctx context.Context, q fts.Query, f Selection, depth int) (KeywordHits, error)
+	// Nearest returns up to k messages passing f whose vectors in set are
+	// nearest to q by cosine, nearest first; Score is the similarity.
+	Nearest(ctx context.Context, set VectorSet, q []float32, f Selection, k int) ([]ScoredID, error)
+	// Similarities returns the cosine similarity of q to the vectors in
+	// set of those ids that have one.
+	Similarities(ctx context.Context, set VectorSet, q []float32, ids []int64) (map[int64]float64, error)
+	// SetVectors returns the vectors in set of those of ids that have one.
+	SetVectors(ctx context.Context, set VectorSet, ids []int64) (map[int64][]float32, error)
+	// Replies returns, for those of askers whose content holds a question
+	// mark, the next message of the same channel (by created_at, then id)
+	// when it is from another sender, at most within later, and passes f
+	// (engine/replies.go). An asker without such a reply is left out.
+	Replies(ctx context.Context, askers []int64, within time.Duration, f Selection) ([]Reply, error)
 	// RankFacts reads what ranking needs of the messages among ids (ID,
 	// SenderID, Confidence, CreatedAt, SupersededBy), in any order; a
 	// store may return whole messages.
@@ -100,12 +130,62 @@ type Store interface {
 	// then id) when it is from another sender and at most within away,
 	// and whether the one after passes f (engine/turncontext.go).
 	Neighbours(ctx context.Context, ids []int64, within time.Duration, f Selection) (map[int64]TurnNeighbours, error)
-	// SetVectors returns the vectors in set of those of ids that have one.
-	SetVectors(ctx context.Context, set VectorSet, ids []int64) (map[int64][]float32, error)
+}
 
-	// Read cursors (Unread, MarkRead, the unread_by filter). Scopes are
-	// cursorScope's keys: "" (every channel), "channel:ID", "project:P".
+// VectorSetStore is the vector side of a Store (the messages' vector
+// sets, not the collections of Engine.VectorStore) and the rebuild of
+// what is derived from the messages. Each store fills its vectors from its outbox
+// with the Engine's Vectorizer; the Engine runs the one background worker
+// (PrepareVectors once, then FillVectors after each local write and every
+// second) and Rebuild (RebuildKeywords, RebuildTarget, SyncVectors,
+// FinishRebuild).
+type VectorSetStore interface {
+	// Sets returns the vector sets that are not retired, active first,
+	// each with Pending: its messages still queued for a vector.
+	Sets(ctx context.Context) ([]VectorSet, error)
+	// Pending returns which of ids are still queued for set.
+	Pending(ctx context.Context, set int64, ids []int64) (map[int64]bool, error)
+	// AllSets returns every vector set the store keeps, each with all its
+	// outbox rows (deletions included): the retired sets too on a store
+	// that keeps them (the data dir's), else the live ones as Sets.
+	AllSets(ctx context.Context) ([]VectorSet, error)
+	// Vectors returns the vectors in set of those ids that have one.
+	Vectors(ctx context.Context, set int64, ids []int64) (map[int64][]float32, error)
+	// OpenVectors readies the vectors of v's model: the store creates
+	// the model's set when it needs one and checks its dimension
+	// (ErrDimensionMismatch). fills reports whether FillVectors may have
+	// work, so that the Engine starts its worker.
+	OpenVectors(ctx context.Context, v Vectorizer) (fills bool, err error)
+	// PrepareVectors runs when the worker starts, before it fills (the
+	// data dir converts vectors kept in an older code).
+	PrepareVectors(ctx context.Context) error
+	// FillVectors does up to n outbox rows of the work this process can
+	// do (embedding queued messages, removing vectors of deleted ones,
+	// switching to a complete building set) and returns how many it did.
+	FillVectors(ctx context.Context, n int) (int, error)
+	// SyncVectors does the work this process can do until none is left,
+	// waiting for rows other processes hold; progress, if not nil, is
+	// called after each batch.
+	SyncVectors(ctx context.Context, progress func(Progress)) error
+	// RebuildKeywords recomputes every message's keyword entry and the
+	// BM25 totals from the contents, in one transaction writers wait for.
+	RebuildKeywords(ctx context.Context) error
+	// RebuildTarget returns the set a rebuild fills with the
+	// Vectorizer's model: one of that model still being filled (resumed
+	// true), else a new building set with every message queued for it.
+	RebuildTarget(ctx context.Context) (set VectorSet, resumed bool, err error)
+	// FinishRebuild makes the filled target the active set, retiring the
+	// others, and returns it; an error when it is not complete (another
+	// process holds part of its work).
+	FinishRebuild(ctx context.Context, target VectorSet) (VectorSet, error)
+}
 
+// CursorStore keeps what an agent has seen of the messages: its read
+// cursors (Unread, MarkRead, the unread_by filter) and the cache of
+// breadcrumb checks (the breadcrumbs_valid filter, engine/crumbmarks.go).
+// A cursor's scope is one of cursorScope's keys: "" (every channel),
+// "channel:ID", "project:P".
+type CursorStore interface {
 	// Unread returns up to limit messages of scope (channel or project,
 	// both "" for every channel) that agent did not write and has not
 	// read, in id order, and their count. ErrNotFound for an unknown
@@ -120,9 +200,6 @@ type Store interface {
 	// read.
 	UnreadAmong(ctx context.Context, agent string, ids []int64) (map[int64]bool, error)
 
-	// Breadcrumb marks (the cache of breadcrumb checks, the
-	// breadcrumbs_valid filter, engine/crumbmarks.go).
-
 	// PutMarks stores each message's row (repository, head, marks JSON
 	// and worst state), replacing what was cached of it; ids of deleted
 	// messages are skipped.
@@ -135,19 +212,44 @@ type Store interface {
 	Marks(ctx context.Context, ids []int64) (map[int64]MarkRow, error)
 	// MarkedRepos returns the repositories the cache holds marks of.
 	MarkedRepos(ctx context.Context) ([]string, error)
+}
 
-	// Channels beyond a message write.
+// SessionStore keeps imported Claude Code sessions: the import runs the
+// Engine's reading and chunking, writing through a SessionTx and the
+// store's message write, one transaction per file; the reads list
+// sessions, their records and the records holding a chunk, and purge
+// deletes sessions through it.
+type SessionStore interface {
+	// ImportSessions runs fn in one transaction (all of it or nothing),
+	// with write storing messages in that transaction as Write does. It
+	// may run fn again when the store retries the transaction.
+	ImportSessions(ctx context.Context, fn func(tx SessionTx, write func(context.Context, StoredMessage) (WriteResult, error)) error) error
+	// Sessions returns the session with id ("" for every one), most
+	// recent first.
+	Sessions(ctx context.Context, id string) ([]Session, error)
+	// SessionRecords returns a session's records in order; false when the
+	// session does not exist.
+	SessionRecords(ctx context.Context, id string) ([]SessionRecord, bool, error)
+	// SessionRefs returns the records holding the chunk stored as message
+	// id, oldest first.
+	SessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error)
+	// SessionOrphans returns the contents only the given sessions hold and
+	// the chunk messages (in id order) only those contents use.
+	SessionOrphans(ctx context.Context, sessions []string) ([]string, []int64, error)
+	// DeleteSessions deletes the sessions, the contents and the messages
+	// (as DeleteMessages does) in one transaction.
+	DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error
+	// ForgetSessionFiles deletes where the import of the sessions' files
+	// stopped (see forgetSessionFilesSQL), for purge.
+	ForgetSessionFiles(ctx context.Context, sessions []string) error
+}
 
-	// CreateChannel inserts c, a plain channel, and the channels of its
-	// project (c.ProjectID != "") as a first write does; false when the id
-	// is taken (nothing is changed then).
-	CreateChannel(ctx context.Context, c Channel) (bool, error)
-	// ChannelMessageIDs returns the ids of a channel's messages in id
-	// order.
-	ChannelMessageIDs(ctx context.Context, channel string) ([]int64, error)
-
-	// Counts and checks (StoreStats, Timeline, Consistency, Check).
-
+// MaintenanceStore is what the store's upkeep reads and does: counts and
+// checks (StoreStats, Timeline, Consistency, Check), the search totals,
+// and retention (GC, Purge) and the size quota (gc.max_bytes), which the
+// Engine plans by its policies over these facts, as on a data dir, while
+// the store deletes and gives the space back.
+type MaintenanceStore interface {
 	// Stats counts what the store holds.
 	Stats(ctx context.Context) (BackendStats, error)
 	// TimelineCounts counts the messages created in [start, end) (Unix
@@ -175,41 +277,43 @@ type Store interface {
 	// SearchTotals returns the searches added so far and their time.
 	SearchTotals(ctx context.Context) (n, us int64, err error)
 
-	// Imported Claude Code sessions: the import runs the Engine's reading
-	// and chunking, writing through a SessionTx and the store's message
-	// write, one transaction per file.
+	// RetentionRows returns every message's retention facts, ordered by
+	// channel, then confidence, time and id, all descending.
+	RetentionRows(ctx context.Context) ([]RetentionRow, error)
+	// MessageIDsOf returns, in id order, the ids of the messages of channel
+	// (channel != "") or else those agent sent under any project; false
+	// when there is no such channel or agent.
+	MessageIDsOf(ctx context.Context, channel, agent string) ([]int64, bool, error)
+	// DeleteMessages deletes the messages among ids that exist, with
+	// their keyword entries, vectors and marks, keeping the counters
+	// right, in one transaction; with dropChannel != "" that channel goes
+	// too when no message of it is left.
+	DeleteMessages(ctx context.Context, ids []int64, dropChannel string) error
+	// Reclaim lets the store reuse the space of deleted rows.
+	Reclaim(ctx context.Context) error
+	// Size is the store's size in bytes.
+	Size(ctx context.Context) (int64, error)
+	// QuotaSessions returns every session, least recently active first
+	// (last_at, then id), with the length (in characters, as the data
+	// dir's estimate counts) of the contents it references.
+	QuotaSessions(ctx context.Context) ([]QuotaSession, error)
+	// QuotaMessages returns the messages the quota may delete (not
+	// decisions, policies or pinned), oldest first (created_at, then id),
+	// with the length of their content and metadata in characters.
+	QuotaMessages(ctx context.Context) ([]QuotaMessage, error)
+	// Compact gives the space of deleted rows back, so that Size drops
+	// by what was deleted.
+	Compact(ctx context.Context) error
+}
 
-	// ImportSessions runs fn in one transaction (all of it or nothing),
-	// with write storing messages in that transaction as Write does. It
-	// may run fn again when the store retries the transaction.
-	ImportSessions(ctx context.Context, fn func(tx SessionTx, write func(context.Context, StoredMessage) (WriteResult, error)) error) error
-	// Sessions returns the session with id ("" for every one), most
-	// recent first.
-	Sessions(ctx context.Context, id string) ([]Session, error)
-	// SessionRecords returns a session's records in order; false when the
-	// session does not exist.
-	SessionRecords(ctx context.Context, id string) ([]SessionRecord, bool, error)
-	// SessionRefs returns the records holding the chunk stored as message
-	// id, oldest first.
-	SessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error)
-	// SessionOrphans returns the contents only the given sessions hold and
-	// the chunk messages (in id order) only those contents use.
-	SessionOrphans(ctx context.Context, sessions []string) ([]string, []int64, error)
-	// DeleteSessions deletes the sessions, the contents and the messages
-	// (as DeleteMessages does) in one transaction.
-	DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error
-	// ForgetSessionFiles deletes where the import of the sessions' files
-	// stopped (see forgetSessionFilesSQL), for purge.
-	ForgetSessionFiles(ctx context.Context, sessions []string) error
-
-	// What a store holds besides messages and channels, read and written
-	// as stored: imported sessions (records, contents with their chunks,
-	// where each file's import stopped), the agents' read cursors and the
-	// breadcrumb marks cache. cairn migrate copies them with it between
-	// any two stores (TransferTo). Message ids are the store's own: the
-	// caller translates them between stores. Every Put is idempotent, so
-	// an interrupted copy resumes by running again.
-
+// TransferStore reads and writes, as stored, what a store holds besides
+// messages and channels: imported sessions (records, contents with their
+// chunks, where each file's import stopped), the agents, their read
+// cursors and the breadcrumb marks cache. cairn migrate copies them
+// between any two stores (TransferTo). Message ids are the store's own:
+// the caller translates them between stores. Every Put is idempotent, so
+// an interrupted copy resumes by running again.
+type TransferStore interface {
 	// PartCounts counts each part.
 	PartCounts(ctx context.Context) (PartCounts, error)
 	// SessionContentsAfter returns up to limit contents with a hash above
@@ -244,77 +348,6 @@ type Store interface {
 	// those it knows to the earlier CreatedAt and the later LastActive
 	// (an agent keeps the times of messages deleted since).
 	PutAgents(ctx context.Context, as []Agent) error
-
-	// Retention (GC, Purge) and the size quota (gc.max_bytes): the
-	// Engine plans by its policies over these facts, as on a data dir,
-	// and the store deletes and gives the space back.
-
-	// RetentionRows returns every message's retention facts, ordered by
-	// channel, then confidence, time and id, all descending.
-	RetentionRows(ctx context.Context) ([]RetentionRow, error)
-	// MessageIDsOf returns, in id order, the ids of the messages of channel
-	// (channel != "") or else those agent sent under any project; false
-	// when there is no such channel or agent.
-	MessageIDsOf(ctx context.Context, channel, agent string) ([]int64, bool, error)
-	// DeleteMessages deletes the messages among ids that exist, with
-	// their keyword entries, vectors and marks, keeping the counters
-	// right, in one transaction; with dropChannel != "" that channel goes
-	// too when no message of it is left.
-	DeleteMessages(ctx context.Context, ids []int64, dropChannel string) error
-	// Vectors returns the vectors in set of those ids that have one.
-	Vectors(ctx context.Context, set int64, ids []int64) (map[int64][]float32, error)
-	// Reclaim lets the store reuse the space of deleted rows.
-	Reclaim(ctx context.Context) error
-	// Size is the store's size in bytes.
-	Size(ctx context.Context) (int64, error)
-
-	// QuotaSessions returns every session, least recently active first
-	// (last_at, then id), with the length (in characters, as the data
-	// dir's estimate counts) of the contents it references.
-	QuotaSessions(ctx context.Context) ([]QuotaSession, error)
-	// QuotaMessages returns the messages the quota may delete (not
-	// decisions, policies or pinned), oldest first (created_at, then id),
-	// with the length of their content and metadata in characters.
-	QuotaMessages(ctx context.Context) ([]QuotaMessage, error)
-	// Compact gives the space of deleted rows back, so that Size drops
-	// by what was deleted.
-	Compact(ctx context.Context) error
-
-	// The vector side. Each store fills its vectors from its outbox with
-	// the Engine's Vectorizer; the Engine runs the one background worker
-	// (PrepareVectors once, then FillVectors after each local write and
-	// every second) and Rebuild.
-
-	// OpenVectors readies the vectors of v's model: the store creates
-	// the model's set when it needs one and checks its dimension
-	// (ErrDimensionMismatch). fills reports whether FillVectors may have
-	// work, so that the Engine starts its worker.
-	OpenVectors(ctx context.Context, v Vectorizer) (fills bool, err error)
-	// PrepareVectors runs when the worker starts, before it fills (the
-	// data dir converts vectors kept in an older code).
-	PrepareVectors(ctx context.Context) error
-	// FillVectors does up to n outbox rows of the work this process can
-	// do (embedding queued messages, removing vectors of deleted ones,
-	// switching to a complete building set) and returns how many it did.
-	FillVectors(ctx context.Context, n int) (int, error)
-	// SyncVectors does the work this process can do until none is left,
-	// waiting for rows other processes hold; progress, if not nil, is
-	// called after each batch.
-	SyncVectors(ctx context.Context, progress func(Progress)) error
-	// RebuildKeywords recomputes every message's keyword entry and the
-	// BM25 totals from the contents, in one transaction writers wait for.
-	RebuildKeywords(ctx context.Context) error
-	// RebuildTarget returns the set a rebuild fills with the
-	// Vectorizer's model: one of that model still being filled (resumed
-	// true), else a new building set with every message queued for it.
-	RebuildTarget(ctx context.Context) (set VectorSet, resumed bool, err error)
-	// FinishRebuild makes the filled target the active set, retiring the
-	// others, and returns it; an error when it is not complete (another
-	// process holds part of its work).
-	FinishRebuild(ctx context.Context, target VectorSet) (VectorSet, error)
-
-	// Close releases the store's connections.
-	Close() error
 }
 
 // Selection is the filter of a Store read.

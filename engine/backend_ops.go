@@ -6,7 +6,8 @@ import (
 )
 
 // The types of the Store port's operations beyond messages and search
-// (engine/backend.go): counts, sessions, retention, transfer and quota.
+// (engine/backend.go): those of MaintenanceStore (counts, retention,
+// quota), CursorStore's marks, SessionStore and TransferStore.
 
 // TimelineCount is the number of messages of one channel type in one
 // bucket of a timeline.
@@ -159,7 +160,8 @@ type FileRow struct {
 	ImportedAt int64 // Unix ms
 }
 
-// CursorRow is one read cursor as stored (Scope as in CursorStore).
+// CursorRow is one read cursor as stored (Scope as in CursorStore:
+// cursorScope's keys).
 type CursorRow struct {
 	Agent, Scope string
 	LastReadID   int64
