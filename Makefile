@@ -109,7 +109,7 @@ HUGOT_TIMEOUT ?= 10m
 RACE_TIMEOUT  ?= 60m
 LONG_TIMEOUT  ?= 90m
 UNIT_SHORT    ?= -short
-RACE_PKGS     ?= ./index/ ./vecstore/ ./engine/ ./embed/ ./pgstore/ ./pgcollections/ ./cmd/cairn/ \
+RACE_PKGS     ?= ./index/ ./vecstore/ ./engine/ ./embed/ ./engine/postgres/ ./pgcollections/ ./cmd/cairn/ \
 	./cmd/cairn/cairnapi/ ./cmd/cairn/chromaapi/ ./cmd/cairn/gitcrumbs/ ./cmd/cairn/httpguard/ \
 	./cmd/cairn/mcpserver/ ./cmd/cairn/server/
 # The embed tests that differ with -tags hugot (its backend cross-checked against the native encoder).

@@ -59,17 +59,20 @@ func layers() []layer {
 		// The pure steps of a search (evidence, calibration, the floor):
 		// plain values in and out, below the engine that calls them.
 		{dir: "engine/search", mayImport: []string{"fts"}, stdlibOnly: true},
-		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/pgstore", module + "/pgcollections"}},
+		// The embedded store and the PostgreSQL store do not import each
+		// other. The embedded store is still package engine (sqlite_*.go),
+		// so today that is: engine must not import engine/postgres.
+		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/engine/postgres", module + "/pgcollections"}},
+		{dir: "engine/ops", mayImport: []string{"engine", "engine/search"}, mustNotDepend: []string{"net/http", module + "/engine/postgres", module + "/cmd/", module + "/bench"}},
 		// The PostgreSQL store beneath the engine (engine.Store).
-		{dir: "engine/ops", mayImport: []string{"engine", "engine/search"}, mustNotDepend: []string{"net/http", module + "/pgstore", module + "/cmd/", module + "/bench"}},
-		{dir: "pgstore", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
+		{dir: "engine/postgres", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// package main wires the embedder in; its adapter packages below use
 		// engine only, except the Chroma API, which sees only the Chroma
 		// model (package main hands it a chroma.Store: the engine's one
 		// vecstore, or pgcollections) and never the engine or a store.
-		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "engine/search", "embed", "pgstore", "pgcollections", "vecstore/chroma"}},
-		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/pgstore", module + "/pgcollections", module + "/embed"}},
-		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/pgstore", module + "/pgcollections", module + "/embed", module + "/index", bbolt}},
+		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "engine/search", "embed", "engine/postgres", "pgcollections", "vecstore/chroma"}},
+		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
+		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/engine/postgres", module + "/pgcollections", module + "/embed", module + "/index", bbolt}},
 		// HTTP plumbing the two APIs share: the standard library only.
 		{dir: "cmd/cairn/httpguard", stdlibOnly: true},
 		{dir: "cmd/cairn/reqlog", stdlibOnly: true},
@@ -90,7 +93,7 @@ func layers() []layer {
 		{dir: "internal/testsummary", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
-		{dir: "bench", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "pgstore", "internal/pgtest"}},
+		{dir: "bench", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "engine/postgres", "internal/pgtest"}},
 	}
 }
 
@@ -153,15 +156,16 @@ func TestImportDirectionCatchesViolations(t *testing.T) {
 		{ImportPath: module + "/vecstore/where", Imports: []string{module + "/vecstore", "go.etcd.io/bbolt"}},
 		{ImportPath: module + "/cmd/cairn/agentsetup", Imports: []string{module + "/engine"}},
 		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/engine"}, Deps: []string{module + "/engine"}},
-		{ImportPath: module + "/cmd/cairn/mcpserver", Imports: []string{module + "/engine"}, Deps: []string{module + "/engine", module + "/pgstore"}},
+		{ImportPath: module + "/cmd/cairn/mcpserver", Imports: []string{module + "/engine"}, Deps: []string{module + "/engine", module + "/engine/postgres"}},
 		{ImportPath: module + "/cmd/cairn/httpguard", Imports: []string{"github.com/google/uuid"}},
 		{ImportPath: module + "/cmd/cairn/chromaapi", Imports: []string{module + "/vecstore"}, Deps: []string{module + "/vecstore", module + "/index", "go.etcd.io/bbolt"}},
 		{ImportPath: module + "/vecstore/chroma", Imports: []string{module + "/index", "github.com/google/uuid"}, Deps: []string{module + "/index"}},
 		{ImportPath: module + "/pgcollections", Imports: []string{module + "/vecstore"}, Deps: []string{module + "/vecstore", "go.etcd.io/bbolt"}},
+		{ImportPath: module + "/engine", Imports: []string{module + "/engine/postgres"}, Deps: []string{module + "/engine/postgres"}},
 	}
 	got := violations(bad)
-	if len(got) < 27 {
-		t.Fatalf("found %d violations, want at least 27:\n%s", len(got), strings.Join(got, "\n"))
+	if len(got) < 29 {
+		t.Fatalf("found %d violations, want at least 29:\n%s", len(got), strings.Join(got, "\n"))
 	}
 	good := []pkg{
 		{ImportPath: module + "/index", Imports: []string{"golang.org/x/sys/cpu", "math"}, Deps: []string{"golang.org/x/sys/cpu", "math"}},
@@ -173,6 +177,7 @@ func TestImportDirectionCatchesViolations(t *testing.T) {
 		{ImportPath: module + "/cmd/cairn", Imports: []string{module + "/vecstore/chroma", module + "/pgcollections", module + "/cmd/cairn/chromaapi"}},
 		{ImportPath: module + "/cmd/cairn/cairnapi", Imports: []string{module + "/engine", module + "/vecstore/where"}},
 		{ImportPath: module + "/engine", Imports: []string{module + "/vecstore", module + "/vecstore/where", module + "/fts"}},
+		{ImportPath: module + "/engine/postgres", Imports: []string{module + "/engine", module + "/fts", module + "/vecstore/where", "github.com/jackc/pgx/v5"}},
 		{ImportPath: module + "/vecstore", Imports: []string{module + "/vecstore/chroma", module + "/vecstore/where", module + "/index"}},
 	}
 	if got := violations(good); len(got) > 0 {

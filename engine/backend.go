@@ -12,7 +12,7 @@ import (
 // implements in full. It has two implementations: the data dir's embedded
 // store (SQLite, FTS5 with the in-memory BM25 index, vecstore;
 // engine/sqlite_*.go), which Open uses, and
-// PostgreSQL with pgvector (package pgstore), which OpenBackend takes. A
+// PostgreSQL with pgvector (package engine/postgres), which OpenBackend takes. A
 // Store keeps messages, channels, agents, the keyword statistics, vectors
 // and the vector outbox, read cursors and breadcrumb marks, and answers
 // filtered candidate retrieval for each side of a search. Everything above

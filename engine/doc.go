@@ -112,12 +112,12 @@
 // sessions, cursors and marks as stored (TransferTo), rebuilds and the
 // vectors. Open's store is embeddedStore (this SQLite database, FTS5 and
 // the in-memory BM25 index, vecstore; its SQL in
-// sqlite_*.go); OpenBackend takes another (package pgstore: PostgreSQL).
+// sqlite_*.go); OpenBackend takes another (package engine/postgres: PostgreSQL).
 // The orchestration above it (validation, search planning, query
 // analysis, fusion, the reply lift, ranking, snippets, the GC plan with
 // its quota, the transfer) is one copy, called the same way for both.
 // Each store fills its own vectors (Store.FillVectors: the data dir's
-// outbox drain below, or pgstore's claims) from the Engine's one worker
+// outbox drain below, or engine/postgres's claims) from the Engine's one worker
 // loop. What needs the data dir's files (backups, MessagesWithBreadcrumbs,
 // Neighbours) refuses another store (db.enter) with an *InvalidError.
 //

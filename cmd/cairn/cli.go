@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/pgstore"
+	"github.com/cairn-dev/cairn/engine/postgres"
 )
 
 // env is what a command runs with: its streams, environment and the global
@@ -44,7 +44,7 @@ type env struct {
 	readOnly bool
 	// pgOptions are config.toml's settings of a PostgreSQL store, set by
 	// applyConfig.
-	pgOptions pgstore.Options
+	pgOptions postgres.Options
 }
 
 // command is one subcommand.

@@ -7,7 +7,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/pgstore"
+	"github.com/cairn-dev/cairn/engine/postgres"
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -59,7 +59,7 @@ func runConfig(ctx context.Context, e *env, c *command, args []string) error {
 			}
 		}
 		if cfg.Store != "" {
-			cfg.Store = pgstore.Redact(cfg.Store) // a password stays in the file
+			cfg.Store = postgres.Redact(cfg.Store) // a password stays in the file
 		}
 		b, err := config.Encode(cfg)
 		if err != nil {
@@ -122,7 +122,7 @@ func (e *env) applyConfig(dir string, opts *engine.Options) error {
 		fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)
 	}
 	e.configStore = cfg.Store
-	e.pgOptions = pgstore.Options{EfSearch: cfg.Postgres.EfSearch}
+	e.pgOptions = postgres.Options{EfSearch: cfg.Postgres.EfSearch}
 	opts.BreadcrumbRepos = gitcrumbs.Repos{}
 	if hf := findBreadcrumbRepo(cfg.Breadcrumbs.Repo); hf != nil {
 		opts.BreadcrumbRepo = hf.Root()

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/pgstore"
+	"github.com/cairn-dev/cairn/engine/postgres"
 )
 
 func migrateCommand() *command {
@@ -41,12 +41,12 @@ func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	src, err := openLocation(ctx, *from, engine.Options{Now: e.now, NoVectorWorker: true, ReadOnly: true})
 	if err != nil {
-		return fmt.Errorf("--from %s: %w", pgstore.Redact(*from), err)
+		return fmt.Errorf("--from %s: %w", postgres.Redact(*from), err)
 	}
 	defer src.Close()
 	dst, err := openLocation(ctx, *to, engine.Options{Now: e.now, NoVectorWorker: true})
 	if err != nil {
-		return fmt.Errorf("--to %s: %w", pgstore.Redact(*to), err)
+		return fmt.Errorf("--to %s: %w", postgres.Redact(*to), err)
 	}
 	defer dst.Close()
 	bar := e.progress("migrate")
@@ -87,8 +87,8 @@ func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
 // store, with opts (no configuration file, no model: messages are copied
 // as stored, and vectors are made by the target's own processes).
 func openLocation(ctx context.Context, loc string, opts engine.Options) (*engine.Engine, error) {
-	if !pgstore.IsDSN(loc) {
+	if !postgres.IsDSN(loc) {
 		return engine.Open(ctx, loc, opts)
 	}
-	return openPostgres(ctx, loc, "", pgstore.Options{}, opts)
+	return openPostgres(ctx, loc, "", postgres.Options{}, opts)
 }

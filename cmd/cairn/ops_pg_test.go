@@ -20,8 +20,8 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/mcpserver"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/postgres"
 	"github.com/cairn-dev/cairn/internal/pgtest"
-	"github.com/cairn-dev/cairn/pgstore"
 )
 
 // The operations beyond messages and search work from the CLI on a
@@ -127,7 +127,7 @@ func TestOperationsOnPostgresMCPAndHTTP(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.Database(t)
 	open := func(ctx context.Context) (*engine.Engine, error) {
-		return openPostgres(ctx, dsn, "", pgstore.Options{}, engine.Options{})
+		return openPostgres(ctx, dsn, "", postgres.Options{}, engine.Options{})
 	}
 	srv, err := mcpserver.New(mcpserver.Options{Open: open, Version: "test", Tools: []string{mcpserver.ToolsAll}})
 	if err != nil {

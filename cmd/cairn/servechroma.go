@@ -7,8 +7,8 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/postgres"
 	"github.com/cairn-dev/cairn/pgcollections"
-	"github.com/cairn-dev/cairn/pgstore"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
@@ -20,7 +20,7 @@ func openChromaCollections(ctx context.Context, dsn string, allowReset bool, log
 	if dsn == "" {
 		return nil, func() {}, nil
 	}
-	if !pgstore.IsDSN(dsn) {
+	if !postgres.IsDSN(dsn) {
 		return nil, nil, usagef("serve", "--store must be a postgres:// connection string")
 	}
 	pg, err := pgcollections.Open(ctx, dsn, pgcollections.Options{AllowReset: allowReset, Logger: logger})

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/pgstore"
+	"github.com/cairn-dev/cairn/engine/postgres"
 )
 
 // storeURL is where this command's messages are kept: --store, else
@@ -22,7 +22,7 @@ func (e *env) storeURL() string {
 }
 
 // openEngine opens the engine over the store the command names: the data
-// dir dir (SQLite), or a PostgreSQL database (pgstore), where dir still
+// dir dir (SQLite), or a PostgreSQL database (engine/postgres), where dir still
 // holds config.toml and the models.
 func (e *env) openEngine(ctx context.Context, dir string, opts engine.Options) (*engine.Engine, error) {
 	store := e.storeURL()
@@ -43,8 +43,8 @@ func (e *env) openEngine(ctx context.Context, dir string, opts engine.Options) (
 		}
 		return eng, nil
 	}
-	if !pgstore.IsDSN(store) {
-		return nil, usagef("", "--store: want a postgres://user@host:port/database URL, got %q", pgstore.Redact(store))
+	if !postgres.IsDSN(store) {
+		return nil, usagef("", "--store: want a postgres://user@host:port/database URL, got %q", postgres.Redact(store))
 	}
 	return openPostgres(ctx, store, dir, e.pgOptions, opts)
 }
@@ -52,12 +52,12 @@ func (e *env) openEngine(ctx context.Context, dir string, opts engine.Options) (
 // openPostgres opens the engine over the PostgreSQL store at url with
 // pgOpts, with dir as the data dir of config.toml and the models ("" for
 // none).
-func openPostgres(ctx context.Context, url, dir string, pgOpts pgstore.Options, opts engine.Options) (*engine.Engine, error) {
-	st, err := pgstore.Open(ctx, url, pgOpts)
+func openPostgres(ctx context.Context, url, dir string, pgOpts postgres.Options, opts engine.Options) (*engine.Engine, error) {
+	st, err := postgres.Open(ctx, url, pgOpts)
 	if err != nil {
 		return nil, err
 	}
-	eng, err := engine.OpenBackend(ctx, st, pgstore.Kind, dir, opts)
+	eng, err := engine.OpenBackend(ctx, st, postgres.Kind, dir, opts)
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -14,7 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/pgstore"
+	"github.com/cairn-dev/cairn/engine/postgres"
 )
 
 // loadDoc is one synthetic message of the load run and the values its
@@ -114,7 +114,7 @@ func runLoad(ctx context.Context, args []string) error {
 			continue
 		}
 		for _, ef := range efs {
-			c, err := openPostgresEngine(ctx, pgDSN, pgstore.Options{EfSearch: ef}, emb, opts)
+			c, err := openPostgresEngine(ctx, pgDSN, postgres.Options{EfSearch: ef}, emb, opts)
 			if err != nil {
 				return err
 			}

@@ -1,5 +1,5 @@
 // Command pgbench compares cairn's embedded store with its PostgreSQL
-// store (pgstore) side by side in one run.
+// store (engine/postgres) side by side in one run.
 //
 //	pgbench keyword [--data DIR] [--sets cranfield,cosqa,stsb] [--dsn URL]
 //
@@ -49,8 +49,8 @@ import (
 
 	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/postgres"
 	"github.com/cairn-dev/cairn/internal/pgtest"
-	"github.com/cairn-dev/cairn/pgstore"
 )
 
 func main() {
@@ -100,18 +100,18 @@ func (d *databases) open(ctx context.Context, emb engine.Embedder, opts engine.O
 	if dsn, err = d.srv.NewDatabase(ctx); err != nil {
 		return nil, "", err
 	}
-	e, err = openPostgresEngine(ctx, dsn, pgstore.Options{}, emb, opts)
+	e, err = openPostgresEngine(ctx, dsn, postgres.Options{}, emb, opts)
 	return e, dsn, err
 }
 
 // openPostgresEngine opens an engine on the PostgreSQL database dsn.
-func openPostgresEngine(ctx context.Context, dsn string, pgOpts pgstore.Options, emb engine.Embedder, opts engine.Options) (*engine.Engine, error) {
-	st, err := pgstore.Open(ctx, dsn, pgOpts)
+func openPostgresEngine(ctx context.Context, dsn string, pgOpts postgres.Options, emb engine.Embedder, opts engine.Options) (*engine.Engine, error) {
+	st, err := postgres.Open(ctx, dsn, pgOpts)
 	if err != nil {
 		return nil, err
 	}
 	opts.Embedder = emb
-	e, err := engine.OpenBackend(ctx, st, pgstore.Kind, "", opts)
+	e, err := engine.OpenBackend(ctx, st, postgres.Kind, "", opts)
 	if err != nil {
 		st.Close()
 		return nil, err

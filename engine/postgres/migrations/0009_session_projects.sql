@@ -1,0 +1,14 @@
+-- cairn on PostgreSQL, format 9: imported session chunks carry their
+-- project, as in the embedded store (engine/migrations/0010_session_projects.sql).
+-- Frozen: change the schema with a new numbered file, never by editing this one.
+--
+-- The schema is unchanged: this migration's Go step
+-- (engine/postgres/migrate_projects.go), run after this file in its transaction,
+-- gives each chunk stored with sender_project_id '' the project of the
+-- working directory its session records name (the record's own cwd, else
+-- its session's), derived as an import derives it (engine.ProjectOf, on
+-- the machine that opens the database), moves the chunks' counts from
+-- their senders' project-less agent rows to the project's and creates the
+-- project's channels. Vector searches read the project from messages, so
+-- the vectors stay as they are. Chunks whose records name no directory
+-- keep ''.
