@@ -178,7 +178,8 @@ type SessionStore interface {
 	// (as RetentionStore.DeleteMessages does) in one transaction.
 	DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error
 	// ForgetSessionFiles deletes where the import of the sessions' files
-	// stopped (see forgetSessionFilesSQL), for purge.
+	// stopped (see forgetSessionFilesSQL), for purge, before the sessions
+	// are deleted.
 	ForgetSessionFiles(ctx context.Context, sessions []string) error
 }
 
