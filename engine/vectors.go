@@ -47,6 +47,21 @@ const embedBatch = 256
 // for the whole backlog.
 const syncBatch = 512
 
+// compactAfterRows: a drain of at least this many outbox rows in a row (a
+// bulk import's vectors, a backlog) ends with a compaction of the vector
+// file, so that the drain's many transactions and snapshot rewrites leave
+// no free pages behind (they made the file about 1.6 times its compacted
+// size). Single writes never reach it, so their cost stays one snapshot.
+const compactAfterRows = 1000
+
+// compactVectors compacts the vector file if that gives back a tenth of
+// it; failing is not an error of the drain (the next Close retries).
+func (e *Engine) compactVectors(ctx context.Context) {
+	if err := e.vec.store.Compact(ctx, false); err != nil && ctx.Err() == nil {
+		e.opts.Logger.Warn("vectors: compacting the vector file", "err", err)
+	}
+}
+
 // vectors is the engine's vector side: the vecstore and the background
 // worker that drains the outbox.
 type vectors struct {
@@ -185,11 +200,13 @@ func (e *Engine) vectorWorker(ctx context.Context) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	backoff := time.Duration(0)
+	run := 0 // rows drained since the worker was last idle
 	for {
 		n, err := e.drainOnce(ctx, embedBatch)
 		if ctx.Err() != nil {
 			return
 		}
+		run += n
 		if err != nil {
 			e.opts.Logger.Warn("vector worker", "err", err)
 			backoff = min(max(2*backoff, time.Second), time.Minute)
@@ -204,6 +221,10 @@ func (e *Engine) vectorWorker(ctx context.Context) {
 		if n > 0 {
 			continue
 		}
+		if run >= compactAfterRows {
+			e.compactVectors(ctx)
+		}
+		run = 0
 		select {
 		case <-ctx.Done():
 			return
@@ -513,11 +534,13 @@ func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error
 	if err != nil {
 		return fmt.Errorf("engine: vectors: %w", err)
 	}
+	drained := 0
 	for {
 		k, err := e.drainOnce(ctx, syncBatch)
 		if err != nil {
 			return err
 		}
+		drained += k
 		if progress != nil {
 			left, err := count()
 			if err != nil {
@@ -536,6 +559,9 @@ func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error
 				// One more pass promotes a building set emptied by another worker.
 				if _, err := e.drainOnce(ctx, syncBatch); err != nil {
 					return err
+				}
+				if drained >= compactAfterRows {
+					e.compactVectors(ctx)
 				}
 				return nil
 			}
