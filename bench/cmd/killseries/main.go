@@ -51,12 +51,13 @@ type report struct {
 	Unanswered   map[string]int `json:"unanswered"`   // writes whose answer the kill cut off
 	Refused      map[string]int `json:"refused"`      // writes answered with an error
 	RefusedFirst []string       `json:"refused_first,omitempty"`
-	ChromaAdded  int            `json:"chroma_added"`  // acknowledged Chroma records
-	ChromaDelete int            `json:"chroma_delete"` // acknowledged Chroma deletes
-	Lost         int            `json:"lost"`          // acknowledged messages or records missing
-	Duplicated   int            `json:"duplicated"`    // messages stored more than once
-	Resurrected  int            `json:"resurrected"`   // records present after an acknowledged delete
-	Checks       int            `json:"checks"`        // `cairn check` runs, all clean when Failures is empty
+	ChromaAdded  int            `json:"chroma_added"`   // acknowledged Chroma records
+	ChromaDelete int            `json:"chroma_delete"`  // acknowledged Chroma delete requests
+	ChromaGone   int            `json:"chroma_deleted"` // records whose delete was acknowledged
+	Lost         int            `json:"lost"`           // acknowledged messages or records missing
+	Duplicated   int            `json:"duplicated"`     // messages stored more than once
+	Resurrected  int            `json:"resurrected"`    // records present after an acknowledged delete
+	Checks       int            `json:"checks"`         // `cairn check` runs, all clean when Failures is empty
 	Failures     []string       `json:"failures,omitempty"`
 	Seconds      float64        `json:"seconds"`
 	Seed         uint64         `json:"seed"`
@@ -115,8 +116,8 @@ func run() error {
 	} else {
 		r := s.rep
 		fmt.Printf("kills: %d serve, %d mcp, %d cli in %.0f s (seed %d, model %s)\n", r.Kills["serve"], r.Kills["mcp"], r.Kills["cli"], r.Seconds, r.Seed, r.Model)
-		fmt.Printf("acknowledged: %d cli notes, %d cairn API notes, %d MCP store_message, %d Chroma records, %d Chroma deletes\n",
-			r.Acknowledged["cli"], r.Acknowledged["api"], r.Acknowledged["mcp"], r.ChromaAdded, r.ChromaDelete)
+		fmt.Printf("acknowledged: %d cli notes, %d cairn API notes, %d MCP store_message, %d Chroma records, %d Chroma deletes (%d records)\n",
+			r.Acknowledged["cli"], r.Acknowledged["api"], r.Acknowledged["mcp"], r.ChromaAdded, r.ChromaDelete, r.ChromaGone)
 		fmt.Printf("unanswered (cut off by a kill): %v; refused: %v %q\n", r.Unanswered, r.Refused, r.RefusedFirst)
 		fmt.Printf("lost %d, duplicated %d, resurrected %d; cairn check clean %d of %d times\n", r.Lost, r.Duplicated, r.Resurrected, r.Checks-len(r.Failures), r.Checks)
 		for _, f := range r.Failures {
@@ -597,7 +598,7 @@ func (s *series) verify(ctx context.Context, coll string) error {
 			s.rep.Lost++
 		}
 	}
-	s.rep.ChromaAdded = len(s.added)
+	s.rep.ChromaAdded, s.rep.ChromaGone = len(s.added), len(s.deleted)
 	if err := s.startServe(ctx); err != nil {
 		return err
 	}
