@@ -2,7 +2,8 @@
 // measuring code, and bench/cmd holds the commands that print the figures
 // (hybridbench: search quality on the dev sets and the 100,000-message speed
 // suite with its gates; indexbench: index/ beside hnswlib, faiss, coder/hnsw
-// and an exact scan). README.md keeps every published figure with its date,
+// and an exact scan; killseries: concurrent writers under SIGKILL, checked
+// for lost, duplicated and resurrected writes). README.md keeps every published figure with its date,
 // machine, load and the command that reproduces it.
 //
 // Quality is measured only on the project's dev sets (Cranfield and CoSQA

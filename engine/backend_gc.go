@@ -274,10 +274,10 @@ func (e *Engine) planPurgeSession(ctx context.Context, session string, rep *Purg
 	}
 	rep.Messages, rep.Sessions, rep.ContentsDeleted = len(ids), sessions, len(orphans)
 	return func() error {
-		if err := ss.DeleteSessions(ctx, sessions, orphans, ids); err != nil {
+		if err := ss.ForgetSessionFiles(ctx, sessions); err != nil {
 			return err
 		}
-		return ss.ForgetSessionFiles(ctx, sessions)
+		return ss.DeleteSessions(ctx, sessions, orphans, ids)
 	}, nil
 }
 

@@ -170,7 +170,10 @@
 // deletes the rows. Deleting a message queues a delete the same way. So a
 // crash between the two steps is repaired by whichever process drains next
 // (at the next Open at the latest), and for every live set and message
-// exactly one of (outbox row, vector) exists, which Check verifies.
+// exactly one of (outbox row, vector) exists, which Check verifies. A drain
+// of compactAfterRows rows or more in a row (SyncVectors after a bulk
+// import, the worker emptying a backlog) ends with vecstore's Compact, so
+// the vector file is left without the free pages of its many transactions.
 //
 // Message collections store their vectors as 8-bit residual codes
 // (chroma.CodeSQ8R: they can always be recomputed from the messages) and

@@ -42,11 +42,29 @@ const VectorDatabase = "cairn"
 // for the whole backlog.
 const syncBatch = 512
 
+// compactAfterRows: a drain of at least this many outbox rows in a row (a
+// bulk import's vectors, a backlog) ends with a compaction of the vector
+// file, so that the drain's many transactions and snapshot rewrites leave
+// no free pages behind (they made the file about 1.6 times its compacted
+// size). Single writes never reach it, so their cost stays one snapshot.
+const compactAfterRows = 1000
+
+// compactVectors compacts the vector file if that gives back a tenth of
+// it; failing is not an error of the drain (the next Close retries).
+func (e *Engine) compactVectors(ctx context.Context) {
+	if err := e.vec.store.Compact(ctx, false); err != nil && ctx.Err() == nil {
+		e.opts.Logger.Warn("vectors: compacting the vector file", "err", err)
+	}
+}
+
 // vectors is the engine's vector side: the vecstore and the background
 // worker that drains the outbox.
 type vectors struct {
 	store *vecstore.Store // nil: no vectors (no embedder and no set)
 	emb   Embedder        // nil: keyword only
+	// drained counts the rows the background worker filled since it was
+	// last idle (embeddedStore.FillVectors); only the worker touches it.
+	drained int
 
 	mu struct {
 		sync.Mutex
@@ -431,11 +449,13 @@ func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error
 	if err != nil {
 		return fmt.Errorf("engine: vectors: %w", err)
 	}
+	drained := 0
 	for {
 		k, err := e.drainOnce(ctx, syncBatch)
 		if err != nil {
 			return err
 		}
+		drained += k
 		if progress != nil {
 			left, err := count()
 			if err != nil {
@@ -454,6 +474,9 @@ func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error
 				// One more pass promotes a building set emptied by another worker.
 				if _, err := e.drainOnce(ctx, syncBatch); err != nil {
 					return err
+				}
+				if drained >= compactAfterRows {
+					e.compactVectors(ctx)
 				}
 				return nil
 			}

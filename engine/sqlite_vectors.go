@@ -34,7 +34,22 @@ func (s embeddedStore) PrepareVectors(ctx context.Context) error {
 
 // FillVectors processes one batch of outbox rows (drainOnce).
 func (s embeddedStore) FillVectors(ctx context.Context, n int) (int, error) {
-	return s.e.drainOnce(ctx, n)
+	k, err := s.e.drainOnce(ctx, n)
+	if err != nil {
+		return k, err
+	}
+	// A long drain (compactAfterRows) ends with a compaction once the
+	// outbox is empty; the worker is this method's only caller.
+	if v := s.e.vec; v != nil && v.store != nil {
+		v.drained += k
+		if k == 0 {
+			if v.drained >= compactAfterRows {
+				s.e.compactVectors(ctx)
+			}
+			v.drained = 0
+		}
+	}
+	return k, nil
 }
 
 // SyncVectors drains the outbox rows this process can do (syncVectors).

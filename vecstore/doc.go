@@ -171,12 +171,14 @@
 // DIR/vectors.seq holds a 16-byte hint: the last committed seq and a check
 // word. It lets a reader skip opening bbolt when nothing changed.
 // DIR/vectors.lock is the inter-process lock file (below). New files use
-// 16 KiB bbolt pages; Close compacts the file (bbolt.Compact into a temp
-// file, fsync, rename) when more than a tenth of it is free pages, which
-// snapshot rewrites leave behind. Vectors are stored once: the file is
-// about 1.2x the raw vector bytes plus the graph at dimension
-// 384 (ten float32 vectors fill a 16 KiB page; bbolt grows the file in
-// steps of up to 16 MiB beyond that). Version 1 stored them twice (2.2x).
+// 16 KiB bbolt pages and grow past their last page in use by an eighth,
+// from 64 KiB to 1 MiB. Compact (which a bulk load calls at its end) and
+// Close (past 8 MiB of it) rewrite the file (bbolt.Compact into a temp file
+// cut at its last page in use, fsync, rename) when a tenth of it is free
+// pages, which snapshot rewrites and many small transactions leave behind,
+// or growth slack. Vectors are stored once: the file is about 1.2x the raw
+// vector bytes plus the graph at dimension 384 (ten float32 vectors fill a
+// 16 KiB page). Version 1 stored them twice (2.2x).
 //
 // # Reads in place
 //

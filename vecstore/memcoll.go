@@ -305,6 +305,11 @@ func (s *Store) replayLocked(tx *bolt.Tx, mc *memColl, ni *collInfo) error {
 	if cb == nil {
 		return corruptf(nil, "collection %s: missing data bucket", ni.ID)
 	}
+	// Another process may have trained the centroid table since mc
+	// loaded: the rows replayed below are coded against it.
+	if err := mc.syncCentroidsLocked(cb, ni); err != nil {
+		return fmt.Errorf("collection %s: %w", ni.ID, err)
+	}
 	touched := make(map[string]struct{})
 	c := cb.Bucket(subLog).Cursor()
 	for k, v := c.Seek(u64(mc.applied + 1)); k != nil; k, v = c.Next() {
@@ -339,9 +344,6 @@ func (s *Store) replayLocked(tx *bolt.Tx, mc *memColl, ni *collInfo) error {
 		}
 	}
 	mc.info = ni
-	if err := mc.syncCentroidsLocked(cb, ni); err != nil {
-		return fmt.Errorf("collection %s: %w", ni.ID, err)
-	}
 	if err := s.applyStatesLocked(mc, states, vecs); err != nil {
 		return err
 	}

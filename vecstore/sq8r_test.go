@@ -440,14 +440,7 @@ func TestSQ8RSnapshotBeforeTraining(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	req := chroma.AddRequest{}
-	for i := 3000; i < n; i++ {
-		req.IDs = append(req.IDs, fmt.Sprintf("id%d", i))
-		req.Embeddings = append(req.Embeddings, vecs[i])
-	}
-	if err := s2.Add(ctx, c.ID, req); err != nil {
-		t.Fatal(err)
-	}
+	addTail(t, s2, c.ID, vecs, 3000)
 	if err := s2.Upsert(ctx, c.ID, chroma.AddRequest{IDs: []string{"id5"}, Embeddings: [][]float32{vecs[9]}}); err != nil {
 		t.Fatal(err)
 	}
@@ -475,5 +468,50 @@ func TestSQ8RSnapshotBeforeTraining(t *testing.T) {
 		if err := s3.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestSQ8RReplayAcrossTraining: a store holding an untrained sq8r
+// collection in memory replays another process's writes that trained the
+// table (no snapshot since: it replays the change log, not a reload), so
+// it reads rows coded against a table it has not loaded yet, and answers.
+func TestSQ8RReplayAcrossTraining(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s1 := openStore(t, dir)
+	c := mustCreate(t, s1, chroma.CreateCollectionRequest{Name: "replayed", Metadata: sq8rMeta("cosine")})
+	n := index.TrainRows + 100
+	vecs := clusteredVecs(rand.New(rand.NewPCG(10, 11)), n, 32)
+	addVecs(t, s1, c.ID, vecs[:3000])
+	if got := queryIDs(t, s1, c.ID, vecs[7], 1, nil); got[0] != "id7" { // loaded, untrained
+		t.Fatalf("before training: %v", got)
+	}
+	s2, err := vecstore.Open(ctx, dir, vecstore.Options{SnapshotMinOps: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	addTail(t, s2, c.ID, vecs, 3000)
+	if got := queryIDs(t, s1, c.ID, vecs[n-1], 1, nil); got[0] != fmt.Sprintf("id%d", n-1) {
+		t.Errorf("after the other store trained the table: %v", got)
+	}
+	if err := s1.Add(ctx, c.ID, chroma.AddRequest{IDs: []string{"late"}, Embeddings: [][]float32{vecs[3]}}); err != nil {
+		t.Fatalf("a write after the replay: %v", err)
+	}
+	if err := s1.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// addTail adds vecs[from:] (ids "id<i>") in one request.
+func addTail(t testing.TB, s *vecstore.Store, coll string, vecs [][]float32, from int) {
+	t.Helper()
+	req := chroma.AddRequest{}
+	for i := from; i < len(vecs); i++ {
+		req.IDs = append(req.IDs, fmt.Sprintf("id%d", i))
+		req.Embeddings = append(req.Embeddings, vecs[i])
+	}
+	if err := s.Add(context.Background(), coll, req); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -278,14 +278,7 @@ func (s *Store) Close() error {
 		s.ioMu.Unlock()
 		return nil
 	}
-	var todo []*memColl
-	for _, mc := range s.mu.colls {
-		// A process that wrote rewrites a snapshot in an older form raw,
-		// for one-shot readers (a process that only read writes nothing).
-		if mc.graph != nil && (mc.info.OpsSinceSnap > 0 || (!mc.info.SnapRaw && s.wrote.Load())) {
-			todo = append(todo, mc)
-		}
-	}
+	todo := s.changedLocked()
 	s.mu.Unlock()
 	s.ioMu.Unlock()
 	var errs []error
@@ -297,7 +290,7 @@ func (s *Store) Close() error {
 	s.ioMu.Lock()
 	// A reader of a store it may not write (another user's, a read-only
 	// mount) leaves compacting to its owner.
-	if err := s.compactLocked(context.Background(), false); err != nil && !(len(todo) == 0 && errors.Is(err, os.ErrPermission)) {
+	if err := s.compactLocked(context.Background(), compactMinBytes); err != nil && !(len(todo) == 0 && errors.Is(err, os.ErrPermission)) {
 		errs = append(errs, err)
 	}
 	s.mu.Lock()
@@ -306,6 +299,34 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	s.ioMu.Unlock()
 	return errors.Join(errs...)
+}
+
+// changedLocked returns the collections whose snapshot a process that
+// closes should write: those it changed since their last snapshot, and,
+// when it wrote, those whose snapshot is in an older form (rewritten raw
+// for one-shot readers; a process that only read writes nothing).
+// REQUIRES: s.mu held.
+func (s *Store) changedLocked() []*memColl {
+	var todo []*memColl
+	for _, mc := range s.mu.colls {
+		if mc.graph != nil && (mc.info.OpsSinceSnap > 0 || (!mc.info.SnapRaw && s.wrote.Load())) {
+			todo = append(todo, mc)
+		}
+	}
+	return todo
+}
+
+// snapshotChanged writes the snapshots changedLocked names.
+func (s *Store) snapshotChanged(ctx context.Context) error {
+	s.mu.RLock()
+	todo := s.changedLocked()
+	s.mu.RUnlock()
+	for _, mc := range todo {
+		if err := s.snapshot(ctx, mc.info.ID); err != nil && err != errNoSnapshotNeeded {
+			return err
+		}
+	}
+	return nil
 }
 
 // pageSize is the bbolt page size of new files: 16 KiB pages hold ten
@@ -338,14 +359,26 @@ func (s *Store) openDB(readOnly bool) (*bolt.DB, error) {
 		return nil, fmt.Errorf("vecstore: open %s: %w", s.path, err)
 	}
 	db.AllocSize = allocSize
+	if fi, err := os.Stat(s.path); err == nil {
+		db.AllocSize = growStep(fi.Size())
+	}
 	return db, nil
 }
 
-// allocSize is the step in which the file grows past its pages in use.
-// bbolt's default, 16 MiB, is a fifth of a 100,000-vector SQ8 store; at 1
-// MiB a write grows the file at most once more than it must, and the file
-// stays within 1 MiB of its data.
+// allocSize is the most the file grows by past its pages in use. bbolt's
+// default, 16 MiB, is a fifth of a 100,000-vector SQ8 store; at 1 MiB a
+// write grows the file at most once more than it must, and the file stays
+// within 1 MiB of its data.
 const allocSize = 1 << 20
+
+// growStep is the step in which a file of size bytes grows: an eighth of
+// it, from 64 KiB to allocSize, so that a small store (a few thousand
+// vectors) does not carry a mebibyte of slack after each write, while
+// growing geometrically keeps the number of grows (each a truncate and an
+// fsync) logarithmic.
+func growStep(size int64) int {
+	return int(min(max(size/8, 64<<10), allocSize))
+}
 
 // guard converts a panic inside bbolt (a damaged page) into ErrCorrupt.
 // Callers also set debug.SetPanicOnFault so that a damaged page pointer

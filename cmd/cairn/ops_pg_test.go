@@ -92,7 +92,7 @@ func TestOperationsOnPostgresCLI(t *testing.T) {
 	if out := cli(2, "backup", filepath.Join(t.TempDir(), "b.tar")); !strings.Contains(out, "pg_dump") {
 		t.Fatalf("backup: %s", out)
 	}
-	tree, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(5, 6)), Projects: 1, SessionsPerProject: 2, Turns: 3})
+	tree, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(5, 6)), Projects: 1, SessionsPerProject: 2, Turns: 3, Sidechain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,11 +113,18 @@ func TestOperationsOnPostgresCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
+	// The first session's files are its own and an old-style sub-agent
+	// file (agent-{agentId}.jsonl), linked to it only by its records.
 	for i, want := range []int{0, 1} {
-		var n int
-		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM session_files WHERE path LIKE '%' || $1 || '.jsonl'`, tree.Sessions[i].ID).Scan(&n); err != nil || n != want {
-			t.Errorf("session_files rows for session %d after purging the first session: %d (%v), want %d", i, n, err, want)
+		for _, p := range tree.Sessions[i].Paths {
+			var n int
+			if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM session_files WHERE path = $1`, p).Scan(&n); err != nil || n != want {
+				t.Errorf("session_files rows for %s of session %d after purging the first session: %d (%v), want %d", filepath.Base(p), i, n, err, want)
+			}
 		}
+	}
+	if len(tree.Sessions[0].Paths) != 2 {
+		t.Errorf("fixture: the first session has no sub-agent file: %v", tree.Sessions[0].Paths)
 	}
 }
 

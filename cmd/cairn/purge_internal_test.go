@@ -51,24 +51,34 @@ func TestDeleteAndPurgeCLI(t *testing.T) {
 	}
 	cli(2, "channels", "show", "team-log")
 
-	tree, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(5, 5))})
+	// The first session of each project has an old-style sub-agent file
+	// (agent-{agentId}.jsonl beside the session's), linked to it only by
+	// the records inside.
+	tree, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(5, 5)), Sidechain: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cli(0, "import", "claude-code", tree.Root)
-	sid := tree.Sessions[0].ID
-	cli(0, "purge", "--session", sid, "--yes")
-	if out := cli(0, "sessions"); strings.Contains(out, sid) {
+	purged, kept := tree.Sessions[0], tree.Sessions[len(tree.Sessions)-2]
+	if len(purged.Paths) != 2 || len(kept.Paths) != 2 {
+		t.Fatalf("fixture: want a sub-agent file beside the purged and the kept session: %v, %v", purged.Paths, kept.Paths)
+	}
+	cli(0, "purge", "--session", purged.ID, "--yes")
+	if out := cli(0, "sessions"); strings.Contains(out, purged.ID) {
 		t.Errorf("purged session still listed: %s", out)
 	}
-	// Nor is its transcript's path kept (where an import resumes): no
-	// file of the data dir holds it after the purge and a gc.
+	// Nor are its transcripts' paths kept (where an import resumes): no
+	// file of the data dir holds them after the purge and a gc.
 	cli(0, "gc")
-	if hits := markerHits(t, data, sid+".jsonl"); len(hits) > 0 {
-		t.Errorf("the purged session's file path is still in %v", hits)
+	for _, p := range purged.Paths {
+		if hits := markerHits(t, data, filepath.Base(p)); len(hits) > 0 {
+			t.Errorf("the purged session's file path %s is still in %v", filepath.Base(p), hits)
+		}
 	}
-	if hits := markerHits(t, data, tree.Sessions[1].ID+".jsonl"); len(hits) == 0 {
-		t.Errorf("another session's file path is gone too")
+	for _, p := range kept.Paths {
+		if hits := markerHits(t, data, filepath.Base(p)); len(hits) == 0 {
+			t.Errorf("another session's file path %s is gone too", filepath.Base(p))
+		}
 	}
 }
 

@@ -246,11 +246,16 @@ func (s *Store) DeleteSessions(ctx context.Context, sessions, contents []string,
 }
 
 // ForgetSessionFiles implements engine.Store: the files named by a
-// session id (ID.jsonl) and those in a folder named by it.
+// session id (ID.jsonl), those in a folder named by it, and the sub-agent
+// files (agent-{agentId}.jsonl) its sidechain records name; it runs before
+// the sessions are deleted.
 func (s *Store) ForgetSessionFiles(ctx context.Context, sessions []string) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM session_files f WHERE EXISTS (SELECT 1 FROM unnest($1::text[]) AS s(id)
 		WHERE right(f.path, length(s.id) + 7) IN ('/' || s.id || '.jsonl', E'\\' || s.id || '.jsonl')
-		OR strpos(f.path, '/' || s.id || '/') > 0 OR strpos(f.path, E'\\' || s.id || E'\\') > 0)`, sessions)
+		OR strpos(f.path, '/' || s.id || '/') > 0 OR strpos(f.path, E'\\' || s.id || E'\\') > 0
+		OR EXISTS (SELECT 1 FROM (SELECT DISTINCT m.envelope::json ->> 'agentId' AS agent FROM session_messages m
+			WHERE m.session_id = s.id AND m.is_sidechain) a
+			WHERE a.agent <> '' AND right(f.path, length(a.agent) + 13) IN ('/agent-' || a.agent || '.jsonl', E'\\agent-' || a.agent || '.jsonl')))`, sessions)
 	if err != nil {
 		return fmt.Errorf("postgres: forget session files: %w", err)
 	}

@@ -138,7 +138,13 @@ func Write(root string, opts Options) (*Tree, error) {
 			if opts.Sidechain && s == 0 {
 				sg := &gen{rng: opts.Rand, opts: opts, cwd: cwd, sid: g.sid, clock: g.clock, branch: g.branch, sidechain: true}
 				sg.agent()
-				ap := filepath.Join(dir, "agent-"+fmt.Sprintf("%08x", opts.Rand.Uint32())+".jsonl")
+				agentID := fmt.Sprintf("%08x", opts.Rand.Uint32())
+				ap := filepath.Join(dir, "agent-"+agentID+".jsonl")
+				// Every record of a sub-agent file names its agent, as
+				// Claude Code writes them.
+				for i, l := range sg.lines {
+					sg.lines[i] = append(l[:len(l)-1:len(l)-1], `,"agentId":"`+agentID+`"}`...)
+				}
 				if err := writeLines(ap, sg.lines); err != nil {
 					return nil, err
 				}
