@@ -24,7 +24,7 @@ const outboxLease = 60 * time.Second
 // outboxAddTx records, inside the transaction that stores message id, that
 // every set still in use needs its vector. With no set (no embedder ever
 // configured) it writes nothing: the rows are added when a set is created.
-func (e *Engine) outboxAddTx(ctx context.Context, tx *sql.Tx, id int64) error {
+func (s *sqliteStore) outboxAddTx(ctx context.Context, tx *sql.Tx, id int64) error {
 	if _, err := tx.ExecContext(ctx,
 		"INSERT INTO vector_outbox (set_id, message_id, op) SELECT id, ?, 0 FROM vector_sets WHERE state <> 'retired' ON CONFLICT DO NOTHING", id); err != nil {
 		return fmt.Errorf("engine: vector outbox: %w", classify(err))
@@ -54,8 +54,8 @@ func collectionName(setID int64, model string) string {
 // instead (a rebuild resumes it), and so is an active one when
 // reuseActive is set (opening a store: another process may have created
 // the model's first set since this one looked).
-func (e *Engine) createSet(ctx context.Context, model string, dim int, reuseActive bool) (VectorSet, error) {
-	tx, err := e.w.BeginTx(ctx, nil)
+func (st *sqliteStore) createSet(ctx context.Context, model string, dim int, reuseActive bool) (VectorSet, error) {
+	tx, err := st.w.BeginTx(ctx, nil)
 	if err != nil {
 		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
 	}
@@ -66,7 +66,7 @@ func (e *Engine) createSet(ctx context.Context, model string, dim int, reuseActi
 	err = tx.QueryRowContext(ctx, "SELECT id FROM vector_sets WHERE model_id = ? AND (state = 'building' OR (? AND state = 'active')) ORDER BY state = 'active' DESC LIMIT 1", model, reuseActive).Scan(&s.ID)
 	if err == nil {
 		tx.Rollback() // the writer pool has one connection: free it first
-		return e.getSet(ctx, s.ID)
+		return st.getSet(ctx, s.ID)
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
@@ -76,13 +76,13 @@ func (e *Engine) createSet(ctx context.Context, model string, dim int, reuseActi
 		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
 	}
 	state := SetBuilding
-	now := e.opts.Now().UnixMilli()
+	now := st.opts.Now().UnixMilli()
 	var activated int64
 	if active == 0 {
 		state, activated = SetActive, now
 	}
 	// The collection name needs the id: insert with a unique placeholder first.
-	placeholder := fmt.Sprintf("pending-%d-%d", now, e.opts.Now().UnixNano())
+	placeholder := fmt.Sprintf("pending-%d-%d", now, st.opts.Now().UnixNano())
 	if err := tx.QueryRowContext(ctx, "INSERT INTO vector_sets (model_id, dim, collection, state, created_at, activated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
 		model, dim, placeholder, state, now, activated).Scan(&s.ID); err != nil {
 		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
@@ -96,8 +96,8 @@ func (e *Engine) createSet(ctx context.Context, model string, dim int, reuseActi
 	if err := tx.Commit(); err != nil {
 		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
 	}
-	e.opts.Logger.Info("created vector set", "id", s.ID, "model", model, "dim", dim, "state", state)
-	return e.getSet(ctx, s.ID)
+	st.opts.Logger.Info("created vector set", "id", s.ID, "model", model, "dim", dim, "state", state)
+	return st.getSet(ctx, s.ID)
 }
 
 const setColumns = "id, model_id, dim, collection, state, created_at, activated_at"
@@ -115,8 +115,8 @@ func scanSet(r rowScanner) (VectorSet, error) {
 	return s, nil
 }
 
-func (e *Engine) getSet(ctx context.Context, id int64) (VectorSet, error) {
-	s, err := scanSet(e.w.QueryRowContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE id = ?", id))
+func (st *sqliteStore) getSet(ctx context.Context, id int64) (VectorSet, error) {
+	s, err := scanSet(st.w.QueryRowContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, fmt.Errorf("vector set %d: %w", id, ErrNotFound)
 	}
@@ -146,9 +146,8 @@ func (e *Engine) liveSets(ctx context.Context, db *sql.DB) ([]VectorSet, error) 
 
 // AllSets returns every set, the retired ones too, each with all its
 // outbox rows (deletions included).
-func (s embeddedStore) AllSets(ctx context.Context) ([]VectorSet, error) {
-	e := s.e
-	rows, err := e.r.QueryContext(ctx, "SELECT "+setColumns+", (SELECT count(*) FROM vector_outbox o WHERE o.set_id = s.id) FROM vector_sets s ORDER BY id")
+func (s *sqliteStore) AllSets(ctx context.Context) ([]VectorSet, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT "+setColumns+", (SELECT count(*) FROM vector_outbox o WHERE o.set_id = s.id) FROM vector_sets s ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
 	}
@@ -178,7 +177,7 @@ type outboxRow struct {
 // deletesOnly it claims only deletions (a process without the set's model
 // can still remove vectors). It returns the rows and the lease value that
 // complete must match.
-func (e *Engine) claim(ctx context.Context, set int64, n int, deletesOnly bool) ([]outboxRow, int64, error) {
+func (s *sqliteStore) claim(ctx context.Context, set int64, n int, deletesOnly bool) ([]outboxRow, int64, error) {
 	// Leases are about real processes: wall time, not the injected clock.
 	now := time.Now().UnixMilli()
 	lease := now + outboxLease.Milliseconds()
@@ -186,7 +185,7 @@ func (e *Engine) claim(ctx context.Context, set int64, n int, deletesOnly bool) 
 	if deletesOnly {
 		opCond = " AND op = 1"
 	}
-	rows, err := e.w.QueryContext(ctx, `UPDATE vector_outbox SET lease_until = ?1 WHERE set_id = ?2 AND message_id IN
+	rows, err := s.w.QueryContext(ctx, `UPDATE vector_outbox SET lease_until = ?1 WHERE set_id = ?2 AND message_id IN
 		(SELECT message_id FROM vector_outbox WHERE set_id = ?2 AND lease_until <= ?3`+opCond+` ORDER BY message_id LIMIT ?4)
 		RETURNING message_id, op`, lease, set, now, n)
 	if err != nil {
@@ -237,7 +236,7 @@ func (e *Engine) release(ctx context.Context, set int64, ids []int64, lease int6
 }
 
 // pendingIDs returns which of ids still wait for their vector in set.
-func (e *Engine) pendingIDs(ctx context.Context, set int64, ids []int64) (map[int64]bool, error) {
+func (s *sqliteStore) pendingIDs(ctx context.Context, set int64, ids []int64) (map[int64]bool, error) {
 	out := map[int64]bool{}
 	if len(ids) == 0 {
 		return out, nil
@@ -246,7 +245,7 @@ func (e *Engine) pendingIDs(ctx context.Context, set int64, ids []int64) (map[in
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	rows, err := e.r.QueryContext(ctx, "SELECT message_id FROM vector_outbox WHERE set_id = ? AND op = 0 AND message_id IN ("+placeholders(len(ids))+")", args...)
+	rows, err := s.r.QueryContext(ctx, "SELECT message_id FROM vector_outbox WHERE set_id = ? AND op = 0 AND message_id IN ("+placeholders(len(ids))+")", args...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: vector outbox: %w", classify(err))
 	}
@@ -263,8 +262,8 @@ func (e *Engine) pendingIDs(ctx context.Context, set int64, ids []int64) (map[in
 
 // promote makes building set id active once its outbox is empty, retiring
 // the set it replaces. It reports whether it switched.
-func (e *Engine) promote(ctx context.Context, id int64) (bool, error) {
-	tx, err := e.w.BeginTx(ctx, nil)
+func (s *sqliteStore) promote(ctx context.Context, id int64) (bool, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return false, classify(err)
 	}
@@ -280,7 +279,7 @@ func (e *Engine) promote(ctx context.Context, id int64) (bool, error) {
 	if _, err := tx.ExecContext(ctx, "UPDATE vector_sets SET state = 'retired' WHERE state = 'active'"); err != nil {
 		return false, classify(err)
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE vector_sets SET state = 'active', activated_at = ? WHERE id = ?", e.opts.Now().UnixMilli(), id); err != nil {
+	if _, err := tx.ExecContext(ctx, "UPDATE vector_sets SET state = 'active', activated_at = ? WHERE id = ?", s.opts.Now().UnixMilli(), id); err != nil {
 		return false, classify(err)
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM vector_outbox WHERE set_id IN (SELECT id FROM vector_sets WHERE state = 'retired')"); err != nil {
@@ -289,6 +288,6 @@ func (e *Engine) promote(ctx context.Context, id int64) (bool, error) {
 	if err := tx.Commit(); err != nil {
 		return false, classify(err)
 	}
-	e.opts.Logger.Info("vector set is now active", "id", id)
+	s.opts.Logger.Info("vector set is now active", "id", id)
 	return true, nil
 }

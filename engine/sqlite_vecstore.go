@@ -56,32 +56,31 @@ type vectors struct {
 
 // openVectors opens DIR/vectors when an embedder is configured or vector
 // sets exist and registers the embedder's set if no set is active yet
-// (embeddedStore.OpenVectors).
-func (e *Engine) openVectors(ctx context.Context) error {
-	e.vec = &vectors{emb: e.opts.Embedder}
-	e.vec.mu.colls = map[string]string{}
-	sets, err := e.liveSets(ctx, e.w)
+// (sqliteStore.OpenVectors).
+func (s *sqliteStore) openVectors(ctx context.Context) error {
+	s.vec.emb = s.opts.Embedder
+	sets, err := s.e.liveSets(ctx, s.w)
 	if err != nil {
 		return err
 	}
-	if e.vec.emb == nil && len(sets) == 0 && !e.opts.VectorStore.Open {
+	if s.vec.emb == nil && len(sets) == 0 && !s.opts.VectorStore.Open {
 		return nil
 	}
-	return e.openVectorStore(ctx, sets)
+	return s.openVectorStore(ctx, sets)
 }
 
 // openVectorStore opens the vecstore and, for an embedder whose model has
 // no live set while no set is active (a store written before any model),
 // creates its set with every stored message queued.
-func (e *Engine) openVectorStore(ctx context.Context, sets []VectorSet) error {
-	st, err := vecstore.Open(ctx, filepath.Join(e.dir, VectorsDir),
-		vecstore.Options{Logger: e.opts.Logger, AllowReset: e.opts.VectorStore.AllowReset, ResetKeeps: []string{VectorDatabase},
-			OneShot: e.opts.ReadOnly, LoadInBackground: !e.opts.ReadOnly})
+func (ss *sqliteStore) openVectorStore(ctx context.Context, sets []VectorSet) error {
+	st, err := vecstore.Open(ctx, filepath.Join(ss.dir, VectorsDir),
+		vecstore.Options{Logger: ss.opts.Logger, AllowReset: ss.opts.VectorStore.AllowReset, ResetKeeps: []string{VectorDatabase},
+			OneShot: ss.opts.ReadOnly, LoadInBackground: !ss.opts.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("engine: open vectors: %w", vecstoreClass(err))
 	}
-	e.vec.store = st
-	if emb := e.vec.emb; emb != nil {
+	ss.vec.store = st
+	if emb := ss.vec.emb; emb != nil {
 		if emb.Dim() <= 0 || emb.ModelID() == "" {
 			st.Close()
 			return invalid("Options.Embedder", "must have a model id and a positive dimension")
@@ -100,16 +99,16 @@ func (e *Engine) openVectorStore(ctx context.Context, sets []VectorSet) error {
 		case active == nil:
 			// First model (or the active set was lost): the set is
 			// filled in the background, or by SyncVectors.
-			s, err := e.createSet(ctx, emb.ModelID(), emb.Dim(), true)
+			s, err := ss.createSet(ctx, emb.ModelID(), emb.Dim(), true)
 			if err != nil {
 				st.Close()
 				return err
 			}
-			if n, err := e.queued(ctx, s.ID); err == nil && n > 0 {
-				e.opts.Logger.Info("messages queued for vectors", "messages", n, "model", emb.ModelID(), "set", s.ID)
+			if n, err := ss.e.queued(ctx, s.ID); err == nil && n > 0 {
+				ss.opts.Logger.Info("messages queued for vectors", "messages", n, "model", emb.ModelID(), "set", s.ID)
 			}
 		case active.ModelID != emb.ModelID():
-			e.opts.Logger.Warn("embedder differs from the active vectors: semantic search is off in this process until the vectors are rebuilt with it (cairn rebuild)",
+			ss.opts.Logger.Warn("embedder differs from the active vectors: semantic search is off in this process until the vectors are rebuilt with it (cairn rebuild)",
 				"embedder", emb.ModelID(), "active", active.ModelID)
 		}
 	}
@@ -132,12 +131,12 @@ func (e *Engine) VectorStore() *vecstore.Store {
 
 // closeVectors closes the vecstore (the worker is stopped). Called by the
 // embedded store's Close.
-func (e *Engine) closeVectors() error {
-	if e.vec == nil {
+func (s *sqliteStore) closeVectors() error {
+	if s.vec == nil {
 		return nil
 	}
-	if e.vec.store != nil {
-		return e.vec.store.Close()
+	if s.vec.store != nil {
+		return s.vec.store.Close()
 	}
 	return nil
 }
@@ -145,38 +144,38 @@ func (e *Engine) closeVectors() error {
 // drainOnce processes one batch of outbox rows of the first set that has
 // work this process can do, and promotes a building set whose outbox is
 // empty. It returns the number of rows processed.
-func (e *Engine) drainOnce(ctx context.Context, n int) (int, error) {
-	if e.vec == nil || e.vec.store == nil {
+func (st *sqliteStore) drainOnce(ctx context.Context, n int) (int, error) {
+	if st.vec == nil || st.vec.store == nil {
 		return 0, nil
 	}
-	sets, err := e.liveSets(ctx, e.w)
+	sets, err := st.e.liveSets(ctx, st.w)
 	if err != nil {
 		return 0, err
 	}
 	for _, s := range sets {
-		own := e.vec.emb != nil && e.vec.emb.ModelID() == s.ModelID
-		rows, lease, err := e.claim(ctx, s.ID, n, !own)
+		own := st.vec.emb != nil && st.vec.emb.ModelID() == s.ModelID
+		rows, lease, err := st.claim(ctx, s.ID, n, !own)
 		if err != nil {
 			return 0, err
 		}
 		if len(rows) == 0 {
 			if own && s.State == SetBuilding {
-				switched, err := e.promote(ctx, s.ID)
+				switched, err := st.promote(ctx, s.ID)
 				if err != nil {
 					return 0, err
 				}
 				if switched {
-					e.dropRetired(ctx)
+					st.dropRetired(ctx)
 				}
 			}
 			continue
 		}
-		if err := e.processRows(ctx, s, rows, lease); err != nil {
+		if err := st.e.processRows(ctx, s, rows, lease); err != nil {
 			ids := make([]int64, len(rows))
 			for i, r := range rows {
 				ids[i] = r.id
 			}
-			e.release(ctx, s.ID, ids, lease)
+			st.e.release(ctx, s.ID, ids, lease)
 			return 0, err
 		}
 		return len(rows), nil
@@ -185,10 +184,10 @@ func (e *Engine) drainOnce(ctx context.Context, n int) (int, error) {
 }
 
 // dropRetired deletes retired sets' collections and rows.
-func (e *Engine) dropRetired(ctx context.Context) {
-	rows, err := e.w.QueryContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE state = 'retired'")
+func (st *sqliteStore) dropRetired(ctx context.Context) {
+	rows, err := st.w.QueryContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE state = 'retired'")
 	if err != nil {
-		e.opts.Logger.Warn("drop retired vector sets", "err", err)
+		st.opts.Logger.Warn("drop retired vector sets", "err", err)
 		return
 	}
 	var sets []VectorSet
@@ -200,16 +199,16 @@ func (e *Engine) dropRetired(ctx context.Context) {
 	}
 	rows.Close()
 	for _, s := range sets {
-		err := e.vec.store.DeleteCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
+		err := st.vec.store.DeleteCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
 		if err != nil && !errors.Is(err, chroma.ErrNotFound) {
-			e.opts.Logger.Warn("drop retired vector set", "id", s.ID, "err", err)
+			st.opts.Logger.Warn("drop retired vector set", "id", s.ID, "err", err)
 			continue
 		}
-		e.vec.mu.Lock()
-		delete(e.vec.mu.colls, s.Collection)
-		e.vec.mu.Unlock()
-		if _, err := e.w.ExecContext(ctx, "DELETE FROM vector_sets WHERE id = ? AND state = 'retired'", s.ID); err != nil {
-			e.opts.Logger.Warn("drop retired vector set", "id", s.ID, "err", err)
+		st.vec.mu.Lock()
+		delete(st.vec.mu.colls, s.Collection)
+		st.vec.mu.Unlock()
+		if _, err := st.w.ExecContext(ctx, "DELETE FROM vector_sets WHERE id = ? AND state = 'retired'", s.ID); err != nil {
+			st.opts.Logger.Warn("drop retired vector set", "id", s.ID, "err", err)
 		}
 	}
 }
@@ -274,8 +273,8 @@ func (m vectorMeta) metadata() chroma.Metadata {
 	}
 }
 
-func (e *Engine) loadVectorMeta(ctx context.Context, ids []int64) (map[int64]vectorMeta, error) {
-	rows, err := e.r.QueryContext(ctx, `SELECT m.id, m.content, m.channel_id, ch.channel_type, m.sender_id, m.sender_project_id,
+func (s *sqliteStore) loadVectorMeta(ctx context.Context, ids []int64) (map[int64]vectorMeta, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT m.id, m.content, m.channel_id, ch.channel_type, m.sender_id, m.sender_project_id,
 		m.created_at, m.confidence, m.message_type, m.word_count, m.has_breadcrumbs
 		FROM messages m JOIN channels ch ON ch.id = m.channel_id WHERE m.id IN (`+placeholders(len(ids))+")", int64Args(ids)...)
 	if err != nil {
@@ -312,7 +311,7 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 		}
 	}
 	if len(ups) > 0 {
-		metas, err := e.loadVectorMeta(ctx, ups)
+		metas, err := e.sqlite().loadVectorMeta(ctx, ups)
 		if err != nil {
 			return err
 		}
@@ -412,19 +411,19 @@ func (e *Engine) queued(ctx context.Context, set int64) (int64, error) {
 // this process can do (its model's sets, and deletions), waits for the
 // leases other workers hold, and makes one more pass that promotes a
 // building set another worker emptied.
-func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error {
-	if e.vec == nil || e.vec.store == nil {
+func (st *sqliteStore) syncVectors(ctx context.Context, progress func(Progress)) error {
+	if st.vec == nil || st.vec.store == nil {
 		return nil
 	}
 	model := ""
-	if e.vec.emb != nil {
-		model = e.vec.emb.ModelID()
+	if st.vec.emb != nil {
+		model = st.vec.emb.ModelID()
 	}
 	// The rows this process can do: its model's sets, and deletions.
 	const mine = " FROM vector_outbox WHERE (op = 1 OR set_id IN (SELECT id FROM vector_sets WHERE model_id = ?1 AND state <> 'retired'))"
 	count := func() (int64, error) {
 		var n int64
-		err := e.r.QueryRowContext(ctx, "SELECT count(*)"+mine, model).Scan(&n)
+		err := st.r.QueryRowContext(ctx, "SELECT count(*)"+mine, model).Scan(&n)
 		return n, classify(err)
 	}
 	total, err := count()
@@ -432,7 +431,7 @@ func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error
 		return fmt.Errorf("engine: vectors: %w", err)
 	}
 	for {
-		k, err := e.drainOnce(ctx, syncBatch)
+		k, err := st.drainOnce(ctx, syncBatch)
 		if err != nil {
 			return err
 		}
@@ -447,12 +446,12 @@ func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error
 		if k == 0 {
 			// Another worker may still hold leases: wait for them.
 			var leased int64
-			if err := e.r.QueryRowContext(ctx, "SELECT count(*)"+mine+" AND lease_until > ?2", model, time.Now().UnixMilli()).Scan(&leased); err != nil {
+			if err := st.r.QueryRowContext(ctx, "SELECT count(*)"+mine+" AND lease_until > ?2", model, time.Now().UnixMilli()).Scan(&leased); err != nil {
 				return fmt.Errorf("engine: vectors: %w", classify(err))
 			}
 			if leased == 0 {
 				// One more pass promotes a building set emptied by another worker.
-				if _, err := e.drainOnce(ctx, syncBatch); err != nil {
+				if _, err := st.drainOnce(ctx, syncBatch); err != nil {
 					return err
 				}
 				return nil
@@ -474,15 +473,15 @@ type semanticHit struct {
 
 // semanticSearch embeds query and returns the k nearest messages among
 // those matching filter, by descending similarity.
-func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32, filter *where.Expr, k int) ([]semanticHit, error) {
-	coll, err := e.collection(ctx, s, false)
+func (st *sqliteStore) semanticSearch(ctx context.Context, s VectorSet, qvec []float32, filter *where.Expr, k int) ([]semanticHit, error) {
+	coll, err := st.e.collection(ctx, s, false)
 	if errors.Is(err, chroma.ErrNotFound) {
 		return nil, nil // nothing embedded yet
 	}
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.vec.store.Query(ctx, coll, chroma.QueryRequest{
+	res, err := st.vec.store.Query(ctx, coll, chroma.QueryRequest{
 		Embeddings: [][]float32{qvec}, NResults: &k, Where: filter,
 		Include: []chroma.Include{chroma.IncludeDistances}, Model: s.ModelID,
 	})
@@ -506,7 +505,7 @@ func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32
 // similarities returns the exact cosine similarity of qvec to the stored
 // vectors of ids (those that have one).
 func (e *Engine) similarities(ctx context.Context, s VectorSet, qvec []float32, ids []int64) (map[int64]float64, error) {
-	vecs, err := e.vectorsOf(ctx, s, ids)
+	vecs, err := e.sqlite().vectorsOf(ctx, s, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -17,11 +17,11 @@ func (e *Engine) write(ctx context.Context, p prepared, now int64) (WriteResult,
 		return WriteResult{}, fmt.Errorf("engine: store message: %w", classify(err))
 	}
 	defer tx.Rollback()
-	res, err := e.writeTxAt(ctx, tx, p, now)
+	res, err := e.sqlite().writeTxAt(ctx, tx, p, now)
 	if err != nil {
 		return WriteResult{}, err
 	}
-	counted := e.addSearchesTx(ctx, tx)
+	counted := e.sqlite().addSearchesTx(ctx, tx)
 	err = tx.Commit()
 	counted(err == nil)
 	if err != nil {
@@ -37,17 +37,17 @@ func (e *Engine) write(ctx context.Context, p prepared, now int64) (WriteResult,
 // outbox rows in one transaction, so the keyword index and the vectors can
 // never miss a committed message.
 func (e *Engine) writeTx(ctx context.Context, tx *sql.Tx, p prepared) (WriteResult, error) {
-	return e.writeTxAt(ctx, tx, p, e.opts.Now().UnixMilli())
+	return e.sqlite().writeTxAt(ctx, tx, p, e.opts.Now().UnixMilli())
 }
 
 // writeTxAt is writeTx at now (Unix ms).
-func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int64) (WriteResult, error) {
+func (st *sqliteStore) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int64) (WriteResult, error) {
 	created := p.createdAt
 	if created == 0 {
 		created = now
 	}
 	res := WriteResult{ChannelID: p.channel.id, ContentHash: p.hash}
-	if err := e.ensureChannelTx(ctx, tx, p.channel, now); err != nil {
+	if err := st.e.ensureChannelTx(ctx, tx, p.channel, now); err != nil {
 		return res, err
 	}
 	err := tx.QueryRowContext(ctx,
@@ -57,7 +57,7 @@ func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int6
 	case err == nil:
 		// An agent's activity is dated by what it wrote (an imported record
 		// keeps its own time), not by when it was stored.
-		if err := e.touchAgentTx(ctx, tx, p.sender, p.project, now, created, created, 0); err != nil {
+		if err := st.e.touchAgentTx(ctx, tx, p.sender, p.project, now, created, created, 0); err != nil {
 			return res, err
 		}
 		return res, nil
@@ -76,10 +76,10 @@ func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int6
 	if err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
-	if err := e.fts.Insert(ctx, tx, res.ID, p.content); err != nil {
+	if err := st.fts.Insert(ctx, tx, res.ID, p.content); err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
-	if err := e.outboxAddTx(ctx, tx, res.ID); err != nil { // vector outbox (engine/sqlite_outbox.go)
+	if err := st.outboxAddTx(ctx, tx, res.ID); err != nil { // vector outbox (engine/sqlite_outbox.go)
 		return res, err
 	}
 	if _, err := tx.ExecContext(ctx,
@@ -87,7 +87,7 @@ func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int6
 		created, p.channel.id); err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
-	if err := e.touchAgentTx(ctx, tx, p.sender, p.project, now, created, created, 1); err != nil {
+	if err := st.e.touchAgentTx(ctx, tx, p.sender, p.project, now, created, created, 1); err != nil {
 		return res, err
 	}
 	res.Created = true
@@ -106,13 +106,13 @@ func (e *Engine) ensureChannelTx(ctx context.Context, tx *sql.Tx, c channelSpec,
 		return fmt.Errorf("engine: create channel %s: %w", c.id, classify(err))
 	}
 	if c.project != "" {
-		return e.ensureProjectTx(ctx, tx, c.project, now)
+		return e.sqlite().ensureProjectTx(ctx, tx, c.project, now)
 	}
 	return nil
 }
 
 // ensureProjectTx makes the channels every project has.
-func (e *Engine) ensureProjectTx(ctx context.Context, tx *sql.Tx, project string, now int64) error {
+func (st *sqliteStore) ensureProjectTx(ctx context.Context, tx *sql.Tx, project string, now int64) error {
 	for _, name := range ProjectChannelNames() {
 		_, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, project_id, created_at)
 			VALUES (?, 'project', ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
@@ -137,7 +137,7 @@ func (e *Engine) touchAgentTx(ctx context.Context, tx *sql.Tx, name, project str
 		return fmt.Errorf("engine: record agent %s: %w", name, classify(err))
 	}
 	if project != "" {
-		return e.ensureProjectTx(ctx, tx, project, now)
+		return e.sqlite().ensureProjectTx(ctx, tx, project, now)
 	}
 	return nil
 }
