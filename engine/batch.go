@@ -156,7 +156,7 @@ func (e *Engine) ensureBatchChannelsTx(ctx context.Context, tx *sql.Tx, ps []pre
 		if ensured[p.channel.id] {
 			continue
 		}
-		if err := e.ensureChannelTx(ctx, tx, p.channel, now); err != nil {
+		if err := e.sqlite().ensureChannelTx(ctx, tx, p.channel, now); err != nil {
 			var inv *InvalidError
 			if errors.As(err, &inv) || errors.Is(err, ErrNotFound) {
 				return &BatchError{Index: i, Err: err}
@@ -307,7 +307,7 @@ func (e *Engine) applyBatchTotalsTx(ctx context.Context, tx *sql.Tx, t *batchTot
 	}
 	for _, a := range t.agentOrder {
 		s := t.agents[a]
-		if err := e.touchAgentTx(ctx, tx, a.name, a.project, now, s.first, s.last, s.n); err != nil {
+		if err := e.sqlite().touchAgentTx(ctx, tx, a.name, a.project, now, s.first, s.last, s.n); err != nil {
 			return err
 		}
 	}

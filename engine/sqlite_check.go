@@ -92,7 +92,6 @@ func (st *sqliteStore) ftsIntegrity(ctx context.Context) error {
 // vector set's collection in vecstore; the data dir's mode warnings come
 // with it.
 func (s *sqliteStore) Consistency(ctx context.Context) (CheckReport, error) {
-	e := s.e
 	var rep CheckReport
 	rep.Problems = []string{}
 	rep.Sets = []SetCheck{}
@@ -121,7 +120,7 @@ func (s *sqliteStore) Consistency(ctx context.Context) (CheckReport, error) {
 		rep.Problems = append(rep.Problems, err.Error())
 	}
 
-	sets, err := e.liveSets(ctx, s.r)
+	sets, err := s.liveSets(ctx, s.r)
 	if err != nil {
 		return rep, err
 	}

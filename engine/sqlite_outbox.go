@@ -34,7 +34,7 @@ func (s *sqliteStore) outboxAddTx(ctx context.Context, tx *sql.Tx, id int64) err
 
 // outboxDeleteTx records, inside the transaction that deletes message id,
 // that its vector must go from every set.
-func (e *Engine) outboxDeleteTx(ctx context.Context, tx *sql.Tx, id int64) error {
+func (s *sqliteStore) outboxDeleteTx(ctx context.Context, tx *sql.Tx, id int64) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO vector_outbox (set_id, message_id, op)
 		SELECT id, ?, 1 FROM vector_sets WHERE state <> 'retired'
 		ON CONFLICT (set_id, message_id) DO UPDATE SET op = 1, lease_until = 0`, id); err != nil {
@@ -127,7 +127,7 @@ func (st *sqliteStore) getSet(ctx context.Context, id int64) (VectorSet, error) 
 }
 
 // liveSets returns the sets that are not retired, active first.
-func (e *Engine) liveSets(ctx context.Context, db *sql.DB) ([]VectorSet, error) {
+func (st *sqliteStore) liveSets(ctx context.Context, db *sql.DB) ([]VectorSet, error) {
 	rows, err := db.QueryContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE state <> 'retired' ORDER BY state = 'active' DESC, id")
 	if err != nil {
 		return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
@@ -205,7 +205,7 @@ func (s *sqliteStore) claim(ctx context.Context, set int64, n int, deletesOnly b
 
 // complete removes rows whose work is durable in vecstore; rows re-queued
 // meanwhile (an op change resets the lease) stay.
-func (e *Engine) complete(ctx context.Context, set int64, ids []int64, lease int64) error {
+func (s *sqliteStore) complete(ctx context.Context, set int64, ids []int64, lease int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -213,7 +213,7 @@ func (e *Engine) complete(ctx context.Context, set int64, ids []int64, lease int
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	_, err := e.w.ExecContext(ctx, "DELETE FROM vector_outbox WHERE set_id = ? AND lease_until = ? AND message_id IN ("+placeholders(len(ids))+")", args...)
+	_, err := s.w.ExecContext(ctx, "DELETE FROM vector_outbox WHERE set_id = ? AND lease_until = ? AND message_id IN ("+placeholders(len(ids))+")", args...)
 	if err != nil {
 		return fmt.Errorf("engine: vector outbox: %w", classify(err))
 	}
@@ -222,7 +222,7 @@ func (e *Engine) complete(ctx context.Context, set int64, ids []int64, lease int
 
 // release gives claimed rows back (after a failure) so they are retried
 // without waiting for the lease.
-func (e *Engine) release(ctx context.Context, set int64, ids []int64, lease int64) {
+func (s *sqliteStore) release(ctx context.Context, set int64, ids []int64, lease int64) {
 	if len(ids) == 0 {
 		return
 	}
@@ -230,8 +230,8 @@ func (e *Engine) release(ctx context.Context, set int64, ids []int64, lease int6
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	if _, err := e.w.ExecContext(context.WithoutCancel(ctx), "UPDATE vector_outbox SET lease_until = 0 WHERE set_id = ? AND lease_until = ? AND message_id IN ("+placeholders(len(ids))+")", args...); err != nil {
-		e.opts.Logger.Warn("vector outbox: release failed", "err", err)
+	if _, err := s.w.ExecContext(context.WithoutCancel(ctx), "UPDATE vector_outbox SET lease_until = 0 WHERE set_id = ? AND lease_until = ? AND message_id IN ("+placeholders(len(ids))+")", args...); err != nil {
+		s.opts.Logger.Warn("vector outbox: release failed", "err", err)
 	}
 }
 

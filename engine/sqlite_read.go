@@ -53,11 +53,13 @@ func queryMessages(ctx context.Context, db *sql.DB, query string, args ...any) (
 	return out, classify(rows.Err())
 }
 
-func (e *Engine) getMessages(ctx context.Context, ids []int64) ([]Message, error) {
+// getMessages reads the messages ids, in the order of ids; missing ids
+// are skipped.
+func (d *db) getMessages(ctx context.Context, ids []int64) ([]Message, error) {
 	if len(ids) == 0 {
 		return []Message{}, nil
 	}
-	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
+	ms, err := queryMessages(ctx, d.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: get messages: %w", err)
 	}

@@ -68,7 +68,7 @@ func (s *sqliteStore) DeleteMessages(ctx context.Context, ids []int64, dropChann
 		return fmt.Errorf("engine: delete messages: %w", classify(err))
 	}
 	s.wakeVectors()
-	return e.scrubDeleted(ctx)
+	return s.scrubDeleted(ctx)
 }
 
 // Vectors reads the set's vectors from vecstore, 1,000 ids at a time.

@@ -15,16 +15,15 @@ type querier interface {
 }
 
 // ImportSessions runs fn in one write transaction of the data dir, its
-// chunk messages written in it (writeTx).
+// chunk messages written in it (writeTxAt).
 func (s *sqliteStore) ImportSessions(ctx context.Context, fn func(tx SessionTx, write func(context.Context, StoredMessage) (WriteResult, error)) error) error {
-	e := s.e
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return classify(err)
 	}
 	defer tx.Rollback()
 	write := func(ctx context.Context, m StoredMessage) (WriteResult, error) {
-		return e.writeTx(ctx, tx, m.prepared())
+		return s.writeTxAt(ctx, tx, m.prepared(), s.opts.Now().UnixMilli())
 	}
 	if err := fn(sqliteSessionTx{tx}, write); err != nil {
 		return err
@@ -136,7 +135,7 @@ func (s *sqliteStore) DeleteSessions(ctx context.Context, sessions, contents []s
 	// The vector deletions recorded in the outbox are applied by the
 	// vector worker; vecstore zeroes the pages they free.
 	s.wakeVectors()
-	return s.e.scrubDeleted(ctx)
+	return s.scrubDeleted(ctx)
 }
 
 // ForgetSessionFiles deletes the session_files rows of the sessions' files

@@ -89,7 +89,7 @@ func (m StoredMessage) prepared() prepared {
 func (s *sqliteStore) Write(ctx context.Context, ms []StoredMessage, now time.Time) ([]WriteResult, error) {
 	e := s.e
 	if len(ms) == 1 {
-		res, err := e.write(ctx, ms[0].prepared(), now.UnixMilli())
+		res, err := s.write(ctx, ms[0].prepared(), now.UnixMilli())
 		if err != nil {
 			return nil, err
 		}
@@ -121,7 +121,7 @@ func (s *sqliteStore) Write(ctx context.Context, ms []StoredMessage, now time.Ti
 }
 
 func (s *sqliteStore) Messages(ctx context.Context, ids []int64) ([]Message, error) {
-	return s.e.getMessages(ctx, ids)
+	return s.getMessages(ctx, ids)
 }
 
 func (s *sqliteStore) RankFacts(ctx context.Context, ids []int64) ([]Message, error) {
@@ -229,7 +229,7 @@ func (s *sqliteStore) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64
 }
 
 func (s *sqliteStore) Similarities(ctx context.Context, set VectorSet, q []float32, ids []int64) (map[int64]float64, error) {
-	sims, err := s.e.similarities(ctx, set, q, ids)
+	sims, err := s.similarities(ctx, set, q, ids)
 	if err != nil {
 		return nil, vecstoreClass(err)
 	}
@@ -300,7 +300,7 @@ func (s *sqliteStore) Delete(ctx context.Context, id int64) (bool, error) {
 		return false, fmt.Errorf("engine: delete message: %w", classify(err))
 	}
 	s.wakeVectors()
-	return true, e.scrubDeleted(ctx)
+	return true, s.scrubDeleted(ctx)
 }
 
 func (s *sqliteStore) Agents(ctx context.Context, project string) ([]Agent, error) {
@@ -409,13 +409,12 @@ func (s *sqliteStore) Senders(ctx context.Context, names []string) (map[string]b
 // Sets returns the live sets, active first, each with the messages still
 // queued for its vector.
 func (s *sqliteStore) Sets(ctx context.Context) ([]VectorSet, error) {
-	e := s.e
-	sets, err := e.liveSets(ctx, s.r)
+	sets, err := s.liveSets(ctx, s.r)
 	if err != nil {
 		return nil, err
 	}
 	for i := range sets {
-		if sets[i].Pending, err = e.queued(ctx, sets[i].ID); err != nil {
+		if sets[i].Pending, err = s.queued(ctx, sets[i].ID); err != nil {
 			return nil, err
 		}
 	}

@@ -73,7 +73,7 @@ func (st *sqliteStore) vectorsOf(ctx context.Context, s VectorSet, ids []int64) 
 	if len(ids) == 0 {
 		return out, nil
 	}
-	coll, err := st.e.collection(ctx, s, false)
+	coll, err := st.collection(ctx, s, false)
 	if errors.Is(err, chroma.ErrNotFound) {
 		return out, nil
 	}

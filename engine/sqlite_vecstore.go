@@ -59,7 +59,7 @@ type vectors struct {
 // (sqliteStore.OpenVectors).
 func (s *sqliteStore) openVectors(ctx context.Context) error {
 	s.vec.emb = s.opts.Embedder
-	sets, err := s.e.liveSets(ctx, s.w)
+	sets, err := s.liveSets(ctx, s.w)
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func (ss *sqliteStore) openVectorStore(ctx context.Context, sets []VectorSet) er
 				st.Close()
 				return err
 			}
-			if n, err := ss.e.queued(ctx, s.ID); err == nil && n > 0 {
+			if n, err := ss.queued(ctx, s.ID); err == nil && n > 0 {
 				ss.opts.Logger.Info("messages queued for vectors", "messages", n, "model", emb.ModelID(), "set", s.ID)
 			}
 		case active.ModelID != emb.ModelID():
@@ -148,7 +148,7 @@ func (st *sqliteStore) drainOnce(ctx context.Context, n int) (int, error) {
 	if st.vec == nil || st.vec.store == nil {
 		return 0, nil
 	}
-	sets, err := st.e.liveSets(ctx, st.w)
+	sets, err := st.liveSets(ctx, st.w)
 	if err != nil {
 		return 0, err
 	}
@@ -170,12 +170,12 @@ func (st *sqliteStore) drainOnce(ctx context.Context, n int) (int, error) {
 			}
 			continue
 		}
-		if err := st.e.processRows(ctx, s, rows, lease); err != nil {
+		if err := st.processRows(ctx, s, rows, lease); err != nil {
 			ids := make([]int64, len(rows))
 			for i, r := range rows {
 				ids[i] = r.id
 			}
-			st.e.release(ctx, s.ID, ids, lease)
+			st.release(ctx, s.ID, ids, lease)
 			return 0, err
 		}
 		return len(rows), nil
@@ -215,21 +215,21 @@ func (st *sqliteStore) dropRetired(ctx context.Context) {
 
 // collection returns the vecstore id of set s's collection, creating the
 // collection (with the set's model and dimension) on first use.
-func (e *Engine) collection(ctx context.Context, s VectorSet, create bool) (string, error) {
-	e.vec.mu.Lock()
-	id, ok := e.vec.mu.colls[s.Collection]
-	e.vec.mu.Unlock()
+func (st *sqliteStore) collection(ctx context.Context, s VectorSet, create bool) (string, error) {
+	st.vec.mu.Lock()
+	id, ok := st.vec.mu.colls[s.Collection]
+	st.vec.mu.Unlock()
 	if ok {
 		return id, nil
 	}
-	c, err := e.vec.store.GetCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
+	c, err := st.vec.store.GetCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
 	if errors.Is(err, chroma.ErrNotFound) && create {
-		if err := e.vec.store.CreateDatabase(ctx, chroma.DefaultTenant, VectorDatabase); err != nil && !errors.Is(err, chroma.ErrExists) {
+		if err := st.vec.store.CreateDatabase(ctx, chroma.DefaultTenant, VectorDatabase); err != nil && !errors.Is(err, chroma.ErrExists) {
 			return "", fmt.Errorf("engine: vectors: %w", err)
 		}
 		space := chroma.SpaceCosine
 		efSearch, efConstruction := messageEfSearch, messageEfConstruction
-		c, err = e.vec.store.CreateCollection(ctx, chroma.CreateCollectionRequest{
+		c, err = st.vec.store.CreateCollection(ctx, chroma.CreateCollectionRequest{
 			Tenant: chroma.DefaultTenant, Database: VectorDatabase, Name: s.Collection,
 			Metadata: chroma.Metadata{"cairn": where.String("messages"), "model": where.String(s.ModelID),
 				chroma.MetaVectorCode: where.String(string(messageCode))},
@@ -243,9 +243,9 @@ func (e *Engine) collection(ctx context.Context, s VectorSet, create bool) (stri
 	if c.Model != s.ModelID || (c.Dimension != 0 && c.Dimension != s.Dim) {
 		return "", fmt.Errorf("%w: collection %s holds model %q dim %d, vector set %d says %q dim %d", ErrEmbedderMismatch, s.Collection, c.Model, c.Dimension, s.ID, s.ModelID, s.Dim)
 	}
-	e.vec.mu.Lock()
-	e.vec.mu.colls[s.Collection] = c.ID
-	e.vec.mu.Unlock()
+	st.vec.mu.Lock()
+	st.vec.mu.colls[s.Collection] = c.ID
+	st.vec.mu.Unlock()
 	return c.ID, nil
 }
 
@@ -297,8 +297,8 @@ func (s *sqliteStore) loadVectorMeta(ctx context.Context, ids []int64) (map[int6
 // refreshed, so a crash after the vecstore write and before the outbox
 // delete never embeds twice), deletes vectors of deleted messages, then
 // removes the rows.
-func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow, lease int64) error {
-	coll, err := e.collection(ctx, s, true)
+func (st *sqliteStore) processRows(ctx context.Context, s VectorSet, rows []outboxRow, lease int64) error {
+	coll, err := st.collection(ctx, s, true)
 	if err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 		}
 	}
 	if len(ups) > 0 {
-		metas, err := e.sqlite().loadVectorMeta(ctx, ups)
+		metas, err := st.loadVectorMeta(ctx, ups)
 		if err != nil {
 			return err
 		}
@@ -325,7 +325,7 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 		}
 		have := map[string]bool{}
 		if len(strIDs) > 0 {
-			got, err := e.vec.store.Get(ctx, coll, chroma.GetRequest{IDs: strIDs, Include: []chroma.Include{}})
+			got, err := st.vec.store.Get(ctx, coll, chroma.GetRequest{IDs: strIDs, Include: []chroma.Include{}})
 			if err != nil {
 				return fmt.Errorf("engine: vectors: %w", err)
 			}
@@ -353,16 +353,16 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 			todo = append(todo, m)
 		}
 		if len(refresh.IDs) > 0 {
-			if err := e.vec.store.Update(ctx, coll, refresh); err != nil {
+			if err := st.vec.store.Update(ctx, coll, refresh); err != nil {
 				return fmt.Errorf("engine: vectors: %w", err)
 			}
 		}
 		if len(todo) > 0 {
 			texts := make([]string, len(todo))
 			for i, m := range todo {
-				texts[i] = embedText(e.opts.EmbedContext, m)
+				texts[i] = embedText(st.opts.EmbedContext, m)
 			}
-			vecs, err := e.vec.emb.Embed(ctx, texts)
+			vecs, err := st.vec.emb.Embed(ctx, texts)
 			if err != nil {
 				return fmt.Errorf("engine: embed %d messages: %w", len(texts), err)
 			}
@@ -380,7 +380,7 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 			}
 			// Add, not Upsert: ids already stored were skipped above, and
 			// Add leaves an id written meanwhile by another process as is.
-			if err := e.vec.store.Add(ctx, coll, req); err != nil {
+			if err := st.vec.store.Add(ctx, coll, req); err != nil {
 				return fmt.Errorf("engine: vectors: %w", err)
 			}
 		}
@@ -390,18 +390,18 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 		for i, id := range dels {
 			strIDs[i] = strconv.FormatInt(id, 10)
 		}
-		if err := e.vec.store.Delete(ctx, coll, chroma.DeleteRequest{IDs: strIDs}); err != nil {
+		if err := st.vec.store.Delete(ctx, coll, chroma.DeleteRequest{IDs: strIDs}); err != nil {
 			return fmt.Errorf("engine: vectors: %w", err)
 		}
 		doneIDs = append(doneIDs, dels...)
 	}
-	return e.complete(ctx, s.ID, doneIDs, lease)
+	return st.complete(ctx, s.ID, doneIDs, lease)
 }
 
 // queued counts the messages waiting for their vector in set.
-func (e *Engine) queued(ctx context.Context, set int64) (int64, error) {
+func (st *sqliteStore) queued(ctx context.Context, set int64) (int64, error) {
 	var n int64
-	if err := e.r.QueryRowContext(ctx, "SELECT count(*) FROM vector_outbox WHERE set_id = ? AND op = 0", set).Scan(&n); err != nil {
+	if err := st.r.QueryRowContext(ctx, "SELECT count(*) FROM vector_outbox WHERE set_id = ? AND op = 0", set).Scan(&n); err != nil {
 		return 0, fmt.Errorf("engine: vector outbox: %w", classify(err))
 	}
 	return n, nil
@@ -474,7 +474,7 @@ type semanticHit struct {
 // semanticSearch embeds query and returns the k nearest messages among
 // those matching filter, by descending similarity.
 func (st *sqliteStore) semanticSearch(ctx context.Context, s VectorSet, qvec []float32, filter *where.Expr, k int) ([]semanticHit, error) {
-	coll, err := st.e.collection(ctx, s, false)
+	coll, err := st.collection(ctx, s, false)
 	if errors.Is(err, chroma.ErrNotFound) {
 		return nil, nil // nothing embedded yet
 	}
@@ -504,8 +504,8 @@ func (st *sqliteStore) semanticSearch(ctx context.Context, s VectorSet, qvec []f
 
 // similarities returns the exact cosine similarity of qvec to the stored
 // vectors of ids (those that have one).
-func (e *Engine) similarities(ctx context.Context, s VectorSet, qvec []float32, ids []int64) (map[int64]float64, error) {
-	vecs, err := e.sqlite().vectorsOf(ctx, s, ids)
+func (st *sqliteStore) similarities(ctx context.Context, s VectorSet, qvec []float32, ids []int64) (map[int64]float64, error) {
+	vecs, err := st.vectorsOf(ctx, s, ids)
 	if err != nil {
 		return nil, err
 	}

@@ -64,9 +64,8 @@ func (s *sqliteStore) RebuildKeywords(ctx context.Context) error {
 // would embed every message twice), else a building set of the model
 // (resumed when one exists). resumed reports one of the first two cases.
 func (s *sqliteStore) RebuildTarget(ctx context.Context) (VectorSet, bool, error) {
-	e := s.e
 	emb := s.vec.emb
-	sets, err := e.liveSets(ctx, s.w)
+	sets, err := s.liveSets(ctx, s.w)
 	if err != nil {
 		return VectorSet{}, false, err
 	}
@@ -77,7 +76,7 @@ func (s *sqliteStore) RebuildTarget(ctx context.Context) (VectorSet, bool, error
 		if set.State == SetBuilding {
 			return set, true, nil
 		}
-		n, err := e.queued(ctx, set.ID)
+		n, err := s.queued(ctx, set.ID)
 		if err != nil {
 			return VectorSet{}, false, err
 		}
