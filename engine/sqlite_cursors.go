@@ -159,20 +159,11 @@ type cursorRow struct {
 
 // cursorsAboveTx returns agent's cursors above floor.
 func (s *sqliteStore) cursorsAboveTx(ctx context.Context, tx *sql.Tx, agent string, floor int64) ([]cursorRow, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT scope, last_read_id FROM read_cursors WHERE agent = ? AND last_read_id > ? ORDER BY scope", agent, floor)
-	if err != nil {
-		return nil, fmt.Errorf("engine: unread: %w", classify(err))
-	}
-	defer rows.Close()
-	var out []cursorRow
-	for rows.Next() {
-		var c cursorRow
-		if err := rows.Scan(&c.scope, &c.id); err != nil {
-			return nil, fmt.Errorf("engine: unread: %w", classify(err))
-		}
-		out = append(out, c)
-	}
-	return out, classify(rows.Err())
+	return queryAll(ctx, tx, "unread", "SELECT scope, last_read_id FROM read_cursors WHERE agent = ? AND last_read_id > ? ORDER BY scope", []any{agent, floor},
+		func(rows *sql.Rows) (c cursorRow, err error) {
+			err = rows.Scan(&c.scope, &c.id)
+			return c, err
+		})
 }
 
 // UnreadAmong returns which of ids agent has not read (the semantic side

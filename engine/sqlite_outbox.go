@@ -128,44 +128,23 @@ func (st *sqliteStore) getSet(ctx context.Context, id int64) (VectorSet, error) 
 
 // liveSets returns the sets that are not retired, active first.
 func (st *sqliteStore) liveSets(ctx context.Context, db *sql.DB) ([]VectorSet, error) {
-	rows, err := db.QueryContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE state <> 'retired' ORDER BY state = 'active' DESC, id")
-	if err != nil {
-		return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
-	}
-	defer rows.Close()
-	var out []VectorSet
-	for rows.Next() {
-		s, err := scanSet(rows)
-		if err != nil {
-			return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
-		}
-		out = append(out, s)
-	}
-	return out, classify(rows.Err())
+	return queryAll(ctx, db, "vector sets", "SELECT "+setColumns+" FROM vector_sets WHERE state <> 'retired' ORDER BY state = 'active' DESC, id", nil,
+		func(rows *sql.Rows) (VectorSet, error) { return scanSet(rows) })
 }
 
 // AllSets returns every set, the retired ones too, each with all its
 // outbox rows (deletions included).
 func (s *sqliteStore) AllSets(ctx context.Context) ([]VectorSet, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT "+setColumns+", (SELECT count(*) FROM vector_outbox o WHERE o.set_id = s.id) FROM vector_sets s ORDER BY id")
-	if err != nil {
-		return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []VectorSet{}
-	for rows.Next() {
-		var s VectorSet
-		var created, activated int64
-		if err := rows.Scan(&s.ID, &s.ModelID, &s.Dim, &s.Collection, &s.State, &created, &activated, &s.Pending); err != nil {
-			return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
-		}
-		s.CreatedAt = fromMillis(created)
-		if activated > 0 {
-			s.ActivatedAt = fromMillis(activated)
-		}
-		out = append(out, s)
-	}
-	return out, classify(rows.Err())
+	return queryAll(ctx, s.r, "vector sets", "SELECT "+setColumns+", (SELECT count(*) FROM vector_outbox o WHERE o.set_id = s.id) FROM vector_sets s ORDER BY id", nil,
+		func(rows *sql.Rows) (s VectorSet, err error) {
+			var created, activated int64
+			err = rows.Scan(&s.ID, &s.ModelID, &s.Dim, &s.Collection, &s.State, &created, &activated, &s.Pending)
+			s.CreatedAt = fromMillis(created)
+			if activated > 0 {
+				s.ActivatedAt = fromMillis(activated)
+			}
+			return s, err
+		})
 }
 
 type outboxRow struct {

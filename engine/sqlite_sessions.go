@@ -37,23 +37,13 @@ func (s *sqliteStore) Sessions(ctx context.Context, id string) ([]Session, error
 	if id != "" {
 		where, args = "WHERE id = ?", []any{id}
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
-		FROM sessions `+where+` ORDER BY last_at DESC, id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: list sessions: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []Session{}
-	for rows.Next() {
-		var s Session
+	return queryAll(ctx, s.r, "list sessions", `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
+		FROM sessions `+where+` ORDER BY last_at DESC, id`, args, func(rows *sql.Rows) (s Session, err error) {
 		var first, last, imp, upd int64
-		if err := rows.Scan(&s.ID, &s.Source, &s.Project, &s.CWD, &s.GitBranch, &s.MessageCount, &first, &last, &imp, &upd); err != nil {
-			return nil, classify(err)
-		}
+		err = rows.Scan(&s.ID, &s.Source, &s.Project, &s.CWD, &s.GitBranch, &s.MessageCount, &first, &last, &imp, &upd)
 		s.FirstAt, s.LastAt, s.ImportedAt, s.UpdatedAt = fromMillis(first), fromMillis(last), fromMillis(imp), fromMillis(upd)
-		out = append(out, s)
-	}
-	return out, classify(rows.Err())
+		return s, err
+	})
 }
 
 // SessionRecords reads the session's records with their contents; false
@@ -98,22 +88,12 @@ func (s *sqliteStore) SessionRecords(ctx context.Context, id string) ([]SessionR
 
 // SessionRefs reads the records holding the chunk stored as message id.
 func (s *sqliteStore) SessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT sm.session_id, sm.seq, sm.uuid, ch.idx, ch.start_byte, ch.end_byte
+	return queryAll(ctx, s.r, "session refs", `SELECT sm.session_id, sm.seq, sm.uuid, ch.idx, ch.start_byte, ch.end_byte
 		FROM session_chunks ch JOIN session_messages sm ON sm.content_hash = ch.content_hash
-		WHERE ch.message_id = ? ORDER BY sm.created_at, sm.session_id, sm.seq`, messageID)
-	if err != nil {
-		return nil, fmt.Errorf("engine: session refs: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []SessionRef{}
-	for rows.Next() {
-		var r SessionRef
-		if err := rows.Scan(&r.SessionID, &r.Seq, &r.UUID, &r.Chunk, &r.Start, &r.End); err != nil {
-			return nil, classify(err)
-		}
-		out = append(out, r)
-	}
-	return out, classify(rows.Err())
+		WHERE ch.message_id = ? ORDER BY sm.created_at, sm.session_id, sm.seq`, []any{messageID}, func(rows *sql.Rows) (r SessionRef, err error) {
+		err = rows.Scan(&r.SessionID, &r.Seq, &r.UUID, &r.Chunk, &r.Start, &r.End)
+		return r, err
+	})
 }
 
 // SessionOrphans is what GC's plan reads (Retention.sessionOrphans).

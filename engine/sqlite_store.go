@@ -259,23 +259,10 @@ func (s *sqliteStore) Replies(ctx context.Context, askers []int64, within time.D
 		q += " AND " + cond
 		args = append(args, fargs...)
 	}
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	defer rows.Close()
-	var out []Reply
-	for rows.Next() {
-		var r Reply
-		if err := rows.Scan(&r.Asker, &r.Reply); err != nil {
-			return nil, fmt.Errorf("engine: search: %w", classify(err))
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	return out, nil
+	return queryAll(ctx, s.r, "search", q, args, func(rows *sql.Rows) (r Reply, err error) {
+		err = rows.Scan(&r.Asker, &r.Reply)
+		return r, err
+	})
 }
 
 // Delete deletes in one transaction, then scrubs the WAL (DeleteMessage).
@@ -311,25 +298,12 @@ func (s *sqliteStore) Agents(ctx context.Context, project string) ([]Agent, erro
 		args = append(args, project)
 	}
 	q += " ORDER BY name, project_id"
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: list agents: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []Agent{}
-	for rows.Next() {
-		var a Agent
+	return queryAll(ctx, s.r, "list agents", q, args, func(rows *sql.Rows) (a Agent, err error) {
 		var created, last int64
-		if err := rows.Scan(&a.Name, &a.ProjectID, &a.Description, &a.MessageCount, &created, &last); err != nil {
-			return nil, fmt.Errorf("engine: list agents: %w", classify(err))
-		}
+		err = rows.Scan(&a.Name, &a.ProjectID, &a.Description, &a.MessageCount, &created, &last)
 		a.CreatedAt, a.LastActive = fromMillis(created), fromMillis(last)
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: list agents: %w", classify(err))
-	}
-	return out, nil
+		return a, err
+	})
 }
 
 func (s *sqliteStore) After(ctx context.Context, after int64, limit int) ([]Message, error) {
@@ -349,23 +323,8 @@ func (s *sqliteStore) Count(ctx context.Context) (int64, error) {
 }
 
 func (s *sqliteStore) Channels(ctx context.Context) ([]Channel, error) {
-	rows, err := s.r.QueryContext(ctx, "SELECT "+channelColumns+" FROM channels ORDER BY id")
-	if err != nil {
-		return nil, fmt.Errorf("engine: list channels: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []Channel{}
-	for rows.Next() {
-		c, err := scanChannel(rows)
-		if err != nil {
-			return nil, fmt.Errorf("engine: list channels: %w", classify(err))
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: list channels: %w", classify(err))
-	}
-	return out, nil
+	return queryAll(ctx, s.r, "list channels", "SELECT "+channelColumns+" FROM channels ORDER BY id", nil,
+		func(rows *sql.Rows) (Channel, error) { return scanChannel(rows) })
 }
 
 func (s *sqliteStore) Channel(ctx context.Context, id string) (Channel, bool, error) {

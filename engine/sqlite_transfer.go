@@ -255,6 +255,23 @@ func scanAll[T any](rows *sql.Rows, scan func(*sql.Rows) (T, error)) ([]T, error
 	return out, classify(rows.Err())
 }
 
+// queryAll runs query on q and scans each row with scan; its errors read
+// "engine: OP: ...". No rows is an empty slice, not nil.
+func queryAll[T any](ctx context.Context, q querier, op, query string, args []any, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %s: %w", op, classify(err))
+	}
+	out, err := scanAll(rows, scan)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %s: %w", op, err)
+	}
+	if out == nil {
+		out = []T{}
+	}
+	return out, nil
+}
+
 func (s *sqliteStore) PutAgents(ctx context.Context, as []Agent) error {
 	return s.transferTx(ctx, "store agents", func(tx *sql.Tx) error {
 		for _, a := range as {
