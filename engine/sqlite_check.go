@@ -183,18 +183,5 @@ func (s *sqliteStore) Consistency(ctx context.Context) (CheckReport, error) {
 }
 
 func (s *sqliteStore) idSet(ctx context.Context, q string, args ...any) (map[int64]bool, error) {
-	rows, err := s.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: check: %w", classify(err))
-	}
-	defer rows.Close()
-	out := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("engine: check: %w", classify(err))
-		}
-		out[id] = true
-	}
-	return out, classify(rows.Err())
+	return querySet[int64](ctx, s.r, "check", q, args...)
 }

@@ -170,23 +170,10 @@ func (s *sqliteStore) cursorsAboveTx(ctx context.Context, tx *sql.Tx, agent stri
 // of a search restricted to unread messages, whose vector metadata cannot
 // say).
 func (s *sqliteStore) UnreadAmong(ctx context.Context, agent string, ids []int64) (map[int64]bool, error) {
-	out := make(map[int64]bool, len(ids))
 	if len(ids) == 0 {
-		return out, nil
+		return map[int64]bool{}, nil
 	}
 	cond, args := unreadSQL("m", agent)
-	rows, err := s.r.QueryContext(ctx, "SELECT m.id FROM messages m WHERE m.id IN ("+placeholders(len(ids))+") AND "+cond,
+	return querySet[int64](ctx, s.r, "search", "SELECT m.id FROM messages m WHERE m.id IN ("+placeholders(len(ids))+") AND "+cond,
 		append(int64Args(ids), args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("engine: search: %w", classify(err))
-		}
-		out[id] = true
-	}
-	return out, classify(rows.Err())
 }

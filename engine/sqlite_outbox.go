@@ -216,27 +216,14 @@ func (s *sqliteStore) release(ctx context.Context, set int64, ids []int64, lease
 
 // pendingIDs returns which of ids still wait for their vector in set.
 func (s *sqliteStore) pendingIDs(ctx context.Context, set int64, ids []int64) (map[int64]bool, error) {
-	out := map[int64]bool{}
 	if len(ids) == 0 {
-		return out, nil
+		return map[int64]bool{}, nil
 	}
 	args := []any{set}
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT message_id FROM vector_outbox WHERE set_id = ? AND op = 0 AND message_id IN ("+placeholders(len(ids))+")", args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: vector outbox: %w", classify(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, classify(err)
-		}
-		out[id] = true
-	}
-	return out, classify(rows.Err())
+	return querySet[int64](ctx, s.r, "vector outbox", "SELECT message_id FROM vector_outbox WHERE set_id = ? AND op = 0 AND message_id IN ("+placeholders(len(ids))+")", args...)
 }
 
 // promote makes building set id active once its outbox is empty, retiring

@@ -339,30 +339,14 @@ func (s *sqliteStore) Channel(ctx context.Context, id string) (Channel, bool, er
 }
 
 func (s *sqliteStore) Senders(ctx context.Context, names []string) (map[string]bool, error) {
-	out := map[string]bool{}
 	if len(names) == 0 {
-		return out, nil
+		return map[string]bool{}, nil
 	}
 	args := make([]any, len(names))
 	for i, n := range names {
 		args[i] = n
 	}
-	rows, err := s.r.QueryContext(ctx, "SELECT DISTINCT lower(name) FROM agents WHERE lower(name) IN ("+placeholders(len(names))+")", args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("engine: search: %w", classify(err))
-		}
-		out[n] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	return out, nil
+	return querySet[string](ctx, s.r, "search", "SELECT DISTINCT lower(name) FROM agents WHERE lower(name) IN ("+placeholders(len(names))+")", args...)
 }
 
 // Sets returns the live sets, active first, each with the messages still

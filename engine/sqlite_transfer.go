@@ -272,6 +272,28 @@ func queryAll[T any](ctx context.Context, q querier, op, query string, args []an
 	return out, nil
 }
 
+// querySet runs query on q, whose rows have one column, and returns the
+// values it read as a set; its errors read "engine: OP: ...".
+func querySet[K comparable](ctx context.Context, q querier, op, query string, args ...any) (map[K]bool, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %s: %w", op, classify(err))
+	}
+	defer rows.Close()
+	out := map[K]bool{}
+	for rows.Next() {
+		var k K
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("engine: %s: %w", op, classify(err))
+		}
+		out[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("engine: %s: %w", op, classify(err))
+	}
+	return out, nil
+}
+
 func (s *sqliteStore) PutAgents(ctx context.Context, as []Agent) error {
 	return s.transferTx(ctx, "store agents", func(tx *sql.Tx) error {
 		for _, a := range as {
