@@ -87,7 +87,6 @@ func (m StoredMessage) prepared() prepared {
 }
 
 func (s *sqliteStore) Write(ctx context.Context, ms []StoredMessage, now time.Time) ([]WriteResult, error) {
-	e := s.e
 	if len(ms) == 1 {
 		res, err := s.write(ctx, ms[0].prepared(), now.UnixMilli())
 		if err != nil {
@@ -104,7 +103,7 @@ func (s *sqliteStore) Write(ctx context.Context, ms []StoredMessage, now time.Ti
 		return nil, fmt.Errorf("engine: store messages: %w", classify(err))
 	}
 	defer tx.Rollback()
-	out, created, err := e.writeBatchTx(ctx, tx, ps, now.UnixMilli())
+	out, created, err := s.writeBatchTx(ctx, tx, ps, now.UnixMilli())
 	if err != nil {
 		return nil, err
 	}
