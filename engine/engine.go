@@ -225,7 +225,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t), leftovers: leftovers}
 	e.vec = &vectors{}
 	e.vec.mu.colls = map[string]string{}
-	e.store = &sqliteStore{db: e.db, fts: t, kw: e.kw, vec: e.vec, searches: &e.searches, wakeVectors: e.wakeVectors, e: e}
+	e.store = &sqliteStore{db: e.db, fts: t, kw: e.kw, vec: e.vec, searches: &e.searches,
+		wakeVectors: e.wakeVectors, validAmong: e.validAmong, convertVectors: e.ConvertVectors, msgs: e}
 	e.worker.wake = make(chan struct{}, 1)
 	e.sessions = &Sessions{db: e.db, msgs: e, over: e}
 	e.retention = &Retention{db: e.db, fts: t, msgs: e, over: e}

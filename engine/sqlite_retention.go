@@ -50,13 +50,12 @@ func (s *sqliteStore) MessageIDsOf(ctx context.Context, channel, agent string) (
 // DeleteMessages deletes in one transaction (deleteMessagesTx), wakes the
 // worker for the vectors' deletions and scrubs the WAL.
 func (s *sqliteStore) DeleteMessages(ctx context.Context, ids []int64, dropChannel string) error {
-	e := s.e
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("engine: delete messages: %w", classify(err))
 	}
 	defer tx.Rollback()
-	if err := e.deleteMessagesTx(ctx, tx, ids); err != nil {
+	if err := s.msgs.deleteMessagesTx(ctx, tx, ids); err != nil {
 		return err
 	}
 	if dropChannel != "" {

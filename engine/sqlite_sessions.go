@@ -108,7 +108,7 @@ func (s *sqliteStore) DeleteSessions(ctx context.Context, sessions, contents []s
 	for i, id := range messages {
 		items[i] = GCItem{ID: id}
 	}
-	rt := &Retention{db: s.db, msgs: s.e}
+	rt := &Retention{db: s.db, msgs: s.msgs}
 	if err := rt.apply(ctx, &GCReport{Messages: items}, sessions, contents); err != nil {
 		return err
 	}

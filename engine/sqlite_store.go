@@ -16,9 +16,11 @@ import (
 // index (engine/sqlite_keyword_index.go), vectors in vecstore with the SQLite
 // outbox (engine/sqlite_vecstore.go, sqlite_outbox.go). Open builds it and
 // hands it to the Engine as its Store; its methods are here and in
-// engine/sqlite_*.go. What it needs of the Engine arrives as fields: the
-// options (in db), the search counter that write transactions flush, and
-// the call that wakes the vector worker.
+// engine/sqlite_*.go. What it needs of the Engine arrives as fields, not
+// as a pointer to it: the options (in db), the search counter that write
+// transactions flush, the call that wakes the vector worker, the
+// breadcrumb rule, the vector conversion and the message deletion that
+// Retention shares.
 type sqliteStore struct {
 	// db holds the SQLite handles, the data dir and the options. The
 	// operations only the data dir has (Sessions, Retention, Backups) share
@@ -34,10 +36,16 @@ type sqliteStore struct {
 	searches *searchCounter
 	// wakeVectors tells the Engine's vector worker that outbox rows wait.
 	wakeVectors func()
-	// e reaches the Engine methods the store still shares with the
-	// Engine's own SQLite paths (batches, transfers, vectors); see
-	// engine/doc.go.
-	e *Engine
+	// validAmong keeps the ids whose breadcrumbs hold at the repositories'
+	// heads (the Engine's Selection.ValidAt rule, engine/crumbmarks.go).
+	validAmong func(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error)
+	// convertVectors rewrites the message collections of an older vector
+	// code (Engine.ConvertVectors), for PrepareVectors.
+	convertVectors func(ctx context.Context, progress ConvertProgress) error
+	// msgs is the Engine's message path that Retention shares with the
+	// store: deleting messages (deleteMessagesTx, in engine/retention.go)
+	// and, for DeleteSessions, the rest of messageStore.
+	msgs messageStore
 }
 
 var _ Store = (*sqliteStore)(nil)
@@ -199,7 +207,6 @@ func (s *sqliteStore) Nearest(ctx context.Context, set VectorSet, q []float32, f
 // sqlOnlyAmong returns the ids among ids that pass the parts of f the
 // vector metadata cannot hold (UnreadBy, ValidAt).
 func (s *sqliteStore) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64) (map[int64]bool, error) {
-	e := s.e
 	pass := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		pass[id] = true
@@ -209,7 +216,7 @@ func (s *sqliteStore) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64
 		keep func() (map[int64]bool, error)
 	}{
 		{f.UnreadBy != "", func() (map[int64]bool, error) { return s.UnreadAmong(ctx, f.UnreadBy, ids) }},
-		{f.ValidAt != nil, func() (map[int64]bool, error) { return e.validAmong(ctx, f.ValidAt, ids) }},
+		{f.ValidAt != nil, func() (map[int64]bool, error) { return s.validAmong(ctx, f.ValidAt, ids) }},
 	} {
 		if !among.on {
 			continue
@@ -266,7 +273,6 @@ func (s *sqliteStore) Replies(ctx context.Context, askers []int64, within time.D
 
 // Delete deletes in one transaction, then scrubs the WAL (DeleteMessage).
 func (s *sqliteStore) Delete(ctx context.Context, id int64) (bool, error) {
-	e := s.e
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("engine: delete message: %w", classify(err))
@@ -279,7 +285,7 @@ func (s *sqliteStore) Delete(ctx context.Context, id int64) (bool, error) {
 	if n == 0 {
 		return false, nil
 	}
-	if err := e.deleteMessagesTx(ctx, tx, []int64{id}); err != nil {
+	if err := s.msgs.deleteMessagesTx(ctx, tx, []int64{id}); err != nil {
 		return false, err
 	}
 	if err := tx.Commit(); err != nil {
@@ -388,8 +394,9 @@ func (s *sqliteStore) Close() error {
 }
 
 // sqlite is the Engine's store as the embedded store, for the Engine's
-// own SQLite paths not yet behind the port (batches, imports, retention).
-// Their callers hold enter, which refuses an Engine over another Store.
+// own SQLite paths not yet behind the port (writeTx, retention's outbox
+// rows, the project migration, the vector conversion). Their callers hold
+// enter, which refuses an Engine over another Store.
 func (e *Engine) sqlite() *sqliteStore {
 	s, _ := e.store.(*sqliteStore)
 	return s
