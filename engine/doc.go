@@ -110,7 +110,7 @@
 // breadcrumb marks, stats, the timeline, check and consistency, search
 // counts, sessions, retention and the size quota, the transfer of
 // sessions, cursors and marks as stored (TransferTo), rebuilds and the
-// vectors. Open's store is embeddedStore (this SQLite database, FTS5 and
+// vectors. Open's store is sqliteStore (this SQLite database, FTS5 and
 // the in-memory BM25 index, vecstore; its SQL in
 // sqlite_*.go); OpenBackend takes another (package engine/postgres: PostgreSQL).
 // The orchestration above it (validation, search planning, query

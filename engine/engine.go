@@ -168,7 +168,7 @@ type Engine struct {
 	searches searchCounter // this process's searches not yet stored (engine/searchstats.go)
 
 	// store is the storage boundary every shared operation goes through:
-	// the data dir's embeddedStore (engine/sqlite_store.go) or the Store
+	// the data dir's sqliteStore (engine/sqlite_store.go) or the Store
 	// OpenBackend took.
 	store Store
 
@@ -223,7 +223,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t), leftovers: leftovers}
-	e.store = embeddedStore{e}
+	e.vec = &vectors{}
+	e.vec.mu.colls = map[string]string{}
+	e.store = &sqliteStore{db: e.db, fts: t, kw: e.kw, vec: e.vec, searches: &e.searches,
+		wakeVectors: e.wakeVectors, validAmong: e.validAmong, convertVectors: e.ConvertVectors, msgs: e}
 	e.worker.wake = make(chan struct{}, 1)
 	e.sessions = &Sessions{db: e.db, msgs: e, over: e}
 	e.retention = &Retention{db: e.db, fts: t, msgs: e, over: e}

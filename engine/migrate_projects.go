@@ -122,7 +122,7 @@ func (e *Engine) sessionProjectsTx(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "UPDATE agents SET message_count = max(message_count - ?, 0) WHERE name = ? AND project_id = ''", len(mv.IDs), mv.Sender); err != nil {
 			return err
 		}
-		if err := e.touchAgentTx(ctx, tx, mv.Sender, mv.Project, now, mv.First, mv.Last, len(mv.IDs)); err != nil {
+		if err := e.sqlite().touchAgentTx(ctx, tx, mv.Sender, mv.Project, now, mv.First, mv.Last, len(mv.IDs)); err != nil {
 			return err
 		}
 		// An upsert queued for a message whose vector is stored refreshes

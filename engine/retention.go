@@ -465,7 +465,7 @@ func (e *Engine) deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) 
 		if _, err := del.ExecContext(ctx, id); err != nil {
 			return fmt.Errorf("engine: delete message %d: %w", id, classify(err))
 		}
-		if err := e.outboxDeleteTx(ctx, tx, id); err != nil { // vector outbox (engine/sqlite_outbox.go)
+		if err := e.sqlite().outboxDeleteTx(ctx, tx, id); err != nil { // vector outbox (engine/sqlite_outbox.go)
 			return err
 		}
 		channels[channel]++

@@ -9,9 +9,8 @@ import (
 
 // CreateChannel inserts c and, for a channel of a project, the project's
 // channels, in one transaction.
-func (s embeddedStore) CreateChannel(ctx context.Context, c Channel) (bool, error) {
-	e := s.e
-	tx, err := e.w.BeginTx(ctx, nil)
+func (s *sqliteStore) CreateChannel(ctx context.Context, c Channel) (bool, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("engine: create channel: %w", classify(err))
 	}
@@ -26,7 +25,7 @@ func (s embeddedStore) CreateChannel(ctx context.Context, c Channel) (bool, erro
 		return false, nil
 	}
 	if c.ProjectID != "" {
-		if err := e.ensureProjectTx(ctx, tx, c.ProjectID, now); err != nil {
+		if err := s.ensureProjectTx(ctx, tx, c.ProjectID, now); err != nil {
 			return false, err
 		}
 	}
@@ -36,8 +35,8 @@ func (s embeddedStore) CreateChannel(ctx context.Context, c Channel) (bool, erro
 	return true, nil
 }
 
-func (s embeddedStore) ChannelMessageIDs(ctx context.Context, channel string) ([]int64, error) {
-	rows, err := s.e.r.QueryContext(ctx, "SELECT id FROM messages WHERE channel_id = ? ORDER BY id", channel)
+func (s *sqliteStore) ChannelMessageIDs(ctx context.Context, channel string) ([]int64, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT id FROM messages WHERE channel_id = ? ORDER BY id", channel)
 	if err != nil {
 		return nil, fmt.Errorf("engine: export: %w", classify(err))
 	}

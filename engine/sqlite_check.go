@@ -14,19 +14,19 @@ import (
 
 // Integrity runs SQLite's quick_check, the foreign key check, the channel
 // counters against the messages and FTS5's integrity check.
-func (s embeddedStore) Integrity(ctx context.Context) ([]string, error) {
+func (s *sqliteStore) Integrity(ctx context.Context) ([]string, error) {
 	// quick_check also runs FTS5's own check of its index, which reads the
 	// index structure a connection cached at its last FTS5 query without
 	// asking whether another connection changed it since (a secure-delete
 	// that dropped a segment leaves the cache naming pages that are gone:
 	// a false "corruption found"). An FTS5 query on the same connection
 	// first reloads the structure.
-	conn, err := s.e.r.Conn(ctx)
+	conn, err := s.r.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("engine: check: %w", classify(err))
 	}
 	defer conn.Close()
-	if err := s.e.fts.Refresh(ctx, conn); err != nil {
+	if err := s.fts.Refresh(ctx, conn); err != nil {
 		return nil, fmt.Errorf("engine: check: %w", classify(err))
 	}
 	rows, err := conn.QueryContext(ctx, "PRAGMA quick_check")
@@ -49,14 +49,14 @@ func (s embeddedStore) Integrity(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("engine: check: %w", classify(err))
 	}
 	var orphans int
-	if err := s.e.r.QueryRowContext(ctx, "SELECT count(*) FROM pragma_foreign_key_check").Scan(&orphans); err != nil {
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM pragma_foreign_key_check").Scan(&orphans); err != nil {
 		return nil, fmt.Errorf("engine: check: %w", classify(err))
 	}
 	if orphans > 0 {
 		problems = append(problems, fmt.Sprintf("%d rows break foreign keys", orphans))
 	}
 	var counted, stored int64
-	if err := s.e.r.QueryRowContext(ctx, "SELECT (SELECT coalesce(sum(message_count), 0) FROM channels), (SELECT count(*) FROM messages)").Scan(&counted, &stored); err != nil {
+	if err := s.r.QueryRowContext(ctx, "SELECT (SELECT coalesce(sum(message_count), 0) FROM channels), (SELECT count(*) FROM messages)").Scan(&counted, &stored); err != nil {
 		return nil, fmt.Errorf("engine: check: %w", classify(err))
 	}
 	if counted != stored {
@@ -64,7 +64,7 @@ func (s embeddedStore) Integrity(ctx context.Context) ([]string, error) {
 	}
 	// integrity-check writes nothing but is an INSERT statement: it needs
 	// the writer connection.
-	if err := s.e.ftsIntegrity(ctx); err != nil {
+	if err := s.ftsIntegrity(ctx); err != nil {
 		problems = append(problems, err.Error())
 	}
 	return problems, nil
@@ -74,12 +74,12 @@ func (s embeddedStore) Integrity(ctx context.Context) ([]string, error) {
 // INSERT statement that writes nothing, which a database read as an
 // immutable file refuses; there SQLite's quick_check of the table runs the
 // same check of the index (FTS5's xIntegrity).
-func (e *Engine) ftsIntegrity(ctx context.Context) error {
-	if !e.immutable {
-		return e.fts.Check(ctx, e.w)
+func (st *sqliteStore) ftsIntegrity(ctx context.Context) error {
+	if !st.immutable {
+		return st.fts.Check(ctx, st.w)
 	}
 	var res string
-	if err := e.r.QueryRowContext(ctx, "PRAGMA quick_check(messages_fts)").Scan(&res); err != nil {
+	if err := st.r.QueryRowContext(ctx, "PRAGMA quick_check(messages_fts)").Scan(&res); err != nil {
 		return fmt.Errorf("fts: integrity check: %w", classify(err))
 	}
 	if res != "ok" {
@@ -91,18 +91,17 @@ func (e *Engine) ftsIntegrity(ctx context.Context) error {
 // Consistency compares the messages with the FTS5 index and every live
 // vector set's collection in vecstore; the data dir's mode warnings come
 // with it.
-func (s embeddedStore) Consistency(ctx context.Context) (CheckReport, error) {
-	e := s.e
+func (s *sqliteStore) Consistency(ctx context.Context) (CheckReport, error) {
 	var rep CheckReport
 	rep.Problems = []string{}
 	rep.Sets = []SetCheck{}
-	rep.Warnings = modeWarnings(e.dir)
-	msgs, err := e.idSet(ctx, "SELECT id FROM messages")
+	rep.Warnings = modeWarnings(s.dir)
+	msgs, err := s.idSet(ctx, "SELECT id FROM messages")
 	if err != nil {
 		return rep, err
 	}
 	rep.Messages = int64(len(msgs))
-	ftsIDs, err := e.idSet(ctx, "SELECT id FROM messages_fts_docsize")
+	ftsIDs, err := s.idSet(ctx, "SELECT id FROM messages_fts_docsize")
 	if err != nil {
 		return rep, err
 	}
@@ -116,32 +115,33 @@ func (s embeddedStore) Consistency(ctx context.Context) (CheckReport, error) {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("fts: %d index rows belong to no message (e.g. %v)", rep.FTSExtra, rep.FTSExtraIDs))
 	}
 	rep.FTSIntegrity = "ok"
-	if err := e.ftsIntegrity(ctx); err != nil {
+	if err := s.ftsIntegrity(ctx); err != nil {
 		rep.FTSIntegrity = err.Error()
 		rep.Problems = append(rep.Problems, err.Error())
 	}
 
-	sets, err := e.liveSets(ctx, e.r)
+	sets, err := s.liveSets(ctx, s.r)
 	if err != nil {
 		return rep, err
 	}
+	st := s // the loop names each set s
 	for _, s := range sets {
 		sc := SetCheck{VectorSet: s}
-		ups, err := e.idSet(ctx, "SELECT message_id FROM vector_outbox WHERE op = 0 AND set_id = ?", s.ID)
+		ups, err := st.idSet(ctx, "SELECT message_id FROM vector_outbox WHERE op = 0 AND set_id = ?", s.ID)
 		if err != nil {
 			return rep, err
 		}
-		dels, err := e.idSet(ctx, "SELECT message_id FROM vector_outbox WHERE op = 1 AND set_id = ?", s.ID)
+		dels, err := st.idSet(ctx, "SELECT message_id FROM vector_outbox WHERE op = 1 AND set_id = ?", s.ID)
 		if err != nil {
 			return rep, err
 		}
 		sc.PendingUpserts, sc.PendingDeletes = int64(len(ups)), int64(len(dels))
 		sc.Pending = sc.PendingUpserts + sc.PendingDeletes
 		vecIDs := map[int64]bool{}
-		if e.vec == nil || e.vec.store == nil {
+		if st.vec == nil || st.vec.store == nil {
 			rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: the vector store is not open", s.ID))
 		} else {
-			c, err := e.vec.store.GetCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
+			c, err := st.vec.store.GetCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
 			switch {
 			case errors.Is(err, chroma.ErrNotFound):
 			case err != nil:
@@ -154,7 +154,7 @@ func (s embeddedStore) Consistency(ctx context.Context) (CheckReport, error) {
 				if c.Dimension != 0 && c.Dimension != s.Dim {
 					rep.Problems = append(rep.Problems, fmt.Sprintf("vector set %d: collection %s has dimension %d, the set %d", s.ID, s.Collection, c.Dimension, s.Dim))
 				}
-				got, err := e.vec.store.Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{}})
+				got, err := st.vec.store.Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{}})
 				if err != nil {
 					return rep, fmt.Errorf("engine: check vectors: %w", err)
 				}
@@ -182,19 +182,6 @@ func (s embeddedStore) Consistency(ctx context.Context) (CheckReport, error) {
 	return rep, nil
 }
 
-func (e *Engine) idSet(ctx context.Context, q string, args ...any) (map[int64]bool, error) {
-	rows, err := e.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: check: %w", classify(err))
-	}
-	defer rows.Close()
-	out := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("engine: check: %w", classify(err))
-		}
-		out[id] = true
-	}
-	return out, classify(rows.Err())
+func (s *sqliteStore) idSet(ctx context.Context, q string, args ...any) (map[int64]bool, error) {
+	return querySet[int64](ctx, s.r, "check", q, args...)
 }

@@ -19,13 +19,12 @@ func unreadSQL(alias, agent string) (string, []any) {
 			'project:' || (SELECT ch.project_id FROM channels ch WHERE ch.id = ` + alias + `.channel_id)))`, []any{agent, agent}
 }
 
-func (s embeddedStore) Unread(ctx context.Context, agent, channel, project string, limit int) ([]Message, int64, error) {
-	e := s.e
+func (s *sqliteStore) Unread(ctx context.Context, agent, channel, project string, limit int) ([]Message, int64, error) {
 	scope, err := cursorScope(agent, channel, project)
 	if err != nil {
 		return nil, 0, err
 	}
-	tx, err := e.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, 0, fmt.Errorf("engine: unread: %w", classify(err))
 	}
@@ -60,7 +59,7 @@ func (s embeddedStore) Unread(ctx context.Context, agent, channel, project strin
 	if err != nil {
 		return nil, 0, fmt.Errorf("engine: unread: %w", classify(err))
 	}
-	above, err := e.cursorsAboveTx(ctx, tx, agent, floor)
+	above, err := s.cursorsAboveTx(ctx, tx, agent, floor)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -106,9 +105,8 @@ func (s embeddedStore) Unread(ctx context.Context, agent, channel, project strin
 	return out, count, nil
 }
 
-func (s embeddedStore) MarkRead(ctx context.Context, agent, scope, channel string, upTo int64, now time.Time) (ReadCursor, error) {
-	e := s.e
-	tx, err := e.w.BeginTx(ctx, nil)
+func (s *sqliteStore) MarkRead(ctx context.Context, agent, scope, channel string, upTo int64, now time.Time) (ReadCursor, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return ReadCursor{}, fmt.Errorf("engine: mark read: %w", classify(err))
 	}
@@ -160,45 +158,22 @@ type cursorRow struct {
 }
 
 // cursorsAboveTx returns agent's cursors above floor.
-func (e *Engine) cursorsAboveTx(ctx context.Context, tx *sql.Tx, agent string, floor int64) ([]cursorRow, error) {
-	rows, err := tx.QueryContext(ctx, "SELECT scope, last_read_id FROM read_cursors WHERE agent = ? AND last_read_id > ? ORDER BY scope", agent, floor)
-	if err != nil {
-		return nil, fmt.Errorf("engine: unread: %w", classify(err))
-	}
-	defer rows.Close()
-	var out []cursorRow
-	for rows.Next() {
-		var c cursorRow
-		if err := rows.Scan(&c.scope, &c.id); err != nil {
-			return nil, fmt.Errorf("engine: unread: %w", classify(err))
-		}
-		out = append(out, c)
-	}
-	return out, classify(rows.Err())
+func (s *sqliteStore) cursorsAboveTx(ctx context.Context, tx *sql.Tx, agent string, floor int64) ([]cursorRow, error) {
+	return queryAll(ctx, tx, "unread", "SELECT scope, last_read_id FROM read_cursors WHERE agent = ? AND last_read_id > ? ORDER BY scope", []any{agent, floor},
+		func(rows *sql.Rows) (c cursorRow, err error) {
+			err = rows.Scan(&c.scope, &c.id)
+			return c, err
+		})
 }
 
 // UnreadAmong returns which of ids agent has not read (the semantic side
 // of a search restricted to unread messages, whose vector metadata cannot
 // say).
-func (s embeddedStore) UnreadAmong(ctx context.Context, agent string, ids []int64) (map[int64]bool, error) {
-	e := s.e
-	out := make(map[int64]bool, len(ids))
+func (s *sqliteStore) UnreadAmong(ctx context.Context, agent string, ids []int64) (map[int64]bool, error) {
 	if len(ids) == 0 {
-		return out, nil
+		return map[int64]bool{}, nil
 	}
 	cond, args := unreadSQL("m", agent)
-	rows, err := e.r.QueryContext(ctx, "SELECT m.id FROM messages m WHERE m.id IN ("+placeholders(len(ids))+") AND "+cond,
+	return querySet[int64](ctx, s.r, "search", "SELECT m.id FROM messages m WHERE m.id IN ("+placeholders(len(ids))+") AND "+cond,
 		append(int64Args(ids), args...)...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("engine: search: %w", classify(err))
-		}
-		out[id] = true
-	}
-	return out, classify(rows.Err())
 }

@@ -41,13 +41,13 @@ func (k *memKeywordIndex) close() {
 }
 
 // startBuild starts the background build, once per process.
-func (e *Engine) startKeywordBuild(k *memKeywordIndex) {
+func (st *sqliteStore) startKeywordBuild(k *memKeywordIndex) {
 	k.once.Do(func() {
 		k.wg.Add(1)
 		go func() {
 			defer k.wg.Done()
-			if err := k.mem.Build(k.ctx, e.r); err != nil && !errors.Is(err, context.Canceled) {
-				e.opts.Logger.Warn("keyword index build failed; keyword search stays on FTS5", "err", err)
+			if err := k.mem.Build(k.ctx, st.r); err != nil && !errors.Is(err, context.Canceled) {
+				st.opts.Logger.Warn("keyword index build failed; keyword search stays on FTS5", "err", err)
 			}
 		}()
 	})
@@ -59,16 +59,16 @@ func (e *Engine) startKeywordBuild(k *memKeywordIndex) {
 // (fts.Table.PruneFrequent), by either path, so that a query ranks the same
 // before the in-memory index is ready, in a one-shot process and after;
 // and that query's mass (fts.QueryMass) by the same path's counts.
-func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter resolved, depth int) ([]fts.Hit, fts.Query, float64, error) {
+func (st *sqliteStore) keywordHits(ctx context.Context, q fts.Query, filter resolved, depth int) ([]fts.Hit, fts.Query, float64, error) {
 	// Filters depend only on the message row and its channel's type, which
 	// never change, so the index may cache the rows a filter keeps; all
 	// but the unread filter, which changes as the agent's cursors move.
 	req := fts.Request{Query: q, Filter: filter.sql, Args: filter.args, Limit: depth, NoSnippets: true, CacheFilter: filter.unreadBy == "" && filter.validAt == nil}
 	// A read-only engine serves a one-shot command: building the index
 	// would cost that process more CPU than its whole search.
-	if k := e.kw; k != nil && !k.off.Load() && !e.opts.ReadOnly {
-		e.startKeywordBuild(k)
-		hits, ranked, ok, err := k.mem.SearchPruned(ctx, e.r, req)
+	if k := st.kw; k != nil && !k.off.Load() && !st.opts.ReadOnly {
+		st.startKeywordBuild(k)
+		hits, ranked, ok, err := k.mem.SearchPruned(ctx, st.r, req)
 		if err != nil {
 			return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 		}
@@ -78,19 +78,19 @@ func (e *Engine) keywordHits(ctx context.Context, q fts.Query, filter resolved, 
 			}
 		}
 		if err := k.mem.Err(); err != nil {
-			k.warned.Do(func() { e.opts.Logger.Warn("keyword index disabled, keyword search stays on FTS5", "err", err) })
+			k.warned.Do(func() { st.opts.Logger.Warn("keyword index disabled, keyword search stays on FTS5", "err", err) })
 		}
 	}
-	pruned, err := e.fts.PruneFrequent(ctx, e.r, q)
+	pruned, err := st.fts.PruneFrequent(ctx, st.r, q)
 	if err != nil {
 		return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 	}
 	req.Query = pruned
-	hits, err := e.fts.Search(ctx, e.r, req)
+	hits, err := st.fts.Search(ctx, st.r, req)
 	if err != nil {
 		return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 	}
-	mass, err := e.fts.Mass(ctx, e.r, pruned)
+	mass, err := st.fts.Mass(ctx, st.r, pruned)
 	if err != nil {
 		return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 	}

@@ -7,9 +7,8 @@ import (
 
 // The embedded store's breadcrumb marks cache (table breadcrumb_marks).
 
-func (s embeddedStore) PutMarks(ctx context.Context, rows map[int64]MarkRow) error {
-	e := s.e
-	tx, err := e.w.BeginTx(ctx, nil)
+func (s *sqliteStore) PutMarks(ctx context.Context, rows map[int64]MarkRow) error {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("engine: put breadcrumb marks: %w", classify(err))
 	}
@@ -32,8 +31,8 @@ func (s embeddedStore) PutMarks(ctx context.Context, rows map[int64]MarkRow) err
 	return nil
 }
 
-func (s embeddedStore) MessagesToMark(ctx context.Context, repo, head string, after int64, limit int) ([]Message, error) {
-	ms, err := queryMessages(ctx, s.e.r, "SELECT "+messageColumns+` FROM messages m
+func (s *sqliteStore) MessagesToMark(ctx context.Context, repo, head string, after int64, limit int) ([]Message, error) {
+	ms, err := queryMessages(ctx, s.r, "SELECT "+messageColumns+` FROM messages m
 		LEFT JOIN breadcrumb_marks b ON b.message_id = m.id
 		WHERE m.id > ? AND m.has_breadcrumbs = 1
 		AND coalesce(json_extract(m.metadata, '$.`+RepoKey+`'), nullif(b.repo, ''), ?) = ?
@@ -45,12 +44,12 @@ func (s embeddedStore) MessagesToMark(ctx context.Context, repo, head string, af
 	return ms, nil
 }
 
-func (s embeddedStore) Marks(ctx context.Context, ids []int64) (map[int64]MarkRow, error) {
+func (s *sqliteStore) Marks(ctx context.Context, ids []int64) (map[int64]MarkRow, error) {
 	out := map[int64]MarkRow{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	rows, err := s.e.r.QueryContext(ctx, "SELECT message_id, repo, head, worst, marks FROM breadcrumb_marks WHERE message_id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
+	rows, err := s.r.QueryContext(ctx, "SELECT message_id, repo, head, worst, marks FROM breadcrumb_marks WHERE message_id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
 	}
@@ -69,8 +68,8 @@ func (s embeddedStore) Marks(ctx context.Context, ids []int64) (map[int64]MarkRo
 	return out, nil
 }
 
-func (s embeddedStore) MarkedRepos(ctx context.Context) ([]string, error) {
-	rows, err := s.e.r.QueryContext(ctx, "SELECT DISTINCT repo FROM breadcrumb_marks WHERE repo <> ''")
+func (s *sqliteStore) MarkedRepos(ctx context.Context) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT DISTINCT repo FROM breadcrumb_marks WHERE repo <> ''")
 	if err != nil {
 		return nil, fmt.Errorf("engine: breadcrumb marks: %w", classify(err))
 	}

@@ -24,7 +24,7 @@ const outboxLease = 60 * time.Second
 // outboxAddTx records, inside the transaction that stores message id, that
 // every set still in use needs its vector. With no set (no embedder ever
 // configured) it writes nothing: the rows are added when a set is created.
-func (e *Engine) outboxAddTx(ctx context.Context, tx *sql.Tx, id int64) error {
+func (s *sqliteStore) outboxAddTx(ctx context.Context, tx *sql.Tx, id int64) error {
 	if _, err := tx.ExecContext(ctx,
 		"INSERT INTO vector_outbox (set_id, message_id, op) SELECT id, ?, 0 FROM vector_sets WHERE state <> 'retired' ON CONFLICT DO NOTHING", id); err != nil {
 		return fmt.Errorf("engine: vector outbox: %w", classify(err))
@@ -34,7 +34,7 @@ func (e *Engine) outboxAddTx(ctx context.Context, tx *sql.Tx, id int64) error {
 
 // outboxDeleteTx records, inside the transaction that deletes message id,
 // that its vector must go from every set.
-func (e *Engine) outboxDeleteTx(ctx context.Context, tx *sql.Tx, id int64) error {
+func (s *sqliteStore) outboxDeleteTx(ctx context.Context, tx *sql.Tx, id int64) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO vector_outbox (set_id, message_id, op)
 		SELECT id, ?, 1 FROM vector_sets WHERE state <> 'retired'
 		ON CONFLICT (set_id, message_id) DO UPDATE SET op = 1, lease_until = 0`, id); err != nil {
@@ -54,8 +54,8 @@ func collectionName(setID int64, model string) string {
 // instead (a rebuild resumes it), and so is an active one when
 // reuseActive is set (opening a store: another process may have created
 // the model's first set since this one looked).
-func (e *Engine) createSet(ctx context.Context, model string, dim int, reuseActive bool) (VectorSet, error) {
-	tx, err := e.w.BeginTx(ctx, nil)
+func (st *sqliteStore) createSet(ctx context.Context, model string, dim int, reuseActive bool) (VectorSet, error) {
+	tx, err := st.w.BeginTx(ctx, nil)
 	if err != nil {
 		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
 	}
@@ -66,7 +66,7 @@ func (e *Engine) createSet(ctx context.Context, model string, dim int, reuseActi
 	err = tx.QueryRowContext(ctx, "SELECT id FROM vector_sets WHERE model_id = ? AND (state = 'building' OR (? AND state = 'active')) ORDER BY state = 'active' DESC LIMIT 1", model, reuseActive).Scan(&s.ID)
 	if err == nil {
 		tx.Rollback() // the writer pool has one connection: free it first
-		return e.getSet(ctx, s.ID)
+		return st.getSet(ctx, s.ID)
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
@@ -76,13 +76,13 @@ func (e *Engine) createSet(ctx context.Context, model string, dim int, reuseActi
 		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
 	}
 	state := SetBuilding
-	now := e.opts.Now().UnixMilli()
+	now := st.opts.Now().UnixMilli()
 	var activated int64
 	if active == 0 {
 		state, activated = SetActive, now
 	}
 	// The collection name needs the id: insert with a unique placeholder first.
-	placeholder := fmt.Sprintf("pending-%d-%d", now, e.opts.Now().UnixNano())
+	placeholder := fmt.Sprintf("pending-%d-%d", now, st.opts.Now().UnixNano())
 	if err := tx.QueryRowContext(ctx, "INSERT INTO vector_sets (model_id, dim, collection, state, created_at, activated_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
 		model, dim, placeholder, state, now, activated).Scan(&s.ID); err != nil {
 		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
@@ -96,8 +96,8 @@ func (e *Engine) createSet(ctx context.Context, model string, dim int, reuseActi
 	if err := tx.Commit(); err != nil {
 		return VectorSet{}, fmt.Errorf("engine: vector set: %w", classify(err))
 	}
-	e.opts.Logger.Info("created vector set", "id", s.ID, "model", model, "dim", dim, "state", state)
-	return e.getSet(ctx, s.ID)
+	st.opts.Logger.Info("created vector set", "id", s.ID, "model", model, "dim", dim, "state", state)
+	return st.getSet(ctx, s.ID)
 }
 
 const setColumns = "id, model_id, dim, collection, state, created_at, activated_at"
@@ -115,8 +115,8 @@ func scanSet(r rowScanner) (VectorSet, error) {
 	return s, nil
 }
 
-func (e *Engine) getSet(ctx context.Context, id int64) (VectorSet, error) {
-	s, err := scanSet(e.w.QueryRowContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE id = ?", id))
+func (st *sqliteStore) getSet(ctx context.Context, id int64) (VectorSet, error) {
+	s, err := scanSet(st.w.QueryRowContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return s, fmt.Errorf("vector set %d: %w", id, ErrNotFound)
 	}
@@ -127,46 +127,24 @@ func (e *Engine) getSet(ctx context.Context, id int64) (VectorSet, error) {
 }
 
 // liveSets returns the sets that are not retired, active first.
-func (e *Engine) liveSets(ctx context.Context, db *sql.DB) ([]VectorSet, error) {
-	rows, err := db.QueryContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE state <> 'retired' ORDER BY state = 'active' DESC, id")
-	if err != nil {
-		return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
-	}
-	defer rows.Close()
-	var out []VectorSet
-	for rows.Next() {
-		s, err := scanSet(rows)
-		if err != nil {
-			return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
-		}
-		out = append(out, s)
-	}
-	return out, classify(rows.Err())
+func (st *sqliteStore) liveSets(ctx context.Context, db *sql.DB) ([]VectorSet, error) {
+	return queryAll(ctx, db, "vector sets", "SELECT "+setColumns+" FROM vector_sets WHERE state <> 'retired' ORDER BY state = 'active' DESC, id", nil,
+		func(rows *sql.Rows) (VectorSet, error) { return scanSet(rows) })
 }
 
 // AllSets returns every set, the retired ones too, each with all its
 // outbox rows (deletions included).
-func (s embeddedStore) AllSets(ctx context.Context) ([]VectorSet, error) {
-	e := s.e
-	rows, err := e.r.QueryContext(ctx, "SELECT "+setColumns+", (SELECT count(*) FROM vector_outbox o WHERE o.set_id = s.id) FROM vector_sets s ORDER BY id")
-	if err != nil {
-		return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []VectorSet{}
-	for rows.Next() {
-		var s VectorSet
-		var created, activated int64
-		if err := rows.Scan(&s.ID, &s.ModelID, &s.Dim, &s.Collection, &s.State, &created, &activated, &s.Pending); err != nil {
-			return nil, fmt.Errorf("engine: vector sets: %w", classify(err))
-		}
-		s.CreatedAt = fromMillis(created)
-		if activated > 0 {
-			s.ActivatedAt = fromMillis(activated)
-		}
-		out = append(out, s)
-	}
-	return out, classify(rows.Err())
+func (s *sqliteStore) AllSets(ctx context.Context) ([]VectorSet, error) {
+	return queryAll(ctx, s.r, "vector sets", "SELECT "+setColumns+", (SELECT count(*) FROM vector_outbox o WHERE o.set_id = s.id) FROM vector_sets s ORDER BY id", nil,
+		func(rows *sql.Rows) (s VectorSet, err error) {
+			var created, activated int64
+			err = rows.Scan(&s.ID, &s.ModelID, &s.Dim, &s.Collection, &s.State, &created, &activated, &s.Pending)
+			s.CreatedAt = fromMillis(created)
+			if activated > 0 {
+				s.ActivatedAt = fromMillis(activated)
+			}
+			return s, err
+		})
 }
 
 type outboxRow struct {
@@ -178,7 +156,7 @@ type outboxRow struct {
 // deletesOnly it claims only deletions (a process without the set's model
 // can still remove vectors). It returns the rows and the lease value that
 // complete must match.
-func (e *Engine) claim(ctx context.Context, set int64, n int, deletesOnly bool) ([]outboxRow, int64, error) {
+func (s *sqliteStore) claim(ctx context.Context, set int64, n int, deletesOnly bool) ([]outboxRow, int64, error) {
 	// Leases are about real processes: wall time, not the injected clock.
 	now := time.Now().UnixMilli()
 	lease := now + outboxLease.Milliseconds()
@@ -186,7 +164,7 @@ func (e *Engine) claim(ctx context.Context, set int64, n int, deletesOnly bool) 
 	if deletesOnly {
 		opCond = " AND op = 1"
 	}
-	rows, err := e.w.QueryContext(ctx, `UPDATE vector_outbox SET lease_until = ?1 WHERE set_id = ?2 AND message_id IN
+	rows, err := s.w.QueryContext(ctx, `UPDATE vector_outbox SET lease_until = ?1 WHERE set_id = ?2 AND message_id IN
 		(SELECT message_id FROM vector_outbox WHERE set_id = ?2 AND lease_until <= ?3`+opCond+` ORDER BY message_id LIMIT ?4)
 		RETURNING message_id, op`, lease, set, now, n)
 	if err != nil {
@@ -206,7 +184,7 @@ func (e *Engine) claim(ctx context.Context, set int64, n int, deletesOnly bool) 
 
 // complete removes rows whose work is durable in vecstore; rows re-queued
 // meanwhile (an op change resets the lease) stay.
-func (e *Engine) complete(ctx context.Context, set int64, ids []int64, lease int64) error {
+func (s *sqliteStore) complete(ctx context.Context, set int64, ids []int64, lease int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -214,7 +192,7 @@ func (e *Engine) complete(ctx context.Context, set int64, ids []int64, lease int
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	_, err := e.w.ExecContext(ctx, "DELETE FROM vector_outbox WHERE set_id = ? AND lease_until = ? AND message_id IN ("+placeholders(len(ids))+")", args...)
+	_, err := s.w.ExecContext(ctx, "DELETE FROM vector_outbox WHERE set_id = ? AND lease_until = ? AND message_id IN ("+placeholders(len(ids))+")", args...)
 	if err != nil {
 		return fmt.Errorf("engine: vector outbox: %w", classify(err))
 	}
@@ -223,7 +201,7 @@ func (e *Engine) complete(ctx context.Context, set int64, ids []int64, lease int
 
 // release gives claimed rows back (after a failure) so they are retried
 // without waiting for the lease.
-func (e *Engine) release(ctx context.Context, set int64, ids []int64, lease int64) {
+func (s *sqliteStore) release(ctx context.Context, set int64, ids []int64, lease int64) {
 	if len(ids) == 0 {
 		return
 	}
@@ -231,40 +209,27 @@ func (e *Engine) release(ctx context.Context, set int64, ids []int64, lease int6
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	if _, err := e.w.ExecContext(context.WithoutCancel(ctx), "UPDATE vector_outbox SET lease_until = 0 WHERE set_id = ? AND lease_until = ? AND message_id IN ("+placeholders(len(ids))+")", args...); err != nil {
-		e.opts.Logger.Warn("vector outbox: release failed", "err", err)
+	if _, err := s.w.ExecContext(context.WithoutCancel(ctx), "UPDATE vector_outbox SET lease_until = 0 WHERE set_id = ? AND lease_until = ? AND message_id IN ("+placeholders(len(ids))+")", args...); err != nil {
+		s.opts.Logger.Warn("vector outbox: release failed", "err", err)
 	}
 }
 
 // pendingIDs returns which of ids still wait for their vector in set.
-func (e *Engine) pendingIDs(ctx context.Context, set int64, ids []int64) (map[int64]bool, error) {
-	out := map[int64]bool{}
+func (s *sqliteStore) pendingIDs(ctx context.Context, set int64, ids []int64) (map[int64]bool, error) {
 	if len(ids) == 0 {
-		return out, nil
+		return map[int64]bool{}, nil
 	}
 	args := []any{set}
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	rows, err := e.r.QueryContext(ctx, "SELECT message_id FROM vector_outbox WHERE set_id = ? AND op = 0 AND message_id IN ("+placeholders(len(ids))+")", args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: vector outbox: %w", classify(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, classify(err)
-		}
-		out[id] = true
-	}
-	return out, classify(rows.Err())
+	return querySet[int64](ctx, s.r, "vector outbox", "SELECT message_id FROM vector_outbox WHERE set_id = ? AND op = 0 AND message_id IN ("+placeholders(len(ids))+")", args...)
 }
 
 // promote makes building set id active once its outbox is empty, retiring
 // the set it replaces. It reports whether it switched.
-func (e *Engine) promote(ctx context.Context, id int64) (bool, error) {
-	tx, err := e.w.BeginTx(ctx, nil)
+func (s *sqliteStore) promote(ctx context.Context, id int64) (bool, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return false, classify(err)
 	}
@@ -280,7 +245,7 @@ func (e *Engine) promote(ctx context.Context, id int64) (bool, error) {
 	if _, err := tx.ExecContext(ctx, "UPDATE vector_sets SET state = 'retired' WHERE state = 'active'"); err != nil {
 		return false, classify(err)
 	}
-	if _, err := tx.ExecContext(ctx, "UPDATE vector_sets SET state = 'active', activated_at = ? WHERE id = ?", e.opts.Now().UnixMilli(), id); err != nil {
+	if _, err := tx.ExecContext(ctx, "UPDATE vector_sets SET state = 'active', activated_at = ? WHERE id = ?", s.opts.Now().UnixMilli(), id); err != nil {
 		return false, classify(err)
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM vector_outbox WHERE set_id IN (SELECT id FROM vector_sets WHERE state = 'retired')"); err != nil {
@@ -289,6 +254,6 @@ func (e *Engine) promote(ctx context.Context, id int64) (bool, error) {
 	if err := tx.Commit(); err != nil {
 		return false, classify(err)
 	}
-	e.opts.Logger.Info("vector set is now active", "id", id)
+	s.opts.Logger.Info("vector set is now active", "id", id)
 	return true, nil
 }

@@ -53,11 +53,13 @@ func queryMessages(ctx context.Context, db *sql.DB, query string, args ...any) (
 	return out, classify(rows.Err())
 }
 
-func (e *Engine) getMessages(ctx context.Context, ids []int64) ([]Message, error) {
+// getMessages reads the messages ids, in the order of ids; missing ids
+// are skipped.
+func (d *db) getMessages(ctx context.Context, ids []int64) ([]Message, error) {
 	if len(ids) == 0 {
 		return []Message{}, nil
 	}
-	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
+	ms, err := queryMessages(ctx, d.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: get messages: %w", err)
 	}
@@ -67,11 +69,11 @@ func (e *Engine) getMessages(ctx context.Context, ids []int64) ([]Message, error
 // rankFacts reads what ranking needs of each message in ids (id,
 // sender_id, confidence, created_at, superseded_by), in the order of ids;
 // missing ids are skipped.
-func (e *Engine) rankFacts(ctx context.Context, ids []int64) ([]Message, error) {
+func (st *sqliteStore) rankFacts(ctx context.Context, ids []int64) ([]Message, error) {
 	if len(ids) == 0 {
 		return []Message{}, nil
 	}
-	rows, err := e.r.QueryContext(ctx, "SELECT m.id, m.sender_id, m.confidence, m.created_at, coalesce((SELECT s.id FROM messages s WHERE s.supersedes = m.id), 0) FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
+	rows, err := st.r.QueryContext(ctx, "SELECT m.id, m.sender_id, m.confidence, m.created_at, coalesce((SELECT s.id FROM messages s WHERE s.supersedes = m.id), 0) FROM messages m WHERE m.id IN ("+placeholders(len(ids))+")", int64Args(ids)...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: get messages: %w", classify(err))
 	}

@@ -10,8 +10,8 @@ import (
 // Store port names them. Retention's own GC and Purge on a data dir run
 // the same statements inline (engine/retention.go, purge.go).
 
-func (s embeddedStore) RetentionRows(ctx context.Context) ([]RetentionRow, error) {
-	rows, err := s.e.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at,
+func (s *sqliteStore) RetentionRows(ctx context.Context) ([]RetentionRow, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at,
 			coalesce(json_extract(metadata, '$.pinned') IN (1, 'true'), 0)
 		FROM messages ORDER BY channel_id, confidence DESC, created_at DESC, id DESC`)
 	if err != nil {
@@ -31,33 +31,31 @@ func (s embeddedStore) RetentionRows(ctx context.Context) ([]RetentionRow, error
 	return out, classify(rows.Err())
 }
 
-func (s embeddedStore) MessageIDsOf(ctx context.Context, channel, agent string) ([]int64, bool, error) {
-	e := s.e
+func (s *sqliteStore) MessageIDsOf(ctx context.Context, channel, agent string) ([]int64, bool, error) {
 	known, q, arg := "SELECT count(*) FROM agents WHERE name = ?", "SELECT id FROM messages WHERE sender_id = ? ORDER BY id", agent
 	if channel != "" {
 		known, q, arg = "SELECT count(*) FROM channels WHERE id = ?", "SELECT id FROM messages WHERE channel_id = ? ORDER BY id", channel
 	}
 	var n int
-	if err := e.r.QueryRowContext(ctx, known, arg).Scan(&n); err != nil {
+	if err := s.r.QueryRowContext(ctx, known, arg).Scan(&n); err != nil {
 		return nil, false, fmt.Errorf("engine: purge: %w", classify(err))
 	}
 	if n == 0 {
 		return nil, false, nil
 	}
-	ids, err := queryIDs(ctx, e.r, q, arg)
+	ids, err := queryIDs(ctx, s.r, q, arg)
 	return ids, true, err
 }
 
 // DeleteMessages deletes in one transaction (deleteMessagesTx), wakes the
 // worker for the vectors' deletions and scrubs the WAL.
-func (s embeddedStore) DeleteMessages(ctx context.Context, ids []int64, dropChannel string) error {
-	e := s.e
-	tx, err := e.w.BeginTx(ctx, nil)
+func (s *sqliteStore) DeleteMessages(ctx context.Context, ids []int64, dropChannel string) error {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("engine: delete messages: %w", classify(err))
 	}
 	defer tx.Rollback()
-	if err := e.deleteMessagesTx(ctx, tx, ids); err != nil {
+	if err := s.msgs.deleteMessagesTx(ctx, tx, ids); err != nil {
 		return err
 	}
 	if dropChannel != "" {
@@ -68,24 +66,23 @@ func (s embeddedStore) DeleteMessages(ctx context.Context, ids []int64, dropChan
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("engine: delete messages: %w", classify(err))
 	}
-	e.wakeVectors()
-	return e.scrubDeleted(ctx)
+	s.wakeVectors()
+	return s.scrubDeleted(ctx)
 }
 
 // Vectors reads the set's vectors from vecstore, 1,000 ids at a time.
-func (s embeddedStore) Vectors(ctx context.Context, set int64, ids []int64) (map[int64][]float32, error) {
-	e := s.e
+func (s *sqliteStore) Vectors(ctx context.Context, set int64, ids []int64) (map[int64][]float32, error) {
 	out := map[int64][]float32{}
-	if len(ids) == 0 || e.vec == nil || e.vec.store == nil {
+	if len(ids) == 0 || s.vec == nil || s.vec.store == nil {
 		return out, nil
 	}
-	vs, err := e.getSet(ctx, set)
+	vs, err := s.getSet(ctx, set)
 	if err != nil {
 		return nil, err
 	}
 	const batch = 1000
 	for start := 0; start < len(ids); start += batch {
-		got, err := e.vectorsOf(ctx, vs, ids[start:min(start+batch, len(ids))])
+		got, err := s.vectorsOf(ctx, vs, ids[start:min(start+batch, len(ids))])
 		if err != nil {
 			return nil, fmt.Errorf("engine: gc: %w", err)
 		}
@@ -96,17 +93,17 @@ func (s embeddedStore) Vectors(ctx context.Context, set int64, ids []int64) (map
 
 // Reclaim merges the FTS5 segments, VACUUMs and truncates the WAL
 // (Retention.reclaim).
-func (s embeddedStore) Reclaim(ctx context.Context) error {
-	return (&Retention{db: s.e.db, fts: s.e.fts}).reclaim(ctx)
+func (s *sqliteStore) Reclaim(ctx context.Context) error {
+	return (&Retention{db: s.db, fts: s.fts}).reclaim(ctx)
 }
 
 // Size is the size of every file in the data dir.
-func (s embeddedStore) Size(ctx context.Context) (int64, error) {
-	return (&Retention{db: s.e.db}).diskBytes(), nil
+func (s *sqliteStore) Size(ctx context.Context) (int64, error) {
+	return (&Retention{db: s.db}).diskBytes(), nil
 }
 
-func (s embeddedStore) QuotaSessions(ctx context.Context) ([]QuotaSession, error) {
-	rows, err := s.e.r.QueryContext(ctx, `SELECT s.id, s.last_at, coalesce((SELECT sum(length(c.content)) FROM session_contents c
+func (s *sqliteStore) QuotaSessions(ctx context.Context) ([]QuotaSession, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT s.id, s.last_at, coalesce((SELECT sum(length(c.content)) FROM session_contents c
 		WHERE c.hash IN (SELECT content_hash FROM session_messages WHERE session_id = s.id)), 0) FROM sessions s ORDER BY s.last_at, s.id`)
 	if err != nil {
 		return nil, fmt.Errorf("engine: gc: %w", classify(err))
@@ -125,8 +122,8 @@ func (s embeddedStore) QuotaSessions(ctx context.Context) ([]QuotaSession, error
 	return out, classify(rows.Err())
 }
 
-func (s embeddedStore) QuotaMessages(ctx context.Context) ([]QuotaMessage, error) {
-	rows, err := s.e.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at, length(content) + length(metadata) FROM messages
+func (s *sqliteStore) QuotaMessages(ctx context.Context) ([]QuotaMessage, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at, length(content) + length(metadata) FROM messages
 		WHERE message_type NOT IN ('decision', 'policy') AND NOT coalesce(json_extract(metadata, '$.pinned') IN (1, 'true'), 0)
 		ORDER BY created_at, id`)
 	if err != nil {
@@ -147,4 +144,4 @@ func (s embeddedStore) QuotaMessages(ctx context.Context) ([]QuotaMessage, error
 }
 
 // Compact is Reclaim: VACUUM gives the file its deleted pages back.
-func (s embeddedStore) Compact(ctx context.Context) error { return s.Reclaim(ctx) }
+func (s *sqliteStore) Compact(ctx context.Context) error { return s.Reclaim(ctx) }

@@ -15,16 +15,15 @@ type querier interface {
 }
 
 // ImportSessions runs fn in one write transaction of the data dir, its
-// chunk messages written in it (writeTx).
-func (s embeddedStore) ImportSessions(ctx context.Context, fn func(tx SessionTx, write func(context.Context, StoredMessage) (WriteResult, error)) error) error {
-	e := s.e
-	tx, err := e.w.BeginTx(ctx, nil)
+// chunk messages written in it (writeTxAt).
+func (s *sqliteStore) ImportSessions(ctx context.Context, fn func(tx SessionTx, write func(context.Context, StoredMessage) (WriteResult, error)) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return classify(err)
 	}
 	defer tx.Rollback()
 	write := func(ctx context.Context, m StoredMessage) (WriteResult, error) {
-		return e.writeTx(ctx, tx, m.prepared())
+		return s.writeTxAt(ctx, tx, m.prepared(), s.opts.Now().UnixMilli())
 	}
 	if err := fn(sqliteSessionTx{tx}, write); err != nil {
 		return err
@@ -33,34 +32,24 @@ func (s embeddedStore) ImportSessions(ctx context.Context, fn func(tx SessionTx,
 }
 
 // Sessions reads the session id ("" for every one), most recent first.
-func (s embeddedStore) Sessions(ctx context.Context, id string) ([]Session, error) {
+func (s *sqliteStore) Sessions(ctx context.Context, id string) ([]Session, error) {
 	where, args := "", []any(nil)
 	if id != "" {
 		where, args = "WHERE id = ?", []any{id}
 	}
-	rows, err := s.e.r.QueryContext(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
-		FROM sessions `+where+` ORDER BY last_at DESC, id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: list sessions: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []Session{}
-	for rows.Next() {
-		var s Session
+	return queryAll(ctx, s.r, "list sessions", `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
+		FROM sessions `+where+` ORDER BY last_at DESC, id`, args, func(rows *sql.Rows) (s Session, err error) {
 		var first, last, imp, upd int64
-		if err := rows.Scan(&s.ID, &s.Source, &s.Project, &s.CWD, &s.GitBranch, &s.MessageCount, &first, &last, &imp, &upd); err != nil {
-			return nil, classify(err)
-		}
+		err = rows.Scan(&s.ID, &s.Source, &s.Project, &s.CWD, &s.GitBranch, &s.MessageCount, &first, &last, &imp, &upd)
 		s.FirstAt, s.LastAt, s.ImportedAt, s.UpdatedAt = fromMillis(first), fromMillis(last), fromMillis(imp), fromMillis(upd)
-		out = append(out, s)
-	}
-	return out, classify(rows.Err())
+		return s, err
+	})
 }
 
 // SessionRecords reads the session's records with their contents; false
 // when it does not exist.
-func (s embeddedStore) SessionRecords(ctx context.Context, id string) ([]SessionRecord, bool, error) {
-	q := s.e.r
+func (s *sqliteStore) SessionRecords(ctx context.Context, id string) ([]SessionRecord, bool, error) {
+	q := s.r
 	var n int
 	if err := q.QueryRowContext(ctx, "SELECT count(*) FROM sessions WHERE id = ?", id).Scan(&n); err != nil {
 		return nil, false, fmt.Errorf("engine: session %s: %w", id, classify(err))
@@ -98,55 +87,45 @@ func (s embeddedStore) SessionRecords(ctx context.Context, id string) ([]Session
 }
 
 // SessionRefs reads the records holding the chunk stored as message id.
-func (s embeddedStore) SessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error) {
-	rows, err := s.e.r.QueryContext(ctx, `SELECT sm.session_id, sm.seq, sm.uuid, ch.idx, ch.start_byte, ch.end_byte
+func (s *sqliteStore) SessionRefs(ctx context.Context, messageID int64) ([]SessionRef, error) {
+	return queryAll(ctx, s.r, "session refs", `SELECT sm.session_id, sm.seq, sm.uuid, ch.idx, ch.start_byte, ch.end_byte
 		FROM session_chunks ch JOIN session_messages sm ON sm.content_hash = ch.content_hash
-		WHERE ch.message_id = ? ORDER BY sm.created_at, sm.session_id, sm.seq`, messageID)
-	if err != nil {
-		return nil, fmt.Errorf("engine: session refs: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []SessionRef{}
-	for rows.Next() {
-		var r SessionRef
-		if err := rows.Scan(&r.SessionID, &r.Seq, &r.UUID, &r.Chunk, &r.Start, &r.End); err != nil {
-			return nil, classify(err)
-		}
-		out = append(out, r)
-	}
-	return out, classify(rows.Err())
+		WHERE ch.message_id = ? ORDER BY sm.created_at, sm.session_id, sm.seq`, []any{messageID}, func(rows *sql.Rows) (r SessionRef, err error) {
+		err = rows.Scan(&r.SessionID, &r.Seq, &r.UUID, &r.Chunk, &r.Start, &r.End)
+		return r, err
+	})
 }
 
 // SessionOrphans is what GC's plan reads (Retention.sessionOrphans).
-func (s embeddedStore) SessionOrphans(ctx context.Context, sessions []string) ([]string, []int64, error) {
-	return (&Retention{db: s.e.db}).sessionOrphans(ctx, s.e.r, sessions)
+func (s *sqliteStore) SessionOrphans(ctx context.Context, sessions []string) ([]string, []int64, error) {
+	return (&Retention{db: s.db}).sessionOrphans(ctx, s.r, sessions)
 }
 
 // DeleteSessions deletes in one transaction (Retention.apply), then
 // scrubs the WAL.
-func (s embeddedStore) DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error {
+func (s *sqliteStore) DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error {
 	items := make([]GCItem, len(messages))
 	for i, id := range messages {
 		items[i] = GCItem{ID: id}
 	}
-	rt := &Retention{db: s.e.db, msgs: s.e}
+	rt := &Retention{db: s.db, msgs: s.msgs}
 	if err := rt.apply(ctx, &GCReport{Messages: items}, sessions, contents); err != nil {
 		return err
 	}
 	// The vector deletions recorded in the outbox are applied by the
 	// vector worker; vecstore zeroes the pages they free.
-	s.e.wakeVectors()
-	return s.e.scrubDeleted(ctx)
+	s.wakeVectors()
+	return s.scrubDeleted(ctx)
 }
 
 // ForgetSessionFiles deletes the session_files rows of the sessions' files
 // (forgetSessionFilesSQL), as Purge does.
-func (s embeddedStore) ForgetSessionFiles(ctx context.Context, sessions []string) error {
+func (s *sqliteStore) ForgetSessionFiles(ctx context.Context, sessions []string) error {
 	if len(sessions) == 0 {
 		return nil
 	}
 	js, _ := json.Marshal(sessions)
-	if _, err := s.e.w.ExecContext(ctx, forgetSessionFilesSQL, string(js)); err != nil {
+	if _, err := s.w.ExecContext(ctx, forgetSessionFilesSQL, string(js)); err != nil {
 		return fmt.Errorf("engine: purge: forget session files: %w", classify(err))
 	}
 	return nil

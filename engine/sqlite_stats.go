@@ -16,10 +16,10 @@ import (
 
 // Stats counts in SQLite; Bytes are the data dir's files by part (the
 // models folder left to the Engine) and the tables' pages (dbstat).
-func (s embeddedStore) Stats(ctx context.Context) (BackendStats, error) {
+func (s *sqliteStore) Stats(ctx context.Context) (BackendStats, error) {
 	st := BackendStats{ByChannel: map[string]int64{}, ByType: map[string]int64{}, ByAgent: map[string]int64{}}
 	group := func(q string, into map[string]int64) error {
-		rows, err := s.e.r.QueryContext(ctx, q)
+		rows, err := s.r.QueryContext(ctx, q)
 		if err != nil {
 			return fmt.Errorf("engine: stats: %w", classify(err))
 		}
@@ -43,7 +43,7 @@ func (s embeddedStore) Stats(ctx context.Context) (BackendStats, error) {
 	if err := group("SELECT CASE WHEN sender_project_id = '' THEN sender_id ELSE sender_id || '@' || sender_project_id END, count(*) FROM messages GROUP BY 1", st.ByAgent); err != nil {
 		return st, err
 	}
-	row := s.e.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM session_messages),
+	row := s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM session_messages),
 		(SELECT count(*) FROM session_contents), (SELECT count(*) FROM session_chunks),
 		(SELECT count(*) FROM session_messages WHERE content_hash IS NOT NULL)`)
 	var withContent int64
@@ -54,8 +54,8 @@ func (s embeddedStore) Stats(ctx context.Context) (BackendStats, error) {
 		st.Sessions.DedupRatio = float64(withContent) / float64(st.Sessions.Contents)
 	}
 
-	fileBytes(s.e.dir, &st.Bytes)
-	if err := s.e.tableBytes(ctx, &st); err != nil {
+	fileBytes(s.dir, &st.Bytes)
+	if err := s.tableBytes(ctx, &st); err != nil {
 		return st, err
 	}
 	st.Bytes.Total -= st.Bytes.Models
@@ -98,11 +98,11 @@ func fileBytes(dir string, b *DiskStats) {
 // tableBytes adds the bytes of the messages, FTS5 and session tables and
 // their indexes inside the SQLite file (dbstat counts pages of the main
 // file); without dbstat it says so in st.Notes.
-func (e *Engine) tableBytes(ctx context.Context, st *BackendStats) error {
+func (ss *sqliteStore) tableBytes(ctx context.Context, st *BackendStats) error {
 	// The index names first: one query at a time, so that this also works
 	// on a single connection (Options.ReadOnly's fallback).
 	idx := map[string]string{}
-	irows, err := e.r.QueryContext(ctx, "SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")
+	irows, err := ss.r.QueryContext(ctx, "SELECT name, tbl_name FROM sqlite_schema WHERE type = 'index'")
 	if err == nil {
 		for irows.Next() {
 			var n, tbl string
@@ -112,7 +112,7 @@ func (e *Engine) tableBytes(ctx context.Context, st *BackendStats) error {
 		}
 		irows.Close()
 	}
-	rows, err := e.r.QueryContext(ctx, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
+	rows, err := ss.r.QueryContext(ctx, "SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
 	if err != nil {
 		st.Notes = append(st.Notes, "per-table sizes unavailable: "+err.Error())
 		return nil
@@ -145,8 +145,8 @@ func (e *Engine) tableBytes(ctx context.Context, st *BackendStats) error {
 	return nil
 }
 
-func (s embeddedStore) TimelineCounts(ctx context.Context, start, width, end int64) ([]TimelineCount, error) {
-	rows, err := s.e.r.QueryContext(ctx, `SELECT c.channel_type, (m.created_at - ?) / ?, count(*)
+func (s *sqliteStore) TimelineCounts(ctx context.Context, start, width, end int64) ([]TimelineCount, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT c.channel_type, (m.created_at - ?) / ?, count(*)
 		FROM messages m JOIN channels c ON c.id = m.channel_id
 		WHERE m.created_at >= ? AND m.created_at < ? GROUP BY 1, 2`, start, width, start, end)
 	if err != nil {
@@ -169,21 +169,20 @@ func (s embeddedStore) TimelineCounts(ctx context.Context, start, width, end int
 
 // SearchTotals reads the stored totals and the counts processes that
 // wrote nothing left in searchCountsFile.
-func (s embeddedStore) SearchTotals(ctx context.Context) (n, us int64, err error) {
-	e := s.e
-	if err := e.r.QueryRowContext(ctx, "SELECT searches, total_us FROM search_stats WHERE id = 1").Scan(&n, &us); err != nil {
+func (s *sqliteStore) SearchTotals(ctx context.Context) (n, us int64, err error) {
+	if err := s.r.QueryRowContext(ctx, "SELECT searches, total_us FROM search_stats WHERE id = 1").Scan(&n, &us); err != nil {
 		return 0, 0, classify(err)
 	}
-	fn, fus := readSearchCounts(filepath.Join(e.dir, searchCountsFile))
+	fn, fus := readSearchCounts(filepath.Join(s.dir, searchCountsFile))
 	return n + fn, us + fus, nil
 }
 
 // AddSearches keeps the counts for the next write transaction of this
 // process or its Close (addSearchesTx, flushSearchesAtClose): counting
 // makes no commit of its own.
-func (s embeddedStore) AddSearches(ctx context.Context, n, us int64) error {
-	s.e.searches.n.Add(n)
-	s.e.searches.us.Add(us)
+func (s *sqliteStore) AddSearches(ctx context.Context, n, us int64) error {
+	s.searches.n.Add(n)
+	s.searches.us.Add(us)
 	return nil
 }
 
@@ -196,8 +195,8 @@ const addSearchStats = "UPDATE search_stats SET searches = searches + ?, total_u
 // returned func with whether tx committed: otherwise the counts are put
 // back. A failure to count never fails the write: the counts wait for the
 // next one.
-func (e *Engine) addSearchesTx(ctx context.Context, tx *sql.Tx) func(committed bool) {
-	c := &e.searches
+func (s *sqliteStore) addSearchesTx(ctx context.Context, tx *sql.Tx) func(committed bool) {
+	c := s.searches
 	n, us := c.n.Swap(0), c.us.Swap(0)
 	restore := func(committed bool) {
 		if committed {
@@ -211,7 +210,7 @@ func (e *Engine) addSearchesTx(ctx context.Context, tx *sql.Tx) func(committed b
 		return restore
 	}
 	if _, err := tx.ExecContext(ctx, addSearchStats, n, us); err != nil {
-		e.opts.Logger.Warn("search stats not saved with this write", "err", err)
+		s.opts.Logger.Warn("search stats not saved with this write", "err", err)
 		c.n.Add(n)
 		c.us.Add(us)
 		return func(committed bool) {
@@ -234,18 +233,18 @@ const searchCountsFile = "search-counts"
 // the counts other processes left in searchCountsFile, when this process
 // wrote to the database; otherwise it appends them to searchCountsFile.
 // On failure the counts are lost with the process.
-func (e *Engine) flushSearchesAtClose(ctx context.Context) {
-	c := &e.searches
+func (st *sqliteStore) flushSearchesAtClose(ctx context.Context) {
+	c := st.searches
 	if !c.wrote.Load() {
-		if n, us := c.n.Swap(0), c.us.Swap(0); n > 0 && !e.immutable {
-			appendSearchCounts(filepath.Join(e.dir, searchCountsFile), n, us)
+		if n, us := c.n.Swap(0), c.us.Swap(0); n > 0 && !st.immutable {
+			appendSearchCounts(filepath.Join(st.dir, searchCountsFile), n, us)
 		}
 		return
 	}
 	n, us := c.n.Swap(0), c.us.Swap(0)
 	// The file is renamed first, so that counts appended meanwhile go to
 	// a new file for the next writer.
-	path := filepath.Join(e.dir, searchCountsFile)
+	path := filepath.Join(st.dir, searchCountsFile)
 	taken := fmt.Sprintf("%s.%d-%d", path, os.Getpid(), time.Now().UnixNano())
 	if os.Rename(path, taken) == nil {
 		fn, fus := readSearchCounts(taken)
@@ -256,8 +255,8 @@ func (e *Engine) flushSearchesAtClose(ctx context.Context) {
 	if n == 0 {
 		return
 	}
-	if _, err := e.w.ExecContext(ctx, addSearchStats, n, us); err != nil {
-		e.opts.Logger.Warn("search stats not saved", "err", err)
+	if _, err := st.w.ExecContext(ctx, addSearchStats, n, us); err != nil {
+		st.opts.Logger.Warn("search stats not saved", "err", err)
 		return
 	}
 	if taken != "" {

@@ -11,17 +11,44 @@ import (
 	"github.com/cairn-dev/cairn/fts"
 )
 
-// embeddedStore is the data dir's store as a Store: messages, channels
+// sqliteStore is the data dir's store as a Store: messages, channels
 // and agents in SQLite, keyword search over FTS5 and the in-memory BM25
 // index (engine/sqlite_keyword_index.go), vectors in vecstore with the SQLite
-// outbox (engine/sqlite_vecstore.go, sqlite_outbox.go). It is the Engine's own
-// SQLite handles seen through the boundary; its methods are here and in
-// engine/sqlite_*.go. The operations only the data dir has (backups,
-// exports of the data dir) and retention (Retention) still use the
-// handles directly.
-type embeddedStore struct{ e *Engine }
+// outbox (engine/sqlite_vecstore.go, sqlite_outbox.go). Open builds it and
+// hands it to the Engine as its Store; its methods are here and in
+// engine/sqlite_*.go. What it needs of the Engine arrives as fields, not
+// as a pointer to it: the options (in db), the search counter that write
+// transactions flush, the call that wakes the vector worker, the
+// breadcrumb rule, the vector conversion and the message deletion that
+// Retention shares.
+type sqliteStore struct {
+	// db holds the SQLite handles, the data dir and the options. The
+	// operations only the data dir has (Sessions, Retention, Backups) share
+	// it.
+	*db
+	fts *fts.Table       // messages_fts
+	kw  *memKeywordIndex // in-memory keyword index, fts.Index (engine/sqlite_keyword_index.go)
+	// vec is the vecstore and its collections (engine/sqlite_vecstore.go);
+	// the Engine hands out vec.store (VectorStore).
+	vec *vectors
+	// searches is the Engine's count of this process's searches, which the
+	// store adds to search_stats inside its write transactions.
+	searches *searchCounter
+	// wakeVectors tells the Engine's vector worker that outbox rows wait.
+	wakeVectors func()
+	// validAmong keeps the ids whose breadcrumbs hold at the repositories'
+	// heads (the Engine's Selection.ValidAt rule, engine/crumbmarks.go).
+	validAmong func(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error)
+	// convertVectors rewrites the message collections of an older vector
+	// code (Engine.ConvertVectors), for PrepareVectors.
+	convertVectors func(ctx context.Context, progress ConvertProgress) error
+	// msgs is the Engine's message path that Retention shares with the
+	// store: deleting messages (deleteMessagesTx, in engine/retention.go)
+	// and, for DeleteSessions, the rest of messageStore.
+	msgs messageStore
+}
 
-var _ Store = embeddedStore{}
+var _ Store = (*sqliteStore)(nil)
 
 // sqlOf is f as SQL over messages aliased c, with its arguments ("" when
 // nothing filters).
@@ -67,10 +94,9 @@ func (m StoredMessage) prepared() prepared {
 	}
 }
 
-func (s embeddedStore) Write(ctx context.Context, ms []StoredMessage, now time.Time) ([]WriteResult, error) {
-	e := s.e
+func (s *sqliteStore) Write(ctx context.Context, ms []StoredMessage, now time.Time) ([]WriteResult, error) {
 	if len(ms) == 1 {
-		res, err := e.write(ctx, ms[0].prepared(), now.UnixMilli())
+		res, err := s.write(ctx, ms[0].prepared(), now.UnixMilli())
 		if err != nil {
 			return nil, err
 		}
@@ -80,36 +106,36 @@ func (s embeddedStore) Write(ctx context.Context, ms []StoredMessage, now time.T
 	for i, m := range ms {
 		ps[i] = m.prepared()
 	}
-	tx, err := e.w.BeginTx(ctx, nil)
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("engine: store messages: %w", classify(err))
 	}
 	defer tx.Rollback()
-	out, created, err := e.writeBatchTx(ctx, tx, ps, now.UnixMilli())
+	out, created, err := s.writeBatchTx(ctx, tx, ps, now.UnixMilli())
 	if err != nil {
 		return nil, err
 	}
-	counted := e.addSearchesTx(ctx, tx)
+	counted := s.addSearchesTx(ctx, tx)
 	err = tx.Commit()
 	counted(err == nil)
 	if err != nil {
 		return nil, fmt.Errorf("engine: store messages: %w", classify(err))
 	}
 	if created {
-		e.wakeVectors()
+		s.wakeVectors()
 	}
 	return out, nil
 }
 
-func (s embeddedStore) Messages(ctx context.Context, ids []int64) ([]Message, error) {
-	return s.e.getMessages(ctx, ids)
+func (s *sqliteStore) Messages(ctx context.Context, ids []int64) ([]Message, error) {
+	return s.getMessages(ctx, ids)
 }
 
-func (s embeddedStore) RankFacts(ctx context.Context, ids []int64) ([]Message, error) {
-	return s.e.rankFacts(ctx, ids)
+func (s *sqliteStore) RankFacts(ctx context.Context, ids []int64) ([]Message, error) {
+	return s.rankFacts(ctx, ids)
 }
 
-func (s embeddedStore) List(ctx context.Context, f Selection, limit int, order ListOrder) ([]Message, error) {
+func (s *sqliteStore) List(ctx context.Context, f Selection, limit int, order ListOrder) ([]Message, error) {
 	cond, args, err := f.sqlOf()
 	if err != nil {
 		return nil, err
@@ -123,19 +149,19 @@ func (s embeddedStore) List(ctx context.Context, f Selection, limit int, order L
 	} else {
 		q += " ORDER BY c.created_at DESC, c.id DESC LIMIT ?"
 	}
-	ms, err := queryMessages(ctx, s.e.r, q, append(args, limit)...)
+	ms, err := queryMessages(ctx, s.r, q, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: list messages: %w", err)
 	}
 	return ms, nil
 }
 
-func (s embeddedStore) Keyword(ctx context.Context, q fts.Query, f Selection, depth int) (KeywordHits, error) {
+func (s *sqliteStore) Keyword(ctx context.Context, q fts.Query, f Selection, depth int) (KeywordHits, error) {
 	r, err := f.resolvedOf()
 	if err != nil {
 		return KeywordHits{Query: q}, err
 	}
-	hits, ranked, mass, err := s.e.keywordHits(ctx, q, r, depth)
+	hits, ranked, mass, err := s.keywordHits(ctx, q, r, depth)
 	if err != nil {
 		return KeywordHits{Query: ranked}, err
 	}
@@ -150,10 +176,9 @@ func (s embeddedStore) Keyword(ctx context.Context, q fts.Query, f Selection, de
 // message is unread, or its breadcrumbs valid, is not in that metadata: a
 // search restricted to either asks for four times as many neighbours at a
 // time (up to MaxLimit) and keeps those that pass.
-func (s embeddedStore) Nearest(ctx context.Context, set VectorSet, q []float32, f Selection, k int) ([]ScoredID, error) {
-	e := s.e
+func (s *sqliteStore) Nearest(ctx context.Context, set VectorSet, q []float32, f Selection, k int) ([]ScoredID, error) {
 	for n := k; ; n = min(MaxLimit, 4*n) {
-		hits, err := e.semanticSearch(ctx, set, q, f.Where, n)
+		hits, err := s.semanticSearch(ctx, set, q, f.Where, n)
 		if err != nil {
 			return nil, vecstoreClass(err)
 		}
@@ -181,8 +206,7 @@ func (s embeddedStore) Nearest(ctx context.Context, set VectorSet, q []float32, 
 
 // sqlOnlyAmong returns the ids among ids that pass the parts of f the
 // vector metadata cannot hold (UnreadBy, ValidAt).
-func (s embeddedStore) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64) (map[int64]bool, error) {
-	e := s.e
+func (s *sqliteStore) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64) (map[int64]bool, error) {
 	pass := make(map[int64]bool, len(ids))
 	for _, id := range ids {
 		pass[id] = true
@@ -192,7 +216,7 @@ func (s embeddedStore) sqlOnlyAmong(ctx context.Context, f Selection, ids []int6
 		keep func() (map[int64]bool, error)
 	}{
 		{f.UnreadBy != "", func() (map[int64]bool, error) { return s.UnreadAmong(ctx, f.UnreadBy, ids) }},
-		{f.ValidAt != nil, func() (map[int64]bool, error) { return e.validAmong(ctx, f.ValidAt, ids) }},
+		{f.ValidAt != nil, func() (map[int64]bool, error) { return s.validAmong(ctx, f.ValidAt, ids) }},
 	} {
 		if !among.on {
 			continue
@@ -210,8 +234,8 @@ func (s embeddedStore) sqlOnlyAmong(ctx context.Context, f Selection, ids []int6
 	return pass, nil
 }
 
-func (s embeddedStore) Similarities(ctx context.Context, set VectorSet, q []float32, ids []int64) (map[int64]float64, error) {
-	sims, err := s.e.similarities(ctx, set, q, ids)
+func (s *sqliteStore) Similarities(ctx context.Context, set VectorSet, q []float32, ids []int64) (map[int64]float64, error) {
+	sims, err := s.similarities(ctx, set, q, ids)
 	if err != nil {
 		return nil, vecstoreClass(err)
 	}
@@ -223,7 +247,7 @@ func (s embeddedStore) Similarities(ctx context.Context, set VectorSet, q []floa
 // c). The row-value comparison lets SQLite seek the (channel_id,
 // created_at) index; the same condition written with OR scans the channel
 // (8.5 ms against 0.04 ms for 10 askers in channels of 10,000 messages).
-func (s embeddedStore) Replies(ctx context.Context, askers []int64, within time.Duration, f Selection) ([]Reply, error) {
+func (s *sqliteStore) Replies(ctx context.Context, askers []int64, within time.Duration, f Selection) ([]Reply, error) {
 	if len(askers) == 0 {
 		return nil, nil
 	}
@@ -241,29 +265,15 @@ func (s embeddedStore) Replies(ctx context.Context, askers []int64, within time.
 		q += " AND " + cond
 		args = append(args, fargs...)
 	}
-	rows, err := s.e.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	defer rows.Close()
-	var out []Reply
-	for rows.Next() {
-		var r Reply
-		if err := rows.Scan(&r.Asker, &r.Reply); err != nil {
-			return nil, fmt.Errorf("engine: search: %w", classify(err))
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	return out, nil
+	return queryAll(ctx, s.r, "search", q, args, func(rows *sql.Rows) (r Reply, err error) {
+		err = rows.Scan(&r.Asker, &r.Reply)
+		return r, err
+	})
 }
 
 // Delete deletes in one transaction, then scrubs the WAL (DeleteMessage).
-func (s embeddedStore) Delete(ctx context.Context, id int64) (bool, error) {
-	e := s.e
-	tx, err := e.w.BeginTx(ctx, nil)
+func (s *sqliteStore) Delete(ctx context.Context, id int64) (bool, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return false, fmt.Errorf("engine: delete message: %w", classify(err))
 	}
@@ -275,17 +285,17 @@ func (s embeddedStore) Delete(ctx context.Context, id int64) (bool, error) {
 	if n == 0 {
 		return false, nil
 	}
-	if err := e.deleteMessagesTx(ctx, tx, []int64{id}); err != nil {
+	if err := s.msgs.deleteMessagesTx(ctx, tx, []int64{id}); err != nil {
 		return false, err
 	}
 	if err := tx.Commit(); err != nil {
 		return false, fmt.Errorf("engine: delete message: %w", classify(err))
 	}
-	e.wakeVectors()
-	return true, e.scrubDeleted(ctx)
+	s.wakeVectors()
+	return true, s.scrubDeleted(ctx)
 }
 
-func (s embeddedStore) Agents(ctx context.Context, project string) ([]Agent, error) {
+func (s *sqliteStore) Agents(ctx context.Context, project string) ([]Agent, error) {
 	q := "SELECT name, project_id, description, message_count, created_at, last_active FROM agents"
 	var args []any
 	if project != "" {
@@ -293,65 +303,37 @@ func (s embeddedStore) Agents(ctx context.Context, project string) ([]Agent, err
 		args = append(args, project)
 	}
 	q += " ORDER BY name, project_id"
-	rows, err := s.e.r.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: list agents: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []Agent{}
-	for rows.Next() {
-		var a Agent
+	return queryAll(ctx, s.r, "list agents", q, args, func(rows *sql.Rows) (a Agent, err error) {
 		var created, last int64
-		if err := rows.Scan(&a.Name, &a.ProjectID, &a.Description, &a.MessageCount, &created, &last); err != nil {
-			return nil, fmt.Errorf("engine: list agents: %w", classify(err))
-		}
+		err = rows.Scan(&a.Name, &a.ProjectID, &a.Description, &a.MessageCount, &created, &last)
 		a.CreatedAt, a.LastActive = fromMillis(created), fromMillis(last)
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: list agents: %w", classify(err))
-	}
-	return out, nil
+		return a, err
+	})
 }
 
-func (s embeddedStore) After(ctx context.Context, after int64, limit int) ([]Message, error) {
-	ms, err := queryMessages(ctx, s.e.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id > ? ORDER BY m.id LIMIT ?", after, limit)
+func (s *sqliteStore) After(ctx context.Context, after int64, limit int) ([]Message, error) {
+	ms, err := queryMessages(ctx, s.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id > ? ORDER BY m.id LIMIT ?", after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("engine: read messages: %w", err)
 	}
 	return ms, nil
 }
 
-func (s embeddedStore) Count(ctx context.Context) (int64, error) {
+func (s *sqliteStore) Count(ctx context.Context) (int64, error) {
 	var n int64
-	if err := s.e.r.QueryRowContext(ctx, "SELECT count(*) FROM messages").Scan(&n); err != nil {
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM messages").Scan(&n); err != nil {
 		return 0, fmt.Errorf("engine: count messages: %w", classify(err))
 	}
 	return n, nil
 }
 
-func (s embeddedStore) Channels(ctx context.Context) ([]Channel, error) {
-	rows, err := s.e.r.QueryContext(ctx, "SELECT "+channelColumns+" FROM channels ORDER BY id")
-	if err != nil {
-		return nil, fmt.Errorf("engine: list channels: %w", classify(err))
-	}
-	defer rows.Close()
-	out := []Channel{}
-	for rows.Next() {
-		c, err := scanChannel(rows)
-		if err != nil {
-			return nil, fmt.Errorf("engine: list channels: %w", classify(err))
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: list channels: %w", classify(err))
-	}
-	return out, nil
+func (s *sqliteStore) Channels(ctx context.Context) ([]Channel, error) {
+	return queryAll(ctx, s.r, "list channels", "SELECT "+channelColumns+" FROM channels ORDER BY id", nil,
+		func(rows *sql.Rows) (Channel, error) { return scanChannel(rows) })
 }
 
-func (s embeddedStore) Channel(ctx context.Context, id string) (Channel, bool, error) {
-	c, err := scanChannel(s.e.r.QueryRowContext(ctx, "SELECT "+channelColumns+" FROM channels WHERE id = ?", id))
+func (s *sqliteStore) Channel(ctx context.Context, id string) (Channel, bool, error) {
+	c, err := scanChannel(s.r.QueryRowContext(ctx, "SELECT "+channelColumns+" FROM channels WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Channel{}, false, nil
 	}
@@ -361,70 +343,61 @@ func (s embeddedStore) Channel(ctx context.Context, id string) (Channel, bool, e
 	return c, true, nil
 }
 
-func (s embeddedStore) Senders(ctx context.Context, names []string) (map[string]bool, error) {
-	out := map[string]bool{}
+func (s *sqliteStore) Senders(ctx context.Context, names []string) (map[string]bool, error) {
 	if len(names) == 0 {
-		return out, nil
+		return map[string]bool{}, nil
 	}
 	args := make([]any, len(names))
 	for i, n := range names {
 		args[i] = n
 	}
-	rows, err := s.e.r.QueryContext(ctx, "SELECT DISTINCT lower(name) FROM agents WHERE lower(name) IN ("+placeholders(len(names))+")", args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			return nil, fmt.Errorf("engine: search: %w", classify(err))
-		}
-		out[n] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("engine: search: %w", classify(err))
-	}
-	return out, nil
+	return querySet[string](ctx, s.r, "search", "SELECT DISTINCT lower(name) FROM agents WHERE lower(name) IN ("+placeholders(len(names))+")", args...)
 }
 
 // Sets returns the live sets, active first, each with the messages still
 // queued for its vector.
-func (s embeddedStore) Sets(ctx context.Context) ([]VectorSet, error) {
-	e := s.e
-	sets, err := e.liveSets(ctx, e.r)
+func (s *sqliteStore) Sets(ctx context.Context) ([]VectorSet, error) {
+	sets, err := s.liveSets(ctx, s.r)
 	if err != nil {
 		return nil, err
 	}
 	for i := range sets {
-		if sets[i].Pending, err = e.queued(ctx, sets[i].ID); err != nil {
+		if sets[i].Pending, err = s.queued(ctx, sets[i].ID); err != nil {
 			return nil, err
 		}
 	}
 	return sets, nil
 }
 
-func (s embeddedStore) Pending(ctx context.Context, set int64, ids []int64) (map[int64]bool, error) {
-	return s.e.pendingIDs(ctx, set, ids)
+func (s *sqliteStore) Pending(ctx context.Context, set int64, ids []int64) (map[int64]bool, error) {
+	return s.pendingIDs(ctx, set, ids)
 }
 
 // Close stops the keyword index build and the vector worker, flushes the
 // search counts, and closes vecstore and SQLite (Engine.Close holds the
 // lock).
-func (s embeddedStore) Close() error {
-	e := s.e
-	e.flushSearchesAtClose(context.Background())
-	e.kw.close()             // stops a keyword index build (engine/sqlite_keyword_index.go)
-	verr := e.closeVectors() // the worker stopped already (engine/sqlite_vecstore.go)
-	err := e.r.Close()
-	if e.sharedConn {
-		err = nil // e.r is e.w, closed next
+func (s *sqliteStore) Close() error {
+	s.flushSearchesAtClose(context.Background())
+	s.kw.close()             // stops a keyword index build (engine/sqlite_keyword_index.go)
+	verr := s.closeVectors() // the worker stopped already (engine/sqlite_vecstore.go)
+	err := s.r.Close()
+	if s.sharedConn {
+		err = nil // s.r is s.w, closed next
 	}
-	if werr := e.w.Close(); err == nil {
+	if werr := s.w.Close(); err == nil {
 		err = werr
 	}
 	if err == nil {
 		err = verr
 	}
 	return err
+}
+
+// sqlite is the Engine's store as the embedded store, for the Engine's
+// own SQLite paths not yet behind the port (writeTx, retention's outbox
+// rows, the project migration, the vector conversion). Their callers hold
+// enter, which refuses an Engine over another Store.
+func (e *Engine) sqlite() *sqliteStore {
+	s, _ := e.store.(*sqliteStore)
+	return s
 }

@@ -10,13 +10,13 @@ import (
 // migrations/0002_sessions.sql, 0006_read_cursors.sql and
 // 0007_breadcrumb_marks.sql read and written as stored.
 
-func (s embeddedStore) PartCounts(ctx context.Context) (PartCounts, error) {
+func (s *sqliteStore) PartCounts(ctx context.Context) (PartCounts, error) {
 	var c PartCounts
-	err := s.e.r.QueryRowContext(ctx, PartCountsQuery).Scan(c.Targets()...)
+	err := s.r.QueryRowContext(ctx, PartCountsQuery).Scan(c.Targets()...)
 	if err != nil {
 		return c, fmt.Errorf("engine: count sessions, cursors and marks: %w", classify(err))
 	}
-	rows, err := s.e.r.QueryContext(ctx, `SELECT s.id FROM sessions s
+	rows, err := s.r.QueryContext(ctx, `SELECT s.id FROM sessions s
 		WHERE s.message_count <> (SELECT count(*) FROM session_messages m WHERE m.session_id = s.id) ORDER BY s.id`)
 	if err != nil {
 		return c, fmt.Errorf("engine: count session records: %w", classify(err))
@@ -28,8 +28,8 @@ func (s embeddedStore) PartCounts(ctx context.Context) (PartCounts, error) {
 	return c, err
 }
 
-func (s embeddedStore) SessionContentsAfter(ctx context.Context, after string, limit int) ([]ContentRow, error) {
-	rows, err := s.e.r.QueryContext(ctx, "SELECT hash, content, text, tokens FROM session_contents WHERE hash > ? ORDER BY hash LIMIT ?", after, limit)
+func (s *sqliteStore) SessionContentsAfter(ctx context.Context, after string, limit int) ([]ContentRow, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT hash, content, text, tokens FROM session_contents WHERE hash > ? ORDER BY hash LIMIT ?", after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("engine: read session contents: %w", classify(err))
 	}
@@ -40,7 +40,7 @@ func (s embeddedStore) SessionContentsAfter(ctx context.Context, after string, l
 	if err != nil || len(out) == 0 {
 		return out, err
 	}
-	rows, err = s.e.r.QueryContext(ctx, `SELECT content_hash, idx, start_byte, end_byte, tokens, coalesce(message_id, 0) FROM session_chunks
+	rows, err = s.r.QueryContext(ctx, `SELECT content_hash, idx, start_byte, end_byte, tokens, coalesce(message_id, 0) FROM session_chunks
 		WHERE content_hash > ? AND content_hash <= ? ORDER BY content_hash, idx`, after, out[len(out)-1].Hash)
 	if err != nil {
 		return nil, fmt.Errorf("engine: read session chunks: %w", classify(err))
@@ -63,9 +63,9 @@ func (s embeddedStore) SessionContentsAfter(ctx context.Context, after string, l
 	return out, err
 }
 
-func (s embeddedStore) PutSessionContents(ctx context.Context, cs []ContentRow) (int, error) {
+func (s *sqliteStore) PutSessionContents(ctx context.Context, cs []ContentRow) (int, error) {
 	added := 0
-	err := s.e.transferTx(ctx, "store session contents", func(tx *sql.Tx) error {
+	err := s.transferTx(ctx, "store session contents", func(tx *sql.Tx) error {
 		added = 0
 		for _, c := range cs {
 			res, err := tx.ExecContext(ctx, "INSERT INTO session_contents (hash, content, text, tokens) VALUES (?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
@@ -89,8 +89,8 @@ func (s embeddedStore) PutSessionContents(ctx context.Context, cs []ContentRow) 
 	return added, err
 }
 
-func (s embeddedStore) SessionsAfter(ctx context.Context, after string, limit int) ([]SessionArchive, error) {
-	rows, err := s.e.r.QueryContext(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
+func (s *sqliteStore) SessionsAfter(ctx context.Context, after string, limit int) ([]SessionArchive, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at
 		FROM sessions WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("engine: read sessions: %w", classify(err))
@@ -103,7 +103,7 @@ func (s embeddedStore) SessionsAfter(ctx context.Context, after string, limit in
 		return nil, err
 	}
 	for i := range out {
-		rows, err := s.e.r.QueryContext(ctx, `SELECT session_id, seq, key, uuid, parent_uuid, type, role, created_at, is_sidechain, is_compact,
+		rows, err := s.r.QueryContext(ctx, `SELECT session_id, seq, key, uuid, parent_uuid, type, role, created_at, is_sidechain, is_compact,
 			coalesce(content_hash, ''), envelope FROM session_messages WHERE session_id = ? ORDER BY seq`, out[i].ID)
 		if err != nil {
 			return nil, fmt.Errorf("engine: read session records: %w", classify(err))
@@ -118,9 +118,9 @@ func (s embeddedStore) SessionsAfter(ctx context.Context, after string, limit in
 	return out, nil
 }
 
-func (s embeddedStore) PutSession(ctx context.Context, a SessionArchive) (bool, error) {
+func (s *sqliteStore) PutSession(ctx context.Context, a SessionArchive) (bool, error) {
 	put := false
-	err := s.e.transferTx(ctx, "store session "+a.ID, func(tx *sql.Tx) error {
+	err := s.transferTx(ctx, "store session "+a.ID, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, source, project, cwd, git_branch, message_count, first_at, last_at, imported_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			a.ID, a.Source, a.Project, a.CWD, a.GitBranch, a.MessageCount, a.FirstAt, a.LastAt, a.ImportedAt, a.UpdatedAt)
@@ -144,8 +144,8 @@ func (s embeddedStore) PutSession(ctx context.Context, a SessionArchive) (bool, 
 	return put, err
 }
 
-func (s embeddedStore) SessionFiles(ctx context.Context) ([]FileRow, error) {
-	rows, err := s.e.r.QueryContext(ctx, "SELECT path, end_offset, lines, head_sha256, imported_at FROM session_files ORDER BY path")
+func (s *sqliteStore) SessionFiles(ctx context.Context) ([]FileRow, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT path, end_offset, lines, head_sha256, imported_at FROM session_files ORDER BY path")
 	if err != nil {
 		return nil, fmt.Errorf("engine: read session files: %w", classify(err))
 	}
@@ -155,8 +155,8 @@ func (s embeddedStore) SessionFiles(ctx context.Context) ([]FileRow, error) {
 	})
 }
 
-func (s embeddedStore) PutSessionFiles(ctx context.Context, fs []FileRow) error {
-	return s.e.transferTx(ctx, "store session files", func(tx *sql.Tx) error {
+func (s *sqliteStore) PutSessionFiles(ctx context.Context, fs []FileRow) error {
+	return s.transferTx(ctx, "store session files", func(tx *sql.Tx) error {
 		for _, f := range fs {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO session_files (path, end_offset, lines, head_sha256, imported_at) VALUES (?, ?, ?, ?, ?)
 				ON CONFLICT (path) DO NOTHING`, f.Path, f.End, f.Lines, f.Head, f.ImportedAt); err != nil {
@@ -167,8 +167,8 @@ func (s embeddedStore) PutSessionFiles(ctx context.Context, fs []FileRow) error 
 	})
 }
 
-func (s embeddedStore) ReadCursors(ctx context.Context) ([]CursorRow, error) {
-	rows, err := s.e.r.QueryContext(ctx, "SELECT agent, scope, last_read_id, updated_at FROM read_cursors ORDER BY agent, scope")
+func (s *sqliteStore) ReadCursors(ctx context.Context) ([]CursorRow, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT agent, scope, last_read_id, updated_at FROM read_cursors ORDER BY agent, scope")
 	if err != nil {
 		return nil, fmt.Errorf("engine: read cursors: %w", classify(err))
 	}
@@ -178,8 +178,8 @@ func (s embeddedStore) ReadCursors(ctx context.Context) ([]CursorRow, error) {
 	})
 }
 
-func (s embeddedStore) PutReadCursors(ctx context.Context, cs []CursorRow) error {
-	return s.e.transferTx(ctx, "store read cursors", func(tx *sql.Tx) error {
+func (s *sqliteStore) PutReadCursors(ctx context.Context, cs []CursorRow) error {
+	return s.transferTx(ctx, "store read cursors", func(tx *sql.Tx) error {
 		for _, c := range cs {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO read_cursors (agent, scope, last_read_id, updated_at) VALUES (?, ?, ?, ?)
 				ON CONFLICT (agent, scope) DO UPDATE SET last_read_id = excluded.last_read_id, updated_at = excluded.updated_at
@@ -191,8 +191,8 @@ func (s embeddedStore) PutReadCursors(ctx context.Context, cs []CursorRow) error
 	})
 }
 
-func (s embeddedStore) MarksAfter(ctx context.Context, after int64, limit int) ([]MarkedRow, error) {
-	rows, err := s.e.r.QueryContext(ctx, "SELECT message_id, repo, head, worst, marks FROM breadcrumb_marks WHERE message_id > ? ORDER BY message_id LIMIT ?", after, limit)
+func (s *sqliteStore) MarksAfter(ctx context.Context, after int64, limit int) ([]MarkedRow, error) {
+	rows, err := s.r.QueryContext(ctx, "SELECT message_id, repo, head, worst, marks FROM breadcrumb_marks WHERE message_id > ? ORDER BY message_id LIMIT ?", after, limit)
 	if err != nil {
 		return nil, fmt.Errorf("engine: read breadcrumb marks: %w", classify(err))
 	}
@@ -202,8 +202,8 @@ func (s embeddedStore) MarksAfter(ctx context.Context, after int64, limit int) (
 	})
 }
 
-func (s embeddedStore) PutMarkRows(ctx context.Context, ms []MarkedRow) error {
-	return s.e.transferTx(ctx, "store breadcrumb marks", func(tx *sql.Tx) error {
+func (s *sqliteStore) PutMarkRows(ctx context.Context, ms []MarkedRow) error {
+	return s.transferTx(ctx, "store breadcrumb marks", func(tx *sql.Tx) error {
 		for _, m := range ms {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO breadcrumb_marks (message_id, repo, head, worst, marks)
 				SELECT id, ?, ?, ?, ? FROM messages WHERE id = ?
@@ -218,8 +218,8 @@ func (s embeddedStore) PutMarkRows(ctx context.Context, ms []MarkedRow) error {
 
 // transferTx runs fn in one write transaction of the data dir; what names
 // the work in the error.
-func (e *Engine) transferTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
-	tx, err := e.w.BeginTx(ctx, nil)
+func (st *sqliteStore) transferTx(ctx context.Context, what string, fn func(*sql.Tx) error) error {
+	tx, err := st.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("engine: %s: %w", what, classify(err))
 	}
@@ -255,8 +255,47 @@ func scanAll[T any](rows *sql.Rows, scan func(*sql.Rows) (T, error)) ([]T, error
 	return out, classify(rows.Err())
 }
 
-func (s embeddedStore) PutAgents(ctx context.Context, as []Agent) error {
-	return s.e.transferTx(ctx, "store agents", func(tx *sql.Tx) error {
+// queryAll runs query on q and scans each row with scan; its errors read
+// "engine: OP: ...". No rows is an empty slice, not nil.
+func queryAll[T any](ctx context.Context, q querier, op, query string, args []any, scan func(*sql.Rows) (T, error)) ([]T, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %s: %w", op, classify(err))
+	}
+	out, err := scanAll(rows, scan)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %s: %w", op, err)
+	}
+	if out == nil {
+		out = []T{}
+	}
+	return out, nil
+}
+
+// querySet runs query on q, whose rows have one column, and returns the
+// values it read as a set; its errors read "engine: OP: ...".
+func querySet[K comparable](ctx context.Context, q querier, op, query string, args ...any) (map[K]bool, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("engine: %s: %w", op, classify(err))
+	}
+	defer rows.Close()
+	out := map[K]bool{}
+	for rows.Next() {
+		var k K
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("engine: %s: %w", op, classify(err))
+		}
+		out[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("engine: %s: %w", op, classify(err))
+	}
+	return out, nil
+}
+
+func (s *sqliteStore) PutAgents(ctx context.Context, as []Agent) error {
+	return s.transferTx(ctx, "store agents", func(tx *sql.Tx) error {
 		for _, a := range as {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO agents (name, project_id, message_count, created_at, last_active) VALUES (?, ?, 0, ?, ?)
 				ON CONFLICT (name, project_id) DO UPDATE SET created_at = min(created_at, excluded.created_at), last_active = max(last_active, excluded.last_active)`,

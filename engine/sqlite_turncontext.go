@@ -12,13 +12,12 @@ import (
 
 // The embedded store's turn context: neighbours in SQL, vectors from vecstore.
 
-func (s embeddedStore) SetVectors(ctx context.Context, set VectorSet, ids []int64) (map[int64][]float32, error) {
-	return s.e.vectorsOf(ctx, set, ids)
+func (s *sqliteStore) SetVectors(ctx context.Context, set VectorSet, ids []int64) (map[int64][]float32, error) {
+	return s.vectorsOf(ctx, set, ids)
 }
 
 // Neighbours reads them in one query.
-func (s embeddedStore) Neighbours(ctx context.Context, ids []int64, within time.Duration, f Selection) (map[int64]TurnNeighbours, error) {
-	e := s.e
+func (s *sqliteStore) Neighbours(ctx context.Context, ids []int64, within time.Duration, f Selection) (map[int64]TurnNeighbours, error) {
 	passes := "1"
 	var fargs []any
 	if f.sql != "" {
@@ -38,7 +37,7 @@ func (s embeddedStore) Neighbours(ctx context.Context, ids []int64, within time.
 		WHERE a.id IN (` + placeholders(len(ids)) + `)`
 	args := append([]any{ms, ms}, fargs...)
 	args = append(args, int64Args(ids)...)
-	rows, err := e.r.QueryContext(ctx, q, args...)
+	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("engine: search: %w", classify(err))
 	}
@@ -69,12 +68,12 @@ func (s embeddedStore) Neighbours(ctx context.Context, ids []int64, within time.
 }
 
 // vectorsOf returns the stored vectors of those of ids that have one.
-func (e *Engine) vectorsOf(ctx context.Context, s VectorSet, ids []int64) (map[int64][]float32, error) {
+func (st *sqliteStore) vectorsOf(ctx context.Context, s VectorSet, ids []int64) (map[int64][]float32, error) {
 	out := map[int64][]float32{}
 	if len(ids) == 0 {
 		return out, nil
 	}
-	coll, err := e.collection(ctx, s, false)
+	coll, err := st.collection(ctx, s, false)
 	if errors.Is(err, chroma.ErrNotFound) {
 		return out, nil
 	}
@@ -85,7 +84,7 @@ func (e *Engine) vectorsOf(ctx context.Context, s VectorSet, ids []int64) (map[i
 	for i, id := range ids {
 		strIDs[i] = strconv.FormatInt(id, 10)
 	}
-	got, err := e.vec.store.Get(ctx, coll, chroma.GetRequest{IDs: strIDs, Include: []chroma.Include{chroma.IncludeEmbeddings}})
+	got, err := st.vec.store.Get(ctx, coll, chroma.GetRequest{IDs: strIDs, Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil {
 		return nil, fmt.Errorf("engine: vectors: %w", err)
 	}

@@ -51,9 +51,9 @@ const compactAfterRows = 1000
 
 // compactVectors compacts the vector file if that gives back a tenth of
 // it; failing is not an error of the drain (the next Close retries).
-func (e *Engine) compactVectors(ctx context.Context) {
-	if err := e.vec.store.Compact(ctx, false); err != nil && ctx.Err() == nil {
-		e.opts.Logger.Warn("vectors: compacting the vector file", "err", err)
+func (st *sqliteStore) compactVectors(ctx context.Context) {
+	if err := st.vec.store.Compact(ctx, false); err != nil && ctx.Err() == nil {
+		st.opts.Logger.Warn("vectors: compacting the vector file", "err", err)
 	}
 }
 
@@ -74,32 +74,31 @@ type vectors struct {
 
 // openVectors opens DIR/vectors when an embedder is configured or vector
 // sets exist and registers the embedder's set if no set is active yet
-// (embeddedStore.OpenVectors).
-func (e *Engine) openVectors(ctx context.Context) error {
-	e.vec = &vectors{emb: e.opts.Embedder}
-	e.vec.mu.colls = map[string]string{}
-	sets, err := e.liveSets(ctx, e.w)
+// (sqliteStore.OpenVectors).
+func (s *sqliteStore) openVectors(ctx context.Context) error {
+	s.vec.emb = s.opts.Embedder
+	sets, err := s.liveSets(ctx, s.w)
 	if err != nil {
 		return err
 	}
-	if e.vec.emb == nil && len(sets) == 0 && !e.opts.VectorStore.Open {
+	if s.vec.emb == nil && len(sets) == 0 && !s.opts.VectorStore.Open {
 		return nil
 	}
-	return e.openVectorStore(ctx, sets)
+	return s.openVectorStore(ctx, sets)
 }
 
 // openVectorStore opens the vecstore and, for an embedder whose model has
 // no live set while no set is active (a store written before any model),
 // creates its set with every stored message queued.
-func (e *Engine) openVectorStore(ctx context.Context, sets []VectorSet) error {
-	st, err := vecstore.Open(ctx, filepath.Join(e.dir, VectorsDir),
-		vecstore.Options{Logger: e.opts.Logger, AllowReset: e.opts.VectorStore.AllowReset, ResetKeeps: []string{VectorDatabase},
-			OneShot: e.opts.ReadOnly, LoadInBackground: !e.opts.ReadOnly})
+func (ss *sqliteStore) openVectorStore(ctx context.Context, sets []VectorSet) error {
+	st, err := vecstore.Open(ctx, filepath.Join(ss.dir, VectorsDir),
+		vecstore.Options{Logger: ss.opts.Logger, AllowReset: ss.opts.VectorStore.AllowReset, ResetKeeps: []string{VectorDatabase},
+			OneShot: ss.opts.ReadOnly, LoadInBackground: !ss.opts.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("engine: open vectors: %w", vecstoreClass(err))
 	}
-	e.vec.store = st
-	if emb := e.vec.emb; emb != nil {
+	ss.vec.store = st
+	if emb := ss.vec.emb; emb != nil {
 		if emb.Dim() <= 0 || emb.ModelID() == "" {
 			st.Close()
 			return invalid("Options.Embedder", "must have a model id and a positive dimension")
@@ -118,16 +117,16 @@ func (e *Engine) openVectorStore(ctx context.Context, sets []VectorSet) error {
 		case active == nil:
 			// First model (or the active set was lost): the set is
 			// filled in the background, or by SyncVectors.
-			s, err := e.createSet(ctx, emb.ModelID(), emb.Dim(), true)
+			s, err := ss.createSet(ctx, emb.ModelID(), emb.Dim(), true)
 			if err != nil {
 				st.Close()
 				return err
 			}
-			if n, err := e.queued(ctx, s.ID); err == nil && n > 0 {
-				e.opts.Logger.Info("messages queued for vectors", "messages", n, "model", emb.ModelID(), "set", s.ID)
+			if n, err := ss.queued(ctx, s.ID); err == nil && n > 0 {
+				ss.opts.Logger.Info("messages queued for vectors", "messages", n, "model", emb.ModelID(), "set", s.ID)
 			}
 		case active.ModelID != emb.ModelID():
-			e.opts.Logger.Warn("embedder differs from the active vectors: semantic search is off in this process until the vectors are rebuilt with it (cairn rebuild)",
+			ss.opts.Logger.Warn("embedder differs from the active vectors: semantic search is off in this process until the vectors are rebuilt with it (cairn rebuild)",
 				"embedder", emb.ModelID(), "active", active.ModelID)
 		}
 	}
@@ -150,12 +149,12 @@ func (e *Engine) VectorStore() *vecstore.Store {
 
 // closeVectors closes the vecstore (the worker is stopped). Called by the
 // embedded store's Close.
-func (e *Engine) closeVectors() error {
-	if e.vec == nil {
+func (s *sqliteStore) closeVectors() error {
+	if s.vec == nil {
 		return nil
 	}
-	if e.vec.store != nil {
-		return e.vec.store.Close()
+	if s.vec.store != nil {
+		return s.vec.store.Close()
 	}
 	return nil
 }
@@ -163,38 +162,38 @@ func (e *Engine) closeVectors() error {
 // drainOnce processes one batch of outbox rows of the first set that has
 // work this process can do, and promotes a building set whose outbox is
 // empty. It returns the number of rows processed.
-func (e *Engine) drainOnce(ctx context.Context, n int) (int, error) {
-	if e.vec == nil || e.vec.store == nil {
+func (st *sqliteStore) drainOnce(ctx context.Context, n int) (int, error) {
+	if st.vec == nil || st.vec.store == nil {
 		return 0, nil
 	}
-	sets, err := e.liveSets(ctx, e.w)
+	sets, err := st.liveSets(ctx, st.w)
 	if err != nil {
 		return 0, err
 	}
 	for _, s := range sets {
-		own := e.vec.emb != nil && e.vec.emb.ModelID() == s.ModelID
-		rows, lease, err := e.claim(ctx, s.ID, n, !own)
+		own := st.vec.emb != nil && st.vec.emb.ModelID() == s.ModelID
+		rows, lease, err := st.claim(ctx, s.ID, n, !own)
 		if err != nil {
 			return 0, err
 		}
 		if len(rows) == 0 {
 			if own && s.State == SetBuilding {
-				switched, err := e.promote(ctx, s.ID)
+				switched, err := st.promote(ctx, s.ID)
 				if err != nil {
 					return 0, err
 				}
 				if switched {
-					e.dropRetired(ctx)
+					st.dropRetired(ctx)
 				}
 			}
 			continue
 		}
-		if err := e.processRows(ctx, s, rows, lease); err != nil {
+		if err := st.processRows(ctx, s, rows, lease); err != nil {
 			ids := make([]int64, len(rows))
 			for i, r := range rows {
 				ids[i] = r.id
 			}
-			e.release(ctx, s.ID, ids, lease)
+			st.release(ctx, s.ID, ids, lease)
 			return 0, err
 		}
 		return len(rows), nil
@@ -203,10 +202,10 @@ func (e *Engine) drainOnce(ctx context.Context, n int) (int, error) {
 }
 
 // dropRetired deletes retired sets' collections and rows.
-func (e *Engine) dropRetired(ctx context.Context) {
-	rows, err := e.w.QueryContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE state = 'retired'")
+func (st *sqliteStore) dropRetired(ctx context.Context) {
+	rows, err := st.w.QueryContext(ctx, "SELECT "+setColumns+" FROM vector_sets WHERE state = 'retired'")
 	if err != nil {
-		e.opts.Logger.Warn("drop retired vector sets", "err", err)
+		st.opts.Logger.Warn("drop retired vector sets", "err", err)
 		return
 	}
 	var sets []VectorSet
@@ -218,37 +217,37 @@ func (e *Engine) dropRetired(ctx context.Context) {
 	}
 	rows.Close()
 	for _, s := range sets {
-		err := e.vec.store.DeleteCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
+		err := st.vec.store.DeleteCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
 		if err != nil && !errors.Is(err, chroma.ErrNotFound) {
-			e.opts.Logger.Warn("drop retired vector set", "id", s.ID, "err", err)
+			st.opts.Logger.Warn("drop retired vector set", "id", s.ID, "err", err)
 			continue
 		}
-		e.vec.mu.Lock()
-		delete(e.vec.mu.colls, s.Collection)
-		e.vec.mu.Unlock()
-		if _, err := e.w.ExecContext(ctx, "DELETE FROM vector_sets WHERE id = ? AND state = 'retired'", s.ID); err != nil {
-			e.opts.Logger.Warn("drop retired vector set", "id", s.ID, "err", err)
+		st.vec.mu.Lock()
+		delete(st.vec.mu.colls, s.Collection)
+		st.vec.mu.Unlock()
+		if _, err := st.w.ExecContext(ctx, "DELETE FROM vector_sets WHERE id = ? AND state = 'retired'", s.ID); err != nil {
+			st.opts.Logger.Warn("drop retired vector set", "id", s.ID, "err", err)
 		}
 	}
 }
 
 // collection returns the vecstore id of set s's collection, creating the
 // collection (with the set's model and dimension) on first use.
-func (e *Engine) collection(ctx context.Context, s VectorSet, create bool) (string, error) {
-	e.vec.mu.Lock()
-	id, ok := e.vec.mu.colls[s.Collection]
-	e.vec.mu.Unlock()
+func (st *sqliteStore) collection(ctx context.Context, s VectorSet, create bool) (string, error) {
+	st.vec.mu.Lock()
+	id, ok := st.vec.mu.colls[s.Collection]
+	st.vec.mu.Unlock()
 	if ok {
 		return id, nil
 	}
-	c, err := e.vec.store.GetCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
+	c, err := st.vec.store.GetCollection(ctx, chroma.DefaultTenant, VectorDatabase, s.Collection)
 	if errors.Is(err, chroma.ErrNotFound) && create {
-		if err := e.vec.store.CreateDatabase(ctx, chroma.DefaultTenant, VectorDatabase); err != nil && !errors.Is(err, chroma.ErrExists) {
+		if err := st.vec.store.CreateDatabase(ctx, chroma.DefaultTenant, VectorDatabase); err != nil && !errors.Is(err, chroma.ErrExists) {
 			return "", fmt.Errorf("engine: vectors: %w", err)
 		}
 		space := chroma.SpaceCosine
 		efSearch, efConstruction := messageEfSearch, messageEfConstruction
-		c, err = e.vec.store.CreateCollection(ctx, chroma.CreateCollectionRequest{
+		c, err = st.vec.store.CreateCollection(ctx, chroma.CreateCollectionRequest{
 			Tenant: chroma.DefaultTenant, Database: VectorDatabase, Name: s.Collection,
 			Metadata: chroma.Metadata{"cairn": where.String("messages"), "model": where.String(s.ModelID),
 				chroma.MetaVectorCode: where.String(string(messageCode))},
@@ -262,9 +261,9 @@ func (e *Engine) collection(ctx context.Context, s VectorSet, create bool) (stri
 	if c.Model != s.ModelID || (c.Dimension != 0 && c.Dimension != s.Dim) {
 		return "", fmt.Errorf("%w: collection %s holds model %q dim %d, vector set %d says %q dim %d", ErrEmbedderMismatch, s.Collection, c.Model, c.Dimension, s.ID, s.ModelID, s.Dim)
 	}
-	e.vec.mu.Lock()
-	e.vec.mu.colls[s.Collection] = c.ID
-	e.vec.mu.Unlock()
+	st.vec.mu.Lock()
+	st.vec.mu.colls[s.Collection] = c.ID
+	st.vec.mu.Unlock()
 	return c.ID, nil
 }
 
@@ -292,8 +291,8 @@ func (m vectorMeta) metadata() chroma.Metadata {
 	}
 }
 
-func (e *Engine) loadVectorMeta(ctx context.Context, ids []int64) (map[int64]vectorMeta, error) {
-	rows, err := e.r.QueryContext(ctx, `SELECT m.id, m.content, m.channel_id, ch.channel_type, m.sender_id, m.sender_project_id,
+func (s *sqliteStore) loadVectorMeta(ctx context.Context, ids []int64) (map[int64]vectorMeta, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT m.id, m.content, m.channel_id, ch.channel_type, m.sender_id, m.sender_project_id,
 		m.created_at, m.confidence, m.message_type, m.word_count, m.has_breadcrumbs
 		FROM messages m JOIN channels ch ON ch.id = m.channel_id WHERE m.id IN (`+placeholders(len(ids))+")", int64Args(ids)...)
 	if err != nil {
@@ -316,8 +315,8 @@ func (e *Engine) loadVectorMeta(ctx context.Context, ids []int64) (map[int64]vec
 // refreshed, so a crash after the vecstore write and before the outbox
 // delete never embeds twice), deletes vectors of deleted messages, then
 // removes the rows.
-func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow, lease int64) error {
-	coll, err := e.collection(ctx, s, true)
+func (st *sqliteStore) processRows(ctx context.Context, s VectorSet, rows []outboxRow, lease int64) error {
+	coll, err := st.collection(ctx, s, true)
 	if err != nil {
 		return err
 	}
@@ -330,7 +329,7 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 		}
 	}
 	if len(ups) > 0 {
-		metas, err := e.loadVectorMeta(ctx, ups)
+		metas, err := st.loadVectorMeta(ctx, ups)
 		if err != nil {
 			return err
 		}
@@ -344,7 +343,7 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 		}
 		have := map[string]bool{}
 		if len(strIDs) > 0 {
-			got, err := e.vec.store.Get(ctx, coll, chroma.GetRequest{IDs: strIDs, Include: []chroma.Include{}})
+			got, err := st.vec.store.Get(ctx, coll, chroma.GetRequest{IDs: strIDs, Include: []chroma.Include{}})
 			if err != nil {
 				return fmt.Errorf("engine: vectors: %w", err)
 			}
@@ -372,16 +371,16 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 			todo = append(todo, m)
 		}
 		if len(refresh.IDs) > 0 {
-			if err := e.vec.store.Update(ctx, coll, refresh); err != nil {
+			if err := st.vec.store.Update(ctx, coll, refresh); err != nil {
 				return fmt.Errorf("engine: vectors: %w", err)
 			}
 		}
 		if len(todo) > 0 {
 			texts := make([]string, len(todo))
 			for i, m := range todo {
-				texts[i] = embedText(e.opts.EmbedContext, m)
+				texts[i] = embedText(st.opts.EmbedContext, m)
 			}
-			vecs, err := e.vec.emb.Embed(ctx, texts)
+			vecs, err := st.vec.emb.Embed(ctx, texts)
 			if err != nil {
 				return fmt.Errorf("engine: embed %d messages: %w", len(texts), err)
 			}
@@ -399,7 +398,7 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 			}
 			// Add, not Upsert: ids already stored were skipped above, and
 			// Add leaves an id written meanwhile by another process as is.
-			if err := e.vec.store.Add(ctx, coll, req); err != nil {
+			if err := st.vec.store.Add(ctx, coll, req); err != nil {
 				return fmt.Errorf("engine: vectors: %w", err)
 			}
 		}
@@ -409,18 +408,18 @@ func (e *Engine) processRows(ctx context.Context, s VectorSet, rows []outboxRow,
 		for i, id := range dels {
 			strIDs[i] = strconv.FormatInt(id, 10)
 		}
-		if err := e.vec.store.Delete(ctx, coll, chroma.DeleteRequest{IDs: strIDs}); err != nil {
+		if err := st.vec.store.Delete(ctx, coll, chroma.DeleteRequest{IDs: strIDs}); err != nil {
 			return fmt.Errorf("engine: vectors: %w", err)
 		}
 		doneIDs = append(doneIDs, dels...)
 	}
-	return e.complete(ctx, s.ID, doneIDs, lease)
+	return st.complete(ctx, s.ID, doneIDs, lease)
 }
 
 // queued counts the messages waiting for their vector in set.
-func (e *Engine) queued(ctx context.Context, set int64) (int64, error) {
+func (st *sqliteStore) queued(ctx context.Context, set int64) (int64, error) {
 	var n int64
-	if err := e.r.QueryRowContext(ctx, "SELECT count(*) FROM vector_outbox WHERE set_id = ? AND op = 0", set).Scan(&n); err != nil {
+	if err := st.r.QueryRowContext(ctx, "SELECT count(*) FROM vector_outbox WHERE set_id = ? AND op = 0", set).Scan(&n); err != nil {
 		return 0, fmt.Errorf("engine: vector outbox: %w", classify(err))
 	}
 	return n, nil
@@ -430,19 +429,19 @@ func (e *Engine) queued(ctx context.Context, set int64) (int64, error) {
 // this process can do (its model's sets, and deletions), waits for the
 // leases other workers hold, and makes one more pass that promotes a
 // building set another worker emptied.
-func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error {
-	if e.vec == nil || e.vec.store == nil {
+func (st *sqliteStore) syncVectors(ctx context.Context, progress func(Progress)) error {
+	if st.vec == nil || st.vec.store == nil {
 		return nil
 	}
 	model := ""
-	if e.vec.emb != nil {
-		model = e.vec.emb.ModelID()
+	if st.vec.emb != nil {
+		model = st.vec.emb.ModelID()
 	}
 	// The rows this process can do: its model's sets, and deletions.
 	const mine = " FROM vector_outbox WHERE (op = 1 OR set_id IN (SELECT id FROM vector_sets WHERE model_id = ?1 AND state <> 'retired'))"
 	count := func() (int64, error) {
 		var n int64
-		err := e.r.QueryRowContext(ctx, "SELECT count(*)"+mine, model).Scan(&n)
+		err := st.r.QueryRowContext(ctx, "SELECT count(*)"+mine, model).Scan(&n)
 		return n, classify(err)
 	}
 	total, err := count()
@@ -451,7 +450,7 @@ func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error
 	}
 	drained := 0
 	for {
-		k, err := e.drainOnce(ctx, syncBatch)
+		k, err := st.drainOnce(ctx, syncBatch)
 		if err != nil {
 			return err
 		}
@@ -467,16 +466,16 @@ func (e *Engine) syncVectors(ctx context.Context, progress func(Progress)) error
 		if k == 0 {
 			// Another worker may still hold leases: wait for them.
 			var leased int64
-			if err := e.r.QueryRowContext(ctx, "SELECT count(*)"+mine+" AND lease_until > ?2", model, time.Now().UnixMilli()).Scan(&leased); err != nil {
+			if err := st.r.QueryRowContext(ctx, "SELECT count(*)"+mine+" AND lease_until > ?2", model, time.Now().UnixMilli()).Scan(&leased); err != nil {
 				return fmt.Errorf("engine: vectors: %w", classify(err))
 			}
 			if leased == 0 {
 				// One more pass promotes a building set emptied by another worker.
-				if _, err := e.drainOnce(ctx, syncBatch); err != nil {
+				if _, err := st.drainOnce(ctx, syncBatch); err != nil {
 					return err
 				}
 				if drained >= compactAfterRows {
-					e.compactVectors(ctx)
+					st.compactVectors(ctx)
 				}
 				return nil
 			}
@@ -497,15 +496,15 @@ type semanticHit struct {
 
 // semanticSearch embeds query and returns the k nearest messages among
 // those matching filter, by descending similarity.
-func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32, filter *where.Expr, k int) ([]semanticHit, error) {
-	coll, err := e.collection(ctx, s, false)
+func (st *sqliteStore) semanticSearch(ctx context.Context, s VectorSet, qvec []float32, filter *where.Expr, k int) ([]semanticHit, error) {
+	coll, err := st.collection(ctx, s, false)
 	if errors.Is(err, chroma.ErrNotFound) {
 		return nil, nil // nothing embedded yet
 	}
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.vec.store.Query(ctx, coll, chroma.QueryRequest{
+	res, err := st.vec.store.Query(ctx, coll, chroma.QueryRequest{
 		Embeddings: [][]float32{qvec}, NResults: &k, Where: filter,
 		Include: []chroma.Include{chroma.IncludeDistances}, Model: s.ModelID,
 	})
@@ -528,8 +527,8 @@ func (e *Engine) semanticSearch(ctx context.Context, s VectorSet, qvec []float32
 
 // similarities returns the exact cosine similarity of qvec to the stored
 // vectors of ids (those that have one).
-func (e *Engine) similarities(ctx context.Context, s VectorSet, qvec []float32, ids []int64) (map[int64]float64, error) {
-	vecs, err := e.vectorsOf(ctx, s, ids)
+func (st *sqliteStore) similarities(ctx context.Context, s VectorSet, qvec []float32, ids []int64) (map[int64]float64, error) {
+	vecs, err := st.vectorsOf(ctx, s, ids)
 	if err != nil {
 		return nil, err
 	}

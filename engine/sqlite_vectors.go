@@ -15,36 +15,35 @@ import (
 // OpenVectors opens DIR/vectors when an embedder is configured or vector
 // sets exist, and registers the embedder's set if no set is active yet
 // (openVectors); the Engine's worker has work while vecstore is open.
-func (s embeddedStore) OpenVectors(ctx context.Context, v Vectorizer) (bool, error) {
-	e := s.e
-	if err := e.openVectors(ctx); err != nil {
+func (s *sqliteStore) OpenVectors(ctx context.Context, v Vectorizer) (bool, error) {
+	if err := s.openVectors(ctx); err != nil {
 		return false, err
 	}
-	return e.vec.store != nil, nil
+	return s.vec.store != nil, nil
 }
 
 // PrepareVectors converts the message collections written in an older
 // vector code (ConvertVectors).
-func (s embeddedStore) PrepareVectors(ctx context.Context) error {
-	if err := s.e.ConvertVectors(ctx, nil); err != nil {
+func (s *sqliteStore) PrepareVectors(ctx context.Context) error {
+	if err := s.convertVectors(ctx, nil); err != nil {
 		return fmt.Errorf("converting message vectors: %w", err)
 	}
 	return nil
 }
 
 // FillVectors processes one batch of outbox rows (drainOnce).
-func (s embeddedStore) FillVectors(ctx context.Context, n int) (int, error) {
-	k, err := s.e.drainOnce(ctx, n)
+func (s *sqliteStore) FillVectors(ctx context.Context, n int) (int, error) {
+	k, err := s.drainOnce(ctx, n)
 	if err != nil {
 		return k, err
 	}
 	// A long drain (compactAfterRows) ends with a compaction once the
 	// outbox is empty; the worker is this method's only caller.
-	if v := s.e.vec; v != nil && v.store != nil {
+	if v := s.vec; v != nil && v.store != nil {
 		v.drained += k
 		if k == 0 {
 			if v.drained >= compactAfterRows {
-				s.e.compactVectors(ctx)
+				s.compactVectors(ctx)
 			}
 			v.drained = 0
 		}
@@ -53,19 +52,18 @@ func (s embeddedStore) FillVectors(ctx context.Context, n int) (int, error) {
 }
 
 // SyncVectors drains the outbox rows this process can do (syncVectors).
-func (s embeddedStore) SyncVectors(ctx context.Context, progress func(Progress)) error {
-	return s.e.syncVectors(ctx, progress)
+func (s *sqliteStore) SyncVectors(ctx context.Context, progress func(Progress)) error {
+	return s.syncVectors(ctx, progress)
 }
 
 // RebuildKeywords rebuilds the FTS5 index in one transaction (the
 // in-memory BM25 index follows the table).
-func (s embeddedStore) RebuildKeywords(ctx context.Context) error {
-	e := s.e
-	tx, err := e.w.BeginTx(ctx, nil)
+func (s *sqliteStore) RebuildKeywords(ctx context.Context) error {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("engine: rebuild: %w", classify(err))
 	}
-	if err := e.fts.Rebuild(ctx, tx); err != nil {
+	if err := s.fts.Rebuild(ctx, tx); err != nil {
 		tx.Rollback()
 		return fmt.Errorf("engine: rebuild: %w", classify(err))
 	}
@@ -80,10 +78,9 @@ func (s embeddedStore) RebuildKeywords(ctx context.Context) error {
 // messages before its first model: embedding it again into a second set
 // would embed every message twice), else a building set of the model
 // (resumed when one exists). resumed reports one of the first two cases.
-func (s embeddedStore) RebuildTarget(ctx context.Context) (VectorSet, bool, error) {
-	e := s.e
-	emb := e.vec.emb
-	sets, err := e.liveSets(ctx, e.w)
+func (s *sqliteStore) RebuildTarget(ctx context.Context) (VectorSet, bool, error) {
+	emb := s.vec.emb
+	sets, err := s.liveSets(ctx, s.w)
 	if err != nil {
 		return VectorSet{}, false, err
 	}
@@ -94,7 +91,7 @@ func (s embeddedStore) RebuildTarget(ctx context.Context) (VectorSet, bool, erro
 		if set.State == SetBuilding {
 			return set, true, nil
 		}
-		n, err := e.queued(ctx, set.ID)
+		n, err := s.queued(ctx, set.ID)
 		if err != nil {
 			return VectorSet{}, false, err
 		}
@@ -102,17 +99,16 @@ func (s embeddedStore) RebuildTarget(ctx context.Context) (VectorSet, bool, erro
 			return set, true, nil
 		}
 	}
-	set, err := e.createSet(ctx, emb.ModelID(), emb.Dim(), false)
+	set, err := s.createSet(ctx, emb.ModelID(), emb.Dim(), false)
 	return set, false, err
 }
 
 // FinishRebuild drops what retired sets left (the switch may have been
 // made by the background worker) and returns the target, which must be
 // active by now.
-func (s embeddedStore) FinishRebuild(ctx context.Context, target VectorSet) (VectorSet, error) {
-	e := s.e
-	e.dropRetired(ctx)
-	set, err := e.getSet(ctx, target.ID)
+func (s *sqliteStore) FinishRebuild(ctx context.Context, target VectorSet) (VectorSet, error) {
+	s.dropRetired(ctx)
+	set, err := s.getSet(ctx, target.ID)
 	if err != nil {
 		return set, err
 	}

@@ -11,24 +11,24 @@ import (
 // channel, project channels and agent, its FTS5 row and outbox rows.
 
 // write runs one prepared write in its own transaction, at now (Unix ms).
-func (e *Engine) write(ctx context.Context, p prepared, now int64) (WriteResult, error) {
-	tx, err := e.w.BeginTx(ctx, nil)
+func (s *sqliteStore) write(ctx context.Context, p prepared, now int64) (WriteResult, error) {
+	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("engine: store message: %w", classify(err))
 	}
 	defer tx.Rollback()
-	res, err := e.writeTxAt(ctx, tx, p, now)
+	res, err := s.writeTxAt(ctx, tx, p, now)
 	if err != nil {
 		return WriteResult{}, err
 	}
-	counted := e.addSearchesTx(ctx, tx)
+	counted := s.addSearchesTx(ctx, tx)
 	err = tx.Commit()
 	counted(err == nil)
 	if err != nil {
 		return WriteResult{}, fmt.Errorf("engine: store message: %w", classify(err))
 	}
 	if res.Created {
-		e.wakeVectors() // engine/worker.go
+		s.wakeVectors() // engine/worker.go
 	}
 	return res, nil
 }
@@ -37,17 +37,17 @@ func (e *Engine) write(ctx context.Context, p prepared, now int64) (WriteResult,
 // outbox rows in one transaction, so the keyword index and the vectors can
 // never miss a committed message.
 func (e *Engine) writeTx(ctx context.Context, tx *sql.Tx, p prepared) (WriteResult, error) {
-	return e.writeTxAt(ctx, tx, p, e.opts.Now().UnixMilli())
+	return e.sqlite().writeTxAt(ctx, tx, p, e.opts.Now().UnixMilli())
 }
 
 // writeTxAt is writeTx at now (Unix ms).
-func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int64) (WriteResult, error) {
+func (st *sqliteStore) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int64) (WriteResult, error) {
 	created := p.createdAt
 	if created == 0 {
 		created = now
 	}
 	res := WriteResult{ChannelID: p.channel.id, ContentHash: p.hash}
-	if err := e.ensureChannelTx(ctx, tx, p.channel, now); err != nil {
+	if err := st.ensureChannelTx(ctx, tx, p.channel, now); err != nil {
 		return res, err
 	}
 	err := tx.QueryRowContext(ctx,
@@ -57,7 +57,7 @@ func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int6
 	case err == nil:
 		// An agent's activity is dated by what it wrote (an imported record
 		// keeps its own time), not by when it was stored.
-		if err := e.touchAgentTx(ctx, tx, p.sender, p.project, now, created, created, 0); err != nil {
+		if err := st.touchAgentTx(ctx, tx, p.sender, p.project, now, created, created, 0); err != nil {
 			return res, err
 		}
 		return res, nil
@@ -76,10 +76,10 @@ func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int6
 	if err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
-	if err := e.fts.Insert(ctx, tx, res.ID, p.content); err != nil {
+	if err := st.fts.Insert(ctx, tx, res.ID, p.content); err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
-	if err := e.outboxAddTx(ctx, tx, res.ID); err != nil { // vector outbox (engine/sqlite_outbox.go)
+	if err := st.outboxAddTx(ctx, tx, res.ID); err != nil { // vector outbox (engine/sqlite_outbox.go)
 		return res, err
 	}
 	if _, err := tx.ExecContext(ctx,
@@ -87,7 +87,7 @@ func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int6
 		created, p.channel.id); err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
-	if err := e.touchAgentTx(ctx, tx, p.sender, p.project, now, created, created, 1); err != nil {
+	if err := st.touchAgentTx(ctx, tx, p.sender, p.project, now, created, created, 1); err != nil {
 		return res, err
 	}
 	res.Created = true
@@ -98,7 +98,7 @@ func (e *Engine) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int6
 // channels are namespaces, so writing to one creates it, on every surface
 // (a plain channel gets its id as its name and no description; CreateChannel
 // makes one with a description first).
-func (e *Engine) ensureChannelTx(ctx context.Context, tx *sql.Tx, c channelSpec, now int64) error {
+func (st *sqliteStore) ensureChannelTx(ctx context.Context, tx *sql.Tx, c channelSpec, now int64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, owner_agent_name, owner_agent_project_id, project_id, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 		c.id, c.typ, c.name, c.ownerAgent, c.ownerProj, c.project, now)
@@ -106,13 +106,13 @@ func (e *Engine) ensureChannelTx(ctx context.Context, tx *sql.Tx, c channelSpec,
 		return fmt.Errorf("engine: create channel %s: %w", c.id, classify(err))
 	}
 	if c.project != "" {
-		return e.ensureProjectTx(ctx, tx, c.project, now)
+		return st.ensureProjectTx(ctx, tx, c.project, now)
 	}
 	return nil
 }
 
 // ensureProjectTx makes the channels every project has.
-func (e *Engine) ensureProjectTx(ctx context.Context, tx *sql.Tx, project string, now int64) error {
+func (st *sqliteStore) ensureProjectTx(ctx context.Context, tx *sql.Tx, project string, now int64) error {
 	for _, name := range ProjectChannelNames() {
 		_, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, project_id, created_at)
 			VALUES (?, 'project', ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
@@ -128,7 +128,7 @@ func (e *Engine) ensureProjectTx(ctx context.Context, tx *sql.Tx, project string
 // between first and last (the messages' own times): creates it on first
 // write, keeps created_at the earliest and last_active the latest, adds n
 // to its message count. now dates the project channels it may create.
-func (e *Engine) touchAgentTx(ctx context.Context, tx *sql.Tx, name, project string, now, first, last int64, n int) error {
+func (s *sqliteStore) touchAgentTx(ctx context.Context, tx *sql.Tx, name, project string, now, first, last int64, n int) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO agents (name, project_id, message_count, created_at, last_active)
 		VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (name, project_id) DO UPDATE SET created_at = min(created_at, excluded.created_at), last_active = max(last_active, excluded.last_active), message_count = message_count + excluded.message_count`,
@@ -137,7 +137,7 @@ func (e *Engine) touchAgentTx(ctx context.Context, tx *sql.Tx, name, project str
 		return fmt.Errorf("engine: record agent %s: %w", name, classify(err))
 	}
 	if project != "" {
-		return e.ensureProjectTx(ctx, tx, project, now)
+		return s.ensureProjectTx(ctx, tx, project, now)
 	}
 	return nil
 }

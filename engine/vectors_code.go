@@ -23,7 +23,7 @@ func (e *Engine) ConvertVectors(ctx context.Context, progress ConvertProgress) e
 	if e.vec == nil || e.vec.store == nil {
 		return nil
 	}
-	sets, err := e.liveSets(ctx, e.r)
+	sets, err := e.sqlite().liveSets(ctx, e.r)
 	if err != nil {
 		return err
 	}
