@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -63,6 +64,20 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 		tools = cfg.MCP.Tools
 	}
 	logger := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: lv}))
+	// A data dir this process may not write (another user's, chmod -w, a
+	// read-only mount) is served read-only, as by cairn serve: the engine
+	// reads the database as an immutable file, the write tools answer
+	// read_only, and no breadcrumb refresh runs (it writes marks).
+	roDir, err := e.readOnlyDataDir()
+	if err != nil {
+		return err
+	}
+	readOnly := ""
+	if roDir != "" {
+		e.readOnly = true
+		readOnly = fmt.Sprintf("cairn mcp serves the data dir %s read-only: this process may not write it (restart cairn mcp with write access to it to write)", roDir)
+		logger.Warn("serving read-only: the data dir is not writable by this process; reads work, every write tool answers read_only", "data_dir", roDir)
+	}
 	// The engine and the model open in the background (the handshake does
 	// not wait for them); closeModel is set before the open finishes and
 	// read after srv.Close has waited for it.
@@ -72,12 +87,15 @@ func runMCP(ctx context.Context, e *env, c *command, args []string) error {
 		eng, cm, err := e.openWithModel(ctx, *model, forServe)
 		if err == nil {
 			closeModel = cm
+			if readOnly != "" {
+				return eng, nil
+			}
 			crumbs.start(func() *gitcrumbs.Refresher { return e.startBreadcrumbRefresh(context.WithoutCancel(ctx), eng, logger) })
 		}
 		return eng, err
 	}
 	srv, err := mcpserver.New(mcpserver.Options{Open: open, Version: buildVersion(), Logger: logger, Tools: tools,
-		MaxResultBytes: int64(cfg.Server.MaxResultBytes)})
+		MaxResultBytes: int64(cfg.Server.MaxResultBytes), ReadOnly: readOnly})
 	if err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func (s *Server) addTools(sets map[string]bool) error {
 	}
 	if sets[ToolsCore] {
 		mcp.AddTool(s.mcp, tool("store_message", writeHints("Store a message"), storeSchema,
-			"Store what you learned (a decision, pattern, policy or reflection) so later agents find it; project knowledge goes to project:{project}:decisions, :patterns or :policies, your own notes to agent-notes:{you}. The same content twice returns the existing id."), s.storeMessage)
+			"Store what you learned (a decision, pattern, policy or reflection) so later agents find it; project knowledge goes to project:{project}:decisions, :patterns or :policies, your own notes to agent-notes:{you}. The same content twice returns the existing id."), writes(s, s.storeMessage))
 		mcp.AddTool(s.mcp, tool("search_messages", readHints("Search messages"), searchSchema,
 			"Search stored knowledge by meaning and keyword before a task or when unsure; results are compact (id, score, first line, breadcrumb marks). Other fields: as in cairn's HTTP search API."), s.search)
 		mcp.AddTool(s.mcp, tool("get_message", readHints("Read a message"), idSchema,
@@ -127,7 +127,7 @@ func (s *Server) addTools(sets map[string]bool) error {
 	}
 	if sets[ToolsNotes] {
 		mcp.AddTool(s.mcp, tool("write_note", writeHints("Write a note"), noteSchema,
-			"Write a note to your own notes channel (agent-notes:{agent}, or agent-notes:{agent}:{project} with a project): reflections and lessons you want to find again in a later task."), s.writeNote)
+			"Write a note to your own notes channel (agent-notes:{agent}, or agent-notes:{agent}:{project} with a project): reflections and lessons you want to find again in a later task."), writes(s, s.writeNote))
 		mcp.AddTool(s.mcp, tool("get_notes", readHints("Read an agent's notes"), notesSchema,
 			"Read an agent's notes, newest first."), s.getNotes)
 	}
@@ -140,7 +140,7 @@ func (s *Server) addTools(sets map[string]bool) error {
 	}
 	if sets[ToolsMemory] {
 		mcp.AddTool(s.mcp, tool("memory_store", writeHints("Store a memory"), storeSchema,
-			"store_message with the channel optional: without channel the memory goes to your notes channel (agent-notes:{sender})."), s.memoryStore)
+			"store_message with the channel optional: without channel the memory goes to your notes channel (agent-notes:{sender})."), writes(s, s.memoryStore))
 		mcp.AddTool(s.mcp, tool("memory_search", readHints("Search memories"), describedSearch,
 			"The same search as search_messages, under the vector-memory design's name."), s.search)
 		mcp.AddTool(s.mcp, tool("memory_get", readHints("Read a memory"), idSchema,
@@ -148,9 +148,22 @@ func (s *Server) addTools(sets map[string]bool) error {
 		mcp.AddTool(s.mcp, tool("memory_stats", readHints("Store statistics"), nil,
 			"Counts of stored messages per channel, type and agent, imported sessions, and bytes on disk."), s.stats)
 		mcp.AddTool(s.mcp, tool("memory_delete", &mcp.ToolAnnotations{Title: "Delete a message", DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}, nil,
-			"Delete one message for good (for example a wrong or leaked one). Guarded: confirm must be 'delete message ID' with the message's id. Deleted messages cannot be recovered."), s.delete)
+			"Delete one message for good (for example a wrong or leaked one). Guarded: confirm must be 'delete message ID' with the message's id. Deleted messages cannot be recovered."), writes(s, s.delete))
 	}
 	return nil
+}
+
+// writes guards a write tool's handler: on a read-only server
+// (Options.ReadOnly) it answers the tool error read_only naming why,
+// before the engine is asked.
+func writes[In, Out any](s *Server, h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		if s.opts.ReadOnly != "" {
+			var zero Out
+			return nil, zero, &ToolError{Code: "read_only", Err: errors.New(s.opts.ReadOnly)}
+		}
+		return h(ctx, req, in)
+	}
 }
 
 // tool is one tool's description; its title is the annotations' title.

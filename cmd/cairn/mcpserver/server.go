@@ -29,6 +29,11 @@ type Options struct {
 	// out whole, and the result says "truncated": true with
 	// "max_result_bytes".
 	MaxResultBytes int64
+	// ReadOnly, when not empty, says why every write is refused: the data
+	// dir is not writable by this process. The write tools stay listed
+	// (an agent's instructions name them) and answer the tool error
+	// read_only with this text, before the engine is asked.
+	ReadOnly string
 }
 
 // DefaultMaxResultBytes is Options.MaxResultBytes' default (config

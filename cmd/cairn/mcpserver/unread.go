@@ -36,7 +36,7 @@ func (s *Server) addUnreadTools() {
 	mcp.AddTool(s.mcp, tool("get_unread", readHints("What is new since I last looked"), nil,
 		"List the messages you have not read yet (not written by you, above your read cursors), oldest first, per channel, per project or across every channel, with their count. Then call mark_read with last_id. search_messages takes unread_by to search only unread messages."), s.getUnread)
 	mcp.AddTool(s.mcp, tool("mark_read", writeHints("Mark messages read"), nil,
-		"Mark every message of a scope (a channel, a project or everything) up to a message id as read by you. Cursors only move forward, so a repeated or late call never marks less."), s.markRead)
+		"Mark every message of a scope (a channel, a project or everything) up to a message id as read by you. Cursors only move forward, so a repeated or late call never marks less."), writes(s, s.markRead))
 }
 
 func (s *Server) getUnread(ctx context.Context, _ *mcp.CallToolRequest, in GetUnreadInput) (*mcp.CallToolResult, UnreadOutput, error) {
