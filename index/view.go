@@ -296,6 +296,11 @@ func (v *View) residualRow(stored []byte) []byte {
 	return row
 }
 
+// RowDecoder returns a View that decodes rows (DecodeRow) with v's options
+// and centroid table and scratch of its own, so that it may be used beside
+// v, in another goroutine. It holds no graph: it must not search.
+func (v *View) RowDecoder() *View { return &View{x: v.x, table: v.table} }
+
 // DecodeRow returns the vector an SQ8Residual row in its stored form
 // decodes to against the graph's centroid table (what Index.Vector
 // returns for it), or false when the row is malformed or the graph's code

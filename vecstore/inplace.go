@@ -428,8 +428,9 @@ func (s *Store) openInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 
 // lastView is what a collection was last read in place with: its graph
 // view, whose centroid table the next view of the same snapshot reuses
-// (index.View.Reopen), and, for sq8r, the stored centroid table decoded
-// and the bytes it was decoded from.
+// (index.View.Reopen) and a Get of it decodes rows with (View.RowDecoder),
+// and, for sq8r, the stored centroid table decoded and the bytes it was
+// decoded from.
 type lastView struct {
 	graph    *index.View
 	table    []float32
@@ -460,7 +461,10 @@ func (s *Store) openRowsInPlace(tx *bolt.Tx, ci *collInfo) (*inPlace, error) {
 	if (val != nil) != last.graph.Trained() || (val != nil && (last.table == nil || !bytes.Equal(val, last.tableRaw))) {
 		return s.openInPlace(tx, ci)
 	}
-	return &inPlace{ci: ci, rec: cb.Bucket(subRec), vec: cb.Bucket(subVec), graph: last.graph, table: last.table}, nil
+	// The last view may be searching in another goroutine (a search's
+	// vector side beside its keyword side's similarities): the Get decodes
+	// with a decoder of its own over the same centroid table.
+	return &inPlace{ci: ci, rec: cb.Bucket(subRec), vec: cb.Bucket(subVec), graph: last.graph.RowDecoder(), table: last.table}, nil
 }
 
 // record reads record id, nil when absent.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/cairn-dev/cairn/vecstore"
@@ -194,6 +195,35 @@ func testSnapshotSideData(t *testing.T, code string) {
 		if a, b := get(with), get(openOneShot(t, dir)); len(a.IDs) == 0 || !reflect.DeepEqual(a, b) {
 			t.Fatalf("%s: a Get after queries gives %d records, a first read %d, or they differ", stage, len(a.IDs), len(b.IDs))
 		}
+		// Queries and Gets at once (a search's vector side beside its
+		// keyword side's similarities) answer what each answers alone:
+		// the Get decodes with a row decoder of its own, never with the
+		// view a query is searching (run under -race).
+		k := 10
+		qreq := chroma.QueryRequest{Embeddings: [][]float32{queries[1]}, NResults: &k, Include: []chroma.Include{chroma.IncludeDistances}}
+		greq := chroma.GetRequest{IDs: ids, Include: []chroma.Include{chroma.IncludeEmbeddings}}
+		wantQ, errQ := with.Query(ctx, c.ID, qreq)
+		wantG, errG := with.Get(ctx, c.ID, greq)
+		if errQ != nil || errG != nil {
+			t.Fatal(errQ, errG)
+		}
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for range 5 {
+					if w%2 == 0 {
+						if got, err := with.Query(ctx, c.ID, qreq); err != nil || !reflect.DeepEqual(got, wantQ) {
+							t.Errorf("%s: a query beside Gets: %v", stage, err)
+							return
+						}
+					} else if got, err := with.Get(ctx, c.ID, greq); err != nil || !reflect.DeepEqual(got, wantG) {
+						t.Errorf("%s: a Get beside queries: %v", stage, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
 		for _, s := range []*vecstore.Store{with, without} {
 			if st := s.Stats(); st.Collections != 0 || st.InPlaceReads < uint64(len(filters)*(len(queries)+1)) {
 				t.Fatalf("%s: stats %+v: want every query in place", stage, st)
