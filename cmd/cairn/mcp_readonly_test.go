@@ -19,9 +19,6 @@ import (
 // tool error read_only naming the directory, before anything is written:
 // the data dir is unchanged after.
 func TestMCPReadOnlyDataDir(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
 	bin := buildCairn(t)
 	data := t.TempDir()
 	if out, err := exec.Command(bin, "note", "--data-dir", data, "--agent", "ann", "the parser is flaky on empty input").CombinedOutput(); err != nil {

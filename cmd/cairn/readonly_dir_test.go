@@ -17,9 +17,6 @@ import (
 // The store has vectors of the built-in model, so the vector store is read
 // read-only too.
 func TestReadOnlyDataDir(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
 	bin := buildCairn(t)
 	data := t.TempDir()
 	base := []string{"CAIRN_DATA_DIR=" + data, "HOME=" + os.TempDir(), "PATH=" + os.Getenv("PATH")}

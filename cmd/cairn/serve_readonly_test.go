@@ -99,9 +99,6 @@ func TestServeEngineVectorsAreReadOnly(t *testing.T) {
 // and refuses every write with 403 naming the directory, before anything
 // is written: the data dir is unchanged after.
 func TestServeReadOnlyDataDir(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
 	bin := buildCairn(t)
 	data := t.TempDir()
 	env := []string{"CAIRN_DATA_DIR=" + data, "HOME=" + os.TempDir(), "PATH=" + os.Getenv("PATH")}
