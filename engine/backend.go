@@ -370,6 +370,40 @@ type Selection struct {
 	rendered bool
 }
 
+// PassingMarks returns which of ids pass sel's UnreadBy and ValidAt, the
+// parts of a Selection served after a store's own filter: unread gives the
+// ids among ids an agent has not read, valid those whose breadcrumbs hold
+// at the heads, each from the store's own tables. A part sel does not set
+// is not looked up.
+func PassingMarks(ids []int64, sel Selection, unread func(agent string) (map[int64]bool, error), valid func(heads *RepoHeads) (map[int64]bool, error)) (map[int64]bool, error) {
+	pass := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		pass[id] = true
+	}
+	keepOnly := func(keep map[int64]bool, err error) error {
+		if err != nil {
+			return err
+		}
+		for id := range pass {
+			if !keep[id] {
+				delete(pass, id)
+			}
+		}
+		return nil
+	}
+	if sel.UnreadBy != "" {
+		if err := keepOnly(unread(sel.UnreadBy)); err != nil {
+			return nil, err
+		}
+	}
+	if sel.ValidAt != nil {
+		if err := keepOnly(valid(sel.ValidAt)); err != nil {
+			return nil, err
+		}
+	}
+	return pass, nil
+}
+
 // SelectWhere is the Selection of the messages passing w (nil: all).
 func SelectWhere(w *where.Expr) Selection { return Selection{Where: w} }
 

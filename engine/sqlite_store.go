@@ -207,31 +207,9 @@ func (s *sqliteStore) Nearest(ctx context.Context, set VectorSet, q []float32, f
 // sqlOnlyAmong returns the ids among ids that pass the parts of f the
 // vector metadata cannot hold (UnreadBy, ValidAt).
 func (s *sqliteStore) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64) (map[int64]bool, error) {
-	pass := make(map[int64]bool, len(ids))
-	for _, id := range ids {
-		pass[id] = true
-	}
-	for _, among := range []struct {
-		on   bool
-		keep func() (map[int64]bool, error)
-	}{
-		{f.UnreadBy != "", func() (map[int64]bool, error) { return s.UnreadAmong(ctx, f.UnreadBy, ids) }},
-		{f.ValidAt != nil, func() (map[int64]bool, error) { return s.validAmong(ctx, f.ValidAt, ids) }},
-	} {
-		if !among.on {
-			continue
-		}
-		keep, err := among.keep()
-		if err != nil {
-			return nil, err
-		}
-		for id := range pass {
-			if !keep[id] {
-				delete(pass, id)
-			}
-		}
-	}
-	return pass, nil
+	return PassingMarks(ids, f,
+		func(agent string) (map[int64]bool, error) { return s.UnreadAmong(ctx, agent, ids) },
+		func(heads *RepoHeads) (map[int64]bool, error) { return s.validAmong(ctx, heads, ids) })
 }
 
 func (s *sqliteStore) Similarities(ctx context.Context, set VectorSet, q []float32, ids []int64) (map[int64]float64, error) {

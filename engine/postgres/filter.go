@@ -77,38 +77,18 @@ func postFiltered(sel engine.Selection) bool { return sel.UnreadBy != "" || sel.
 
 // passing returns which of ids pass sel's UnreadBy and ValidAt.
 func (s *Store) passing(ctx context.Context, sel engine.Selection, ids []int64) (map[int64]bool, error) {
-	pass := make(map[int64]bool, len(ids))
-	for _, id := range ids {
-		pass[id] = true
-	}
-	var lookups []func() (map[int64]bool, error)
-	if sel.UnreadBy != "" {
-		lookups = append(lookups, func() (map[int64]bool, error) { return s.UnreadAmong(ctx, sel.UnreadBy, ids) })
-	}
-	if sel.ValidAt != nil {
-		lookups = append(lookups, func() (map[int64]bool, error) {
+	return engine.PassingMarks(ids, sel,
+		func(agent string) (map[int64]bool, error) { return s.UnreadAmong(ctx, agent, ids) },
+		func(heads *engine.RepoHeads) (map[int64]bool, error) {
 			rows, err := s.Marks(ctx, ids)
 			valid := make(map[int64]bool, len(rows))
 			for id, r := range rows {
-				if sel.ValidAt.ValidNow(r) {
+				if heads.ValidNow(r) {
 					valid[id] = true
 				}
 			}
 			return valid, err
 		})
-	}
-	for _, lookup := range lookups {
-		keep, err := lookup()
-		if err != nil {
-			return nil, err
-		}
-		for id := range pass {
-			if !keep[id] {
-				delete(pass, id)
-			}
-		}
-	}
-	return pass, nil
 }
 
 // keepDeepening fetches up to n, then 4n, ... items (up to

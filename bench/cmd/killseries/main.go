@@ -34,6 +34,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairn-dev/cairn/bench"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -86,11 +87,8 @@ func run() error {
 	}
 	defer os.RemoveAll(tmp)
 	if *bin == "" {
-		*bin = filepath.Join(tmp, "cairn")
-		build := exec.CommandContext(ctx, "go", "build", "-o", *bin, "./cmd/cairn")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build ./cmd/cairn (run from the repository root): %v\n%s", err, out)
+		if *bin, err = bench.BuildCairnBinary(ctx, tmp); err != nil {
+			return err
 		}
 	}
 	data := *dir

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -72,11 +73,8 @@ func runServe(ctx context.Context, args []string) error {
 	}
 	defer os.RemoveAll(tmp)
 	if *bin == "" {
-		*bin = filepath.Join(tmp, "cairn")
-		build := exec.CommandContext(ctx, "go", "build", "-o", *bin, "./cmd/cairn")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build ./cmd/cairn (run from the repository root): %v\n%s", err, out)
+		if *bin, err = bench.BuildCairnBinary(ctx, tmp); err != nil {
+			return err
 		}
 	}
 	dbs, err := newDatabases(ctx, "")
