@@ -4,8 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -72,6 +80,9 @@ func layers() []layer {
 		// vecstore, or pgcollections) and never the engine or a store.
 		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "engine/search", "embed", "engine/postgres", "pgcollections", "vecstore/chroma"}},
 		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
+		// The JSON shape of a search the cairn API, the MCP tool and the CLI
+		// flags share: wire shapes live with the adapters, over the engine.
+		{dir: "cmd/cairn/searchwire", mayImport: []string{"engine", "vecstore/where"}, mustNotDepend: []string{module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
 		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/engine/postgres", module + "/pgcollections", module + "/embed", module + "/index", bbolt}},
 		// HTTP plumbing the two APIs share: the standard library only.
 		{dir: "cmd/cairn/httpguard", stdlibOnly: true},
@@ -141,6 +152,70 @@ func TestImportDirection(t *testing.T) {
 	for _, v := range violations(pkgs) {
 		t.Error(v)
 	}
+}
+
+// TestEngineHasNoWireShapes: wire shapes live with the adapters
+// (cmd/cairn/searchwire, mcpserver): no struct of engine or its
+// subpackages carries jsonschema tags (what an MCP agent reads), and
+// package engine has no SearchSpec.
+func TestEngineHasNoWireShapes(t *testing.T) {
+	for _, v := range wireShapes(t, "engine") {
+		t.Error(v)
+	}
+}
+
+// TestWireShapesCatchesViolations proves the check is not vacuous.
+func TestWireShapesCatchesViolations(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "engine")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "package engine\n\ntype SearchSpec struct{}\n\ntype hit struct {\n\tIn struct {\n\t\tID int `json:\"id\" jsonschema:\"the id\"`\n\t}\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "spec.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := wireShapes(t, dir); len(got) != 2 {
+		t.Fatalf("found %d violations, want 2:\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
+
+// wireShapes lists the wire shapes in the non-test Go files under root: a
+// struct field with a jsonschema tag anywhere, a type SearchSpec in root's
+// own package.
+func wireShapes(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.TypeSpec:
+				if n.Name.Name == "SearchSpec" && filepath.Dir(path) == root {
+					out = append(out, path+": type SearchSpec is a wire shape: it lives in cmd/cairn/searchwire")
+				}
+			case *ast.Field:
+				if n.Tag == nil {
+					break
+				}
+				tag, err := strconv.Unquote(n.Tag.Value)
+				if _, ok := reflect.StructTag(tag).Lookup("jsonschema"); ok || err != nil {
+					out = append(out, path+": a jsonschema tag ("+n.Tag.Value+"): wire shapes live with the adapters")
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestImportDirectionCatchesViolations proves the checker is not vacuous.

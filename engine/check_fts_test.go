@@ -24,10 +24,7 @@ func TestCheckAfterSecureDelete(t *testing.T) {
 		for i := range 3 {
 			ids = append(ids, mustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("retry loop backoff note %d", i)}))
 		}
-		req, err := engine.SearchSpec{Query: "retry", Mode: "keyword"}.Request()
-		if err != nil {
-			t.Fatal(err)
-		}
+		req := engine.SearchRequest{Query: "retry", Mode: engine.ModeKeyword}
 		if _, err := e.Search(ctx, req); err != nil {
 			t.Fatal(err)
 		}

@@ -70,15 +70,14 @@ func mark(state engine.MarkState, ref string) []engine.BreadcrumbMark {
 	return []engine.BreadcrumbMark{{Kind: "files", Ref: ref, State: state}}
 }
 
-func search(t *testing.T, e *engine.Engine, spec engine.SearchSpec) []engine.SearchResult {
+func search(t *testing.T, e *engine.Engine, req engine.SearchRequest) []engine.SearchResult {
 	t.Helper()
-	req, err := spec.Request()
-	if err != nil {
+	if err := req.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	rs, err := e.Search(context.Background(), req)
 	if err != nil {
-		t.Fatalf("%+v: %v", spec, err)
+		t.Fatalf("%+v: %v", req, err)
 	}
 	return rs
 }
@@ -119,7 +118,7 @@ func TestBreadcrumbMarksFollowHead(t *testing.T) {
 		if mode == "" {
 			query = ""
 		}
-		for _, r := range search(t, e, engine.SearchSpec{Query: query, Mode: mode}) {
+		for _, r := range search(t, e, engine.SearchRequest{Query: query, Mode: engine.SearchMode(mode)}) {
 			if (r.Message.ID == ids[3]) != (r.Message.BreadcrumbCheck == nil) {
 				t.Fatalf("%q: #%d check %+v", mode, r.Message.ID, r.Message.BreadcrumbCheck)
 			}
@@ -188,7 +187,7 @@ func TestSearchBreadcrumbsValid(t *testing.T) {
 		if mode == "" {
 			query = ""
 		}
-		out := resultIDs(search(t, e, engine.SearchSpec{Query: query, Mode: mode, BreadcrumbsValid: true}))
+		out := resultIDs(search(t, e, engine.SearchRequest{Query: query, Mode: engine.SearchMode(mode), Filter: engine.Filter{BreadcrumbsValid: true}}))
 		slices.Sort(out)
 		return out
 	}
@@ -238,8 +237,8 @@ func TestSearchDemoteStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, mode := range []string{"keyword", "semantic", "hybrid"} {
-		plain := search(t, e, engine.SearchSpec{Query: "retry loop backoff note", Mode: mode})
-		demoted := search(t, e, engine.SearchSpec{Query: "retry loop backoff note", Mode: mode, DemoteStale: 0.01})
+		plain := search(t, e, engine.SearchRequest{Query: "retry loop backoff note", Mode: engine.SearchMode(mode)})
+		demoted := search(t, e, engine.SearchRequest{Query: "retry loop backoff note", Mode: engine.SearchMode(mode), Ranking: engine.Ranking{StaleFactor: 0.01}})
 		base := map[int64]float64{}
 		for _, r := range plain {
 			base[r.Message.ID] = r.Score
@@ -264,14 +263,14 @@ func TestSearchDemoteStale(t *testing.T) {
 	}
 	// At another HEAD the cache says nothing: nothing is demoted.
 	h.set(head2)
-	for _, r := range search(t, e, engine.SearchSpec{Query: "retry loop backoff note", Mode: "keyword", DemoteStale: 0.01}) {
+	for _, r := range search(t, e, engine.SearchRequest{Query: "retry loop backoff note", Mode: engine.ModeKeyword, Ranking: engine.Ranking{StaleFactor: 0.01}}) {
 		if r.Scores.Demoted {
 			t.Fatalf("demoted by marks of another HEAD: #%d", r.Message.ID)
 		}
 	}
 	for _, f := range []float64{-0.5, 1.5} {
 		var inv *engine.InvalidError
-		if _, err := (engine.SearchSpec{Query: "x", DemoteStale: f}).Request(); !errors.As(err, &inv) || inv.Field != "demote_stale" {
+		if err := (engine.SearchRequest{Query: "x", Ranking: engine.Ranking{StaleFactor: f}}).Validate(); !errors.As(err, &inv) || inv.Field != "demote_stale" {
 			t.Fatalf("demote_stale %v: %v", f, err)
 		}
 	}

@@ -200,9 +200,9 @@
 // # Search (engine/hybrid.go, ranking.go, where.go)
 //
 // A search is a pipeline of named steps (engine/hybrid.go), the same for
-// every store: plan (the only step that rejects input; SearchSpec.Request
-// runs it too, so every surface validates alike), semantic, keyword,
-// exactSimilarities, turnContext, fuse, the query boosts, liftReplies,
+// every store: plan (the only step that rejects input;
+// SearchRequest.Validate runs it too, so every surface validates alike),
+// semantic, keyword, exactSimilarities, turnContext, fuse, the query boosts, liftReplies,
 // blendRanks, rankCandidates and hydrate; each asks the store (Store) for what it
 // retrieves.
 //

@@ -323,8 +323,8 @@ func (e *Engine) markStale(ctx context.Context, r *searchRun) error {
 	return nil
 }
 
-// planSearch is plan at the time now (SearchSpec.Request validates with it
-// too).
+// planSearch is plan at the time now (SearchRequest.Validate checks with
+// it too).
 func planSearch(req SearchRequest, now time.Time) (searchPlan, error) {
 	p := searchPlan{query: req.Query, mode: req.Mode, fusion: req.Fusion, now: now, superseded: req.Filter.IncludeSuperseded}
 	if len(req.Query) > MaxQueryBytes {

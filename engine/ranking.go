@@ -53,7 +53,7 @@ type Ranking struct {
 }
 
 // resolve returns the effective ranking with its profile's weights. Its
-// errors name the fields of SearchSpec (profile, weights.*), the one
+// errors name the JSON fields of a search (profile, weights.*), the one
 // naming every surface shares.
 func (r Ranking) resolve() (Ranking, error) {
 	custom := r.Similarity != 0 || r.Recency != 0 || r.Confidence != 0 || r.HalfLife != 0

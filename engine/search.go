@@ -116,6 +116,31 @@ type SearchResult struct {
 // DefaultSearchLimit is the number of results when SearchRequest.Limit is 0.
 const DefaultSearchLimit = 20
 
+// Bounds of a search, the same on every surface.
+const (
+	// MaxHours bounds a duration given in hours (max_age_hours,
+	// weights.half_life_hours, age_days in a where filter): about 114
+	// years, so that it always fits a time.Duration (which holds about
+	// 2.56 million hours).
+	MaxHours = 1e6
+	// MaxQueryBytes bounds a search's query text, on every surface: 4 KiB,
+	// twice what the embedding model reads (512 tokens, about 2 KB of
+	// English), and any question or pasted paragraph. The keyword side's
+	// cost grows with every word (about 2 CPU-seconds per MB of query), so
+	// a longer text costs more with nothing to gain.
+	MaxQueryBytes = 4096
+)
+
+// Validate checks r as a search's first step does, at the current time
+// (which resolves only Filter.MaxAge), without a store: an adapter checks
+// a request with it before it opens an engine. Its errors are
+// *InvalidError naming the JSON field every surface shares (mode, fusion,
+// profile, weights.*, min_score, the filters).
+func (r SearchRequest) Validate() error {
+	_, err := planSearch(r, time.Now())
+	return err
+}
+
 // sqlFilter collects the conditions (ANDed) of a filter and their
 // arguments, in order.
 type sqlFilter struct {

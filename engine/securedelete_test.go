@@ -19,10 +19,7 @@ func TestSecureDeleteKeepsIndexSound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := engine.SearchSpec{Query: "retry backoff", Mode: "keyword", Limit: 100}.Request()
-	if err != nil {
-		t.Fatal(err)
-	}
+	req := engine.SearchRequest{Query: "retry backoff", Mode: engine.ModeKeyword, Limit: 100}
 	kept := 0
 	for i := range 40 {
 		id := mustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("retry loop backoff note %d", i)})

@@ -32,9 +32,9 @@ func TestSupersedes(t *testing.T) {
 	if m, _ := e.GetMessage(ctx, fix); m.Supersedes != old || m.SupersededBy != 0 {
 		t.Fatalf("fix: supersedes %d superseded_by %d", m.Supersedes, m.SupersededBy)
 	}
-	found := func(spec engine.SearchSpec) []int64 {
+	found := func(req engine.SearchRequest) []int64 {
 		t.Helper()
-		out := resultIDs(search(t, e, spec))
+		out := resultIDs(search(t, e, req))
 		slices.Sort(out)
 		return out
 	}
@@ -43,15 +43,15 @@ func TestSupersedes(t *testing.T) {
 		if mode == "" {
 			q = ""
 		}
-		if got := found(engine.SearchSpec{Query: q, Mode: mode}); slices.Contains(got, old) || !slices.Contains(got, fix) {
+		if got := found(engine.SearchRequest{Query: q, Mode: engine.SearchMode(mode)}); slices.Contains(got, old) || !slices.Contains(got, fix) {
 			t.Errorf("%q: %v, want %d and not %d", mode, got, fix, old)
 		}
-		if got := found(engine.SearchSpec{Query: q, Mode: mode, IncludeSuperseded: true}); !slices.Contains(got, old) {
+		if got := found(engine.SearchRequest{Query: q, Mode: engine.SearchMode(mode), Filter: engine.Filter{IncludeSuperseded: true}}); !slices.Contains(got, old) {
 			t.Errorf("%q include_superseded: %v lacks %d", mode, got, old)
 		}
 	}
 	// A listing of one still fills its limit past the superseded message.
-	if got := found(engine.SearchSpec{Limit: 2}); !slices.Equal(got, []int64{other, fix}) {
+	if got := found(engine.SearchRequest{Limit: 2}); !slices.Equal(got, []int64{other, fix}) {
 		t.Errorf("listing of 2: %v", got)
 	}
 
@@ -85,7 +85,7 @@ func TestSupersedes(t *testing.T) {
 	if m, _ := e.GetMessage(ctx, old); m.SupersededBy != 0 {
 		t.Fatalf("after deleting the correction: superseded_by %d", m.SupersededBy)
 	}
-	if got := found(engine.SearchSpec{Query: "deploy script", Mode: "keyword"}); !slices.Contains(got, old) {
+	if got := found(engine.SearchRequest{Query: "deploy script", Mode: engine.ModeKeyword}); !slices.Contains(got, old) {
 		t.Fatalf("original not found after its correction was deleted: %v", got)
 	}
 	// Deleting the original clears the correction's link.

@@ -154,11 +154,7 @@ func TestSearchUnreadBy(t *testing.T) {
 		agent := fmt.Sprintf("reader%d", i) // each mode starts with nothing read
 		search := func() []int64 {
 			t.Helper()
-			req, err := engine.SearchSpec{Query: query, Mode: string(mode), UnreadBy: agent}.Request()
-			if err != nil {
-				t.Fatal(err)
-			}
-			rs, err := e.Search(ctx, req)
+			rs, err := e.Search(ctx, engine.SearchRequest{Query: query, Mode: mode, Filter: engine.Filter{UnreadBy: agent}})
 			if err != nil {
 				t.Fatalf("%q: %v", mode, err)
 			}
@@ -178,7 +174,7 @@ func TestSearchUnreadBy(t *testing.T) {
 			t.Fatalf("%q after reading all: %v", mode, got)
 		}
 	}
-	if _, err := (engine.SearchSpec{UnreadBy: "a b"}).Request(); err == nil {
+	if err := (engine.SearchRequest{Filter: engine.Filter{UnreadBy: "a b"}}).Validate(); err == nil {
 		t.Fatal("a bad unread_by was accepted")
 	}
 }

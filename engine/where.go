@@ -90,7 +90,7 @@ func parseWhere(raw []byte, now time.Time) (*where.Expr, error) {
 const ageDaysKey = "age_days"
 
 // maxAgeDays bounds an age_days operand (about 114 years, as max_age_hours).
-const maxAgeDays = MaxSpecHours / 24
+const maxAgeDays = MaxHours / 24
 
 func ageDaysToTimestamp(w *where.Expr, now time.Time) error {
 	if w == nil {

@@ -8,18 +8,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/cmd/cairn/searchwire"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/search"
 )
 
 // searchFlags are cairn search's flags: the CLI's one mapping onto
-// engine.SearchSpec, the request the HTTP API and the MCP tool take too.
+// searchwire.SearchSpec, the request the HTTP API and the MCP tool take too.
 // Every bound and default is the spec's (SearchSpec.Request checks them),
 // so the three surfaces accept and reject the same searches and name the
 // same field; the CLI only parses text (times, booleans) and converts
 // --max-age-days to hours.
 type searchFlags struct {
-	spec                        engine.SearchSpec
+	spec                        searchwire.SearchSpec
 	channels, channelTypes      stringList
 	senders, types              stringList
 	minConf, maxAgeDays         optFloat
@@ -82,8 +83,8 @@ func (f *searchFlags) request(query []string) (engine.SearchRequest, error) {
 	if f.maxAgeDays.set {
 		// Checked here to name the flag the user typed (the spec checks
 		// max_age_hours, in hours).
-		if d := f.maxAgeDays.v; math.IsNaN(d) || d < 0 || d*24 > engine.MaxSpecHours {
-			return engine.SearchRequest{}, &engine.InvalidError{Field: "--max-age-days", Rule: fmt.Sprintf("must be a number of days from 0 to %.0f, got %v", engine.MaxSpecHours/24, d)}
+		if d := f.maxAgeDays.v; math.IsNaN(d) || d < 0 || d*24 > engine.MaxHours {
+			return engine.SearchRequest{}, &engine.InvalidError{Field: "--max-age-days", Rule: fmt.Sprintf("must be a number of days from 0 to %.0f, got %v", engine.MaxHours/24, d)}
 		}
 		s.MaxAgeHours = f.maxAgeDays.v * 24
 	}
@@ -105,7 +106,7 @@ func (f *searchFlags) request(query []string) (engine.SearchRequest, error) {
 		s.Where = []byte(f.where)
 	}
 	if f.wSim.set || f.wRec.set || f.wConf.set || f.halfLife.set {
-		s.Weights = &engine.Weights{Similarity: f.wSim.v, Recency: f.wRec.v, Confidence: f.wConf.v, HalfLifeHours: f.halfLife.v}
+		s.Weights = &searchwire.Weights{Similarity: f.wSim.v, Recency: f.wRec.v, Confidence: f.wConf.v, HalfLifeHours: f.halfLife.v}
 	}
 	return s.Request()
 }

@@ -43,7 +43,7 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxLimit limits the limit parameters of listings; 0 means
 	// DefaultMaxLimit. Search's limit has the bound every surface shares
-	// (engine.MaxSpecLimit).
+	// (searchwire.MaxLimit).
 	MaxLimit int
 	// MaxDepth limits the JSON nesting of a body (metadata, where); 0
 	// means DefaultMaxDepth.
@@ -464,8 +464,8 @@ func queryHours(r *http.Request, name string) (time.Duration, error) {
 		return 0, nil
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || f < 0 || f > engine.MaxSpecHours {
-		return 0, invalidf(name, "must be a number of hours from 0 to %.0f, got %q", float64(engine.MaxSpecHours), s)
+	if err != nil || math.IsNaN(f) || f < 0 || f > engine.MaxHours {
+		return 0, invalidf(name, "must be a number of hours from 0 to %.0f, got %q", float64(engine.MaxHours), s)
 	}
 	return time.Duration(f * float64(time.Hour)), nil
 }

@@ -15,6 +15,7 @@
 // fails. statusOf is the one
 // mapping of engine error classes to this surface.
 //
-// A Handler is safe for concurrent use. It imports engine and httpguard
+// A Handler is safe for concurrent use. It imports engine, searchwire
+// (the search's JSON shape, shared with MCP and the CLI) and httpguard
 // (the request rules it shares with the Chroma API) only.
 package cairnapi

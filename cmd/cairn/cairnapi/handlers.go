@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/cairn-dev/cairn/cmd/cairn/searchwire"
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -128,7 +129,7 @@ func (h *Handler) deleteMessage(r *http.Request) (any, int, error) {
 }
 
 func (h *Handler) search(r *http.Request) (any, int, error) {
-	var spec engine.SearchSpec
+	var spec searchwire.SearchSpec
 	if err := h.decode(r, &spec); err != nil {
 		return nil, 0, err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
+	"github.com/cairn-dev/cairn/cmd/cairn/searchwire"
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -93,7 +94,7 @@ func BenchmarkMarks(b *testing.B) {
 	}
 	refresh(b, "first")
 
-	search := func(name string, spec engine.SearchSpec, marks bool) {
+	search := func(name string, spec searchwire.SearchSpec, marks bool) {
 		b.Run(fmt.Sprintf("n=%d/top=20/%s", benchNotes, name), func(b *testing.B) {
 			head.off.Store(!marks)
 			defer head.off.Store(false)
@@ -110,7 +111,7 @@ func BenchmarkMarks(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
 		})
 	}
-	q := engine.SearchSpec{Query: "retry backoff cache", Mode: "keyword"}
+	q := searchwire.SearchSpec{Query: "retry backoff cache", Mode: "keyword"}
 	withValid, withDemote := q, q
 	withValid.BreadcrumbsValid = true
 	withDemote.DemoteStale = 0.5

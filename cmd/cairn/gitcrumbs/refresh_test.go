@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
+	"github.com/cairn-dev/cairn/cmd/cairn/searchwire"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -69,7 +70,7 @@ func (fx *crumbsFixture) moveHead() plumbing.Hash {
 }
 
 // checks searches for the notes and returns each one's check by file.
-func (fx *crumbsFixture) checks(t *testing.T, spec engine.SearchSpec) map[string]*engine.BreadcrumbCheck {
+func (fx *crumbsFixture) checks(t *testing.T, spec searchwire.SearchSpec) map[string]*engine.BreadcrumbCheck {
 	t.Helper()
 	if spec.Query == "" {
 		spec.Query = "retry loop"
@@ -117,14 +118,14 @@ func TestSearchMarksAfterHeadMoves(t *testing.T) {
 	if _, n, err := gitcrumbs.Refresh(ctx, fx.eng, fx.g.dir); err != nil || n != 0 {
 		t.Fatalf("a refresh at the same HEAD checked %d (%v)", n, err)
 	}
-	for f, c := range fx.checks(t, engine.SearchSpec{}) {
+	for f, c := range fx.checks(t, searchwire.SearchSpec{}) {
 		if c == nil || c.Status != engine.CheckCurrent || c.Head != fx.c1.String() || fileMark(c).State != engine.MarkValid {
 			t.Fatalf("%s at the first commit: %+v", f, c)
 		}
 	}
 
 	c2 := fx.moveHead()
-	for f, c := range fx.checks(t, engine.SearchSpec{}) {
+	for f, c := range fx.checks(t, searchwire.SearchSpec{}) {
 		if c == nil || c.Status != engine.CheckStale || c.Head != c2.String() || c.CheckedAt != fx.c1.String() || c.Marks != nil {
 			t.Fatalf("%s after HEAD moved, before a refresh: %+v", f, c)
 		}
@@ -132,7 +133,7 @@ func TestSearchMarksAfterHeadMoves(t *testing.T) {
 	if _, n, err := gitcrumbs.Refresh(ctx, fx.eng, fx.g.dir); err != nil || n != 4 {
 		t.Fatalf("refresh after HEAD moved: %d checked, %v", n, err)
 	}
-	got := fx.checks(t, engine.SearchSpec{})
+	got := fx.checks(t, searchwire.SearchSpec{})
 	want := map[string]engine.BreadcrumbMark{
 		"a": {State: engine.MarkMoved, MovedTo: "pkg/a2.go"},
 		"b": {State: engine.MarkChanged},
@@ -156,7 +157,7 @@ func TestSearchMarksAfterHeadMoves(t *testing.T) {
 	}
 
 	// The filter keeps the note whose breadcrumbs are all valid.
-	valid := fx.checks(t, engine.SearchSpec{BreadcrumbsValid: true})
+	valid := fx.checks(t, searchwire.SearchSpec{BreadcrumbsValid: true})
 	if keys := sortedKeys(valid); !slices.Equal(keys, []string{"d"}) {
 		t.Fatalf("breadcrumbs_valid: %v", keys)
 	}
@@ -172,7 +173,7 @@ func TestDemoteStaleAfterHeadMoves(t *testing.T) {
 	if _, _, err := gitcrumbs.Refresh(ctx, fx.eng, fx.g.dir); err != nil {
 		t.Fatal(err)
 	}
-	req, err := engine.SearchSpec{Query: "retry loop", Mode: "keyword", DemoteStale: 0.5}.Request()
+	req, err := searchwire.SearchSpec{Query: "retry loop", Mode: "keyword", DemoteStale: 0.5}.Request()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,14 +270,14 @@ func TestRefreshElsewhereKeepsMarks(t *testing.T) {
 	if _, n, err := gitcrumbs.Refresh(ctx, fx.eng, fx.g.dir); err != nil || n != 4 {
 		t.Fatalf("refresh in the notes' repository: %d checked, %v", n, err)
 	}
-	before := fx.checks(t, engine.SearchSpec{})
+	before := fx.checks(t, searchwire.SearchSpec{})
 	other := newRepo(t)
 	other.write("README.md", "another project\n")
 	other.commit("init")
 	if _, n, err := gitcrumbs.Refresh(ctx, fx.eng, other.dir); err != nil || n != 0 {
 		t.Fatalf("refresh in another repository: %d checked, %v", n, err)
 	}
-	after := fx.checks(t, engine.SearchSpec{})
+	after := fx.checks(t, searchwire.SearchSpec{})
 	for f, c := range before {
 		if c == nil || c.Status != engine.CheckCurrent || fileMark(c).State != engine.MarkValid {
 			t.Fatalf("%s: %+v", f, c)

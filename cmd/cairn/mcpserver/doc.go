@@ -24,6 +24,7 @@
 // Engine errors map to MCP tool errors (isError results whose text names the
 // field and the rule), never to protocol errors or crashes.
 //
-// A Server is safe for concurrent use. It imports engine only (no fts,
-// vecstore or index).
+// A Server is safe for concurrent use. It imports engine and searchwire
+// (the search's JSON shape, shared with the HTTP API and the CLI) only (no
+// fts, vecstore or index).
 package mcpserver

@@ -100,7 +100,7 @@ func (s *Server) addTools(sets map[string]bool) error {
 		return err
 	}
 	channelBounds := listBounds()
-	channelBounds["max_age_hours"] = between(0, engine.MaxSpecHours)
+	channelBounds["max_age_hours"] = between(0, engine.MaxHours)
 	channelSchema, err := inputSchema[ChannelMessagesInput](channelBounds)
 	if err != nil {
 		return err

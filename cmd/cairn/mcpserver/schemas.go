@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/cairn-dev/cairn/cmd/cairn/searchwire"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -73,7 +74,7 @@ func rankingProfileSchema() *jsonschema.Schema {
 				"similarity_weight":     weight("weight of relevance"),
 				"decay_weight":          weight("weight of recency"),
 				"confidence_weight":     weight("weight of the author's confidence"),
-				"decay_half_life_hours": {Type: "number", Minimum: ptr(0.0), Maximum: ptr(float64(engine.MaxSpecHours)), Description: "recency half-life in hours"},
+				"decay_half_life_hours": {Type: "number", Minimum: ptr(0.0), Maximum: ptr(float64(engine.MaxHours)), Description: "recency half-life in hours"},
 			}},
 		},
 	}
@@ -86,9 +87,9 @@ func searchBounds() map[string]bound {
 		"profile":        oneOf(engine.Profiles()...),
 		"fusion":         oneOf(string(engine.FusionCalibrated), string(engine.FusionMinMax), string(engine.FusionWeighted), string(engine.FusionRRF)),
 		"min_score":      between(0, 1),
-		"limit":          between(0, engine.MaxSpecLimit),
+		"limit":          between(0, searchwire.MaxLimit),
 		"min_confidence": between(0, 1),
-		"max_age_hours":  between(0, engine.MaxSpecHours),
+		"max_age_hours":  between(0, engine.MaxHours),
 		"min_word_count": between(0, math32),
 		"demote_stale":   between(0, 1),
 	}
@@ -105,7 +106,7 @@ func listBounds() map[string]bound {
 	return map[string]bound{"limit": between(0, maxToolLimit)}
 }
 
-// searchDescriptions describe search_messages' arguments (engine.SearchSpec's
+// searchDescriptions describe search_messages' arguments (searchwire.SearchSpec's
 // JSON fields, "filters.x" for the grouped filters): what an agent reads
 // in the tool's schema lives here, with the adapter, not in the engine.
 var searchDescriptions = map[string]string{

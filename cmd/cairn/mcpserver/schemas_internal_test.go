@@ -11,7 +11,7 @@ import (
 
 // TestSearchSchemaDescribesEveryArgument: every argument of search_messages,
 // the grouped filters' and the weights' included, carries a description in
-// the tool's schema, so a field added to engine.SearchSpec without one in
+// the tool's schema, so a field added to searchwire.SearchSpec without one in
 // searchDescriptions fails here rather than reaching agents undescribed.
 func TestSearchSchemaDescribesEveryArgument(t *testing.T) {
 	s, err := inputSchema[SearchInput](searchBounds())

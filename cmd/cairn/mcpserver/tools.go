@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/cmd/cairn/searchwire"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -74,7 +75,7 @@ type WriteOutput struct {
 // SearchInput is search_messages' arguments: the engine's search (the
 // same JSON the HTTP API takes) and how much of each hit to return.
 type SearchInput struct {
-	engine.SearchSpec
+	searchwire.SearchSpec
 	Full bool `json:"full,omitempty" jsonschema:"return whole contents, metadata and the score breakdown instead of first lines"`
 }
 
@@ -326,8 +327,8 @@ func (s *Server) channelMessages(ctx context.Context, _ *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, HitsOutput{}, toolError(err)
 	}
-	if math.IsNaN(in.MaxAgeHours) || in.MaxAgeHours < 0 || in.MaxAgeHours > engine.MaxSpecHours {
-		return nil, HitsOutput{}, invalidArg("max_age_hours", fmt.Sprintf("must be a number of hours from 0 to %.0f, got %v", float64(engine.MaxSpecHours), in.MaxAgeHours))
+	if math.IsNaN(in.MaxAgeHours) || in.MaxAgeHours < 0 || in.MaxAgeHours > engine.MaxHours {
+		return nil, HitsOutput{}, invalidArg("max_age_hours", fmt.Sprintf("must be a number of hours from 0 to %.0f, got %v", float64(engine.MaxHours), in.MaxAgeHours))
 	}
 	eng, err := s.engine(ctx)
 	if err != nil {

@@ -1,26 +1,30 @@
-package engine
+package searchwire
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // SearchSpec is a search as the HTTP API and the MCP tools take it: JSON
-// with flat, documented names. Request turns it into a SearchRequest, so
-// every surface maps a search the same way.
+// with flat, documented names. Request turns it into an
+// engine.SearchRequest, so every surface maps a search the same way.
 type SearchSpec struct {
 	Query string `json:"query,omitempty"`
 	// Mode is hybrid (default), semantic or keyword.
 	Mode string `json:"mode,omitempty"`
-	// Profile is a ranking profile (Profiles()); Weights make it custom.
+	// Profile is a ranking profile (engine.Profiles()); Weights make it
+	// custom.
 	Profile string   `json:"profile,omitempty"`
 	Weights *Weights `json:"weights,omitempty"`
 	Fusion  string   `json:"fusion,omitempty"`
 	Limit   int      `json:"limit,omitempty"`
-	// MinScore is SearchRequest.MinScore.
+	// MinScore is engine.SearchRequest.MinScore.
 	MinScore *float64 `json:"min_score,omitempty"`
 
 	Channels       []string        `json:"channels,omitempty"`
@@ -38,7 +42,8 @@ type SearchSpec struct {
 	Where          json.RawMessage `json:"where,omitempty"`
 	UnreadBy       string          `json:"unread_by,omitempty"`
 	// BreadcrumbsValid and DemoteStale use the breadcrumb marks cache at
-	// the repository's HEAD (engine/crumbmarks.go).
+	// the repository's HEAD (engine.Filter.BreadcrumbsValid,
+	// engine.Ranking.StaleFactor).
 	BreadcrumbsValid bool `json:"breadcrumbs_valid,omitempty"`
 	// IncludeSuperseded keeps messages another one superseded.
 	IncludeSuperseded bool    `json:"include_superseded,omitempty"`
@@ -168,52 +173,42 @@ type Weights struct {
 	HalfLifeHours float64 `json:"half_life_hours,omitempty"`
 }
 
-// Bounds of SearchSpec, the same on every surface. Durations are given in
-// hours and bounded so that they always fit a time.Duration (which holds
-// about 2.56 million hours).
-const (
-	// MaxSpecHours bounds max_age_hours and weights.half_life_hours (about
-	// 114 years).
-	MaxSpecHours = 1e6
-	// MaxSpecLimit bounds limit (the Go API allows up to MaxLimit).
-	MaxSpecLimit = 1000
-	// MaxQueryBytes bounds a search's query text, on every surface: 4 KiB,
-	// twice what the embedding model reads (512 tokens, about 2 KB of
-	// English), and any question or pasted paragraph. The keyword side's
-	// cost grows with every word (about 2 CPU-seconds per MB of query), so
-	// a longer text costs more with nothing to gain.
-	MaxQueryBytes = 4096
-)
+// MaxLimit bounds a SearchSpec's limit, the same on every surface (the Go
+// API allows up to engine.MaxLimit). Its hours (max_age_hours,
+// weights.half_life_hours) are bounded by engine.MaxHours and its query by
+// engine.MaxQueryBytes.
+const MaxLimit = 1000
 
-// Request validates s and returns the SearchRequest it stands for: every
-// rule a search checks is checked here, before any engine is opened, and
-// errors are *InvalidError naming the JSON field. CLI, HTTP and MCP all
-// build a SearchSpec, so they accept and reject the same searches.
-func (s SearchSpec) Request() (SearchRequest, error) {
+// Request validates s and returns the engine.SearchRequest it stands for:
+// every rule a search checks is checked here (engine.SearchRequest.Validate
+// for the engine's own), before any engine is opened, and errors are
+// *engine.InvalidError naming the JSON field. CLI, HTTP and MCP all build a
+// SearchSpec, so they accept and reject the same searches.
+func (s SearchSpec) Request() (engine.SearchRequest, error) {
 	if s.Filters != nil {
 		if err := s.Filters.merge(&s); err != nil {
-			return SearchRequest{}, err
+			return engine.SearchRequest{}, err
 		}
 	}
 	if s.RankingProfile != nil {
 		if err := s.RankingProfile.merge(&s); err != nil {
-			return SearchRequest{}, err
+			return engine.SearchRequest{}, err
 		}
 	}
-	if s.Limit < 0 || s.Limit > MaxSpecLimit {
-		return SearchRequest{}, invalid("limit", "must be from 1 to %d (0 means %d), got %d", MaxSpecLimit, DefaultSearchLimit, s.Limit)
+	if s.Limit < 0 || s.Limit > MaxLimit {
+		return engine.SearchRequest{}, invalid("limit", "must be from 1 to %d (0 means %d), got %d", MaxLimit, engine.DefaultSearchLimit, s.Limit)
 	}
 	maxAge, err := specHours("max_age_hours", s.MaxAgeHours)
 	if err != nil {
-		return SearchRequest{}, err
+		return engine.SearchRequest{}, err
 	}
 	if s.MinWordCount < 0 {
-		return SearchRequest{}, invalid("min_word_count", "must be >= 0, got %d", s.MinWordCount)
+		return engine.SearchRequest{}, invalid("min_word_count", "must be >= 0, got %d", s.MinWordCount)
 	}
-	req := SearchRequest{
-		Query: s.Query, Limit: s.Limit, Mode: SearchMode(s.Mode), Fusion: Fusion(s.Fusion), MinScore: s.MinScore,
-		Ranking: Ranking{Profile: s.Profile, StaleFactor: s.DemoteStale},
-		Filter: Filter{
+	req := engine.SearchRequest{
+		Query: s.Query, Limit: s.Limit, Mode: engine.SearchMode(s.Mode), Fusion: engine.Fusion(s.Fusion), MinScore: s.MinScore,
+		Ranking: engine.Ranking{Profile: s.Profile, StaleFactor: s.DemoteStale},
+		Filter: engine.Filter{
 			ChannelIDs: s.Channels, ChannelTypes: s.ChannelTypes, SenderIDs: s.Senders,
 			ExcludeSender: s.ExcludeSender, Project: s.Project, MessageTypes: s.Types,
 			MinConfidence: s.MinConfidence, HasBreadcrumbs: s.HasBreadcrumbs,
@@ -232,31 +227,41 @@ func (s SearchSpec) Request() (SearchRequest, error) {
 		// Weights make a custom profile, even all zero (which the custom
 		// profile then rejects).
 		switch p := strings.ToLower(strings.TrimSpace(s.Profile)); p {
-		case "", ProfileCustom:
-			req.Ranking.Profile = ProfileCustom
+		case "", engine.ProfileCustom:
+			req.Ranking.Profile = engine.ProfileCustom
 		default:
-			return SearchRequest{}, customOnly(p)
+			return engine.SearchRequest{}, customOnly(p)
 		}
 		halfLife, err := specHours("weights.half_life_hours", w.HalfLifeHours)
 		if err != nil {
-			return SearchRequest{}, err
+			return engine.SearchRequest{}, err
 		}
 		req.Ranking.Similarity, req.Ranking.Recency, req.Ranking.Confidence = w.Similarity, w.Recency, w.Confidence
 		req.Ranking.HalfLife = halfLife
 	}
 	// The rest (mode, fusion, profile, weights, filters) is the search's
-	// own first step; the clock only resolves max_age_hours.
-	if _, err := planSearch(req, time.Now()); err != nil {
-		return SearchRequest{}, err
+	// own first step.
+	if err := req.Validate(); err != nil {
+		return engine.SearchRequest{}, err
 	}
 	return req, nil
 }
 
-// specHours checks a number of hours against MaxSpecHours and returns it
-// as a duration.
+// specHours checks a number of hours against engine.MaxHours and returns
+// it as a duration.
 func specHours(field string, h float64) (time.Duration, error) {
-	if math.IsNaN(h) || h < 0 || h > MaxSpecHours {
-		return 0, invalid(field, "must be a number of hours from 0 to %.0f, got %v", float64(MaxSpecHours), h)
+	if math.IsNaN(h) || h < 0 || h > engine.MaxHours {
+		return 0, invalid(field, "must be a number of hours from 0 to %.0f, got %v", float64(engine.MaxHours), h)
 	}
 	return time.Duration(h * float64(time.Hour)), nil
+}
+
+// customOnly is the error of weights given with another profile than
+// custom, worded as the engine words it for a Ranking.
+func customOnly(profile string) error {
+	return invalid("profile", "weights and a half-life make a custom profile; do not combine them with profile %q", profile)
+}
+
+func invalid(field, format string, args ...any) error {
+	return &engine.InvalidError{Field: field, Rule: fmt.Sprintf(format, args...)}
 }
