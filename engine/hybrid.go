@@ -228,8 +228,8 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	fuse(run.mode, p.fusion, keywordWeight(run.query, e.opts.QueryAnalysis), keywordShare(run.query, e.opts.QueryAnalysis), run.cands)
 	for _, f := range facts {
 		if c := run.cands[f.ID]; c != nil {
-			c.fused = run.boosts.apply(c.fused, f.SenderID, f.CreatedAt)
-			c.rel = run.boosts.apply(c.rel, f.SenderID, f.CreatedAt)
+			c.fused = run.boosts.Apply(c.fused, f.SenderID, f.CreatedAt)
+			c.rel = run.boosts.Apply(c.rel, f.SenderID, f.CreatedAt)
 		}
 	}
 	// Replies to the best candidates that ask something (engine/replies.go).
@@ -409,7 +409,7 @@ type searchRun struct {
 	// query is the text both sides search: the plan's query without the
 	// sender names and the dates it mentions, which boost instead.
 	query  string
-	boosts queryBoosts
+	boosts search.Boosts
 	mode   SearchMode // the mode that runs: hybrid may fall back to keyword
 	notes  []SearchNote
 	// The vector side: the set searched (vecUsed) and the query's vector.
@@ -424,8 +424,8 @@ type searchRun struct {
 
 // newSearchRun starts a search: both sides search the query without the
 // senders it names, whose messages are boosted instead
-// (engine/queryshape.go), and likewise without the times it names
-// (engine/timeexpr.go).
+// (search.NameMentions), and likewise without the times it names
+// (search.TimeMentions).
 func (e *Engine) newSearchRun(ctx context.Context, p searchPlan) (*searchRun, error) {
 	qa := e.opts.QueryAnalysis
 	query, named := p.query, map[string]bool(nil)
@@ -435,11 +435,11 @@ func (e *Engine) newSearchRun(ctx context.Context, p searchPlan) (*searchRun, er
 			return nil, err
 		}
 	}
-	var ranges []timeRange
+	var ranges []search.TimeRange
 	if !qa.NoTimes {
-		query, ranges = timeMentions(query, p.now)
+		query, ranges = search.TimeMentions(query, p.now)
 	}
-	return &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, boosts: queryBoosts{named: named, ranges: ranges, senderBoost: qa.SenderBoost, timeBoost: qa.TimeBoost}}, nil
+	return &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, boosts: search.Boosts{Senders: named, Times: ranges, SenderBoost: qa.SenderBoost, TimeBoost: qa.TimeBoost}}, nil
 }
 
 // fallBack makes a hybrid search a keyword one, saying why.

@@ -45,7 +45,7 @@ func (e *Engine) blendRanks(r *searchRun, facts []Message) {
 	semantic := make(map[*candidate]float64, len(facts))
 	for _, f := range facts {
 		if c := r.cands[f.ID]; c != nil && c.hasSim {
-			semantic[c] = r.boosts.apply(clamp01(c.fusionSim()), f.SenderID, f.CreatedAt)
+			semantic[c] = r.boosts.Apply(clamp01(c.fusionSim()), f.SenderID, f.CreatedAt)
 		}
 	}
 	fusedOrder := r.cands.best(len(r.cands), func(c *candidate) (float64, bool) { return c.fused, true })
