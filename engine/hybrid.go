@@ -637,6 +637,7 @@ func fuseMinMax(kw float64, cands candidates) {
 func rankCandidates(p searchPlan, facts []Message, cands candidates) (out []SearchResult, below int) {
 	out = make([]SearchResult, 0, len(facts))
 	order := make(map[int64]float64, len(facts))
+	w := p.rank.weights()
 	for _, f := range facts {
 		if f.SupersededBy != 0 && !p.superseded {
 			continue
@@ -646,8 +647,8 @@ func rankCandidates(p searchPlan, facts []Message, cands candidates) (out []Sear
 			below++
 			continue
 		}
-		rec, fin := p.rank.final(c.rel, f.Confidence, p.now.Sub(f.CreatedAt))
-		_, by := p.rank.final(c.fused, f.Confidence, p.now.Sub(f.CreatedAt))
+		rec, fin := w.Final(c.rel, f.Confidence, p.now.Sub(f.CreatedAt))
+		_, by := w.Final(c.fused, f.Confidence, p.now.Sub(f.CreatedAt))
 		if c.stale {
 			fin *= p.rank.StaleFactor
 			by *= p.rank.StaleFactor
@@ -771,8 +772,9 @@ func (e *Engine) listing(ctx context.Context, p searchPlan) (SearchResponse, err
 			break
 		}
 	}
+	w := p.rank.weights()
 	for _, m := range ms {
-		rec := p.rank.listingRecency(p.now.Sub(m.CreatedAt))
+		rec := w.ListingRecency(p.now.Sub(m.CreatedAt))
 		resp.Results = append(resp.Results, SearchResult{Message: m, Score: rec,
 			Scores: Scores{Confidence: m.Confidence, Recency: rec, Final: rec}})
 	}

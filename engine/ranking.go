@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine/search"
 )
 
 // Ranking profiles.
@@ -29,12 +31,9 @@ func Profiles() []string {
 
 // Ranking says how a result's final score combines its relevance (the
 // mode's similarity: semantic similarity, keyword score or the fused
-// score, in [0,1]) with its recency and confidence:
-//
-//	final = Similarity*relevance + Recency*recency + Confidence*confidence
-//	recency = exp(-ln 2 * age_hours / half_life_hours)   (1 without decay)
-//
-// or, for ProfileMultiplicative, relevance * confidence * 0.95^age_days.
+// score, in [0,1]) with its recency and confidence: a profile's weights,
+// or custom ones, in the formula of search.Weights (ProfileMultiplicative:
+// relevance * confidence * 0.95^age_days).
 type Ranking struct {
 	// Profile is one of Profiles(); "" means DefaultProfile, or
 	// ProfileCustom when any weight or HalfLife is set.
@@ -114,39 +113,10 @@ func customOnly(profile string) error {
 	return invalid("profile", "weights and a half-life make a custom profile; do not combine them with profile %q", profile)
 }
 
-// recency is exp(-ln2 * age / halfLife), 1 without decay (halfLife 0);
-// future timestamps count as age 0.
-func recency(age, halfLife time.Duration) float64 {
-	if halfLife <= 0 {
-		return 1
-	}
-	if age < 0 {
-		age = 0
-	}
-	return math.Exp(-math.Ln2 * age.Hours() / halfLife.Hours())
-}
-
-// final combines relevance, recency and confidence by r.
-func (r Ranking) final(relevance, conf float64, age time.Duration) (rec, fin float64) {
-	if r.Profile == ProfileMultiplicative {
-		days := max(age.Hours()/24, 0)
-		rec = math.Pow(0.95, days)
-		return rec, relevance * conf * rec
-	}
-	rec = recency(age, r.HalfLife)
-	return rec, r.Similarity*relevance + r.Recency*rec + r.Confidence*conf
-}
-
-// listingRecency is the recency reported by a filter-only listing: the
-// profile's decay, or a week's half-life when the profile has none.
-func (r Ranking) listingRecency(age time.Duration) float64 {
-	switch {
-	case r.Profile == ProfileMultiplicative:
-		return math.Pow(0.95, max(age.Hours()/24, 0))
-	case r.HalfLife > 0:
-		return recency(age, r.HalfLife)
-	}
-	return recency(age, 168*time.Hour)
+// weights are the formula of a resolved ranking (search.Weights).
+func (r Ranking) weights() search.Weights {
+	return search.Weights{Similarity: r.Similarity, Recency: r.Recency, Confidence: r.Confidence,
+		HalfLife: r.HalfLife, Multiplicative: r.Profile == ProfileMultiplicative}
 }
 
 // Score is the final score of a message of the given relevance (0 to 1),
@@ -158,6 +128,6 @@ func (r Ranking) Score(relevance, confidence float64, age time.Duration) (float6
 	if err != nil {
 		return 0, err
 	}
-	_, fin := res.final(relevance, confidence, age)
+	_, fin := res.weights().Final(relevance, confidence, age)
 	return fin, nil
 }

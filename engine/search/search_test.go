@@ -3,6 +3,7 @@ package search_test
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/engine/search"
 )
@@ -162,5 +163,32 @@ func TestKeywordShare(t *testing.T) {
 		if got := search.KeywordShare(c.query); got != c.want {
 			t.Errorf("KeywordShare(%q) = %v, want %v", c.query, got, c.want)
 		}
+	}
+}
+
+// Weights.Final is the weighted sum with an exponential decay of the
+// half-life (1 without one, future times as now), or the multiplicative
+// formula; a listing's recency falls back to a week's half-life.
+func TestWeightsFinal(t *testing.T) {
+	week := 168 * time.Hour
+	w := search.Weights{Similarity: 0.4, Recency: 0.1, Confidence: 0.5, HalfLife: 720 * time.Hour}
+	if rec, fin := w.Final(0.5, 0.8, 720*time.Hour); math.Abs(rec-0.5) > 1e-12 || math.Abs(fin-(0.4*0.5+0.1*0.5+0.5*0.8)) > 1e-12 {
+		t.Errorf("weighted: recency %v final %v", rec, fin)
+	}
+	if rec, _ := w.Final(1, 1, -time.Hour); rec != 1 {
+		t.Errorf("future timestamp: recency %v, want 1", rec)
+	}
+	if rec, fin := (search.Weights{Similarity: 1}).Final(0.7, 0.1, week); rec != 1 || fin != 0.7 {
+		t.Errorf("no decay: recency %v final %v", rec, fin)
+	}
+	m := search.Weights{Multiplicative: true}
+	if rec, fin := m.Final(0.5, 0.8, 48*time.Hour); math.Abs(rec-0.95*0.95) > 1e-12 || math.Abs(fin-0.5*0.8*0.95*0.95) > 1e-12 {
+		t.Errorf("multiplicative: recency %v final %v", rec, fin)
+	}
+	if got := (search.Weights{Similarity: 1}).ListingRecency(week); math.Abs(got-0.5) > 1e-12 {
+		t.Errorf("listing without decay: recency %v, want a week's half-life 0.5", got)
+	}
+	if got := m.ListingRecency(24 * time.Hour); math.Abs(got-0.95) > 1e-12 {
+		t.Errorf("multiplicative listing: recency %v, want 0.95", got)
 	}
 }
