@@ -206,14 +206,17 @@
 // blendRanks, rankCandidates and hydrate; each asks the store (Store) for what it
 // retrieves.
 //
-// Before the two sides run, the query is read (engine/queryshape.go,
-// engine/timeexpr.go): the capitalized names of senders and the dates it
+// Before the two sides run, the query is read (engine/search:
+// NameMentions, TimeMentions, IsQuestion): the capitalized names of senders and the dates it
 // mentions are taken out of the text both sides search and boost the
 // messages of those senders and times instead; a question in words fuses
 // with more keyword weight than a query of keywords; in semantic mode a
 // conversation turn is also scored with its neighbouring turns
 // (engine/turncontext.go), and in hybrid mode a conversation's fused
-// ranks are blended with those semantic ranks (engine/rankblend.go).
+// ranks are blended with those semantic ranks (search.BlendRanks). The
+// steps that need no store (query analysis, calibration, fusion, the rank
+// blend, the ranking formula) are package engine/search; package engine
+// orchestrates them around the store's reads.
 // Options.QueryAnalysis switches each part off, and switches on the reply
 // lift (engine/replies.go), which the engine keeps off: each rule is kept
 // only if, chosen on three LoCoMo dev conversations, it holds on the

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"time"
@@ -51,7 +50,7 @@ const (
 	// is why FusionWeighted stays available.
 	FusionMinMax Fusion = "minmax"
 	// FusionRRF: reciprocal rank fusion, 1/(60+rank_keyword) +
-	// 1/(60+rank_semantic), divided by its maximum 2/61.
+	// 1/(60+rank_semantic), divided by its maximum 2/61 (search.FuseRRF).
 	FusionRRF Fusion = "rrf"
 )
 
@@ -59,9 +58,6 @@ const (
 // "" (bench/README.md, "Calibrated relevance": at least as good as the
 // better side on every dev set and LoCoMo dev conversation).
 const DefaultFusion = FusionCalibrated
-
-// rrfK is the reciprocal rank fusion constant.
-const rrfK = 60
 
 // KeywordWeight is the keyword side's share in FusionWeighted and
 // FusionMinMax (the semantic side has the rest) for a query of keywords;
@@ -193,11 +189,13 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // scored with their neighbours, engine/turncontext.go), fuse
 // (one relevance per candidate), the
 // boosts of the senders and times the query names and liftReplies
-// (engine/queryshape.go, engine/timeexpr.go, engine/replies.go),
+// (search.Boosts, engine/replies.go),
 // blendRanks (hybrid mode in a conversation: fused ranks blended with
-// semantic ranks with turn context, engine/rankblend.go), rankCandidates
+// semantic ranks with turn context, search.BlendRanks), rankCandidates
 // (ranking profile, order, limit) and hydrate (full messages,
-// vector_missing, snippets). The steps up to turnContext run two at a
+// vector_missing, snippets). The steps that need no store (query
+// analysis, calibration, fusion, the rank blend, the ranking formula)
+// are engine/search's; this orchestrates them around the store's reads. The steps up to turnContext run two at a
 // time, on the caller's goroutine and one more, joined before the next
 // step (retrieve, engine/retrieve.go): the query's embedding beside the
 // keyword side.
@@ -228,8 +226,8 @@ func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchR
 	fuse(run.mode, p.fusion, keywordWeight(run.query, e.opts.QueryAnalysis), keywordShare(run.query, e.opts.QueryAnalysis), run.cands)
 	for _, f := range facts {
 		if c := run.cands[f.ID]; c != nil {
-			c.fused = run.boosts.Apply(c.fused, f.SenderID, f.CreatedAt)
-			c.rel = run.boosts.Apply(c.rel, f.SenderID, f.CreatedAt)
+			c.Fused = run.boosts.Apply(c.Fused, f.SenderID, f.CreatedAt)
+			c.Relevance = run.boosts.Apply(c.Relevance, f.SenderID, f.CreatedAt)
 		}
 	}
 	// Replies to the best candidates that ask something (engine/replies.go).
@@ -313,12 +311,12 @@ func (e *Engine) markStale(ctx context.Context, r *searchRun) error {
 	if r.plan.rank.StaleFactor == 0 || r.plan.heads == nil {
 		return nil
 	}
-	stale, err := e.staleAmong(ctx, r.plan.heads, r.cands.ids())
+	stale, err := e.staleAmong(ctx, r.plan.heads, r.cands.IDs())
 	if err != nil {
 		return err
 	}
 	for id := range stale {
-		r.cands[id].stale = true
+		r.cands[id].Stale = true
 	}
 	return nil
 }
@@ -361,48 +359,6 @@ func planSearch(req SearchRequest, now time.Time) (searchPlan, error) {
 	return p, nil
 }
 
-// candidate is one message found by either side, with what each side
-// said of it and, after fuse, its relevance.
-type candidate struct {
-	kw, kwNorm float64 // BM25 score, and divided by the query's best
-	kwEv       float64 // keyword evidence (search.KeywordEvidence)
-	kwRank     int     // 1-based, 0 = not a keyword hit
-	sim        float64 // cosine similarity
-	hasSim     bool
-	semRank    int     // 1-based, 0 = not in the vector list
-	ctxSim     float64 // similarity with a neighbouring turn (engine/turncontext.go)
-	hasCtx     bool
-	// fused orders the candidates: rel itself with FusionCalibrated, the
-	// fusion's own score with the others, and in a conversation the rank
-	// blend (engine/rankblend.go).
-	fused float64
-	// rel is the calibrated relevance (Scores.Fused), with the boosts and
-	// reply lifts the query earns it.
-	rel   float64
-	stale bool // breadcrumbs changed or gone: demoted by Ranking.StaleFactor
-}
-
-// candidates are the search's candidates by message id.
-type candidates map[int64]*candidate
-
-func (cs candidates) get(id int64) *candidate {
-	c := cs[id]
-	if c == nil {
-		c = &candidate{}
-		cs[id] = c
-	}
-	return c
-}
-
-// ids returns the candidates' message ids (in no particular order).
-func (cs candidates) ids() []int64 {
-	ids := make([]int64, 0, len(cs))
-	for id := range cs {
-		ids = append(ids, id)
-	}
-	return ids
-}
-
 // searchRun is one search in progress: what the steps after plan found.
 type searchRun struct {
 	plan searchPlan
@@ -419,7 +375,7 @@ type searchRun struct {
 	// kwQuery is the keyword query that ranked (its frequent terms pruned
 	// on the FTS5 path); the snippets mark its terms.
 	kwQuery fts.Query
-	cands   candidates
+	cands   search.Candidates
 }
 
 // newSearchRun starts a search: both sides search the query without the
@@ -439,7 +395,7 @@ func (e *Engine) newSearchRun(ctx context.Context, p searchPlan) (*searchRun, er
 	if !qa.NoTimes {
 		query, ranges = search.TimeMentions(query, p.now)
 	}
-	return &searchRun{plan: p, mode: p.mode, cands: candidates{}, query: query, boosts: search.Boosts{Senders: named, Times: ranges, SenderBoost: qa.SenderBoost, TimeBoost: qa.TimeBoost}}, nil
+	return &searchRun{plan: p, mode: p.mode, cands: search.Candidates{}, query: query, boosts: search.Boosts{Senders: named, Times: ranges, SenderBoost: qa.SenderBoost, TimeBoost: qa.TimeBoost}}, nil
 }
 
 // fallBack makes a hybrid search a keyword one, saying why.
@@ -490,8 +446,8 @@ func (e *Engine) semantic(ctx context.Context, r *searchRun, embedded func()) er
 		return err
 	}
 	for i, h := range hits {
-		c := r.cands.get(h.ID)
-		c.sim, c.hasSim, c.semRank = h.Score, true, i+1
+		c := r.cands.Get(h.ID)
+		c.Similarity, c.HasSimilarity, c.SemanticRank = h.Score, true, i+1
 	}
 	return nil
 }
@@ -547,6 +503,24 @@ func (e *Engine) keyword(ctx context.Context, r *searchRun, embedded <-chan stru
 	return side
 }
 
+// addKeywordHits adds the keyword side's hits, best first, with their
+// keyword evidence against the query's mass and their scores normalized
+// by the best (for FusionWeighted).
+func (r *searchRun) addKeywordHits(hits []ScoredID, mass float64) {
+	best := 0.0
+	for _, h := range hits {
+		best = max(best, h.Score)
+	}
+	for i, h := range hits {
+		c := r.cands.Get(h.ID)
+		c.BM25, c.KeywordRank = h.Score, i+1
+		c.Keyword = search.KeywordEvidence(h.Score, mass)
+		if best > 0 {
+			c.KeywordNorm = h.Score / best
+		}
+	}
+}
+
 // exactSimilarities computes, in hybrid mode, the exact cosine similarity
 // of keyword hits, so that fusion sees both sides of every candidate: a
 // hit the vector list did not reach takes it (retrieve).
@@ -557,14 +531,14 @@ func (e *Engine) exactSimilarities(ctx context.Context, r *searchRun, ids []int6
 	return e.store.Similarities(ctx, r.set, r.qvec, ids)
 }
 
-// fuse sets each candidate's calibrated relevance (search.Relevance, with
-// the query's keyword share in hybrid mode) and
-// the score that orders it: the relevance itself with FusionCalibrated;
-// with the other fusions (kept to compare them) the normalized keyword
-// score in keyword mode, the similarity in semantic mode and the fusion of
-// both in hybrid mode, where the keyword side has the share kw in the
-// weighted and minmax fusions.
-func fuse(mode SearchMode, fusion Fusion, kw, share float64, cands candidates) {
+// fuse sets each candidate's calibrated relevance (search.Calibrate,
+// with the query's keyword share in hybrid mode) and the score that
+// orders it: the relevance itself with FusionCalibrated; with the other
+// fusions (kept to compare them) the normalized keyword score in keyword
+// mode, the similarity in semantic mode and the fusion of both in hybrid
+// mode, where the keyword side has the share kw in the weighted and
+// minmax fusions.
+func fuse(mode SearchMode, fusion Fusion, kw, share float64, cands search.Candidates) {
 	sm := search.Hybrid
 	switch mode {
 	case ModeKeyword:
@@ -572,59 +546,17 @@ func fuse(mode SearchMode, fusion Fusion, kw, share float64, cands candidates) {
 	case ModeSemantic:
 		sm = search.Semantic
 	}
-	for _, c := range cands {
-		ev := search.Evidence{Similarity: c.fusionSim(), HasVector: c.hasSim, Keyword: c.kwEv, KeywordShare: share}
-		c.rel, c.fused = search.Relevance(sm, ev), search.RankScore(sm, ev)
-	}
+	search.Calibrate(sm, share, cands)
 	switch {
 	case fusion == FusionCalibrated || mode == ModeKeyword || mode == ModeSemantic:
 		// Ordered by the mode's calibration (search.RankScore): in one
 		// mode it orders as the mode's own score (BM25, similarity) does.
 	case fusion == FusionRRF:
-		for _, c := range cands {
-			var s float64
-			if c.kwRank > 0 {
-				s += 1 / float64(rrfK+c.kwRank)
-			}
-			if c.semRank > 0 {
-				s += 1 / float64(rrfK+c.semRank)
-			}
-			c.fused = s / (2.0 / float64(rrfK+1))
-		}
+		search.FuseRRF(cands)
 	case fusion == FusionMinMax:
-		fuseMinMax(kw, cands)
+		search.FuseMinMax(kw, cands)
 	default: // FusionWeighted
-		for _, c := range cands {
-			c.fused = kw*c.kwNorm + (1-kw)*clamp01(c.sim)
-		}
-	}
-}
-
-// fuseMinMax is FusionMinMax: both sides min-max normalized over the
-// candidates, the keyword side with the share kw.
-func fuseMinMax(kw float64, cands candidates) {
-	klo, khi, slo, shi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-	for _, c := range cands {
-		klo, khi = min(klo, c.kw), max(khi, c.kw)
-		if c.hasSim {
-			slo, shi = min(slo, c.sim), max(shi, c.sim)
-		}
-	}
-	for _, c := range cands {
-		var k, s float64
-		if khi > klo {
-			k = (c.kw - klo) / (khi - klo)
-		} else if c.kw > 0 {
-			k = 1
-		}
-		if c.hasSim {
-			if shi > slo {
-				s = (c.sim - slo) / (shi - slo)
-			} else {
-				s = 1
-			}
-		}
-		c.fused = kw*k + (1-kw)*s
+		search.FuseWeighted(kw, cands)
 	}
 }
 
@@ -634,7 +566,7 @@ func fuseMinMax(kw float64, cands candidates) {
 // limit. Ranking needs only those facts; the full messages are read for
 // the results only (hydrate). below is the number of candidates the floor
 // dropped.
-func rankCandidates(p searchPlan, facts []Message, cands candidates) (out []SearchResult, below int) {
+func rankCandidates(p searchPlan, facts []Message, cands search.Candidates) (out []SearchResult, below int) {
 	out = make([]SearchResult, 0, len(facts))
 	order := make(map[int64]float64, len(facts))
 	w := p.rank.weights()
@@ -643,20 +575,20 @@ func rankCandidates(p searchPlan, facts []Message, cands candidates) (out []Sear
 			continue
 		}
 		c := cands[f.ID]
-		if !search.Kept(c.rel, p.floor) {
+		if !search.Kept(c.Relevance, p.floor) {
 			below++
 			continue
 		}
-		rec, fin := w.Final(c.rel, f.Confidence, p.now.Sub(f.CreatedAt))
-		_, by := w.Final(c.fused, f.Confidence, p.now.Sub(f.CreatedAt))
-		if c.stale {
+		rec, fin := w.Final(c.Relevance, f.Confidence, p.now.Sub(f.CreatedAt))
+		_, by := w.Final(c.Fused, f.Confidence, p.now.Sub(f.CreatedAt))
+		if c.Stale {
 			fin *= p.rank.StaleFactor
 			by *= p.rank.StaleFactor
 		}
 		order[f.ID] = by
 		out = append(out, SearchResult{
-			Message: f, Score: fin, KeywordScore: c.kw,
-			Scores: Scores{Similarity: clamp01(c.sim), Context: c.contextAbove(), Keyword: c.kwEv, Fused: c.rel, Confidence: f.Confidence, Recency: rec, Final: fin, Demoted: c.stale},
+			Message: f, Score: fin, KeywordScore: c.BM25,
+			Scores: Scores{Similarity: c.ShownSimilarity(), Context: c.ContextAbove(), Keyword: c.Keyword, Fused: c.Relevance, Confidence: f.Confidence, Recency: rec, Final: fin, Demoted: c.Stale},
 		})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -702,7 +634,7 @@ func (e *Engine) hydrate(ctx context.Context, r *searchRun, ranked []SearchResul
 		}
 		res.Message = m
 		if r.plan.mode != ModeKeyword {
-			res.VectorMissing = !r.vecUsed || pending[m.ID] || !r.cands[m.ID].hasSim
+			res.VectorMissing = !r.vecUsed || pending[m.ID] || !r.cands[m.ID].HasSimilarity
 		}
 		out = append(out, res)
 	}
@@ -738,16 +670,6 @@ func resultBefore(x, y SearchResult) bool {
 		return a.Fused > b.Fused
 	}
 	return x.Message.ID > y.Message.ID
-}
-
-func clamp01(x float64) float64 {
-	switch {
-	case x < 0 || math.IsNaN(x):
-		return 0
-	case x > 1:
-		return 1
-	}
-	return x
 }
 
 // listing is the filter-only search: newest first, then higher

@@ -48,12 +48,12 @@ func TestPlanDefaultsAndRejects(t *testing.T) {
 }
 
 func TestFuse(t *testing.T) {
-	mk := func() candidates {
-		return candidates{
-			1: {kw: 4, kwNorm: 1, kwEv: 0.6, kwRank: 1, sim: 0.2, hasSim: true, semRank: 2},
-			2: {kw: 2, kwNorm: 0.5, kwEv: 0.3, kwRank: 2},
-			3: {sim: 0.8, hasSim: true, semRank: 1},
-			4: {sim: -0.3, hasSim: true, semRank: 3},
+	mk := func() search.Candidates {
+		return search.Candidates{
+			1: {BM25: 4, KeywordNorm: 1, Keyword: 0.6, KeywordRank: 1, Similarity: 0.2, HasSimilarity: true, SemanticRank: 2},
+			2: {BM25: 2, KeywordNorm: 0.5, Keyword: 0.3, KeywordRank: 2},
+			3: {Similarity: 0.8, HasSimilarity: true, SemanticRank: 1},
+			4: {Similarity: -0.3, HasSimilarity: true, SemanticRank: 3},
 		}
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
@@ -86,19 +86,19 @@ func TestFuse(t *testing.T) {
 		cs := mk()
 		fuse(c.mode, c.fusion, KeywordWeight, search.KeywordsKeywordShare, cs)
 		for id, want := range wantRel[c.mode] {
-			if !near(cs[id].rel, want) {
-				t.Errorf("%s/%s: candidate %d relevance %v, want %v", c.mode, c.fusion, id, cs[id].rel, want)
+			if !near(cs[id].Relevance, want) {
+				t.Errorf("%s/%s: candidate %d relevance %v, want %v", c.mode, c.fusion, id, cs[id].Relevance, want)
 			}
 		}
 		for id, cand := range cs {
-			ev := search.Evidence{Similarity: cand.sim, HasVector: cand.hasSim, Keyword: cand.kwEv, KeywordShare: search.KeywordsKeywordShare}
+			ev := search.Evidence{Similarity: cand.Similarity, HasVector: cand.HasSimilarity, Keyword: cand.Keyword, KeywordShare: search.KeywordsKeywordShare}
 			sm := map[SearchMode]search.Mode{ModeKeyword: search.Keyword, ModeSemantic: search.Semantic, ModeHybrid: search.Hybrid}[c.mode]
 			want := search.RankScore(sm, ev)
 			if c.want != nil {
 				want = c.want[id]
 			}
-			if !near(cand.fused, want) {
-				t.Errorf("%s/%s: candidate %d fused %v, want %v", c.mode, c.fusion, id, cand.fused, want)
+			if !near(cand.Fused, want) {
+				t.Errorf("%s/%s: candidate %d fused %v, want %v", c.mode, c.fusion, id, cand.Fused, want)
 			}
 		}
 	}
@@ -110,7 +110,7 @@ func TestRankCandidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cands := candidates{1: {fused: 0.9, rel: 0.9, kw: 3}, 2: {fused: 0.9, rel: 0.9}, 3: {fused: 0.1, rel: 0.1}, 4: {fused: 1, rel: 1}}
+	cands := search.Candidates{1: {Fused: 0.9, Relevance: 0.9, BM25: 3}, 2: {Fused: 0.9, Relevance: 0.9}, 3: {Fused: 0.1, Relevance: 0.1}, 4: {Fused: 1, Relevance: 1}}
 	p.floor = 0
 	// Candidate 4 was deleted before its facts were read.
 	facts := []Message{

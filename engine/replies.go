@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine/search"
 )
 
 // In a conversation the answer to a question is the next message, and it
@@ -41,7 +43,7 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 	if r.mode != ModeHybrid || len(r.cands) == 0 || !e.opts.QueryAnalysis.LiftReplies {
 		return nil, nil
 	}
-	best := r.cands.best(replyTop, func(c *candidate) (float64, bool) { return c.fused, true })
+	best := r.cands.Best(replyTop, func(c *search.Candidate) (float64, bool) { return c.Fused, true })
 	pairs, err := e.store.Replies(ctx, best, replyWithin, r.plan.filter.selection())
 	if err != nil {
 		return nil, err
@@ -53,7 +55,7 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 		if !seen {
 			replies = append(replies, p.Reply)
 		}
-		if !seen || r.cands[p.Asker].fused > r.cands[prev].fused {
+		if !seen || r.cands[p.Asker].Fused > r.cands[prev].Fused {
 			replyOf[p.Reply] = p.Asker
 		}
 	}
@@ -63,13 +65,13 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 		weight := orDefault(e.opts.QueryAnalysis.ReplyWeight, replyWeight)
 		c, found := r.cands[id]
 		if !found {
-			c = r.cands.get(id)
+			c = r.cands.Get(id)
 			added = append(added, id)
 		}
 		// The reply is about as likely relevant as its question: its
 		// relevance is lifted as its rank is.
-		c.fused = max(c.fused, weight*asker.fused)
-		c.rel = max(c.rel, weight*asker.rel)
+		c.Fused = max(c.Fused, weight*asker.Fused)
+		c.Relevance = max(c.Relevance, weight*asker.Relevance)
 	}
 	if len(added) > 0 {
 		// The added replies' similarity is shown in their scores and says
@@ -80,7 +82,7 @@ func (e *Engine) liftReplies(ctx context.Context, r *searchRun) ([]int64, error)
 		}
 		for id, s := range sims {
 			c := r.cands[id]
-			c.sim, c.hasSim = s, true
+			c.Similarity, c.HasSimilarity = s, true
 		}
 	}
 	return added, nil

@@ -79,8 +79,8 @@ func (e *Engine) retrieve(ctx context.Context, r *searchRun) ([]Message, error) 
 	r.kwQuery = kw.query
 	r.addKeywordHits(kw.hits, kw.mass)
 	for id, s := range kw.sims {
-		if c := r.cands[id]; !c.hasSim {
-			c.sim, c.hasSim = s, true
+		if c := r.cands[id]; !c.HasSimilarity {
+			c.Similarity, c.HasSimilarity = s, true
 		}
 	}
 

@@ -3,8 +3,9 @@ package engine
 import (
 	"context"
 	"math"
-	"sort"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine/search"
 )
 
 // A turn of a conversation often says little alone ("Thanks, Gina! I'm
@@ -18,7 +19,7 @@ import (
 //
 // A candidate's context similarity is the best of its pairs with the turn
 // before and the turn after it; fusion uses the larger of the message's
-// own similarity and contextWeight times its context similarity. The turn
+// own similarity and search.ContextWeight times its context similarity. The turn
 // after one of the best candidates by similarity joins the candidates, as
 // the turn a second vector "previous turn + turn" would have found. What
 // is stored and returned does not change, and Scores.Similarity stays the
@@ -42,14 +43,13 @@ import (
 // (BenchmarkTurnContextCPU), mostly the neighbours' SQL read and the
 // vector read.
 const (
-	contextWeight = 0.9
 	contextTop    = 30
 	contextWithin = time.Hour
 )
 
 // turnContext is the context step of semantic search and of hybrid
 // search's rank blend (see
-// contextWeight): it sets the context similarity of the contextTop
+// search.ContextWeight): it sets the context similarity of the contextTop
 // candidates most similar to the query and of the turns after them, which
 // join the candidates when they pass the filter.
 func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
@@ -57,7 +57,7 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 		return nil
 	}
 	ts := e.store
-	best := r.cands.best(contextTop, func(c *candidate) (float64, bool) { return c.sim, c.hasSim })
+	best := r.cands.Best(contextTop, func(c *search.Candidate) (float64, bool) { return c.Similarity, c.HasSimilarity })
 	if len(best) == 0 {
 		return nil
 	}
@@ -80,9 +80,9 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 	}
 	// with sets the context similarity of c from the pair (a, b) when
 	// both have vectors.
-	with := func(c *candidate, a, b int64) {
+	with := func(c *search.Candidate, a, b int64) {
 		if va, vb := vecs[a], vecs[b]; va != nil && vb != nil {
-			c.setContext(pairSimilarity(r.qvec, va, vb))
+			c.SetContext(pairSimilarity(r.qvec, va, vb))
 		}
 	}
 	for _, id := range best {
@@ -97,8 +97,8 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 		if v := vecs[nb.Next]; nb.NextPasses && v != nil {
 			nc, found := r.cands[nb.Next]
 			if !found {
-				nc = r.cands.get(nb.Next)
-				nc.sim, nc.hasSim = cosine(r.qvec, v), true
+				nc = r.cands.Get(nb.Next)
+				nc.Similarity, nc.HasSimilarity = cosine(r.qvec, v), true
 			}
 			with(nc, id, nb.Next)
 		}
@@ -128,57 +128,4 @@ func pairSimilarity(q, a, b []float32) float64 {
 		return 0
 	}
 	return dot / math.Sqrt(nn*qq)
-}
-
-// fusionSim is the similarity semantic search ranks by (and the semantic
-// ranks of the rank blend, engine/rankblend.go): the message's own, or its
-// context similarity (turnContext) times contextWeight when larger.
-// The calibrated relevance of both modes reads it too.
-func (c *candidate) fusionSim() float64 {
-	if c.hasCtx {
-		return max(c.sim, contextWeight*c.ctxSim)
-	}
-	return c.sim
-}
-
-// contextAbove is the candidate's context similarity as fusionSim uses it,
-// when it is above the own similarity (else 0), clamped to [0,1].
-func (c *candidate) contextAbove() float64 {
-	if s := c.fusionSim(); c.hasCtx && s > c.sim {
-		return clamp01(s)
-	}
-	return 0
-}
-
-// setContext raises the candidate's context similarity to s.
-func (c *candidate) setContext(s float64) {
-	if !c.hasCtx || s > c.ctxSim {
-		c.ctxSim, c.hasCtx = s, true
-	}
-}
-
-// best returns the ids of the n candidates with the highest score among
-// those score accepts, best first, ties by larger id.
-func (cs candidates) best(n int, score func(*candidate) (float64, bool)) []int64 {
-	type scored struct {
-		id int64
-		s  float64
-	}
-	all := make([]scored, 0, len(cs))
-	for id, c := range cs {
-		if s, ok := score(c); ok {
-			all = append(all, scored{id, s})
-		}
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].s != all[j].s {
-			return all[i].s > all[j].s
-		}
-		return all[i].id > all[j].id
-	})
-	ids := make([]int64, min(n, len(all)))
-	for i := range ids {
-		ids[i] = all[i].id
-	}
-	return ids
 }
