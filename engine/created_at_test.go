@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestFaultCreatedAtWindow: created_at must fall from 2000-01-01 to a day
@@ -54,7 +55,7 @@ func TestFaultCreatedAtWindow(t *testing.T) {
 			t.Errorf("import error %q does not name created_at", le)
 		}
 	}
-	st, err := e.StoreStats(ctx)
+	st, err := ops.StoreStats(ctx, e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestFaultGCCollapseWithoutModel: near-duplicate collapse compares stored
@@ -26,7 +27,7 @@ func TestFaultGCCollapseWithoutModel(t *testing.T) {
 	dup := gcNoteAt(t, e, "a", "alpha beta gamma delta epsilon", now.Add(-10*day))
 	best := gcNoteAt(t, e, "a", "alpha beta gamma delta epsilon zeta", now.Add(-9*day))
 	gcNoteAt(t, e, "a", "completely different words here", now.Add(-8*day))
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestFaultPrivateFileModes: under the common umask 022 a new data dir is
@@ -53,7 +54,7 @@ func TestFaultPrivateFileModes(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := e.Consistency(ctx)
+	rep, err := ops.Consistency(ctx, e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestSupersedes: a message that supersedes an earlier one takes its place
@@ -22,7 +23,7 @@ func TestSupersedes(t *testing.T) {
 	old := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script lives in tools/deploy.sh"})
 	other := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday"})
 	fix := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script moved to scripts/deploy.sh", Supersedes: old})
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	m, err := e.GetMessage(ctx, old)
@@ -69,7 +70,7 @@ func TestSupersedes(t *testing.T) {
 			t.Errorf("batch supersedes %d: %v", c.id, err)
 		}
 	}
-	if st, _ := e.StoreStats(ctx); st.Messages != 3 {
+	if st, _ := ops.StoreStats(ctx, e); st.Messages != 3 {
 		t.Fatalf("%d messages after refused writes, want 3", st.Messages)
 	}
 	// Writing the correction again is a repeat: its id, nothing linked.
@@ -106,7 +107,7 @@ func TestNearDuplicateWrites(t *testing.T) {
 	ctx := context.Background()
 	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64), NearDuplicateCosine: engine.DefaultNearDuplicateCosine})
 	first := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e.WriteNote(ctx, engine.NewNote{Agent: "bob", Content: "The deploy window is Tuesday afternoon!"})
@@ -134,7 +135,7 @@ func TestNearDuplicateWrites(t *testing.T) {
 	}
 	off := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64)})
 	mustNote(t, off, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
-	if err := off.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, off, nil); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := off.WriteNote(ctx, engine.NewNote{Agent: "bob", Content: "The deploy window is Tuesday afternoon!"}); err != nil || !res.Created {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/vecstore"
 )
 
@@ -28,7 +29,7 @@ func TestBulkImportLeavesVectorFileCompact(t *testing.T) {
 	if _, err := e.ImportMessages(ctx, strings.NewReader(lines.String()), engine.ImportMessagesOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {

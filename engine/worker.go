@@ -116,18 +116,3 @@ func backlogNote(s VectorSet) (SearchNote, bool) {
 	}
 	return SearchNote{Kind: NoteVectorsBuilding, Message: fmt.Sprintf("%d messages are still queued for vectors of %s: semantic search does not see them yet, keyword search does (vector_missing)", s.Pending, s.ModelID)}, true
 }
-
-// SyncVectors embeds every message still waiting for a vector in the sets
-// this process can fill, in the caller's goroutine (the background worker
-// may help), and promotes a completed building set (Store.SyncVectors).
-// progress, if not nil, is called after each batch (on a data dir with
-// the outbox rows done and the total pending at the start). It returns
-// when nothing this process can do is left.
-func (e *Engine) SyncVectors(ctx context.Context, progress func(Progress)) error {
-	done, err := e.enterStore()
-	if err != nil {
-		return err
-	}
-	defer done()
-	return e.store.SyncVectors(ctx, progress)
-}

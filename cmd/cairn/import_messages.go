@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // importMessagesReport is the --json summary of `cairn import messages`.
@@ -82,7 +83,7 @@ func runImportMessages(ctx context.Context, e *env, c *command, args []string) e
 		rep := importMessagesReport{ImportMessagesReport: res}
 		if !*noEmbed {
 			ebar := e.progress("embed")
-			err := eng.SyncVectors(ctx, func(p engine.Progress) {
+			err := ops.SyncVectors(ctx, eng, func(p engine.Progress) {
 				rep.Embedded = p.Done
 				ebar.update(p)
 			})

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
 )
 
@@ -63,7 +64,7 @@ func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
 		name string
 		eng  *engine.Engine
 	}{{"source", src}, {"target", dst}} {
-		chk, err := side.eng.Consistency(ctx)
+		chk, err := ops.Consistency(ctx, side.eng)
 		if err != nil {
 			return fmt.Errorf("check the %s: %w", side.name, err)
 		}

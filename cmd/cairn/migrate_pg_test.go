@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/internal/racedetector"
 )
@@ -187,7 +188,7 @@ func TestMigrateKilledResumes(t *testing.T) {
 	if _, err := e.MarkRead(ctx, engine.MarkReadRequest{Agent: "a-1", UpTo: 4000}); err != nil {
 		t.Fatal(err)
 	}
-	want, err := e.Consistency(ctx)
+	want, err := ops.Consistency(ctx, e)
 	if err != nil || want.Parts == nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
@@ -68,7 +69,7 @@ func TestTransferWholeStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ms, err := a.MessagesToMark(ctx, testRepo, head, 0, 0)
+	ms, err := ops.MessagesToMark(ctx, a, testRepo, head, 0, 0)
 	if err != nil || len(ms) == 0 {
 		t.Fatalf("messages to mark: %d %v", len(ms), err)
 	}
@@ -80,7 +81,7 @@ func TestTransferWholeStore(t *testing.T) {
 		}
 		marks[m.ID] = []engine.BreadcrumbMark{{Kind: "file", Ref: "engine/hybrid.go:10-20", State: state}}
 	}
-	if err := a.PutBreadcrumbMarks(ctx, testRepo, head, marks); err != nil {
+	if err := ops.PutBreadcrumbMarks(ctx, a, testRepo, head, marks); err != nil {
 		t.Fatal(err)
 	}
 
@@ -156,7 +157,7 @@ func TestTransferWholeStore(t *testing.T) {
 		}
 	}
 	same("parts", func(e *engine.Engine) (any, error) {
-		rep, err := e.Consistency(ctx)
+		rep, err := ops.Consistency(ctx, e)
 		if err == nil && !rep.OK() {
 			err = fmt.Errorf("check: %v", rep.Problems)
 		}
@@ -171,7 +172,7 @@ func TestTransferWholeStore(t *testing.T) {
 		if err != nil || again.Added != 0 || again.Chunks != 0 || again.ContentsNew != 0 || again.FilesFailed != 0 {
 			t.Fatalf("import again into the %s: %+v %v (want nothing new)", names[i+1], again, err)
 		}
-		if err := e.Check(ctx); err != nil {
+		if err := ops.Check(ctx, e); err != nil {
 			t.Fatalf("check of the %s: %v", names[i+1], err)
 		}
 	}
