@@ -73,9 +73,13 @@ func layers() []layer {
 		// other. The embedded store is still package engine (sqlite_*.go),
 		// so today that is: engine must not import engine/postgres.
 		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/engine/postgres", module + "/pgcollections"}},
-		// The use cases over the engine: operations (engine/ops). They run
-		// over the Engine's API and the store port, never a store itself.
-		{dir: "engine/ops", mayImport: []string{"engine", "engine/search"}, mustNotImport: storeDrivers,
+		// The use cases over the engine: ingest (message import, export,
+		// copy and transfer between stores) and operations (engine/ops,
+		// which exports through ingest). They run over the Engine's API and
+		// the store port, never a store itself.
+		{dir: "engine/ingest", mayImport: []string{"engine", "engine/search", "vecstore/where"}, mustNotImport: storeDrivers,
+			mustNotDepend: []string{"net/http", module + "/engine/postgres", module + "/engine/sqlite", module + "/engine/ops", module + "/pgcollections", module + "/cmd/", module + "/bench"}},
+		{dir: "engine/ops", mayImport: []string{"engine", "engine/search", "engine/ingest"}, mustNotImport: storeDrivers,
 			mustNotDepend: []string{"net/http", module + "/engine/postgres", module + "/engine/sqlite", module + "/pgcollections", module + "/cmd/", module + "/bench"}},
 		// The PostgreSQL store beneath the engine (engine.Store).
 		{dir: "engine/postgres", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
@@ -83,8 +87,8 @@ func layers() []layer {
 		// engine only, except the Chroma API, which sees only the Chroma
 		// model (package main hands it a chroma.Store: the engine's one
 		// vecstore, or pgcollections) and never the engine or a store.
-		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "engine/search", "embed", "engine/postgres", "pgcollections", "vecstore/chroma"}},
-		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
+		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "embed", "engine/postgres", "pgcollections", "vecstore/chroma"}},
+		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
 		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/engine/postgres", module + "/pgcollections", module + "/embed", module + "/index", bbolt}},
 		// HTTP plumbing the two APIs share: the standard library only.
 		{dir: "cmd/cairn/httpguard", stdlibOnly: true},
@@ -106,7 +110,7 @@ func layers() []layer {
 		{dir: "internal/testsummary", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
-		{dir: "bench", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "engine/postgres", "internal/pgtest"}},
+		{dir: "bench", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "engine/postgres", "internal/pgtest"}},
 	}
 }
 
@@ -177,10 +181,11 @@ func TestImportDirectionCatchesViolations(t *testing.T) {
 		{ImportPath: module + "/engine", Imports: []string{module + "/engine/postgres"}, Deps: []string{module + "/engine/postgres"}},
 		{ImportPath: module + "/engine/ops", Imports: []string{"database/sql", module + "/engine"}, Deps: []string{"database/sql"}},
 		{ImportPath: module + "/engine", Imports: []string{module + "/engine/ops"}},
+		{ImportPath: module + "/engine/ingest", Imports: []string{module + "/engine/ops"}, Deps: []string{module + "/engine/ops"}},
 	}
 	got := violations(bad)
-	if len(got) < 31 {
-		t.Fatalf("found %d violations, want at least 31:\n%s", len(got), strings.Join(got, "\n"))
+	if len(got) < 33 {
+		t.Fatalf("found %d violations, want at least 33:\n%s", len(got), strings.Join(got, "\n"))
 	}
 	good := []pkg{
 		{ImportPath: module + "/index", Imports: []string{"golang.org/x/sys/cpu", "math"}, Deps: []string{"golang.org/x/sys/cpu", "math"}},

@@ -107,3 +107,18 @@ func (e *Engine) check(ctx context.Context) error {
 	}
 	return nil
 }
+
+// checkPartsLocked adds to rep the counts of what the store holds besides
+// messages, with a problem for each session whose record count is wrong.
+// REQUIRES: the caller holds the store's close guard (enter, enterStore).
+func (e *Engine) checkPartsLocked(ctx context.Context, rep *CheckReport) error {
+	c, err := e.store.PartCounts(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Parts = &c
+	for _, id := range c.RecordsMiscounted {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("session %s: its record count differs from its records", id))
+	}
+	return nil
+}

@@ -15,7 +15,7 @@ import (
 // BreadcrumbRepos reads the HEAD of the git repositories breadcrumbs are
 // checked against. The engine reads git through it only: the checks
 // themselves run outside the engine and are handed in with
-// PutBreadcrumbMarks. Head is called on every search and message read that
+// ops.PutBreadcrumbMarks. Head is called on every search and message read that
 // may attach marks, once per repository among the results, so it must be
 // cheap (a file read, not a walk of the history). It must not depend on the
 // working directory of the process: marks are the same whichever

@@ -1,7 +1,7 @@
 package engine
 
 // EmbedderCache reports an embedder's cache counters. Embedders that keep
-// a cache (embed.Model) implement it; EmbedderStats reads it for metrics.
+// a cache (embed.Model) implement it; ops.EmbedderStats reads it for metrics.
 type EmbedderCache interface {
 	CacheCounters() (texts, hits, misses uint64)
 }
@@ -16,7 +16,7 @@ type EmbedderStats struct {
 
 // VectorBacklog says how far the vectors of one model lag the messages.
 type VectorBacklog struct {
-	// Model is the model asked about: the argument of VectorBacklog, else
+	// Model is the model asked about: the argument of ops.VectorBacklog, else
 	// this engine's embedder's, else the active set's ("" when none).
 	Model    string `json:"model,omitempty"`
 	Messages int64  `json:"messages"`

@@ -51,3 +51,12 @@ func TestFaultGCCollapseWithoutModel(t *testing.T) {
 		t.Fatalf("collapse without a model would delete %v (%+v), want [%d] as a duplicate of %d", got, rep.Messages, dup, best)
 	}
 }
+
+func gcNoteAt(t *testing.T, e *engine.Engine, agent, content string, at time.Time) int64 {
+	t.Helper()
+	res, err := e.WriteNote(context.Background(), engine.NewNote{Agent: agent, Content: content, CreatedAt: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.ID
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 )
 
@@ -165,7 +166,7 @@ func TestSupersededShowLineImports(t *testing.T) {
 		t.Fatalf("reads lack the links: %s", lines.String())
 	}
 	dst := openDir(t, t.TempDir(), engine.Options{})
-	rep, err := dst.ImportMessages(ctx, strings.NewReader(lines.String()), engine.ImportMessagesOptions{})
+	rep, err := ingest.ImportMessages(ctx, dst, strings.NewReader(lines.String()), ingest.ImportMessagesOptions{})
 	if err != nil || rep.Imported != 2 || rep.Invalid != 0 {
 		t.Fatalf("import: %+v %v", rep, err)
 	}

@@ -9,7 +9,7 @@ import (
 
 // The Engine's one vector worker: it asks the store to fill its vectors
 // (Store.FillVectors) after each local write and every second, and
-// SyncVectors does the same work in the caller's goroutine.
+// ops.SyncVectors does the same work in the caller's goroutine.
 
 // embedBatch is the number of messages the background worker claims,
 // embeds and writes per round: large enough that the SQLite and bbolt

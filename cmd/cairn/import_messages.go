@@ -9,12 +9,13 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // importMessagesReport is the --json summary of `cairn import messages`.
 type importMessagesReport struct {
-	*engine.ImportMessagesReport
+	*ingest.ImportMessagesReport
 	Embedded int64 `json:"embedded"`
 }
 
@@ -57,7 +58,7 @@ func runImportMessages(ctx context.Context, e *env, c *command, args []string) e
 	defer f.Close()
 	return e.withModelEngine(ctx, *model, forSelf, func(eng *engine.Engine) error {
 		bar := e.progress("import")
-		res, err := eng.ImportMessages(ctx, f, engine.ImportMessagesOptions{
+		res, err := ingest.ImportMessages(ctx, eng, f, ingest.ImportMessagesOptions{
 			BatchSize: *batchSize, SkipInvalid: *skipInvalid, NoCreateChannels: *noCreate, Progress: bar.update,
 		})
 		bar.done()

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
 )
@@ -51,7 +52,7 @@ func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer dst.Close()
 	bar := e.progress("migrate")
-	rep, err := src.TransferTo(ctx, dst, bar.update)
+	rep, err := ingest.TransferTo(ctx, src, dst, bar.update)
 	bar.done()
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/internal/racedetector"
@@ -258,7 +259,7 @@ func TestMigrateKilledResumes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("migrate again: %v\n%s", err, out)
 	}
-	var rep engine.TransferReport
+	var rep ingest.TransferReport
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
 	"github.com/cairn-dev/cairn/internal/pgtest"
@@ -62,14 +63,14 @@ func TestDifferentialOperations(t *testing.T) {
 	if idsA, idsB := workload(t, a), workload(t, b); jsonOf(t, idsA) != jsonOf(t, idsB) {
 		t.Fatalf("ids differ: %v, %v", idsA, idsB)
 	}
-	both(t, "import messages", a, b, func(e *engine.Engine) (*engine.ImportMessagesReport, error) {
-		return e.ImportMessages(ctx, strings.NewReader(importJSONL), engine.ImportMessagesOptions{BatchSize: 2})
+	both(t, "import messages", a, b, func(e *engine.Engine) (*ingest.ImportMessagesReport, error) {
+		return ingest.ImportMessages(ctx, e, strings.NewReader(importJSONL), ingest.ImportMessagesOptions{BatchSize: 2})
 	})
-	both(t, "import again", a, b, func(e *engine.Engine) (*engine.ImportMessagesReport, error) {
-		return e.ImportMessages(ctx, strings.NewReader(importJSONL), engine.ImportMessagesOptions{})
+	both(t, "import again", a, b, func(e *engine.Engine) (*ingest.ImportMessagesReport, error) {
+		return ingest.ImportMessages(ctx, e, strings.NewReader(importJSONL), ingest.ImportMessagesOptions{})
 	})
-	both(t, "import of a missing channel", a, b, func(e *engine.Engine) (*engine.ImportMessagesReport, error) {
-		return e.ImportMessages(ctx, strings.NewReader(`{"channel": "absent", "sender": "x", "content": "y"}`), engine.ImportMessagesOptions{NoCreateChannels: true})
+	both(t, "import of a missing channel", a, b, func(e *engine.Engine) (*ingest.ImportMessagesReport, error) {
+		return ingest.ImportMessages(ctx, e, strings.NewReader(`{"channel": "absent", "sender": "x", "content": "y"}`), ingest.ImportMessagesOptions{NoCreateChannels: true})
 	})
 	for _, sc := range []engine.Scope{{}, {Kind: engine.ScopeNotes}, {Kind: engine.ScopeNotes, Project: "cairn"},
 		{Kind: engine.ScopeProject}, {Kind: engine.ScopeProject, Project: "cairn"}, {Project: "cairn"}, {Kind: engine.ScopeNotes, Agent: "alice"}} {
@@ -128,16 +129,16 @@ func TestDifferentialOperations(t *testing.T) {
 	dirA, dirB := t.TempDir(), t.TempDir()
 	both(t, "export all", a, b, func(e *engine.Engine) (int, error) {
 		dir := map[*engine.Engine]string{a: dirA, b: dirB}[e]
-		fs, err := e.ExportMessages(ctx, engine.MessageExportOptions{OutDir: dir})
+		fs, err := ingest.ExportMessages(ctx, e, ingest.MessageExportOptions{OutDir: dir})
 		return len(fs), err
 	})
-	names, _ := filepath.Glob(filepath.Join(dirA, engine.MessagesDir, "*"))
+	names, _ := filepath.Glob(filepath.Join(dirA, ingest.MessagesDir, "*"))
 	if len(names) < 10 {
 		t.Fatalf("exported %v", names)
 	}
 	for _, n := range names {
 		fa, _ := os.ReadFile(n)
-		fb, err := os.ReadFile(filepath.Join(dirB, engine.MessagesDir, filepath.Base(n)))
+		fb, err := os.ReadFile(filepath.Join(dirB, ingest.MessagesDir, filepath.Base(n)))
 		if err != nil || string(fa) != string(fb) {
 			t.Fatalf("export %s differs (%v):\nsqlite\n%s\npostgres\n%s", filepath.Base(n), err, fa, fb)
 		}
@@ -690,7 +691,7 @@ func TestLifecycleOnPostgres(t *testing.T) {
 	errs := make(chan error, 100)
 	done := make(chan error, 1)
 	go func() {
-		done <- e.RunLifecycle(ctx, engine.LifecycleOptions{
+		done <- ops.RunLifecycle(ctx, e, ops.LifecycleOptions{
 			GCEvery:     20 * time.Millisecond,
 			GC:          engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:tmp"}, MaxAge: time.Hour}}, NoVacuum: true},
 			ExportEvery: 20 * time.Millisecond,
@@ -703,7 +704,7 @@ func TestLifecycleOnPostgres(t *testing.T) {
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		_, gone := e.GetMessage(ctx, old.ID)
-		b, _ := os.ReadFile(filepath.Join(out, engine.MessagesDir, "general.jsonl"))
+		b, _ := os.ReadFile(filepath.Join(out, ingest.MessagesDir, "general.jsonl"))
 		if errors.Is(gone, engine.ErrNotFound) && strings.Contains(string(b), "exported continuously") {
 			break
 		}
@@ -857,10 +858,10 @@ func TestSessionsAfterMigrate(t *testing.T) {
 	if err != nil || ra.Chunks == 0 {
 		t.Fatalf("import: %+v %v", ra, err)
 	}
-	if _, err := a.CopyChannelsTo(ctx, b); err != nil {
+	if _, err := ingest.CopyChannelsTo(ctx, a, b); err != nil {
 		t.Fatal(err)
 	}
-	cp, err := a.CopyMessagesTo(ctx, b, nil)
+	cp, err := ingest.CopyMessagesTo(ctx, a, b, nil)
 	if err != nil || cp.Target != cp.Source {
 		t.Fatalf("copy: %+v %v", cp, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
@@ -86,7 +87,7 @@ func TestTransferWholeStore(t *testing.T) {
 	}
 
 	b := openPG(t, pgtest.Database(t), opts)
-	rep, err := a.TransferTo(ctx, b, nil)
+	rep, err := ingest.TransferTo(ctx, a, b, nil)
 	if err != nil {
 		t.Fatalf("copy to PostgreSQL: %v", err)
 	}
@@ -98,7 +99,7 @@ func TestTransferWholeStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := b.TransferTo(ctx, c, nil); err != nil {
+	if _, err := ingest.TransferTo(ctx, b, c, nil); err != nil {
 		t.Fatalf("copy back: %v", err)
 	}
 	stores := []*engine.Engine{a, b, c}
@@ -177,7 +178,7 @@ func TestTransferWholeStore(t *testing.T) {
 		}
 	}
 	// Copying again finds everything there.
-	rep2, err := a.TransferTo(ctx, b, nil)
+	rep2, err := ingest.TransferTo(ctx, a, b, nil)
 	if err != nil || rep2.Copied != 0 || rep2.SessionsCopied != 0 || rep2.ContentsCopied != 0 || !reflect.DeepEqual(rep2.TargetParts, rep.TargetParts) {
 		t.Fatalf("copy again: %+v %v\nfirst: %+v", rep2, err, rep)
 	}
