@@ -38,6 +38,10 @@ type layer struct {
 	// path also covers its subpackages (a stdlib one, like database/sql,
 	// does not cover database/sql/driver).
 	mustNotDepend []string
+	// mustNotImport lists import paths the layer's packages must not
+	// import directly (a store's drivers, for a layer above the store
+	// port that still reaches them through engine).
+	mustNotImport []string
 	// stdlibOnly allows only the standard library plus allowExternal
 	// outside the project.
 	stdlibOnly    bool
@@ -48,7 +52,13 @@ var (
 	bbolt  = "go.etcd.io/bbolt"
 	hugot  = "github.com/knights-analytics/hugot"
 	sqlite = "modernc.org/sqlite"
+	pgx    = "github.com/jackc/pgx/"
 )
+
+// storeDrivers are the drivers only a store imports: the use cases above
+// the store port (engine/ingest, engine/ops) reach stored data through
+// engine.Store.
+var storeDrivers = []string{"database/sql", sqlite, bbolt, pgx}
 
 func layers() []layer {
 	return []layer{
@@ -71,15 +81,22 @@ func layers() []layer {
 		// other. The embedded store is still package engine (sqlite_*.go),
 		// so today that is: engine must not import engine/postgres.
 		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/engine/postgres", module + "/pgcollections"}},
-		{dir: "engine/ops", mayImport: []string{"engine", "engine/search"}, mustNotDepend: []string{"net/http", module + "/engine/postgres", module + "/cmd/", module + "/bench"}},
+		// The use cases over the engine: ingest (message import, export,
+		// copy and transfer between stores) and operations (engine/ops,
+		// which exports through ingest). They run over the Engine's API and
+		// the store port, never a store itself.
+		{dir: "engine/ingest", mayImport: []string{"engine", "engine/search", "vecstore/where"}, mustNotImport: storeDrivers,
+			mustNotDepend: []string{"net/http", module + "/engine/postgres", module + "/engine/sqlite", module + "/engine/ops", module + "/pgcollections", module + "/cmd/", module + "/bench"}},
+		{dir: "engine/ops", mayImport: []string{"engine", "engine/search", "engine/ingest"}, mustNotImport: storeDrivers,
+			mustNotDepend: []string{"net/http", module + "/engine/postgres", module + "/engine/sqlite", module + "/pgcollections", module + "/cmd/", module + "/bench"}},
 		// The PostgreSQL store beneath the engine (engine.Store).
 		{dir: "engine/postgres", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// package main wires the embedder in; its adapter packages below use
 		// engine only, except the Chroma API, which sees only the Chroma
 		// model (package main hands it a chroma.Store: the engine's one
 		// vecstore, or pgcollections) and never the engine or a store.
-		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "engine/search", "embed", "engine/postgres", "pgcollections", "vecstore/chroma"}},
-		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
+		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "embed", "engine/postgres", "pgcollections", "vecstore/chroma"}},
+		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
 		// The JSON shape of a search the cairn API, the MCP tool and the CLI
 		// flags share: wire shapes live with the adapters, over the engine.
 		{dir: "cmd/cairn/searchwire", mayImport: []string{"engine", "vecstore/where"}, mustNotDepend: []string{module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
@@ -104,7 +121,7 @@ func layers() []layer {
 		{dir: "internal/testsummary", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
-		{dir: "bench", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "engine/postgres", "internal/pgtest"}},
+		{dir: "bench", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "engine/postgres", "internal/pgtest"}},
 	}
 }
 
@@ -237,10 +254,13 @@ func TestImportDirectionCatchesViolations(t *testing.T) {
 		{ImportPath: module + "/vecstore/chroma", Imports: []string{module + "/index", "github.com/google/uuid"}, Deps: []string{module + "/index"}},
 		{ImportPath: module + "/pgcollections", Imports: []string{module + "/vecstore"}, Deps: []string{module + "/vecstore", "go.etcd.io/bbolt"}},
 		{ImportPath: module + "/engine", Imports: []string{module + "/engine/postgres"}, Deps: []string{module + "/engine/postgres"}},
+		{ImportPath: module + "/engine/ops", Imports: []string{"database/sql", module + "/engine"}, Deps: []string{"database/sql"}},
+		{ImportPath: module + "/engine", Imports: []string{module + "/engine/ops"}},
+		{ImportPath: module + "/engine/ingest", Imports: []string{module + "/engine/ops"}, Deps: []string{module + "/engine/ops"}},
 	}
 	got := violations(bad)
-	if len(got) < 29 {
-		t.Fatalf("found %d violations, want at least 29:\n%s", len(got), strings.Join(got, "\n"))
+	if len(got) < 33 {
+		t.Fatalf("found %d violations, want at least 33:\n%s", len(got), strings.Join(got, "\n"))
 	}
 	good := []pkg{
 		{ImportPath: module + "/index", Imports: []string{"golang.org/x/sys/cpu", "math"}, Deps: []string{"golang.org/x/sys/cpu", "math"}},
@@ -291,6 +311,11 @@ func violations(pkgs []pkg) []string {
 			continue
 		}
 		for _, imp := range p.Imports {
+			for _, bad := range l.mustNotImport {
+				if imp == bad || strings.HasSuffix(bad, "/") && strings.HasPrefix(imp, bad) || !isStdlib(bad) && strings.HasPrefix(imp, bad+"/") {
+					out = append(out, p.ImportPath+" imports "+imp+": "+l.dir+" must not import "+strings.TrimSuffix(bad, "/"))
+				}
+			}
 			irel, isProject := strings.CutPrefix(imp, module+"/")
 			if !isProject {
 				if l.stdlibOnly && !isStdlib(imp) && !contains(l.allowExternal, imp) {

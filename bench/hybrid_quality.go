@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // RetrievalSet is a dev retrieval set: documents, queries and graded
@@ -234,7 +235,7 @@ func LoadCorpusInto(ctx context.Context, e *engine.Engine, s *RetrievalSet) (*Co
 			c.docsOf[r.ID] = append(c.docsOf[r.ID], part[j].ID)
 		}
 	}
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		return nil, err
 	}
 	c.Load = time.Since(start)

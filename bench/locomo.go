@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // LoCoMo categories of the dev protocol (category 5, adversarial, has no
@@ -229,7 +230,7 @@ func LoadLoCoMoCorpus(ctx context.Context, dir string, convs []Conversation, opt
 			lc.diaOf[r.ID] = c.Turns[i].DiaID
 		}
 	}
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		e.Close()
 		return nil, err
 	}

@@ -206,7 +206,7 @@ type CursorStore interface {
 	PutMarks(ctx context.Context, marks map[int64]MarkRow) error
 	// MessagesToMark returns up to limit messages with breadcrumbs and
 	// an id above after that belong to repo and have no marks at head, in
-	// id order (Engine.MessagesToMark says which belong).
+	// id order (ops.MessagesToMark says which belong).
 	MessagesToMark(ctx context.Context, repo, head string, after int64, limit int) ([]Message, error)
 	// Marks returns the cached rows of those of ids that have one.
 	Marks(ctx context.Context, ids []int64) (map[int64]MarkRow, error)
@@ -245,7 +245,7 @@ type SessionStore interface {
 }
 
 // MaintenanceStore is what the store's upkeep reads and does: counts and
-// checks (StoreStats, Timeline, Consistency, Check), the search totals,
+// checks (ops.StoreStats, Timeline, ops.Consistency, ops.Check), the search totals,
 // and retention (GC, Purge) and the size quota (gc.max_bytes), which the
 // Engine plans by its policies over these facts, as on a data dir, while
 // the store deletes and gives the space back.
@@ -310,7 +310,7 @@ type MaintenanceStore interface {
 // messages and channels: imported sessions (records, contents with their
 // chunks, where each file's import stopped), the agents, their read
 // cursors and the breadcrumb marks cache. cairn migrate copies them
-// between any two stores (TransferTo). Message ids are the store's own:
+// between any two stores (ingest.TransferTo). Message ids are the store's own:
 // the caller translates them between stores. Every Put is idempotent, so
 // an interrupted copy resumes by running again.
 type TransferStore interface {

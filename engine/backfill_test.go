@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // storeBeforeModel stores n messages with no embedder, as a store written
@@ -18,7 +19,7 @@ func storeBeforeModel(t *testing.T, n int) string {
 	if _, err := e.StoreMessages(context.Background(), batch(n, 5)); err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.VectorBacklog(context.Background(), "")
+	b, err := ops.VectorBacklog(context.Background(), e, "")
 	if err != nil || b.Messages != int64(n) || b.Queued != int64(n) || b.Set != 0 || b.Model != "" {
 		t.Fatalf("backlog before any model: %+v %v", b, err)
 	}
@@ -33,11 +34,11 @@ func TestBacklogQueuedOnFirstUseWithAModel(t *testing.T) {
 	dir := storeBeforeModel(t, 50)
 	emb := newHashEmbedder("hash-a", 32)
 	e := openDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
-	b, err := e.VectorBacklog(ctx, "")
+	b, err := ops.VectorBacklog(ctx, e, "")
 	if err != nil || b.Model != "hash-a" || b.Active != "hash-a" || b.Set == 0 || b.Queued != 50 || b.Messages != 50 {
 		t.Fatalf("backlog after the first open with the model: %+v %v", b, err)
 	}
-	st, err := e.StoreStats(ctx)
+	st, err := ops.StoreStats(ctx, e)
 	if err != nil || st.Vectors != b {
 		t.Fatalf("stats show the backlog: %+v, want %+v (%v)", st.Vectors, b, err)
 	}
@@ -46,7 +47,7 @@ func TestBacklogQueuedOnFirstUseWithAModel(t *testing.T) {
 		t.Fatalf("NoVectorWorker engine embedded %d texts", emb.texts)
 	}
 	// Another model's backlog is every message: it has no set yet.
-	if o, err := e.VectorBacklog(ctx, "hash-b"); err != nil || o.Queued != 50 || o.Set != 0 || o.Active != "hash-a" {
+	if o, err := ops.VectorBacklog(ctx, e, "hash-b"); err != nil || o.Queued != 50 || o.Set != 0 || o.Active != "hash-a" {
 		t.Fatalf("backlog of another model: %+v %v", o, err)
 	}
 }
@@ -83,21 +84,21 @@ func TestRebuildEmbedsABacklogOnce(t *testing.T) {
 	dir := storeBeforeModel(t, 60)
 	emb := newHashEmbedder("hash-a", 32)
 	e := openDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
-	rep, err := e.Rebuild(ctx, engine.RebuildOptions{SkipFTS: true})
+	rep, err := ops.Rebuild(ctx, e, ops.RebuildOptions{SkipFTS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Embedded != 60 || !rep.Resumed || rep.Set.State != engine.SetActive || emb.texts != 60 {
 		t.Fatalf("rebuild of a 60-message backlog: %+v, %d texts embedded", rep, emb.texts)
 	}
-	sets, err := e.VectorSets(ctx)
+	sets, err := ops.VectorSets(ctx, e)
 	if err != nil || len(sets) != 1 {
 		t.Fatalf("one vector set: %+v %v", sets, err)
 	}
 	mustConsistent(t, e)
 	// With nothing queued, a rebuild builds a new set and switches to it,
 	// embedding each message once more.
-	rep, err = e.Rebuild(ctx, engine.RebuildOptions{SkipFTS: true})
+	rep, err = ops.Rebuild(ctx, e, ops.RebuildOptions{SkipFTS: true})
 	if err != nil || rep.Embedded != 60 || rep.Resumed || rep.Set.ID == sets[0].ID || emb.texts != 120 {
 		t.Fatalf("second rebuild: %+v %v, %d texts", rep, err, emb.texts)
 	}
@@ -142,7 +143,7 @@ func TestWorkerFillsABacklogInTheBackground(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Minute) // generous: the machine may be loaded
 	for {
-		b, err := e.VectorBacklog(ctx, "")
+		b, err := ops.VectorBacklog(ctx, e, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -473,7 +473,7 @@ func checkRestored(ctx context.Context, dir string) error {
 	if err != nil {
 		return fmt.Errorf("engine: restore: the backup's database does not open: %w", err)
 	}
-	cerr := e.Check(ctx)
+	cerr := e.check(ctx)
 	if st := e.VectorStore(); st != nil && cerr == nil {
 		if err := st.Check(ctx); err != nil {
 			cerr = fmt.Errorf("vectors: %w", vecstoreClass(err))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -150,7 +151,7 @@ func TestVerifyBackupChecksVectors(t *testing.T) {
 	ctx := context.Background()
 	e := lcOpen(t, "", engine.Options{Embedder: newHashEmbedder("hash-8", 8)})
 	gcNote(t, e, "a", "a note with a vector", time.Hour, 0.7, "", "")
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(t.TempDir(), "b.zst")

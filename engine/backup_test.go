@@ -22,6 +22,7 @@ import (
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -338,7 +339,7 @@ func TestBackupIncludesVectors(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	colls, err := vecstore.Open(ctx, filepath.Join(dir, engine.VectorsDir), vecstore.Options{})
@@ -378,7 +379,7 @@ func TestBackupIncludesVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if err := r.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, r, nil); err != nil {
 		t.Fatal(err)
 	}
 	res, err := r.SearchDetailed(ctx, engine.SearchRequest{Query: "pin bindings version", Mode: engine.ModeSemantic, Limit: 1})

@@ -27,7 +27,7 @@ func (e *BatchError) Unwrap() error { return e.Err }
 // nothing. Each message behaves as in StoreMessage (idempotent: an existing
 // message, or an earlier copy in the same batch, comes back with Created
 // false). The vector outbox rows are written in the same transaction; the
-// embedding happens afterwards in batches (see SyncVectors). A refused
+// embedding happens afterwards in batches (see ops.SyncVectors). A refused
 // message fails the whole batch with a *BatchError naming its index.
 func (e *Engine) StoreMessages(ctx context.Context, in []NewMessage) ([]WriteResult, error) {
 	if len(in) > MaxBatch {
@@ -44,10 +44,15 @@ func (e *Engine) StoreMessages(ctx context.Context, in []NewMessage) ([]WriteRes
 	return e.writePrepared(ctx, ps)
 }
 
-// ValidateMessage checks m as StoreMessage would, without writing: an
-// *InvalidError for bad input. Whether a plain channel exists is not
-// checked (see GetChannel).
-func (e *Engine) ValidateMessage(m NewMessage) error {
-	_, err := e.prepare(m)
-	return err
+// ValidateMessage checks m as StoreMessage would, without writing, and
+// returns it as it would be stored: redacted, normalized, with its content
+// hash (CreatedAt is now when m gives none). Bad input is an
+// *InvalidError. Whether a plain channel exists is not checked (see
+// GetChannel).
+func (e *Engine) ValidateMessage(m NewMessage) (StoredMessage, error) {
+	p, err := e.prepare(m)
+	if err != nil {
+		return StoredMessage{}, err
+	}
+	return p.stored(e.opts.Now()), nil
 }

@@ -13,7 +13,7 @@ import (
 // taken and an *InvalidError for a bad id or one in the agent-notes: or
 // project: namespaces (those channels are created on first write).
 func (e *Engine) CreateChannel(ctx context.Context, in NewChannel) (Channel, error) {
-	if err := validateNewChannel(in); err != nil {
+	if err := ValidateNewChannel(in); err != nil {
 		return Channel{}, err
 	}
 	if e.opts.Redactor != nil {
@@ -44,8 +44,9 @@ func (e *Engine) CreateChannel(ctx context.Context, in NewChannel) (Channel, err
 	return c, nil
 }
 
-// validateNewChannel checks CreateChannel's input.
-func validateNewChannel(in NewChannel) error {
+// ValidateNewChannel checks in as CreateChannel does, without writing: an
+// *InvalidError for bad input.
+func ValidateNewChannel(in NewChannel) error {
 	spec, err := parseChannel("id", in.ID)
 	if err != nil {
 		return err

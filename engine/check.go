@@ -7,13 +7,79 @@ import (
 	"strings"
 )
 
-// Check verifies the store: its own checks of its files (Store.Integrity:
-// on the data dir SQLite's quick_check, the foreign keys, the channel
-// counters and FTS5's integrity check) and the consistency report
-// (Consistency: the keyword index and every vector set against the
-// messages). It returns an error wrapping ErrCorrupt describing the
-// problems found; a consistency report that cannot be read is one.
-func (e *Engine) Check(ctx context.Context) error {
+// SetCheck is the comparison of one vector set with SQLite.
+type SetCheck struct {
+	VectorSet
+	// CollectionModel and CollectionDim are what the vecstore collection
+	// records ("" and 0 when it does not exist yet).
+	CollectionModel string `json:"collection_model"`
+	CollectionDim   int    `json:"collection_dim"`
+	Vectors         int64  `json:"vectors"`
+	PendingUpserts  int64  `json:"pending_upserts"`
+	PendingDeletes  int64  `json:"pending_deletes"`
+	// Missing: messages with neither a vector nor an outbox row (drift).
+	Missing    int64   `json:"missing"`
+	MissingIDs []int64 `json:"missing_ids,omitempty"` // the first 20
+	// Extra: vectors of no message, with no delete queued (drift).
+	Extra    int64   `json:"extra"`
+	ExtraIDs []int64 `json:"extra_ids,omitempty"` // the first 20
+}
+
+// CheckReport compares SQLite, the FTS5 index and the vector sets.
+type CheckReport struct {
+	Messages int64 `json:"messages"`
+	// FTSRows is the number of documents in the FTS5 index.
+	FTSRows int64 `json:"fts_rows"`
+	// FTSMissing / FTSExtra: messages not indexed, index rows of no message.
+	FTSMissing    int64   `json:"fts_missing"`
+	FTSMissingIDs []int64 `json:"fts_missing_ids,omitempty"`
+	FTSExtra      int64   `json:"fts_extra"`
+	FTSExtraIDs   []int64 `json:"fts_extra_ids,omitempty"`
+	// FTSIntegrity is "ok" or FTS5's integrity-check error.
+	FTSIntegrity string     `json:"fts_integrity"`
+	Sets         []SetCheck `json:"vector_sets"`
+	// Parts counts what the store holds besides messages (sessions, read
+	// cursors, breadcrumb marks): cairn migrate compares them across
+	// stores.
+	Parts *PartCounts `json:"parts,omitempty"`
+	// Embedder is this process's embedding model ("" for none).
+	Embedder string `json:"embedder,omitempty"`
+	// Problems lists every difference in words; empty when consistent.
+	Problems []string `json:"problems"`
+	// Warnings are not differences: files of the data dir other local
+	// users can read (a dir made before cairn created data dirs 0700, or
+	// widened by hand). cairn never changes a mode it did not set.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// OK reports whether nothing differs.
+func (r CheckReport) OK() bool { return len(r.Problems) == 0 }
+
+const maxListedIDs = 20
+
+// diff counts the ids of a that are neither in b nor in except, listing
+// the smallest maxListedIDs of them.
+func diff(a, b, except map[int64]bool) (int64, []int64) {
+	var n int64
+	var list []int64
+	for id := range a {
+		if b[id] || except[id] {
+			continue
+		}
+		n++
+		list = append(list, id)
+	}
+	slices.Sort(list)
+	if len(list) > maxListedIDs {
+		list = list[:maxListedIDs]
+	}
+	return n, list
+}
+
+// check verifies a restored data dir as ops.Check verifies a store: the
+// store's own checks of its files (Store.Integrity) and its consistency
+// report (Store.Consistency with the counts of its other parts).
+func (e *Engine) check(ctx context.Context) error {
 	done, err := e.enterStore()
 	if err != nil {
 		return err
@@ -23,7 +89,10 @@ func (e *Engine) Check(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := e.consistencyLocked(ctx)
+	rep, err := e.store.Consistency(ctx)
+	if err == nil {
+		err = e.checkPartsLocked(ctx, &rep)
+	}
 	if err != nil {
 		problems = append(problems, err.Error())
 	} else {
@@ -35,6 +104,21 @@ func (e *Engine) Check(ctx context.Context) error {
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %s", ErrCorrupt, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// checkPartsLocked adds to rep the counts of what the store holds besides
+// messages, with a problem for each session whose record count is wrong.
+// REQUIRES: the caller holds the store's close guard (enter, enterStore).
+func (e *Engine) checkPartsLocked(ctx context.Context, rep *CheckReport) error {
+	c, err := e.store.PartCounts(ctx)
+	if err != nil {
+		return err
+	}
+	rep.Parts = &c
+	for _, id := range c.RecordsMiscounted {
+		rep.Problems = append(rep.Problems, fmt.Sprintf("session %s: its record count differs from its records", id))
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestCheckAfterSecureDelete: a delete that empties an FTS5 segment, made
@@ -36,7 +37,7 @@ func TestCheckAfterSecureDelete(t *testing.T) {
 		if err := e.DeleteMessage(ctx, ids[1]); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Check(ctx); err != nil {
+		if err := ops.Check(ctx, e); err != nil {
 			t.Errorf("round %d: check after a secure delete: %v", round, err)
 		}
 		e.Close()

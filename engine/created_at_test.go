@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestFaultCreatedAtWindow: created_at must fall from 2000-01-01 to a day
@@ -45,7 +47,7 @@ func TestFaultCreatedAtWindow(t *testing.T) {
 {"channel":"general","sender":"a","content":"future","created_at":"9999-12-31T23:59:59Z"}
 {"channel":"general","sender":"a","content":"zero","created_at":"0001-01-01T00:00:00Z"}
 `
-	rep, err := e.ImportMessages(ctx, strings.NewReader(imp), engine.ImportMessagesOptions{})
+	rep, err := ingest.ImportMessages(ctx, e, strings.NewReader(imp), ingest.ImportMessagesOptions{})
 	if err == nil || rep == nil || rep.Invalid != 2 {
 		t.Fatalf("import: %v %+v, want 2 invalid lines", err, rep)
 	}
@@ -54,7 +56,7 @@ func TestFaultCreatedAtWindow(t *testing.T) {
 			t.Errorf("import error %q does not name created_at", le)
 		}
 	}
-	st, err := e.StoreStats(ctx)
+	st, err := ops.StoreStats(ctx, e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // BreadcrumbRepos reads the HEAD of the git repositories breadcrumbs are
 // checked against. The engine reads git through it only: the checks
 // themselves run outside the engine and are handed in with
-// PutBreadcrumbMarks. Head is called on every search and message read that
+// ops.PutBreadcrumbMarks. Head is called on every search and message read that
 // may attach marks, once per repository among the results, so it must be
 // cheap (a file read, not a walk of the history). It must not depend on the
 // working directory of the process: marks are the same whichever
@@ -189,20 +189,17 @@ func (h *RepoHeads) ValidNow(r MarkRow) bool {
 	return current && r.Worst == 0
 }
 
-// PutBreadcrumbMarks stores the marks of messages checked in the repository
-// whose top directory is repo, at its HEAD head, each replacing what the
-// cache held of that message. repo "" records that the messages (ones
-// that recorded no repository) were tried at head and none of their
-// breadcrumbs is in that repository: they get no mark and are not tried
-// at that commit again. Ids of messages deleted since are skipped. One
-// write transaction.
-func (e *Engine) PutBreadcrumbMarks(ctx context.Context, repo, head string, marks map[int64][]BreadcrumbMark) error {
+// MarkRows validates the marks of messages checked in the repository whose
+// top directory is repo, at its HEAD head, and encodes them as the rows of
+// the marks cache (Store.PutMarks). repo "" records that the messages
+// were tried at head and none of their breadcrumbs is in that repository.
+func MarkRows(repo, head string, marks map[int64][]BreadcrumbMark) (map[int64]MarkRow, error) {
 	if err := checkHead(head); err != nil {
-		return err
+		return nil, err
 	}
 	if repo != "" {
 		if err := checkRepo("repo", repo); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for id, ms := range marks {
@@ -210,7 +207,7 @@ func (e *Engine) PutBreadcrumbMarks(ctx context.Context, repo, head string, mark
 			switch m.State {
 			case MarkValid, MarkMoved, MarkChanged, MarkGone, MarkForm:
 			default:
-				return invalid("state", "message %d: must be valid, moved, changed, gone or form, got %q", id, m.State)
+				return nil, invalid("state", "message %d: must be valid, moved, changed, gone or form, got %q", id, m.State)
 			}
 		}
 	}
@@ -221,62 +218,24 @@ func (e *Engine) PutBreadcrumbMarks(ctx context.Context, repo, head string, mark
 		}
 		b, err := json.Marshal(ms)
 		if err != nil {
-			return fmt.Errorf("engine: put breadcrumb marks: %w", err)
+			return nil, fmt.Errorf("engine: put breadcrumb marks: %w", err)
 		}
 		rows[id] = MarkRow{Repo: repo, Head: head, Worst: worstOf(ms), Marks: string(b)}
 	}
-	done, err := e.enterStore()
-	if err != nil {
-		return err
-	}
-	defer done()
-	return e.store.PutMarks(ctx, rows)
+	return rows, nil
 }
 
-// MessagesToMark returns up to limit messages with breadcrumbs and an id
-// above afterID that belong to the repository whose top directory is repo
-// and have no marks at its HEAD head, in id order: a page of the walk that
-// refreshes the cache after that HEAD moved or new notes came in. A
-// message belongs to the repository it recorded (RepoKey), else to the one
-// a check adopted it into; one that recorded none and was never adopted
-// is offered to every repository once per HEAD (the check adopts it when
-// its breadcrumbs are found there).
-func (e *Engine) MessagesToMark(ctx context.Context, repo, head string, afterID int64, limit int) ([]Message, error) {
+// CheckMarkPage validates a page of the messages to mark in the
+// repository whose top directory is repo at its HEAD head
+// (Store.MessagesToMark), and returns its limit (0 means DefaultLimit).
+func CheckMarkPage(repo, head string, limit int) (int, error) {
 	if err := checkHead(head); err != nil {
-		return nil, err
+		return 0, err
 	}
 	if err := checkRepo("repo", repo); err != nil {
-		return nil, err
+		return 0, err
 	}
-	limit, err := checkLimit(limit, DefaultLimit)
-	if err != nil {
-		return nil, err
-	}
-	done, err := e.enterStore()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	out, err := e.store.MessagesToMark(ctx, repo, head, afterID, limit)
-	if out == nil {
-		out = []Message{}
-	}
-	return out, err
-}
-
-// CachedMarks returns the marks cache's rows of those of ids that have
-// one: which repository each was checked in (Repo "" for a message
-// tried and not adopted), at which HEAD, and the marks.
-func (e *Engine) CachedMarks(ctx context.Context, ids []int64) (map[int64]MarkRow, error) {
-	done, err := e.enterStore()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	if len(ids) == 0 {
-		return map[int64]MarkRow{}, nil
-	}
-	return e.store.Marks(ctx, ids)
+	return checkLimit(limit, DefaultLimit)
 }
 
 // attachChecks sets the BreadcrumbCheck of the messages with breadcrumbs

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // movableHeads are repositories whose HEADs a test moves; a repository
@@ -60,7 +61,7 @@ func marksFixture(t *testing.T) (*engine.Engine, *movableHeads, [4]int64) {
 			Breadcrumbs: engine.Breadcrumbs{Files: []string{fmt.Sprintf("f%d.go:1-3", i)}}})
 	}
 	ids[3] = mustNote(t, e, engine.NewNote{Agent: "bob", Content: "retry loop backoff note without breadcrumbs"})
-	if err := e.SyncVectors(context.Background(), nil); err != nil {
+	if err := ops.SyncVectors(context.Background(), e, nil); err != nil {
 		t.Fatal(err)
 	}
 	return e, h, ids
@@ -91,11 +92,11 @@ func TestBreadcrumbMarksFollowHead(t *testing.T) {
 	if m, err := e.GetMessage(ctx, ids[0]); err != nil || m.BreadcrumbCheck != nil {
 		t.Fatalf("never checked: %+v, %v", m.BreadcrumbCheck, err)
 	}
-	todo, err := e.MessagesToMark(ctx, repo1, head1, 0, 10)
+	todo, err := ops.MessagesToMark(ctx, e, repo1, head1, 0, 10)
 	if err != nil || !slices.Equal(msgIDs(todo), ids[:3]) {
 		t.Fatalf("to mark: %v, %v", msgIDs(todo), err)
 	}
-	err = e.PutBreadcrumbMarks(ctx, repo1, head1, map[int64][]engine.BreadcrumbMark{
+	err = ops.PutBreadcrumbMarks(ctx, e, repo1, head1, map[int64][]engine.BreadcrumbMark{
 		ids[0]: mark(engine.MarkValid, "f0.go:1-3"),
 		ids[1]: {{Kind: "files", Ref: "f1.go:1-3", State: engine.MarkMoved, MovedTo: "g1.go"}},
 		ids[2]: mark(engine.MarkChanged, "f2.go:1-3"),
@@ -103,7 +104,7 @@ func TestBreadcrumbMarksFollowHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if todo, _ := e.MessagesToMark(ctx, repo1, head1, 0, 10); len(todo) != 0 {
+	if todo, _ := ops.MessagesToMark(ctx, e, repo1, head1, 0, 10); len(todo) != 0 {
 		t.Fatalf("still to mark at the same HEAD: %v", msgIDs(todo))
 	}
 	m, err := e.GetMessage(ctx, ids[1])
@@ -130,10 +131,10 @@ func TestBreadcrumbMarksFollowHead(t *testing.T) {
 	if c := m.BreadcrumbCheck; c == nil || c.Status != engine.CheckStale || c.Head != head2 || c.CheckedAt != head1 || c.Marks != nil {
 		t.Fatalf("after HEAD moved: %+v", m.BreadcrumbCheck)
 	}
-	if todo, _ := e.MessagesToMark(ctx, repo1, head2, 0, 10); !slices.Equal(msgIDs(todo), ids[:3]) {
+	if todo, _ := ops.MessagesToMark(ctx, e, repo1, head2, 0, 10); !slices.Equal(msgIDs(todo), ids[:3]) {
 		t.Fatalf("to mark at the new HEAD: %v", msgIDs(todo))
 	}
-	if err := e.PutBreadcrumbMarks(ctx, repo1, head2, map[int64][]engine.BreadcrumbMark{ids[1]: mark(engine.MarkGone, "f1.go:1-3")}); err != nil {
+	if err := ops.PutBreadcrumbMarks(ctx, e, repo1, head2, map[int64][]engine.BreadcrumbMark{ids[1]: mark(engine.MarkGone, "f1.go:1-3")}); err != nil {
 		t.Fatal(err)
 	}
 	m, _ = e.GetMessage(ctx, ids[1])
@@ -147,19 +148,19 @@ func TestBreadcrumbMarksFollowHead(t *testing.T) {
 func TestBreadcrumbMarksGoWithTheMessage(t *testing.T) {
 	ctx := context.Background()
 	e, _, ids := marksFixture(t)
-	if err := e.PutBreadcrumbMarks(ctx, repo1, head1, map[int64][]engine.BreadcrumbMark{ids[1]: mark(engine.MarkGone, "f1.go:1-3")}); err != nil {
+	if err := ops.PutBreadcrumbMarks(ctx, e, repo1, head1, map[int64][]engine.BreadcrumbMark{ids[1]: mark(engine.MarkGone, "f1.go:1-3")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.DeleteMessage(ctx, ids[1]); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.PutBreadcrumbMarks(ctx, repo1, head1, map[int64][]engine.BreadcrumbMark{ids[1]: mark(engine.MarkGone, "f1.go:1-3")}); err != nil {
+	if err := ops.PutBreadcrumbMarks(ctx, e, repo1, head1, map[int64][]engine.BreadcrumbMark{ids[1]: mark(engine.MarkGone, "f1.go:1-3")}); err != nil {
 		t.Fatal(err) // a message deleted since a check began is skipped
 	}
-	if todo, _ := e.MessagesToMark(ctx, repo1, strings.Repeat("c", 40), 0, 10); !slices.Equal(msgIDs(todo), []int64{ids[0], ids[2]}) {
+	if todo, _ := ops.MessagesToMark(ctx, e, repo1, strings.Repeat("c", 40), 0, 10); !slices.Equal(msgIDs(todo), []int64{ids[0], ids[2]}) {
 		t.Fatalf("after delete: %v", msgIDs(todo))
 	}
-	n, err := e.CountBreadcrumbMarks(ctx)
+	n, err := countMarks(ctx, e)
 	if err != nil || n != 0 {
 		t.Fatalf("marks rows after delete: %d, %v", n, err)
 	}
@@ -177,7 +178,7 @@ func TestSearchBreadcrumbsValid(t *testing.T) {
 		for i, s := range states {
 			marks[ids[i]] = mark(s, "x")
 		}
-		if err := e.PutBreadcrumbMarks(ctx, repo1, head, marks); err != nil {
+		if err := ops.PutBreadcrumbMarks(ctx, e, repo1, head, marks); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -231,7 +232,7 @@ func TestSearchBreadcrumbsValid(t *testing.T) {
 func TestSearchDemoteStale(t *testing.T) {
 	ctx := context.Background()
 	e, h, ids := marksFixture(t)
-	if err := e.PutBreadcrumbMarks(ctx, repo1, head1, map[int64][]engine.BreadcrumbMark{
+	if err := ops.PutBreadcrumbMarks(ctx, e, repo1, head1, map[int64][]engine.BreadcrumbMark{
 		ids[0]: mark(engine.MarkChanged, "x"), ids[1]: mark(engine.MarkMoved, "x"), ids[2]: mark(engine.MarkGone, "x"),
 	}); err != nil {
 		t.Fatal(err)
@@ -315,7 +316,7 @@ func TestBreadcrumbRepoRecorded(t *testing.T) {
 			t.Errorf("%s: %v", md, err)
 		}
 	}
-	if st, _ := e.StoreStats(ctx); st.Messages != 4 {
+	if st, _ := ops.StoreStats(ctx, e); st.Messages != 4 {
 		t.Errorf("%d messages after refused writes, want 4", st.Messages)
 	}
 }
@@ -340,7 +341,7 @@ func TestBreadcrumbMarksPerRepository(t *testing.T) {
 	one, two, legacy := note(repo1), note(repo2), note("")
 	offered := func(repo, head string) []int64 {
 		t.Helper()
-		ms, err := e.MessagesToMark(ctx, repo, head, 0, 0)
+		ms, err := ops.MessagesToMark(ctx, e, repo, head, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,10 +355,10 @@ func TestBreadcrumbMarksPerRepository(t *testing.T) {
 	}
 	// repo1 does not hold the legacy note: no mark, not offered again at
 	// that HEAD; repo2 still gets it, and adopts it.
-	if err := e.PutBreadcrumbMarks(ctx, repo1, head1, map[int64][]engine.BreadcrumbMark{one: mark(engine.MarkValid, "x.go")}); err != nil {
+	if err := ops.PutBreadcrumbMarks(ctx, e, repo1, head1, map[int64][]engine.BreadcrumbMark{one: mark(engine.MarkValid, "x.go")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.PutBreadcrumbMarks(ctx, "", head1, map[int64][]engine.BreadcrumbMark{legacy: nil}); err != nil {
+	if err := ops.PutBreadcrumbMarks(ctx, e, "", head1, map[int64][]engine.BreadcrumbMark{legacy: nil}); err != nil {
 		t.Fatal(err)
 	}
 	if got := offered(repo1, head1); len(got) != 0 {
@@ -366,7 +367,7 @@ func TestBreadcrumbMarksPerRepository(t *testing.T) {
 	if m, _ := e.GetMessage(ctx, legacy); m.BreadcrumbCheck != nil {
 		t.Fatalf("a note of no known repository has a check: %+v", m.BreadcrumbCheck)
 	}
-	if err := e.PutBreadcrumbMarks(ctx, repo2, head2, map[int64][]engine.BreadcrumbMark{two: mark(engine.MarkGone, "x.go"), legacy: mark(engine.MarkValid, "x.go")}); err != nil {
+	if err := ops.PutBreadcrumbMarks(ctx, e, repo2, head2, map[int64][]engine.BreadcrumbMark{two: mark(engine.MarkGone, "x.go"), legacy: mark(engine.MarkValid, "x.go")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := offered(repo1, strings.Repeat("e", 40)); !slices.Equal(got, []int64{one}) {

@@ -21,7 +21,7 @@ func (e *Engine) DeleteMessage(ctx context.Context, id int64) error {
 	}
 	defer done()
 	var channel []Message // its channel, for the continuous export
-	if e.exporterFor() != nil {
+	if e.opts.Observer != nil {
 		if channel, err = e.store.Messages(ctx, []int64{id}); err != nil {
 			return err
 		}

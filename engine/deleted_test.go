@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/internal/rawscan"
 )
 
@@ -82,7 +83,7 @@ func TestFaultDeletedMessageLeavesDataDir(t *testing.T) {
 	if _, err := e.Retention().GC(ctx, engine.GCOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Rebuild(ctx, engine.RebuildOptions{}); err != nil {
+	if _, err := ops.Rebuild(ctx, e, ops.RebuildOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if hits := filesContaining(t, dir, marker); len(hits) != 0 {

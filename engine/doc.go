@@ -88,9 +88,10 @@
 // Engine's message store (messageStore), so a session chunk or a deletion
 // takes the same path as StoreMessage or DeleteMessage. They are safe for
 // concurrent use as the Engine is, and fail with ErrClosed once it closed.
-// Messages are imported from JSONL by ImportMessages (validated in full
-// before anything is written) and exported to it by ExportMessages; the
-// export's format, versioned by its header line, is MessageExportFormat.
+// Messages are imported from JSONL by ingest.ImportMessages (validated in
+// full before anything is written) and exported to it by
+// ingest.ExportMessages; the export's format, versioned by its header
+// line, is ingest.MessageExportFormat.
 //
 // A read makes no durable write: a search counts itself in memory, and the
 // counts reach the search_stats row inside the process's next message
@@ -109,7 +110,7 @@
 // included), the reply lookup, turn context, rank facts, read cursors,
 // breadcrumb marks, stats, the timeline, check and consistency, search
 // counts, sessions, retention and the size quota, the transfer of
-// sessions, cursors and marks as stored (TransferTo), rebuilds and the
+// sessions, cursors and marks as stored (ingest.TransferTo), rebuilds and the
 // vectors. Open's store is sqliteStore (this SQLite database, FTS5 and
 // the in-memory BM25 index, vecstore; its SQL in
 // sqlite_*.go); OpenBackend takes another (package engine/postgres: PostgreSQL).
@@ -143,7 +144,7 @@
 // repository that holds its files. The engine never reads git itself:
 // Options.BreadcrumbRepos reads a repository's HEAD by its path (a cheap
 // file read, whatever the process's working directory), and the checks
-// are handed in with PutBreadcrumbMarks by cairn check --breadcrumbs or
+// are handed in with ops.PutBreadcrumbMarks by cairn check --breadcrumbs or
 // the background refresher of cairn serve / cairn mcp (which checks only
 // its own repository's notes). Reads attach each message's marks only
 // when they are of its repository's current HEAD, say the cache is stale
@@ -152,7 +153,7 @@
 // and marks never depend on where the reading process runs. The rows are
 // deleted with their message (foreign key, ON DELETE CASCADE).
 //
-// # Vectors and the outbox (engine/sqlite_outbox.go, sqlite_vecstore.go, worker.go, rebuild.go)
+// # Vectors and the outbox (engine/sqlite_outbox.go, sqlite_vecstore.go, worker.go, engine/ops)
 //
 // SQLite is the source of truth; vectors follow it through a durable
 // outbox. Commit order: a write commits the message, its FTS5 row and one
@@ -170,8 +171,8 @@
 // deletes the rows. Deleting a message queues a delete the same way. So a
 // crash between the two steps is repaired by whichever process drains next
 // (at the next Open at the latest), and for every live set and message
-// exactly one of (outbox row, vector) exists, which Check verifies. A drain
-// of compactAfterRows rows or more in a row (SyncVectors after a bulk
+// exactly one of (outbox row, vector) exists, which ops.Check verifies. A drain
+// of compactAfterRows rows or more in a row (ops.SyncVectors after a bulk
 // import, the worker emptying a backlog) ends with vecstore's Compact, so
 // the vector file is left without the free pages of its many transactions.
 //
@@ -187,12 +188,12 @@
 // while no vector set exists; when a model first appears (Open with an
 // embedder and no active set) a set is created and every stored message is
 // queued in one transaction: the outbox is filled lazily, by the worker of
-// a long-running process or by SyncVectors or Rebuild (which fills that
+// a long-running process or by ops.SyncVectors or ops.Rebuild (which fills that
 // set rather than building a second one, so each message is embedded
-// once). VectorBacklog and StoreStats report the queue, and a search over
+// once). ops.VectorBacklog and ops.StoreStats report the queue, and a search over
 // a set with messages still queued says so (NoteVectorsBuilding). A process whose
 // embedder differs from the active set's model searches by keyword only
-// and says so (SearchResponse.Notes); Rebuild with the new model builds a
+// and says so (SearchResponse.Notes); ops.Rebuild with the new model builds a
 // new set (state building) while the old one keeps serving processes that
 // have the old model, then switches atomically and drops the old
 // collection. An interrupted rebuild resumes from its outbox rows.
@@ -245,6 +246,7 @@
 // engine may import engine/search, fts, vecstore (and its leaves
 // vecstore/chroma, the Chroma model of its collections, and
 // vecstore/where) and index;
-// it must not import embed, net/http, cmd/... or bench. It is the only
+// it must not import embed, net/http, cmd/..., bench, or the use cases
+// above it (engine/ingest, engine/ops, which import it). It is the only
 // package that imports the SQLite driver.
 package engine

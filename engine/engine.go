@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/fts"
@@ -87,9 +86,9 @@ type Options struct {
 	// repetitive text took the dual-write p95 from 5 to 80-150 ms (make
 	// bench-gate). Needs an Embedder.
 	NearDuplicateCosine float64
-	// ContinuousExport re-exports the channels each committed write
-	// changes (engine/export_continuous.go); the zero value is off.
-	ContinuousExport ContinuousExport
+	// Observer sees every committed write (engine/commits.go); nil
+	// observes nothing.
+	Observer CommitObserver
 }
 
 // VectorStoreOptions configures the engine's vector store. The zero value
@@ -180,11 +179,6 @@ type Engine struct {
 	// ownVectorStore: e.vec.store is DIR/vectors opened beside a store
 	// that keeps its vectors elsewhere (OpenBackend), closed by the Engine.
 	ownVectorStore bool
-
-	// export is the continuous export observer (engine/export_continuous.go),
-	// made on first use.
-	exportOnce sync.Once
-	export     *exporter
 }
 
 // Open opens (creating if needed) the data dir dir and its database,
@@ -300,7 +294,7 @@ func (e *Engine) Dir() string { return e.dir }
 // Close closes the database. It is safe to call more than once; calls after
 // the first return nil. Operations after Close fail with ErrClosed.
 func (e *Engine) Close() error {
-	e.finishExport() // before the store closes: it reads the messages
+	e.closeObserver() // before the store closes: it reads the messages
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.mu.closed {

@@ -50,7 +50,7 @@ func (ses *Sessions) Export(ctx context.Context, opts ExportOptions) ([]Exported
 	if opts.OutDir == "" {
 		return nil, invalid("out", "must name an output folder")
 	}
-	formats, err := checkFormats(opts.Formats)
+	formats, err := ExportFormats(opts.Formats)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestFrozenFormat1 opens the frozen format-1 database in
@@ -38,7 +39,7 @@ func TestFrozenFormat1(t *testing.T) {
 		t.Fatalf("open format 1: %v", err)
 	}
 	defer e.Close()
-	if err := e.Check(ctx); err != nil {
+	if err := ops.Check(ctx, e); err != nil {
 		t.Fatalf("check after migration: %v", err)
 	}
 	m, err := e.GetMessage(ctx, 1)
@@ -75,7 +76,7 @@ func TestFrozenFormat1(t *testing.T) {
 func TestFrozenFormat7(t *testing.T) {
 	ctx := context.Background()
 	e := openFrozen(t, "format7")
-	if n, err := e.CountBreadcrumbMarks(ctx); err != nil || n != 0 {
+	if n, err := countMarks(ctx, e); err != nil || n != 0 {
 		t.Fatalf("marks of format 7 kept: %d %v", n, err)
 	}
 	m, err := e.GetMessage(ctx, 1)
@@ -83,7 +84,7 @@ func TestFrozenFormat7(t *testing.T) {
 		t.Fatalf("message 1: %+v %v", m, err)
 	}
 	head := strings.Repeat("d", 40)
-	todo, err := e.MessagesToMark(ctx, "/src/a", head, 0, 0)
+	todo, err := ops.MessagesToMark(ctx, e, "/src/a", head, 0, 0)
 	if err != nil || len(todo) != 2 || todo[0].ID != 1 || todo[1].ID != 2 {
 		t.Fatalf("offered for adoption: %v %v", todo, err)
 	}
@@ -152,7 +153,7 @@ func openFrozen(t *testing.T, name string) *engine.Engine {
 		t.Fatalf("open %s: %v", name, err)
 	}
 	t.Cleanup(func() { e.Close() })
-	if err := e.Check(ctx); err != nil {
+	if err := ops.Check(ctx, e); err != nil {
 		t.Fatalf("check after migration: %v", err)
 	}
 	return e

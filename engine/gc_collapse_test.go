@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestFaultGCCollapseWithoutModel: near-duplicate collapse compares stored
@@ -26,7 +27,7 @@ func TestFaultGCCollapseWithoutModel(t *testing.T) {
 	dup := gcNoteAt(t, e, "a", "alpha beta gamma delta epsilon", now.Add(-10*day))
 	best := gcNoteAt(t, e, "a", "alpha beta gamma delta epsilon zeta", now.Add(-9*day))
 	gcNoteAt(t, e, "a", "completely different words here", now.Add(-8*day))
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {
@@ -49,4 +50,13 @@ func TestFaultGCCollapseWithoutModel(t *testing.T) {
 	if got := gcIDs(rep); !slices.Equal(got, []int64{dup}) || rep.Messages[0].DuplicateOf != best {
 		t.Fatalf("collapse without a model would delete %v (%+v), want [%d] as a duplicate of %d", got, rep.Messages, dup, best)
 	}
+}
+
+func gcNoteAt(t *testing.T, e *engine.Engine, agent, content string, at time.Time) int64 {
+	t.Helper()
+	res, err := e.WriteNote(context.Background(), engine.NewNote{Agent: agent, Content: content, CreatedAt: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.ID
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // clock is a fake clock: each call returns the current time and advances it
@@ -48,7 +49,7 @@ func openTest(t testing.TB, opts engine.Options) (*engine.Engine, *clock) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := e.Check(context.Background()); err != nil {
+		if err := ops.Check(context.Background(), e); err != nil {
 			t.Errorf("invariant check: %v", err)
 		}
 		if err := e.Close(); err != nil {
@@ -102,4 +103,15 @@ func countMessages(t testing.TB, e *engine.Engine) int {
 		t.Fatal(err)
 	}
 	return len(rs)
+}
+
+// countMarks counts the rows of the breadcrumb marks cache.
+func countMarks(ctx context.Context, e *engine.Engine) (int, error) {
+	var c engine.PartCounts
+	err := e.Use(func(s engine.Store) error {
+		var err error
+		c, err = s.PartCounts(ctx)
+		return err
+	})
+	return int(c.Marks), err
 }

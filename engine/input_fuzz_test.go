@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 )
 
 // FuzzImportMessages: any bytes given to `cairn import messages` give a
@@ -28,7 +29,7 @@ func FuzzImportMessages(f *testing.F) {
 	// fuzzer a few executions a minute. Inputs accumulate in it.
 	e := openFuzzEngine(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rep, err := e.ImportMessages(context.Background(), bytes.NewReader(data), engine.ImportMessagesOptions{SkipInvalid: true, MaxLineBytes: 4096})
+		rep, err := ingest.ImportMessages(context.Background(), e, bytes.NewReader(data), ingest.ImportMessagesOptions{SkipInvalid: true, MaxLineBytes: 4096})
 		var inv *engine.InvalidError
 		if err != nil && !errors.As(err, &inv) {
 			t.Fatalf("ImportMessages: %v", err)

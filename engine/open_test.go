@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	_ "modernc.org/sqlite"
 )
 
@@ -57,7 +58,7 @@ func TestOpenCreatesAndReopens(t *testing.T) {
 	if got, want := m.Content, "persist me"; got != want {
 		t.Fatalf("content: got %q, want %q", got, want)
 	}
-	if err := e2.Check(ctx); err != nil {
+	if err := ops.Check(ctx, e2); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -232,7 +233,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 	if got := countMessages(t, engines[0]); got != 40 {
 		t.Fatalf("got %d messages, want 40", got)
 	}
-	if err := engines[0].Check(ctx); err != nil {
+	if err := ops.Check(ctx, engines[0]); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range engines {
@@ -272,7 +273,7 @@ func TestConcurrentOpenWithModelMakesOneSet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sets, err := engines[0].VectorSets(ctx)
+	sets, err := ops.VectorSets(ctx, engines[0])
 	if err != nil {
 		t.Fatal(err)
 	}

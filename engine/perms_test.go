@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestFaultPrivateFileModes: under the common umask 022 a new data dir is
@@ -44,7 +46,7 @@ func TestFaultPrivateFileModes(t *testing.T) {
 	checkModes(t, restored)
 	// Exports: the folders they create, messages/ included, and the files.
 	exported := filepath.Join(t.TempDir(), "exports", "today")
-	if _, err := e.ExportMessages(ctx, engine.MessageExportOptions{OutDir: exported}); err != nil {
+	if _, err := ingest.ExportMessages(ctx, e, ingest.MessageExportOptions{OutDir: exported}); err != nil {
 		t.Fatal(err)
 	}
 	checkModes(t, filepath.Dir(exported))
@@ -53,7 +55,7 @@ func TestFaultPrivateFileModes(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := e.Consistency(ctx)
+	rep, err := ops.Consistency(ctx, e)
 	if err != nil {
 		t.Fatal(err)
 	}

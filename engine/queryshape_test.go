@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // A question naming a sender finds that sender's own message, not the
@@ -20,7 +21,7 @@ func TestSearchQueryNamingSender(t *testing.T) {
 	own := mustStore(t, e, engine.NewMessage{Channel: "chat", Sender: "Caroline", Content: "I researched adoption agencies all week"})
 	mustStore(t, e, engine.NewMessage{Channel: "chat", Sender: "Melanie", Content: "Wow Caroline, Caroline, that is great news Caroline"})
 	mustStore(t, e, engine.NewMessage{Channel: "chat", Sender: "Melanie", Content: "Caroline! How was the week, Caroline?"})
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, mode := range []engine.SearchMode{engine.ModeKeyword, engine.ModeSemantic, engine.ModeHybrid} {
@@ -63,7 +64,7 @@ func TestEmbedContextSenderDate(t *testing.T) {
 	}
 	at := time.Date(2023, 5, 8, 13, 56, 0, 0, time.UTC)
 	id := mustStore(t, e, engine.NewMessage{Channel: "chat", Sender: "Caroline", Content: "I went to a support group yesterday", CreatedAt: at})
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := emb.embedded("Caroline (8 May 2023): I went to a support group yesterday"); got != 1 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // In a conversation hybrid search blends its fused ranks with those of
@@ -39,7 +40,7 @@ func TestSearchBlendsRanksInConversations(t *testing.T) {
 			}
 			m[c.ch] = v
 		}
-		if err := e.SyncVectors(ctx, nil); err != nil {
+		if err := ops.SyncVectors(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
 		return e, m

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // replyConversation stores, in channel ch, a question and its reply
@@ -42,7 +43,7 @@ func TestSearchLiftsReplies(t *testing.T) {
 	asker, reply := replyConversation(t, e, "chat", "bob", at, at)
 	soloAsker, soloReply := replyConversation(t, e, "solo", "ann", at, at)
 	lateAsker, lateReply := replyConversation(t, e, "late", "bob", at.Add(-72*time.Hour), at.Add(-24*time.Hour))
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	search := func(ch string, mode engine.SearchMode, f engine.Filter) []engine.SearchResult {

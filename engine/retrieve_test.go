@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // trapEmbedder embeds like hashEmbedder, except the query text trap: its
@@ -67,7 +68,7 @@ func conversations(t *testing.T, e *engine.Engine, n int) []string {
 	if _, err := e.StoreMessages(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	var qs []string

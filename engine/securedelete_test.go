@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestSecureDeleteKeepsIndexSound: keyword searches (which start the
@@ -38,7 +39,7 @@ func TestSecureDeleteKeepsIndexSound(t *testing.T) {
 		t.Fatal(err)
 	}
 	e2 := openDir(t, dir, engine.Options{})
-	if err := e2.Check(ctx); err != nil {
+	if err := ops.Check(ctx, e2); err != nil {
 		t.Fatalf("after searches and secure deletes: %v", err)
 	}
 	got, err := e2.Search(ctx, req)

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/redact"
 )
 
@@ -37,7 +38,7 @@ func lcOpen(t testing.TB, dir string, opts engine.Options) *engine.Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := e.Check(context.Background()); err != nil {
+		if err := ops.Check(context.Background(), e); err != nil {
 			t.Errorf("invariant check: %v", err)
 		}
 		if err := e.Close(); err != nil {

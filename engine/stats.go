@@ -1,12 +1,5 @@
 package engine
 
-import (
-	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-)
-
 // StoreStats is what `cairn stats` shows.
 type StoreStats struct {
 	Messages  int64            `json:"messages"`
@@ -59,73 +52,4 @@ type DiskStats struct {
 	// are 0 without messages. Vectors counts Chroma collections too.
 	VectorsPerMessage float64 `json:"vector_bytes_per_message"`
 	VectorsToMessages float64 `json:"vectors_to_messages_table"`
-}
-
-// StoreStats counts messages per channel, type and agent, sessions, and
-// bytes on disk per part, with the vector backlog, the embedder's cache and
-// the searches of every process sharing the store.
-func (e *Engine) StoreStats(ctx context.Context) (*StoreStats, error) {
-	done, err := e.enterStore()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	backlog, err := e.vectorBacklog(ctx, "")
-	if err != nil {
-		return nil, err
-	}
-	bst, err := e.store.Stats(ctx)
-	if err != nil {
-		return nil, err
-	}
-	st := &StoreStats{ByChannel: bst.ByChannel, ByType: bst.ByType, ByAgent: bst.ByAgent, Sessions: bst.Sessions, Bytes: bst.Bytes,
-		Vectors: backlog, Notes: bst.Notes}
-	for _, n := range st.ByChannel {
-		st.Messages += n
-	}
-	if e.dir != "" {
-		models := dirBytes(filepath.Join(e.dir, "models"))
-		st.Bytes.Models += models
-		st.Bytes.Total += models
-	}
-	st.Bytes.perMessage(st.Messages)
-	if es, ok := e.EmbedderStats(); ok {
-		st.Embedder = &es
-	} else {
-		st.Notes = append(st.Notes, "embedding cache hit rate: no embedder with a cache in this process")
-	}
-	n, us, err := e.store.SearchTotals(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("engine: stats: %w", err)
-	}
-	n, us = n+e.searches.n.Load(), us+e.searches.us.Load()
-	st.Search = SearchStats{Searches: n}
-	if n > 0 {
-		st.Search.AvgMs = float64(us) / float64(n) / 1000
-	}
-	return st, nil
-}
-
-// dirBytes adds up the sizes of the files below dir.
-func dirBytes(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		if info, err := d.Info(); err == nil {
-			n += info.Size()
-		}
-		return nil
-	})
-	return n
-}
-
-// perMessage sets the vectors' bytes per message and per byte of the
-// messages table (both 0 without messages).
-func (b *DiskStats) perMessage(messages int64) {
-	if messages > 0 && b.Messages > 0 {
-		b.VectorsPerMessage = float64(b.Vectors) / float64(messages)
-		b.VectorsToMessages = float64(b.Vectors) / float64(b.Messages)
-	}
 }

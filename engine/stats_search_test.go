@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestSearchStatsPersist: searches of one process are counted in the
@@ -40,7 +41,7 @@ func TestSearchStatsPersist(t *testing.T) {
 	if _, err := r.Search(ctx, engine.SearchRequest{Query: "count"}); err != nil {
 		t.Fatal(err)
 	}
-	st, err := r.StoreStats(ctx)
+	st, err := ops.StoreStats(ctx, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestSearchMakesNoWrite(t *testing.T) {
 	if _, err := r.Sessions().List(ctx); err != nil {
 		t.Fatal(err)
 	}
-	st, err := r.StoreStats(ctx)
+	st, err := ops.StoreStats(ctx, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestSearchStatsRideOnWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	st, err := other.StoreStats(ctx)
+	st, err := ops.StoreStats(ctx, other)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 		t.Error("read-only searches changed the database")
 	}
 	stats := func(e *engine.Engine) int64 {
-		st, err := e.StoreStats(ctx)
+		st, err := ops.StoreStats(ctx, e)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // The store benchmarks share one corpus of benchN messages built from a
@@ -284,7 +285,7 @@ func BenchmarkListing(b *testing.B) {
 func BenchmarkUnread(b *testing.B) {
 	c := getBenchCorpus(b)
 	ctx := context.Background()
-	st, err := c.e.StoreStats(ctx)
+	st, err := ops.StoreStats(ctx, c.e)
 	if err != nil {
 		b.Fatal(err)
 	}

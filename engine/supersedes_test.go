@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestSupersedes: a message that supersedes an earlier one takes its place
@@ -22,7 +24,7 @@ func TestSupersedes(t *testing.T) {
 	old := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script lives in tools/deploy.sh"})
 	other := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday"})
 	fix := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script moved to scripts/deploy.sh", Supersedes: old})
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	m, err := e.GetMessage(ctx, old)
@@ -69,7 +71,7 @@ func TestSupersedes(t *testing.T) {
 			t.Errorf("batch supersedes %d: %v", c.id, err)
 		}
 	}
-	if st, _ := e.StoreStats(ctx); st.Messages != 3 {
+	if st, _ := ops.StoreStats(ctx, e); st.Messages != 3 {
 		t.Fatalf("%d messages after refused writes, want 3", st.Messages)
 	}
 	// Writing the correction again is a repeat: its id, nothing linked.
@@ -106,7 +108,7 @@ func TestNearDuplicateWrites(t *testing.T) {
 	ctx := context.Background()
 	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64), NearDuplicateCosine: engine.DefaultNearDuplicateCosine})
 	first := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e.WriteNote(ctx, engine.NewNote{Agent: "bob", Content: "The deploy window is Tuesday afternoon!"})
@@ -134,7 +136,7 @@ func TestNearDuplicateWrites(t *testing.T) {
 	}
 	off := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64)})
 	mustNote(t, off, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
-	if err := off.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, off, nil); err != nil {
 		t.Fatal(err)
 	}
 	if res, err := off.WriteNote(ctx, engine.NewNote{Agent: "bob", Content: "The deploy window is Tuesday afternoon!"}); err != nil || !res.Created {
@@ -164,7 +166,7 @@ func TestSupersededShowLineImports(t *testing.T) {
 		t.Fatalf("reads lack the links: %s", lines.String())
 	}
 	dst := openDir(t, t.TempDir(), engine.Options{})
-	rep, err := dst.ImportMessages(ctx, strings.NewReader(lines.String()), engine.ImportMessagesOptions{})
+	rep, err := ingest.ImportMessages(ctx, dst, strings.NewReader(lines.String()), ingest.ImportMessagesOptions{})
 	if err != nil || rep.Imported != 2 || rep.Invalid != 0 {
 		t.Fatalf("import: %+v %v", rep, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // A query naming a date ranks the messages of that date above equally
@@ -22,7 +23,7 @@ func TestSearchBoostsNamedTime(t *testing.T) {
 	mustStore(t, e, engine.NewMessage{Channel: "log", Sender: "ann", Content: "the deploy failed with a timeout", CreatedAt: sep})
 	want := mustStore(t, e, engine.NewMessage{Channel: "log", Sender: "ann", Content: "the deploy failed with a timeout again", CreatedAt: oct})
 	mustStore(t, e, engine.NewMessage{Channel: "log", Sender: "ann", Content: "lunch was good", CreatedAt: oct})
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"why did the deploy fail in October 2023?", "deploy failed on 13 October 2023", "deploy failed 2023-10-13"} {

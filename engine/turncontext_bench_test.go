@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // BenchmarkTurnContextCPU measures what scoring turns with their
@@ -53,7 +54,7 @@ func BenchmarkTurnContextCPU(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if err := e.SyncVectors(ctx, nil); err != nil {
+		if err := ops.SyncVectors(ctx, e, nil); err != nil {
 			b.Fatal(err)
 		}
 		return e

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // contextConversation stores, in channel ch, a turn about the query's
@@ -52,7 +53,7 @@ func TestSearchScoresTurnsWithContext(t *testing.T) {
 			v.topic, v.answer, v.distractor = contextConversation(t, e, c.ch, c.sender, at, c.answerAt)
 			m[c.ch] = v
 		}
-		if err := e.SyncVectors(ctx, nil); err != nil {
+		if err := ops.SyncVectors(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
 		return m

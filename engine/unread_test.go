@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
@@ -143,7 +144,7 @@ func TestSearchUnreadBy(t *testing.T) {
 	for i := range 6 {
 		written = append(written, mustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("sqlite busy timeout note %d", i)}))
 	}
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	for i, mode := range []engine.SearchMode{engine.ModeKeyword, engine.ModeSemantic, engine.ModeHybrid, ""} {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
@@ -104,7 +105,7 @@ func TestMessageVectorsAreSQ8R(t *testing.T) {
 	}
 	mustConsistent(t, e)
 	// cairn stats shows the vectors' storage budget.
-	st, err := e.StoreStats(context.Background())
+	st, err := ops.StoreStats(context.Background(), e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 		}
 	}
 	mustConsistent(t, e)
-	if err := e.Check(ctx); err != nil {
+	if err := ops.Check(ctx, e); err != nil {
 		t.Fatal(err)
 	}
 	// Converting again does nothing.

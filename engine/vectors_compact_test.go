@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/vecstore"
 )
 
@@ -25,10 +27,10 @@ func TestBulkImportLeavesVectorFileCompact(t *testing.T) {
 	for i := range 2000 {
 		fmt.Fprintf(&lines, `{"channel_id":"talk-%d","sender_id":"speaker-%d","content":"turn %d of the conversation about topic %d and item %d"}`+"\n", i%4, i%7, i, i%37, i*7919%1009)
 	}
-	if _, err := e.ImportMessages(ctx, strings.NewReader(lines.String()), engine.ImportMessagesOptions{}); err != nil {
+	if _, err := ingest.ImportMessages(ctx, e, strings.NewReader(lines.String()), ingest.ImportMessagesOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {

@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	_ "modernc.org/sqlite" // raw access to simulate crashes
 )
 
@@ -115,7 +116,7 @@ func openDir(t testing.TB, dir string, opts engine.Options) *engine.Engine {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := e.Check(context.Background()); err != nil && !errors.Is(err, engine.ErrClosed) {
+		if err := ops.Check(context.Background(), e); err != nil && !errors.Is(err, engine.ErrClosed) {
 			t.Errorf("invariant check: %v", err)
 		}
 		e.Close()
@@ -125,14 +126,14 @@ func openDir(t testing.TB, dir string, opts engine.Options) *engine.Engine {
 
 func mustSync(t testing.TB, e *engine.Engine) {
 	t.Helper()
-	if err := e.SyncVectors(context.Background(), nil); err != nil {
+	if err := ops.SyncVectors(context.Background(), e, nil); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func mustConsistent(t testing.TB, e *engine.Engine) engine.CheckReport {
 	t.Helper()
-	rep, err := e.Consistency(context.Background())
+	rep, err := ops.Consistency(context.Background(), e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestKeywordOnlyThenModelAppears(t *testing.T) {
 	if _, err := e.StoreMessages(ctx, msgs); err != nil {
 		t.Fatal(err)
 	}
-	sets, err := e.VectorSets(ctx)
+	sets, err := ops.VectorSets(ctx, e)
 	if err != nil || len(sets) != 0 {
 		t.Fatalf("sets without embedder: %v %v", sets, err)
 	}
@@ -243,7 +244,7 @@ func TestKeywordOnlyThenModelAppears(t *testing.T) {
 
 	emb := newHashEmbedder("hash-a", 32)
 	e = openDir(t, dir, engine.Options{Embedder: emb})
-	sets, err = e.VectorSets(ctx)
+	sets, err = ops.VectorSets(ctx, e)
 	// The background worker may already have embedded some of the 40
 	// back-filled messages; mustSync and the consistency check below
 	// prove all 40 arrive.
@@ -301,7 +302,7 @@ func TestOutboxRepairsCrashes(t *testing.T) {
 	}
 	db.Close()
 	e = openDir(t, dir, engine.Options{Embedder: emb})
-	sets, _ := e.VectorSets(ctx)
+	sets, _ := ops.VectorSets(ctx, e)
 	if sets[0].Pending > 50 { // the worker may already be clearing them
 		t.Fatalf("pending after simulated crash: %+v", sets)
 	}
@@ -379,7 +380,7 @@ func TestModelSwitchServesOldUntilDone(t *testing.T) {
 	if err != nil || r.Mode != engine.ModeKeyword || len(r.Notes) == 0 {
 		t.Fatalf("B before the switch: %+v %v", r, err)
 	}
-	if _, err := eb.Rebuild(ctx, engine.RebuildOptions{SkipFTS: true}); err == nil {
+	if _, err := ops.Rebuild(ctx, eb, ops.RebuildOptions{SkipFTS: true}); err == nil {
 		t.Fatal("interrupted rebuild returned no error")
 	}
 	// The old vectors keep serving process A.
@@ -387,7 +388,7 @@ func TestModelSwitchServesOldUntilDone(t *testing.T) {
 	if err != nil || ra.Model != "hash-a" || ra.Results[0].Message.Content != msgs[5].Content {
 		t.Fatalf("A during the rebuild: %+v %v", ra, err)
 	}
-	sets, _ := eb.VectorSets(ctx)
+	sets, _ := ops.VectorSets(ctx, eb)
 	if len(sets) != 2 || sets[0].State != engine.SetActive || sets[1].State != engine.SetBuilding || sets[1].Pending == 0 {
 		t.Fatalf("sets during the rebuild: %+v", sets)
 	}
@@ -398,7 +399,7 @@ func TestModelSwitchServesOldUntilDone(t *testing.T) {
 	b.fail = nil
 	before := b.texts
 	eb = openDir(t, dir, engine.Options{Embedder: b})
-	rep, err := eb.Rebuild(ctx, engine.RebuildOptions{})
+	rep, err := ops.Rebuild(ctx, eb, ops.RebuildOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +417,7 @@ func TestModelSwitchServesOldUntilDone(t *testing.T) {
 			t.Fatalf("%q embedded %d times by B", m.Content, n)
 		}
 	}
-	sets, _ = eb.VectorSets(ctx)
+	sets, _ = ops.VectorSets(ctx, eb)
 	if len(sets) != 1 || sets[0].ModelID != "hash-b" {
 		t.Fatalf("sets after the switch: %+v", sets)
 	}
@@ -520,7 +521,7 @@ func TestBatchMatchesSingleWrites(t *testing.T) {
 		}
 	}
 	for _, e := range []*engine.Engine{a, b} {
-		if rep, err := e.Consistency(ctx); err != nil || !rep.OK() {
+		if rep, err := ops.Consistency(ctx, e); err != nil || !rep.OK() {
 			t.Fatalf("consistency: %v %v", err, rep.Problems)
 		}
 	}

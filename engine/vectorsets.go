@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"time"
 )
 
@@ -27,15 +26,4 @@ type VectorSet struct {
 	// Pending is the number of outbox rows (messages still to embed, or
 	// vectors still to delete).
 	Pending int64 `json:"pending"`
-}
-
-// VectorSets lists the vector sets with their pending outbox rows
-// (Store.AllSets).
-func (e *Engine) VectorSets(ctx context.Context) ([]VectorSet, error) {
-	done, err := e.enterStore()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return e.store.AllSets(ctx)
 }

@@ -9,7 +9,7 @@ import (
 
 // The Engine's one vector worker: it asks the store to fill its vectors
 // (Store.FillVectors) after each local write and every second, and
-// SyncVectors does the same work in the caller's goroutine.
+// ops.SyncVectors does the same work in the caller's goroutine.
 
 // embedBatch is the number of messages the background worker claims,
 // embeds and writes per round: large enough that the SQLite and bbolt
@@ -115,19 +115,4 @@ func backlogNote(s VectorSet) (SearchNote, bool) {
 		return SearchNote{Kind: NoteVectorsBuilding, Message: fmt.Sprintf("vectors of %s are still being built (%d messages to go): messages not embedded yet are found by keyword only (vector_missing)", s.ModelID, s.Pending)}, true
 	}
 	return SearchNote{Kind: NoteVectorsBuilding, Message: fmt.Sprintf("%d messages are still queued for vectors of %s: semantic search does not see them yet, keyword search does (vector_missing)", s.Pending, s.ModelID)}, true
-}
-
-// SyncVectors embeds every message still waiting for a vector in the sets
-// this process can fill, in the caller's goroutine (the background worker
-// may help), and promotes a completed building set (Store.SyncVectors).
-// progress, if not nil, is called after each batch (on a data dir with
-// the outbox rows done and the total pending at the start). It returns
-// when nothing this process can do is left.
-func (e *Engine) SyncVectors(ctx context.Context, progress func(Progress)) error {
-	done, err := e.enterStore()
-	if err != nil {
-		return err
-	}
-	defer done()
-	return e.store.SyncVectors(ctx, progress)
 }

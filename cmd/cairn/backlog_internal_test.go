@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // storeWithoutVectors writes n messages into a new data dir with no
@@ -75,7 +76,7 @@ func TestBacklogIsToldAndFilledOnce(t *testing.T) {
 
 	// rebuild --vectors embeds each message once.
 	out, errOut, code = runCLI(t, getenv, "", "rebuild", "--vectors", "--json")
-	var rep engine.RebuildReport
+	var rep ops.RebuildReport
 	if err := json.Unmarshal([]byte(out), &rep); code != 0 || err != nil {
 		t.Fatalf("rebuild: exit %d %v %q %q", code, err, out, errOut)
 	}
@@ -174,7 +175,7 @@ func TestServingProcessFillsTheBacklog(t *testing.T) {
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		b, err := eng.VectorBacklog(ctx, "")
+		b, err := ops.VectorBacklog(ctx, eng, "")
 		if err != nil {
 			t.Fatal(err)
 		}

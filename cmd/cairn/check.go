@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 func checkCommand() *command {
@@ -41,7 +42,7 @@ func runCheck(ctx context.Context, e *env, c *command, args []string) error {
 		return usagef(c.name, "--repo goes with --breadcrumbs")
 	}
 	return e.withModelEngine(ctx, *model, forSelf, func(eng *engine.Engine) error {
-		rep, err := eng.Consistency(ctx)
+		rep, err := ops.Consistency(ctx, eng)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
 	"github.com/pelletier/go-toml/v2"
 )
@@ -117,9 +118,11 @@ func (e *env) applyConfig(dir string, opts *engine.Options) error {
 	}
 	opts.Redactor = red
 	opts.NearDuplicateCosine = cfg.Write.NearDuplicateCosine
-	opts.ContinuousExport = cfg.ContinuousExport(dir)
-	opts.ContinuousExport.OnError = func(err error) {
-		fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)
+	if ce := cfg.ContinuousExport(dir); ce.OutDir != "" {
+		ce.OnError = func(err error) {
+			fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)
+		}
+		opts.Observer = ops.NewExporter(ce) // every surface: CLI, serve, mcp
 	}
 	e.configStore = cfg.Store
 	e.pgOptions = postgres.Options{EfSearch: cfg.Postgres.EfSearch}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 func demoCommand() *command {
@@ -71,7 +72,7 @@ func runDemo(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	if opts.Embedder != nil {
-		if err := eng.SyncVectors(ctx, nil); err != nil {
+		if err := ops.SyncVectors(ctx, eng, nil); err != nil {
 			return err
 		}
 	}

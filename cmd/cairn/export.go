@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 )
 
 func exportCommand() *command {
@@ -63,7 +64,7 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
 		var files []engine.ExportedFile
 		if *all || *messages || len(channels) > 0 {
-			got, err := eng.ExportMessages(ctx, engine.MessageExportOptions{Channels: channels, Formats: formats, OutDir: dir, Progress: bar.update})
+			got, err := ingest.ExportMessages(ctx, eng, ingest.MessageExportOptions{Channels: channels, Formats: formats, OutDir: dir, Progress: bar.update})
 			files = append(files, got...)
 			if err != nil {
 				bar.done()
@@ -102,7 +103,7 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 // keepExports re-exports the messages of channels (every channel when
 // none is named) when export.continuous is configured, after a purge (the
 // engine's own observer re-exports after message writes and deletes, see
-// engine.ContinuousExport). The purge itself is already durable: a failed
+// ops.ContinuousExport). The purge itself is already durable: a failed
 // export is reported as a warning, not as the command's failure.
 func (e *env) keepExports(ctx context.Context, eng *engine.Engine, channels ...string) {
 	cfg, _, err := e.loadConfig()
@@ -110,7 +111,7 @@ func (e *env) keepExports(ctx context.Context, eng *engine.Engine, channels ...s
 		return
 	}
 	lo := cfg.LifecycleOptions(eng.Dir())
-	if _, err := eng.ExportMessages(ctx, engine.MessageExportOptions{Channels: channels, Formats: lo.Export.Formats, OutDir: lo.Export.OutDir}); err != nil {
+	if _, err := ingest.ExportMessages(ctx, eng, ingest.MessageExportOptions{Channels: channels, Formats: lo.Export.Formats, OutDir: lo.Export.OutDir}); err != nil {
 		fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)
 	}
 }
@@ -121,9 +122,9 @@ func (e *env) dropChannelExports(eng *engine.Engine, channel string) {
 	if err != nil || !cfg.Export.Continuous {
 		return
 	}
-	dir := filepath.Join(cfg.LifecycleOptions(eng.Dir()).Export.OutDir, engine.MessagesDir)
+	dir := filepath.Join(cfg.LifecycleOptions(eng.Dir()).Export.OutDir, ingest.MessagesDir)
 	for _, f := range []string{engine.FormatJSONL, engine.FormatMarkdown} {
-		if err := os.Remove(filepath.Join(dir, engine.ChannelFileName(channel)+"."+f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(filepath.Join(dir, ingest.ChannelFileName(channel)+"."+f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)
 		}
 	}

@@ -9,11 +9,13 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // importMessagesReport is the --json summary of `cairn import messages`.
 type importMessagesReport struct {
-	*engine.ImportMessagesReport
+	*ingest.ImportMessagesReport
 	Embedded int64 `json:"embedded"`
 }
 
@@ -56,7 +58,7 @@ func runImportMessages(ctx context.Context, e *env, c *command, args []string) e
 	defer f.Close()
 	return e.withModelEngine(ctx, *model, forSelf, func(eng *engine.Engine) error {
 		bar := e.progress("import")
-		res, err := eng.ImportMessages(ctx, f, engine.ImportMessagesOptions{
+		res, err := ingest.ImportMessages(ctx, eng, f, ingest.ImportMessagesOptions{
 			BatchSize: *batchSize, SkipInvalid: *skipInvalid, NoCreateChannels: *noCreate, Progress: bar.update,
 		})
 		bar.done()
@@ -82,7 +84,7 @@ func runImportMessages(ctx context.Context, e *env, c *command, args []string) e
 		rep := importMessagesReport{ImportMessagesReport: res}
 		if !*noEmbed {
 			ebar := e.progress("embed")
-			err := eng.SyncVectors(ctx, func(p engine.Progress) {
+			err := ops.SyncVectors(ctx, eng, func(p engine.Progress) {
 				rep.Embedded = p.Done
 				ebar.update(p)
 			})

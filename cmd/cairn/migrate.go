@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
 )
 
@@ -50,7 +52,7 @@ func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	defer dst.Close()
 	bar := e.progress("migrate")
-	rep, err := src.TransferTo(ctx, dst, bar.update)
+	rep, err := ingest.TransferTo(ctx, src, dst, bar.update)
 	bar.done()
 	if err != nil {
 		return err
@@ -63,7 +65,7 @@ func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
 		name string
 		eng  *engine.Engine
 	}{{"source", src}, {"target", dst}} {
-		chk, err := side.eng.Consistency(ctx)
+		chk, err := ops.Consistency(ctx, side.eng)
 		if err != nil {
 			return fmt.Errorf("check the %s: %w", side.name, err)
 		}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/internal/racedetector"
 )
@@ -187,7 +189,7 @@ func TestMigrateKilledResumes(t *testing.T) {
 	if _, err := e.MarkRead(ctx, engine.MarkReadRequest{Agent: "a-1", UpTo: 4000}); err != nil {
 		t.Fatal(err)
 	}
-	want, err := e.Consistency(ctx)
+	want, err := ops.Consistency(ctx, e)
 	if err != nil || want.Parts == nil {
 		t.Fatal(err)
 	}
@@ -257,7 +259,7 @@ func TestMigrateKilledResumes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("migrate again: %v\n%s", err, out)
 	}
-	var rep engine.TransferReport
+	var rep ingest.TransferReport
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}

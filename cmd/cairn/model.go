@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // builtinName selects the model compiled into the binary in --model and
@@ -121,7 +122,7 @@ func (e *env) noteStoreVectors(ctx context.Context, dataDir string, man *embed.M
 		return
 	}
 	defer eng.Close()
-	b, err := eng.VectorBacklog(ctx, man.ModelID)
+	b, err := ops.VectorBacklog(ctx, eng, man.ModelID)
 	if err != nil || b.Messages == 0 {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 func rebuildCommand() *command {
@@ -40,7 +41,7 @@ func runRebuild(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	return e.withModelEngine(ctx, *model, forSelf, func(eng *engine.Engine) error {
 		bar := e.progress("rebuild")
-		rep, err := eng.Rebuild(ctx, engine.RebuildOptions{SkipFTS: *skipFTS || *vectorsOnly, SkipVectors: *skipVec, Progress: bar.update})
+		rep, err := ops.Rebuild(ctx, eng, ops.RebuildOptions{SkipFTS: *skipFTS || *vectorsOnly, SkipVectors: *skipVec, Progress: bar.update})
 		bar.done()
 		if err != nil {
 			return err

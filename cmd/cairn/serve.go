@@ -22,6 +22,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/cmd/cairn/server"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
@@ -153,7 +154,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	// a read-only server runs none of them.
 	stopJobs, crumbs := func() {}, (*gitcrumbs.Refresher)(nil)
 	if cfg.readOnly == "" {
-		stopJobs = eng.StartLifecycle(context.WithoutCancel(ctx), lifecycleOptions(conf.LifecycleOptions(eng.Dir()), logger)).Stop
+		stopJobs = ops.StartLifecycle(context.WithoutCancel(ctx), eng, lifecycleOptions(conf.LifecycleOptions(eng.Dir()), logger)).Stop
 		crumbs = e.startBreadcrumbRefresh(context.WithoutCancel(ctx), eng, logger)
 	}
 	defer stopJobs()
@@ -329,7 +330,7 @@ func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (
 }
 
 // lifecycleOptions logs the outcome of each scheduled job.
-func lifecycleOptions(opts engine.LifecycleOptions, logger *slog.Logger) engine.LifecycleOptions {
+func lifecycleOptions(opts ops.LifecycleOptions, logger *slog.Logger) ops.LifecycleOptions {
 	opts.OnGC = func(r *engine.GCReport) {
 		logger.Info("gc", "messages_deleted", len(r.Messages), "sessions_deleted", len(r.Sessions), "kept_forever", r.KeptForever)
 	}

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 func statsCommand() *command {
@@ -30,7 +31,7 @@ func runStats(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		st, err := eng.StoreStats(ctx)
+		st, err := ops.StoreStats(ctx, eng)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // modelUse says who embeds the messages still queued for vectors when a
@@ -93,7 +94,7 @@ func (e *env) openWithModelVectors(ctx context.Context, flagModel string, use mo
 // backlog deals with the messages still queued for this model's vectors
 // as use says.
 func (e *env) backlog(ctx context.Context, eng *engine.Engine, use modelUse) error {
-	b, err := eng.VectorBacklog(ctx, "")
+	b, err := ops.VectorBacklog(ctx, eng, "")
 	if err != nil {
 		return err
 	}
@@ -116,7 +117,7 @@ func (e *env) reportBacklog(ctx context.Context, eng *engine.Engine, use modelUs
 		if b.Queued <= catchUp {
 			cctx, cancel := context.WithTimeout(ctx, catchUpTime)
 			defer cancel()
-			if err := eng.SyncVectors(cctx, nil); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			if err := ops.SyncVectors(cctx, eng, nil); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 				return err
 			}
 			return nil
@@ -147,7 +148,7 @@ func (e *env) withModelEngine(ctx context.Context, flagModel string, use modelUs
 	if use == forQuery {
 		backlog = make(chan counted, 1)
 		go func() {
-			b, err := eng.VectorBacklog(ctx, "")
+			b, err := ops.VectorBacklog(ctx, eng, "")
 			backlog <- counted{b, err}
 		}()
 	}

@@ -1,21 +1,31 @@
-// Package ops holds operations that agents' hooks and maintenance run on
-// an open engine: today the recall that puts stored memory into an
-// agent's context (a session-start briefing and a per-prompt search
-// within a token budget, each line marked when its breadcrumbs went
-// stale) and the per-session record of what was already recalled, so
-// that nothing is recalled twice in a session.
+// Package ops holds the operations that agents' hooks, maintenance and
+// the commands around a store run on an open engine: the check and
+// consistency report of a store (Check, Consistency), the rebuild of
+// what is derived from the messages (Rebuild), the vectors' sets, backlog
+// and filling (VectorSets, VectorBacklog, SyncVectors), the counts of a
+// store (StoreStats, EmbedderStats), the breadcrumb marks cache the
+// checks against git fill (PutBreadcrumbMarks, MessagesToMark,
+// CachedMarks), and the recall that puts stored memory into an agent's
+// context (a session-start briefing and a per-prompt search within a
+// token budget, each line marked when its breadcrumbs went stale) with
+// the per-session record of what was already recalled, so that nothing
+// is recalled twice in a session.
 //
-// Recall reads only through the engine's API: the search it runs is
+// An operation runs over the Engine's API and the store port
+// (engine.Store, through Engine.Use, which guards it against Close); it
+// never reaches a store's files or drivers. Recall's search is
 // Engine.Search, so whatever relevance floor and ranking the search
 // applies, recall applies too. A per-prompt recall also passes the
 // search's results through the prompt gate of engine/search, and injects
-// nothing when they hold too little of the prompt for their relevance. SessionLog keeps its files in a directory
-// it is given (the data dir's recall-sessions); each file is small,
-// written to a temporary file and renamed, and losing one only means a
-// message may be recalled again.
+// nothing when they hold too little of the prompt for their relevance.
+// SessionLog keeps its files in a directory it is given (the data dir's
+// recall-sessions); each file is small, written to a temporary file and
+// renamed, and losing one only means a message may be recalled again.
 //
-// Functions are safe for concurrent use on different sessions; two
-// processes recording the same session at once may lose one's ids (a
-// repeat, never an error). ops imports engine and engine/search only: no
-// store, no database/sql, no net/http, nothing of cmd.
+// Functions are safe for concurrent use as the Engine is (on different
+// sessions for SessionLog); two processes recording the same session at
+// once may lose one's ids (a repeat, never an error). ops imports engine
+// and engine/search only: no store (engine/sqlite, engine/postgres), no
+// database/sql, SQLite, bbolt or pgx, no net/http, nothing of cmd or
+// bench (arch_test.go).
 package ops

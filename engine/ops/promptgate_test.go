@@ -47,7 +47,7 @@ func TestPromptGate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := eng.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, eng, nil); err != nil {
 		t.Fatal(err)
 	}
 	recall := func(prompt string, minEvidence *float64) ops.Recalled {

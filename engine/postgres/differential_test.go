@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
@@ -256,7 +257,7 @@ func TestDifferentialRankedSearch(t *testing.T) {
 	workload(t, a)
 	workload(t, b)
 	for _, e := range []*engine.Engine{a, b} {
-		if err := e.SyncVectors(ctx, nil); err != nil {
+		if err := ops.SyncVectors(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -551,7 +552,7 @@ func storeAndEmbed(t *testing.T, e *engine.Engine, ms []engine.NewMessage) []eng
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
 	return rs

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
@@ -97,7 +98,7 @@ func TestSessionProjectsMigration(t *testing.T) {
 	if _, err := e.GetChannel(ctx, engine.ProjectChannelID("billing-service", engine.ProjectChannelNames()[0])); err != nil {
 		t.Errorf("project billing-service's channels: %v", err)
 	}
-	if rep, err := e.Consistency(ctx); err != nil || !rep.OK() {
+	if rep, err := ops.Consistency(ctx, e); err != nil || !rep.OK() {
 		t.Errorf("consistency after the migration: %+v %v", rep.Problems, err)
 	}
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
@@ -61,14 +63,14 @@ func TestDifferentialOperations(t *testing.T) {
 	if idsA, idsB := workload(t, a), workload(t, b); jsonOf(t, idsA) != jsonOf(t, idsB) {
 		t.Fatalf("ids differ: %v, %v", idsA, idsB)
 	}
-	both(t, "import messages", a, b, func(e *engine.Engine) (*engine.ImportMessagesReport, error) {
-		return e.ImportMessages(ctx, strings.NewReader(importJSONL), engine.ImportMessagesOptions{BatchSize: 2})
+	both(t, "import messages", a, b, func(e *engine.Engine) (*ingest.ImportMessagesReport, error) {
+		return ingest.ImportMessages(ctx, e, strings.NewReader(importJSONL), ingest.ImportMessagesOptions{BatchSize: 2})
 	})
-	both(t, "import again", a, b, func(e *engine.Engine) (*engine.ImportMessagesReport, error) {
-		return e.ImportMessages(ctx, strings.NewReader(importJSONL), engine.ImportMessagesOptions{})
+	both(t, "import again", a, b, func(e *engine.Engine) (*ingest.ImportMessagesReport, error) {
+		return ingest.ImportMessages(ctx, e, strings.NewReader(importJSONL), ingest.ImportMessagesOptions{})
 	})
-	both(t, "import of a missing channel", a, b, func(e *engine.Engine) (*engine.ImportMessagesReport, error) {
-		return e.ImportMessages(ctx, strings.NewReader(`{"channel": "absent", "sender": "x", "content": "y"}`), engine.ImportMessagesOptions{NoCreateChannels: true})
+	both(t, "import of a missing channel", a, b, func(e *engine.Engine) (*ingest.ImportMessagesReport, error) {
+		return ingest.ImportMessages(ctx, e, strings.NewReader(`{"channel": "absent", "sender": "x", "content": "y"}`), ingest.ImportMessagesOptions{NoCreateChannels: true})
 	})
 	for _, sc := range []engine.Scope{{}, {Kind: engine.ScopeNotes}, {Kind: engine.ScopeNotes, Project: "cairn"},
 		{Kind: engine.ScopeProject}, {Kind: engine.ScopeProject, Project: "cairn"}, {Project: "cairn"}, {Kind: engine.ScopeNotes, Agent: "alice"}} {
@@ -76,15 +78,15 @@ func TestDifferentialOperations(t *testing.T) {
 	}
 
 	for _, e := range []*engine.Engine{a, b} {
-		if err := e.SyncVectors(ctx, nil); err != nil {
+		if err := ops.SyncVectors(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sa, err := a.StoreStats(ctx)
+	sa, err := ops.StoreStats(ctx, a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb, err := b.StoreStats(ctx)
+	sb, err := ops.StoreStats(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,11 +108,11 @@ func TestDifferentialOperations(t *testing.T) {
 		t.Errorf("postgres bytes %+v: want every part > 0", sb.Bytes)
 	}
 
-	ra, err := a.Consistency(ctx)
+	ra, err := ops.Consistency(ctx, a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := b.Consistency(ctx)
+	rb, err := ops.Consistency(ctx, b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +121,7 @@ func TestDifferentialOperations(t *testing.T) {
 		t.Fatalf("consistency:\nsqlite   %s\npostgres %s", jsonOf(t, ra), jsonOf(t, rb))
 	}
 	for _, e := range []*engine.Engine{a, b} {
-		if err := e.Check(ctx); err != nil {
+		if err := ops.Check(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -127,16 +129,16 @@ func TestDifferentialOperations(t *testing.T) {
 	dirA, dirB := t.TempDir(), t.TempDir()
 	both(t, "export all", a, b, func(e *engine.Engine) (int, error) {
 		dir := map[*engine.Engine]string{a: dirA, b: dirB}[e]
-		fs, err := e.ExportMessages(ctx, engine.MessageExportOptions{OutDir: dir})
+		fs, err := ingest.ExportMessages(ctx, e, ingest.MessageExportOptions{OutDir: dir})
 		return len(fs), err
 	})
-	names, _ := filepath.Glob(filepath.Join(dirA, engine.MessagesDir, "*"))
+	names, _ := filepath.Glob(filepath.Join(dirA, ingest.MessagesDir, "*"))
 	if len(names) < 10 {
 		t.Fatalf("exported %v", names)
 	}
 	for _, n := range names {
 		fa, _ := os.ReadFile(n)
-		fb, err := os.ReadFile(filepath.Join(dirB, engine.MessagesDir, filepath.Base(n)))
+		fb, err := os.ReadFile(filepath.Join(dirB, ingest.MessagesDir, filepath.Base(n)))
 		if err != nil || string(fa) != string(fb) {
 			t.Fatalf("export %s differs (%v):\nsqlite\n%s\npostgres\n%s", filepath.Base(n), err, fa, fb)
 		}
@@ -182,36 +184,42 @@ func TestDifferentialOperations(t *testing.T) {
 	}
 
 	const head = "0123456789abcdef0123456789abcdef01234567"
-	toMark := both(t, "messages to mark", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, testRepo, head, 0, 0) })
+	toMark := both(t, "messages to mark", a, b, func(e *engine.Engine) ([]engine.Message, error) {
+		return ops.MessagesToMark(ctx, e, testRepo, head, 0, 0)
+	})
 	if len(toMark) == 0 {
 		t.Fatal("no message with breadcrumbs")
 	}
 	marks := map[int64][]engine.BreadcrumbMark{toMark[0].ID: {{Kind: "file", Ref: "engine/hybrid.go:10-20", State: engine.MarkValid}}, 99999: nil}
-	both(t, "put marks", a, b, func(e *engine.Engine) (int, error) { return 0, e.PutBreadcrumbMarks(ctx, testRepo, head, marks) })
-	both(t, "messages to mark after", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, testRepo, head, 0, 0) })
+	both(t, "put marks", a, b, func(e *engine.Engine) (int, error) { return 0, ops.PutBreadcrumbMarks(ctx, e, testRepo, head, marks) })
+	both(t, "messages to mark after", a, b, func(e *engine.Engine) ([]engine.Message, error) {
+		return ops.MessagesToMark(ctx, e, testRepo, head, 0, 0)
+	})
 	both(t, "bad mark", a, b, func(e *engine.Engine) (int, error) {
-		return 0, e.PutBreadcrumbMarks(ctx, testRepo, head, map[int64][]engine.BreadcrumbMark{1: {{State: "odd"}}})
+		return 0, ops.PutBreadcrumbMarks(ctx, e, testRepo, head, map[int64][]engine.BreadcrumbMark{1: {{State: "odd"}}})
 	})
 
 	// Per repository: a note of another repository is not offered here;
 	// one that recorded none (an import) is offered everywhere, once per
 	// HEAD, until a repository adopts it.
 	const other, head2 = "/src/other", "89abcdef0123456789abcdef0123456789abcdef"
-	both(t, "messages to mark elsewhere", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, other, head, 0, 0) })
+	both(t, "messages to mark elsewhere", a, b, func(e *engine.Engine) ([]engine.Message, error) { return ops.MessagesToMark(ctx, e, other, head, 0, 0) })
 	legacy := both(t, "legacy note", a, b, func(e *engine.Engine) ([]engine.WriteResult, error) {
 		return e.StoreMessages(ctx, []engine.NewMessage{{Channel: "general", Sender: "bob", Content: "imported note with a file", Breadcrumbs: engine.Breadcrumbs{Files: []string{"x.go"}}}})
 	})[0].ID
-	both(t, "legacy offered", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, other, head, 0, 0) })
+	both(t, "legacy offered", a, b, func(e *engine.Engine) ([]engine.Message, error) { return ops.MessagesToMark(ctx, e, other, head, 0, 0) })
 	both(t, "legacy not here", a, b, func(e *engine.Engine) (int, error) {
-		return 0, e.PutBreadcrumbMarks(ctx, "", head, map[int64][]engine.BreadcrumbMark{legacy: nil})
+		return 0, ops.PutBreadcrumbMarks(ctx, e, "", head, map[int64][]engine.BreadcrumbMark{legacy: nil})
 	})
-	both(t, "legacy not offered again", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, other, head, 0, 0) })
-	both(t, "legacy offered at another HEAD", a, b, func(e *engine.Engine) ([]engine.Message, error) { return e.MessagesToMark(ctx, other, head2, 0, 0) })
+	both(t, "legacy not offered again", a, b, func(e *engine.Engine) ([]engine.Message, error) { return ops.MessagesToMark(ctx, e, other, head, 0, 0) })
+	both(t, "legacy offered at another HEAD", a, b, func(e *engine.Engine) ([]engine.Message, error) {
+		return ops.MessagesToMark(ctx, e, other, head2, 0, 0)
+	})
 	both(t, "legacy adopted", a, b, func(e *engine.Engine) (int, error) {
-		return 0, e.PutBreadcrumbMarks(ctx, other, head2, map[int64][]engine.BreadcrumbMark{legacy: {{Kind: "files", Ref: "x.go", State: engine.MarkValid}}})
+		return 0, ops.PutBreadcrumbMarks(ctx, e, other, head2, map[int64][]engine.BreadcrumbMark{legacy: {{Kind: "files", Ref: "x.go", State: engine.MarkValid}}})
 	})
 	both(t, "adopted marks", a, b, func(e *engine.Engine) (map[int64]engine.MarkRow, error) {
-		return e.CachedMarks(ctx, []int64{legacy, toMark[0].ID})
+		return ops.CachedMarks(ctx, e, []int64{legacy, toMark[0].ID})
 	})
 	both(t, "adopted note read", a, b, func(e *engine.Engine) (engine.Message, error) { return e.GetMessage(ctx, legacy) })
 
@@ -278,7 +286,7 @@ func TestConsistencyFindsDrift(t *testing.T) {
 	dsn := pgtest.Database(t)
 	e := openPG(t, dsn, engine.Options{Embedder: wordsEmbedder(16), NoVectorWorker: true})
 	workload(t, e)
-	if err := e.Check(ctx); err != nil {
+	if err := ops.Check(ctx, e); err != nil {
 		t.Fatalf("before: %v", err)
 	}
 	conn, err := pgx.Connect(ctx, dsn)
@@ -296,7 +304,7 @@ func TestConsistencyFindsDrift(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep, err := e.Consistency(ctx)
+	rep, err := ops.Consistency(ctx, e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +317,7 @@ func TestConsistencyFindsDrift(t *testing.T) {
 			t.Errorf("problem %d: %q, want it to say %q", i, rep.Problems[i], w)
 		}
 	}
-	if err := e.Check(ctx); !errors.Is(err, engine.ErrCorrupt) {
+	if err := ops.Check(ctx, e); !errors.Is(err, engine.ErrCorrupt) {
 		t.Fatalf("check: %v, want ErrCorrupt", err)
 	}
 }
@@ -403,7 +411,7 @@ func TestDifferentialRetention(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := e.SyncVectors(ctx, nil); err != nil {
+		if err := ops.SyncVectors(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -453,11 +461,11 @@ func TestDifferentialRetention(t *testing.T) {
 	both(t, "purge unknown channel", a, b, purge(engine.PurgeOptions{Channel: "ops"}))
 	both(t, "channels after purge", a, b, func(e *engine.Engine) ([]engine.Channel, error) { return e.ListChannels(ctx, engine.Scope{}) })
 	both(t, "agents after purge", a, b, func(e *engine.Engine) ([]engine.Agent, error) { return e.ListAgents(ctx, "") })
-	if err := b.Check(ctx); err != nil {
+	if err := ops.Check(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	sa, _ := a.StoreStats(ctx)
-	sb, _ := b.StoreStats(ctx)
+	sa, _ := ops.StoreStats(ctx, a)
+	sb, _ := ops.StoreStats(ctx, b)
 	if jsonOf(t, sa.ByChannel) != jsonOf(t, sb.ByChannel) {
 		t.Fatalf("after gc: %v, %v", sa.ByChannel, sb.ByChannel)
 	}
@@ -490,13 +498,13 @@ func TestDifferentialSearchFilters(t *testing.T) {
 	workload(t, b)
 	valid := map[int64]bool{}
 	for _, e := range []*engine.Engine{a, b} {
-		if err := e.SyncVectors(ctx, nil); err != nil {
+		if err := ops.SyncVectors(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := e.MarkRead(ctx, engine.MarkReadRequest{Agent: "bob", UpTo: 30}); err != nil {
 			t.Fatal(err)
 		}
-		ms, err := e.MessagesToMark(ctx, testRepo, head, 0, 0)
+		ms, err := ops.MessagesToMark(ctx, e, testRepo, head, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -509,7 +517,7 @@ func TestDifferentialSearchFilters(t *testing.T) {
 			valid[m.ID] = state == engine.MarkValid
 			marks[m.ID] = []engine.BreadcrumbMark{{Kind: "file", Ref: "engine/hybrid.go:10-20", State: state}}
 		}
-		if err := e.PutBreadcrumbMarks(ctx, testRepo, head, marks); err != nil {
+		if err := ops.PutBreadcrumbMarks(ctx, e, testRepo, head, marks); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -593,7 +601,7 @@ func TestRebuildOnPostgres(t *testing.T) {
 	b := openPG(t, dsn, opts)
 	workload(t, a)
 	workload(t, b)
-	if err := b.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, b, nil); err != nil {
 		t.Fatal(err)
 	}
 	conn, err := pgx.Connect(ctx, dsn)
@@ -607,14 +615,14 @@ func TestRebuildOnPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if rep, err := b.Consistency(ctx); err != nil || rep.OK() {
+	if rep, err := ops.Consistency(ctx, b); err != nil || rep.OK() {
 		t.Fatalf("drift not found: %v %v", rep.Problems, err)
 	}
-	rep, err := b.Rebuild(ctx, engine.RebuildOptions{SkipVectors: true})
+	rep, err := ops.Rebuild(ctx, b, ops.RebuildOptions{SkipVectors: true})
 	if err != nil || !rep.FTSRebuilt || rep.Set.ID != 0 {
 		t.Fatalf("rebuild keywords: %+v %v", rep, err)
 	}
-	if err := b.Check(ctx); err != nil {
+	if err := ops.Check(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	for _, q := range []string{"the outbox", "build cache go.mod", "Caroline decisions"} {
@@ -634,11 +642,11 @@ func TestRebuildOnPostgres(t *testing.T) {
 	if _, err := c.SearchDetailed(ctx, engine.SearchRequest{Query: "the outbox", Mode: engine.ModeSemantic}); err == nil {
 		t.Fatal("semantic search with another model than the store's succeeded")
 	}
-	rep, err = c.Rebuild(ctx, engine.RebuildOptions{})
+	rep, err = ops.Rebuild(ctx, c, ops.RebuildOptions{})
 	if err != nil || rep.Set.ModelID != "lexical-hash-bow-48" || rep.Set.State != engine.SetActive || rep.Resumed || rep.Embedded == 0 {
 		t.Fatalf("rebuild with another model: %+v %v", rep, err)
 	}
-	sets, err := c.VectorSets(ctx)
+	sets, err := ops.VectorSets(ctx, c)
 	if err != nil || len(sets) != 1 || sets[0].ID != rep.Set.ID || sets[0].Pending != 0 {
 		t.Fatalf("sets after the switch: %+v %v", sets, err)
 	}
@@ -646,7 +654,7 @@ func TestRebuildOnPostgres(t *testing.T) {
 	if err != nil || len(r.Results) != 3 || !strings.Contains(r.Results[0].Message.Content, "outbox") {
 		t.Fatalf("semantic search after the switch: %+v %v", r, err)
 	}
-	if err := c.Check(ctx); err != nil {
+	if err := ops.Check(ctx, c); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -683,7 +691,7 @@ func TestLifecycleOnPostgres(t *testing.T) {
 	errs := make(chan error, 100)
 	done := make(chan error, 1)
 	go func() {
-		done <- e.RunLifecycle(ctx, engine.LifecycleOptions{
+		done <- ops.RunLifecycle(ctx, e, ops.LifecycleOptions{
 			GCEvery:     20 * time.Millisecond,
 			GC:          engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:tmp"}, MaxAge: time.Hour}}, NoVacuum: true},
 			ExportEvery: 20 * time.Millisecond,
@@ -696,7 +704,7 @@ func TestLifecycleOnPostgres(t *testing.T) {
 	}
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		_, gone := e.GetMessage(ctx, old.ID)
-		b, _ := os.ReadFile(filepath.Join(out, engine.MessagesDir, "general.jsonl"))
+		b, _ := os.ReadFile(filepath.Join(out, ingest.MessagesDir, "general.jsonl"))
 		if errors.Is(gone, engine.ErrNotFound) && strings.Contains(string(b), "exported continuously") {
 			break
 		}
@@ -765,7 +773,7 @@ func TestDifferentialSessions(t *testing.T) {
 	}
 	both(t, "refs", a, b, func(e *engine.Engine) ([]engine.SessionRef, error) { return e.Sessions().Refs(ctx, hits[0]) })
 	both(t, "session stats", a, b, func(e *engine.Engine) (engine.SessionStats, error) {
-		st, err := e.StoreStats(ctx)
+		st, err := ops.StoreStats(ctx, e)
 		if err != nil {
 			return engine.SessionStats{}, err
 		}
@@ -776,7 +784,7 @@ func TestDifferentialSessions(t *testing.T) {
 		fs, err := e.Sessions().Export(ctx, engine.ExportOptions{All: true, OutDir: map[*engine.Engine]string{a: dirA, b: dirB}[e]})
 		return len(fs), err
 	})
-	if err := b.Check(ctx); err != nil {
+	if err := ops.Check(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 
@@ -812,13 +820,13 @@ func TestDifferentialSessions(t *testing.T) {
 		t.Fatalf("sessions left after gc by age: %v", left)
 	}
 	both(t, "stats after gc", a, b, func(e *engine.Engine) (any, error) {
-		st, err := e.StoreStats(ctx)
+		st, err := ops.StoreStats(ctx, e)
 		if err != nil {
 			return nil, err
 		}
 		return []any{st.Sessions, st.ByChannel}, nil
 	})
-	if err := b.Check(ctx); err != nil {
+	if err := ops.Check(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -850,10 +858,10 @@ func TestSessionsAfterMigrate(t *testing.T) {
 	if err != nil || ra.Chunks == 0 {
 		t.Fatalf("import: %+v %v", ra, err)
 	}
-	if _, err := a.CopyChannelsTo(ctx, b); err != nil {
+	if _, err := ingest.CopyChannelsTo(ctx, a, b); err != nil {
 		t.Fatal(err)
 	}
-	cp, err := a.CopyMessagesTo(ctx, b, nil)
+	cp, err := ingest.CopyMessagesTo(ctx, a, b, nil)
 	if err != nil || cp.Target != cp.Source {
 		t.Fatalf("copy: %+v %v", cp, err)
 	}
@@ -861,11 +869,11 @@ func TestSessionsAfterMigrate(t *testing.T) {
 	if err != nil || rb.Chunks != 0 || rb.Added != ra.Added || rb.FilesFailed != 0 {
 		t.Fatalf("import after the copy: %+v %v (want %d records and no new chunk)", rb, err, ra.Added)
 	}
-	sb, err := b.StoreStats(ctx)
+	sb, err := ops.StoreStats(ctx, b)
 	if err != nil || sb.Messages != cp.Source || sb.Sessions.Chunks != int64(ra.Chunks) {
 		t.Fatalf("stats after: %+v %v", sb, err)
 	}
-	if err := b.Check(ctx); err != nil {
+	if err := ops.Check(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -888,7 +896,7 @@ func TestDifferentialNearDuplicates(t *testing.T) {
 	}
 	first := both(t, "first", a, b, note("the outbox drains every ten seconds", 0))
 	both(t, "other", a, b, note("vectors are quantized to eight bits", 0))
-	both(t, "sync", a, b, func(e *engine.Engine) (int, error) { return 0, e.SyncVectors(ctx, nil) })
+	both(t, "sync", a, b, func(e *engine.Engine) (int, error) { return 0, ops.SyncVectors(ctx, e, nil) })
 	dup := both(t, "near-duplicate", a, b, note("The outbox drains every ten seconds!", 0))
 	if dup.Created || !dup.NearDuplicate || dup.ID != first.ID {
 		t.Fatalf("near-duplicate: %+v", dup)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // gc.max_bytes on PostgreSQL plans as on a data dir: over the quota by the
@@ -99,7 +100,7 @@ func TestQuotaOnPostgres(t *testing.T) {
 	if ss, err := b.Sessions().List(ctx); err != nil || len(ss) != 0 {
 		t.Fatalf("sessions left: %d %v", len(ss), err)
 	}
-	if err := b.Check(ctx); err != nil {
+	if err := ops.Check(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("PostgreSQL: %d messages and %d sessions deleted, %d -> %d bytes", len(rep.Messages), len(rep.Sessions), rep.BytesBefore, rep.BytesAfter)

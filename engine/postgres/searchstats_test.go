@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
@@ -32,7 +33,7 @@ func TestSearchCountsSharedOnPostgres(t *testing.T) {
 	}
 	searches := func(e *engine.Engine) int64 {
 		t.Helper()
-		st, err := e.StoreStats(ctx)
+		st, err := ops.StoreStats(ctx, e)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
@@ -168,11 +169,11 @@ func TestConcurrentEnginesOneDatabase(t *testing.T) {
 		t.Fatalf("channels count %d messages, want %d", total, want)
 	}
 	for _, e := range es {
-		if err := e.SyncVectors(ctx, nil); err != nil {
+		if err := ops.SyncVectors(ctx, e, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	sets, err := es[0].VectorSets(ctx)
+	sets, err := ops.VectorSets(ctx, es[0])
 	if err != nil || len(sets) != 1 || sets[0].Pending != 0 {
 		t.Fatalf("vector sets %+v (%v): want one set with nothing pending", sets, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
@@ -35,7 +36,7 @@ func TestSupersedesSurviveCopies(t *testing.T) {
 
 	viaExport := func(from, to *engine.Engine) {
 		t.Helper()
-		files, err := from.ExportMessages(ctx, engine.MessageExportOptions{OutDir: t.TempDir(), Formats: []string{engine.FormatJSONL}})
+		files, err := ingest.ExportMessages(ctx, from, ingest.MessageExportOptions{OutDir: t.TempDir(), Formats: []string{engine.FormatJSONL}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +48,7 @@ func TestSupersedesSurviveCopies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := to.ImportMessages(ctx, r, engine.ImportMessagesOptions{})
+			rep, err := ingest.ImportMessages(ctx, to, r, ingest.ImportMessagesOptions{})
 			r.Close()
 			if err != nil || rep.LinksDropped != 0 {
 				t.Fatalf("import %s: %+v %v %v", f.Channel, rep, err, rep.Dropped)
@@ -59,11 +60,11 @@ func TestSupersedesSurviveCopies(t *testing.T) {
 	dirImported := openDirEngine(t, opts)
 	viaExport(pgImported, dirImported)
 	pgCopied := openPG(t, pgtest.Database(t), opts)
-	if _, err := src.TransferTo(ctx, pgCopied, nil); err != nil {
+	if _, err := ingest.TransferTo(ctx, src, pgCopied, nil); err != nil {
 		t.Fatal(err)
 	}
 	dirCopied := openDirEngine(t, opts)
-	if _, err := pgCopied.TransferTo(ctx, dirCopied, nil); err != nil {
+	if _, err := ingest.TransferTo(ctx, pgCopied, dirCopied, nil); err != nil {
 		t.Fatal(err)
 	}
 	for name, e := range map[string]*engine.Engine{"export to PostgreSQL": pgImported, "export from PostgreSQL": dirImported,

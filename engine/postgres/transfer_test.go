@@ -12,6 +12,8 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
@@ -68,7 +70,7 @@ func TestTransferWholeStore(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ms, err := a.MessagesToMark(ctx, testRepo, head, 0, 0)
+	ms, err := ops.MessagesToMark(ctx, a, testRepo, head, 0, 0)
 	if err != nil || len(ms) == 0 {
 		t.Fatalf("messages to mark: %d %v", len(ms), err)
 	}
@@ -80,12 +82,12 @@ func TestTransferWholeStore(t *testing.T) {
 		}
 		marks[m.ID] = []engine.BreadcrumbMark{{Kind: "file", Ref: "engine/hybrid.go:10-20", State: state}}
 	}
-	if err := a.PutBreadcrumbMarks(ctx, testRepo, head, marks); err != nil {
+	if err := ops.PutBreadcrumbMarks(ctx, a, testRepo, head, marks); err != nil {
 		t.Fatal(err)
 	}
 
 	b := openPG(t, pgtest.Database(t), opts)
-	rep, err := a.TransferTo(ctx, b, nil)
+	rep, err := ingest.TransferTo(ctx, a, b, nil)
 	if err != nil {
 		t.Fatalf("copy to PostgreSQL: %v", err)
 	}
@@ -97,7 +99,7 @@ func TestTransferWholeStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := b.TransferTo(ctx, c, nil); err != nil {
+	if _, err := ingest.TransferTo(ctx, b, c, nil); err != nil {
 		t.Fatalf("copy back: %v", err)
 	}
 	stores := []*engine.Engine{a, b, c}
@@ -156,7 +158,7 @@ func TestTransferWholeStore(t *testing.T) {
 		}
 	}
 	same("parts", func(e *engine.Engine) (any, error) {
-		rep, err := e.Consistency(ctx)
+		rep, err := ops.Consistency(ctx, e)
 		if err == nil && !rep.OK() {
 			err = fmt.Errorf("check: %v", rep.Problems)
 		}
@@ -171,12 +173,12 @@ func TestTransferWholeStore(t *testing.T) {
 		if err != nil || again.Added != 0 || again.Chunks != 0 || again.ContentsNew != 0 || again.FilesFailed != 0 {
 			t.Fatalf("import again into the %s: %+v %v (want nothing new)", names[i+1], again, err)
 		}
-		if err := e.Check(ctx); err != nil {
+		if err := ops.Check(ctx, e); err != nil {
 			t.Fatalf("check of the %s: %v", names[i+1], err)
 		}
 	}
 	// Copying again finds everything there.
-	rep2, err := a.TransferTo(ctx, b, nil)
+	rep2, err := ingest.TransferTo(ctx, a, b, nil)
 	if err != nil || rep2.Copied != 0 || rep2.SessionsCopied != 0 || rep2.ContentsCopied != 0 || !reflect.DeepEqual(rep2.TargetParts, rep.TargetParts) {
 		t.Fatalf("copy again: %+v %v\nfirst: %+v", rep2, err, rep)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // questionLatencyGate measures what an agent waits for when it asks its
@@ -45,7 +46,7 @@ func questionLatencyGate(ctx context.Context, e *engine.Engine, emb *benchEmbedd
 	if _, err := e.StoreMessages(ctx, in); err != nil {
 		return err
 	}
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		return err
 	}
 	m, err := openSpeedModel(ctx, "builtin")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // builtinStandIn is the synthetic bag-of-words embedder under the built-in
@@ -53,7 +54,7 @@ func runOneShotStore(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		return err
 	}
 	fmt.Printf("%d messages with stand-in vectors of %s in %s (%.1f s)\n", *n, builtin.ModelID(), *dir, time.Since(t0).Seconds())

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // gateFailure lists failed gates; main exits 1 with it.
@@ -274,7 +275,7 @@ func runSpeed(ctx context.Context, args []string) error {
 	synthRate := 2000 / time.Since(t0).Seconds()
 	t0 = time.Now()
 	var last engine.Progress
-	if err := e.SyncVectors(ctx, func(p engine.Progress) { last = p }); err != nil {
+	if err := ops.SyncVectors(ctx, e, func(p engine.Progress) { last = p }); err != nil {
 		return err
 	}
 	vecDur := time.Since(t0)
@@ -391,7 +392,7 @@ func runSpeed(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	if rep, err := e.Consistency(ctx); err != nil || !rep.OK() {
+	if rep, err := ops.Consistency(ctx, e); err != nil || !rep.OK() {
 		return fmt.Errorf("consistency after the suite: %v %v", err, rep.Problems)
 	}
 	fmt.Println("\nconsistency check after the suite: ok")
@@ -459,7 +460,7 @@ func encoderSpeed(ctx context.Context, modelDir string, msgs []engine.NewMessage
 	if _, err := e.StoreMessages(ctx, msgs); err != nil {
 		return err
 	}
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		return err
 	}
 	pipe := float64(len(msgs)) / time.Since(t0).Seconds()

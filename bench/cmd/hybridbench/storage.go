@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
@@ -145,7 +146,7 @@ func runStorage(ctx context.Context, args []string) error {
 
 		}
 		recall /= float64(10 * len(qs))
-		st, err := e.StoreStats(ctx)
+		st, err := ops.StoreStats(ctx, e)
 		if err != nil {
 			return err
 		}
@@ -188,7 +189,7 @@ func runStorage(ctx context.Context, args []string) error {
 		if _, err := e.StoreMessages(ctx, msgs[:1]); err != nil {
 			return dir, err
 		}
-		if err := e.SyncVectors(ctx, nil); err != nil {
+		if err := ops.SyncVectors(ctx, e, nil); err != nil {
 			return dir, err
 		}
 		if err := e.Close(); err != nil {
@@ -206,7 +207,7 @@ func runStorage(ctx context.Context, args []string) error {
 				return dir, err
 			}
 		}
-		if err := e.SyncVectors(ctx, nil); err != nil {
+		if err := ops.SyncVectors(ctx, e, nil); err != nil {
 			return dir, err
 		}
 		fmt.Fprintf(os.Stderr, "storage: built %s store in %.1f s wall, %.1f CPU s\n", code, time.Since(t0).Seconds(), (cpuTime() - c0).Seconds())

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
 )
 
@@ -224,7 +225,7 @@ func fill(ctx context.Context, e *engine.Engine, docs []loadDoc) ([]int64, time.
 		return nil, 0, 0, err
 	}
 	start := time.Now()
-	if err := e.SyncVectors(ctx, nil); err != nil {
+	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		return nil, 0, 0, err
 	}
 	return ids, write, time.Since(start), nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 type server struct {
@@ -74,7 +75,7 @@ func (s *server) do(method, path, body string) (int, map[string]any) {
 }
 
 func (s *server) messageCount() int64 {
-	st, err := s.eng.StoreStats(context.Background())
+	st, err := ops.StoreStats(context.Background(), s.eng)
 	if err != nil {
 		s.t.Fatal(err)
 	}

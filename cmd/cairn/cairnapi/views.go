@@ -1,6 +1,7 @@
 package cairnapi
 
 import (
+	"github.com/cairn-dev/cairn/engine/ops"
 	"net/http"
 	"time"
 
@@ -71,7 +72,7 @@ type statsAnswer struct {
 }
 
 func (h *Handler) stats(r *http.Request) (any, int, error) {
-	st, err := h.opts.Engine.StoreStats(r.Context())
+	st, err := ops.StoreStats(r.Context(), h.opts.Engine)
 	if err != nil {
 		return nil, 0, err
 	}

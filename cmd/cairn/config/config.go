@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/chunk"
 	"github.com/cairn-dev/cairn/engine/claudecode"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/redact"
 	"github.com/cairn-dev/cairn/engine/search"
 	"github.com/pelletier/go-toml/v2"
@@ -459,8 +460,8 @@ func (c Config) GCOptions() engine.GCOptions {
 // the data dir dataDir: GC every gc.schedule and, with export.continuous,
 // an export of the changed channels and sessions every minute into
 // export.dir (default DIR/export).
-func (c Config) LifecycleOptions(dataDir string) engine.LifecycleOptions {
-	opts := engine.LifecycleOptions{GCEvery: time.Duration(c.GC.Schedule), GC: c.GCOptions()}
+func (c Config) LifecycleOptions(dataDir string) ops.LifecycleOptions {
+	opts := ops.LifecycleOptions{GCEvery: time.Duration(c.GC.Schedule), GC: c.GCOptions()}
 	if ce := c.ContinuousExport(dataDir); ce.OutDir != "" {
 		opts.ExportEvery = time.Minute
 		opts.Export = engine.ExportOptions{Formats: ce.Formats, OutDir: ce.OutDir}
@@ -471,15 +472,15 @@ func (c Config) LifecycleOptions(dataDir string) engine.LifecycleOptions {
 // ContinuousExport returns the engine's continuous export of the data dir
 // dataDir: with export.continuous, every committed write re-exports its
 // channel into export.dir (default DIR/export); otherwise off.
-func (c Config) ContinuousExport(dataDir string) engine.ContinuousExport {
+func (c Config) ContinuousExport(dataDir string) ops.ContinuousExport {
 	if !c.Export.Continuous {
-		return engine.ContinuousExport{}
+		return ops.ContinuousExport{}
 	}
 	dir := c.Export.Dir
 	if dir == "" {
 		dir = filepath.Join(dataDir, "export")
 	}
-	return engine.ContinuousExport{OutDir: dir, Formats: c.Export.Formats}
+	return ops.ContinuousExport{OutDir: dir, Formats: c.Export.Formats}
 }
 
 // ImportOptions returns the engine import options for root (the configured

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // Mark is r as the engine's marks cache stores it.
@@ -47,7 +48,7 @@ func Refresh(ctx context.Context, eng *engine.Engine, dir string) (head string, 
 	mk := NewMarker(hf.Root())
 	var after int64
 	for {
-		ms, err := eng.MessagesToMark(ctx, hf.Root(), head, after, refreshPage)
+		ms, err := ops.MessagesToMark(ctx, eng, hf.Root(), head, after, refreshPage)
 		if err != nil || len(ms) == 0 {
 			return head, checked, err
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // Repos reads the HEAD of a repository by its top directory: it satisfies
@@ -97,7 +98,7 @@ func (mk *Marker) Mark(ctx context.Context, eng *engine.Engine, ms []engine.Mess
 	for i, m := range ms {
 		ids[i] = m.ID
 	}
-	cached, err := eng.CachedMarks(ctx, ids)
+	cached, err := ops.CachedMarks(ctx, eng, ids)
 	if err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func (mk *Marker) Mark(ctx context.Context, eng *engine.Engine, ms []engine.Mess
 		put(root, c.Head(), m.ID, Marks(rs))
 	}
 	for root, b := range byRepo {
-		if err := eng.PutBreadcrumbMarks(ctx, root, b.head, b.marks); err != nil {
+		if err := ops.PutBreadcrumbMarks(ctx, eng, root, b.head, b.marks); err != nil {
 			return err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,7 +28,7 @@ func (s *Server) stats(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) 
 	if err != nil {
 		return nil, nil, toolError(err)
 	}
-	st, err := eng.StoreStats(ctx)
+	st, err := ops.StoreStats(ctx, eng)
 	if err != nil {
 		return nil, nil, toolError(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,7 +36,7 @@ func TestBreadcrumbMarksOverMCP(t *testing.T) {
 		}
 		ids = append(ids, int64(out["id"].(float64)))
 	}
-	if err := eng.PutBreadcrumbMarks(ctx, "/src/app", head, map[int64][]engine.BreadcrumbMark{
+	if err := ops.PutBreadcrumbMarks(ctx, eng, "/src/app", head, map[int64][]engine.BreadcrumbMark{
 		ids[0]: {{Kind: "files", Ref: "a.go:1-2", State: engine.MarkValid}},
 		ids[1]: {{Kind: "files", Ref: "a.go:1-2", State: engine.MarkMoved, MovedTo: "b.go"}, {Kind: "commits", Ref: "abcd", State: engine.MarkGone}},
 	}); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/httpguard"
 	"github.com/cairn-dev/cairn/cmd/cairn/reqlog"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // latencyBuckets are the histogram bounds in seconds: sub-millisecond
@@ -166,14 +167,14 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()
-	if sets, err := c.eng.VectorSets(ctx); err == nil {
+	if sets, err := ops.VectorSets(ctx, c.eng); err == nil {
 		var pending int64
 		for _, s := range sets {
 			pending += s.Pending
 		}
 		emit(descQueue, prometheus.GaugeValue, float64(pending))
 	}
-	if st, ok := c.eng.EmbedderStats(); ok {
+	if st, ok := ops.EmbedderStats(c.eng); ok {
 		emit(descHits, prometheus.CounterValue, float64(st.CacheHits))
 		emit(descMisses, prometheus.CounterValue, float64(st.CacheMisses))
 		emit(descHitRatio, prometheus.GaugeValue, st.HitRate)

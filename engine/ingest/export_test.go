@@ -1,4 +1,4 @@
-package engine_test
+package ingest_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 )
 
 // TestExportMessagesRoundTrip: the JSONL export of every channel imports
@@ -34,14 +35,14 @@ func TestExportMessagesRoundTrip(t *testing.T) {
 	mustStore(t, src, engine.NewMessage{Channel: "project:cairn:decisions", Sender: "claude", Content: "use SQLite", Type: "decision"})
 
 	out := t.TempDir()
-	files, err := src.ExportMessages(ctx, engine.MessageExportOptions{OutDir: out})
+	files, err := ingest.ExportMessages(ctx, src, ingest.MessageExportOptions{OutDir: out})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) != 8 { // 4 channels x 2 formats
 		t.Fatalf("exported %d files: %+v", len(files), files)
 	}
-	md, err := os.ReadFile(filepath.Join(out, engine.MessagesDir, "team%2Flog.md"))
+	md, err := os.ReadFile(filepath.Join(out, ingest.MessagesDir, "team%2Flog.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestExportMessagesRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rep, err := dst.ImportMessages(ctx, r, engine.ImportMessagesOptions{})
+			rep, err := ingest.ImportMessages(ctx, dst, r, ingest.ImportMessagesOptions{})
 			r.Close()
 			if err != nil {
 				t.Fatalf("import %s: %v (%+v)", f.Path, err, rep.Errors)
@@ -113,7 +114,7 @@ func TestImportFieldNames(t *testing.T) {
 {"kind":"note","channel":"general","sender":"ann","content":"w"}
 {"kind":"channel","id":"agent-notes:ann","description":"d"}
 `
-	rep, err := e.ImportMessages(ctx, strings.NewReader(in), engine.ImportMessagesOptions{SkipInvalid: true})
+	rep, err := ingest.ImportMessages(ctx, e, strings.NewReader(in), ingest.ImportMessagesOptions{SkipInvalid: true})
 	if err != nil {
 		t.Fatal(err)
 	}

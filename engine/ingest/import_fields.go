@@ -1,4 +1,4 @@
-package engine
+package ingest
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // A line of a message import is a JSON object: a message (the default);
@@ -45,10 +47,10 @@ var importChannelFields = map[string]string{
 
 // importRecord is one line of a message import.
 type importRecord struct {
-	msg     NewMessage
-	ref     *supersedesRef // the message msg supersedes, if any
-	channel *NewChannel    // set for a channel line
-	header  bool           // an export's header line
+	msg     engine.NewMessage
+	ref     *supersedesRef     // the message msg supersedes, if any
+	channel *engine.NewChannel // set for a channel line
+	header  bool               // an export's header line
 }
 
 // decodeImportLine decodes one line, without validating the record beyond
@@ -105,7 +107,7 @@ func decodeHeaderLine(raw map[string]json.RawMessage) error {
 		return fmt.Errorf(`"format" must be a whole number from 1, got %s`, raw["format"])
 	}
 	if format > MessageExportFormat {
-		return fmt.Errorf("%w: the export is of format %d, this cairn reads formats up to %d: upgrade cairn", ErrIncompatibleFormat, format, MessageExportFormat)
+		return fmt.Errorf("%w: the export is of format %d, this cairn reads formats up to %d: upgrade cairn", engine.ErrIncompatibleFormat, format, MessageExportFormat)
 	}
 	return nil
 }
@@ -176,8 +178,8 @@ func quoteJoin(names []string) string {
 }
 
 // decodeMessageFields builds a message from canonical fields.
-func decodeMessageFields(f map[string]json.RawMessage) (NewMessage, error) {
-	var m NewMessage
+func decodeMessageFields(f map[string]json.RawMessage) (engine.NewMessage, error) {
+	var m engine.NewMessage
 	str := func(name string, dst *string) error {
 		v, ok := f[name]
 		if !ok || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
@@ -238,7 +240,7 @@ func decodeMessageFields(f map[string]json.RawMessage) (NewMessage, error) {
 			return m, fmt.Errorf("created_at must be an RFC 3339 time, got %q", *created)
 		}
 		if t.IsZero() { // a zero time would mean "now"
-			return m, fmt.Errorf("created_at must not be before %s, got %q", MinCreatedAt().Format(time.RFC3339), *created)
+			return m, fmt.Errorf("created_at must not be before %s, got %q", engine.MinCreatedAt().Format(time.RFC3339), *created)
 		}
 		m.CreatedAt = t
 	}
@@ -251,7 +253,7 @@ func decodeChannelLine(raw map[string]json.RawMessage) (importRecord, error) {
 	if err != nil {
 		return importRecord{}, err
 	}
-	var c NewChannel
+	var c engine.NewChannel
 	for _, s := range []struct {
 		name string
 		dst  *string

@@ -1,4 +1,4 @@
-package engine_test
+package ingest_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 )
 
 // correctionChain writes into e a note corrected twice in its channel and
@@ -27,15 +28,15 @@ func correctionChain(t *testing.T, e *engine.Engine) []int64 {
 }
 
 // importFiles imports the JSONL files among files, in that order.
-func importFiles(t *testing.T, e *engine.Engine, files []string) engine.ImportMessagesReport {
+func importFiles(t *testing.T, e *engine.Engine, files []string) ingest.ImportMessagesReport {
 	t.Helper()
-	var sum engine.ImportMessagesReport
+	var sum ingest.ImportMessagesReport
 	for _, path := range files {
 		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := e.ImportMessages(context.Background(), f, engine.ImportMessagesOptions{})
+		rep, err := ingest.ImportMessages(context.Background(), e, f, ingest.ImportMessagesOptions{})
 		f.Close()
 		if err != nil {
 			t.Fatalf("import %s: %v (%+v)", path, err, rep)
@@ -60,7 +61,7 @@ func TestExportImportKeepsSupersedes(t *testing.T) {
 	src, _ := openTest(t, engine.Options{})
 	correctionChain(t, src)
 	out := t.TempDir()
-	exported, err := src.ExportMessages(ctx, engine.MessageExportOptions{OutDir: out, Formats: []string{engine.FormatJSONL}})
+	exported, err := ingest.ExportMessages(ctx, src, ingest.MessageExportOptions{OutDir: out, Formats: []string{engine.FormatJSONL}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func keywordIDs(t *testing.T, e *engine.Engine, q string) []int64 {
 func TestImportExportFormat1(t *testing.T) {
 	e, clk := openTest(t, engine.Options{})
 	clk.Set(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) // after the export's times
-	dir := filepath.Join("testdata", "export-v1", engine.MessagesDir)
+	dir := filepath.Join("testdata", "export-v1", ingest.MessagesDir)
 	rep := importFiles(t, e, []string{filepath.Join(dir, "team-log.jsonl"), filepath.Join(dir, "agent-notes%3Aclaude%3Acairn.jsonl")})
 	if rep.Imported != 4 || rep.LinksRestored != 0 || rep.LinksDropped != 0 {
 		t.Fatalf("import: %+v", rep)
@@ -171,7 +172,7 @@ func TestImportNewerExportFormat(t *testing.T) {
 	newer := `{"kind":"export","format":99}
 {"channel":"general","sender":"ann","content":"from the future"}
 `
-	_, err := e.ImportMessages(ctx, strings.NewReader(newer), engine.ImportMessagesOptions{SkipInvalid: true})
+	_, err := ingest.ImportMessages(ctx, e, strings.NewReader(newer), ingest.ImportMessagesOptions{SkipInvalid: true})
 	if !errors.Is(err, engine.ErrIncompatibleFormat) || !strings.Contains(err.Error(), "line 1") || !strings.Contains(err.Error(), "format 99") {
 		t.Fatalf("newer format: %v", err)
 	}
@@ -184,7 +185,7 @@ func TestImportNewerExportFormat(t *testing.T) {
 {"channel":"general","sender":"ann","content":"y","supersedes_ref":{"channel_id":"general","sender_id":"ann","content_hash":"` + strings.Repeat("a", 64) + `","created_at":"2026-01-01T00:00:00Z","id":3}}
 {"channel":"general","sender":"ann","content":"z","supersedes_ref":{"channel_id":"general","content_hash":"` + strings.Repeat("a", 64) + `","created_at":"2026-01-01T00:00:00Z"}}
 `
-	rep, err := e.ImportMessages(ctx, strings.NewReader(bad), engine.ImportMessagesOptions{SkipInvalid: true})
+	rep, err := ingest.ImportMessages(ctx, e, strings.NewReader(bad), ingest.ImportMessagesOptions{SkipInvalid: true})
 	if err != nil || rep.Invalid != 5 {
 		t.Fatalf("malformed headers and references: %+v %v", rep, err)
 	}

@@ -1,8 +1,9 @@
-package engine_test
+package ops_test
 
 import (
 	"context"
 	"fmt"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // TestContinuousExportFollowsCommits: with Options.ContinuousExport, every
@@ -20,8 +22,8 @@ func TestContinuousExportFollowsCommits(t *testing.T) {
 	ctx := context.Background()
 	out := t.TempDir()
 	var errs []error
-	e, err := engine.Open(ctx, t.TempDir(), engine.Options{ContinuousExport: engine.ContinuousExport{OutDir: out, Formats: []string{engine.FormatJSONL},
-		OnError: func(err error) { errs = append(errs, err) }}})
+	e, err := engine.Open(ctx, t.TempDir(), engine.Options{Observer: ops.NewExporter(ops.ContinuousExport{OutDir: out, Formats: []string{engine.FormatJSONL},
+		OnError: func(err error) { errs = append(errs, err) }})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,14 +51,18 @@ func TestContinuousExportFollowsCommits(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	gone := mustStore(t, e, engine.NewMessage{Channel: "busy", Sender: "bob", Content: "deleted later"})
+	res, err := e.StoreMessage(ctx, engine.NewMessage{Channel: "busy", Sender: "bob", Content: "deleted later"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := res.ID
 	if err := e.DeleteMessage(ctx, gone); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(out, engine.MessagesDir, "busy.jsonl"))
+	b, err := os.ReadFile(filepath.Join(out, ingest.MessagesDir, "busy.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +76,7 @@ func TestContinuousExportFollowsCommits(t *testing.T) {
 	if strings.Contains(string(b), "deleted later") {
 		t.Error("the deleted message is still in the export")
 	}
-	if _, err := os.Stat(filepath.Join(out, engine.MessagesDir, "quiet.jsonl")); err == nil {
+	if _, err := os.Stat(filepath.Join(out, ingest.MessagesDir, "quiet.jsonl")); err == nil {
 		t.Error("a channel no write of this engine changed was exported")
 	}
 	if len(errs) > 0 {

@@ -1,4 +1,4 @@
-package engine_test
+package ops_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // eventually polls cond until it holds or a generous deadline passes.
@@ -29,13 +30,13 @@ func eventually(t *testing.T, what string, cond func() bool) {
 func TestRunLifecycle(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	e := lcOpen(t, "", engine.Options{Now: time.Now})
+	e := openEngine(t)
 	out := t.TempDir()
 	var mu sync.Mutex
 	var errs []error
 	done := make(chan error, 1)
 	go func() {
-		done <- e.RunLifecycle(ctx, engine.LifecycleOptions{
+		done <- ops.RunLifecycle(ctx, e, ops.LifecycleOptions{
 			GCEvery:     20 * time.Millisecond,
 			GC:          engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:tmp"}, MaxAge: time.Hour}}, NoVacuum: true},
 			ExportEvery: 20 * time.Millisecond,
@@ -62,7 +63,14 @@ func TestRunLifecycle(t *testing.T) {
 	})
 	// The session grows: the export follows.
 	before, _ := os.ReadFile(path)
-	appendFile(t, tree.Sessions[0].Path, `{"type":"user","uuid":"ffffffff-0000-4000-8000-000000000001","parentUuid":null,"sessionId":"`+tree.Sessions[0].ID+`","timestamp":"2026-01-06T10:00:00.000Z","message":{"role":"user","content":"one more"}}`+"\n")
+	f, err := os.OpenFile(tree.Sessions[0].Path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(`{"type":"user","uuid":"ffffffff-0000-4000-8000-000000000001","parentUuid":null,"sessionId":"` + tree.Sessions[0].ID + `","timestamp":"2026-01-06T10:00:00.000Z","message":{"role":"user","content":"one more"}}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root}); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +78,11 @@ func TestRunLifecycle(t *testing.T) {
 		b, _ := os.ReadFile(path)
 		return len(b) > len(before)
 	})
-	id := gcNoteAt(t, e, "tmp", "scratch", time.Now().Add(-2*time.Hour))
+	res, err := e.WriteNote(context.Background(), engine.NewNote{Agent: "tmp", Content: "scratch", CreatedAt: time.Now().Add(-2 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.ID
 	eventually(t, "the scheduled gc", func() bool {
 		_, err := e.GetMessage(ctx, id)
 		return errors.Is(err, engine.ErrNotFound)
@@ -84,13 +96,4 @@ func TestRunLifecycle(t *testing.T) {
 	if len(errs) > 0 {
 		t.Errorf("lifecycle errors: %v", errs)
 	}
-}
-
-func gcNoteAt(t *testing.T, e *engine.Engine, agent, content string, at time.Time) int64 {
-	t.Helper()
-	res, err := e.WriteNote(context.Background(), engine.NewNote{Agent: agent, Content: content, CreatedAt: at})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.ID
 }

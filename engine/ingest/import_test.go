@@ -1,4 +1,4 @@
-package engine_test
+package ingest_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 )
 
 const importGood = `{"channel":"general","sender":"ann","content":"first"}
@@ -22,7 +23,7 @@ const importGood = `{"channel":"general","sender":"ann","content":"first"}
 func TestImportMessages(t *testing.T) {
 	ctx := context.Background()
 	e, _ := openTest(t, engine.Options{})
-	rep, err := e.ImportMessages(ctx, strings.NewReader(importGood), engine.ImportMessagesOptions{BatchSize: 2})
+	rep, err := ingest.ImportMessages(ctx, e, strings.NewReader(importGood), ingest.ImportMessagesOptions{BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestImportMessages(t *testing.T) {
 	if len(msgs) != 2 {
 		t.Errorf("general holds %d messages, want 2", len(msgs))
 	}
-	rep, err = e.ImportMessages(ctx, strings.NewReader(importGood), engine.ImportMessagesOptions{})
+	rep, err = ingest.ImportMessages(ctx, e, strings.NewReader(importGood), ingest.ImportMessagesOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ not json
 {"channel":"elsewhere","sender":"ann","content":"x"} {"two":"values"}
 `
 	e, _ := openTest(t, engine.Options{})
-	rep, err := e.ImportMessages(ctx, strings.NewReader(in), engine.ImportMessagesOptions{})
+	rep, err := ingest.ImportMessages(ctx, e, strings.NewReader(in), ingest.ImportMessagesOptions{})
 	var ie *engine.InvalidError
 	if !errors.As(err, &ie) || ie.Field != "lines" {
 		t.Fatalf("err = %v, want an InvalidError for lines", err)
@@ -65,7 +66,7 @@ not json
 	if _, err := e.GetChannel(ctx, "general"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("GetChannel(general) = %v, want ErrNotFound (nothing written)", err)
 	}
-	rep, err = e.ImportMessages(ctx, strings.NewReader(in), engine.ImportMessagesOptions{SkipInvalid: true})
+	rep, err = ingest.ImportMessages(ctx, e, strings.NewReader(in), ingest.ImportMessagesOptions{SkipInvalid: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,19 +80,19 @@ not json
 func TestImportMessagesNoCreateChannels(t *testing.T) {
 	ctx := context.Background()
 	e, _ := openTest(t, engine.Options{})
-	rep, err := e.ImportMessages(ctx, strings.NewReader(importGood), engine.ImportMessagesOptions{NoCreateChannels: true, SkipInvalid: true})
+	rep, err := ingest.ImportMessages(ctx, e, strings.NewReader(importGood), ingest.ImportMessagesOptions{NoCreateChannels: true, SkipInvalid: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := lineNumbers(rep.Errors); got != "1,3" || rep.Imported != 1 {
 		t.Errorf("report = %+v (invalid lines %s), want lines 1,3 invalid and the note imported", rep, got)
 	}
-	if _, err := e.ImportMessages(ctx, strings.NewReader(""), engine.ImportMessagesOptions{BatchSize: engine.MaxBatch + 1}); err == nil {
+	if _, err := ingest.ImportMessages(ctx, e, strings.NewReader(""), ingest.ImportMessagesOptions{BatchSize: engine.MaxBatch + 1}); err == nil {
 		t.Error("BatchSize past MaxBatch accepted")
 	}
 }
 
-func lineNumbers(errs []engine.LineError) string {
+func lineNumbers(errs []ingest.LineError) string {
 	var s []string
 	for _, le := range errs {
 		s = append(s, strconv.Itoa(le.Line))

@@ -1,8 +1,10 @@
-package engine
+package ingest
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // copyBatch is how many messages CopyMessagesTo reads and writes at once.
@@ -29,15 +31,15 @@ type CopyReport struct {
 // CopyChannelsTo's, run first.
 // progress, if not nil, is called after each batch. The report's counts
 // let the caller verify the copy (every source message is in the target).
-func (e *Engine) CopyMessagesTo(ctx context.Context, dst *Engine, progress func(Progress)) (CopyReport, error) {
-	return e.copyMessages(ctx, dst, progress, nil)
+func CopyMessagesTo(ctx context.Context, e, dst *engine.Engine, progress func(engine.Progress)) (CopyReport, error) {
+	return copyMessages(ctx, e, dst, progress, nil)
 }
 
 // copyMessages is CopyMessagesTo; mapped, if not nil, is called with each
 // source message's id and its id in dst.
-func (e *Engine) copyMessages(ctx context.Context, dst *Engine, progress func(Progress), mapped func(from, to int64)) (CopyReport, error) {
+func copyMessages(ctx context.Context, e, dst *engine.Engine, progress func(engine.Progress), mapped func(from, to int64)) (CopyReport, error) {
 	var rep CopyReport
-	total, err := e.messageCount(ctx)
+	total, err := messageCount(ctx, e)
 	if err != nil {
 		return rep, err
 	}
@@ -47,20 +49,20 @@ func (e *Engine) copyMessages(ctx context.Context, dst *Engine, progress func(Pr
 	// a batch is cut before a message superseding one of the same batch).
 	to := map[int64]int64{}
 	for {
-		ms, err := e.messagesAfter(ctx, after, copyBatch)
+		ms, err := messagesAfter(ctx, e, after, copyBatch)
 		if err != nil {
 			return rep, err
 		}
 		if len(ms) == 0 {
 			break
 		}
-		in := make([]NewMessage, 0, len(ms))
+		in := make([]engine.NewMessage, 0, len(ms))
 		for _, m := range ms {
 			if m.Supersedes > after && len(in) > 0 {
 				break
 			}
 			conf := m.Confidence
-			in = append(in, NewMessage{Channel: m.ChannelID, Sender: m.SenderID, Project: m.SenderProjectID, Content: m.Content,
+			in = append(in, engine.NewMessage{Channel: m.ChannelID, Sender: m.SenderID, Project: m.SenderProjectID, Content: m.Content,
 				Metadata: m.Metadata, Confidence: &conf, Type: m.MessageType, CreatedAt: m.CreatedAt, Supersedes: to[m.Supersedes]})
 		}
 		ms = ms[:len(in)]
@@ -70,7 +72,7 @@ func (e *Engine) copyMessages(ctx context.Context, dst *Engine, progress func(Pr
 		}
 		for i, r := range res {
 			if r.ContentHash != ms[i].ContentHash {
-				return rep, fmt.Errorf("%w: message %d: the copy's content hash differs (a redactor or content limit of the target changed it)", ErrCorrupt, ms[i].ID)
+				return rep, fmt.Errorf("%w: message %d: the copy's content hash differs (a redactor or content limit of the target changed it)", engine.ErrCorrupt, ms[i].ID)
 			}
 			if mapped != nil {
 				mapped(ms[i].ID, r.ID)
@@ -84,35 +86,36 @@ func (e *Engine) copyMessages(ctx context.Context, dst *Engine, progress func(Pr
 		}
 		after = ms[len(ms)-1].ID
 		if progress != nil {
-			progress(Progress{Done: rep.Copied + rep.Present, Total: total, Item: "messages"})
+			progress(engine.Progress{Done: rep.Copied + rep.Present, Total: total, Item: "messages"})
 		}
 	}
-	if rep.Source, err = e.messageCount(ctx); err != nil {
+	if rep.Source, err = messageCount(ctx, e); err != nil {
 		return rep, err
 	}
-	if rep.Target, err = dst.messageCount(ctx); err != nil {
+	if rep.Target, err = messageCount(ctx, dst); err != nil {
 		return rep, err
 	}
 	return rep, nil
 }
 
 // messageCount is the number of stored messages.
-func (e *Engine) messageCount(ctx context.Context) (int64, error) {
-	done, err := e.enterStore()
-	if err != nil {
-		return 0, err
-	}
-	defer done()
-	return e.store.Count(ctx)
+func messageCount(ctx context.Context, e *engine.Engine) (int64, error) {
+	return use(e, func(s engine.Store) (int64, error) { return s.Count(ctx) })
 }
 
 // messagesAfter returns up to limit messages with ids above after, in id
 // order.
-func (e *Engine) messagesAfter(ctx context.Context, after int64, limit int) ([]Message, error) {
-	done, err := e.enterStore()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	return e.store.After(ctx, after, limit)
+func messagesAfter(ctx context.Context, e *engine.Engine, after int64, limit int) ([]engine.Message, error) {
+	return use(e, func(s engine.Store) ([]engine.Message, error) { return s.After(ctx, after, limit) })
+}
+
+// use runs fn with e's store, guarded against Close (Engine.Use).
+func use[R any](e *engine.Engine, fn func(engine.Store) (R, error)) (R, error) {
+	var r R
+	err := e.Use(func(s engine.Store) error {
+		var err error
+		r, err = fn(s)
+		return err
+	})
+	return r, err
 }

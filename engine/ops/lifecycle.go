@@ -1,24 +1,27 @@
-package engine
+package ops
 
 import (
 	"context"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 )
 
 // LifecycleOptions configure RunLifecycle. Zero intervals turn a job off.
 type LifecycleOptions struct {
 	// GCEvery runs GC with GC (DryRun is ignored) this often.
 	GCEvery time.Duration
-	GC      GCOptions
+	GC      engine.GCOptions
 	// ExportEvery re-exports the channels and sessions that changed since
 	// the last export into Export.OutDir this often (the JSONL and Markdown copies
 	// stay current; the database stays the source). Export.Sessions and
 	// Export.All are ignored: every changed session is exported.
 	ExportEvery time.Duration
-	Export      ExportOptions
+	Export      engine.ExportOptions
 	// OnGC, OnExport and OnError, when set, see each run's outcome.
-	OnGC     func(*GCReport)
-	OnExport func([]ExportedFile)
+	OnGC     func(*engine.GCReport)
+	OnExport func([]engine.ExportedFile)
 	OnError  func(error)
 }
 
@@ -29,7 +32,7 @@ type LifecycleOptions struct {
 // changed since they were last exported
 // (sessions deleted by GC are not removed from the export folder). It
 // returns ctx's error.
-func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error {
+func RunLifecycle(ctx context.Context, e *engine.Engine, opts LifecycleOptions) error {
 	report := func(err error) {
 		if err != nil && opts.OnError != nil && ctx.Err() == nil {
 			opts.OnError(err)
@@ -46,7 +49,7 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 	exported := map[string]stamp{}
 	channelsExported := map[string]stamp{}
 	export := func() {
-		files, err := e.exportChangedChannels(ctx, opts.Export, channelsExported)
+		files, err := exportChangedChannels(ctx, e, opts.Export, channelsExported)
 		if err != nil {
 			report(err)
 		} else if len(files) > 0 && opts.OnExport != nil {
@@ -112,8 +115,8 @@ func (e *Engine) RunLifecycle(ctx context.Context, opts LifecycleOptions) error 
 
 // exportChangedChannels exports the channels whose (last message time,
 // message count, description) differ from done's, and records them there.
-func (e *Engine) exportChangedChannels(ctx context.Context, eo ExportOptions, done map[string]stamp) ([]ExportedFile, error) {
-	chans, err := e.ListChannels(ctx, Scope{})
+func exportChangedChannels(ctx context.Context, e *engine.Engine, eo engine.ExportOptions, done map[string]stamp) ([]engine.ExportedFile, error) {
+	chans, err := e.ListChannels(ctx, engine.Scope{})
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +132,7 @@ func (e *Engine) exportChangedChannels(ctx context.Context, eo ExportOptions, do
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	files, err := e.ExportMessages(ctx, MessageExportOptions{Channels: ids, Formats: eo.Formats, OutDir: eo.OutDir})
+	files, err := ingest.ExportMessages(ctx, e, ingest.MessageExportOptions{Channels: ids, Formats: eo.Formats, OutDir: eo.OutDir})
 	if err != nil {
 		return files, err
 	}
@@ -156,12 +159,12 @@ type Lifecycle struct {
 // StartLifecycle runs RunLifecycle(ctx, opts) in a goroutine the returned
 // Lifecycle owns until ctx ends or Stop. ctx's values are kept; its
 // cancellation ends the jobs too.
-func (e *Engine) StartLifecycle(ctx context.Context, opts LifecycleOptions) *Lifecycle {
+func StartLifecycle(ctx context.Context, e *engine.Engine, opts LifecycleOptions) *Lifecycle {
 	ctx, cancel := context.WithCancel(ctx)
 	l := &Lifecycle{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
-		_ = e.RunLifecycle(ctx, opts)
+		_ = RunLifecycle(ctx, e, opts)
 	}()
 	return l
 }

@@ -1,4 +1,4 @@
-package engine
+package ingest
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // MessagesDir is the folder, inside an export folder, of the per-channel
@@ -28,7 +30,7 @@ type MessageExportOptions struct {
 	// %3A and %2F (ChannelFileName).
 	OutDir string
 	// Progress is called after each channel.
-	Progress func(Progress)
+	Progress func(engine.Progress)
 }
 
 // ChannelFileName is the file name (without extension) of a channel's
@@ -55,17 +57,17 @@ func ChannelFileName(id string) string {
 // description, project) and then the channel's messages in id order, a
 // correction with a reference to the message it supersedes that holds in
 // any store (supersedesRef).
-func (e *Engine) ExportMessages(ctx context.Context, opts MessageExportOptions) ([]ExportedFile, error) {
+func ExportMessages(ctx context.Context, e *engine.Engine, opts MessageExportOptions) ([]engine.ExportedFile, error) {
 	if opts.OutDir == "" {
 		return nil, invalid("out", "must name an output folder")
 	}
-	formats, err := checkFormats(opts.Formats)
+	formats, err := engine.ExportFormats(opts.Formats)
 	if err != nil {
 		return nil, err
 	}
-	var chans []Channel
+	var chans []engine.Channel
 	if len(opts.Channels) == 0 {
-		all, err := e.ListChannels(ctx, Scope{})
+		all, err := e.ListChannels(ctx, engine.Scope{})
 		if err != nil {
 			return nil, err
 		}
@@ -93,19 +95,19 @@ func (e *Engine) ExportMessages(ctx context.Context, opts MessageExportOptions) 
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return nil, fmt.Errorf("engine: export: %w", err)
 	}
-	var files []ExportedFile
+	var files []engine.ExportedFile
 	for i, c := range chans {
-		msgs, err := e.channelMessages(ctx, c.ID)
+		msgs, err := channelMessages(ctx, e, c.ID)
 		if err != nil {
 			return files, err
 		}
-		superseded, err := e.supersededOf(ctx, msgs)
+		superseded, err := supersededOf(ctx, e, msgs)
 		if err != nil {
 			return files, err
 		}
 		for _, f := range formats {
 			var buf bytes.Buffer
-			if f == FormatJSONL {
+			if f == engine.FormatJSONL {
 				err = writeChannelJSONL(&buf, c, msgs, superseded)
 			} else {
 				err = writeChannelMarkdown(&buf, c, msgs)
@@ -114,57 +116,44 @@ func (e *Engine) ExportMessages(ctx context.Context, opts MessageExportOptions) 
 				return files, err
 			}
 			name := filepath.Join(out, ChannelFileName(c.ID)+"."+f)
-			if err := WriteFileAtomic(name, buf.Bytes(), 0o644); err != nil {
+			if err := engine.WriteFileAtomic(name, buf.Bytes(), 0o644); err != nil {
 				return files, err
 			}
-			files = append(files, ExportedFile{Channel: c.ID, Format: f, Path: name, Bytes: int64(buf.Len())})
+			files = append(files, engine.ExportedFile{Channel: c.ID, Format: f, Path: name, Bytes: int64(buf.Len())})
 		}
 		if opts.Progress != nil {
-			opts.Progress(Progress{Done: int64(i + 1), Total: int64(len(chans)), Item: c.ID})
+			opts.Progress(engine.Progress{Done: int64(i + 1), Total: int64(len(chans)), Item: c.ID})
 		}
 	}
 	return files, nil
 }
 
-func checkFormats(formats []string) ([]string, error) {
-	if len(formats) == 0 {
-		return []string{FormatJSONL, FormatMarkdown}, nil
-	}
-	for _, f := range formats {
-		if f != FormatJSONL && f != FormatMarkdown {
-			return nil, invalid("format", "must be jsonl or md, got %q", f)
-		}
-	}
-	return formats, nil
-}
-
 // channelMessages returns every message of a channel in id order.
-func (e *Engine) channelMessages(ctx context.Context, channel string) ([]Message, error) {
-	done, err := e.enterStore()
-	if err != nil {
+func channelMessages(ctx context.Context, e *engine.Engine, channel string) ([]engine.Message, error) {
+	var ids []int64
+	if err := e.Use(func(s engine.Store) error {
+		var err error
+		ids, err = s.ChannelMessageIDs(ctx, channel)
+		return err
+	}); err != nil {
 		return nil, err
 	}
-	ids, err := e.store.ChannelMessageIDs(ctx, channel)
-	done()
-	if err != nil {
-		return nil, err
-	}
-	return e.messagesInBatches(ctx, ids)
+	return messagesInBatches(ctx, e, ids)
 }
 
 // supersededOf returns the messages that msgs supersede, by id.
-func (e *Engine) supersededOf(ctx context.Context, msgs []Message) (map[int64]Message, error) {
+func supersededOf(ctx context.Context, e *engine.Engine, msgs []engine.Message) (map[int64]engine.Message, error) {
 	var ids []int64
 	for _, m := range msgs {
 		if m.Supersedes != 0 {
 			ids = append(ids, m.Supersedes)
 		}
 	}
-	ms, err := e.messagesInBatches(ctx, ids)
+	ms, err := messagesInBatches(ctx, e, ids)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int64]Message, len(ms))
+	out := make(map[int64]engine.Message, len(ms))
 	for _, m := range ms {
 		out[m.ID] = m
 	}
@@ -222,7 +211,7 @@ type supersedesRef struct {
 	CreatedAt   string `json:"created_at"`
 }
 
-func refOf(m Message) *supersedesRef {
+func refOf(m engine.Message) *supersedesRef {
 	return &supersedesRef{ChannelID: m.ChannelID, SenderID: m.SenderID, ContentHash: m.ContentHash, CreatedAt: exportTime(m.CreatedAt)}
 }
 
@@ -231,13 +220,13 @@ func exportTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // writeChannelJSONL writes a channel's export; superseded holds the
 // messages that msgs supersede (a link whose target is missing, deleted
 // meanwhile, is left out).
-func writeChannelJSONL(w io.Writer, c Channel, msgs []Message, superseded map[int64]Message) error {
+func writeChannelJSONL(w io.Writer, c engine.Channel, msgs []engine.Message, superseded map[int64]engine.Message) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(exportHeaderLine{Kind: "export", Format: MessageExportFormat}); err != nil {
 		return err
 	}
-	if c.ChannelType == ChannelPlain {
+	if c.ChannelType == engine.ChannelPlain {
 		l := exportChannelLine{Kind: "channel", ID: c.ID, Description: c.Description, ProjectID: c.ProjectID}
 		if c.Name != c.ID {
 			l.Name = c.Name
@@ -266,7 +255,7 @@ func writeChannelJSONL(w io.Writer, c Channel, msgs []Message, superseded map[in
 
 // writeChannelMarkdown writes a channel for people: its description, then
 // one heading per message (id, sender, type, time) and the text as written.
-func writeChannelMarkdown(w io.Writer, c Channel, msgs []Message) error {
+func writeChannelMarkdown(w io.Writer, c engine.Channel, msgs []engine.Message) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Channel %s\n\n", mdEscape(c.ID))
 	if c.Description != "" {
@@ -278,7 +267,7 @@ func writeChannelMarkdown(w io.Writer, c Channel, msgs []Message) error {
 	fmt.Fprintf(&b, "- Messages: %d\n", len(msgs))
 	for _, m := range msgs {
 		fmt.Fprintf(&b, "\n## #%d · %s · %s · %s\n\n", m.ID, mdEscape(m.SenderID), mdEscape(m.MessageType), mdTime(m.CreatedAt))
-		if m.Confidence != DefaultConfidence {
+		if m.Confidence != engine.DefaultConfidence {
 			fmt.Fprintf(&b, "_confidence %.2f_\n\n", m.Confidence)
 		}
 		if m.Supersedes != 0 {
@@ -293,8 +282,8 @@ func writeChannelMarkdown(w io.Writer, c Channel, msgs []Message) error {
 
 // messagesInBatches reads the messages of ids, in that order, 500 at a
 // time (a bound on the query's parameters).
-func (e *Engine) messagesInBatches(ctx context.Context, ids []int64) ([]Message, error) {
-	var out []Message
+func messagesInBatches(ctx context.Context, e *engine.Engine, ids []int64) ([]engine.Message, error) {
+	var out []engine.Message
 	for len(ids) > 0 {
 		n := min(len(ids), 500)
 		ms, err := e.GetMessages(ctx, ids[:n])
@@ -306,3 +295,9 @@ func (e *Engine) messagesInBatches(ctx context.Context, ids []int64) ([]Message,
 	}
 	return out, nil
 }
+
+var mdEscaper = strings.NewReplacer("<", "&lt;", ">", "&gt;", "&", "&amp;")
+
+func mdEscape(s string) string { return mdEscaper.Replace(s) }
+
+func mdTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }

@@ -1,4 +1,4 @@
-package engine
+package ingest
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // transferBatch is how many session contents, sessions or marks
@@ -22,8 +24,8 @@ type TransferReport struct {
 	ContentsCopied int `json:"session_contents_copied"`
 	SessionsCopied int `json:"sessions_copied"`
 	// Source and target parts at the end, after the copy was verified.
-	SourceParts PartCounts `json:"source_parts"`
-	TargetParts PartCounts `json:"target_parts"`
+	SourceParts engine.PartCounts `json:"source_parts"`
+	TargetParts engine.PartCounts `json:"target_parts"`
 }
 
 // TransferTo copies the whole store e into dst, between a data dir and a
@@ -43,17 +45,17 @@ type TransferReport struct {
 // an empty store or a store only migrate writes to); otherwise it is kept
 // below every message it did not cover, so that nothing unread becomes
 // read.
-func (e *Engine) TransferTo(ctx context.Context, dst *Engine, progress func(Progress)) (TransferReport, error) {
+func TransferTo(ctx context.Context, e, dst *engine.Engine, progress func(engine.Progress)) (TransferReport, error) {
 	var rep TransferReport
 	var err error
-	if rep.ChannelsCreated, err = e.CopyChannelsTo(ctx, dst); err != nil {
+	if rep.ChannelsCreated, err = CopyChannelsTo(ctx, e, dst); err != nil {
 		return rep, err
 	}
 	ids := idMap{}
-	if rep.CopyReport, err = e.copyMessages(ctx, dst, progress, ids.add); err != nil {
+	if rep.CopyReport, err = copyMessages(ctx, e, dst, progress, ids.add); err != nil {
 		return rep, err
 	}
-	if rep.SourceParts, err = partCounts(e, ctx); err != nil {
+	if rep.SourceParts, err = partCounts(ctx, e); err != nil {
 		return rep, err
 	}
 	ids.seal()
@@ -64,7 +66,7 @@ func (e *Engine) TransferTo(ctx context.Context, dst *Engine, progress func(Prog
 			return rep, err
 		}
 	}
-	if rep.TargetParts, err = partCounts(dst, ctx); err != nil {
+	if rep.TargetParts, err = partCounts(ctx, dst); err != nil {
 		return rep, err
 	}
 	return rep, t.verify(ctx, rep.SourceParts, rep.TargetParts)
@@ -118,39 +120,41 @@ func (m *idMap) cursor(last int64) int64 {
 func (m *idMap) message(id int64, part string) (int64, error) {
 	to, ok := m.to[id]
 	if !ok {
-		return 0, fmt.Errorf("%w: %s names message %d, which the source does not hold", ErrCorrupt, part, id)
+		return 0, fmt.Errorf("%w: %s names message %d, which the source does not hold", engine.ErrCorrupt, part, id)
 	}
 	return to, nil
 }
 
 // transfer is one TransferTo's state.
 type transfer struct {
-	src, dst *Engine
+	src, dst *engine.Engine
 	ids      idMap
-	progress func(Progress)
-	parts    PartCounts
+	progress func(engine.Progress)
+	parts    engine.PartCounts
 }
 
 func (t *transfer) report(done, total int64, item string) {
 	if t.progress != nil {
-		t.progress(Progress{Done: done, Total: total, Item: item})
+		t.progress(engine.Progress{Done: done, Total: total, Item: item})
 	}
 }
 
 // onDst and onSrc run fn on the target's or the source's Store under its
 // close guard.
-func onDst[R any](t *transfer, fn func(Store) (R, error)) (R, error) {
-	return onStore(t.dst, fn)
+func onDst[R any](t *transfer, fn func(engine.Store) (R, error)) (R, error) {
+	return use(t.dst, fn)
 }
 
-func onSrc[R any](t *transfer, fn func(Store) (R, error)) (R, error) {
-	return onStore(t.src, fn)
+func onSrc[R any](t *transfer, fn func(engine.Store) (R, error)) (R, error) {
+	return use(t.src, fn)
 }
 
 func (t *transfer) contents(ctx context.Context, rep *TransferReport) error {
 	after, done := "", int64(0)
 	for {
-		cs, err := onSrc(t, func(s Store) ([]ContentRow, error) { return s.SessionContentsAfter(ctx, after, transferBatch) })
+		cs, err := onSrc(t, func(s engine.Store) ([]engine.ContentRow, error) {
+			return s.SessionContentsAfter(ctx, after, transferBatch)
+		})
 		if err != nil || len(cs) == 0 {
 			return err
 		}
@@ -164,7 +168,7 @@ func (t *transfer) contents(ctx context.Context, rep *TransferReport) error {
 				}
 			}
 		}
-		n, err := onDst(t, func(d Store) (int, error) { return d.PutSessionContents(ctx, cs) })
+		n, err := onDst(t, func(d engine.Store) (int, error) { return d.PutSessionContents(ctx, cs) })
 		if err != nil {
 			return err
 		}
@@ -177,12 +181,14 @@ func (t *transfer) contents(ctx context.Context, rep *TransferReport) error {
 func (t *transfer) sessions(ctx context.Context, rep *TransferReport) error {
 	after, done := "", int64(0)
 	for {
-		ss, err := onSrc(t, func(s Store) ([]SessionArchive, error) { return s.SessionsAfter(ctx, after, transferBatch) })
+		ss, err := onSrc(t, func(s engine.Store) ([]engine.SessionArchive, error) {
+			return s.SessionsAfter(ctx, after, transferBatch)
+		})
 		if err != nil || len(ss) == 0 {
 			return err
 		}
 		for _, s := range ss {
-			put, err := onDst(t, func(d Store) (bool, error) { return d.PutSession(ctx, s) })
+			put, err := onDst(t, func(d engine.Store) (bool, error) { return d.PutSession(ctx, s) })
 			if err != nil {
 				return err
 			}
@@ -197,11 +203,11 @@ func (t *transfer) sessions(ctx context.Context, rep *TransferReport) error {
 }
 
 func (t *transfer) files(ctx context.Context, _ *TransferReport) error {
-	fs, err := onSrc(t, func(s Store) ([]FileRow, error) { return s.SessionFiles(ctx) })
+	fs, err := onSrc(t, func(s engine.Store) ([]engine.FileRow, error) { return s.SessionFiles(ctx) })
 	if err != nil || len(fs) == 0 {
 		return err
 	}
-	_, err = onDst(t, func(d Store) (struct{}, error) { return struct{}{}, d.PutSessionFiles(ctx, fs) })
+	_, err = onDst(t, func(d engine.Store) (struct{}, error) { return struct{}{}, d.PutSessionFiles(ctx, fs) })
 	return err
 }
 
@@ -210,7 +216,7 @@ func (t *transfer) agents(ctx context.Context, _ *TransferReport) error {
 	if err != nil || len(as) == 0 {
 		return err
 	}
-	_, err = onDst(t, func(d Store) (struct{}, error) { return struct{}{}, d.PutAgents(ctx, as) })
+	_, err = onDst(t, func(d engine.Store) (struct{}, error) { return struct{}{}, d.PutAgents(ctx, as) })
 	return err
 }
 
@@ -219,14 +225,14 @@ func (t *transfer) cursors(ctx context.Context, _ *TransferReport) error {
 	if err != nil || len(cs) == 0 {
 		return err
 	}
-	_, err = onDst(t, func(d Store) (struct{}, error) { return struct{}{}, d.PutReadCursors(ctx, cs) })
+	_, err = onDst(t, func(d engine.Store) (struct{}, error) { return struct{}{}, d.PutReadCursors(ctx, cs) })
 	t.report(int64(len(cs)), int64(len(cs)), "read cursors")
 	return err
 }
 
 // translatedCursors are the source's cursors with target ids.
-func (t *transfer) translatedCursors(ctx context.Context) ([]CursorRow, error) {
-	cs, err := onSrc(t, func(s Store) ([]CursorRow, error) { return s.ReadCursors(ctx) })
+func (t *transfer) translatedCursors(ctx context.Context) ([]engine.CursorRow, error) {
+	cs, err := onSrc(t, func(s engine.Store) ([]engine.CursorRow, error) { return s.ReadCursors(ctx) })
 	for i := range cs {
 		cs[i].LastReadID = t.ids.cursor(cs[i].LastReadID)
 	}
@@ -234,17 +240,17 @@ func (t *transfer) translatedCursors(ctx context.Context) ([]CursorRow, error) {
 }
 
 func (t *transfer) marks(ctx context.Context, _ *TransferReport) error {
-	return t.eachMarks(ctx, func(ms []MarkedRow) error {
-		_, err := onDst(t, func(d Store) (struct{}, error) { return struct{}{}, d.PutMarkRows(ctx, ms) })
+	return t.eachMarks(ctx, func(ms []engine.MarkedRow) error {
+		_, err := onDst(t, func(d engine.Store) (struct{}, error) { return struct{}{}, d.PutMarkRows(ctx, ms) })
 		return err
 	})
 }
 
 // eachMarks calls fn with the source's marks in batches, ids translated.
-func (t *transfer) eachMarks(ctx context.Context, fn func([]MarkedRow) error) error {
+func (t *transfer) eachMarks(ctx context.Context, fn func([]engine.MarkedRow) error) error {
 	var after, done int64
 	for {
-		ms, err := onSrc(t, func(s Store) ([]MarkedRow, error) { return s.MarksAfter(ctx, after, transferBatch*5) })
+		ms, err := onSrc(t, func(s engine.Store) ([]engine.MarkedRow, error) { return s.MarksAfter(ctx, after, transferBatch*5) })
 		if err != nil || len(ms) == 0 {
 			return err
 		}
@@ -264,7 +270,7 @@ func (t *transfer) eachMarks(ctx context.Context, fn func([]MarkedRow) error) er
 
 // verify compares what the target holds with the source, part by part:
 // counts, then every session (row and records), cursor and mark.
-func (t *transfer) verify(ctx context.Context, sp, tp PartCounts) error {
+func (t *transfer) verify(ctx context.Context, sp, tp engine.PartCounts) error {
 	var problems []string
 	for _, c := range []struct {
 		part     string
@@ -293,7 +299,7 @@ func (t *transfer) verify(ctx context.Context, sp, tp PartCounts) error {
 	if err != nil {
 		return err
 	}
-	dcs, err := onDst(t, func(d Store) ([]CursorRow, error) { return d.ReadCursors(ctx) })
+	dcs, err := onDst(t, func(d engine.Store) ([]engine.CursorRow, error) { return d.ReadCursors(ctx) })
 	if err != nil {
 		return err
 	}
@@ -306,9 +312,9 @@ func (t *transfer) verify(ctx context.Context, sp, tp PartCounts) error {
 			problems = append(problems, fmt.Sprintf("read cursor of %s (%q) is behind in the target", c.Agent, c.Scope))
 		}
 	}
-	dstMarks := map[int64]MarkRow{}
+	dstMarks := map[int64]engine.MarkRow{}
 	for after := int64(0); ; {
-		ms, err := onDst(t, func(d Store) ([]MarkedRow, error) { return d.MarksAfter(ctx, after, transferBatch*5) })
+		ms, err := onDst(t, func(d engine.Store) ([]engine.MarkedRow, error) { return d.MarksAfter(ctx, after, transferBatch*5) })
 		if err != nil {
 			return err
 		}
@@ -320,7 +326,7 @@ func (t *transfer) verify(ctx context.Context, sp, tp PartCounts) error {
 		}
 		after = ms[len(ms)-1].MessageID
 	}
-	err = t.eachMarks(ctx, func(ms []MarkedRow) error {
+	err = t.eachMarks(ctx, func(ms []engine.MarkedRow) error {
 		for _, m := range ms {
 			if dstMarks[m.MessageID] != m.MarkRow {
 				problems = append(problems, fmt.Sprintf("breadcrumb marks of message %d differ in the target", m.MessageID))
@@ -335,7 +341,7 @@ func (t *transfer) verify(ctx context.Context, sp, tp PartCounts) error {
 		if len(problems) > 10 {
 			problems = append(problems[:10], fmt.Sprintf("and %d more", len(problems)-10))
 		}
-		return fmt.Errorf("%w: %s", ErrCorrupt, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: %s", engine.ErrCorrupt, strings.Join(problems, "; "))
 	}
 	return nil
 }
@@ -349,11 +355,13 @@ type sessionShape struct {
 }
 
 // sessionShapes reads the shape of every session of e.
-func sessionShapes(ctx context.Context, e *Engine) (map[string]sessionShape, error) {
+func sessionShapes(ctx context.Context, e *engine.Engine) (map[string]sessionShape, error) {
 	out := map[string]sessionShape{}
 	after := ""
 	for {
-		ss, err := onStore(e, func(s Store) ([]SessionArchive, error) { return s.SessionsAfter(ctx, after, transferBatch) })
+		ss, err := use(e, func(s engine.Store) ([]engine.SessionArchive, error) {
+			return s.SessionsAfter(ctx, after, transferBatch)
+		})
 		if err != nil || len(ss) == 0 {
 			return out, err
 		}
@@ -369,21 +377,6 @@ func sessionShapes(ctx context.Context, e *Engine) (map[string]sessionShape, err
 }
 
 // partCounts is e's PartCounts.
-func partCounts(e *Engine, ctx context.Context) (PartCounts, error) {
-	return onStore(e, func(s Store) (PartCounts, error) { return s.PartCounts(ctx) })
-}
-
-// checkPartsLocked adds to rep the counts of what the store holds besides
-// messages, with a problem for each session whose record count is wrong.
-// REQUIRES: the caller holds the store's close guard (enter, enterStore).
-func (e *Engine) checkPartsLocked(ctx context.Context, rep *CheckReport) error {
-	c, err := e.store.PartCounts(ctx)
-	if err != nil {
-		return err
-	}
-	rep.Parts = &c
-	for _, id := range c.RecordsMiscounted {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("session %s: its record count differs from its records", id))
-	}
-	return nil
+func partCounts(ctx context.Context, e *engine.Engine) (engine.PartCounts, error) {
+	return use(e, func(s engine.Store) (engine.PartCounts, error) { return s.PartCounts(ctx) })
 }

@@ -1,4 +1,4 @@
-package engine
+package ingest
 
 import (
 	"bufio"
@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -26,7 +27,7 @@ type ImportMessagesOptions struct {
 	// exist invalid instead of creating the channel.
 	NoCreateChannels bool
 	// Progress, when set, is called after each batch with the bytes read.
-	Progress func(Progress)
+	Progress func(engine.Progress)
 	// MaxLineBytes is the longest line read, in bytes; 0 means
 	// DefaultMaxImportLine. A longer line stops the import (nothing is
 	// imported) with an error naming it, instead of being buffered whole.
@@ -81,12 +82,12 @@ func (e LineError) Unwrap() error { return e.Err }
 // already. When it is absent or superseded already, the correction is
 // stored without the link and the line is listed in Dropped; the import
 // goes on.
-func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts ImportMessagesOptions) (*ImportMessagesReport, error) {
+func ImportMessages(ctx context.Context, e *engine.Engine, r io.ReadSeeker, opts ImportMessagesOptions) (*ImportMessagesReport, error) {
 	if opts.BatchSize == 0 {
 		opts.BatchSize = 1000
 	}
-	if opts.BatchSize < 1 || opts.BatchSize > MaxBatch {
-		return nil, invalid("BatchSize", "must be from 1 to %d, got %d", MaxBatch, opts.BatchSize)
+	if opts.BatchSize < 1 || opts.BatchSize > engine.MaxBatch {
+		return nil, invalid("BatchSize", "must be from 1 to %d, got %d", engine.MaxBatch, opts.BatchSize)
 	}
 	if opts.MaxLineBytes < 0 {
 		return nil, invalid("MaxLineBytes", "must be >= 0, got %d", opts.MaxLineBytes)
@@ -95,7 +96,7 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 		opts.MaxLineBytes = DefaultMaxImportLine
 	}
 	rep := &ImportMessagesReport{}
-	create, err := e.checkImport(ctx, r, opts, rep)
+	create, err := checkImport(ctx, e, r, opts, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -103,11 +104,13 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 		return rep, invalid("lines", "%d of %d lines are invalid; nothing was imported", rep.Invalid, rep.Lines)
 	}
 	for _, ch := range create {
-		if _, err := e.CreateChannel(ctx, ch); err != nil && !errors.Is(err, ErrExists) {
+		if _, err := e.CreateChannel(ctx, ch); err != nil && !errors.Is(err, engine.ErrExists) {
 			return rep, err
 		}
 		rep.ChannelsCreated = append(rep.ChannelsCreated, ch.ID)
-		e.committed(ch.ID) // its description, even without messages
+		if obs := e.Options().Observer; obs != nil {
+			obs.Committed(e, []string{ch.ID}) // its description, even without messages
+		}
 	}
 	total, err := r.Seek(0, io.SeekEnd)
 	if err != nil {
@@ -120,7 +123,7 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 	for _, le := range rep.Errors {
 		invalidLine[le.Line] = true
 	}
-	var batch []NewMessage
+	var batch []engine.NewMessage
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
@@ -154,7 +157,7 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 			if err := flush(); err != nil {
 				return err
 			}
-			if err := e.importCorrection(ctx, n, rec, rep); err != nil {
+			if err := importCorrection(ctx, e, n, rec, rep); err != nil {
 				return err
 			}
 			return ctx.Err()
@@ -167,7 +170,7 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 			return err
 		}
 		if opts.Progress != nil {
-			opts.Progress(Progress{Done: off, Total: total, Item: fmt.Sprintf("line %d", n)})
+			opts.Progress(engine.Progress{Done: off, Total: total, Item: fmt.Sprintf("line %d", n)})
 		}
 		return ctx.Err()
 	})
@@ -180,14 +183,14 @@ func (e *Engine) ImportMessages(ctx context.Context, r io.ReadSeeker, opts Impor
 // checkImport is ImportMessages' first pass: it counts and validates every
 // line into rep and returns the plain channels to create (with the
 // description of their channel line, if any).
-func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessagesOptions, rep *ImportMessagesReport) ([]NewChannel, error) {
+func checkImport(ctx context.Context, e *engine.Engine, r io.Reader, opts ImportMessagesOptions, rep *ImportMessagesReport) ([]engine.NewChannel, error) {
 	plain := map[string][]int{} // plain channel -> its lines
 	var order []string
-	described := map[string]NewChannel{}
+	described := map[string]engine.NewChannel{}
 	err := eachLine(r, opts.MaxLineBytes, func(n int, line []byte, _ int64) error {
 		rep.Lines++
-		id, err := e.checkImportLine(line, described)
-		if errors.Is(err, ErrIncompatibleFormat) {
+		id, err := checkImportLine(e, line, described)
+		if errors.Is(err, engine.ErrIncompatibleFormat) {
 			return fmt.Errorf("line %d: %w", n, err)
 		}
 		if err != nil {
@@ -205,18 +208,18 @@ func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessag
 	if err != nil {
 		return nil, err
 	}
-	var create []NewChannel
+	var create []engine.NewChannel
 	for _, ch := range order {
 		_, err := e.GetChannel(ctx, ch)
 		switch {
 		case err == nil:
 			continue
-		case !errors.Is(err, ErrNotFound):
+		case !errors.Is(err, engine.ErrNotFound):
 			return nil, err
 		case !opts.NoCreateChannels:
 			nc, ok := described[ch]
 			if !ok {
-				nc = NewChannel{ID: ch}
+				nc = engine.NewChannel{ID: ch}
 			}
 			create = append(create, nc)
 			continue
@@ -232,13 +235,13 @@ func (e *Engine) checkImport(ctx context.Context, r io.Reader, opts ImportMessag
 
 // checkImportLine validates one line and returns the plain channel it
 // needs ("" for none). A channel line's channel goes into described.
-func (e *Engine) checkImportLine(line []byte, described map[string]NewChannel) (string, error) {
+func checkImportLine(e *engine.Engine, line []byte, described map[string]engine.NewChannel) (string, error) {
 	rec, err := decodeImportLine(line)
 	if err != nil || rec.header {
 		return "", err
 	}
 	if c := rec.channel; c != nil {
-		if err := validateNewChannel(*c); err != nil {
+		if err := engine.ValidateNewChannel(*c); err != nil {
 			return "", err
 		}
 		if prev, ok := described[c.ID]; ok && prev != *c {
@@ -247,26 +250,26 @@ func (e *Engine) checkImportLine(line []byte, described map[string]NewChannel) (
 		described[c.ID] = *c
 		return c.ID, nil
 	}
-	p, err := e.prepare(rec.msg)
+	p, err := e.ValidateMessage(rec.msg)
 	if err != nil {
 		return "", err
 	}
-	if p.channel.namespaced {
+	if p.Channel.ChannelType != engine.ChannelPlain { // agent-notes: or project:
 		return "", nil
 	}
-	return p.channel.id, nil
+	return p.Channel.ID, nil
 }
 
 // importCorrection stores the message of line n, which supersedes
 // rec.ref, in a transaction of its own, linked to the message rec.ref
 // names in this store when there is one that is current; otherwise
 // unlinked, and the line is listed in rep.Dropped.
-func (e *Engine) importCorrection(ctx context.Context, n int, rec importRecord, rep *ImportMessagesReport) error {
+func importCorrection(ctx context.Context, e *engine.Engine, n int, rec importRecord, rep *ImportMessagesReport) error {
 	drop := func(format string, args ...any) {
 		rep.LinksDropped++
 		rep.Dropped = append(rep.Dropped, LineError{Line: n, Err: fmt.Errorf("supersedes link dropped: "+format, args...)})
 	}
-	old, found, err := e.findByRef(ctx, *rec.ref)
+	old, found, err := findByRef(ctx, e, *rec.ref)
 	if err != nil {
 		return err
 	}
@@ -279,7 +282,7 @@ func (e *Engine) importCorrection(ctx context.Context, n int, rec importRecord, 
 		if err != nil {
 			return err
 		}
-		if p, err := e.prepare(m); err != nil || p.hash != by.ContentHash || p.channel.id != by.ChannelID || p.sender != by.SenderID {
+		if p, err := e.ValidateMessage(m); err != nil || p.ContentHash != by.ContentHash || p.Channel.ID != by.ChannelID || p.Sender != by.SenderID {
 			drop("message %d, which it supersedes, is superseded already by message %d", old.ID, old.SupersededBy)
 			break
 		}
@@ -287,13 +290,13 @@ func (e *Engine) importCorrection(ctx context.Context, n int, rec importRecord, 
 	default:
 		m.Supersedes = old.ID
 	}
-	res, err := e.StoreMessages(ctx, []NewMessage{m})
-	var inv *InvalidError
+	res, err := e.StoreMessages(ctx, []engine.NewMessage{m})
+	var inv *engine.InvalidError
 	if m.Supersedes != 0 && errors.As(err, &inv) && inv.Field == "supersedes" {
 		// Superseded by another writer since it was looked up.
 		drop("%s", inv.Rule)
 		m.Supersedes = 0
-		res, err = e.StoreMessages(ctx, []NewMessage{m})
+		res, err = e.StoreMessages(ctx, []engine.NewMessage{m})
 	}
 	if err != nil {
 		return err
@@ -328,28 +331,26 @@ func (e *Engine) importCorrection(ctx context.Context, n int, rec importRecord, 
 // most MaxBatch (= MaxLimit) at one time; only an import giving more that
 // same created_at could hide the one named (its link is then reported
 // dropped, never guessed).
-func (e *Engine) findByRef(ctx context.Context, ref supersedesRef) (Message, bool, error) {
+func findByRef(ctx context.Context, e *engine.Engine, ref supersedesRef) (engine.Message, bool, error) {
 	t, err := time.Parse(time.RFC3339Nano, ref.CreatedAt)
 	if err != nil {
-		return Message{}, false, invalid("supersedes_ref", "created_at must be an RFC 3339 time, got %q", ref.CreatedAt)
+		return engine.Message{}, false, invalid("supersedes_ref", "created_at must be an RFC 3339 time, got %q", ref.CreatedAt)
 	}
-	done, err := e.enterStore()
-	if err != nil {
-		return Message{}, false, err
-	}
-	defer done()
 	w := where.And(where.Eq("channel_id", where.String(ref.ChannelID)), where.Eq("agent_name", where.String(ref.SenderID)),
 		where.Eq("timestamp", where.Int(t.UnixMilli())))
-	ms, err := e.store.List(ctx, SelectWhere(w), MaxLimit, ListByTime)
-	if err != nil {
-		return Message{}, false, err
+	var ms []engine.Message
+	if err := e.Use(func(s engine.Store) error {
+		ms, err = s.List(ctx, engine.SelectWhere(w), engine.MaxLimit, engine.ListByTime)
+		return err
+	}); err != nil {
+		return engine.Message{}, false, err
 	}
 	for _, m := range ms {
 		if m.ContentHash == ref.ContentHash {
 			return m, true, nil
 		}
 	}
-	return Message{}, false, nil
+	return engine.Message{}, false, nil
 }
 
 // eachLine calls f for every non-blank line of r with its 1-based number and
@@ -400,4 +401,9 @@ func readLineCapped(br *bufio.Reader, max int) ([]byte, error) {
 			return line, err
 		}
 	}
+}
+
+// invalid is an *engine.InvalidError of field.
+func invalid(field, format string, args ...any) error {
+	return &engine.InvalidError{Field: field, Rule: fmt.Sprintf(format, args...)}
 }
