@@ -5,7 +5,11 @@
 // and filling (VectorSets, VectorBacklog, SyncVectors), the counts of a
 // store (StoreStats, EmbedderStats), the breadcrumb marks cache the
 // checks against git fill (PutBreadcrumbMarks, MessagesToMark,
-// CachedMarks), and the recall that puts stored memory into an agent's
+// CachedMarks), the scheduled jobs of a long-running process (RunLifecycle,
+// StartLifecycle: retention and the export of changed channels and
+// sessions), the continuous export (Exporter: the commit observer,
+// engine.Options.Observer, that exports the channels each committed write
+// changed, whichever surface wrote), and the recall that puts stored memory into an agent's
 // context (a session-start briefing and a per-prompt search within a
 // token budget, each line marked when its breadcrumbs went stale) with
 // the per-session record of what was already recalled, so that nothing
@@ -24,8 +28,10 @@
 //
 // Functions are safe for concurrent use as the Engine is (on different
 // sessions for SessionLog); two processes recording the same session at
-// once may lose one's ids (a repeat, never an error). ops imports engine
-// and engine/search only: no store (engine/sqlite, engine/postgres), no
+// once may lose one's ids (a repeat, never an error). An Exporter and a
+// Lifecycle own their goroutines: an engine's Close waits for its export,
+// Lifecycle.Stop for the jobs. ops imports engine, engine/search and
+// engine/ingest only: no store (engine/sqlite, engine/postgres), no
 // database/sql, SQLite, bbolt or pgx, no net/http, nothing of cmd or
 // bench (arch_test.go).
 package ops
