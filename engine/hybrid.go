@@ -195,10 +195,10 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // (ranking profile, order, limit) and hydrate (full messages,
 // vector_missing, snippets). The steps that need no store (query
 // analysis, calibration, fusion, the rank blend, the ranking formula)
-// are engine/search's; this orchestrates them around the store's reads. The steps up to turnContext run two at a
-// time, on the caller's goroutine and one more, joined before the next
-// step (retrieve, engine/retrieve.go): the query's embedding beside the
-// keyword side.
+// are engine/search's; this orchestrates them around the store's reads.
+// The steps up to turnContext run two at a time, on the caller's goroutine
+// and one more, joined before the next step (retrieve, engine/retrieve.go):
+// the query's embedding beside the keyword side.
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	defer e.noteSearch(time.Now()) // for stats (engine/searchstats.go)
 	done, err := e.enterStore()
