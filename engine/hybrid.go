@@ -503,24 +503,6 @@ func (e *Engine) keyword(ctx context.Context, r *searchRun, embedded <-chan stru
 	return side
 }
 
-// addKeywordHits adds the keyword side's hits, best first, with their
-// keyword evidence against the query's mass and their scores normalized
-// by the best (for FusionWeighted).
-func (r *searchRun) addKeywordHits(hits []ScoredID, mass float64) {
-	best := 0.0
-	for _, h := range hits {
-		best = max(best, h.Score)
-	}
-	for i, h := range hits {
-		c := r.cands.Get(h.ID)
-		c.BM25, c.KeywordRank = h.Score, i+1
-		c.Keyword = search.KeywordEvidence(h.Score, mass)
-		if best > 0 {
-			c.KeywordNorm = h.Score / best
-		}
-	}
-}
-
 // exactSimilarities computes, in hybrid mode, the exact cosine similarity
 // of keyword hits, so that fusion sees both sides of every candidate: a
 // hit the vector list did not reach takes it (retrieve).
