@@ -97,10 +97,10 @@ func layers() []layer {
 		// vecstore, or pgcollections) and never the engine or a store.
 		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "embed", "engine/postgres", "pgcollections", "vecstore/chroma"}},
 		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
+		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/engine/postgres", module + "/pgcollections", module + "/embed", module + "/index", bbolt}},
 		// The JSON shape of a search the cairn API, the MCP tool and the CLI
 		// flags share: wire shapes live with the adapters, over the engine.
 		{dir: "cmd/cairn/searchwire", mayImport: []string{"engine", "vecstore/where"}, mustNotDepend: []string{module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
-		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/engine/postgres", module + "/pgcollections", module + "/embed", module + "/index", bbolt}},
 		// HTTP plumbing the two APIs share: the standard library only.
 		{dir: "cmd/cairn/httpguard", stdlibOnly: true},
 		{dir: "cmd/cairn/reqlog", stdlibOnly: true},

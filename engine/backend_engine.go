@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/cairn-dev/cairn/engine/search"
 	"github.com/cairn-dev/cairn/vecstore"
 )
 
@@ -145,6 +146,24 @@ func (e *Engine) agentNamesAmong(ctx context.Context, names []any) (map[string]b
 		strs[i] = n.(string)
 	}
 	return e.store.Senders(ctx, strs)
+}
+
+// addKeywordHits adds the keyword side's hits, best first, with their
+// keyword evidence against the query's mass and their scores normalized
+// by the best (for FusionWeighted).
+func (r *searchRun) addKeywordHits(hits []ScoredID, mass float64) {
+	best := 0.0
+	for _, h := range hits {
+		best = max(best, h.Score)
+	}
+	for i, h := range hits {
+		c := r.cands.Get(h.ID)
+		c.BM25, c.KeywordRank = h.Score, i+1
+		c.Keyword = search.KeywordEvidence(h.Score, mass)
+		if best > 0 {
+			c.KeywordNorm = h.Score / best
+		}
+	}
 }
 
 // embedQuery searches set: it notes a backlog and embeds the query into

@@ -195,10 +195,10 @@ func (e *Engine) Search(ctx context.Context, req SearchRequest) ([]SearchResult,
 // (ranking profile, order, limit) and hydrate (full messages,
 // vector_missing, snippets). The steps that need no store (query
 // analysis, calibration, fusion, the rank blend, the ranking formula)
-// are engine/search's; this orchestrates them around the store's reads. The steps up to turnContext run two at a
-// time, on the caller's goroutine and one more, joined before the next
-// step (retrieve, engine/retrieve.go): the query's embedding beside the
-// keyword side.
+// are engine/search's; this orchestrates them around the store's reads.
+// The steps up to turnContext run two at a time, on the caller's goroutine
+// and one more, joined before the next step (retrieve, engine/retrieve.go):
+// the query's embedding beside the keyword side.
 func (e *Engine) SearchDetailed(ctx context.Context, req SearchRequest) (SearchResponse, error) {
 	defer e.noteSearch(time.Now()) // for stats (engine/searchstats.go)
 	done, err := e.enterStore()
@@ -501,24 +501,6 @@ func (e *Engine) keyword(ctx context.Context, r *searchRun, embedded <-chan stru
 		return keywordSide{err: err}
 	}
 	return side
-}
-
-// addKeywordHits adds the keyword side's hits, best first, with their
-// keyword evidence against the query's mass and their scores normalized
-// by the best (for FusionWeighted).
-func (r *searchRun) addKeywordHits(hits []ScoredID, mass float64) {
-	best := 0.0
-	for _, h := range hits {
-		best = max(best, h.Score)
-	}
-	for i, h := range hits {
-		c := r.cands.Get(h.ID)
-		c.BM25, c.KeywordRank = h.Score, i+1
-		c.Keyword = search.KeywordEvidence(h.Score, mass)
-		if best > 0 {
-			c.KeywordNorm = h.Score / best
-		}
-	}
 }
 
 // exactSimilarities computes, in hybrid mode, the exact cosine similarity

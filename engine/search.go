@@ -92,30 +92,6 @@ func resolveFloor(floor *float64) (float64, error) {
 	return *floor, nil
 }
 
-// SearchResult is one hit: the full message and how it scored.
-type SearchResult struct {
-	Message Message `json:"message"`
-	// Score is Scores.Final: under the default profile the calibrated
-	// relevance (Scores.Fused, roughly the probability that the result is
-	// relevant), combined with recency and confidence by the other
-	// profiles; the recency of a filter-only listing.
-	Score float64 `json:"score"`
-	// KeywordScore is the BM25 score (FTS5's bm25() negated; 0 without a query).
-	KeywordScore float64 `json:"keyword_score"`
-	// Snippet is the best fragment of the content with the matched terms
-	// between ** marks ("" without a query).
-	Snippet string `json:"snippet,omitempty"`
-	// Scores is the score breakdown; Score equals Scores.Final.
-	Scores Scores `json:"scores"`
-	// VectorMissing says the message has no vector in the vectors this
-	// search used (not embedded yet, or no usable embedder): it can only
-	// have been found by keyword. Always false in keyword mode.
-	VectorMissing bool `json:"vector_missing,omitempty"`
-}
-
-// DefaultSearchLimit is the number of results when SearchRequest.Limit is 0.
-const DefaultSearchLimit = 20
-
 // Bounds of a search, the same on every surface.
 const (
 	// MaxHours bounds a duration given in hours (max_age_hours,
@@ -140,6 +116,30 @@ func (r SearchRequest) Validate() error {
 	_, err := planSearch(r, time.Now())
 	return err
 }
+
+// SearchResult is one hit: the full message and how it scored.
+type SearchResult struct {
+	Message Message `json:"message"`
+	// Score is Scores.Final: under the default profile the calibrated
+	// relevance (Scores.Fused, roughly the probability that the result is
+	// relevant), combined with recency and confidence by the other
+	// profiles; the recency of a filter-only listing.
+	Score float64 `json:"score"`
+	// KeywordScore is the BM25 score (FTS5's bm25() negated; 0 without a query).
+	KeywordScore float64 `json:"keyword_score"`
+	// Snippet is the best fragment of the content with the matched terms
+	// between ** marks ("" without a query).
+	Snippet string `json:"snippet,omitempty"`
+	// Scores is the score breakdown; Score equals Scores.Final.
+	Scores Scores `json:"scores"`
+	// VectorMissing says the message has no vector in the vectors this
+	// search used (not embedded yet, or no usable embedder): it can only
+	// have been found by keyword. Always false in keyword mode.
+	VectorMissing bool `json:"vector_missing,omitempty"`
+}
+
+// DefaultSearchLimit is the number of results when SearchRequest.Limit is 0.
+const DefaultSearchLimit = 20
 
 // sqlFilter collects the conditions (ANDed) of a filter and their
 // arguments, in order.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/cairn-dev/cairn/engine/search"
@@ -82,7 +81,7 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 	// both have vectors.
 	with := func(c *search.Candidate, a, b int64) {
 		if va, vb := vecs[a], vecs[b]; va != nil && vb != nil {
-			c.SetContext(pairSimilarity(r.qvec, va, vb))
+			c.SetContext(search.PairSimilarity(r.qvec, va, vb))
 		}
 	}
 	for _, id := range best {
@@ -110,22 +109,4 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 type TurnNeighbours struct {
 	Prev, Next int64
 	NextPasses bool // the turn after passes the search's filter, so it may join the candidates
-}
-
-// pairSimilarity is the cosine similarity of q to a + b.
-func pairSimilarity(q, a, b []float32) float64 {
-	if len(a) != len(q) || len(b) != len(q) {
-		return 0
-	}
-	var dot, nn, qq float64
-	for i := range q {
-		s := float64(a[i]) + float64(b[i])
-		dot += float64(q[i]) * s
-		nn += s * s
-		qq += float64(q[i]) * float64(q[i])
-	}
-	if nn == 0 || qq == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(nn*qq)
 }

@@ -117,6 +117,28 @@ func (c *Candidate) SemanticScore() float64 { return clamp01(c.FusionSimilarity(
 // [0,1].
 func (c *Candidate) ShownSimilarity() float64 { return clamp01(c.Similarity) }
 
+// PairSimilarity is the cosine similarity of q to a + b: the stored
+// vectors of two consecutive turns, added, are close to what embedding the
+// two turns together gives, so it scores a turn with its context without a
+// second vector (the engine's turn context step, SetContext). 0 when the
+// dimensions differ or a vector is zero.
+func PairSimilarity(q, a, b []float32) float64 {
+	if len(a) != len(q) || len(b) != len(q) {
+		return 0
+	}
+	var dot, nn, qq float64
+	for i := range q {
+		s := float64(a[i]) + float64(b[i])
+		dot += float64(q[i]) * s
+		nn += s * s
+		qq += float64(q[i]) * float64(q[i])
+	}
+	if nn == 0 || qq == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(nn*qq)
+}
+
 // SetContext raises the candidate's context similarity to s.
 func (c *Candidate) SetContext(s float64) {
 	if !c.HasContext || s > c.Context {

@@ -77,3 +77,16 @@ func TestBlendRanks(t *testing.T) {
 		}
 	}
 }
+
+// The pair similarity is the cosine of q with a + b.
+func TestPairSimilarity(t *testing.T) {
+	q := []float32{1, 0, 0}
+	a := []float32{1, 0, 0}
+	b := []float32{0, 1, 0}
+	if got, want := search.PairSimilarity(q, a, b), 1/math.Sqrt2; math.Abs(got-want) > 1e-9 {
+		t.Errorf("PairSimilarity = %v, want %v", got, want)
+	}
+	if got := search.PairSimilarity(q, a, []float32{1, 0}); got != 0 {
+		t.Errorf("dimension mismatch: %v, want 0", got)
+	}
+}
