@@ -88,15 +88,21 @@ type BackupOptions struct {
 	Leftover func(path string)
 }
 
-// Backups writes backups of the data dir (Restore and VerifyBackup read
-// them without an open engine). Get it from Engine.Backups; it shares the
-// engine's database and closes with it.
+// Backups writes backups of the store (Restore and VerifyBackup read
+// them without an open engine). Get it from Engine.Backups; it closes with
+// the engine.
 type Backups struct {
-	*db
-	store func() *vecstore.Store // the engine's vector store, nil when not open
+	over *Engine
 }
 
-// Create writes a consistent snapshot of the data dir to the file archive
+// Create writes a consistent snapshot of the store to the file archive
+// (Store.Backup; the data dir's is sqliteStore.Backup). Another store
+// refuses and names its own tools.
+func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOptions) (*BackupManifest, error) {
+	return onStore(bk.over, func(st Store) (*BackupManifest, error) { return st.Backup(ctx, archive, opts) })
+}
+
+// Backup writes a consistent snapshot of the data dir to the file archive
 // (written atomically). SQLite is copied with VACUUM INTO inside one read
 // transaction, so writers keep going and the copy is consistent;
 // opts.Sources snapshot their own parts; config.toml and models/ are copied
@@ -104,18 +110,8 @@ type Backups struct {
 // file that changes while it is archived fails the backup. The vectors/
 // folder is refused unless a source covers it, since copying a live bbolt
 // file is not consistent.
-func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOptions) (*BackupManifest, error) {
-	if bk.backend != "" {
-		return nil, invalid("store", "cairn backup archives a data dir; a %s store is backed up with its own tools "+
-			"(pg_dump for the database, pg_basebackup for the server), or copied into a data dir with "+
-			"`cairn migrate --from URL --to DIR` and that dir backed up", bk.backend)
-	}
-	done, err := bk.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	archive, err = filepath.Abs(archive)
+func (bk *sqliteStore) Backup(ctx context.Context, archive string, opts BackupOptions) (*BackupManifest, error) {
+	archive, err := filepath.Abs(archive)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +167,7 @@ type backupEntry struct {
 
 // collect snapshots SQLite and opts.Sources into stage and lists every
 // file of the backup, sorted by path.
-func (bk *Backups) collect(ctx context.Context, stage string, opts BackupOptions) ([]backupEntry, error) {
+func (bk *sqliteStore) collect(ctx context.Context, stage string, opts BackupOptions) ([]backupEntry, error) {
 	var entries []backupEntry
 	addStaged := func(rel string, write func(w io.Writer) error) error {
 		dst := filepath.Join(stage, filepath.FromSlash(rel))
@@ -254,7 +250,7 @@ func (bk *Backups) collect(ctx context.Context, stage string, opts BackupOptions
 // regular files a restore accepts (restorable) not covered by a snapshot,
 // skipping dot files (temporary files of atomic replaces). Anything else a
 // user left in the data dir stays out of the backup.
-func (bk *Backups) direct(covered map[string]bool, skipVectors bool) ([]backupEntry, error) {
+func (bk *sqliteStore) direct(covered map[string]bool, skipVectors bool) ([]backupEntry, error) {
 	var entries []backupEntry
 	err := filepath.WalkDir(bk.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -469,12 +465,17 @@ func VerifyBackup(ctx context.Context, archive string) (*BackupManifest, error) 
 
 // checkRestored opens the store in dir and checks it.
 func checkRestored(ctx context.Context, dir string) error {
-	e, err := Open(ctx, dir, Options{})
+	s, err := openSQLiteStore(ctx, dir, Options{})
 	if err != nil {
 		return fmt.Errorf("engine: restore: the backup's database does not open: %w", err)
 	}
+	e, err := OpenBackend(ctx, s, "", s.dir, Options{})
+	if err != nil {
+		s.Close()
+		return fmt.Errorf("engine: restore: the backup's database does not open: %w", err)
+	}
 	cerr := e.Check(ctx)
-	if st := e.VectorStore(); st != nil && cerr == nil {
+	if st := s.VectorStore(); st != nil && cerr == nil {
 		if err := st.Check(ctx); err != nil {
 			cerr = fmt.Errorf("vectors: %w", vecstoreClass(err))
 		}
@@ -748,7 +749,7 @@ func readBackup(ctx context.Context, archive string, maxExpansion float64, fn fu
 // vectors deleted between the SQLite copy and the vector copy are missing
 // from the restored vector store while their messages are not; `cairn
 // check` reports such messages and `cairn rebuild` re-embeds them.
-func (bk *Backups) vectorsSource(ctx context.Context, given []SnapshotSource) (*SnapshotSource, error) {
+func (bk *sqliteStore) vectorsSource(ctx context.Context, given []SnapshotSource) (*SnapshotSource, error) {
 	rel := VectorsDir + "/" + vecstore.FileName
 	for _, s := range given {
 		if s.Path == rel {
@@ -764,7 +765,7 @@ func (bk *Backups) vectorsSource(ctx context.Context, given []SnapshotSource) (*
 	return &SnapshotSource{Path: rel, Write: func(ctx context.Context, w io.Writer) error {
 		// The engine's own store when it is open: a second Store in the
 		// same process would replay its writes and load its collections again.
-		if st := bk.store(); st != nil {
+		if st := bk.VectorStore(); st != nil {
 			_, err := st.WriteSnapshot(ctx, w)
 			return err
 		}

@@ -75,18 +75,18 @@
 // safe for concurrent use, as the read pool, the in-memory BM25 index
 // (fts.Index) and vecstore are.
 //
-// Lock order (outermost first): db.mu (Close vs. operations, shared by the
-// Engine and its parts), then the SQLite write lock. No embedding or file
-// I/O other than SQLite happens under db.mu's write side.
+// Lock order (outermost first): Engine.mu (Close vs. operations, shared by
+// the Engine and its parts), then the SQLite write lock. No embedding or
+// file I/O other than SQLite happens under Engine.mu's write side.
 //
 // # Parts over one database
 //
 // The Engine owns messages, search and vectors. Imported sessions
 // (Engine.Sessions: import, reads, export), retention (Engine.Retention:
-// GC) and backups (Engine.Backups) are small types over the same database
-// handle (db); sessions and retention reach messages only through the
-// Engine's message store (messageStore), so a session chunk or a deletion
-// takes the same path as StoreMessage or DeleteMessage. They are safe for
+// GC) and backups (Engine.Backups) are small types over the same Engine
+// and its Store; sessions and retention reach messages only through the
+// Store, so a session chunk or a deletion takes the same path as
+// StoreMessage or DeleteMessage. They are safe for
 // concurrent use as the Engine is, and fail with ErrClosed once it closed.
 // Messages are imported from JSONL by ImportMessages (validated in full
 // before anything is written) and exported to it by ExportMessages; the
@@ -119,7 +119,9 @@
 // Each store fills its own vectors (Store.FillVectors: the data dir's
 // outbox drain below, or engine/postgres's claims) from the Engine's one worker
 // loop. What needs the data dir's files (backups, MessagesWithBreadcrumbs,
-// Neighbours) refuses another store (db.enter) with an *InvalidError.
+// Neighbours) another store refuses with an *InvalidError (Unsupported).
+// The store gets what it needs of the Engine through Store.Attach (Host):
+// the search counter and the call that wakes the worker.
 //
 // # Read cursors (engine/unread.go)
 //

@@ -7,33 +7,35 @@ import "github.com/cairn-dev/cairn/fts"
 // the index now (synchronously) when it is not built yet, and reports
 // whether it has diverged from FTS5.
 func (e *Engine) SetKeywordIndex(on bool) error {
-	e.kw.off.Store(!on)
-	if on && !e.kw.mem.Ready() {
-		e.kw.once.Do(func() {})
-		if err := e.kw.mem.Build(e.kw.ctx, e.r); err != nil {
+	s := e.dataDir()
+	s.kw.off.Store(!on)
+	if on && !s.kw.mem.Ready() {
+		s.kw.once.Do(func() {})
+		if err := s.kw.mem.Build(s.kw.ctx, s.r); err != nil {
 			return err
 		}
 	}
 	if on {
-		return e.kw.mem.Err() // diverged: searches would silently use FTS5
+		return s.kw.mem.Err() // diverged: searches would silently use FTS5
 	}
 	return nil
 }
 
 // KeywordIndexStats returns the in-memory keyword index's size.
-func (e *Engine) KeywordIndexStats() fts.IndexStats { return e.kw.mem.Stats() }
+func (e *Engine) KeywordIndexStats() fts.IndexStats { return e.dataDir().kw.mem.Stats() }
 
 // BuildFreshKeywordIndex builds a new in-memory keyword index from SQLite
 // (the work of the first search's background build) and installs it.
 func (e *Engine) BuildFreshKeywordIndex() error {
-	k := newMemKeywordIndex(e.fts)
+	s := e.dataDir()
+	k := newMemKeywordIndex(s.fts)
 	k.once.Do(func() {})
-	if err := k.mem.Build(k.ctx, e.r); err != nil {
+	if err := k.mem.Build(k.ctx, s.r); err != nil {
 		return err
 	}
-	old := e.kw
+	old := s.kw
 	k.off.Store(old.off.Load())
-	e.kw = k
+	s.kw = k
 	old.close()
 	return nil
 }

@@ -62,7 +62,7 @@ func FormatVersion() int {
 }
 
 // migrate brings the database at path up to FormatVersion.
-func (e *Engine) migrate(ctx context.Context, path string) error {
+func (e *sqliteStore) migrate(ctx context.Context, path string) error {
 	ms, err := loadMigrations()
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func (e *Engine) migrate(ctx context.Context, path string) error {
 	return nil
 }
 
-func (e *Engine) apply(ctx context.Context, m migration) error {
+func (e *sqliteStore) apply(ctx context.Context, m migration) error {
 	tx, err := e.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -69,7 +69,7 @@ func PlanSessionProjects(chunks []ProjectlessChunk) []ProjectMove {
 
 // migrationStep returns the Go part of migration version, run after its
 // SQL in the same transaction (what SQL cannot compute), or nil.
-func (e *Engine) migrationStep(version int) func(context.Context, *sql.Tx) error {
+func (e *sqliteStore) migrationStep(version int) func(context.Context, *sql.Tx) error {
 	if version == 10 {
 		return e.sessionProjectsTx
 	}
@@ -91,7 +91,7 @@ const projectlessChunksQuery = `SELECT m.id, m.sender_id, m.created_at, coalesce
 // sessionProjectsTx is format 10's step: it gives the session chunks
 // stored without a project the project of their working directory
 // (engine/migrations/0010_session_projects.sql).
-func (e *Engine) sessionProjectsTx(ctx context.Context, tx *sql.Tx) error {
+func (e *sqliteStore) sessionProjectsTx(ctx context.Context, tx *sql.Tx) error {
 	rows, err := tx.QueryContext(ctx, projectlessChunksQuery, SessionChannel)
 	if err != nil {
 		return err
@@ -122,7 +122,7 @@ func (e *Engine) sessionProjectsTx(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, "UPDATE agents SET message_count = max(message_count - ?, 0) WHERE name = ? AND project_id = ''", len(mv.IDs), mv.Sender); err != nil {
 			return err
 		}
-		if err := e.sqlite().touchAgentTx(ctx, tx, mv.Sender, mv.Project, now, mv.First, mv.Last, len(mv.IDs)); err != nil {
+		if err := e.touchAgentTx(ctx, tx, mv.Sender, mv.Project, now, mv.First, mv.Last, len(mv.IDs)); err != nil {
 			return err
 		}
 		// An upsert queued for a message whose vector is stored refreshes

@@ -52,10 +52,10 @@ func (s *stmts) close() {
 	}
 }
 
-// writeBatchTx is writeTx (store.go) for many messages in one transaction,
+// writeBatchTx is writeTxAt for many messages in one transaction,
 // with the same effects: channels ensured once each, per-channel and
 // per-agent counters updated once each with the batch's totals, prepared
-// statements reused, at now (Unix ms). Keep it in step with writeTx.
+// statements reused, at now (Unix ms). Keep it in step with writeTxAt.
 func (s *sqliteStore) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []prepared, now int64) ([]WriteResult, bool, error) {
 	st := &stmts{tx: tx, m: map[string]*sql.Stmt{}}
 	defer st.close()
@@ -152,7 +152,7 @@ func liveSetIDsTx(ctx context.Context, tx *sql.Tx) ([]int64, error) {
 func (s *sqliteStore) insertBatchMessageTx(ctx context.Context, st *stmts, p prepared, created int64, sets []int64) (WriteResult, error) {
 	res := WriteResult{ChannelID: p.channel.id, ContentHash: p.hash}
 	if p.supersedes != 0 {
-		// As in writeTx: a repeat links nothing; a new message's
+		// As in writeTxAt: a repeat links nothing; a new message's
 		// supersedes is checked before it is inserted.
 		err := st.tx.QueryRowContext(ctx, "SELECT id FROM messages WHERE content_hash = ? AND channel_id = ? AND sender_id = ?", p.hash, p.channel.id, p.sender).Scan(&res.ID)
 		if err == nil {

@@ -13,7 +13,7 @@ import (
 // truncates the WAL to zero bytes. A reader holding an old snapshot makes
 // SQLite wait (busy_timeout); if the checkpoint still cannot finish, the
 // next delete or GC completes it, and a warning is logged.
-func (d *db) scrubDeleted(ctx context.Context) error {
+func (d *sqliteStore) scrubDeleted(ctx context.Context) error {
 	var busy, logFrames, checkpointed int
 	for range 3 {
 		err := d.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logFrames, &checkpointed)

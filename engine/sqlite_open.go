@@ -5,12 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/cairn-dev/cairn/fts"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -20,11 +22,103 @@ import (
 // a data dir this process cannot write, and the classes of SQLite's
 // errors.
 
+// openSQLiteStore opens (creating if needed) the data dir dir and its
+// database, applying pending migrations (Open).
+func openSQLiteStore(ctx context.Context, dir string, opts Options) (*sqliteStore, error) {
+	opts, err := opts.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		return nil, invalid("data dir", "must not be empty")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("engine: data dir %q: %w", dir, err)
+	}
+	// Private by default: the dir 0700 and every file in it 0600 (a
+	// stricter umask narrows these further). A dir that exists keeps the
+	// mode its owner gave it; `cairn check` warns when others can read it.
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("engine: cannot create data dir: %w", classify(err))
+	}
+	var leftovers []string
+	if !opts.ReadOnly {
+		if err := checkWritable(abs); err != nil {
+			return nil, err
+		}
+		// Plaintext copies killed backups and restores left (engine/leftovers.go).
+		leftovers = append(removeBackupStages(abs), removeStaleIn(filepath.Dir(abs), restoreTempPrefix(abs))...)
+	}
+	t, err := fts.New("messages_fts", "messages", "content", "id")
+	if err != nil {
+		return nil, err
+	}
+	s := &sqliteStore{dir: abs, opts: opts, fts: t, kw: newMemKeywordIndex(t), leftovers: leftovers,
+		vec: &vectors{}, host: Host{Wake: func() {}, Searches: &SearchCounts{}}}
+	s.vec.mu.colls = map[string]string{}
+	path := filepath.Join(abs, DBFile)
+	if opts.ReadOnly && !Writable(abs) {
+		// Another user's data dir, or one made read-only: SQLite cannot
+		// create the WAL's shared-memory file beside the database, so it
+		// reads the file as immutable, on one connection.
+		if err := s.openSQLiteImmutable(ctx, path); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	// SQLite would create the file 0644; created here first, it is 0600,
+	// and SQLite gives the WAL and shared-memory files the same mode.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
+	} else if !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("engine: create %s: %w", DBFile, classify(err))
+	}
+
+	if err := s.openSQLiteShared(ctx, path); err != nil {
+		if !noSharedMemory(err) {
+			return nil, err
+		}
+		if !opts.ReadOnly {
+			if diskNearlyFull(abs) && !errors.Is(err, ErrDiskFull) {
+				err = fmt.Errorf("%w: %w", ErrDiskFull, err)
+			}
+			return nil, err
+		}
+		opts.Logger.Warn("SQLite cannot set up its shared-memory index (disk full?); reading with an exclusive lock", "err", err)
+		if err := s.openSQLite(ctx, path, true); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// RemovedLeftovers returns the temporary files and folders of killed
+// backups and restores that opening removed: the data dir's backup stages,
+// the archive temporaries they named, and ".DIR.restore-*" beside it.
+func (s *sqliteStore) RemovedLeftovers() []string { return s.leftovers }
+
+// Dir returns the data dir's absolute path.
+func (s *sqliteStore) Dir() string { return s.dir }
+
+func checkWritable(dir string) error {
+	f, err := os.CreateTemp(dir, ".cairn-write-check-*")
+	if err != nil {
+		return fmt.Errorf("engine: data dir %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("engine: data dir %s: %w", dir, err)
+	}
+	return nil
+}
+
 // openSQLite opens the writer connection and the reader pool, applying
 // pending migrations. private is the ReadOnly fallback: one exclusive
 // connection, serving as writer and reader pool both, whose WAL index
 // lives in its own heap memory instead of the -shm file.
-func (e *Engine) openSQLite(ctx context.Context, path string, private bool) error {
+func (e *sqliteStore) openSQLite(ctx context.Context, path string, private bool) error {
 	opts := e.opts
 	var err error
 	if private {
@@ -72,7 +166,7 @@ func (e *Engine) openSQLite(ctx context.Context, path string, private bool) erro
 // its busy handler (waiting could deadlock two openers), so processes
 // that create one data dir at the same moment could fail to open it. Each
 // try closes what it opened; the tries stop once BusyTimeout has passed.
-func (e *Engine) openSQLiteShared(ctx context.Context, path string) error {
+func (e *sqliteStore) openSQLiteShared(ctx context.Context, path string) error {
 	deadline := time.Now().Add(e.opts.BusyTimeout)
 	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		err := e.openSQLite(ctx, path, false)
@@ -115,7 +209,7 @@ func noSharedMemory(err error) bool {
 // file WAL readers need cannot be created. A write-ahead log with frames
 // in it would be ignored that way (its commits unseen), so it is refused,
 // as is a database that needs a migration.
-func (e *Engine) openSQLiteImmutable(ctx context.Context, path string) error {
+func (e *sqliteStore) openSQLiteImmutable(ctx context.Context, path string) error {
 	if _, err := os.Stat(path); err != nil {
 		return fmt.Errorf("engine: data dir %s: %w", e.dir, classify(err))
 	}

@@ -55,7 +55,7 @@ func queryMessages(ctx context.Context, db *sql.DB, query string, args ...any) (
 
 // getMessages reads the messages ids, in the order of ids; missing ids
 // are skipped.
-func (d *db) getMessages(ctx context.Context, ids []int64) ([]Message, error) {
+func (d *sqliteStore) getMessages(ctx context.Context, ids []int64) ([]Message, error) {
 	if len(ids) == 0 {
 		return []Message{}, nil
 	}

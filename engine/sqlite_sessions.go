@@ -98,7 +98,7 @@ func (s *sqliteStore) SessionRefs(ctx context.Context, messageID int64) ([]Sessi
 
 // SessionOrphans is what GC's plan reads (Retention.sessionOrphans).
 func (s *sqliteStore) SessionOrphans(ctx context.Context, sessions []string) ([]string, []int64, error) {
-	return (&Retention{db: s.db}).sessionOrphans(ctx, s.r, sessions)
+	return s.sessionOrphans(ctx, s.r, sessions)
 }
 
 // DeleteSessions deletes in one transaction (Retention.apply), then
@@ -108,13 +108,12 @@ func (s *sqliteStore) DeleteSessions(ctx context.Context, sessions, contents []s
 	for i, id := range messages {
 		items[i] = GCItem{ID: id}
 	}
-	rt := &Retention{db: s.db, msgs: s.msgs}
-	if err := rt.apply(ctx, &GCReport{Messages: items}, sessions, contents); err != nil {
+	if err := s.applyGC(ctx, &GCReport{Messages: items}, sessions, contents); err != nil {
 		return err
 	}
 	// The vector deletions recorded in the outbox are applied by the
 	// vector worker; vecstore zeroes the pages they free.
-	s.wakeVectors()
+	s.host.Wake()
 	return s.scrubDeleted(ctx)
 }
 

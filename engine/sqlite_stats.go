@@ -181,8 +181,7 @@ func (s *sqliteStore) SearchTotals(ctx context.Context) (n, us int64, err error)
 // process or its Close (addSearchesTx, flushSearchesAtClose): counting
 // makes no commit of its own.
 func (s *sqliteStore) AddSearches(ctx context.Context, n, us int64) error {
-	s.searches.n.Add(n)
-	s.searches.us.Add(us)
+	s.host.Searches.Add(n, us)
 	return nil
 }
 
@@ -196,26 +195,24 @@ const addSearchStats = "UPDATE search_stats SET searches = searches + ?, total_u
 // back. A failure to count never fails the write: the counts wait for the
 // next one.
 func (s *sqliteStore) addSearchesTx(ctx context.Context, tx *sql.Tx) func(committed bool) {
-	c := s.searches
-	n, us := c.n.Swap(0), c.us.Swap(0)
+	c := s.host.Searches
+	n, us := c.Take()
 	restore := func(committed bool) {
 		if committed {
-			c.wrote.Store(true)
+			c.SetWrote()
 			return
 		}
-		c.n.Add(n)
-		c.us.Add(us)
+		c.Add(n, us)
 	}
 	if n == 0 {
 		return restore
 	}
 	if _, err := tx.ExecContext(ctx, addSearchStats, n, us); err != nil {
 		s.opts.Logger.Warn("search stats not saved with this write", "err", err)
-		c.n.Add(n)
-		c.us.Add(us)
+		c.Add(n, us)
 		return func(committed bool) {
 			if committed {
-				c.wrote.Store(true)
+				c.SetWrote()
 			}
 		}
 	}
@@ -234,14 +231,14 @@ const searchCountsFile = "search-counts"
 // wrote to the database; otherwise it appends them to searchCountsFile.
 // On failure the counts are lost with the process.
 func (st *sqliteStore) flushSearchesAtClose(ctx context.Context) {
-	c := st.searches
-	if !c.wrote.Load() {
-		if n, us := c.n.Swap(0), c.us.Swap(0); n > 0 && !st.immutable {
+	c := st.host.Searches
+	if !c.Wrote() {
+		if n, us := c.Take(); n > 0 && !st.immutable {
 			appendSearchCounts(filepath.Join(st.dir, searchCountsFile), n, us)
 		}
 		return
 	}
-	n, us := c.n.Swap(0), c.us.Swap(0)
+	n, us := c.Take()
 	// The file is renamed first, so that counts appended meanwhile go to
 	// a new file for the next writer.
 	path := filepath.Join(st.dir, searchCountsFile)

@@ -16,36 +16,31 @@ import (
 // index (engine/sqlite_keyword_index.go), vectors in vecstore with the SQLite
 // outbox (engine/sqlite_vecstore.go, sqlite_outbox.go). Open builds it and
 // hands it to the Engine as its Store; its methods are here and in
-// engine/sqlite_*.go. What it needs of the Engine arrives as fields, not
-// as a pointer to it: the options (in db), the search counter that write
-// transactions flush, the call that wakes the vector worker, the
-// breadcrumb rule, the vector conversion and the message deletion that
-// Retention shares.
+// engine/sqlite_*.go. What it needs of the Engine arrives through Attach
+// (Host): the search counter that write transactions flush and the call
+// that wakes the vector worker.
 type sqliteStore struct {
-	// db holds the SQLite handles, the data dir and the options. The
-	// operations only the data dir has (Sessions, Retention, Backups) share
-	// it.
-	*db
+	dir  string
+	opts Options
+
+	w *sql.DB // one connection, BEGIN IMMEDIATE
+	r *sql.DB // read-only pool
+	// sharedConn: r is w (Options.ReadOnly's fallback on a full disk).
+	sharedConn bool
+	// immutable: the data dir is not writable and the database is read
+	// as an immutable file (openSQLiteImmutable).
+	immutable bool
+
 	fts *fts.Table       // messages_fts
 	kw  *memKeywordIndex // in-memory keyword index, fts.Index (engine/sqlite_keyword_index.go)
-	// vec is the vecstore and its collections (engine/sqlite_vecstore.go);
-	// the Engine hands out vec.store (VectorStore).
+	// vec is the vecstore and its collections (engine/sqlite_vecstore.go).
 	vec *vectors
-	// searches is the Engine's count of this process's searches, which the
-	// store adds to search_stats inside its write transactions.
-	searches *searchCounter
-	// wakeVectors tells the Engine's vector worker that outbox rows wait.
-	wakeVectors func()
-	// validAmong keeps the ids whose breadcrumbs hold at the repositories'
-	// heads (the Engine's Selection.ValidAt rule, engine/crumbmarks.go).
-	validAmong func(ctx context.Context, heads *RepoHeads, ids []int64) (map[int64]bool, error)
-	// convertVectors rewrites the message collections of an older vector
-	// code (Engine.ConvertVectors), for PrepareVectors.
-	convertVectors func(ctx context.Context, progress ConvertProgress) error
-	// msgs is the Engine's message path that Retention shares with the
-	// store: deleting messages (deleteMessagesTx, in engine/retention.go)
-	// and, for DeleteSessions, the rest of messageStore.
-	msgs messageStore
+	// host is what the Engine over this store lends it (Attach).
+	host Host
+
+	// leftovers are the temporaries of killed backups and restores
+	// opening removed (RemovedLeftovers).
+	leftovers []string
 }
 
 var _ Store = (*sqliteStore)(nil)
@@ -122,7 +117,7 @@ func (s *sqliteStore) Write(ctx context.Context, ms []StoredMessage, now time.Ti
 		return nil, fmt.Errorf("engine: store messages: %w", classify(err))
 	}
 	if created {
-		s.wakeVectors()
+		s.host.Wake()
 	}
 	return out, nil
 }
@@ -209,7 +204,10 @@ func (s *sqliteStore) Nearest(ctx context.Context, set VectorSet, q []float32, f
 func (s *sqliteStore) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64) (map[int64]bool, error) {
 	return PassingMarks(ids, f,
 		func(agent string) (map[int64]bool, error) { return s.UnreadAmong(ctx, agent, ids) },
-		func(heads *RepoHeads) (map[int64]bool, error) { return s.validAmong(ctx, heads, ids) })
+		func(heads *RepoHeads) (map[int64]bool, error) {
+			rows, err := s.Marks(ctx, ids)
+			return ValidMarks(rows, heads), err
+		})
 }
 
 func (s *sqliteStore) Similarities(ctx context.Context, set VectorSet, q []float32, ids []int64) (map[int64]float64, error) {
@@ -263,13 +261,13 @@ func (s *sqliteStore) Delete(ctx context.Context, id int64) (bool, error) {
 	if n == 0 {
 		return false, nil
 	}
-	if err := s.msgs.deleteMessagesTx(ctx, tx, []int64{id}); err != nil {
+	if err := s.deleteMessagesTx(ctx, tx, []int64{id}); err != nil {
 		return false, err
 	}
 	if err := tx.Commit(); err != nil {
 		return false, fmt.Errorf("engine: delete message: %w", classify(err))
 	}
-	s.wakeVectors()
+	s.host.Wake()
 	return true, s.scrubDeleted(ctx)
 }
 
@@ -354,6 +352,9 @@ func (s *sqliteStore) Pending(ctx context.Context, set int64, ids []int64) (map[
 // Close stops the keyword index build and the vector worker, flushes the
 // search counts, and closes vecstore and SQLite (Engine.Close holds the
 // lock).
+// Attach keeps what the Engine over the store lends it.
+func (s *sqliteStore) Attach(h Host) { s.host = h }
+
 func (s *sqliteStore) Close() error {
 	s.flushSearchesAtClose(context.Background())
 	s.kw.close()             // stops a keyword index build (engine/sqlite_keyword_index.go)
@@ -369,13 +370,4 @@ func (s *sqliteStore) Close() error {
 		err = verr
 	}
 	return err
-}
-
-// sqlite is the Engine's store as the embedded store, for the Engine's
-// own SQLite paths not yet behind the port (writeTx, retention's outbox
-// rows, the project migration, the vector conversion). Their callers hold
-// enter, which refuses an Engine over another Store.
-func (e *Engine) sqlite() *sqliteStore {
-	s, _ := e.store.(*sqliteStore)
-	return s
 }

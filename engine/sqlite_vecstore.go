@@ -133,18 +133,18 @@ func (ss *sqliteStore) openVectorStore(ctx context.Context, sets []VectorSet) er
 	return nil
 }
 
-// VectorStore returns the engine's vector store (DIR/vectors): the one
+// VectorStore returns the data dir's vector store (DIR/vectors): the one
 // *vecstore.Store of the process, to hand to whatever else serves
 // collections, since a second Store on the same directory would replay
 // every write of the first through the file lock and hold each shared
 // collection in memory twice. It is nil when the store is not open (no
-// embedder, no vector set and Options.VectorStore.Open false). The engine
+// embedder, no vector set and Options.VectorStore.Open false). The store
 // owns it: Close closes it, callers must not.
-func (e *Engine) VectorStore() *vecstore.Store {
-	if e.vec == nil {
+func (s *sqliteStore) VectorStore() *vecstore.Store {
+	if s.vec == nil {
 		return nil
 	}
-	return e.vec.store
+	return s.vec.store
 }
 
 // closeVectors closes the vecstore (the worker is stopped). Called by the

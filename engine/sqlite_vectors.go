@@ -25,7 +25,7 @@ func (s *sqliteStore) OpenVectors(ctx context.Context, v Vectorizer) (bool, erro
 // PrepareVectors converts the message collections written in an older
 // vector code (ConvertVectors).
 func (s *sqliteStore) PrepareVectors(ctx context.Context) error {
-	if err := s.convertVectors(ctx, nil); err != nil {
+	if err := s.ConvertVectors(ctx, nil); err != nil {
 		return fmt.Errorf("converting message vectors: %w", err)
 	}
 	return nil

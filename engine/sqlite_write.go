@@ -28,19 +28,14 @@ func (s *sqliteStore) write(ctx context.Context, p prepared, now int64) (WriteRe
 		return WriteResult{}, fmt.Errorf("engine: store message: %w", classify(err))
 	}
 	if res.Created {
-		s.wakeVectors() // engine/worker.go
+		s.host.Wake() // engine/worker.go
 	}
 	return res, nil
 }
 
-// writeTx stores p inside tx: the message, its FTS5 row and its vector
-// outbox rows in one transaction, so the keyword index and the vectors can
-// never miss a committed message.
-func (e *Engine) writeTx(ctx context.Context, tx *sql.Tx, p prepared) (WriteResult, error) {
-	return e.sqlite().writeTxAt(ctx, tx, p, e.opts.Now().UnixMilli())
-}
-
-// writeTxAt is writeTx at now (Unix ms).
+// writeTxAt stores p inside tx at now (Unix ms): the message, its FTS5
+// row and its vector outbox rows in one transaction, so the keyword index
+// and the vectors can never miss a committed message.
 func (st *sqliteStore) writeTxAt(ctx context.Context, tx *sql.Tx, p prepared, now int64) (WriteResult, error) {
 	created := p.createdAt
 	if created == 0 {

@@ -19,11 +19,11 @@ type ConvertProgress func(collection string, done, total int)
 // background worker (cairn serve) runs it when it starts; progress, when
 // not nil, is called as vectors are converted, and the logger reports each
 // tenth. Collections already converted cost a lookup.
-func (e *Engine) ConvertVectors(ctx context.Context, progress ConvertProgress) error {
+func (e *sqliteStore) ConvertVectors(ctx context.Context, progress ConvertProgress) error {
 	if e.vec == nil || e.vec.store == nil {
 		return nil
 	}
-	sets, err := e.sqlite().liveSets(ctx, e.r)
+	sets, err := e.liveSets(ctx, e.r)
 	if err != nil {
 		return err
 	}
