@@ -387,13 +387,6 @@ type Selection struct {
 	// valid at these HEADs of their repositories (RepoHeads.ValidNow);
 	// the Engine has read the HEAD of every repository of MarkedRepos.
 	ValidAt *RepoHeads
-
-	// sql and args are the whole selection as SQL over messages aliased c,
-	// when the Engine resolved it from a Filter (rendered): the embedded
-	// store's form of it.
-	sql      string
-	args     []any
-	rendered bool
 }
 
 // PassingMarks returns which of ids pass sel's UnreadBy and ValidAt, the
@@ -448,7 +441,7 @@ func SelectWhere(w *where.Expr) Selection { return Selection{Where: w} }
 
 // selection is f as a Store receives it.
 func (f resolved) selection() Selection {
-	return Selection{Where: f.where, UnreadBy: f.unreadBy, ValidAt: f.validAt, sql: f.sql, args: f.args, rendered: true}
+	return Selection{Where: f.where, UnreadBy: f.unreadBy, ValidAt: f.validAt}
 }
 
 // Reply is a message that answers the question of another (Asker).
@@ -528,7 +521,7 @@ type QueuedMessage struct {
 func WhereColumns() map[string]where.Kind {
 	out := make(map[string]where.Kind, len(whereKeys))
 	for k, v := range whereKeys {
-		out[k] = v.kind
+		out[k] = v
 	}
 	return out
 }

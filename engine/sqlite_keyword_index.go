@@ -54,16 +54,13 @@ func (st *sqliteStore) startKeywordBuild(k *memKeywordIndex) {
 }
 
 // keywordHits returns the depth best keyword hits of q among the messages
-// passing the filter (SQL over alias c), best first, without snippets, the
+// passing req's filter (SQL over alias c), best first, without snippets, the
 // query that ranked them: q without its frequent terms
 // (fts.Table.PruneFrequent), by either path, so that a query ranks the same
 // before the in-memory index is ready, in a one-shot process and after;
 // and that query's mass (fts.QueryMass) by the same path's counts.
-func (st *sqliteStore) keywordHits(ctx context.Context, q fts.Query, filter resolved, depth int) ([]fts.Hit, fts.Query, float64, error) {
-	// Filters depend only on the message row and its channel's type, which
-	// never change, so the index may cache the rows a filter keeps; all
-	// but the unread filter, which changes as the agent's cursors move.
-	req := fts.Request{Query: q, Filter: filter.sql, Args: filter.args, Limit: depth, NoSnippets: true, CacheFilter: filter.unreadBy == "" && filter.validAt == nil}
+func (st *sqliteStore) keywordHits(ctx context.Context, q fts.Query, req fts.Request, depth int) ([]fts.Hit, fts.Query, float64, error) {
+	req.Query, req.Limit, req.NoSnippets = q, depth, true
 	// A read-only engine serves a one-shot command: building the index
 	// would cost that process more CPU than its whole search.
 	if k := st.kw; k != nil && !k.off.Load() && !st.opts.ReadOnly {

@@ -45,12 +45,9 @@ type sqliteStore struct {
 
 var _ Store = (*sqliteStore)(nil)
 
-// sqlOf is f as SQL over messages aliased c, with its arguments ("" when
-// nothing filters).
-func (f Selection) sqlOf() (string, []any, error) {
-	if f.rendered {
-		return f.sql, f.args, nil
-	}
+// selectionSQL is f as SQL over messages aliased c, with its arguments
+// ("" when nothing filters).
+func selectionSQL(f Selection) (string, []any, error) {
 	var conds []string
 	var args []any
 	if f.Where != nil {
@@ -69,12 +66,6 @@ func (f Selection) sqlOf() (string, []any, error) {
 		conds, args = append(conds, s), append(args, a...)
 	}
 	return strings.Join(conds, " AND "), args, nil
-}
-
-// resolvedOf is f as the embedded store's search steps take it.
-func (f Selection) resolvedOf() (resolved, error) {
-	s, args, err := f.sqlOf()
-	return resolved{sql: s, args: args, where: f.Where, unreadBy: f.UnreadBy, validAt: f.ValidAt}, err
 }
 
 // prepared is m as the SQLite write path takes it.
@@ -131,7 +122,7 @@ func (s *sqliteStore) RankFacts(ctx context.Context, ids []int64) ([]Message, er
 }
 
 func (s *sqliteStore) List(ctx context.Context, f Selection, limit int, order ListOrder) ([]Message, error) {
-	cond, args, err := f.sqlOf()
+	cond, args, err := selectionSQL(f)
 	if err != nil {
 		return nil, err
 	}
@@ -152,11 +143,15 @@ func (s *sqliteStore) List(ctx context.Context, f Selection, limit int, order Li
 }
 
 func (s *sqliteStore) Keyword(ctx context.Context, q fts.Query, f Selection, depth int) (KeywordHits, error) {
-	r, err := f.resolvedOf()
+	cond, args, err := selectionSQL(f)
 	if err != nil {
 		return KeywordHits{Query: q}, err
 	}
-	hits, ranked, mass, err := s.keywordHits(ctx, q, r, depth)
+	// Filters depend only on the message row and its channel's type, which
+	// never change, so the index may cache the rows a filter keeps; all
+	// but the unread and breadcrumb filters, which change as the agent's
+	// cursors and the marks move.
+	hits, ranked, mass, err := s.keywordHits(ctx, q, fts.Request{Filter: cond, Args: args, CacheFilter: f.UnreadBy == "" && f.ValidAt == nil}, depth)
 	if err != nil {
 		return KeywordHits{Query: ranked}, err
 	}
@@ -233,7 +228,7 @@ func (s *sqliteStore) Replies(ctx context.Context, askers []int64, within time.D
 		WHERE a.id IN (` + placeholders(len(askers)) + `) AND instr(a.content, '?') > 0
 		AND c.sender_id <> a.sender_id AND c.created_at - a.created_at <= ?`
 	args := append(int64Args(askers), within.Milliseconds())
-	cond, fargs, err := f.sqlOf()
+	cond, fargs, err := selectionSQL(f)
 	if err != nil {
 		return nil, err
 	}

@@ -19,10 +19,13 @@ func (s *sqliteStore) SetVectors(ctx context.Context, set VectorSet, ids []int64
 // Neighbours reads them in one query.
 func (s *sqliteStore) Neighbours(ctx context.Context, ids []int64, within time.Duration, f Selection) (map[int64]TurnNeighbours, error) {
 	passes := "1"
-	var fargs []any
-	if f.sql != "" {
+	cond, fargs, err := selectionSQL(f)
+	if err != nil {
+		return nil, err
+	}
+	if cond != "" {
 		// The filter's SQL names the message c.
-		passes, fargs = f.sql, f.args
+		passes = cond
 	}
 	ms := within.Milliseconds()
 	q := `SELECT a.id, p.id, p.sender_id <> a.sender_id AND a.created_at - p.created_at <= ?,

@@ -1,12 +1,53 @@
 package engine
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
 // The where filter rendered as SQLite SQL over the messages table.
+
+// whereColumns are the WhereColumns keys as SQL over the messages table
+// aliased c. The unary + keeps the planner off the confidence index:
+// walking the recency (or channel/sender) index and testing confidence
+// is cheaper than sorting every confident message.
+var whereColumns = map[string]string{
+	"channel_id":      "c.channel_id",
+	"channel_type":    "(SELECT ch.channel_type FROM channels ch WHERE ch.id = c.channel_id)",
+	"agent_name":      "c.sender_id",
+	"project_id":      "c.sender_project_id",
+	"timestamp":       "c.created_at",
+	"confidence":      "+c.confidence",
+	"message_type":    "c.message_type",
+	"word_count":      "c.word_count",
+	"has_breadcrumbs": "c.has_breadcrumbs",
+}
+
+// validSQL is the filter condition "every breadcrumb valid now" over the
+// messages table aliased as alias: marks of a repository whose HEAD they
+// were checked at, or the last marks of a repository not reachable. heads
+// must have read every repository of the cache (Store.MarkedRepos).
+func validSQL(alias string, heads *RepoHeads) (string, []any) {
+	reached := heads.Reached() // nil heads when a search is validated without running
+	reach := slices.Sorted(maps.Keys(reached))
+	cond := "EXISTS (SELECT 1 FROM breadcrumb_marks b WHERE b.message_id = " + alias + ".id AND b.repo <> '' AND b.worst = 0"
+	if len(reach) == 0 {
+		return cond + ")", nil
+	}
+	args := make([]any, 0, 3*len(reach))
+	var ors []string
+	for _, root := range reach {
+		args = append(args, root)
+	}
+	for _, root := range reach {
+		ors = append(ors, "(b.repo = ? AND b.head = ?)")
+		args = append(args, root, reached[root])
+	}
+	return cond + " AND (b.repo NOT IN (" + placeholders(len(reach)) + ") OR " + strings.Join(ors, " OR ") + "))", args
+}
 
 // whereSQL renders a normalized where as SQL over messages aliased c.
 func whereSQL(w *where.Expr) (string, []any, error) {
@@ -51,9 +92,21 @@ func whereSQL(w *where.Expr) (string, []any, error) {
 			}
 			return "(" + strings.Join(parts, sep) + ")", nil
 		}
-		k, ok := whereKeys[w.Key]
+		col, ok := whereColumns[w.Key]
 		if !ok {
 			return "", invalid("where", "unknown metadata key %q", w.Key)
+		}
+		if w.Key == "channel_type" && (w.Op == where.OpIn || w.Op == where.OpEq) {
+			// The channels of those types, so that SQLite may walk the
+			// channel index instead of a lookup per message.
+			vals := w.Values
+			if w.Op == where.OpEq {
+				vals = []where.Value{w.Value}
+			}
+			for _, v := range vals {
+				args = append(args, arg(v))
+			}
+			return "c.channel_id IN (SELECT id FROM channels WHERE channel_type IN (" + placeholders(len(vals)) + "))", nil
 		}
 		switch w.Op {
 		case where.OpIn, where.OpNin:
@@ -70,7 +123,7 @@ func whereSQL(w *where.Expr) (string, []any, error) {
 			if w.Op == where.OpNin {
 				op = " NOT IN ("
 			}
-			return k.col + op + placeholders(len(w.Values)) + ")", nil
+			return col + op + placeholders(len(w.Values)) + ")", nil
 		}
 		ops := map[where.Op]string{where.OpEq: "=", where.OpNe: "<>", where.OpGt: ">", where.OpGte: ">=", where.OpLt: "<", where.OpLte: "<="}
 		op, ok := ops[w.Op]
@@ -78,7 +131,7 @@ func whereSQL(w *where.Expr) (string, []any, error) {
 			return "", invalid("where", "unsupported operator %s", w.Op)
 		}
 		args = append(args, arg(w.Value))
-		return k.col + " " + op + " ?", nil
+		return col + " " + op + " ?", nil
 	}
 	s, err := render(w)
 	return s, args, err
