@@ -202,7 +202,7 @@ type VectorSetStore interface {
 // CursorStore keeps what an agent has seen of the messages: its read
 // cursors (Unread, MarkRead, the unread_by filter) and the cache of
 // breadcrumb checks (the breadcrumbs_valid filter, engine/crumbmarks.go).
-// A cursor's scope is one of cursorScope's keys: "" (every channel),
+// A cursor's scope is one of CursorScope's keys: "" (every channel),
 // "channel:ID", "project:P".
 type CursorStore interface {
 	// Unread returns up to limit messages of scope (channel or project,

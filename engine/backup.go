@@ -477,7 +477,7 @@ func checkRestored(ctx context.Context, dir string) error {
 	cerr := e.Check(ctx)
 	if st := s.VectorStore(); st != nil && cerr == nil {
 		if err := st.Check(ctx); err != nil {
-			cerr = fmt.Errorf("vectors: %w", vecstoreClass(err))
+			cerr = fmt.Errorf("vectors: %w", VectorStoreError(err))
 		}
 	}
 	if err := e.Close(); err != nil && cerr == nil {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"slices"
 )
 
 // SetCheck is the comparison of one vector set with SQLite.
@@ -53,8 +52,6 @@ type CheckReport struct {
 // OK reports whether nothing differs.
 func (r CheckReport) OK() bool { return len(r.Problems) == 0 }
 
-const maxListedIDs = 20
-
 // Consistency compares the messages in SQLite with the FTS5 index (counts,
 // ids, FTS5 integrity-check) and with every live vector set (counts, ids,
 // model id and dimension recorded by the collection). Vectors still queued
@@ -84,25 +81,6 @@ func (e *Engine) consistencyLocked(ctx context.Context) (CheckReport, error) {
 		rep.Embedder = emb.ModelID()
 	}
 	return rep, e.checkPartsLocked(ctx, &rep)
-}
-
-// diff counts the ids of a that are neither in b nor in except, listing
-// the smallest maxListedIDs of them.
-func diff(a, b, except map[int64]bool) (int64, []int64) {
-	var n int64
-	var list []int64
-	for id := range a {
-		if b[id] || except[id] {
-			continue
-		}
-		n++
-		list = append(list, id)
-	}
-	slices.Sort(list)
-	if len(list) > maxListedIDs {
-		list = list[:maxListedIDs]
-	}
-	return n, list
 }
 
 // RebuildOptions select what Rebuild regenerates.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/cairn-dev/cairn/vecstore/chroma"
@@ -184,4 +185,26 @@ func (s *sqliteStore) Consistency(ctx context.Context) (CheckReport, error) {
 
 func (s *sqliteStore) idSet(ctx context.Context, q string, args ...any) (map[int64]bool, error) {
 	return querySet[int64](ctx, s.r, "check", q, args...)
+}
+
+// maxListedIDs is how many ids of each difference a report lists.
+const maxListedIDs = 20
+
+// diff counts the ids of a that are neither in b nor in except, listing
+// the smallest maxListedIDs of them.
+func diff(a, b, except map[int64]bool) (int64, []int64) {
+	var n int64
+	var list []int64
+	for id := range a {
+		if b[id] || except[id] {
+			continue
+		}
+		n++
+		list = append(list, id)
+	}
+	slices.Sort(list)
+	if len(list) > maxListedIDs {
+		list = list[:maxListedIDs]
+	}
+	return n, list
 }

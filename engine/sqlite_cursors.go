@@ -20,7 +20,7 @@ func unreadSQL(alias, agent string) (string, []any) {
 }
 
 func (s *sqliteStore) Unread(ctx context.Context, agent, channel, project string, limit int) ([]Message, int64, error) {
-	scope, err := cursorScope(agent, channel, project)
+	scope, err := CursorScope(agent, channel, project)
 	if err != nil {
 		return nil, 0, err
 	}

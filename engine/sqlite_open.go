@@ -55,7 +55,8 @@ func openSQLiteStore(ctx context.Context, dir string, opts Options) (*sqliteStor
 		return nil, err
 	}
 	s := &sqliteStore{dir: abs, opts: opts, fts: t, kw: newMemKeywordIndex(t), leftovers: leftovers,
-		vec: &vectors{}, host: Host{Wake: func() {}, Searches: &SearchCounts{}}}
+		vec: &vectors{}, host: Host{Wake: func() {}, Searches: &SearchCounts{}},
+		text: func(q QueuedMessage) string { return q.Content }}
 	s.vec.mu.colls = map[string]string{}
 	path := filepath.Join(abs, DBFile)
 	if opts.ReadOnly && !Writable(abs) {

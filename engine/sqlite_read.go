@@ -63,7 +63,7 @@ func (d *sqliteStore) getMessages(ctx context.Context, ids []int64) ([]Message, 
 	if err != nil {
 		return nil, fmt.Errorf("engine: get messages: %w", err)
 	}
-	return inOrder(ids, ms), nil
+	return InOrder(ids, ms), nil
 }
 
 // rankFacts reads what ranking needs of each message in ids (id,
@@ -91,7 +91,7 @@ func (st *sqliteStore) rankFacts(ctx context.Context, ids []int64) ([]Message, e
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("engine: get messages: %w", classify(err))
 	}
-	return inOrder(ids, ms), nil
+	return InOrder(ids, ms), nil
 }
 
 // int64Args returns ids as query arguments.
@@ -108,4 +108,12 @@ func placeholders(n int) string {
 		return ""
 	}
 	return strings.Repeat("?,", n-1) + "?"
+}
+
+func stringArgs(ss []string) []any {
+	args := make([]any, len(ss))
+	for i, s := range ss {
+		args[i] = s
+	}
+	return args
 }

@@ -37,6 +37,9 @@ type sqliteStore struct {
 	vec *vectors
 	// host is what the Engine over this store lends it (Attach).
 	host Host
+	// text is what is embedded of a message (Vectorizer.Text, given to
+	// OpenVectors).
+	text func(QueuedMessage) string
 
 	// leftovers are the temporaries of killed backups and restores
 	// opening removed (RemovedLeftovers).
@@ -170,7 +173,7 @@ func (s *sqliteStore) Nearest(ctx context.Context, set VectorSet, q []float32, f
 	for n := k; ; n = min(MaxLimit, 4*n) {
 		hits, err := s.semanticSearch(ctx, set, q, f.Where, n)
 		if err != nil {
-			return nil, vecstoreClass(err)
+			return nil, VectorStoreError(err)
 		}
 		pass := map[int64]bool(nil)
 		if f.UnreadBy != "" || f.ValidAt != nil {
@@ -208,7 +211,7 @@ func (s *sqliteStore) sqlOnlyAmong(ctx context.Context, f Selection, ids []int64
 func (s *sqliteStore) Similarities(ctx context.Context, set VectorSet, q []float32, ids []int64) (map[int64]float64, error) {
 	sims, err := s.similarities(ctx, set, q, ids)
 	if err != nil {
-		return nil, vecstoreClass(err)
+		return nil, VectorStoreError(err)
 	}
 	return sims, nil
 }

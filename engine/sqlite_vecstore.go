@@ -95,7 +95,7 @@ func (ss *sqliteStore) openVectorStore(ctx context.Context, sets []VectorSet) er
 		vecstore.Options{Logger: ss.opts.Logger, AllowReset: ss.opts.VectorStore.AllowReset, ResetKeeps: []string{VectorDatabase},
 			OneShot: ss.opts.ReadOnly, LoadInBackground: !ss.opts.ReadOnly})
 	if err != nil {
-		return fmt.Errorf("engine: open vectors: %w", vecstoreClass(err))
+		return fmt.Errorf("engine: open vectors: %w", VectorStoreError(err))
 	}
 	ss.vec.store = st
 	if emb := ss.vec.emb; emb != nil {
@@ -378,7 +378,7 @@ func (st *sqliteStore) processRows(ctx context.Context, s VectorSet, rows []outb
 		if len(todo) > 0 {
 			texts := make([]string, len(todo))
 			for i, m := range todo {
-				texts[i] = embedText(st.opts.EmbedContext, m)
+				texts[i] = st.text(QueuedMessage{ID: m.id, Content: m.content, Sender: m.sender, CreatedAt: fromMillis(m.created)})
 			}
 			vecs, err := st.vec.emb.Embed(ctx, texts)
 			if err != nil {

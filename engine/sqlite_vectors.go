@@ -16,6 +16,7 @@ import (
 // sets exist, and registers the embedder's set if no set is active yet
 // (openVectors); the Engine's worker has work while vecstore is open.
 func (s *sqliteStore) OpenVectors(ctx context.Context, v Vectorizer) (bool, error) {
+	s.text = v.Text
 	if err := s.openVectors(ctx); err != nil {
 		return false, err
 	}

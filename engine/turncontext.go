@@ -76,7 +76,7 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 	}
 	vecs, err := ts.SetVectors(ctx, r.set, ids)
 	if err != nil {
-		return vecstoreClass(err)
+		return VectorStoreError(err)
 	}
 	// with sets the context similarity of c from the pair (a, b) when
 	// both have vectors.
