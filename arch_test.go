@@ -40,6 +40,7 @@ var (
 	bbolt  = "go.etcd.io/bbolt"
 	hugot  = "github.com/knights-analytics/hugot"
 	sqlite = "modernc.org/sqlite"
+	pgx    = "github.com/jackc/pgx"
 )
 
 func layers() []layer {
@@ -59,19 +60,23 @@ func layers() []layer {
 		// The pure steps of a search (evidence, calibration, the floor):
 		// plain values in and out, below the engine that calls them.
 		{dir: "engine/search", mayImport: []string{"fts"}, stdlibOnly: true},
-		// The embedded store and the PostgreSQL store do not import each
-		// other. The embedded store is still package engine (sqlite_*.go),
-		// so today that is: engine must not import engine/postgres.
-		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/engine/postgres", module + "/pgcollections"}},
+		// The domain and its use cases over the store port: no storage code.
+		// The stores are packages below it (engine/sqlite, engine/postgres);
+		// vecstore is out of reach (not a may-import, and its index and
+		// bbolt are must-nots).
+		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", sqlite, bbolt, pgx, module + "/index", module + "/embed", module + "/cmd/", module + "/bench", module + "/engine/sqlite", module + "/engine/postgres", module + "/pgcollections"}},
+		// The embedded store (the data dir): engine.Store over SQLite, FTS5
+		// and vecstore. It and the PostgreSQL store do not import each other.
+		{dir: "engine/sqlite", mayImport: []string{"engine", "engine/search", "fts", "vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", pgx, module + "/embed", module + "/cmd/", module + "/bench", module + "/engine/postgres", module + "/pgcollections"}},
 		{dir: "engine/ops", mayImport: []string{"engine", "engine/search"}, mustNotDepend: []string{"net/http", module + "/engine/postgres", module + "/cmd/", module + "/bench"}},
 		// The PostgreSQL store beneath the engine (engine.Store).
-		{dir: "engine/postgres", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
+		{dir: "engine/postgres", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", sqlite, bbolt, module + "/index", module + "/engine/sqlite", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// package main wires the embedder in; its adapter packages below use
 		// engine only, except the Chroma API, which sees only the Chroma
 		// model (package main hands it a chroma.Store: the engine's one
 		// vecstore, or pgcollections) and never the engine or a store.
-		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "engine/search", "embed", "engine/postgres", "pgcollections", "vecstore/chroma"}},
-		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
+		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ops", "engine/search", "embed", "engine/sqlite", "engine/postgres", "pgcollections", "vecstore", "vecstore/chroma"}},
+		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/engine/sqlite", module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
 		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/engine/postgres", module + "/pgcollections", module + "/embed", module + "/index", bbolt}},
 		// HTTP plumbing the two APIs share: the standard library only.
 		{dir: "cmd/cairn/httpguard", stdlibOnly: true},
@@ -93,7 +98,7 @@ func layers() []layer {
 		{dir: "internal/testsummary", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
-		{dir: "bench", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "engine/postgres", "internal/pgtest"}},
+		{dir: "bench", mayImport: []string{"engine", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "engine/sqlite", "engine/postgres", "internal/pgtest"}},
 	}
 }
 
@@ -162,10 +167,13 @@ func TestImportDirectionCatchesViolations(t *testing.T) {
 		{ImportPath: module + "/vecstore/chroma", Imports: []string{module + "/index", "github.com/google/uuid"}, Deps: []string{module + "/index"}},
 		{ImportPath: module + "/pgcollections", Imports: []string{module + "/vecstore"}, Deps: []string{module + "/vecstore", "go.etcd.io/bbolt"}},
 		{ImportPath: module + "/engine", Imports: []string{module + "/engine/postgres"}, Deps: []string{module + "/engine/postgres"}},
+		{ImportPath: module + "/engine", Imports: []string{module + "/vecstore"}, Deps: []string{module + "/vecstore", module + "/index", "go.etcd.io/bbolt"}},
+		{ImportPath: module + "/engine/postgres", Imports: []string{module + "/engine/sqlite"}, Deps: []string{module + "/engine/sqlite", "modernc.org/sqlite"}},
+		{ImportPath: module + "/engine/sqlite", Imports: []string{module + "/engine/postgres"}, Deps: []string{module + "/engine/postgres", "github.com/jackc/pgx/v5"}},
 	}
 	got := violations(bad)
-	if len(got) < 29 {
-		t.Fatalf("found %d violations, want at least 29:\n%s", len(got), strings.Join(got, "\n"))
+	if len(got) < 37 {
+		t.Fatalf("found %d violations, want at least 37:\n%s", len(got), strings.Join(got, "\n"))
 	}
 	good := []pkg{
 		{ImportPath: module + "/index", Imports: []string{"golang.org/x/sys/cpu", "math"}, Deps: []string{"golang.org/x/sys/cpu", "math"}},
@@ -176,7 +184,8 @@ func TestImportDirectionCatchesViolations(t *testing.T) {
 		{ImportPath: module + "/pgcollections", Imports: []string{module + "/vecstore/chroma", "github.com/jackc/pgx/v5"}},
 		{ImportPath: module + "/cmd/cairn", Imports: []string{module + "/vecstore/chroma", module + "/pgcollections", module + "/cmd/cairn/chromaapi"}},
 		{ImportPath: module + "/cmd/cairn/cairnapi", Imports: []string{module + "/engine", module + "/vecstore/where"}},
-		{ImportPath: module + "/engine", Imports: []string{module + "/vecstore", module + "/vecstore/where", module + "/fts"}},
+		{ImportPath: module + "/engine", Imports: []string{module + "/vecstore/chroma", module + "/vecstore/where", module + "/fts"}},
+		{ImportPath: module + "/engine/sqlite", Imports: []string{module + "/engine", module + "/vecstore", module + "/fts", "modernc.org/sqlite"}, Deps: []string{module + "/index", "go.etcd.io/bbolt"}},
 		{ImportPath: module + "/engine/postgres", Imports: []string{module + "/engine", module + "/fts", module + "/vecstore/where", "github.com/jackc/pgx/v5"}},
 		{ImportPath: module + "/vecstore", Imports: []string{module + "/vecstore/chroma", module + "/vecstore/where", module + "/index"}},
 	}

@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // RetrievalSet is a dev retrieval set: documents, queries and graded
@@ -194,7 +195,7 @@ type Corpus struct {
 // waits for every vector.
 func LoadCorpus(ctx context.Context, dir string, s *RetrievalSet, emb engine.Embedder) (*Corpus, error) {
 	opts := engine.Options{Embedder: emb, Now: func() time.Time { return corpusTime }}
-	e, err := engine.Open(ctx, dir, opts)
+	e, err := sqlite.OpenEngine(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +267,7 @@ func reopen(ctx context.Context, e *engine.Engine, dir string, opts engine.Optio
 		return nil, err
 	}
 	opts.QueryAnalysis = qa
-	return engine.Open(ctx, dir, opts)
+	return sqlite.OpenEngine(ctx, dir, opts)
 }
 
 // Metrics are mean retrieval metrics over the judged queries.

@@ -11,8 +11,8 @@ import (
 // Store is the storage boundary of an Engine: the one port every store
 // implements in full. It has two implementations: the data dir's embedded
 // store (SQLite, FTS5 with the in-memory BM25 index, vecstore;
-// engine/sqlite_*.go), which Open uses, and
-// PostgreSQL with pgvector (package engine/postgres), which OpenBackend takes. A
+// package engine/sqlite), and PostgreSQL with pgvector (package
+// engine/postgres); OpenBackend builds an Engine over either. A
 // Store keeps messages, channels, agents, the keyword statistics, vectors
 // and the vector outbox, read cursors and breadcrumb marks, and answers
 // filtered candidate retrieval for each side of a search. Everything above

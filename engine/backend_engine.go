@@ -10,16 +10,14 @@ import (
 
 // OpenBackend opens an Engine over be (see Store): messages, channels,
 // search and vectors live in be. kind names a store other than the data
-// dir's in reports ("" for the data dir's own, which Open opens). With an
+// dir's in reports ("" for the data dir's own, engine/sqlite). With an
 // embedder be readies its model's vectors (Store.OpenVectors) and, unless
 // Options.NoVectorWorker, the Engine's worker fills them in the
 // background. The Engine owns be: Close closes it (the caller closes it
 // when OpenBackend fails).
 //
 // dir is the data dir that holds config.toml and the models ("" for
-// none); over another store, Options.VectorStore.Open opens DIR/vectors
-// for the collections a process serves besides messages (VectorStore),
-// which therefore stay local to that data dir.
+// none).
 func OpenBackend(ctx context.Context, be Store, kind, dir string, opts Options) (*Engine, error) {
 	opts, err := opts.WithDefaults()
 	if err != nil {
@@ -28,13 +26,7 @@ func OpenBackend(ctx context.Context, be Store, kind, dir string, opts Options) 
 	e := &Engine{dir: dir, opts: opts, backend: kind, store: be}
 	e.worker.wake = make(chan struct{}, 1)
 	be.Attach(Host{Wake: e.wakeVectors, Searches: &e.searches})
-	if err := e.openLocalVectors(ctx); err != nil {
-		return nil, err
-	}
 	if err := e.startVectors(ctx); err != nil {
-		if e.localVectors != nil {
-			e.localVectors.Close()
-		}
 		return nil, err
 	}
 	return e, nil

@@ -160,7 +160,7 @@ func TestBreadcrumbMarksGoWithTheMessage(t *testing.T) {
 	if todo, _ := e.MessagesToMark(ctx, repo1, strings.Repeat("c", 40), 0, 10); !slices.Equal(msgIDs(todo), []int64{ids[0], ids[2]}) {
 		t.Fatalf("after delete: %v", msgIDs(todo))
 	}
-	n, err := e.CountBreadcrumbMarks(ctx)
+	n, err := countMarks(ctx, e)
 	if err != nil || n != 0 {
 		t.Fatalf("marks rows after delete: %d, %v", n, err)
 	}

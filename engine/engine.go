@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"github.com/cairn-dev/cairn/engine/redact"
-	"github.com/cairn-dev/cairn/vecstore"
 	"log/slog"
 	"sync"
 	"time"
@@ -11,9 +10,6 @@ import (
 
 // DefaultMaxContentBytes is the content limit when Options.MaxContentBytes is 0.
 const DefaultMaxContentBytes = 1 << 20
-
-// DBFile is the SQLite file's name inside the data dir.
-const DBFile = "cairn.db"
 
 // Options configure an Engine. The zero value means defaults.
 type Options struct {
@@ -148,8 +144,9 @@ func (o Options) WithDefaults() (Options, error) {
 	return o, nil
 }
 
-// Engine is cairn over one store: the data dir's (Open) or another
-// (OpenBackend). Use Open or OpenBackend to get one and Close when done.
+// Engine is cairn over one store: the data dir's (package engine/sqlite,
+// sqlite.OpenEngine) or another (engine/postgres). Use OpenBackend to get
+// one over a Store and Close when done.
 type Engine struct {
 	// dir is the data dir that holds config.toml and the models ("": none).
 	dir  string
@@ -166,38 +163,15 @@ type Engine struct {
 	searches SearchCounts // this process's searches not yet stored (engine/searchstats.go)
 
 	// store is the storage boundary every operation goes through: the
-	// data dir's sqliteStore (engine/sqlite_store.go) or the Store
-	// OpenBackend took.
+	// Store OpenBackend took.
 	store Store
 
 	worker vectorWorker // fills the store's vectors (engine/worker.go)
-	// localVectors is DIR/vectors opened beside a store that keeps its
-	// vectors elsewhere (OpenBackend, Options.VectorStore.Open), closed by
-	// the Engine.
-	localVectors *vecstore.Store
 
 	// export is the continuous export observer (engine/export_continuous.go),
 	// made on first use.
 	exportOnce sync.Once
 	export     *exporter
-}
-
-// Open opens (creating if needed) the data dir dir and its database,
-// applying pending migrations. It fails with ErrIncompatibleFormat for a
-// database from a newer cairn or another application, ErrCorrupt for a file
-// that is not a readable SQLite database, and a plain error naming the path
-// when dir cannot be created or written.
-func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
-	st, err := openSQLiteStore(ctx, dir, opts)
-	if err != nil {
-		return nil, err
-	}
-	e, err := OpenBackend(ctx, st, "", st.dir, opts)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	return e, nil
 }
 
 // Dir returns the data dir's absolute path.
@@ -215,13 +189,7 @@ func (e *Engine) Close() error {
 	e.mu.closed = true
 	e.stopVectors()
 	e.flushSearchesBeforeClose(context.Background())
-	err := e.store.Close()
-	if e.localVectors != nil {
-		if verr := e.localVectors.Close(); err == nil {
-			err = verr
-		}
-	}
-	return err
+	return e.store.Close()
 }
 
 // Sessions returns the imported sessions: import, reads and export.

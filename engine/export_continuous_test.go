@@ -20,13 +20,13 @@ func TestContinuousExportFollowsCommits(t *testing.T) {
 	ctx := context.Background()
 	out := t.TempDir()
 	var errs []error
-	e, err := engine.Open(ctx, t.TempDir(), engine.Options{ContinuousExport: engine.ContinuousExport{OutDir: out, Formats: []string{engine.FormatJSONL},
+	e, err := openEngine(ctx, t.TempDir(), engine.Options{ContinuousExport: engine.ContinuousExport{OutDir: out, Formats: []string{engine.FormatJSONL},
 		OnError: func(err error) { errs = append(errs, err) }}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	untouched, err := engine.Open(ctx, e.Dir(), engine.Options{})
+	untouched, err := openEngine(ctx, e.Dir(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

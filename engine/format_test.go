@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestFrozenFormat1 opens the frozen format-1 database in
@@ -19,12 +20,12 @@ import (
 func TestFrozenFormat1(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	src, err := os.Open(filepath.Join("testdata", "format1", engine.DBFile))
+	src, err := os.Open(filepath.Join("testdata", "format1", sqlite.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	dst, err := os.Create(filepath.Join(dir, engine.DBFile))
+	dst, err := os.Create(filepath.Join(dir, sqlite.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestFrozenFormat1(t *testing.T) {
 	}
 	dst.Close()
 
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatalf("open format 1: %v", err)
 	}
@@ -75,7 +76,7 @@ func TestFrozenFormat1(t *testing.T) {
 func TestFrozenFormat7(t *testing.T) {
 	ctx := context.Background()
 	e := openFrozen(t, "format7")
-	if n, err := e.CountBreadcrumbMarks(ctx); err != nil || n != 0 {
+	if n, err := countMarks(ctx, e); err != nil || n != 0 {
 		t.Fatalf("marks of format 7 kept: %d %v", n, err)
 	}
 	m, err := e.GetMessage(ctx, 1)
@@ -140,14 +141,14 @@ func openFrozen(t *testing.T, name string) *engine.Engine {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	b, err := os.ReadFile(filepath.Join("testdata", name, engine.DBFile))
+	b, err := os.ReadFile(filepath.Join("testdata", name, sqlite.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, engine.DBFile), b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, sqlite.DBFile), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatalf("open %s: %v", name, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // clock is a fake clock: each call returns the current time and advances it
@@ -35,6 +36,33 @@ func (c *clock) Set(t time.Time) {
 	c.mu.Unlock()
 }
 
+// dataStores are the data dirs' stores of the engines the tests opened
+// (openEngine), for what only the data dir has (storeOf).
+var dataStores sync.Map // *engine.Engine -> *sqlite.Store
+
+// openEngine opens the data dir dir and an engine over it
+// (sqlite.OpenEngineStore), keeping its store for storeOf.
+func openEngine(ctx context.Context, dir string, opts engine.Options) (*engine.Engine, error) {
+	e, st, err := sqlite.OpenEngineStore(ctx, dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	dataStores.Store(e, st)
+	return e, nil
+}
+
+// storeOf is the data dir's store of e, which openEngine opened.
+func storeOf(e *engine.Engine) *sqlite.Store {
+	st, _ := dataStores.Load(e)
+	return st.(*sqlite.Store)
+}
+
+// countMarks counts the rows of e's breadcrumb marks cache.
+func countMarks(ctx context.Context, e *engine.Engine) (int, error) {
+	rows, err := storeOf(e).MarksAfter(ctx, 0, 1<<30)
+	return len(rows), err
+}
+
 // openTest opens an engine on a fresh dir with a fake clock; the database is
 // checked and the engine closed when the test ends.
 func openTest(t testing.TB, opts engine.Options) (*engine.Engine, *clock) {
@@ -43,7 +71,7 @@ func openTest(t testing.TB, opts engine.Options) (*engine.Engine, *clock) {
 	if opts.Now == nil {
 		opts.Now = c.Now
 	}
-	e, err := engine.Open(context.Background(), t.TempDir(), opts)
+	e, err := openEngine(context.Background(), t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

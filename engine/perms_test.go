@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestFaultPrivateFileModes: under the common umask 022 a new data dir is
@@ -23,7 +24,7 @@ func TestFaultPrivateFileModes(t *testing.T) {
 	defer syscall.Umask(old)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "data")
-	e, err := engine.Open(ctx, dir, engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
+	e, err := openEngine(ctx, dir, engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func TestFaultPrivateFileModes(t *testing.T) {
 	checkModes(t, dir)
 	checkModes(t, archive)
 	restored := filepath.Join(t.TempDir(), "restored")
-	if _, err := engine.Restore(ctx, archive, restored, engine.RestoreOptions{}); err != nil {
+	if _, err := sqlite.Restore(ctx, archive, restored, sqlite.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	checkModes(t, restored)

@@ -230,7 +230,7 @@ func nearDuplicates(ctx context.Context, p RetentionPolicy, kept []gcRow, nowMs 
 		}
 		dup, sim := int64(0), 0.0
 		for _, b := range best {
-			if s := cosine(v, vecs[b]); s >= p.CollapseThreshold {
+			if s := Cosine(v, vecs[b]); s >= p.CollapseThreshold {
 				dup, sim = b, s
 				break
 			}
@@ -318,7 +318,9 @@ func planMessageRows(ctx context.Context, opts GCOptions, now time.Time, rep *GC
 	return nil
 }
 
-func cosine(a, b []float32) float64 {
+// Cosine is the cosine similarity of a and b: 0 when their lengths differ
+// or either is empty or zero.
+func Cosine(a, b []float32) float64 {
 	if len(a) != len(b) || len(a) == 0 {
 		return 0
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestSearchStatsPersist: searches of one process are counted in the
@@ -17,7 +18,7 @@ import (
 func TestSearchStatsPersist(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func TestSearchStatsPersist(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := engine.Open(ctx, dir, engine.Options{})
+	r, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestSearchStatsPersist(t *testing.T) {
 func TestSearchMakesNoWrite(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,10 +69,10 @@ func TestSearchMakesNoWrite(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(dir, engine.DBFile)
+	db := filepath.Join(dir, sqlite.DBFile)
 	before := fileState(t, db)
 
-	r, err := engine.Open(ctx, dir, engine.Options{})
+	r, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func fileState(t *testing.T, path string) state {
 func TestSearchStatsRideOnWrites(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +152,7 @@ func TestSearchStatsRideOnWrites(t *testing.T) {
 	if _, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "a write carries the counts"}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := engine.Open(ctx, dir, engine.Options{})
+	other, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestSearchStatsRideOnWrites(t *testing.T) {
 func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	w, err := engine.Open(ctx, dir, engine.Options{})
+	w, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,10 +183,10 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(dir, engine.DBFile)
+	db := filepath.Join(dir, sqlite.DBFile)
 	before, _ := os.ReadFile(db)
 	for range 3 {
-		r, err := engine.Open(ctx, dir, engine.Options{ReadOnly: true})
+		r, err := openEngine(ctx, dir, engine.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +207,7 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 		}
 		return st.Search.Searches
 	}
-	r, err := engine.Open(ctx, dir, engine.Options{ReadOnly: true})
+	r, err := openEngine(ctx, dir, engine.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 		t.Errorf("after 3 one-shot searches: %d searches counted", n)
 	}
 	r.Close()
-	w, err = engine.Open(ctx, dir, engine.Options{})
+	w, err = openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err = engine.Open(ctx, dir, engine.Options{ReadOnly: true})
+	r, err = openEngine(ctx, dir, engine.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 			nc, found := r.cands[nb.Next]
 			if !found {
 				nc = r.cands.get(nb.Next)
-				nc.sim, nc.hasSim = cosine(r.qvec, v), true
+				nc.sim, nc.hasSim = Cosine(r.qvec, v), true
 			}
 			with(nc, id, nb.Next)
 		}

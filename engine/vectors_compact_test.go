@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/vecstore"
 )
 
@@ -34,7 +35,7 @@ func TestBulkImportLeavesVectorFileCompact(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(dir, engine.VectorsDir, "vectors.db")
+	file := filepath.Join(dir, sqlite.VectorsDir, "vectors.db")
 	got := fileSize(t, file)
 
 	// The reference: a copy of the file, compacted unconditionally.

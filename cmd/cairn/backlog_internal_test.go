@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // storeWithoutVectors writes n messages into a new data dir with no
@@ -17,7 +18,7 @@ import (
 func storeWithoutVectors(t *testing.T, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	eng, err := engine.Open(context.Background(), dir, engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
@@ -26,7 +27,7 @@ func TestTransferWholeStore(t *testing.T) {
 	ctx := context.Background()
 	const head = "0123456789abcdef0123456789abcdef01234567"
 	opts := engine.Options{Now: clock(), NoVectorWorker: true, BreadcrumbRepos: fixedHead(head), BreadcrumbRepo: testRepo}
-	a, err := engine.Open(ctx, t.TempDir(), opts)
+	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestTransferWholeStore(t *testing.T) {
 	if rep.SessionsCopied != int(rep.SourceParts.Sessions) || rep.SourceParts.Sessions == 0 || rep.SourceParts.Cursors != 3 || rep.SourceParts.Marks != int64(len(marks)) {
 		t.Fatalf("copy to PostgreSQL: %+v", rep)
 	}
-	c, err := engine.Open(ctx, t.TempDir(), opts)
+	c, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

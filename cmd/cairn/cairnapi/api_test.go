@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 type server struct {
@@ -25,7 +26,7 @@ type server struct {
 
 func newServer(t *testing.T) *server {
 	t.Helper()
-	eng, err := engine.Open(context.Background(), t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func FuzzHandlers(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	eng, err := engine.Open(context.Background(), f.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), f.TempDir(), engine.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
