@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/fts/ftssql"
 )
 
 // The embedded store's batch write: many messages in one transaction,
-// each distinct statement messageRow once, the channels, agents and
+// each distinct statement prepared once, the channels, agents and
 // counts updated once per batch.
 
-// stmts is an fts.Querier over a transaction that prepares each distinct
+// stmts is a transaction (an ftssql.Conn) that prepares each distinct
 // statement once (a batch runs the same few statements thousands of times).
 type stmts struct {
 	tx *sql.Tx
@@ -55,7 +56,7 @@ func (s *stmts) close() {
 
 // writeBatchTx is writeTxAt for many messages in one transaction,
 // with the same effects: channels ensured once each, per-channel and
-// per-agent counters updated once each with the batch's totals, messageRow
+// per-agent counters updated once each with the batch's totals, prepared
 // statements reused, at now (Unix ms). Keep it in step with writeTxAt.
 func (s *Store) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []messageRow, now int64) ([]engine.WriteResult, bool, error) {
 	st := &stmts{tx: tx, m: map[string]*sql.Stmt{}}
@@ -96,7 +97,7 @@ func (s *Store) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []messageRow, n
 		if !res.Created {
 			continue
 		}
-		if err := s.fts.Insert(ctx, st, res.ID, ps[i].content); err != nil {
+		if err := s.fts.Insert(ctx, ftssql.Of(st), res.ID, ps[i].content); err != nil {
 			return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
 		}
 	}

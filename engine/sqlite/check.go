@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/fts/ftssql"
 	"slices"
 	"strconv"
 
@@ -28,7 +29,7 @@ func (s *Store) Integrity(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("engine: check: %w", classify(err))
 	}
 	defer conn.Close()
-	if err := s.fts.Refresh(ctx, conn); err != nil {
+	if err := s.fts.Refresh(ctx, ftssql.Of(conn)); err != nil {
 		return nil, fmt.Errorf("engine: check: %w", classify(err))
 	}
 	rows, err := conn.QueryContext(ctx, "PRAGMA quick_check")
@@ -78,7 +79,7 @@ func (s *Store) Integrity(ctx context.Context) ([]string, error) {
 // same check of the index (FTS5's xIntegrity).
 func (st *Store) ftsIntegrity(ctx context.Context) error {
 	if !st.immutable {
-		return st.fts.Check(ctx, st.w)
+		return st.fts.Check(ctx, ftssql.Of(st.w))
 	}
 	var res string
 	if err := st.r.QueryRowContext(ctx, "PRAGMA quick_check(messages_fts)").Scan(&res); err != nil {

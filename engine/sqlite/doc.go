@@ -90,7 +90,8 @@
 // # Imports
 //
 // sqlite may import engine (the port it implements and the domain
-// types), engine/search, fts, vecstore, vecstore/chroma and
+// types), engine/search, fts and fts/ftssql (its FTS5 table and the
+// in-memory index, run on database/sql), vecstore, vecstore/chroma and
 // vecstore/where; it must not import engine/postgres, pgcollections,
 // embed, net/http, cmd/... or bench (arch_test.go). It is the only
 // package that imports the SQLite driver.

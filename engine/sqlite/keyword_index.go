@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cairn-dev/cairn/fts"
+	"github.com/cairn-dev/cairn/fts/ftssql"
 )
 
 // memKeywordIndex owns the in-memory keyword index of the messages, an
@@ -46,7 +47,7 @@ func (st *Store) startKeywordBuild(k *memKeywordIndex) {
 		k.wg.Add(1)
 		go func() {
 			defer k.wg.Done()
-			if err := k.mem.Build(k.ctx, st.r); err != nil && !errors.Is(err, context.Canceled) {
+			if err := k.mem.Build(k.ctx, ftssql.Of(st.r)); err != nil && !errors.Is(err, context.Canceled) {
 				st.opts.Logger.Warn("keyword index build failed; keyword search stays on FTS5", "err", err)
 			}
 		}()
@@ -65,7 +66,7 @@ func (st *Store) keywordHits(ctx context.Context, q fts.Query, req fts.Request, 
 	// would cost that process more CPU than its whole search.
 	if k := st.kw; k != nil && !k.off.Load() && !st.opts.ReadOnly {
 		st.startKeywordBuild(k)
-		hits, ranked, ok, err := k.mem.SearchPruned(ctx, st.r, req)
+		hits, ranked, ok, err := k.mem.SearchPruned(ctx, ftssql.Of(st.r), req)
 		if err != nil {
 			return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 		}
@@ -78,16 +79,16 @@ func (st *Store) keywordHits(ctx context.Context, q fts.Query, req fts.Request, 
 			k.warned.Do(func() { st.opts.Logger.Warn("keyword index disabled, keyword search stays on FTS5", "err", err) })
 		}
 	}
-	pruned, err := st.fts.PruneFrequent(ctx, st.r, q)
+	pruned, err := st.fts.PruneFrequent(ctx, ftssql.Of(st.r), q)
 	if err != nil {
 		return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 	}
 	req.Query = pruned
-	hits, err := st.fts.Search(ctx, st.r, req)
+	hits, err := st.fts.Search(ctx, ftssql.Of(st.r), req)
 	if err != nil {
 		return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 	}
-	mass, err := st.fts.Mass(ctx, st.r, pruned)
+	mass, err := st.fts.Mass(ctx, ftssql.Of(st.r), pruned)
 	if err != nil {
 		return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 	}
@@ -102,7 +103,7 @@ func (s *Store) SetKeywordIndex(on bool) error {
 	s.kw.off.Store(!on)
 	if on && !s.kw.mem.Ready() {
 		s.kw.once.Do(func() {})
-		if err := s.kw.mem.Build(s.kw.ctx, s.r); err != nil {
+		if err := s.kw.mem.Build(s.kw.ctx, ftssql.Of(s.r)); err != nil {
 			return err
 		}
 	}
@@ -121,7 +122,7 @@ func (s *Store) KeywordIndexStats() fts.IndexStats { return s.kw.mem.Stats() }
 func (s *Store) BuildFreshKeywordIndex() error {
 	k := newMemKeywordIndex(s.fts)
 	k.once.Do(func() {})
-	if err := k.mem.Build(k.ctx, s.r); err != nil {
+	if err := k.mem.Build(k.ctx, ftssql.Of(s.r)); err != nil {
 		return err
 	}
 	old := s.kw

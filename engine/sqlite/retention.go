@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/fts/ftssql"
 	"maps"
 	"os"
 	"path/filepath"
@@ -242,7 +243,7 @@ func (e *Store) deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) e
 	if len(ids) == 0 {
 		return nil
 	}
-	if err := e.fts.SecureDelete(ctx, tx); err != nil {
+	if err := e.fts.SecureDelete(ctx, ftssql.Of(tx)); err != nil {
 		return classify(err)
 	}
 	sel, err := tx.PrepareContext(ctx, "SELECT content, channel_id, sender_id, sender_project_id FROM messages WHERE id = ?")
@@ -267,7 +268,7 @@ func (e *Store) deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) e
 		if err != nil {
 			return fmt.Errorf("engine: delete message %d: %w", id, classify(err))
 		}
-		if err := e.fts.Delete(ctx, tx, id, content); err != nil {
+		if err := e.fts.Delete(ctx, ftssql.Of(tx), id, content); err != nil {
 			return fmt.Errorf("engine: delete message %d: %w", id, classify(err))
 		}
 		if _, err := del.ExecContext(ctx, id); err != nil {
@@ -296,7 +297,7 @@ func (e *Store) deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) e
 // reclaim merges the FTS5 segments (dropping deleted entries), rewrites the
 // database (VACUUM) and truncates the WAL, so deleted text leaves the disk.
 func (rt *Store) reclaim(ctx context.Context) error {
-	if err := rt.fts.Optimize(ctx, rt.w); err != nil {
+	if err := rt.fts.Optimize(ctx, ftssql.Of(rt.w)); err != nil {
 		return fmt.Errorf("engine: gc: fts optimize: %w", classify(err))
 	}
 	if _, err := rt.w.ExecContext(ctx, "VACUUM"); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/fts/ftssql"
 )
 
 // The embedded store's side of the vector lifecycle: its sets live in
@@ -65,7 +66,7 @@ func (s *Store) RebuildKeywords(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: rebuild: %w", classify(err))
 	}
-	if err := s.fts.Rebuild(ctx, tx); err != nil {
+	if err := s.fts.Rebuild(ctx, ftssql.Of(tx)); err != nil {
 		tx.Rollback()
 		return fmt.Errorf("engine: rebuild: %w", classify(err))
 	}

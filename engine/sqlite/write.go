@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/fts/ftssql"
 )
 
 // The embedded store's write path: one message in one transaction, its
 // channel, project channels and agent, its FTS5 row and outbox rows.
 
-// write runs one messageRow write in its own transaction, at now (Unix ms).
+// write runs one message write in its own transaction, at now (Unix ms).
 func (s *Store) write(ctx context.Context, p messageRow, now int64) (engine.WriteResult, error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
@@ -72,7 +73,7 @@ func (st *Store) writeTxAt(ctx context.Context, tx *sql.Tx, p messageRow, now in
 	if err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
-	if err := st.fts.Insert(ctx, tx, res.ID, p.content); err != nil {
+	if err := st.fts.Insert(ctx, ftssql.Of(tx), res.ID, p.content); err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
 	if err := st.outboxAddTx(ctx, tx, res.ID); err != nil { // vector outbox (outbox.go)
