@@ -63,7 +63,11 @@ var storeDrivers = []string{"database/sql", sqlite, bbolt, pgx}
 func layers() []layer {
 	return []layer{
 		{dir: "index", stdlibOnly: true, allowExternal: []string{"golang.org/x/sys/cpu"}, mustNotDepend: []string{bbolt, "database/sql", hugot}},
-		{dir: "fts", mustNotDepend: []string{bbolt, hugot, sqlite}},
+		// The keyword rules reach the engine without storage code: fts runs
+		// its statements on a Querier it is handed, and fts/ftssql adapts
+		// database/sql's to it for the embedded store.
+		{dir: "fts", mustNotDepend: []string{bbolt, hugot, sqlite, "database/sql"}},
+		{dir: "fts/ftssql", mayImport: []string{"fts"}, mustNotDepend: []string{bbolt, hugot, sqlite}},
 		{dir: "embed", mustNotDepend: []string{module + "/engine", module + "/vecstore", module + "/fts", module + "/index"}},
 		// The filter language (where/where_document trees, parser, values) is a
 		// leaf that vecstore, engine and the adapters share.
@@ -77,10 +81,14 @@ func layers() []layer {
 		// The pure steps of a search (evidence, calibration, the floor):
 		// plain values in and out, below the engine that calls them.
 		{dir: "engine/search", mayImport: []string{"fts"}, stdlibOnly: true},
-		// The embedded store and the PostgreSQL store do not import each
-		// other. The embedded store is still package engine (sqlite_*.go),
-		// so today that is: engine must not import engine/postgres.
-		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench", module + "/engine/postgres", module + "/pgcollections"}},
+		// The domain and its use cases over the store port: no storage code.
+		// The stores are packages below it (engine/sqlite, engine/postgres);
+		// vecstore is out of reach (not a may-import, and its index and
+		// bbolt are must-nots).
+		{dir: "engine", mayImport: []string{"engine/search", "fts", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", "database/sql", sqlite, bbolt, pgx, module + "/index", module + "/embed", module + "/cmd/", module + "/bench", module + "/engine/sqlite", module + "/engine/postgres", module + "/pgcollections"}},
+		// The embedded store (the data dir): engine.Store over SQLite, FTS5
+		// and vecstore. It and the PostgreSQL store do not import each other.
+		{dir: "engine/sqlite", mayImport: []string{"engine", "engine/search", "fts", "fts/ftssql", "vecstore", "vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{"net/http", pgx, module + "/embed", module + "/cmd/", module + "/bench", module + "/engine/postgres", module + "/pgcollections"}},
 		// The use cases over the engine: ingest (message import, export,
 		// copy and transfer between stores) and operations (engine/ops,
 		// which exports through ingest). They run over the Engine's API and
@@ -90,13 +98,13 @@ func layers() []layer {
 		{dir: "engine/ops", mayImport: []string{"engine", "engine/search", "engine/ingest"}, mustNotImport: storeDrivers,
 			mustNotDepend: []string{"net/http", module + "/engine/postgres", module + "/engine/sqlite", module + "/pgcollections", module + "/cmd/", module + "/bench"}},
 		// The PostgreSQL store beneath the engine (engine.Store).
-		{dir: "engine/postgres", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", module + "/embed", module + "/cmd/", module + "/bench"}},
+		{dir: "engine/postgres", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", sqlite, bbolt, module + "/index", module + "/engine/sqlite", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// package main wires the embedder in; its adapter packages below use
 		// engine only, except the Chroma API, which sees only the Chroma
 		// model (package main hands it a chroma.Store: the engine's one
 		// vecstore, or pgcollections) and never the engine or a store.
-		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "embed", "engine/postgres", "pgcollections", "vecstore/chroma"}},
-		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
+		{dir: "cmd/cairn", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "embed", "engine/sqlite", "engine/postgres", "pgcollections", "vecstore", "vecstore/chroma"}},
+		{dir: "cmd/cairn/", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "vecstore/where"}, mustNotDepend: []string{module + "/engine/sqlite", module + "/engine/postgres", module + "/pgcollections", module + "/embed"}},
 		{dir: "cmd/cairn/chromaapi", mayImport: []string{"vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{module + "/engine", module + "/engine/postgres", module + "/pgcollections", module + "/embed", module + "/index", bbolt}},
 		// The JSON shape of a search the cairn API, the MCP tool and the CLI
 		// flags share: wire shapes live with the adapters, over the engine.
@@ -121,7 +129,7 @@ func layers() []layer {
 		{dir: "internal/testsummary", stdlibOnly: true},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
-		{dir: "bench", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "engine/postgres", "internal/pgtest"}},
+		{dir: "bench", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "engine/sqlite", "engine/postgres", "internal/pgtest"}},
 	}
 }
 
@@ -257,10 +265,13 @@ func TestImportDirectionCatchesViolations(t *testing.T) {
 		{ImportPath: module + "/engine/ops", Imports: []string{"database/sql", module + "/engine"}, Deps: []string{"database/sql"}},
 		{ImportPath: module + "/engine", Imports: []string{module + "/engine/ops"}},
 		{ImportPath: module + "/engine/ingest", Imports: []string{module + "/engine/ops"}, Deps: []string{module + "/engine/ops"}},
+		{ImportPath: module + "/engine", Imports: []string{module + "/vecstore"}, Deps: []string{module + "/vecstore", module + "/index", "go.etcd.io/bbolt"}},
+		{ImportPath: module + "/engine/postgres", Imports: []string{module + "/engine/sqlite"}, Deps: []string{module + "/engine/sqlite", "modernc.org/sqlite"}},
+		{ImportPath: module + "/engine/sqlite", Imports: []string{module + "/engine/postgres"}, Deps: []string{module + "/engine/postgres", "github.com/jackc/pgx/v5"}},
 	}
 	got := violations(bad)
-	if len(got) < 33 {
-		t.Fatalf("found %d violations, want at least 33:\n%s", len(got), strings.Join(got, "\n"))
+	if len(got) < 41 {
+		t.Fatalf("found %d violations, want at least 41:\n%s", len(got), strings.Join(got, "\n"))
 	}
 	good := []pkg{
 		{ImportPath: module + "/index", Imports: []string{"golang.org/x/sys/cpu", "math"}, Deps: []string{"golang.org/x/sys/cpu", "math"}},
@@ -271,7 +282,8 @@ func TestImportDirectionCatchesViolations(t *testing.T) {
 		{ImportPath: module + "/pgcollections", Imports: []string{module + "/vecstore/chroma", "github.com/jackc/pgx/v5"}},
 		{ImportPath: module + "/cmd/cairn", Imports: []string{module + "/vecstore/chroma", module + "/pgcollections", module + "/cmd/cairn/chromaapi"}},
 		{ImportPath: module + "/cmd/cairn/cairnapi", Imports: []string{module + "/engine", module + "/vecstore/where"}},
-		{ImportPath: module + "/engine", Imports: []string{module + "/vecstore", module + "/vecstore/where", module + "/fts"}},
+		{ImportPath: module + "/engine", Imports: []string{module + "/vecstore/chroma", module + "/vecstore/where", module + "/fts"}},
+		{ImportPath: module + "/engine/sqlite", Imports: []string{module + "/engine", module + "/vecstore", module + "/fts", "modernc.org/sqlite"}, Deps: []string{module + "/index", "go.etcd.io/bbolt"}},
 		{ImportPath: module + "/engine/postgres", Imports: []string{module + "/engine", module + "/fts", module + "/vecstore/where", "github.com/jackc/pgx/v5"}},
 		{ImportPath: module + "/vecstore", Imports: []string{module + "/vecstore/chroma", module + "/vecstore/where", module + "/index"}},
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // RetrievalSet is a dev retrieval set: documents, queries and graded
@@ -195,7 +196,7 @@ type Corpus struct {
 // waits for every vector.
 func LoadCorpus(ctx context.Context, dir string, s *RetrievalSet, emb engine.Embedder) (*Corpus, error) {
 	opts := engine.Options{Embedder: emb, Now: func() time.Time { return corpusTime }}
-	e, err := engine.Open(ctx, dir, opts)
+	e, err := sqlite.OpenEngine(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +268,7 @@ func reopen(ctx context.Context, e *engine.Engine, dir string, opts engine.Optio
 		return nil, err
 	}
 	opts.QueryAnalysis = qa
-	return engine.Open(ctx, dir, opts)
+	return sqlite.OpenEngine(ctx, dir, opts)
 }
 
 // Metrics are mean retrieval metrics over the judged queries.

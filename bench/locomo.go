@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // LoCoMo categories of the dev protocol (category 5, adversarial, has no
@@ -194,7 +195,7 @@ func LoadLoCoMoCorpus(ctx context.Context, dir string, convs []Conversation, opt
 		at := LoCoMoNow(convs)
 		eo.Now = func() time.Time { return at }
 	}
-	e, err := engine.Open(ctx, dir, eo)
+	e, err := sqlite.OpenEngine(ctx, dir, eo)
 	if err != nil {
 		return nil, err
 	}

@@ -11,8 +11,8 @@ import (
 // Store is the storage boundary of an Engine: the one port every store
 // implements in full. It has two implementations: the data dir's embedded
 // store (SQLite, FTS5 with the in-memory BM25 index, vecstore;
-// engine/sqlite_*.go), which Open uses, and
-// PostgreSQL with pgvector (package engine/postgres), which OpenBackend takes. A
+// package engine/sqlite), and PostgreSQL with pgvector (package
+// engine/postgres); OpenBackend builds an Engine over either. A
 // Store keeps messages, channels, agents, the keyword statistics, vectors
 // and the vector outbox, read cursors and breadcrumb marks, and answers
 // filtered candidate retrieval for each side of a search. Everything above
@@ -49,8 +49,23 @@ type Store interface {
 	MaintenanceStore
 	TransferStore
 
+	// Attach keeps what the Engine running over the store lends it; the
+	// Engine calls it once, before any other method but Close.
+	Attach(h Host)
 	// Close releases the store's connections.
 	Close() error
+}
+
+// Host is what an Engine lends the store it runs over (Store.Attach): a
+// store that counts searches inside its own write transactions takes
+// them from Searches, and one that queues vectors in its writes calls
+// Wake after the commit so that the Engine's worker fills them now
+// rather than at its next round (every second).
+type Host struct {
+	// Wake tells the Engine's vector worker that outbox rows wait.
+	Wake func()
+	// Searches are this process's searches not yet stored.
+	Searches *SearchCounts
 }
 
 // MessageStore is the message side of a Store: writing and deleting
@@ -94,6 +109,10 @@ type MessageStore interface {
 	// ChannelMessageIDs returns the ids of a channel's messages in id
 	// order.
 	ChannelMessageIDs(ctx context.Context, channel string) ([]int64, error)
+	// ChannelNeighbours returns up to before older and after newer
+	// messages of id's channel, ordered by (created_at, id); ErrNotFound
+	// when there is no message id (Engine.Neighbours).
+	ChannelNeighbours(ctx context.Context, id int64, before, after int) (Neighbours, error)
 }
 
 // SearchStore is what a search reads of a Store beyond whole messages:
@@ -183,7 +202,7 @@ type VectorSetStore interface {
 // CursorStore keeps what an agent has seen of the messages: its read
 // cursors (Unread, MarkRead, the unread_by filter) and the cache of
 // breadcrumb checks (the breadcrumbs_valid filter, engine/crumbmarks.go).
-// A cursor's scope is one of cursorScope's keys: "" (every channel),
+// A cursor's scope is one of CursorScope's keys: "" (every channel),
 // "channel:ID", "project:P".
 type CursorStore interface {
 	// Unread returns up to limit messages of scope (channel or project,
@@ -212,6 +231,10 @@ type CursorStore interface {
 	Marks(ctx context.Context, ids []int64) (map[int64]MarkRow, error)
 	// MarkedRepos returns the repositories the cache holds marks of.
 	MarkedRepos(ctx context.Context) ([]string, error)
+	// BreadcrumbMessages returns up to limit messages that have
+	// breadcrumbs and an id above after, in id order
+	// (Engine.MessagesWithBreadcrumbs).
+	BreadcrumbMessages(ctx context.Context, after int64, limit int) ([]Message, error)
 }
 
 // SessionStore keeps imported Claude Code sessions: the import runs the
@@ -304,6 +327,9 @@ type MaintenanceStore interface {
 	// Compact gives the space of deleted rows back, so that Size drops
 	// by what was deleted.
 	Compact(ctx context.Context) error
+	// Backup writes a consistent snapshot of the store to the file
+	// archive (Backups.Create).
+	Backup(ctx context.Context, archive string, opts BackupOptions) (*BackupManifest, error)
 }
 
 // TransferStore reads and writes, as stored, what a store holds besides
@@ -361,13 +387,6 @@ type Selection struct {
 	// valid at these HEADs of their repositories (RepoHeads.ValidNow);
 	// the Engine has read the HEAD of every repository of MarkedRepos.
 	ValidAt *RepoHeads
-
-	// sql and args are the whole selection as SQL over messages aliased c,
-	// when the Engine resolved it from a Filter (rendered): the embedded
-	// store's form of it.
-	sql      string
-	args     []any
-	rendered bool
 }
 
 // PassingMarks returns which of ids pass sel's UnreadBy and ValidAt, the
@@ -404,12 +423,25 @@ func PassingMarks(ids []int64, sel Selection, unread func(agent string) (map[int
 	return pass, nil
 }
 
+// ValidMarks returns the ids of rows whose marks say every breadcrumb is
+// valid at heads (RepoHeads.ValidNow): a store's answer to ValidAt from
+// its cached rows (CursorStore.Marks).
+func ValidMarks(rows map[int64]MarkRow, heads *RepoHeads) map[int64]bool {
+	valid := make(map[int64]bool, len(rows))
+	for id, r := range rows {
+		if heads.ValidNow(r) {
+			valid[id] = true
+		}
+	}
+	return valid
+}
+
 // SelectWhere is the Selection of the messages passing w (nil: all).
 func SelectWhere(w *where.Expr) Selection { return Selection{Where: w} }
 
 // selection is f as a Store receives it.
 func (f resolved) selection() Selection {
-	return Selection{Where: f.where, UnreadBy: f.unreadBy, ValidAt: f.validAt, sql: f.sql, args: f.args, rendered: true}
+	return Selection{Where: f.where, UnreadBy: f.unreadBy, ValidAt: f.validAt}
 }
 
 // Reply is a message that answers the question of another (Asker).
@@ -489,7 +521,7 @@ type QueuedMessage struct {
 func WhereColumns() map[string]where.Kind {
 	out := make(map[string]where.Kind, len(whereKeys))
 	for k, v := range whereKeys {
-		out[k] = v.kind
+		out[k] = v
 	}
 	return out
 }

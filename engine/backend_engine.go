@@ -3,48 +3,30 @@ package engine
 import (
 	"context"
 	"fmt"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/cairn-dev/cairn/engine/search"
-	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // OpenBackend opens an Engine over be (see Store): messages, channels,
-// search and vectors live in be, and the Engine keeps no data dir. The
-// operations that need one (backups, exports of the data dir ...) return
-// an *InvalidError naming the store. With an embedder be readies its
-// model's vectors (Store.OpenVectors) and, unless Options.NoVectorWorker,
-// the Engine's worker fills them in the background as on a data dir. The
-// Engine owns be: Close closes it.
+// search and vectors live in be. kind names a store other than the data
+// dir's in reports ("" for the data dir's own, engine/sqlite). With an
+// embedder be readies its model's vectors (Store.OpenVectors) and, unless
+// Options.NoVectorWorker, the Engine's worker fills them in the
+// background. The Engine owns be: Close closes it (the caller closes it
+// when OpenBackend fails).
 //
-// dir is the data dir that still holds config.toml and the models ("" for
-// none); with Options.VectorStore.Open the Engine opens DIR/vectors for
-// the collections a process serves besides messages (VectorStore), which
-// therefore stay local to that data dir.
+// dir is the data dir that holds config.toml and the models ("" for
+// none).
 func OpenBackend(ctx context.Context, be Store, kind, dir string, opts Options) (*Engine, error) {
-	opts, err := opts.withDefaults()
+	opts, err := opts.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{db: &db{dir: dir, opts: opts, backend: kind}, store: be}
+	e := &Engine{dir: dir, opts: opts, backend: kind, store: be}
 	e.worker.wake = make(chan struct{}, 1)
-	if opts.VectorStore.Open && dir != "" {
-		st, err := vecstore.Open(ctx, filepath.Join(dir, VectorsDir),
-			vecstore.Options{Logger: opts.Logger, AllowReset: opts.VectorStore.AllowReset})
-		if err != nil {
-			return nil, fmt.Errorf("engine: open vectors: %w", err)
-		}
-		e.vec = &vectors{store: st}
-		e.ownVectorStore = true
-	}
+	be.Attach(Host{Wake: e.wakeVectors, Searches: &e.searches})
 	if err := e.startVectors(ctx); err != nil {
-		if e.ownVectorStore {
-			e.vec.store.Close()
-		}
 		return nil, err
 	}
 	return e, nil
@@ -58,8 +40,8 @@ func (e *Engine) storeName() string {
 	return e.backend + " store"
 }
 
-// enterStore guards an operation every Store serves against Close (enter
-// also refuses an Engine over a Store other than the data dir's).
+// enterStore guards an operation against Close; call the returned func
+// when done.
 func (e *Engine) enterStore() (func(), error) {
 	e.mu.RLock()
 	if e.mu.closed {
@@ -69,23 +51,9 @@ func (e *Engine) enterStore() (func(), error) {
 	return e.mu.RUnlock, nil
 }
 
-// unsupportedOnBackend is the error of an operation a Store engine does
-// not serve, naming the exported method that was called.
-func unsupportedOnBackend(kind string) error {
-	op := "this operation"
-	pcs := make([]uintptr, 8)
-	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
-	for {
-		f, more := frames.Next()
-		name := f.Function[strings.LastIndex(f.Function, ".")+1:]
-		if name != "" && unicode.IsUpper(rune(name[0])) && strings.Contains(f.Function, "/engine.") {
-			op = name
-			break
-		}
-		if !more {
-			break
-		}
-	}
+// Unsupported is the error of an operation op (an Engine method's name)
+// that a store of kind does not serve yet.
+func Unsupported(op, kind string) error {
 	return invalid("store", "%s is not available on a %s store yet (it needs a data dir)", op, kind)
 }
 

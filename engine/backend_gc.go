@@ -154,7 +154,7 @@ func (e *Engine) backendPlanSessions(ctx context.Context, opts GCOptions, rep *G
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, m := range inOrder(chunkMsgs, ms) {
+		for _, m := range InOrder(chunkMsgs, ms) {
 			if !inPlan[m.ID] {
 				rep.Messages = append(rep.Messages, GCItem{ID: m.ID, ChannelID: m.ChannelID, MessageType: m.MessageType, Confidence: m.Confidence,
 					CreatedAt: m.CreatedAt, Policy: "sessions", Reason: "chunk of deleted sessions only"})

@@ -161,7 +161,7 @@ type FileRow struct {
 }
 
 // CursorRow is one read cursor as stored (Scope as in CursorStore:
-// cursorScope's keys).
+// CursorScope's keys).
 type CursorRow struct {
 	Agent, Scope string
 	LastReadID   int64

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -36,7 +37,7 @@ func TestFaultRestoreBomb(t *testing.T) {
 		t.Fatalf("the bomb is %d bytes, want a small archive", fi.Size())
 	}
 	parent := t.TempDir()
-	_, err := engine.Restore(ctx, bombed, filepath.Join(parent, "r"), engine.RestoreOptions{})
+	_, err := sqlite.Restore(ctx, bombed, filepath.Join(parent, "r"), sqlite.RestoreOptions{})
 	var inv *engine.InvalidError
 	if !errors.As(err, &inv) || !strings.Contains(err.Error(), bomb) || !strings.Contains(err.Error(), "limit") {
 		t.Fatalf("restore of a bomb: %v, want an invalid-input error naming %s and the limit", err, bomb)
@@ -44,12 +45,12 @@ func TestFaultRestoreBomb(t *testing.T) {
 	if ents, _ := os.ReadDir(parent); len(ents) != 0 {
 		t.Errorf("restore wrote %v", ents)
 	}
-	if _, err := engine.VerifyBackup(ctx, bombed); !errors.As(err, &inv) {
+	if _, err := sqlite.VerifyBackup(ctx, bombed); !errors.As(err, &inv) {
 		t.Errorf("verify of a bomb: %v, want an invalid-input error", err)
 	}
 	// The same archive with a higher limit restores: the bound is the
 	// expansion, not the entry.
-	if _, err := engine.Restore(ctx, bombed, filepath.Join(parent, "r2"), engine.RestoreOptions{MaxExpansion: 1 << 20}); err != nil {
+	if _, err := sqlite.Restore(ctx, bombed, filepath.Join(parent, "r2"), sqlite.RestoreOptions{MaxExpansion: 1 << 20}); err != nil {
 		t.Fatalf("restore with a raised limit: %v", err)
 	}
 }
@@ -129,7 +130,7 @@ func readArchive(t *testing.T, archive string) (map[string]any, []engine.BackupF
 		if err != nil {
 			t.Fatal(err)
 		}
-		if hdr.Name == engine.ManifestName {
+		if hdr.Name == sqlite.ManifestName {
 			var m engine.BackupManifest
 			if err := json.Unmarshal(b, &m); err != nil {
 				t.Fatal(err)
@@ -158,16 +159,16 @@ func TestVerifyBackupChecksVectors(t *testing.T) {
 	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.VerifyBackup(ctx, archive); err != nil {
+	if _, err := sqlite.VerifyBackup(ctx, archive); err != nil {
 		t.Fatalf("verify of a healthy backup with vectors: %v", err)
 	}
-	damaged := rewriteEntry(t, archive, engine.VectorsDir+"/vectors.db", func(b []byte) []byte {
+	damaged := rewriteEntry(t, archive, sqlite.VectorsDir+"/vectors.db", func(b []byte) []byte {
 		return bytes.ReplaceAll(b, []byte("cairn-vecstore"), []byte("XXXXX-vecstore"))
 	})
-	if _, err := engine.VerifyBackup(ctx, damaged); !errors.Is(err, engine.ErrCorrupt) {
+	if _, err := sqlite.VerifyBackup(ctx, damaged); !errors.Is(err, engine.ErrCorrupt) {
 		t.Errorf("verify of a backup with a damaged vector file: %v, want ErrCorrupt", err)
 	}
-	if _, err := engine.Restore(ctx, damaged, filepath.Join(t.TempDir(), "r"), engine.RestoreOptions{}); !errors.Is(err, engine.ErrCorrupt) {
+	if _, err := sqlite.Restore(ctx, damaged, filepath.Join(t.TempDir(), "r"), sqlite.RestoreOptions{}); !errors.Is(err, engine.ErrCorrupt) {
 		t.Errorf("restore of a backup with a damaged vector file: %v, want ErrCorrupt", err)
 	}
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -67,16 +68,16 @@ func TestBackupRestore(t *testing.T) {
 	for _, f := range m.Files {
 		paths[f.Path] = true
 	}
-	for _, want := range []string{engine.DBFile, "config.toml", "vectors/live.db"} {
+	for _, want := range []string{sqlite.DBFile, "config.toml", "vectors/live.db"} {
 		if !paths[want] {
 			t.Errorf("backup lacks %s: %+v", want, m.Files)
 		}
 	}
-	if _, err := engine.VerifyBackup(ctx, archive); err != nil {
+	if _, err := sqlite.VerifyBackup(ctx, archive); err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "restored")
-	if _, err := engine.Restore(ctx, archive, dir, engine.RestoreOptions{}); err != nil {
+	if _, err := sqlite.Restore(ctx, archive, dir, sqlite.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "vectors", "live.db")); string(b) != "consistent vector snapshot" {
@@ -96,7 +97,7 @@ func TestBackupRestore(t *testing.T) {
 		}
 	}
 	// Restore refuses a non-empty target.
-	if _, err := engine.Restore(ctx, archive, dir, engine.RestoreOptions{}); !errors.Is(err, engine.ErrExists) {
+	if _, err := sqlite.Restore(ctx, archive, dir, sqlite.RestoreOptions{}); !errors.Is(err, engine.ErrExists) {
 		t.Errorf("restore over a store: %v", err)
 	}
 	// The archive may not live in the data dir.
@@ -128,12 +129,12 @@ func TestRestoreRejectsDamage(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "bad.zst")
 			os.WriteFile(p, data, 0o644)
-			if _, err := engine.VerifyBackup(ctx, p); !errors.Is(err, engine.ErrCorrupt) {
+			if _, err := sqlite.VerifyBackup(ctx, p); !errors.Is(err, engine.ErrCorrupt) {
 				t.Errorf("verify: %v, want ErrCorrupt", err)
 			}
 			parent := t.TempDir()
 			dir := filepath.Join(parent, "r")
-			if _, err := engine.Restore(ctx, p, dir, engine.RestoreOptions{}); !errors.Is(err, engine.ErrCorrupt) {
+			if _, err := sqlite.Restore(ctx, p, dir, sqlite.RestoreOptions{}); !errors.Is(err, engine.ErrCorrupt) {
 				t.Errorf("restore: %v, want ErrCorrupt", err)
 			}
 			if ents, _ := os.ReadDir(parent); len(ents) != 0 {
@@ -144,7 +145,7 @@ func TestRestoreRejectsDamage(t *testing.T) {
 	newer := craftArchiveManifest(t, map[string]any{"magic": "cairn-backup", "version": 99, "files": []any{}})
 	p := filepath.Join(t.TempDir(), "newer.zst")
 	os.WriteFile(p, newer, 0o644)
-	if _, err := engine.VerifyBackup(ctx, p); !errors.Is(err, engine.ErrIncompatibleFormat) {
+	if _, err := sqlite.VerifyBackup(ctx, p); !errors.Is(err, engine.ErrIncompatibleFormat) {
 		t.Errorf("newer backup: %v", err)
 	}
 }
@@ -175,7 +176,7 @@ func craftArchiveManifest(t testing.TB, m map[string]any, contents ...map[string
 	zw, _ := zstd.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
 	mj, _ := json.Marshal(m)
-	tw.WriteHeader(&tar.Header{Name: engine.ManifestName, Mode: 0o644, Size: int64(len(mj)), Typeflag: tar.TypeReg})
+	tw.WriteHeader(&tar.Header{Name: sqlite.ManifestName, Mode: 0o644, Size: int64(len(mj)), Typeflag: tar.TypeReg})
 	tw.Write(mj)
 	for _, c := range contents {
 		for name, body := range c {
@@ -236,7 +237,7 @@ func TestBackupWhileWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "r")
-	if _, err := engine.Restore(ctx, archive, dir, engine.RestoreOptions{}); err != nil {
+	if _, err := sqlite.Restore(ctx, archive, dir, sqlite.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r := lcOpen(t, dir, engine.Options{})
@@ -272,7 +273,7 @@ func FuzzVerifyBackup(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := engine.VerifyBackup(context.Background(), p)
+		_, err := sqlite.VerifyBackup(context.Background(), p)
 		if err != nil && !errors.Is(err, engine.ErrCorrupt) && !errors.Is(err, engine.ErrIncompatibleFormat) {
 			t.Fatalf("error outside the classes: %v", err)
 		}
@@ -301,7 +302,7 @@ func TestFrozenBackupV1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := engine.VerifyBackup(ctx, frozenBackup)
+	m, err := sqlite.VerifyBackup(ctx, frozenBackup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +310,7 @@ func TestFrozenBackupV1(t *testing.T) {
 		t.Fatalf("fixture version %d", m.Version)
 	}
 	dir := filepath.Join(t.TempDir(), "r")
-	if _, err := engine.Restore(ctx, frozenBackup, dir, engine.RestoreOptions{}); err != nil {
+	if _, err := sqlite.Restore(ctx, frozenBackup, dir, sqlite.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e := lcOpen(t, dir, engine.Options{})
@@ -330,7 +331,7 @@ func TestBackupIncludesVectors(t *testing.T) {
 	ctx := context.Background()
 	emb := newHashEmbedder("hash-v1", 16)
 	dir := t.TempDir()
-	e, err := engine.Open(ctx, dir, engine.Options{Embedder: emb})
+	e, err := openEngine(ctx, dir, engine.Options{Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +343,7 @@ func TestBackupIncludesVectors(t *testing.T) {
 	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
-	colls, err := vecstore.Open(ctx, filepath.Join(dir, engine.VectorsDir), vecstore.Options{})
+	colls, err := vecstore.Open(ctx, filepath.Join(dir, sqlite.VectorsDir), vecstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,11 +371,11 @@ func TestBackupIncludesVectors(t *testing.T) {
 	}
 
 	restored := filepath.Join(t.TempDir(), "restored")
-	if _, err := engine.Restore(ctx, archive, restored, engine.RestoreOptions{}); err != nil {
+	if _, err := sqlite.Restore(ctx, archive, restored, sqlite.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	before := emb.texts
-	r, err := engine.Open(ctx, restored, engine.Options{Embedder: emb})
+	r, err := openEngine(ctx, restored, engine.Options{Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -392,7 +393,7 @@ func TestBackupIncludesVectors(t *testing.T) {
 	if emb.texts != before+1 { // the query only: no message was re-embedded
 		t.Errorf("restore re-embedded %d texts", emb.texts-before-1)
 	}
-	colls, err = vecstore.Open(ctx, filepath.Join(restored, engine.VectorsDir), vecstore.Options{})
+	colls, err = vecstore.Open(ctx, filepath.Join(restored, sqlite.VectorsDir), vecstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestFaultBackupStructure: a crafted archive is not trusted. Without
@@ -30,11 +31,11 @@ func TestFaultBackupStructure(t *testing.T) {
 			if err := os.WriteFile(p, data, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := engine.VerifyBackup(ctx, p); !errors.Is(err, engine.ErrCorrupt) {
+			if _, err := sqlite.VerifyBackup(ctx, p); !errors.Is(err, engine.ErrCorrupt) {
 				t.Errorf("verify: %v, want ErrCorrupt", err)
 			}
 			parent := t.TempDir()
-			if _, err := engine.Restore(ctx, p, filepath.Join(parent, "r"), engine.RestoreOptions{Config: true}); !errors.Is(err, engine.ErrCorrupt) {
+			if _, err := sqlite.Restore(ctx, p, filepath.Join(parent, "r"), sqlite.RestoreOptions{Config: true}); !errors.Is(err, engine.ErrCorrupt) {
 				t.Errorf("restore: %v, want ErrCorrupt", err)
 			}
 			if ents, _ := os.ReadDir(parent); len(ents) != 0 {
@@ -57,14 +58,14 @@ func TestFaultBackupStructure(t *testing.T) {
 		t.Fatal("the backup lacks config.toml")
 	}
 	plain := filepath.Join(t.TempDir(), "plain")
-	if _, err := engine.Restore(ctx, archive, plain, engine.RestoreOptions{}); err != nil {
+	if _, err := sqlite.Restore(ctx, archive, plain, sqlite.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(plain, "config.toml")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("config.toml restored without being asked (stat: %v)", err)
 	}
 	withCfg := filepath.Join(t.TempDir(), "with")
-	if _, err := engine.Restore(ctx, archive, withCfg, engine.RestoreOptions{Config: true}); err != nil {
+	if _, err := sqlite.Restore(ctx, archive, withCfg, sqlite.RestoreOptions{Config: true}); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(filepath.Join(withCfg, "config.toml")); err != nil || string(b) != cfg {
@@ -91,7 +92,7 @@ func TestFaultBackupNoOverwrite(t *testing.T) {
 	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{Overwrite: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := engine.VerifyBackup(ctx, archive); err != nil {
+	if _, err := sqlite.VerifyBackup(ctx, archive); err != nil {
 		t.Fatal(err)
 	}
 	if ents, _ := os.ReadDir(filepath.Dir(archive)); len(ents) != 1 {

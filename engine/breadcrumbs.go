@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
@@ -255,14 +254,5 @@ func (e *Engine) MessagesWithBreadcrumbs(ctx context.Context, afterID int64, lim
 	if err != nil {
 		return nil, err
 	}
-	done, err := e.enter()
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	ms, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+" FROM messages m WHERE m.id > ? AND m.has_breadcrumbs = 1 ORDER BY m.id LIMIT ?", afterID, limit)
-	if err != nil {
-		return nil, fmt.Errorf("engine: messages with breadcrumbs: %w", err)
-	}
-	return ms, nil
+	return onStore(e, func(st Store) ([]Message, error) { return st.BreadcrumbMessages(ctx, afterID, limit) })
 }

@@ -63,19 +63,6 @@ func ValidateNewChannel(in NewChannel) error {
 	return nil
 }
 
-const channelColumns = `id, channel_type, name, description, owner_agent_name, owner_agent_project_id, project_id, message_count, last_message_at, created_at`
-
-func scanChannel(s rowScanner) (Channel, error) {
-	var c Channel
-	var last, created int64
-	err := s.Scan(&c.ID, &c.ChannelType, &c.Name, &c.Description, &c.OwnerAgentName, &c.OwnerAgentProjectID, &c.ProjectID, &c.MessageCount, &last, &created)
-	if last > 0 {
-		c.LastMessageAt = fromMillis(last)
-	}
-	c.CreatedAt = fromMillis(created)
-	return c, err
-}
-
 // GetChannel returns one channel or ErrNotFound.
 func (e *Engine) GetChannel(ctx context.Context, id string) (Channel, error) {
 	if _, err := parseChannel("channel", id); err != nil {

@@ -55,44 +55,17 @@ type CheckReport struct {
 // OK reports whether nothing differs.
 func (r CheckReport) OK() bool { return len(r.Problems) == 0 }
 
-const maxListedIDs = 20
-
-// diff counts the ids of a that are neither in b nor in except, listing
-// the smallest maxListedIDs of them.
-func diff(a, b, except map[int64]bool) (int64, []int64) {
-	var n int64
-	var list []int64
-	for id := range a {
-		if b[id] || except[id] {
-			continue
-		}
-		n++
-		list = append(list, id)
-	}
-	slices.Sort(list)
-	if len(list) > maxListedIDs {
-		list = list[:maxListedIDs]
-	}
-	return n, list
-}
-
-// check verifies a restored data dir as ops.Check verifies a store: the
-// store's own checks of its files (Store.Integrity) and its consistency
-// report (Store.Consistency with the counts of its other parts).
-func (e *Engine) check(ctx context.Context) error {
-	done, err := e.enterStore()
+// CheckStore verifies s: its own checks of its files (Store.Integrity)
+// and its consistency report (StoreConsistency). It returns an error
+// wrapping ErrCorrupt naming every problem; a report that cannot be read
+// is one. ops.Check runs it on an Engine's store, and a restore on the
+// restored data dir before it takes the place of the old one.
+func CheckStore(ctx context.Context, s Store) error {
+	problems, err := s.Integrity(ctx)
 	if err != nil {
 		return err
 	}
-	defer done()
-	problems, err := e.store.Integrity(ctx)
-	if err != nil {
-		return err
-	}
-	rep, err := e.store.Consistency(ctx)
-	if err == nil {
-		err = e.checkPartsLocked(ctx, &rep)
-	}
+	rep, err := StoreConsistency(ctx, s)
 	if err != nil {
 		problems = append(problems, err.Error())
 	} else {
@@ -108,17 +81,27 @@ func (e *Engine) check(ctx context.Context) error {
 	return nil
 }
 
-// checkPartsLocked adds to rep the counts of what the store holds besides
-// messages, with a problem for each session whose record count is wrong.
-// REQUIRES: the caller holds the store's close guard (enter, enterStore).
-func (e *Engine) checkPartsLocked(ctx context.Context, rep *CheckReport) error {
-	c, err := e.store.PartCounts(ctx)
+// StoreConsistency is s's consistency report (Store.Consistency) with the
+// counts of what s holds besides messages (PartCounts) and a problem for
+// each session whose record count is wrong.
+func StoreConsistency(ctx context.Context, s Store) (CheckReport, error) {
+	rep, err := s.Consistency(ctx)
 	if err != nil {
-		return err
+		return rep, err
+	}
+	if rep.Problems == nil {
+		rep.Problems = []string{}
+	}
+	if rep.Sets == nil {
+		rep.Sets = []SetCheck{}
+	}
+	c, err := s.PartCounts(ctx)
+	if err != nil {
+		return rep, err
 	}
 	rep.Parts = &c
 	for _, id := range c.RecordsMiscounted {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("session %s: its record count differs from its records", id))
 	}
-	return nil
+	return rep, nil
 }

@@ -17,7 +17,7 @@ import (
 func TestCheckAfterSecureDelete(t *testing.T) {
 	ctx := context.Background()
 	for round := range 40 {
-		e, err := engine.Open(ctx, t.TempDir(), engine.Options{})
+		e, err := openEngine(ctx, t.TempDir(), engine.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -31,7 +31,7 @@ func TestCheckAfterSecureDelete(t *testing.T) {
 		}
 		// The search above ran on FTS5 through a reader and started the
 		// in-memory index in the background; wait until it holds the notes.
-		for e.KeywordIndexStats().Docs < 3 {
+		for storeOf(e).KeywordIndexStats().Docs < 3 {
 			runtime.Gosched()
 		}
 		if err := e.DeleteMessage(ctx, ids[1]); err != nil {

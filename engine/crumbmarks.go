@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -182,6 +181,24 @@ func (h *RepoHeads) markNow(r MarkRow) (scoped, current bool, head string) {
 	return true, head == "" || head == r.Head, head
 }
 
+// Reached returns the HEAD of each repository h has read that is
+// reachable from this machine, by its top directory: a store renders
+// ValidAt from it (nil h: none read).
+func (h *RepoHeads) Reached() map[string]string {
+	out := map[string]string{}
+	if h == nil {
+		return out
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for root, head := range h.mu.heads {
+		if head != "" {
+			out[root] = head
+		}
+	}
+	return out
+}
+
 // ValidNow reports whether r's marks hold now and say every breadcrumb is
 // valid: the breadcrumbs_valid filter (Selection.ValidAt) of one message.
 func (h *RepoHeads) ValidNow(r MarkRow) bool {
@@ -320,36 +337,4 @@ func (e *Engine) marksAmong(ctx context.Context, heads *RepoHeads, ids []int64, 
 		}
 	}
 	return out, nil
-}
-
-// validSQL is the filter condition "every breadcrumb valid now" over the
-// messages table aliased as alias: marks of a repository whose HEAD they
-// were checked at, or the last marks of a repository not reachable. heads
-// must have read every repository of the cache (Store.MarkedRepos).
-func validSQL(alias string, heads *RepoHeads) (string, []any) {
-	var reach []string
-	if heads != nil { // nil when a search is validated without running
-		heads.mu.Lock()
-		defer heads.mu.Unlock()
-		for root, head := range heads.mu.heads {
-			if head != "" {
-				reach = append(reach, root)
-			}
-		}
-	}
-	slices.Sort(reach)
-	cond := "EXISTS (SELECT 1 FROM breadcrumb_marks b WHERE b.message_id = " + alias + ".id AND b.repo <> '' AND b.worst = 0"
-	if len(reach) == 0 {
-		return cond + ")", nil
-	}
-	args := make([]any, 0, 3*len(reach))
-	var ors []string
-	for _, root := range reach {
-		args = append(args, root)
-	}
-	for _, root := range reach {
-		ors = append(ors, "(b.repo = ? AND b.head = ?)")
-		args = append(args, root, heads.mu.heads[root])
-	}
-	return cond + " AND (b.repo NOT IN (" + placeholders(len(reach)) + ") OR " + strings.Join(ors, " OR ") + "))", args
 }

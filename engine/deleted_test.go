@@ -44,7 +44,7 @@ func backupContains(t *testing.T, archive, marker string) bool {
 func TestFaultDeletedMessageLeavesDataDir(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := engine.Open(ctx, dir, engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
+	e, err := openEngine(ctx, dir, engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,42 +1,10 @@
-// Package engine is cairn's knowledge store: messages, channels and agents
-// kept in one SQLite database (the source of truth) with an FTS5 keyword
-// index kept in step inside the same transaction.
-//
-// # Data directory
-//
-// Open(ctx, dir, opts) owns dir:
-//
-//	dir/cairn.db      SQLite (messages, channels, agents, FTS5, the vector outbox, sessions)
-//	dir/vectors/      vecstore files (the message vectors and Chroma collections)
-//	dir/models/       imported embedding models
-//	dir/config.toml   configuration
-//	dir/search-counts searches of processes that wrote nothing, until a writer adds them up
-//	dir/.cairn-backup-*  a running backup's stage (engine/leftovers.go)
-//
-// A new dir is 0700 and the files cairn creates in it 0600 (a stricter
-// umask narrows them); an existing dir keeps its mode (Consistency warns).
-// Options.ReadOnly opens it without writing, on a full disk too, and on a
-// dir this process may not write (another user's, a read-only mount) by
-// reading cairn.db as an immutable file.
-//
-// # On-disk format
-//
-// cairn.db is a SQLite 3 file whose header carries PRAGMA application_id =
-// 0x6361726E ("carn") as its magic and PRAGMA user_version as its format
-// version: the number of embedded migrations (migrations/NNNN_name.sql)
-// applied. Open applies missing migrations in order, each in its own
-// transaction together with the user_version bump (and, for a migration
-// that needs what SQL cannot compute, its Go step: migrationStep), refuses a file whose
-// version is newer than this build knows (ErrIncompatibleFormat, naming both
-// versions), refuses a SQLite file of another application
-// (ErrIncompatibleFormat) and reports a file that is not a database or is
-// damaged as ErrCorrupt. Migrations are frozen once released; a schema change
-// is a new numbered file. testdata/ keeps a frozen database of every format
-// version, opened by a test forever.
-//
-// Timestamps are stored as INTEGER Unix milliseconds (UTC); confidence as
-// REAL in [0,1]; metadata as a JSON object (TEXT); mentions as a JSON array
-// of agent names; content_hash as the lower-case hex SHA-256 of the content.
+// Package engine is cairn's knowledge engine: messages, channels and
+// agents, search over them (keyword, semantic, hybrid), read cursors,
+// breadcrumb marks, imported sessions, retention and backups, over one
+// store port (Store) that every store implements in full. The stores are
+// packages of their own: engine/sqlite (the data dir: SQLite, FTS5, the
+// outbox and vecstore, the default) and engine/postgres (PostgreSQL with
+// pgvector); engine imports neither, and no storage code.
 //
 // # Messages
 //
@@ -75,18 +43,18 @@
 // safe for concurrent use, as the read pool, the in-memory BM25 index
 // (fts.Index) and vecstore are.
 //
-// Lock order (outermost first): db.mu (Close vs. operations, shared by the
-// Engine and its parts), then the SQLite write lock. No embedding or file
-// I/O other than SQLite happens under db.mu's write side.
+// Lock order (outermost first): Engine.mu (Close vs. operations, shared by
+// the Engine and its parts), then the SQLite write lock. No embedding or
+// file I/O other than SQLite happens under Engine.mu's write side.
 //
 // # Parts over one database
 //
 // The Engine owns messages, search and vectors. Imported sessions
 // (Engine.Sessions: import, reads, export), retention (Engine.Retention:
-// GC) and backups (Engine.Backups) are small types over the same database
-// handle (db); sessions and retention reach messages only through the
-// Engine's message store (messageStore), so a session chunk or a deletion
-// takes the same path as StoreMessage or DeleteMessage. They are safe for
+// GC) and backups (Engine.Backups) are small types over the same Engine
+// and its Store; sessions and retention reach messages only through the
+// Store, so a session chunk or a deletion takes the same path as
+// StoreMessage or DeleteMessage. They are safe for
 // concurrent use as the Engine is, and fail with ErrClosed once it closed.
 // Messages are imported from JSONL by ingest.ImportMessages (validated in
 // full before anything is written) and exported to it by
@@ -100,7 +68,7 @@
 // appended (no fsync) to dir/search-counts, which the next writer's Close
 // adds to search_stats (engine/searchstats.go).
 //
-// # The storage boundary (engine/backend.go, sqlite_*.go)
+// # The storage boundary (engine/backend.go)
 //
 // Every operation on stored data goes through Store, the one port every
 // store implements in full (a store that lacks an operation does not
@@ -111,16 +79,18 @@
 // breadcrumb marks, stats, the timeline, check and consistency, search
 // counts, sessions, retention and the size quota, the transfer of
 // sessions, cursors and marks as stored (ingest.TransferTo), rebuilds and the
-// vectors. Open's store is sqliteStore (this SQLite database, FTS5 and
-// the in-memory BM25 index, vecstore; its SQL in
-// sqlite_*.go); OpenBackend takes another (package engine/postgres: PostgreSQL).
+// vectors. OpenBackend builds an Engine over any Store: the data dir's
+// (package engine/sqlite: SQLite, FTS5 and the in-memory BM25 index,
+// vecstore; sqlite.OpenEngine) or PostgreSQL's (package engine/postgres).
 // The orchestration above it (validation, search planning, query
 // analysis, fusion, the reply lift, ranking, snippets, the GC plan with
 // its quota, the transfer) is one copy, called the same way for both.
 // Each store fills its own vectors (Store.FillVectors: the data dir's
-// outbox drain below, or engine/postgres's claims) from the Engine's one worker
+// outbox drain, engine/sqlite/doc.go, or engine/postgres's claims) from the Engine's one worker
 // loop. What needs the data dir's files (backups, MessagesWithBreadcrumbs,
-// Neighbours) refuses another store (db.enter) with an *InvalidError.
+// Neighbours) another store refuses with an *InvalidError (Unsupported).
+// The store gets what it needs of the Engine through Store.Attach (Host):
+// the search counter and the call that wakes the worker.
 //
 // # Read cursors (engine/unread.go)
 //
@@ -153,7 +123,7 @@
 // and marks never depend on where the reading process runs. The rows are
 // deleted with their message (foreign key, ON DELETE CASCADE).
 //
-// # Vectors and the outbox (engine/sqlite_outbox.go, sqlite_vecstore.go, worker.go, engine/ops)
+// # Vectors and the outbox (engine/sqlite: outbox.go, vecstore.go; worker.go; engine/ops)
 //
 // SQLite is the source of truth; vectors follow it through a durable
 // outbox. Commit order: a write commits the message, its FTS5 row and one
@@ -236,17 +206,17 @@
 // by default; listings have none) and applies the ranking profile. Keyword ranking is BM25 over the query's terms, dropping the
 // terms found in more than half of the messages when another term
 // remains (fts.Table.PruneFrequent). The in-memory keyword index
-// (engine/sqlite_keyword_index.go, fts.Index: exact FTS5 BM25, built in the
+// (engine/sqlite/keyword_index.go, fts.Index: exact FTS5 BM25, built in the
 // background after the process's first keyword search) answers it; until
 // it is ready, or for a query it cannot mirror, FTS5 does, with the same
 // hits.
 //
 // # Imports
 //
-// engine may import engine/search, fts, vecstore (and its leaves
-// vecstore/chroma, the Chroma model of its collections, and
-// vecstore/where) and index;
-// it must not import embed, net/http, cmd/..., bench, or the use cases
-// above it (engine/ingest, engine/ops, which import it). It is the only
-// package that imports the SQLite driver.
+// engine may import engine/search, fts, vecstore/chroma (the Chroma
+// model's error classes, which VectorStoreError maps) and vecstore/where;
+// it must not import database/sql, a SQLite driver, bbolt, vecstore,
+// index or pgx (the stores below it do), embed, net/http, cmd/... or
+// bench, or the use cases above it (engine/ingest, engine/ops, which
+// import it) (arch_test.go).
 package engine

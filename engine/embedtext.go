@@ -1,8 +1,6 @@
 package engine
 
-import (
-	"time"
-)
+import ()
 
 // EmbedContext says what the engine embeds for a message besides its
 // content. It changes only the text given to the Embedder: the stored
@@ -31,9 +29,9 @@ func (c EmbedContext) check() error {
 }
 
 // embedText is the text embedded for m under c.
-func embedText(c EmbedContext, m vectorMeta) string {
+func embedText(c EmbedContext, m QueuedMessage) string {
 	if c != EmbedSenderDate {
-		return m.content
+		return m.Content
 	}
-	return m.sender + " (" + time.UnixMilli(m.created).UTC().Format("2 January 2006") + "): " + m.content
+	return m.Sender + " (" + m.CreatedAt.UTC().Format("2 January 2006") + "): " + m.Content
 }

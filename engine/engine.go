@@ -2,23 +2,14 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"github.com/cairn-dev/cairn/engine/redact"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
+	"sync"
 	"time"
-
-	"github.com/cairn-dev/cairn/fts"
 )
 
 // DefaultMaxContentBytes is the content limit when Options.MaxContentBytes is 0.
 const DefaultMaxContentBytes = 1 << 20
-
-// DBFile is the SQLite file's name inside the data dir.
-const DBFile = "cairn.db"
 
 // Options configure an Engine. The zero value means defaults.
 type Options struct {
@@ -115,7 +106,9 @@ type Embedder interface {
 	ModelID() string
 }
 
-func (o Options) withDefaults() (Options, error) {
+// WithDefaults checks o and fills in the defaults of its zero fields; every
+// store opener and OpenBackend call it first, so bad options fail alike.
+func (o Options) WithDefaults() (Options, error) {
 	if o.MaxContentBytes < 0 {
 		return o, invalid("Options.MaxContentBytes", "must be >= 0, got %d", o.MaxContentBytes)
 	}
@@ -151,141 +144,29 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Engine is an open data dir. Use Open to get one and Close when done.
+// Engine is cairn over one store: the data dir's (package engine/sqlite,
+// sqlite.OpenEngine) or another (engine/postgres). Use OpenBackend to get
+// one over a Store and Close when done.
 type Engine struct {
-	*db
-	fts *fts.Table
+	// dir is the data dir that holds config.toml and the models ("": none).
+	dir  string
+	opts Options
+	// backend names a store other than the data dir's ("": the data dir).
+	backend string
 
-	sessions  *Sessions
-	retention *Retention
-	backups   *Backups
+	// mu guards every operation against Close (enterStore).
+	mu struct {
+		sync.RWMutex
+		closed bool
+	}
 
-	vec *vectors // vecstore and its collections (engine/sqlite_vecstore.go)
+	searches SearchCounts // this process's searches not yet stored (engine/searchstats.go)
 
-	kw *memKeywordIndex // in-memory keyword index, fts.Index (engine/sqlite_keyword_index.go)
-
-	searches searchCounter // this process's searches not yet stored (engine/searchstats.go)
-
-	// store is the storage boundary every shared operation goes through:
-	// the data dir's sqliteStore (engine/sqlite_store.go) or the Store
-	// OpenBackend took.
+	// store is the storage boundary every operation goes through: the
+	// Store OpenBackend took.
 	store Store
 
-	// leftovers are the temporaries of killed backups and restores Open
-	// removed (RemovedLeftovers).
-	leftovers []string
-
 	worker vectorWorker // fills the store's vectors (engine/worker.go)
-	// ownVectorStore: e.vec.store is DIR/vectors opened beside a store
-	// that keeps its vectors elsewhere (OpenBackend), closed by the Engine.
-	ownVectorStore bool
-}
-
-// Open opens (creating if needed) the data dir dir and its database,
-// applying pending migrations. It fails with ErrIncompatibleFormat for a
-// database from a newer cairn or another application, ErrCorrupt for a file
-// that is not a readable SQLite database, and a plain error naming the path
-// when dir cannot be created or written.
-func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
-	opts, err := opts.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	if dir == "" {
-		return nil, invalid("data dir", "must not be empty")
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, fmt.Errorf("engine: data dir %q: %w", dir, err)
-	}
-	// Private by default: the dir 0700 and every file in it 0600 (a
-	// stricter umask narrows these further). A dir that exists keeps the
-	// mode its owner gave it; `cairn check` warns when others can read it.
-	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return nil, fmt.Errorf("engine: cannot create data dir: %w", classify(err))
-	}
-	var leftovers []string
-	if !opts.ReadOnly {
-		if err := checkWritable(abs); err != nil {
-			return nil, err
-		}
-		// Plaintext copies killed backups and restores left (engine/leftovers.go).
-		leftovers = append(removeBackupStages(abs), removeStaleIn(filepath.Dir(abs), restoreTempPrefix(abs))...)
-	}
-	t, err := fts.New("messages_fts", "messages", "content", "id")
-	if err != nil {
-		return nil, err
-	}
-	e := &Engine{db: &db{dir: abs, opts: opts}, fts: t, kw: newMemKeywordIndex(t), leftovers: leftovers}
-	e.vec = &vectors{}
-	e.vec.mu.colls = map[string]string{}
-	e.store = &sqliteStore{db: e.db, fts: t, kw: e.kw, vec: e.vec, searches: &e.searches,
-		wakeVectors: e.wakeVectors, validAmong: e.validAmong, convertVectors: e.ConvertVectors, msgs: e}
-	e.worker.wake = make(chan struct{}, 1)
-	e.sessions = &Sessions{db: e.db, msgs: e, over: e}
-	e.retention = &Retention{db: e.db, fts: t, msgs: e, over: e}
-	e.backups = &Backups{db: e.db, store: e.VectorStore}
-	path := filepath.Join(abs, DBFile)
-	if opts.ReadOnly && !Writable(abs) {
-		// Another user's data dir, or one made read-only: SQLite cannot
-		// create the WAL's shared-memory file beside the database, so it
-		// reads the file as immutable, on one connection.
-		if err := e.openSQLiteImmutable(ctx, path); err != nil {
-			return nil, err
-		}
-		if err := e.startVectors(ctx); err != nil {
-			e.w.Close()
-			return nil, err
-		}
-		return e, nil
-	}
-	// SQLite would create the file 0644; created here first, it is 0600,
-	// and SQLite gives the WAL and shared-memory files the same mode.
-	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
-		f.Close()
-	} else if !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("engine: create %s: %w", DBFile, classify(err))
-	}
-
-	if err := e.openSQLiteShared(ctx, path); err != nil {
-		if !noSharedMemory(err) {
-			return nil, err
-		}
-		if !opts.ReadOnly {
-			if diskNearlyFull(abs) && !errors.Is(err, ErrDiskFull) {
-				err = fmt.Errorf("%w: %w", ErrDiskFull, err)
-			}
-			return nil, err
-		}
-		opts.Logger.Warn("SQLite cannot set up its shared-memory index (disk full?); reading with an exclusive lock", "err", err)
-		if err := e.openSQLite(ctx, path, true); err != nil {
-			return nil, err
-		}
-	}
-	if err := e.startVectors(ctx); err != nil { // engine/worker.go
-		e.r.Close()
-		e.w.Close()
-		return nil, err
-	}
-	return e, nil
-}
-
-// RemovedLeftovers returns the temporary files and folders of killed
-// backups and restores that Open removed: the data dir's backup stages,
-// the archive temporaries they named, and ".DIR.restore-*" beside it.
-func (e *Engine) RemovedLeftovers() []string { return e.leftovers }
-
-func checkWritable(dir string) error {
-	f, err := os.CreateTemp(dir, ".cairn-write-check-*")
-	if err != nil {
-		return fmt.Errorf("engine: data dir %s is not writable: %w", dir, err)
-	}
-	name := f.Name()
-	f.Close()
-	if err := os.Remove(name); err != nil {
-		return fmt.Errorf("engine: data dir %s: %w", dir, err)
-	}
-	return nil
 }
 
 // Dir returns the data dir's absolute path.
@@ -303,38 +184,14 @@ func (e *Engine) Close() error {
 	e.mu.closed = true
 	e.stopVectors()
 	e.flushSearchesBeforeClose(context.Background())
-	err := e.store.Close()
-	if e.ownVectorStore {
-		if verr := e.vec.store.Close(); err == nil {
-			err = verr
-		}
-	}
-	return err
+	return e.store.Close()
 }
 
-// Sessions returns the imported sessions: import, reads and export. On a
-// Store without them every method refuses (*InvalidError on store).
-func (e *Engine) Sessions() *Sessions {
-	if e.sessions == nil {
-		return &Sessions{db: e.db, msgs: e, over: e}
-	}
-	return e.sessions
-}
+// Sessions returns the imported sessions: import, reads and export.
+func (e *Engine) Sessions() *Sessions { return &Sessions{over: e} }
 
-// Retention returns garbage collection by retention policy. On a Store
-// every method refuses (*InvalidError on store).
-func (e *Engine) Retention() *Retention {
-	if e.retention == nil {
-		return &Retention{db: e.db, msgs: e, over: e}
-	}
-	return e.retention
-}
+// Retention returns garbage collection by retention policy.
+func (e *Engine) Retention() *Retention { return &Retention{over: e} }
 
-// Backups returns backups of the data dir. On a Store, Create refuses
-// and names the store's own tools.
-func (e *Engine) Backups() *Backups {
-	if e.backups == nil {
-		return &Backups{db: e.db, store: e.VectorStore}
-	}
-	return e.backups
-}
+// Backups returns backups of the store (Store.Backup).
+func (e *Engine) Backups() *Backups { return &Backups{over: e} }

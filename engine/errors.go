@@ -77,10 +77,10 @@ func invalid(field, format string, args ...any) error {
 	return &InvalidError{Field: field, Rule: fmt.Sprintf(format, args...)}
 }
 
-// vecstoreClass wraps an error of the vector store with the engine class
-// of its vecstore class (the cause stays in the chain); other errors are
-// returned as they are.
-func vecstoreClass(err error) error {
+// VectorStoreError wraps an error of a Chroma store (vecstore, whose
+// classes are vecstore/chroma's) with the engine class of its class (the
+// cause stays in the chain); other errors are returned as they are.
+func VectorStoreError(err error) error {
 	var class error
 	switch {
 	case err == nil:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestFrozenFormat1 opens the frozen format-1 database in
@@ -20,12 +21,12 @@ import (
 func TestFrozenFormat1(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	src, err := os.Open(filepath.Join("testdata", "format1", engine.DBFile))
+	src, err := os.Open(filepath.Join("testdata", "format1", sqlite.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	dst, err := os.Create(filepath.Join(dir, engine.DBFile))
+	dst, err := os.Create(filepath.Join(dir, sqlite.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestFrozenFormat1(t *testing.T) {
 	}
 	dst.Close()
 
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatalf("open format 1: %v", err)
 	}
@@ -141,14 +142,14 @@ func openFrozen(t *testing.T, name string) *engine.Engine {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	b, err := os.ReadFile(filepath.Join("testdata", name, engine.DBFile))
+	b, err := os.ReadFile(filepath.Join("testdata", name, sqlite.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, engine.DBFile), b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, sqlite.DBFile), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatalf("open %s: %v", name, err)
 	}

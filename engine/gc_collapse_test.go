@@ -18,7 +18,7 @@ func TestFaultGCCollapseWithoutModel(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	e, err := engine.Open(ctx, dir, engine.Options{Now: clock, Embedder: newHashEmbedder("hash-v1", 64), NoVectorWorker: true})
+	e, err := openEngine(ctx, dir, engine.Options{Now: clock, Embedder: newHashEmbedder("hash-v1", 64), NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestFaultGCCollapseWithoutModel(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	e, err = engine.Open(ctx, dir, engine.Options{Now: clock, NoVectorWorker: true})
+	e, err = openEngine(ctx, dir, engine.Options{Now: clock, NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}

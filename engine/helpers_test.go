@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // clock is a fake clock: each call returns the current time and advances it
@@ -36,6 +37,27 @@ func (c *clock) Set(t time.Time) {
 	c.mu.Unlock()
 }
 
+// dataStores are the data dirs' stores of the engines the tests opened
+// (openEngine), for what only the data dir has (storeOf).
+var dataStores sync.Map // *engine.Engine -> *sqlite.Store
+
+// openEngine opens the data dir dir and an engine over it
+// (sqlite.OpenEngineStore), keeping its store for storeOf.
+func openEngine(ctx context.Context, dir string, opts engine.Options) (*engine.Engine, error) {
+	e, st, err := sqlite.OpenEngineStore(ctx, dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	dataStores.Store(e, st)
+	return e, nil
+}
+
+// storeOf is the data dir's store of e, which openEngine opened.
+func storeOf(e *engine.Engine) *sqlite.Store {
+	st, _ := dataStores.Load(e)
+	return st.(*sqlite.Store)
+}
+
 // openTest opens an engine on a fresh dir with a fake clock; the database is
 // checked and the engine closed when the test ends.
 func openTest(t testing.TB, opts engine.Options) (*engine.Engine, *clock) {
@@ -44,7 +66,7 @@ func openTest(t testing.TB, opts engine.Options) (*engine.Engine, *clock) {
 	if opts.Now == nil {
 		opts.Now = c.Now
 	}
-	e, err := engine.Open(context.Background(), t.TempDir(), opts)
+	e, err := openEngine(context.Background(), t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"github.com/cairn-dev/cairn/vecstore/where"
 	"math"
 	"testing"
 	"time"
@@ -23,8 +24,8 @@ func TestPlanDefaultsAndRejects(t *testing.T) {
 		p.rank.Profile != DefaultProfile || p.rank.Similarity != 1 || p.listing() {
 		t.Errorf("defaults: %+v", p)
 	}
-	if len(p.filter.args) != 1 || p.filter.args[0] != now.Add(-48*time.Hour).UnixMilli() {
-		t.Errorf("max age resolved against the plan's clock: %q %v", p.filter.sql, p.filter.args)
+	if w := p.filter.where; w == nil || w.Key != "timestamp" || w.Op != where.OpGte || w.Value != where.Int(now.Add(-48*time.Hour).UnixMilli()) {
+		t.Errorf("max age resolved against the plan's clock: %+v", w)
 	}
 	if p, _ := planSearch(SearchRequest{Limit: 400}, now); p.depth != 800 || !p.listing() {
 		t.Errorf("depth for limit 400: %d", p.depth)

@@ -45,7 +45,7 @@ type refCorpus struct {
 func storedVectors(t *testing.T, e *engine.Engine) map[int64][]float32 {
 	t.Helper()
 	ctx := context.Background()
-	st := e.VectorStore()
+	st := storeOf(e).VectorStore()
 	colls, err := st.ListCollections(ctx, chroma.DefaultTenant, "cairn", nil, 0)
 	if err != nil || len(colls) != 1 {
 		t.Fatalf("message collections: %v %v", colls, err)

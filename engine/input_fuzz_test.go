@@ -70,7 +70,7 @@ func FuzzSearchWhere(f *testing.F) {
 // openFuzzEngine opens an engine in f's temp dir, closed when the fuzz
 // target ends.
 func openFuzzEngine(f *testing.F) *engine.Engine {
-	e, err := engine.Open(context.Background(), f.TempDir(), engine.Options{})
+	e, err := openEngine(context.Background(), f.TempDir(), engine.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -19,10 +19,11 @@ import (
 	"unsafe"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // The keyword CPU benchmark compares FTS5 (bm25() over every matching row)
-// with the in-memory index (engine/sqlite_keyword_index.go) in the same run, on
+// with the in-memory index (engine/sqlite/keyword_index.go) in the same run, on
 // two corpora of 100,000 messages: the synthetic store corpus and a
 // realistic one recombined from the Cranfield and CoSQA dev texts. It
 // reports CPU time per query, which a loaded machine distorts far less
@@ -111,11 +112,11 @@ func buildRealCorpus(c *realCorpus) error {
 			return err
 		}
 	}
-	_, statErr := os.Stat(filepath.Join(dir, engine.DBFile))
+	_, statErr := os.Stat(filepath.Join(dir, sqlite.DBFile))
 	reuse := statErr == nil
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	var err error
-	c.e, err = engine.Open(ctx, dir, engine.Options{Now: func() time.Time { return now }})
+	c.e, err = openEngine(ctx, dir, engine.Options{Now: func() time.Time { return now }})
 	if err != nil {
 		return err
 	}
@@ -248,11 +249,11 @@ func BenchmarkKeywordCPU(b *testing.B) {
 		for _, fl := range s.filters {
 			for _, variant := range []string{"fts5", "memory"} {
 				b.Run(fmt.Sprintf("n=%d/%s/filter=%s/%s", benchN, s.name, fl.name, variant), func(b *testing.B) {
-					if err := s.e.SetKeywordIndex(variant == "memory"); err != nil {
+					if err := storeOf(s.e).SetKeywordIndex(variant == "memory"); err != nil {
 						b.Fatal(err)
 					}
 					if variant == "memory" {
-						st := s.e.KeywordIndexStats()
+						st := storeOf(s.e).KeywordIndexStats()
 						var ms0 runtime.MemStats
 						runtime.ReadMemStats(&ms0)
 						b.Logf("index: %d docs, %d tokens, %d terms, %d postings (~%.1f MB of postings); heap in use %.0f MB",
@@ -301,7 +302,7 @@ func BenchmarkKeywordIndexBuild(b *testing.B) {
 	var ms runtime.MemStats
 	for b.Loop() {
 		p0 := cpuNow(syscall.RUSAGE_SELF)
-		if err := real.e.BuildFreshKeywordIndex(); err != nil {
+		if err := storeOf(real.e).BuildFreshKeywordIndex(); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64((cpuNow(syscall.RUSAGE_SELF) - p0).Milliseconds()), "cpu-ms/build")

@@ -18,7 +18,7 @@ import (
 func TestKeywordIndexTwoEngines(t *testing.T) {
 	ctx := context.Background()
 	w, _ := openTest(t, engine.Options{})
-	r, err := engine.Open(ctx, w.Dir(), engine.Options{})
+	r, err := openEngine(ctx, w.Dir(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestKeywordIndexTwoEngines(t *testing.T) {
 		}
 	}
 	write(200)
-	if err := r.SetKeywordIndex(true); err != nil {
+	if err := storeOf(r).SetKeywordIndex(true); err != nil {
 		t.Fatal(err)
 	}
 	filters := []engine.Filter{{}, {SenderIDs: []string{"a1"}}, {ExcludeSender: "a0", MinConfidence: 0.1}}
@@ -46,14 +46,14 @@ func TestKeywordIndexTwoEngines(t *testing.T) {
 		for _, q := range []string{"wal", "checkpoint sqlite", "the error", "a of the", "fix build deploy cache", "nothing"} {
 			for _, f := range filters {
 				req := engine.SearchRequest{Query: q, Filter: f, Mode: engine.ModeKeyword, Limit: 50}
-				if err := r.SetKeywordIndex(false); err != nil {
+				if err := storeOf(r).SetKeywordIndex(false); err != nil {
 					t.Fatal(err)
 				}
 				want, err := r.Search(ctx, req)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := r.SetKeywordIndex(true); err != nil {
+				if err := storeOf(r).SetKeywordIndex(true); err != nil {
 					t.Fatal(err)
 				}
 				got, err := r.Search(ctx, req)

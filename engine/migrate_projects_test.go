@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestSessionProjectsMigrationRefreshesVectors: a format-9 store whose
@@ -28,7 +29,7 @@ func TestSessionProjectsMigrationRefreshesVectors(t *testing.T) {
 	e.Close()
 	raw := func(q string) {
 		t.Helper()
-		db, err := sql.Open("sqlite", filepath.Join(dir, engine.DBFile))
+		db, err := sql.Open("sqlite", filepath.Join(dir, sqlite.DBFile))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -72,7 +72,7 @@ func (e *Engine) nearDuplicate(ctx context.Context, p prepared) (WriteResult, bo
 	if created == 0 && e.opts.EmbedContext == EmbedSenderDate {
 		created = e.opts.Now().UnixMilli() // the date is part of the embedded text
 	}
-	vs, err := e.opts.Embedder.Embed(ctx, []string{embedText(e.opts.EmbedContext, vectorMeta{content: p.content, sender: p.sender, created: created})})
+	vs, err := e.opts.Embedder.Embed(ctx, []string{embedText(e.opts.EmbedContext, QueuedMessage{Content: p.content, Sender: p.sender, CreatedAt: fromMillis(created)})})
 	if err != nil || len(vs) != 1 || len(vs[0]) != set.Dim {
 		e.opts.Logger.Debug("near-duplicate check skipped: the content could not be embedded", "err", err)
 		return WriteResult{}, false, nil

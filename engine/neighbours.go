@@ -1,11 +1,6 @@
 package engine
 
-import (
-	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-)
+import "context"
 
 // MaxNeighbours bounds each side of a Neighbours answer.
 const MaxNeighbours = 100
@@ -38,43 +33,5 @@ func (e *Engine) Neighbours(ctx context.Context, id int64, before, after int) (N
 	if after < 0 || after > MaxNeighbours {
 		return Neighbours{}, invalid("after", "must be from 0 to %d, got %d", MaxNeighbours, after)
 	}
-	done, err := e.enter()
-	if err != nil {
-		return Neighbours{}, err
-	}
-	defer done()
-	var channel string
-	var created int64
-	err = e.r.QueryRowContext(ctx, "SELECT channel_id, created_at FROM messages WHERE id = ?", id).Scan(&channel, &created)
-	if errors.Is(err, sql.ErrNoRows) {
-		return Neighbours{}, fmt.Errorf("message id %d: %w", id, ErrNotFound)
-	}
-	if err != nil {
-		return Neighbours{}, fmt.Errorf("engine: neighbours of %d: %w", id, classify(err))
-	}
-	n := Neighbours{ChannelID: channel}
-	// One more than asked on each side tells whether the channel goes on.
-	older, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+` FROM messages m
-		WHERE m.channel_id = ? AND (m.created_at < ? OR (m.created_at = ? AND m.id < ?))
-		ORDER BY m.created_at DESC, m.id DESC LIMIT ?`, channel, created, created, id, before+1)
-	if err != nil {
-		return Neighbours{}, fmt.Errorf("engine: neighbours of %d: %w", id, err)
-	}
-	newer, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+` FROM messages m
-		WHERE m.channel_id = ? AND (m.created_at > ? OR (m.created_at = ? AND m.id > ?))
-		ORDER BY m.created_at, m.id LIMIT ?`, channel, created, created, id, after+1)
-	if err != nil {
-		return Neighbours{}, fmt.Errorf("engine: neighbours of %d: %w", id, err)
-	}
-	if len(older) > before {
-		older, n.MoreBefore = older[:before], true
-	}
-	if len(newer) > after {
-		newer, n.MoreAfter = newer[:after], true
-	}
-	for i, j := 0, len(older)-1; i < j; i, j = i+1, j-1 {
-		older[i], older[j] = older[j], older[i]
-	}
-	n.Before, n.After = older, newer
-	return n, nil
+	return onStore(e, func(st Store) (Neighbours, error) { return st.ChannelNeighbours(ctx, id, before, after) })
 }

@@ -13,13 +13,14 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	_ "modernc.org/sqlite"
 )
 
 func TestOpenCreatesAndReopens(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "a", "b")
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestOpenCreatesAndReopens(t *testing.T) {
 	if _, err := e.Backups().Create(ctx, filepath.Join(t.TempDir(), "b.tar.zst"), engine.BackupOptions{}); !errors.Is(err, engine.ErrClosed) {
 		t.Errorf("Backups().Create after Close: got %v, want ErrClosed", err)
 	}
-	e2, err := engine.Open(ctx, dir, engine.Options{})
+	e2, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestOpenCreatesAndReopens(t *testing.T) {
 func TestOpenSetsPragmasOnEveryConnection(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestOpenSetsPragmasOnEveryConnection(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	db, err := sql.Open("sqlite", filepath.Join(dir, engine.DBFile))
+	db, err := sql.Open("sqlite", filepath.Join(dir, sqlite.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,20 +100,20 @@ func TestOpenSetsPragmasOnEveryConnection(t *testing.T) {
 	if err := db.QueryRow("SELECT (SELECT journal_mode FROM pragma_journal_mode), (SELECT user_version FROM pragma_user_version), (SELECT application_id FROM pragma_application_id)").Scan(&mode, &version, &appID); err != nil {
 		t.Fatal(err)
 	}
-	if mode != "wal" || version != engine.FormatVersion() || appID != engine.ApplicationID {
-		t.Fatalf("journal_mode %q user_version %d application_id %#x; want wal, %d, %#x", mode, version, appID, engine.FormatVersion(), engine.ApplicationID)
+	if mode != "wal" || version != sqlite.FormatVersion() || appID != sqlite.ApplicationID {
+		t.Fatalf("journal_mode %q user_version %d application_id %#x; want wal, %d, %#x", mode, version, appID, sqlite.FormatVersion(), sqlite.ApplicationID)
 	}
 }
 
 func TestOpenRefusesNewerFormat(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Close()
-	db, err := sql.Open("sqlite", filepath.Join(dir, engine.DBFile))
+	db, err := sql.Open("sqlite", filepath.Join(dir, sqlite.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func TestOpenRefusesNewerFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	_, err = engine.Open(ctx, dir, engine.Options{})
+	_, err = openEngine(ctx, dir, engine.Options{})
 	if !errors.Is(err, engine.ErrIncompatibleFormat) {
 		t.Fatalf("got %v, want ErrIncompatibleFormat", err)
 	}
@@ -131,7 +132,7 @@ func TestOpenRefusesNewerFormat(t *testing.T) {
 
 func TestOpenRefusesForeignDatabase(t *testing.T) {
 	dir := t.TempDir()
-	db, err := sql.Open("sqlite", filepath.Join(dir, engine.DBFile))
+	db, err := sql.Open("sqlite", filepath.Join(dir, sqlite.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestOpenRefusesForeignDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if _, err := engine.Open(context.Background(), dir, engine.Options{}); !errors.Is(err, engine.ErrIncompatibleFormat) {
+	if _, err := openEngine(context.Background(), dir, engine.Options{}); !errors.Is(err, engine.ErrIncompatibleFormat) {
 		t.Fatalf("got %v, want ErrIncompatibleFormat", err)
 	}
 }
@@ -151,10 +152,10 @@ func TestOpenCorruptFile(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
-			if err := os.WriteFile(filepath.Join(dir, engine.DBFile), content, 0o644); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, sqlite.DBFile), content, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := engine.Open(context.Background(), dir, engine.Options{})
+			_, err := openEngine(context.Background(), dir, engine.Options{})
 			if err == nil {
 				t.Fatal("Open succeeded on a corrupt file")
 			}
@@ -176,7 +177,7 @@ func TestOpenDataDirProblems(t *testing.T) {
 		"parent is a file": filepath.Join(file, "sub"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := engine.Open(context.Background(), dir, engine.Options{})
+			_, err := openEngine(context.Background(), dir, engine.Options{})
 			if err == nil || !strings.Contains(err.Error(), "data dir") {
 				t.Fatalf("got %v, want an error about the data dir", err)
 			}
@@ -184,7 +185,7 @@ func TestOpenDataDirProblems(t *testing.T) {
 	}
 	t.Run("empty", func(t *testing.T) {
 		var inv *engine.InvalidError
-		if _, err := engine.Open(context.Background(), "", engine.Options{}); !errors.As(err, &inv) {
+		if _, err := openEngine(context.Background(), "", engine.Options{}); !errors.As(err, &inv) {
 			t.Fatalf("got %v, want InvalidError", err)
 		}
 	})
@@ -196,7 +197,7 @@ func TestOpenDataDirProblems(t *testing.T) {
 		if err := os.Mkdir(dir, 0o500); err != nil {
 			t.Fatal(err)
 		}
-		_, err := engine.Open(context.Background(), dir, engine.Options{})
+		_, err := openEngine(context.Background(), dir, engine.Options{})
 		if err == nil || !strings.Contains(err.Error(), "not writable") {
 			t.Fatalf("got %v, want 'not writable'", err)
 		}
@@ -206,7 +207,7 @@ func TestOpenDataDirProblems(t *testing.T) {
 func TestOpenBadOptions(t *testing.T) {
 	for _, o := range []engine.Options{{MaxContentBytes: -1}, {BusyTimeout: -1}, {ReadConns: -1}} {
 		var inv *engine.InvalidError
-		if _, err := engine.Open(context.Background(), t.TempDir(), o); !errors.As(err, &inv) {
+		if _, err := openEngine(context.Background(), t.TempDir(), o); !errors.As(err, &inv) {
 			t.Errorf("Open(%+v): got %v, want InvalidError", o, err)
 		}
 	}
@@ -293,7 +294,7 @@ func openConcurrently(t *testing.T, dir string, n int, opts func() engine.Option
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			engines[i], errs[i] = engine.Open(context.Background(), dir, opts())
+			engines[i], errs[i] = openEngine(context.Background(), dir, opts())
 		}()
 	}
 	wg.Wait()

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestFaultPrivateFileModes: under the common umask 022 a new data dir is
@@ -25,7 +26,7 @@ func TestFaultPrivateFileModes(t *testing.T) {
 	defer syscall.Umask(old)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "data")
-	e, err := engine.Open(ctx, dir, engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
+	e, err := openEngine(ctx, dir, engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestFaultPrivateFileModes(t *testing.T) {
 	checkModes(t, dir)
 	checkModes(t, archive)
 	restored := filepath.Join(t.TempDir(), "restored")
-	if _, err := engine.Restore(ctx, archive, restored, engine.RestoreOptions{}); err != nil {
+	if _, err := sqlite.Restore(ctx, archive, restored, sqlite.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	checkModes(t, restored)

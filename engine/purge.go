@@ -59,41 +59,6 @@ func (rt *Retention) Purge(ctx context.Context, opts PurgeOptions) (*PurgeReport
 	return rt.over.backendPurge(ctx, opts)
 }
 
-// forgetSessionFilesSQL deletes where the import of a purged session's
-// files stopped (session_files), so that its transcripts' paths are not
-// kept: the files named by the session id (ID.jsonl), those in a folder
-// named by it (ID/subagents/...), and the sub-agent files of the project
-// folder its sidechain records name (agent-{agentId}.jsonl, which carry
-// the parent's session id and nothing else linking them to it). It runs
-// before the session's records are deleted. A later import reads these
-// files again from the start. ? is a JSON array of session ids. gc keeps
-// these rows: it deletes sessions by age or quota, and forgetting where
-// their files stopped would import them again on the next run.
-const forgetSessionFilesSQL = `DELETE FROM session_files WHERE EXISTS (SELECT 1 FROM json_each(?) s
-	WHERE session_files.path LIKE '%/' || s.value || '.jsonl' OR session_files.path LIKE '%\' || s.value || '.jsonl'
-	OR instr(session_files.path, '/' || s.value || '/') > 0 OR instr(session_files.path, '\' || s.value || '\') > 0
-	OR EXISTS (SELECT 1 FROM (SELECT DISTINCT json_extract(m.envelope, '$.agentId') AS agent FROM session_messages m
-		WHERE m.session_id = s.value AND m.is_sidechain = 1) a
-		WHERE typeof(a.agent) = 'text' AND a.agent <> ''
-		AND substr(session_files.path, -length(a.agent) - 13) IN ('/agent-' || a.agent || '.jsonl', '\agent-' || a.agent || '.jsonl')))`
-
-func queryIDs(ctx context.Context, q querier, query string, args ...any) ([]int64, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("engine: %w", classify(err))
-	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, classify(err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, classify(rows.Err())
-}
-
 func matchGlob(globs []string, names ...string) string {
 	for _, g := range globs {
 		for _, n := range names {

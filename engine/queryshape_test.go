@@ -83,7 +83,7 @@ func TestEmbedContextSenderDate(t *testing.T) {
 }
 
 func TestEmbedContextInvalid(t *testing.T) {
-	_, err := engine.Open(context.Background(), t.TempDir(), engine.Options{EmbedContext: "neighbours"})
+	_, err := openEngine(context.Background(), t.TempDir(), engine.Options{EmbedContext: "neighbours"})
 	var inv *engine.InvalidError
 	if !errors.As(err, &inv) || inv.Field != "Options.EmbedContext" {
 		t.Fatalf("Open with a bad EmbedContext: %v, want an invalid-argument error naming Options.EmbedContext", err)

@@ -63,11 +63,12 @@ func (e *Engine) GetMessages(ctx context.Context, ids []int64) ([]Message, error
 	if err != nil {
 		return nil, err
 	}
-	return inOrder(ids, ms), nil
+	return InOrder(ids, ms), nil
 }
 
-// inOrder returns ms in the order of ids; ids without a message are skipped.
-func inOrder(ids []int64, ms []Message) []Message {
+// InOrder returns ms in the order of ids; ids without a message are
+// skipped (a store answers a read by ids in any order).
+func InOrder(ids []int64, ms []Message) []Message {
 	byID := make(map[int64]Message, len(ms))
 	for _, m := range ms {
 		byID[m.ID] = m

@@ -21,7 +21,7 @@ func TestRedactEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := engine.Open(ctx, t.TempDir(), engine.Options{Redactor: red})
+	e, err := openEngine(ctx, t.TempDir(), engine.Options{Redactor: red})
 	if err != nil {
 		t.Fatal(err)
 	}

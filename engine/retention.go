@@ -2,18 +2,12 @@ package engine
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/cairn-dev/cairn/fts"
 )
 
 // RetentionPolicy says what to forget in the channels and message types it
@@ -178,9 +172,6 @@ type gcRow struct {
 // from Engine.Retention; it shares the engine's database and closes with
 // it.
 type Retention struct {
-	*db
-	fts  *fts.Table
-	msgs messageStore
 	// over is the Engine whose Store GC and Purge run on.
 	over *Engine
 }
@@ -205,37 +196,6 @@ func (rt *Retention) GC(ctx context.Context, opts GCOptions) (*GCReport, error) 
 		return nil, invalid("gc.max_bytes", "must be >= 0 (0: no quota)")
 	}
 	return rt.over.backendGC(ctx, opts)
-}
-
-// apply deletes the planned sessions, their orphaned contents and the
-// planned messages in one transaction.
-func (rt *Retention) apply(ctx context.Context, rep *GCReport, sessionIDs, orphans []string) error {
-	ids := make([]int64, len(rep.Messages))
-	for i, m := range rep.Messages {
-		ids[i] = m.ID
-	}
-	tx, err := rt.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("engine: gc: %w", classify(err))
-	}
-	defer tx.Rollback()
-	if len(sessionIDs) > 0 {
-		js, _ := json.Marshal(sessionIDs)
-		if _, err := tx.ExecContext(ctx, "DELETE FROM sessions WHERE id IN (SELECT value FROM json_each(?))", string(js)); err != nil {
-			return fmt.Errorf("engine: gc: delete sessions: %w", classify(err))
-		}
-		oj, _ := json.Marshal(orphans)
-		if _, err := tx.ExecContext(ctx, "DELETE FROM session_contents WHERE hash IN (SELECT value FROM json_each(?))", string(oj)); err != nil {
-			return fmt.Errorf("engine: gc: delete contents: %w", classify(err))
-		}
-	}
-	if err := rt.msgs.deleteMessagesTx(ctx, tx, ids); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("engine: gc: %w", classify(err))
-	}
-	return nil
 }
 
 // nearDuplicates returns the messages of kept (in importance order) within
@@ -270,7 +230,7 @@ func nearDuplicates(ctx context.Context, p RetentionPolicy, kept []gcRow, nowMs 
 		}
 		dup, sim := int64(0), 0.0
 		for _, b := range best {
-			if s := cosine(v, vecs[b]); s >= p.CollapseThreshold {
+			if s := Cosine(v, vecs[b]); s >= p.CollapseThreshold {
 				dup, sim = b, s
 				break
 			}
@@ -358,7 +318,9 @@ func planMessageRows(ctx context.Context, opts GCOptions, now time.Time, rep *GC
 	return nil
 }
 
-func cosine(a, b []float32) float64 {
+// Cosine is the cosine similarity of a and b: 0 when their lengths differ
+// or either is empty or zero.
+func Cosine(a, b []float32) float64 {
 	if len(a) != len(b) || len(a) == 0 {
 		return 0
 	}
@@ -372,141 +334,4 @@ func cosine(a, b []float32) float64 {
 		return 0
 	}
 	return dot / math.Sqrt(na*nb)
-}
-
-// sessionOrphans returns the contents only the given sessions reference and
-// the chunk messages only those contents use.
-func (rt *Retention) sessionOrphans(ctx context.Context, q querier, sessions []string) ([]string, []int64, error) {
-	if len(sessions) == 0 {
-		return nil, nil, nil
-	}
-	js, _ := json.Marshal(sessions)
-	rows, err := q.QueryContext(ctx, `SELECT DISTINCT content_hash FROM session_messages
-		WHERE session_id IN (SELECT value FROM json_each(?1)) AND content_hash IS NOT NULL
-		AND content_hash NOT IN (SELECT content_hash FROM session_messages
-			WHERE session_id NOT IN (SELECT value FROM json_each(?1)) AND content_hash IS NOT NULL)`, string(js))
-	if err != nil {
-		return nil, nil, fmt.Errorf("engine: gc: %w", classify(err))
-	}
-	var orphans []string
-	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
-			rows.Close()
-			return nil, nil, classify(err)
-		}
-		orphans = append(orphans, h)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, nil, classify(err)
-	}
-	if len(orphans) == 0 {
-		return nil, nil, nil
-	}
-	oj, _ := json.Marshal(orphans)
-	rows, err = q.QueryContext(ctx, `SELECT DISTINCT message_id FROM session_chunks
-		WHERE content_hash IN (SELECT value FROM json_each(?1)) AND message_id IS NOT NULL
-		AND message_id NOT IN (SELECT message_id FROM session_chunks
-			WHERE content_hash NOT IN (SELECT value FROM json_each(?1)) AND message_id IS NOT NULL)
-		ORDER BY message_id`, string(oj))
-	if err != nil {
-		return nil, nil, fmt.Errorf("engine: gc: %w", classify(err))
-	}
-	defer rows.Close()
-	var msgs []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, nil, classify(err)
-		}
-		msgs = append(msgs, id)
-	}
-	return orphans, msgs, classify(rows.Err())
-}
-
-// deleteMessagesTx deletes messages from SQLite and the FTS5 index inside
-// tx and keeps the channel and agent counters right. Session chunks that
-// pointed at them are unlinked by the foreign key (ON DELETE SET NULL).
-// Each deleted message also gets an outbox row per live vector set in the
-// same transaction, so its vectors are deleted after the commit.
-func (e *Engine) deleteMessagesTx(ctx context.Context, tx *sql.Tx, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	if err := e.fts.SecureDelete(ctx, tx); err != nil {
-		return classify(err)
-	}
-	sel, err := tx.PrepareContext(ctx, "SELECT content, channel_id, sender_id, sender_project_id FROM messages WHERE id = ?")
-	if err != nil {
-		return classify(err)
-	}
-	defer sel.Close()
-	del, err := tx.PrepareContext(ctx, "DELETE FROM messages WHERE id = ?")
-	if err != nil {
-		return classify(err)
-	}
-	defer del.Close()
-	channels := map[string]int{}
-	type agentKey struct{ name, project string }
-	agents := map[agentKey]int{}
-	for _, id := range ids {
-		var content, channel, sender, project string
-		err := sel.QueryRowContext(ctx, id).Scan(&content, &channel, &sender, &project)
-		if err == sql.ErrNoRows {
-			continue // already gone
-		}
-		if err != nil {
-			return fmt.Errorf("engine: delete message %d: %w", id, classify(err))
-		}
-		if err := e.fts.Delete(ctx, tx, id, content); err != nil {
-			return fmt.Errorf("engine: delete message %d: %w", id, classify(err))
-		}
-		if _, err := del.ExecContext(ctx, id); err != nil {
-			return fmt.Errorf("engine: delete message %d: %w", id, classify(err))
-		}
-		if err := e.sqlite().outboxDeleteTx(ctx, tx, id); err != nil { // vector outbox (engine/sqlite_outbox.go)
-			return err
-		}
-		channels[channel]++
-		agents[agentKey{sender, project}]++
-	}
-	for ch, n := range channels {
-		if _, err := tx.ExecContext(ctx, `UPDATE channels SET message_count = message_count - ?1,
-			last_message_at = coalesce((SELECT max(created_at) FROM messages WHERE channel_id = ?2), 0) WHERE id = ?2`, n, ch); err != nil {
-			return fmt.Errorf("engine: delete messages: %w", classify(err))
-		}
-	}
-	for a, n := range agents {
-		if _, err := tx.ExecContext(ctx, "UPDATE agents SET message_count = max(message_count - ?, 0) WHERE name = ? AND project_id = ?", n, a.name, a.project); err != nil {
-			return fmt.Errorf("engine: delete messages: %w", classify(err))
-		}
-	}
-	return nil
-}
-
-// reclaim merges the FTS5 segments (dropping deleted entries), rewrites the
-// database (VACUUM) and truncates the WAL, so deleted text leaves the disk.
-func (rt *Retention) reclaim(ctx context.Context) error {
-	if err := rt.fts.Optimize(ctx, rt.w); err != nil {
-		return fmt.Errorf("engine: gc: fts optimize: %w", classify(err))
-	}
-	if _, err := rt.w.ExecContext(ctx, "VACUUM"); err != nil {
-		return fmt.Errorf("engine: gc: vacuum: %w", classify(err))
-	}
-	return rt.scrubDeleted(ctx)
-}
-
-// diskBytes is the size of every file in the data dir.
-func (rt *Retention) diskBytes() int64 {
-	var n int64
-	filepath.WalkDir(rt.dir, func(_ string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }

@@ -173,7 +173,7 @@ func TestGCCollapse(t *testing.T) {
 func TestGCSecretLeavesDisk(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := engine.Open(ctx, dir, engine.Options{Now: func() time.Time { return gcNow }})
+	e, err := openEngine(ctx, dir, engine.Options{Now: func() time.Time { return gcNow }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,7 @@ package engine
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/engine/search"
@@ -141,37 +139,16 @@ type SearchResult struct {
 // DefaultSearchLimit is the number of results when SearchRequest.Limit is 0.
 const DefaultSearchLimit = 20
 
-// sqlFilter collects the conditions (ANDed) of a filter and their
-// arguments, in order.
-type sqlFilter struct {
-	alias string
-	conds []string
-	args  []any
-}
-
-func (b *sqlFilter) col(c string) string { return b.alias + "." + c }
-
-func (b *sqlFilter) add(cond string, args ...any) {
-	b.conds = append(b.conds, cond)
-	b.args = append(b.args, args...)
-}
-
-// in adds "column IN (vals)" after checking each value with check.
-func (b *sqlFilter) in(field, column string, vals []string, check func(string, string) error) error {
-	if len(vals) == 0 {
-		return nil
-	}
+// checkIn checks a list field: at most 1000 values, each passing check.
+func checkIn(field string, vals []string, check func(string, string) error) error {
 	if len(vals) > 1000 {
 		return invalid(field, "at most 1000 values, got %d", len(vals))
 	}
-	args := make([]any, len(vals))
-	for i, v := range vals {
+	for _, v := range vals {
 		if err := check(field, v); err != nil {
 			return err
 		}
-		args[i] = v
 	}
-	b.add(b.col(column)+" IN ("+placeholders(len(vals))+")", args...)
 	return nil
 }
 
@@ -184,107 +161,55 @@ func checkType(field, v string) error {
 	return nil
 }
 
-// sql renders the filter as a boolean SQL expression over the messages table
-// aliased as alias, with its arguments; "" when nothing filters.
-func (f Filter) sql(alias string, now time.Time) (string, []any, error) {
-	b := &sqlFilter{alias: alias}
-	if err := f.identitySQL(b); err != nil {
-		return "", nil, err
+// check checks the fields of f that resolveFilter does not (each store
+// renders the filter from its Selection).
+func (f Filter) check(now time.Time) error {
+	if err := f.checkIdentity(); err != nil {
+		return err
 	}
 	if math.IsNaN(f.MinConfidence) || f.MinConfidence < 0 || f.MinConfidence > 1 {
-		return "", nil, invalid("min_confidence", "must be a number from 0 to 1, got %v", f.MinConfidence)
+		return invalid("min_confidence", "must be a number from 0 to 1, got %v", f.MinConfidence)
 	}
-	if f.MinConfidence > 0 {
-		// Unary + keeps the planner off the confidence index: walking the
-		// recency (or channel/sender) index and testing confidence is
-		// cheaper than sorting every confident message.
-		b.add("+"+b.col("confidence")+" >= ?", f.MinConfidence)
+	if len(f.ChannelTypes) > 3 {
+		return invalid("channel_type", "at most 3 values, got %d", len(f.ChannelTypes))
 	}
-	if !f.Since.IsZero() {
-		b.add(b.col("created_at")+" >= ?", f.Since.UnixMilli())
-	}
-	if !f.Until.IsZero() {
-		b.add(b.col("created_at")+" < ?", f.Until.UnixMilli())
-	}
-	if len(f.ChannelTypes) > 0 {
-		if len(f.ChannelTypes) > 3 {
-			return "", nil, invalid("channel_type", "at most 3 values, got %d", len(f.ChannelTypes))
+	if len(f.Where) > 0 {
+		if _, err := parseWhere(f.Where, now); err != nil {
+			return err
 		}
-		args := make([]any, len(f.ChannelTypes))
-		for i, t := range f.ChannelTypes {
-			args[i] = t
-		}
-		b.add(b.col("channel_id")+" IN (SELECT id FROM channels WHERE channel_type IN ("+placeholders(len(f.ChannelTypes))+"))", args...)
-	}
-	if f.HasBreadcrumbs != nil {
-		b.add(b.col("has_breadcrumbs")+" = ?", *f.HasBreadcrumbs)
-	}
-	if f.MinWordCount > 0 {
-		b.add(b.col("word_count")+" >= ?", f.MinWordCount)
-	}
-	if err := f.whereSQL(b, now); err != nil {
-		return "", nil, err
 	}
 	if f.UnreadBy != "" {
 		if err := checkAgent("unread_by", f.UnreadBy); err != nil {
-			return "", nil, err
+			return err
 		}
-		cond, args := unreadSQL(b.alias, f.UnreadBy)
-		b.add(cond, args...)
-	}
-	if f.BreadcrumbsValid {
-		cond, args := validSQL(b.alias, f.validAt)
-		b.add(cond, args...)
 	}
 	if !f.Since.IsZero() && !f.Until.IsZero() && !f.Since.Before(f.Until) {
-		return "", nil, invalid("since/until", "since (%s) must be before until (%s)", f.Since.UTC().Format(time.RFC3339), f.Until.UTC().Format(time.RFC3339))
+		return invalid("since/until", "since (%s) must be before until (%s)", f.Since.UTC().Format(time.RFC3339), f.Until.UTC().Format(time.RFC3339))
 	}
-	return strings.Join(b.conds, " AND "), b.args, nil
+	return nil
 }
 
-// identitySQL adds the conditions on who wrote what where: channels,
+// checkIdentity checks the fields on who wrote what where: channels,
 // senders, types, the excluded sender and the project.
-func (f Filter) identitySQL(b *sqlFilter) error {
-	if err := b.in("channel", "channel_id", f.ChannelIDs, checkChannelID); err != nil {
+func (f Filter) checkIdentity() error {
+	if err := checkIn("channel", f.ChannelIDs, checkChannelID); err != nil {
 		return err
 	}
-	if err := b.in("sender", "sender_id", f.SenderIDs, checkAgent); err != nil {
+	if err := checkIn("sender", f.SenderIDs, checkAgent); err != nil {
 		return err
 	}
-	if err := b.in("message_type", "message_type", f.MessageTypes, checkType); err != nil {
+	if err := checkIn("message_type", f.MessageTypes, checkType); err != nil {
 		return err
 	}
 	if f.ExcludeSender != "" {
 		if err := checkAgent("exclude_sender", f.ExcludeSender); err != nil {
 			return err
 		}
-		b.add(b.col("sender_id")+" <> ?", f.ExcludeSender)
 	}
 	if f.Project != "" {
 		if err := checkProject("project", f.Project); err != nil {
 			return err
 		}
-		b.add(b.col("sender_project_id")+" = ?", f.Project)
 	}
-	return nil
-}
-
-// whereSQL adds the Chroma-style where filter, rendered over alias c.
-func (f Filter) whereSQL(b *sqlFilter, now time.Time) error {
-	if len(f.Where) == 0 {
-		return nil
-	}
-	w, err := parseWhere(f.Where, now)
-	if err != nil || w == nil {
-		return err
-	}
-	s, args, err := whereSQL(w)
-	if err != nil {
-		return err
-	}
-	if b.alias != "c" {
-		return fmt.Errorf("engine: where filter needs alias c")
-	}
-	b.add(s, args...)
 	return nil
 }

@@ -10,17 +10,33 @@ import (
 // a Store add them after a write (addSearchesAfterWrite).
 const searchFlushEvery = 64
 
-// searchCounter counts this process's searches not yet added to the
-// search_stats row. A search only adds to the atomics; the counts reach the
-// database inside the next message write transaction of this process (no
-// extra commit, so no extra fsync) or at Close: into the database when the
-// process wrote, else into searchCountsFile.
-type searchCounter struct {
+// SearchCounts counts this process's searches not yet added to the
+// store's totals. A search only adds to the atomics; the data dir's store
+// takes them into its next message write transaction (no extra commit, so
+// no extra fsync) or at Close (Host.Searches), another store gets them
+// through Store.AddSearches. Safe for concurrent use.
+type SearchCounts struct {
 	n, us atomic.Int64
 	wrote atomic.Bool // this process committed a message write
 	// flushed is when (Unix ns) the counts last went to a Store.
 	flushed atomic.Int64
 }
+
+// Take returns the pending searches and their total time in
+// microseconds, leaving none pending.
+func (c *SearchCounts) Take() (n, us int64) { return c.n.Swap(0), c.us.Swap(0) }
+
+// Add makes n searches of us microseconds in all pending (again).
+func (c *SearchCounts) Add(n, us int64) {
+	c.n.Add(n)
+	c.us.Add(us)
+}
+
+// SetWrote records that this process committed a message write.
+func (c *SearchCounts) SetWrote() { c.wrote.Store(true) }
+
+// Wrote reports whether this process committed a message write.
+func (c *SearchCounts) Wrote() bool { return c.wrote.Load() }
 
 // noteSearch counts one search that started at start, in memory only.
 func (e *Engine) noteSearch(start time.Time) {

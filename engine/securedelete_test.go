@@ -16,7 +16,7 @@ import (
 func TestSecureDeleteKeepsIndexSound(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,8 +103,6 @@ type ImportReport struct {
 // JSONL and Markdown copies (export.go). Get them from Engine.Sessions; they
 // share the engine's database and close with it.
 type Sessions struct {
-	*db
-	msgs messageStore
 	// over is the Engine whose Store holds the sessions.
 	over *Engine
 }
@@ -249,7 +247,7 @@ func (ses *Sessions) importFileTx(ctx context.Context, stx SessionTx, write func
 	if _, err := fh.Seek(start, io.SeekStart); err != nil {
 		return importStats{}, err
 	}
-	fi := &fileImport{ses: ses, stx: stx, write: write, file: f, opts: opts, now: ses.opts.Now().UnixMilli(), fr: fr,
+	fi := &fileImport{ses: ses, stx: stx, write: write, file: f, opts: opts, now: ses.over.opts.Now().UnixMilli(), fr: fr,
 		sessions: map[string]*sessionState{}, excluded: map[string]bool{}}
 	if err := stx.EnsureChannel(ctx, SessionChannel, "Searchable chunks of imported Claude Code sessions", fi.now); err != nil {
 		return importStats{}, err
@@ -539,7 +537,7 @@ func (fi *fileImport) storeChunks(ctx context.Context, hash string, src chunkSou
 			md["model"] = src.model
 		}
 		mdJSON, _ := json.Marshal(md)
-		p, err := fi.ses.msgs.prepare(NewMessage{
+		p, err := fi.ses.over.prepare(NewMessage{
 			Channel:   SessionChannel,
 			Sender:    src.sender,
 			Project:   project,

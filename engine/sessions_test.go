@@ -33,7 +33,7 @@ func lcOpen(t testing.TB, dir string, opts engine.Options) *engine.Engine {
 	if opts.Now == nil {
 		opts.Now = func() time.Time { return time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC) }
 	}
-	e, err := engine.Open(context.Background(), dir, opts)
+	e, err := openEngine(context.Background(), dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

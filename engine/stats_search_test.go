@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestSearchStatsPersist: searches of one process are counted in the
@@ -18,7 +19,7 @@ import (
 func TestSearchStatsPersist(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestSearchStatsPersist(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := engine.Open(ctx, dir, engine.Options{})
+	r, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestSearchStatsPersist(t *testing.T) {
 func TestSearchMakesNoWrite(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,10 +70,10 @@ func TestSearchMakesNoWrite(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(dir, engine.DBFile)
+	db := filepath.Join(dir, sqlite.DBFile)
 	before := fileState(t, db)
 
-	r, err := engine.Open(ctx, dir, engine.Options{})
+	r, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func fileState(t *testing.T, path string) state {
 func TestSearchStatsRideOnWrites(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +153,7 @@ func TestSearchStatsRideOnWrites(t *testing.T) {
 	if _, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "a write carries the counts"}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := engine.Open(ctx, dir, engine.Options{})
+	other, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,7 +174,7 @@ func TestSearchStatsRideOnWrites(t *testing.T) {
 func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	w, err := engine.Open(ctx, dir, engine.Options{})
+	w, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,10 +184,10 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db := filepath.Join(dir, engine.DBFile)
+	db := filepath.Join(dir, sqlite.DBFile)
 	before, _ := os.ReadFile(db)
 	for range 3 {
-		r, err := engine.Open(ctx, dir, engine.Options{ReadOnly: true})
+		r, err := openEngine(ctx, dir, engine.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -207,7 +208,7 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 		}
 		return st.Search.Searches
 	}
-	r, err := engine.Open(ctx, dir, engine.Options{ReadOnly: true})
+	r, err := openEngine(ctx, dir, engine.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 		t.Errorf("after 3 one-shot searches: %d searches counted", n)
 	}
 	r.Close()
-	w, err = engine.Open(ctx, dir, engine.Options{})
+	w, err = openEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +229,7 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err = engine.Open(ctx, dir, engine.Options{ReadOnly: true})
+	r, err = openEngine(ctx, dir, engine.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // The store benchmarks share one corpus of benchN messages built from a
@@ -88,7 +89,7 @@ func buildBenchCorpus(c *benchCorpus) error {
 	rng := rand.New(rand.NewPCG(benchSeed, 0))
 	c.now = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	dir := os.Getenv("CAIRN_BENCH_DIR")
-	_, statErr := os.Stat(filepath.Join(dir, engine.DBFile))
+	_, statErr := os.Stat(filepath.Join(dir, sqlite.DBFile))
 	reuse := dir != "" && statErr == nil
 	if dir == "" {
 		var err error
@@ -100,7 +101,7 @@ func buildBenchCorpus(c *benchCorpus) error {
 	now := c.now
 	var err error
 	var mu sync.Mutex
-	c.e, err = engine.Open(ctx, dir, engine.Options{Now: func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(time.Millisecond); return now }})
+	c.e, err = openEngine(ctx, dir, engine.Options{Now: func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(time.Millisecond); return now }})
 	if err != nil {
 		return err
 	}

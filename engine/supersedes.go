@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 )
 
@@ -39,15 +37,4 @@ func CheckSupersedes(ctx context.Context, q SupersedesQuerier, id int64) error {
 		return invalid("supersedes", "message %d is already superseded by message %d; supersede that one", id, by)
 	}
 	return nil
-}
-
-// txQuerier is a SQLite transaction as a SupersedesQuerier.
-type txQuerier struct{ tx *sql.Tx }
-
-func (q txQuerier) QueryRow(ctx context.Context, query string, args []any, dest ...any) (bool, error) {
-	err := q.tx.QueryRowContext(ctx, query+"?", args...).Scan(dest...)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
-	}
-	return err == nil, classify(err)
 }

@@ -75,7 +75,7 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 	}
 	vecs, err := ts.SetVectors(ctx, r.set, ids)
 	if err != nil {
-		return vecstoreClass(err)
+		return VectorStoreError(err)
 	}
 	// with sets the context similarity of c from the pair (a, b) when
 	// both have vectors.
@@ -97,7 +97,7 @@ func (e *Engine) turnContext(ctx context.Context, r *searchRun) error {
 			nc, found := r.cands[nb.Next]
 			if !found {
 				nc = r.cands.Get(nb.Next)
-				nc.Similarity, nc.HasSimilarity = cosine(r.qvec, v), true
+				nc.Similarity, nc.HasSimilarity = Cosine(r.qvec, v), true
 			}
 			with(nc, id, nb.Next)
 		}

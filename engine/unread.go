@@ -65,9 +65,10 @@ type ReadCursor struct {
 	UpdatedAt  time.Time `json:"updated_at"`
 }
 
-// cursorScope checks an agent and a scope and returns the scope's key in
-// read_cursors.
-func cursorScope(agent, channel, project string) (string, error) {
+// CursorScope checks an agent and a scope (a channel or a project, or
+// neither for every channel) and returns the scope's key in a store's
+// read cursors: "", "channel:ID" or "project:P".
+func CursorScope(agent, channel, project string) (string, error) {
 	if err := checkAgent("agent", agent); err != nil {
 		return "", err
 	}
@@ -92,7 +93,7 @@ func cursorScope(agent, channel, project string) (string, error) {
 // oldest first, and counts them. It reads one snapshot and writes nothing.
 // An unknown channel is ErrNotFound.
 func (e *Engine) Unread(ctx context.Context, req UnreadRequest) (Unread, error) {
-	if _, err := cursorScope(req.Agent, req.Channel, req.Project); err != nil {
+	if _, err := CursorScope(req.Agent, req.Channel, req.Project); err != nil {
 		return Unread{}, err
 	}
 	limit, err := checkLimit(req.Limit, DefaultLimit)
@@ -125,7 +126,7 @@ func (e *Engine) Unread(ctx context.Context, req UnreadRequest) (Unread, error) 
 // statement in a write transaction, so processes marking at once never
 // lose a move.
 func (e *Engine) MarkRead(ctx context.Context, req MarkReadRequest) (ReadCursor, error) {
-	scope, err := cursorScope(req.Agent, req.Channel, req.Project)
+	scope, err := CursorScope(req.Agent, req.Channel, req.Project)
 	if err != nil {
 		return ReadCursor{}, err
 	}
@@ -143,12 +144,4 @@ func (e *Engine) MarkRead(ctx context.Context, req MarkReadRequest) (ReadCursor,
 	}
 	cur.Agent, cur.Channel, cur.Project = req.Agent, req.Channel, req.Project
 	return cur, nil
-}
-
-func stringArgs(ss []string) []any {
-	args := make([]any, len(ss))
-	for i, s := range ss {
-		args[i] = s
-	}
-	return args
 }

@@ -193,7 +193,7 @@ func TestUnreadWriterProcess(t *testing.T) {
 	}
 	dir, name, _ := strings.Cut(spec, "|")
 	ctx := context.Background()
-	e, err := engine.Open(ctx, dir, engine.Options{NoVectorWorker: true})
+	e, err := openEngine(ctx, dir, engine.Options{NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}

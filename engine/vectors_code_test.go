@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
@@ -51,14 +52,14 @@ func gunzipTo(t *testing.T, src, dst string) {
 // forever.
 func vectorsV1Dir(t *testing.T) string {
 	dir := t.TempDir()
-	gunzipTo(t, filepath.Join("testdata", "vectors-v1", "cairn.db.gz"), filepath.Join(dir, engine.DBFile))
-	gunzipTo(t, filepath.Join("testdata", "vectors-v1", "vectors.db.gz"), filepath.Join(dir, engine.VectorsDir, "vectors.db"))
+	gunzipTo(t, filepath.Join("testdata", "vectors-v1", "cairn.db.gz"), filepath.Join(dir, sqlite.DBFile))
+	gunzipTo(t, filepath.Join("testdata", "vectors-v1", "vectors.db.gz"), filepath.Join(dir, sqlite.VectorsDir, "vectors.db"))
 	return dir
 }
 
 func messageCollection(t *testing.T, e *engine.Engine) chroma.Collection {
 	t.Helper()
-	colls, err := e.VectorStore().ListCollections(context.Background(), chroma.DefaultTenant, "cairn", nil, 0)
+	colls, err := storeOf(e).VectorStore().ListCollections(context.Background(), chroma.DefaultTenant, "cairn", nil, 0)
 	if err != nil || len(colls) != 1 {
 		t.Fatalf("message collections: %v %v", colls, err)
 	}
@@ -124,7 +125,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 	dir := vectorsV1Dir(t)
 	emb := newHashEmbedder("hash-fixture", 16)
 	msgs := batch(40, 3)
-	e, err := engine.Open(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	e, err := openEngine(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 		}
 	}
 	var calls, last, total int
-	if err := e.ConvertVectors(ctx, func(coll string, done, n int) { calls, last, total = calls+1, done, n }); err != nil {
+	if err := storeOf(e).ConvertVectors(ctx, func(coll string, done, n int) { calls, last, total = calls+1, done, n }); err != nil {
 		t.Fatal(err)
 	}
 	if calls == 0 || last != 40 || total != 40 {
@@ -158,7 +159,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 	}
 	// Converting again does nothing.
 	calls = 0
-	if err := e.ConvertVectors(ctx, func(string, int, int) { calls++ }); err != nil || calls != 0 {
+	if err := storeOf(e).ConvertVectors(ctx, func(string, int, int) { calls++ }); err != nil || calls != 0 {
 		t.Errorf("second conversion: %v, %d progress calls", err, calls)
 	}
 	if err := e.Close(); err != nil {
@@ -197,7 +198,7 @@ func TestConvertSQ8Vectors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	emb := newHashEmbedder("hash-sq8", 16)
-	e, err := engine.Open(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	e, err := openEngine(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,23 +209,23 @@ func TestConvertSQ8Vectors(t *testing.T) {
 	mustSync(t, e)
 	c := messageCollection(t, e)
 	// The collection as an earlier cairn left it: plain SQ8 codes.
-	if err := e.VectorStore().Recode(ctx, c.ID, chroma.CodeSQ8, nil); err != nil {
+	if err := storeOf(e).VectorStore().Recode(ctx, c.ID, chroma.CodeSQ8, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != chroma.CodeSQ8 {
 		t.Fatalf("before converting: %+v", c.Config.HNSW)
 	}
-	before, err := e.VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
+	before, err := storeOf(e).VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.ConvertVectors(ctx, nil); err != nil {
+	if err := storeOf(e).ConvertVectors(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 		t.Fatalf("after converting: %+v", c.Config.HNSW)
 	}
-	after, err := e.VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
+	after, err := storeOf(e).VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil || len(after.IDs) != len(before.IDs) || len(after.IDs) != len(msgs) {
 		t.Fatalf("after converting: %d records (before %d) %v", len(after.IDs), len(before.IDs), err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/vecstore"
 )
 
@@ -36,7 +37,7 @@ func TestBulkImportLeavesVectorFileCompact(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(dir, engine.VectorsDir, "vectors.db")
+	file := filepath.Join(dir, sqlite.VectorsDir, "vectors.db")
 	got := fileSize(t, file)
 
 	// The reference: a copy of the file, compacted unconditionally.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	_ "modernc.org/sqlite" // raw access to simulate crashes
 )
 
@@ -111,7 +112,7 @@ func cosine(a, b []float32) float64 {
 // openDir opens an engine on dir, checked and closed at the end of the test.
 func openDir(t testing.TB, dir string, opts engine.Options) *engine.Engine {
 	t.Helper()
-	e, err := engine.Open(context.Background(), dir, opts)
+	e, err := openEngine(context.Background(), dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +294,7 @@ func TestOutboxRepairsCrashes(t *testing.T) {
 
 	// A crash after the vecstore write but before the outbox rows were
 	// removed: put the rows back by hand.
-	db, err := sql.Open("sqlite", filepath.Join(dir, engine.DBFile))
+	db, err := sql.Open("sqlite", filepath.Join(dir, sqlite.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}

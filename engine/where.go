@@ -11,19 +11,16 @@ import (
 
 // The metadata every message vector carries, which Filter.Where may name.
 // timestamp is created_at in Unix milliseconds (UTC).
-var whereKeys = map[string]struct {
-	kind where.Kind
-	col  string // SQL over the messages table aliased c
-}{
-	"channel_id":      {where.KindString, "c.channel_id"},
-	"channel_type":    {where.KindString, "(SELECT ch.channel_type FROM channels ch WHERE ch.id = c.channel_id)"},
-	"agent_name":      {where.KindString, "c.sender_id"},
-	"project_id":      {where.KindString, "c.sender_project_id"},
-	"timestamp":       {where.KindInt, "c.created_at"},
-	"confidence":      {where.KindFloat, "c.confidence"},
-	"message_type":    {where.KindString, "c.message_type"},
-	"word_count":      {where.KindInt, "c.word_count"},
-	"has_breadcrumbs": {where.KindBool, "c.has_breadcrumbs"},
+var whereKeys = map[string]where.Kind{
+	"channel_id":      where.KindString,
+	"channel_type":    where.KindString,
+	"agent_name":      where.KindString,
+	"project_id":      where.KindString,
+	"timestamp":       where.KindInt,
+	"confidence":      where.KindFloat,
+	"message_type":    where.KindString,
+	"word_count":      where.KindInt,
+	"has_breadcrumbs": where.KindBool,
 }
 
 // whereSchema types the keys of whereKeys for the parser, so that one walk
@@ -34,7 +31,7 @@ var whereKeys = map[string]struct {
 func whereSchema() where.Schema {
 	keys := make(map[string]where.Kind, len(whereKeys)+1)
 	for k, v := range whereKeys {
-		keys[k] = v.kind
+		keys[k] = v
 	}
 	keys[ageDaysKey] = where.KindFloat
 	return where.Schema{Keys: keys, MaxDepth: 32}
@@ -120,19 +117,18 @@ func ageDaysToTimestamp(w *where.Expr, now time.Time) error {
 
 // resolved is a Filter checked and made absolute for one search.
 type resolved struct {
-	sql   string
-	args  []any
-	where *where.Expr // the same filter for vecstore; nil = none
-	// unreadBy is Filter.UnreadBy: sql holds it, the vector metadata
-	// cannot, so the semantic side checks its hits (Engine.semantic).
+	where *where.Expr // the filter over the WhereColumns keys; nil = none
+	// unreadBy is Filter.UnreadBy, which the vector metadata cannot hold:
+	// each store checks its nearest hits (Store.Nearest).
 	unreadBy string
 	// validAt are the HEADs of Filter.BreadcrumbsValid (nil = not set):
-	// like unreadBy, only sql holds it.
+	// like unreadBy, outside the vector metadata.
 	validAt *RepoHeads
 }
 
 // resolveFilter checks f, turns MaxAge into a lower time bound (relative to
-// now) and renders it for both sides.
+// now) and turns it into one where over the WhereColumns keys, which each
+// store renders (Selection).
 func resolveFilter(f Filter, now time.Time) (resolved, error) {
 	if f.MaxAge < 0 {
 		return resolved{}, invalid("max_age", "must not be negative, got %s", f.MaxAge)
@@ -150,11 +146,10 @@ func resolveFilter(f Filter, now time.Time) (resolved, error) {
 			return resolved{}, invalid("channel_type", "must be %s, %s or %s, got %q", ChannelAgentNotes, ChannelProject, ChannelPlain, t)
 		}
 	}
-	sql, args, err := f.sql("c", now)
-	if err != nil {
+	if err := f.check(now); err != nil {
 		return resolved{}, err
 	}
-	r := resolved{sql: sql, args: args, unreadBy: f.UnreadBy}
+	r := resolved{unreadBy: f.UnreadBy}
 	if f.BreadcrumbsValid {
 		r.validAt = f.validAt
 	}

@@ -30,7 +30,7 @@ type vectorWorker struct {
 // of a message (Options.EmbedContext) and the clock.
 func (e *Engine) vectorizer() Vectorizer {
 	return Vectorizer{Embedder: e.opts.Embedder, Text: func(q QueuedMessage) string {
-		return embedText(e.opts.EmbedContext, vectorMeta{content: q.Content, sender: q.Sender, created: q.CreatedAt.UnixMilli()})
+		return embedText(e.opts.EmbedContext, q)
 	}, Now: e.opts.Now}
 }
 

@@ -47,11 +47,16 @@
 // # Concurrency
 //
 // Table values are immutable and safe for concurrent use; every method runs
-// on the Querier (a *sql.DB, *sql.Conn or *sql.Tx) it is given. Index is
+// on the Querier it is given (a SQLite pool, connection or transaction,
+// through fts/ftssql for database/sql's). Index is
 // safe for concurrent use (an RWMutex; catching up is serialized).
 //
 // # Imports
 //
-// fts uses database/sql only: it must not import any cairn package, bbolt,
-// hugot or a SQLite driver (the caller owns the driver).
+// fts imports the standard library only, and no database package: it runs
+// its statements on a Querier the caller hands it (package fts/ftssql
+// adapts database/sql's), so that the rules (queries, tokens, stems,
+// scores) reach the engine without storage code. It must not import any
+// cairn package, bbolt, hugot or a SQLite driver (the caller owns the
+// driver).
 package fts

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/fts"
+	"github.com/cairn-dev/cairn/fts/ftssql"
 	_ "modernc.org/sqlite" // the tests' driver; fts itself imports none
 )
 
@@ -98,7 +99,7 @@ func openDB(t testing.TB) db {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := tab.Check(context.Background(), d); err != nil {
+		if err := tab.Check(context.Background(), ftssql.Of(d)); err != nil {
 			t.Errorf("invariant: %v", err)
 		}
 	})
@@ -116,7 +117,7 @@ func (d db) add(t testing.TB, id int64, body, tag string) {
 	if _, err := tx.ExecContext(ctx, "INSERT INTO docs (id, body, tag) VALUES (?, ?, ?)", id, body, tag); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.t.Insert(ctx, tx, id, body); err != nil {
+	if err := d.t.Insert(ctx, ftssql.Of(tx), id, body); err != nil {
 		t.Fatal(err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -140,7 +141,7 @@ func TestTableSearch(t *testing.T) {
 	d.add(t, 3, "a dog barked at the postman", "a")
 	d.add(t, 4, "nothing to see", "b")
 
-	hs, err := d.t.Search(ctx, d, fts.Request{Query: fts.ParseQuery("cat")})
+	hs, err := d.t.Search(ctx, ftssql.Of(d), fts.Request{Query: fts.ParseQuery("cat")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestTableSearch(t *testing.T) {
 	if hs[0].Snippet != "**cats** and dogs and **cats**" || !(hs[0].Score > hs[1].Score) {
 		t.Fatalf("hit: %+v", hs[0])
 	}
-	hs, err = d.t.Search(ctx, d, fts.Request{Query: fts.ParseQuery("dog cat"), Filter: "c.tag = ?", Args: []any{"a"}, MarkStart: "<", MarkEnd: ">", Limit: 5})
+	hs, err = d.t.Search(ctx, ftssql.Of(d), fts.Request{Query: fts.ParseQuery("dog cat"), Filter: "c.tag = ?", Args: []any{"a"}, MarkStart: "<", MarkEnd: ">", Limit: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,13 +165,13 @@ func TestTableSearch(t *testing.T) {
 			t.Fatalf("custom marks missing: %q", h.Snippet)
 		}
 	}
-	if hs, err := d.t.Search(ctx, d, fts.Request{Query: fts.ParseQuery("🚀 ...")}); err != nil || hs != nil {
+	if hs, err := d.t.Search(ctx, ftssql.Of(d), fts.Request{Query: fts.ParseQuery("🚀 ...")}); err != nil || hs != nil {
 		t.Fatalf("no terms: %v %v", hs, err)
 	}
 
 	// Delete keeps the index in step.
 	tx, _ := d.BeginTx(ctx, nil)
-	if err := d.t.Delete(ctx, tx, 2, "cats and dogs and cats"); err != nil {
+	if err := d.t.Delete(ctx, ftssql.Of(tx), 2, "cats and dogs and cats"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := tx.ExecContext(ctx, "DELETE FROM docs WHERE id = 2"); err != nil {
@@ -179,14 +180,14 @@ func TestTableSearch(t *testing.T) {
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	hs, _ = d.t.Search(ctx, d, fts.Request{Query: fts.ParseQuery("cat")})
+	hs, _ = d.t.Search(ctx, ftssql.Of(d), fts.Request{Query: fts.ParseQuery("cat")})
 	if got := hitIDs(hs); !slices.Equal(got, []int64{1}) {
 		t.Fatalf("after delete: %v", got)
 	}
-	if err := d.t.Rebuild(ctx, d); err != nil {
+	if err := d.t.Rebuild(ctx, ftssql.Of(d)); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.t.Optimize(ctx, d); err != nil {
+	if err := d.t.Optimize(ctx, ftssql.Of(d)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -199,13 +200,13 @@ func TestCheckFindsDrift(t *testing.T) {
 	if _, err := d.ExecContext(ctx, "INSERT INTO docs (id, body) VALUES (2, 'gamma')"); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.t.Check(ctx, d); err == nil {
+	if err := d.t.Check(ctx, ftssql.Of(d)); err == nil {
 		t.Fatal("Check did not notice a missing index entry")
 	}
-	if err := d.t.Rebuild(ctx, d); err != nil {
+	if err := d.t.Rebuild(ctx, ftssql.Of(d)); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.t.Check(ctx, d); err != nil {
+	if err := d.t.Check(ctx, ftssql.Of(d)); err != nil {
 		t.Fatalf("after rebuild: %v", err)
 	}
 }
@@ -232,7 +233,7 @@ func FuzzMatch(f *testing.F) {
 		d.add(t, 1, "plain words here and NOT there", "")
 		d.add(t, 2, "東京 🚀 emoji", "")
 		d.add(t, 3, text, "")
-		hs, err := d.t.Search(ctx, d, fts.Request{Query: fts.ParseQuery(text), Limit: 100})
+		hs, err := d.t.Search(ctx, ftssql.Of(d), fts.Request{Query: fts.ParseQuery(text), Limit: 100})
 		if err != nil {
 			t.Fatalf("Search(%q) [match %s]: %v", text, fts.Match(text), err)
 		}
@@ -240,7 +241,7 @@ func FuzzMatch(f *testing.F) {
 		slices.Sort(got)
 		var union []int64
 		for _, term := range fts.Terms(text) {
-			hs, err := d.t.Search(ctx, d, fts.Request{Query: fts.ParseQuery(term), Limit: 100})
+			hs, err := d.t.Search(ctx, ftssql.Of(d), fts.Request{Query: fts.ParseQuery(term), Limit: 100})
 			if err != nil {
 				t.Fatalf("Search(term %q): %v", term, err)
 			}

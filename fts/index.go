@@ -3,7 +3,6 @@ package fts
 import (
 	"container/heap"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,20 +115,16 @@ func (ix *Index) Build(ctx context.Context, q Querier) error {
 	return nil
 }
 
-type txBeginner interface {
-	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
-}
-
 // refresh catches up with the content table in one read snapshot.
 func (ix *Index) refresh(ctx context.Context, q Querier) error {
 	ix.refreshMu.Lock()
 	defer ix.refreshMu.Unlock()
-	if b, ok := q.(txBeginner); ok {
-		tx, err := b.BeginTx(ctx, nil)
+	if b, ok := q.(Snapshotter); ok {
+		tx, end, err := b.Snapshot(ctx)
 		if err != nil {
 			return fmt.Errorf("fts: index: %w", err)
 		}
-		defer tx.Rollback()
+		defer end()
 		q = tx
 	}
 	t := ix.t
@@ -206,13 +201,13 @@ func (ix *Index) addRows(ctx context.Context, q Querier, after int64) error {
 	var batch []newDoc
 	for rows.Next() {
 		var id int64
-		var text sql.NullString
+		var text *string
 		if err := rows.Scan(&id, &text); err != nil {
 			return fmt.Errorf("fts: index: %w", err)
 		}
 		clear(counts)
 		var n uint32
-		buf = tokenize(text.String, buf, func(tok []byte, _, _ int) {
+		buf = tokenize(deref(text), buf, func(tok []byte, _, _ int) {
 			stem, ok := stems[string(tok)]
 			if !ok {
 				sbuf = porterStem(tok, sbuf)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/fts"
+	"github.com/cairn-dev/cairn/fts/ftssql"
 )
 
 var seed = flag.Uint64("seed", 0, "seed for randomized tests (0: time-based)")
@@ -65,7 +66,7 @@ func (o *oracleDB) addDocs(t *testing.T, r *rand.Rand, n int) {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO docs (id, body, tag) VALUES (?, ?, ?)", o.next, body, tag); err != nil {
 			t.Fatal(err)
 		}
-		if err := o.t.Insert(ctx, tx, o.next, body); err != nil {
+		if err := o.t.Insert(ctx, ftssql.Of(tx), o.next, body); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -88,7 +89,7 @@ func (o *oracleDB) deleteSome(t *testing.T, r *rand.Rand, n int) {
 		if err := tx.QueryRowContext(ctx, "SELECT body FROM docs WHERE id = ?", id).Scan(&body); err != nil {
 			continue
 		}
-		if err := o.t.Delete(ctx, tx, id, body); err != nil {
+		if err := o.t.Delete(ctx, ftssql.Of(tx), id, body); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tx.ExecContext(ctx, "DELETE FROM docs WHERE id = ?", id); err != nil {
@@ -113,10 +114,10 @@ func TestIndexMatchesFTS5(t *testing.T) {
 	}
 	o.ix = o.t.NewIndex()
 	o.addDocs(t, r, 1000) // from the start enough documents for PruneFrequent to act
-	if _, ok, err := o.ix.Search(ctx, o, fts.Request{Query: fts.ParseQuery("cat")}); ok || err != nil {
+	if _, ok, err := o.ix.Search(ctx, ftssql.Of(o), fts.Request{Query: fts.ParseQuery("cat")}); ok || err != nil {
 		t.Fatalf("unbuilt index answered: %v %v", ok, err)
 	}
-	if err := o.ix.Build(ctx, o); err != nil {
+	if err := o.ix.Build(ctx, ftssql.Of(o)); err != nil {
 		t.Fatal(err)
 	}
 	filters := []struct {
@@ -156,11 +157,11 @@ func TestIndexMatchesFTS5(t *testing.T) {
 			f := filters[r.IntN(len(filters))]
 			req := fts.Request{Query: fts.ParseQuery(strings.Join(qs, []string{" ", " OR ", `" `, ", "}[r.IntN(4)])), Filter: f.sql, Args: f.args, Limit: []int{1, 5, 20, 100}[r.IntN(4)]}
 			req.CacheFilter = !strings.Contains(f.sql, "max(id)") && r.IntN(2) == 0
-			want, err := o.t.Search(ctx, o, req)
+			want, err := o.t.Search(ctx, ftssql.Of(o), req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok, err := o.ix.Search(ctx, o, req)
+			got, ok, err := o.ix.Search(ctx, ftssql.Of(o), req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,7 +175,7 @@ func TestIndexMatchesFTS5(t *testing.T) {
 			}
 			// Without the frequent terms: the same query and hits as
 			// FTS5's path (PruneFrequent, then Search).
-			pruned, err := o.t.PruneFrequent(ctx, o, req.Query)
+			pruned, err := o.t.PruneFrequent(ctx, ftssql.Of(o), req.Query)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,11 +184,11 @@ func TestIndexMatchesFTS5(t *testing.T) {
 			}
 			preq := req
 			preq.Query = pruned
-			want, err = o.t.Search(ctx, o, preq)
+			want, err = o.t.Search(ctx, ftssql.Of(o), preq)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ranked, ok, err := o.ix.SearchPruned(ctx, o, req)
+			got, ranked, ok, err := o.ix.SearchPruned(ctx, ftssql.Of(o), req)
 			if err != nil || !ok {
 				t.Fatalf("SearchPruned: %v %v", ok, err)
 			}
@@ -244,16 +245,16 @@ func FuzzIndexMatchesFTS5(f *testing.F) {
 		d.add(t, 2, "東京 🚀 emoji café", "b")
 		d.add(t, 3, text, "a")
 		ix := d.t.NewIndex()
-		if err := ix.Build(ctx, d); err != nil {
+		if err := ix.Build(ctx, ftssql.Of(d)); err != nil {
 			t.Fatal(err)
 		}
 		d.add(t, 4, text+" "+query, "b")
 		for _, req := range []fts.Request{{Query: fts.ParseQuery(query), Limit: 10}, {Query: fts.ParseQuery(query), Filter: "c.tag = ?", Args: []any{"a"}, Limit: 1}} {
-			want, err := d.t.Search(ctx, d, req)
+			want, err := d.t.Search(ctx, ftssql.Of(d), req)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, ok, err := ix.Search(ctx, d, req)
+			got, ok, err := ix.Search(ctx, ftssql.Of(d), req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/fts"
+	"github.com/cairn-dev/cairn/fts/ftssql"
 )
 
 // TestPruneFrequent: on a table of 1,200 documents, a term found in more
@@ -21,7 +22,7 @@ func TestPruneFrequent(t *testing.T) {
 	}
 	prune := func(text string) []string {
 		t.Helper()
-		q, err := d.t.PruneFrequent(ctx, d, fts.ParseQuery(text))
+		q, err := d.t.PruneFrequent(ctx, ftssql.Of(d), fts.ParseQuery(text))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +46,7 @@ func TestPruneFrequent(t *testing.T) {
 			if _, err := tx.ExecContext(ctx, "INSERT INTO docs (id, body) VALUES (?, ?)", i+1, body); err != nil {
 				t.Fatal(err)
 			}
-			if err := d.t.Insert(ctx, tx, int64(i+1), body); err != nil {
+			if err := d.t.Insert(ctx, ftssql.Of(tx), int64(i+1), body); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -58,7 +59,7 @@ func TestPruneFrequent(t *testing.T) {
 		t.Errorf("999 documents: %q, want nothing pruned", got)
 	}
 	addRange(999, 1200)
-	if n, err := d.t.DocCount(ctx, d); err != nil || n != 1200 {
+	if n, err := d.t.DocCount(ctx, ftssql.Of(d)); err != nil || n != 1200 {
 		t.Fatalf("DocCount = %d, %v", n, err)
 	}
 	for _, c := range []struct {
@@ -78,11 +79,11 @@ func TestPruneFrequent(t *testing.T) {
 		}
 	}
 	// A pruned query still finds and marks what its terms match.
-	q, err := d.t.PruneFrequent(ctx, d, fts.ParseQuery("common doc7"))
+	q, err := d.t.PruneFrequent(ctx, ftssql.Of(d), fts.ParseQuery("common doc7"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, err := d.t.Search(ctx, d, fts.Request{Query: q})
+	hs, err := d.t.Search(ctx, ftssql.Of(d), fts.Request{Query: q})
 	if err != nil || len(hs) != 1 || hs[0].RowID != 8 || hs[0].Snippet != "common **doc7**" {
 		t.Fatalf("search with the pruned query: %+v %v", hs, err)
 	}

@@ -2,7 +2,6 @@ package fts
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -31,11 +30,11 @@ func (t *Table) Snippets(ctx context.Context, q Querier, req Request, ids []int6
 	ms, me, el, n := snippetOptions(req)
 	for rows.Next() {
 		var id int64
-		var s sql.NullString
+		var s *string
 		if err := rows.Scan(&id, &s); err != nil {
 			return nil, fmt.Errorf("fts: snippets: %w", err)
 		}
-		if snip, ok := snippet(s.String, want, ms, me, el, n); ok {
+		if snip, ok := snippet(deref(s), want, ms, me, el, n); ok {
 			out[id] = snip
 		}
 	}
@@ -158,4 +157,12 @@ func snippet(text string, want map[string]int, ms, me, el string, n int) (s stri
 		b.WriteString(el)
 	}
 	return b.String(), true
+}
+
+// deref is *s, "" for nil (a NULL text).
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -2,7 +2,6 @@ package fts
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"regexp"
@@ -13,11 +12,32 @@ import (
 // plain SQL identifier.
 var ErrInvalidName = errors.New("fts: invalid identifier")
 
-// Querier is what fts runs statements on: *sql.DB, *sql.Conn and *sql.Tx
-// satisfy it.
+// Querier is what fts runs statements on: a SQLite connection, pool or
+// transaction (package fts/ftssql adapts database/sql's), so that fts
+// itself needs no database package.
 type Querier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	// ExecContext runs a statement that returns no rows.
+	ExecContext(ctx context.Context, query string, args ...any) error
+	// QueryContext runs a query; the caller closes its rows.
+	QueryContext(ctx context.Context, query string, args ...any) (Rows, error)
+}
+
+// Rows are a query's rows, read as database/sql's are: Next, then Scan
+// (a *string destination is nil for NULL), Err after the last, Close.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+// Snapshotter is a Querier that can read in one snapshot (a pool, not a
+// transaction already): an Index catches up inside one, so that what it
+// reads is consistent.
+type Snapshotter interface {
+	Querier
+	// Snapshot begins a read transaction; end ends it.
+	Snapshot(ctx context.Context) (q Querier, end func(), err error)
 }
 
 // Table describes an external-content FTS5 table.
@@ -51,7 +71,7 @@ func (t *Table) CreateSQL() string {
 // Insert indexes text under rowid. Run it in the transaction that inserts
 // the content row.
 func (t *Table) Insert(ctx context.Context, q Querier, rowid int64, text string) error {
-	_, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"(rowid, "+t.column+") VALUES (?, ?)", rowid, text)
+	err := q.ExecContext(ctx, "INSERT INTO "+t.name+"(rowid, "+t.column+") VALUES (?, ?)", rowid, text)
 	if err != nil {
 		return fmt.Errorf("fts: insert %d: %w", rowid, err)
 	}
@@ -62,7 +82,7 @@ func (t *Table) Insert(ctx context.Context, q Querier, rowid int64, text string)
 // table needs the old text to remove its tokens). Run it in the transaction
 // that deletes the content row, before the row is gone.
 func (t *Table) Delete(ctx context.Context, q Querier, rowid int64, text string) error {
-	_, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+", rowid, "+t.column+") VALUES ('delete', ?, ?)", rowid, text)
+	err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+", rowid, "+t.column+") VALUES ('delete', ?, ?)", rowid, text)
 	if err != nil {
 		return fmt.Errorf("fts: delete %d: %w", rowid, err)
 	}
@@ -84,7 +104,7 @@ func (t *Table) SecureDelete(ctx context.Context, q Querier) error {
 	if on {
 		return nil
 	}
-	if _, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+", rank) VALUES ('secure-delete', 1)"); err != nil {
+	if err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+", rank) VALUES ('secure-delete', 1)"); err != nil {
 		return fmt.Errorf("fts: secure-delete: %w", err)
 	}
 	return nil
@@ -107,7 +127,7 @@ func (t *Table) Refresh(ctx context.Context, q Querier) error {
 
 // Rebuild regenerates the whole index from the content table.
 func (t *Table) Rebuild(ctx context.Context, q Querier) error {
-	_, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+") VALUES ('rebuild')")
+	err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+") VALUES ('rebuild')")
 	if err != nil {
 		return fmt.Errorf("fts: rebuild: %w", err)
 	}
@@ -116,7 +136,7 @@ func (t *Table) Rebuild(ctx context.Context, q Querier) error {
 
 // Optimize merges the index's b-trees into one (slow; for maintenance).
 func (t *Table) Optimize(ctx context.Context, q Querier) error {
-	_, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+") VALUES ('optimize')")
+	err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+") VALUES ('optimize')")
 	if err != nil {
 		return fmt.Errorf("fts: optimize: %w", err)
 	}
@@ -127,7 +147,7 @@ func (t *Table) Optimize(ctx context.Context, q Querier) error {
 // integrity-check with rank 1). It returns a non-nil error describing the
 // first problem found.
 func (t *Table) Check(ctx context.Context, q Querier) error {
-	_, err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+", rank) VALUES ('integrity-check', 1)")
+	err := q.ExecContext(ctx, "INSERT INTO "+t.name+"("+t.name+", rank) VALUES ('integrity-check', 1)")
 	if err != nil {
 		return fmt.Errorf("fts: integrity check: %w", err)
 	}

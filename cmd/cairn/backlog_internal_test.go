@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // storeWithoutVectors writes n messages into a new data dir with no
@@ -18,7 +19,7 @@ import (
 func storeWithoutVectors(t *testing.T, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	eng, err := engine.Open(context.Background(), dir, engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

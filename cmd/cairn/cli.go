@@ -17,6 +17,8 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/postgres"
+	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // env is what a command runs with: its streams, environment and the global
@@ -45,6 +47,12 @@ type env struct {
 	// pgOptions are config.toml's settings of a PostgreSQL store, set by
 	// applyConfig.
 	pgOptions postgres.Options
+	// dataStore is the data dir's store openEngine opened (nil over
+	// PostgreSQL); localVectors is DIR/vectors it opened beside a
+	// PostgreSQL store for engine.Options.VectorStore.Open, which
+	// closeLocalVectors closes.
+	dataStore    *sqlite.Store
+	localVectors *vecstore.Store
 }
 
 // command is one subcommand.

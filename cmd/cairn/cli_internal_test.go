@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 func runCLI(t *testing.T, getenv func(string) string, stdin string, args ...string) (stdout, stderr string, code int) {
@@ -86,15 +87,15 @@ func TestBadDataDirs(t *testing.T) {
 
 	corrupt := filepath.Join(base, "corrupt")
 	os.Mkdir(corrupt, 0o755)
-	os.WriteFile(filepath.Join(corrupt, engine.DBFile), bytes.Repeat([]byte("garbage!"), 1000), 0o644)
+	os.WriteFile(filepath.Join(corrupt, sqlite.DBFile), bytes.Repeat([]byte("garbage!"), 1000), 0o644)
 
 	newer := filepath.Join(base, "newer")
-	e, err := engine.Open(context.Background(), newer, engine.Options{})
+	e, err := sqlite.OpenEngine(context.Background(), newer, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.Close()
-	db, err := sql.Open("sqlite", filepath.Join(newer, engine.DBFile))
+	db, err := sql.Open("sqlite", filepath.Join(newer, sqlite.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}

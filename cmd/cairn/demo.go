@@ -8,6 +8,7 @@ import (
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 func demoCommand() *command {
@@ -62,7 +63,7 @@ func runDemo(ctx context.Context, e *env, c *command, args []string) error {
 			opts.Embedder = m
 		}
 	}
-	eng, err := engine.Open(ctx, dir, opts)
+	eng, err := sqlite.OpenEngine(ctx, dir, opts)
 	if err != nil {
 		return err
 	}

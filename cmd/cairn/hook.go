@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 func hookCommand() *command {
@@ -243,7 +244,7 @@ func (e *env) sessionBriefing(ctx context.Context, in hookInput) (string, error)
 	if !cfg.Recall.SessionStart || cfg.Recall.MaxItems == 0 || cfg.Recall.MaxBytes == 0 {
 		return "", nil
 	}
-	if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, sqlite.DBFile)); errors.Is(err, os.ErrNotExist) {
 		return "", nil // a read never creates the store (setup may have made the dir only)
 	}
 	project, sub := projectOf(in.CWD)
@@ -283,7 +284,7 @@ func (e *env) hookPromptRecall(ctx context.Context, in hookInput, budget int) er
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, sqlite.DBFile)); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	project, _ := projectOf(in.CWD)

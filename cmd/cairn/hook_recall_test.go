@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
@@ -230,7 +230,7 @@ func TestRecallHooksWriteNothing(t *testing.T) {
 			t.Fatalf("note: exit %d: %s", code, errOut)
 		}
 	}
-	unchanged := dbUnchanged(t, filepath.Join(data, engine.DBFile))
+	unchanged := dbUnchanged(t, filepath.Join(data, sqlite.DBFile))
 	for _, event := range []string{"SessionStart", "UserPromptSubmit"} {
 		in, _ := json.Marshal(map[string]any{"session_id": "s-" + event, "cwd": proj, "hook_event_name": event, "source": "startup", "prompt": "is the parser still flaky?"})
 		out, errOut, code := runCLI(t, getenv, string(in), "hook", "claude-code")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 func initCommand() *command {
@@ -33,7 +34,7 @@ func runInit(ctx context.Context, e *env, c *command, args []string) error {
 	if err != nil {
 		return err
 	}
-	_, statErr := os.Stat(filepath.Join(dir, engine.DBFile))
+	_, statErr := os.Stat(filepath.Join(dir, sqlite.DBFile))
 	existed := statErr == nil
 	if statErr != nil && !errors.Is(statErr, os.ErrNotExist) {
 		return fmt.Errorf("data dir %s: %w", dir, statErr)
@@ -43,7 +44,7 @@ func runInit(ctx context.Context, e *env, c *command, args []string) error {
 			DataDir  string `json:"data_dir"`
 			Created  bool   `json:"created"`
 			DBFormat int    `json:"db_format"`
-		}{eng.Dir(), !existed, engine.FormatVersion()}
+		}{eng.Dir(), !existed, sqlite.FormatVersion()}
 		if e.json {
 			return e.printJSON(out)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 func migrateCommand() *command {
@@ -90,7 +91,7 @@ func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
 // as stored, and vectors are made by the target's own processes).
 func openLocation(ctx context.Context, loc string, opts engine.Options) (*engine.Engine, error) {
 	if !postgres.IsDSN(loc) {
-		return engine.Open(ctx, loc, opts)
+		return sqlite.OpenEngine(ctx, loc, opts)
 	}
 	return openPostgres(ctx, loc, "", postgres.Options{}, opts)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 	"github.com/cairn-dev/cairn/internal/racedetector"
 )
@@ -163,7 +164,7 @@ func TestMigrateKilledResumes(t *testing.T) {
 	ctx := context.Background()
 	const n = 6000
 	src := t.TempDir()
-	e, err := engine.Open(ctx, src, engine.Options{NoVectorWorker: true})
+	e, err := sqlite.OpenEngine(ctx, src, engine.Options{NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}

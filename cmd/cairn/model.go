@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // builtinName selects the model compiled into the binary in --model and
@@ -104,7 +105,7 @@ func runModel(ctx context.Context, e *env, c *command, args []string) error {
 // already stored: they are queued for this model's vectors and embedded
 // by a process that runs with it. Nothing is said without a store.
 func (e *env) noteStoreVectors(ctx context.Context, dataDir string, man *embed.Manifest) {
-	if _, err := os.Stat(filepath.Join(dataDir, engine.DBFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dataDir, sqlite.DBFile)); err != nil {
 		return
 	}
 	choice, err := e.resolveModel("")
@@ -117,7 +118,7 @@ func (e *env) noteStoreVectors(ctx context.Context, dataDir string, man *embed.M
 		return
 	}
 	opts.NoVectorWorker = true
-	eng, err := engine.Open(ctx, dataDir, opts)
+	eng, err := sqlite.OpenEngine(ctx, dataDir, opts)
 	if err != nil {
 		return
 	}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestOneShotSearchWritesNothing: `cairn search`, `cairn notes` and `cairn
@@ -19,7 +19,7 @@ func TestOneShotSearchWritesNothing(t *testing.T) {
 			t.Fatalf("note: exit %d: %s", code, errOut)
 		}
 	}
-	unchanged := dbUnchanged(t, filepath.Join(data, engine.DBFile))
+	unchanged := dbUnchanged(t, filepath.Join(data, sqlite.DBFile))
 	for _, args := range [][]string{{"search", "parser"}, {"search", "--mode", "keyword", "fixed"}, {"notes", "--agent", "ann"}, {"stats"}} {
 		if _, errOut, code := runCLI(t, getenv, "", args...); code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut)

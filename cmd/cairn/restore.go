@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 func restoreCommand() *command {
@@ -31,10 +32,10 @@ func runRestore(ctx context.Context, e *env, c *command, args []string) error {
 	var m *engine.BackupManifest
 	switch {
 	case *verifyOnly && len(pos) == 1:
-		m, err = engine.VerifyBackup(ctx, pos[0])
+		m, err = sqlite.VerifyBackup(ctx, pos[0])
 	case !*verifyOnly && len(pos) == 2:
 		bar := e.progress("restore")
-		m, err = engine.Restore(ctx, pos[0], pos[1], engine.RestoreOptions{Progress: bar.update, Config: *withConfig, Leftover: e.leftover})
+		m, err = sqlite.Restore(ctx, pos[0], pos[1], sqlite.RestoreOptions{Progress: bar.update, Config: *withConfig, Leftover: e.leftover})
 		bar.done()
 	default:
 		return usagef(c.name, "expected FILE DIR (or --verify-only FILE)")

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/cmd/cairn/mcpserver"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -92,7 +93,7 @@ func threeSurfaces(t *testing.T) (cliEnv func(string) string, httpURL string, cs
 	// the one containing the working directory).
 	cliEnv = envMap(map[string]string{"CAIRN_DATA_DIR": t.TempDir(), "CAIRN_MODEL": "none", "CAIRN_BREADCRUMBS_REPO": t.TempDir()})
 
-	eng, err := engine.Open(ctx, t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func threeSurfaces(t *testing.T) (cliEnv func(string) string, httpURL string, cs
 
 	mcpDir := t.TempDir()
 	srv, err := mcpserver.New(mcpserver.Options{Open: func(ctx context.Context) (*engine.Engine, error) {
-		return engine.Open(ctx, mcpDir, engine.Options{})
+		return sqlite.OpenEngine(ctx, mcpDir, engine.Options{})
 	}})
 	if err != nil {
 		t.Fatal(err)

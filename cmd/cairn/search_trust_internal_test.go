@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/search"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // A store of three notes, as a new user tries it, with the built-in
@@ -105,7 +106,7 @@ func TestSearchNotEmbeddedMessageRanksOnKeywords(t *testing.T) {
 	ctx := context.Background()
 	// Written by a process without a model, as an import or a hook
 	// writes before serve or mcp embeds.
-	eng, err := engine.Open(ctx, getenv("CAIRN_DATA_DIR"), engine.Options{})
+	eng, err := sqlite.OpenEngine(ctx, getenv("CAIRN_DATA_DIR"), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/cairn-dev/cairn/vecstore"
 	"log/slog"
 	"net"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/server"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
@@ -44,6 +46,10 @@ func serveCommand() *command {
 
 // serveConfig is what runServe was asked for.
 type serveConfig struct {
+	// vectors is the vector store the engine's process holds
+	// (env.vectorStore): the Chroma API's collections unless chroma is
+	// set, and /metrics' vector gauges.
+	vectors     func() *vecstore.Store
 	host, port  string
 	token       string
 	insecure    bool
@@ -81,7 +87,7 @@ func (e *env) readOnlyDataDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() || engine.Writable(dir) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() || sqlite.Writable(dir) {
 		return "", nil
 	}
 	return filepath.Abs(dir)
@@ -121,7 +127,9 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 		return err
 	}
 	defer closeModel()
+	defer e.closeLocalVectors()
 	defer eng.Close()
+	cfg.vectors = e.vectorStore
 	chroma, closeChroma, err := openChromaCollections(ctx, e.storeURL(), cfg.allowReset, logger)
 	if err != nil {
 		return err
@@ -313,9 +321,9 @@ func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (
 	if net.ParseIP(strings.Trim(cfg.host, "[]")) == nil {
 		hosts = append(hosts, cfg.host) // a --host name is a name the server answers to
 	}
-	colls, readOnly := chromaCollections(eng, cfg)
+	colls, readOnly := chromaCollections(cfg)
 	return server.New(server.Options{
-		Engine: eng,
+		Engine: eng, VectorStats: vectorStats(cfg.vectors),
 		Chroma: chromaapi.New(chromaapi.Options{
 			Collections: colls, ReadOnly: readOnly, ReadOnlyStore: cfg.readOnly, AuthToken: cfg.token, AllowReset: cfg.allowReset,
 			MaxBodyBytes: cfg.maxBody, MaxBatchSize: cfg.maxBatch, MaxNResults: cfg.maxResults,
@@ -327,6 +335,22 @@ func newServeHandler(eng *engine.Engine, cfg serveConfig, logger *slog.Logger) (
 		AuthToken: cfg.token, LogRequests: cfg.logRequests, Logger: logger,
 		Hosts: hosts, AllowedOrigins: lim.AllowedOrigins, BodyBudget: int64(lim.BodyBudgetBytes),
 	}), nil
+}
+
+// vectorStats reports the vector store of vectors on /metrics.
+func vectorStats(vectors func() *vecstore.Store) func() (server.VectorStats, bool) {
+	return func() (server.VectorStats, bool) {
+		var vs *vecstore.Store
+		if vectors != nil {
+			vs = vectors()
+		}
+		if vs == nil {
+			return server.VectorStats{}, false
+		}
+		s := vs.Stats()
+		return server.VectorStats{Collections: s.Collections, Records: s.Records, ExactQueries: s.ExactQueries,
+			FilteredHNSW: s.FilteredHNSW, Syncs: s.Syncs, Snapshots: s.Snapshots}, true
+	}
 }
 
 // lifecycleOptions logs the outcome of each scheduled job.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestServeHoldsOneVectorStore: the Chroma API of `cairn serve` writes
@@ -20,16 +21,16 @@ import (
 // keeps working from a keyword-only engine (no model, no vector set).
 func TestServeHoldsOneVectorStore(t *testing.T) {
 	ctx := context.Background()
-	eng, err := engine.Open(ctx, t.TempDir(), engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
+	eng, st, err := sqlite.OpenEngineStore(ctx, t.TempDir(), engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	vs := eng.VectorStore()
+	vs := st.VectorStore()
 	if vs == nil {
 		t.Fatal("VectorStore is nil with VectorStoreOptions.Open")
 	}
-	cfg := serveConfig{maxBody: 1 << 20, maxBatch: 100, maxResults: 100, maxDepth: 8}
+	cfg := serveConfig{maxBody: 1 << 20, maxBatch: 100, maxResults: 100, maxDepth: 8, vectors: st.VectorStore}
 	h, err := newServeHandler(eng, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)

@@ -6,9 +6,10 @@ import (
 	"log/slog"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
-	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/postgres"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/pgcollections"
+	"github.com/cairn-dev/cairn/vecstore"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
@@ -32,14 +33,18 @@ func openChromaCollections(ctx context.Context, dsn string, allowReset bool, log
 }
 
 // chromaCollections is what the Chroma API serves: cfg.chroma when set,
-// else the engine's vector store, whose database of message vectors is
-// read-only (the second result).
-func chromaCollections(eng *engine.Engine, cfg serveConfig) (chroma.Store, []chromaapi.ReadOnlyDatabase) {
+// else the data dir's vector store (cfg.vectors), whose database of
+// message vectors is read-only (the second result).
+func chromaCollections(cfg serveConfig) (chroma.Store, []chromaapi.ReadOnlyDatabase) {
 	if cfg.chroma != nil {
 		return cfg.chroma, nil
 	}
-	return eng.VectorStore(), []chromaapi.ReadOnlyDatabase{{
-		Database: engine.VectorDatabase,
+	var vs *vecstore.Store
+	if cfg.vectors != nil {
+		vs = cfg.vectors()
+	}
+	return vs, []chromaapi.ReadOnlyDatabase{{
+		Database: sqlite.VectorDatabase,
 		Reason:   "it holds cairn's message vectors, which follow its messages; change the messages through cairn instead",
 	}}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/postgres"
+	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/vecstore"
 )
 
 // storeURL is where this command's messages are kept: --store, else
@@ -30,23 +32,56 @@ func (e *env) openEngine(ctx context.Context, dir string, opts engine.Options) (
 		if e.readOnly {
 			// A read creates nothing: a mistyped --data-dir is reported,
 			// not answered from a new empty store.
-			if _, err := os.Stat(filepath.Join(dir, engine.DBFile)); errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Stat(filepath.Join(dir, sqlite.DBFile)); errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("no cairn store in %s (nothing was ever written there: check --data-dir or CAIRN_DATA_DIR): %w", dir, engine.ErrNotFound)
 			}
 		}
-		eng, err := engine.Open(ctx, dir, opts)
+		eng, st, err := sqlite.OpenEngineStore(ctx, dir, opts)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range eng.RemovedLeftovers() {
+		for _, p := range st.RemovedLeftovers() {
 			e.leftover(p)
 		}
+		e.dataStore = st
 		return eng, nil
 	}
 	if !postgres.IsDSN(store) {
 		return nil, usagef("", "--store: want a postgres://user@host:port/database URL, got %q", postgres.Redact(store))
 	}
-	return openPostgres(ctx, store, dir, e.pgOptions, opts)
+	eng, err := openPostgres(ctx, store, dir, e.pgOptions, opts)
+	if err != nil || !opts.VectorStore.Open || dir == "" {
+		return eng, err
+	}
+	// The collections a process serves besides messages stay in the data
+	// dir beside a PostgreSQL store (DIR/vectors).
+	vs, err := vecstore.Open(ctx, filepath.Join(dir, sqlite.VectorsDir),
+		vecstore.Options{Logger: opts.Logger, AllowReset: opts.VectorStore.AllowReset})
+	if err != nil {
+		eng.Close()
+		return nil, fmt.Errorf("engine: open vectors: %w", err)
+	}
+	e.localVectors = vs
+	return eng, nil
+}
+
+// vectorStore is the vector store of the engine openEngine opened: the
+// data dir's (nil until it opens it), or DIR/vectors beside a PostgreSQL
+// store; nil when none is open.
+func (e *env) vectorStore() *vecstore.Store {
+	if e.dataStore != nil {
+		return e.dataStore.VectorStore()
+	}
+	return e.localVectors
+}
+
+// closeLocalVectors closes the DIR/vectors openEngine opened beside a
+// PostgreSQL store, after the engine.
+func (e *env) closeLocalVectors() {
+	if e.localVectors != nil {
+		e.localVectors.Close()
+		e.localVectors = nil
+	}
 }
 
 // openPostgres opens the engine over the PostgreSQL store at url with

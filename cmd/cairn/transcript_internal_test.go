@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/go-git/go-git/v5"
 )
 
@@ -157,7 +157,7 @@ func runOne(args []string, stdin string, getenv func(string) string, now func() 
 		fmt.Fprintf(&b, "[exit %d]", code)
 	}
 	// The format version grows with every migration; transcripts should not.
-	f := engine.FormatVersion()
+	f := sqlite.FormatVersion()
 	return strings.NewReplacer(dir, "$DATA", fmt.Sprintf("format %d", f), "format $FORMAT",
 		fmt.Sprintf(`"db_format":%d`, f), `"db_format":$FORMAT`).Replace(b.String())
 }

@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 func versionCommand() *command {
@@ -89,7 +89,7 @@ func runVersion(_ context.Context, e *env, c *command, args []string) error {
 		Go       string `json:"go"`
 		Platform string `json:"platform"`
 		DBFormat int    `json:"db_format"`
-	}{readBuildInfo(), runtime.Version(), runtime.GOOS + "/" + runtime.GOARCH, engine.FormatVersion()}
+	}{readBuildInfo(), runtime.Version(), runtime.GOOS + "/" + runtime.GOARCH, sqlite.FormatVersion()}
 	if e.json {
 		return e.printJSON(v)
 	}

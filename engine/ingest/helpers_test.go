@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // clock is a fake clock: each call returns the current time and advances
@@ -37,7 +38,7 @@ func openTest(t testing.TB, opts engine.Options) (*engine.Engine, *clock) {
 	t.Helper()
 	c := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	opts.Now = c.Now
-	e, err := engine.Open(context.Background(), t.TempDir(), opts)
+	e, err := sqlite.OpenEngine(context.Background(), t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

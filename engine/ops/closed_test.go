@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestOperationsAfterClose: every operation refuses a closed engine with
@@ -15,7 +16,7 @@ import (
 // closed store.
 func TestOperationsAfterClose(t *testing.T) {
 	ctx := context.Background()
-	eng, err := engine.Open(ctx, t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestContinuousExportFollowsCommits: with Options.ContinuousExport, every
@@ -22,13 +23,13 @@ func TestContinuousExportFollowsCommits(t *testing.T) {
 	ctx := context.Background()
 	out := t.TempDir()
 	var errs []error
-	e, err := engine.Open(ctx, t.TempDir(), engine.Options{Observer: ops.NewExporter(ops.ContinuousExport{OutDir: out, Formats: []string{engine.FormatJSONL},
+	e, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{Observer: ops.NewExporter(ops.ContinuousExport{OutDir: out, Formats: []string{engine.FormatJSONL},
 		OnError: func(err error) { errs = append(errs, err) }})})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	untouched, err := engine.Open(ctx, e.Dir(), engine.Options{})
+	untouched, err := sqlite.OpenEngine(ctx, e.Dir(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestPromptGate: with the built-in model on a real store, a prompt about
@@ -24,7 +25,7 @@ func TestPromptGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	eng, err := engine.Open(ctx, t.TempDir(), engine.Options{Embedder: m})
+	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{Embedder: m})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,11 +11,12 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 func openEngine(t *testing.T) *engine.Engine {
 	t.Helper()
-	eng, err := engine.Open(context.Background(), t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
@@ -35,17 +36,17 @@ func clock() func() time.Time {
 
 // openPair opens the embedded store in a temporary dir and the PostgreSQL
 // store on a fresh database, with the same options.
-func openPair(t *testing.T, emb engine.Embedder) (sqlite, pg *engine.Engine) {
+func openPair(t *testing.T, emb engine.Embedder) (embedded, pg *engine.Engine) {
 	t.Helper()
 	return openPairWith(t, emb, engine.QueryAnalysis{})
 }
 
 // openPairWith is openPair with the engines' query analysis set to qa.
-func openPairWith(t *testing.T, emb engine.Embedder, qa engine.QueryAnalysis) (sqlite, pg *engine.Engine) {
+func openPairWith(t *testing.T, emb engine.Embedder, qa engine.QueryAnalysis) (embedded, pg *engine.Engine) {
 	t.Helper()
 	ctx := context.Background()
 	opts := engine.Options{Now: clock(), Embedder: emb, NoVectorWorker: true, QueryAnalysis: qa}
-	a, err := engine.Open(ctx, t.TempDir(), opts)
+	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,13 +81,7 @@ func (s *Store) passing(ctx context.Context, sel engine.Selection, ids []int64) 
 		func(agent string) (map[int64]bool, error) { return s.UnreadAmong(ctx, agent, ids) },
 		func(heads *engine.RepoHeads) (map[int64]bool, error) {
 			rows, err := s.Marks(ctx, ids)
-			valid := make(map[int64]bool, len(rows))
-			for id, r := range rows {
-				if heads.ValidNow(r) {
-					valid[id] = true
-				}
-			}
-			return valid, err
+			return engine.ValidMarks(rows, heads), err
 		})
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
@@ -488,7 +489,7 @@ func TestDifferentialSearchFilters(t *testing.T) {
 	ctx := context.Background()
 	const head = "89abcdef0123456789abcdef0123456789abcdef"
 	opts := engine.Options{Now: clock(), Embedder: wordsEmbedder(64), NoVectorWorker: true, BreadcrumbRepos: fixedHead(head), BreadcrumbRepo: testRepo}
-	a, err := engine.Open(ctx, t.TempDir(), opts)
+	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -592,7 +593,7 @@ func TestDifferentialSearchFilters(t *testing.T) {
 func TestRebuildOnPostgres(t *testing.T) {
 	ctx := context.Background()
 	opts := engine.Options{Now: clock(), Embedder: wordsEmbedder(32), NoVectorWorker: true}
-	a, err := engine.Open(ctx, t.TempDir(), opts)
+	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -883,7 +884,7 @@ func TestSessionsAfterMigrate(t *testing.T) {
 func TestDifferentialNearDuplicates(t *testing.T) {
 	ctx := context.Background()
 	opts := engine.Options{Now: clock(), Embedder: wordsEmbedder(64), NoVectorWorker: true, NearDuplicateCosine: 0.9}
-	a, err := engine.Open(ctx, t.TempDir(), opts)
+	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
@@ -112,7 +113,7 @@ func supersedesShape(t *testing.T, e *engine.Engine) map[string]string {
 
 func openDirEngine(t *testing.T, opts engine.Options) *engine.Engine {
 	t.Helper()
-	e, err := engine.Open(context.Background(), t.TempDir(), opts)
+	e, err := sqlite.OpenEngine(context.Background(), t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
@@ -28,7 +29,7 @@ func TestTransferWholeStore(t *testing.T) {
 	ctx := context.Background()
 	const head = "0123456789abcdef0123456789abcdef01234567"
 	opts := engine.Options{Now: clock(), NoVectorWorker: true, BreadcrumbRepos: fixedHead(head), BreadcrumbRepo: testRepo}
-	a, err := engine.Open(ctx, t.TempDir(), opts)
+	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestTransferWholeStore(t *testing.T) {
 	if rep.SessionsCopied != int(rep.SourceParts.Sessions) || rep.SourceParts.Sessions == 0 || rep.SourceParts.Cursors != 3 || rep.SourceParts.Marks != int64(len(marks)) {
 		t.Fatalf("copy to PostgreSQL: %+v", rep)
 	}
-	c, err := engine.Open(ctx, t.TempDir(), opts)
+	c, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

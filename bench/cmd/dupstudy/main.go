@@ -26,6 +26,7 @@ import (
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 type pair struct {
@@ -193,7 +194,7 @@ func timeWrites(path string, n int) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		if engs[i], err = engine.Open(ctx, dir, engine.Options{Embedder: m, NearDuplicateCosine: cos}); err != nil {
+		if engs[i], err = sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: m, NearDuplicateCosine: cos}); err != nil {
 			return err
 		}
 		defer engs[i].Close()

@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // builtinStandIn is the synthetic bag-of-words embedder under the built-in
@@ -34,7 +35,7 @@ func runOneShotStore(ctx context.Context, args []string) error {
 	}
 	g := newGen(1)
 	emb := builtinStandIn{newSynth(builtin.Dim, g.vocab)}
-	e, err := engine.Open(ctx, *dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	e, err := sqlite.OpenEngine(ctx, *dir, engine.Options{Embedder: emb, NoVectorWorker: true})
 	if err != nil {
 		return err
 	}

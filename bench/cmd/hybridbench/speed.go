@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // gateFailure lists failed gates; main exits 1 with it.
@@ -183,7 +184,7 @@ func runSpeed(ctx context.Context, args []string) error {
 	fmt.Println("| kind | measurement | figure | limit | status |\n|---|---|---|---|---|")
 
 	// 1. Batch writes, keyword only (no embedder, no outbox rows).
-	e, err := engine.Open(ctx, dir, engine.Options{})
+	e, err := sqlite.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		return err
 	}
@@ -233,7 +234,7 @@ func runSpeed(ctx context.Context, args []string) error {
 	// the rest is written with outbox rows, and everything is embedded.
 	synth := newSynth(*dim, g.vocab)
 	emb := &benchEmbedder{synthEmbedder: synth}
-	e, err = engine.Open(ctx, dir, engine.Options{Embedder: emb})
+	e, err = sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: emb})
 	if err != nil {
 		return err
 	}
@@ -448,7 +449,7 @@ func encoderSpeed(ctx context.Context, modelDir string, msgs []engine.NewMessage
 		return err
 	}
 	defer m2.Close()
-	e, err := engine.Open(ctx, dir, engine.Options{Embedder: m2})
+	e, err := sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: m2})
 	if err != nil {
 		return err
 	}

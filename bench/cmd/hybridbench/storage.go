@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
@@ -108,7 +109,7 @@ func runStorage(ctx context.Context, args []string) error {
 		var m0 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		t0 := time.Now()
-		e, err := engine.Open(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true})
+		e, st, err := sqlite.OpenEngineStore(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true})
 		if err != nil {
 			return err
 		}
@@ -121,7 +122,7 @@ func runStorage(ctx context.Context, args []string) error {
 		// The first search was answered in place while the collection
 		// loads in the background: wait for the load (Count takes the
 		// loaded path) before reading the heap.
-		if err := waitLoaded(ctx, e); err != nil {
+		if err := waitLoaded(ctx, st); err != nil {
 			return err
 		}
 		runtime.GC()
@@ -146,36 +147,36 @@ func runStorage(ctx context.Context, args []string) error {
 
 		}
 		recall /= float64(10 * len(qs))
-		st, err := ops.StoreStats(ctx, e)
+		stats, err := ops.StoreStats(ctx, e)
 		if err != nil {
 			return err
 		}
-		b := st.Bytes
+		b := stats.Bytes
 		fmt.Printf("| %s | %d | %d | %.0f | %.2fx | %s | %.1f MB | %.4f | %s |\n", label, b.Messages, b.Vectors, b.VectorsPerMessage, b.VectorsToMessages,
 			ms(cold), float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/1e6, recall, ms(l.pct(.5)))
 		return nil
 	}
 	recode := func(dir string, code chroma.VectorCode) error {
-		e, err := engine.Open(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true})
+		e, st, err := sqlite.OpenEngineStore(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true})
 		if err != nil {
 			return err
 		}
 		defer e.Close()
-		colls, err := e.VectorStore().ListCollections(ctx, chroma.DefaultTenant, "cairn", nil, 0)
+		colls, err := st.VectorStore().ListCollections(ctx, chroma.DefaultTenant, "cairn", nil, 0)
 		if err != nil {
 			return err
 		}
 		if len(colls) != 1 {
 			return errors.New("storage: expected one message collection")
 		}
-		return e.VectorStore().Recode(ctx, colls[0].ID, code, nil)
+		return st.VectorStore().Recode(ctx, colls[0].ID, code, nil)
 	}
 	build := func(code chroma.VectorCode) (string, error) {
 		dir, err := os.MkdirTemp("", "hybridbench-storage-")
 		if err != nil {
 			return "", err
 		}
-		e, err := engine.Open(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true})
+		e, err := sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true})
 		if err != nil {
 			return dir, err
 		}
@@ -198,7 +199,7 @@ func runStorage(ctx context.Context, args []string) error {
 		if err := recode(dir, code); err != nil {
 			return dir, err
 		}
-		if e, err = engine.Open(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true}); err != nil {
+		if e, err = sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true}); err != nil {
 			return dir, err
 		}
 		t0, c0 := time.Now(), cpuTime()
@@ -246,10 +247,10 @@ func runStorage(ctx context.Context, args []string) error {
 	return measure("sq8r (built as now)", dir2)
 }
 
-// waitLoaded returns once the engine's vector collections are loaded in
+// waitLoaded returns once the data dir's vector collections are loaded in
 // memory.
-func waitLoaded(ctx context.Context, e *engine.Engine) error {
-	vs := e.VectorStore()
+func waitLoaded(ctx context.Context, st *sqlite.Store) error {
+	vs := st.VectorStore()
 	if vs == nil {
 		return nil
 	}

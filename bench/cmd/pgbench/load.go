@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/postgres"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // loadDoc is one synthetic message of the load run and the values its
@@ -77,7 +78,7 @@ func runLoad(ctx context.Context, args []string) error {
 	opts := engine.Options{NoVectorWorker: true, QueryAnalysis: engine.QueryAnalysis{NoTurnContext: true}}
 	embOpts := opts
 	embOpts.Embedder = emb
-	a, err := engine.Open(ctx, dir, embOpts)
+	a, err := sqlite.OpenEngine(ctx, dir, embOpts)
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,7 @@ import (
 	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/postgres"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
 
@@ -145,7 +146,7 @@ func runKeyword(ctx context.Context, args []string) error {
 		}
 		defer os.RemoveAll(dir)
 		opts := engine.Options{Now: bench.CorpusClock, NoVectorWorker: true}
-		a, err := engine.Open(ctx, dir, opts)
+		a, st, err := sqlite.OpenEngineStore(ctx, dir, opts)
 		if err != nil {
 			return err
 		}
@@ -153,7 +154,7 @@ func runKeyword(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		if err := warmKeywordIndex(ctx, ca); err != nil {
+		if err := warmKeywordIndex(ctx, ca, st); err != nil {
 			return err
 		}
 		b, _, err := dbs.open(ctx, nil, opts)
@@ -202,14 +203,14 @@ func runKeyword(ctx context.Context, args []string) error {
 }
 
 // warmKeywordIndex runs one keyword search on c's embedded engine and
-// waits for its in-memory keyword index, which ranks every query term by
+// waits for its data dir's (st) in-memory keyword index, which ranks every query term by
 // BM25 (as a long-running process does; a one-shot process ranks on FTS5
 // without the most frequent terms).
-func warmKeywordIndex(ctx context.Context, c *bench.Corpus) error {
+func warmKeywordIndex(ctx context.Context, c *bench.Corpus, st *sqlite.Store) error {
 	if _, _, err := c.Ranked(ctx, engine.SearchRequest{Mode: engine.ModeKeyword}, bench.Query{Text: "warm up"}, 1); err != nil {
 		return err
 	}
-	for !c.Engine.KeywordIndexReady() {
+	for !st.KeywordIndexReady() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -21,6 +21,7 @@ import (
 
 	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // serveRun is one run of the agents against a set of serve processes.
@@ -90,7 +91,7 @@ func runServe(ctx context.Context, args []string) error {
 	}()
 	if *embedded {
 		dir := filepath.Join(tmp, "embedded")
-		if err := seedAndClose(ctx, docs)(engine.Open(ctx, dir, engine.Options{NoVectorWorker: true})); err != nil {
+		if err := seedAndClose(ctx, docs)(sqlite.OpenEngine(ctx, dir, engine.Options{NoVectorWorker: true})); err != nil {
 			return err
 		}
 		p, err := startServe(ctx, *bin, dir, "--model", *model)

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 type server struct {
@@ -26,7 +27,7 @@ type server struct {
 
 func newServer(t *testing.T) *server {
 	t.Helper()
-	eng, err := engine.Open(context.Background(), t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func FuzzHandlers(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	eng, err := engine.Open(context.Background(), f.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), f.TempDir(), engine.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

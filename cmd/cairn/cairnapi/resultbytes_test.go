@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestResultBytesBounded: a search's results and a listing's messages are
@@ -17,7 +18,7 @@ import (
 // names the last message listed; an answer within the bound carries
 // neither field. Over a real HTTP server.
 func TestResultBytesBounded(t *testing.T) {
-	eng, err := engine.Open(context.Background(), t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,13 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // newServerWith is newServer with the given options (Engine is filled in).
 func newServerWith(t *testing.T, opts cairnapi.Options) *server {
 	t.Helper()
-	eng, err := engine.Open(context.Background(), t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
 	"github.com/cairn-dev/cairn/cmd/cairn/server"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
@@ -131,7 +132,7 @@ func (l scenarioLine) String() string {
 // metrics) over an engine's vector store, on 127.0.0.1.
 func frontServer(t *testing.T) string {
 	t.Helper()
-	eng, err := engine.Open(context.Background(), t.TempDir(), engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
+	eng, st, err := sqlite.OpenEngineStore(context.Background(), t.TempDir(), engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func frontServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(server.New(server.Options{Engine: eng, Cairn: own, BodyBudget: 256 << 20,
-		Chroma: chromaapi.New(chromaapi.Options{Collections: eng.VectorStore()})}))
+		Chroma: chromaapi.New(chromaapi.Options{Collections: st.VectorStore()})}))
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/cmd/cairn/searchwire"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // The marks benchmark: benchNotes notes with three breadcrumbs each (two
@@ -54,7 +55,7 @@ func BenchmarkMarks(b *testing.B) {
 		b.Fatal(err)
 	}
 	head := &switchableHead{hf: hf}
-	eng, err := engine.Open(ctx, b.TempDir(), engine.Options{BreadcrumbRepos: head})
+	eng, err := sqlite.OpenEngine(ctx, b.TempDir(), engine.Options{BreadcrumbRepos: head})
 	if err != nil {
 		b.Fatal(err)
 	}

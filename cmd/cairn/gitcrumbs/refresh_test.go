@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/cmd/cairn/searchwire"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -36,7 +37,7 @@ func newCrumbsFixture(t *testing.T) *crumbsFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.Open(context.Background(), t.TempDir(), engine.Options{BreadcrumbRepos: gitcrumbs.Repos{}, BreadcrumbRepo: hf.Root()})
+	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{BreadcrumbRepos: gitcrumbs.Repos{}, BreadcrumbRepo: hf.Root()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,7 +23,7 @@ func (h fixedHead) Head(string) (string, error) { return string(h), nil }
 func TestBreadcrumbMarksOverMCP(t *testing.T) {
 	ctx := context.Background()
 	head := strings.Repeat("c", 40)
-	eng, err := engine.Open(ctx, t.TempDir(), engine.Options{BreadcrumbRepos: fixedHead(head), BreadcrumbRepo: "/src/app"})
+	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{BreadcrumbRepos: fixedHead(head), BreadcrumbRepo: "/src/app"})
 	if err != nil {
 		t.Fatal(err)
 	}

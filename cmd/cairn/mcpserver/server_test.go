@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/mcpserver"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -50,7 +51,7 @@ func connectWith(t *testing.T, opts mcpserver.Options) (*mcp.ClientSession, *mcp
 
 func openDir(dir string) func(context.Context) (*engine.Engine, error) {
 	return func(ctx context.Context) (*engine.Engine, error) {
-		return engine.Open(ctx, dir, engine.Options{})
+		return sqlite.OpenEngine(ctx, dir, engine.Options{})
 	}
 }
 
@@ -103,7 +104,7 @@ func TestHandshakeDoesNotWaitForTheStore(t *testing.T) {
 			return nil, ctx.Err()
 		}
 		defer close(opened)
-		return engine.Open(ctx, dir, engine.Options{})
+		return sqlite.OpenEngine(ctx, dir, engine.Options{})
 	})
 	// connect returned: initialize was answered while Open was still held.
 	select {
@@ -253,7 +254,7 @@ func TestOpenIsRetriedAfterAFailure(t *testing.T) {
 	var attempts atomic.Int32
 	cs, _ := connect(t, func(ctx context.Context) (*engine.Engine, error) {
 		attempts.Add(1)
-		return engine.Open(ctx, dir, engine.Options{})
+		return sqlite.OpenEngine(ctx, dir, engine.Options{})
 	})
 	res, _ := call(t, cs, "list_channels", map[string]any{})
 	if !res.IsError || !strings.Contains(errText(res), "could not be opened") {

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // TestSupersedesOverMCP: store_message takes supersedes; a missing id is a
 // tool error naming it; get_message on the original names the correction.
 func TestSupersedesOverMCP(t *testing.T) {
 	ctx := context.Background()
-	eng, err := engine.Open(ctx, t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/cmd/cairn/server"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // teapot stands in for the Chroma API: it answers 418 and names routes
@@ -33,7 +34,7 @@ func (teapot) Pattern(r *http.Request) string {
 // guard settings.
 func newFront(t *testing.T, opts server.Options) *httptest.Server {
 	t.Helper()
-	eng, err := engine.Open(context.Background(), t.TempDir(), engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
+	eng, st, err := sqlite.OpenEngineStore(context.Background(), t.TempDir(), engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +44,11 @@ func newFront(t *testing.T, opts server.Options) *httptest.Server {
 		t.Fatal(err)
 	}
 	opts.Engine, opts.Chroma, opts.Cairn = eng, teapot{}, own
+	opts.VectorStats = func() (server.VectorStats, bool) {
+		s := st.VectorStore().Stats()
+		return server.VectorStats{Collections: s.Collections, Records: s.Records, ExactQueries: s.ExactQueries,
+			FilteredHNSW: s.FilteredHNSW, Syncs: s.Syncs, Snapshots: s.Snapshots}, true
+	}
 	srv := httptest.NewServer(server.New(opts))
 	t.Cleanup(srv.Close)
 	return srv

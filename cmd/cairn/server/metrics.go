@@ -42,7 +42,7 @@ type metrics struct {
 	handler  http.Handler
 }
 
-func newMetrics(eng *engine.Engine, own *cairnapi.Handler, chroma http.Handler, budget *httpguard.Budget) *metrics {
+func newMetrics(eng *engine.Engine, vectors func() (VectorStats, bool), own *cairnapi.Handler, chroma http.Handler, budget *httpguard.Budget) *metrics {
 	m := &metrics{own: own}
 	m.chroma, _ = chroma.(chromaRouter)
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -56,7 +56,7 @@ func newMetrics(eng *engine.Engine, own *cairnapi.Handler, chroma http.Handler, 
 	reg.MustRegister(m.requests, m.latency,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		engineCollector{eng: eng},
+		engineCollector{eng: eng, vectors: vectors},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "cairn_http_body_budget_bytes_in_use", Help: "Request body bytes held at once, against server.body_budget_bytes.",
 		}, func() float64 { return float64(budget.InUse()) }),
@@ -122,7 +122,16 @@ func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) { m.handler.
 
 // engineCollector reports the engine's vector store, embedding queue and
 // embedding cache at each scrape.
-type engineCollector struct{ eng *engine.Engine }
+type engineCollector struct {
+	eng     *engine.Engine
+	vectors func() (VectorStats, bool)
+}
+
+// VectorStats are the counters of a vector store /metrics reports.
+type VectorStats struct {
+	Collections, Records                         int // loaded in memory
+	ExactQueries, FilteredHNSW, Syncs, Snapshots uint64
+}
 
 var (
 	descCollections = prometheus.NewDesc("cairn_vector_collections_loaded", "Collections loaded in memory.", nil, nil)
@@ -156,14 +165,15 @@ func (c engineCollector) Collect(ch chan<- prometheus.Metric) {
 	emit := func(d *prometheus.Desc, t prometheus.ValueType, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, t, v)
 	}
-	if store := c.eng.VectorStore(); store != nil {
-		vs := store.Stats()
-		emit(descCollections, prometheus.GaugeValue, float64(vs.Collections))
-		emit(descRecords, prometheus.GaugeValue, float64(vs.Records))
-		emit(descExact, prometheus.CounterValue, float64(vs.ExactQueries))
-		emit(descHNSW, prometheus.CounterValue, float64(vs.FilteredHNSW))
-		emit(descSyncs, prometheus.CounterValue, float64(vs.Syncs))
-		emit(descSnapshots, prometheus.CounterValue, float64(vs.Snapshots))
+	if c.vectors != nil {
+		if vs, ok := c.vectors(); ok {
+			emit(descCollections, prometheus.GaugeValue, float64(vs.Collections))
+			emit(descRecords, prometheus.GaugeValue, float64(vs.Records))
+			emit(descExact, prometheus.CounterValue, float64(vs.ExactQueries))
+			emit(descHNSW, prometheus.CounterValue, float64(vs.FilteredHNSW))
+			emit(descSyncs, prometheus.CounterValue, float64(vs.Syncs))
+			emit(descSnapshots, prometheus.CounterValue, float64(vs.Snapshots))
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
 	defer cancel()

@@ -14,9 +14,12 @@ import (
 
 // Options configure New.
 type Options struct {
-	// Engine reports the vector store, the embedding queue and the
-	// embedding cache on /metrics.
+	// Engine reports the embedding queue and the embedding cache on
+	// /metrics.
 	Engine *engine.Engine
+	// VectorStats reports the vector store of the process on /metrics;
+	// false (or nil) when it holds none.
+	VectorStats func() (VectorStats, bool)
 	// Chroma serves /api/v2 and /api/v1 and checks the token itself.
 	Chroma http.Handler
 	// Cairn serves /api/cairn/v1.
@@ -47,7 +50,7 @@ func New(opts Options) http.Handler {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	g := newGuard(opts)
-	m := newMetrics(opts.Engine, opts.Cairn, opts.Chroma, g.budget)
+	m := newMetrics(opts.Engine, opts.VectorStats, opts.Cairn, opts.Chroma, g.budget)
 	mux := http.NewServeMux()
 	mux.Handle(cairnapi.Prefix+"/", requireToken(opts.AuthToken, opts.Cairn))
 	mux.Handle("/metrics", requireToken(opts.AuthToken, m))

@@ -1,7 +1,0 @@
-//go:build !unix
-
-package engine
-
-// Writable cannot be known without writing here: dirs are taken as
-// writable, and a failing write says otherwise.
-func Writable(string) bool { return true }

@@ -1,0 +1,34 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// What only a data dir serves today: a PostgreSQL store refuses it as
+// bad input on "store", naming the Engine's method (engine.Unsupported)
+// or, for a backup, PostgreSQL's own tools.
+
+// Attach keeps nothing: PostgreSQL's search counts arrive through
+// AddSearches, and the Engine's worker finds queued vectors on its rounds.
+func (s *Store) Attach(engine.Host) {}
+
+// ChannelNeighbours refuses (Engine.Neighbours needs a data dir).
+func (s *Store) ChannelNeighbours(context.Context, int64, int, int) (engine.Neighbours, error) {
+	return engine.Neighbours{}, engine.Unsupported("Neighbours", Kind)
+}
+
+// BreadcrumbMessages refuses (Engine.MessagesWithBreadcrumbs needs a
+// data dir).
+func (s *Store) BreadcrumbMessages(context.Context, int64, int) ([]engine.Message, error) {
+	return nil, engine.Unsupported("MessagesWithBreadcrumbs", Kind)
+}
+
+// Backup refuses: cairn backup archives a data dir.
+func (s *Store) Backup(context.Context, string, engine.BackupOptions) (*engine.BackupManifest, error) {
+	return nil, &engine.InvalidError{Field: "store", Rule: fmt.Sprintf("cairn backup archives a data dir; a %s store is backed up with its own tools "+
+		"(pg_dump for the database, pg_basebackup for the server), or copied into a data dir with "+
+		"`cairn migrate --from URL --to DIR` and that dir backed up", Kind)}
+}
