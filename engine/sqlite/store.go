@@ -12,14 +12,13 @@ import (
 	"github.com/cairn-dev/cairn/fts"
 )
 
-// Store is the data dir's store as a Store: messages, channels
+// Store is the data dir's store as an engine.Store: messages, channels
 // and agents in SQLite, keyword search over FTS5 and the in-memory BM25
-// index (keyword_index.go), vectors in vecstore with the SQLite
-// outbox (vecstore.go, outbox.go). Open builds it and
-// hands it to the Engine as its Store; its methods are here and in
-// engine/sqlite_*.go. What it needs of the Engine arrives through Attach
-// (Host): the search counter that write transactions flush and the call
-// that wakes the vector worker.
+// index (keyword_index.go), vectors in vecstore with the SQLite outbox
+// (vecstore.go, outbox.go). Open opens it; engine.OpenBackend (or
+// OpenEngine) runs an Engine over it. What it needs of the Engine
+// arrives through Attach (engine.Host): the search counter that write
+// transactions flush and the call that wakes the vector worker.
 type Store struct {
 	dir  string
 	opts engine.Options
