@@ -152,7 +152,7 @@ type SearchStore interface {
 }
 
 // VectorSetStore is the vector side of a Store (the messages' vector
-// sets, not the collections of Engine.VectorStore) and the rebuild of
+// sets, not the collections of a data dir's vector store) and the rebuild of
 // what is derived from the messages. Each store fills its vectors from its outbox
 // with the Engine's Vectorizer; the Engine runs the one background worker
 // (PrepareVectors once, then FillVectors after each local write and every

@@ -14,7 +14,7 @@
 // returns the existing id with WriteResult.Created false.
 //
 // Deleted means gone: when DeleteMessage (or GC) returns, the text is in no
-// file of the data dir. The writer connection has secure_delete on (SQLite
+// file of the data dir. The data dir's writer connection has secure_delete on (SQLite
 // zeroes deleted cells and freed pages), the FTS5 table has its
 // secure-delete option (set on the first delete: entries are removed, not
 // shadowed by delete markers), and the WAL, which still holds the frames
@@ -28,8 +28,8 @@
 //
 // # Concurrency
 //
-// An *Engine is safe for concurrent use. Writes go through one pooled
-// connection that begins transactions with BEGIN IMMEDIATE (one writer at a
+// An *Engine is safe for concurrent use. On the data dir (engine/sqlite),
+// writes go through one pooled connection that begins transactions with BEGIN IMMEDIATE (one writer at a
 // time in this process; other processes wait up to Options.BusyTimeout);
 // reads use a separate pool of read-only connections and never block on the
 // writer (WAL). Every pooled connection gets the pragmas journal_mode=WAL,

@@ -16,10 +16,11 @@ type Options struct {
 	// MaxContentBytes is the largest message content accepted, in bytes;
 	// 0 means DefaultMaxContentBytes (1 MiB).
 	MaxContentBytes int
-	// BusyTimeout is how long a statement waits for another process's lock;
-	// 0 means 5 s.
+	// BusyTimeout is how long a statement of the data dir's store
+	// (engine/sqlite) waits for another process's lock; 0 means 5 s.
 	BusyTimeout time.Duration
-	// ReadConns is the size of the read connection pool; 0 means 4.
+	// ReadConns is the size of the data dir store's read connection pool;
+	// 0 means 4.
 	ReadConns int
 	// Now is the clock used for created_at and last_active; nil means
 	// time.Now. Tests inject a fixed clock.
@@ -38,19 +39,19 @@ type Options struct {
 	// (WriteResult.Redactions reports the counts); nil stores content as
 	// given.
 	Redactor *redact.Redactor
-	// VectorStore configures the vector store (DIR/vectors), which
-	// VectorStore hands out.
+	// VectorStore configures the data dir's vector store (DIR/vectors),
+	// which engine/sqlite's Store.VectorStore hands out.
 	VectorStore VectorStoreOptions
 	// EmbedContext is what is embedded with each message's content ("" =
 	// EmbedContent). Vectors already stored keep the text they were made
 	// from: changing it calls for a rebuild.
 	EmbedContext EmbedContext
 	// ReadOnly says the caller only reads (a one-shot search, show, stats
-	// or check). Open then skips its write check, and when SQLite cannot
-	// set up its shared-memory index (a full disk, a read-only medium) it
-	// falls back to one connection that keeps the index in its own memory
-	// under an exclusive lock held until Close: reads work, and writers in
-	// other processes wait for this one. Writes through such an engine
+	// or check). The data dir's store (engine/sqlite) then skips its write
+	// check, and when SQLite cannot set up its shared-memory index (a full
+	// disk, a read-only medium) it falls back to one connection that keeps
+	// the index in its own memory under an exclusive lock held until
+	// Close: reads work, and writers in other processes wait for this one. Writes through such an engine
 	// fail (ErrDiskFull when the disk is full).
 	ReadOnly bool
 	// QueryAnalysis switches off parts of how a search reads its query
@@ -82,8 +83,9 @@ type Options struct {
 	Observer CommitObserver
 }
 
-// VectorStoreOptions configures the engine's vector store. The zero value
-// opens it only when an embedder or a vector set needs it.
+// VectorStoreOptions configures the data dir's vector store (DIR/vectors,
+// engine/sqlite). The zero value opens it only when an embedder or a
+// vector set needs it.
 type VectorStoreOptions struct {
 	// Open opens the store even when neither an embedder nor a vector set
 	// needs it, for a process that serves collections (cairn serve's Chroma
@@ -91,7 +93,7 @@ type VectorStoreOptions struct {
 	Open bool
 	// AllowReset enables the store's Reset (Chroma's allow_reset), which
 	// deletes every collection but the engine's message vectors (database
-	// VectorDatabase).
+	// sqlite.VectorDatabase).
 	AllowReset bool
 }
 

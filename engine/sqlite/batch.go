@@ -58,7 +58,7 @@ func (s *stmts) close() {
 // with the same effects: channels ensured once each, per-channel and
 // per-agent counters updated once each with the batch's totals, prepared
 // statements reused, at now (Unix ms). Keep it in step with writeTxAt.
-func (s *Store) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []messageRow, now int64) ([]engine.WriteResult, bool, error) {
+func (s *Store) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []engine.StoredMessage, now int64) ([]engine.WriteResult, bool, error) {
 	st := &stmts{tx: tx, m: map[string]*sql.Stmt{}}
 	defer st.close()
 	if err := s.ensureBatchChannelsTx(ctx, tx, ps, now); err != nil {
@@ -72,7 +72,7 @@ func (s *Store) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []messageRow, n
 	var tot batchTotals
 	anyCreated := false
 	for i, p := range ps {
-		created := p.createdAt
+		created := p.CreatedAt.UnixMilli()
 		if created == 0 {
 			created = now
 		}
@@ -97,7 +97,7 @@ func (s *Store) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []messageRow, n
 		if !res.Created {
 			continue
 		}
-		if err := s.fts.Insert(ctx, ftssql.Of(st), res.ID, ps[i].content); err != nil {
+		if err := s.fts.Insert(ctx, ftssql.Of(st), res.ID, ps[i].Content); err != nil {
 			return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
 		}
 	}
@@ -109,20 +109,20 @@ func (s *Store) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []messageRow, n
 
 // ensureBatchChannelsTx ensures each channel of the batch once. A refused
 // channel fails the batch with a BatchError naming its first message.
-func (s *Store) ensureBatchChannelsTx(ctx context.Context, tx *sql.Tx, ps []messageRow, now int64) error {
+func (s *Store) ensureBatchChannelsTx(ctx context.Context, tx *sql.Tx, ps []engine.StoredMessage, now int64) error {
 	ensured := map[string]bool{}
 	for i, p := range ps {
-		if ensured[p.channel.id] {
+		if ensured[p.Channel.ID] {
 			continue
 		}
-		if err := s.ensureChannelTx(ctx, tx, p.channel, now); err != nil {
+		if err := s.ensureChannelTx(ctx, tx, p.Channel, now); err != nil {
 			var inv *engine.InvalidError
 			if errors.As(err, &inv) || errors.Is(err, engine.ErrNotFound) {
 				return &engine.BatchError{Index: i, Err: err}
 			}
 			return err
 		}
-		ensured[p.channel.id] = true
+		ensured[p.Channel.ID] = true
 	}
 	return nil
 }
@@ -151,19 +151,19 @@ func liveSetIDsTx(ctx context.Context, tx *sql.Tx) ([]int64, error) {
 // outbox row for each of sets (writeBatchTx adds the keyword entries). A message already
 // stored (or earlier in this batch) is not stored again: its id comes back
 // with Created false.
-func (s *Store) insertBatchMessageTx(ctx context.Context, st *stmts, p messageRow, created int64, sets []int64) (engine.WriteResult, error) {
-	res := engine.WriteResult{ChannelID: p.channel.id, ContentHash: p.hash}
-	if p.supersedes != 0 {
+func (s *Store) insertBatchMessageTx(ctx context.Context, st *stmts, p engine.StoredMessage, created int64, sets []int64) (engine.WriteResult, error) {
+	res := engine.WriteResult{ChannelID: p.Channel.ID, ContentHash: p.ContentHash}
+	if p.Supersedes != 0 {
 		// As in writeTxAt: a repeat links nothing; a new message's
 		// supersedes is checked before it is inserted.
-		err := st.tx.QueryRowContext(ctx, "SELECT id FROM messages WHERE content_hash = ? AND channel_id = ? AND sender_id = ?", p.hash, p.channel.id, p.sender).Scan(&res.ID)
+		err := st.tx.QueryRowContext(ctx, "SELECT id FROM messages WHERE content_hash = ? AND channel_id = ? AND sender_id = ?", p.ContentHash, p.Channel.ID, p.Sender).Scan(&res.ID)
 		if err == nil {
 			return res, nil
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
 			return res, fmt.Errorf("engine: store messages: %w", classify(err))
 		}
-		if err := engine.CheckSupersedes(ctx, txQuerier{st.tx}, p.supersedes); err != nil {
+		if err := engine.CheckSupersedes(ctx, txQuerier{st.tx}, p.Supersedes); err != nil {
 			return res, err
 		}
 	}
@@ -173,13 +173,13 @@ func (s *Store) insertBatchMessageTx(ctx context.Context, st *stmts, p messageRo
 	if err != nil {
 		return res, fmt.Errorf("engine: store messages: %w", classify(err))
 	}
-	err = ins.QueryRowContext(ctx, p.channel.id, p.sender, p.project, p.content, p.hash, p.confidence, p.typ, p.metadata, p.mentions, p.wordCount, p.hasBreadcrumbs, created, p.supersedes).Scan(&res.ID)
+	err = ins.QueryRowContext(ctx, p.Channel.ID, p.Sender, p.Project, p.Content, p.ContentHash, p.Confidence, p.Type, p.Metadata, p.Mentions, p.WordCount, p.HasBreadcrumbs, created, p.Supersedes).Scan(&res.ID)
 	if errors.Is(err, sql.ErrNoRows) { // already stored (or earlier in this batch)
 		sel, err := st.get(ctx, "SELECT id FROM messages WHERE content_hash = ? AND channel_id = ? AND sender_id = ?")
 		if err != nil {
 			return res, fmt.Errorf("engine: store messages: %w", classify(err))
 		}
-		if err := sel.QueryRowContext(ctx, p.hash, p.channel.id, p.sender).Scan(&res.ID); err != nil {
+		if err := sel.QueryRowContext(ctx, p.ContentHash, p.Channel.ID, p.Sender).Scan(&res.ID); err != nil {
 			return res, fmt.Errorf("engine: store messages: %w", classify(err))
 		}
 		return res, nil
@@ -223,11 +223,11 @@ type batchSender struct {
 
 // sender notes p's sender, writing at created, whether or not p is then
 // stored.
-func (t *batchTotals) sender(p messageRow, created int64) {
+func (t *batchTotals) sender(p engine.StoredMessage, created int64) {
 	if t.agents == nil {
 		t.agents = map[batchAgent]*batchSender{}
 	}
-	ak := batchAgent{p.sender, p.project}
+	ak := batchAgent{p.Sender, p.Project}
 	s := t.agents[ak]
 	if s == nil {
 		s = &batchSender{first: created, last: created}
@@ -238,19 +238,19 @@ func (t *batchTotals) sender(p messageRow, created int64) {
 }
 
 // stored counts p, stored at created, for its channel and its sender.
-func (t *batchTotals) stored(p messageRow, created int64) {
+func (t *batchTotals) stored(p engine.StoredMessage, created int64) {
 	if t.chans == nil {
 		t.chans = map[string]*batchChannel{}
 	}
-	c := t.chans[p.channel.id]
+	c := t.chans[p.Channel.ID]
 	if c == nil {
 		c = &batchChannel{}
-		t.chans[p.channel.id] = c
-		t.chanOrder = append(t.chanOrder, p.channel.id)
+		t.chans[p.Channel.ID] = c
+		t.chanOrder = append(t.chanOrder, p.Channel.ID)
 	}
 	c.n++
 	c.last = max(c.last, created)
-	t.agents[batchAgent{p.sender, p.project}].n++
+	t.agents[batchAgent{p.Sender, p.Project}].n++
 }
 
 // applyBatchTotalsTx updates each touched channel's counters, then each

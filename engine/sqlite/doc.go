@@ -47,7 +47,7 @@
 // SQLite is the source of truth; vectors follow it through a durable
 // outbox. Commit order: a write commits the message, its FTS5 row and one
 // vector_outbox row per live vector set in one SQLite transaction. A
-// background worker owned by the Engine (started by Open when an embedder
+// background worker owned by the Engine (started by OpenEngine when an embedder
 // is configured or vector sets exist, unless Options.NoVectorWorker, as in
 // one-shot processes; stopped by Close) claims outbox rows
 // with a 60 s lease, skips messages whose vector is already stored (a crash

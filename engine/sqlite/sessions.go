@@ -24,7 +24,7 @@ func (s *Store) ImportSessions(ctx context.Context, fn func(tx engine.SessionTx,
 	}
 	defer tx.Rollback()
 	write := func(ctx context.Context, m engine.StoredMessage) (engine.WriteResult, error) {
-		return s.writeTxAt(ctx, tx, rowOf(m), s.opts.Now().UnixMilli())
+		return s.writeTxAt(ctx, tx, m, s.opts.Now().UnixMilli())
 	}
 	if err := fn(sqliteSessionTx{tx}, write); err != nil {
 		return err

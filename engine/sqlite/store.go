@@ -12,14 +12,13 @@ import (
 	"github.com/cairn-dev/cairn/fts"
 )
 
-// Store is the data dir's store as a Store: messages, channels
+// Store is the data dir's store as an engine.Store: messages, channels
 // and agents in SQLite, keyword search over FTS5 and the in-memory BM25
-// index (keyword_index.go), vectors in vecstore with the SQLite
-// outbox (vecstore.go, outbox.go). Open builds it and
-// hands it to the Engine as its Store; its methods are here and in
-// engine/sqlite_*.go. What it needs of the Engine arrives through Attach
-// (Host): the search counter that write transactions flush and the call
-// that wakes the vector worker.
+// index (keyword_index.go), vectors in vecstore with the SQLite outbox
+// (vecstore.go, outbox.go). Open opens it; engine.OpenBackend (or
+// OpenEngine) runs an Engine over it. What it needs of the Engine
+// arrives through Attach (engine.Host): the search counter that write
+// transactions flush and the call that wakes the vector worker.
 type Store struct {
 	dir  string
 	opts engine.Options
@@ -72,42 +71,6 @@ func selectionSQL(f engine.Selection) (string, []any, error) {
 	return strings.Join(conds, " AND "), args, nil
 }
 
-// messageRow is a StoredMessage as the write path takes it.
-type messageRow struct {
-	channel        channelRow
-	sender         string
-	project        string
-	content        string
-	hash           string
-	confidence     float64
-	typ            string
-	metadata       string
-	mentions       string
-	wordCount      int
-	hasBreadcrumbs bool
-	createdAt      int64 // Unix ms
-	supersedes     int64 // 0 = none
-}
-
-// channelRow is the channel a write ensures.
-type channelRow struct {
-	id, typ, name         string
-	ownerAgent, ownerProj string
-	project               string
-}
-
-// rowOf is m as the write path takes it.
-func rowOf(m engine.StoredMessage) messageRow {
-	c := m.Channel
-	return messageRow{
-		channel: channelRow{id: c.ID, typ: c.ChannelType, name: c.Name, ownerAgent: c.OwnerAgentName, ownerProj: c.OwnerAgentProjectID, project: c.ProjectID},
-		sender:  m.Sender, project: m.Project, content: m.Content, hash: m.ContentHash,
-		confidence: m.Confidence, typ: m.Type, metadata: m.Metadata, mentions: m.Mentions,
-		wordCount: m.WordCount, hasBreadcrumbs: m.HasBreadcrumbs, createdAt: m.CreatedAt.UnixMilli(),
-		supersedes: m.Supersedes,
-	}
-}
-
 // invalid is bad input on field, as the engine reports it.
 func invalid(field, format string, args ...any) error {
 	return &engine.InvalidError{Field: field, Rule: fmt.Sprintf(format, args...)}
@@ -118,22 +81,18 @@ func fromMillis(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 func (s *Store) Write(ctx context.Context, ms []engine.StoredMessage, now time.Time) ([]engine.WriteResult, error) {
 	if len(ms) == 1 {
-		res, err := s.write(ctx, rowOf(ms[0]), now.UnixMilli())
+		res, err := s.write(ctx, ms[0], now.UnixMilli())
 		if err != nil {
 			return nil, err
 		}
 		return []engine.WriteResult{res}, nil
-	}
-	ps := make([]messageRow, len(ms))
-	for i, m := range ms {
-		ps[i] = rowOf(m)
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("engine: store messages: %w", classify(err))
 	}
 	defer tx.Rollback()
-	out, created, err := s.writeBatchTx(ctx, tx, ps, now.UnixMilli())
+	out, created, err := s.writeBatchTx(ctx, tx, ms, now.UnixMilli())
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 // channel, project channels and agent, its FTS5 row and outbox rows.
 
 // write runs one message write in its own transaction, at now (Unix ms).
-func (s *Store) write(ctx context.Context, p messageRow, now int64) (engine.WriteResult, error) {
+func (s *Store) write(ctx context.Context, p engine.StoredMessage, now int64) (engine.WriteResult, error) {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return engine.WriteResult{}, fmt.Errorf("engine: store message: %w", classify(err))
@@ -38,23 +38,23 @@ func (s *Store) write(ctx context.Context, p messageRow, now int64) (engine.Writ
 // writeTxAt stores p inside tx at now (Unix ms): the message, its FTS5
 // row and its vector outbox rows in one transaction, so the keyword index
 // and the vectors can never miss a committed message.
-func (st *Store) writeTxAt(ctx context.Context, tx *sql.Tx, p messageRow, now int64) (engine.WriteResult, error) {
-	created := p.createdAt
+func (st *Store) writeTxAt(ctx context.Context, tx *sql.Tx, p engine.StoredMessage, now int64) (engine.WriteResult, error) {
+	created := p.CreatedAt.UnixMilli()
 	if created == 0 {
 		created = now
 	}
-	res := engine.WriteResult{ChannelID: p.channel.id, ContentHash: p.hash}
-	if err := st.ensureChannelTx(ctx, tx, p.channel, now); err != nil {
+	res := engine.WriteResult{ChannelID: p.Channel.ID, ContentHash: p.ContentHash}
+	if err := st.ensureChannelTx(ctx, tx, p.Channel, now); err != nil {
 		return res, err
 	}
 	err := tx.QueryRowContext(ctx,
 		"SELECT id FROM messages WHERE content_hash = ? AND channel_id = ? AND sender_id = ?",
-		p.hash, p.channel.id, p.sender).Scan(&res.ID)
+		p.ContentHash, p.Channel.ID, p.Sender).Scan(&res.ID)
 	switch {
 	case err == nil:
 		// An agent's activity is dated by what it wrote (an imported record
 		// keeps its own time), not by when it was stored.
-		if err := st.touchAgentTx(ctx, tx, p.sender, p.project, now, created, created, 0); err != nil {
+		if err := st.touchAgentTx(ctx, tx, p.Sender, p.Project, now, created, created, 0); err != nil {
 			return res, err
 		}
 		return res, nil
@@ -63,17 +63,17 @@ func (st *Store) writeTxAt(ctx context.Context, tx *sql.Tx, p messageRow, now in
 	}
 	// A repeat of a write is recognised before its supersedes is checked:
 	// it links nothing, and writing it again is not an error.
-	if err := engine.CheckSupersedes(ctx, txQuerier{tx}, p.supersedes); err != nil {
+	if err := engine.CheckSupersedes(ctx, txQuerier{tx}, p.Supersedes); err != nil {
 		return res, err
 	}
 	err = tx.QueryRowContext(ctx, `INSERT INTO messages
 		(channel_id, sender_id, sender_project_id, content, content_hash, confidence, message_type, metadata, mentions, word_count, has_breadcrumbs, created_at, supersedes)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, 0)) RETURNING id`,
-		p.channel.id, p.sender, p.project, p.content, p.hash, p.confidence, p.typ, p.metadata, p.mentions, p.wordCount, p.hasBreadcrumbs, created, p.supersedes).Scan(&res.ID)
+		p.Channel.ID, p.Sender, p.Project, p.Content, p.ContentHash, p.Confidence, p.Type, p.Metadata, p.Mentions, p.WordCount, p.HasBreadcrumbs, created, p.Supersedes).Scan(&res.ID)
 	if err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
-	if err := st.fts.Insert(ctx, ftssql.Of(tx), res.ID, p.content); err != nil {
+	if err := st.fts.Insert(ctx, ftssql.Of(tx), res.ID, p.Content); err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
 	if err := st.outboxAddTx(ctx, tx, res.ID); err != nil { // vector outbox (outbox.go)
@@ -81,10 +81,10 @@ func (st *Store) writeTxAt(ctx context.Context, tx *sql.Tx, p messageRow, now in
 	}
 	if _, err := tx.ExecContext(ctx,
 		"UPDATE channels SET message_count = message_count + 1, last_message_at = max(last_message_at, ?) WHERE id = ?",
-		created, p.channel.id); err != nil {
+		created, p.Channel.ID); err != nil {
 		return res, fmt.Errorf("engine: store message: %w", classify(err))
 	}
-	if err := st.touchAgentTx(ctx, tx, p.sender, p.project, now, created, created, 1); err != nil {
+	if err := st.touchAgentTx(ctx, tx, p.Sender, p.Project, now, created, created, 1); err != nil {
 		return res, err
 	}
 	res.Created = true
@@ -95,15 +95,15 @@ func (st *Store) writeTxAt(ctx context.Context, tx *sql.Tx, p messageRow, now in
 // channels are namespaces, so writing to one creates it, on every surface
 // (a plain channel gets its id as its name and no description; CreateChannel
 // makes one with a description first).
-func (st *Store) ensureChannelTx(ctx context.Context, tx *sql.Tx, c channelRow, now int64) error {
+func (st *Store) ensureChannelTx(ctx context.Context, tx *sql.Tx, c engine.Channel, now int64) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO channels (id, channel_type, name, owner_agent_name, owner_agent_project_id, project_id, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-		c.id, c.typ, c.name, c.ownerAgent, c.ownerProj, c.project, now)
+		c.ID, c.ChannelType, c.Name, c.OwnerAgentName, c.OwnerAgentProjectID, c.ProjectID, now)
 	if err != nil {
-		return fmt.Errorf("engine: create channel %s: %w", c.id, classify(err))
+		return fmt.Errorf("engine: create channel %s: %w", c.ID, classify(err))
 	}
-	if c.project != "" {
-		return st.ensureProjectTx(ctx, tx, c.project, now)
+	if c.ProjectID != "" {
+		return st.ensureProjectTx(ctx, tx, c.ProjectID, now)
 	}
 	return nil
 }
