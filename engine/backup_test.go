@@ -22,6 +22,7 @@ import (
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/klauspost/compress/zstd"
@@ -31,7 +32,7 @@ func TestBackupRestore(t *testing.T) {
 	ctx := context.Background()
 	tree := lcTree(t, 21)
 	e := lcOpen(t, "", engine.Options{})
-	if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root, Redactor: defaultRedactor(t)}); err != nil {
+	if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: defaultRedactor(t)}); err != nil {
 		t.Fatal(err)
 	}
 	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
@@ -86,10 +87,10 @@ func TestBackupRestore(t *testing.T) {
 	r := lcOpen(t, dir, engine.Options{})
 	for _, s := range tree.Sessions {
 		var a, b bytes.Buffer
-		if err := e.Sessions().WriteJSONL(ctx, s.ID, &a); err != nil {
+		if err := ingest.WriteSessionJSONL(ctx, e, s.ID, &a); err != nil {
 			t.Fatal(err)
 		}
-		if err := r.Sessions().WriteJSONL(ctx, s.ID, &b); err != nil {
+		if err := ingest.WriteSessionJSONL(ctx, r, s.ID, &b); err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(a.Bytes(), b.Bytes()) {
@@ -294,7 +295,7 @@ func TestFrozenBackupV1(t *testing.T) {
 		gcNote(t, e, "fixture", "frozen backup fixture note", time.Hour, 0.8, engine.TypeDecision, `{"pinned": true}`)
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, frozenSession+".jsonl"), []byte(`{"type":"user","uuid":"a0a0a0a0-1111-4222-8333-444455556666","parentUuid":null,"sessionId":"`+frozenSession+`","timestamp":"2026-01-05T09:00:00.000Z","message":{"role":"user","content":"frozen session text"}}`+"\n"), 0o644)
-		if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: dir}); err != nil {
+		if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir}); err != nil {
 			t.Fatal(err)
 		}
 		os.MkdirAll("testdata", 0o755)
@@ -318,7 +319,7 @@ func TestFrozenBackupV1(t *testing.T) {
 	if err != nil || len(notes) != 1 || notes[0].Content != "frozen backup fixture note" {
 		t.Errorf("notes %+v %v", notes, err)
 	}
-	recs, err := e.Sessions().Messages(ctx, frozenSession)
+	recs, err := ingest.SessionRecords(ctx, e, frozenSession)
 	if err != nil || len(recs) != 1 || recs[0].Text != "frozen session text" {
 		t.Errorf("session %+v %v", recs, err)
 	}

@@ -2,10 +2,11 @@ package engine
 
 import (
 	"context"
-	"github.com/cairn-dev/cairn/engine/redact"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine/redact"
 )
 
 // DefaultMaxContentBytes is the content limit when Options.MaxContentBytes is 0.
@@ -188,9 +189,6 @@ func (e *Engine) Close() error {
 	e.flushSearchesBeforeClose(context.Background())
 	return e.store.Close()
 }
-
-// Sessions returns the imported sessions: import, reads and export.
-func (e *Engine) Sessions() *Sessions { return &Sessions{over: e} }
 
 // Retention returns garbage collection by retention policy.
 func (e *Engine) Retention() *Retention { return &Retention{over: e} }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
@@ -23,7 +24,7 @@ func TestSessionProjectsMigrationRefreshesVectors(t *testing.T) {
 	transcripts := t.TempDir()
 	writeTranscript(t, transcripts, "/nowhere/billing-service", "why are invoice totals off by a cent", "round once after summing the invoice lines")
 	e := openDir(t, dir, engine.Options{NoVectorWorker: true})
-	if rep, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: transcripts}); err != nil || rep.Chunks != 2 {
+	if rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: transcripts}); err != nil || rep.Chunks != 2 {
 		t.Fatalf("import: %+v %v", rep, err)
 	}
 	e.Close()

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
 	_ "modernc.org/sqlite"
@@ -38,7 +39,7 @@ func TestOpenCreatesAndReopens(t *testing.T) {
 		t.Fatalf("WriteNote after Close: got %v, want ErrClosed", err)
 	}
 	// The parts over the engine's database close with it.
-	if _, err := e.Sessions().List(ctx); !errors.Is(err, engine.ErrClosed) {
+	if _, err := ingest.ListSessions(ctx, e); !errors.Is(err, engine.ErrClosed) {
 		t.Errorf("Sessions().List after Close: got %v, want ErrClosed", err)
 	}
 	if _, err := e.Retention().GC(ctx, engine.GCOptions{}); !errors.Is(err, engine.ErrClosed) {

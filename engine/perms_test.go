@@ -66,7 +66,7 @@ func TestFaultPrivateFileModes(t *testing.T) {
 
 	syscall.Umask(0o277)
 	name := filepath.Join(t.TempDir(), "x")
-	if err := engine.WriteFileAtomic(name, []byte("x"), 0o644); err != nil {
+	if err := ingest.WriteFileAtomic(name, []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != 0o400 {

@@ -50,7 +50,7 @@ func (rt *Retention) Purge(ctx context.Context, opts PurgeOptions) (*PurgeReport
 		return nil, invalid("purge", "give exactly one of channel, agent and session")
 	}
 	if opts.Session != "" {
-		id, err := checkSessionID(opts.Session)
+		id, err := ParseSessionID(opts.Session)
 		if err != nil {
 			return nil, err
 		}

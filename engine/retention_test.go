@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ingest"
 )
 
 var gcNow = time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC)
@@ -230,7 +231,7 @@ func TestGCSessions(t *testing.T) {
 	appendFile(t, old.Sessions[0].Path, `{"type":"user","uuid":"eeeeeeee-0000-4000-8000-000000000001","parentUuid":null,"sessionId":"`+old.Sessions[0].ID+`","timestamp":"2025-10-01T12:00:00.000Z","message":{"role":"user","content":"`+unique+`"}}`+"\n")
 	e := lcOpen(t, "", engine.Options{})
 	for _, tr := range []*ccfixture.Tree{old, recent} {
-		if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tr.Root}); err != nil {
+		if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tr.Root}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -242,12 +243,12 @@ func TestGCSessions(t *testing.T) {
 		t.Fatalf("gc sessions: %+v", rep)
 	}
 	for _, s := range old.Sessions {
-		if _, err := e.Sessions().Get(ctx, s.ID); !errors.Is(err, engine.ErrNotFound) {
+		if _, err := ingest.GetSession(ctx, e, s.ID); !errors.Is(err, engine.ErrNotFound) {
 			t.Errorf("old session %s: %v", s.ID, err)
 		}
 	}
 	for _, s := range recent.Sessions {
-		recs, err := e.Sessions().Messages(ctx, s.ID)
+		recs, err := ingest.SessionRecords(ctx, e, s.ID)
 		if err != nil || len(recs) != s.Records {
 			t.Errorf("recent session %s: %d records, %v", s.ID, len(recs), err)
 		}
@@ -258,7 +259,7 @@ func TestGCSessions(t *testing.T) {
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("search: %v %d", err, len(hits))
 	}
-	refs, _ := e.Sessions().Refs(ctx, hits[0].Message.ID)
+	refs, _ := ingest.SessionRefs(ctx, e, hits[0].Message.ID)
 	if len(refs) != len(recent.Sessions) {
 		t.Errorf("refs = %d, want %d", len(refs), len(recent.Sessions))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ingest"
 )
 
 // TestImportAttribution: imported turns belong to the agent (claude-code:
@@ -34,7 +35,7 @@ func TestImportAttribution(t *testing.T) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: path, HumanSender: "ana"}); err != nil {
+	if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: path, HumanSender: "ana"}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := e.Search(ctx, engine.SearchRequest{Filter: engine.Filter{ChannelIDs: []string{engine.SessionChannel}}, Limit: 500, Mode: engine.ModeKeyword})
@@ -65,7 +66,7 @@ func TestImportAttribution(t *testing.T) {
 			t.Errorf("%s: created %s, last active %s: want the transcript's times (January 2026)", a.Name, a.CreatedAt, a.LastActive)
 		}
 	}
-	if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: path, HumanSender: "not a name"}); err == nil {
+	if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: path, HumanSender: "not a name"}); err == nil {
 		t.Error("a malformed human_sender was accepted")
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ingest"
 )
 
 // gitInit makes dir a git repository with one commit and returns it.
@@ -95,7 +96,7 @@ func TestImportedSessionsCarryTheirProject(t *testing.T) {
 	writeTranscript(t, dir, sub, "why does the reconciliation job double count refunds?", "The refund rows are joined twice; dedupe on refund_id.")
 	writeTranscript(t, dir, "/srv/elsewhere/atlas", "how are map tiles cached?", "Tiles are cached per zoom level in the tile store.")
 	e := lcOpen(t, "", engine.Options{})
-	rep, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: dir})
+	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.FilesFailed != 0 {
 		t.Fatalf("import: %v %+v", err, rep)
 	}
@@ -151,7 +152,7 @@ func TestImportedRecordsWithoutCWD(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := lcOpen(t, "", engine.Options{})
-	rep, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: dir})
+	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.FilesFailed != 0 || rep.Chunks != 4 {
 		t.Fatalf("import: %v %+v", err, rep)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/redact"
 )
@@ -73,7 +74,7 @@ func TestImportClaudeCode(t *testing.T) {
 	ctx := context.Background()
 	tree := lcTree(t, 7)
 	e := lcOpen(t, "", engine.Options{})
-	rep, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root, Redactor: defaultRedactor(t)})
+	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: defaultRedactor(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,12 +89,12 @@ func TestImportClaudeCode(t *testing.T) {
 	if rep.ContentsShared < 10 {
 		t.Errorf("contents shared = %d, want >= 10 (repeated instructions stored once)", rep.ContentsShared)
 	}
-	sessions, err := e.Sessions().List(ctx)
+	sessions, err := ingest.ListSessions(ctx, e)
 	if err != nil || len(sessions) != len(tree.Sessions) {
 		t.Fatalf("Sessions().List = %d sessions (%v), want %d", len(sessions), err, len(tree.Sessions))
 	}
 	for _, s := range tree.Sessions {
-		recs, err := e.Sessions().Messages(ctx, s.ID)
+		recs, err := ingest.SessionRecords(ctx, e, s.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +120,7 @@ func TestImportClaudeCode(t *testing.T) {
 	if err != nil || len(hits) == 0 {
 		t.Fatalf("search: %v, %d hits", err, len(hits))
 	}
-	refs, err := e.Sessions().Refs(ctx, hits[0].Message.ID)
+	refs, err := ingest.SessionRefs(ctx, e, hits[0].Message.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestImportClaudeCode(t *testing.T) {
 	}
 
 	// Idempotent: a second import adds nothing and reads nothing again.
-	rep2, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root, Redactor: defaultRedactor(t)})
+	rep2, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: defaultRedactor(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestImportGrowingSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := lcOpen(t, "", engine.Options{})
-	rep, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: dir})
+	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.Added != n {
 		t.Fatalf("first import: %v, added %d want %d", err, rep.Added, n)
 	}
@@ -177,16 +178,16 @@ func TestImportGrowingSession(t *testing.T) {
 	u1, u2 := "aaaaaaaa-0000-4000-8000-000000000001", "aaaaaaaa-0000-4000-8000-000000000002"
 	l1, l2 := line(u1, "", "one more thing about the deploy"), line(u2, u1, "and the rollback")
 	appendFile(t, final, l1+l2[:25])
-	rep, err = e.Sessions().Import(ctx, engine.ImportOptions{Root: dir})
+	rep, err = ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.Added != 1 || !rep.Files[0].Resumed || rep.Files[0].Skipped[claudecode.ReasonTruncated] != 1 {
 		t.Fatalf("grown import: %v %+v", err, rep)
 	}
 	appendFile(t, final, l2[25:])
-	rep, err = e.Sessions().Import(ctx, engine.ImportOptions{Root: dir})
+	rep, err = ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.Added != 1 || rep.Skipped != 0 {
 		t.Fatalf("completed line: %v %+v", err, rep)
 	}
-	recs, err := e.Sessions().Messages(ctx, sid)
+	recs, err := ingest.SessionRecords(ctx, e, sid)
 	if err != nil || len(recs) != n+2 || recs[n+1].UUID != u2 || recs[n+1].ParentUUID != u1 {
 		t.Fatalf("records after growth: %d (%v)", len(recs), err)
 	}
@@ -196,7 +197,7 @@ func TestImportGrowingSession(t *testing.T) {
 	if err := os.WriteFile(final, append([]byte(line("bbbbbbbb-0000-4000-8000-000000000003", "", "rewritten head")), data...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = e.Sessions().Import(ctx, engine.ImportOptions{Root: dir})
+	rep, err = ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.Added != 1 || rep.Known != n+2 || rep.Files[0].Resumed {
 		t.Fatalf("rewritten file: %v %+v", err, rep)
 	}
@@ -239,14 +240,14 @@ func TestImportBadFiles(t *testing.T) {
 	os.WriteFile(filepath.Join(proj, sid2+".jsonl"), []byte(first+"\n"+long+"\n"), 0o600)
 
 	e := lcOpen(t, "", engine.Options{MaxContentBytes: 200})
-	rep, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: dir})
+	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.Added != 1 || rep.FilesFailed != 1 {
 		t.Fatalf("report %+v", rep)
 	}
-	var f1, f2 engine.FileReport
+	var f1, f2 ingest.FileReport
 	for _, f := range rep.Files {
 		if strings.Contains(f.Path, sid) {
 			f1 = f
@@ -266,7 +267,7 @@ func TestImportBadFiles(t *testing.T) {
 	if f2.Error == "" || f2.Added != 0 {
 		t.Errorf("failing file: %+v", f2)
 	}
-	if _, err := e.Sessions().Get(ctx, sid2); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := ingest.GetSession(ctx, e, sid2); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("half-imported session %s: %v", sid2, err)
 	}
 }
@@ -276,7 +277,7 @@ func TestImportExclusion(t *testing.T) {
 	tree := lcTree(t, 11)
 	e := lcOpen(t, "", engine.Options{})
 	ex := []string{tree.Sessions[0].Project, tree.Sessions[3].ID}
-	rep, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root, Exclude: ex})
+	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Exclude: ex})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,12 +285,12 @@ func TestImportExclusion(t *testing.T) {
 		t.Errorf("files excluded = %d, want 4", rep.FilesExcluded)
 	}
 	for i, s := range tree.Sessions {
-		_, err := e.Sessions().Get(ctx, s.ID)
+		_, err := ingest.GetSession(ctx, e, s.ID)
 		if excluded := i < 2 || i == 3; excluded != errors.Is(err, engine.ErrNotFound) {
 			t.Errorf("session %d excluded=%v, Sessions().Get err %v", i, excluded, err)
 		}
 	}
-	if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root, Exclude: []string{"[x"}}); err == nil {
+	if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Exclude: []string{"[x"}}); err == nil {
 		t.Error("bad glob accepted")
 	}
 }
@@ -298,11 +299,11 @@ func TestExportRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	tree := lcTree(t, 5)
 	e1 := lcOpen(t, "", engine.Options{})
-	if _, err := e1.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root, Redactor: defaultRedactor(t)}); err != nil {
+	if _, err := ingest.ImportSessions(ctx, e1, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: defaultRedactor(t)}); err != nil {
 		t.Fatal(err)
 	}
 	out1 := t.TempDir()
-	files1, err := e1.Sessions().Export(ctx, engine.ExportOptions{All: true, OutDir: out1})
+	files1, err := ingest.ExportSessions(ctx, e1, ingest.ExportSessionsOptions{All: true, OutDir: out1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,18 +313,18 @@ func TestExportRoundTrip(t *testing.T) {
 	// Import the JSONL export into an empty store and export again.
 	in := t.TempDir()
 	for _, f := range files1 {
-		if f.Format == engine.FormatJSONL {
+		if f.Format == ingest.FormatJSONL {
 			b, _ := os.ReadFile(f.Path)
 			os.WriteFile(filepath.Join(in, filepath.Base(f.Path)), b, 0o600)
 		}
 	}
 	e2 := lcOpen(t, "", engine.Options{})
-	rep, err := e2.Sessions().Import(ctx, engine.ImportOptions{Root: in, Redactor: defaultRedactor(t)})
+	rep, err := ingest.ImportSessions(ctx, e2, ingest.ImportSessionsOptions{Root: in, Redactor: defaultRedactor(t)})
 	if err != nil || rep.Skipped != 0 || rep.Added != tree.Records() {
 		t.Fatalf("re-import of export: %v, %+v", err, rep)
 	}
 	out2 := t.TempDir()
-	if _, err := e2.Sessions().Export(ctx, engine.ExportOptions{All: true, OutDir: out2, Formats: []string{engine.FormatJSONL}}); err != nil {
+	if _, err := ingest.ExportSessions(ctx, e2, ingest.ExportSessionsOptions{All: true, OutDir: out2, Formats: []string{ingest.FormatJSONL}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range tree.Sessions {
@@ -355,17 +356,17 @@ func TestExportRejectsBadIDs(t *testing.T) {
 	e := lcOpen(t, "", engine.Options{})
 	out := t.TempDir()
 	for _, id := range []string{"../../etc/passwd", "", "0a1b2c3d-0000-4000-8000-00000000000/", "x.jsonl"} {
-		_, err := e.Sessions().Export(ctx, engine.ExportOptions{Sessions: []string{id}, OutDir: out})
+		_, err := ingest.ExportSessions(ctx, e, ingest.ExportSessionsOptions{Sessions: []string{id}, OutDir: out})
 		var inv *engine.InvalidError
 		if !errors.As(err, &inv) {
 			t.Errorf("export %q: %v, want InvalidError", id, err)
 		}
 	}
-	_, err := e.Sessions().Export(ctx, engine.ExportOptions{Sessions: []string{"0a1b2c3d-0000-4000-8000-000000000000"}, OutDir: out})
+	_, err := ingest.ExportSessions(ctx, e, ingest.ExportSessionsOptions{Sessions: []string{"0a1b2c3d-0000-4000-8000-000000000000"}, OutDir: out})
 	if !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("unknown session: %v", err)
 	}
-	if _, err := e.Sessions().Export(ctx, engine.ExportOptions{Sessions: []string{"0a1b2c3d-0000-4000-8000-000000000000"}, OutDir: out, Formats: []string{"pdf"}}); err == nil {
+	if _, err := ingest.ExportSessions(ctx, e, ingest.ExportSessionsOptions{Sessions: []string{"0a1b2c3d-0000-4000-8000-000000000000"}, OutDir: out, Formats: []string{"pdf"}}); err == nil {
 		t.Error("bad format accepted")
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 0 {
@@ -414,7 +415,7 @@ func BenchmarkSessionLoad(b *testing.B) {
 	ctx := context.Background()
 	dir, sid := writeBenchSession(b, 1000)
 	e := lcOpen(b, "", engine.Options{})
-	rep, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: dir})
+	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.Added < 900 {
 		b.Fatalf("import: %v %+v", err, rep)
 	}
@@ -422,7 +423,7 @@ func BenchmarkSessionLoad(b *testing.B) {
 	b.ResetTimer()
 	var n int
 	for b.Loop() {
-		recs, err := e.Sessions().Messages(ctx, sid)
+		recs, err := ingest.SessionRecords(ctx, e, sid)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -439,7 +440,7 @@ func BenchmarkImport(b *testing.B) {
 		b.StopTimer()
 		e := lcOpen(b, "", engine.Options{})
 		b.StartTimer()
-		if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: dir, Redactor: defaultRedactor(b)}); err != nil {
+		if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir, Redactor: defaultRedactor(b)}); err != nil {
 			b.Fatal(err)
 		}
 	}

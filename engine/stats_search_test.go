@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
 )
@@ -91,7 +92,7 @@ func TestSearchMakesNoWrite(t *testing.T) {
 	if _, err := r.GetAgentNotes(ctx, "a", "", 10); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Sessions().List(ctx); err != nil {
+	if _, err := ingest.ListSessions(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	st, err := ops.StoreStats(ctx, r)

@@ -62,7 +62,7 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	bar := e.progress("export")
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		var files []engine.ExportedFile
+		var files []ingest.ExportedFile
 		if *all || *messages || len(channels) > 0 {
 			got, err := ingest.ExportMessages(ctx, eng, ingest.MessageExportOptions{Channels: channels, Formats: formats, OutDir: dir, Progress: bar.update})
 			files = append(files, got...)
@@ -72,7 +72,7 @@ func runExport(ctx context.Context, e *env, c *command, args []string) error {
 			}
 		}
 		if *all || len(sessions) > 0 {
-			got, err := eng.Sessions().Export(ctx, engine.ExportOptions{Sessions: sessions, All: *all, Formats: formats, OutDir: dir, Progress: bar.update})
+			got, err := ingest.ExportSessions(ctx, eng, ingest.ExportSessionsOptions{Sessions: sessions, All: *all, Formats: formats, OutDir: dir, Progress: bar.update})
 			files = append(files, got...)
 			if err != nil {
 				bar.done()
@@ -123,7 +123,7 @@ func (e *env) dropChannelExports(eng *engine.Engine, channel string) {
 		return
 	}
 	dir := filepath.Join(cfg.LifecycleOptions(eng.Dir()).Export.OutDir, ingest.MessagesDir)
-	for _, f := range []string{engine.FormatJSONL, engine.FormatMarkdown} {
+	for _, f := range []string{ingest.FormatJSONL, ingest.FormatMarkdown} {
 		if err := os.Remove(filepath.Join(dir, ingest.ChannelFileName(channel)+"."+f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(e.stderr, "cairn: warning: continuous export: %v\n", err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/cmd/cairn/agentsetup"
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
 )
@@ -183,7 +184,7 @@ func (e *env) hookCapture(ctx context.Context, in hookInput) error {
 		return err
 	}
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		rep, err := eng.Sessions().Import(ctx, opts)
+		rep, err := ingest.ImportSessions(ctx, eng, opts)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 )
 
 func importCommand() *command {
@@ -93,7 +94,7 @@ func runImport(ctx context.Context, e *env, c *command, args []string) error {
 	bar := e.progress("import")
 	opts.Progress = bar.update
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		rep, err := eng.Sessions().Import(ctx, opts)
+		rep, err := ingest.ImportSessions(ctx, eng, opts)
 		bar.done()
 		if err != nil {
 			return err

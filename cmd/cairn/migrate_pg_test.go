@@ -184,7 +184,7 @@ func TestMigrateKilledResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root}); err != nil {
+	if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.MarkRead(ctx, engine.MarkReadRequest{Agent: "a-1", UpTo: 4000}); err != nil {

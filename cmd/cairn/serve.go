@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/cairn-dev/cairn/vecstore"
 	"log/slog"
 	"net"
 	"net/http"
@@ -17,12 +16,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairn-dev/cairn/vecstore"
+
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/cmd/cairn/chromaapi"
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/cmd/cairn/server"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
@@ -358,7 +360,7 @@ func lifecycleOptions(opts ops.LifecycleOptions, logger *slog.Logger) ops.Lifecy
 	opts.OnGC = func(r *engine.GCReport) {
 		logger.Info("gc", "messages_deleted", len(r.Messages), "sessions_deleted", len(r.Sessions), "kept_forever", r.KeptForever)
 	}
-	opts.OnExport = func(files []engine.ExportedFile) {
+	opts.OnExport = func(files []ingest.ExportedFile) {
 		if len(files) > 0 {
 			logger.Info("export", "files", len(files))
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 )
 
 func sessionsCommand() *command {
@@ -34,7 +35,7 @@ func runSessions(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
 		if *hit != 0 {
-			refs, err := eng.Sessions().Refs(ctx, *hit)
+			refs, err := ingest.SessionRefs(ctx, eng, *hit)
 			if err != nil {
 				return err
 			}
@@ -53,7 +54,7 @@ func runSessions(ctx context.Context, e *env, c *command, args []string) error {
 			return nil
 		}
 		if len(pos) == 0 {
-			ss, err := eng.Sessions().List(ctx)
+			ss, err := ingest.ListSessions(ctx, eng)
 			if err != nil {
 				return err
 			}
@@ -71,7 +72,7 @@ func runSessions(ctx context.Context, e *env, c *command, args []string) error {
 			}
 			return nil
 		}
-		recs, err := eng.Sessions().Messages(ctx, pos[0])
+		recs, err := ingest.SessionRecords(ctx, eng, pos[0])
 		if err != nil {
 			return err
 		}

@@ -57,11 +57,11 @@ func ChannelFileName(id string) string {
 // description, project) and then the channel's messages in id order, a
 // correction with a reference to the message it supersedes that holds in
 // any store (supersedesRef).
-func ExportMessages(ctx context.Context, e *engine.Engine, opts MessageExportOptions) ([]engine.ExportedFile, error) {
+func ExportMessages(ctx context.Context, e *engine.Engine, opts MessageExportOptions) ([]ExportedFile, error) {
 	if opts.OutDir == "" {
 		return nil, invalid("out", "must name an output folder")
 	}
-	formats, err := engine.ExportFormats(opts.Formats)
+	formats, err := ExportFormats(opts.Formats)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +95,7 @@ func ExportMessages(ctx context.Context, e *engine.Engine, opts MessageExportOpt
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return nil, fmt.Errorf("engine: export: %w", err)
 	}
-	var files []engine.ExportedFile
+	var files []ExportedFile
 	for i, c := range chans {
 		msgs, err := channelMessages(ctx, e, c.ID)
 		if err != nil {
@@ -107,7 +107,7 @@ func ExportMessages(ctx context.Context, e *engine.Engine, opts MessageExportOpt
 		}
 		for _, f := range formats {
 			var buf bytes.Buffer
-			if f == engine.FormatJSONL {
+			if f == FormatJSONL {
 				err = writeChannelJSONL(&buf, c, msgs, superseded)
 			} else {
 				err = writeChannelMarkdown(&buf, c, msgs)
@@ -116,10 +116,10 @@ func ExportMessages(ctx context.Context, e *engine.Engine, opts MessageExportOpt
 				return files, err
 			}
 			name := filepath.Join(out, ChannelFileName(c.ID)+"."+f)
-			if err := engine.WriteFileAtomic(name, buf.Bytes(), 0o644); err != nil {
+			if err := WriteFileAtomic(name, buf.Bytes(), 0o644); err != nil {
 				return files, err
 			}
-			files = append(files, engine.ExportedFile{Channel: c.ID, Format: f, Path: name, Bytes: int64(buf.Len())})
+			files = append(files, ExportedFile{Channel: c.ID, Format: f, Path: name, Bytes: int64(buf.Len())})
 		}
 		if opts.Progress != nil {
 			opts.Progress(engine.Progress{Done: int64(i + 1), Total: int64(len(chans)), Item: c.ID})

@@ -61,7 +61,7 @@ func TestExportImportKeepsSupersedes(t *testing.T) {
 	src, _ := openTest(t, engine.Options{})
 	correctionChain(t, src)
 	out := t.TempDir()
-	exported, err := ingest.ExportMessages(ctx, src, ingest.MessageExportOptions{OutDir: out, Formats: []string{engine.FormatJSONL}})
+	exported, err := ingest.ExportMessages(ctx, src, ingest.MessageExportOptions{OutDir: out, Formats: []string{ingest.FormatJSONL}})
 	if err != nil {
 		t.Fatal(err)
 	}

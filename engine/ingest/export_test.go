@@ -55,7 +55,7 @@ func TestExportMessagesRoundTrip(t *testing.T) {
 	dst, dclk := openTest(t, engine.Options{})
 	dclk.Set(time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC))
 	for _, f := range files {
-		if f.Format != engine.FormatJSONL {
+		if f.Format != ingest.FormatJSONL {
 			continue
 		}
 		for pass := range 2 {

@@ -3,12 +3,13 @@ package ops_test
 import (
 	"context"
 	"fmt"
-	"github.com/cairn-dev/cairn/engine/ingest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cairn-dev/cairn/engine/ingest"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
@@ -23,7 +24,7 @@ func TestContinuousExportFollowsCommits(t *testing.T) {
 	ctx := context.Background()
 	out := t.TempDir()
 	var errs []error
-	e, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{Observer: ops.NewExporter(ops.ContinuousExport{OutDir: out, Formats: []string{engine.FormatJSONL},
+	e, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{Observer: ops.NewExporter(ops.ContinuousExport{OutDir: out, Formats: []string{ingest.FormatJSONL},
 		OnError: func(err error) { errs = append(errs, err) }})})
 	if err != nil {
 		t.Fatal(err)

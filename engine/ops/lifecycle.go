@@ -18,10 +18,10 @@ type LifecycleOptions struct {
 	// stay current; the database stays the source). Export.Sessions and
 	// Export.All are ignored: every changed session is exported.
 	ExportEvery time.Duration
-	Export      engine.ExportOptions
+	Export      ingest.ExportSessionsOptions
 	// OnGC, OnExport and OnError, when set, see each run's outcome.
 	OnGC     func(*engine.GCReport)
-	OnExport func([]engine.ExportedFile)
+	OnExport func([]ingest.ExportedFile)
 	OnError  func(error)
 }
 
@@ -55,7 +55,7 @@ func RunLifecycle(ctx context.Context, e *engine.Engine, opts LifecycleOptions) 
 		} else if len(files) > 0 && opts.OnExport != nil {
 			opts.OnExport(files)
 		}
-		ss, err := e.Sessions().List(ctx)
+		ss, err := ingest.ListSessions(ctx, e)
 		if err != nil {
 			report(err)
 			return
@@ -74,7 +74,7 @@ func RunLifecycle(ctx context.Context, e *engine.Engine, opts LifecycleOptions) 
 		}
 		eo := opts.Export
 		eo.All, eo.Sessions = false, ids
-		files, err = e.Sessions().Export(ctx, eo)
+		files, err = ingest.ExportSessions(ctx, e, eo)
 		if err != nil {
 			report(err)
 			return
@@ -115,7 +115,7 @@ func RunLifecycle(ctx context.Context, e *engine.Engine, opts LifecycleOptions) 
 
 // exportChangedChannels exports the channels whose (last message time,
 // message count, description) differ from done's, and records them there.
-func exportChangedChannels(ctx context.Context, e *engine.Engine, eo engine.ExportOptions, done map[string]stamp) ([]engine.ExportedFile, error) {
+func exportChangedChannels(ctx context.Context, e *engine.Engine, eo ingest.ExportSessionsOptions, done map[string]stamp) ([]ingest.ExportedFile, error) {
 	chans, err := e.ListChannels(ctx, engine.Scope{})
 	if err != nil {
 		return nil, err

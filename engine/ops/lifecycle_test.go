@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 )
 
@@ -40,7 +41,7 @@ func TestRunLifecycle(t *testing.T) {
 			GCEvery:     20 * time.Millisecond,
 			GC:          engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:tmp"}, MaxAge: time.Hour}}, NoVacuum: true},
 			ExportEvery: 20 * time.Millisecond,
-			Export:      engine.ExportOptions{OutDir: out, Formats: []string{engine.FormatJSONL}},
+			Export:      ingest.ExportSessionsOptions{OutDir: out, Formats: []string{ingest.FormatJSONL}},
 			OnError: func(err error) {
 				t.Logf("lifecycle error: %v", err)
 				mu.Lock()
@@ -53,7 +54,7 @@ func TestRunLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root}); err != nil {
+	if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(out, tree.Sessions[0].ID+".jsonl")
@@ -71,7 +72,7 @@ func TestRunLifecycle(t *testing.T) {
 	if _, err := f.WriteString(`{"type":"user","uuid":"ffffffff-0000-4000-8000-000000000001","parentUuid":null,"sessionId":"` + tree.Sessions[0].ID + `","timestamp":"2026-01-06T10:00:00.000Z","message":{"role":"user","content":"one more"}}` + "\n"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root}); err != nil {
+	if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the export of the grown session", func() bool {

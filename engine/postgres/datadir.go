@@ -11,9 +11,10 @@ import (
 // bad input on "store", naming the Engine's method (engine.Unsupported)
 // or, for a backup, PostgreSQL's own tools.
 
-// Attach keeps nothing: PostgreSQL's search counts arrive through
-// AddSearches, and the Engine's worker finds queued vectors on its rounds.
-func (s *Store) Attach(engine.Host) {}
+// Attach keeps the call that wakes the Engine's vector worker (a session
+// import wakes it as the Engine's own writes do); PostgreSQL's search
+// counts arrive through AddSearches.
+func (s *Store) Attach(h engine.Host) { s.host = h }
 
 // ChannelNeighbours refuses (Engine.Neighbours needs a data dir).
 func (s *Store) ChannelNeighbours(context.Context, int64, int, int) (engine.Neighbours, error) {

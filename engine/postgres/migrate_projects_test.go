@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/internal/pgtest"
 )
@@ -43,7 +44,7 @@ func TestSessionProjectsMigration(t *testing.T) {
 	}
 	dsn := pgtest.Database(t)
 	e := openPG(t, dsn, engine.Options{})
-	if rep, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: root}); err != nil || rep.Chunks != 5 {
+	if rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: root}); err != nil || rep.Chunks != 5 {
 		t.Fatalf("import: %+v %v", rep, err)
 	}
 	e.Close()

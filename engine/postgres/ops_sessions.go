@@ -16,18 +16,24 @@ import (
 // transaction, retried as a whole on serialization failures and deadlocks
 // (two processes importing the same sessions at once).
 func (s *Store) ImportSessions(ctx context.Context, fn func(engine.SessionTx, func(context.Context, engine.StoredMessage) (engine.WriteResult, error)) error) error {
+	created := false
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		created = false
 		write := func(ctx context.Context, m engine.StoredMessage) (engine.WriteResult, error) {
 			out, err := s.writeTx(ctx, tx, []engine.StoredMessage{m}, []docTerms{termsOf(m.Content)}, time.Now().UnixMilli())
 			if err != nil {
 				return engine.WriteResult{}, err
 			}
+			created = created || out[0].Created
 			return out[0], nil
 		}
 		return fn(sessionTx{tx}, write)
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: import sessions: %w", err)
+	}
+	if created && s.host.Wake != nil {
+		s.host.Wake() // the Engine's vector worker
 	}
 	return nil
 }

@@ -272,7 +272,7 @@ func TestOperationsRefusedOnPostgres(t *testing.T) {
 	if !errors.As(err, &inv) || inv.Field != "store" || !strings.Contains(err.Error(), "pg_dump") {
 		t.Errorf("backup: %v", err)
 	}
-	if ss, err := b.Sessions().List(ctx); err != nil || len(ss) != 0 {
+	if ss, err := ingest.ListSessions(ctx, b); err != nil || len(ss) != 0 {
 		t.Errorf("sessions of an empty store: %v %v", ss, err)
 	}
 	if _, err := b.Retention().Purge(ctx, engine.PurgeOptions{Session: "0b7e2f4a-3c1d-4e5f-8a9b-0c1d2e3f4a5b"}); !errors.Is(err, engine.ErrNotFound) {
@@ -696,7 +696,7 @@ func TestLifecycleOnPostgres(t *testing.T) {
 			GCEvery:     20 * time.Millisecond,
 			GC:          engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:tmp"}, MaxAge: time.Hour}}, NoVacuum: true},
 			ExportEvery: 20 * time.Millisecond,
-			Export:      engine.ExportOptions{OutDir: out, Formats: []string{engine.FormatJSONL}},
+			Export:      ingest.ExportSessionsOptions{OutDir: out, Formats: []string{ingest.FormatJSONL}},
 			OnError:     func(err error) { errs <- err },
 		})
 	}()
@@ -734,8 +734,8 @@ func TestDifferentialSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	imp := func(e *engine.Engine) (*engine.ImportReport, error) {
-		return e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root})
+	imp := func(e *engine.Engine) (*ingest.ImportSessionsReport, error) {
+		return ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root})
 	}
 	rep := both(t, "import", a, b, imp)
 	if rep.Added == 0 || rep.Chunks == 0 || rep.ContentsShared == 0 || rep.FilesFailed != 0 {
@@ -749,17 +749,17 @@ func TestDifferentialSessions(t *testing.T) {
 	if grown := both(t, "import of a grown file", a, b, imp); grown.Added != 1 {
 		t.Fatalf("grown import: %+v", grown)
 	}
-	sessions := both(t, "sessions", a, b, func(e *engine.Engine) ([]engine.Session, error) { return e.Sessions().List(ctx) })
+	sessions := both(t, "sessions", a, b, func(e *engine.Engine) ([]engine.Session, error) { return ingest.ListSessions(ctx, e) })
 	for _, s := range sessions {
-		both(t, "records "+s.ID, a, b, func(e *engine.Engine) ([]engine.SessionRecord, error) { return e.Sessions().Messages(ctx, s.ID) })
+		both(t, "records "+s.ID, a, b, func(e *engine.Engine) ([]engine.SessionRecord, error) { return ingest.SessionRecords(ctx, e, s.ID) })
 		both(t, "jsonl "+s.ID, a, b, func(e *engine.Engine) (string, error) {
 			var buf strings.Builder
-			err := e.Sessions().WriteJSONL(ctx, s.ID, &buf)
+			err := ingest.WriteSessionJSONL(ctx, e, s.ID, &buf)
 			return buf.String(), err
 		})
 	}
 	both(t, "missing session", a, b, func(e *engine.Engine) (engine.Session, error) {
-		return e.Sessions().Get(ctx, "0b7e2f4a-3c1d-4e5f-8a9b-0c1d2e3f4a5b")
+		return ingest.GetSession(ctx, e, "0b7e2f4a-3c1d-4e5f-8a9b-0c1d2e3f4a5b")
 	})
 	hits := both(t, "chunk search", a, b, func(e *engine.Engine) ([]int64, error) {
 		r, err := e.SearchDetailed(ctx, engine.SearchRequest{Query: "style guide", Mode: engine.ModeKeyword, Filter: engine.Filter{ChannelIDs: []string{engine.SessionChannel}}})
@@ -772,7 +772,7 @@ func TestDifferentialSessions(t *testing.T) {
 	if len(hits) == 0 {
 		t.Fatal("no chunk found")
 	}
-	both(t, "refs", a, b, func(e *engine.Engine) ([]engine.SessionRef, error) { return e.Sessions().Refs(ctx, hits[0]) })
+	both(t, "refs", a, b, func(e *engine.Engine) ([]engine.SessionRef, error) { return ingest.SessionRefs(ctx, e, hits[0]) })
 	both(t, "session stats", a, b, func(e *engine.Engine) (engine.SessionStats, error) {
 		st, err := ops.StoreStats(ctx, e)
 		if err != nil {
@@ -782,7 +782,7 @@ func TestDifferentialSessions(t *testing.T) {
 	})
 	dirA, dirB := t.TempDir(), t.TempDir()
 	both(t, "export sessions", a, b, func(e *engine.Engine) (int, error) {
-		fs, err := e.Sessions().Export(ctx, engine.ExportOptions{All: true, OutDir: map[*engine.Engine]string{a: dirA, b: dirB}[e]})
+		fs, err := ingest.ExportSessions(ctx, e, ingest.ExportSessionsOptions{All: true, OutDir: map[*engine.Engine]string{a: dirA, b: dirB}[e]})
 		return len(fs), err
 	})
 	if err := ops.Check(ctx, b); err != nil {
@@ -817,7 +817,7 @@ func TestDifferentialSessions(t *testing.T) {
 	both(t, "purge session", a, b, purge(engine.PurgeOptions{Session: sessions[1].ID}))
 	both(t, "purge session again", a, b, purge(engine.PurgeOptions{Session: sessions[1].ID}))
 	both(t, "gc by age", a, b, gc(engine.GCOptions{SessionMaxAge: 200 * 24 * time.Hour}))
-	if left := both(t, "sessions after gc", a, b, func(e *engine.Engine) ([]engine.Session, error) { return e.Sessions().List(ctx) }); len(left) != 0 {
+	if left := both(t, "sessions after gc", a, b, func(e *engine.Engine) ([]engine.Session, error) { return ingest.ListSessions(ctx, e) }); len(left) != 0 {
 		t.Fatalf("sessions left after gc by age: %v", left)
 	}
 	both(t, "stats after gc", a, b, func(e *engine.Engine) (any, error) {
@@ -855,7 +855,7 @@ func TestSessionsAfterMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ra, err := a.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root})
+	ra, err := ingest.ImportSessions(ctx, a, ingest.ImportSessionsOptions{Root: tree.Root})
 	if err != nil || ra.Chunks == 0 {
 		t.Fatalf("import: %+v %v", ra, err)
 	}
@@ -866,7 +866,7 @@ func TestSessionsAfterMigrate(t *testing.T) {
 	if err != nil || cp.Target != cp.Source {
 		t.Fatalf("copy: %+v %v", cp, err)
 	}
-	rb, err := b.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root})
+	rb, err := ingest.ImportSessions(ctx, b, ingest.ImportSessionsOptions{Root: tree.Root})
 	if err != nil || rb.Chunks != 0 || rb.Added != ra.Added || rb.FilesFailed != 0 {
 		t.Fatalf("import after the copy: %+v %v (want %d records and no new chunk)", rb, err, ra.Added)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 )
 
@@ -27,7 +28,7 @@ func TestQuotaOnPostgres(t *testing.T) {
 	}
 	for _, e := range []*engine.Engine{a, b} {
 		workload(t, e)
-		if _, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root}); err != nil {
+		if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -97,7 +98,7 @@ func TestQuotaOnPostgres(t *testing.T) {
 	if err != nil || len(got) != 0 {
 		t.Fatalf("a deleted message is still there: %v %v", got, err)
 	}
-	if ss, err := b.Sessions().List(ctx); err != nil || len(ss) != 0 {
+	if ss, err := ingest.ListSessions(ctx, b); err != nil || len(ss) != 0 {
 		t.Fatalf("sessions left: %d %v", len(ss), err)
 	}
 	if err := ops.Check(ctx, b); err != nil {

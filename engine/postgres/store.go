@@ -56,6 +56,9 @@ type Store struct {
 		set    engine.VectorSet // the set of this process's model
 		hasSet bool
 	}
+	// host is what the Engine over this store lends it (Attach): the
+	// call that wakes its vector worker after a session import.
+	host engine.Host
 }
 
 var _ engine.Store = (*Store)(nil)

@@ -37,13 +37,13 @@ func TestSupersedesSurviveCopies(t *testing.T) {
 
 	viaExport := func(from, to *engine.Engine) {
 		t.Helper()
-		files, err := ingest.ExportMessages(ctx, from, ingest.MessageExportOptions{OutDir: t.TempDir(), Formats: []string{engine.FormatJSONL}})
+		files, err := ingest.ExportMessages(ctx, from, ingest.MessageExportOptions{OutDir: t.TempDir(), Formats: []string{ingest.FormatJSONL}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The superseded messages' channels first: the cross-channel
 		// correction is in agent-notes:claude:cairn.
-		slices.SortFunc(files, func(a, b engine.ExportedFile) int { return len(a.Channel) - len(b.Channel) })
+		slices.SortFunc(files, func(a, b ingest.ExportedFile) int { return len(a.Channel) - len(b.Channel) })
 		for _, f := range files {
 			r, err := os.Open(f.Path)
 			if err != nil {

@@ -39,7 +39,7 @@ func TestTransferWholeStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	imp, err := a.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root})
+	imp, err := ingest.ImportSessions(ctx, a, ingest.ImportSessionsOptions{Root: tree.Root})
 	if err != nil || imp.Chunks == 0 || imp.FilesFailed != 0 {
 		t.Fatalf("import: %+v %v", imp, err)
 	}
@@ -122,16 +122,16 @@ func TestTransferWholeStore(t *testing.T) {
 			}
 		}
 	}
-	same("sessions", func(e *engine.Engine) (any, error) { return e.Sessions().List(ctx) })
-	sessions, err := a.Sessions().List(ctx)
+	same("sessions", func(e *engine.Engine) (any, error) { return ingest.ListSessions(ctx, e) })
+	sessions, err := ingest.ListSessions(ctx, a)
 	if err != nil || len(sessions) != 4 {
 		t.Fatalf("sessions: %d %v", len(sessions), err)
 	}
 	for _, s := range sessions {
-		same("records of "+s.ID, func(e *engine.Engine) (any, error) { return e.Sessions().Messages(ctx, s.ID) })
+		same("records of "+s.ID, func(e *engine.Engine) (any, error) { return ingest.SessionRecords(ctx, e, s.ID) })
 		same("JSONL of "+s.ID, func(e *engine.Engine) (any, error) {
 			var buf bytes.Buffer
-			err := e.Sessions().WriteJSONL(ctx, s.ID, &buf)
+			err := ingest.WriteSessionJSONL(ctx, e, s.ID, &buf)
 			return buf.String(), err
 		})
 	}
@@ -170,7 +170,7 @@ func TestTransferWholeStore(t *testing.T) {
 		return p, err
 	})
 	for i, e := range stores[1:] {
-		again, err := e.Sessions().Import(ctx, engine.ImportOptions{Root: tree.Root})
+		again, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root})
 		if err != nil || again.Added != 0 || again.Chunks != 0 || again.ContentsNew != 0 || again.FilesFailed != 0 {
 			t.Fatalf("import again into the %s: %+v %v (want nothing new)", names[i+1], again, err)
 		}

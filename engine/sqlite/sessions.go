@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -16,20 +17,30 @@ type querier interface {
 }
 
 // ImportSessions runs fn in one write transaction of the data dir, its
-// chunk messages written in it (writeTxAt).
+// chunk messages written in it (writeTxAt); once it committed a new
+// message, it wakes the vector worker.
 func (s *Store) ImportSessions(ctx context.Context, fn func(tx engine.SessionTx, write func(context.Context, engine.StoredMessage) (engine.WriteResult, error)) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return classify(err)
 	}
 	defer tx.Rollback()
+	created := false
 	write := func(ctx context.Context, m engine.StoredMessage) (engine.WriteResult, error) {
-		return s.writeTxAt(ctx, tx, m, s.opts.Now().UnixMilli())
+		r, err := s.writeTxAt(ctx, tx, m, s.opts.Now().UnixMilli())
+		created = created || r.Created
+		return r, err
 	}
 	if err := fn(sqliteSessionTx{tx}, write); err != nil {
 		return err
 	}
-	return classify(tx.Commit())
+	if err := tx.Commit(); err != nil {
+		return classify(err)
+	}
+	if created {
+		s.host.Wake() // engine/worker.go
+	}
+	return nil
 }
 
 // Sessions reads the session id ("" for every one), most recent first.

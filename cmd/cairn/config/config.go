@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/chunk"
 	"github.com/cairn-dev/cairn/engine/claudecode"
+	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/redact"
 	"github.com/cairn-dev/cairn/engine/search"
@@ -236,12 +237,12 @@ func Default() Config {
 			MaxLineBytes: claudecode.DefaultMaxLineBytes,
 			ChunkTokens:  chunk.DefaultMaxTokens,
 			ChunkOverlap: chunk.DefaultOverlap,
-			HumanSender:  engine.DefaultHumanSender,
+			HumanSender:  ingest.DefaultHumanSender,
 		},
 		Redaction: Redaction{Enabled: true, Enable: []string{}, Disable: []string{}, Custom: []CustomRule{}},
 		Retention: Retention{Policies: []Policy{}},
 		GC:        GC{Schedule: Duration(24 * time.Hour), Vacuum: true},
-		Export:    Export{Formats: []string{engine.FormatJSONL, engine.FormatMarkdown}},
+		Export:    Export{Formats: []string{ingest.FormatJSONL, ingest.FormatMarkdown}},
 		Server: Server{
 			Hosts: []string{}, AllowedOrigins: []string{},
 			MaxBodyBytes: 64 << 20, BodyBudgetBytes: 256 << 20,
@@ -371,7 +372,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: server: %w", ErrInvalid, err)
 	}
 	for _, f := range c.Export.Formats {
-		if f != engine.FormatJSONL && f != engine.FormatMarkdown {
+		if f != ingest.FormatJSONL && f != ingest.FormatMarkdown {
 			return fmt.Errorf("%w: export.formats: %q is not jsonl or md", ErrInvalid, f)
 		}
 	}
@@ -464,7 +465,7 @@ func (c Config) LifecycleOptions(dataDir string) ops.LifecycleOptions {
 	opts := ops.LifecycleOptions{GCEvery: time.Duration(c.GC.Schedule), GC: c.GCOptions()}
 	if ce := c.ContinuousExport(dataDir); ce.OutDir != "" {
 		opts.ExportEvery = time.Minute
-		opts.Export = engine.ExportOptions{Formats: ce.Formats, OutDir: ce.OutDir}
+		opts.Export = ingest.ExportSessionsOptions{Formats: ce.Formats, OutDir: ce.OutDir}
 	}
 	return opts
 }
@@ -485,20 +486,20 @@ func (c Config) ContinuousExport(dataDir string) ops.ContinuousExport {
 
 // ImportOptions returns the engine import options for root (the configured
 // or default Claude Code folder when root is "").
-func (c Config) ImportOptions(root string, getenv func(string) string) (engine.ImportOptions, error) {
+func (c Config) ImportOptions(root string, getenv func(string) string) (ingest.ImportSessionsOptions, error) {
 	red, err := c.Redactor()
 	if err != nil {
-		return engine.ImportOptions{}, err
+		return ingest.ImportSessionsOptions{}, err
 	}
 	if root == "" {
 		root = c.Import.ClaudeCodeDir
 	}
 	if root == "" {
 		if root, err = claudecode.DefaultRoot(getenv); err != nil {
-			return engine.ImportOptions{}, err
+			return ingest.ImportSessionsOptions{}, err
 		}
 	}
-	return engine.ImportOptions{
+	return ingest.ImportSessionsOptions{
 		Root: root, Exclude: c.Import.Exclude, Redactor: red, MaxLineBytes: c.Import.MaxLineBytes, HumanSender: c.Import.HumanSender,
 		Chunk: chunk.Options{MaxTokens: c.Import.ChunkTokens, Overlap: c.Import.ChunkOverlap},
 	}, nil

@@ -1,4 +1,4 @@
-package engine
+package ingest
 
 import (
 	"bytes"
@@ -9,7 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
+
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // Export formats.
@@ -18,8 +19,8 @@ const (
 	FormatMarkdown = "md"
 )
 
-// ExportOptions select what Sessions.Export writes.
-type ExportOptions struct {
+// ExportSessionsOptions select what ExportSessions writes.
+type ExportSessionsOptions struct {
 	// Sessions lists session ids (UUIDs); empty with All exports every
 	// session.
 	Sessions []string
@@ -30,7 +31,7 @@ type ExportOptions struct {
 	// {session}.jsonl and {session}.md directly inside it.
 	OutDir string
 	// Progress is called after each session.
-	Progress func(Progress)
+	Progress func(engine.Progress)
 }
 
 // ExportedFile is one written file.
@@ -42,11 +43,11 @@ type ExportedFile struct {
 	Bytes   int64  `json:"bytes"`
 }
 
-// Export writes the selected sessions into opts.OutDir, each file
+// ExportSessions writes the selected sessions of e into opts.OutDir, each file
 // atomically (temp file in the same folder, fsync, rename, fsync of the
 // folder). Session ids are validated as UUIDs before anything is written,
 // so a file name can never leave the output folder.
-func (ses *Sessions) Export(ctx context.Context, opts ExportOptions) ([]ExportedFile, error) {
+func ExportSessions(ctx context.Context, e *engine.Engine, opts ExportSessionsOptions) ([]ExportedFile, error) {
 	if opts.OutDir == "" {
 		return nil, invalid("out", "must name an output folder")
 	}
@@ -56,14 +57,14 @@ func (ses *Sessions) Export(ctx context.Context, opts ExportOptions) ([]Exported
 	}
 	ids := make([]string, 0, len(opts.Sessions))
 	for _, s := range opts.Sessions {
-		id, err := checkSessionID(s)
+		id, err := engine.ParseSessionID(s)
 		if err != nil {
 			return nil, err
 		}
 		ids = append(ids, id)
 	}
 	if opts.All {
-		all, err := ses.List(ctx)
+		all, err := ListSessions(ctx, e)
 		if err != nil {
 			return nil, err
 		}
@@ -78,7 +79,7 @@ func (ses *Sessions) Export(ctx context.Context, opts ExportOptions) ([]Exported
 		return nil, invalid("session", "name a session id or use --all")
 	}
 	for _, id := range ids {
-		if _, err := ses.Get(ctx, id); err != nil {
+		if _, err := GetSession(ctx, e, id); err != nil {
 			return nil, err
 		}
 	}
@@ -95,9 +96,9 @@ func (ses *Sessions) Export(ctx context.Context, opts ExportOptions) ([]Exported
 			var buf bytes.Buffer
 			var err error
 			if f == FormatJSONL {
-				err = ses.WriteJSONL(ctx, id, &buf)
+				err = WriteSessionJSONL(ctx, e, id, &buf)
 			} else {
-				err = ses.WriteMarkdown(ctx, id, &buf)
+				err = WriteSessionMarkdown(ctx, e, id, &buf)
 			}
 			if err != nil {
 				return files, err
@@ -112,7 +113,7 @@ func (ses *Sessions) Export(ctx context.Context, opts ExportOptions) ([]Exported
 			files = append(files, ExportedFile{Session: id, Format: f, Path: name, Bytes: int64(buf.Len())})
 		}
 		if opts.Progress != nil {
-			opts.Progress(Progress{Done: int64(i + 1), Total: int64(len(ids)), Item: id})
+			opts.Progress(engine.Progress{Done: int64(i + 1), Total: int64(len(ids)), Item: id})
 		}
 	}
 	return files, nil
@@ -169,18 +170,18 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// WriteMarkdown writes a session for people: a title with the
+// WriteSessionMarkdown writes a session for people: a title with the
 // session's facts, then one heading per record (role, time, position),
 // text as written (so code blocks stay code blocks), thinking, tool calls
 // and tool results folded in <details> blocks, and a note where a record
 // answers something other than the record before it (a branch) or belongs
 // to a sub-agent sidechain.
-func (ses *Sessions) WriteMarkdown(ctx context.Context, id string, w io.Writer) error {
-	s, err := ses.Get(ctx, id)
+func WriteSessionMarkdown(ctx context.Context, e *engine.Engine, id string, w io.Writer) error {
+	s, err := GetSession(ctx, e, id)
 	if err != nil {
 		return err
 	}
-	recs, err := ses.Messages(ctx, id)
+	recs, err := SessionRecords(ctx, e, id)
 	if err != nil {
 		return err
 	}
@@ -243,9 +244,7 @@ func (ses *Sessions) WriteMarkdown(ctx context.Context, id string, w io.Writer) 
 	return err
 }
 
-func mdTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
-
-func writeBlocksMarkdown(b *strings.Builder, r SessionRecord) {
+func writeBlocksMarkdown(b *strings.Builder, r engine.SessionRecord) {
 	if len(r.Content) == 0 {
 		return
 	}
@@ -342,6 +341,16 @@ func fence(text, lang string) string {
 	return f + lang + "\n" + strings.TrimRight(text, "\n") + "\n" + f + "\n"
 }
 
-var mdEscaper = strings.NewReplacer("<", "&lt;", ">", "&gt;", "&", "&amp;")
-
-func mdEscape(s string) string { return mdEscaper.Replace(s) }
+// ExportFormats checks the formats of an export (FormatJSONL,
+// FormatMarkdown): empty means both.
+func ExportFormats(formats []string) ([]string, error) {
+	if len(formats) == 0 {
+		return []string{FormatJSONL, FormatMarkdown}, nil
+	}
+	for _, f := range formats {
+		if f != FormatJSONL && f != FormatMarkdown {
+			return nil, invalid("format", "must be jsonl or md, got %q", f)
+		}
+	}
+	return formats, nil
+}
