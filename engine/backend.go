@@ -233,19 +233,21 @@ type CursorStore interface {
 	MarkedRepos(ctx context.Context) ([]string, error)
 	// BreadcrumbMessages returns up to limit messages that have
 	// breadcrumbs and an id above after, in id order
-	// (Engine.MessagesWithBreadcrumbs).
+	// (ops.MessagesWithBreadcrumbs).
 	BreadcrumbMessages(ctx context.Context, after int64, limit int) ([]Message, error)
 }
 
-// SessionStore keeps imported Claude Code sessions: the import runs the
-// Engine's reading and chunking, writing through a SessionTx and the
+// SessionStore keeps imported Claude Code sessions: the import
+// (ingest.ImportSessions) does the reading and chunking, writing through a SessionTx and the
 // store's message write, one transaction per file; the reads list
 // sessions, their records and the records holding a chunk, and purge
 // deletes sessions through it.
 type SessionStore interface {
 	// ImportSessions runs fn in one transaction (all of it or nothing),
 	// with write storing messages in that transaction as Write does. It
-	// may run fn again when the store retries the transaction.
+	// may run fn again when the store retries the transaction. Once it
+	// committed a new message it wakes the Engine's vector worker
+	// (Host.Wake), as the Engine does after Write.
 	ImportSessions(ctx context.Context, fn func(tx SessionTx, write func(context.Context, StoredMessage) (WriteResult, error)) error) error
 	// Sessions returns the session with id ("" for every one), most
 	// recent first.
@@ -269,9 +271,9 @@ type SessionStore interface {
 
 // MaintenanceStore is what the store's upkeep reads and does: counts and
 // checks (ops.StoreStats, Timeline, ops.Consistency, ops.Check), the search totals,
-// and retention (GC, Purge) and the size quota (gc.max_bytes), which the
-// Engine plans by its policies over these facts, as on a data dir, while
-// the store deletes and gives the space back.
+// and retention (ops.GC, ops.Purge) and the size quota (gc.max_bytes),
+// which engine/ops plans by its policies over these facts, the same for
+// every store, while the store deletes and gives the space back.
 type MaintenanceStore interface {
 	// Stats counts what the store holds.
 	Stats(ctx context.Context) (BackendStats, error)
@@ -328,7 +330,7 @@ type MaintenanceStore interface {
 	// by what was deleted.
 	Compact(ctx context.Context) error
 	// Backup writes a consistent snapshot of the store to the file
-	// archive (Backups.Create).
+	// archive (ops.Backup).
 	Backup(ctx context.Context, archive string, opts BackupOptions) (*BackupManifest, error)
 }
 

@@ -32,8 +32,8 @@ func OpenBackend(ctx context.Context, be Store, kind, dir string, opts Options) 
 	return e, nil
 }
 
-// storeName names e's store in reports: "data dir" or "KIND store".
-func (e *Engine) storeName() string {
+// StoreName names e's store in reports: "data dir" or "KIND store".
+func (e *Engine) StoreName() string {
 	if e.backend == "" {
 		return "data dir"
 	}

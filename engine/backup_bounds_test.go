@@ -28,7 +28,7 @@ func TestFaultRestoreBomb(t *testing.T) {
 	e := lcOpen(t, "", engine.Options{})
 	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
 	archive := filepath.Join(t.TempDir(), "b.zst")
-	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{}); err != nil {
+	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	const bomb = "models/x/model.safetensors"
@@ -156,7 +156,7 @@ func TestVerifyBackupChecksVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(t.TempDir(), "b.zst")
-	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{}); err != nil {
+	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sqlite.VerifyBackup(ctx, archive); err != nil {

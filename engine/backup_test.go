@@ -43,12 +43,12 @@ func TestBackupRestore(t *testing.T) {
 	os.WriteFile(filepath.Join(e.Dir(), "vectors", "live.db"), []byte("live bbolt"), 0o644)
 	archive := filepath.Join(t.TempDir(), "b.cairn.zst")
 	// A vector store nobody snapshots is refused rather than copied live.
-	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{}); err == nil {
+	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); err == nil {
 		t.Fatal("backup copied a live vector store")
 	}
 	// Vectors are derived data: a backup may leave them out.
 	skipped := filepath.Join(t.TempDir(), "novec.zst")
-	ms, err := e.Backups().Create(ctx, skipped, engine.BackupOptions{SkipVectors: true})
+	ms, err := ops.Backup(ctx, e, skipped, engine.BackupOptions{SkipVectors: true})
 	if err != nil || !ms.VectorsSkipped {
 		t.Fatalf("backup without vectors: %v %+v", err, ms)
 	}
@@ -61,7 +61,7 @@ func TestBackupRestore(t *testing.T) {
 		_, err := io.WriteString(w, "consistent vector snapshot")
 		return err
 	}}
-	m, err := e.Backups().Create(ctx, archive, engine.BackupOptions{Sources: []engine.SnapshotSource{src}})
+	m, err := ops.Backup(ctx, e, archive, engine.BackupOptions{Sources: []engine.SnapshotSource{src}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestBackupRestore(t *testing.T) {
 		t.Errorf("restore over a store: %v", err)
 	}
 	// The archive may not live in the data dir.
-	if _, err := e.Backups().Create(ctx, filepath.Join(e.Dir(), "x.zst"), engine.BackupOptions{Sources: []engine.SnapshotSource{src}}); err == nil {
+	if _, err := ops.Backup(ctx, e, filepath.Join(e.Dir(), "x.zst"), engine.BackupOptions{Sources: []engine.SnapshotSource{src}}); err == nil {
 		t.Error("backup into the data dir accepted")
 	}
 }
@@ -112,7 +112,7 @@ func TestRestoreRejectsDamage(t *testing.T) {
 	e := lcOpen(t, "", engine.Options{})
 	gcNote(t, e, "a", "something worth keeping", time.Hour, 0.7, "", "")
 	archive := filepath.Join(t.TempDir(), "b.zst")
-	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{}); err != nil {
+	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	good, _ := os.ReadFile(archive)
@@ -223,7 +223,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	for w := range writers {
 		before[w] = committed[w].Load()
 	}
-	_, err := e.Backups().Create(ctx, archive, engine.BackupOptions{})
+	_, err := ops.Backup(ctx, e, archive, engine.BackupOptions{})
 	var after [writers]int64
 	for w := range writers {
 		after[w] = committed[w].Load()
@@ -299,7 +299,7 @@ func TestFrozenBackupV1(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.MkdirAll("testdata", 0o755)
-		if _, err := e.Backups().Create(ctx, frozenBackup, engine.BackupOptions{}); err != nil {
+		if _, err := ops.Backup(ctx, e, frozenBackup, engine.BackupOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -358,7 +358,7 @@ func TestBackupIncludesVectors(t *testing.T) {
 	colls.Close()
 
 	archive := filepath.Join(t.TempDir(), "b.cairn.zst")
-	m, err := e.Backups().Create(ctx, archive, engine.BackupOptions{})
+	m, err := ops.Backup(ctx, e, archive, engine.BackupOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

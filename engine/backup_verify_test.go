@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
@@ -50,7 +51,7 @@ func TestFaultBackupStructure(t *testing.T) {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(t.TempDir(), "b.zst")
-	m, err := e.Backups().Create(ctx, archive, engine.BackupOptions{})
+	m, err := ops.Backup(ctx, e, archive, engine.BackupOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,13 +84,13 @@ func TestFaultBackupNoOverwrite(t *testing.T) {
 	if err := os.WriteFile(archive, []byte("precious"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{}); !errors.Is(err, engine.ErrExists) {
+	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); !errors.Is(err, engine.ErrExists) {
 		t.Fatalf("backup over an existing file: %v, want ErrExists", err)
 	}
 	if b, _ := os.ReadFile(archive); string(b) != "precious" {
 		t.Fatalf("the existing file was changed to %d bytes", len(b))
 	}
-	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{Overwrite: true}); err != nil {
+	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{Overwrite: true}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sqlite.VerifyBackup(ctx, archive); err != nil {

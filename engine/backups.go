@@ -39,7 +39,7 @@ type SnapshotSource struct {
 	Write func(ctx context.Context, w io.Writer) error
 }
 
-// BackupOptions configure Backups.Create.
+// BackupOptions configure a backup (Store.Backup, ops.Backup).
 type BackupOptions struct {
 	// Sources are further parts snapshotted by their owners. Files under
 	// a source's path are not copied directly.
@@ -49,26 +49,12 @@ type BackupOptions struct {
 	SkipVectors bool
 	// Progress is called after each file.
 	Progress func(Progress)
-	// Overwrite replaces an existing file; without it Create fails with
+	// Overwrite replaces an existing file; without it a backup fails with
 	// ErrExists and leaves the file alone.
 	Overwrite bool
 	// Leftover is called with each temporary of a killed backup that
-	// Create removed before it started.
+	// the backup removed before it started.
 	Leftover func(path string)
-}
-
-// Backups writes backups of the store (Restore and VerifyBackup read
-// them without an open engine). Get it from Engine.Backups; it closes with
-// the engine.
-type Backups struct {
-	over *Engine
-}
-
-// Create writes a consistent snapshot of the store to the file archive
-// (Store.Backup; the data dir's is engine/sqlite's Store.Backup). Another store
-// refuses and names its own tools.
-func (bk *Backups) Create(ctx context.Context, archive string, opts BackupOptions) (*BackupManifest, error) {
-	return onStore(bk.over, func(st Store) (*BackupManifest, error) { return st.Backup(ctx, archive, opts) })
 }
 
 // ConfigFile is the configuration file's name inside the data dir.

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/url"
 	"regexp"
@@ -243,16 +242,4 @@ func (b Breadcrumbs) check() error {
 		}
 	}
 	return nil
-}
-
-// MessagesWithBreadcrumbs returns up to limit messages that have
-// breadcrumbs and an id above afterID, in id order: a page of a walk over
-// every such message (cairn check --breadcrumbs). limit 0 means
-// DefaultLimit.
-func (e *Engine) MessagesWithBreadcrumbs(ctx context.Context, afterID int64, limit int) ([]Message, error) {
-	limit, err := checkLimit(limit, DefaultLimit)
-	if err != nil {
-		return nil, err
-	}
-	return onStore(e, func(st Store) ([]Message, error) { return st.BreadcrumbMessages(ctx, afterID, limit) })
 }

@@ -74,13 +74,13 @@ func TestFaultDeletedMessageLeavesDataDir(t *testing.T) {
 		t.Fatalf("after an acknowledged delete, the deleted text is still in %v", hits)
 	}
 	archive := filepath.Join(t.TempDir(), "after.cairn-backup")
-	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{}); err != nil {
+	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if backupContains(t, archive, marker) {
 		t.Fatal("a backup taken after the delete holds the deleted text")
 	}
-	if _, err := e.Retention().GC(ctx, engine.GCOptions{}); err != nil {
+	if _, err := ops.GC(ctx, e, ops.GCOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ops.Rebuild(ctx, e, ops.RebuildOptions{}); err != nil {

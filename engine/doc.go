@@ -1,7 +1,10 @@
 // Package engine is cairn's knowledge engine: messages, channels and
-// agents, search over them (keyword, semantic, hybrid), read cursors,
-// breadcrumb marks, imported sessions, retention and backups, over one
-// store port (Store) that every store implements in full. The stores are
+// agents, search over them (keyword, semantic, hybrid), read cursors and
+// breadcrumb marks, over one store port (Store) that every store
+// implements in full; the port's types include imported sessions,
+// retention facts and backups, whose use cases are engine/ingest's
+// (the Claude Code import, import and export) and engine/ops's
+// (retention, gc, purge, quota, backups). The stores are
 // packages of their own: engine/sqlite (the data dir: SQLite, FTS5, the
 // outbox and vecstore, the default) and engine/postgres (PostgreSQL with
 // pgvector); engine imports neither, and no storage code.
@@ -47,19 +50,20 @@
 // the Engine and its parts), then the SQLite write lock. No embedding or
 // file I/O other than SQLite happens under Engine.mu's write side.
 //
-// # Parts over one database
+// # Use cases over the Engine
 //
-// The Engine owns messages, search and vectors. Imported sessions
-// (Engine.Sessions: import, reads, export), retention (Engine.Retention:
-// GC) and backups (Engine.Backups) are small types over the same Engine
-// and its Store; sessions and retention reach messages only through the
-// Store, so a session chunk or a deletion takes the same path as
-// StoreMessage or DeleteMessage. They are safe for
-// concurrent use as the Engine is, and fail with ErrClosed once it closed.
-// Messages are imported from JSONL by ingest.ImportMessages (validated in
-// full before anything is written) and exported to it by
-// ingest.ExportMessages; the export's format, versioned by its header
-// line, is ingest.MessageExportFormat.
+// The Engine owns messages, search and vectors. The use cases around them
+// are packages over its API and its Store (Engine.Use, guarded against
+// Close): engine/ingest imports Claude Code sessions (ingest.ImportSessions:
+// their chunks are written through the store's session transaction, as
+// StoreMessage writes a message) and reads and exports them, and imports and
+// exports messages (ingest.ImportMessages, validated in full before
+// anything is written; ingest.ExportMessages, whose format, versioned by
+// its header line, is ingest.MessageExportFormat); engine/ops runs
+// retention (ops.GC, ops.Purge and the size quota, whose deletions take
+// the same path as DeleteMessage), backups (ops.Backup) and the checks,
+// stats and vectors' upkeep. They are safe for concurrent use as the
+// Engine is, and fail with ErrClosed once it closed.
 //
 // A read makes no durable write: a search counts itself in memory, and the
 // counts reach the search_stats row inside the process's next message
@@ -83,11 +87,12 @@
 // (package engine/sqlite: SQLite, FTS5 and the in-memory BM25 index,
 // vecstore; sqlite.OpenEngine) or PostgreSQL's (package engine/postgres).
 // The orchestration above it (validation, search planning, query
-// analysis, fusion, the reply lift, ranking, snippets, the GC plan with
-// its quota, the transfer) is one copy, called the same way for both.
+// analysis, fusion, the reply lift, ranking, snippets, and in
+// engine/ingest and engine/ops the session import, the GC plan with its
+// quota and the transfer) is one copy, called the same way for both.
 // Each store fills its own vectors (Store.FillVectors: the data dir's
 // outbox drain, engine/sqlite/doc.go, or engine/postgres's claims) from the Engine's one worker
-// loop. What needs the data dir's files (backups, MessagesWithBreadcrumbs,
+// loop. What needs the data dir's files (backups, BreadcrumbMessages,
 // Neighbours) another store refuses with an *InvalidError (Unsupported).
 // The store gets what it needs of the Engine through Store.Attach (Host):
 // the search counter and the call that wakes the worker.

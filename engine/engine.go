@@ -189,9 +189,3 @@ func (e *Engine) Close() error {
 	e.flushSearchesBeforeClose(context.Background())
 	return e.store.Close()
 }
-
-// Retention returns garbage collection by retention policy.
-func (e *Engine) Retention() *Retention { return &Retention{over: e} }
-
-// Backups returns backups of the store (Store.Backup).
-func (e *Engine) Backups() *Backups { return &Backups{over: e} }

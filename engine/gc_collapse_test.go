@@ -39,8 +39,8 @@ func TestFaultGCCollapseWithoutModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	pol := []engine.RetentionPolicy{{Name: "dedup", Channels: []string{"agent-notes:*"}, CollapseThreshold: 0.85, CollapseMinAge: 2 * day}}
-	rep, err := e.Retention().GC(ctx, engine.GCOptions{Policies: pol, DryRun: true})
+	pol := []ops.RetentionPolicy{{Name: "dedup", Channels: []string{"agent-notes:*"}, CollapseThreshold: 0.85, CollapseMinAge: 2 * day}}
+	rep, err := ops.GC(ctx, e, ops.GCOptions{Policies: pol, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,15 +38,15 @@ func TestOpenCreatesAndReopens(t *testing.T) {
 	if _, err := e.WriteNote(ctx, engine.NewNote{Agent: "alice", Content: "x"}); !errors.Is(err, engine.ErrClosed) {
 		t.Fatalf("WriteNote after Close: got %v, want ErrClosed", err)
 	}
-	// The parts over the engine's database close with it.
+	// The use cases over the engine's store close with it.
 	if _, err := ingest.ListSessions(ctx, e); !errors.Is(err, engine.ErrClosed) {
-		t.Errorf("Sessions().List after Close: got %v, want ErrClosed", err)
+		t.Errorf("ingest.ListSessions after Close: got %v, want ErrClosed", err)
 	}
-	if _, err := e.Retention().GC(ctx, engine.GCOptions{}); !errors.Is(err, engine.ErrClosed) {
-		t.Errorf("Retention().GC after Close: got %v, want ErrClosed", err)
+	if _, err := ops.GC(ctx, e, ops.GCOptions{}); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("ops.GC after Close: got %v, want ErrClosed", err)
 	}
-	if _, err := e.Backups().Create(ctx, filepath.Join(t.TempDir(), "b.tar.zst"), engine.BackupOptions{}); !errors.Is(err, engine.ErrClosed) {
-		t.Errorf("Backups().Create after Close: got %v, want ErrClosed", err)
+	if _, err := ops.Backup(ctx, e, filepath.Join(t.TempDir(), "b.tar.zst"), engine.BackupOptions{}); !errors.Is(err, engine.ErrClosed) {
+		t.Errorf("ops.Backup after Close: got %v, want ErrClosed", err)
 	}
 	e2, err := openEngine(ctx, dir, engine.Options{})
 	if err != nil {

@@ -35,7 +35,7 @@ func TestFaultPrivateFileModes(t *testing.T) {
 		t.Fatal(err)
 	}
 	archive := filepath.Join(t.TempDir(), "b.cairn-backup")
-	if _, err := e.Backups().Create(ctx, archive, engine.BackupOptions{}); err != nil {
+	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	checkModes(t, dir)

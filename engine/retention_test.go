@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 var gcNow = time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC)
@@ -29,7 +30,7 @@ func gcNote(t *testing.T, e *engine.Engine, agent, content string, age time.Dura
 	return res.ID
 }
 
-func gcIDs(rep *engine.GCReport) []int64 {
+func gcIDs(rep *ops.GCReport) []int64 {
 	var ids []int64
 	for _, m := range rep.Messages {
 		ids = append(ids, m.ID)
@@ -60,11 +61,11 @@ func TestGCPolicies(t *testing.T) {
 	// A message no policy matches stays.
 	other := gcNote(t, e, "c", "unmatched", 400*day, 0.1, "", "")
 
-	policies := []engine.RetentionPolicy{
+	policies := []ops.RetentionPolicy{
 		{Name: "b-cap", Channels: []string{"agent-notes:b"}, MaxItems: 3},
 		{Name: "a-age", Channels: []string{"agent-notes:a*"}, MaxAge: 30 * day},
 	}
-	dry, err := e.Retention().GC(ctx, engine.GCOptions{Policies: policies, DryRun: true})
+	dry, err := ops.GC(ctx, e, ops.GCOptions{Policies: policies, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestGCPolicies(t *testing.T) {
 	if _, err := e.GetMessage(ctx, wantGone[0]); err != nil {
 		t.Fatalf("dry run deleted: %v", err)
 	}
-	rep, err := e.Retention().GC(ctx, engine.GCOptions{Policies: policies})
+	rep, err := ops.GC(ctx, e, ops.GCOptions{Policies: policies})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,14 +110,14 @@ func TestGCPolicies(t *testing.T) {
 		}
 	}
 	// Lifting the protections deletes them too.
-	rep, err = e.Retention().GC(ctx, engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:a"}, MaxAge: 30 * day, ForgetPinned: true, ForgetDecisions: true}}})
+	rep, err = ops.GC(ctx, e, ops.GCOptions{Policies: []ops.RetentionPolicy{{Channels: []string{"agent-notes:a"}, MaxAge: 30 * day, ForgetPinned: true, ForgetDecisions: true}}})
 	if err != nil || !slices.Equal(gcIDs(rep), []int64{pinned, decision}) {
 		t.Errorf("forget protected: %v %v", err, gcIDs(rep))
 	}
 	// Bad policies.
-	for _, p := range []engine.RetentionPolicy{{MaxAge: -1}, {MaxItems: -1}, {Channels: []string{"[x"}}, {CollapseThreshold: 1.5}, {CollapseMinAge: 2, CollapseMaxAge: 1}} {
+	for _, p := range []ops.RetentionPolicy{{MaxAge: -1}, {MaxItems: -1}, {Channels: []string{"[x"}}, {CollapseThreshold: 1.5}, {CollapseMinAge: 2, CollapseMaxAge: 1}} {
 		var inv *engine.InvalidError
-		if _, err := e.Retention().GC(ctx, engine.GCOptions{Policies: []engine.RetentionPolicy{p}}); !errors.As(err, &inv) {
+		if _, err := ops.GC(ctx, e, ops.GCOptions{Policies: []ops.RetentionPolicy{p}}); !errors.As(err, &inv) {
 			t.Errorf("policy %+v: %v, want InvalidError", p, err)
 		}
 	}
@@ -149,8 +150,8 @@ func TestGCCollapse(t *testing.T) {
 		b1: {0, 1, 0}, b2: {0, 0.97, 0.2}, // cosine ~0.979
 		young: {1, 0, 0},
 	}
-	pol := []engine.RetentionPolicy{{Name: "dedup", Channels: []string{"agent-notes:*"}, CollapseThreshold: 0.95, CollapseMinAge: 2 * day}}
-	rep, err := e.Retention().GC(ctx, engine.GCOptions{Policies: pol, Vectors: vecs, DryRun: true})
+	pol := []ops.RetentionPolicy{{Name: "dedup", Channels: []string{"agent-notes:*"}, CollapseThreshold: 0.95, CollapseMinAge: 2 * day}}
+	rep, err := ops.GC(ctx, e, ops.GCOptions{Policies: pol, Vectors: vecs, DryRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestGCCollapse(t *testing.T) {
 			t.Errorf("item %+v, want duplicate of %d", m, want)
 		}
 	}
-	rep, err = e.Retention().GC(ctx, engine.GCOptions{Policies: pol, DryRun: true})
+	rep, err = ops.GC(ctx, e, ops.GCOptions{Policies: pol, DryRun: true})
 	if err != nil || len(rep.Messages) != 0 || len(rep.Notes) != 1 {
 		t.Errorf("without vectors: %v %+v", err, rep)
 	}
@@ -191,7 +192,7 @@ func TestGCSecretLeavesDisk(t *testing.T) {
 		t.Fatal("secret not found on disk before GC: the test would prove nothing")
 	}
 	e = lcOpen(t, dir, engine.Options{})
-	rep, err := e.Retention().GC(ctx, engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:leaky"}, MaxAge: 30 * 24 * time.Hour}}})
+	rep, err := ops.GC(ctx, e, ops.GCOptions{Policies: []ops.RetentionPolicy{{Channels: []string{"agent-notes:leaky"}, MaxAge: 30 * 24 * time.Hour}}})
 	if err != nil || len(rep.Messages) != 1 {
 		t.Fatalf("gc: %v %+v", err, rep)
 	}
@@ -235,7 +236,7 @@ func TestGCSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep, err := e.Retention().GC(ctx, engine.GCOptions{SessionMaxAge: 30 * 24 * time.Hour})
+	rep, err := ops.GC(ctx, e, ops.GCOptions{SessionMaxAge: 30 * 24 * time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

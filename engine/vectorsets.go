@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"time"
 )
 
@@ -26,4 +27,22 @@ type VectorSet struct {
 	// Pending is the number of outbox rows (messages still to embed, or
 	// vectors still to delete).
 	Pending int64 `json:"pending"`
+}
+
+// Cosine is the cosine similarity of a and b: 0 when their lengths differ
+// or either is empty or zero.
+func Cosine(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
 }

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 func backupCommand() *command {
@@ -33,7 +34,7 @@ func runBackup(ctx context.Context, e *env, c *command, args []string) error {
 	}
 	bar := e.progress("backup")
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		m, err := eng.Backups().Create(ctx, pos[0], engine.BackupOptions{SkipVectors: *skipVectors, Overwrite: *force, Progress: bar.update, Leftover: e.leftover})
+		m, err := ops.Backup(ctx, eng, pos[0], engine.BackupOptions{SkipVectors: *skipVectors, Overwrite: *force, Progress: bar.update, Leftover: e.leftover})
 		bar.done()
 		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, engine.ErrDiskFull) {
 			// A backup writes only beside FILE (its snapshot, then the

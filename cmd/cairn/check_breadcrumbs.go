@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/gitcrumbs"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // breadcrumbRepoDir is the directory of the repository this process
@@ -77,7 +78,7 @@ func runCheckBreadcrumbs(ctx context.Context, e *env, repo string) error {
 	err = e.withEngine(ctx, func(eng *engine.Engine) error {
 		var after int64
 		for {
-			ms, err := eng.MessagesWithBreadcrumbs(ctx, after, 1000)
+			ms, err := ops.MessagesWithBreadcrumbs(ctx, eng, after, 1000)
 			if err != nil {
 				return err
 			}

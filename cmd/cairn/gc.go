@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/config"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 func gcCommand() *command {
@@ -52,7 +53,7 @@ func runGC(ctx context.Context, e *env, c *command, args []string) error {
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
 		opts := cfg.GCOptions()
 		opts.DryRun, opts.Progress = *dry, bar.update
-		rep, err := eng.Retention().GC(ctx, opts)
+		rep, err := ops.GC(ctx, eng, opts)
 		bar.done()
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 func purgeCommand() *command {
@@ -24,7 +25,7 @@ func purgeCommand() *command {
 
 func runPurge(ctx context.Context, e *env, c *command, args []string) error {
 	fs := newFlagSet(e, c)
-	var opts engine.PurgeOptions
+	var opts ops.PurgeOptions
 	fs.StringVar(&opts.Channel, "channel", "", "delete every message of channel `ID`, and the channel")
 	fs.StringVar(&opts.Agent, "agent", "", "delete every message agent `NAME` sent")
 	fs.StringVar(&opts.Session, "session", "", "delete imported session `ID` and what only it holds")
@@ -51,7 +52,7 @@ func runPurge(ctx context.Context, e *env, c *command, args []string) error {
 		return usagef(c.name, "give --dry-run to see what would go, or --yes to delete it")
 	}
 	return e.withEngine(ctx, func(eng *engine.Engine) error {
-		rep, err := eng.Retention().Purge(ctx, opts)
+		rep, err := ops.Purge(ctx, eng, opts)
 		if err != nil {
 			return err
 		}

@@ -71,7 +71,7 @@ type serveConfig struct {
 	chroma chroma.Store
 	// gc holds the retention policies and storage budget of config.toml,
 	// for the API's gc and stats.
-	gc engine.GCOptions
+	gc ops.GCOptions
 	// readOnly, when not empty, says why every write is refused: the data
 	// dir is not writable by this process.
 	readOnly string
@@ -357,7 +357,7 @@ func vectorStats(vectors func() *vecstore.Store) func() (server.VectorStats, boo
 
 // lifecycleOptions logs the outcome of each scheduled job.
 func lifecycleOptions(opts ops.LifecycleOptions, logger *slog.Logger) ops.LifecycleOptions {
-	opts.OnGC = func(r *engine.GCReport) {
+	opts.OnGC = func(r *ops.GCReport) {
 		logger.Info("gc", "messages_deleted", len(r.Messages), "sessions_deleted", len(r.Sessions), "kept_forever", r.KeptForever)
 	}
 	opts.OnExport = func(files []ingest.ExportedFile) {

@@ -3,9 +3,13 @@
 // consistency report of a store (Check, Consistency), the rebuild of
 // what is derived from the messages (Rebuild), the vectors' sets, backlog
 // and filling (VectorSets, VectorBacklog, SyncVectors), the counts of a
-// store (StoreStats, EmbedderStats), the breadcrumb marks cache the
-// checks against git fill (PutBreadcrumbMarks, MessagesToMark,
-// CachedMarks), the scheduled jobs of a long-running process (RunLifecycle,
+// store (StoreStats, EmbedderStats), retention (GC by the retention
+// policies, with the imported sessions' age and the size quota
+// gc.max_bytes; Purge of a channel, an agent or a session), the backup of
+// a store (Backup; restores and checks of an archive need no engine:
+// engine/sqlite), the breadcrumb marks cache the checks against git fill
+// (PutBreadcrumbMarks, MessagesToMark, CachedMarks,
+// MessagesWithBreadcrumbs), the scheduled jobs of a long-running process (RunLifecycle,
 // StartLifecycle: retention and the export of changed channels and
 // sessions), the continuous export (Exporter: the commit observer,
 // engine.Options.Observer, that exports the channels each committed write

@@ -12,7 +12,7 @@ import (
 type LifecycleOptions struct {
 	// GCEvery runs GC with GC (DryRun is ignored) this often.
 	GCEvery time.Duration
-	GC      engine.GCOptions
+	GC      GCOptions
 	// ExportEvery re-exports the channels and sessions that changed since
 	// the last export into Export.OutDir this often (the JSONL and Markdown copies
 	// stay current; the database stays the source). Export.Sessions and
@@ -20,7 +20,7 @@ type LifecycleOptions struct {
 	ExportEvery time.Duration
 	Export      ingest.ExportSessionsOptions
 	// OnGC, OnExport and OnError, when set, see each run's outcome.
-	OnGC     func(*engine.GCReport)
+	OnGC     func(*GCReport)
 	OnExport func([]ingest.ExportedFile)
 	OnError  func(error)
 }
@@ -99,7 +99,7 @@ func RunLifecycle(ctx context.Context, e *engine.Engine, opts LifecycleOptions) 
 		case <-gcTick:
 			g := opts.GC
 			g.DryRun = false
-			rep, err := e.Retention().GC(ctx, g)
+			rep, err := GC(ctx, e, g)
 			if err != nil {
 				report(err)
 				continue

@@ -39,7 +39,7 @@ func TestRunLifecycle(t *testing.T) {
 	go func() {
 		done <- ops.RunLifecycle(ctx, e, ops.LifecycleOptions{
 			GCEvery:     20 * time.Millisecond,
-			GC:          engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:tmp"}, MaxAge: time.Hour}}, NoVacuum: true},
+			GC:          ops.GCOptions{Policies: []ops.RetentionPolicy{{Channels: []string{"agent-notes:tmp"}, MaxAge: time.Hour}}, NoVacuum: true},
 			ExportEvery: 20 * time.Millisecond,
 			Export:      ingest.ExportSessionsOptions{OutDir: out, Formats: []string{ingest.FormatJSONL}},
 			OnError: func(err error) {

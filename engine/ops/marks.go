@@ -45,6 +45,26 @@ func MessagesToMark(ctx context.Context, eng *engine.Engine, repo, head string, 
 	return out, err
 }
 
+// MessagesWithBreadcrumbs returns up to limit messages that have
+// breadcrumbs and an id above afterID, in id order: a page of a walk over
+// every such message (cairn check --breadcrumbs). limit 0 means
+// engine.DefaultLimit.
+func MessagesWithBreadcrumbs(ctx context.Context, eng *engine.Engine, afterID int64, limit int) ([]engine.Message, error) {
+	if limit < 0 || limit > engine.MaxLimit {
+		return nil, invalid("limit", "must be from 1 to %d (0 means the default), got %d", engine.MaxLimit, limit)
+	}
+	if limit == 0 {
+		limit = engine.DefaultLimit
+	}
+	var out []engine.Message
+	err := eng.Use(func(s engine.Store) error {
+		var err error
+		out, err = s.BreadcrumbMessages(ctx, afterID, limit)
+		return err
+	})
+	return out, err
+}
+
 // CachedMarks returns the marks cache's rows of those of ids that have
 // one: which repository each was checked in (Repo "" for a message
 // tried and not adopted), at which HEAD, and the marks.

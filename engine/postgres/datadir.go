@@ -21,7 +21,7 @@ func (s *Store) ChannelNeighbours(context.Context, int64, int, int) (engine.Neig
 	return engine.Neighbours{}, engine.Unsupported("Neighbours", Kind)
 }
 
-// BreadcrumbMessages refuses (Engine.MessagesWithBreadcrumbs needs a
+// BreadcrumbMessages refuses (ops.MessagesWithBreadcrumbs needs a
 // data dir).
 func (s *Store) BreadcrumbMessages(context.Context, int64, int) ([]engine.Message, error) {
 	return nil, engine.Unsupported("MessagesWithBreadcrumbs", Kind)

@@ -268,14 +268,14 @@ func TestOperationsRefusedOnPostgres(t *testing.T) {
 	ctx := context.Background()
 	_, b := openPair(t, nil)
 	var inv *engine.InvalidError
-	_, err := b.Backups().Create(ctx, filepath.Join(t.TempDir(), "x.tar"), engine.BackupOptions{})
+	_, err := ops.Backup(ctx, b, filepath.Join(t.TempDir(), "x.tar"), engine.BackupOptions{})
 	if !errors.As(err, &inv) || inv.Field != "store" || !strings.Contains(err.Error(), "pg_dump") {
 		t.Errorf("backup: %v", err)
 	}
 	if ss, err := ingest.ListSessions(ctx, b); err != nil || len(ss) != 0 {
 		t.Errorf("sessions of an empty store: %v %v", ss, err)
 	}
-	if _, err := b.Retention().Purge(ctx, engine.PurgeOptions{Session: "0b7e2f4a-3c1d-4e5f-8a9b-0c1d2e3f4a5b"}); !errors.Is(err, engine.ErrNotFound) {
+	if _, err := ops.Purge(ctx, b, ops.PurgeOptions{Session: "0b7e2f4a-3c1d-4e5f-8a9b-0c1d2e3f4a5b"}); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("purge of a session: %v", err)
 	}
 }
@@ -416,7 +416,7 @@ func TestDifferentialRetention(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	opts := engine.GCOptions{Policies: []engine.RetentionPolicy{
+	opts := ops.GCOptions{Policies: []ops.RetentionPolicy{
 		{Name: "dups", Channels: []string{"dups"}, CollapseThreshold: 0.99},
 		{Name: "notes", Channels: []string{"agent-notes:*"}, MaxItems: 3},
 		{Name: "old", MaxAge: 20 * 24 * time.Hour},
@@ -425,7 +425,7 @@ func TestDifferentialRetention(t *testing.T) {
 		return func(e *engine.Engine) (any, error) {
 			o := opts
 			o.DryRun = dry
-			rep, err := e.Retention().GC(ctx, o)
+			rep, err := ops.GC(ctx, e, o)
 			if err != nil {
 				return nil, err
 			}
@@ -433,7 +433,7 @@ func TestDifferentialRetention(t *testing.T) {
 		}
 	}
 	planned := both(t, "gc dry run", a, b, gc(true)).([]any)
-	items := planned[0].([]engine.GCItem)
+	items := planned[0].([]ops.GCItem)
 	collapsed := 0
 	for _, it := range items {
 		if it.DuplicateOf != 0 {
@@ -446,20 +446,20 @@ func TestDifferentialRetention(t *testing.T) {
 	both(t, "gc", a, b, gc(false))
 	both(t, "gc again", a, b, gc(false))
 	both(t, "channels after gc", a, b, func(e *engine.Engine) ([]engine.Channel, error) { return e.ListChannels(ctx, engine.Scope{}) })
-	purge := func(o engine.PurgeOptions) func(*engine.Engine) (any, error) {
+	purge := func(o ops.PurgeOptions) func(*engine.Engine) (any, error) {
 		return func(e *engine.Engine) (any, error) {
-			rep, err := e.Retention().Purge(ctx, o)
+			rep, err := ops.Purge(ctx, e, o)
 			if err != nil {
 				return nil, err
 			}
 			return []any{rep.Messages, rep.Channels, rep.DryRun}, nil
 		}
 	}
-	both(t, "purge channel dry", a, b, purge(engine.PurgeOptions{Channel: "ops", DryRun: true}))
-	both(t, "purge channel", a, b, purge(engine.PurgeOptions{Channel: "ops"}))
-	both(t, "purge agent", a, b, purge(engine.PurgeOptions{Agent: "dave"}))
-	both(t, "purge unknown agent", a, b, purge(engine.PurgeOptions{Agent: "zed"}))
-	both(t, "purge unknown channel", a, b, purge(engine.PurgeOptions{Channel: "ops"}))
+	both(t, "purge channel dry", a, b, purge(ops.PurgeOptions{Channel: "ops", DryRun: true}))
+	both(t, "purge channel", a, b, purge(ops.PurgeOptions{Channel: "ops"}))
+	both(t, "purge agent", a, b, purge(ops.PurgeOptions{Agent: "dave"}))
+	both(t, "purge unknown agent", a, b, purge(ops.PurgeOptions{Agent: "zed"}))
+	both(t, "purge unknown channel", a, b, purge(ops.PurgeOptions{Channel: "ops"}))
 	both(t, "channels after purge", a, b, func(e *engine.Engine) ([]engine.Channel, error) { return e.ListChannels(ctx, engine.Scope{}) })
 	both(t, "agents after purge", a, b, func(e *engine.Engine) ([]engine.Agent, error) { return e.ListAgents(ctx, "") })
 	if err := ops.Check(ctx, b); err != nil {
@@ -694,7 +694,7 @@ func TestLifecycleOnPostgres(t *testing.T) {
 	go func() {
 		done <- ops.RunLifecycle(ctx, e, ops.LifecycleOptions{
 			GCEvery:     20 * time.Millisecond,
-			GC:          engine.GCOptions{Policies: []engine.RetentionPolicy{{Channels: []string{"agent-notes:tmp"}, MaxAge: time.Hour}}, NoVacuum: true},
+			GC:          ops.GCOptions{Policies: []ops.RetentionPolicy{{Channels: []string{"agent-notes:tmp"}, MaxAge: time.Hour}}, NoVacuum: true},
 			ExportEvery: 20 * time.Millisecond,
 			Export:      ingest.ExportSessionsOptions{OutDir: out, Formats: []string{ingest.FormatJSONL}},
 			OnError:     func(err error) { errs <- err },
@@ -791,32 +791,32 @@ func TestDifferentialSessions(t *testing.T) {
 
 	// Retention of sessions: an excluded one, a purged one, then the rest
 	// by age, each with the contents and chunks only it holds.
-	gc := func(o engine.GCOptions) func(*engine.Engine) (any, error) {
+	gc := func(o ops.GCOptions) func(*engine.Engine) (any, error) {
 		return func(e *engine.Engine) (any, error) {
-			rep, err := e.Retention().GC(ctx, o)
+			rep, err := ops.GC(ctx, e, o)
 			if err != nil {
 				return nil, err
 			}
 			return []any{rep.Messages, rep.Sessions, rep.ContentsDeleted}, nil
 		}
 	}
-	purge := func(o engine.PurgeOptions) func(*engine.Engine) (any, error) {
+	purge := func(o ops.PurgeOptions) func(*engine.Engine) (any, error) {
 		return func(e *engine.Engine) (any, error) {
-			rep, err := e.Retention().Purge(ctx, o)
+			rep, err := ops.Purge(ctx, e, o)
 			if err != nil {
 				return nil, err
 			}
 			return []any{rep.Messages, rep.Sessions, rep.ContentsDeleted}, nil
 		}
 	}
-	both(t, "gc excluded dry run", a, b, gc(engine.GCOptions{ExcludeSessions: []string{sessions[0].ID}, DryRun: true}))
-	if r := both(t, "gc excluded", a, b, gc(engine.GCOptions{ExcludeSessions: []string{sessions[0].ID}})).([]any); len(r[1].([]engine.GCSession)) != 1 || len(r[0].([]engine.GCItem)) == 0 {
+	both(t, "gc excluded dry run", a, b, gc(ops.GCOptions{ExcludeSessions: []string{sessions[0].ID}, DryRun: true}))
+	if r := both(t, "gc excluded", a, b, gc(ops.GCOptions{ExcludeSessions: []string{sessions[0].ID}})).([]any); len(r[1].([]ops.GCSession)) != 1 || len(r[0].([]ops.GCItem)) == 0 {
 		t.Fatalf("gc of an excluded session: %v", r)
 	}
-	both(t, "purge session dry run", a, b, purge(engine.PurgeOptions{Session: sessions[1].ID, DryRun: true}))
-	both(t, "purge session", a, b, purge(engine.PurgeOptions{Session: sessions[1].ID}))
-	both(t, "purge session again", a, b, purge(engine.PurgeOptions{Session: sessions[1].ID}))
-	both(t, "gc by age", a, b, gc(engine.GCOptions{SessionMaxAge: 200 * 24 * time.Hour}))
+	both(t, "purge session dry run", a, b, purge(ops.PurgeOptions{Session: sessions[1].ID, DryRun: true}))
+	both(t, "purge session", a, b, purge(ops.PurgeOptions{Session: sessions[1].ID}))
+	both(t, "purge session again", a, b, purge(ops.PurgeOptions{Session: sessions[1].ID}))
+	both(t, "gc by age", a, b, gc(ops.GCOptions{SessionMaxAge: 200 * 24 * time.Hour}))
 	if left := both(t, "sessions after gc", a, b, func(e *engine.Engine) ([]engine.Session, error) { return ingest.ListSessions(ctx, e) }); len(left) != 0 {
 		t.Fatalf("sessions left after gc by age: %v", left)
 	}

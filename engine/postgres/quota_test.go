@@ -32,9 +32,9 @@ func TestQuotaOnPostgres(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	plan := func(e *engine.Engine, over int64, dry bool) *engine.GCReport {
+	plan := func(e *engine.Engine, over int64, dry bool) *ops.GCReport {
 		t.Helper()
-		probe, err := e.Retention().GC(ctx, engine.GCOptions{DryRun: true})
+		probe, err := ops.GC(ctx, e, ops.GCOptions{DryRun: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestQuotaOnPostgres(t *testing.T) {
 		if over < 0 {
 			max = 1 // everything the quota may delete
 		}
-		rep, err := e.Retention().GC(ctx, engine.GCOptions{DryRun: dry, MaxBytes: max})
+		rep, err := ops.GC(ctx, e, ops.GCOptions{DryRun: dry, MaxBytes: max})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestQuotaOnPostgres(t *testing.T) {
 		Messages []int64
 		Notes    []string
 	}
-	shape := func(r *engine.GCReport) planned {
+	shape := func(r *ops.GCReport) planned {
 		var p planned
 		for _, s := range r.Sessions {
 			p.Sessions = append(p.Sessions, s.ID)

@@ -5,16 +5,17 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/fts/ftssql"
 	"maps"
 	"os"
 	"path/filepath"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/fts/ftssql"
 )
 
 // The embedded store's retention steps (GC, Purge, gc.max_bytes) as the
-// Store port names them. Retention's own GC and Purge on a data dir run
-// the same statements inline (engine/retention.go, purge.go).
+// Store port names them. engine/ops plans GC, Purge and the quota over
+// these steps (ops.GC, ops.Purge).
 
 func (s *Store) RetentionRows(ctx context.Context) ([]engine.RetentionRow, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id, channel_id, message_type, confidence, created_at,
@@ -152,13 +153,9 @@ func (s *Store) QuotaMessages(ctx context.Context) ([]engine.QuotaMessage, error
 // Compact is Reclaim: VACUUM gives the file its deleted pages back.
 func (s *Store) Compact(ctx context.Context) error { return s.Reclaim(ctx) }
 
-// apply deletes the planned sessions, their orphaned contents and the
-// planned messages in one transaction.
-func (rt *Store) applyGC(ctx context.Context, rep *engine.GCReport, sessionIDs, orphans []string) error {
-	ids := make([]int64, len(rep.Messages))
-	for i, m := range rep.Messages {
-		ids[i] = m.ID
-	}
+// applyGC deletes the planned sessions, their orphaned contents and the
+// planned messages ids in one transaction.
+func (rt *Store) applyGC(ctx context.Context, ids []int64, sessionIDs, orphans []string) error {
 	tx, err := rt.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("engine: gc: %w", classify(err))

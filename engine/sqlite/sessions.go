@@ -108,19 +108,15 @@ func (s *Store) SessionRefs(ctx context.Context, messageID int64) ([]engine.Sess
 	})
 }
 
-// SessionOrphans is what GC's plan reads (Retention.sessionOrphans).
+// SessionOrphans is what GC's plan reads (ops.GC).
 func (s *Store) SessionOrphans(ctx context.Context, sessions []string) ([]string, []int64, error) {
 	return s.sessionOrphans(ctx, s.r, sessions)
 }
 
-// DeleteSessions deletes in one transaction (Retention.apply), then
+// DeleteSessions deletes in one transaction (applyGC), then
 // scrubs the WAL.
 func (s *Store) DeleteSessions(ctx context.Context, sessions, contents []string, messages []int64) error {
-	items := make([]engine.GCItem, len(messages))
-	for i, id := range messages {
-		items[i] = engine.GCItem{ID: id}
-	}
-	if err := s.applyGC(ctx, &engine.GCReport{Messages: items}, sessions, contents); err != nil {
+	if err := s.applyGC(ctx, messages, sessions, contents); err != nil {
 		return err
 	}
 	// The vector deletions recorded in the outbox are applied by the

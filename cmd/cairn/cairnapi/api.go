@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/httpguard"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // Prefix is where the API lives.
@@ -55,7 +56,7 @@ type Options struct {
 	MaxResultBytes int64
 	// GC holds the retention policies POST /gc applies (Progress is
 	// ignored); its MaxBytes is the storage budget GET /stats reports.
-	GC engine.GCOptions
+	GC ops.GCOptions
 	// ReadOnly, when not empty, says why the API only reads (cairn serve
 	// on a data dir it may not write): every route that writes answers 403
 	// read_only with this text before it reaches the engine.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+
+	"github.com/cairn-dev/cairn/engine/ops"
 )
 
 // GCInput is the body of POST /gc.
@@ -30,11 +32,11 @@ func (h *Handler) gc(r *http.Request) (any, int, error) {
 	}
 	opts := h.opts.GC
 	opts.Progress = nil
-	ret := h.opts.Engine.Retention()
+	eng := h.opts.Engine
 	if !in.DryRun && (in.ExpectMessages != nil || in.ExpectSessions != nil) {
 		dry := opts
 		dry.DryRun = true
-		plan, err := ret.GC(r.Context(), dry)
+		plan, err := ops.GC(r.Context(), eng, dry)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -52,7 +54,7 @@ func (h *Handler) gc(r *http.Request) (any, int, error) {
 		}
 	}
 	opts.DryRun = in.DryRun
-	rep, err := ret.GC(r.Context(), opts)
+	rep, err := ops.GC(r.Context(), eng, opts)
 	if err != nil {
 		return nil, 0, err
 	}

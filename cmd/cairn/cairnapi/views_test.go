@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/cmd/cairn/cairnapi"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
@@ -83,8 +84,8 @@ func TestNeighboursAndTimeline(t *testing.T) {
 // forget and deletes nothing; a real run given other ids than gc would now
 // forget deletes nothing (409); given the reviewed ids it forgets them.
 func TestGCReviewedThenApplied(t *testing.T) {
-	s := newServerWith(t, cairnapi.Options{GC: engine.GCOptions{
-		Policies: []engine.RetentionPolicy{{Name: "scratch", Channels: []string{"scratch"}, MaxAge: 24 * time.Hour}},
+	s := newServerWith(t, cairnapi.Options{GC: ops.GCOptions{
+		Policies: []ops.RetentionPolicy{{Name: "scratch", Channels: []string{"scratch"}, MaxAge: 24 * time.Hour}},
 		MaxBytes: 1 << 30,
 	}})
 	old := time.Now().Add(-72 * time.Hour).UTC().Format(time.RFC3339)

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/cmd/cairn/mcpserver"
-	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/chunk"
 	"github.com/cairn-dev/cairn/engine/claudecode"
 	"github.com/cairn-dev/cairn/engine/ingest"
@@ -200,7 +199,7 @@ type Retention struct {
 	Policies      []Policy `toml:"policy" comment:"Policies, first match wins per message: name, channels (globs), types, max_age, max_items,\nforget_pinned, forget_decisions, keep_types, collapse_threshold, collapse_min_age, collapse_max_age."`
 }
 
-// Policy is one retention policy (engine.RetentionPolicy in TOML form).
+// Policy is one retention policy (ops.RetentionPolicy in TOML form).
 type Policy struct {
 	Name              string   `toml:"name"`
 	Channels          []string `toml:"channels"`
@@ -426,8 +425,8 @@ func (c Config) Redactor() (*redact.Redactor, error) {
 }
 
 // Engine converts p to the engine's policy type.
-func (p Policy) Engine() engine.RetentionPolicy {
-	return engine.RetentionPolicy{
+func (p Policy) Engine() ops.RetentionPolicy {
+	return ops.RetentionPolicy{
 		Name: p.Name, Channels: p.Channels, Types: p.Types,
 		MaxAge: time.Duration(p.MaxAge), MaxItems: p.MaxItems,
 		ForgetPinned: p.ForgetPinned, ForgetDecisions: p.ForgetDecisions, KeepTypes: p.KeepTypes,
@@ -437,8 +436,8 @@ func (p Policy) Engine() engine.RetentionPolicy {
 }
 
 // Policies returns the retention policies in engine form.
-func (c Config) Policies() []engine.RetentionPolicy {
-	out := make([]engine.RetentionPolicy, len(c.Retention.Policies))
+func (c Config) Policies() []ops.RetentionPolicy {
+	out := make([]ops.RetentionPolicy, len(c.Retention.Policies))
 	for i, p := range c.Retention.Policies {
 		out[i] = p.Engine()
 	}
@@ -447,8 +446,8 @@ func (c Config) Policies() []engine.RetentionPolicy {
 
 // GCOptions returns the retention options of gc and retention in engine
 // form.
-func (c Config) GCOptions() engine.GCOptions {
-	return engine.GCOptions{
+func (c Config) GCOptions() ops.GCOptions {
+	return ops.GCOptions{
 		Policies:        c.Policies(),
 		SessionMaxAge:   time.Duration(c.Retention.SessionMaxAge),
 		ExcludeSessions: c.Import.Exclude,
@@ -484,7 +483,7 @@ func (c Config) ContinuousExport(dataDir string) ops.ContinuousExport {
 	return ops.ContinuousExport{OutDir: dir, Formats: c.Export.Formats}
 }
 
-// ImportOptions returns the engine import options for root (the configured
+// ImportOptions returns the session import options for root (the configured
 // or default Claude Code folder when root is "").
 func (c Config) ImportOptions(root string, getenv func(string) string) (ingest.ImportSessionsOptions, error) {
 	red, err := c.Redactor()
