@@ -196,7 +196,7 @@ type Corpus struct {
 // waits for every vector.
 func LoadCorpus(ctx context.Context, dir string, s *RetrievalSet, emb engine.Embedder) (*Corpus, error) {
 	opts := engine.Options{Embedder: emb, Now: func() time.Time { return corpusTime }}
-	e, err := sqlite.OpenEngine(ctx, dir, opts)
+	e, err := sqlite.OpenEngine(ctx, dir, opts, sqlite.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ func reopen(ctx context.Context, e *engine.Engine, dir string, opts engine.Optio
 		return nil, err
 	}
 	opts.QueryAnalysis = qa
-	return sqlite.OpenEngine(ctx, dir, opts)
+	return sqlite.OpenEngine(ctx, dir, opts, sqlite.Options{})
 }
 
 // Metrics are mean retrieval metrics over the judged queries.

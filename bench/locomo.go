@@ -195,7 +195,7 @@ func LoadLoCoMoCorpus(ctx context.Context, dir string, convs []Conversation, opt
 		at := LoCoMoNow(convs)
 		eo.Now = func() time.Time { return at }
 	}
-	e, err := sqlite.OpenEngine(ctx, dir, eo)
+	e, err := sqlite.OpenEngine(ctx, dir, eo, sqlite.Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/internal/rawscan"
 )
 
@@ -44,7 +45,7 @@ func backupContains(t *testing.T, archive, marker string) bool {
 func TestFaultDeletedMessageLeavesDataDir(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := openEngine(ctx, dir, engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
+	e, err := openEngineWith(ctx, dir, engine.Options{}, sqlite.Options{VectorStore: sqlite.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

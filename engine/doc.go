@@ -33,7 +33,7 @@
 //
 // An *Engine is safe for concurrent use. On the data dir (engine/sqlite),
 // writes go through one pooled connection that begins transactions with BEGIN IMMEDIATE (one writer at a
-// time in this process; other processes wait up to Options.BusyTimeout);
+// time in this process; other processes wait up to sqlite.Options.BusyTimeout);
 // reads use a separate pool of read-only connections and never block on the
 // writer (WAL). Every pooled connection gets the pragmas journal_mode=WAL,
 // busy_timeout, foreign_keys=ON, synchronous=FULL (an acknowledged commit

@@ -17,12 +17,6 @@ type Options struct {
 	// MaxContentBytes is the largest message content accepted, in bytes;
 	// 0 means DefaultMaxContentBytes (1 MiB).
 	MaxContentBytes int
-	// BusyTimeout is how long a statement of the data dir's store
-	// (engine/sqlite) waits for another process's lock; 0 means 5 s.
-	BusyTimeout time.Duration
-	// ReadConns is the size of the data dir store's read connection pool;
-	// 0 means 4.
-	ReadConns int
 	// Now is the clock used for created_at and last_active; nil means
 	// time.Now. Tests inject a fixed clock.
 	Now func() time.Time
@@ -40,20 +34,15 @@ type Options struct {
 	// (WriteResult.Redactions reports the counts); nil stores content as
 	// given.
 	Redactor *redact.Redactor
-	// VectorStore configures the data dir's vector store (DIR/vectors),
-	// which engine/sqlite's Store.VectorStore hands out.
-	VectorStore VectorStoreOptions
 	// EmbedContext is what is embedded with each message's content ("" =
 	// EmbedContent). Vectors already stored keep the text they were made
 	// from: changing it calls for a rebuild.
 	EmbedContext EmbedContext
 	// ReadOnly says the caller only reads (a one-shot search, show, stats
-	// or check). The data dir's store (engine/sqlite) then skips its write
-	// check, and when SQLite cannot set up its shared-memory index (a full
-	// disk, a read-only medium) it falls back to one connection that keeps
-	// the index in its own memory under an exclusive lock held until
-	// Close: reads work, and writers in other processes wait for this one. Writes through such an engine
-	// fail (ErrDiskFull when the disk is full).
+	// or check): the store opens without writing, and falls back to what
+	// still lets it read where it cannot write (the data dir's fallbacks:
+	// engine/sqlite/doc.go); continuous export writes nothing. Writes
+	// through such an engine may fail (ErrDiskFull when the disk is full).
 	ReadOnly bool
 	// QueryAnalysis switches off parts of how a search reads its query
 	// (the zero value keeps them all; engine/queryshape.go).
@@ -84,20 +73,6 @@ type Options struct {
 	Observer CommitObserver
 }
 
-// VectorStoreOptions configures the data dir's vector store (DIR/vectors,
-// engine/sqlite). The zero value opens it only when an embedder or a
-// vector set needs it.
-type VectorStoreOptions struct {
-	// Open opens the store even when neither an embedder nor a vector set
-	// needs it, for a process that serves collections (cairn serve's Chroma
-	// API) besides messages.
-	Open bool
-	// AllowReset enables the store's Reset (Chroma's allow_reset), which
-	// deletes every collection but the engine's message vectors (database
-	// sqlite.VectorDatabase).
-	AllowReset bool
-}
-
 // Embedder turns texts into vectors. embed.Model satisfies it.
 type Embedder interface {
 	// Embed returns one vector of Dim() floats per text, in order.
@@ -118,22 +93,10 @@ func (o Options) WithDefaults() (Options, error) {
 	if o.MaxContentBytes == 0 {
 		o.MaxContentBytes = DefaultMaxContentBytes
 	}
-	if o.BusyTimeout < 0 {
-		return o, invalid("Options.BusyTimeout", "must be >= 0, got %s", o.BusyTimeout)
-	}
 	if o.BreadcrumbRepo != "" {
 		if err := checkRepo("Options.BreadcrumbRepo", o.BreadcrumbRepo); err != nil {
 			return o, err
 		}
-	}
-	if o.BusyTimeout == 0 {
-		o.BusyTimeout = 5 * time.Second
-	}
-	if o.ReadConns < 0 {
-		return o, invalid("Options.ReadConns", "must be >= 0, got %d", o.ReadConns)
-	}
-	if o.ReadConns == 0 {
-		o.ReadConns = 4
 	}
 	if err := o.EmbedContext.check(); err != nil {
 		return o, err

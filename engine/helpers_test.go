@@ -44,7 +44,12 @@ var dataStores sync.Map // *engine.Engine -> *sqlite.Store
 // openEngine opens the data dir dir and an engine over it
 // (sqlite.OpenEngineStore), keeping its store for storeOf.
 func openEngine(ctx context.Context, dir string, opts engine.Options) (*engine.Engine, error) {
-	e, st, err := sqlite.OpenEngineStore(ctx, dir, opts)
+	return openEngineWith(ctx, dir, opts, sqlite.Options{})
+}
+
+// openEngineWith is openEngine with the data dir's own options.
+func openEngineWith(ctx context.Context, dir string, opts engine.Options, sopts sqlite.Options) (*engine.Engine, error) {
+	e, st, err := sqlite.OpenEngineStore(ctx, dir, opts, sopts)
 	if err != nil {
 		return nil, err
 	}

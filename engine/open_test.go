@@ -206,9 +206,12 @@ func TestOpenDataDirProblems(t *testing.T) {
 }
 
 func TestOpenBadOptions(t *testing.T) {
-	for _, o := range []engine.Options{{MaxContentBytes: -1}, {BusyTimeout: -1}, {ReadConns: -1}} {
+	for _, o := range []struct {
+		engine engine.Options
+		store  sqlite.Options
+	}{{engine: engine.Options{MaxContentBytes: -1}}, {store: sqlite.Options{BusyTimeout: -1}}, {store: sqlite.Options{ReadConns: -1}}} {
 		var inv *engine.InvalidError
-		if _, err := openEngine(context.Background(), t.TempDir(), o); !errors.As(err, &inv) {
+		if _, err := openEngineWith(context.Background(), t.TempDir(), o.engine, o.store); !errors.As(err, &inv) {
 			t.Errorf("Open(%+v): got %v, want InvalidError", o, err)
 		}
 	}

@@ -26,7 +26,7 @@ func TestFaultPrivateFileModes(t *testing.T) {
 	defer syscall.Umask(old)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "data")
-	e, err := openEngine(ctx, dir, engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
+	e, err := openEngineWith(ctx, dir, engine.Options{}, sqlite.Options{VectorStore: sqlite.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

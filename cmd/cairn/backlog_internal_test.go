@@ -19,7 +19,7 @@ import (
 func storeWithoutVectors(t *testing.T, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	eng, err := sqlite.OpenEngine(context.Background(), dir, engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), dir, engine.Options{}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

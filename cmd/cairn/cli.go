@@ -49,7 +49,7 @@ type env struct {
 	pgOptions postgres.Options
 	// dataStore is the data dir's store openEngine opened (nil over
 	// PostgreSQL); localVectors is DIR/vectors it opened beside a
-	// PostgreSQL store for engine.Options.VectorStore.Open, which
+	// PostgreSQL store for sqlite.VectorStoreOptions.Open, which
 	// closeLocalVectors closes.
 	dataStore    *sqlite.Store
 	localVectors *vecstore.Store
@@ -510,7 +510,7 @@ func (e *env) open(ctx context.Context) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.openEngine(ctx, dir, opts)
+	return e.openEngine(ctx, dir, opts, sqlite.VectorStoreOptions{})
 }
 
 // leftover says on stderr that a killed backup's or restore's temporary

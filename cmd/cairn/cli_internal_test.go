@@ -90,7 +90,7 @@ func TestBadDataDirs(t *testing.T) {
 	os.WriteFile(filepath.Join(corrupt, sqlite.DBFile), bytes.Repeat([]byte("garbage!"), 1000), 0o644)
 
 	newer := filepath.Join(base, "newer")
-	e, err := sqlite.OpenEngine(context.Background(), newer, engine.Options{})
+	e, err := sqlite.OpenEngine(context.Background(), newer, engine.Options{}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func runDemo(ctx context.Context, e *env, c *command, args []string) error {
 			opts.Embedder = m
 		}
 	}
-	eng, err := sqlite.OpenEngine(ctx, dir, opts)
+	eng, err := sqlite.OpenEngine(ctx, dir, opts, sqlite.Options{})
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func runMigrate(ctx context.Context, e *env, c *command, args []string) error {
 // as stored, and vectors are made by the target's own processes).
 func openLocation(ctx context.Context, loc string, opts engine.Options) (*engine.Engine, error) {
 	if !postgres.IsDSN(loc) {
-		return sqlite.OpenEngine(ctx, loc, opts)
+		return sqlite.OpenEngine(ctx, loc, opts, sqlite.Options{})
 	}
 	return openPostgres(ctx, loc, "", postgres.Options{}, opts)
 }

@@ -164,7 +164,7 @@ func TestMigrateKilledResumes(t *testing.T) {
 	ctx := context.Background()
 	const n = 6000
 	src := t.TempDir()
-	e, err := sqlite.OpenEngine(ctx, src, engine.Options{NoVectorWorker: true})
+	e, err := sqlite.OpenEngine(ctx, src, engine.Options{NoVectorWorker: true}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

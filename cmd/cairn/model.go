@@ -118,7 +118,7 @@ func (e *env) noteStoreVectors(ctx context.Context, dataDir string, man *embed.M
 		return
 	}
 	opts.NoVectorWorker = true
-	eng, err := sqlite.OpenEngine(ctx, dataDir, opts)
+	eng, err := sqlite.OpenEngine(ctx, dataDir, opts, sqlite.Options{})
 	if err != nil {
 		return
 	}

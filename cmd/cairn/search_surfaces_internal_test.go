@@ -93,7 +93,7 @@ func threeSurfaces(t *testing.T) (cliEnv func(string) string, httpURL string, cs
 	// the one containing the working directory).
 	cliEnv = envMap(map[string]string{"CAIRN_DATA_DIR": t.TempDir(), "CAIRN_MODEL": "none", "CAIRN_BREADCRUMBS_REPO": t.TempDir()})
 
-	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func threeSurfaces(t *testing.T) (cliEnv func(string) string, httpURL string, cs
 
 	mcpDir := t.TempDir()
 	srv, err := mcpserver.New(mcpserver.Options{Open: func(ctx context.Context) (*engine.Engine, error) {
-		return sqlite.OpenEngine(ctx, mcpDir, engine.Options{})
+		return sqlite.OpenEngine(ctx, mcpDir, engine.Options{}, sqlite.Options{})
 	}})
 	if err != nil {
 		t.Fatal(err)

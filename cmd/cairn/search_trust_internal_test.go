@@ -106,7 +106,7 @@ func TestSearchNotEmbeddedMessageRanksOnKeywords(t *testing.T) {
 	ctx := context.Background()
 	// Written by a process without a model, as an import or a hook
 	// writes before serve or mcp embeds.
-	eng, err := sqlite.OpenEngine(ctx, getenv("CAIRN_DATA_DIR"), engine.Options{})
+	eng, err := sqlite.OpenEngine(ctx, getenv("CAIRN_DATA_DIR"), engine.Options{}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

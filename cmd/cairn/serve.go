@@ -124,7 +124,7 @@ func runServe(ctx context.Context, e *env, c *command, args []string) error {
 	// The engine opens the vector store even without a model and hands it
 	// to the Chroma API: one store per process.
 	eng, closeModel, err := e.openWithModelVectors(ctx, model, forServe,
-		engine.VectorStoreOptions{Open: true, AllowReset: cfg.allowReset})
+		sqlite.VectorStoreOptions{Open: true, AllowReset: cfg.allowReset})
 	if err != nil {
 		return err
 	}

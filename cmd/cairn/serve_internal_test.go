@@ -21,7 +21,7 @@ import (
 // keeps working from a keyword-only engine (no model, no vector set).
 func TestServeHoldsOneVectorStore(t *testing.T) {
 	ctx := context.Background()
-	eng, st, err := sqlite.OpenEngineStore(ctx, t.TempDir(), engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
+	eng, st, err := sqlite.OpenEngineStore(ctx, t.TempDir(), engine.Options{}, sqlite.Options{VectorStore: sqlite.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

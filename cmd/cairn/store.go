@@ -25,8 +25,9 @@ func (e *env) storeURL() string {
 
 // openEngine opens the engine over the store the command names: the data
 // dir dir (SQLite), or a PostgreSQL database (engine/postgres), where dir still
-// holds config.toml and the models.
-func (e *env) openEngine(ctx context.Context, dir string, opts engine.Options) (*engine.Engine, error) {
+// holds config.toml and the models. vs opens the data dir's vector store
+// (DIR/vectors), beside a PostgreSQL store too.
+func (e *env) openEngine(ctx context.Context, dir string, opts engine.Options, vs sqlite.VectorStoreOptions) (*engine.Engine, error) {
 	store := e.storeURL()
 	if store == "" {
 		if e.readOnly {
@@ -36,7 +37,7 @@ func (e *env) openEngine(ctx context.Context, dir string, opts engine.Options) (
 				return nil, fmt.Errorf("no cairn store in %s (nothing was ever written there: check --data-dir or CAIRN_DATA_DIR): %w", dir, engine.ErrNotFound)
 			}
 		}
-		eng, st, err := sqlite.OpenEngineStore(ctx, dir, opts)
+		eng, st, err := sqlite.OpenEngineStore(ctx, dir, opts, sqlite.Options{VectorStore: vs})
 		if err != nil {
 			return nil, err
 		}
@@ -50,18 +51,18 @@ func (e *env) openEngine(ctx context.Context, dir string, opts engine.Options) (
 		return nil, usagef("", "--store: want a postgres://user@host:port/database URL, got %q", postgres.Redact(store))
 	}
 	eng, err := openPostgres(ctx, store, dir, e.pgOptions, opts)
-	if err != nil || !opts.VectorStore.Open || dir == "" {
+	if err != nil || !vs.Open || dir == "" {
 		return eng, err
 	}
 	// The collections a process serves besides messages stay in the data
 	// dir beside a PostgreSQL store (DIR/vectors).
-	vs, err := vecstore.Open(ctx, filepath.Join(dir, sqlite.VectorsDir),
-		vecstore.Options{Logger: opts.Logger, AllowReset: opts.VectorStore.AllowReset})
+	local, err := vecstore.Open(ctx, filepath.Join(dir, sqlite.VectorsDir),
+		vecstore.Options{Logger: opts.Logger, AllowReset: vs.AllowReset})
 	if err != nil {
 		eng.Close()
 		return nil, fmt.Errorf("engine: open vectors: %w", err)
 	}
-	e.localVectors = vs
+	e.localVectors = local
 	return eng, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/engine/sqlite"
 )
 
 // modelUse says who embeds the messages still queued for vectors when a
@@ -46,11 +47,11 @@ const (
 // built-in model and with no model imported or asked for opens a
 // keyword-only engine. The returned func closes the model after the engine.
 func (e *env) openWithModel(ctx context.Context, flagModel string, use modelUse) (*engine.Engine, func() error, error) {
-	return e.openWithModelVectors(ctx, flagModel, use, engine.VectorStoreOptions{})
+	return e.openWithModelVectors(ctx, flagModel, use, sqlite.VectorStoreOptions{})
 }
 
 // openWithModelVectors is openWithModel with the vector store's options.
-func (e *env) openWithModelVectors(ctx context.Context, flagModel string, use modelUse, vs engine.VectorStoreOptions) (*engine.Engine, func() error, error) {
+func (e *env) openWithModelVectors(ctx context.Context, flagModel string, use modelUse, vs sqlite.VectorStoreOptions) (*engine.Engine, func() error, error) {
 	dataDir, err := e.resolveDataDir()
 	if err != nil {
 		return nil, nil, err
@@ -59,7 +60,6 @@ func (e *env) openWithModelVectors(ctx context.Context, flagModel string, use mo
 	if err != nil {
 		return nil, nil, err
 	}
-	opts.VectorStore = vs
 	choice, err := e.resolveModel(flagModel)
 	if err != nil {
 		return nil, nil, err
@@ -75,7 +75,7 @@ func (e *env) openWithModelVectors(ctx context.Context, flagModel string, use mo
 	}
 	// A read-only process (a data dir it may not write) embeds nothing.
 	opts.NoVectorWorker = use != forServe || opts.ReadOnly
-	eng, err := e.openEngine(ctx, dataDir, opts)
+	eng, err := e.openEngine(ctx, dataDir, opts, vs)
 	if err != nil {
 		_ = closeModel()
 		return nil, nil, err

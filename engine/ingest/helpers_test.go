@@ -38,7 +38,7 @@ func openTest(t testing.TB, opts engine.Options) (*engine.Engine, *clock) {
 	t.Helper()
 	c := &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	opts.Now = c.Now
-	e, err := sqlite.OpenEngine(context.Background(), t.TempDir(), opts)
+	e, err := sqlite.OpenEngine(context.Background(), t.TempDir(), opts, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

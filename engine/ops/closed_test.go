@@ -16,7 +16,7 @@ import (
 // closed store.
 func TestOperationsAfterClose(t *testing.T) {
 	ctx := context.Background()
-	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,12 +25,12 @@ func TestContinuousExportFollowsCommits(t *testing.T) {
 	out := t.TempDir()
 	var errs []error
 	e, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{Observer: ops.NewExporter(ops.ContinuousExport{OutDir: out, Formats: []string{ingest.FormatJSONL},
-		OnError: func(err error) { errs = append(errs, err) }})})
+		OnError: func(err error) { errs = append(errs, err) }})}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	untouched, err := sqlite.OpenEngine(ctx, e.Dir(), engine.Options{})
+	untouched, err := sqlite.OpenEngine(ctx, e.Dir(), engine.Options{}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

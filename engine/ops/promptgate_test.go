@@ -25,7 +25,7 @@ func TestPromptGate(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{Embedder: m})
+	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{Embedder: m}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

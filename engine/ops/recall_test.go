@@ -16,7 +16,7 @@ import (
 
 func openEngine(t *testing.T) *engine.Engine {
 	t.Helper()
-	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func openPairWith(t *testing.T, emb engine.Embedder, qa engine.QueryAnalysis) (e
 	t.Helper()
 	ctx := context.Background()
 	opts := engine.Options{Now: clock(), Embedder: emb, NoVectorWorker: true, QueryAnalysis: qa}
-	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
+	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

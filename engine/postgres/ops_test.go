@@ -489,7 +489,7 @@ func TestDifferentialSearchFilters(t *testing.T) {
 	ctx := context.Background()
 	const head = "89abcdef0123456789abcdef0123456789abcdef"
 	opts := engine.Options{Now: clock(), Embedder: wordsEmbedder(64), NoVectorWorker: true, BreadcrumbRepos: fixedHead(head), BreadcrumbRepo: testRepo}
-	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
+	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -593,7 +593,7 @@ func TestDifferentialSearchFilters(t *testing.T) {
 func TestRebuildOnPostgres(t *testing.T) {
 	ctx := context.Background()
 	opts := engine.Options{Now: clock(), Embedder: wordsEmbedder(32), NoVectorWorker: true}
-	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
+	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -884,7 +884,7 @@ func TestSessionsAfterMigrate(t *testing.T) {
 func TestDifferentialNearDuplicates(t *testing.T) {
 	ctx := context.Background()
 	opts := engine.Options{Now: clock(), Embedder: wordsEmbedder(64), NoVectorWorker: true, NearDuplicateCosine: 0.9}
-	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
+	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,7 +113,7 @@ func supersedesShape(t *testing.T, e *engine.Engine) map[string]string {
 
 func openDirEngine(t *testing.T, opts engine.Options) *engine.Engine {
 	t.Helper()
-	e, err := sqlite.OpenEngine(context.Background(), t.TempDir(), opts)
+	e, err := sqlite.OpenEngine(context.Background(), t.TempDir(), opts, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestTransferWholeStore(t *testing.T) {
 	ctx := context.Background()
 	const head = "0123456789abcdef0123456789abcdef01234567"
 	opts := engine.Options{Now: clock(), NoVectorWorker: true, BreadcrumbRepos: fixedHead(head), BreadcrumbRepo: testRepo}
-	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
+	a, err := sqlite.OpenEngine(ctx, t.TempDir(), opts, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestTransferWholeStore(t *testing.T) {
 	if rep.SessionsCopied != int(rep.SourceParts.Sessions) || rep.SourceParts.Sessions == 0 || rep.SourceParts.Cursors != 3 || rep.SourceParts.Marks != int64(len(marks)) {
 		t.Fatalf("copy to PostgreSQL: %+v", rep)
 	}
-	c, err := sqlite.OpenEngine(ctx, t.TempDir(), opts)
+	c, err := sqlite.OpenEngine(ctx, t.TempDir(), opts, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

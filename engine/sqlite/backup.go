@@ -136,7 +136,7 @@ func (bk *Store) collect(ctx context.Context, stage string, opts engine.BackupOp
 
 	// SQLite: VACUUM INTO from a connection of its own.
 	dbCopy := filepath.Join(stage, DBFile)
-	db, err := sql.Open("sqlite", dsn(filepath.Join(bk.dir, DBFile), bk.opts, false))
+	db, err := sql.Open("sqlite", dsn(filepath.Join(bk.dir, DBFile), bk.storeOpts, false))
 	if err != nil {
 		return nil, fmt.Errorf("engine: backup: %w", err)
 	}
@@ -398,7 +398,7 @@ func VerifyBackup(ctx context.Context, archive string) (*engine.BackupManifest, 
 
 // checkRestored opens the store in dir and checks it.
 func checkRestored(ctx context.Context, dir string) error {
-	e, s, err := OpenEngineStore(ctx, dir, engine.Options{})
+	e, s, err := OpenEngineStore(ctx, dir, engine.Options{}, Options{})
 	if err != nil {
 		return fmt.Errorf("engine: restore: the backup's database does not open: %w", err)
 	}

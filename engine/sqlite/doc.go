@@ -8,7 +8,8 @@
 //
 // # Data directory
 //
-// Open(ctx, dir, opts) owns dir:
+// Open(ctx, dir, opts, sopts) owns dir (sopts, Options, are the data
+// dir's own settings: its SQLite connections and its vector store):
 //
 //	dir/cairn.db      SQLite (messages, channels, agents, FTS5, the vector outbox, sessions)
 //	dir/vectors/      vecstore files (the message vectors and Chroma collections)
@@ -19,9 +20,13 @@
 //
 // A new dir is 0700 and the files cairn creates in it 0600 (a stricter
 // umask narrows them); an existing dir keeps its mode (Consistency warns).
-// Options.ReadOnly opens it without writing, on a full disk too, and on a
-// dir this process may not write (another user's, a read-only mount) by
-// reading cairn.db as an immutable file.
+// engine.Options.ReadOnly opens it without writing (no write check), on a
+// full disk too: when SQLite cannot set up its shared-memory index it
+// falls back to one connection that keeps the index in its own memory
+// under an exclusive lock held until Close (reads work, and writers in
+// other processes wait for this one); and on a dir this process may not
+// write (another user's, a read-only mount) by reading cairn.db as an
+// immutable file.
 //
 // # On-disk format
 //

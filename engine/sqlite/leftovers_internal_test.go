@@ -43,7 +43,7 @@ func TestLeftoversOfLiveOperationsStay(t *testing.T) {
 		releases = append(releases, release)
 	}
 	open := func() []string {
-		e, st, err := OpenEngineStore(ctx, dir, engine.Options{})
+		e, st, err := OpenEngineStore(ctx, dir, engine.Options{}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

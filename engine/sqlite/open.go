@@ -31,12 +31,16 @@ const DBFile = "cairn.db"
 // database from a newer cairn or another application, ErrCorrupt for a
 // file that is not a readable SQLite database, and a plain error naming
 // the path when dir cannot be created or written. opts are the Engine's
-// (engine.Options.WithDefaults): the store reads its SQLite, vector store
-// and read-only settings, and the logger and clock. Hand the store to
-// engine.OpenBackend (OpenEngine does both), which owns it from then on.
-func Open(ctx context.Context, dir string, opts engine.Options) (*Store, error) {
+// (engine.Options.WithDefaults): the store reads its read-only setting,
+// the logger and the clock; sopts are the data dir's own (its SQLite
+// connections and vector store). Hand the store to engine.OpenBackend
+// (OpenEngine does both), which owns it from then on.
+func Open(ctx context.Context, dir string, opts engine.Options, sopts Options) (*Store, error) {
 	opts, err := opts.WithDefaults()
 	if err != nil {
+		return nil, err
+	}
+	if sopts, err = sopts.withDefaults(); err != nil {
 		return nil, err
 	}
 	if dir == "" {
@@ -64,7 +68,7 @@ func Open(ctx context.Context, dir string, opts engine.Options) (*Store, error) 
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: abs, opts: opts, fts: t, kw: newMemKeywordIndex(t), leftovers: leftovers,
+	s := &Store{dir: abs, opts: opts, storeOpts: sopts, fts: t, kw: newMemKeywordIndex(t), leftovers: leftovers,
 		vec: &vectors{}, host: engine.Host{Wake: func() {}, Searches: &engine.SearchCounts{}},
 		text: func(q engine.QueuedMessage) string { return q.Content }}
 	s.vec.mu.colls = map[string]string{}
@@ -104,18 +108,18 @@ func Open(ctx context.Context, dir string, opts engine.Options) (*Store, error) 
 	return s, nil
 }
 
-// OpenEngine opens the data dir dir (Open) and an Engine over it, which
-// owns the store: the Engine's Close closes it.
-func OpenEngine(ctx context.Context, dir string, opts engine.Options) (*engine.Engine, error) {
-	e, _, err := OpenEngineStore(ctx, dir, opts)
+// OpenEngine opens the data dir dir (Open, with sopts) and an Engine over
+// it (with opts), which owns the store: the Engine's Close closes it.
+func OpenEngine(ctx context.Context, dir string, opts engine.Options, sopts Options) (*engine.Engine, error) {
+	e, _, err := OpenEngineStore(ctx, dir, opts, sopts)
 	return e, err
 }
 
 // OpenEngineStore is OpenEngine that also returns the store, for what
 // only the data dir has (VectorStore, RemovedLeftovers, the keyword
 // index's state). The Engine owns the store.
-func OpenEngineStore(ctx context.Context, dir string, opts engine.Options) (*engine.Engine, *Store, error) {
-	st, err := Open(ctx, dir, opts)
+func OpenEngineStore(ctx context.Context, dir string, opts engine.Options, sopts Options) (*engine.Engine, *Store, error) {
+	st, err := Open(ctx, dir, opts, sopts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,7 +157,7 @@ func checkWritable(dir string) error {
 // connection, serving as writer and reader pool both, whose WAL index
 // lives in its own heap memory instead of the -shm file.
 func (e *Store) openSQLite(ctx context.Context, path string, private bool) error {
-	opts := e.opts
+	opts := e.storeOpts
 	var err error
 	if private {
 		e.w, err = sql.Open("sqlite", privateDSN(path, opts))
@@ -201,7 +205,7 @@ func (e *Store) openSQLite(ctx context.Context, path string, private bool) error
 // that create one data dir at the same moment could fail to open it. Each
 // try closes what it opened; the tries stop once BusyTimeout has passed.
 func (e *Store) openSQLiteShared(ctx context.Context, path string) error {
-	deadline := time.Now().Add(e.opts.BusyTimeout)
+	deadline := time.Now().Add(e.storeOpts.BusyTimeout)
 	for wait := 2 * time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		err := e.openSQLite(ctx, path, false)
 		if err == nil || !isBusy(err) || time.Now().After(deadline) {
@@ -278,7 +282,7 @@ func (e *Store) openSQLiteImmutable(ctx context.Context, path string) error {
 // privateDSN is the ReadOnly fallback's connection: locking_mode
 // EXCLUSIVE before the first access makes SQLite keep the WAL index in
 // heap memory, so it needs no -shm file (sqlite.org/wal.html#noshm).
-func privateDSN(path string, opts engine.Options) string {
+func privateDSN(path string, opts Options) string {
 	q := url.Values{}
 	q.Add("_pragma", "locking_mode(exclusive)")
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
@@ -288,7 +292,7 @@ func privateDSN(path string, opts engine.Options) string {
 	return u.String()
 }
 
-func dsn(path string, opts engine.Options, readOnly bool) string {
+func dsn(path string, opts Options, readOnly bool) string {
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(wal)")

@@ -22,6 +22,9 @@ import (
 type Store struct {
 	dir  string
 	opts engine.Options
+	// storeOpts are the data dir's own options (its SQLite connections
+	// and vector store).
+	storeOpts Options
 
 	w *sql.DB // one connection, BEGIN IMMEDIATE
 	r *sql.DB // read-only pool

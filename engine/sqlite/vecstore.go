@@ -82,7 +82,7 @@ func (s *Store) openVectors(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.vec.emb == nil && len(sets) == 0 && !s.opts.VectorStore.Open {
+	if s.vec.emb == nil && len(sets) == 0 && !s.storeOpts.VectorStore.Open {
 		return nil
 	}
 	return s.openVectorStore(ctx, sets)
@@ -93,7 +93,7 @@ func (s *Store) openVectors(ctx context.Context) error {
 // creates its set with every stored message queued.
 func (ss *Store) openVectorStore(ctx context.Context, sets []engine.VectorSet) error {
 	st, err := vecstore.Open(ctx, filepath.Join(ss.dir, VectorsDir),
-		vecstore.Options{Logger: ss.opts.Logger, AllowReset: ss.opts.VectorStore.AllowReset, ResetKeeps: []string{VectorDatabase},
+		vecstore.Options{Logger: ss.opts.Logger, AllowReset: ss.storeOpts.VectorStore.AllowReset, ResetKeeps: []string{VectorDatabase},
 			OneShot: ss.opts.ReadOnly, LoadInBackground: !ss.opts.ReadOnly})
 	if err != nil {
 		return fmt.Errorf("engine: open vectors: %w", engine.VectorStoreError(err))

@@ -194,7 +194,7 @@ func timeWrites(path string, n int) error {
 			return err
 		}
 		defer os.RemoveAll(dir)
-		if engs[i], err = sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: m, NearDuplicateCosine: cos}); err != nil {
+		if engs[i], err = sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: m, NearDuplicateCosine: cos}, sqlite.Options{}); err != nil {
 			return err
 		}
 		defer engs[i].Close()

@@ -35,7 +35,7 @@ func runOneShotStore(ctx context.Context, args []string) error {
 	}
 	g := newGen(1)
 	emb := builtinStandIn{newSynth(builtin.Dim, g.vocab)}
-	e, err := sqlite.OpenEngine(ctx, *dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	e, err := sqlite.OpenEngine(ctx, *dir, engine.Options{Embedder: emb, NoVectorWorker: true}, sqlite.Options{})
 	if err != nil {
 		return err
 	}

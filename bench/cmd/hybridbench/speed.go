@@ -184,7 +184,7 @@ func runSpeed(ctx context.Context, args []string) error {
 	fmt.Println("| kind | measurement | figure | limit | status |\n|---|---|---|---|---|")
 
 	// 1. Batch writes, keyword only (no embedder, no outbox rows).
-	e, err := sqlite.OpenEngine(ctx, dir, engine.Options{})
+	e, err := sqlite.OpenEngine(ctx, dir, engine.Options{}, sqlite.Options{})
 	if err != nil {
 		return err
 	}
@@ -234,7 +234,7 @@ func runSpeed(ctx context.Context, args []string) error {
 	// the rest is written with outbox rows, and everything is embedded.
 	synth := newSynth(*dim, g.vocab)
 	emb := &benchEmbedder{synthEmbedder: synth}
-	e, err = sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: emb})
+	e, err = sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: emb}, sqlite.Options{})
 	if err != nil {
 		return err
 	}
@@ -449,7 +449,7 @@ func encoderSpeed(ctx context.Context, modelDir string, msgs []engine.NewMessage
 		return err
 	}
 	defer m2.Close()
-	e, err := sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: m2})
+	e, err := sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: m2}, sqlite.Options{})
 	if err != nil {
 		return err
 	}

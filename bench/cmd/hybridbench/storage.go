@@ -109,7 +109,7 @@ func runStorage(ctx context.Context, args []string) error {
 		var m0 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		t0 := time.Now()
-		e, st, err := sqlite.OpenEngineStore(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true})
+		e, st, err := sqlite.OpenEngineStore(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true}, sqlite.Options{})
 		if err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func runStorage(ctx context.Context, args []string) error {
 		return nil
 	}
 	recode := func(dir string, code chroma.VectorCode) error {
-		e, st, err := sqlite.OpenEngineStore(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true})
+		e, st, err := sqlite.OpenEngineStore(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true}, sqlite.Options{})
 		if err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func runStorage(ctx context.Context, args []string) error {
 		if err != nil {
 			return "", err
 		}
-		e, err := sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true})
+		e, err := sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true}, sqlite.Options{})
 		if err != nil {
 			return dir, err
 		}
@@ -199,7 +199,7 @@ func runStorage(ctx context.Context, args []string) error {
 		if err := recode(dir, code); err != nil {
 			return dir, err
 		}
-		if e, err = sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true}); err != nil {
+		if e, err = sqlite.OpenEngine(ctx, dir, engine.Options{Embedder: synth, NoVectorWorker: true}, sqlite.Options{}); err != nil {
 			return dir, err
 		}
 		t0, c0 := time.Now(), cpuTime()

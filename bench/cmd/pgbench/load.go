@@ -78,7 +78,7 @@ func runLoad(ctx context.Context, args []string) error {
 	opts := engine.Options{NoVectorWorker: true, QueryAnalysis: engine.QueryAnalysis{NoTurnContext: true}}
 	embOpts := opts
 	embOpts.Embedder = emb
-	a, err := sqlite.OpenEngine(ctx, dir, embOpts)
+	a, err := sqlite.OpenEngine(ctx, dir, embOpts, sqlite.Options{})
 	if err != nil {
 		return err
 	}

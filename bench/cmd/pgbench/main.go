@@ -146,7 +146,7 @@ func runKeyword(ctx context.Context, args []string) error {
 		}
 		defer os.RemoveAll(dir)
 		opts := engine.Options{Now: bench.CorpusClock, NoVectorWorker: true}
-		a, st, err := sqlite.OpenEngineStore(ctx, dir, opts)
+		a, st, err := sqlite.OpenEngineStore(ctx, dir, opts, sqlite.Options{})
 		if err != nil {
 			return err
 		}

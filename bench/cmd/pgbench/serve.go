@@ -91,7 +91,7 @@ func runServe(ctx context.Context, args []string) error {
 	}()
 	if *embedded {
 		dir := filepath.Join(tmp, "embedded")
-		if err := seedAndClose(ctx, docs)(sqlite.OpenEngine(ctx, dir, engine.Options{NoVectorWorker: true})); err != nil {
+		if err := seedAndClose(ctx, docs)(sqlite.OpenEngine(ctx, dir, engine.Options{NoVectorWorker: true}, sqlite.Options{})); err != nil {
 			return err
 		}
 		p, err := startServe(ctx, *bin, dir, "--model", *model)

@@ -27,7 +27,7 @@ type server struct {
 
 func newServer(t *testing.T) *server {
 	t.Helper()
-	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func FuzzHandlers(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	eng, err := sqlite.OpenEngine(context.Background(), f.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), f.TempDir(), engine.Options{}, sqlite.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

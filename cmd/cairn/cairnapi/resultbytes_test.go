@@ -18,7 +18,7 @@ import (
 // names the last message listed; an answer within the bound carries
 // neither field. Over a real HTTP server.
 func TestResultBytesBounded(t *testing.T) {
-	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

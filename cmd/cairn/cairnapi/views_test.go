@@ -17,7 +17,7 @@ import (
 // newServerWith is newServer with the given options (Engine is filled in).
 func newServerWith(t *testing.T, opts cairnapi.Options) *server {
 	t.Helper()
-	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

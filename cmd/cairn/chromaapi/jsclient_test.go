@@ -132,7 +132,7 @@ func (l scenarioLine) String() string {
 // metrics) over an engine's vector store, on 127.0.0.1.
 func frontServer(t *testing.T) string {
 	t.Helper()
-	eng, st, err := sqlite.OpenEngineStore(context.Background(), t.TempDir(), engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
+	eng, st, err := sqlite.OpenEngineStore(context.Background(), t.TempDir(), engine.Options{}, sqlite.Options{VectorStore: sqlite.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func BenchmarkMarks(b *testing.B) {
 		b.Fatal(err)
 	}
 	head := &switchableHead{hf: hf}
-	eng, err := sqlite.OpenEngine(ctx, b.TempDir(), engine.Options{BreadcrumbRepos: head})
+	eng, err := sqlite.OpenEngine(ctx, b.TempDir(), engine.Options{BreadcrumbRepos: head}, sqlite.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

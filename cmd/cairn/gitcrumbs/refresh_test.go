@@ -37,7 +37,7 @@ func newCrumbsFixture(t *testing.T) *crumbsFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{BreadcrumbRepos: gitcrumbs.Repos{}, BreadcrumbRepo: hf.Root()})
+	eng, err := sqlite.OpenEngine(context.Background(), t.TempDir(), engine.Options{BreadcrumbRepos: gitcrumbs.Repos{}, BreadcrumbRepo: hf.Root()}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func (h fixedHead) Head(string) (string, error) { return string(h), nil }
 func TestBreadcrumbMarksOverMCP(t *testing.T) {
 	ctx := context.Background()
 	head := strings.Repeat("c", 40)
-	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{BreadcrumbRepos: fixedHead(head), BreadcrumbRepo: "/src/app"})
+	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{BreadcrumbRepos: fixedHead(head), BreadcrumbRepo: "/src/app"}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

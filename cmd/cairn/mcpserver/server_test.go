@@ -51,7 +51,7 @@ func connectWith(t *testing.T, opts mcpserver.Options) (*mcp.ClientSession, *mcp
 
 func openDir(dir string) func(context.Context) (*engine.Engine, error) {
 	return func(ctx context.Context) (*engine.Engine, error) {
-		return sqlite.OpenEngine(ctx, dir, engine.Options{})
+		return sqlite.OpenEngine(ctx, dir, engine.Options{}, sqlite.Options{})
 	}
 }
 
@@ -104,7 +104,7 @@ func TestHandshakeDoesNotWaitForTheStore(t *testing.T) {
 			return nil, ctx.Err()
 		}
 		defer close(opened)
-		return sqlite.OpenEngine(ctx, dir, engine.Options{})
+		return sqlite.OpenEngine(ctx, dir, engine.Options{}, sqlite.Options{})
 	})
 	// connect returned: initialize was answered while Open was still held.
 	select {
@@ -254,7 +254,7 @@ func TestOpenIsRetriedAfterAFailure(t *testing.T) {
 	var attempts atomic.Int32
 	cs, _ := connect(t, func(ctx context.Context) (*engine.Engine, error) {
 		attempts.Add(1)
-		return sqlite.OpenEngine(ctx, dir, engine.Options{})
+		return sqlite.OpenEngine(ctx, dir, engine.Options{}, sqlite.Options{})
 	})
 	res, _ := call(t, cs, "list_channels", map[string]any{})
 	if !res.IsError || !strings.Contains(errText(res), "could not be opened") {

@@ -13,7 +13,7 @@ import (
 // tool error naming it; get_message on the original names the correction.
 func TestSupersedesOverMCP(t *testing.T) {
 	ctx := context.Background()
-	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{})
+	eng, err := sqlite.OpenEngine(ctx, t.TempDir(), engine.Options{}, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

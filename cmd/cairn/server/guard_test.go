@@ -34,7 +34,7 @@ func (teapot) Pattern(r *http.Request) string {
 // guard settings.
 func newFront(t *testing.T, opts server.Options) *httptest.Server {
 	t.Helper()
-	eng, st, err := sqlite.OpenEngineStore(context.Background(), t.TempDir(), engine.Options{VectorStore: engine.VectorStoreOptions{Open: true}})
+	eng, st, err := sqlite.OpenEngineStore(context.Background(), t.TempDir(), engine.Options{}, sqlite.Options{VectorStore: sqlite.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
