@@ -9,6 +9,12 @@ import (
 // (engine/backend.go): those of MaintenanceStore (counts, retention,
 // quota), CursorStore's marks, SessionStore and TransferStore.
 
+// Progress reports how far a long operation is.
+type Progress struct {
+	Done, Total int64 // work units (bytes for imports, items otherwise)
+	Item        string
+}
+
 // TimelineCount is the number of messages of one channel type in one
 // bucket of a timeline.
 type TimelineCount struct {

@@ -25,12 +25,6 @@ const SessionAgent = "claude-code"
 // TypeSessionChunk is the message type of session chunks.
 const TypeSessionChunk = "session"
 
-// Progress reports how far a long operation is.
-type Progress struct {
-	Done, Total int64 // work units (bytes for imports, items otherwise)
-	Item        string
-}
-
 // Session is an imported session.
 type Session struct {
 	ID           string    `json:"id"`
