@@ -98,7 +98,7 @@ func layers() []layer {
 		{dir: "engine/ops", mayImport: []string{"engine", "engine/search", "engine/ingest"}, mustNotImport: storeDrivers,
 			mustNotDepend: []string{"net/http", module + "/engine/postgres", module + "/engine/sqlite", module + "/pgcollections", module + "/cmd/", module + "/bench"}},
 		// The PostgreSQL store beneath the engine (engine.Store).
-		{dir: "engine/postgres", mayImport: []string{"engine", "fts", "vecstore/where"}, mustNotDepend: []string{"net/http", sqlite, bbolt, module + "/index", module + "/engine/sqlite", module + "/embed", module + "/cmd/", module + "/bench"}},
+		{dir: "engine/postgres", mayImport: []string{"engine", "fts", "vecstore/where", "internal/pgvector"}, mustNotDepend: []string{"net/http", sqlite, bbolt, module + "/index", module + "/engine/sqlite", module + "/embed", module + "/cmd/", module + "/bench"}},
 		// package main wires the embedder in; its adapter packages below use
 		// engine only, except the Chroma API, which sees only the Chroma
 		// model (package main hands it a chroma.Store: the engine's one
@@ -114,13 +114,15 @@ func layers() []layer {
 		{dir: "cmd/cairn/reqlog", stdlibOnly: true},
 		// Chroma collections in PostgreSQL: the Chroma model over pgx, beside
 		// vecstore (neither bbolt nor the HNSW index).
-		{dir: "pgcollections", mayImport: []string{"vecstore/chroma", "vecstore/where"}, mustNotDepend: []string{sqlite, bbolt, module + "/index", module + "/fts", module + "/embed", module + "/engine", module + "/cmd/", module + "/bench"}},
+		{dir: "pgcollections", mayImport: []string{"vecstore/chroma", "vecstore/where", "internal/pgvector"}, mustNotDepend: []string{sqlite, bbolt, module + "/index", module + "/fts", module + "/embed", module + "/engine", module + "/cmd/", module + "/bench"}},
 		// Agent setup edits the agents' own files and knows nothing of the
 		// store.
 		{dir: "cmd/cairn/agentsetup"},
 		// The web console is static files; it reaches the engine only
 		// through cairn's HTTP API, from the browser.
 		{dir: "cmd/cairn/console", stdlibOnly: true},
+		// pgvector's text form, which both PostgreSQL stores write and read.
+		{dir: "internal/pgvector", stdlibOnly: true},
 		// Test support: finds bytes in a directory's files; tests only.
 		{dir: "internal/rawscan", stdlibOnly: true},
 		// Test support: whether the race detector is on; tests only.

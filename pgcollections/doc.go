@@ -50,6 +50,7 @@
 // records the other filters allow.
 //
 // Imports: vecstore/chroma and vecstore/where (the model: types, rules,
-// errors, filters) and pgx; never vecstore (bbolt), engine, fts, embed or
+// errors, filters), internal/pgvector (the vector text form it shares
+// with engine/postgres) and pgx; never vecstore (bbolt), engine, fts, embed or
 // index.
 package pgcollections

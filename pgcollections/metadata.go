@@ -115,39 +115,3 @@ func decodeMetadata(obj, floatKeys []byte) (chroma.Metadata, error) {
 	}
 	return md, nil
 }
-
-// vectorText writes v in pgvector's text form; float32 values in shortest
-// form read back as the same float32.
-func vectorText(v []float32) string {
-	b := make([]byte, 0, len(v)*10+2)
-	b = append(b, '[')
-	for i, f := range v {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendFloat(b, float64(f), 'g', -1, 32)
-	}
-	return string(append(b, ']'))
-}
-
-// parseVector reads pgvector's text form.
-func parseVector(s string) ([]float32, error) {
-	s = strings.TrimSpace(s)
-	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
-		return nil, fmt.Errorf("pgcollections: not a vector: %.40q", s)
-	}
-	s = s[1 : len(s)-1]
-	if s == "" {
-		return []float32{}, nil
-	}
-	parts := strings.Split(s, ",")
-	out := make([]float32, len(parts))
-	for i, p := range parts {
-		f, err := strconv.ParseFloat(p, 32)
-		if err != nil {
-			return nil, fmt.Errorf("pgcollections: vector component %d: %w", i, err)
-		}
-		out[i] = float32(f)
-	}
-	return out, nil
-}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/cairn-dev/cairn/internal/pgvector"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
@@ -197,7 +198,7 @@ func stage(kind chroma.WriteKind, req chroma.UpdateRequest, old map[string]*stor
 		}
 		var emb *string
 		if req.Embeddings != nil && req.Embeddings[i] != nil {
-			t := vectorText(req.Embeddings[i])
+			t := pgvector.Text(req.Embeddings[i])
 			emb = &t
 		}
 		cur, ok := states[id]
@@ -432,7 +433,7 @@ func scanRecord(rows pgx.Rows, res *chroma.GetResult, extra ...any) error {
 		var v []float32
 		if emb != nil {
 			var err error
-			if v, err = parseVector(*emb); err != nil {
+			if v, err = pgvector.Parse(*emb); err != nil {
 				return err
 			}
 		}
@@ -627,7 +628,7 @@ func (s *Store) Query(ctx context.Context, collID string, req chroma.QueryReques
 			}
 			if k > 0 && c.Dimension > 0 {
 				qa := append(sqlArgs(nil), a...)
-				order, dist := distanceSQL(c, qa.add(vectorText(q)))
+				order, dist := distanceSQL(c, qa.add(pgvector.Text(q)))
 				if exact {
 					// An expression the index cannot serve: a full sort, exact.
 					order = "(" + order + ") + 0, seq"

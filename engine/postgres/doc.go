@@ -68,7 +68,7 @@
 //
 // # Imports
 //
-// postgres may import engine, fts and vecstore/where (and pgx); it must
-// not depend on net/http, embed or cmd/..., and engine (which holds the
-// embedded store) must not import it.
+// postgres may import engine, fts, vecstore/where and internal/pgvector
+// (and pgx); it must not depend on net/http, embed or cmd/..., and engine
+// (which holds the embedded store) must not import it.
 package postgres

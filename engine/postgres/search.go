@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/fts"
+	"github.com/cairn-dev/cairn/internal/pgvector"
 	"github.com/cairn-dev/cairn/vecstore/where"
 )
 
@@ -55,24 +56,11 @@ func uniq(ts []string) []string {
 	return out
 }
 
-// vectorText is v in pgvector's text form; float32 values round-trip.
-func vectorText(v []float32) string {
-	b := make([]byte, 0, len(v)*10+2)
-	b = append(b, '[')
-	for i, x := range v {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendFloat(b, float64(x), 'g', -1, 32)
-	}
-	return string(append(b, ']'))
-}
-
 // nearestWhere is Nearest by sel.Where alone.
 func (s *Store) nearestWhere(ctx context.Context, set engine.VectorSet, q []float32, sel engine.Selection, k int) ([]engine.ScoredID, error) {
 	f := sel.Where
 	args := &sqlArgs{}
-	pq := args.add(vectorText(q))
+	pq := args.add(pgvector.Text(q))
 	cond, err := filterSQL(f, args)
 	if err != nil {
 		return nil, err
@@ -113,7 +101,7 @@ func (s *Store) nearestWhere(ctx context.Context, set engine.VectorSet, q []floa
 // Similarities implements engine.Store.
 func (s *Store) Similarities(ctx context.Context, set engine.VectorSet, q []float32, ids []int64) (map[int64]float64, error) {
 	hits, err := s.scored(ctx, "similarities", `SELECT message_id, 1 - (embedding <=> $1::vector) FROM `+vectorTable(set.ID)+` WHERE message_id = ANY($2)`,
-		vectorText(q), ids)
+		pgvector.Text(q), ids)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/pgvector"
 )
 
 // setLock is the advisory lock key under which vector sets are created.
@@ -117,7 +118,7 @@ func (s *Store) claim(ctx context.Context, set int64, n int, lease time.Duration
 func (s *Store) putVectors(ctx context.Context, set int64, ids []int64, vecs [][]float32) error {
 	texts := make([]string, len(vecs))
 	for i, v := range vecs {
-		texts[i] = vectorText(v)
+		texts[i] = pgvector.Text(v)
 	}
 	err := s.inTx(ctx, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO `+vectorTable(set)+` (message_id, embedding)
