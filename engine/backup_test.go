@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	"github.com/cairn-dev/cairn/vecstore"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 
@@ -332,7 +333,7 @@ func TestBackupIncludesVectors(t *testing.T) {
 	ctx := context.Background()
 	emb := newHashEmbedder("hash-v1", 16)
 	dir := t.TempDir()
-	e, err := openEngine(ctx, dir, engine.Options{Embedder: emb})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +377,7 @@ func TestBackupIncludesVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := emb.texts
-	r, err := openEngine(ctx, restored, engine.Options{Embedder: emb})
+	r, err := enginetest.OpenEngine(ctx, restored, engine.Options{Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}

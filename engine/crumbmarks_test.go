@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // movableHeads are repositories whose HEADs a test moves; a repository
@@ -57,10 +58,10 @@ func marksFixture(t *testing.T) (*engine.Engine, *movableHeads, [4]int64) {
 	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-m", 32), BreadcrumbRepos: h, BreadcrumbRepo: repo1})
 	var ids [4]int64
 	for i := range 3 {
-		ids[i] = mustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("retry loop backoff note %d", i),
+		ids[i] = enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("retry loop backoff note %d", i),
 			Breadcrumbs: engine.Breadcrumbs{Files: []string{fmt.Sprintf("f%d.go:1-3", i)}}})
 	}
-	ids[3] = mustNote(t, e, engine.NewNote{Agent: "bob", Content: "retry loop backoff note without breadcrumbs"})
+	ids[3] = enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "retry loop backoff note without breadcrumbs"})
 	if err := ops.SyncVectors(context.Background(), e, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestBreadcrumbMarksGoWithTheMessage(t *testing.T) {
 	if todo, _ := ops.MessagesToMark(ctx, e, repo1, strings.Repeat("c", 40), 0, 10); !slices.Equal(msgIDs(todo), []int64{ids[0], ids[2]}) {
 		t.Fatalf("after delete: %v", msgIDs(todo))
 	}
-	n, err := countMarks(ctx, e)
+	n, err := enginetest.CountMarks(ctx, e)
 	if err != nil || n != 0 {
 		t.Fatalf("marks rows after delete: %d, %v", n, err)
 	}
@@ -188,7 +189,7 @@ func TestSearchBreadcrumbsValid(t *testing.T) {
 		if mode == "" {
 			query = ""
 		}
-		out := resultIDs(search(t, e, engine.SearchRequest{Query: query, Mode: engine.SearchMode(mode), Filter: engine.Filter{BreadcrumbsValid: true}}))
+		out := enginetest.ResultIDs(search(t, e, engine.SearchRequest{Query: query, Mode: engine.SearchMode(mode), Filter: engine.Filter{BreadcrumbsValid: true}}))
 		slices.Sort(out)
 		return out
 	}
@@ -277,7 +278,7 @@ func TestSearchDemoteStale(t *testing.T) {
 	}
 }
 
-func msgIDs(ms []engine.Message) []int64 { return ids(ms) }
+func msgIDs(ms []engine.Message) []int64 { return enginetest.IDs(ms) }
 
 // TestBreadcrumbRepoRecorded: live writes with breadcrumbs record the
 // writer's repository unless the metadata names one; imports keep what
@@ -296,7 +297,7 @@ func TestBreadcrumbRepoRecorded(t *testing.T) {
 		{"no breadcrumbs", engine.NewNote{Agent: "bob", Content: "two"}, ""},
 		{"its own", engine.NewNote{Agent: "bob", Content: "three", Breadcrumbs: crumbs, Metadata: []byte(`{"breadcrumbs_repo":"` + repo2 + `"}`)}, repo2},
 	} {
-		id := mustNote(t, e, c.note)
+		id := enginetest.MustNote(t, e, c.note)
 		m, err := e.GetMessage(ctx, id)
 		if err != nil || m.BreadcrumbRepo() != c.want {
 			t.Errorf("%s: repo %q (%v), want %q", c.name, m.BreadcrumbRepo(), err, c.want)
@@ -336,7 +337,7 @@ func TestBreadcrumbMarksPerRepository(t *testing.T) {
 		if repo != "" {
 			md = `{"breadcrumbs_repo":"` + repo + `"}`
 		}
-		return mustNote(t, e, engine.NewNote{Agent: "bob", Content: "note of " + repo, Metadata: []byte(md), Breadcrumbs: engine.Breadcrumbs{Files: []string{"x.go"}}})
+		return enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "note of " + repo, Metadata: []byte(md), Breadcrumbs: engine.Breadcrumbs{Files: []string{"x.go"}}})
 	}
 	one, two, legacy := note(repo1), note(repo2), note("")
 	offered := func(repo, head string) []int64 {

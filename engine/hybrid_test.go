@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	calibration "github.com/cairn-dev/cairn/engine/search"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
@@ -45,7 +46,7 @@ type refCorpus struct {
 func storedVectors(t *testing.T, e *engine.Engine) map[int64][]float32 {
 	t.Helper()
 	ctx := context.Background()
-	st := storeOf(e).VectorStore()
+	st := enginetest.StoreOf(e).VectorStore()
 	colls, err := st.ListCollections(ctx, chroma.DefaultTenant, "cairn", nil, 0)
 	if err != nil || len(colls) != 1 {
 		t.Fatalf("message collections: %v %v", colls, err)
@@ -96,7 +97,7 @@ func buildRefCorpus(t *testing.T, r *rand.Rand, n int) *refCorpus {
 			ch = "general"
 		}
 		m := engine.NewMessage{Channel: ch, Sender: a, Project: proj, Content: strings.Join(ws, " "),
-			Confidence: ptr(math.Round(r.Float64()*100) / 100), Type: []string{"message", "decision", "pattern"}[r.IntN(3)],
+			Confidence: enginetest.Ptr(math.Round(r.Float64()*100) / 100), Type: []string{"message", "decision", "pattern"}[r.IntN(3)],
 			CreatedAt: now.Add(-time.Duration(r.IntN(60*24)) * time.Hour)}
 		if r.IntN(4) == 0 {
 			m.Breadcrumbs.Files = []string{"f.go"}
@@ -339,11 +340,11 @@ func TestHybridMatchesNaiveReference(t *testing.T) {
 		{ChannelTypes: []string{engine.ChannelAgentNotes}},
 		{SenderIDs: []string{"ann", "bob"}, MinConfidence: 0.3},
 		{ExcludeSender: "cid", MessageTypes: []string{"decision", "pattern"}},
-		{Project: "cairn", HasBreadcrumbs: ptr(false)},
+		{Project: "cairn", HasBreadcrumbs: enginetest.Ptr(false)},
 		{MaxAge: 20 * 24 * time.Hour, MinWordCount: 4},
 		{Since: c.now.Add(-40 * 24 * time.Hour), Until: c.now.Add(-5 * 24 * time.Hour), ChannelIDs: []string{"general", engine.ProjectChannelID("cairn", "decisions")}},
 		{Where: json.RawMessage(`{"$or": [{"word_count": {"$gte": 6}}, {"agent_name": "ann"}]}`)},
-		{HasBreadcrumbs: ptr(true), ChannelTypes: []string{engine.ChannelPlain, engine.ChannelProject}},
+		{HasBreadcrumbs: enginetest.Ptr(true), ChannelTypes: []string{engine.ChannelPlain, engine.ChannelProject}},
 	}
 	profiles := []engine.Ranking{
 		{Profile: "similarity"}, {Profile: "balanced"}, {Profile: "recent"}, {Profile: "quality"}, {Profile: "multiplicative"},
@@ -423,9 +424,9 @@ func TestListingOrder(t *testing.T) {
 	e := openDir(t, t.TempDir(), engine.Options{Now: func() time.Time { return now }})
 	at := now.Add(-48 * time.Hour)
 	for i, conf := range []float64{0.2, 0.9, 0.5} {
-		mustStore(t, e, engine.NewMessage{Channel: "agent-notes:ann", Sender: "ann", Content: fmt.Sprint("same time ", i), Confidence: ptr(conf), CreatedAt: at})
+		enginetest.MustStore(t, e, engine.NewMessage{Channel: "agent-notes:ann", Sender: "ann", Content: fmt.Sprint("same time ", i), Confidence: enginetest.Ptr(conf), CreatedAt: at})
 	}
-	newest := mustStore(t, e, engine.NewMessage{Channel: "agent-notes:ann", Sender: "ann", Content: "newest", Confidence: ptr(0.1), CreatedAt: now})
+	newest := enginetest.MustStore(t, e, engine.NewMessage{Channel: "agent-notes:ann", Sender: "ann", Content: "newest", Confidence: enginetest.Ptr(0.1), CreatedAt: now})
 	rs, err := e.Search(ctx, engine.SearchRequest{Ranking: engine.Ranking{Profile: "recent"}})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // FuzzImportMessages: any bytes given to `cairn import messages` give a
@@ -70,7 +71,7 @@ func FuzzSearchWhere(f *testing.F) {
 // openFuzzEngine opens an engine in f's temp dir, closed when the fuzz
 // target ends.
 func openFuzzEngine(f *testing.F) *engine.Engine {
-	e, err := openEngine(context.Background(), f.TempDir(), engine.Options{})
+	e, err := enginetest.OpenEngine(context.Background(), f.TempDir(), engine.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

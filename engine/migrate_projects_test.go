@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestSessionProjectsMigrationRefreshesVectors: a format-9 store whose
@@ -57,7 +58,7 @@ func TestSessionProjectsMigrationRefreshesVectors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := resultIDs(rs)
+	got := enginetest.ResultIDs(rs)
 	slices.Sort(got)
 	if !slices.Equal(got, []int64{1, 2}) {
 		t.Fatalf("semantic search in the project after the migration: %v", got)

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 var gcNow = time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC)
@@ -175,7 +176,7 @@ func TestGCCollapse(t *testing.T) {
 func TestGCSecretLeavesDisk(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := openEngine(ctx, dir, engine.Options{Now: func() time.Time { return gcNow }})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{Now: func() time.Time { return gcNow }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // trapEmbedder embeds like hashEmbedder, except the query text trap: its
@@ -83,7 +84,7 @@ func conversations(t *testing.T, e *engine.Engine, n int) []string {
 // -race, answer exactly what each answers alone.
 func TestConcurrentSearchesMatchOneAtATime(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{Embedder: newHashEmbedder("hash-retrieve", 64)})
+	e, _ := enginetest.Open(t, engine.Options{Embedder: newHashEmbedder("hash-retrieve", 64)})
 	qs := conversations(t, e, 400)
 	var reqs []engine.SearchRequest
 	for _, q := range qs {
@@ -128,7 +129,7 @@ func TestConcurrentSearchesMatchOneAtATime(t *testing.T) {
 // that embedded has returned by then (the search leaves none behind).
 func TestSearchCancelledWhileEmbedding(t *testing.T) {
 	emb := &trapEmbedder{hashEmbedder: newHashEmbedder("hash-retrieve", 64), trap: "beach trip", entered: make(chan struct{})}
-	e, _ := openTest(t, engine.Options{Embedder: emb})
+	e, _ := enginetest.Open(t, engine.Options{Embedder: emb})
 	conversations(t, e, 40)
 	for _, mode := range []engine.SearchMode{engine.ModeHybrid, engine.ModeSemantic} {
 		emb.entered = make(chan struct{})
@@ -156,7 +157,7 @@ func TestSearchCancelledWhileEmbedding(t *testing.T) {
 // adapters recover it, rather than ending the process.
 func TestSearchPanicOnCallersGoroutine(t *testing.T) {
 	emb := &trapEmbedder{hashEmbedder: newHashEmbedder("hash-retrieve", 64), trap: "beach trip", panics: true, entered: make(chan struct{})}
-	e, _ := openTest(t, engine.Options{Embedder: emb})
+	e, _ := enginetest.Open(t, engine.Options{Embedder: emb})
 	conversations(t, e, 40)
 	func() {
 		defer func() {

@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/redact"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // ghSecret is a fake GitHub token assembled from pieces.
@@ -34,7 +35,7 @@ func lcOpen(t testing.TB, dir string, opts engine.Options) *engine.Engine {
 	if opts.Now == nil {
 		opts.Now = func() time.Time { return time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC) }
 	}
-	e, err := openEngine(context.Background(), dir, opts)
+	e, err := enginetest.OpenEngine(context.Background(), dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

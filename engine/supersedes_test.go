@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestSupersedes: a message that supersedes an earlier one takes its place
@@ -21,9 +22,9 @@ import (
 func TestSupersedes(t *testing.T) {
 	ctx := context.Background()
 	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-s", 32)})
-	old := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script lives in tools/deploy.sh"})
-	other := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday"})
-	fix := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script moved to scripts/deploy.sh", Supersedes: old})
+	old := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script lives in tools/deploy.sh"})
+	other := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday"})
+	fix := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script moved to scripts/deploy.sh", Supersedes: old})
 	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestSupersedes(t *testing.T) {
 	}
 	found := func(req engine.SearchRequest) []int64 {
 		t.Helper()
-		out := resultIDs(search(t, e, req))
+		out := enginetest.ResultIDs(search(t, e, req))
 		slices.Sort(out)
 		return out
 	}
@@ -91,7 +92,7 @@ func TestSupersedes(t *testing.T) {
 		t.Fatalf("original not found after its correction was deleted: %v", got)
 	}
 	// Deleting the original clears the correction's link.
-	fix2 := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "scripts/deploy.sh is the deploy script", Supersedes: old})
+	fix2 := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "scripts/deploy.sh is the deploy script", Supersedes: old})
 	if err := e.DeleteMessage(ctx, old); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestSupersedes(t *testing.T) {
 func TestNearDuplicateWrites(t *testing.T) {
 	ctx := context.Background()
 	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64), NearDuplicateCosine: engine.DefaultNearDuplicateCosine})
-	first := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
+	first := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
 	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +136,7 @@ func TestNearDuplicateWrites(t *testing.T) {
 		}
 	}
 	off := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64)})
-	mustNote(t, off, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
+	enginetest.MustNote(t, off, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
 	if err := ops.SyncVectors(ctx, off, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -150,8 +151,8 @@ func TestNearDuplicateWrites(t *testing.T) {
 func TestSupersededShowLineImports(t *testing.T) {
 	ctx := context.Background()
 	src := openDir(t, t.TempDir(), engine.Options{})
-	old := mustNote(t, src, engine.NewNote{Agent: "bob", Content: "the cache is cold at boot"})
-	fix := mustNote(t, src, engine.NewNote{Agent: "bob", Content: "the cache is warmed at boot", Supersedes: old})
+	old := enginetest.MustNote(t, src, engine.NewNote{Agent: "bob", Content: "the cache is cold at boot"})
+	fix := enginetest.MustNote(t, src, engine.NewNote{Agent: "bob", Content: "the cache is warmed at boot", Supersedes: old})
 	var lines strings.Builder
 	for _, id := range []int64{old, fix} {
 		m, err := src.GetMessage(ctx, id)

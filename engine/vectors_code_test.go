@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
@@ -59,7 +60,7 @@ func vectorsV1Dir(t *testing.T) string {
 
 func messageCollection(t *testing.T, e *engine.Engine) chroma.Collection {
 	t.Helper()
-	colls, err := storeOf(e).VectorStore().ListCollections(context.Background(), chroma.DefaultTenant, "cairn", nil, 0)
+	colls, err := enginetest.StoreOf(e).VectorStore().ListCollections(context.Background(), chroma.DefaultTenant, "cairn", nil, 0)
 	if err != nil || len(colls) != 1 {
 		t.Fatalf("message collections: %v %v", colls, err)
 	}
@@ -125,7 +126,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 	dir := vectorsV1Dir(t)
 	emb := newHashEmbedder("hash-fixture", 16)
 	msgs := batch(40, 3)
-	e, err := openEngine(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 		}
 	}
 	var calls, last, total int
-	if err := storeOf(e).ConvertVectors(ctx, func(coll string, done, n int) { calls, last, total = calls+1, done, n }); err != nil {
+	if err := enginetest.StoreOf(e).ConvertVectors(ctx, func(coll string, done, n int) { calls, last, total = calls+1, done, n }); err != nil {
 		t.Fatal(err)
 	}
 	if calls == 0 || last != 40 || total != 40 {
@@ -159,7 +160,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 	}
 	// Converting again does nothing.
 	calls = 0
-	if err := storeOf(e).ConvertVectors(ctx, func(string, int, int) { calls++ }); err != nil || calls != 0 {
+	if err := enginetest.StoreOf(e).ConvertVectors(ctx, func(string, int, int) { calls++ }); err != nil || calls != 0 {
 		t.Errorf("second conversion: %v, %d progress calls", err, calls)
 	}
 	if err := e.Close(); err != nil {
@@ -198,7 +199,7 @@ func TestConvertSQ8Vectors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	emb := newHashEmbedder("hash-sq8", 16)
-	e, err := openEngine(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,23 +210,23 @@ func TestConvertSQ8Vectors(t *testing.T) {
 	mustSync(t, e)
 	c := messageCollection(t, e)
 	// The collection as an earlier cairn left it: plain SQ8 codes.
-	if err := storeOf(e).VectorStore().Recode(ctx, c.ID, chroma.CodeSQ8, nil); err != nil {
+	if err := enginetest.StoreOf(e).VectorStore().Recode(ctx, c.ID, chroma.CodeSQ8, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != chroma.CodeSQ8 {
 		t.Fatalf("before converting: %+v", c.Config.HNSW)
 	}
-	before, err := storeOf(e).VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
+	before, err := enginetest.StoreOf(e).VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := storeOf(e).ConvertVectors(ctx, nil); err != nil {
+	if err := enginetest.StoreOf(e).ConvertVectors(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 		t.Fatalf("after converting: %+v", c.Config.HNSW)
 	}
-	after, err := storeOf(e).VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
+	after, err := enginetest.StoreOf(e).VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil || len(after.IDs) != len(before.IDs) || len(after.IDs) != len(msgs) {
 		t.Fatalf("after converting: %d records (before %d) %v", len(after.IDs), len(before.IDs), err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	_ "modernc.org/sqlite" // raw access to simulate crashes
 )
 
@@ -112,7 +113,7 @@ func cosine(a, b []float32) float64 {
 // openDir opens an engine on dir, checked and closed at the end of the test.
 func openDir(t testing.TB, dir string, opts engine.Options) *engine.Engine {
 	t.Helper()
-	e, err := openEngine(context.Background(), dir, opts)
+	e, err := enginetest.OpenEngine(context.Background(), dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func batch(n, seed int) []engine.NewMessage {
 		}
 		fmt.Fprintf(&b, "item%d", i)
 		out[i] = engine.NewMessage{Channel: "agent-notes:agent" + fmt.Sprint(i%3), Sender: "agent" + fmt.Sprint(i%3), Content: b.String(),
-			Confidence: ptr(float64(i%10) / 10), CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)}
+			Confidence: enginetest.Ptr(float64(i%10) / 10), CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)}
 	}
 	return out
 }
@@ -176,7 +177,7 @@ func TestDualWriteEmbedsEachMessageOnce(t *testing.T) {
 		t.Fatalf("results: %d %+v", len(res), res[0])
 	}
 	for _, m := range msgs[250:] {
-		mustStore(t, e, m)
+		enginetest.MustStore(t, e, m)
 	}
 	// Idempotent batch: nothing new, nothing queued twice.
 	res, err = e.StoreMessages(ctx, msgs[:10])
@@ -208,16 +209,16 @@ func TestDualWriteEmbedsEachMessageOnce(t *testing.T) {
 
 func TestBatchIsAllOrNothing(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	msgs := batch(5, 2)
-	msgs[3].Confidence = ptr(2.0)
+	msgs[3].Confidence = enginetest.Ptr(2.0)
 	_, err := e.StoreMessages(ctx, msgs)
 	var be *engine.BatchError
 	var inv *engine.InvalidError
 	if !errors.As(err, &be) || be.Index != 3 || !errors.As(err, &inv) || inv.Field != "confidence" {
 		t.Fatalf("got %v", err)
 	}
-	if n := countMessages(t, e); n != 0 {
+	if n := enginetest.CountMessages(t, e); n != 0 {
 		t.Fatalf("%d messages written by refused batches", n)
 	}
 }
@@ -438,7 +439,7 @@ func TestModelSwitchServesOldUntilDone(t *testing.T) {
 
 func TestWhereFilterValidation(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	for _, tc := range []struct{ where, field string }{
 		{`{"nope": "x"}`, "where"},
 		{`{"confidence": "high"}`, "where"},
@@ -513,7 +514,7 @@ func TestBatchMatchesSingleWrites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ida, idb := resultIDs(sa), resultIDs(sb)
+		ida, idb := enginetest.ResultIDs(sa), enginetest.ResultIDs(sb)
 		if !slices.Equal(ida, idb) {
 			t.Fatalf("keyword %q: batch %v, single %v", q, ida, idb)
 		}
@@ -533,7 +534,7 @@ func TestBatchMatchesSingleWrites(t *testing.T) {
 // limits runs.
 func TestLargeWhereFilters(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	or := func(n int) string {
 		parts := make([]string, n)
 		for i := range parts {
