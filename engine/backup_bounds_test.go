@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -25,7 +26,7 @@ import (
 // entry and the limit.
 func TestFaultRestoreBomb(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{})
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
 	archive := filepath.Join(t.TempDir(), "b.zst")
 	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); err != nil {
@@ -150,7 +151,7 @@ func readArchive(t *testing.T, archive string) (map[string]any, []engine.BackupF
 // restore refuses it), where serving it would fail.
 func TestVerifyBackupChecksVectors(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{Embedder: newHashEmbedder("hash-8", 8)})
+	e := enginetest.OpenIn(t, "", engine.Options{Embedder: newHashEmbedder("hash-8", 8)})
 	gcNote(t, e, "a", "a note with a vector", time.Hour, 0.7, "", "")
 	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)

@@ -31,9 +31,9 @@ import (
 
 func TestBackupRestore(t *testing.T) {
 	ctx := context.Background()
-	tree := lcTree(t, 21)
-	e := lcOpen(t, "", engine.Options{})
-	if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: defaultRedactor(t)}); err != nil {
+	tree := enginetest.SessionTree(t, 21)
+	e := enginetest.OpenIn(t, "", engine.Options{})
+	if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: enginetest.DefaultRedactor(t)}); err != nil {
 		t.Fatal(err)
 	}
 	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
@@ -85,7 +85,7 @@ func TestBackupRestore(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "vectors", "live.db")); string(b) != "consistent vector snapshot" {
 		t.Errorf("vector snapshot restored as %q", b)
 	}
-	r := lcOpen(t, dir, engine.Options{})
+	r := enginetest.OpenIn(t, dir, engine.Options{})
 	for _, s := range tree.Sessions {
 		var a, b bytes.Buffer
 		if err := ingest.WriteSessionJSONL(ctx, e, s.ID, &a); err != nil {
@@ -110,7 +110,7 @@ func TestBackupRestore(t *testing.T) {
 
 func TestRestoreRejectsDamage(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{})
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	gcNote(t, e, "a", "something worth keeping", time.Hour, 0.7, "", "")
 	archive := filepath.Join(t.TempDir(), "b.zst")
 	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); err != nil {
@@ -196,7 +196,7 @@ func craftArchiveManifest(t testing.TB, m map[string]any, contents ...map[string
 // holds, for every writer, exactly a prefix of what that writer committed.
 func TestBackupWhileWriting(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{Now: time.Now})
+	e := enginetest.OpenIn(t, "", engine.Options{Now: time.Now})
 	const writers = 3
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -242,7 +242,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	if _, err := sqlite.Restore(ctx, archive, dir, sqlite.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r := lcOpen(t, dir, engine.Options{})
+	r := enginetest.OpenIn(t, dir, engine.Options{})
 	for w := range writers {
 		notes, err := r.GetAgentNotes(ctx, fmt.Sprintf("w%d", w), "", engine.MaxLimit)
 		if err != nil {
@@ -292,7 +292,7 @@ const frozenSession = "f0f0f0f0-1111-4222-8333-444455556666"
 func TestFrozenBackupV1(t *testing.T) {
 	ctx := context.Background()
 	if os.Getenv("CAIRN_WRITE_BACKUP_FIXTURE") == "1" {
-		e := lcOpen(t, "", engine.Options{})
+		e := enginetest.OpenIn(t, "", engine.Options{})
 		gcNote(t, e, "fixture", "frozen backup fixture note", time.Hour, 0.8, engine.TypeDecision, `{"pinned": true}`)
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, frozenSession+".jsonl"), []byte(`{"type":"user","uuid":"a0a0a0a0-1111-4222-8333-444455556666","parentUuid":null,"sessionId":"`+frozenSession+`","timestamp":"2026-01-05T09:00:00.000Z","message":{"role":"user","content":"frozen session text"}}`+"\n"), 0o644)
@@ -315,7 +315,7 @@ func TestFrozenBackupV1(t *testing.T) {
 	if _, err := sqlite.Restore(ctx, frozenBackup, dir, sqlite.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e := lcOpen(t, dir, engine.Options{})
+	e := enginetest.OpenIn(t, dir, engine.Options{})
 	notes, err := e.GetAgentNotes(ctx, "fixture", "", 10)
 	if err != nil || len(notes) != 1 || notes[0].Content != "frozen backup fixture note" {
 		t.Errorf("notes %+v %v", notes, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestFaultBackupStructure: a crafted archive is not trusted. Without
@@ -45,7 +46,7 @@ func TestFaultBackupStructure(t *testing.T) {
 		})
 	}
 
-	e := lcOpen(t, "", engine.Options{})
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
 	if err := os.WriteFile(filepath.Join(e.Dir(), "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ func TestFaultBackupStructure(t *testing.T) {
 // unless asked.
 func TestFaultBackupNoOverwrite(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{})
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
 	archive := filepath.Join(t.TempDir(), "precious.txt")
 	if err := os.WriteFile(archive, []byte("precious"), 0o600); err != nil {

@@ -18,7 +18,7 @@ import (
 // breadcrumbs are not modified.
 func TestFaultMetadataIsRedacted(t *testing.T) {
 	ctx := context.Background()
-	e, _ := enginetest.Open(t, engine.Options{Redactor: defaultRedactor(t)})
+	e, _ := enginetest.Open(t, engine.Options{Redactor: enginetest.DefaultRedactor(t)})
 	aws := "AKIA" + "IOSFODNN7EXAMPLE"
 	gh := "ghp_" + "16C7e42F292c6912E7710c838347Ae178B4a"
 	bc := engine.Breadcrumbs{Files: []string{"notes/" + gh + ".txt", "main.go"}, Other: map[string][]string{"logs": {"deploy.log " + aws}}}

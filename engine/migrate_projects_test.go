@@ -23,7 +23,7 @@ func TestSessionProjectsMigrationRefreshesVectors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	transcripts := t.TempDir()
-	writeTranscript(t, transcripts, "/nowhere/billing-service", "why are invoice totals off by a cent", "round once after summing the invoice lines")
+	enginetest.WriteTranscript(t, transcripts, "/nowhere/billing-service", "why are invoice totals off by a cent", "round once after summing the invoice lines")
 	e := openDir(t, dir, engine.Options{NoVectorWorker: true})
 	if rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: transcripts}); err != nil || rep.Chunks != 2 {
 		t.Fatalf("import: %+v %v", rep, err)

@@ -19,12 +19,10 @@ import (
 	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
-var gcNow = time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC)
-
 func gcNote(t *testing.T, e *engine.Engine, agent, content string, age time.Duration, conf float64, typ, meta string) int64 {
 	t.Helper()
 	res, err := e.WriteNote(context.Background(), engine.NewNote{Agent: agent, Content: content, Confidence: &conf, Type: typ,
-		Metadata: []byte(meta), CreatedAt: gcNow.Add(-age)})
+		Metadata: []byte(meta), CreatedAt: enginetest.RetentionNow.Add(-age)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +40,7 @@ func gcIDs(rep *ops.GCReport) []int64 {
 
 func TestGCPolicies(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{})
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	day := 24 * time.Hour
 	var wantGone []int64
 	for i := range 5 {
@@ -139,7 +137,7 @@ func (f fakeVectors) Vectors(_ context.Context, ids []int64) (map[int64][]float3
 
 func TestGCCollapse(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{})
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	day := 24 * time.Hour
 	a1 := gcNote(t, e, "a", "build uses make", 10*day, 0.9, "", "")
 	a2 := gcNote(t, e, "a", "the build uses make", 9*day, 0.6, "", "")
@@ -176,7 +174,7 @@ func TestGCCollapse(t *testing.T) {
 func TestGCSecretLeavesDisk(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{Now: func() time.Time { return gcNow }})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{Now: func() time.Time { return enginetest.RetentionNow }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,12 +190,12 @@ func TestGCSecretLeavesDisk(t *testing.T) {
 	if !dirContains(t, dir, secret) {
 		t.Fatal("secret not found on disk before GC: the test would prove nothing")
 	}
-	e = lcOpen(t, dir, engine.Options{})
+	e = enginetest.OpenIn(t, dir, engine.Options{})
 	rep, err := ops.GC(ctx, e, ops.GCOptions{Policies: []ops.RetentionPolicy{{Channels: []string{"agent-notes:leaky"}, MaxAge: 30 * 24 * time.Hour}}})
 	if err != nil || len(rep.Messages) != 1 {
 		t.Fatalf("gc: %v %+v", err, rep)
 	}
-	assertNotInDir(t, e.Dir(), secret)
+	enginetest.AssertNotInDir(t, e.Dir(), secret)
 	if rep.BytesAfter <= 0 {
 		t.Errorf("bytes after = %d", rep.BytesAfter)
 	}
@@ -221,7 +219,7 @@ func dirContains(t *testing.T, dir, s string) bool {
 func TestGCSessions(t *testing.T) {
 	ctx := context.Background()
 	mk := func(seed uint64, start time.Time) *ccfixture.Tree {
-		tr, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(seed, seed)), Start: start, SharedInstruction: sharedInstruction, Projects: 1, Turns: 4})
+		tr, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(seed, seed)), Start: start, SharedInstruction: enginetest.SharedInstruction, Projects: 1, Turns: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,8 +228,8 @@ func TestGCSessions(t *testing.T) {
 	old := mk(1, time.Date(2025, 10, 1, 9, 0, 0, 0, time.UTC))
 	recent := mk(2, time.Date(2026, 1, 31, 9, 0, 0, 0, time.UTC))
 	const unique = "unicornzebra4455 deprecated rollout plan"
-	appendFile(t, old.Sessions[0].Path, `{"type":"user","uuid":"eeeeeeee-0000-4000-8000-000000000001","parentUuid":null,"sessionId":"`+old.Sessions[0].ID+`","timestamp":"2025-10-01T12:00:00.000Z","message":{"role":"user","content":"`+unique+`"}}`+"\n")
-	e := lcOpen(t, "", engine.Options{})
+	enginetest.AppendFile(t, old.Sessions[0].Path, `{"type":"user","uuid":"eeeeeeee-0000-4000-8000-000000000001","parentUuid":null,"sessionId":"`+old.Sessions[0].ID+`","timestamp":"2025-10-01T12:00:00.000Z","message":{"role":"user","content":"`+unique+`"}}`+"\n")
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	for _, tr := range []*ccfixture.Tree{old, recent} {
 		if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tr.Root}); err != nil {
 			t.Fatal(err)
@@ -265,13 +263,13 @@ func TestGCSessions(t *testing.T) {
 	if len(refs) != len(recent.Sessions) {
 		t.Errorf("refs = %d, want %d", len(refs), len(recent.Sessions))
 	}
-	assertNotInDir(t, e.Dir(), "unicornzebra4455")
+	enginetest.AssertNotInDir(t, e.Dir(), "unicornzebra4455")
 }
 
 func TestStoreRedacts(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{Redactor: defaultRedactor(t)})
-	res, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "deploy with token " + ghSecret + " today"})
+	e := enginetest.OpenIn(t, "", engine.Options{Redactor: enginetest.DefaultRedactor(t)})
+	res, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "deploy with token " + enginetest.GHSecret + " today"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,9 +281,9 @@ func TestStoreRedacts(t *testing.T) {
 		t.Errorf("stored %q (%v)", m.Content, err)
 	}
 	// The same secret again is the same redacted content: idempotent.
-	res2, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "deploy with token " + ghSecret + " today"})
+	res2, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "deploy with token " + enginetest.GHSecret + " today"})
 	if err != nil || res2.ID != res.ID || res2.Created {
 		t.Errorf("second write %+v %v", res2, err)
 	}
-	assertNotInDir(t, e.Dir(), ghSecret)
+	enginetest.AssertNotInDir(t, e.Dir(), enginetest.GHSecret)
 }

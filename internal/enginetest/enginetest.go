@@ -86,6 +86,35 @@ func Open(t testing.TB, opts engine.Options) (*engine.Engine, *Clock) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkAtCleanup(t, e)
+	return e, c
+}
+
+// RetentionNow is the time OpenIn's engines see unless given their own
+// clock.
+var RetentionNow = time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC)
+
+// OpenIn opens an engine in dir (a fresh temp dir when "") whose clock
+// stands at RetentionNow unless opts has its own; the store is checked
+// and the engine closed when the test ends.
+func OpenIn(t testing.TB, dir string, opts engine.Options) *engine.Engine {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return RetentionNow }
+	}
+	e, err := OpenEngine(context.Background(), dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAtCleanup(t, e)
+	return e
+}
+
+// checkAtCleanup checks e's store and closes e when the test ends.
+func checkAtCleanup(t testing.TB, e *engine.Engine) {
 	t.Cleanup(func() {
 		if err := ops.Check(context.Background(), e); err != nil {
 			t.Errorf("invariant check: %v", err)
@@ -94,7 +123,6 @@ func Open(t testing.TB, opts engine.Options) (*engine.Engine, *Clock) {
 			t.Errorf("close: %v", err)
 		}
 	})
-	return e, c
 }
 
 // Ptr is a pointer to a copy of v.

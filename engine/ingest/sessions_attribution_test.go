@@ -1,4 +1,4 @@
-package engine_test
+package ingest_test
 
 import (
 	"context"
