@@ -27,7 +27,7 @@ import (
 func TestFaultRestoreBomb(t *testing.T) {
 	ctx := context.Background()
 	e := enginetest.OpenIn(t, "", engine.Options{})
-	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
+	enginetest.AgedNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
 	archive := filepath.Join(t.TempDir(), "b.zst")
 	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); err != nil {
 		t.Fatal(err)
@@ -151,8 +151,8 @@ func readArchive(t *testing.T, archive string) (map[string]any, []engine.BackupF
 // restore refuses it), where serving it would fail.
 func TestVerifyBackupChecksVectors(t *testing.T) {
 	ctx := context.Background()
-	e := enginetest.OpenIn(t, "", engine.Options{Embedder: newHashEmbedder("hash-8", 8)})
-	gcNote(t, e, "a", "a note with a vector", time.Hour, 0.7, "", "")
+	e := enginetest.OpenIn(t, "", engine.Options{Embedder: enginetest.NewHashEmbedder("hash-8", 8)})
+	enginetest.AgedNote(t, e, "a", "a note with a vector", time.Hour, 0.7, "", "")
 	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}

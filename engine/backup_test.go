@@ -36,7 +36,7 @@ func TestBackupRestore(t *testing.T) {
 	if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: enginetest.DefaultRedactor(t)}); err != nil {
 		t.Fatal(err)
 	}
-	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
+	enginetest.AgedNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
 	if err := os.WriteFile(filepath.Join(e.Dir(), "config.toml"), []byte("[import]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestBackupRestore(t *testing.T) {
 func TestRestoreRejectsDamage(t *testing.T) {
 	ctx := context.Background()
 	e := enginetest.OpenIn(t, "", engine.Options{})
-	gcNote(t, e, "a", "something worth keeping", time.Hour, 0.7, "", "")
+	enginetest.AgedNote(t, e, "a", "something worth keeping", time.Hour, 0.7, "", "")
 	archive := filepath.Join(t.TempDir(), "b.zst")
 	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); err != nil {
 		t.Fatal(err)
@@ -293,7 +293,7 @@ func TestFrozenBackupV1(t *testing.T) {
 	ctx := context.Background()
 	if os.Getenv("CAIRN_WRITE_BACKUP_FIXTURE") == "1" {
 		e := enginetest.OpenIn(t, "", engine.Options{})
-		gcNote(t, e, "fixture", "frozen backup fixture note", time.Hour, 0.8, engine.TypeDecision, `{"pinned": true}`)
+		enginetest.AgedNote(t, e, "fixture", "frozen backup fixture note", time.Hour, 0.8, engine.TypeDecision, `{"pinned": true}`)
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, frozenSession+".jsonl"), []byte(`{"type":"user","uuid":"a0a0a0a0-1111-4222-8333-444455556666","parentUuid":null,"sessionId":"`+frozenSession+`","timestamp":"2026-01-05T09:00:00.000Z","message":{"role":"user","content":"frozen session text"}}`+"\n"), 0o644)
 		if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir}); err != nil {
@@ -331,7 +331,7 @@ func TestFrozenBackupV1(t *testing.T) {
 // the collection's records, with nothing re-embedded.
 func TestBackupIncludesVectors(t *testing.T) {
 	ctx := context.Background()
-	emb := newHashEmbedder("hash-v1", 16)
+	emb := enginetest.NewHashEmbedder("hash-v1", 16)
 	dir := t.TempDir()
 	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{Embedder: emb})
 	if err != nil {
@@ -376,7 +376,7 @@ func TestBackupIncludesVectors(t *testing.T) {
 	if _, err := sqlite.Restore(ctx, archive, restored, sqlite.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	before := emb.texts
+	before := emb.Texts()
 	r, err := enginetest.OpenEngine(ctx, restored, engine.Options{Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
@@ -392,8 +392,8 @@ func TestBackupIncludesVectors(t *testing.T) {
 	if len(res.Results) != 1 || res.Results[0].Message.Content != "pin the bindings version" {
 		t.Errorf("semantic search after restore = %+v", res)
 	}
-	if emb.texts != before+1 { // the query only: no message was re-embedded
-		t.Errorf("restore re-embedded %d texts", emb.texts-before-1)
+	if emb.Texts() != before+1 { // the query only: no message was re-embedded
+		t.Errorf("restore re-embedded %d texts", emb.Texts()-before-1)
 	}
 	colls, err = vecstore.Open(ctx, filepath.Join(restored, sqlite.VectorsDir), vecstore.Options{})
 	if err != nil {

@@ -47,7 +47,7 @@ func TestFaultBackupStructure(t *testing.T) {
 	}
 
 	e := enginetest.OpenIn(t, "", engine.Options{})
-	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
+	enginetest.AgedNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
 	if err := os.WriteFile(filepath.Join(e.Dir(), "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestFaultBackupStructure(t *testing.T) {
 func TestFaultBackupNoOverwrite(t *testing.T) {
 	ctx := context.Background()
 	e := enginetest.OpenIn(t, "", engine.Options{})
-	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
+	enginetest.AgedNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
 	archive := filepath.Join(t.TempDir(), "precious.txt")
 	if err := os.WriteFile(archive, []byte("precious"), 0o600); err != nil {
 		t.Fatal(err)

@@ -55,7 +55,7 @@ func marksFixture(t *testing.T) (*engine.Engine, *movableHeads, [4]int64) {
 	t.Helper()
 	h := &movableHeads{}
 	h.set(head1)
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-m", 32), BreadcrumbRepos: h, BreadcrumbRepo: repo1})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: enginetest.NewHashEmbedder("hash-m", 32), BreadcrumbRepos: h, BreadcrumbRepo: repo1})
 	var ids [4]int64
 	for i := range 3 {
 		ids[i] = enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("retry loop backoff note %d", i),
@@ -286,7 +286,7 @@ func msgIDs(ms []engine.Message) []int64 { return enginetest.IDs(ms) }
 // is written.
 func TestBreadcrumbRepoRecorded(t *testing.T) {
 	ctx := context.Background()
-	e := openDir(t, t.TempDir(), engine.Options{BreadcrumbRepo: repo1})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{BreadcrumbRepo: repo1})
 	crumbs := engine.Breadcrumbs{Files: []string{"a.go"}}
 	for _, c := range []struct {
 		name string
@@ -331,7 +331,7 @@ func TestBreadcrumbMarksPerRepository(t *testing.T) {
 	h := &movableHeads{}
 	h.setRepo(repo1, head1)
 	h.setRepo(repo2, head2)
-	e := openDir(t, t.TempDir(), engine.Options{BreadcrumbRepos: h})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{BreadcrumbRepos: h})
 	note := func(repo string) int64 {
 		md := `{}`
 		if repo != "" {

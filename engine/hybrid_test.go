@@ -33,7 +33,7 @@ func testSeed(t *testing.T) uint64 {
 
 type refCorpus struct {
 	e        *engine.Engine
-	emb      *hashEmbedder
+	emb      *enginetest.HashEmbedder
 	now      time.Time
 	msgs     []engine.Message
 	chanType map[string]string
@@ -69,14 +69,14 @@ func buildRefCorpus(t *testing.T, r *rand.Rand, n int) *refCorpus {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	emb := newHashEmbedder("hash-ref", 24)
+	emb := enginetest.NewHashEmbedder("hash-ref", 24)
 	// The reference scores a message by its own cosine: turn context (its
 	// own tests in turncontext_test.go) would also score it by neighbours.
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: emb, Now: func() time.Time { return now }, QueryAnalysis: engine.QueryAnalysis{NoTurnContext: true}})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: emb, Now: func() time.Time { return now }, QueryAnalysis: engine.QueryAnalysis{NoTurnContext: true}})
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}
-	vocab := words[:24]
+	vocab := enginetest.Words[:24]
 	agents := []string{"ann", "bob", "cid"}
 	var in []engine.NewMessage
 	for i := range n {
@@ -107,7 +107,7 @@ func buildRefCorpus(t *testing.T, r *rand.Rand, n int) *refCorpus {
 	if _, err := e.StoreMessages(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	mustSync(t, e)
+	enginetest.MustSync(t, e)
 	all, err := e.Search(ctx, engine.SearchRequest{Limit: engine.MaxLimit})
 	if err != nil || len(all) != n {
 		t.Fatalf("listing: %d %v", len(all), err)
@@ -198,7 +198,7 @@ type refResult struct {
 // similarities by brute force and taking BM25 scores from an unfiltered
 // keyword search (FTS5's statistics do not depend on the filter).
 func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25, evidence map[int64]float64) []refResult {
-	qv := hashVector(c.emb.model, req.Query, c.emb.dim)
+	qv := enginetest.HashVector(c.emb.ModelID(), req.Query, c.emb.Dim())
 	type cand struct {
 		m           engine.Message
 		kw, kn, sim float64
@@ -212,7 +212,7 @@ func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25, evid
 		if !c.keep(req.Filter, m) {
 			continue
 		}
-		x := &cand{m: m, sim: cosine(qv, c.vecs[m.ID])}
+		x := &cand{m: m, sim: enginetest.Cosine(qv, c.vecs[m.ID])}
 		x.kw, x.isKw = bm25[m.ID]
 		if x.isKw {
 			best = max(best, x.kw)
@@ -359,7 +359,7 @@ func TestHybridMatchesNaiveReference(t *testing.T) {
 	for qi := range nq {
 		var q []string
 		for range 1 + r.IntN(3) {
-			q = append(q, words[r.IntN(24)])
+			q = append(q, enginetest.Words[r.IntN(24)])
 		}
 		query := strings.Join(q, " ")
 		kwAll, err := c.e.Search(ctx, engine.SearchRequest{Query: query, Mode: engine.ModeKeyword, Limit: engine.MaxLimit, MinScore: new(float64)})
@@ -421,7 +421,7 @@ func TestHybridMatchesNaiveReference(t *testing.T) {
 func TestListingOrder(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	e := openDir(t, t.TempDir(), engine.Options{Now: func() time.Time { return now }})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Now: func() time.Time { return now }})
 	at := now.Add(-48 * time.Hour)
 	for i, conf := range []float64{0.2, 0.9, 0.5} {
 		enginetest.MustStore(t, e, engine.NewMessage{Channel: "agent-notes:ann", Sender: "ann", Content: fmt.Sprint("same time ", i), Confidence: enginetest.Ptr(conf), CreatedAt: at})

@@ -24,7 +24,7 @@ func TestSessionProjectsMigrationRefreshesVectors(t *testing.T) {
 	dir := t.TempDir()
 	transcripts := t.TempDir()
 	enginetest.WriteTranscript(t, transcripts, "/nowhere/billing-service", "why are invoice totals off by a cent", "round once after summing the invoice lines")
-	e := openDir(t, dir, engine.Options{NoVectorWorker: true})
+	e := enginetest.OpenDir(t, dir, engine.Options{NoVectorWorker: true})
 	if rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: transcripts}); err != nil || rep.Chunks != 2 {
 		t.Fatalf("import: %+v %v", rep, err)
 	}
@@ -42,9 +42,9 @@ func TestSessionProjectsMigrationRefreshesVectors(t *testing.T) {
 	}
 	// As an import before projects were recorded left it.
 	raw("UPDATE messages SET sender_project_id = ''; DELETE FROM agents WHERE project_id <> ''; UPDATE agents SET message_count = 1")
-	emb := newHashEmbedder("hash-p", 32)
-	e = openDir(t, dir, engine.Options{Embedder: emb})
-	mustSync(t, e)
+	emb := enginetest.NewHashEmbedder("hash-p", 32)
+	e = enginetest.OpenDir(t, dir, engine.Options{Embedder: emb})
+	enginetest.MustSync(t, e)
 	scoped := engine.SearchRequest{Query: "invoice totals", Mode: engine.ModeSemantic, Filter: engine.Filter{Project: "billing-service"}}
 	if rs, err := e.Search(ctx, scoped); err != nil || len(rs) != 0 {
 		t.Fatalf("before the migration: %d results (%v)", len(rs), err)
@@ -52,8 +52,8 @@ func TestSessionProjectsMigrationRefreshesVectors(t *testing.T) {
 	e.Close()
 
 	raw("PRAGMA user_version = 9")
-	e = openDir(t, dir, engine.Options{Embedder: emb})
-	mustSync(t, e)
+	e = enginetest.OpenDir(t, dir, engine.Options{Embedder: emb})
+	enginetest.MustSync(t, e)
 	rs, err := e.Search(ctx, scoped)
 	if err != nil {
 		t.Fatal(err)
@@ -64,9 +64,9 @@ func TestSessionProjectsMigrationRefreshesVectors(t *testing.T) {
 		t.Fatalf("semantic search in the project after the migration: %v", got)
 	}
 	for _, text := range []string{"why are invoice totals off by a cent", "round once after summing the invoice lines"} {
-		if n := emb.embedded(text); n != 1 {
+		if n := emb.Embedded(text); n != 1 {
 			t.Errorf("%q embedded %d times", text, n)
 		}
 	}
-	mustConsistent(t, e)
+	enginetest.MustConsistent(t, e)
 }

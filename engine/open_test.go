@@ -267,7 +267,7 @@ func TestConcurrentOpenWithModelMakesOneSet(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	engines := openConcurrently(t, dir, 4, func() engine.Options {
-		return engine.Options{Embedder: newHashEmbedder("m", 16)}
+		return engine.Options{Embedder: enginetest.NewHashEmbedder("m", 16)}
 	})
 	defer func() {
 		for _, e := range engines {

@@ -15,7 +15,7 @@ import (
 // replies that address them by name, in every mode.
 func TestSearchQueryNamingSender(t *testing.T) {
 	ctx := context.Background()
-	e, _ := enginetest.Open(t, engine.Options{Embedder: newHashEmbedder("hash-q", 64)})
+	e, _ := enginetest.Open(t, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-q", 64)})
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "chat"}); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestSearchQueryNamingSender(t *testing.T) {
 // is stored or returned.
 func TestEmbedContextSenderDate(t *testing.T) {
 	ctx := context.Background()
-	emb := newHashEmbedder("hash-ctx", 32)
+	emb := enginetest.NewHashEmbedder("hash-ctx", 32)
 	// The near-duplicate check of a live write embeds the same text once
 	// more (a caching embedder answers it): off, to count the worker's.
 	e, _ := enginetest.Open(t, engine.Options{Embedder: emb, EmbedContext: engine.EmbedSenderDate, NearDuplicateCosine: 2})
@@ -68,10 +68,10 @@ func TestEmbedContextSenderDate(t *testing.T) {
 	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := emb.embedded("Caroline (8 May 2023): I went to a support group yesterday"); got != 1 {
+	if got := emb.Embedded("Caroline (8 May 2023): I went to a support group yesterday"); got != 1 {
 		t.Errorf("embedded the context text %d times, want 1", got)
 	}
-	if got := emb.embedded("I went to a support group yesterday"); got != 0 {
+	if got := emb.Embedded("I went to a support group yesterday"); got != 0 {
 		t.Errorf("embedded the bare content %d times, want 0", got)
 	}
 	res, err := e.Search(ctx, engine.SearchRequest{Query: "support group", Mode: engine.ModeSemantic, MinScore: new(float64)})

@@ -29,7 +29,7 @@ func TestSearchBlendsRanksInConversations(t *testing.T) {
 		near          []int64
 	}
 	open := func(qa engine.QueryAnalysis) (*engine.Engine, map[string]conv) {
-		e, _ := enginetest.Open(t, engine.Options{Embedder: newHashEmbedder("hash-b", 64), QueryAnalysis: qa, Now: clk.Now})
+		e, _ := enginetest.Open(t, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-b", 64), QueryAnalysis: qa, Now: clk.Now})
 		m := map[string]conv{}
 		for _, c := range []struct{ ch, answerSender string }{{"chat", "bob"}, {"solo", "ann"}} {
 			var v conv

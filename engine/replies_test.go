@@ -39,7 +39,7 @@ func TestSearchLiftsReplies(t *testing.T) {
 	ctx := context.Background()
 	// Turn context (engine/turncontext.go) would rank the reply right
 	// behind its question in semantic mode too: this test is the lift's.
-	e, clk := enginetest.Open(t, engine.Options{Embedder: newHashEmbedder("hash-r", 64), QueryAnalysis: engine.QueryAnalysis{NoTurnContext: true, LiftReplies: true}})
+	e, clk := enginetest.Open(t, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-r", 64), QueryAnalysis: engine.QueryAnalysis{NoTurnContext: true, LiftReplies: true}})
 	at := clk.Now().Add(-time.Hour)
 	asker, reply := replyConversation(t, e, "chat", "bob", at, at)
 	soloAsker, soloReply := replyConversation(t, e, "solo", "ann", at, at)

@@ -39,7 +39,7 @@ func TestSecureDeleteKeepsIndexSound(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	e2 := openDir(t, dir, engine.Options{})
+	e2 := enginetest.OpenDir(t, dir, engine.Options{})
 	if err := ops.Check(ctx, e2); err != nil {
 		t.Fatalf("after searches and secure deletes: %v", err)
 	}

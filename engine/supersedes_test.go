@@ -21,7 +21,7 @@ import (
 // correction makes the original current again.
 func TestSupersedes(t *testing.T) {
 	ctx := context.Background()
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-s", 32)})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: enginetest.NewHashEmbedder("hash-s", 32)})
 	old := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script lives in tools/deploy.sh"})
 	other := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday"})
 	fix := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script moved to scripts/deploy.sh", Supersedes: old})
@@ -107,7 +107,7 @@ func TestSupersedes(t *testing.T) {
 // content, a correction (supersedes) or the check switched off store it.
 func TestNearDuplicateWrites(t *testing.T) {
 	ctx := context.Background()
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64), NearDuplicateCosine: engine.DefaultNearDuplicateCosine})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: enginetest.NewHashEmbedder("hash-d", 64), NearDuplicateCosine: engine.DefaultNearDuplicateCosine})
 	first := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
 	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestNearDuplicateWrites(t *testing.T) {
 			t.Errorf("%s: %+v %v", c.name, res, err)
 		}
 	}
-	off := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64)})
+	off := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: enginetest.NewHashEmbedder("hash-d", 64)})
 	enginetest.MustNote(t, off, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
 	if err := ops.SyncVectors(ctx, off, nil); err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestNearDuplicateWrites(t *testing.T) {
 // another store as a plain message.
 func TestSupersededShowLineImports(t *testing.T) {
 	ctx := context.Background()
-	src := openDir(t, t.TempDir(), engine.Options{})
+	src := enginetest.OpenDir(t, t.TempDir(), engine.Options{})
 	old := enginetest.MustNote(t, src, engine.NewNote{Agent: "bob", Content: "the cache is cold at boot"})
 	fix := enginetest.MustNote(t, src, engine.NewNote{Agent: "bob", Content: "the cache is warmed at boot", Supersedes: old})
 	var lines strings.Builder
@@ -166,7 +166,7 @@ func TestSupersededShowLineImports(t *testing.T) {
 	if !strings.Contains(lines.String(), `"superseded_by":`) || !strings.Contains(lines.String(), `"supersedes":`) {
 		t.Fatalf("reads lack the links: %s", lines.String())
 	}
-	dst := openDir(t, t.TempDir(), engine.Options{})
+	dst := enginetest.OpenDir(t, t.TempDir(), engine.Options{})
 	rep, err := ingest.ImportMessages(ctx, dst, strings.NewReader(lines.String()), ingest.ImportMessagesOptions{})
 	if err != nil || rep.Imported != 2 || rep.Invalid != 0 {
 		t.Fatalf("import: %+v %v", rep, err)

@@ -15,7 +15,7 @@ import (
 // words, not by the date's.
 func TestSearchBoostsNamedTime(t *testing.T) {
 	ctx := context.Background()
-	e, _ := enginetest.Open(t, engine.Options{Embedder: newHashEmbedder("hash-t", 64)})
+	e, _ := enginetest.Open(t, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-t", 64)})
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "log"}); err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func TestSearchScoresTurnsWithContext(t *testing.T) {
 	ctx := context.Background()
 	clk := enginetest.NewClock()
 	open := func(qa engine.QueryAnalysis) *engine.Engine {
-		e, _ := enginetest.Open(t, engine.Options{Embedder: newHashEmbedder("hash-c", 64), QueryAnalysis: qa, Now: clk.Now})
+		e, _ := enginetest.Open(t, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-c", 64), QueryAnalysis: qa, Now: clk.Now})
 		return e
 	}
 	e := open(engine.QueryAnalysis{})

@@ -40,7 +40,7 @@ func markRead(t *testing.T, e *engine.Engine, req engine.MarkReadRequest) engine
 func TestUnreadScopesAndCursors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e := openDir(t, dir, engine.Options{})
+	e := enginetest.OpenDir(t, dir, engine.Options{})
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestUnreadScopesAndCursors(t *testing.T) {
 	e.Close()
 
 	// Cursors are durable.
-	e = openDir(t, dir, engine.Options{})
+	e = enginetest.OpenDir(t, dir, engine.Options{})
 	if got := enginetest.IDs(unread(t, e, engine.UnreadRequest{Agent: "ann"}).Messages); !slices.Equal(got, []int64{gen3}) {
 		t.Fatalf("after reopening: %v", got)
 	}
@@ -140,7 +140,7 @@ func TestUnreadScopesAndCursors(t *testing.T) {
 // must not cache the filter).
 func TestSearchUnreadBy(t *testing.T) {
 	ctx := context.Background()
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-u", 32)})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: enginetest.NewHashEmbedder("hash-u", 32)})
 	var written []int64
 	for i := range 6 {
 		written = append(written, enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("sqlite busy timeout note %d", i)}))
@@ -221,7 +221,7 @@ func TestUnreadNeverSkipsConcurrentWrites(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	r := openDir(t, dir, engine.Options{})
+	r := enginetest.OpenDir(t, dir, engine.Options{})
 	if _, err := r.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +306,7 @@ func TestUnreadAgreesWithTheSearchFilter(t *testing.T) {
 	seed := int64(1)
 	r := rand.New(rand.NewPCG(uint64(seed), 0))
 	t.Logf("seed %d", seed)
-	e := openDir(t, t.TempDir(), engine.Options{})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{})
 	var channels []string
 	for i := range 80 {
 		id := fmt.Sprintf("ch%d", i)

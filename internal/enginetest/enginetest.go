@@ -186,3 +186,16 @@ func CountMarks(ctx context.Context, e *engine.Engine) (int, error) {
 	})
 	return int(c.Marks), err
 }
+
+// AgedNote writes agent's note content with confidence conf, type typ
+// and metadata meta (JSON, or ""), created age before RetentionNow, and
+// returns its id.
+func AgedNote(t testing.TB, e *engine.Engine, agent, content string, age time.Duration, conf float64, typ, meta string) int64 {
+	t.Helper()
+	res, err := e.WriteNote(context.Background(), engine.NewNote{Agent: agent, Content: content, Confidence: &conf, Type: typ,
+		Metadata: []byte(meta), CreatedAt: RetentionNow.Add(-age)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.ID
+}

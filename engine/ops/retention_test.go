@@ -1,4 +1,4 @@
-package engine_test
+package ops_test
 
 import (
 	"context"
@@ -19,16 +19,6 @@ import (
 	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
-func gcNote(t *testing.T, e *engine.Engine, agent, content string, age time.Duration, conf float64, typ, meta string) int64 {
-	t.Helper()
-	res, err := e.WriteNote(context.Background(), engine.NewNote{Agent: agent, Content: content, Confidence: &conf, Type: typ,
-		Metadata: []byte(meta), CreatedAt: enginetest.RetentionNow.Add(-age)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.ID
-}
-
 func gcIDs(rep *ops.GCReport) []int64 {
 	var ids []int64
 	for _, m := range rep.Messages {
@@ -44,21 +34,21 @@ func TestGCPolicies(t *testing.T) {
 	day := 24 * time.Hour
 	var wantGone []int64
 	for i := range 5 {
-		wantGone = append(wantGone, gcNote(t, e, "a", fmt.Sprintf("old observation %d", i), 90*day, 0.5, "", ""))
+		wantGone = append(wantGone, enginetest.AgedNote(t, e, "a", fmt.Sprintf("old observation %d", i), 90*day, 0.5, "", ""))
 	}
-	pinned := gcNote(t, e, "a", "old but pinned", 90*day, 0.5, "", `{"pinned": true}`)
-	decision := gcNote(t, e, "a", "old decision: use WAL", 90*day, 0.9, engine.TypeDecision, "")
-	fresh := gcNote(t, e, "a", "fresh observation", day, 0.5, "", "")
+	pinned := enginetest.AgedNote(t, e, "a", "old but pinned", 90*day, 0.5, "", `{"pinned": true}`)
+	decision := enginetest.AgedNote(t, e, "a", "old decision: use WAL", 90*day, 0.9, engine.TypeDecision, "")
+	fresh := enginetest.AgedNote(t, e, "a", "fresh observation", day, 0.5, "", "")
 	// agent b: 6 notes, keep the 3 most important (confidence, then recency).
 	var b []int64
 	for i, c := range []float64{0.9, 0.1, 0.5, 0.5, 0.2, 0.8} {
-		b = append(b, gcNote(t, e, "b", fmt.Sprintf("note %d of b", i), time.Duration(10-i)*day, c, "", ""))
+		b = append(b, enginetest.AgedNote(t, e, "b", fmt.Sprintf("note %d of b", i), time.Duration(10-i)*day, c, "", ""))
 	}
 	// b[3] (0.5, newer) beats b[2] (0.5, older).
 	wantGone = append(wantGone, b[1], b[2], b[4])
 	slices.Sort(wantGone)
 	// A message no policy matches stays.
-	other := gcNote(t, e, "c", "unmatched", 400*day, 0.1, "", "")
+	other := enginetest.AgedNote(t, e, "c", "unmatched", 400*day, 0.1, "", "")
 
 	policies := []ops.RetentionPolicy{
 		{Name: "b-cap", Channels: []string{"agent-notes:b"}, MaxItems: 3},
@@ -139,11 +129,11 @@ func TestGCCollapse(t *testing.T) {
 	ctx := context.Background()
 	e := enginetest.OpenIn(t, "", engine.Options{})
 	day := 24 * time.Hour
-	a1 := gcNote(t, e, "a", "build uses make", 10*day, 0.9, "", "")
-	a2 := gcNote(t, e, "a", "the build uses make", 9*day, 0.6, "", "")
-	b1 := gcNote(t, e, "a", "tests need -race", 8*day, 0.5, "", "")
-	b2 := gcNote(t, e, "a", "tests must pass -race", 7*day, 0.5, "", "")
-	young := gcNote(t, e, "a", "build uses make!", time.Hour, 0.1, "", "")
+	a1 := enginetest.AgedNote(t, e, "a", "build uses make", 10*day, 0.9, "", "")
+	a2 := enginetest.AgedNote(t, e, "a", "the build uses make", 9*day, 0.6, "", "")
+	b1 := enginetest.AgedNote(t, e, "a", "tests need -race", 8*day, 0.5, "", "")
+	b2 := enginetest.AgedNote(t, e, "a", "tests must pass -race", 7*day, 0.5, "", "")
+	young := enginetest.AgedNote(t, e, "a", "build uses make!", time.Hour, 0.1, "", "")
 	vecs := fakeVectors{
 		a1: {1, 0, 0}, a2: {0.99, 0.05, 0}, // cosine ~0.9987
 		b1: {0, 1, 0}, b2: {0, 0.97, 0.2}, // cosine ~0.979
@@ -180,9 +170,9 @@ func TestGCSecretLeavesDisk(t *testing.T) {
 	}
 	const secret = "zebracorn7731passphrase"
 	for i := range 300 {
-		gcNote(t, e, "keep", fmt.Sprintf("ordinary note %d about the build and the tests %s", i, strings.Repeat("filler ", i%20)), time.Hour, 0.5, "", "")
+		enginetest.AgedNote(t, e, "keep", fmt.Sprintf("ordinary note %d about the build and the tests %s", i, strings.Repeat("filler ", i%20)), time.Hour, 0.5, "", "")
 	}
-	gcNote(t, e, "leaky", "the launch passphrase is "+secret+" do not share", 60*24*time.Hour, 0.5, "", "")
+	enginetest.AgedNote(t, e, "leaky", "the launch passphrase is "+secret+" do not share", 60*24*time.Hour, 0.5, "", "")
 	// The secret is on disk before GC (so the check below means something).
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
