@@ -29,7 +29,7 @@ func filesContaining(t *testing.T, dir, marker string) []string {
 // backupContains reports whether the decompressed backup archive holds marker.
 func backupContains(t *testing.T, archive, marker string) bool {
 	t.Helper()
-	zr := openArchive(t, archive)
+	zr := enginetest.OpenArchive(t, archive)
 	b, err := io.ReadAll(zr)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package engine_test
+package sqlite_test
 
 import (
 	"archive/tar"
@@ -17,7 +17,6 @@ import (
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
 	"github.com/cairn-dev/cairn/internal/enginetest"
-	"github.com/klauspost/compress/zstd"
 )
 
 // TestFaultRestoreBomb: an archive whose manifest and checksums are valid
@@ -96,26 +95,10 @@ func writeArchive(t *testing.T, manifest map[string]any, files []engine.BackupFi
 	return out
 }
 
-// openArchive opens a backup archive decompressed; the test closes it.
-func openArchive(t *testing.T, archive string) io.Reader {
-	t.Helper()
-	f, err := os.Open(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	zr, err := zstd.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(zr.Close)
-	return zr
-}
-
 // readArchive returns a backup's manifest fields, files and contents.
 func readArchive(t *testing.T, archive string) (map[string]any, []engine.BackupFile, map[string]string) {
 	t.Helper()
-	tr := tar.NewReader(openArchive(t, archive))
+	tr := tar.NewReader(enginetest.OpenArchive(t, archive))
 	var manifest map[string]any
 	contents := map[string]string{}
 	var files []engine.BackupFile
