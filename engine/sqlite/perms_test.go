@@ -1,6 +1,6 @@
 //go:build unix
 
-package engine_test
+package sqlite_test
 
 import (
 	"context"
