@@ -199,3 +199,14 @@ func AgedNote(t testing.TB, e *engine.Engine, agent, content string, age time.Du
 	}
 	return res.ID
 }
+
+// OpenFuzz opens an engine in f's temp dir for a fuzz target's inputs to
+// share, closed (not checked) when the target ends.
+func OpenFuzz(f *testing.F) *engine.Engine {
+	e, err := OpenEngine(context.Background(), f.TempDir(), engine.Options{})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { e.Close() })
+	return e
+}
