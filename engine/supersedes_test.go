@@ -37,7 +37,7 @@ func TestSupersedes(t *testing.T) {
 	}
 	found := func(req engine.SearchRequest) []int64 {
 		t.Helper()
-		out := enginetest.ResultIDs(search(t, e, req))
+		out := enginetest.ResultIDs(enginetest.Search(t, e, req))
 		slices.Sort(out)
 		return out
 	}
