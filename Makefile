@@ -7,7 +7,7 @@ GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 30s
 BENCHTIME   ?= 1x
-BENCH_PKGS  ?= ./engine/ ./fts/
+BENCH_PKGS  ?= ./engine/ ./engine/ingest/ ./fts/
 BIN         ?= bin/cairn
 JS          := testdata/js
 PY          := testdata/py
@@ -109,7 +109,7 @@ HUGOT_TIMEOUT ?= 10m
 RACE_TIMEOUT  ?= 60m
 LONG_TIMEOUT  ?= 90m
 UNIT_SHORT    ?= -short
-RACE_PKGS     ?= ./index/ ./vecstore/ ./engine/ ./embed/ ./engine/postgres/ ./pgcollections/ ./cmd/cairn/ \
+RACE_PKGS     ?= ./index/ ./vecstore/ ./engine/ ./engine/ingest/ ./engine/ops/ ./engine/sqlite/ ./embed/ ./engine/postgres/ ./pgcollections/ ./cmd/cairn/ \
 	./cmd/cairn/cairnapi/ ./cmd/cairn/chromaapi/ ./cmd/cairn/gitcrumbs/ ./cmd/cairn/httpguard/ \
 	./cmd/cairn/mcpserver/ ./cmd/cairn/server/
 # The embed tests that differ with -tags hugot (its backend cross-checked against the native encoder).
@@ -393,7 +393,7 @@ bench-recall: build
 ## tried, kills survived, acknowledged writes lost, bytes of deleted text found).
 FAULT_TESTS = ^(TestFault.*|TestCrashAtomicity|TestMultiProcess|TestOutboxRepairsCrashes|TestBackupWhileWriting|TestConcurrentOpenMigratesOnce|TestServeEndToEnd|TestConcurrentSearchDuringWrites)$$
 faults:
-	@log=$$(mktemp) && CGO_ENABLED=0 $(GO) test -count=1 -timeout 30m -v -run '$(FAULT_TESTS)' ./engine/ ./vecstore/ ./index/ ./cmd/cairn/... >$$log 2>&1; \
+	@log=$$(mktemp) && CGO_ENABLED=0 $(GO) test -count=1 -timeout 30m -v -run '$(FAULT_TESTS)' ./engine/ ./engine/ops/ ./engine/sqlite/ ./vecstore/ ./index/ ./cmd/cairn/... >$$log 2>&1; \
 		rc=$$?; grep -E '^(--- |ok|FAIL)|fault counts|\.go:[0-9]+: ' $$log; rm -f $$log; exit $$rc
 
 ## fuzz: every fuzz target for FUZZTIME each (the first run also builds instrumented SQLite: minutes).

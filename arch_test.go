@@ -129,6 +129,10 @@ func layers() []layer {
 		{dir: "internal/racedetector", stdlibOnly: true},
 		// make test's go test -json printer and summary; the Makefile only.
 		{dir: "internal/testsummary", stdlibOnly: true},
+		// Test support: an engine on a test's data dir with a fake clock,
+		// checked at cleanup, and the helpers the engine's tests share;
+		// tests only (no layer may import it).
+		{dir: "internal/enginetest", mayImport: []string{"engine", "engine/ops", "engine/sqlite"}},
 		// Test support: starts real PostgreSQL servers; tests and benches only.
 		{dir: "internal/pgtest", stdlibOnly: true, allowExternal: []string{"github.com/jackc/pgx/v5"}},
 		{dir: "bench", mayImport: []string{"engine", "engine/ingest", "engine/ops", "engine/search", "vecstore", "vecstore/chroma", "vecstore/where", "index", "fts", "embed", "engine/sqlite", "engine/postgres", "internal/pgtest"}},

@@ -6,13 +6,14 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestBreadcrumbShapesOfBothDesigns stores the breadcrumbs of the
 // Claude-Slack design and of the implementation plan as their examples
 // write them, and a kind of neither, and reads them back as given.
 func TestBreadcrumbShapesOfBothDesigns(t *testing.T) {
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	cases := map[string]string{
 		"claude-slack": `{"breadcrumbs": {
 			"modified_files": ["src/auth/jwt.py:45-89"], "created_files": ["src/auth/refresh.py"],
@@ -27,7 +28,7 @@ func TestBreadcrumbShapesOfBothDesigns(t *testing.T) {
 	}
 	for name, md := range cases {
 		t.Run(name, func(t *testing.T) {
-			id := mustNote(t, e, engine.NewNote{Agent: "ann", Content: "breadcrumbs " + name, Metadata: json.RawMessage(md)})
+			id := enginetest.MustNote(t, e, engine.NewNote{Agent: "ann", Content: "breadcrumbs " + name, Metadata: json.RawMessage(md)})
 			m, err := e.GetMessage(t.Context(), id)
 			if err != nil {
 				t.Fatal(err)

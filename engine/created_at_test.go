@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestFaultCreatedAtWindow: created_at must fall from 2000-01-01 to a day
@@ -18,10 +19,10 @@ import (
 // is written.
 func TestFaultCreatedAtWindow(t *testing.T) {
 	ctx := context.Background()
-	e, clk := openTest(t, engine.Options{})
+	e, clk := enginetest.Open(t, engine.Options{})
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	clk.Set(now)
-	clk.step = 0
+	clk.SetStep(0)
 	bad := []time.Time{
 		time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC),
 		now.Add(25 * time.Hour),

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	"github.com/cairn-dev/cairn/internal/rawscan"
 )
 
@@ -28,7 +29,7 @@ func filesContaining(t *testing.T, dir, marker string) []string {
 // backupContains reports whether the decompressed backup archive holds marker.
 func backupContains(t *testing.T, archive, marker string) bool {
 	t.Helper()
-	zr := openArchive(t, archive)
+	zr := enginetest.OpenArchive(t, archive)
 	b, err := io.ReadAll(zr)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +46,7 @@ func backupContains(t *testing.T, archive, marker string) bool {
 func TestFaultDeletedMessageLeavesDataDir(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := openEngineWith(ctx, dir, engine.Options{}, sqlite.Options{VectorStore: sqlite.VectorStoreOptions{Open: true}})
+	e, err := enginetest.OpenEngineWith(ctx, dir, engine.Options{}, sqlite.Options{VectorStore: sqlite.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

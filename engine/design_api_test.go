@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestCustomWeightsAreNormalized: custom weights are divided by their sum,
 // so 2/0/0 scores exactly as 1/0/0 and a final score stays within [0,1].
 func TestCustomWeightsAreNormalized(t *testing.T) {
-	e, _ := openTest(t, engine.Options{})
-	mustStore(t, e, engine.NewMessage{Channel: "c", Sender: "ann", Content: "normalized weights", Confidence: ptr(1.0)})
+	e, _ := enginetest.Open(t, engine.Options{})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: "c", Sender: "ann", Content: "normalized weights", Confidence: enginetest.Ptr(1.0)})
 	score := func(w engine.Ranking) float64 {
 		rs, err := e.Search(context.Background(), engine.SearchRequest{Query: "normalized", Mode: engine.ModeKeyword, Ranking: w})
 		if err != nil || len(rs) != 1 {
@@ -36,7 +37,7 @@ func TestCustomWeightsAreNormalized(t *testing.T) {
 // metadata.type; without a type field, that is the type (for notes too),
 // and the type field wins when both are given.
 func TestMetadataTypeIsTheType(t *testing.T) {
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	ctx := context.Background()
 	for _, c := range []struct {
 		in   engine.NewMessage
@@ -46,12 +47,12 @@ func TestMetadataTypeIsTheType(t *testing.T) {
 		{engine.NewMessage{Channel: "c", Sender: "a", Content: "two", Type: "pattern", Metadata: json.RawMessage(`{"type":"decision"}`)}, "pattern"},
 		{engine.NewMessage{Channel: "c", Sender: "a", Content: "three", Metadata: json.RawMessage(`{"type":7}`)}, engine.TypeMessage},
 	} {
-		m, err := e.GetMessage(ctx, mustStore(t, e, c.in))
+		m, err := e.GetMessage(ctx, enginetest.MustStore(t, e, c.in))
 		if err != nil || m.MessageType != c.want {
 			t.Errorf("%s: type %q, %v; want %q", c.in.Content, m.MessageType, err, c.want)
 		}
 	}
-	m, err := e.GetMessage(ctx, mustNote(t, e, engine.NewNote{Agent: "a", Content: "note", Metadata: json.RawMessage(`{"type":"policy"}`)}))
+	m, err := e.GetMessage(ctx, enginetest.MustNote(t, e, engine.NewNote{Agent: "a", Content: "note", Metadata: json.RawMessage(`{"type":"policy"}`)}))
 	if err != nil || m.MessageType != "policy" {
 		t.Errorf("note: type %q, %v; want policy", m.MessageType, err)
 	}
@@ -65,11 +66,11 @@ func TestMetadataTypeIsTheType(t *testing.T) {
 // of the search, the same in a keyword (SQL) and a filter-only search; an
 // age_days the filter cannot bound is refused naming where.
 func TestWhereAgeDays(t *testing.T) {
-	e, clk := openTest(t, engine.Options{})
+	e, clk := enginetest.Open(t, engine.Options{})
 	clk.Set(time.Now().Add(-10 * 24 * time.Hour))
-	old := mustStore(t, e, engine.NewMessage{Channel: "c", Sender: "a", Content: "aged cheese"})
+	old := enginetest.MustStore(t, e, engine.NewMessage{Channel: "c", Sender: "a", Content: "aged cheese"})
 	clk.Set(time.Now())
-	fresh := mustStore(t, e, engine.NewMessage{Channel: "c", Sender: "a", Content: "fresh cheese"})
+	fresh := enginetest.MustStore(t, e, engine.NewMessage{Channel: "c", Sender: "a", Content: "fresh cheese"})
 	for _, c := range []struct {
 		query, where string
 		want         int64

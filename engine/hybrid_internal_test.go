@@ -2,10 +2,11 @@ package engine
 
 import (
 	"errors"
-	"github.com/cairn-dev/cairn/vecstore/where"
 	"math"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/vecstore/where"
 
 	"github.com/cairn-dev/cairn/engine/search"
 )

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	calibration "github.com/cairn-dev/cairn/engine/search"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
@@ -32,7 +33,7 @@ func testSeed(t *testing.T) uint64 {
 
 type refCorpus struct {
 	e        *engine.Engine
-	emb      *hashEmbedder
+	emb      *enginetest.HashEmbedder
 	now      time.Time
 	msgs     []engine.Message
 	chanType map[string]string
@@ -45,7 +46,7 @@ type refCorpus struct {
 func storedVectors(t *testing.T, e *engine.Engine) map[int64][]float32 {
 	t.Helper()
 	ctx := context.Background()
-	st := storeOf(e).VectorStore()
+	st := enginetest.StoreOf(e).VectorStore()
 	colls, err := st.ListCollections(ctx, chroma.DefaultTenant, "cairn", nil, 0)
 	if err != nil || len(colls) != 1 {
 		t.Fatalf("message collections: %v %v", colls, err)
@@ -68,14 +69,14 @@ func buildRefCorpus(t *testing.T, r *rand.Rand, n int) *refCorpus {
 	t.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	emb := newHashEmbedder("hash-ref", 24)
+	emb := enginetest.NewHashEmbedder("hash-ref", 24)
 	// The reference scores a message by its own cosine: turn context (its
 	// own tests in turncontext_test.go) would also score it by neighbours.
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: emb, Now: func() time.Time { return now }, QueryAnalysis: engine.QueryAnalysis{NoTurnContext: true}})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: emb, Now: func() time.Time { return now }, QueryAnalysis: engine.QueryAnalysis{NoTurnContext: true}})
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}
-	vocab := words[:24]
+	vocab := enginetest.Words[:24]
 	agents := []string{"ann", "bob", "cid"}
 	var in []engine.NewMessage
 	for i := range n {
@@ -96,7 +97,7 @@ func buildRefCorpus(t *testing.T, r *rand.Rand, n int) *refCorpus {
 			ch = "general"
 		}
 		m := engine.NewMessage{Channel: ch, Sender: a, Project: proj, Content: strings.Join(ws, " "),
-			Confidence: ptr(math.Round(r.Float64()*100) / 100), Type: []string{"message", "decision", "pattern"}[r.IntN(3)],
+			Confidence: enginetest.Ptr(math.Round(r.Float64()*100) / 100), Type: []string{"message", "decision", "pattern"}[r.IntN(3)],
 			CreatedAt: now.Add(-time.Duration(r.IntN(60*24)) * time.Hour)}
 		if r.IntN(4) == 0 {
 			m.Breadcrumbs.Files = []string{"f.go"}
@@ -106,7 +107,7 @@ func buildRefCorpus(t *testing.T, r *rand.Rand, n int) *refCorpus {
 	if _, err := e.StoreMessages(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	mustSync(t, e)
+	enginetest.MustSync(t, e)
 	all, err := e.Search(ctx, engine.SearchRequest{Limit: engine.MaxLimit})
 	if err != nil || len(all) != n {
 		t.Fatalf("listing: %d %v", len(all), err)
@@ -197,7 +198,7 @@ type refResult struct {
 // similarities by brute force and taking BM25 scores from an unfiltered
 // keyword search (FTS5's statistics do not depend on the filter).
 func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25, evidence map[int64]float64) []refResult {
-	qv := hashVector(c.emb.model, req.Query, c.emb.dim)
+	qv := enginetest.HashVector(c.emb.ModelID(), req.Query, c.emb.Dim())
 	type cand struct {
 		m           engine.Message
 		kw, kn, sim float64
@@ -211,7 +212,7 @@ func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25, evid
 		if !c.keep(req.Filter, m) {
 			continue
 		}
-		x := &cand{m: m, sim: cosine(qv, c.vecs[m.ID])}
+		x := &cand{m: m, sim: enginetest.Cosine(qv, c.vecs[m.ID])}
 		x.kw, x.isKw = bm25[m.ID]
 		if x.isKw {
 			best = max(best, x.kw)
@@ -339,11 +340,11 @@ func TestHybridMatchesNaiveReference(t *testing.T) {
 		{ChannelTypes: []string{engine.ChannelAgentNotes}},
 		{SenderIDs: []string{"ann", "bob"}, MinConfidence: 0.3},
 		{ExcludeSender: "cid", MessageTypes: []string{"decision", "pattern"}},
-		{Project: "cairn", HasBreadcrumbs: ptr(false)},
+		{Project: "cairn", HasBreadcrumbs: enginetest.Ptr(false)},
 		{MaxAge: 20 * 24 * time.Hour, MinWordCount: 4},
 		{Since: c.now.Add(-40 * 24 * time.Hour), Until: c.now.Add(-5 * 24 * time.Hour), ChannelIDs: []string{"general", engine.ProjectChannelID("cairn", "decisions")}},
 		{Where: json.RawMessage(`{"$or": [{"word_count": {"$gte": 6}}, {"agent_name": "ann"}]}`)},
-		{HasBreadcrumbs: ptr(true), ChannelTypes: []string{engine.ChannelPlain, engine.ChannelProject}},
+		{HasBreadcrumbs: enginetest.Ptr(true), ChannelTypes: []string{engine.ChannelPlain, engine.ChannelProject}},
 	}
 	profiles := []engine.Ranking{
 		{Profile: "similarity"}, {Profile: "balanced"}, {Profile: "recent"}, {Profile: "quality"}, {Profile: "multiplicative"},
@@ -358,7 +359,7 @@ func TestHybridMatchesNaiveReference(t *testing.T) {
 	for qi := range nq {
 		var q []string
 		for range 1 + r.IntN(3) {
-			q = append(q, words[r.IntN(24)])
+			q = append(q, enginetest.Words[r.IntN(24)])
 		}
 		query := strings.Join(q, " ")
 		kwAll, err := c.e.Search(ctx, engine.SearchRequest{Query: query, Mode: engine.ModeKeyword, Limit: engine.MaxLimit, MinScore: new(float64)})
@@ -420,12 +421,12 @@ func TestHybridMatchesNaiveReference(t *testing.T) {
 func TestListingOrder(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	e := openDir(t, t.TempDir(), engine.Options{Now: func() time.Time { return now }})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Now: func() time.Time { return now }})
 	at := now.Add(-48 * time.Hour)
 	for i, conf := range []float64{0.2, 0.9, 0.5} {
-		mustStore(t, e, engine.NewMessage{Channel: "agent-notes:ann", Sender: "ann", Content: fmt.Sprint("same time ", i), Confidence: ptr(conf), CreatedAt: at})
+		enginetest.MustStore(t, e, engine.NewMessage{Channel: "agent-notes:ann", Sender: "ann", Content: fmt.Sprint("same time ", i), Confidence: enginetest.Ptr(conf), CreatedAt: at})
 	}
-	newest := mustStore(t, e, engine.NewMessage{Channel: "agent-notes:ann", Sender: "ann", Content: "newest", Confidence: ptr(0.1), CreatedAt: now})
+	newest := enginetest.MustStore(t, e, engine.NewMessage{Channel: "agent-notes:ann", Sender: "ann", Content: "newest", Confidence: enginetest.Ptr(0.1), CreatedAt: now})
 	rs, err := e.Search(ctx, engine.SearchRequest{Ranking: engine.Ranking{Profile: "recent"}})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // The keyword CPU benchmark compares FTS5 (bm25() over every matching row)
@@ -116,7 +117,7 @@ func buildRealCorpus(c *realCorpus) error {
 	reuse := statErr == nil
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	var err error
-	c.e, err = openEngine(ctx, dir, engine.Options{Now: func() time.Time { return now }})
+	c.e, err = enginetest.OpenEngine(ctx, dir, engine.Options{Now: func() time.Time { return now }})
 	if err != nil {
 		return err
 	}
@@ -249,11 +250,11 @@ func BenchmarkKeywordCPU(b *testing.B) {
 		for _, fl := range s.filters {
 			for _, variant := range []string{"fts5", "memory"} {
 				b.Run(fmt.Sprintf("n=%d/%s/filter=%s/%s", benchN, s.name, fl.name, variant), func(b *testing.B) {
-					if err := storeOf(s.e).SetKeywordIndex(variant == "memory"); err != nil {
+					if err := enginetest.StoreOf(s.e).SetKeywordIndex(variant == "memory"); err != nil {
 						b.Fatal(err)
 					}
 					if variant == "memory" {
-						st := storeOf(s.e).KeywordIndexStats()
+						st := enginetest.StoreOf(s.e).KeywordIndexStats()
 						var ms0 runtime.MemStats
 						runtime.ReadMemStats(&ms0)
 						b.Logf("index: %d docs, %d tokens, %d terms, %d postings (~%.1f MB of postings); heap in use %.0f MB",
@@ -302,7 +303,7 @@ func BenchmarkKeywordIndexBuild(b *testing.B) {
 	var ms runtime.MemStats
 	for b.Loop() {
 		p0 := cpuNow(syscall.RUSAGE_SELF)
-		if err := storeOf(real.e).BuildFreshKeywordIndex(); err != nil {
+		if err := enginetest.StoreOf(real.e).BuildFreshKeywordIndex(); err != nil {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64((cpuNow(syscall.RUSAGE_SELF) - p0).Milliseconds()), "cpu-ms/build")

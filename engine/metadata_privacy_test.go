@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestFaultMetadataIsRedacted: with a Redactor, secrets in metadata values
@@ -17,7 +18,7 @@ import (
 // breadcrumbs are not modified.
 func TestFaultMetadataIsRedacted(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{Redactor: defaultRedactor(t)})
+	e, _ := enginetest.Open(t, engine.Options{Redactor: enginetest.DefaultRedactor(t)})
 	aws := "AKIA" + "IOSFODNN7EXAMPLE"
 	gh := "ghp_" + "16C7e42F292c6912E7710c838347Ae178B4a"
 	bc := engine.Breadcrumbs{Files: []string{"notes/" + gh + ".txt", "main.go"}, Other: map[string][]string{"logs": {"deploy.log " + aws}}}
@@ -50,7 +51,7 @@ func TestFaultMetadataIsRedacted(t *testing.T) {
 // (MaxContentBytes), and merging many of them is linear, not quadratic.
 func TestFaultBreadcrumbsBounded(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	files := make([]string, 300_000)
 	for i := range files {
 		files[i] = fmt.Sprintf("src/pkg%06d/file.go", i)

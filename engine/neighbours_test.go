@@ -7,23 +7,24 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 func TestNeighbours(t *testing.T) {
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	ctx := context.Background()
 	var team []int64
 	for i, text := range []string{"one", "two", "three", "four", "five"} {
-		team = append(team, mustStore(t, e, engine.NewMessage{Channel: "team-log", Sender: "bob", Content: text}))
+		team = append(team, enginetest.MustStore(t, e, engine.NewMessage{Channel: "team-log", Sender: "bob", Content: text}))
 		if i == 2 {
-			mustStore(t, e, engine.NewMessage{Channel: "other", Sender: "bob", Content: "elsewhere"})
+			enginetest.MustStore(t, e, engine.NewMessage{Channel: "other", Sender: "bob", Content: "elsewhere"})
 		}
 	}
 	n, err := e.Neighbours(ctx, team[2], 1, 5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.ChannelID != "team-log" || !slices.Equal(ids(n.Before), team[1:2]) || !slices.Equal(ids(n.After), team[3:]) || !n.MoreBefore || n.MoreAfter {
+	if n.ChannelID != "team-log" || !slices.Equal(enginetest.IDs(n.Before), team[1:2]) || !slices.Equal(enginetest.IDs(n.After), team[3:]) || !n.MoreBefore || n.MoreAfter {
 		t.Errorf("neighbours of the middle one = %+v", n)
 	}
 	n, err = e.Neighbours(ctx, team[0], 3, 0)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // In a conversation hybrid search blends its fused ranks with those of
@@ -19,7 +20,7 @@ import (
 // the fused one.
 func TestSearchBlendsRanksInConversations(t *testing.T) {
 	ctx := context.Background()
-	clk := newClock()
+	clk := enginetest.NewClock()
 	at := clk.Now().Add(-24 * time.Hour)
 	// near are turns of a third sender that share a word or two with the
 	// query: the fused list ranks them above the answer.
@@ -28,7 +29,7 @@ func TestSearchBlendsRanksInConversations(t *testing.T) {
 		near          []int64
 	}
 	open := func(qa engine.QueryAnalysis) (*engine.Engine, map[string]conv) {
-		e, _ := openTest(t, engine.Options{Embedder: newHashEmbedder("hash-b", 64), QueryAnalysis: qa, Now: clk.Now})
+		e, _ := enginetest.Open(t, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-b", 64), QueryAnalysis: qa, Now: clk.Now})
 		m := map[string]conv{}
 		for _, c := range []struct{ ch, answerSender string }{{"chat", "bob"}, {"solo", "ann"}} {
 			var v conv
@@ -36,7 +37,7 @@ func TestSearchBlendsRanksInConversations(t *testing.T) {
 			v.topic, v.answer, distractor = contextConversation(t, e, c.ch, c.answerSender, at, at)
 			v.near = append(v.near, distractor)
 			for i, w := range []string{"wooden", "tap", "ballet"} {
-				v.near = append(v.near, mustStore(t, e, engine.NewMessage{Channel: c.ch, Sender: "cat", Content: fmt.Sprintf("the %s dance shoes %d", w, i), CreatedAt: at.Add(-5 * time.Hour)}))
+				v.near = append(v.near, enginetest.MustStore(t, e, engine.NewMessage{Channel: c.ch, Sender: "cat", Content: fmt.Sprintf("the %s dance shoes %d", w, i), CreatedAt: at.Add(-5 * time.Hour)}))
 			}
 			m[c.ch] = v
 		}
@@ -57,7 +58,7 @@ func TestSearchBlendsRanksInConversations(t *testing.T) {
 	}
 	c, res := convs["chat"], search(on, "chat")
 	if rankOf(res, c.topic) != 1 {
-		t.Fatalf("blend on: results %v, want the topic %d first", resultIDs(res), c.topic)
+		t.Fatalf("blend on: results %v, want the topic %d first", enginetest.ResultIDs(res), c.topic)
 	}
 	above := 0
 	for _, id := range c.near {
@@ -66,7 +67,7 @@ func TestSearchBlendsRanksInConversations(t *testing.T) {
 		}
 	}
 	if above < len(c.near)-1 {
-		t.Errorf("blend on: results %v: the answer %d ranks above %d of the turns %v that share a word with the query, want all but one", resultIDs(res), c.answer, above, c.near)
+		t.Errorf("blend on: results %v: the answer %d ranks above %d of the turns %v that share a word with the query, want all but one", enginetest.ResultIDs(res), c.answer, above, c.near)
 	}
 	if a := res[rankOf(res, c.answer)-1]; a.Scores.Similarity > 0.2 || a.Scores.Context <= a.Scores.Similarity || a.Scores.Fused <= 0 || a.Scores.Fused > 1 {
 		t.Errorf("blend on: the answer's scores %+v: want its own similarity, its context's above it and a relevance in (0,1]", a.Scores)
@@ -74,7 +75,7 @@ func TestSearchBlendsRanksInConversations(t *testing.T) {
 	c, res = offConvs["chat"], search(off, "chat")
 	for _, id := range c.near {
 		if r := rankOf(res, c.answer); r != 0 && r < rankOf(res, id) {
-			t.Errorf("blend off: results %v: the answer %d ranks above %d", resultIDs(res), c.answer, id)
+			t.Errorf("blend off: results %v: the answer %d ranks above %d", enginetest.ResultIDs(res), c.answer, id)
 		}
 	}
 	soloOn, soloOff := search(on, "solo"), search(off, "solo")

@@ -8,21 +8,22 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 func TestGetAgentNotes(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
-	a1 := mustNote(t, e, engine.NewNote{Agent: "alice", Content: "global 1"})
-	p1 := mustNote(t, e, engine.NewNote{Agent: "alice", Project: "cairn", Content: "cairn 1"})
-	mustNote(t, e, engine.NewNote{Agent: "bob", Project: "cairn", Content: "bob's"})
-	a2 := mustNote(t, e, engine.NewNote{Agent: "alice", Content: "global 2"})
-	q1 := mustNote(t, e, engine.NewNote{Agent: "alice", Project: "other", Content: "other 1"})
+	e, _ := enginetest.Open(t, engine.Options{})
+	a1 := enginetest.MustNote(t, e, engine.NewNote{Agent: "alice", Content: "global 1"})
+	p1 := enginetest.MustNote(t, e, engine.NewNote{Agent: "alice", Project: "cairn", Content: "cairn 1"})
+	enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Project: "cairn", Content: "bob's"})
+	a2 := enginetest.MustNote(t, e, engine.NewNote{Agent: "alice", Content: "global 2"})
+	q1 := enginetest.MustNote(t, e, engine.NewNote{Agent: "alice", Project: "other", Content: "other 1"})
 	// A post by alice to a plain channel is not a note.
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}
-	mustStore(t, e, engine.NewMessage{Channel: "general", Sender: "alice", Content: "not a note"})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: "general", Sender: "alice", Content: "not a note"})
 
 	for _, tc := range []struct {
 		agent, project string
@@ -39,7 +40,7 @@ func TestGetAgentNotes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := ids(ms); !reflect.DeepEqual(got, tc.want) {
+		if got := enginetest.IDs(ms); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("GetAgentNotes(%q, %q, %d): got %v, want %v", tc.agent, tc.project, tc.limit, got, tc.want)
 		}
 	}
@@ -57,31 +58,31 @@ func TestGetAgentNotes(t *testing.T) {
 
 func TestGetChannelMessages(t *testing.T) {
 	ctx := context.Background()
-	e, clk := openTest(t, engine.Options{})
+	e, clk := enginetest.Open(t, engine.Options{})
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}
 	base := time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
 	var all []int64
 	for i := range 10 {
-		all = append(all, mustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "m" + string(rune('a'+i)), CreatedAt: base.Add(time.Duration(i) * time.Hour)}))
+		all = append(all, enginetest.MustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "m" + string(rune('a'+i)), CreatedAt: base.Add(time.Duration(i) * time.Hour)}))
 	}
 	// Same timestamp: newer id first.
-	tie := mustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "tie", CreatedAt: base.Add(9 * time.Hour)})
+	tie := enginetest.MustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "tie", CreatedAt: base.Add(9 * time.Hour)})
 	clk.Set(base.Add(10 * time.Hour))
 
 	ms, err := e.GetChannelMessages(ctx, "general", 0, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ids(ms), []int64{tie, all[9], all[8]}; !reflect.DeepEqual(got, want) {
+	if got, want := enginetest.IDs(ms), []int64{tie, all[9], all[8]}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("newest 3: got %v, want %v", got, want)
 	}
 	ms, err = e.GetChannelMessages(ctx, "general", 3*time.Hour, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ids(ms), []int64{tie, all[9], all[8], all[7]}; !reflect.DeepEqual(got, want) {
+	if got, want := enginetest.IDs(ms), []int64{tie, all[9], all[8], all[7]}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("max age 3h: got %v, want %v", got, want)
 	}
 	ms, err = e.GetChannelMessages(ctx, "general", 0, 0)
@@ -104,24 +105,24 @@ func TestGetChannelMessages(t *testing.T) {
 
 func TestGetMessages(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
-	a := mustNote(t, e, engine.NewNote{Agent: "a", Content: "1"})
-	b := mustNote(t, e, engine.NewNote{Agent: "a", Content: "2"})
+	e, _ := enginetest.Open(t, engine.Options{})
+	a := enginetest.MustNote(t, e, engine.NewNote{Agent: "a", Content: "1"})
+	b := enginetest.MustNote(t, e, engine.NewNote{Agent: "a", Content: "2"})
 	ms, err := e.GetMessages(ctx, []int64{b, 999, a})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := ids(ms), []int64{b, a}; !reflect.DeepEqual(got, want) {
+	if got, want := enginetest.IDs(ms), []int64{b, a}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
 
 func TestListChannelsScopes(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
-	mustNote(t, e, engine.NewNote{Agent: "alice", Content: "x"})
-	mustNote(t, e, engine.NewNote{Agent: "alice", Project: "cairn", Content: "x"})
-	mustNote(t, e, engine.NewNote{Agent: "bob", Project: "web", Content: "x"})
+	e, _ := enginetest.Open(t, engine.Options{})
+	enginetest.MustNote(t, e, engine.NewNote{Agent: "alice", Content: "x"})
+	enginetest.MustNote(t, e, engine.NewNote{Agent: "alice", Project: "cairn", Content: "x"})
+	enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Project: "web", Content: "x"})
 	for _, c := range []engine.NewChannel{{ID: "general"}, {ID: "cairn-dev", Project: "cairn"}} {
 		if _, err := e.CreateChannel(ctx, c); err != nil {
 			t.Fatal(err)
@@ -163,12 +164,12 @@ func TestListChannelsScopes(t *testing.T) {
 
 func TestListAgents(t *testing.T) {
 	ctx := context.Background()
-	e, clk := openTest(t, engine.Options{})
+	e, clk := enginetest.Open(t, engine.Options{})
 	t0 := time.Date(2026, 5, 1, 0, 0, 0, 0, time.UTC)
 	clk.Set(t0)
-	mustNote(t, e, engine.NewNote{Agent: "bob", Content: "1"})
-	mustNote(t, e, engine.NewNote{Agent: "alice", Project: "cairn", Content: "2"})
-	mustNote(t, e, engine.NewNote{Agent: "bob", Content: "3"})
+	enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "1"})
+	enginetest.MustNote(t, e, engine.NewNote{Agent: "alice", Project: "cairn", Content: "2"})
+	enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "3"})
 	as, err := e.ListAgents(ctx, "")
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/redact"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	"github.com/cairn-dev/cairn/internal/rawscan"
 )
 
@@ -21,7 +22,7 @@ func TestRedactEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := openEngine(ctx, t.TempDir(), engine.Options{Redactor: red})
+	e, err := enginetest.OpenEngine(ctx, t.TempDir(), engine.Options{Redactor: red})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // replyConversation stores, in channel ch, a question and its reply
@@ -18,15 +19,15 @@ func replyConversation(t *testing.T, e *engine.Engine, ch, replySender string, a
 	if _, err := e.CreateChannel(context.Background(), engine.NewChannel{ID: ch}); err != nil {
 		t.Fatal(err)
 	}
-	mustStore(t, e, engine.NewMessage{Channel: ch, Sender: "ann", Content: "the garden is blooming with tulips", CreatedAt: at})
-	mustStore(t, e, engine.NewMessage{Channel: ch, Sender: "bob", Content: "lovely flowers in spring", CreatedAt: at})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: ch, Sender: "ann", Content: "the garden is blooming with tulips", CreatedAt: at})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: ch, Sender: "bob", Content: "lovely flowers in spring", CreatedAt: at})
 	// Turns that share words with the question, which rank above the
 	// reply unless it is lifted.
-	mustStore(t, e, engine.NewMessage{Channel: ch, Sender: "bob", Content: "it has been a long day, how are you", CreatedAt: at})
-	mustStore(t, e, engine.NewMessage{Channel: ch, Sender: "ann", Content: "we have been to the long beach", CreatedAt: at})
-	asker = mustStore(t, e, engine.NewMessage{Channel: ch, Sender: "ann", Content: "how long have you been married?", CreatedAt: at})
-	reply = mustStore(t, e, engine.NewMessage{Channel: ch, Sender: replySender, Content: "five years already, time flies", CreatedAt: replyAt})
-	mustStore(t, e, engine.NewMessage{Channel: ch, Sender: "ann", Content: "the weather turned cold again", CreatedAt: replyAt})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: ch, Sender: "bob", Content: "it has been a long day, how are you", CreatedAt: at})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: ch, Sender: "ann", Content: "we have been to the long beach", CreatedAt: at})
+	asker = enginetest.MustStore(t, e, engine.NewMessage{Channel: ch, Sender: "ann", Content: "how long have you been married?", CreatedAt: at})
+	reply = enginetest.MustStore(t, e, engine.NewMessage{Channel: ch, Sender: replySender, Content: "five years already, time flies", CreatedAt: replyAt})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: ch, Sender: "ann", Content: "the weather turned cold again", CreatedAt: replyAt})
 	return asker, reply
 }
 
@@ -38,7 +39,7 @@ func TestSearchLiftsReplies(t *testing.T) {
 	ctx := context.Background()
 	// Turn context (engine/turncontext.go) would rank the reply right
 	// behind its question in semantic mode too: this test is the lift's.
-	e, clk := openTest(t, engine.Options{Embedder: newHashEmbedder("hash-r", 64), QueryAnalysis: engine.QueryAnalysis{NoTurnContext: true, LiftReplies: true}})
+	e, clk := enginetest.Open(t, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-r", 64), QueryAnalysis: engine.QueryAnalysis{NoTurnContext: true, LiftReplies: true}})
 	at := clk.Now().Add(-time.Hour)
 	asker, reply := replyConversation(t, e, "chat", "bob", at, at)
 	soloAsker, soloReply := replyConversation(t, e, "solo", "ann", at, at)
@@ -58,7 +59,7 @@ func TestSearchLiftsReplies(t *testing.T) {
 
 	res := search("chat", engine.ModeHybrid, engine.Filter{})
 	if rankOf(res, asker) != 1 || rankOf(res, reply) != 2 {
-		t.Fatalf("hybrid: results %v, want the question %d then its reply %d", resultIDs(res), asker, reply)
+		t.Fatalf("hybrid: results %v, want the question %d then its reply %d", enginetest.ResultIDs(res), asker, reply)
 	}
 	if got, want := res[1].Scores.Fused, 0.95*res[0].Scores.Fused; math.Abs(got-want) > 1e-9 {
 		t.Errorf("reply's relevance %v, want 0.95 x the question's = %v", got, want)
@@ -80,14 +81,14 @@ func TestSearchLiftsReplies(t *testing.T) {
 	} {
 		res := search(c.ch, c.mode, c.f)
 		if rankOf(res, c.asker) != 1 {
-			t.Errorf("%s: results %v, want the question %d first", c.name, resultIDs(res), c.asker)
+			t.Errorf("%s: results %v, want the question %d first", c.name, enginetest.ResultIDs(res), c.asker)
 		}
 		if rankOf(res, c.reply) == 2 {
-			t.Errorf("%s: results %v: the reply %d was lifted", c.name, resultIDs(res), c.reply)
+			t.Errorf("%s: results %v: the reply %d was lifted", c.name, enginetest.ResultIDs(res), c.reply)
 		}
 	}
 	res = search("chat", engine.ModeHybrid, engine.Filter{ExcludeSender: "bob"})
 	if rankOf(res, reply) != 0 {
-		t.Errorf("filter excludes bob: results %v include his reply %d", resultIDs(res), reply)
+		t.Errorf("filter excludes bob: results %v include his reply %d", enginetest.ResultIDs(res), reply)
 	}
 }

@@ -14,13 +14,14 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
-// trapEmbedder embeds like hashEmbedder, except the query text trap: its
+// trapEmbedder embeds like enginetest.HashEmbedder, except the query text trap: its
 // Embed blocks until ctx ends (block) or panics (panics), and says when it
 // is entered and whether it returned.
 type trapEmbedder struct {
-	*hashEmbedder
+	*enginetest.HashEmbedder
 	trap    string
 	panics  bool
 	entered chan struct{}
@@ -38,7 +39,7 @@ func (t *trapEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, 
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	return t.hashEmbedder.Embed(ctx, texts)
+	return t.HashEmbedder.Embed(ctx, texts)
 }
 
 // conversations stores n turns in 4 channels, two senders taking turns a
@@ -83,7 +84,7 @@ func conversations(t *testing.T, e *engine.Engine, n int) []string {
 // -race, answer exactly what each answers alone.
 func TestConcurrentSearchesMatchOneAtATime(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{Embedder: newHashEmbedder("hash-retrieve", 64)})
+	e, _ := enginetest.Open(t, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-retrieve", 64)})
 	qs := conversations(t, e, 400)
 	var reqs []engine.SearchRequest
 	for _, q := range qs {
@@ -127,8 +128,8 @@ func TestConcurrentSearchesMatchOneAtATime(t *testing.T) {
 // query is being embedded returns the context's error, and the goroutine
 // that embedded has returned by then (the search leaves none behind).
 func TestSearchCancelledWhileEmbedding(t *testing.T) {
-	emb := &trapEmbedder{hashEmbedder: newHashEmbedder("hash-retrieve", 64), trap: "beach trip", entered: make(chan struct{})}
-	e, _ := openTest(t, engine.Options{Embedder: emb})
+	emb := &trapEmbedder{HashEmbedder: enginetest.NewHashEmbedder("hash-retrieve", 64), trap: "beach trip", entered: make(chan struct{})}
+	e, _ := enginetest.Open(t, engine.Options{Embedder: emb})
 	conversations(t, e, 40)
 	for _, mode := range []engine.SearchMode{engine.ModeHybrid, engine.ModeSemantic} {
 		emb.entered = make(chan struct{})
@@ -155,8 +156,8 @@ func TestSearchCancelledWhileEmbedding(t *testing.T) {
 // (on the vector side's goroutine) reaches the caller of Search, where the
 // adapters recover it, rather than ending the process.
 func TestSearchPanicOnCallersGoroutine(t *testing.T) {
-	emb := &trapEmbedder{hashEmbedder: newHashEmbedder("hash-retrieve", 64), trap: "beach trip", panics: true, entered: make(chan struct{})}
-	e, _ := openTest(t, engine.Options{Embedder: emb})
+	emb := &trapEmbedder{HashEmbedder: enginetest.NewHashEmbedder("hash-retrieve", 64), trap: "beach trip", panics: true, entered: make(chan struct{})}
+	e, _ := enginetest.Open(t, engine.Options{Embedder: emb})
 	conversations(t, e, 40)
 	func() {
 		defer func() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/fts"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // FuzzSearchPlainTerms holds the keyword search contract: any text searches
@@ -26,7 +27,7 @@ func FuzzSearchPlainTerms(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		ctx := context.Background()
-		e, _ := openTest(t, engine.Options{})
+		e, _ := enginetest.Open(t, engine.Options{})
 		corpus(t, e)
 		var stored int64
 		if res, err := e.WriteNote(ctx, engine.NewNote{Agent: "fuzz", Content: text}); err == nil {
@@ -44,7 +45,7 @@ func FuzzSearchPlainTerms(f *testing.F) {
 		if strings.TrimSpace(text) == "" {
 			return // a filter-only listing, not a keyword search
 		}
-		got := resultIDs(rs)
+		got := enginetest.ResultIDs(rs)
 		slices.Sort(got)
 
 		var union []int64
@@ -53,7 +54,7 @@ func FuzzSearchPlainTerms(f *testing.F) {
 			if err != nil {
 				t.Fatalf("Search(term %q): %v", term, err)
 			}
-			for _, id := range resultIDs(rs) {
+			for _, id := range enginetest.ResultIDs(rs) {
 				if !slices.Contains(union, id) {
 					union = append(union, id)
 				}

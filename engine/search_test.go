@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // corpus writes a small fixed corpus and returns the ids by label.
@@ -25,30 +26,30 @@ func corpus(t testing.TB, e *engine.Engine) map[string]int64 {
 		label string
 		m     engine.NewMessage
 	}{
-		{"wal", engine.NewMessage{Channel: "general", Sender: "alice", Project: "cairn", Content: "SQLite WAL mode lets readers run while a writer commits.", Confidence: ptr(0.9), Type: "decision"}},
-		{"wal2", engine.NewMessage{Channel: "general", Sender: "bob", Project: "web", Content: "WAL WAL WAL: write-ahead logging, the WAL file grows until a checkpoint.", Confidence: ptr(0.4)}},
-		{"journal", engine.NewMessage{Channel: "agent-notes:alice:cairn", Sender: "alice", Project: "cairn", Content: "Journaling modes: rollback journal versus write-ahead log.", Confidence: ptr(0.7), Type: "reflection"}},
-		{"ops", engine.NewMessage{Channel: "agent-notes:bob", Sender: "bob", Content: "NOT (a AND b) OR c NEAR d* col:x ^start \"quoted\"", Confidence: ptr(0.5), Type: "pattern"}},
-		{"emoji", engine.NewMessage{Channel: "general", Sender: "carol", Content: "deploy 🚀 done, Grüße aus Köln, 東京 データベース", Confidence: ptr(0.6)}},
-		{"policy", engine.NewMessage{Channel: "project:cairn:policies", Sender: "alice", Project: "cairn", Content: "Never store secrets in notes; the checkpoint runs nightly.", Confidence: ptr(1.0), Type: "policy"}},
+		{"wal", engine.NewMessage{Channel: "general", Sender: "alice", Project: "cairn", Content: "SQLite WAL mode lets readers run while a writer commits.", Confidence: enginetest.Ptr(0.9), Type: "decision"}},
+		{"wal2", engine.NewMessage{Channel: "general", Sender: "bob", Project: "web", Content: "WAL WAL WAL: write-ahead logging, the WAL file grows until a checkpoint.", Confidence: enginetest.Ptr(0.4)}},
+		{"journal", engine.NewMessage{Channel: "agent-notes:alice:cairn", Sender: "alice", Project: "cairn", Content: "Journaling modes: rollback journal versus write-ahead log.", Confidence: enginetest.Ptr(0.7), Type: "reflection"}},
+		{"ops", engine.NewMessage{Channel: "agent-notes:bob", Sender: "bob", Content: "NOT (a AND b) OR c NEAR d* col:x ^start \"quoted\"", Confidence: enginetest.Ptr(0.5), Type: "pattern"}},
+		{"emoji", engine.NewMessage{Channel: "general", Sender: "carol", Content: "deploy 🚀 done, Grüße aus Köln, 東京 データベース", Confidence: enginetest.Ptr(0.6)}},
+		{"policy", engine.NewMessage{Channel: "project:cairn:policies", Sender: "alice", Project: "cairn", Content: "Never store secrets in notes; the checkpoint runs nightly.", Confidence: enginetest.Ptr(1.0), Type: "policy"}},
 	}
 	out := map[string]int64{}
 	for i, d := range docs {
 		d.m.CreatedAt = base.Add(time.Duration(i) * time.Hour)
-		out[d.label] = mustStore(t, e, d.m)
+		out[d.label] = enginetest.MustStore(t, e, d.m)
 	}
 	return out
 }
 
 func TestKeywordSearchRanksAndMarks(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	id := corpus(t, e)
 	rs, err := e.Search(ctx, engine.SearchRequest{Query: "wal"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := resultIDs(rs), []int64{id["wal2"], id["wal"]}; !reflect.DeepEqual(got, want) {
+	if got, want := enginetest.ResultIDs(rs), []int64{id["wal2"], id["wal"]}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("wal: got %v, want %v (more occurrences first)", got, want)
 	}
 	if !(rs[0].Score > rs[1].Score && rs[1].Score > 0) || !(rs[0].KeywordScore > rs[1].KeywordScore) { // Score is the ranked final score, KeywordScore BM25
@@ -65,7 +66,7 @@ func TestKeywordSearchRanksAndMarks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := resultIDs(rs)
+	got := enginetest.ResultIDs(rs)
 	slices.Sort(got)
 	if want := []int64{id["wal2"], id["journal"], id["policy"]}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("journals checkpointing: got %v, want %v", got, want)
@@ -76,8 +77,8 @@ func TestKeywordSearchRanksAndMarks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Contains(resultIDs(rs), want) {
-			t.Errorf("%q: got %v, want %d among them", q, resultIDs(rs), want)
+		if !slices.Contains(enginetest.ResultIDs(rs), want) {
+			t.Errorf("%q: got %v, want %d among them", q, enginetest.ResultIDs(rs), want)
 		}
 	}
 	for _, q := range []string{"🚀", "   ", "!!! ??? ...", "\"\"", "()", "*", "^", ":"} {
@@ -86,14 +87,14 @@ func TestKeywordSearchRanksAndMarks(t *testing.T) {
 			t.Errorf("%q: %v", q, err)
 		}
 		if strings.TrimSpace(q) != "" && len(rs) != 0 {
-			t.Errorf("%q (no terms): got %v, want nothing", q, resultIDs(rs))
+			t.Errorf("%q (no terms): got %v, want nothing", q, enginetest.ResultIDs(rs))
 		}
 	}
 }
 
 func TestSearchSyntaxIsPlainText(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	id := corpus(t, e)
 	// Each of these would be FTS5 syntax; here every word is a term.
 	for _, q := range []string{`NOT`, `AND`, `OR`, `NEAR`, `col:x`, `"quoted`, `d*`, `^start`, `(a`, `NEAR(d c)`, `col : x`, `-a`, `+b`, `NOT wal`} {
@@ -101,20 +102,20 @@ func TestSearchSyntaxIsPlainText(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", q, err)
 		}
-		if !slices.Contains(resultIDs(rs), id["ops"]) {
-			t.Errorf("%q: got %v, want the message containing it (%d)", q, resultIDs(rs), id["ops"])
+		if !slices.Contains(enginetest.ResultIDs(rs), id["ops"]) {
+			t.Errorf("%q: got %v, want the message containing it (%d)", q, enginetest.ResultIDs(rs), id["ops"])
 		}
 	}
 	// "NOT wal" must not exclude WAL messages: NOT is a plain word.
 	rs, _ := e.Search(ctx, engine.SearchRequest{Query: "NOT wal"})
-	if !slices.Contains(resultIDs(rs), id["wal"]) {
-		t.Errorf("NOT wal: %v lacks %d", resultIDs(rs), id["wal"])
+	if !slices.Contains(enginetest.ResultIDs(rs), id["wal"]) {
+		t.Errorf("NOT wal: %v lacks %d", enginetest.ResultIDs(rs), id["wal"])
 	}
 }
 
 func TestSearchFilters(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	id := corpus(t, e)
 	base := time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
 	all := []string{"wal", "wal2", "journal", "ops", "emoji", "policy"}
@@ -154,7 +155,7 @@ func TestSearchFilters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := resultIDs(rs)
+			got := enginetest.ResultIDs(rs)
 			if !slices.IsSortedFunc(got, func(a, b int64) int { return int(b - a) }) {
 				t.Errorf("listing not newest first: %v", got)
 			}
@@ -169,22 +170,22 @@ func TestSearchFilters(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(tc.want) > 0 && (len(rs) != 1 || !slices.Contains(tc.want, rs[0].Message.ID)) {
-				t.Errorf("keyword limit 1: got %v, want one of %v", resultIDs(rs), tc.want)
+				t.Errorf("keyword limit 1: got %v, want one of %v", enginetest.ResultIDs(rs), tc.want)
 			}
 			if len(tc.want) == 0 && len(rs) != 0 {
-				t.Errorf("keyword: got %v, want nothing", resultIDs(rs))
+				t.Errorf("keyword: got %v, want nothing", enginetest.ResultIDs(rs))
 			}
 		})
 	}
 	rs, err := e.Search(ctx, engine.SearchRequest{Limit: 2})
-	if err != nil || !reflect.DeepEqual(resultIDs(rs), []int64{id["policy"], id["emoji"]}) {
-		t.Fatalf("listing limit 2: %v %v", resultIDs(rs), err)
+	if err != nil || !reflect.DeepEqual(enginetest.ResultIDs(rs), []int64{id["policy"], id["emoji"]}) {
+		t.Fatalf("listing limit 2: %v %v", enginetest.ResultIDs(rs), err)
 	}
 }
 
 func TestSearchBadInput(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		req   engine.SearchRequest

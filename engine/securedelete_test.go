@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestSecureDeleteKeepsIndexSound: keyword searches (which start the
@@ -16,14 +17,14 @@ import (
 func TestSecureDeleteKeepsIndexSound(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := openEngine(ctx, dir, engine.Options{})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	req := engine.SearchRequest{Query: "retry backoff", Mode: engine.ModeKeyword, Limit: 100}
 	kept := 0
 	for i := range 40 {
-		id := mustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("retry loop backoff note %d", i)})
+		id := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("retry loop backoff note %d", i)})
 		if _, err := e.Search(ctx, req); err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func TestSecureDeleteKeepsIndexSound(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	e2 := openDir(t, dir, engine.Options{})
+	e2 := enginetest.OpenDir(t, dir, engine.Options{})
 	if err := ops.Check(ctx, e2); err != nil {
 		t.Fatalf("after searches and secure deletes: %v", err)
 	}

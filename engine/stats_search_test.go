@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestSearchStatsPersist: searches of one process are counted in the
@@ -20,7 +21,7 @@ import (
 func TestSearchStatsPersist(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := openEngine(ctx, dir, engine.Options{})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestSearchStatsPersist(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err := openEngine(ctx, dir, engine.Options{})
+	r, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +60,7 @@ func TestSearchStatsPersist(t *testing.T) {
 func TestSearchMakesNoWrite(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := openEngine(ctx, dir, engine.Options{})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestSearchMakesNoWrite(t *testing.T) {
 	db := filepath.Join(dir, sqlite.DBFile)
 	before := fileState(t, db)
 
-	r, err := openEngine(ctx, dir, engine.Options{})
+	r, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func fileState(t *testing.T, path string) state {
 func TestSearchStatsRideOnWrites(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := openEngine(ctx, dir, engine.Options{})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func TestSearchStatsRideOnWrites(t *testing.T) {
 	if _, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "a write carries the counts"}); err != nil {
 		t.Fatal(err)
 	}
-	other, err := openEngine(ctx, dir, engine.Options{})
+	other, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestSearchStatsRideOnWrites(t *testing.T) {
 func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	w, err := openEngine(ctx, dir, engine.Options{})
+	w, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 	db := filepath.Join(dir, sqlite.DBFile)
 	before, _ := os.ReadFile(db)
 	for range 3 {
-		r, err := openEngine(ctx, dir, engine.Options{ReadOnly: true})
+		r, err := enginetest.OpenEngine(ctx, dir, engine.Options{ReadOnly: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +210,7 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 		}
 		return st.Search.Searches
 	}
-	r, err := openEngine(ctx, dir, engine.Options{ReadOnly: true})
+	r, err := enginetest.OpenEngine(ctx, dir, engine.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +218,7 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 		t.Errorf("after 3 one-shot searches: %d searches counted", n)
 	}
 	r.Close()
-	w, err = openEngine(ctx, dir, engine.Options{})
+	w, err = enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestSearchStatsOfReadOnlyProcesses(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r, err = openEngine(ctx, dir, engine.Options{ReadOnly: true})
+	r, err = enginetest.OpenEngine(ctx, dir, engine.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // The store benchmarks share one corpus of benchN messages built from a
@@ -101,7 +102,7 @@ func buildBenchCorpus(c *benchCorpus) error {
 	now := c.now
 	var err error
 	var mu sync.Mutex
-	c.e, err = openEngine(ctx, dir, engine.Options{Now: func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(time.Millisecond); return now }})
+	c.e, err = enginetest.OpenEngine(ctx, dir, engine.Options{Now: func() time.Time { mu.Lock(); defer mu.Unlock(); now = now.Add(time.Millisecond); return now }})
 	if err != nil {
 		return err
 	}

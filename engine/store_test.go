@@ -13,17 +13,18 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 func TestWriteNoteFields(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	content := "Ask @bob and @carol.  (not mail@example.com) about   @bob's  WAL change."
 	res, err := e.WriteNote(ctx, engine.NewNote{
 		Agent: "alice", Project: "cairn", Content: content,
 		Metadata:    json.RawMessage(`{"source": "test", "n": 12345678901234567890, "breadcrumbs": {"files": ["a.go"]}}`),
 		Breadcrumbs: engine.Breadcrumbs{Files: []string{"a.go", "b.go"}, Commits: []string{"abc123"}, Issues: []string{"7"}, PRs: []string{"9"}},
-		Confidence:  ptr(0.9),
+		Confidence:  enginetest.Ptr(0.9),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -58,12 +59,12 @@ func TestWriteNoteFields(t *testing.T) {
 
 func TestStoreDefaultsAndPrecision(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2025, 5, 6, 7, 8, 9, 123456789, time.FixedZone("x", 3600))
-	id := mustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "hello", CreatedAt: at})
+	id := enginetest.MustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "hello", CreatedAt: at})
 	m, err := e.GetMessage(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +77,7 @@ func TestStoreDefaultsAndPrecision(t *testing.T) {
 		t.Fatalf("created_at: got %v, want %v (ms precision, UTC)", m.CreatedAt, want)
 	}
 	for _, c := range []float64{0, 1} {
-		id := mustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "edge " + string(rune('a'+int(c))), Confidence: ptr(c)})
+		id := enginetest.MustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "edge " + string(rune('a'+int(c))), Confidence: enginetest.Ptr(c)})
 		m, err := e.GetMessage(ctx, id)
 		if err != nil || m.Confidence != c {
 			t.Fatalf("confidence %v: got %v, %v", c, m.Confidence, err)
@@ -86,20 +87,20 @@ func TestStoreDefaultsAndPrecision(t *testing.T) {
 
 func TestIdempotentWrite(t *testing.T) {
 	ctx := context.Background()
-	e, clk := openTest(t, engine.Options{})
-	first, err := e.WriteNote(ctx, engine.NewNote{Agent: "alice", Content: "same", Confidence: ptr(0.2)})
+	e, clk := enginetest.Open(t, engine.Options{})
+	first, err := e.WriteNote(ctx, engine.NewNote{Agent: "alice", Content: "same", Confidence: enginetest.Ptr(0.2)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	clk.Set(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
-	again, err := e.WriteNote(ctx, engine.NewNote{Agent: "alice", Content: "same", Confidence: ptr(0.9)})
+	again, err := e.WriteNote(ctx, engine.NewNote{Agent: "alice", Content: "same", Confidence: enginetest.Ptr(0.9)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if again.ID != first.ID || again.Created || !first.Created {
 		t.Fatalf("first %+v, again %+v: want same id, Created true then false", first, again)
 	}
-	if n := countMessages(t, e); n != 1 {
+	if n := enginetest.CountMessages(t, e); n != 1 {
 		t.Fatalf("%d messages, want 1", n)
 	}
 	m, _ := e.GetMessage(ctx, first.ID)
@@ -127,7 +128,7 @@ func TestIdempotentWrite(t *testing.T) {
 
 func TestBadInputWritesNothing(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{MaxContentBytes: 100})
+	e, _ := enginetest.Open(t, engine.Options{MaxContentBytes: 100})
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}
@@ -143,10 +144,10 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"content over limit", with(func(m *engine.NewMessage) { m.Content = strings.Repeat("x", 101) }), "content"},
 		{"invalid utf-8", with(func(m *engine.NewMessage) { m.Content = "a\xffb" }), "content"},
 		{"nul byte", with(func(m *engine.NewMessage) { m.Content = "a\x00b" }), "content"},
-		{"confidence above 1", with(func(m *engine.NewMessage) { m.Confidence = ptr(1.01) }), "confidence"},
-		{"confidence below 0", with(func(m *engine.NewMessage) { m.Confidence = ptr(-0.1) }), "confidence"},
-		{"confidence NaN", with(func(m *engine.NewMessage) { m.Confidence = ptr(math.NaN()) }), "confidence"},
-		{"confidence Inf", with(func(m *engine.NewMessage) { m.Confidence = ptr(math.Inf(1)) }), "confidence"},
+		{"confidence above 1", with(func(m *engine.NewMessage) { m.Confidence = enginetest.Ptr(1.01) }), "confidence"},
+		{"confidence below 0", with(func(m *engine.NewMessage) { m.Confidence = enginetest.Ptr(-0.1) }), "confidence"},
+		{"confidence NaN", with(func(m *engine.NewMessage) { m.Confidence = enginetest.Ptr(math.NaN()) }), "confidence"},
+		{"confidence Inf", with(func(m *engine.NewMessage) { m.Confidence = enginetest.Ptr(math.Inf(1)) }), "confidence"},
 		{"metadata array", with(func(m *engine.NewMessage) { m.Metadata = json.RawMessage(`[1]`) }), "metadata"},
 		{"metadata string", with(func(m *engine.NewMessage) { m.Metadata = json.RawMessage(`"x"`) }), "metadata"},
 		{"metadata null", with(func(m *engine.NewMessage) { m.Metadata = json.RawMessage(`null`) }), "metadata"},
@@ -197,7 +198,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 			}
 		})
 	}
-	if n := countMessages(t, e); n != 0 {
+	if n := enginetest.CountMessages(t, e); n != 0 {
 		t.Fatalf("%d messages written by bad input", n)
 	}
 	agents, _ := e.ListAgents(ctx, "")
@@ -210,7 +211,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 	}
 
 	// The limit holds exactly at the boundary.
-	mustStore(t, e, with(func(m *engine.NewMessage) { m.Content = strings.Repeat("x", 100) }))
+	enginetest.MustStore(t, e, with(func(m *engine.NewMessage) { m.Content = strings.Repeat("x", 100) }))
 
 	// WriteNote validates its own fields.
 	for _, n := range []engine.NewNote{{Agent: "", Content: "x"}, {Agent: "a b", Content: "x"}, {Agent: "a", Project: "-p", Content: "x"}} {
@@ -226,7 +227,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 // designs' global:general and project:backend included).
 func TestWritingCreatesTheChannel(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	for _, c := range []struct{ id, typ, project string }{
 		{"nowhere", engine.ChannelPlain, ""},
 		{"global:general", engine.ChannelPlain, ""},
@@ -245,7 +246,7 @@ func TestWritingCreatesTheChannel(t *testing.T) {
 
 func TestUnknownMessage(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	if _, err := e.GetMessage(ctx, 42); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "42") {
 		t.Fatalf("GetMessage(42): got %v", err)
 	}
@@ -259,17 +260,17 @@ func TestUnknownMessage(t *testing.T) {
 	if _, err := e.GetChannel(ctx, "nowhere"); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("GetChannel: got %v", err)
 	}
-	if n := countMessages(t, e); n != 0 {
+	if n := enginetest.CountMessages(t, e); n != 0 {
 		t.Fatalf("%d messages", n)
 	}
 }
 
 func TestAutoCreatedChannels(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
-	mustStore(t, e, engine.NewMessage{Channel: "project:cairn:decisions", Sender: "alice", Project: "cairn", Content: "d1", Type: engine.TypeDecision})
-	mustStore(t, e, engine.NewMessage{Channel: "agent-notes:bob", Sender: "alice", Content: "written into bob's notes"})
-	mustNote(t, e, engine.NewNote{Agent: "carol", Project: "org/repo", Content: "n"})
+	e, _ := enginetest.Open(t, engine.Options{})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: "project:cairn:decisions", Sender: "alice", Project: "cairn", Content: "d1", Type: engine.TypeDecision})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: "agent-notes:bob", Sender: "alice", Content: "written into bob's notes"})
+	enginetest.MustNote(t, e, engine.NewNote{Agent: "carol", Project: "org/repo", Content: "n"})
 	chs, err := e.ListChannels(ctx, engine.Scope{})
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +300,7 @@ func TestAutoCreatedChannels(t *testing.T) {
 
 func TestCreateChannel(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	c, err := e.CreateChannel(ctx, engine.NewChannel{ID: "team/log", Description: "what shipped", Project: "cairn"})
 	if err != nil {
 		t.Fatal(err)
@@ -324,12 +325,12 @@ func TestCreateChannel(t *testing.T) {
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "ok", Description: strings.Repeat("d", 5000)}); !errors.As(err, &inv) {
 		t.Errorf("long description: got %v", err)
 	}
-	mustStore(t, e, engine.NewMessage{Channel: "team/log", Sender: "bob", Content: "shipped"})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: "team/log", Sender: "bob", Content: "shipped"})
 }
 
 func TestStoreMessagesBatch(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	batch := []engine.NewMessage{
 		{Channel: "agent-notes:a", Sender: "a", Content: "one"},
 		{Channel: "agent-notes:a", Sender: "a", Content: "two"},
@@ -351,7 +352,7 @@ func TestStoreMessagesBatch(t *testing.T) {
 	if _, err := e.StoreMessages(ctx, bad); !errors.As(err, &be) || be.Index != 1 || !errors.As(err, &inv) || inv.Field != "content" {
 		t.Fatalf("bad batch: %v", err)
 	}
-	if n := countMessages(t, e); n != 3 {
+	if n := enginetest.CountMessages(t, e); n != 3 {
 		t.Fatalf("%d messages, want 3", n)
 	}
 	if _, err := e.StoreMessages(ctx, make([]engine.NewMessage, engine.MaxBatch+1)); !errors.As(err, &inv) {

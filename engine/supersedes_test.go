@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestSupersedes: a message that supersedes an earlier one takes its place
@@ -20,10 +21,10 @@ import (
 // correction makes the original current again.
 func TestSupersedes(t *testing.T) {
 	ctx := context.Background()
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-s", 32)})
-	old := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script lives in tools/deploy.sh"})
-	other := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday"})
-	fix := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script moved to scripts/deploy.sh", Supersedes: old})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: enginetest.NewHashEmbedder("hash-s", 32)})
+	old := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script lives in tools/deploy.sh"})
+	other := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday"})
+	fix := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script moved to scripts/deploy.sh", Supersedes: old})
 	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestSupersedes(t *testing.T) {
 	}
 	found := func(req engine.SearchRequest) []int64 {
 		t.Helper()
-		out := resultIDs(search(t, e, req))
+		out := enginetest.ResultIDs(enginetest.Search(t, e, req))
 		slices.Sort(out)
 		return out
 	}
@@ -91,7 +92,7 @@ func TestSupersedes(t *testing.T) {
 		t.Fatalf("original not found after its correction was deleted: %v", got)
 	}
 	// Deleting the original clears the correction's link.
-	fix2 := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "scripts/deploy.sh is the deploy script", Supersedes: old})
+	fix2 := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "scripts/deploy.sh is the deploy script", Supersedes: old})
 	if err := e.DeleteMessage(ctx, old); err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +107,8 @@ func TestSupersedes(t *testing.T) {
 // content, a correction (supersedes) or the check switched off store it.
 func TestNearDuplicateWrites(t *testing.T) {
 	ctx := context.Background()
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64), NearDuplicateCosine: engine.DefaultNearDuplicateCosine})
-	first := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: enginetest.NewHashEmbedder("hash-d", 64), NearDuplicateCosine: engine.DefaultNearDuplicateCosine})
+	first := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
 	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +135,8 @@ func TestNearDuplicateWrites(t *testing.T) {
 			t.Errorf("%s: %+v %v", c.name, res, err)
 		}
 	}
-	off := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-d", 64)})
-	mustNote(t, off, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
+	off := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: enginetest.NewHashEmbedder("hash-d", 64)})
+	enginetest.MustNote(t, off, engine.NewNote{Agent: "bob", Content: "the deploy window is Tuesday afternoon"})
 	if err := ops.SyncVectors(ctx, off, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -149,9 +150,9 @@ func TestNearDuplicateWrites(t *testing.T) {
 // another store as a plain message.
 func TestSupersededShowLineImports(t *testing.T) {
 	ctx := context.Background()
-	src := openDir(t, t.TempDir(), engine.Options{})
-	old := mustNote(t, src, engine.NewNote{Agent: "bob", Content: "the cache is cold at boot"})
-	fix := mustNote(t, src, engine.NewNote{Agent: "bob", Content: "the cache is warmed at boot", Supersedes: old})
+	src := enginetest.OpenDir(t, t.TempDir(), engine.Options{})
+	old := enginetest.MustNote(t, src, engine.NewNote{Agent: "bob", Content: "the cache is cold at boot"})
+	fix := enginetest.MustNote(t, src, engine.NewNote{Agent: "bob", Content: "the cache is warmed at boot", Supersedes: old})
 	var lines strings.Builder
 	for _, id := range []int64{old, fix} {
 		m, err := src.GetMessage(ctx, id)
@@ -165,7 +166,7 @@ func TestSupersededShowLineImports(t *testing.T) {
 	if !strings.Contains(lines.String(), `"superseded_by":`) || !strings.Contains(lines.String(), `"supersedes":`) {
 		t.Fatalf("reads lack the links: %s", lines.String())
 	}
-	dst := openDir(t, t.TempDir(), engine.Options{})
+	dst := enginetest.OpenDir(t, t.TempDir(), engine.Options{})
 	rep, err := ingest.ImportMessages(ctx, dst, strings.NewReader(lines.String()), ingest.ImportMessagesOptions{})
 	if err != nil || rep.Imported != 2 || rep.Invalid != 0 {
 		t.Fatalf("import: %+v %v", rep, err)

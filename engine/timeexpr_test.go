@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // A query naming a date ranks the messages of that date above equally
@@ -14,15 +15,15 @@ import (
 // words, not by the date's.
 func TestSearchBoostsNamedTime(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{Embedder: newHashEmbedder("hash-t", 64)})
+	e, _ := enginetest.Open(t, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-t", 64)})
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "log"}); err != nil {
 		t.Fatal(err)
 	}
 	sep := time.Date(2023, 9, 12, 10, 0, 0, 0, time.UTC)
 	oct := time.Date(2023, 10, 13, 10, 0, 0, 0, time.UTC)
-	mustStore(t, e, engine.NewMessage{Channel: "log", Sender: "ann", Content: "the deploy failed with a timeout", CreatedAt: sep})
-	want := mustStore(t, e, engine.NewMessage{Channel: "log", Sender: "ann", Content: "the deploy failed with a timeout again", CreatedAt: oct})
-	mustStore(t, e, engine.NewMessage{Channel: "log", Sender: "ann", Content: "lunch was good", CreatedAt: oct})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: "log", Sender: "ann", Content: "the deploy failed with a timeout", CreatedAt: sep})
+	want := enginetest.MustStore(t, e, engine.NewMessage{Channel: "log", Sender: "ann", Content: "the deploy failed with a timeout again", CreatedAt: oct})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: "log", Sender: "ann", Content: "lunch was good", CreatedAt: oct})
 	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestSearchBoostsNamedTime(t *testing.T) {
 				t.Fatalf("%s %q: %v", mode, q, err)
 			}
 			if len(res) == 0 || res[0].Message.ID != want {
-				t.Errorf("%s %q: results %v, want %d (October's deploy) first", mode, q, resultIDs(res), want)
+				t.Errorf("%s %q: results %v, want %d (October's deploy) first", mode, q, enginetest.ResultIDs(res), want)
 			}
 		}
 	}

@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 func TestTimeline(t *testing.T) {
-	e, clock := openTest(t, engine.Options{})
+	e, clock := enginetest.Open(t, engine.Options{})
 	ctx := context.Background()
 	day := 24 * time.Hour
 	start := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	clock.Set(start.Add(10 * day))
 	at := func(d int, channel string) {
-		mustStore(t, e, engine.NewMessage{Channel: channel, Sender: "bob", Content: fmt.Sprintf("%s on day %d", channel, d),
+		enginetest.MustStore(t, e, engine.NewMessage{Channel: channel, Sender: "bob", Content: fmt.Sprintf("%s on day %d", channel, d),
 			CreatedAt: start.Add(time.Duration(d)*day + time.Hour)})
 	}
 	at(0, "team-log")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // BenchmarkTurnContextCPU measures what scoring turns with their
@@ -44,7 +45,7 @@ func BenchmarkTurnContextCPU(b *testing.B) {
 		queries = append(queries, "What did they say about "+text(3)+"?")
 	}
 	open := func(qa engine.QueryAnalysis) *engine.Engine {
-		e, err := openEngine(ctx, b.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-bench", 384), QueryAnalysis: qa})
+		e, err := enginetest.OpenEngine(ctx, b.TempDir(), engine.Options{Embedder: enginetest.NewHashEmbedder("hash-bench", 384), QueryAnalysis: qa})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // contextConversation stores, in channel ch, a turn about the query's
@@ -18,11 +19,11 @@ func contextConversation(t *testing.T, e *engine.Engine, ch, answerSender string
 	if _, err := e.CreateChannel(context.Background(), engine.NewChannel{ID: ch}); err != nil {
 		t.Fatal(err)
 	}
-	mustStore(t, e, engine.NewMessage{Channel: ch, Sender: "cat", Content: "lunch was pasta with basil", CreatedAt: at.Add(-3 * time.Hour)})
-	distractor = mustStore(t, e, engine.NewMessage{Channel: ch, Sender: "cat", Content: "my studio floor is wooden and creaky", CreatedAt: at.Add(-3 * time.Hour)})
-	mustStore(t, e, engine.NewMessage{Channel: ch, Sender: "cat", Content: "rain again all afternoon", CreatedAt: at.Add(-3 * time.Hour)})
-	topic = mustStore(t, e, engine.NewMessage{Channel: ch, Sender: "ann", Content: "tomorrow is the grand opening night of the dance studio", CreatedAt: at})
-	answer = mustStore(t, e, engine.NewMessage{Channel: ch, Sender: answerSender, Content: "thanks, so excited, cannot wait", CreatedAt: answerAt})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: ch, Sender: "cat", Content: "lunch was pasta with basil", CreatedAt: at.Add(-3 * time.Hour)})
+	distractor = enginetest.MustStore(t, e, engine.NewMessage{Channel: ch, Sender: "cat", Content: "my studio floor is wooden and creaky", CreatedAt: at.Add(-3 * time.Hour)})
+	enginetest.MustStore(t, e, engine.NewMessage{Channel: ch, Sender: "cat", Content: "rain again all afternoon", CreatedAt: at.Add(-3 * time.Hour)})
+	topic = enginetest.MustStore(t, e, engine.NewMessage{Channel: ch, Sender: "ann", Content: "tomorrow is the grand opening night of the dance studio", CreatedAt: at})
+	answer = enginetest.MustStore(t, e, engine.NewMessage{Channel: ch, Sender: answerSender, Content: "thanks, so excited, cannot wait", CreatedAt: answerAt})
 	return topic, answer, distractor
 }
 
@@ -34,9 +35,9 @@ func contextConversation(t *testing.T, e *engine.Engine, ch, answerSender string
 // blend: engine/rankblend.go.)
 func TestSearchScoresTurnsWithContext(t *testing.T) {
 	ctx := context.Background()
-	clk := newClock()
+	clk := enginetest.NewClock()
 	open := func(qa engine.QueryAnalysis) *engine.Engine {
-		e, _ := openTest(t, engine.Options{Embedder: newHashEmbedder("hash-c", 64), QueryAnalysis: qa, Now: clk.Now})
+		e, _ := enginetest.Open(t, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-c", 64), QueryAnalysis: qa, Now: clk.Now})
 		return e
 	}
 	e := open(engine.QueryAnalysis{})
@@ -71,7 +72,7 @@ func TestSearchScoresTurnsWithContext(t *testing.T) {
 	c := convs["chat"]
 	res := search(e, "chat", engine.ModeSemantic, engine.Filter{})
 	if rankOf(res, c.topic) != 1 || rankOf(res, c.answer) != 2 {
-		t.Fatalf("results %v, want the topic %d then the answer %d", resultIDs(res), c.topic, c.answer)
+		t.Fatalf("results %v, want the topic %d then the answer %d", enginetest.ResultIDs(res), c.topic, c.answer)
 	}
 	if a := res[1]; a.Scores.Similarity > 0.2 || a.Scores.Context <= a.Scores.Similarity {
 		t.Errorf("the answer's scores %+v: want its own similarity (the query shares no word with it) and its context's above it", a.Scores)
@@ -90,12 +91,12 @@ func TestSearchScoresTurnsWithContext(t *testing.T) {
 	} {
 		res := search(c.e, c.ch, c.mode, engine.Filter{})
 		if r := rankOf(res, c.conv.answer); r != 0 && r < rankOf(res, c.conv.distractor) {
-			t.Errorf("%s: results %v: the answer %d ranks above the distractor %d", c.name, resultIDs(res), c.conv.answer, c.conv.distractor)
+			t.Errorf("%s: results %v: the answer %d ranks above the distractor %d", c.name, enginetest.ResultIDs(res), c.conv.answer, c.conv.distractor)
 		}
 	}
 	res = search(e, "chat", engine.ModeSemantic, engine.Filter{ExcludeSender: "bob"})
 	if rankOf(res, convs["chat"].answer) != 0 {
-		t.Errorf("filter excludes bob: results %v include his answer %d", resultIDs(res), convs["chat"].answer)
+		t.Errorf("filter excludes bob: results %v include his answer %d", enginetest.ResultIDs(res), convs["chat"].answer)
 	}
 }
 

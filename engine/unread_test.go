@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	"github.com/cairn-dev/cairn/internal/racedetector"
 )
 
@@ -39,31 +40,31 @@ func markRead(t *testing.T, e *engine.Engine, req engine.MarkReadRequest) engine
 func TestUnreadScopesAndCursors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e := openDir(t, dir, engine.Options{})
+	e := enginetest.OpenDir(t, dir, engine.Options{})
 	if _, err := e.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}
-	gen1 := mustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "general one"})
-	dec1 := mustStore(t, e, engine.NewMessage{Channel: "project:cairn:decisions", Sender: "bob", Project: "cairn", Content: "use WAL"})
-	own := mustStore(t, e, engine.NewMessage{Channel: "general", Sender: "ann", Content: "ann writes"})
-	pat1 := mustStore(t, e, engine.NewMessage{Channel: "project:cairn:patterns", Sender: "cy", Project: "cairn", Content: "retry on busy"})
-	gen2 := mustStore(t, e, engine.NewMessage{Channel: "general", Sender: "cy", Content: "general two"})
+	gen1 := enginetest.MustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "general one"})
+	dec1 := enginetest.MustStore(t, e, engine.NewMessage{Channel: "project:cairn:decisions", Sender: "bob", Project: "cairn", Content: "use WAL"})
+	own := enginetest.MustStore(t, e, engine.NewMessage{Channel: "general", Sender: "ann", Content: "ann writes"})
+	pat1 := enginetest.MustStore(t, e, engine.NewMessage{Channel: "project:cairn:patterns", Sender: "cy", Project: "cairn", Content: "retry on busy"})
+	gen2 := enginetest.MustStore(t, e, engine.NewMessage{Channel: "general", Sender: "cy", Content: "general two"})
 
 	// Nothing read yet: everything but ann's own message, oldest first.
 	u := unread(t, e, engine.UnreadRequest{Agent: "ann"})
-	if got, want := ids(u.Messages), []int64{gen1, dec1, pat1, gen2}; !slices.Equal(got, want) || u.Count != 4 || u.LastID != gen2 {
+	if got, want := enginetest.IDs(u.Messages), []int64{gen1, dec1, pat1, gen2}; !slices.Equal(got, want) || u.Count != 4 || u.LastID != gen2 {
 		t.Fatalf("all: %v count %d last %d, want %v", got, u.Count, u.LastID, want)
 	}
 	_ = own
 	// A limit lists the oldest; the count still counts them all.
 	u = unread(t, e, engine.UnreadRequest{Agent: "ann", Limit: 2})
-	if got := ids(u.Messages); !slices.Equal(got, []int64{gen1, dec1}) || u.Count != 4 || u.LastID != dec1 {
+	if got := enginetest.IDs(u.Messages); !slices.Equal(got, []int64{gen1, dec1}) || u.Count != 4 || u.LastID != dec1 {
 		t.Fatalf("limit 2: %v count %d last %d", got, u.Count, u.LastID)
 	}
-	if got := ids(unread(t, e, engine.UnreadRequest{Agent: "ann", Project: "cairn"}).Messages); !slices.Equal(got, []int64{dec1, pat1}) {
+	if got := enginetest.IDs(unread(t, e, engine.UnreadRequest{Agent: "ann", Project: "cairn"}).Messages); !slices.Equal(got, []int64{dec1, pat1}) {
 		t.Fatalf("project: %v", got)
 	}
-	if got := ids(unread(t, e, engine.UnreadRequest{Agent: "ann", Channel: "general"}).Messages); !slices.Equal(got, []int64{gen1, gen2}) {
+	if got := enginetest.IDs(unread(t, e, engine.UnreadRequest{Agent: "ann", Channel: "general"}).Messages); !slices.Equal(got, []int64{gen1, gen2}) {
 		t.Fatalf("channel: %v", got)
 	}
 
@@ -72,7 +73,7 @@ func TestUnreadScopesAndCursors(t *testing.T) {
 	if c.LastReadID != gen2 || c.Channel != "general" {
 		t.Fatalf("cursor: %+v", c)
 	}
-	if got := ids(unread(t, e, engine.UnreadRequest{Agent: "ann"}).Messages); !slices.Equal(got, []int64{dec1, pat1}) {
+	if got := enginetest.IDs(unread(t, e, engine.UnreadRequest{Agent: "ann"}).Messages); !slices.Equal(got, []int64{dec1, pat1}) {
 		t.Fatalf("after reading general: %v", got)
 	}
 	// Another agent's cursors are its own.
@@ -81,7 +82,7 @@ func TestUnreadScopesAndCursors(t *testing.T) {
 	}
 	// A project cursor covers the project's channels.
 	markRead(t, e, engine.MarkReadRequest{Agent: "ann", Project: "cairn", UpTo: dec1})
-	if got := ids(unread(t, e, engine.UnreadRequest{Agent: "ann"}).Messages); !slices.Equal(got, []int64{pat1}) {
+	if got := enginetest.IDs(unread(t, e, engine.UnreadRequest{Agent: "ann"}).Messages); !slices.Equal(got, []int64{pat1}) {
 		t.Fatalf("after reading the project up to %d: %v", dec1, got)
 	}
 	// Cursors never move back.
@@ -96,12 +97,12 @@ func TestUnreadScopesAndCursors(t *testing.T) {
 	if u := unread(t, e, engine.UnreadRequest{Agent: "ann"}); u.Count != 0 || len(u.Messages) != 0 || u.LastID != 0 {
 		t.Fatalf("after marking everything: %+v", u)
 	}
-	gen3 := mustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "general three"})
+	gen3 := enginetest.MustStore(t, e, engine.NewMessage{Channel: "general", Sender: "bob", Content: "general three"})
 	e.Close()
 
 	// Cursors are durable.
-	e = openDir(t, dir, engine.Options{})
-	if got := ids(unread(t, e, engine.UnreadRequest{Agent: "ann"}).Messages); !slices.Equal(got, []int64{gen3}) {
+	e = enginetest.OpenDir(t, dir, engine.Options{})
+	if got := enginetest.IDs(unread(t, e, engine.UnreadRequest{Agent: "ann"}).Messages); !slices.Equal(got, []int64{gen3}) {
 		t.Fatalf("after reopening: %v", got)
 	}
 
@@ -129,7 +130,7 @@ func TestUnreadScopesAndCursors(t *testing.T) {
 	if _, err := e.Unread(ctx, engine.UnreadRequest{Agent: "ann", Channel: "nowhere"}); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("unread of an unknown channel: %v", err)
 	}
-	if got := ids(unread(t, e, engine.UnreadRequest{Agent: "ann"}).Messages); !slices.Equal(got, []int64{gen3}) {
+	if got := enginetest.IDs(unread(t, e, engine.UnreadRequest{Agent: "ann"}).Messages); !slices.Equal(got, []int64{gen3}) {
 		t.Fatalf("a refused mark moved a cursor: %v", got)
 	}
 }
@@ -139,10 +140,10 @@ func TestUnreadScopesAndCursors(t *testing.T) {
 // must not cache the filter).
 func TestSearchUnreadBy(t *testing.T) {
 	ctx := context.Background()
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: newHashEmbedder("hash-u", 32)})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: enginetest.NewHashEmbedder("hash-u", 32)})
 	var written []int64
 	for i := range 6 {
-		written = append(written, mustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("sqlite busy timeout note %d", i)}))
+		written = append(written, enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("sqlite busy timeout note %d", i)}))
 	}
 	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func TestSearchUnreadBy(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%q: %v", mode, err)
 			}
-			got := resultIDs(rs)
+			got := enginetest.ResultIDs(rs)
 			slices.Sort(got)
 			return got
 		}
@@ -193,7 +194,7 @@ func TestUnreadWriterProcess(t *testing.T) {
 	}
 	dir, name, _ := strings.Cut(spec, "|")
 	ctx := context.Background()
-	e, err := openEngine(ctx, dir, engine.Options{NoVectorWorker: true})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestUnreadNeverSkipsConcurrentWrites(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	r := openDir(t, dir, engine.Options{})
+	r := enginetest.OpenDir(t, dir, engine.Options{})
 	if _, err := r.CreateChannel(ctx, engine.NewChannel{ID: "general"}); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +306,7 @@ func TestUnreadAgreesWithTheSearchFilter(t *testing.T) {
 	seed := int64(1)
 	r := rand.New(rand.NewPCG(uint64(seed), 0))
 	t.Logf("seed %d", seed)
-	e := openDir(t, t.TempDir(), engine.Options{})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{})
 	var channels []string
 	for i := range 80 {
 		id := fmt.Sprintf("ch%d", i)
@@ -349,9 +350,9 @@ func TestUnreadAgreesWithTheSearchFilter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := resultIDs(rs)
+			want := enginetest.ResultIDs(rs)
 			slices.Sort(want)
-			if got := ids(u.Messages); !slices.Equal(got, want) || u.Count != int64(len(want)) {
+			if got := enginetest.IDs(u.Messages); !slices.Equal(got, want) || u.Count != int64(len(want)) {
 				t.Fatalf("step %d scope %+v: unread %v (count %d), search %v", step, sc, got, u.Count, want)
 			}
 		}

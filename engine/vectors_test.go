@@ -5,169 +5,26 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"math"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	_ "modernc.org/sqlite" // raw access to simulate crashes
 )
 
-// hashEmbedder is a deterministic test double for engine.Embedder: a
-// feature-hashed bag of words (each lower-cased word adds ±1 to one of dim
-// buckets), L2-normalized. Texts sharing words get similar vectors. It
-// counts how often each text was embedded and can be made to fail.
-type hashEmbedder struct {
-	model string
-	dim   int
-
-	mu    sync.Mutex
-	count map[string]int
-	texts int
-	// fail, when set, is asked before each batch; a non-nil error fails it.
-	fail func(done, batch int) error
-}
-
-func newHashEmbedder(model string, dim int) *hashEmbedder {
-	return &hashEmbedder{model: model, dim: dim, count: map[string]int{}}
-}
-
-func (h *hashEmbedder) Dim() int        { return h.dim }
-func (h *hashEmbedder) ModelID() string { return h.model }
-
-func (h *hashEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.fail != nil {
-		if err := h.fail(h.texts, len(texts)); err != nil {
-			return nil, err
-		}
-	}
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		h.count[t]++
-		h.texts++
-		out[i] = hashVector(h.model, t, h.dim)
-	}
-	return out, nil
-}
-
-func (h *hashEmbedder) embedded(text string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.count[text]
-}
-
-func hashVector(model, text string, dim int) []float32 {
-	// Each word adds a dense pseudo-random vector seeded by its hash (so
-	// texts sharing words are similar and cosines have no exact ties).
-	v := make([]float32, dim)
-	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		f := fnv.New64a()
-		f.Write([]byte(model + "\x00" + w))
-		r := rand.New(rand.NewPCG(f.Sum64(), 1))
-		for i := range v {
-			v[i] += float32(r.Float64()*2 - 1)
-		}
-	}
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	if n == 0 {
-		v[0] = 1
-		return v
-	}
-	for i := range v {
-		v[i] = float32(float64(v[i]) / math.Sqrt(n))
-	}
-	return v
-}
-
-func cosine(a, b []float32) float64 {
-	var d, na, nb float64
-	for i := range a {
-		d += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return d / math.Sqrt(na*nb)
-}
-
-// openDir opens an engine on dir, checked and closed at the end of the test.
-func openDir(t testing.TB, dir string, opts engine.Options) *engine.Engine {
-	t.Helper()
-	e, err := openEngine(context.Background(), dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := ops.Check(context.Background(), e); err != nil && !errors.Is(err, engine.ErrClosed) {
-			t.Errorf("invariant check: %v", err)
-		}
-		e.Close()
-	})
-	return e
-}
-
-func mustSync(t testing.TB, e *engine.Engine) {
-	t.Helper()
-	if err := ops.SyncVectors(context.Background(), e, nil); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func mustConsistent(t testing.TB, e *engine.Engine) engine.CheckReport {
-	t.Helper()
-	rep, err := ops.Consistency(context.Background(), e)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.OK() {
-		t.Fatalf("inconsistent: %v", rep.Problems)
-	}
-	return rep
-}
-
-var words = strings.Fields(`alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november
-oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu sqlite vector index keyword
-graph outbox embed filter recency confidence`)
-
-func batch(n, seed int) []engine.NewMessage {
-	out := make([]engine.NewMessage, n)
-	for i := range out {
-		var b strings.Builder
-		for j := 0; j < 3+(i*7+seed)%5; j++ {
-			b.WriteString(words[(i*31+j*17+seed*13)%len(words)] + " ")
-		}
-		fmt.Fprintf(&b, "item%d", i)
-		out[i] = engine.NewMessage{Channel: "agent-notes:agent" + fmt.Sprint(i%3), Sender: "agent" + fmt.Sprint(i%3), Content: b.String(),
-			Confidence: ptr(float64(i%10) / 10), CreatedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Hour)}
-	}
-	return out
-}
-
 func TestDualWriteEmbedsEachMessageOnce(t *testing.T) {
 	ctx := context.Background()
-	emb := newHashEmbedder("hash-a", 32)
+	emb := enginetest.NewHashEmbedder("hash-a", 32)
 	// Off: the near-duplicate check of a live write embeds it once more.
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: emb, NearDuplicateCosine: 2})
-	msgs := batch(300, 1)
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: emb, NearDuplicateCosine: 2})
+	msgs := enginetest.Batch(300, 1)
 	res, err := e.StoreMessages(ctx, msgs[:250])
 	if err != nil {
 		t.Fatal(err)
@@ -176,20 +33,20 @@ func TestDualWriteEmbedsEachMessageOnce(t *testing.T) {
 		t.Fatalf("results: %d %+v", len(res), res[0])
 	}
 	for _, m := range msgs[250:] {
-		mustStore(t, e, m)
+		enginetest.MustStore(t, e, m)
 	}
 	// Idempotent batch: nothing new, nothing queued twice.
 	res, err = e.StoreMessages(ctx, msgs[:10])
 	if err != nil || res[0].Created {
 		t.Fatalf("re-store: %v %+v", err, res)
 	}
-	mustSync(t, e)
-	rep := mustConsistent(t, e)
+	enginetest.MustSync(t, e)
+	rep := enginetest.MustConsistent(t, e)
 	if len(rep.Sets) != 1 || rep.Sets[0].Vectors != 300 || rep.Sets[0].Pending != 0 || rep.Sets[0].State != engine.SetActive || rep.Sets[0].CollectionModel != "hash-a" {
 		t.Fatalf("sets: %+v", rep.Sets)
 	}
 	for _, m := range msgs {
-		if n := emb.embedded(m.Content); n != 1 {
+		if n := emb.Embedded(m.Content); n != 1 {
 			t.Fatalf("%q embedded %d times", m.Content, n)
 		}
 	}
@@ -208,16 +65,16 @@ func TestDualWriteEmbedsEachMessageOnce(t *testing.T) {
 
 func TestBatchIsAllOrNothing(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
-	msgs := batch(5, 2)
-	msgs[3].Confidence = ptr(2.0)
+	e, _ := enginetest.Open(t, engine.Options{})
+	msgs := enginetest.Batch(5, 2)
+	msgs[3].Confidence = enginetest.Ptr(2.0)
 	_, err := e.StoreMessages(ctx, msgs)
 	var be *engine.BatchError
 	var inv *engine.InvalidError
 	if !errors.As(err, &be) || be.Index != 3 || !errors.As(err, &inv) || inv.Field != "confidence" {
 		t.Fatalf("got %v", err)
 	}
-	if n := countMessages(t, e); n != 0 {
+	if n := enginetest.CountMessages(t, e); n != 0 {
 		t.Fatalf("%d messages written by refused batches", n)
 	}
 }
@@ -225,8 +82,8 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 func TestKeywordOnlyThenModelAppears(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e := openDir(t, dir, engine.Options{})
-	msgs := batch(40, 3)
+	e := enginetest.OpenDir(t, dir, engine.Options{})
+	msgs := enginetest.Batch(40, 3)
 	if _, err := e.StoreMessages(ctx, msgs); err != nil {
 		t.Fatal(err)
 	}
@@ -243,8 +100,8 @@ func TestKeywordOnlyThenModelAppears(t *testing.T) {
 	}
 	e.Close()
 
-	emb := newHashEmbedder("hash-a", 32)
-	e = openDir(t, dir, engine.Options{Embedder: emb})
+	emb := enginetest.NewHashEmbedder("hash-a", 32)
+	e = enginetest.OpenDir(t, dir, engine.Options{Embedder: emb})
 	sets, err = ops.VectorSets(ctx, e)
 	// The background worker may already have embedded some of the 40
 	// back-filled messages; mustSync and the consistency check below
@@ -252,8 +109,8 @@ func TestKeywordOnlyThenModelAppears(t *testing.T) {
 	if err != nil || len(sets) != 1 || sets[0].Pending > 40 || sets[0].State != engine.SetActive {
 		t.Fatalf("sets after the model appeared: %+v %v", sets, err)
 	}
-	mustSync(t, e)
-	rep := mustConsistent(t, e)
+	enginetest.MustSync(t, e)
+	rep := enginetest.MustConsistent(t, e)
 	if rep.Sets[0].Vectors != 40 {
 		t.Fatalf("vectors: %+v", rep.Sets[0])
 	}
@@ -268,10 +125,10 @@ func TestOutboxRepairsCrashes(t *testing.T) {
 	dir := t.TempDir()
 	// A process that commits messages and dies before embedding them: the
 	// embedder fails, the process closes.
-	broken := newHashEmbedder("hash-a", 32)
-	broken.fail = func(int, int) error { return errors.New("simulated crash before the vector write") }
-	e := openDir(t, dir, engine.Options{Embedder: broken})
-	msgs := batch(50, 4)
+	broken := enginetest.NewHashEmbedder("hash-a", 32)
+	broken.Fail = func(int, int) error { return errors.New("simulated crash before the vector write") }
+	e := enginetest.OpenDir(t, dir, engine.Options{Embedder: broken})
+	msgs := enginetest.Batch(50, 4)
 	if _, err := e.StoreMessages(ctx, msgs); err != nil {
 		t.Fatal(err)
 	}
@@ -286,10 +143,10 @@ func TestOutboxRepairsCrashes(t *testing.T) {
 	}
 	e.Close()
 
-	emb := newHashEmbedder("hash-a", 32)
-	e = openDir(t, dir, engine.Options{Embedder: emb})
-	mustSync(t, e)
-	mustConsistent(t, e)
+	emb := enginetest.NewHashEmbedder("hash-a", 32)
+	e = enginetest.OpenDir(t, dir, engine.Options{Embedder: emb})
+	enginetest.MustSync(t, e)
+	enginetest.MustConsistent(t, e)
 	e.Close()
 
 	// A crash after the vecstore write but before the outbox rows were
@@ -302,15 +159,15 @@ func TestOutboxRepairsCrashes(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	e = openDir(t, dir, engine.Options{Embedder: emb})
+	e = enginetest.OpenDir(t, dir, engine.Options{Embedder: emb})
 	sets, _ := ops.VectorSets(ctx, e)
 	if sets[0].Pending > 50 { // the worker may already be clearing them
 		t.Fatalf("pending after simulated crash: %+v", sets)
 	}
-	mustSync(t, e)
-	mustConsistent(t, e)
+	enginetest.MustSync(t, e)
+	enginetest.MustConsistent(t, e)
 	for _, m := range msgs {
-		if n := emb.embedded(m.Content); n != 1 {
+		if n := emb.Embedded(m.Content); n != 1 {
 			t.Fatalf("%q embedded %d times", m.Content, n)
 		}
 	}
@@ -318,10 +175,10 @@ func TestOutboxRepairsCrashes(t *testing.T) {
 
 func TestVectorMissingIsReported(t *testing.T) {
 	ctx := context.Background()
-	emb := newHashEmbedder("hash-a", 32)
+	emb := enginetest.NewHashEmbedder("hash-a", 32)
 	block := make(chan struct{})
 	var once sync.Once
-	emb.fail = func(done, n int) error {
+	emb.Fail = func(done, n int) error {
 		if n > 1 { // message batches wait; single query texts pass
 			once.Do(func() {})
 			select {
@@ -332,9 +189,9 @@ func TestVectorMissingIsReported(t *testing.T) {
 		}
 		return nil
 	}
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: emb})
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: emb})
 	defer close(block)
-	msgs := batch(20, 5)
+	msgs := enginetest.Batch(20, 5)
 	if _, err := e.StoreMessages(ctx, msgs[:10]); err != nil {
 		t.Fatal(err)
 	}
@@ -356,89 +213,9 @@ func TestVectorMissingIsReported(t *testing.T) {
 	}
 }
 
-func TestModelSwitchServesOldUntilDone(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	a := newHashEmbedder("hash-a", 32)
-	ea := openDir(t, dir, engine.Options{Embedder: a})
-	const n = 600
-	msgs := batch(n, 6)
-	if _, err := ea.StoreMessages(ctx, msgs); err != nil {
-		t.Fatal(err)
-	}
-	mustSync(t, ea)
-
-	// A second process with model B starts a rebuild that dies half way.
-	b := newHashEmbedder("hash-b", 48)
-	b.fail = func(done, n int) error {
-		if done > 0 { // the first batch succeeds, then the process "dies"
-			return errors.New("interrupted")
-		}
-		return nil
-	}
-	eb := openDir(t, dir, engine.Options{Embedder: b})
-	r, err := eb.SearchDetailed(ctx, engine.SearchRequest{Query: "alpha"})
-	if err != nil || r.Mode != engine.ModeKeyword || len(r.Notes) == 0 {
-		t.Fatalf("B before the switch: %+v %v", r, err)
-	}
-	if _, err := ops.Rebuild(ctx, eb, ops.RebuildOptions{SkipFTS: true}); err == nil {
-		t.Fatal("interrupted rebuild returned no error")
-	}
-	// The old vectors keep serving process A.
-	ra, err := ea.SearchDetailed(ctx, engine.SearchRequest{Query: msgs[5].Content, Mode: engine.ModeSemantic, Limit: 1})
-	if err != nil || ra.Model != "hash-a" || ra.Results[0].Message.Content != msgs[5].Content {
-		t.Fatalf("A during the rebuild: %+v %v", ra, err)
-	}
-	sets, _ := ops.VectorSets(ctx, eb)
-	if len(sets) != 2 || sets[0].State != engine.SetActive || sets[1].State != engine.SetBuilding || sets[1].Pending == 0 {
-		t.Fatalf("sets during the rebuild: %+v", sets)
-	}
-	mustConsistent(t, eb)
-	eb.Close()
-
-	// Resume: only the rest is embedded, then B becomes active.
-	b.fail = nil
-	before := b.texts
-	eb = openDir(t, dir, engine.Options{Embedder: b})
-	rep, err := ops.Rebuild(ctx, eb, ops.RebuildOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.Resumed || !rep.FTSRebuilt || rep.Set.State != engine.SetActive || rep.Set.ModelID != "hash-b" {
-		t.Fatalf("rebuild: %+v", rep)
-	}
-	if before == 0 || before >= n {
-		t.Fatalf("the interrupted rebuild embedded %d of %d texts", before, n)
-	}
-	if got := b.texts - before; got != n-before {
-		t.Fatalf("resumed rebuild embedded %d texts, want %d", got, n-before)
-	}
-	for _, m := range msgs {
-		if n := b.embedded(m.Content); n != 1 {
-			t.Fatalf("%q embedded %d times by B", m.Content, n)
-		}
-	}
-	sets, _ = ops.VectorSets(ctx, eb)
-	if len(sets) != 1 || sets[0].ModelID != "hash-b" {
-		t.Fatalf("sets after the switch: %+v", sets)
-	}
-	crep := mustConsistent(t, eb)
-	if crep.Sets[0].Vectors != n || crep.Sets[0].CollectionDim != 48 {
-		t.Fatalf("after switch: %+v", crep.Sets)
-	}
-	r, err = eb.SearchDetailed(ctx, engine.SearchRequest{Query: msgs[9].Content, Mode: engine.ModeSemantic, Limit: 1})
-	if err != nil || r.Model != "hash-b" || r.Results[0].Message.Content != msgs[9].Content {
-		t.Fatalf("B after the switch: %+v %v", r, err)
-	}
-	// A now says its model's vectors are gone instead of answering wrongly.
-	if _, err := ea.Search(ctx, engine.SearchRequest{Query: "alpha", Mode: engine.ModeSemantic}); !errors.Is(err, engine.ErrEmbedderMismatch) {
-		t.Fatalf("A after the switch: %v", err)
-	}
-}
-
 func TestWhereFilterValidation(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	for _, tc := range []struct{ where, field string }{
 		{`{"nope": "x"}`, "where"},
 		{`{"confidence": "high"}`, "where"},
@@ -470,7 +247,7 @@ func TestBatchMatchesSingleWrites(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	msgs := batch(60, 7)
+	msgs := enginetest.Batch(60, 7)
 	for i := range msgs {
 		if i%4 == 0 {
 			msgs[i].Project = "cairn"
@@ -478,8 +255,8 @@ func TestBatchMatchesSingleWrites(t *testing.T) {
 		}
 	}
 	msgs = append(msgs, msgs[3], msgs[10]) // duplicates inside the batch
-	a := openDir(t, t.TempDir(), engine.Options{Now: clock})
-	b := openDir(t, t.TempDir(), engine.Options{Now: clock})
+	a := enginetest.OpenDir(t, t.TempDir(), engine.Options{Now: clock})
+	b := enginetest.OpenDir(t, t.TempDir(), engine.Options{Now: clock})
 	ra, err := a.StoreMessages(ctx, msgs)
 	if err != nil {
 		t.Fatal(err)
@@ -503,7 +280,7 @@ func TestBatchMatchesSingleWrites(t *testing.T) {
 	// The keyword index holds the same entries: every word of the batch
 	// finds the same messages, in the same order, both ways, and each
 	// message is found by its own unique word once.
-	for _, q := range append(slices.Clone(words), "item3", "item10", "item59") {
+	for _, q := range append(slices.Clone(enginetest.Words), "item3", "item10", "item59") {
 		req := engine.SearchRequest{Query: q, Mode: engine.ModeKeyword, Limit: 100}
 		sa, err := a.Search(ctx, req)
 		if err != nil {
@@ -513,7 +290,7 @@ func TestBatchMatchesSingleWrites(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ida, idb := resultIDs(sa), resultIDs(sb)
+		ida, idb := enginetest.ResultIDs(sa), enginetest.ResultIDs(sb)
 		if !slices.Equal(ida, idb) {
 			t.Fatalf("keyword %q: batch %v, single %v", q, ida, idb)
 		}
@@ -533,7 +310,7 @@ func TestBatchMatchesSingleWrites(t *testing.T) {
 // limits runs.
 func TestLargeWhereFilters(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	or := func(n int) string {
 		parts := make([]string, n)
 		for i := range parts {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // correctionChain writes into e a note corrected twice in its channel and
@@ -19,11 +20,11 @@ import (
 // the ids in that order: old, fix, fix2, window, window2.
 func correctionChain(t *testing.T, e *engine.Engine) []int64 {
 	t.Helper()
-	old := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script lives in tools/deploy.sh"})
-	fix := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script moved to bin/deploy.sh", Supersedes: old})
-	fix2 := mustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script moved to scripts/deploy.sh", Supersedes: fix})
-	window := mustStore(t, e, engine.NewMessage{Channel: "team-log", Sender: "ann", Content: "the release window is Tuesday"})
-	window2 := mustNote(t, e, engine.NewNote{Agent: "claude", Project: "cairn", Content: "the release window moved to Wednesday", Supersedes: window})
+	old := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script lives in tools/deploy.sh"})
+	fix := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script moved to bin/deploy.sh", Supersedes: old})
+	fix2 := enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: "the deploy script moved to scripts/deploy.sh", Supersedes: fix})
+	window := enginetest.MustStore(t, e, engine.NewMessage{Channel: "team-log", Sender: "ann", Content: "the release window is Tuesday"})
+	window2 := enginetest.MustNote(t, e, engine.NewNote{Agent: "claude", Project: "cairn", Content: "the release window moved to Wednesday", Supersedes: window})
 	return []int64{old, fix, fix2, window, window2}
 }
 
@@ -58,7 +59,7 @@ func importFiles(t *testing.T, e *engine.Engine, files []string) ingest.ImportMe
 // unlinked and reported, and the import goes on.
 func TestExportImportKeepsSupersedes(t *testing.T) {
 	ctx := context.Background()
-	src, _ := openTest(t, engine.Options{})
+	src, _ := enginetest.Open(t, engine.Options{})
 	correctionChain(t, src)
 	out := t.TempDir()
 	exported, err := ingest.ExportMessages(ctx, src, ingest.MessageExportOptions{OutDir: out, Formats: []string{ingest.FormatJSONL}})
@@ -71,7 +72,7 @@ func TestExportImportKeepsSupersedes(t *testing.T) {
 	}
 	inOrder := []string{fileOf["agent-notes:bob"], fileOf["team-log"], fileOf["agent-notes:claude:cairn"]}
 
-	dst, _ := openTest(t, engine.Options{})
+	dst, _ := enginetest.Open(t, engine.Options{})
 	rep := importFiles(t, dst, inOrder)
 	if rep.Imported != 5 || rep.LinksRestored != 3 || rep.LinksDropped != 0 {
 		t.Fatalf("import: %+v", rep)
@@ -84,7 +85,7 @@ func TestExportImportKeepsSupersedes(t *testing.T) {
 
 	// The cross-channel correction first: stored current, its link
 	// reported; the rest of its file and of the others is imported.
-	early, _ := openTest(t, engine.Options{})
+	early, _ := enginetest.Open(t, engine.Options{})
 	rep = importFiles(t, early, []string{fileOf["agent-notes:claude:cairn"], fileOf["agent-notes:bob"], fileOf["team-log"]})
 	if rep.Imported != 5 || rep.LinksRestored != 2 || rep.LinksDropped != 1 || len(rep.Dropped) != 1 ||
 		!strings.Contains(rep.Dropped[0].Error(), "is not in this store; import its channel first") {
@@ -137,7 +138,7 @@ func keywordIDs(t *testing.T, e *engine.Engine, q string) []int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := resultIDs(rs)
+	out := enginetest.ResultIDs(rs)
 	slices.Sort(out)
 	return out
 }
@@ -147,7 +148,7 @@ func keywordIDs(t *testing.T, e *engine.Engine, q string) []int64 {
 // across channels, unlinked there) imports every message as current.
 // Keep this test forever.
 func TestImportExportFormat1(t *testing.T) {
-	e, clk := openTest(t, engine.Options{})
+	e, clk := enginetest.Open(t, engine.Options{})
 	clk.Set(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) // after the export's times
 	dir := filepath.Join("testdata", "export-v1", ingest.MessagesDir)
 	rep := importFiles(t, e, []string{filepath.Join(dir, "team-log.jsonl"), filepath.Join(dir, "agent-notes%3Aclaude%3Acairn.jsonl")})
@@ -168,7 +169,7 @@ func TestImportExportFormat1(t *testing.T) {
 // line; a malformed header or reference is an invalid line.
 func TestImportNewerExportFormat(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	newer := `{"kind":"export","format":99}
 {"channel":"general","sender":"ann","content":"from the future"}
 `
@@ -176,7 +177,7 @@ func TestImportNewerExportFormat(t *testing.T) {
 	if !errors.Is(err, engine.ErrIncompatibleFormat) || !strings.Contains(err.Error(), "line 1") || !strings.Contains(err.Error(), "format 99") {
 		t.Fatalf("newer format: %v", err)
 	}
-	if n := countMessages(t, e); n != 0 {
+	if n := enginetest.CountMessages(t, e); n != 0 {
 		t.Fatalf("%d messages stored from a newer export", n)
 	}
 	bad := `{"kind":"export","format":"two"}

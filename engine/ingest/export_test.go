@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestExportMessagesRoundTrip: the JSONL export of every channel imports
@@ -19,7 +20,7 @@ import (
 // breadcrumbs, creation time); imported again, everything is already there.
 func TestExportMessagesRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	src, clk := openTest(t, engine.Options{})
+	src, clk := enginetest.Open(t, engine.Options{})
 	clk.Set(time.Date(2026, 3, 4, 5, 6, 7, 891e6, time.UTC))
 	if _, err := src.CreateChannel(ctx, engine.NewChannel{ID: "team/log", Name: "Team log", Description: "what the team did, <b>daily</b>", Project: "cairn"}); err != nil {
 		t.Fatal(err)
@@ -27,12 +28,12 @@ func TestExportMessagesRoundTrip(t *testing.T) {
 	if _, err := src.CreateChannel(ctx, engine.NewChannel{ID: "empty", Description: "nothing yet"}); err != nil {
 		t.Fatal(err)
 	}
-	mustStore(t, src, engine.NewMessage{Channel: "team/log", Sender: "ann", Project: "cairn", Content: "deployed v1.2\n\nwith `code`", Type: "decision",
-		Confidence: ptr(0.9), Metadata: json.RawMessage(`{"source":"ci","n":3}`), Breadcrumbs: engine.Breadcrumbs{Files: []string{"a.go"}, PRs: []string{"7"}}})
+	enginetest.MustStore(t, src, engine.NewMessage{Channel: "team/log", Sender: "ann", Project: "cairn", Content: "deployed v1.2\n\nwith `code`", Type: "decision",
+		Confidence: enginetest.Ptr(0.9), Metadata: json.RawMessage(`{"source":"ci","n":3}`), Breadcrumbs: engine.Breadcrumbs{Files: []string{"a.go"}, PRs: []string{"7"}}})
 	clk.Set(time.Date(2026, 3, 5, 0, 0, 0, 0, time.UTC))
-	mustStore(t, src, engine.NewMessage{Channel: "team/log", Sender: "bob", Content: "second"})
-	mustNote(t, src, engine.NewNote{Agent: "claude", Project: "cairn", Content: "a note about WAL", Type: "pattern"})
-	mustStore(t, src, engine.NewMessage{Channel: "project:cairn:decisions", Sender: "claude", Content: "use SQLite", Type: "decision"})
+	enginetest.MustStore(t, src, engine.NewMessage{Channel: "team/log", Sender: "bob", Content: "second"})
+	enginetest.MustNote(t, src, engine.NewNote{Agent: "claude", Project: "cairn", Content: "a note about WAL", Type: "pattern"})
+	enginetest.MustStore(t, src, engine.NewMessage{Channel: "project:cairn:decisions", Sender: "claude", Content: "use SQLite", Type: "decision"})
 
 	out := t.TempDir()
 	files, err := ingest.ExportMessages(ctx, src, ingest.MessageExportOptions{OutDir: out})
@@ -52,7 +53,7 @@ func TestExportMessagesRoundTrip(t *testing.T) {
 		}
 	}
 
-	dst, dclk := openTest(t, engine.Options{})
+	dst, dclk := enginetest.Open(t, engine.Options{})
 	dclk.Set(time.Date(2026, 3, 6, 0, 0, 0, 0, time.UTC))
 	for _, f := range files {
 		if f.Format != ingest.FormatJSONL {
@@ -107,7 +108,7 @@ func TestExportMessagesRoundTrip(t *testing.T) {
 // invalid, named with the line number.
 func TestImportFieldNames(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	in := `{"channel":"general","sender":"ann","project":"p","content":"x","type":"decision"}
 {"channel":"general","sender":"ann","content":"y","typo":"decision","colour":1}
 {"channel":"general","channel_id":"other","sender":"ann","content":"z"}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 const importGood = `{"channel":"general","sender":"ann","content":"first"}
@@ -22,7 +23,7 @@ const importGood = `{"channel":"general","sender":"ann","content":"first"}
 // import finds everything already stored.
 func TestImportMessages(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	rep, err := ingest.ImportMessages(ctx, e, strings.NewReader(importGood), ingest.ImportMessagesOptions{BatchSize: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +55,7 @@ func TestImportMessagesInvalid(t *testing.T) {
 not json
 {"channel":"elsewhere","sender":"ann","content":"x"} {"two":"values"}
 `
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	rep, err := ingest.ImportMessages(ctx, e, strings.NewReader(in), ingest.ImportMessagesOptions{})
 	var ie *engine.InvalidError
 	if !errors.As(err, &ie) || ie.Field != "lines" {
@@ -79,7 +80,7 @@ not json
 // makes its lines invalid; notes channels are always created.
 func TestImportMessagesNoCreateChannels(t *testing.T) {
 	ctx := context.Background()
-	e, _ := openTest(t, engine.Options{})
+	e, _ := enginetest.Open(t, engine.Options{})
 	rep, err := ingest.ImportMessages(ctx, e, strings.NewReader(importGood), ingest.ImportMessagesOptions{NoCreateChannels: true, SkipInvalid: true})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package engine_test
+package sqlite_test
 
 import (
 	"context"
@@ -15,17 +15,18 @@ import (
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	_ "modernc.org/sqlite"
 )
 
 func TestOpenCreatesAndReopens(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "a", "b")
-	e, err := openEngine(ctx, dir, engine.Options{})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := mustNote(t, e, engine.NewNote{Agent: "alice", Content: "persist me"})
+	id := enginetest.MustNote(t, e, engine.NewNote{Agent: "alice", Content: "persist me"})
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestOpenCreatesAndReopens(t *testing.T) {
 	if _, err := ops.Backup(ctx, e, filepath.Join(t.TempDir(), "b.tar.zst"), engine.BackupOptions{}); !errors.Is(err, engine.ErrClosed) {
 		t.Errorf("ops.Backup after Close: got %v, want ErrClosed", err)
 	}
-	e2, err := openEngine(ctx, dir, engine.Options{})
+	e2, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestOpenCreatesAndReopens(t *testing.T) {
 func TestOpenSetsPragmasOnEveryConnection(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := openEngine(ctx, dir, engine.Options{})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestOpenSetsPragmasOnEveryConnection(t *testing.T) {
 func TestOpenRefusesNewerFormat(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := openEngine(ctx, dir, engine.Options{})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestOpenRefusesNewerFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	_, err = openEngine(ctx, dir, engine.Options{})
+	_, err = enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if !errors.Is(err, engine.ErrIncompatibleFormat) {
 		t.Fatalf("got %v, want ErrIncompatibleFormat", err)
 	}
@@ -141,7 +142,7 @@ func TestOpenRefusesForeignDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if _, err := openEngine(context.Background(), dir, engine.Options{}); !errors.Is(err, engine.ErrIncompatibleFormat) {
+	if _, err := enginetest.OpenEngine(context.Background(), dir, engine.Options{}); !errors.Is(err, engine.ErrIncompatibleFormat) {
 		t.Fatalf("got %v, want ErrIncompatibleFormat", err)
 	}
 }
@@ -156,7 +157,7 @@ func TestOpenCorruptFile(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, sqlite.DBFile), content, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := openEngine(context.Background(), dir, engine.Options{})
+			_, err := enginetest.OpenEngine(context.Background(), dir, engine.Options{})
 			if err == nil {
 				t.Fatal("Open succeeded on a corrupt file")
 			}
@@ -178,7 +179,7 @@ func TestOpenDataDirProblems(t *testing.T) {
 		"parent is a file": filepath.Join(file, "sub"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := openEngine(context.Background(), dir, engine.Options{})
+			_, err := enginetest.OpenEngine(context.Background(), dir, engine.Options{})
 			if err == nil || !strings.Contains(err.Error(), "data dir") {
 				t.Fatalf("got %v, want an error about the data dir", err)
 			}
@@ -186,7 +187,7 @@ func TestOpenDataDirProblems(t *testing.T) {
 	}
 	t.Run("empty", func(t *testing.T) {
 		var inv *engine.InvalidError
-		if _, err := openEngine(context.Background(), "", engine.Options{}); !errors.As(err, &inv) {
+		if _, err := enginetest.OpenEngine(context.Background(), "", engine.Options{}); !errors.As(err, &inv) {
 			t.Fatalf("got %v, want InvalidError", err)
 		}
 	})
@@ -198,7 +199,7 @@ func TestOpenDataDirProblems(t *testing.T) {
 		if err := os.Mkdir(dir, 0o500); err != nil {
 			t.Fatal(err)
 		}
-		_, err := openEngine(context.Background(), dir, engine.Options{})
+		_, err := enginetest.OpenEngine(context.Background(), dir, engine.Options{})
 		if err == nil || !strings.Contains(err.Error(), "not writable") {
 			t.Fatalf("got %v, want 'not writable'", err)
 		}
@@ -211,7 +212,7 @@ func TestOpenBadOptions(t *testing.T) {
 		store  sqlite.Options
 	}{{engine: engine.Options{MaxContentBytes: -1}}, {store: sqlite.Options{BusyTimeout: -1}}, {store: sqlite.Options{ReadConns: -1}}} {
 		var inv *engine.InvalidError
-		if _, err := openEngineWith(context.Background(), t.TempDir(), o.engine, o.store); !errors.As(err, &inv) {
+		if _, err := enginetest.OpenEngineWith(context.Background(), t.TempDir(), o.engine, o.store); !errors.As(err, &inv) {
 			t.Errorf("Open(%+v): got %v, want InvalidError", o, err)
 		}
 	}
@@ -235,7 +236,7 @@ func TestConcurrentOpenMigratesOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if got := countMessages(t, engines[0]); got != 40 {
+	if got := enginetest.CountMessages(t, engines[0]); got != 40 {
 		t.Fatalf("got %d messages, want 40", got)
 	}
 	if err := ops.Check(ctx, engines[0]); err != nil {
@@ -266,7 +267,7 @@ func TestConcurrentOpenWithModelMakesOneSet(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	engines := openConcurrently(t, dir, 4, func() engine.Options {
-		return engine.Options{Embedder: newHashEmbedder("m", 16)}
+		return engine.Options{Embedder: enginetest.NewHashEmbedder("m", 16)}
 	})
 	defer func() {
 		for _, e := range engines {
@@ -298,7 +299,7 @@ func openConcurrently(t *testing.T, dir string, n int, opts func() engine.Option
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			engines[i], errs[i] = openEngine(context.Background(), dir, opts())
+			engines[i], errs[i] = enginetest.OpenEngine(context.Background(), dir, opts())
 		}()
 	}
 	wg.Wait()

@@ -1,4 +1,4 @@
-package engine_test
+package ops_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	"github.com/cairn-dev/cairn/vecstore"
 )
 
@@ -23,7 +24,7 @@ import (
 func TestBulkImportLeavesVectorFileCompact(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e := openDir(t, dir, engine.Options{Embedder: newHashEmbedder("hash-a", 384), NoVectorWorker: true})
+	e := enginetest.OpenDir(t, dir, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-a", 384), NoVectorWorker: true})
 	var lines strings.Builder
 	for i := range 2000 {
 		fmt.Fprintf(&lines, `{"channel_id":"talk-%d","sender_id":"speaker-%d","content":"turn %d of the conversation about topic %d and item %d"}`+"\n", i%4, i%7, i, i%37, i*7919%1009)
@@ -66,7 +67,7 @@ func TestBulkImportLeavesVectorFileCompact(t *testing.T) {
 		t.Errorf("vector file after a bulk import: %d bytes, a compacted copy %d (%.2fx)", got, want, float64(got)/float64(want))
 	}
 
-	e2 := openDir(t, dir, engine.Options{Embedder: newHashEmbedder("hash-a", 384), NoVectorWorker: true})
+	e2 := enginetest.OpenDir(t, dir, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-a", 384), NoVectorWorker: true})
 	if _, err := e2.Search(ctx, engine.SearchRequest{Query: "conversation about topic 3"}); err != nil {
 		t.Fatal(err)
 	}

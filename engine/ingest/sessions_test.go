@@ -1,4 +1,4 @@
-package engine_test
+package ingest_test
 
 import (
 	"bytes"
@@ -9,72 +9,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/engine/ingest"
-	"github.com/cairn-dev/cairn/engine/ops"
-	"github.com/cairn-dev/cairn/engine/redact"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
-
-// ghSecret is a fake GitHub token assembled from pieces.
-const ghSecret = "ghp_" + "16C7e42F292c6912E7710c838347Ae178B4a"
-
-const sharedInstruction = "Follow CLAUDE.md: run go test ./... before every commit and never push to main."
-
-// lcOpen opens an engine in dir (a fresh temp dir when ""), checked and
-// closed at the end of the test.
-func lcOpen(t testing.TB, dir string, opts engine.Options) *engine.Engine {
-	t.Helper()
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	if opts.Now == nil {
-		opts.Now = func() time.Time { return time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC) }
-	}
-	e, err := openEngine(context.Background(), dir, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := ops.Check(context.Background(), e); err != nil {
-			t.Errorf("invariant check: %v", err)
-		}
-		if err := e.Close(); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	return e
-}
-
-func lcTree(t testing.TB, seed uint64) *ccfixture.Tree {
-	t.Helper()
-	tree, err := ccfixture.Write(t.TempDir(), ccfixture.Options{
-		Rand: rand.New(rand.NewPCG(seed, seed)), Turns: 6, Compact: true, Branch: true, Sidechain: true,
-		Secret: ghSecret, SharedInstruction: sharedInstruction,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tree
-}
-
-func defaultRedactor(t testing.TB) *redact.Redactor {
-	t.Helper()
-	r, err := redact.New(redact.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
 
 func TestImportClaudeCode(t *testing.T) {
 	ctx := context.Background()
-	tree := lcTree(t, 7)
-	e := lcOpen(t, "", engine.Options{})
-	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: defaultRedactor(t)})
+	tree := enginetest.SessionTree(t, 7)
+	e := enginetest.OpenIn(t, "", engine.Options{})
+	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: enginetest.DefaultRedactor(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +80,7 @@ func TestImportClaudeCode(t *testing.T) {
 	}
 
 	// Idempotent: a second import adds nothing and reads nothing again.
-	rep2, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: defaultRedactor(t)})
+	rep2, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: enginetest.DefaultRedactor(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +94,7 @@ func TestImportClaudeCode(t *testing.T) {
 	}
 
 	// The redacted token is in no file of the data dir.
-	assertNotInDir(t, e.Dir(), ghSecret)
+	enginetest.AssertNotInDir(t, e.Dir(), enginetest.GHSecret)
 }
 
 func TestImportGrowingSession(t *testing.T) {
@@ -166,7 +113,7 @@ func TestImportGrowingSession(t *testing.T) {
 	if err := os.Rename(path, final); err != nil {
 		t.Fatal(err)
 	}
-	e := lcOpen(t, "", engine.Options{})
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.Added != n {
 		t.Fatalf("first import: %v, added %d want %d", err, rep.Added, n)
@@ -177,12 +124,12 @@ func TestImportGrowingSession(t *testing.T) {
 	}
 	u1, u2 := "aaaaaaaa-0000-4000-8000-000000000001", "aaaaaaaa-0000-4000-8000-000000000002"
 	l1, l2 := line(u1, "", "one more thing about the deploy"), line(u2, u1, "and the rollback")
-	appendFile(t, final, l1+l2[:25])
+	enginetest.AppendFile(t, final, l1+l2[:25])
 	rep, err = ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.Added != 1 || !rep.Files[0].Resumed || rep.Files[0].Skipped[claudecode.ReasonTruncated] != 1 {
 		t.Fatalf("grown import: %v %+v", err, rep)
 	}
-	appendFile(t, final, l2[25:])
+	enginetest.AppendFile(t, final, l2[25:])
 	rep, err = ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.Added != 1 || rep.Skipped != 0 {
 		t.Fatalf("completed line: %v %+v", err, rep)
@@ -200,20 +147,6 @@ func TestImportGrowingSession(t *testing.T) {
 	rep, err = ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.Added != 1 || rep.Known != n+2 || rep.Files[0].Resumed {
 		t.Fatalf("rewritten file: %v %+v", err, rep)
-	}
-}
-
-func appendFile(t *testing.T, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -239,7 +172,7 @@ func TestImportBadFiles(t *testing.T) {
 	first := strings.ReplaceAll(strings.ReplaceAll(good, sid, sid2), "00000000000a", "00000000000b")
 	os.WriteFile(filepath.Join(proj, sid2+".jsonl"), []byte(first+"\n"+long+"\n"), 0o600)
 
-	e := lcOpen(t, "", engine.Options{MaxContentBytes: 200})
+	e := enginetest.OpenIn(t, "", engine.Options{MaxContentBytes: 200})
 	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil {
 		t.Fatal(err)
@@ -274,8 +207,8 @@ func TestImportBadFiles(t *testing.T) {
 
 func TestImportExclusion(t *testing.T) {
 	ctx := context.Background()
-	tree := lcTree(t, 11)
-	e := lcOpen(t, "", engine.Options{})
+	tree := enginetest.SessionTree(t, 11)
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	ex := []string{tree.Sessions[0].Project, tree.Sessions[3].ID}
 	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Exclude: ex})
 	if err != nil {
@@ -297,9 +230,9 @@ func TestImportExclusion(t *testing.T) {
 
 func TestExportRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	tree := lcTree(t, 5)
-	e1 := lcOpen(t, "", engine.Options{})
-	if _, err := ingest.ImportSessions(ctx, e1, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: defaultRedactor(t)}); err != nil {
+	tree := enginetest.SessionTree(t, 5)
+	e1 := enginetest.OpenIn(t, "", engine.Options{})
+	if _, err := ingest.ImportSessions(ctx, e1, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: enginetest.DefaultRedactor(t)}); err != nil {
 		t.Fatal(err)
 	}
 	out1 := t.TempDir()
@@ -318,8 +251,8 @@ func TestExportRoundTrip(t *testing.T) {
 			os.WriteFile(filepath.Join(in, filepath.Base(f.Path)), b, 0o600)
 		}
 	}
-	e2 := lcOpen(t, "", engine.Options{})
-	rep, err := ingest.ImportSessions(ctx, e2, ingest.ImportSessionsOptions{Root: in, Redactor: defaultRedactor(t)})
+	e2 := enginetest.OpenIn(t, "", engine.Options{})
+	rep, err := ingest.ImportSessions(ctx, e2, ingest.ImportSessionsOptions{Root: in, Redactor: enginetest.DefaultRedactor(t)})
 	if err != nil || rep.Skipped != 0 || rep.Added != tree.Records() {
 		t.Fatalf("re-import of export: %v, %+v", err, rep)
 	}
@@ -341,7 +274,7 @@ func TestExportRoundTrip(t *testing.T) {
 			t.Errorf("markdown lacks %q", want)
 		}
 	}
-	if bytes.Contains(md, []byte(ghSecret)) {
+	if bytes.Contains(md, []byte(enginetest.GHSecret)) {
 		t.Error("markdown contains the secret")
 	}
 	// Only the exported files are in the folder (no temp files left).
@@ -353,7 +286,7 @@ func TestExportRoundTrip(t *testing.T) {
 
 func TestExportRejectsBadIDs(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{})
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	out := t.TempDir()
 	for _, id := range []string{"../../etc/passwd", "", "0a1b2c3d-0000-4000-8000-00000000000/", "x.jsonl"} {
 		_, err := ingest.ExportSessions(ctx, e, ingest.ExportSessionsOptions{Sessions: []string{id}, OutDir: out})
@@ -372,25 +305,6 @@ func TestExportRejectsBadIDs(t *testing.T) {
 	if ents, _ := os.ReadDir(out); len(ents) != 0 {
 		t.Errorf("files written: %v", ents)
 	}
-}
-
-// assertNotInDir fails if any file below dir contains s (or its lower-case
-// form, as FTS5 stores terms).
-func assertNotInDir(t *testing.T, dir, s string) {
-	t.Helper()
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if bytes.Contains(b, []byte(s)) || bytes.Contains(b, []byte(strings.ToLower(s))) {
-			t.Errorf("%s contains %q", p, s)
-		}
-		return nil
-	})
 }
 
 func writeBenchSession(b testing.TB, n int) (string, string) {
@@ -414,7 +328,7 @@ func writeBenchSession(b testing.TB, n int) (string, string) {
 func BenchmarkSessionLoad(b *testing.B) {
 	ctx := context.Background()
 	dir, sid := writeBenchSession(b, 1000)
-	e := lcOpen(b, "", engine.Options{})
+	e := enginetest.OpenIn(b, "", engine.Options{})
 	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.Added < 900 {
 		b.Fatalf("import: %v %+v", err, rep)
@@ -438,9 +352,9 @@ func BenchmarkImport(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
-		e := lcOpen(b, "", engine.Options{})
+		e := enginetest.OpenIn(b, "", engine.Options{})
 		b.StartTimer()
-		if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir, Redactor: defaultRedactor(b)}); err != nil {
+		if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir, Redactor: enginetest.DefaultRedactor(b)}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package engine_test
+package sqlite_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestKeywordIndexTwoEngines: two engines (as two processes would) share a
@@ -17,8 +18,8 @@ import (
 // FTS5 returns (ids, order and BM25 scores), with and without filters.
 func TestKeywordIndexTwoEngines(t *testing.T) {
 	ctx := context.Background()
-	w, _ := openTest(t, engine.Options{})
-	r, err := openEngine(ctx, w.Dir(), engine.Options{})
+	w, _ := enginetest.Open(t, engine.Options{})
+	r, err := enginetest.OpenEngine(ctx, w.Dir(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,12 +33,12 @@ func TestKeywordIndexTwoEngines(t *testing.T) {
 			for i := range ws {
 				ws[i] = words[min(rng.IntN(len(words)), rng.IntN(len(words)))]
 			}
-			id := mustNote(t, w, engine.NewNote{Agent: fmt.Sprintf("a%d", rng.IntN(3)), Content: strings.Join(ws, " ") + fmt.Sprintf(" #%d", len(stored))})
+			id := enginetest.MustNote(t, w, engine.NewNote{Agent: fmt.Sprintf("a%d", rng.IntN(3)), Content: strings.Join(ws, " ") + fmt.Sprintf(" #%d", len(stored))})
 			stored = append(stored, id)
 		}
 	}
 	write(200)
-	if err := storeOf(r).SetKeywordIndex(true); err != nil {
+	if err := enginetest.StoreOf(r).SetKeywordIndex(true); err != nil {
 		t.Fatal(err)
 	}
 	filters := []engine.Filter{{}, {SenderIDs: []string{"a1"}}, {ExcludeSender: "a0", MinConfidence: 0.1}}
@@ -46,14 +47,14 @@ func TestKeywordIndexTwoEngines(t *testing.T) {
 		for _, q := range []string{"wal", "checkpoint sqlite", "the error", "a of the", "fix build deploy cache", "nothing"} {
 			for _, f := range filters {
 				req := engine.SearchRequest{Query: q, Filter: f, Mode: engine.ModeKeyword, Limit: 50}
-				if err := storeOf(r).SetKeywordIndex(false); err != nil {
+				if err := enginetest.StoreOf(r).SetKeywordIndex(false); err != nil {
 					t.Fatal(err)
 				}
 				want, err := r.Search(ctx, req)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := storeOf(r).SetKeywordIndex(true); err != nil {
+				if err := enginetest.StoreOf(r).SetKeywordIndex(true); err != nil {
 					t.Fatal(err)
 				}
 				got, err := r.Search(ctx, req)

@@ -1,9 +1,7 @@
-package engine_test
+package ingest_test
 
 import (
 	"context"
-	"encoding/json"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // gitInit makes dir a git repository with one commit and returns it.
@@ -34,31 +32,6 @@ func gitInit(t testing.TB, dir string) string {
 		}
 	}
 	return dir
-}
-
-// writeTranscript writes a two-record Claude Code session that worked in
-// cwd and returns its path.
-func writeTranscript(t testing.TB, dir, cwd, prompt, answer string) string {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(uint64(len(prompt)), uint64(len(answer))))
-	session, user, assistant := ccfixture.UUID(rng), ccfixture.UUID(rng), ccfixture.UUID(rng)
-	recs := []map[string]any{
-		{"type": "user", "uuid": user, "sessionId": session, "cwd": cwd, "timestamp": "2026-01-05T09:00:00.000Z",
-			"message": map[string]any{"role": "user", "content": prompt}},
-		{"type": "assistant", "uuid": assistant, "parentUuid": user, "sessionId": session, "cwd": cwd, "timestamp": "2026-01-05T09:00:05.000Z",
-			"message": map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "text", "text": answer}}}},
-	}
-	var b strings.Builder
-	for _, r := range recs {
-		line, _ := json.Marshal(r)
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	p := filepath.Join(dir, session+".jsonl")
-	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 func TestProjectOf(t *testing.T) {
@@ -93,9 +66,9 @@ func TestImportedSessionsCarryTheirProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	writeTranscript(t, dir, sub, "why does the reconciliation job double count refunds?", "The refund rows are joined twice; dedupe on refund_id.")
-	writeTranscript(t, dir, "/srv/elsewhere/atlas", "how are map tiles cached?", "Tiles are cached per zoom level in the tile store.")
-	e := lcOpen(t, "", engine.Options{})
+	enginetest.WriteTranscript(t, dir, sub, "why does the reconciliation job double count refunds?", "The refund rows are joined twice; dedupe on refund_id.")
+	enginetest.WriteTranscript(t, dir, "/srv/elsewhere/atlas", "how are map tiles cached?", "Tiles are cached per zoom level in the tile store.")
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.FilesFailed != 0 {
 		t.Fatalf("import: %v %+v", err, rep)
@@ -151,7 +124,7 @@ func TestImportedRecordsWithoutCWD(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d.jsonl"), []byte(bare), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e := lcOpen(t, "", engine.Options{})
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir})
 	if err != nil || rep.FilesFailed != 0 || rep.Chunks != 4 {
 		t.Fatalf("import: %v %+v", err, rep)

@@ -1,4 +1,4 @@
-package engine_test
+package ops_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // storeBeforeModel stores n messages with no embedder, as a store written
@@ -15,8 +16,8 @@ import (
 func storeBeforeModel(t *testing.T, n int) string {
 	t.Helper()
 	dir := t.TempDir()
-	e := openDir(t, dir, engine.Options{})
-	if _, err := e.StoreMessages(context.Background(), batch(n, 5)); err != nil {
+	e := enginetest.OpenDir(t, dir, engine.Options{})
+	if _, err := e.StoreMessages(context.Background(), enginetest.Batch(n, 5)); err != nil {
 		t.Fatal(err)
 	}
 	b, err := ops.VectorBacklog(context.Background(), e, "")
@@ -32,8 +33,8 @@ func storeBeforeModel(t *testing.T, n int) string {
 func TestBacklogQueuedOnFirstUseWithAModel(t *testing.T) {
 	ctx := context.Background()
 	dir := storeBeforeModel(t, 50)
-	emb := newHashEmbedder("hash-a", 32)
-	e := openDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	emb := enginetest.NewHashEmbedder("hash-a", 32)
+	e := enginetest.OpenDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
 	b, err := ops.VectorBacklog(ctx, e, "")
 	if err != nil || b.Model != "hash-a" || b.Active != "hash-a" || b.Set == 0 || b.Queued != 50 || b.Messages != 50 {
 		t.Fatalf("backlog after the first open with the model: %+v %v", b, err)
@@ -43,8 +44,8 @@ func TestBacklogQueuedOnFirstUseWithAModel(t *testing.T) {
 		t.Fatalf("stats show the backlog: %+v, want %+v (%v)", st.Vectors, b, err)
 	}
 	// Without the worker nothing is embedded in the background.
-	if emb.texts != 0 {
-		t.Fatalf("NoVectorWorker engine embedded %d texts", emb.texts)
+	if emb.Texts() != 0 {
+		t.Fatalf("NoVectorWorker engine embedded %d texts", emb.Texts())
 	}
 	// Another model's backlog is every message: it has no set yet.
 	if o, err := ops.VectorBacklog(ctx, e, "hash-b"); err != nil || o.Queued != 50 || o.Set != 0 || o.Active != "hash-a" {
@@ -55,7 +56,7 @@ func TestBacklogQueuedOnFirstUseWithAModel(t *testing.T) {
 func TestSemanticSearchWithPendingVectorsSaysSo(t *testing.T) {
 	ctx := context.Background()
 	dir := storeBeforeModel(t, 30)
-	e := openDir(t, dir, engine.Options{Embedder: newHashEmbedder("hash-a", 32), NoVectorWorker: true})
+	e := enginetest.OpenDir(t, dir, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-a", 32), NoVectorWorker: true})
 	for _, mode := range []engine.SearchMode{engine.ModeSemantic, engine.ModeHybrid} {
 		r, err := e.SearchDetailed(ctx, engine.SearchRequest{Query: "alpha bravo", Mode: mode})
 		if err != nil {
@@ -72,7 +73,7 @@ func TestSemanticSearchWithPendingVectorsSaysSo(t *testing.T) {
 			t.Fatalf("%s search notes: %+v", mode, r.Notes)
 		}
 	}
-	mustSync(t, e)
+	enginetest.MustSync(t, e)
 	r, err := e.SearchDetailed(ctx, engine.SearchRequest{Query: "alpha bravo", Mode: engine.ModeSemantic})
 	if err != nil || len(r.Notes) != 0 || len(r.Results) == 0 {
 		t.Fatalf("semantic search after the backlog: %+v %v", r, err)
@@ -82,41 +83,41 @@ func TestSemanticSearchWithPendingVectorsSaysSo(t *testing.T) {
 func TestRebuildEmbedsABacklogOnce(t *testing.T) {
 	ctx := context.Background()
 	dir := storeBeforeModel(t, 60)
-	emb := newHashEmbedder("hash-a", 32)
-	e := openDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	emb := enginetest.NewHashEmbedder("hash-a", 32)
+	e := enginetest.OpenDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
 	rep, err := ops.Rebuild(ctx, e, ops.RebuildOptions{SkipFTS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Embedded != 60 || !rep.Resumed || rep.Set.State != engine.SetActive || emb.texts != 60 {
-		t.Fatalf("rebuild of a 60-message backlog: %+v, %d texts embedded", rep, emb.texts)
+	if rep.Embedded != 60 || !rep.Resumed || rep.Set.State != engine.SetActive || emb.Texts() != 60 {
+		t.Fatalf("rebuild of a 60-message backlog: %+v, %d texts embedded", rep, emb.Texts())
 	}
 	sets, err := ops.VectorSets(ctx, e)
 	if err != nil || len(sets) != 1 {
 		t.Fatalf("one vector set: %+v %v", sets, err)
 	}
-	mustConsistent(t, e)
+	enginetest.MustConsistent(t, e)
 	// With nothing queued, a rebuild builds a new set and switches to it,
 	// embedding each message once more.
 	rep, err = ops.Rebuild(ctx, e, ops.RebuildOptions{SkipFTS: true})
-	if err != nil || rep.Embedded != 60 || rep.Resumed || rep.Set.ID == sets[0].ID || emb.texts != 120 {
-		t.Fatalf("second rebuild: %+v %v, %d texts", rep, err, emb.texts)
+	if err != nil || rep.Embedded != 60 || rep.Resumed || rep.Set.ID == sets[0].ID || emb.Texts() != 120 {
+		t.Fatalf("second rebuild: %+v %v, %d texts", rep, err, emb.Texts())
 	}
-	mustConsistent(t, e)
+	enginetest.MustConsistent(t, e)
 }
 
 func TestWorkerDrainsABacklogInLargeBatches(t *testing.T) {
 	dir := storeBeforeModel(t, 600)
-	emb := newHashEmbedder("hash-a", 32)
+	emb := enginetest.NewHashEmbedder("hash-a", 32)
 	var batches []int
-	emb.fail = func(_, n int) error { batches = append(batches, n); return nil }
-	e := openDir(t, dir, engine.Options{Embedder: emb})
-	mustSync(t, e)
-	mustConsistent(t, e)
-	emb.mu.Lock()
-	defer emb.mu.Unlock()
-	if emb.texts != 600 {
-		t.Fatalf("embedded %d texts for 600 messages", emb.texts)
+	emb.Fail = func(_, n int) error { batches = append(batches, n); return nil }
+	e := enginetest.OpenDir(t, dir, engine.Options{Embedder: emb})
+	enginetest.MustSync(t, e)
+	enginetest.MustConsistent(t, e)
+	emb.Lock()
+	defer emb.Unlock()
+	if emb.Texts() != 600 {
+		t.Fatalf("embedded %d texts for 600 messages", emb.Texts())
 	}
 	// The worker and SyncVectors share the backlog; either way no call
 	// embeds fewer than 256 texts unless it takes the tail.
@@ -136,7 +137,7 @@ func TestWorkerDrainsABacklogInLargeBatches(t *testing.T) {
 func TestWorkerFillsABacklogInTheBackground(t *testing.T) {
 	ctx := context.Background()
 	dir := storeBeforeModel(t, 300)
-	e := openDir(t, dir, engine.Options{Embedder: newHashEmbedder("hash-a", 32)})
+	e := enginetest.OpenDir(t, dir, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-a", 32)})
 	r, err := e.SearchDetailed(ctx, engine.SearchRequest{Query: "alpha", Mode: engine.ModeKeyword})
 	if err != nil || len(r.Results) == 0 {
 		t.Fatalf("keyword search during the backlog: %+v %v", r, err)
@@ -155,7 +156,7 @@ func TestWorkerFillsABacklogInTheBackground(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	rep := mustConsistent(t, e)
+	rep := enginetest.MustConsistent(t, e)
 	if rep.Sets[0].Vectors != 300 {
 		t.Fatalf("vectors: %+v", rep.Sets[0])
 	}

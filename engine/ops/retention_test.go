@@ -1,4 +1,4 @@
-package engine_test
+package ops_test
 
 import (
 	"context"
@@ -16,19 +16,8 @@ import (
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
-
-var gcNow = time.Date(2026, 2, 1, 12, 0, 0, 0, time.UTC)
-
-func gcNote(t *testing.T, e *engine.Engine, agent, content string, age time.Duration, conf float64, typ, meta string) int64 {
-	t.Helper()
-	res, err := e.WriteNote(context.Background(), engine.NewNote{Agent: agent, Content: content, Confidence: &conf, Type: typ,
-		Metadata: []byte(meta), CreatedAt: gcNow.Add(-age)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.ID
-}
 
 func gcIDs(rep *ops.GCReport) []int64 {
 	var ids []int64
@@ -41,25 +30,25 @@ func gcIDs(rep *ops.GCReport) []int64 {
 
 func TestGCPolicies(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{})
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	day := 24 * time.Hour
 	var wantGone []int64
 	for i := range 5 {
-		wantGone = append(wantGone, gcNote(t, e, "a", fmt.Sprintf("old observation %d", i), 90*day, 0.5, "", ""))
+		wantGone = append(wantGone, enginetest.AgedNote(t, e, "a", fmt.Sprintf("old observation %d", i), 90*day, 0.5, "", ""))
 	}
-	pinned := gcNote(t, e, "a", "old but pinned", 90*day, 0.5, "", `{"pinned": true}`)
-	decision := gcNote(t, e, "a", "old decision: use WAL", 90*day, 0.9, engine.TypeDecision, "")
-	fresh := gcNote(t, e, "a", "fresh observation", day, 0.5, "", "")
+	pinned := enginetest.AgedNote(t, e, "a", "old but pinned", 90*day, 0.5, "", `{"pinned": true}`)
+	decision := enginetest.AgedNote(t, e, "a", "old decision: use WAL", 90*day, 0.9, engine.TypeDecision, "")
+	fresh := enginetest.AgedNote(t, e, "a", "fresh observation", day, 0.5, "", "")
 	// agent b: 6 notes, keep the 3 most important (confidence, then recency).
 	var b []int64
 	for i, c := range []float64{0.9, 0.1, 0.5, 0.5, 0.2, 0.8} {
-		b = append(b, gcNote(t, e, "b", fmt.Sprintf("note %d of b", i), time.Duration(10-i)*day, c, "", ""))
+		b = append(b, enginetest.AgedNote(t, e, "b", fmt.Sprintf("note %d of b", i), time.Duration(10-i)*day, c, "", ""))
 	}
 	// b[3] (0.5, newer) beats b[2] (0.5, older).
 	wantGone = append(wantGone, b[1], b[2], b[4])
 	slices.Sort(wantGone)
 	// A message no policy matches stays.
-	other := gcNote(t, e, "c", "unmatched", 400*day, 0.1, "", "")
+	other := enginetest.AgedNote(t, e, "c", "unmatched", 400*day, 0.1, "", "")
 
 	policies := []ops.RetentionPolicy{
 		{Name: "b-cap", Channels: []string{"agent-notes:b"}, MaxItems: 3},
@@ -138,13 +127,13 @@ func (f fakeVectors) Vectors(_ context.Context, ids []int64) (map[int64][]float3
 
 func TestGCCollapse(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{})
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	day := 24 * time.Hour
-	a1 := gcNote(t, e, "a", "build uses make", 10*day, 0.9, "", "")
-	a2 := gcNote(t, e, "a", "the build uses make", 9*day, 0.6, "", "")
-	b1 := gcNote(t, e, "a", "tests need -race", 8*day, 0.5, "", "")
-	b2 := gcNote(t, e, "a", "tests must pass -race", 7*day, 0.5, "", "")
-	young := gcNote(t, e, "a", "build uses make!", time.Hour, 0.1, "", "")
+	a1 := enginetest.AgedNote(t, e, "a", "build uses make", 10*day, 0.9, "", "")
+	a2 := enginetest.AgedNote(t, e, "a", "the build uses make", 9*day, 0.6, "", "")
+	b1 := enginetest.AgedNote(t, e, "a", "tests need -race", 8*day, 0.5, "", "")
+	b2 := enginetest.AgedNote(t, e, "a", "tests must pass -race", 7*day, 0.5, "", "")
+	young := enginetest.AgedNote(t, e, "a", "build uses make!", time.Hour, 0.1, "", "")
 	vecs := fakeVectors{
 		a1: {1, 0, 0}, a2: {0.99, 0.05, 0}, // cosine ~0.9987
 		b1: {0, 1, 0}, b2: {0, 0.97, 0.2}, // cosine ~0.979
@@ -175,15 +164,15 @@ func TestGCCollapse(t *testing.T) {
 func TestGCSecretLeavesDisk(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := openEngine(ctx, dir, engine.Options{Now: func() time.Time { return gcNow }})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{Now: func() time.Time { return enginetest.RetentionNow }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const secret = "zebracorn7731passphrase"
 	for i := range 300 {
-		gcNote(t, e, "keep", fmt.Sprintf("ordinary note %d about the build and the tests %s", i, strings.Repeat("filler ", i%20)), time.Hour, 0.5, "", "")
+		enginetest.AgedNote(t, e, "keep", fmt.Sprintf("ordinary note %d about the build and the tests %s", i, strings.Repeat("filler ", i%20)), time.Hour, 0.5, "", "")
 	}
-	gcNote(t, e, "leaky", "the launch passphrase is "+secret+" do not share", 60*24*time.Hour, 0.5, "", "")
+	enginetest.AgedNote(t, e, "leaky", "the launch passphrase is "+secret+" do not share", 60*24*time.Hour, 0.5, "", "")
 	// The secret is on disk before GC (so the check below means something).
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
@@ -191,12 +180,12 @@ func TestGCSecretLeavesDisk(t *testing.T) {
 	if !dirContains(t, dir, secret) {
 		t.Fatal("secret not found on disk before GC: the test would prove nothing")
 	}
-	e = lcOpen(t, dir, engine.Options{})
+	e = enginetest.OpenIn(t, dir, engine.Options{})
 	rep, err := ops.GC(ctx, e, ops.GCOptions{Policies: []ops.RetentionPolicy{{Channels: []string{"agent-notes:leaky"}, MaxAge: 30 * 24 * time.Hour}}})
 	if err != nil || len(rep.Messages) != 1 {
 		t.Fatalf("gc: %v %+v", err, rep)
 	}
-	assertNotInDir(t, e.Dir(), secret)
+	enginetest.AssertNotInDir(t, e.Dir(), secret)
 	if rep.BytesAfter <= 0 {
 		t.Errorf("bytes after = %d", rep.BytesAfter)
 	}
@@ -220,7 +209,7 @@ func dirContains(t *testing.T, dir, s string) bool {
 func TestGCSessions(t *testing.T) {
 	ctx := context.Background()
 	mk := func(seed uint64, start time.Time) *ccfixture.Tree {
-		tr, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(seed, seed)), Start: start, SharedInstruction: sharedInstruction, Projects: 1, Turns: 4})
+		tr, err := ccfixture.Write(t.TempDir(), ccfixture.Options{Rand: rand.New(rand.NewPCG(seed, seed)), Start: start, SharedInstruction: enginetest.SharedInstruction, Projects: 1, Turns: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -229,8 +218,8 @@ func TestGCSessions(t *testing.T) {
 	old := mk(1, time.Date(2025, 10, 1, 9, 0, 0, 0, time.UTC))
 	recent := mk(2, time.Date(2026, 1, 31, 9, 0, 0, 0, time.UTC))
 	const unique = "unicornzebra4455 deprecated rollout plan"
-	appendFile(t, old.Sessions[0].Path, `{"type":"user","uuid":"eeeeeeee-0000-4000-8000-000000000001","parentUuid":null,"sessionId":"`+old.Sessions[0].ID+`","timestamp":"2025-10-01T12:00:00.000Z","message":{"role":"user","content":"`+unique+`"}}`+"\n")
-	e := lcOpen(t, "", engine.Options{})
+	enginetest.AppendFile(t, old.Sessions[0].Path, `{"type":"user","uuid":"eeeeeeee-0000-4000-8000-000000000001","parentUuid":null,"sessionId":"`+old.Sessions[0].ID+`","timestamp":"2025-10-01T12:00:00.000Z","message":{"role":"user","content":"`+unique+`"}}`+"\n")
+	e := enginetest.OpenIn(t, "", engine.Options{})
 	for _, tr := range []*ccfixture.Tree{old, recent} {
 		if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tr.Root}); err != nil {
 			t.Fatal(err)
@@ -264,13 +253,13 @@ func TestGCSessions(t *testing.T) {
 	if len(refs) != len(recent.Sessions) {
 		t.Errorf("refs = %d, want %d", len(refs), len(recent.Sessions))
 	}
-	assertNotInDir(t, e.Dir(), "unicornzebra4455")
+	enginetest.AssertNotInDir(t, e.Dir(), "unicornzebra4455")
 }
 
 func TestStoreRedacts(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{Redactor: defaultRedactor(t)})
-	res, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "deploy with token " + ghSecret + " today"})
+	e := enginetest.OpenIn(t, "", engine.Options{Redactor: enginetest.DefaultRedactor(t)})
+	res, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "deploy with token " + enginetest.GHSecret + " today"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,9 +271,9 @@ func TestStoreRedacts(t *testing.T) {
 		t.Errorf("stored %q (%v)", m.Content, err)
 	}
 	// The same secret again is the same redacted content: idempotent.
-	res2, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "deploy with token " + ghSecret + " today"})
+	res2, err := e.WriteNote(ctx, engine.NewNote{Agent: "a", Content: "deploy with token " + enginetest.GHSecret + " today"})
 	if err != nil || res2.ID != res.ID || res2.Created {
 		t.Errorf("second write %+v %v", res2, err)
 	}
-	assertNotInDir(t, e.Dir(), ghSecret)
+	enginetest.AssertNotInDir(t, e.Dir(), enginetest.GHSecret)
 }

@@ -1,12 +1,8 @@
-package engine_test
+package ops_test
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	"github.com/cairn-dev/cairn/vecstore"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 
@@ -25,17 +22,16 @@ import (
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
-	"github.com/klauspost/compress/zstd"
 )
 
 func TestBackupRestore(t *testing.T) {
 	ctx := context.Background()
-	tree := lcTree(t, 21)
-	e := lcOpen(t, "", engine.Options{})
-	if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: defaultRedactor(t)}); err != nil {
+	tree := enginetest.SessionTree(t, 21)
+	e := enginetest.OpenIn(t, "", engine.Options{})
+	if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: tree.Root, Redactor: enginetest.DefaultRedactor(t)}); err != nil {
 		t.Fatal(err)
 	}
-	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
+	enginetest.AgedNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
 	if err := os.WriteFile(filepath.Join(e.Dir(), "config.toml"), []byte("[import]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +80,7 @@ func TestBackupRestore(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "vectors", "live.db")); string(b) != "consistent vector snapshot" {
 		t.Errorf("vector snapshot restored as %q", b)
 	}
-	r := lcOpen(t, dir, engine.Options{})
+	r := enginetest.OpenIn(t, dir, engine.Options{})
 	for _, s := range tree.Sessions {
 		var a, b bytes.Buffer
 		if err := ingest.WriteSessionJSONL(ctx, e, s.ID, &a); err != nil {
@@ -107,95 +103,12 @@ func TestBackupRestore(t *testing.T) {
 	}
 }
 
-func TestRestoreRejectsDamage(t *testing.T) {
-	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{})
-	gcNote(t, e, "a", "something worth keeping", time.Hour, 0.7, "", "")
-	archive := filepath.Join(t.TempDir(), "b.zst")
-	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	good, _ := os.ReadFile(archive)
-
-	cases := map[string][]byte{}
-	flipped := bytes.Clone(good)
-	flipped[len(flipped)/2] ^= 0x40
-	cases["flipped byte"] = flipped
-	cases["truncated"] = good[:len(good)*2/3]
-	cases["not zstd"] = []byte("hello")
-	cases["path escape"] = craftArchive(t, []engine.BackupFile{{Path: "../evil", Size: 4}}, map[string]string{"../evil": "evil"})
-	cases["checksum mismatch"] = craftArchive(t, []engine.BackupFile{{Path: "cairn.db", Size: 4, SHA256: hexSum("nope")}}, map[string]string{"cairn.db": "evil"})
-	cases["extra file"] = craftArchive(t, nil, map[string]string{"cairn.db": "evil"})
-	for name, data := range cases {
-		t.Run(name, func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "bad.zst")
-			os.WriteFile(p, data, 0o644)
-			if _, err := sqlite.VerifyBackup(ctx, p); !errors.Is(err, engine.ErrCorrupt) {
-				t.Errorf("verify: %v, want ErrCorrupt", err)
-			}
-			parent := t.TempDir()
-			dir := filepath.Join(parent, "r")
-			if _, err := sqlite.Restore(ctx, p, dir, sqlite.RestoreOptions{}); !errors.Is(err, engine.ErrCorrupt) {
-				t.Errorf("restore: %v, want ErrCorrupt", err)
-			}
-			if ents, _ := os.ReadDir(parent); len(ents) != 0 {
-				t.Errorf("restore wrote %v", ents)
-			}
-		})
-	}
-	newer := craftArchiveManifest(t, map[string]any{"magic": "cairn-backup", "version": 99, "files": []any{}})
-	p := filepath.Join(t.TempDir(), "newer.zst")
-	os.WriteFile(p, newer, 0o644)
-	if _, err := sqlite.VerifyBackup(ctx, p); !errors.Is(err, engine.ErrIncompatibleFormat) {
-		t.Errorf("newer backup: %v", err)
-	}
-}
-
-func hexSum(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
-}
-
-// craftArchive builds a backup by hand; files with an empty checksum get the
-// right one.
-func craftArchive(t testing.TB, files []engine.BackupFile, contents map[string]string) []byte {
-	for i := range files {
-		if files[i].SHA256 == "" {
-			files[i].SHA256 = hexSum(contents[files[i].Path])
-		}
-	}
-	if files == nil {
-		files = []engine.BackupFile{}
-	}
-	m := map[string]any{"magic": "cairn-backup", "version": 1, "engine_format": 1, "files": files}
-	return craftArchiveManifest(t, m, contents)
-}
-
-func craftArchiveManifest(t testing.TB, m map[string]any, contents ...map[string]string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	zw, _ := zstd.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	mj, _ := json.Marshal(m)
-	tw.WriteHeader(&tar.Header{Name: sqlite.ManifestName, Mode: 0o644, Size: int64(len(mj)), Typeflag: tar.TypeReg})
-	tw.Write(mj)
-	for _, c := range contents {
-		for name, body := range c {
-			tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
-			tw.Write([]byte(body))
-		}
-	}
-	tw.Close()
-	zw.Close()
-	return buf.Bytes()
-}
-
 // TestBackupWhileWriting takes a backup while writers commit notes, and
 // checks that the restored store is consistent: it passes its check and
 // holds, for every writer, exactly a prefix of what that writer committed.
 func TestBackupWhileWriting(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{Now: time.Now})
+	e := enginetest.OpenIn(t, "", engine.Options{Now: time.Now})
 	const writers = 3
 	var stop atomic.Bool
 	var wg sync.WaitGroup
@@ -241,7 +154,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	if _, err := sqlite.Restore(ctx, archive, dir, sqlite.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	r := lcOpen(t, dir, engine.Options{})
+	r := enginetest.OpenIn(t, dir, engine.Options{})
 	for w := range writers {
 		notes, err := r.GetAgentNotes(ctx, fmt.Sprintf("w%d", w), "", engine.MaxLimit)
 		if err != nil {
@@ -264,75 +177,14 @@ func TestBackupWhileWriting(t *testing.T) {
 	}
 }
 
-func FuzzVerifyBackup(f *testing.F) {
-	f.Add(craftArchive(f, []engine.BackupFile{{Path: "cairn.db", Size: 4}}, map[string]string{"cairn.db": "abcd"}))
-	f.Add([]byte("(\xb5/\xfd"))
-	f.Add([]byte{})
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, data []byte) {
-		p := filepath.Join(dir, "fuzz.zst")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		_, err := sqlite.VerifyBackup(context.Background(), p)
-		if err != nil && !errors.Is(err, engine.ErrCorrupt) && !errors.Is(err, engine.ErrIncompatibleFormat) {
-			t.Fatalf("error outside the classes: %v", err)
-		}
-	})
-}
-
-// frozenBackup is a backup in format version 1, kept forever: every later
-// cairn must verify and restore it. Regenerate only for a new format
-// version (CAIRN_WRITE_BACKUP_FIXTURE=1 go test -run TestFrozenBackupV1).
-const frozenBackup = "testdata/backup-v1.cairn.zst"
-
-const frozenSession = "f0f0f0f0-1111-4222-8333-444455556666"
-
-func TestFrozenBackupV1(t *testing.T) {
-	ctx := context.Background()
-	if os.Getenv("CAIRN_WRITE_BACKUP_FIXTURE") == "1" {
-		e := lcOpen(t, "", engine.Options{})
-		gcNote(t, e, "fixture", "frozen backup fixture note", time.Hour, 0.8, engine.TypeDecision, `{"pinned": true}`)
-		dir := t.TempDir()
-		os.WriteFile(filepath.Join(dir, frozenSession+".jsonl"), []byte(`{"type":"user","uuid":"a0a0a0a0-1111-4222-8333-444455556666","parentUuid":null,"sessionId":"`+frozenSession+`","timestamp":"2026-01-05T09:00:00.000Z","message":{"role":"user","content":"frozen session text"}}`+"\n"), 0o644)
-		if _, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: dir}); err != nil {
-			t.Fatal(err)
-		}
-		os.MkdirAll("testdata", 0o755)
-		if _, err := ops.Backup(ctx, e, frozenBackup, engine.BackupOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, err := sqlite.VerifyBackup(ctx, frozenBackup)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Version != 1 {
-		t.Fatalf("fixture version %d", m.Version)
-	}
-	dir := filepath.Join(t.TempDir(), "r")
-	if _, err := sqlite.Restore(ctx, frozenBackup, dir, sqlite.RestoreOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	e := lcOpen(t, dir, engine.Options{})
-	notes, err := e.GetAgentNotes(ctx, "fixture", "", 10)
-	if err != nil || len(notes) != 1 || notes[0].Content != "frozen backup fixture note" {
-		t.Errorf("notes %+v %v", notes, err)
-	}
-	recs, err := ingest.SessionRecords(ctx, e, frozenSession)
-	if err != nil || len(recs) != 1 || recs[0].Text != "frozen session text" {
-		t.Errorf("session %+v %v", recs, err)
-	}
-}
-
 // TestBackupIncludesVectors backs up a store with message vectors and a
 // Chroma collection: the restored store answers semantic queries and holds
 // the collection's records, with nothing re-embedded.
 func TestBackupIncludesVectors(t *testing.T) {
 	ctx := context.Background()
-	emb := newHashEmbedder("hash-v1", 16)
+	emb := enginetest.NewHashEmbedder("hash-v1", 16)
 	dir := t.TempDir()
-	e, err := openEngine(ctx, dir, engine.Options{Embedder: emb})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,8 +227,8 @@ func TestBackupIncludesVectors(t *testing.T) {
 	if _, err := sqlite.Restore(ctx, archive, restored, sqlite.RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	before := emb.texts
-	r, err := openEngine(ctx, restored, engine.Options{Embedder: emb})
+	before := emb.Texts()
+	r, err := enginetest.OpenEngine(ctx, restored, engine.Options{Embedder: emb})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,8 +243,8 @@ func TestBackupIncludesVectors(t *testing.T) {
 	if len(res.Results) != 1 || res.Results[0].Message.Content != "pin the bindings version" {
 		t.Errorf("semantic search after restore = %+v", res)
 	}
-	if emb.texts != before+1 { // the query only: no message was re-embedded
-		t.Errorf("restore re-embedded %d texts", emb.texts-before-1)
+	if emb.Texts() != before+1 { // the query only: no message was re-embedded
+		t.Errorf("restore re-embedded %d texts", emb.Texts()-before-1)
 	}
 	colls, err = vecstore.Open(ctx, filepath.Join(restored, sqlite.VectorsDir), vecstore.Options{})
 	if err != nil {
@@ -417,4 +269,31 @@ func slicesContains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// TestFaultBackupNoOverwrite: a backup never replaces an existing file
+// unless asked.
+func TestFaultBackupNoOverwrite(t *testing.T) {
+	ctx := context.Background()
+	e := enginetest.OpenIn(t, "", engine.Options{})
+	enginetest.AgedNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
+	archive := filepath.Join(t.TempDir(), "precious.txt")
+	if err := os.WriteFile(archive, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); !errors.Is(err, engine.ErrExists) {
+		t.Fatalf("backup over an existing file: %v, want ErrExists", err)
+	}
+	if b, _ := os.ReadFile(archive); string(b) != "precious" {
+		t.Fatalf("the existing file was changed to %d bytes", len(b))
+	}
+	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{Overwrite: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sqlite.VerifyBackup(ctx, archive); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(archive)); len(ents) != 1 {
+		t.Errorf("temporary files left: %v", ents)
+	}
 }

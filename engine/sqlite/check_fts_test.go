@@ -1,4 +1,4 @@
-package engine_test
+package sqlite_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestCheckAfterSecureDelete: a delete that empties an FTS5 segment, made
@@ -17,13 +18,13 @@ import (
 func TestCheckAfterSecureDelete(t *testing.T) {
 	ctx := context.Background()
 	for round := range 40 {
-		e, err := openEngine(ctx, t.TempDir(), engine.Options{})
+		e, err := enginetest.OpenEngine(ctx, t.TempDir(), engine.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var ids []int64
 		for i := range 3 {
-			ids = append(ids, mustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("retry loop backoff note %d", i)}))
+			ids = append(ids, enginetest.MustNote(t, e, engine.NewNote{Agent: "bob", Content: fmt.Sprintf("retry loop backoff note %d", i)}))
 		}
 		req := engine.SearchRequest{Query: "retry", Mode: engine.ModeKeyword}
 		if _, err := e.Search(ctx, req); err != nil {
@@ -31,7 +32,7 @@ func TestCheckAfterSecureDelete(t *testing.T) {
 		}
 		// The search above ran on FTS5 through a reader and started the
 		// in-memory index in the background; wait until it holds the notes.
-		for storeOf(e).KeywordIndexStats().Docs < 3 {
+		for enginetest.StoreOf(e).KeywordIndexStats().Docs < 3 {
 			runtime.Gosched()
 		}
 		if err := e.DeleteMessage(ctx, ids[1]); err != nil {

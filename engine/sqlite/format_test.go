@@ -1,4 +1,4 @@
-package engine_test
+package sqlite_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestFrozenFormat1 opens the frozen format-1 database in
@@ -35,7 +36,7 @@ func TestFrozenFormat1(t *testing.T) {
 	}
 	dst.Close()
 
-	e, err := openEngine(ctx, dir, engine.Options{})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatalf("open format 1: %v", err)
 	}
@@ -77,7 +78,7 @@ func TestFrozenFormat1(t *testing.T) {
 func TestFrozenFormat7(t *testing.T) {
 	ctx := context.Background()
 	e := openFrozen(t, "format7")
-	if n, err := countMarks(ctx, e); err != nil || n != 0 {
+	if n, err := enginetest.CountMarks(ctx, e); err != nil || n != 0 {
 		t.Fatalf("marks of format 7 kept: %d %v", n, err)
 	}
 	m, err := e.GetMessage(ctx, 1)
@@ -109,7 +110,7 @@ func TestFrozenFormat9(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := resultIDs(rs)
+		got := enginetest.ResultIDs(rs)
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Errorf("project %s lists %v, want %v", project, got, want)
@@ -149,7 +150,7 @@ func openFrozen(t *testing.T, name string) *engine.Engine {
 	if err := os.WriteFile(filepath.Join(dir, sqlite.DBFile), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e, err := openEngine(ctx, dir, engine.Options{})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{})
 	if err != nil {
 		t.Fatalf("open %s: %v", name, err)
 	}

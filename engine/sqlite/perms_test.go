@@ -1,6 +1,6 @@
 //go:build unix
 
-package engine_test
+package sqlite_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestFaultPrivateFileModes: under the common umask 022 a new data dir is
@@ -26,7 +27,7 @@ func TestFaultPrivateFileModes(t *testing.T) {
 	defer syscall.Umask(old)
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "data")
-	e, err := openEngineWith(ctx, dir, engine.Options{}, sqlite.Options{VectorStore: sqlite.VectorStoreOptions{Open: true}})
+	e, err := enginetest.OpenEngineWith(ctx, dir, engine.Options{}, sqlite.Options{VectorStore: sqlite.VectorStoreOptions{Open: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

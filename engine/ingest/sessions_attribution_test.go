@@ -1,4 +1,4 @@
-package engine_test
+package ingest_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/claudecode/ccfixture"
 	"github.com/cairn-dev/cairn/engine/ingest"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestImportAttribution: imported turns belong to the agent (claude-code:
@@ -20,7 +21,7 @@ import (
 // the agents by the transcript, not by the import.
 func TestImportAttribution(t *testing.T) {
 	ctx := context.Background()
-	e, clock := openTest(t, engine.Options{})
+	e, clock := enginetest.Open(t, engine.Options{})
 	clock.Set(time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC))
 	dir := filepath.Join(t.TempDir(), "-home-dev-app")
 	if err := os.MkdirAll(dir, 0o700); err != nil {

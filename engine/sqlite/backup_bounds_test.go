@@ -1,4 +1,4 @@
-package engine_test
+package sqlite_test
 
 import (
 	"archive/tar"
@@ -16,7 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
-	"github.com/klauspost/compress/zstd"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestFaultRestoreBomb: an archive whose manifest and checksums are valid
@@ -25,8 +25,8 @@ import (
 // entry and the limit.
 func TestFaultRestoreBomb(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{})
-	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
+	e := enginetest.OpenIn(t, "", engine.Options{})
+	enginetest.AgedNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
 	archive := filepath.Join(t.TempDir(), "b.zst")
 	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); err != nil {
 		t.Fatal(err)
@@ -95,26 +95,10 @@ func writeArchive(t *testing.T, manifest map[string]any, files []engine.BackupFi
 	return out
 }
 
-// openArchive opens a backup archive decompressed; the test closes it.
-func openArchive(t *testing.T, archive string) io.Reader {
-	t.Helper()
-	f, err := os.Open(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	zr, err := zstd.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(zr.Close)
-	return zr
-}
-
 // readArchive returns a backup's manifest fields, files and contents.
 func readArchive(t *testing.T, archive string) (map[string]any, []engine.BackupFile, map[string]string) {
 	t.Helper()
-	tr := tar.NewReader(openArchive(t, archive))
+	tr := tar.NewReader(enginetest.OpenArchive(t, archive))
 	var manifest map[string]any
 	contents := map[string]string{}
 	var files []engine.BackupFile
@@ -150,8 +134,8 @@ func readArchive(t *testing.T, archive string) (map[string]any, []engine.BackupF
 // restore refuses it), where serving it would fail.
 func TestVerifyBackupChecksVectors(t *testing.T) {
 	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{Embedder: newHashEmbedder("hash-8", 8)})
-	gcNote(t, e, "a", "a note with a vector", time.Hour, 0.7, "", "")
+	e := enginetest.OpenIn(t, "", engine.Options{Embedder: enginetest.NewHashEmbedder("hash-8", 8)})
+	enginetest.AgedNote(t, e, "a", "a note with a vector", time.Hour, 0.7, "", "")
 	if err := ops.SyncVectors(ctx, e, nil); err != nil {
 		t.Fatal(err)
 	}

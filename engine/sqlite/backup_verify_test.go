@@ -1,4 +1,4 @@
-package engine_test
+package sqlite_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestFaultBackupStructure: a crafted archive is not trusted. Without
@@ -45,8 +46,8 @@ func TestFaultBackupStructure(t *testing.T) {
 		})
 	}
 
-	e := lcOpen(t, "", engine.Options{})
-	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
+	e := enginetest.OpenIn(t, "", engine.Options{})
+	enginetest.AgedNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
 	if err := os.WriteFile(filepath.Join(e.Dir(), "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -71,32 +72,5 @@ func TestFaultBackupStructure(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(withCfg, "config.toml")); err != nil || string(b) != cfg {
 		t.Errorf("config.toml with Config: %q, %v", b, err)
-	}
-}
-
-// TestFaultBackupNoOverwrite: a backup never replaces an existing file
-// unless asked.
-func TestFaultBackupNoOverwrite(t *testing.T) {
-	ctx := context.Background()
-	e := lcOpen(t, "", engine.Options{})
-	gcNote(t, e, "a", "a note to keep", time.Hour, 0.7, "", "")
-	archive := filepath.Join(t.TempDir(), "precious.txt")
-	if err := os.WriteFile(archive, []byte("precious"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{}); !errors.Is(err, engine.ErrExists) {
-		t.Fatalf("backup over an existing file: %v, want ErrExists", err)
-	}
-	if b, _ := os.ReadFile(archive); string(b) != "precious" {
-		t.Fatalf("the existing file was changed to %d bytes", len(b))
-	}
-	if _, err := ops.Backup(ctx, e, archive, engine.BackupOptions{Overwrite: true}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sqlite.VerifyBackup(ctx, archive); err != nil {
-		t.Fatal(err)
-	}
-	if ents, _ := os.ReadDir(filepath.Dir(archive)); len(ents) != 1 {
-		t.Errorf("temporary files left: %v", ents)
 	}
 }

@@ -1,4 +1,4 @@
-package engine_test
+package sqlite_test
 
 import (
 	"compress/gzip"
@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 	"github.com/cairn-dev/cairn/vecstore/chroma"
 )
 
@@ -46,8 +47,8 @@ func gunzipTo(t *testing.T, src, dst string) {
 
 // vectorsV1Dir copies the frozen data dir testdata/vectors-v1 into a
 // temporary directory. It was written once by cairn before message vectors
-// were 8-bit codes (commit eff2db6: 40 messages of batch(40, 3), embedded
-// by newHashEmbedder("hash-fixture", 16) through SyncVectors, then Close):
+// were 8-bit codes (commit eff2db6: 40 messages of enginetest.Batch(40, 3), embedded
+// by enginetest.NewHashEmbedder("hash-fixture", 16) through SyncVectors, then Close):
 // float32 vectors, vecstore format version 1, ef_construction 100. Keep it
 // forever.
 func vectorsV1Dir(t *testing.T) string {
@@ -59,7 +60,7 @@ func vectorsV1Dir(t *testing.T) string {
 
 func messageCollection(t *testing.T, e *engine.Engine) chroma.Collection {
 	t.Helper()
-	colls, err := storeOf(e).VectorStore().ListCollections(context.Background(), chroma.DefaultTenant, "cairn", nil, 0)
+	colls, err := enginetest.StoreOf(e).VectorStore().ListCollections(context.Background(), chroma.DefaultTenant, "cairn", nil, 0)
 	if err != nil || len(colls) != 1 {
 		t.Fatalf("message collections: %v %v", colls, err)
 	}
@@ -90,13 +91,13 @@ func semanticTop(t *testing.T, e *engine.Engine, q string) string {
 // collections with 8-bit residual codes and the design card's
 // ef_construction 200.
 func TestMessageVectorsAreSQ8R(t *testing.T) {
-	emb := newHashEmbedder("hash-a", 32)
-	e := openDir(t, t.TempDir(), engine.Options{Embedder: emb, NoVectorWorker: true})
-	msgs := batch(30, 2)
+	emb := enginetest.NewHashEmbedder("hash-a", 32)
+	e := enginetest.OpenDir(t, t.TempDir(), engine.Options{Embedder: emb, NoVectorWorker: true})
+	msgs := enginetest.Batch(30, 2)
 	if _, err := e.StoreMessages(context.Background(), msgs); err != nil {
 		t.Fatal(err)
 	}
-	mustSync(t, e)
+	enginetest.MustSync(t, e)
 	c := messageCollection(t, e)
 	if c.Config.HNSW.VectorCode != chroma.CodeSQ8R || c.Config.HNSW.EfConstruction != 200 || c.Config.HNSW.Space != chroma.SpaceCosine {
 		t.Fatalf("message collection config %+v", c.Config.HNSW)
@@ -104,7 +105,7 @@ func TestMessageVectorsAreSQ8R(t *testing.T) {
 	if got := semanticTop(t, e, msgs[9].Content); got != msgs[9].Content {
 		t.Errorf("semantic top %q, want %q", got, msgs[9].Content)
 	}
-	mustConsistent(t, e)
+	enginetest.MustConsistent(t, e)
 	// cairn stats shows the vectors' storage budget.
 	st, err := ops.StoreStats(context.Background(), e)
 	if err != nil {
@@ -123,9 +124,9 @@ func TestMessageVectorsAreSQ8R(t *testing.T) {
 func TestFrozenVectorsV1(t *testing.T) {
 	ctx := context.Background()
 	dir := vectorsV1Dir(t)
-	emb := newHashEmbedder("hash-fixture", 16)
-	msgs := batch(40, 3)
-	e, err := openEngine(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	emb := enginetest.NewHashEmbedder("hash-fixture", 16)
+	msgs := enginetest.Batch(40, 3)
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +140,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 		}
 	}
 	var calls, last, total int
-	if err := storeOf(e).ConvertVectors(ctx, func(coll string, done, n int) { calls, last, total = calls+1, done, n }); err != nil {
+	if err := enginetest.StoreOf(e).ConvertVectors(ctx, func(coll string, done, n int) { calls, last, total = calls+1, done, n }); err != nil {
 		t.Fatal(err)
 	}
 	if calls == 0 || last != 40 || total != 40 {
@@ -153,19 +154,19 @@ func TestFrozenVectorsV1(t *testing.T) {
 			t.Errorf("after converting: top %q, want %q", got, msgs[i].Content)
 		}
 	}
-	mustConsistent(t, e)
+	enginetest.MustConsistent(t, e)
 	if err := ops.Check(ctx, e); err != nil {
 		t.Fatal(err)
 	}
 	// Converting again does nothing.
 	calls = 0
-	if err := storeOf(e).ConvertVectors(ctx, func(string, int, int) { calls++ }); err != nil || calls != 0 {
+	if err := enginetest.StoreOf(e).ConvertVectors(ctx, func(string, int, int) { calls++ }); err != nil || calls != 0 {
 		t.Errorf("second conversion: %v, %d progress calls", err, calls)
 	}
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	e = openDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	e = enginetest.OpenDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
 	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 		t.Fatalf("after reopen: %+v", c.Config.HNSW)
 	}
@@ -178,7 +179,7 @@ func TestFrozenVectorsV1(t *testing.T) {
 // an old store's message vectors when it starts.
 func TestWorkerConvertsVectors(t *testing.T) {
 	dir := vectorsV1Dir(t)
-	e := openDir(t, dir, engine.Options{Embedder: newHashEmbedder("hash-fixture", 16)})
+	e := enginetest.OpenDir(t, dir, engine.Options{Embedder: enginetest.NewHashEmbedder("hash-fixture", 16)})
 	deadline := time.Now().Add(2 * time.Minute) // generous: the machine may be loaded
 	for messageCollection(t, e).Config.HNSW.VectorCode != chroma.CodeSQ8R {
 		if time.Now().After(deadline) {
@@ -186,7 +187,7 @@ func TestWorkerConvertsVectors(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	mustConsistent(t, e)
+	enginetest.MustConsistent(t, e)
 }
 
 // TestConvertSQ8Vectors: a message collection of plain SQ8 codes (what
@@ -197,35 +198,35 @@ func TestWorkerConvertsVectors(t *testing.T) {
 func TestConvertSQ8Vectors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	emb := newHashEmbedder("hash-sq8", 16)
-	e, err := openEngine(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	emb := enginetest.NewHashEmbedder("hash-sq8", 16)
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs := batch(4200, 7)
+	msgs := enginetest.Batch(4200, 7)
 	if _, err := e.StoreMessages(ctx, msgs); err != nil {
 		t.Fatal(err)
 	}
-	mustSync(t, e)
+	enginetest.MustSync(t, e)
 	c := messageCollection(t, e)
 	// The collection as an earlier cairn left it: plain SQ8 codes.
-	if err := storeOf(e).VectorStore().Recode(ctx, c.ID, chroma.CodeSQ8, nil); err != nil {
+	if err := enginetest.StoreOf(e).VectorStore().Recode(ctx, c.ID, chroma.CodeSQ8, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != chroma.CodeSQ8 {
 		t.Fatalf("before converting: %+v", c.Config.HNSW)
 	}
-	before, err := storeOf(e).VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
+	before, err := enginetest.StoreOf(e).VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := storeOf(e).ConvertVectors(ctx, nil); err != nil {
+	if err := enginetest.StoreOf(e).ConvertVectors(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	if c := messageCollection(t, e); c.Config.HNSW.VectorCode != chroma.CodeSQ8R {
 		t.Fatalf("after converting: %+v", c.Config.HNSW)
 	}
-	after, err := storeOf(e).VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
+	after, err := enginetest.StoreOf(e).VectorStore().Get(ctx, c.ID, chroma.GetRequest{Include: []chroma.Include{chroma.IncludeEmbeddings}})
 	if err != nil || len(after.IDs) != len(before.IDs) || len(after.IDs) != len(msgs) {
 		t.Fatalf("after converting: %d records (before %d) %v", len(after.IDs), len(before.IDs), err)
 	}
@@ -239,11 +240,11 @@ func TestConvertSQ8Vectors(t *testing.T) {
 			t.Errorf("after converting: top %q, want %q", got, msgs[i].Content)
 		}
 	}
-	mustConsistent(t, e)
+	enginetest.MustConsistent(t, e)
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	e = openDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
+	e = enginetest.OpenDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
 	if got := semanticTop(t, e, msgs[17].Content); got != msgs[17].Content {
 		t.Errorf("after reopen: top %q", got)
 	}

@@ -1,4 +1,4 @@
-package engine_test
+package sqlite_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ingest"
 	"github.com/cairn-dev/cairn/engine/sqlite"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestSessionProjectsMigrationRefreshesVectors: a format-9 store whose
@@ -22,8 +23,8 @@ func TestSessionProjectsMigrationRefreshesVectors(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	transcripts := t.TempDir()
-	writeTranscript(t, transcripts, "/nowhere/billing-service", "why are invoice totals off by a cent", "round once after summing the invoice lines")
-	e := openDir(t, dir, engine.Options{NoVectorWorker: true})
+	enginetest.WriteTranscript(t, transcripts, "/nowhere/billing-service", "why are invoice totals off by a cent", "round once after summing the invoice lines")
+	e := enginetest.OpenDir(t, dir, engine.Options{NoVectorWorker: true})
 	if rep, err := ingest.ImportSessions(ctx, e, ingest.ImportSessionsOptions{Root: transcripts}); err != nil || rep.Chunks != 2 {
 		t.Fatalf("import: %+v %v", rep, err)
 	}
@@ -41,9 +42,9 @@ func TestSessionProjectsMigrationRefreshesVectors(t *testing.T) {
 	}
 	// As an import before projects were recorded left it.
 	raw("UPDATE messages SET sender_project_id = ''; DELETE FROM agents WHERE project_id <> ''; UPDATE agents SET message_count = 1")
-	emb := newHashEmbedder("hash-p", 32)
-	e = openDir(t, dir, engine.Options{Embedder: emb})
-	mustSync(t, e)
+	emb := enginetest.NewHashEmbedder("hash-p", 32)
+	e = enginetest.OpenDir(t, dir, engine.Options{Embedder: emb})
+	enginetest.MustSync(t, e)
 	scoped := engine.SearchRequest{Query: "invoice totals", Mode: engine.ModeSemantic, Filter: engine.Filter{Project: "billing-service"}}
 	if rs, err := e.Search(ctx, scoped); err != nil || len(rs) != 0 {
 		t.Fatalf("before the migration: %d results (%v)", len(rs), err)
@@ -51,21 +52,21 @@ func TestSessionProjectsMigrationRefreshesVectors(t *testing.T) {
 	e.Close()
 
 	raw("PRAGMA user_version = 9")
-	e = openDir(t, dir, engine.Options{Embedder: emb})
-	mustSync(t, e)
+	e = enginetest.OpenDir(t, dir, engine.Options{Embedder: emb})
+	enginetest.MustSync(t, e)
 	rs, err := e.Search(ctx, scoped)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := resultIDs(rs)
+	got := enginetest.ResultIDs(rs)
 	slices.Sort(got)
 	if !slices.Equal(got, []int64{1, 2}) {
 		t.Fatalf("semantic search in the project after the migration: %v", got)
 	}
 	for _, text := range []string{"why are invoice totals off by a cent", "round once after summing the invoice lines"} {
-		if n := emb.embedded(text); n != 1 {
+		if n := emb.Embedded(text); n != 1 {
 			t.Errorf("%q embedded %d times", text, n)
 		}
 	}
-	mustConsistent(t, e)
+	enginetest.MustConsistent(t, e)
 }

@@ -1,4 +1,4 @@
-package engine_test
+package ops_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/engine/ops"
+	"github.com/cairn-dev/cairn/internal/enginetest"
 )
 
 // TestFaultGCCollapseWithoutModel: near-duplicate collapse compares stored
@@ -18,7 +19,7 @@ func TestFaultGCCollapseWithoutModel(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	e, err := openEngine(ctx, dir, engine.Options{Now: clock, Embedder: newHashEmbedder("hash-v1", 64), NoVectorWorker: true})
+	e, err := enginetest.OpenEngine(ctx, dir, engine.Options{Now: clock, Embedder: enginetest.NewHashEmbedder("hash-v1", 64), NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestFaultGCCollapseWithoutModel(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	e, err = openEngine(ctx, dir, engine.Options{Now: clock, NoVectorWorker: true})
+	e, err = enginetest.OpenEngine(ctx, dir, engine.Options{Now: clock, NoVectorWorker: true})
 	if err != nil {
 		t.Fatal(err)
 	}
