@@ -399,20 +399,6 @@ func ranks(v []float64) []float64 {
 	return r
 }
 
-// Cosine is the cosine similarity of a and b.
-func Cosine(a, b []float32) float64 {
-	var d, na, nb float64
-	for i := range a {
-		d += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return d / math.Sqrt(na*nb)
-}
-
 // LexicalEmbedder is NOT a language model: a feature-hashed bag of
 // lower-cased words (each word adds a dense pseudo-random ±1 vector seeded
 // by its hash), L2-normalized. It carries lexical signal only and stands in

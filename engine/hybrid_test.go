@@ -212,7 +212,7 @@ func (c *refCorpus) reference(t *testing.T, req engine.SearchRequest, bm25, evid
 		if !c.keep(req.Filter, m) {
 			continue
 		}
-		x := &cand{m: m, sim: enginetest.Cosine(qv, c.vecs[m.ID])}
+		x := &cand{m: m, sim: engine.Cosine(qv, c.vecs[m.ID])}
 		x.kw, x.isKw = bm25[m.ID]
 		if x.isKw {
 			best = max(best, x.kw)

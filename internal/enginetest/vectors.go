@@ -105,20 +105,6 @@ func HashVector(model, text string, dim int) []float32 {
 	return v
 }
 
-// Cosine is the cosine similarity of a and b (0 when one is zero).
-func Cosine(a, b []float32) float64 {
-	var d, na, nb float64
-	for i := range a {
-		d += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return d / math.Sqrt(na*nb)
-}
-
 // OpenDir opens an engine on dir; its store is checked (unless the test
 // closed it) and the engine closed when the test ends.
 func OpenDir(t testing.TB, dir string, opts engine.Options) *engine.Engine {

@@ -22,7 +22,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/cairn-dev/cairn/bench"
 	"github.com/cairn-dev/cairn/embed"
 	"github.com/cairn-dev/cairn/embed/builtin"
 	"github.com/cairn-dev/cairn/engine"
@@ -97,7 +96,7 @@ func run(path string, asJSON bool) error {
 			return err
 		}
 		for j, p := range ps[i:end] {
-			c := check{bench.Cosine(vs[2*j], vs[2*j+1]), slices.Equal(engine.DigitWords(p.a), engine.DigitWords(p.b)) && engine.WordOverlap(p.a, p.b) >= 0.5}
+			c := check{engine.Cosine(vs[2*j], vs[2*j+1]), slices.Equal(engine.DigitWords(p.a), engine.DigitWords(p.b)) && engine.WordOverlap(p.a, p.b) >= 0.5}
 			for _, b := range bands {
 				if p.score >= b.lo && p.score < b.hi {
 					b.Pairs++

@@ -191,7 +191,7 @@ func runQuality(ctx context.Context, args []string) error {
 				}
 				cos := make([]float64, len(va))
 				for i := range va {
-					cos[i] = bench.Cosine(va[i], vb[i])
+					cos[i] = engine.Cosine(va[i], vb[i])
 				}
 				spearman = append(spearman, fmt.Sprintf("| %s | %.4f |", e.name+"; "+e.note, bench.Spearman(cos, gold)))
 			}

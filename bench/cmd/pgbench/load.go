@@ -264,7 +264,7 @@ func semanticRecall(ctx context.Context, e *engine.Engine, queries []string, qve
 		var all []cand
 		for i, d := range docs {
 			if sel.keep(d) {
-				all = append(all, cand{ids[i], bench.Cosine(qvecs[qi], vecs[i])})
+				all = append(all, cand{ids[i], engine.Cosine(qvecs[qi], vecs[i])})
 			}
 		}
 		sort.Slice(all, func(i, j int) bool {
