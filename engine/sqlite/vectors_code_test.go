@@ -3,11 +3,13 @@ package sqlite_test
 import (
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -235,17 +237,32 @@ func TestConvertSQ8Vectors(t *testing.T) {
 			t.Fatalf("record %s changed by the conversion", before.IDs[i])
 		}
 	}
-	for _, i := range []int{0, 1717, 4199} {
-		if got := semanticTop(t, e, msgs[i].Content); got != msgs[i].Content {
-			t.Errorf("after converting: top %q, want %q", got, msgs[i].Content)
-		}
-	}
+	mustFindThemselves(t, "after converting", e, msgs)
 	enginetest.MustConsistent(t, e)
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
 	e = enginetest.OpenDir(t, dir, engine.Options{Embedder: emb, NoVectorWorker: true})
-	if got := semanticTop(t, e, msgs[17].Content); got != msgs[17].Content {
-		t.Errorf("after reopen: top %q", got)
+	mustFindThemselves(t, "after reopen", e, msgs)
+}
+
+// mustFindThemselves searches for 20 of msgs spread over the whole batch
+// and fails unless at least 18 find themselves among the first three. A
+// converted collection that lost or scrambled its vectors finds almost
+// none; an intact one can still miss one or two: the graph is approximate
+// and built in parallel, so a few nodes are reached by no path the search
+// takes (on this data 1 to 4 messages in 600 miss themselves, as many with
+// plain SQ8 codes before the conversion as after it and after a reopen).
+func mustFindThemselves(t *testing.T, when string, e *engine.Engine, msgs []engine.NewMessage) {
+	t.Helper()
+	var missed []string
+	for k := range 20 {
+		i := k * (len(msgs) - 1) / 19
+		if got := semanticTop(t, e, msgs[i].Content); got != msgs[i].Content {
+			missed = append(missed, fmt.Sprintf("%q (top %q)", msgs[i].Content, got))
+		}
+	}
+	if len(missed) > 2 {
+		t.Errorf("%s: %d of 20 messages not found by their own text: %s", when, len(missed), strings.Join(missed, "; "))
 	}
 }
