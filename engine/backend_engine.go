@@ -98,7 +98,9 @@ func (e *Engine) writePrepared(ctx context.Context, ps []prepared) ([]WriteResul
 		out[i].Redactions = ps[i].redactions
 		if out[i].Created {
 			e.wakeVectors()
-			changed = append(changed, out[i].ChannelID)
+			if e.opts.Observer != nil {
+				changed = append(changed, out[i].ChannelID)
+			}
 		}
 	}
 	if len(changed) > 0 {

@@ -115,7 +115,7 @@ func (e *Engine) ListChannels(ctx context.Context, scope Scope) ([]Channel, erro
 		return nil, err
 	}
 	if scope.Agent != "" {
-		if err := checkAgent("agent", scope.Agent); err != nil {
+		if err := CheckAgent("agent", scope.Agent); err != nil {
 			return nil, err
 		}
 		keep = append(keep, func(c Channel) bool { return c.OwnerAgentName == scope.Agent })

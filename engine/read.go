@@ -90,7 +90,7 @@ const DefaultLimit = 50
 // agent-notes:{agent}:{project} only. limit 0 means DefaultLimit. An agent
 // without notes has an empty list.
 func (e *Engine) GetAgentNotes(ctx context.Context, agent, project string, limit int) ([]Message, error) {
-	if err := checkAgent("agent", agent); err != nil {
+	if err := CheckAgent("agent", agent); err != nil {
 		return nil, err
 	}
 	if err := checkProject("project", project); err != nil {

@@ -179,7 +179,7 @@ func (f Filter) check(now time.Time) error {
 		}
 	}
 	if f.UnreadBy != "" {
-		if err := checkAgent("unread_by", f.UnreadBy); err != nil {
+		if err := CheckAgent("unread_by", f.UnreadBy); err != nil {
 			return err
 		}
 	}
@@ -195,14 +195,14 @@ func (f Filter) checkIdentity() error {
 	if err := checkIn("channel", f.ChannelIDs, checkChannelID); err != nil {
 		return err
 	}
-	if err := checkIn("sender", f.SenderIDs, checkAgent); err != nil {
+	if err := checkIn("sender", f.SenderIDs, CheckAgent); err != nil {
 		return err
 	}
 	if err := checkIn("message_type", f.MessageTypes, checkType); err != nil {
 		return err
 	}
 	if f.ExcludeSender != "" {
-		if err := checkAgent("exclude_sender", f.ExcludeSender); err != nil {
+		if err := CheckAgent("exclude_sender", f.ExcludeSender); err != nil {
 			return err
 		}
 	}

@@ -83,7 +83,3 @@ func ParseSessionID(id string) (string, error) {
 	}
 	return strings.ToLower(id), nil
 }
-
-// CheckAgent checks that name is an agent name; else an *InvalidError
-// on field.
-func CheckAgent(field, name string) error { return checkAgent(field, name) }

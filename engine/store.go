@@ -35,7 +35,7 @@ func (e *Engine) StoreMessage(ctx context.Context, in NewMessage) (WriteResult, 
 // WriteNote stores a note from in.Agent in its notes channel
 // (agent-notes:{agent}, or agent-notes:{agent}:{project} with a project).
 func (e *Engine) WriteNote(ctx context.Context, in NewNote) (WriteResult, error) {
-	if err := checkAgent("agent", in.Agent); err != nil {
+	if err := CheckAgent("agent", in.Agent); err != nil {
 		return WriteResult{}, err
 	}
 	if err := checkProject("project", in.Project); err != nil {

@@ -69,7 +69,7 @@ type ReadCursor struct {
 // neither for every channel) and returns the scope's key in a store's
 // read cursors: "", "channel:ID" or "project:P".
 func CursorScope(agent, channel, project string) (string, error) {
-	if err := checkAgent("agent", agent); err != nil {
+	if err := CheckAgent("agent", agent); err != nil {
 		return "", err
 	}
 	if err := checkProject("project", project); err != nil {

@@ -32,7 +32,9 @@ const (
 	projectPrefix = "project:"
 )
 
-func checkAgent(field, name string) error {
+// CheckAgent checks that name is an agent name; else an *InvalidError
+// on field.
+func CheckAgent(field, name string) error {
 	if !agentRE.MatchString(name) {
 		return invalid(field, "%s, got %q", agentRule, name)
 	}
@@ -144,7 +146,7 @@ func (e *Engine) prepare(in NewMessage) (prepared, error) {
 	if p.channel, err = parseChannel("channel", in.Channel); err != nil {
 		return p, err
 	}
-	if err := checkAgent("sender", in.Sender); err != nil {
+	if err := CheckAgent("sender", in.Sender); err != nil {
 		return p, err
 	}
 	if err := checkProject("project", in.Project); err != nil {

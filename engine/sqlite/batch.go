@@ -93,11 +93,12 @@ func (s *Store) writeBatchTx(ctx context.Context, tx *sql.Tx, ps []engine.Stored
 	// does, so interleaving them wrote one tiny segment per message and
 	// spent a third of the batch's CPU merging them. Written together
 	// they become one segment at commit.
+	fq := ftssql.Of(st)
 	for i, res := range out {
 		if !res.Created {
 			continue
 		}
-		if err := s.fts.Insert(ctx, ftssql.Of(st), res.ID, ps[i].Content); err != nil {
+		if err := s.fts.Insert(ctx, fq, res.ID, ps[i].Content); err != nil {
 			return nil, false, fmt.Errorf("engine: store messages: %w", classify(err))
 		}
 	}

@@ -62,11 +62,12 @@ func (st *Store) startKeywordBuild(k *memKeywordIndex) {
 // and that query's mass (fts.QueryMass) by the same path's counts.
 func (st *Store) keywordHits(ctx context.Context, q fts.Query, req fts.Request, depth int) ([]fts.Hit, fts.Query, float64, error) {
 	req.Query, req.Limit, req.NoSnippets = q, depth, true
+	rq := ftssql.Of(st.r)
 	// A read-only engine serves a one-shot command: building the index
 	// would cost that process more CPU than its whole search.
 	if k := st.kw; k != nil && !k.off.Load() && !st.opts.ReadOnly {
 		st.startKeywordBuild(k)
-		hits, ranked, ok, err := k.mem.SearchPruned(ctx, ftssql.Of(st.r), req)
+		hits, ranked, ok, err := k.mem.SearchPruned(ctx, rq, req)
 		if err != nil {
 			return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 		}
@@ -79,16 +80,16 @@ func (st *Store) keywordHits(ctx context.Context, q fts.Query, req fts.Request, 
 			k.warned.Do(func() { st.opts.Logger.Warn("keyword index disabled, keyword search stays on FTS5", "err", err) })
 		}
 	}
-	pruned, err := st.fts.PruneFrequent(ctx, ftssql.Of(st.r), q)
+	pruned, err := st.fts.PruneFrequent(ctx, rq, q)
 	if err != nil {
 		return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 	}
 	req.Query = pruned
-	hits, err := st.fts.Search(ctx, ftssql.Of(st.r), req)
+	hits, err := st.fts.Search(ctx, rq, req)
 	if err != nil {
 		return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 	}
-	mass, err := st.fts.Mass(ctx, ftssql.Of(st.r), pruned)
+	mass, err := st.fts.Mass(ctx, rq, pruned)
 	if err != nil {
 		return nil, q, 0, fmt.Errorf("engine: search: %w", classify(err))
 	}
