@@ -51,12 +51,6 @@ func (e *Engine) enterStore() (func(), error) {
 	return e.mu.RUnlock, nil
 }
 
-// Unsupported is the error of an operation op (an Engine method's name)
-// that a store of kind does not serve yet.
-func Unsupported(op, kind string) error {
-	return invalid("store", "%s is not available on a %s store yet (it needs a data dir)", op, kind)
-}
-
 func (p prepared) stored(now time.Time) StoredMessage {
 	created := now
 	if p.createdAt != 0 {

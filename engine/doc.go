@@ -92,8 +92,8 @@
 // quota and the transfer) is one copy, called the same way for both.
 // Each store fills its own vectors (Store.FillVectors: the data dir's
 // outbox drain, engine/sqlite/doc.go, or engine/postgres's claims) from the Engine's one worker
-// loop. What needs the data dir's files (backups, BreadcrumbMessages,
-// Neighbours) another store refuses with an *InvalidError (Unsupported).
+// loop. A backup archives a data dir's files: PostgreSQL's store refuses
+// it with an *InvalidError that names PostgreSQL's own tools.
 // The store gets what it needs of the Engine through Store.Attach (Host):
 // the search counter and the call that wakes the worker.
 //

@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // MaxNeighbours bounds each side of a Neighbours answer.
 const MaxNeighbours = 100
@@ -34,4 +37,21 @@ func (e *Engine) Neighbours(ctx context.Context, id int64, before, after int) (N
 		return Neighbours{}, invalid("after", "must be from 0 to %d, got %d", MaxNeighbours, after)
 	}
 	return onStore(e, func(st Store) (Neighbours, error) { return st.ChannelNeighbours(ctx, id, before, after) })
+}
+
+// NewNeighbours is the answer a store builds from its two reads of
+// channel: older holds up to before+1 messages, newest first, and newer up
+// to after+1, oldest first. The one beyond each count says the channel
+// goes on, so every store reads one more than asked on each side.
+func NewNeighbours(channel string, older, newer []Message, before, after int) Neighbours {
+	n := Neighbours{ChannelID: channel}
+	if len(older) > before {
+		older, n.MoreBefore = older[:before], true
+	}
+	if len(newer) > after {
+		newer, n.MoreAfter = newer[:after], true
+	}
+	slices.Reverse(older)
+	n.Before, n.After = older, newer
+	return n
 }

@@ -27,7 +27,8 @@ import (
 // cairn migrate copies a data dir with imported Claude Code sessions, read
 // cursors and breadcrumb marks to PostgreSQL and back to a new data dir:
 // on all three `cairn sessions`, `cairn unread`, searches with --unread-by
-// and --breadcrumbs-valid give the same results, and `cairn import
+// and --breadcrumbs-valid and `cairn check --breadcrumbs` give the same
+// results, and `cairn import
 // claude-code` of the same folder finds everything there.
 func TestMigrateWholeStoreBothWays(t *testing.T) {
 	dsn := pgtest.Database(t)
@@ -95,6 +96,7 @@ func TestMigrateWholeStoreBothWays(t *testing.T) {
 		{"search", "--json", "--mode", "keyword", "--limit", "50", "--unread-by", "agent-2", "--channel", "team-0", "cache finding"},
 		{"search", "--json", "--mode", "keyword", "--limit", "50", "--breadcrumbs-valid", "cache finding"},
 		{"agents", "--json"},
+		{"check", "--breadcrumbs", "--json"},
 	} {
 		want := noIDs(cli(0, append(stores[0], args...)...))
 		if len(want) < 20 {

@@ -2,32 +2,67 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/cairn-dev/cairn/engine"
 )
-
-// What only a data dir serves today: a PostgreSQL store refuses it as
-// bad input on "store", naming the Engine's method (engine.Unsupported)
-// or, for a backup, PostgreSQL's own tools.
 
 // Attach keeps the call that wakes the Engine's vector worker (a session
 // import wakes it as the Engine's own writes do); PostgreSQL's search
 // counts arrive through AddSearches.
 func (s *Store) Attach(h engine.Host) { s.host = h }
 
-// ChannelNeighbours refuses (Engine.Neighbours needs a data dir).
-func (s *Store) ChannelNeighbours(context.Context, int64, int, int) (engine.Neighbours, error) {
-	return engine.Neighbours{}, engine.Unsupported("Neighbours", Kind)
+// ChannelNeighbours implements engine.Store: the messages written just
+// before and after id in its channel, read through messages_channel_time
+// in the embedded store's order (created_at, then id).
+func (s *Store) ChannelNeighbours(ctx context.Context, id int64, before, after int) (engine.Neighbours, error) {
+	var channel string
+	var created int64
+	err := s.pool.QueryRow(ctx, "SELECT channel_id, created_at FROM messages WHERE id = $1", id).Scan(&channel, &created)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return engine.Neighbours{}, fmt.Errorf("message id %d: %w", id, engine.ErrNotFound)
+	}
+	if err != nil {
+		return engine.Neighbours{}, fmt.Errorf("postgres: neighbours of %d: %w", id, err)
+	}
+	older, err := s.queryMessages(ctx, "SELECT "+messageColumns+` FROM messages m
+		WHERE m.channel_id = $1 AND (m.created_at, m.id) < ($2, $3)
+		ORDER BY m.created_at DESC, m.id DESC LIMIT $4`, channel, created, id, before+1)
+	if err != nil {
+		return engine.Neighbours{}, fmt.Errorf("postgres: neighbours of %d: %w", id, err)
+	}
+	newer, err := s.queryMessages(ctx, "SELECT "+messageColumns+` FROM messages m
+		WHERE m.channel_id = $1 AND (m.created_at, m.id) > ($2, $3)
+		ORDER BY m.created_at, m.id LIMIT $4`, channel, created, id, after+1)
+	if err != nil {
+		return engine.Neighbours{}, fmt.Errorf("postgres: neighbours of %d: %w", id, err)
+	}
+	return engine.NewNeighbours(channel, older, newer, before, after), nil
 }
 
-// BreadcrumbMessages refuses (ops.MessagesWithBreadcrumbs needs a
-// data dir).
-func (s *Store) BreadcrumbMessages(context.Context, int64, int) ([]engine.Message, error) {
-	return nil, engine.Unsupported("MessagesWithBreadcrumbs", Kind)
+// BreadcrumbMessages implements engine.Store (ops.MessagesWithBreadcrumbs).
+func (s *Store) BreadcrumbMessages(ctx context.Context, afterID int64, limit int) ([]engine.Message, error) {
+	ms, err := s.queryMessages(ctx, "SELECT "+messageColumns+" FROM messages m WHERE m.id > $1 AND m.has_breadcrumbs ORDER BY m.id LIMIT $2", afterID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: messages with breadcrumbs: %w", err)
+	}
+	return ms, nil
 }
 
-// Backup refuses: cairn backup archives a data dir.
+// queryMessages runs a query selecting messageColumns.
+func (s *Store) queryMessages(ctx context.Context, q string, args ...any) ([]engine.Message, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanMessages(rows)
+}
+
+// Backup refuses: cairn backup archives a data dir's files, and a
+// PostgreSQL database is backed up with PostgreSQL's own tools.
 func (s *Store) Backup(context.Context, string, engine.BackupOptions) (*engine.BackupManifest, error) {
 	return nil, &engine.InvalidError{Field: "store", Rule: fmt.Sprintf("cairn backup archives a data dir; a %s store is backed up with its own tools "+
 		"(pg_dump for the database, pg_basebackup for the server), or copied into a data dir with "+

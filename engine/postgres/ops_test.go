@@ -224,6 +224,30 @@ func TestDifferentialOperations(t *testing.T) {
 	})
 	both(t, "adopted note read", a, b, func(e *engine.Engine) (engine.Message, error) { return e.GetMessage(ctx, legacy) })
 
+	// A channel's neighbours and the scan of messages with breadcrumbs:
+	// the same messages in the same order, paged alike, and the same
+	// refusals of a missing id and of a bad count.
+	for id := int64(1); id <= legacy+1; id++ {
+		for _, n := range [][2]int{{1, 1}, {3, 0}, {0, 5}, {engine.MaxNeighbours, engine.MaxNeighbours}} {
+			both(t, fmt.Sprintf("neighbours of %d %v", id, n), a, b, func(e *engine.Engine) (engine.Neighbours, error) { return e.Neighbours(ctx, id, n[0], n[1]) })
+		}
+	}
+	both(t, "too many neighbours", a, b, func(e *engine.Engine) (engine.Neighbours, error) {
+		return e.Neighbours(ctx, 1, engine.MaxNeighbours+1, 0)
+	})
+	for _, page := range []int{1, 3, 1000} {
+		both(t, fmt.Sprintf("messages with breadcrumbs by %d", page), a, b, func(e *engine.Engine) ([]engine.Message, error) {
+			var all []engine.Message
+			for after := int64(0); ; {
+				ms, err := ops.MessagesWithBreadcrumbs(ctx, e, after, page)
+				if err != nil || len(ms) == 0 {
+					return all, err
+				}
+				all, after = append(all, ms...), ms[len(ms)-1].ID
+			}
+		})
+	}
+
 	// Supersedes: the same links, refusals, reads, searches and deletes.
 	orig := both(t, "original", a, b, func(e *engine.Engine) (engine.WriteResult, error) {
 		return e.StoreMessage(ctx, engine.NewMessage{Channel: "general", Sender: "bob", Content: "the release branch is cut on Mondays"})

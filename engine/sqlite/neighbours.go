@@ -20,8 +20,6 @@ func (e *Store) ChannelNeighbours(ctx context.Context, id int64, before, after i
 	if err != nil {
 		return engine.Neighbours{}, fmt.Errorf("engine: neighbours of %d: %w", id, classify(err))
 	}
-	n := engine.Neighbours{ChannelID: channel}
-	// One more than asked on each side tells whether the channel goes on.
 	older, err := queryMessages(ctx, e.r, "SELECT "+messageColumns+` FROM messages m
 		WHERE m.channel_id = ? AND (m.created_at < ? OR (m.created_at = ? AND m.id < ?))
 		ORDER BY m.created_at DESC, m.id DESC LIMIT ?`, channel, created, created, id, before+1)
@@ -34,15 +32,5 @@ func (e *Store) ChannelNeighbours(ctx context.Context, id int64, before, after i
 	if err != nil {
 		return engine.Neighbours{}, fmt.Errorf("engine: neighbours of %d: %w", id, err)
 	}
-	if len(older) > before {
-		older, n.MoreBefore = older[:before], true
-	}
-	if len(newer) > after {
-		newer, n.MoreAfter = newer[:after], true
-	}
-	for i, j := 0, len(older)-1; i < j; i, j = i+1, j-1 {
-		older[i], older[j] = older[j], older[i]
-	}
-	n.Before, n.After = older, newer
-	return n, nil
+	return engine.NewNeighbours(channel, older, newer, before, after), nil
 }
