@@ -308,10 +308,7 @@ func TestRecode(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	vecs := clusteredVecs(r, 3000, 32)
 	addVecs(t, s1, c.ID, vecs)
-	q := vecs[11]
-	if got := queryIDs(t, s2, c.ID, q, 5, nil); got[0] != "id11" {
-		t.Fatalf("before: %v", got)
-	}
+	findsThemselves(t, s2, c.ID, vecs, 0, len(vecs), "before")
 	var calls, last int
 	if err := s1.Recode(ctx, c.ID, chroma.CodeSQ8, func(done, total int) { calls++; last = done }); err != nil {
 		t.Fatal(err)
@@ -324,9 +321,7 @@ func TestRecode(t *testing.T) {
 		if err != nil || got.Config.HNSW.VectorCode != chroma.CodeSQ8 {
 			t.Fatalf("code after recode: %+v %v", got.Config.HNSW, err)
 		}
-		if ids := queryIDs(t, s, c.ID, q, 5, nil); ids[0] != "id11" {
-			t.Errorf("query after recode: %v", ids)
-		}
+		findsThemselves(t, s, c.ID, vecs, 0, len(vecs), "after recode")
 		res, err := s.Get(ctx, c.ID, chroma.GetRequest{IDs: []string{"id11"}, Include: []chroma.Include{chroma.IncludeEmbeddings}})
 		if err != nil || !withinStep(res.Embeddings[0], vecs[11]) {
 			t.Fatalf("read-back after recode: %v", err)
@@ -345,9 +340,7 @@ func TestRecode(t *testing.T) {
 	if err := s1.Recode(ctx, c.ID, chroma.CodeFloat32, nil); err != nil {
 		t.Fatal(err)
 	}
-	if ids := queryIDs(t, s2, c.ID, q, 5, nil); ids[0] != "id11" {
-		t.Errorf("query after recoding back: %v", ids)
-	}
+	findsThemselves(t, s2, c.ID, vecs, 0, len(vecs), "after recoding back", 5)
 	if err := s1.Recode(ctx, c.ID, "int4", nil); !errors.Is(err, chroma.ErrInvalid) {
 		t.Errorf("unknown code: %v", err)
 	}
@@ -450,9 +443,7 @@ func TestRecodeKilled(t *testing.T) {
 		if err := s.Recode(ctx, collID, chroma.CodeSQ8, nil); err != nil {
 			t.Fatal(err)
 		}
-		if ids := queryIDs(t, s, collID, vecs[3], 3, nil); ids[0] != "id3" {
-			t.Errorf("round %d: query after completing: %v", round, ids)
-		}
+		findsThemselves(t, s, collID, vecs, 0, len(vecs), fmt.Sprintf("round %d: after completing", round))
 	})
 }
 
