@@ -253,6 +253,11 @@ func (s *Store) migrate(ctx context.Context) error {
 	return nil
 }
 
+// Attach keeps the call that wakes the Engine's vector worker (a session
+// import wakes it as the Engine's own writes do); PostgreSQL's search
+// counts arrive through AddSearches.
+func (s *Store) Attach(h engine.Host) { s.host = h }
+
 // Close closes the pool.
 func (s *Store) Close() error {
 	s.pool.Close()

@@ -10,11 +10,6 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 )
 
-// Attach keeps the call that wakes the Engine's vector worker (a session
-// import wakes it as the Engine's own writes do); PostgreSQL's search
-// counts arrive through AddSearches.
-func (s *Store) Attach(h engine.Host) { s.host = h }
-
 // ChannelNeighbours implements engine.Store: the messages written just
 // before and after id in its channel, read through messages_channel_time
 // in the embedded store's order (created_at, then id).
@@ -59,12 +54,4 @@ func (s *Store) queryMessages(ctx context.Context, q string, args ...any) ([]eng
 		return nil, err
 	}
 	return scanMessages(rows)
-}
-
-// Backup refuses: cairn backup archives a data dir's files, and a
-// PostgreSQL database is backed up with PostgreSQL's own tools.
-func (s *Store) Backup(context.Context, string, engine.BackupOptions) (*engine.BackupManifest, error) {
-	return nil, &engine.InvalidError{Field: "store", Rule: fmt.Sprintf("cairn backup archives a data dir; a %s store is backed up with its own tools "+
-		"(pg_dump for the database, pg_basebackup for the server), or copied into a data dir with "+
-		"`cairn migrate --from URL --to DIR` and that dir backed up", Kind)}
 }
