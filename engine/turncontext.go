@@ -110,3 +110,17 @@ type TurnNeighbours struct {
 	Prev, Next int64
 	NextPasses bool // the turn after passes the search's filter, so it may join the candidates
 }
+
+// TurnNeighboursOf reads a store's row for one turn, whose columns may be
+// NULL: the previous turn p counts when pOK, the next n when nOK (with
+// nPasses). ok is false when the row names neither, so that a store keeps
+// only the turns that have one.
+func TurnNeighboursOf(p *int64, pOK *bool, n *int64, nOK, nPasses *bool) (nb TurnNeighbours, ok bool) {
+	if p != nil && pOK != nil && *pOK {
+		nb.Prev = *p
+	}
+	if n != nil && nOK != nil && *nOK {
+		nb.Next, nb.NextPasses = *n, nPasses != nil && *nPasses
+	}
+	return nb, nb != TurnNeighbours{}
+}

@@ -44,14 +44,7 @@ func (s *Store) Neighbours(ctx context.Context, ids []int64, within time.Duratio
 	var p, n *int64
 	var pOK, nOK, nPasses *bool
 	if _, err := pgx.ForEachRow(rows, []any{&a, &p, &pOK, &n, &nOK, &nPasses}, func() error {
-		var nb engine.TurnNeighbours
-		if p != nil && pOK != nil && *pOK {
-			nb.Prev = *p
-		}
-		if n != nil && nOK != nil && *nOK {
-			nb.Next, nb.NextPasses = *n, nPasses != nil && *nPasses
-		}
-		if nb != (engine.TurnNeighbours{}) {
+		if nb, ok := engine.TurnNeighboursOf(p, pOK, n, nOK, nPasses); ok {
 			out[a] = nb
 		}
 		return nil

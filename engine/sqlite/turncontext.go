@@ -54,14 +54,7 @@ func (s *Store) Neighbours(ctx context.Context, ids []int64, within time.Duratio
 		if err := rows.Scan(&a, &p, &pOK, &n, &nOK, &nPasses); err != nil {
 			return nil, fmt.Errorf("engine: search: %w", classify(err))
 		}
-		var nb engine.TurnNeighbours
-		if p != nil && pOK != nil && *pOK {
-			nb.Prev = *p
-		}
-		if n != nil && nOK != nil && *nOK {
-			nb.Next, nb.NextPasses = *n, nPasses != nil && *nPasses
-		}
-		if nb != (engine.TurnNeighbours{}) {
+		if nb, ok := engine.TurnNeighboursOf(p, pOK, n, nOK, nPasses); ok {
 			out[a] = nb
 		}
 	}
