@@ -528,6 +528,9 @@ func findsThemselves(t testing.TB, s *vecstore.Store, coll string, vecs [][]floa
 			missed = append(missed, fmt.Sprintf("%s found %v", want, got))
 		}
 	}
+	if asked < 10 {
+		t.Fatalf("%s: only %d vectors in [%d, %d) to ask", what, asked, from, to)
+	}
 	if found < asked-2 {
 		t.Errorf("%s: %d of %d vectors found their own record; %v", what, found, asked, missed)
 	}
